@@ -1,0 +1,30 @@
+/**
+ * Builds the Koa app of one instance: the error handler, then the API, admin and editor assets
+ * and uploads. No business logic lives here.
+ */
+import Koa from 'koa'
+import type { Services } from './services.js'
+import { errorHandler } from './http/error-handler.js'
+import { apiMiddleware } from './http/api-router.js'
+import { writeRoutes } from './http/write-routes.js'
+import { uploadRoutes, serveUploads } from './http/upload-routes.js'
+
+/**
+ * Creates the Koa application.
+ * @param services the instance
+ * @returns the app
+ */
+export function createApp (services: Services): Koa {
+  const app = new Koa({ proxy: services.runtime.trustProxy })
+  app.silent = true
+  app.use(errorHandler(services.log))
+  app.use(async (ctx, next) => {
+    // Credentialed cross-origin access is never granted.
+    ctx.remove('Access-Control-Allow-Credentials')
+    ctx.set('X-Content-Type-Options', 'nosniff')
+    await next()
+  })
+  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes]))
+  app.use(serveUploads(services))
+  return app
+}

@@ -1,0 +1,108 @@
+/**
+ * `createCms({ repoDir, config? })`: one service instance over one site repository. It owns every
+ * stateful part (content indexes, watcher, auth, locks), so two instances never share anything.
+ */
+import path from 'node:path'
+import { stat } from 'node:fs/promises'
+import type Koa from 'koa'
+import type { Middleware } from 'koa'
+import compose from 'koa-compose'
+import { pino, type Logger } from 'pino'
+import { loadConfig, type ConfigInput, type Config } from './config.js'
+import { readRuntimeSettings, type RuntimeSettings } from './runtime.js'
+import { ContentStore } from './storage/content-store.js'
+import { createAuth } from './auth/create-auth.js'
+import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
+import { StartupError } from './errors.js'
+import { createApp } from './app.js'
+import type { Services } from './services.js'
+
+export interface CreateCmsOptions {
+  /** The site repository (a git working tree with at least one commit). */
+  repoDir: string
+  /** A config object used instead of the repository's `cms.config.*`. */
+  config?: ConfigInput
+  /** Environment variables (default `process.env`). */
+  env?: NodeJS.ProcessEnv
+  /** A pino logger (default: JSON lines on stderr at level `info`, `silent` under tests). */
+  logger?: Logger
+}
+
+/** A running-ready instance. */
+export interface Cms {
+  /** The Koa app (use `app.callback()` with `http.createServer`). */
+  app: Koa
+  services: Services
+  config: Config
+  runtime: RuntimeSettings
+  /**
+   * A Koa middleware to mount the CMS inside an existing Koa server.
+   * @returns middleware
+   */
+  middleware: () => Middleware
+  /**
+   * Stops the watcher and timers and releases the repository lock.
+   * @returns resolves when closed
+   */
+  close: () => Promise<void>
+}
+
+/**
+ * Creates an instance over a repository: checks it, loads the config, takes the instance lock,
+ * starts the content store.
+ * @param opts repository, optional config and environment
+ * @returns the instance
+ */
+export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
+  const repoDir = path.resolve(opts.repoDir)
+  const gitDir = path.join(repoDir, '.git')
+  await assertGitRepository(repoDir, gitDir)
+  const env = opts.env ?? process.env
+  const runtime = readRuntimeSettings(env)
+  const config = await loadConfig(repoDir, opts.config)
+  const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? (env.TAP === '1' ? 'silent' : 'info') }, pino.destination(2))
+  const stateDir = path.join(gitDir, 'cms')
+  const lock: InstanceLock = await acquireInstanceLock(stateDir)
+  try {
+    const content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    await content.start()
+    const auth = await createAuth({ config, runtime, stateDir, log })
+    const services: Services = { repoDir, gitDir, stateDir, config, runtime, log, content, auth }
+    const app = createApp(services)
+    return {
+      app,
+      services,
+      config,
+      runtime,
+      middleware: () => compose(app.middleware) as Middleware,
+      close: async () => {
+        await content.close()
+        await auth.close()
+        await lock.release()
+      }
+    }
+  } catch (err) {
+    await lock.release()
+    throw err
+  }
+}
+
+async function assertGitRepository (repoDir: string, gitDir: string): Promise<void> {
+  try {
+    if (!(await stat(repoDir)).isDirectory()) throw new Error('not a directory')
+  } catch {
+    throw new StartupError(`${repoDir} is not a directory`)
+  }
+  try {
+    if (!(await stat(gitDir)).isDirectory()) throw new Error('no .git')
+  } catch {
+    throw new StartupError(`${repoDir} is not a git repository (no .git directory); run git init and commit first`)
+  }
+  const { resolveRef } = await import('isomorphic-git')
+  const fs = await import('node:fs')
+  try {
+    await resolveRef({ fs, gitdir: gitDir, ref: 'HEAD' })
+  } catch {
+    throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * The JSON Schemas of every mutate command and of the history and publish bodies. Each schema is
+ * typed with ajv's `JSONSchemaType`, so the TypeScript type and the runtime check cannot drift.
+ */
+import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv'
+import { BadRequestError } from '../errors.js'
+
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const
+const revision = { type: 'integer', minimum: 0, nullable: true } as const
+
+export interface SaveFieldCommand { type: 'save_field', collection: string, id: string, field: string, value: unknown, expectedRevision?: number }
+export interface PutEntryCommand { type: 'put_entry', collection: string, id: string, data: Record<string, unknown>, expectedRevision?: number }
+export interface DeleteEntryCommand { type: 'delete_entry', collection: string, id: string, expectedRevision?: number }
+export interface ReorderEntriesCommand { type: 'reorder_entries', collection: string, order: string[], expectedRevision?: number }
+export interface UpdatePageLayoutCommand { type: 'update_page_layout', collection: string, id: string, layout: unknown[], expectedRevision?: number }
+export interface MdBlockCommand { type: 'md_block', collection: string, id: string, blockPath: string, src: string, html: string, expectedRevision?: number }
+export interface CreateCollectionCommand {
+  type: 'create_collection'
+  collection: string
+  schema: Record<string, unknown>
+  format?: 'json' | 'yaml' | 'md'
+  metadata?: {
+    label?: string
+    description?: string
+    icon?: string
+    creatable?: boolean
+    orderable?: boolean
+    deletable?: boolean
+    singletonId?: string | null
+    order?: number
+  }
+  expectedRevision?: number
+}
+export interface DeleteCollectionCommand { type: 'delete_collection', collection: string, expectedRevision?: number }
+
+export type MutateCommand =
+  | SaveFieldCommand | PutEntryCommand | DeleteEntryCommand | ReorderEntriesCommand
+  | UpdatePageLayoutCommand | MdBlockCommand | CreateCollectionCommand | DeleteCollectionCommand
+
+export type CommandType = MutateCommand['type']
+
+/* The `value` of save_field and the items of layout are any JSON value; ajv's typing of "any"
+   needs the `{}` schema with `nullable`. */
+const anyValue = {} as JSONSchemaType<unknown>
+
+const saveField: JSONSchemaType<SaveFieldCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'id', 'field', 'value'],
+  properties: { type: { type: 'string', const: 'save_field' }, collection: name, id: name, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue, expectedRevision: revision }
+} as unknown as JSONSchemaType<SaveFieldCommand>
+
+const putEntry: JSONSchemaType<PutEntryCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'id', 'data'],
+  properties: { type: { type: 'string', const: 'put_entry' }, collection: name, id: name, data: { type: 'object', required: [] }, expectedRevision: revision }
+} as unknown as JSONSchemaType<PutEntryCommand>
+
+const deleteEntry: JSONSchemaType<DeleteEntryCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'id'],
+  properties: { type: { type: 'string', const: 'delete_entry' }, collection: name, id: name, expectedRevision: revision }
+} as unknown as JSONSchemaType<DeleteEntryCommand>
+
+const reorderEntries: JSONSchemaType<ReorderEntriesCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'order'],
+  properties: { type: { type: 'string', const: 'reorder_entries' }, collection: name, order: { type: 'array', items: name, maxItems: 100000 }, expectedRevision: revision }
+} as unknown as JSONSchemaType<ReorderEntriesCommand>
+
+const updatePageLayout: JSONSchemaType<UpdatePageLayoutCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'id', 'layout'],
+  properties: { type: { type: 'string', const: 'update_page_layout' }, collection: name, id: name, layout: { type: 'array', items: anyValue }, expectedRevision: revision }
+} as unknown as JSONSchemaType<UpdatePageLayoutCommand>
+
+const mdBlock: JSONSchemaType<MdBlockCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'id', 'blockPath', 'src', 'html'],
+  properties: {
+    type: { type: 'string', const: 'md_block' },
+    collection: name,
+    id: name,
+    blockPath: { type: 'string', minLength: 1, maxLength: 200 },
+    src: { type: 'string', minLength: 1, maxLength: 100 },
+    html: { type: 'string', maxLength: 200000 },
+    expectedRevision: revision
+  }
+} as unknown as JSONSchemaType<MdBlockCommand>
+
+const createCollection: JSONSchemaType<CreateCollectionCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'schema'],
+  properties: {
+    type: { type: 'string', const: 'create_collection' },
+    collection: name,
+    schema: { type: 'object', required: [] },
+    format: { type: 'string', enum: ['json', 'yaml', 'md'], nullable: true },
+    metadata: {
+      type: 'object',
+      nullable: true,
+      additionalProperties: false,
+      required: [],
+      properties: {
+        label: { type: 'string', nullable: true, maxLength: 200 },
+        description: { type: 'string', nullable: true, maxLength: 2000 },
+        icon: { type: 'string', nullable: true, maxLength: 200 },
+        creatable: { type: 'boolean', nullable: true },
+        orderable: { type: 'boolean', nullable: true },
+        deletable: { type: 'boolean', nullable: true },
+        singletonId: { type: 'string', nullable: true, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
+        order: { type: 'number', nullable: true }
+      }
+    },
+    expectedRevision: revision
+  }
+} as unknown as JSONSchemaType<CreateCollectionCommand>
+
+const deleteCollection: JSONSchemaType<DeleteCollectionCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection'],
+  properties: { type: { type: 'string', const: 'delete_collection' }, collection: name, expectedRevision: revision }
+} as unknown as JSONSchemaType<DeleteCollectionCommand>
+
+export interface RestoreBody { collection: string, id: string, ts: number }
+const restoreBody: JSONSchemaType<RestoreBody> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['collection', 'id', 'ts'],
+  properties: { collection: name, id: name, ts: { type: 'integer', minimum: 0 } }
+}
+
+export interface PublishBody { collection?: string, id?: string, retryRebuild?: boolean }
+const publishBody: JSONSchemaType<PublishBody> = {
+  type: 'object',
+  additionalProperties: false,
+  required: [],
+  properties: { collection: { ...name, nullable: true }, id: { ...name, nullable: true }, retryRebuild: { type: 'boolean', nullable: true } }
+}
+
+/** Compiled validators; built once per instance by `createCommandValidators`. */
+export interface CommandValidators {
+  /**
+   * Checks a mutate body and returns it typed; 400 with the reason otherwise.
+   * @param body the parsed JSON body
+   * @returns the command
+   */
+  mutate: (body: unknown) => MutateCommand
+  restore: (body: unknown) => RestoreBody
+  publish: (body: unknown) => PublishBody
+}
+
+/**
+ * Compiles the command schemas.
+ * @returns the validators
+ */
+export function createCommandValidators (): CommandValidators {
+  const ajv = new Ajv({ allErrors: false, strict: false })
+  const byType: Record<CommandType, ValidateFunction> = {
+    save_field: ajv.compile(saveField),
+    put_entry: ajv.compile(putEntry),
+    delete_entry: ajv.compile(deleteEntry),
+    reorder_entries: ajv.compile(reorderEntries),
+    update_page_layout: ajv.compile(updatePageLayout),
+    md_block: ajv.compile(mdBlock),
+    create_collection: ajv.compile(createCollection),
+    delete_collection: ajv.compile(deleteCollection)
+  }
+  const restore = ajv.compile(restoreBody)
+  const publish = ajv.compile(publishBody)
+  return {
+    mutate: (body) => {
+      const type = (body as { type?: unknown }).type
+      if (typeof type !== 'string' || !Object.hasOwn(byType, type)) {
+        throw new BadRequestError(`Unknown command type; expected one of ${Object.keys(byType).join(', ')}`, { field: 'type' })
+      }
+      return check<MutateCommand>(byType[type as CommandType], body)
+    },
+    restore: (body) => check<RestoreBody>(restore, body),
+    publish: (body) => check<PublishBody>(publish, body)
+  }
+}
+
+function check<T> (validate: ValidateFunction, body: unknown): T {
+  if (validate(body)) return body as T
+  const err = validate.errors?.[0]
+  const where = err === undefined ? '' : err.instancePath.replace(/^\//, '').replace(/\//g, '.')
+  let reason = err?.message ?? 'is invalid'
+  let field = where
+  if (err?.keyword === 'additionalProperties') {
+    field = String((err.params as { additionalProperty: string }).additionalProperty)
+    reason = 'is not a known field'
+  } else if (err?.keyword === 'required') {
+    field = String((err.params as { missingProperty: string }).missingProperty)
+    reason = 'is required'
+  }
+  throw new BadRequestError(`Invalid command: ${field === '' ? 'body' : field} ${reason}`, { field })
+}

@@ -1,0 +1,48 @@
+/**
+ * `create_collection`: define a dynamic collection in `.cms/collections/<name>.json`.
+ */
+import { mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { BadRequestError, ConflictError } from '../errors.js'
+import { assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertCollectionName } from '../storage/names.js'
+import { writeFileAtomic } from '../storage/atomic-write.js'
+import { assertRealInside } from '../storage/safe-path.js'
+import { DYNAMIC_DIR, type DynamicCollectionFile } from '../storage/collection-registry.js'
+import type { CreateCollectionCommand } from './command-schemas.js'
+import { requirePermission, type CommandContext } from './command-context.js'
+
+/**
+ * Runs create_collection (409 when a collection of that name exists; 400 for a schema that does
+ * not compile).
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the new collection's revision
+ */
+export async function createCollection (ctx: CommandContext, cmd: CreateCollectionCommand): Promise<{ revision: number }> {
+  const name = assertCollectionName(cmd.collection)
+  assertNoPrototypeKeys(cmd.schema, 'schema')
+  try {
+    ctx.services.content.schemas.validator(cmd.schema)
+  } catch (err) {
+    throw new BadRequestError(`schema is not a valid JSON Schema: ${(err as Error).message}`, { field: 'schema' })
+  }
+  await requirePermission(ctx, 'manage_collections', name)
+  const { services } = ctx
+  return await services.locks.run(`collection:${name}`, async () => {
+    if (await services.content.registry.get(name) !== null) throw new ConflictError(`Collection ${name} already exists`, { collection: name })
+    const now = Date.now()
+    const file: DynamicCollectionFile = { schema: cmd.schema, format: cmd.format ?? 'json', metadata: cmd.metadata ?? {}, created_at: now, updated_at: now }
+    const target = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
+    await assertRealInside(services.content.repoRealDir, target)
+    const dir = path.join(services.content.registry.contentRoot, name)
+    await assertRealInside(services.content.repoRealDir, dir)
+    await writeFileAtomic(target, JSON.stringify(file, null, 2) + '\n')
+    await mkdir(dir, { recursive: true })
+    services.content.registry.setDynamic(name, file)
+    services.content.dropIndex(name)
+    const index = await services.content.index(name)
+    await index.ready()
+    return { revision: index.revision }
+  })
+}

@@ -1,0 +1,38 @@
+/**
+ * `POST /mutate`: one command per request, dispatched through a table (no switch to grow).
+ */
+import type { MutateCommand, CommandType } from './command-schemas.js'
+import type { CommandContext } from './command-context.js'
+import { saveField } from './save-field.js'
+import { putEntry } from './put-entry.js'
+import { deleteEntry } from './delete-entry.js'
+import { reorderEntries } from './reorder-entries.js'
+import { updatePageLayout } from './update-page-layout.js'
+import { createCollection } from './create-collection.js'
+import { deleteCollection } from './delete-collection.js'
+import { markdownBlock } from './markdown-block.js'
+
+type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<{ revision: number }>
+
+const HANDLERS: { [T in CommandType]: Handler<T> } = {
+  save_field: saveField,
+  put_entry: putEntry,
+  delete_entry: deleteEntry,
+  reorder_entries: reorderEntries,
+  update_page_layout: updatePageLayout,
+  md_block: markdownBlock,
+  create_collection: createCollection,
+  delete_collection: deleteCollection
+}
+
+/**
+ * Executes one validated command.
+ * @param ctx command context
+ * @param cmd the command
+ * @returns the spec's success body
+ */
+export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true, revision: number }> {
+  const handler = HANDLERS[cmd.type] as Handler<CommandType>
+  const { revision } = await handler(ctx, cmd as never)
+  return { ok: true, revision }
+}

@@ -1,0 +1,45 @@
+/**
+ * `put_entry`: create an entry or replace its full data.
+ */
+import { BadRequestError, ForbiddenError } from '../errors.js'
+import { assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import type { PutEntryCommand } from './command-schemas.js'
+import { changeEntry } from './change-entry.js'
+import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+
+/**
+ * Runs put_entry. A new id needs a creatable collection (and, in a singleton collection, the
+ * singleton's id); an unreadable entry is replaced only with a matching expectedRevision.
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the entry's new revision
+ */
+export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Promise<{ revision: number }> {
+  const collection = assertCollectionName(cmd.collection)
+  const id = assertEntryId(cmd.id)
+  assertNoPrototypeKeys(cmd.data)
+  const def = await requireCollection(ctx, collection)
+  if (def.format === 'md' && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
+    throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })
+  }
+  await requirePermission(ctx, 'edit', collection, id)
+  const result = await changeEntry(ctx.services, {
+    collection,
+    id,
+    identity: ctx.identity,
+    expectedRevision: cmd.expectedRevision,
+    action: 'put',
+    replacesUnreadable: true,
+    apply: ({ entry }) => {
+      if (entry === null) {
+        if (def.metadata.singletonId !== null && id !== def.metadata.singletonId) {
+          throw new ForbiddenError(`Collection ${collection} is a singleton; its only entry is ${def.metadata.singletonId}`)
+        }
+        if (!def.metadata.creatable) throw new ForbiddenError(`Collection ${collection} does not allow new entries`)
+      }
+      return def.format === 'md' ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data
+    }
+  })
+  return { revision: result.revision }
+}

@@ -1,0 +1,65 @@
+/**
+ * The schema response of a collection, and the metadata list of dynamic collections.
+ */
+import { NotFoundError } from '../errors.js'
+import { templateOf, type JsonSchema } from '../content/schema-tools.js'
+import type { ContentStore } from '../storage/content-store.js'
+import type { CollectionMetadata, SchemaSource } from '../storage/collection-registry.js'
+
+export interface SchemaResponse {
+  collection: string
+  source: SchemaSource
+  schema: JsonSchema
+  template: unknown
+  metadata: CollectionMetadata
+}
+
+/** A dynamic collection record as `collections-metadata` lists it. */
+export interface DynamicCollectionRecord {
+  id: string
+  label: string
+  icon: string
+  creatable: boolean
+  orderable: boolean
+  deletable: boolean
+  order: number
+  schema: JsonSchema
+  created_at: number
+  updated_at: number
+}
+
+/**
+ * Reads a collection's schema, template and metadata.
+ * @param content the content store
+ * @param name a valid collection name
+ * @returns the schema response
+ */
+export async function readSchema (content: ContentStore, name: string): Promise<SchemaResponse> {
+  const collection = await content.registry.get(name)
+  if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
+  const schema = await content.schemaOf(collection)
+  return { collection: name, source: collection.source, schema, template: templateOf(schema), metadata: collection.metadata }
+}
+
+/**
+ * Lists the dynamic collections' records.
+ * @param content the content store
+ * @returns the records
+ */
+export async function listDynamicCollections (content: ContentStore): Promise<{ collections: DynamicCollectionRecord[] }> {
+  const list = await content.registry.listDynamic()
+  return {
+    collections: list.map(c => ({
+      id: c.name,
+      label: c.metadata.label,
+      icon: c.metadata.icon,
+      creatable: c.metadata.creatable,
+      orderable: c.metadata.orderable,
+      deletable: c.metadata.deletable,
+      order: c.metadata.order,
+      schema: c.schema ?? {},
+      created_at: c.createdAt ?? 0,
+      updated_at: c.updatedAt ?? 0
+    }))
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * `update_page_layout`: set the section composer state (`data[layoutField]`) of one entry.
+ */
+import { NotFoundError } from '../errors.js'
+import { assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import type { UpdatePageLayoutCommand } from './command-schemas.js'
+import { changeEntry } from './change-entry.js'
+import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+
+/**
+ * Runs update_page_layout (validated like any write; history action `save`).
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the entry's new revision
+ */
+export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayoutCommand): Promise<{ revision: number }> {
+  const collection = assertCollectionName(cmd.collection)
+  const id = assertEntryId(cmd.id)
+  assertNoPrototypeKeys(cmd.layout, 'layout')
+  const def = await requireCollection(ctx, collection)
+  await requirePermission(ctx, 'edit', collection, id)
+  const result = await changeEntry(ctx.services, {
+    collection,
+    id,
+    identity: ctx.identity,
+    expectedRevision: cmd.expectedRevision,
+    action: 'save',
+    apply: ({ entry }) => {
+      if (entry === null) throw new NotFoundError('Entry not found', { collection, id })
+      return { ...entry.data, [def.layoutField]: cmd.layout }
+    }
+  })
+  return { revision: result.revision }
+}

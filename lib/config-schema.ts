@@ -1,0 +1,93 @@
+/**
+ * The JSON Schema of `cms.config.*`. Ajv validates the loaded file against it, so a wrong key or
+ * type is reported by name before the service starts.
+ */
+export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
+
+const collectionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    format: { enum: ['json', 'yaml', 'md'] },
+    schema: { type: 'object' },
+    label: { type: 'string' },
+    description: { type: 'string' },
+    icon: { type: 'string' },
+    creatable: { type: 'boolean' },
+    orderable: { type: 'boolean' },
+    deletable: { type: 'boolean' },
+    singletonId: { type: ['string', 'null'], pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
+    order: { type: 'number' },
+    titleField: { type: 'string', minLength: 1 },
+    orderField: { type: 'string', minLength: 1 },
+    layoutField: { type: 'string', minLength: 1 }
+  }
+} as const
+
+const pathPrefix = { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' } as const
+const relativeDir = { type: 'string', minLength: 1, pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$))[A-Za-z0-9/_.-]+$' } as const
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    apiBasePath: pathPrefix,
+    mountPath: pathPrefix,
+    enableAdmin: { type: 'boolean' },
+    enableInlineEditor: { type: 'boolean' },
+    contentDir: relativeDir,
+    uploadsDir: relativeDir,
+    uploadsUrl: pathPrefix,
+    uploads: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maxBytes: { type: 'integer', minimum: 1 },
+        types: {
+          type: 'array',
+          items: { enum: ['png', 'jpeg', 'gif', 'webp', 'avif', 'pdf'] },
+          uniqueItems: true
+        }
+      }
+    },
+    collections: {
+      type: 'object',
+      propertyNames: { pattern: NAME_PATTERN },
+      additionalProperties: collectionSchema
+    },
+    delivery: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        publish: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['webhookUrl'],
+          properties: {
+            webhookUrl: { type: 'string', pattern: '^https?://' },
+            method: { enum: ['POST', 'PUT'] },
+            deploymentId: { type: 'string' },
+            secret: { type: 'string', minLength: 1 }
+          }
+        },
+        status: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['url'],
+          properties: {
+            url: { type: 'string', pattern: '^https?://' },
+            target: { type: 'string' }
+          }
+        }
+      }
+    },
+    auth: { type: 'object' },
+    permissions: {
+      type: 'object',
+      additionalProperties: {
+        type: 'array',
+        items: { enum: ['*', 'edit', 'publish', 'delete', 'manage_collections', 'upload'] }
+      }
+    }
+  }
+} as const

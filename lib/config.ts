@@ -1,0 +1,225 @@
+/**
+ * Loads and validates `cms.config.*` (exactly one of yaml, yml, json, mjs, js) into one frozen
+ * `Config` with every default filled in. A repository without a config file is valid: every
+ * directory under `content/` is then a collection with an inferred schema.
+ */
+import { readFile, access } from 'node:fs/promises'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Ajv, type ErrorObject } from 'ajv'
+import { load as loadYaml } from 'js-yaml'
+import { ConfigError } from './errors.js'
+import { configSchema } from './config-schema.js'
+
+export type EntryFormat = 'json' | 'yaml' | 'md'
+export type JsonSchema = Record<string, unknown>
+export type AuthAction = 'edit' | 'publish' | 'delete' | 'manage_collections' | 'upload'
+
+/** An identity as the spec shapes it. */
+export interface Identity {
+  id: string
+  name: string
+  roles: string[]
+}
+
+/** The adapter a site supplies in `cms.config.mjs` for an external identity provider. */
+export interface AuthAdapter {
+  authenticate: (request: import('node:http').IncomingMessage) => Promise<Identity | null> | Identity | null
+  loginUrl: (opts: { redirectTo: string }) => string
+  logoutUrl: (opts: { redirectTo: string }) => string
+  authorize?: (args: { identity: Identity, action: AuthAction, collection?: string, id?: string }) => boolean | Promise<boolean>
+}
+
+/** The built-in provider for a reverse proxy that strips and sets identity headers. */
+export interface TrustedHeaderAuth {
+  provider: 'trusted-header'
+  idHeader: string
+  nameHeader?: string
+  rolesHeader?: string
+  loginUrl?: string
+  logoutUrl?: string
+}
+
+/** One collection definition as written in the config, before defaults. */
+export interface CollectionDefinition {
+  format?: EntryFormat
+  schema?: JsonSchema
+  label?: string
+  description?: string
+  icon?: string
+  creatable?: boolean
+  orderable?: boolean
+  deletable?: boolean
+  singletonId?: string | null
+  order?: number
+  titleField?: string
+  orderField?: string
+  layoutField?: string
+}
+
+/** The config as a site writes it: every key optional. */
+export interface ConfigInput {
+  apiBasePath?: string
+  mountPath?: string
+  enableAdmin?: boolean
+  enableInlineEditor?: boolean
+  contentDir?: string
+  uploadsDir?: string
+  uploadsUrl?: string
+  uploads?: { maxBytes?: number, types?: UploadType[] }
+  collections?: Record<string, CollectionDefinition>
+  delivery?: {
+    publish?: { webhookUrl: string, method?: 'POST' | 'PUT', deploymentId?: string, secret?: string }
+    status?: { url: string, target?: string }
+  }
+  auth?: AuthAdapter | TrustedHeaderAuth
+  permissions?: Record<string, Array<AuthAction | '*'>>
+}
+
+export type UploadType = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif' | 'pdf'
+
+/** The validated config with defaults filled in. */
+export interface Config {
+  apiBasePath: string
+  mountPath: string
+  enableAdmin: boolean
+  enableInlineEditor: boolean
+  contentDir: string
+  uploadsDir: string
+  uploadsUrl: string
+  uploads: { maxBytes: number, types: UploadType[] }
+  collections: Record<string, CollectionDefinition>
+  delivery: ConfigInput['delivery'] & object
+  auth: AuthAdapter | TrustedHeaderAuth | null
+  permissions: Record<string, Array<AuthAction | '*'>> | null
+}
+
+export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
+
+const ajv = new Ajv({ allErrors: false, strict: false })
+const validateConfigShape = ajv.compile(configSchema)
+
+/**
+ * Finds and loads the repository's config file.
+ * @param repoDir the site repository
+ * @returns the raw config (empty when there is no file) and the file's name
+ */
+export async function readConfigFile (repoDir: string): Promise<{ input: unknown, file: string | null }> {
+  const present: string[] = []
+  for (const name of CONFIG_FILES) {
+    try {
+      await access(path.join(repoDir, name))
+      present.push(name)
+    } catch {}
+  }
+  if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
+  const file = present[0]
+  if (file === undefined) return { input: {}, file: null }
+  const full = path.join(repoDir, file)
+  try {
+    if (file.endsWith('.mjs') || file.endsWith('.js')) {
+      const mod = await import(pathToFileURL(full).href) as { default?: unknown }
+      return { input: mod.default ?? {}, file }
+    }
+    const text = await readFile(full, 'utf8')
+    const input = file.endsWith('.json') ? JSON.parse(text) as unknown : loadYaml(text)
+    return { input: input ?? {}, file }
+  } catch (err) {
+    throw new ConfigError(file, `cannot be read: ${(err as Error).message.split('\n')[0]}`)
+  }
+}
+
+/**
+ * Validates a raw config and fills in the defaults.
+ * @param input the config as written (an object)
+ * @returns a frozen Config
+ */
+export function normalizeConfig (input: unknown): Config {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ConfigError('(root)', 'must be an object')
+  }
+  if (!validateConfigShape(input)) {
+    const err = validateConfigShape.errors?.[0]
+    throw new ConfigError(keyOf(err), reasonOf(err))
+  }
+  const c = input as ConfigInput
+  checkAuth(c.auth)
+  for (const [name, def] of Object.entries(c.collections ?? {})) {
+    if (def.schema !== undefined) {
+      try { ajv.compile(def.schema) } catch (err) {
+        throw new ConfigError(`collections.${name}.schema`, `is not a valid JSON Schema: ${(err as Error).message}`)
+      }
+    }
+  }
+  const config: Config = {
+    apiBasePath: trimSlash(c.apiBasePath ?? '/api/cms'),
+    mountPath: trimSlash(c.mountPath ?? '/admin'),
+    enableAdmin: c.enableAdmin ?? true,
+    enableInlineEditor: c.enableInlineEditor ?? true,
+    contentDir: trimSlash(c.contentDir ?? 'content'),
+    uploadsDir: trimSlash(c.uploadsDir ?? 'public/uploads'),
+    uploadsUrl: trimSlash(c.uploadsUrl ?? '/uploads'),
+    uploads: {
+      maxBytes: c.uploads?.maxBytes ?? 10 * 1024 * 1024,
+      types: c.uploads?.types ?? ['png', 'jpeg', 'gif', 'webp', 'avif', 'pdf']
+    },
+    collections: c.collections ?? {},
+    delivery: c.delivery ?? {},
+    auth: c.auth ?? null,
+    permissions: c.permissions ?? null
+  }
+  return Object.freeze(config)
+}
+
+/**
+ * Loads, validates and fills in the config of a repository.
+ * @param repoDir the site repository
+ * @param override a config object that replaces the file (for `createCms({ config })`)
+ * @returns the frozen Config
+ */
+export async function loadConfig (repoDir: string, override?: ConfigInput): Promise<Config> {
+  if (override !== undefined) return normalizeConfig(override)
+  const { input } = await readConfigFile(repoDir)
+  return normalizeConfig(input)
+}
+
+function checkAuth (auth: unknown): void {
+  if (auth === undefined) return
+  const a = auth as Record<string, unknown>
+  if (a.provider === 'trusted-header') {
+    if (typeof a.idHeader !== 'string' || a.idHeader === '') throw new ConfigError('auth.idHeader', 'must be a non-empty string')
+    for (const k of ['nameHeader', 'rolesHeader', 'loginUrl', 'logoutUrl']) {
+      if (a[k] !== undefined && typeof a[k] !== 'string') throw new ConfigError(`auth.${k}`, 'must be a string')
+    }
+    return
+  }
+  for (const k of ['authenticate', 'loginUrl', 'logoutUrl']) {
+    if (typeof a[k] !== 'function') throw new ConfigError(`auth.${k}`, "must be a function (or use provider: 'trusted-header')")
+  }
+  if (a.authorize !== undefined && typeof a.authorize !== 'function') throw new ConfigError('auth.authorize', 'must be a function')
+}
+
+function keyOf (err: ErrorObject | undefined): string {
+  if (err === undefined) return '(root)'
+  let key = err.instancePath.replace(/^\//, '').replace(/\//g, '.')
+  if (err.keyword === 'additionalProperties') {
+    const extra = (err.params as { additionalProperty?: string }).additionalProperty
+    key = key === '' ? String(extra) : `${key}.${String(extra)}`
+  } else if (err.keyword === 'required') {
+    const missing = (err.params as { missingProperty?: string }).missingProperty
+    key = key === '' ? String(missing) : `${key}.${String(missing)}`
+  }
+  return key === '' ? '(root)' : key
+}
+
+function reasonOf (err: ErrorObject | undefined): string {
+  if (err === undefined) return 'is invalid'
+  if (err.keyword === 'additionalProperties') return 'is not a known key'
+  if (err.keyword === 'required') return 'is required'
+  if (err.keyword === 'enum') return `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map(v => JSON.stringify(v)).join(', ')}`
+  return err.message ?? 'is invalid'
+}
+
+function trimSlash (s: string): string {
+  return s.length > 1 ? s.replace(/\/+$/, '') : s
+}

@@ -1,0 +1,75 @@
+/**
+ * Dot paths into entry data (`a.b`, `sections.0.heading`) and the guard against prototype keys.
+ */
+import { BadRequestError } from '../errors.js'
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor'])
+
+/**
+ * Splits and checks a dot path: no empty segment, no prototype key.
+ * @param field the dot path from the request
+ * @returns its segments
+ */
+export function parseFieldPath (field: string): string[] {
+  const segments = field.split('.')
+  for (const segment of segments) {
+    if (segment === '') throw new BadRequestError('Invalid field path: empty segment', { field: 'field' })
+    if (FORBIDDEN_KEYS.has(segment)) throw new BadRequestError('Invalid field path: forbidden segment', { field: 'field' })
+  }
+  return segments
+}
+
+/**
+ * Returns a copy of `data` with `value` set at `segments`, creating objects on the way. An array
+ * on the way is indexed by a numeric segment (at most one past its end).
+ * @param data the current entry data
+ * @param segments a parsed path
+ * @param value the new value
+ * @returns the new data (the input is not changed)
+ */
+export function setAtPath (data: Record<string, unknown>, segments: string[], value: unknown): Record<string, unknown> {
+  const root = structuredClone(data)
+  let node: Record<string, unknown> | unknown[] = root
+  for (let i = 0; i < segments.length; i++) {
+    const key = segments[i]!
+    const last = i === segments.length - 1
+    if (Array.isArray(node)) {
+      if (!/^(0|[1-9][0-9]{0,6})$/.test(key) || Number(key) > node.length) {
+        throw new BadRequestError(`Invalid field path: ${segments.slice(0, i + 1).join('.')} is not an index of the array`, { field: 'field' })
+      }
+      const idx = Number(key)
+      if (last) { node[idx] = value; break }
+      node[idx] = descend(node[idx], segments, i)
+      node = node[idx] as Record<string, unknown> | unknown[]
+    } else {
+      if (last) { node[key] = value; break }
+      node[key] = descend(Object.hasOwn(node, key) ? node[key] : undefined, segments, i)
+      node = node[key] as Record<string, unknown> | unknown[]
+    }
+  }
+  return root
+}
+
+function descend (child: unknown, segments: string[], i: number): Record<string, unknown> | unknown[] {
+  if (child === undefined || child === null) return {}
+  if (typeof child === 'object') return child as Record<string, unknown> | unknown[]
+  throw new BadRequestError(`Invalid field path: ${segments.slice(0, i + 1).join('.')} is not an object`, { field: 'field' })
+}
+
+/**
+ * Rejects data containing a prototype key at any depth (`__proto__`, `prototype`, `constructor`).
+ * @param value data from a request
+ * @param where the request field, for the error
+ */
+export function assertNoPrototypeKeys (value: unknown, where = 'data'): void {
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (node === null || typeof node !== 'object') continue
+    if (Array.isArray(node)) { stack.push(...node); continue }
+    for (const key of Object.keys(node)) {
+      if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
+      stack.push((node as Record<string, unknown>)[key])
+    }
+  }
+}

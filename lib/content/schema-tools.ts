@@ -1,0 +1,101 @@
+/**
+ * JSON Schema helpers: compile-once validation into spec-shaped issues, a default-value template,
+ * and a schema inferred from sample entries for collections that have none.
+ */
+import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+import type { ValidationIssue } from '../errors.js'
+
+export type JsonSchema = Record<string, unknown>
+type Validator = (data: unknown) => ValidationIssue[]
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void
+
+/** Compiles collection schemas once each; one instance per service (no shared module state). */
+export class SchemaCompiler {
+  readonly #draft7 = new Ajv({ allErrors: true, strict: false })
+  readonly #draft2020 = new Ajv2020({ allErrors: true, strict: false })
+  readonly #cache = new WeakMap<object, Validator>()
+
+  constructor () {
+    addFormats(this.#draft7)
+    addFormats(this.#draft2020)
+  }
+
+  /**
+   * Returns the validator of a schema, compiling it on first use.
+   * @param schema a JSON Schema (draft-07, or 2020-12 by its `$schema`)
+   * @returns a function from data to validation issues (empty when valid)
+   */
+  validator (schema: JsonSchema): Validator {
+    const cached = this.#cache.get(schema)
+    if (cached !== undefined) return cached
+    const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
+    const { $id: _ignored, ...withoutId } = schema
+    const fn: ValidateFunction = is2020 ? this.#draft2020.compile(withoutId) : this.#draft7.compile(withoutId)
+    const validator: Validator = (data) => fn(data) ? [] : (fn.errors ?? []).map(toIssue)
+    this.#cache.set(schema, validator)
+    return validator
+  }
+}
+
+function toIssue (err: ErrorObject): ValidationIssue {
+  const segments = err.instancePath.split('/').slice(1).map(s => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  if (err.keyword === 'required') segments.push((err.params as { missingProperty: string }).missingProperty)
+  if (err.keyword === 'additionalProperties') segments.push((err.params as { additionalProperty: string }).additionalProperty)
+  return { path: segments.join('.'), code: err.keyword, message: err.message ?? 'is invalid' }
+}
+
+/**
+ * Builds the default value of a schema: `default` when given, else an empty value of its type.
+ * @param schema a JSON Schema
+ * @returns the template value
+ */
+export function templateOf (schema: JsonSchema): unknown {
+  if ('default' in schema) return structuredClone(schema.default)
+  if ('const' in schema) return structuredClone(schema.const)
+  const type = Array.isArray(schema.type) ? schema.type.find(t => t !== 'null') : schema.type
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {}
+      const props = (schema.properties ?? {}) as Record<string, JsonSchema>
+      for (const [key, sub] of Object.entries(props)) out[key] = templateOf(sub)
+      return out
+    }
+    case 'array': return []
+    case 'string': return Array.isArray(schema.enum) && schema.enum.length > 0 ? schema.enum[0] : ''
+    case 'number': case 'integer': return 0
+    case 'boolean': return false
+    default: return null
+  }
+}
+
+/**
+ * Infers a permissive schema from sample entries: the union of their top-level fields and types.
+ * @param samples entry data objects
+ * @returns an object schema with no required fields
+ */
+export function inferSchema (samples: Array<Record<string, unknown>>): JsonSchema {
+  const types = new Map<string, Set<string>>()
+  for (const sample of samples) {
+    for (const [key, value] of Object.entries(sample)) {
+      const set = types.get(key) ?? new Set<string>()
+      set.add(jsonType(value))
+      types.set(key, set)
+    }
+  }
+  const properties: Record<string, JsonSchema> = {}
+  for (const [key, set] of [...types].sort(([a], [b]) => a.localeCompare(b))) {
+    const list = [...set]
+    properties[key] = list.length === 1 ? { type: list[0] } : { type: list }
+  }
+  return { type: 'object', properties }
+}
+
+function jsonType (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  if (Number.isInteger(value)) return 'integer'
+  return typeof value === 'number' ? 'number' : typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'boolean' : 'object'
+}

@@ -1,0 +1,155 @@
+/**
+ * Every failure the service reports is one of these classes. Each carries its HTTP status and a
+ * stable `code`; `lib/http/error-handler.ts` is the one place that turns them into responses.
+ * This module imports nothing of ours.
+ */
+
+/** Extra members merged into the JSON error body next to `error`. */
+export type ErrorDetails = Record<string, unknown>
+
+/** Base class: a failure with an HTTP status, a stable code and optional body details. */
+export class CmsError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly details: ErrorDetails
+  readonly headers: Record<string, string>
+
+  constructor (status: number, code: string, message: string, details: ErrorDetails = {}, headers: Record<string, string> = {}) {
+    super(message)
+    this.name = new.target.name
+    this.status = status
+    this.code = code
+    this.details = details
+    this.headers = headers
+  }
+}
+
+/** 400: a malformed payload, a bad name or path, a wrong type. */
+export class BadRequestError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(400, 'bad_request', message, details)
+  }
+}
+
+/** One schema validation problem, as the spec shapes it. */
+export interface ValidationIssue {
+  path: string
+  code: string
+  message: string
+}
+
+/** 400: the write would add a schema validation issue. */
+export class SchemaValidationError extends CmsError {
+  readonly issues: ValidationIssue[]
+  constructor (issues: ValidationIssue[]) {
+    super(400, 'schema_mismatch', 'Entry does not match collection schema', { issues })
+    this.issues = issues
+  }
+}
+
+/** 401: no valid editor authentication. */
+export class UnauthorizedError extends CmsError {
+  constructor (message = 'Authentication required') {
+    super(401, 'unauthorized', message)
+  }
+}
+
+/** 403: the request-forgery header is missing. The body is fixed by the spec. */
+export class MissingCsrfHeaderError extends CmsError {
+  constructor () {
+    super(403, 'csrf', 'Missing required request header', {
+      detail: 'Send the header x-cms-request: 1 on every mutating request (POST, PUT, PATCH, DELETE) to the CMS API.'
+    })
+  }
+}
+
+/** 403: authenticated, but not allowed to do this (policy, or a collection flag). */
+export class ForbiddenError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(403, 'forbidden', message, details)
+  }
+}
+
+/** 404: the entry, collection, snapshot or route does not exist. */
+export class NotFoundError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(404, 'not_found', message, details)
+  }
+}
+
+/** 409: `expectedRevision` does not match the stored revision. */
+export class RevisionConflictError extends CmsError {
+  readonly currentRevision: number
+  constructor (currentRevision: number) {
+    super(409, 'revision_conflict', 'Revision conflict', { currentRevision })
+    this.currentRevision = currentRevision
+  }
+}
+
+/** 409: a Markdown block's source hint no longer matches the body. */
+export class StaleSourceError extends CmsError {
+  constructor (currentRevision: number, message = 'Markdown source changed; render the page again for fresh source stamps') {
+    super(409, 'stale_source', message, { currentRevision })
+  }
+}
+
+/** 409: any other state conflict (collection exists, provider is authoritative, ...). */
+export class ConflictError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(409, 'conflict', message, details)
+  }
+}
+
+/** 413: the body or upload is larger than allowed. */
+export class PayloadTooLargeError extends CmsError {
+  constructor (message = 'Request body too large', details: ErrorDetails = {}) {
+    super(413, 'too_large', message, details)
+  }
+}
+
+/** 415: the body is not of an accepted type. */
+export class UnsupportedMediaTypeError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(415, 'unsupported_media_type', message, details)
+  }
+}
+
+/** 422: stored content cannot be read or decoded safely. */
+export class UnreadableEntryError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(422, 'unreadable', message, details)
+  }
+}
+
+/** 429: too many failed logins; carries `Retry-After` in seconds. */
+export class RateLimitedError extends CmsError {
+  constructor (retryAfterSeconds: number) {
+    super(429, 'rate_limited', 'Too many failed sign-in attempts; try again later',
+      { retryAfter: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) })
+  }
+}
+
+/** 503: storage is unavailable or required draft support is missing. */
+export class StorageUnavailableError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(503, 'storage_unavailable', message, details)
+  }
+}
+
+/** A configuration problem found at start-up; `serve` prints it and exits non-zero. */
+export class ConfigError extends Error {
+  readonly key: string
+  constructor (key: string, reason: string) {
+    super(`Invalid config: ${key}: ${reason}`)
+    this.name = 'ConfigError'
+    this.key = key
+  }
+}
+
+/** A reason the service refuses to start (not a repository, a second instance, a weak secret). */
+export class StartupError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'StartupError'
+  }
+}

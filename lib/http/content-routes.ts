@@ -1,0 +1,38 @@
+/**
+ * Read routes of the editor API: entries, schema, collections-metadata.
+ */
+import type Router from '@koa/router'
+import type { Services } from '../services.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
+import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
+import { queryString, queryPositiveInt } from './query.js'
+
+/**
+ * Registers the read routes on the (authenticated) API router.
+ * @param router the API router
+ * @param services the instance
+ */
+export function contentRoutes (router: Router, services: Services): void {
+  router.get('/entries', async (ctx) => {
+    const collection = assertCollectionName(queryString(ctx, 'collection'))
+    const rawId = queryString(ctx, 'id')
+    const id = rawId === undefined ? undefined : assertEntryId(rawId)
+    const q = queryString(ctx, 'q')
+    ctx.body = await listEntries(services.content, {
+      collection,
+      id,
+      q,
+      page: queryPositiveInt(ctx, 'page', 1),
+      pageSize: queryPositiveInt(ctx, 'pageSize', DEFAULT_PAGE_SIZE)
+    })
+  })
+
+  router.get('/schema', async (ctx) => {
+    ctx.body = await readSchema(services.content, assertCollectionName(queryString(ctx, 'collection')))
+  })
+
+  router.get('/collections-metadata', async (ctx) => {
+    ctx.body = await listDynamicCollections(services.content)
+  })
+}

@@ -1,0 +1,109 @@
+/**
+ * `POST /upload` (multipart, one part `file`, parsed by koa-body/formidable into a temp file under
+ * `.git/cms/uploads-tmp/`), and the static serving of stored uploads under `uploadsUrl`.
+ */
+import { mkdir, rm, stat, realpath } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
+import path from 'node:path'
+import type Router from '@koa/router'
+import type { Middleware } from 'koa'
+import { koaBody } from 'koa-body'
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
+import type { Services } from '../services.js'
+import { storeUpload, UPLOAD_TYPES } from '../commands/store-upload.js'
+import { isInside } from '../storage/safe-path.js'
+import { identityOf } from './guards.js'
+
+interface UploadedFile { filepath: string, originalFilename: string | null }
+
+/**
+ * Registers the upload route on the (authenticated, CSRF-checked) API router.
+ * @param router the API router
+ * @param services the instance
+ */
+export function uploadRoutes (router: Router, services: Services): void {
+  const tempDir = path.join(services.stateDir, 'uploads-tmp')
+  const maxBytes = services.config.uploads.maxBytes
+
+  router.post('/upload', async (ctx) => {
+    if (ctx.is('multipart/form-data') === false || ctx.is('multipart/form-data') === null) {
+      throw new UnsupportedMediaTypeError('Upload must be multipart/form-data with one part named file')
+    }
+    await mkdir(tempDir, { recursive: true })
+    const started: string[] = []
+    const parse = koaBody({
+      multipart: true,
+      json: false,
+      urlencoded: false,
+      text: false,
+      formidable: {
+        uploadDir: tempDir,
+        maxFileSize: maxBytes,
+        maxTotalFileSize: maxBytes,
+        maxFiles: 1,
+        maxFields: 10,
+        maxFieldsSize: 64 * 1024,
+        allowEmptyFiles: false,
+        keepExtensions: false,
+        onFileBegin: (_name: string, file: { filepath: string }) => { started.push(file.filepath) }
+      }
+    })
+    let files: Record<string, unknown>
+    try {
+      await parse(ctx, async () => {})
+      files = (ctx.request.files ?? {}) as Record<string, unknown>
+    } catch (err) {
+      await Promise.all(started.map(async f => await rm(f, { force: true })))
+      const e = err as { httpCode?: number, code?: number, message?: string }
+      if (e.httpCode === 413 || /maxFileSize|maxTotalFileSize/.test(String(e.message))) {
+        throw new PayloadTooLargeError(`Upload larger than ${maxBytes} bytes`, { maxBytes })
+      }
+      throw new BadRequestError('Malformed multipart body')
+    }
+    const names = Object.keys(files)
+    const file = files.file as UploadedFile | UploadedFile[] | undefined
+    if (file === undefined || Array.isArray(file) || names.length !== 1) {
+      await Promise.all(started.map(async f => await rm(f, { force: true })))
+      throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
+    }
+    ctx.body = await storeUpload({ services, identity: identityOf(ctx) }, {
+      tempFile: file.filepath,
+      originalName: file.originalFilename ?? 'file'
+    })
+  })
+}
+
+const MIME_BY_EXT = new Map(Object.values(UPLOAD_TYPES).map(t => [t.ext, t.mime]))
+
+/**
+ * Serves stored uploads: only `<uploadsUrl>/YYYY/MM/<name>.<allowed ext>`, only files that really
+ * are inside `uploadsDir`, with their type and `X-Content-Type-Options: nosniff`.
+ * @param services the instance
+ * @returns middleware
+ */
+export function serveUploads (services: Services): Middleware {
+  const prefix = services.config.uploadsUrl + '/'
+  const root = path.join(services.repoDir, services.config.uploadsDir)
+  return async (ctx, next) => {
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || !ctx.path.startsWith(prefix)) { await next(); return }
+    const rel = ctx.path.slice(prefix.length)
+    const m = /^([0-9]{4})\/([0-9]{2})\/([a-z0-9-]{1,80})\.([a-z]{2,5})$/.exec(rel)
+    const mime = m === null ? undefined : MIME_BY_EXT.get(m[4]!)
+    if (m === null || mime === undefined) { await next(); return }
+    const file = path.join(root, rel)
+    try {
+      const real = await realpath(file)
+      if (!isInside(await realpath(root), real)) { await next(); return }
+      const st = await stat(real)
+      if (!st.isFile()) { await next(); return }
+      ctx.set('Content-Type', mime)
+      ctx.set('X-Content-Type-Options', 'nosniff')
+      ctx.set('Cache-Control', 'public, max-age=31536000, immutable')
+      ctx.length = st.size
+      ctx.body = ctx.method === 'HEAD' ? null : createReadStream(real)
+      if (ctx.method === 'HEAD') ctx.status = 200
+    } catch {
+      await next()
+    }
+  }
+}

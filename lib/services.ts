@@ -1,0 +1,28 @@
+/**
+ * Everything one service instance owns, handed to the HTTP layer and to commands. Created by
+ * `createCms`; two instances never share any of it.
+ */
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
+import type { RuntimeSettings } from './runtime.js'
+import type { ContentStore } from './storage/content-store.js'
+import type { AuthService } from './auth/types.js'
+import type { KeyedLock } from './storage/keyed-lock.js'
+import type { HistoryStore } from './storage/history-store.js'
+
+export interface Services {
+  /** The site repository (its working tree). */
+  repoDir: string
+  /** `<repo>/.git` */
+  gitDir: string
+  /** `<repo>/.git/cms`: revision logs, revocations, recovery plan, webhook receipt, instance lock. */
+  stateDir: string
+  config: Config
+  runtime: RuntimeSettings
+  log: Logger
+  content: ContentStore
+  auth: AuthService
+  /** Per-key FIFO locks: one writer per entry at a time, different entries in parallel. */
+  locks: KeyedLock
+  history: HistoryStore
+}

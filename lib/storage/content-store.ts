@@ -1,0 +1,147 @@
+/**
+ * The repository's content as the service sees it: the collection registry, one index per
+ * collection (built on first use), and one file watcher over the content directory that marks
+ * changed entries for a re-check.
+ */
+import path from 'node:path'
+import { realpath } from 'node:fs/promises'
+import watcher from '@parcel/watcher'
+import type { Config } from '../config.js'
+import { NotFoundError } from '../errors.js'
+import { SchemaCompiler, inferSchema, type JsonSchema } from '../content/schema-tools.js'
+import type { EntryData } from '../content/formats.js'
+import { CollectionRegistry, type Collection } from './collection-registry.js'
+import { CollectionIndex } from './collection-index.js'
+import { RevisionLog } from './revision-log.js'
+import { COLLECTION_NAME, ENTRY_ID } from './names.js'
+
+export interface ContentStoreOptions {
+  repoDir: string
+  /** `.git/cms`, where process state lives. */
+  stateDir: string
+  config: Config
+  onWatchError?: (err: Error) => void
+}
+
+const INFER_SAMPLE = 50
+
+/** Owns the indexes of every collection of one repository. */
+export class ContentStore {
+  readonly registry: CollectionRegistry
+  readonly schemas = new SchemaCompiler()
+  readonly #opts: ContentStoreOptions
+  readonly #indexes = new Map<string, CollectionIndex>()
+  #repoRealDir: string | null = null
+  #subscription: watcher.AsyncSubscription | null = null
+
+  constructor (opts: ContentStoreOptions) {
+    this.#opts = opts
+    this.registry = new CollectionRegistry(opts.repoDir, opts.config)
+  }
+
+  /** The repository's real path (symlinks resolved); set by `start`. */
+  get repoRealDir (): string {
+    if (this.#repoRealDir === null) throw new Error('ContentStore not started')
+    return this.#repoRealDir
+  }
+
+  /**
+   * Resolves paths, loads collection definitions and starts the watcher.
+   * @returns resolves when ready to serve
+   */
+  async start (): Promise<void> {
+    this.#repoRealDir = await realpath(this.#opts.repoDir)
+    await this.registry.load()
+    try {
+      this.#subscription = await watcher.subscribe(this.registry.contentRoot, (err, events) => {
+        if (err !== null) { this.#opts.onWatchError?.(err); return }
+        for (const event of events) this.#onFileEvent(event.path)
+      })
+    } catch (err) {
+      // No content directory yet, or no watcher support: reads still stat before serving.
+      this.#opts.onWatchError?.(err as Error)
+    }
+  }
+
+  /**
+   * Stops the watcher.
+   * @returns resolves when stopped
+   */
+  async close (): Promise<void> {
+    await this.#subscription?.unsubscribe()
+    this.#subscription = null
+  }
+
+  /**
+   * Warms the index of every collection (after the server listens, so start-up stays fast).
+   * @returns resolves when every index is built
+   */
+  async warm (): Promise<void> {
+    for (const c of await this.registry.list()) await (await this.index(c.name)).ready()
+  }
+
+  /**
+   * The index of a collection.
+   * @param name a valid collection name
+   * @returns its index; throws NotFoundError when there is no such collection
+   */
+  async index (name: string): Promise<CollectionIndex> {
+    const collection = await this.registry.get(name)
+    if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
+    const existing = this.#indexes.get(name)
+    if (existing !== undefined && existing.collection === collection) return existing
+    const index = new CollectionIndex({
+      collection,
+      repoRealDir: this.repoRealDir,
+      log: new RevisionLog(this.#opts.stateDir, name),
+      validate: this.#validatorFor(collection)
+    })
+    this.#indexes.set(name, index)
+    return index
+  }
+
+  /**
+   * Forgets a collection's index (after it was deleted or redefined).
+   * @param name collection name
+   */
+  dropIndex (name: string): void {
+    this.#indexes.delete(name)
+  }
+
+  /**
+   * The schema of a collection: declared, or inferred from a sample of its entries.
+   * @param collection the collection
+   * @returns a JSON Schema
+   */
+  async schemaOf (collection: Collection): Promise<JsonSchema> {
+    if (collection.schema !== null) return collection.schema
+    const index = await this.index(collection.name)
+    const samples: EntryData[] = []
+    for (const entry of await index.all()) {
+      if (entry.data !== undefined) samples.push(entry.data)
+      if (samples.length >= INFER_SAMPLE) break
+    }
+    const schema = inferSchema(samples)
+    if (collection.format === 'md') (schema.properties as Record<string, JsonSchema>).body = { type: 'string' }
+    return schema
+  }
+
+  #validatorFor (collection: Collection): (data: EntryData) => [] | ReturnType<ReturnType<SchemaCompiler['validator']>> {
+    if (collection.schema === null) return () => []
+    const validate = this.schemas.validator(collection.schema)
+    return (data) => validate(data)
+  }
+
+  #onFileEvent (file: string): void {
+    const rel = path.relative(this.registry.contentRoot, file).split(path.sep)
+    const [name, base] = rel
+    if (name === undefined || !COLLECTION_NAME.test(name)) return
+    const index = this.#indexes.get(name)
+    if (index === undefined) return
+    if (base === undefined) { index.markDirty(null); return }
+    // Temporary files of atomic writes and nested paths are not entries; the directory's own
+    // mtime check catches additions and removals.
+    const id = base.slice(0, base.length - path.extname(base).length)
+    if (rel.length === 2 && ENTRY_ID.test(id)) index.markDirty(id)
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
+ * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>`).
+ */
+import { lstat, stat, readFile, realpath } from 'node:fs/promises'
+import path from 'node:path'
+import type { Stats } from 'node:fs'
+import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
+import { isInside } from './safe-path.js'
+
+/** What reading a file gave: data, or why it cannot be read. */
+export type EntryFileState =
+  | { kind: 'missing' }
+  | { kind: 'ok', sig: string, data: EntryData, text: string }
+  | { kind: 'unreadable', sig: string, message: string }
+
+/**
+ * The signature of a file's on-disk state; any change by any writer changes it.
+ * @param st the file's stats
+ * @returns the signature string
+ */
+export function signatureOf (st: Stats): string {
+  return `${st.size}:${st.mtimeMs}:${st.ino}`
+}
+
+/**
+ * Stats a file the way reads do (following a link only when it stays in the repository).
+ * @param repoRealDir the repository's real path
+ * @param file absolute entry file path
+ * @returns the signature, null when missing, or 'link-outside' for a refused link
+ */
+export async function statEntryFile (repoRealDir: string, file: string): Promise<string | null | 'link-outside'> {
+  let st: Stats
+  try {
+    st = await lstat(file)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw err
+  }
+  if (st.isSymbolicLink()) {
+    if (!(await linkStaysInside(repoRealDir, file))) return 'link-outside'
+    try { st = await stat(file) } catch { return null }
+  }
+  return st.isFile() ? signatureOf(st) : null
+}
+
+/**
+ * Reads and decodes an entry file.
+ * @param repoRealDir the repository's real path
+ * @param file absolute entry file path
+ * @param format the collection's format
+ * @returns its state
+ */
+export async function readEntryFile (repoRealDir: string, file: string, format: EntryFormat): Promise<EntryFileState> {
+  const sig = await statEntryFile(repoRealDir, file)
+  if (sig === null) return { kind: 'missing' }
+  if (sig === 'link-outside') return { kind: 'unreadable', sig, message: 'The entry file is a link that leaves the repository' }
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' }
+    return { kind: 'unreadable', sig, message: 'The entry file cannot be read' }
+  }
+  try {
+    return { kind: 'ok', sig, data: parseEntry(format, text), text }
+  } catch (err) {
+    if (err instanceof EntryParseError) return { kind: 'unreadable', sig, message: err.message }
+    throw err
+  }
+}
+
+async function linkStaysInside (repoRealDir: string, file: string): Promise<boolean> {
+  try {
+    const real = await realpath(file)
+    return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
+  } catch {
+    return false
+  }
+}
