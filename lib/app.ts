@@ -7,6 +7,7 @@ import type { Services } from './services.js'
 import { errorHandler } from './http/error-handler.js'
 import { apiMiddleware } from './http/api-router.js'
 import { writeRoutes } from './http/write-routes.js'
+import { publishRoutes } from './http/publish-routes.js'
 import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 
 /**
@@ -24,7 +25,7 @@ export function createApp (services: Services): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff')
     await next()
   })
-  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes]))
+  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes]))
   app.use(serveUploads(services))
   return app
 }

@@ -9,6 +9,11 @@ import type { ContentStore } from './storage/content-store.js'
 import type { AuthService } from './auth/types.js'
 import type { KeyedLock } from './storage/keyed-lock.js'
 import type { HistoryStore } from './storage/history-store.js'
+import type { DraftStore } from './storage/draft-store.js'
+import type { GitCommitter } from './publish/git-committer.js'
+import type { RebuildWebhook } from './publish/rebuild-webhook.js'
+import type { DeploymentStatus } from './publish/deployment-status.js'
+import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -25,4 +30,16 @@ export interface Services {
   /** Per-key FIFO locks: one writer per entry at a time, different entries in parallel. */
   locks: KeyedLock
   history: HistoryStore
+  drafts: DraftStore
+  /** Remembers the paths the service wrote, and commits them on publish. */
+  committer: GitCommitter
+  webhook: RebuildWebhook
+  deployment: DeploymentStatus
+  plans: RecoveryPlanStore
+  /**
+   * A repository-relative path (forward slashes) of an absolute path inside it.
+   * @param absolute a path inside the repository
+   * @returns the relative path
+   */
+  relativePath: (absolute: string) => string
 }

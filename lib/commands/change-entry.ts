@@ -1,26 +1,39 @@
 /**
- * The one write path of base content: under the entry's lock, re-read it, check the expected
- * revision, compute the new data, refuse new validation issues, record the replaced state in
- * history, replace the file atomically, and bump the revision.
+ * The one write path of content. Under the entry's lock it reads the entry as the editor sees it,
+ * checks the expected revision, computes the new data, refuses new validation issues, and then
+ * either writes base storage (history snapshot of the replaced state, atomic file replace,
+ * revision bump) or, when a permissions policy is active or the command always drafts (md_block),
+ * writes the editor's private draft on their draft ref.
  */
 import { readFile, rm } from 'node:fs/promises'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
-import type { IndexedEntry } from '../storage/collection-index.js'
+import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
+import type { DraftRecord } from '../storage/draft-store.js'
 import type { Identity } from '../config.js'
 import type { Services } from '../services.js'
 
 export type SnapshotAction = Snapshot['action']
 
-/** The state of an entry that a change is computed from. */
+/** The entry as the editor sees it (their draft over base), under the lock. */
 export interface CurrentEntry {
-  /** null when the entry does not exist (never did, or was deleted). */
-  entry: IndexedEntry | null
-  /** Its revision, or the last one it had before it was deleted (0 when it never existed). */
+  exists: boolean
+  data?: EntryData
+  /** The revision the editor sees (the draft's when they have one; the last one when deleted). */
   revision: number
+  /** The editor's draft of this entry, if any. */
+  draft: DraftRecord | null
+  /** The base entry, if it exists. */
+  base: IndexedEntry | null
+}
+
+/** What a change computes: the new data (null deletes) and, for block edits, their record. */
+export interface ChangeOutcome {
+  data: EntryData | null
+  markdown?: DraftRecord['markdown']
 }
 
 export interface ChangeEntryInput {
@@ -28,67 +41,113 @@ export interface ChangeEntryInput {
   id: string
   identity: Identity
   expectedRevision?: number | null
-  /** The history action recorded for the replaced state. */
+  /** The history action recorded for the replaced state (base writes). */
   action: SnapshotAction
+  /** 'auto' drafts when a policy is active; 'draft' always drafts; 'base' always writes base. */
+  target?: 'auto' | 'draft' | 'base'
   /** May the change replace an unreadable file? (put_entry with a matching expectedRevision) */
   replacesUnreadable?: boolean
-  /** Extra snapshot members (e.g. `bodySource`). */
-  snapshotExtra?: Partial<Snapshot>
   /**
-   * Computes the new data from the current state; null deletes the entry. Throws to refuse.
-   * @param current the entry as it is now, under the lock
-   * @returns the new data, or null to delete
+   * Computes the change from the current state. Throws to refuse.
+   * @param current the entry as the editor sees it, under the lock
+   * @returns the new data (null to delete) and block-edit info
    */
-  apply: (current: CurrentEntry) => EntryData | null | Promise<EntryData | null>
+  apply: (current: CurrentEntry) => ChangeOutcome | Promise<ChangeOutcome>
 }
 
 export interface ChangeEntryResult {
   revision: number
-  /** false when the new data equals the stored data (nothing was written). */
+  /** false when the change left the entry as it was (nothing was written). */
   changed: boolean
 }
 
 /**
- * Applies one change to one entry of base storage.
+ * Applies one change to one entry.
  * @param services the instance
  * @param input what to change and how
- * @returns the entry's revision afterwards
+ * @returns the revision the editor sees afterwards
  */
 export async function changeEntry (services: Services, input: ChangeEntryInput): Promise<ChangeEntryResult> {
   const index = await services.content.index(input.collection)
-  return await services.locks.run(`entry:${input.collection}/${input.id}`, async () => {
-    const entry = await index.get(input.id)
-    const revision = entry?.revision ?? index.lastRevision(input.id)
+  const toDraft = input.target === 'draft' || (input.target !== 'base' && services.auth.authorizer.active)
+  const key = toDraft ? `draft:${input.identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
+  return await services.locks.run(key, async () => {
+    const base = await index.get(input.id)
+    const draft = toDraft ? await services.drafts.get(input.identity.id, input.collection, input.id) : null
+    const current = currentView(index, input.id, base, draft)
     const expected = input.expectedRevision ?? undefined
-    if (expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
-    if (entry?.readError !== undefined && !(input.replacesUnreadable === true && expected !== undefined)) {
+    if (expected !== undefined && expected !== current.revision) throw new RevisionConflictError(current.revision)
+    if (draft === null && base?.readError !== undefined && !(input.replacesUnreadable === true && expected !== undefined)) {
       throw new UnreadableEntryError('Stored entry cannot be read; replace it with put_entry and its expectedRevision', {
-        collection: input.collection, id: input.id, readError: entry.readError, currentRevision: revision
+        collection: input.collection, id: input.id, readError: base.readError, currentRevision: current.revision
       })
     }
-    const next = await input.apply({ entry, revision })
-    const file = index.fileOf(input.id)
-    await assertRealInside(services.content.repoRealDir, file)
-
-    if (next === null) {
-      if (entry === null) return { revision, changed: false }
-      await recordReplaced(services, input, entry)
-      await rm(file, { force: true })
-      return { revision: await index.recordDelete(input.id), changed: true }
+    const outcome = await input.apply(current)
+    if (outcome.data !== null) {
+      const added = addedIssues(current.data, services, index, outcome.data)
+      if (added.length > 0) throw new SchemaValidationError(added)
     }
-
-    const added = addedIssues(entry?.validationIssues ?? [], services.content.schemas, index.collection.schema, next)
-    if (added.length > 0) throw new SchemaValidationError(added)
-    let previousText: string | undefined
-    if (entry !== null && entry.readError === undefined) {
-      try { previousText = await readFile(file, 'utf8') } catch {}
-    }
-    const text = serializeEntry(index.collection.format, next, previousText)
-    if (text === previousText) return { revision, changed: false }
-    if (entry !== null) await recordReplaced(services, input, entry)
-    await writeFileAtomic(file, text)
-    return { revision: await index.recordWrite(input.id, next), changed: true }
+    if (toDraft) return await writeDraft(services, input, index, current, outcome)
+    return await writeBase(services, input, index, base, current, outcome)
   })
+}
+
+function currentView (index: CollectionIndex, id: string, base: IndexedEntry | null, draft: DraftRecord | null): CurrentEntry {
+  if (draft !== null && draft.kind === 'put') {
+    return { exists: true, data: draft.data, revision: draft.revision, draft, base }
+  }
+  if (draft !== null) return { exists: false, revision: draft.revision, draft, base }
+  return { exists: base !== null, data: base?.data, revision: base?.revision ?? index.lastRevision(id), draft: null, base }
+}
+
+async function writeBase (
+  services: Services, input: ChangeEntryInput, index: CollectionIndex,
+  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome
+): Promise<ChangeEntryResult> {
+  const file = index.fileOf(input.id)
+  await assertRealInside(services.content.repoRealDir, file)
+  if (outcome.data === null) {
+    if (base === null) return { revision: current.revision, changed: false }
+    await recordReplaced(services, input, base)
+    await rm(file, { force: true })
+    const revision = await index.recordDelete(input.id)
+    await services.committer.track([services.relativePath(file)])
+    return { revision, changed: true }
+  }
+  let previousText: string | undefined
+  if (base !== null && base.readError === undefined) {
+    try { previousText = await readFile(file, 'utf8') } catch {}
+  }
+  const text = serializeEntry(index.collection.format, outcome.data, previousText)
+  if (text === previousText) return { revision: current.revision, changed: false }
+  if (base !== null) await recordReplaced(services, input, base)
+  await writeFileAtomic(file, text)
+  const revision = await index.recordWrite(input.id, outcome.data)
+  await services.committer.track([services.relativePath(file)])
+  return { revision, changed: true }
+}
+
+async function writeDraft (
+  services: Services, input: ChangeEntryInput, index: CollectionIndex, current: CurrentEntry, outcome: ChangeOutcome
+): Promise<ChangeEntryResult> {
+  const previous = current.draft
+  if (outcome.data === null && !current.exists) return { revision: current.revision, changed: false }
+  const revision = current.revision + 1
+  const record: DraftRecord = {
+    version: 1,
+    collection: input.collection,
+    id: input.id,
+    kind: outcome.data === null ? 'delete' : 'put',
+    ...(outcome.data === null ? {} : { data: outcome.data }),
+    baseRevision: previous?.baseRevision ?? (current.base?.revision ?? index.lastRevision(input.id)),
+    revision,
+    updatedAt: Date.now(),
+    ...(outcome.markdown !== undefined ? { markdown: outcome.markdown } : {}),
+    ...(outcome.markdown === undefined && outcome.data !== null ? { fieldsEdited: true } : {}),
+    ...(previous?.fieldsEdited === true ? { fieldsEdited: true } : {})
+  }
+  await services.drafts.put(input.identity.id, [record])
+  return { revision, changed: true }
 }
 
 async function recordReplaced (services: Services, input: ChangeEntryInput, entry: IndexedEntry): Promise<void> {
@@ -106,19 +165,16 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
       action: input.action,
       editor: { id: input.identity.id, name: input.identity.name },
       revision: entry.revision,
-      ...bodySource,
-      ...input.snapshotExtra
+      ...bodySource
     }
   }])
 }
 
-function addedIssues (
-  before: ValidationIssue[],
-  schemas: Services['content']['schemas'],
-  schema: Record<string, unknown> | null,
-  data: EntryData
-): ValidationIssue[] {
+/** Issues the new data has that the current data did not: stored issues never block a write. */
+function addedIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): ValidationIssue[] {
+  const schema = index.collection.schema
   if (schema === null) return []
-  const known = new Set(before.map(i => `${i.path}\u0000${i.code}`))
-  return schemas.validator(schema)(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
+  const validate = services.content.schemas.validator(schema)
+  const known = new Set((before === undefined ? [] : validate(before)).map(i => `${i.path}\u0000${i.code}`))
+  return validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
 }

@@ -39,6 +39,7 @@ export async function createCollection (ctx: CommandContext, cmd: CreateCollecti
     await assertRealInside(services.content.repoRealDir, dir)
     await writeFileAtomic(target, JSON.stringify(file, null, 2) + '\n')
     await mkdir(dir, { recursive: true })
+    await services.committer.track([services.relativePath(target)])
     services.content.registry.setDynamic(name, file)
     services.content.dropIndex(name)
     const index = await services.content.index(name)

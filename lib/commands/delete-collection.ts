@@ -33,8 +33,11 @@ export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollecti
     if (expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
     await assertRealInside(services.content.repoRealDir, def.dir)
     await services.history.removeCollection(name)
+    const files = (await index.all()).map(e => services.relativePath(e.file))
     await rm(def.dir, { recursive: true, force: true })
-    await rm(path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`), { force: true })
+    const definition = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
+    await rm(definition, { force: true })
+    await services.committer.track([...files, services.relativePath(definition)])
     services.content.registry.setDynamic(name, null)
     services.content.dropIndex(name)
     return { revision: revision + 1 }

@@ -26,9 +26,9 @@ export async function deleteEntry (ctx: CommandContext, cmd: DeleteEntryCommand)
     expectedRevision: cmd.expectedRevision,
     action: 'delete',
     replacesUnreadable: true,
-    apply: ({ entry }) => {
-      if (entry === null) throw new NotFoundError('Entry not found', { collection, id })
-      return null
+    apply: (current) => {
+      if (!current.exists) throw new NotFoundError('Entry not found', { collection, id })
+      return { data: null }
     }
   })
   return { revision: result.revision }

@@ -44,9 +44,8 @@ export async function restoreHistory (ctx: CommandContext, body: RestoreBody): P
     id,
     identity: ctx.identity,
     action: 'restore',
-    replacesUnreadable: false,
-    snapshotExtra: {},
-    apply: () => structuredClone(restored)
+    target: 'base',
+    apply: () => ({ data: structuredClone(restored) })
   })
   return { ok: true, revision: result.revision }
 }

@@ -1,8 +1,13 @@
 /**
- * Lists or reads entries of a collection: pagination, `q` over ids and title fields, `id=`.
+ * Lists or reads entries of a collection as one editor sees them: base entries with that editor's
+ * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, filtered by
+ * `q` over ids and title fields, or one entry by `id`.
  */
 import { UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
+import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
+import type { IndexedEntry } from '../storage/collection-index.js'
+import { searchTextOf } from '../content/entry-search.js'
 import { toEntryView, type EntryView } from './entry-view.js'
 
 export const DEFAULT_PAGE_SIZE = 24
@@ -14,6 +19,8 @@ export interface ListEntriesInput {
   q?: string
   page: number
   pageSize: number
+  /** The reading editor's drafts of this collection (empty without drafts). */
+  drafts?: DraftEntry[]
 }
 
 export interface Pagination {
@@ -31,16 +38,28 @@ export interface ListEntriesResult {
   pagination: Pagination
 }
 
+/** A list row: a base entry, or the editor's draft of one. */
+type Row = { kind: 'base', entry: IndexedEntry } | { kind: 'draft', record: DraftRecord, search: string }
+
 /**
  * Lists a page of entries, or reads one.
  * @param content the content store
- * @param input validated query
+ * @param input validated query and the editor's drafts
  * @returns the spec's entries response
  */
 export async function listEntries (content: ContentStore, input: ListEntriesInput): Promise<ListEntriesResult> {
   const index = await content.index(input.collection)
   const pageSize = Math.min(input.pageSize, MAX_PAGE_SIZE)
+  const drafts = new Map<string, DraftRecord>()
+  for (const d of input.drafts ?? []) if (!('legacy' in d)) drafts.set(d.id, d)
+  const titleField = index.collection.titleField
+
   if (input.id !== undefined) {
+    const draft = drafts.get(input.id)
+    if (draft !== undefined) {
+      if (draft.kind === 'delete') throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
+      return { collection: input.collection, entries: [draftView(draft)], pagination: paginate(1, pageSize, 1) }
+    }
     const entry = await index.get(input.id)
     if (entry === null) throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
     if (entry.readError !== undefined) {
@@ -48,16 +67,48 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
     }
     return { collection: input.collection, entries: [toEntryView(entry)], pagination: paginate(1, pageSize, 1) }
   }
+
   const all = await index.all()
   const needle = input.q?.trim().toLowerCase() ?? ''
-  const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
-  const start = (input.page - 1) * pageSize
-  const page = await index.freshen(matching.slice(start, start + pageSize))
-  return {
-    collection: input.collection,
-    entries: page.map(toEntryView),
-    pagination: paginate(input.page, pageSize, matching.length)
+  let rows: Row[]
+  if (drafts.size === 0) {
+    const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
+    rows = matching.map(entry => ({ kind: 'base', entry }))
+  } else {
+    rows = []
+    for (const entry of all) {
+      const draft = drafts.get(entry.id)
+      if (draft === undefined) { if (needle === '' || entry.search.includes(needle)) rows.push({ kind: 'base', entry }); continue }
+      drafts.delete(entry.id)
+      if (draft.kind === 'delete') continue
+      const search = searchText(draft, titleField)
+      if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+    }
+    // Entries that exist only as this editor's drafts, after the base ones.
+    for (const draft of [...drafts.values()].sort((a, b) => a.id < b.id ? -1 : 1)) {
+      if (draft.kind === 'delete') continue
+      const search = searchText(draft, titleField)
+      if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+    }
   }
+  const start = (input.page - 1) * pageSize
+  const pageRows = rows.slice(start, start + pageSize)
+  const fresh = new Map((await index.freshen(pageRows.flatMap(r => r.kind === 'base' ? [r.entry] : []))).map(e => [e.id, e]))
+  const entries: EntryView[] = []
+  for (const row of pageRows) {
+    if (row.kind === 'draft') { entries.push(draftView(row.record)); continue }
+    const entry = fresh.get(row.entry.id)
+    if (entry !== undefined) entries.push(toEntryView(entry))
+  }
+  return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, rows.length) }
+}
+
+function draftView (draft: DraftRecord): EntryView {
+  return { id: draft.id, data: draft.data, revision: draft.revision, draft: true }
+}
+
+function searchText (draft: DraftRecord, titleField: string | null): string {
+  return searchTextOf(draft.id, draft.data, titleField)
 }
 
 function paginate (page: number, pageSize: number, total: number): Pagination {

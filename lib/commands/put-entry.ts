@@ -31,14 +31,14 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
     expectedRevision: cmd.expectedRevision,
     action: 'put',
     replacesUnreadable: true,
-    apply: ({ entry }) => {
-      if (entry === null) {
+    apply: (current) => {
+      if (!current.exists) {
         if (def.metadata.singletonId !== null && id !== def.metadata.singletonId) {
           throw new ForbiddenError(`Collection ${collection} is a singleton; its only entry is ${def.metadata.singletonId}`)
         }
         if (!def.metadata.creatable) throw new ForbiddenError(`Collection ${collection} does not allow new entries`)
       }
-      return def.format === 'md' ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data
+      return { data: def.format === 'md' ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data }
     }
   })
   return { revision: result.revision }

@@ -40,10 +40,10 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
         id,
         identity: ctx.identity,
         action: 'reorder',
-        apply: ({ entry }) => {
-          if (entry?.data === undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id })
-          if (entry.data[def.orderField] === position) return entry.data
-          return { ...entry.data, [def.orderField]: position }
+        apply: (current) => {
+          if (current.data === undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id })
+          if (current.data[def.orderField] === position) return { data: current.data }
+          return { data: { ...current.data, [def.orderField]: position } }
         }
       })
     }

@@ -30,9 +30,9 @@ export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Pr
     identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
     action: 'save',
-    apply: ({ entry }) => {
-      if (entry === null) throw new NotFoundError('Entry not found', { collection, id })
-      return setAtPath(entry.data ?? {}, segments, cmd.value)
+    apply: (current) => {
+      if (!current.exists) throw new NotFoundError('Entry not found', { collection, id })
+      return { data: setAtPath(current.data ?? {}, segments, cmd.value) }
     }
   })
   return { revision: result.revision }

@@ -59,6 +59,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
       await mkdir(dir, { recursive: true })
       await syncFile(input.tempFile)
       await moveInto(input.tempFile, target)
+      await ctx.services.committer.track([ctx.services.relativePath(target)])
     }
     return { url: `${config.uploadsUrl}/${yyyy}/${mm}/${name}` }
   } finally {

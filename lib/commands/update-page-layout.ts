@@ -26,9 +26,9 @@ export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayo
     identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
     action: 'save',
-    apply: ({ entry }) => {
-      if (entry === null) throw new NotFoundError('Entry not found', { collection, id })
-      return { ...entry.data, [def.layoutField]: cmd.layout }
+    apply: (current) => {
+      if (!current.exists) throw new NotFoundError('Entry not found', { collection, id })
+      return { data: { ...current.data, [def.layoutField]: cmd.layout } }
     }
   })
   return { revision: result.revision }

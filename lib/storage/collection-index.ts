@@ -7,6 +7,7 @@ import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ValidationIssue } from '../errors.js'
 import { FORMAT_EXTENSIONS, type EntryData } from '../content/formats.js'
+import { titlesOf, searchTextOf } from '../content/entry-search.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, statEntryFile } from './entry-file.js'
 import { ENTRY_ID } from './names.js'
@@ -35,7 +36,6 @@ export interface IndexOptions {
   validate: (data: EntryData) => ValidationIssue[]
 }
 
-const TITLE_FIELDS = ['title', 'name', 'label']
 const LOAD_CONCURRENCY = 64
 
 /** The index of one collection. */
@@ -277,10 +277,9 @@ export class CollectionIndex {
     entry.data = content.data
     const issues = this.#opts.validate(content.data)
     if (issues.length > 0) entry.validationIssues = issues
-    const fields = this.collection.titleField !== null ? [this.collection.titleField, ...TITLE_FIELDS] : TITLE_FIELDS
-    const titles = fields.map(f => content.data[f]).filter((v): v is string => typeof v === 'string')
+    const titles = titlesOf(content.data, this.collection.titleField)
     if (titles[0] !== undefined) entry.title = titles[0]
-    entry.search = [id, ...titles].join('\n').toLowerCase()
+    entry.search = searchTextOf(id, content.data, this.collection.titleField)
     const order = content.data[this.collection.orderField]
     entry.order = typeof order === 'number' ? order : null
     return entry

@@ -1,0 +1,45 @@
+/**
+ * The editor's draft state (`GET /draft`) and discarding drafts (`DELETE /draft`), which never
+ * writes base storage.
+ */
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import type { CommandContext } from './command-context.js'
+
+export interface DraftStatus {
+  hasDrafts: boolean
+  count: number
+  canPublish?: boolean
+  retryRebuild: { available: boolean }
+}
+
+/**
+ * Reports the editor's drafts.
+ * @param ctx command context
+ * @returns the draft status
+ */
+export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
+  const { services, identity } = ctx
+  const count = await services.drafts.count(identity.id)
+  const status: DraftStatus = { hasDrafts: count > 0, count, retryRebuild: { available: await services.webhook.hasReceipt() } }
+  if (services.auth.authorizer.active) status.canPublish = await services.auth.authorizer.can(identity, 'publish', {})
+  return status
+}
+
+/**
+ * Discards the editor's drafts, all or scoped to a collection or one entry.
+ * @param ctx command context
+ * @param query optional `collection` and `id`
+ * @returns `{ ok, cleared: ['collection/id', ...] }`
+ */
+export async function discardDrafts (ctx: CommandContext, query: { collection?: string, id?: string }): Promise<{ ok: true, cleared: string[] }> {
+  const { services, identity } = ctx
+  const scope = {
+    ...(query.collection !== undefined ? { collection: assertCollectionName(query.collection) } : {}),
+    ...(query.id !== undefined ? { id: assertEntryId(query.id) } : {})
+  }
+  return await services.locks.run(`drafts:${identity.id}`, async () => {
+    const records = await services.drafts.list(identity.id, scope)
+    const removed = await services.drafts.remove(identity.id, records.map(r => ({ collection: r.collection, id: r.id })))
+    return { ok: true, cleared: removed.map(r => `${r.collection}/${r.id}`) }
+  })
+}

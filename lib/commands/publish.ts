@@ -1,0 +1,206 @@
+/**
+ * `POST /publish`: flush the editor's drafts in scope into base storage. Each entry ends in exactly
+ * one of `published`, `conflicts` or `failed`; a conflicted or failed entry keeps its draft and is
+ * not written at all. The written entries are protected by a recovery plan, recorded in history
+ * (action `publish`), optionally committed to git, and announced to the rebuild webhook.
+ */
+import { readFile } from 'node:fs/promises'
+import { serializeEntry, type EntryData } from '../content/formats.js'
+import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/index.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import type { DraftRecord } from '../storage/draft-store.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
+import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
+import type { PlanItem } from '../publish/recovery-plan.js'
+import type { ValidationIssue } from '../errors.js'
+import type { PublishBody } from './command-schemas.js'
+import type { CommandContext } from './command-context.js'
+import { withLocks } from './with-locks.js'
+import { finishRecoveryPlan } from './finish-recovery-plan.js'
+import { writeBaseFiles } from './write-base-files.js'
+
+export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
+
+export interface PublishedItem { collection: string, id: string, revision: number, deleted: boolean }
+export interface ConflictItem { collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }
+export interface FailedItem { collection: string, id: string, error: string, issues?: ValidationIssue[] }
+
+export interface PublishResponse extends Partial<RebuildOutcome> {
+  ok: true
+  published: PublishedItem[]
+  conflicts: ConflictItem[]
+  failed: FailedItem[]
+  commit?: string
+  commitError?: string
+  deploymentTracked?: boolean
+}
+
+/** An entry that passed every check and will be written. */
+interface Ready {
+  record: DraftRecord
+  index: CollectionIndex
+  data: EntryData | null
+  text: string | null
+  file: string
+  preimage: { data: EntryData, revision: number } | null
+}
+
+const CONFLICT_MESSAGES: Record<ConflictCode, string> = {
+  stale_entry: 'The entry changed since this draft was made; reload it and reapply the change',
+  legacy_draft: 'This draft was stored by another version and cannot be read',
+  recovery_conflict: 'The entry belongs to an unfinished publish that could not be completed',
+  stale_body: 'The Markdown source of this block changed since the draft was made',
+  invalid_body: 'The stored Markdown draft is malformed'
+}
+
+/**
+ * Publishes the editor's drafts in scope.
+ * @param ctx command context
+ * @param body the validated publish body
+ * @returns per-entry outcomes plus commit and rebuild results
+ */
+export async function publish (ctx: CommandContext, body: PublishBody): Promise<PublishResponse> {
+  const { services, identity } = ctx
+  if (body.retryRebuild === true) {
+    return { ok: true, published: [], conflicts: [], failed: [], ...await services.webhook.retry() }
+  }
+  const scope = {
+    ...(body.collection !== undefined ? { collection: assertCollectionName(body.collection) } : {}),
+    ...(body.id !== undefined ? { id: assertEntryId(body.id) } : {})
+  }
+  const response: PublishResponse = { ok: true, published: [], conflicts: [], failed: [] }
+  const unfinished = await finishRecoveryPlan(services)
+  const entries = await services.drafts.list(identity.id, scope)
+  const keys = entries.flatMap(e => [`entry:${e.collection}/${e.id}`, `draft:${identity.id}:${e.collection}/${e.id}`])
+  const writtenFiles: string[] = []
+
+  await withLocks(services.locks, ['publish', ...keys], async () => {
+    const ready: Ready[] = []
+    for (const entry of entries) {
+      if ('legacy' in entry) { conflict(response, entry, 'legacy_draft'); continue }
+      if (unfinished.has('*') || unfinished.has(`${entry.collection}/${entry.id}`)) { conflict(response, entry, 'recovery_conflict'); continue }
+      const allowed = await services.auth.authorizer.can(identity, 'publish', { collection: entry.collection, id: entry.id }) &&
+        (entry.kind !== 'delete' || await services.auth.authorizer.can(identity, 'delete', { collection: entry.collection, id: entry.id }))
+      if (!allowed) { response.failed.push({ collection: entry.collection, id: entry.id, error: 'Not allowed: publish' }); continue }
+      const prepared = await prepare(ctx, entry, response)
+      if (prepared !== null) ready.push(prepared)
+    }
+    if (ready.length === 0) return
+
+    const items: PlanItem[] = ready.map(r => ({ collection: r.record.collection, id: r.record.id, file: services.relativePath(r.file), text: r.text }))
+    await services.plans.write({ version: 1, startedAt: Date.now(), editor: { id: identity.id, name: identity.name }, items })
+    await services.history.append(ready.flatMap(r => r.preimage === null
+      ? []
+      : [{
+          collection: r.record.collection,
+          id: r.record.id,
+          snapshot: {
+            data: r.preimage.data,
+            action: 'publish' as const,
+            editor: { id: identity.id, name: identity.name },
+            revision: r.preimage.revision,
+            ...(typeof r.preimage.data.body === 'string' ? { bodySource: r.preimage.data.body } : {})
+          }
+        }]))
+    const results = await writeBaseFiles(services, ready.map(r => ({ index: r.index, id: r.record.id, file: r.file, text: r.text, data: r.data })))
+    const consumed: Array<{ collection: string, id: string }> = []
+    for (const [i, result] of results.entries()) {
+      const r = ready[i]!
+      if ('error' in result) {
+        response.failed.push({ collection: r.record.collection, id: r.record.id, error: result.error })
+        continue
+      }
+      consumed.push({ collection: r.record.collection, id: r.record.id })
+      writtenFiles.push(items[i]!.file)
+      response.published.push({ collection: r.record.collection, id: r.record.id, revision: result.revision, deleted: r.text === null })
+    }
+    await services.drafts.remove(identity.id, consumed)
+    await services.plans.clear()
+    await services.committer.track(items.map(i => i.file))
+  })
+
+  if (response.published.length === 0) return response
+  if (services.runtime.gitOnPublish) {
+    const result = await services.committer.commit({
+      paths: writtenFiles,
+      author: { name: identity.name, email: `${identity.id}@users.git-cms.invalid` },
+      message: commitMessage(response.published)
+    })
+    if ('commit' in result && result.commit !== null) {
+      response.commit = result.commit
+      await services.deployment.recordPublished(result.commit)
+      response.deploymentTracked = true
+    } else if ('commitError' in result) {
+      response.commitError = result.commitError
+    }
+  }
+  if (services.webhook.configured) {
+    Object.assign(response, await services.webhook.send({
+      event: 'publish',
+      ...(response.commit !== undefined ? { commit: response.commit } : {}),
+      published: response.published
+    }))
+  } else {
+    response.rebuild = { triggered: false, ok: false }
+  }
+  return response
+}
+
+async function prepare (ctx: CommandContext, record: DraftRecord, response: PublishResponse): Promise<Ready | null> {
+  const { services } = ctx
+  let index: CollectionIndex
+  try {
+    index = await services.content.index(record.collection)
+  } catch {
+    conflict(response, record, 'stale_entry')
+    return null
+  }
+  const base = await index.get(record.id)
+  const baseRevision = base?.revision ?? index.lastRevision(record.id)
+  const file = index.fileOf(record.id)
+  let data: EntryData | null
+  if (record.markdown !== undefined && record.fieldsEdited !== true && record.kind === 'put') {
+    if (!isMarkdownDraft(record.markdown)) { conflict(response, record, 'invalid_body'); return null }
+    if (base?.data === undefined || typeof base.data.body !== 'string') { conflict(response, record, 'stale_entry', baseRevision); return null }
+    const merged = mergeMarkdownDraft(record.markdown, base.data.body)
+    if ('stale' in merged) { conflict(response, record, 'stale_body', baseRevision); return null }
+    data = { ...base.data, body: merged.body }
+  } else {
+    if (baseRevision !== record.baseRevision || base?.readError !== undefined) { conflict(response, record, 'stale_entry', baseRevision); return null }
+    data = record.kind === 'delete' ? null : (record.data ?? {})
+  }
+  if (data !== null && index.collection.schema !== null) {
+    const validate = services.content.schemas.validator(index.collection.schema)
+    const known = new Set((base?.data === undefined ? [] : validate(base.data)).map(i => `${i.path}\u0000${i.code}`))
+    const added = validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
+    if (added.length > 0) {
+      response.failed.push({ collection: record.collection, id: record.id, error: 'Entry does not match collection schema', issues: added })
+      return null
+    }
+  }
+  let previousText: string | undefined
+  if (base?.data !== undefined) {
+    try { previousText = await readFile(file, 'utf8') } catch {}
+  }
+  const text = data === null ? null : serializeEntry(index.collection.format, data, previousText)
+  const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
+  return { record, index, data, text, file, preimage }
+}
+
+function conflict (response: PublishResponse, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {
+  response.conflicts.push({
+    collection: entry.collection,
+    id: entry.id,
+    code,
+    message: CONFLICT_MESSAGES[code],
+    ...(currentRevision !== undefined ? { currentRevision } : {})
+  })
+}
+
+function commitMessage (published: PublishedItem[]): string {
+  const names = published.map(p => `${p.collection}/${p.id}${p.deleted ? ' (deleted)' : ''}`)
+  const head = `Publish ${published.length} ${published.length === 1 ? 'entry' : 'entries'}`
+  const listed = names.slice(0, 50).map(n => `- ${n}`).join('\n')
+  const more = names.length > 50 ? `\n- and ${names.length - 50} more` : ''
+  return `${head}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}\n\n${listed}${more}\n`
+}

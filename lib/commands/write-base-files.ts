@@ -1,0 +1,52 @@
+/**
+ * Writing many entry files of a publish: atomic replace or removal, a bounded number at a time,
+ * then the revision bump in each collection's index. One entry's failure does not stop the others.
+ */
+import { rm } from 'node:fs/promises'
+import type { EntryData } from '../content/formats.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
+import { writeFileAtomic } from '../storage/atomic-write.js'
+import { assertRealInside } from '../storage/safe-path.js'
+import type { Services } from '../services.js'
+
+export interface BaseFileWrite {
+  index: CollectionIndex
+  id: string
+  file: string
+  /** The new content; null removes the file. */
+  text: string | null
+  data: EntryData | null
+}
+
+const CONCURRENCY = 16
+
+/**
+ * Writes each file and records its new revision.
+ * @param services the instance
+ * @param writes what to write
+ * @returns per write: the new revision, or the error message
+ */
+export async function writeBaseFiles (services: Services, writes: BaseFileWrite[]): Promise<Array<{ revision: number } | { error: string }>> {
+  const results: Array<{ revision: number } | { error: string }> = new Array(writes.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < writes.length; i = next++) {
+      const w = writes[i]!
+      try {
+        await assertRealInside(services.content.repoRealDir, w.file)
+        if (w.text === null || w.data === null) {
+          await rm(w.file, { force: true })
+          results[i] = { revision: await w.index.recordDelete(w.id) }
+        } else {
+          await writeFileAtomic(w.file, w.text)
+          results[i] = { revision: await w.index.recordWrite(w.id, w.data) }
+        }
+      } catch (err) {
+        services.log.error({ err, file: w.file }, 'publish write failed')
+        results[i] = { error: 'The entry file could not be written' }
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, writes.length) }, worker))
+  return results
+}

@@ -1,0 +1,41 @@
+/**
+ * Draft and publish routes of the editor API: draft status and discard, publish, deployment.
+ */
+import type Router from '@koa/router'
+import type { Services } from '../services.js'
+import { BadRequestError } from '../errors.js'
+import { createCommandValidators } from '../commands/command-schemas.js'
+import { draftStatus, discardDrafts } from '../commands/drafts.js'
+import { publish } from '../commands/publish.js'
+import { jsonBody, identityOf } from './guards.js'
+import { queryString } from './query.js'
+
+/**
+ * Registers draft, publish and deployment routes on the (authenticated, CSRF-checked) API router.
+ * @param router the API router
+ * @param services the instance
+ */
+export function publishRoutes (router: Router, services: Services): void {
+  const validators = createCommandValidators()
+
+  router.get('/draft', async (ctx) => {
+    ctx.body = await draftStatus({ services, identity: identityOf(ctx) })
+  })
+
+  router.delete('/draft', async (ctx) => {
+    ctx.body = await discardDrafts({ services, identity: identityOf(ctx) }, {
+      collection: queryString(ctx, 'collection'),
+      id: queryString(ctx, 'id')
+    })
+  })
+
+  router.post('/publish', jsonBody({ optional: true }), async (ctx) => {
+    const body = validators.publish(ctx.request.body)
+    if (body.id !== undefined && body.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
+    ctx.body = await publish({ services, identity: identityOf(ctx) }, body)
+  })
+
+  router.get('/deployment', async (ctx) => {
+    ctx.body = await services.deployment.read()
+  })
+}

@@ -1,0 +1,68 @@
+/**
+ * The publish recovery plan: written to `.git/cms/publish-plan.json` before the first base file of
+ * a publish is written, removed when the publish completes. A service killed in the middle finds
+ * it on its next start (or next publish) and finishes it, so no entry is ever half-published and
+ * no draft is lost.
+ */
+import { readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { writeFileAtomic } from '../storage/atomic-write.js'
+
+/** One entry of a plan: the file content to put in place (null deletes) and the draft it consumes. */
+export interface PlanItem {
+  collection: string
+  id: string
+  /** Repository-relative path of the entry file. */
+  file: string
+  text: string | null
+}
+
+export interface RecoveryPlan {
+  version: 1
+  startedAt: number
+  editor: { id: string, name: string }
+  items: PlanItem[]
+}
+
+/** Reads and writes the single plan file of a repository. */
+export class RecoveryPlanStore {
+  readonly #file: string
+
+  constructor (stateDir: string) {
+    this.#file = path.join(stateDir, 'publish-plan.json')
+  }
+
+  /**
+   * The retained plan, if any (an unparseable file counts as a plan that cannot be finished).
+   * @returns the plan, null when none, or 'corrupt'
+   */
+  async read (): Promise<RecoveryPlan | null | 'corrupt'> {
+    let text: string
+    try {
+      text = await readFile(this.#file, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+    try {
+      const plan = JSON.parse(text) as RecoveryPlan
+      if (plan.version !== 1 || !Array.isArray(plan.items)) return 'corrupt'
+      return plan
+    } catch {
+      return 'corrupt'
+    }
+  }
+
+  /**
+   * Writes the plan durably (atomic replace with fsync).
+   * @param plan the plan
+   */
+  async write (plan: RecoveryPlan): Promise<void> {
+    await writeFileAtomic(this.#file, JSON.stringify(plan))
+  }
+
+  /** Removes the plan once its publish is complete. */
+  async clear (): Promise<void> {
+    await rm(this.#file, { force: true })
+  }
+}
