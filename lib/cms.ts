@@ -16,6 +16,16 @@ import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.
 import { StartupError } from './errors.js'
 import { createApp } from './app.js'
 import type { Services } from './services.js'
+import { KeyedLock } from './storage/keyed-lock.js'
+import { HistoryStore } from './storage/history-store.js'
+import { DraftStore } from './storage/draft-store.js'
+import { removeStaleLocks } from './storage/git-refs.js'
+import { sweepTempFiles } from './storage/temp-sweep.js'
+import { GitCommitter } from './publish/git-committer.js'
+import { RebuildWebhook } from './publish/rebuild-webhook.js'
+import { DeploymentStatus } from './publish/deployment-status.js'
+import { RecoveryPlanStore } from './publish/recovery-plan.js'
+import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
 
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
@@ -63,12 +73,38 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
   const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? (env.TAP === '1' ? 'silent' : 'info') }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
+  let content: ContentStore | null = null
+  let auth: Awaited<ReturnType<typeof createAuth>> | null = null
   try {
-    const content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
+    await removeStaleLocks(gitDir)
+    await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)))
+    content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
-    const auth = await createAuth({ config, runtime, stateDir, log })
-    const services: Services = { repoDir, gitDir, stateDir, config, runtime, log, content, auth }
+    auth = await createAuth({ config, runtime, stateDir, log })
+    const services: Services = {
+      repoDir,
+      gitDir,
+      stateDir,
+      config,
+      runtime,
+      log,
+      content,
+      auth,
+      locks: new KeyedLock(),
+      history: new HistoryStore({ gitDir }),
+      drafts: new DraftStore({ gitDir }),
+      committer: new GitCommitter({ repoDir, stateDir, config, log }),
+      webhook: new RebuildWebhook({ config, stateDir, log }),
+      deployment: new DeploymentStatus({ repoDir, gitDir, config, stateDir }),
+      plans: new RecoveryPlanStore(stateDir),
+      relativePath: (absolute) => path.relative(repoDir, absolute).split(path.sep).join('/')
+    }
+    const unfinished = await finishRecoveryPlan(services)
+    if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
     const app = createApp(services)
+    const liveContent = content
+    const liveAuth = auth
     return {
       app,
       services,
@@ -76,12 +112,14 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       runtime,
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
-        await content.close()
-        await auth.close()
+        await liveContent.close()
+        await liveAuth.close()
         await lock.release()
       }
     }
   } catch (err) {
+    await content?.close().catch(() => {})
+    await auth?.close().catch(() => {})
     await lock.release()
     throw err
   }

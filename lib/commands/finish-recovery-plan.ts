@@ -8,6 +8,7 @@ import path from 'node:path'
 import { parseEntry, type EntryData } from '../content/formats.js'
 import type { Services } from '../services.js'
 import { writeBaseFiles, type BaseFileWrite } from './write-base-files.js'
+import { commitMessage } from './commit-message.js'
 
 /**
  * Finishes the retained recovery plan, if any.
@@ -39,6 +40,16 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
   await services.drafts.remove(plan.editor.id, plan.items.map(i => ({ collection: i.collection, id: i.id })))
   await services.committer.track(plan.items.map(i => i.file))
   await services.plans.clear()
+  // Finishing the publish includes its commit, with the author of the interrupted publish.
+  if (services.runtime.gitOnPublish) {
+    const result = await services.committer.commit({
+      paths: plan.items.map(i => i.file),
+      author: { name: plan.editor.name, email: `${plan.editor.id}@users.git-cms.invalid` },
+      message: commitMessage(plan.items.map(i => ({ collection: i.collection, id: i.id, deleted: i.text === null })))
+    })
+    if ('commitError' in result) services.log.warn({ commitError: result.commitError }, 'could not commit a finished publish; the next publish commits it')
+    else await services.deployment.recordPublished(result.commit)
+  }
   services.log.info({ entries: plan.items.length }, 'finished an interrupted publish')
   return new Set()
 }

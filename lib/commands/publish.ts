@@ -18,6 +18,7 @@ import type { CommandContext } from './command-context.js'
 import { withLocks } from './with-locks.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
 import { writeBaseFiles } from './write-base-files.js'
+import { commitMessage } from './commit-message.js'
 
 export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
@@ -195,12 +196,4 @@ function conflict (response: PublishResponse, entry: { collection: string, id: s
     message: CONFLICT_MESSAGES[code],
     ...(currentRevision !== undefined ? { currentRevision } : {})
   })
-}
-
-function commitMessage (published: PublishedItem[]): string {
-  const names = published.map(p => `${p.collection}/${p.id}${p.deleted ? ' (deleted)' : ''}`)
-  const head = `Publish ${published.length} ${published.length === 1 ? 'entry' : 'entries'}`
-  const listed = names.slice(0, 50).map(n => `- ${n}`).join('\n')
-  const more = names.length > 50 ? `\n- and ${names.length - 50} more` : ''
-  return `${head}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}\n\n${listed}${more}\n`
 }
