@@ -70,7 +70,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
   const env = opts.env ?? process.env
   const runtime = readRuntimeSettings(env)
   const config = await loadConfig(repoDir, opts.config)
-  const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? (env.TAP === '1' ? 'silent' : 'info') }, pino.destination(2))
+  const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? (env.TAP === '1' || process.env.TAP === '1' ? 'silent' : 'info') }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
   let content: ContentStore | null = null

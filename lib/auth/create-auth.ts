@@ -1,17 +1,32 @@
 /**
- * STUB (to be replaced by the auth implementation): builds the AuthService of an instance.
+ * Builds the AuthService of one instance: password mode (signed session cookie, rate-limited
+ * login, persistent logout revocations) or provider mode (a site adapter or the trusted-header
+ * provider, authoritative: no password fallback), plus the permission policy.
  */
+import type { Context } from 'koa'
 import type { Logger } from 'pino'
-import type { Config } from '../config.js'
+import type { AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
-import type { AuthService } from './types.js'
+import { ConflictError } from '../errors.js'
+import type { AuthService, IdentityProvider } from './types.js'
+import { createAuthorizer } from './authorizer.js'
+import { adapterProvider } from './adapter-auth.js'
+import { trustedHeaderProvider } from './trusted-header-auth.js'
+import { PasswordAuth } from './password-auth.js'
+import { LoginRateLimiter } from './login-rate-limit.js'
+import { RevokedSessions } from './revocations.js'
+import { SESSION_COOKIE_NAME, sessionSetCookie, clearSessionSetCookie } from './session-cookie.js'
+import { clientAddress, isHttps } from './client-address.js'
 
+/** What createAuth needs from the instance. */
 export interface CreateAuthOptions {
   config: Config
   runtime: RuntimeSettings
   /** `.git/cms`, where revocations persist. */
   stateDir: string
   log: Logger
+  /** Clock in milliseconds (tests). */
+  now?: () => number
 }
 
 /**
@@ -20,12 +35,60 @@ export interface CreateAuthOptions {
  * @returns the AuthService
  */
 export async function createAuth (opts: CreateAuthOptions): Promise<AuthService> {
-  void opts
+  const { config, runtime, log } = opts
+  const authConfig = config.auth
+  const adapter = authConfig !== null && !isTrustedHeader(authConfig) ? authConfig : null
+  const authorizer = createAuthorizer({ authorize: adapter?.authorize, permissions: config.permissions, log })
+  const secure = (ctx: Context): boolean => isHttps(ctx.req, runtime.trustProxy)
+  const clearCookie = (ctx: Context): void => { ctx.append('Set-Cookie', clearSessionSetCookie(secure(ctx))) }
+
+  if (authConfig !== null) {
+    const provider: IdentityProvider = isTrustedHeader(authConfig)
+      ? trustedHeaderProvider(authConfig, log)
+      : adapterProvider(authConfig, log)
+    return {
+      mode: 'provider',
+      authorizer,
+      identify: async (ctx) => await provider.authenticate(ctx.req),
+      loginUrl: (redirectTo) => provider.loginUrl(redirectTo),
+      login: async () => { throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled') },
+      logout: async (ctx, redirectTo) => {
+        clearCookie(ctx)
+        return { redirect: provider.logoutUrl(redirectTo) }
+      },
+      close: async () => {}
+    }
+  }
+
+  const revocations = await RevokedSessions.load(opts.stateDir, (opts.now ?? Date.now)())
+  const password = new PasswordAuth({
+    password: runtime.password,
+    sessionSecret: runtime.sessionSecret,
+    limiter: new LoginRateLimiter(),
+    revocations,
+    now: opts.now
+  })
+  if (!password.enabled) log.warn('no editor password is set (CMS_EDIT_PASSWORD); password sign-in is disabled')
+  const cookieOf = (ctx: Context): string | undefined => ctx.cookies.get(SESSION_COOKIE_NAME, { signed: false })
   return {
     mode: 'password',
-    authorizer: { active: false, can: async () => true },
-    identify: async () => null,
+    authorizer,
+    identify: async (ctx) => password.identify(cookieOf(ctx)),
     loginUrl: () => null,
-    close: async () => {}
+    login: async (ctx, submitted): Promise<Identity> => {
+      const result = password.login(submitted, clientAddress(ctx.req, runtime.trustProxy))
+      ctx.append('Set-Cookie', sessionSetCookie(result.cookie, secure(ctx)))
+      return result.identity
+    },
+    logout: async (ctx) => {
+      await password.logout(cookieOf(ctx))
+      clearCookie(ctx)
+      return { redirect: null }
+    },
+    close: async () => { await revocations.flush() }
   }
+}
+
+function isTrustedHeader (auth: AuthAdapter | TrustedHeaderAuth): auth is TrustedHeaderAuth {
+  return (auth as Partial<TrustedHeaderAuth>).provider === 'trusted-header'
 }

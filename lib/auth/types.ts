@@ -1,6 +1,7 @@
 /**
  * The contract between the HTTP layer and authentication: who is asking, and may they do this.
  */
+import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import type { AuthAction, Identity } from '../config.js'
 
@@ -41,8 +42,39 @@ export interface AuthService {
   /** URL of the provider's login page for a return target (provider mode), else null. */
   loginUrl: (redirectTo: string) => string | null
   /**
+   * Password login: sets a fresh session cookie on success. Throws 409 in provider mode, 503
+   * without a configured password, 429 while the client is rate-limited, 401 for a wrong password.
+   * @param ctx the Koa context (client address, HTTPS, response cookie)
+   * @param password the submitted password
+   * @returns the new session's identity
+   */
+  login: (ctx: Context, password: string) => Promise<Identity>
+  /**
+   * Ends the session: clears the cookie and, in password mode, revokes the cookie's editorId
+   * until it expires. Never throws for a missing or invalid cookie.
+   * @param ctx the Koa context
+   * @param redirectTo where the provider should send the browser afterwards
+   * @returns the provider's logout URL (provider mode), else null
+   */
+  logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
+  /**
    * Stops timers and flushes state.
    * @returns resolves when closed
    */
   close: () => Promise<void>
+}
+
+/** An external identity provider, as the service uses it (built from `config.auth`). */
+export interface IdentityProvider {
+  /**
+   * Who made the request; null when not authenticated. Never throws: provider errors and
+   * malformed or unsafe identities are denials (fail closed), logged.
+   * @param request the Node request
+   * @returns the checked identity, or null
+   */
+  authenticate: (request: IncomingMessage) => Promise<Identity | null>
+  /** The provider's login URL for a return target, or null when it has none. */
+  loginUrl: (redirectTo: string) => string | null
+  /** The provider's logout URL for a return target, or null when it has none. */
+  logoutUrl: (redirectTo: string) => string | null
 }

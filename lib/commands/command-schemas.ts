@@ -142,6 +142,7 @@ const publishBody: JSONSchemaType<PublishBody> = {
   type: 'object',
   additionalProperties: false,
   required: [],
+  dependencies: { id: ['collection'] },
   properties: { collection: { ...name, nullable: true }, id: { ...name, nullable: true }, retryRebuild: { type: 'boolean', nullable: true } }
 }
 

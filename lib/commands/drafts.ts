@@ -2,6 +2,7 @@
  * The editor's draft state (`GET /draft`) and discarding drafts (`DELETE /draft`), which never
  * writes base storage.
  */
+import { BadRequestError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { CommandContext } from './command-context.js'
 
@@ -33,6 +34,7 @@ export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
  */
 export async function discardDrafts (ctx: CommandContext, query: { collection?: string, id?: string }): Promise<{ ok: true, cleared: string[] }> {
   const { services, identity } = ctx
+  if (query.id !== undefined && query.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
   const scope = {
     ...(query.collection !== undefined ? { collection: assertCollectionName(query.collection) } : {}),
     ...(query.id !== undefined ? { id: assertEntryId(query.id) } : {})
@@ -40,6 +42,6 @@ export async function discardDrafts (ctx: CommandContext, query: { collection?: 
   return await services.locks.run(`drafts:${identity.id}`, async () => {
     const records = await services.drafts.list(identity.id, scope)
     const removed = await services.drafts.remove(identity.id, records.map(r => ({ collection: r.collection, id: r.id })))
-    return { ok: true, cleared: removed.map(r => `${r.collection}/${r.id}`) }
+    return { ok: true, cleared: removed }
   })
 }

@@ -1,8 +1,12 @@
 /**
- * STUB (to be replaced by the auth implementation): login, session and logout routes.
+ * The public auth routes under `apiBasePath`: login (password mode only), session, logout.
+ * Login and logout need no request-forgery header; login takes a JSON body `{ password }`.
  */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
+import { BadRequestError, ConflictError } from '../errors.js'
+import { safeRedirectTarget } from '../auth/redirect-target.js'
+import { jsonBody } from './guards.js'
 
 /**
  * Registers the public auth routes.
@@ -10,8 +14,27 @@ import type { Services } from '../services.js'
  * @param services the instance
  */
 export function authRoutes (router: Router, services: Services): void {
+  const { auth } = services
+
+  router.post('/auth/login', async (ctx, next) => {
+    // The provider is authoritative: say so before looking at the body.
+    if (auth.mode === 'provider') throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled')
+    await next()
+  }, jsonBody(), async (ctx) => {
+    const { password } = ctx.request.body as { password?: unknown }
+    if (typeof password !== 'string' || password === '') throw new BadRequestError('password must be a non-empty string')
+    const identity = await auth.login(ctx, password)
+    ctx.body = { ok: true, identity }
+  })
+
   router.get('/auth/session', async (ctx) => {
-    const identity = await services.auth.identify(ctx)
-    ctx.body = { authenticated: identity !== null, identity }
+    const identity = await auth.identify(ctx)
+    ctx.body = identity === null ? { authenticated: false, identity: null } : { authenticated: true, identity }
+  })
+
+  router.post('/auth/logout', async (ctx) => {
+    // Logout always succeeds: an odd return target falls back to '/' instead of a 400.
+    const { redirect } = await auth.logout(ctx, safeRedirectTarget(ctx.query.redirectTo))
+    ctx.body = redirect === null ? { ok: true } : { ok: true, redirect }
   })
 }

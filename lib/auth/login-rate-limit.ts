@@ -1,0 +1,99 @@
+/**
+ * The login rate limit: at most 5 failed logins per client within a sliding 15-minute window;
+ * while a client is over it, every attempt (a correct one too) is refused with the seconds until
+ * the oldest counted failure leaves the window. In process memory, per instance, as the spec says.
+ *
+ * Hand-written rather than a package because it needs no timers (nothing to stop on close), a
+ * hard bound on the number of clients it remembers, and a check-and-record that runs without an
+ * await in between, so parallel wrong guesses cannot all slip under the limit.
+ */
+
+/** Settings of a limiter. */
+export interface LoginRateLimitOptions {
+  /** Failures allowed in the window (default 5). */
+  maxFailures?: number
+  /** Window length in milliseconds (default 15 minutes). */
+  windowMs?: number
+  /** Most clients remembered at once (default 10 000); the stalest are forgotten first. */
+  maxClients?: number
+}
+
+/** Counts failed logins per client key. */
+export class LoginRateLimiter {
+  readonly maxFailures: number
+  readonly windowMs: number
+  readonly maxClients: number
+  /** Client key -> times of its recent failures, oldest first. Map order = least recently failed first. */
+  private readonly failures = new Map<string, number[]>()
+
+  /**
+   * @param opts limits (defaults: 5 failures per 15 minutes, 10 000 clients)
+   */
+  constructor (opts: LoginRateLimitOptions = {}) {
+    this.maxFailures = opts.maxFailures ?? 5
+    this.windowMs = opts.windowMs ?? 15 * 60 * 1000
+    this.maxClients = opts.maxClients ?? 10_000
+  }
+
+  /**
+   * Whether a client is limited now.
+   * @param key the client key
+   * @param now current time in milliseconds
+   * @returns seconds until it may try again, or null when it may try now
+   */
+  retryAfter (key: string, now: number): number | null {
+    const recent = this.recent(key, now)
+    if (recent.length < this.maxFailures) return null
+    const oldest = recent[recent.length - this.maxFailures] ?? now
+    return Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000))
+  }
+
+  /**
+   * Records a failed attempt.
+   * @param key the client key
+   * @param now current time in milliseconds
+   */
+  recordFailure (key: string, now: number): void {
+    const recent = this.recent(key, now)
+    recent.push(now)
+    // Only the newest maxFailures times can ever matter.
+    if (recent.length > this.maxFailures) recent.splice(0, recent.length - this.maxFailures)
+    this.failures.delete(key)
+    this.failures.set(key, recent)
+    this.prune(now)
+  }
+
+  /**
+   * Forgets a client's failures (after a successful login).
+   * @param key the client key
+   */
+  reset (key: string): void {
+    this.failures.delete(key)
+  }
+
+  /**
+   * How many clients are remembered (for tests and metrics).
+   * @returns the count
+   */
+  get size (): number {
+    return this.failures.size
+  }
+
+  private recent (key: string, now: number): number[] {
+    const times = this.failures.get(key)
+    if (times === undefined) return []
+    const recent = times.filter(ts => ts > now - this.windowMs)
+    if (recent.length === 0) this.failures.delete(key)
+    return recent
+  }
+
+  private prune (now: number): void {
+    // The map is ordered by last failure, so the stalest keys come first: drop the expired ones,
+    // then (under a flood of distinct clients) the least recently active beyond the bound.
+    for (const [key, times] of this.failures) {
+      const newest = times[times.length - 1] ?? 0
+      if (newest > now - this.windowMs && this.failures.size <= this.maxClients) break
+      this.failures.delete(key)
+    }
+  }
+}

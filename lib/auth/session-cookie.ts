@@ -1,0 +1,105 @@
+/**
+ * The password-mode session cookie, in the spec's wire format: `<payload>.<signature>`, where the
+ * payload is base64url JSON `{ editor: true, editorId, exp }` (exp in milliseconds since epoch)
+ * and the signature is base64url HMAC-SHA256 of the payload text with the session secret.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { isSafeIdentityId } from './identity.js'
+
+/** The cookie's name. */
+export const SESSION_COOKIE_NAME = 'cms_session'
+
+/** A session lives 12 hours, fixed (never extended). */
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
+
+/** The claims a valid cookie carries. */
+export interface SessionClaims {
+  editorId: string
+  /** Expiry, milliseconds since epoch. */
+  exp: number
+}
+
+// A real cookie is about 120 characters; refusing huge values early keeps verification cheap.
+const MAX_COOKIE_LENGTH = 1024
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+const SIGNATURE_BYTES = 32
+
+/**
+ * Signs claims into a cookie value.
+ * @param secret the session secret
+ * @param claims editor id and expiry
+ * @returns `<payload>.<signature>`
+ */
+export function signSession (secret: string, claims: SessionClaims): string {
+  const payload = Buffer.from(JSON.stringify({ editor: true, editorId: claims.editorId, exp: claims.exp })).toString('base64url')
+  return `${payload}.${hmac(secret, payload).toString('base64url')}`
+}
+
+/**
+ * Verifies a cookie value with the spec's steps: split, decode the signature (malformed input is
+ * refused, never thrown), refuse an empty signature, re-sign and compare in constant time, require
+ * `exp` later than now and a valid `editorId`. Revocation is checked by the caller.
+ * @param secret the session secret
+ * @param value the cookie value
+ * @param now current time in milliseconds
+ * @returns the claims, or null when any step fails
+ */
+export function verifySession (secret: string, value: string, now: number): SessionClaims | null {
+  if (value.length > MAX_COOKIE_LENGTH) return null
+  const dot = value.indexOf('.')
+  if (dot <= 0 || dot !== value.lastIndexOf('.')) return null
+  const payload = value.slice(0, dot)
+  const signatureText = value.slice(dot + 1)
+  if (signatureText === '' || !BASE64URL.test(signatureText) || !BASE64URL.test(payload)) return null
+  const signature = Buffer.from(signatureText, 'base64url')
+  // Only the canonical encoding of a 32-byte digest is accepted, so a signature has one spelling.
+  if (signature.length !== SIGNATURE_BYTES || signature.toString('base64url') !== signatureText) return null
+  const expected = hmac(secret, payload)
+  if (!timingSafeEqual(signature, expected)) return null
+  const claims = parsePayload(payload)
+  if (claims === null || !(claims.exp > now)) return null
+  return claims
+}
+
+/**
+ * The Set-Cookie header value that stores a session.
+ * @param value the signed cookie value
+ * @param secure whether the request came over HTTPS
+ * @returns the header value
+ */
+export function sessionSetCookie (value: string, secure: boolean): string {
+  return cookieHeader(value, Math.floor(SESSION_TTL_MS / 1000), secure)
+}
+
+/**
+ * The Set-Cookie header value that removes the session cookie.
+ * @param secure whether the request came over HTTPS
+ * @returns the header value
+ */
+export function clearSessionSetCookie (secure: boolean): string {
+  return cookieHeader('', 0, secure)
+}
+
+function cookieHeader (value: string, maxAgeSeconds: number, secure: boolean): string {
+  const parts = [`${SESSION_COOKIE_NAME}=${value}`, `Max-Age=${maxAgeSeconds}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
+  if (secure) parts.push('Secure')
+  return parts.join('; ')
+}
+
+function hmac (secret: string, payload: string): Buffer {
+  return createHmac('sha256', secret).update(payload).digest()
+}
+
+function parsePayload (payload: string): SessionClaims | null {
+  let data: unknown
+  try {
+    data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+  } catch {
+    return null
+  }
+  if (data === null || typeof data !== 'object') return null
+  const d = data as { editor?: unknown, editorId?: unknown, exp?: unknown }
+  if (d.editor !== true || typeof d.exp !== 'number' || !Number.isFinite(d.exp)) return null
+  if (!isSafeIdentityId(d.editorId)) return null
+  return { editorId: d.editorId, exp: d.exp }
+}
