@@ -1,0 +1,170 @@
+/**
+ * Each editor's private drafts on `refs/cms/drafts/<editorId>`: one DraftRecord per entry. A
+ * record this version cannot read (bad JSON, another version) is reported as a legacy draft, never
+ * guessed at.
+ */
+import { createHash } from 'node:crypto'
+import type { EntryData } from '../content/formats.js'
+import { assertCollectionName, assertEntryId } from './names.js'
+import { RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
+
+/** One editor's pending change of one entry. */
+export interface DraftRecord {
+  version: 1
+  collection: string
+  id: string
+  kind: 'put' | 'delete'
+  data?: EntryData
+  baseRevision: number
+  revision: number
+  updatedAt: number
+  markdown?: unknown
+  fieldsEdited?: boolean
+}
+
+/** A stored record this version cannot read. */
+export interface LegacyDraft {
+  legacy: true
+  collection: string
+  id: string
+}
+
+export type DraftEntry = DraftRecord | LegacyDraft
+
+/** The namespace of draft refs. */
+export const DRAFTS_REF_PREFIX = 'refs/cms/drafts/'
+/** Longest ref component we write; longer editor ids are hashed (file names stop at 255 bytes). */
+const MAX_COMPONENT = 160
+
+const codec: DocCodec<DraftEntry> = {
+  decode: (text, key) => {
+    try {
+      const value: unknown = JSON.parse(text)
+      if (isDraftRecord(value)) return { ...value, collection: key.collection, id: key.id }
+    } catch {}
+    return { legacy: true, collection: key.collection, id: key.id }
+  },
+  encode: (doc) => `${JSON.stringify(doc)}\n`
+}
+
+function isDraftRecord (value: unknown): value is DraftRecord {
+  const r = value as Partial<DraftRecord> | null
+  return typeof r === 'object' && r !== null && !Array.isArray(r) && r.version === 1 &&
+    (r.kind === 'put' || r.kind === 'delete') &&
+    Number.isInteger(r.baseRevision) && Number.isInteger(r.revision) && typeof r.updatedAt === 'number' &&
+    (r.data === undefined || (typeof r.data === 'object' && r.data !== null && !Array.isArray(r.data)))
+}
+
+/**
+ * The ref of an editor's drafts. Identity providers may use any string as an id, so every byte
+ * outside `[A-Za-z0-9_@-]` is percent-encoded (`%` included, so two ids never share a ref).
+ * @param editorId the editor's identity id
+ * @returns the full ref name
+ */
+export function draftRef (editorId: string): string {
+  if (typeof editorId !== 'string' || editorId.length === 0) throw new Error('An editor id is required')
+  let component = ''
+  for (const byte of Buffer.from(editorId, 'utf8')) {
+    const char = String.fromCharCode(byte)
+    component += /[A-Za-z0-9_@-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  // `%%` never comes out of the encoding above, so a hashed name cannot equal an encoded one.
+  if (component.length > MAX_COMPONENT) component = `%%${createHash('sha256').update(editorId).digest('hex')}`
+  return `${DRAFTS_REF_PREFIX}${component}`
+}
+
+/** Every editor's drafts, each on its own ref. */
+export class DraftStore {
+  private readonly gitDir: string
+  private readonly stores = new Map<string, RefTreeStore<DraftEntry>>()
+
+  /** @param opts `gitDir`: the `.git` directory */
+  constructor (opts: { gitDir: string }) {
+    this.gitDir = opts.gitDir
+  }
+
+  /**
+   * An editor's draft of one entry.
+   * @param editorId the editor
+   * @param collection collection name
+   * @param id entry id
+   * @returns the record, or null when there is none or it is a legacy record
+   */
+  async get (editorId: string, collection: string, id: string): Promise<DraftRecord | null> {
+    const doc = await this.storeOf(editorId).read(assertCollectionName(collection), assertEntryId(id))
+    return doc === null || 'legacy' in doc ? null : doc
+  }
+
+  /**
+   * An editor's drafts, all or in a scope.
+   * @param editorId the editor
+   * @param scope optional collection and id
+   * @returns records and legacy markers, sorted by collection then id
+   */
+  async list (editorId: string, scope: { collection?: string, id?: string } = {}): Promise<DraftEntry[]> {
+    const checked = {
+      ...(scope.collection !== undefined ? { collection: assertCollectionName(scope.collection) } : {}),
+      ...(scope.id !== undefined ? { id: assertEntryId(scope.id) } : {})
+    }
+    return (await this.storeOf(editorId).list(checked)).map(d => d.doc)
+  }
+
+  /**
+   * Stores records (replacing the editor's earlier drafts of those entries), in one commit.
+   * @param editorId the editor
+   * @param records the new records
+   * @returns resolves once they are on the editor's ref
+   */
+  async put (editorId: string, records: DraftRecord[]): Promise<void> {
+    const updates: Array<TreeUpdate<DraftEntry>> = records.map(record => {
+      const key: DocKey = { collection: assertCollectionName(record.collection), id: assertEntryId(record.id) }
+      return { type: 'update', ...key, update: () => ({ ...record, ...key }) }
+    })
+    await this.storeOf(editorId).update(updates)
+  }
+
+  /**
+   * Removes drafts, in one commit.
+   * @param editorId the editor
+   * @param keys the entries whose drafts go
+   * @returns the removed ones as `collection/id` (keys without a draft are left out)
+   */
+  async remove (editorId: string, keys: Array<{ collection: string, id: string }>): Promise<string[]> {
+    const unique = new Map<string, DocKey>()
+    for (const k of keys) {
+      const key: DocKey = { collection: assertCollectionName(k.collection), id: assertEntryId(k.id) }
+      unique.set(`${key.collection}/${key.id}`, key)
+    }
+    // Set on every run of an update, so the run that landed decides.
+    const existed = new Map<string, boolean>()
+    const updates: Array<TreeUpdate<DraftEntry>> = [...unique].map(([name, key]) => ({
+      type: 'update',
+      ...key,
+      update: (current) => {
+        existed.set(name, current !== null)
+        return null
+      }
+    }))
+    await this.storeOf(editorId).update(updates)
+    return [...unique.keys()].filter(name => existed.get(name) === true)
+  }
+
+  /**
+   * How many drafts an editor has (legacy records included).
+   * @param editorId the editor
+   * @returns the count
+   */
+  async count (editorId: string): Promise<number> {
+    return await this.storeOf(editorId).count()
+  }
+
+  private storeOf (editorId: string): RefTreeStore<DraftEntry> {
+    const ref = draftRef(editorId)
+    let store = this.stores.get(ref)
+    if (store === undefined) {
+      store = new RefTreeStore({ gitDir: this.gitDir, ref, codec, message: 'cms: drafts' })
+      this.stores.set(ref, store)
+    }
+    return store
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Reading and updating git refs the way git itself does, so the service and a `git` command
+ * running at the same time never corrupt or silently overwrite each other: an update takes
+ * `<ref>.lock` exclusively, writes and fsyncs the new value into it, compares the current value
+ * with the expected one (compare-and-swap), and renames the lock onto the ref.
+ */
+import { open, readFile, rename, rm, mkdir, readdir, stat } from 'node:fs/promises'
+import path from 'node:path'
+
+const OID = /^[0-9a-f]{40}$/
+/** A ref name we accept: `refs/` plus components without anything git forbids or finds special. */
+const REF_NAME = /^refs\/(?:[A-Za-z0-9_@%=+-][A-Za-z0-9_@%=+.-]*\/)*[A-Za-z0-9_@%=+-][A-Za-z0-9_@%=+.-]*$/
+
+/** How long an update waits for a lock someone else holds before giving up. */
+const LOCK_WAIT_MS = 2000
+
+/** The ref moved since it was read: somebody else updated it first. */
+export class RefConflictError extends Error {
+  readonly ref: string
+  readonly expected: string | null
+  readonly actual: string | null
+
+  constructor (ref: string, expected: string | null, actual: string | null) {
+    super(`${ref} is ${actual ?? 'missing'}, expected ${expected ?? 'missing'}`)
+    this.name = 'RefConflictError'
+    this.ref = ref
+    this.expected = expected
+    this.actual = actual
+  }
+}
+
+/** Another process held `<ref>.lock` for longer than we were willing to wait. */
+export class RefLockedError extends Error {
+  readonly ref: string
+
+  constructor (ref: string) {
+    super(`${ref} is locked by another process (${ref}.lock exists)`)
+    this.name = 'RefLockedError'
+    this.ref = ref
+  }
+}
+
+/**
+ * Asserts that a ref name is one we may turn into a path under the git directory.
+ * @param ref a full ref name such as `refs/cms/history`
+ * @returns the ref name
+ */
+export function assertRefName (ref: string): string {
+  if (!REF_NAME.test(ref) || ref.includes('..') || ref.split('/').some(c => c.endsWith('.lock') || c.endsWith('.'))) {
+    throw new Error(`Invalid ref name: ${JSON.stringify(ref)}`)
+  }
+  return ref
+}
+
+/**
+ * Reads a ref's commit id: the loose ref file, or else its line in `packed-refs` (after `git gc`).
+ * @param gitDir the `.git` directory
+ * @param ref a full ref name
+ * @returns the 40-hex object id, or null when the ref does not exist
+ */
+export async function readRef (gitDir: string, ref: string): Promise<string | null> {
+  assertRefName(ref)
+  const loose = await readOptional(path.join(gitDir, ref))
+  if (loose !== null) {
+    const value = loose.trim()
+    if (OID.test(value)) return value
+    // A symbolic ref or garbage: not something our refs ever hold.
+    throw new Error(`${ref} does not hold an object id`)
+  }
+  return await readPackedRef(gitDir, ref)
+}
+
+async function readPackedRef (gitDir: string, ref: string): Promise<string | null> {
+  const packed = await readOptional(path.join(gitDir, 'packed-refs'))
+  if (packed === null) return null
+  for (const line of packed.split('\n')) {
+    // `# pack-refs with: ...` header and `^<oid>` peeled lines of annotated tags are skipped.
+    if (line.length < 42 || line[40] !== ' ') continue
+    if (line.slice(41) === ref) {
+      const oid = line.slice(0, 40)
+      if (OID.test(oid)) return oid
+    }
+  }
+  return null
+}
+
+async function readOptional (file: string): Promise<string | null> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    // EISDIR: `refs/cms/drafts` asked as a ref; ENOTDIR: a path component is a file.
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return null
+    throw err
+  }
+}
+
+/**
+ * Points a ref at a new object if, and only if, it still holds the expected old value.
+ * @param gitDir the `.git` directory
+ * @param ref a full ref name
+ * @param newOid the new 40-hex object id
+ * @param expectedOld the value the caller read (null: the ref must not exist yet)
+ * @returns resolves once the new value is durable; throws RefConflictError when the ref moved,
+ *   RefLockedError when another process kept the lock for too long
+ */
+export async function updateRef (gitDir: string, ref: string, newOid: string, expectedOld: string | null): Promise<void> {
+  assertRefName(ref)
+  if (!OID.test(newOid)) throw new Error(`Invalid object id: ${newOid}`)
+  const file = path.join(gitDir, ref)
+  const lock = `${file}.lock`
+  await mkdir(path.dirname(file), { recursive: true })
+  const handle = await openLock(lock, ref)
+  let renamed = false
+  try {
+    try {
+      await handle.writeFile(`${newOid}\n`)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    // Checked while we hold the lock: nobody following the protocol can move the ref now.
+    const actual = await readRef(gitDir, ref)
+    if (actual !== expectedOld) throw new RefConflictError(ref, expectedOld, actual)
+    await rename(lock, file)
+    renamed = true
+  } finally {
+    if (!renamed) await rm(lock, { force: true })
+  }
+  await syncDir(path.dirname(file))
+}
+
+async function openLock (lock: string, ref: string): Promise<import('node:fs/promises').FileHandle> {
+  const deadline = Date.now() + LOCK_WAIT_MS
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      return await open(lock, 'wx', 0o644)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      // Somebody else (a `git` command) holds it; git holds ref locks only for moments.
+      if (Date.now() + delay > deadline) throw new RefLockedError(ref)
+      await new Promise(resolve => setTimeout(resolve, delay))
+    }
+  }
+}
+
+async function syncDir (dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r')
+    try { await handle.sync() } finally { await handle.close() }
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename is still atomic there.
+  }
+}
+
+/**
+ * Removes `*.lock` files a crashed process left under our ref namespace. Call it at start-up while
+ * holding the instance lock: the namespace is ours, so an old lock there can only be a leftover.
+ * @param gitDir the `.git` directory
+ * @param refsPrefix the namespace to clean (default `refs/cms/`)
+ * @param maxAgeMs locks younger than this are left alone (a `git` command may hold one right now)
+ * @returns the ref-relative paths of the removed lock files
+ */
+export async function removeStaleLocks (gitDir: string, refsPrefix = 'refs/cms/', maxAgeMs = 5000): Promise<string[]> {
+  const prefix = refsPrefix.replace(/\/+$/, '')
+  assertRefName(prefix)
+  const removed: string[] = []
+  const now = Date.now()
+  const walk = async (rel: string): Promise<void> => {
+    let names: import('node:fs').Dirent[]
+    try {
+      names = await readdir(path.join(gitDir, rel), { withFileTypes: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return
+      throw err
+    }
+    for (const dirent of names) {
+      const child = `${rel}/${dirent.name}`
+      if (dirent.isDirectory()) { await walk(child); continue }
+      if (!dirent.isFile() || !dirent.name.endsWith('.lock')) continue
+      const info = await stat(path.join(gitDir, child)).catch(() => null)
+      if (info === null || now - info.mtimeMs < maxAgeMs) continue
+      await rm(path.join(gitDir, child), { force: true })
+      removed.push(child)
+    }
+  }
+  await walk(prefix)
+  return removed
+}

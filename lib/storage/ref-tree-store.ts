@@ -1,0 +1,391 @@
+/**
+ * A git ref holding one JSON document per entry: the ref points at a commit whose tree has
+ * `<collection>/<2 hex of sha1(id)>/<id>.json`. Sharding keeps an update to a few small tree
+ * objects however many entries a collection has. Objects are read by GitObjectReader and written
+ * by GitObjectWriter (no git process per request) and cached by object id, which never goes stale; the ref itself is
+ * re-read on every call (one small file), so outside writers are always seen.
+ *
+ * Writes are grouped: while one commit is being written, later updates queue up and then go into
+ * the next commit together. A write resolves only once its change is on the ref; when an outside
+ * writer moved the ref meanwhile, the batch is recomputed on the new value and retried.
+ */
+import { createHash } from 'node:crypto'
+import { readRef, updateRef, assertRefName, RefConflictError, RefLockedError } from './git-refs.js'
+import { StorageUnavailableError } from '../errors.js'
+import { COLLECTION_NAME, ENTRY_ID } from './names.js'
+import { GitObjectWriter, type TreeItem } from './git-object-writer.js'
+import { GitObjectReader } from './git-object-reader.js'
+import { LruCache } from './lru-cache.js'
+
+/** Where a document lives. */
+export interface DocKey {
+  collection: string
+  id: string
+}
+
+/** A document with its key. */
+export interface StoredDoc<T> extends DocKey {
+  doc: T
+}
+
+/** Turns documents into file text and back. `decode` must not throw: it maps bad text to a T. */
+export interface DocCodec<T> {
+  decode: (text: string, key: DocKey) => T
+  encode: (doc: T) => string
+}
+
+/** One change: set or delete one document (return null to delete), or drop a whole collection. */
+export type TreeUpdate<T> =
+  | { type: 'update', collection: string, id: string, update: (current: T | null) => T | null }
+  | { type: 'removeCollection', collection: string }
+
+/** Options of a RefTreeStore. */
+export interface RefTreeStoreOptions<T> {
+  /** The `.git` directory. */
+  gitDir: string
+  /** The full ref name, such as `refs/cms/history`. */
+  ref: string
+  codec: DocCodec<T>
+  /** The commit message of every update. */
+  message: string
+}
+
+/** The author and committer of every commit we write. */
+const AUTHOR = { name: 'git-cms', email: 'git-cms@users.git-cms.invalid' }
+const SHARD = /^[0-9a-f]{2}$/
+const FILE_SUFFIX = '.json'
+/** How often a batch is recomputed when outside writers keep moving the ref. */
+const MAX_ATTEMPTS = 20
+/** How many objects a listing reads from disk at once (stays far below the open-file limit). */
+const READ_CONCURRENCY = 32
+
+type Tree = Map<string, TreeItem>
+
+interface Pending<T> {
+  updates: Array<TreeUpdate<T>>
+  resolve: () => void
+  reject: (err: unknown) => void
+}
+
+/** A mutable copy of one tree level while a batch is applied. */
+interface TreeDraft {
+  entries: Tree
+  /** Whether something below changed (an untouched level keeps its stored tree). */
+  dirty: boolean
+  children: Map<string, TreeDraft>
+  /** Changed files: the new text, or null for deleted. */
+  files: Map<string, string | null>
+}
+
+/** An update function threw: only its own caller fails, not the others sharing the commit. */
+class UpdateFunctionError extends Error {
+  constructor (readonly reason: unknown) {
+    super('An update function failed')
+  }
+}
+
+/**
+ * The shard directory of an entry id.
+ * @param id an entry id
+ * @returns two hex digits
+ */
+export function shardOf (id: string): string {
+  return createHash('sha1').update(id).digest('hex').slice(0, 2)
+}
+
+/** Per-entry JSON documents on one git ref. */
+export class RefTreeStore<T> {
+  private readonly gitDir: string
+  private readonly ref: string
+  private readonly codec: DocCodec<T>
+  private readonly message: string
+  private readonly writer: GitObjectWriter
+  private readonly reader: GitObjectReader
+  private readonly commitTrees = new LruCache<string, string>(1000)
+  private readonly trees = new LruCache<string, Tree>(200_000, tree => tree.size + 1)
+  private readonly texts = new LruCache<string, string>(32 * 1024 * 1024, text => text.length + 64)
+  private readonly counts = new LruCache<string, number>(64)
+  private queue: Array<Pending<T>> = []
+  private draining = false
+
+  /** @param opts git directory, ref, codec and commit message */
+  constructor (opts: RefTreeStoreOptions<T>) {
+    this.gitDir = opts.gitDir
+    this.writer = new GitObjectWriter(opts.gitDir)
+    this.reader = new GitObjectReader(opts.gitDir)
+    this.ref = assertRefName(opts.ref)
+    this.codec = opts.codec
+    this.message = opts.message
+  }
+
+  /**
+   * Reads one document.
+   * @param collection collection name
+   * @param id entry id
+   * @returns the decoded document, or null when there is none
+   */
+  async read (collection: string, id: string): Promise<T | null> {
+    const root = await this.currentRoot()
+    if (root === null) return null
+    const oid = await this.fileOid(root, collection, id)
+    if (oid === null) return null
+    return this.codec.decode(await this.text(oid), { collection, id })
+  }
+
+  /**
+   * Reads every document, or those of one collection or one entry.
+   * @param scope optional collection and id
+   * @returns the documents, sorted by collection then id
+   */
+  async list (scope: { collection?: string, id?: string } = {}): Promise<Array<StoredDoc<T>>> {
+    const root = await this.currentRoot()
+    if (root === null) return []
+    const files = await this.filesOf(root, scope)
+    const docs = new Array<StoredDoc<T>>(files.length)
+    for (let start = 0; start < files.length; start += READ_CONCURRENCY) {
+      await Promise.all(files.slice(start, start + READ_CONCURRENCY).map(async (file, i) => {
+        const key = { collection: file.collection, id: file.id }
+        docs[start + i] = { ...key, doc: this.codec.decode(await this.text(file.oid), key) }
+      }))
+    }
+    return docs
+  }
+
+  /**
+   * Counts the documents without decoding them.
+   * @returns the number of documents on the ref
+   */
+  async count (): Promise<number> {
+    const root = await this.currentRoot()
+    if (root === null) return 0
+    const known = this.counts.get(root)
+    if (known !== undefined) return known
+    const count = (await this.filesOf(root, {})).length
+    this.counts.set(root, count)
+    return count
+  }
+
+  /**
+   * Applies updates as part of the next commit on the ref (together with any other updates queued
+   * meanwhile). An update function may run more than once (when the ref moved under us); the last
+   * run is the one that landed.
+   * @param updates the changes, applied in order
+   * @returns resolves once the change is on the ref
+   */
+  async update (updates: Array<TreeUpdate<T>>): Promise<void> {
+    if (updates.length === 0) return
+    await new Promise<void>((resolve, reject) => {
+      this.queue.push({ updates, resolve, reject })
+      if (!this.draining) void this.drain()
+    })
+  }
+
+  private async drain (): Promise<void> {
+    this.draining = true
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue
+        this.queue = []
+        try {
+          await this.commit(batch.flatMap(p => p.updates))
+          for (const p of batch) p.resolve()
+        } catch (err) {
+          if (!(err instanceof UpdateFunctionError) || batch.length === 1) {
+            for (const p of batch) p.reject(err instanceof UpdateFunctionError ? err.reason : err)
+            continue
+          }
+          // One failing update must not fail the others that happened to share its commit.
+          for (const p of batch) {
+            try {
+              await this.commit(p.updates)
+              p.resolve()
+            } catch (single) {
+              p.reject(single instanceof UpdateFunctionError ? single.reason : single)
+            }
+          }
+        }
+      }
+    } finally {
+      this.draining = false
+    }
+  }
+
+  /** Writes one commit holding all updates; recomputes and retries when the ref moved. */
+  private async commit (updates: Array<TreeUpdate<T>>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const head = await readRef(this.gitDir, this.ref)
+      const rootOid = head === null ? null : await this.treeOfCommit(head)
+      const root = draftOf(rootOid === null ? new Map() : await this.tree(rootOid))
+      // Warm the caches in parallel; applying the updates is sequential (their order matters).
+      if (rootOid !== null) await this.prefetch(rootOid, updates)
+      let changed = false
+      for (const update of updates) {
+        if (await this.applyUpdate(root, update)) changed = true
+      }
+      if (!changed) return
+      const treeOid = await this.writeDraft(root, true) as string
+      const commitOid = await this.writer.writeCommit({
+        tree: treeOid,
+        parents: head === null ? [] : [head],
+        author: { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000) },
+        message: this.message
+      })
+      this.commitTrees.set(commitOid, treeOid)
+      try {
+        await updateRef(this.gitDir, this.ref, commitOid, head)
+        return
+      } catch (err) {
+        // Both mean somebody else keeps the ref busy: the request may be retried later (503).
+        if (err instanceof RefLockedError) throw new StorageUnavailableError(err.message, { ref: this.ref })
+        if (!(err instanceof RefConflictError)) throw err
+        if (attempt >= MAX_ATTEMPTS) throw new StorageUnavailableError(`${this.ref} keeps changing under us`, { ref: this.ref })
+      }
+    }
+  }
+
+  /** Applies one update to the draft; returns whether anything changed. */
+  private async applyUpdate (root: TreeDraft, update: TreeUpdate<T>): Promise<boolean> {
+    if (update.type === 'removeCollection') {
+      const existed = root.entries.delete(update.collection) || root.children.get(update.collection)?.dirty === true
+      root.children.delete(update.collection)
+      return existed
+    }
+    const key = { collection: update.collection, id: update.id }
+    const collection = await this.childDraft(root, update.collection)
+    const shard = await this.childDraft(collection, shardOf(update.id))
+    const name = `${update.id}${FILE_SUFFIX}`
+    let before: string | null
+    if (shard.files.has(name)) {
+      before = shard.files.get(name) ?? null
+    } else {
+      const entry = shard.entries.get(name)
+      before = entry === undefined ? null : await this.text(entry.oid)
+    }
+    let after: string | null
+    try {
+      const next = update.update(before === null ? null : this.codec.decode(before, key))
+      after = next === null ? null : this.codec.encode(next)
+    } catch (err) {
+      throw new UpdateFunctionError(err)
+    }
+    if (after === before) return false
+    shard.files.set(name, after)
+    shard.dirty = true
+    collection.dirty = true
+    return true
+  }
+
+  /** The draft of a subtree, created from the stored tree (or empty) on first use. */
+  private async childDraft (parent: TreeDraft, name: string): Promise<TreeDraft> {
+    let child = parent.children.get(name)
+    if (child === undefined) {
+      const entry = parent.entries.get(name)
+      child = draftOf(entry?.type === 'tree' ? await this.tree(entry.oid) : new Map())
+      parent.children.set(name, child)
+    }
+    return child
+  }
+
+  /** Writes a changed tree level and its changed children; null when it ended up empty. */
+  private async writeDraft (draft: TreeDraft, keepEmpty = false): Promise<string | null> {
+    const entries: Tree = new Map(draft.entries)
+    await Promise.all([...draft.children].map(async ([name, child]) => {
+      if (!child.dirty) return
+      const oid = await this.writeDraft(child)
+      if (oid === null) entries.delete(name)
+      else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' })
+    }))
+    await Promise.all([...draft.files].map(async ([name, text]) => {
+      if (text === null) { entries.delete(name); return }
+      const oid = await this.writer.writeBlob(Buffer.from(text, 'utf8'))
+      this.texts.set(oid, text)
+      entries.set(name, { mode: '100644', path: name, oid, type: 'blob' })
+    }))
+    if (entries.size === 0 && !keepEmpty) return null
+    const oid = await this.writer.writeTree([...entries.values()])
+    this.trees.set(oid, entries)
+    return oid
+  }
+
+  /** The root tree of the ref's current commit, or null when the ref does not exist. */
+  private async currentRoot (): Promise<string | null> {
+    const head = await readRef(this.gitDir, this.ref)
+    return head === null ? null : await this.treeOfCommit(head)
+  }
+
+  private async treeOfCommit (commitOid: string): Promise<string> {
+    const known = this.commitTrees.get(commitOid)
+    if (known !== undefined) return known
+    const tree = await this.reader.readCommitTree(commitOid)
+    this.commitTrees.set(commitOid, tree)
+    return tree
+  }
+
+  private async tree (oid: string): Promise<Tree> {
+    const known = this.trees.get(oid)
+    if (known !== undefined) return known
+    const tree = await this.reader.readTree(oid)
+    const entries: Tree = new Map(tree.map(e => [e.path, e]))
+    this.trees.set(oid, entries)
+    return entries
+  }
+
+  private async text (oid: string): Promise<string> {
+    const known = this.texts.get(oid)
+    if (known !== undefined) return known
+    const text = (await this.reader.readBlob(oid)).toString('utf8')
+    this.texts.set(oid, text)
+    return text
+  }
+
+  private async prefetch (rootOid: string, updates: Array<TreeUpdate<T>>): Promise<void> {
+    const keys = updates.flatMap(u => u.type === 'update' ? [u] : [])
+    for (let start = 0; start < keys.length; start += READ_CONCURRENCY) {
+      await Promise.all(keys.slice(start, start + READ_CONCURRENCY).map(async (u) => {
+        const oid = await this.fileOid(rootOid, u.collection, u.id)
+        if (oid !== null) await this.text(oid)
+      }))
+    }
+  }
+
+  private async fileOid (rootOid: string, collection: string, id: string): Promise<string | null> {
+    const coll = (await this.tree(rootOid)).get(collection)
+    if (coll?.type !== 'tree') return null
+    const shard = (await this.tree(coll.oid)).get(shardOf(id))
+    if (shard?.type !== 'tree') return null
+    const file = (await this.tree(shard.oid)).get(`${id}${FILE_SUFFIX}`)
+    return file?.type === 'blob' ? file.oid : null
+  }
+
+  /** The document files in scope, sorted by collection then id; foreign files are skipped. */
+  private async filesOf (rootOid: string, scope: { collection?: string, id?: string }): Promise<Array<DocKey & { oid: string }>> {
+    const files: Array<DocKey & { oid: string }> = []
+    const root = await this.tree(rootOid)
+    const collections = scope.collection !== undefined ? [scope.collection] : [...root.keys()]
+    for (const collection of collections) {
+      const entry = root.get(collection)
+      if (entry?.type !== 'tree' || !COLLECTION_NAME.test(collection)) continue
+      const shards = await this.tree(entry.oid)
+      const names = scope.id !== undefined ? [shardOf(scope.id)] : [...shards.keys()]
+      for (const shardName of names) {
+        const shard = shards.get(shardName)
+        if (shard?.type !== 'tree' || !SHARD.test(shardName)) continue
+        for (const [name, file] of await this.tree(shard.oid)) {
+          if (file.type !== 'blob' || !name.endsWith(FILE_SUFFIX)) continue
+          const id = name.slice(0, -FILE_SUFFIX.length)
+          if (!ENTRY_ID.test(id) || shardOf(id) !== shardName || (scope.id !== undefined && id !== scope.id)) continue
+          files.push({ collection, id, oid: file.oid })
+        }
+      }
+    }
+    return files.sort((a, b) => compare(a.collection, b.collection) || compare(a.id, b.id))
+  }
+}
+
+function draftOf (entries: Tree): TreeDraft {
+  return { entries: new Map(entries), dirty: false, children: new Map(), files: new Map() }
+}
+
+function compare (a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
