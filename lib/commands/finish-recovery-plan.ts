@@ -48,7 +48,7 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
       message: commitMessage(plan.items.map(i => ({ collection: i.collection, id: i.id, deleted: i.text === null })))
     })
     if ('commitError' in result) services.log.warn({ commitError: result.commitError }, 'could not commit a finished publish; the next publish commits it')
-    else await services.deployment.recordPublished(result.commit)
+    else if (result.commit !== null) await services.deployment.recordPublished(result.commit)
   }
   services.log.info({ entries: plan.items.length }, 'finished an interrupted publish')
   return new Set()

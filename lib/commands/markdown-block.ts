@@ -6,7 +6,8 @@
 import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import {
   applyBlockEdit, SourceMismatchError, UneditableBlockError,
-  isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, type BlockEditResult
+  isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, parseSourceHint, sourceHash,
+  type BlockEditResult, type MarkdownDraft
 } from '../content/markdown/index.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { MdBlockCommand } from './command-schemas.js'
@@ -20,6 +21,20 @@ import { requireCollection, requirePermission, type CommandContext } from './com
  * @returns the draft's revision
  */
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ revision: number }> {
+  try {
+    return await saveBlock(ctx, cmd)
+  } catch (err) {
+    if (err instanceof UnchangedBlock) return { revision: err.revision }
+    throw err
+  }
+}
+
+/** Thrown from inside the change to leave storage alone: the edit changes nothing. */
+class UnchangedBlock extends Error {
+  constructor (readonly revision: number) { super('unchanged') }
+}
+
+async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ revision: number }> {
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)
   const def = await requireCollection(ctx, collection)
@@ -36,17 +51,19 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
     apply: (current) => {
       if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
       const body = typeof current.data.body === 'string' ? current.data.body : ''
+      // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
+      const previous = current.draft?.markdown
+      const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
       let edit: BlockEditResult
       try {
-        edit = applyBlockEdit({ body, src: cmd.src, html: cmd.html })
+        edit = applyBlockEdit({ body, src: draftHint(draft, cmd.src), html: cmd.html })
       } catch (err) {
         if (err instanceof SourceMismatchError) throw new StaleSourceError(current.revision)
         if (err instanceof UneditableBlockError) throw new BadRequestError(err.message, { src: cmd.src })
         throw err
       }
-      // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
-      const previous = current.draft?.markdown
-      const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
+      // A block sent back as it renders already is no edit: no draft is made or bumped.
+      if (!edit.changed) throw new UnchangedBlock(current.revision)
       const oldEnd = edit.end - (edit.body.length - body.length)
       return {
         data: { ...current.data, body: edit.body },
@@ -55,4 +72,18 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
     }
   })
   return { revision: result.revision }
+}
+
+/**
+ * The hint to check against the draft body. A hint that does not fit the draft body but fits the
+ * base body the draft started from (the page was rendered from published content) is moved to
+ * where that block is in the draft body, unless an earlier edit touched it.
+ */
+function draftHint (draft: MarkdownDraft, src: string): string {
+  const hint = parseSourceHint(src)
+  if (hint === null || draft.edits.length === 0) return src
+  if (hint.end <= draft.body.length && sourceHash(draft.body.slice(hint.start, hint.end)) === hint.hash) return src
+  if (hint.end > draft.baseBody.length || sourceHash(draft.baseBody.slice(hint.start, hint.end)) !== hint.hash) return src
+  const mapped = mapBaseRange(draft, hint.start, hint.end)
+  return mapped === null ? src : `${mapped.start}:${mapped.end}:${hint.hash}`
 }

@@ -34,7 +34,10 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
     }
     const unreadable = all.find(e => e.readError !== undefined)
     if (unreadable !== undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id: unreadable.id })
+    const byId = new Map(all.map(e => [e.id, e]))
     for (const [position, id] of order.entries()) {
+      // Only entries whose position changed are touched (no rewrite, no snapshot, no new revision).
+      if (byId.get(id)?.data?.[def.orderField] === position) continue
       await changeEntry(ctx.services, {
         collection,
         id,
@@ -47,6 +50,6 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
         }
       })
     }
-    return { revision: index.revision }
+    return { revision: (await ctx.services.content.index(collection)).revision }
   })
 }

@@ -7,6 +7,7 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { queryString, queryPositiveInt } from './query.js'
+import { identityOf } from './guards.js'
 
 /**
  * Registers the read routes on the (authenticated) API router.
@@ -19,7 +20,10 @@ export function contentRoutes (router: Router, services: Services): void {
     const rawId = queryString(ctx, 'id')
     const id = rawId === undefined ? undefined : assertEntryId(rawId)
     const q = queryString(ctx, 'q')
+    // The reader's own drafts are laid over base (the draft store caches by ref value: no git process).
+    const drafts = await services.drafts.list(identityOf(ctx).id, { collection, ...(id !== undefined ? { id } : {}) })
     ctx.body = await listEntries(services.content, {
+      drafts,
       collection,
       id,
       q,

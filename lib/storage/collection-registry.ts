@@ -62,6 +62,7 @@ export class CollectionRegistry {
   #dynamic = new Map<string, Collection>()
   /** Inferred collections seen so far; their format is guessed once from the files present. */
   #inferred = new Map<string, Collection>()
+  readonly #explicit = new Map<string, Collection>()
   #loaded = false
 
   constructor (repoDir: string, config: Config) {
@@ -113,7 +114,15 @@ export class CollectionRegistry {
   async get (name: string): Promise<Collection | null> {
     await this.load()
     const explicit = this.#config.collections[name]
-    if (explicit !== undefined && Object.hasOwn(this.#config.collections, name)) return this.#resolve(name, 'explicit', explicit, explicit.schema ?? null)
+    if (explicit !== undefined && Object.hasOwn(this.#config.collections, name)) {
+      // One Collection object per explicit collection: the content store keys its index on it.
+      let resolved = this.#explicit.get(name)
+      if (resolved === undefined) {
+        resolved = this.#resolve(name, 'explicit', explicit, explicit.schema ?? null)
+        this.#explicit.set(name, resolved)
+      }
+      return resolved
+    }
     const dynamic = this.#dynamic.get(name)
     if (dynamic !== undefined) return dynamic
     const dir = path.join(this.#contentRoot, name)

@@ -1,0 +1,162 @@
+/**
+ * `applyBlockEdit`: one edited block's inline HTML back into the Markdown body, touching nothing
+ * outside the block's source range.
+ */
+import { unified } from 'unified'
+import remarkParse from 'remark-parse'
+import remarkGfm from 'remark-gfm'
+import { toHtml } from 'hast-util-to-html'
+import remarkRehype from 'remark-rehype'
+import { visit } from 'unist-util-visit'
+import type { Root as HastRoot, Element } from 'hast'
+import type { Root, RootContent, Heading } from 'mdast'
+import { parseSourceHint, sourceHash } from './source-hint.js'
+import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
+import { sanitizeInlineHtml } from './inline-sanitize.js'
+import { sanitizeRendered } from './render.js'
+import { blockStyle } from './document-style.js'
+import { inlineToMarkdown } from './inline-to-markdown.js'
+
+/** The hint does not name a block of this body (stale, forged or malformed). */
+export class SourceMismatchError extends Error {
+  constructor (message = 'The source hint does not match the body') {
+    super(message)
+    this.name = 'SourceMismatchError'
+  }
+}
+
+/** The block has no inline content to edit (code, table, thematic break) and the edit changes it. */
+export class UneditableBlockError extends Error {
+  constructor (kind: string) {
+    super(`A ${kind} block cannot be edited in place`)
+    this.name = 'UneditableBlockError'
+  }
+}
+
+/** What applyBlockEdit returns. */
+export interface BlockEditResult {
+  /** The new body (the same string when nothing changed). */
+  body: string
+  /** The block's range in the new body. */
+  start: number
+  end: number
+  changed: boolean
+}
+
+/**
+ * Parses a body as md_block and renderMarkdown do (CommonMark + GFM).
+ * @param body the Markdown body
+ * @returns the tree with positions
+ */
+export function parseBody (body: string): Root {
+  return unified().use(remarkParse).use(remarkGfm).parse(body)
+}
+
+/**
+ * Verifies the hint, sanitizes the HTML and splices its Markdown into the block's range.
+ * @param opts.body the current body (the editor's draft body when there is one)
+ * @param opts.src the block's `data-cms-src`
+ * @param opts.html the block's edited innerHTML
+ * @returns the new body and the block's new range
+ */
+export function applyBlockEdit (opts: { body: string, src: string, html: string }): BlockEditResult {
+  const { body } = opts
+  const tree = parseBody(body)
+  const block = findBlock(body, opts.src, tree)
+  const incoming = sanitizeInlineHtml(opts.html)
+  const unchanged = { body, start: block.start, end: block.end, changed: false }
+  if (block.node.type === 'code') {
+    if (codeText(incoming) === block.node.value) return unchanged
+  } else if (sameRendering(incoming, renderedContent(tree, block))) {
+    return unchanged
+  }
+  const host = inlineHost(block.node)
+  if (host === null) throw new UneditableBlockError(block.node.type)
+  const style = blockStyle(tree, body, block.node)
+  const heading: Heading | null = host.type === 'heading' ? host : null
+  const first = host.children[0]
+  const last = host.children[host.children.length - 1]
+  let from = first?.position?.start.offset
+  let to = last?.position?.end.offset
+  let lead = ''
+  if (from === undefined || to === undefined) {
+    // An empty block ("-", "##"): the content goes after its marker.
+    from = to = block.end
+    lead = ' '
+  }
+  const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
+  let text = inlineToMarkdown(incoming, {
+    kind: heading !== null ? 'heading' : 'paragraph',
+    depth: heading?.depth,
+    setext,
+    original: host.children
+  }, style)
+  if (text === '' && lead !== '') lead = ''
+  const cont = continuationPrefix(body, from)
+  const newline = body.includes('\r\n') ? '\r\n' : '\n'
+  text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
+  const next = body.slice(0, from) + lead + text + body.slice(to)
+  const end = block.end + (next.length - body.length)
+  return { body: next, start: block.start, end, changed: next !== body }
+}
+
+/**
+ * Finds the editable block a hint names, or throws SourceMismatchError.
+ * @param body the body
+ * @param src the hint
+ * @returns the block
+ */
+export function findBlock (body: string, src: string, tree: Root = parseBody(body)): EditableBlock {
+  const hint = parseSourceHint(src)
+  if (hint === null) throw new SourceMismatchError('Malformed source hint')
+  if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {
+    throw new SourceMismatchError()
+  }
+  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
+  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
+  return block
+}
+
+/**
+ * The block's content as the browser has it: the block alone (with the document's definitions, for
+ * references) rendered and sanitized as renderMarkdown does, its element's children.
+ */
+function renderedContent (tree: Root, block: EditableBlock): HastRoot {
+  const node = block.node
+  const wrapped: RootContent = node.type === 'listItem'
+    ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] }
+    : node
+  const definitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
+  const processor = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' })
+  const hast = processor.runSync({ type: 'root', children: [wrapped, ...definitions] }) as HastRoot
+  const first = hast.children.find((c): c is Element => c.type === 'element')
+  const element = first !== undefined && node.type === 'listItem'
+    ? first.children.find((c): c is Element => c.type === 'element')
+    : first
+  const clean = sanitizeRendered(toHtml({ type: 'root', children: element?.children ?? [] }, { allowDangerousHtml: true }))
+  return sanitizeInlineHtml(toHtml(clean))
+}
+
+/** Two sanitized fragments render the same (whitespace collapses in HTML). */
+function sameRendering (a: HastRoot, b: HastRoot): boolean {
+  return normalize(a) === normalize(b)
+}
+
+function normalize (root: HastRoot): string {
+  return toHtml(root).replace(/\s+/g, ' ').replace(/ ?<br> ?/g, '<br>').trim()
+}
+
+function codeText (root: HastRoot): string {
+  let text = ''
+  visit(root, 'text', (node) => { text += node.value })
+  return text.replace(/\n$/, '')
+}
+
+/**
+ * What continuation lines of a block's content start with: the container prefixes of its first
+ * line, blockquote `>` kept and list markers turned into their width of spaces.
+ */
+function continuationPrefix (body: string, offset: number): string {
+  const lineStart = body.lastIndexOf('\n', offset - 1) + 1
+  return body.slice(lineStart, offset).replace(/[^>\s]/g, ' ').replace(/\r/g, '')
+}

@@ -1,0 +1,84 @@
+/**
+ * Which nodes of a Markdown tree are editable blocks (those that carry a source hint).
+ *
+ * Every top-level block is one (paragraph, heading, code, table, thematic break), with these
+ * decisions for containers, so that one hint never covers another hint's text:
+ * - a list is not a block; each of its items is. An item holding one paragraph (or nothing) is a
+ *   block itself (the `<li>` carries the hint). An item holding more (a nested list, several
+ *   paragraphs, code) carries no hint; its own children are blocks instead, its first paragraph
+ *   rendered as a `<span>` in a tight list (where paragraphs have no element of their own), and the
+ *   items of a nested list carry their own hints.
+ * - a blockquote holding one paragraph is a block itself; a longer one carries no hint and its
+ *   children are blocks.
+ * - raw HTML, link definitions and footnote definitions carry none (raw HTML has no element to
+ *   carry an attribute, the others render nothing in place).
+ */
+import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
+
+/** One editable block: the node and its source range. */
+export interface EditableBlock {
+  node: RootContent
+  start: number
+  end: number
+  /** Set on a tight item's first paragraph, which must render as an element of its own. */
+  asSpan: boolean
+  /** For a list item, whether its list renders loose (its paragraphs in `<p>`). */
+  looseList?: boolean
+}
+
+const NOT_BLOCKS = new Set(['html', 'definition', 'footnoteDefinition', 'yaml', 'toml'])
+
+/**
+ * Lists the editable blocks of a tree in document order.
+ * @param tree the parsed Markdown (positions required)
+ * @returns the blocks
+ */
+export function editableBlocks (tree: Root): EditableBlock[] {
+  const out: EditableBlock[] = []
+  for (const child of tree.children) visitBlock(child, out, false)
+  return out
+}
+
+function visitBlock (node: RootContent, out: EditableBlock[], tightItemFirst: boolean): void {
+  if (NOT_BLOCKS.has(node.type)) return
+  if (node.type === 'list') {
+    const loose = node.spread === true || node.children.some(item => item.spread === true)
+    for (const item of node.children) {
+      const before = out.length
+      visitBlock(item, out, false)
+      for (const block of out.slice(before)) if (block.node === item) block.looseList = loose
+    }
+    return
+  }
+  if (node.type === 'listItem' || node.type === 'blockquote') {
+    const children = node.children
+    const single = children.length === 0 || (children.length === 1 && children[0]?.type === 'paragraph')
+    if (single) { push(node, out, false); return }
+    const tight = node.type === 'listItem' && node.spread !== true
+    children.forEach((child, i) => visitBlock(child, out, tight && i === 0 && child.type === 'paragraph'))
+    return
+  }
+  push(node, out, tightItemFirst)
+}
+
+function push (node: RootContent, out: EditableBlock[], asSpan: boolean): void {
+  const start = node.position?.start.offset
+  const end = node.position?.end.offset
+  if (start === undefined || end === undefined || start >= end) return
+  out.push({ node, start, end, asSpan })
+}
+
+/**
+ * The phrasing children of an editable block (the content an edit replaces), or null when the
+ * block has no inline content of its own (code, table, thematic break).
+ * @param node the block
+ * @returns its paragraph or heading, or null
+ */
+export function inlineHost (node: Nodes): Paragraph | Heading | null {
+  if (node.type === 'paragraph' || node.type === 'heading') return node
+  if (node.type === 'listItem' || node.type === 'blockquote') {
+    const first = node.children[0]
+    if (first?.type === 'paragraph') return first
+  }
+  return null
+}

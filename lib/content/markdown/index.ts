@@ -1,0 +1,13 @@
+/**
+ * Markdown blocks editable in place: rendering with source hints, block edits, block-edit drafts.
+ * Re-exports only.
+ */
+export { renderMarkdown, type RenderMarkdownOptions } from './render.js'
+export { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './cms-source-plugins.js'
+export { sourceHash, parseSourceHint, formatSourceHint, type SourceHint } from './source-hint.js'
+export { sanitizeInlineHtml } from './inline-sanitize.js'
+export { applyBlockEdit, SourceMismatchError, UneditableBlockError, type BlockEditResult } from './block-edit.js'
+export {
+  isMarkdownDraft, mergeMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange,
+  type MarkdownDraft, type MarkdownEdit
+} from './markdown-draft.js'

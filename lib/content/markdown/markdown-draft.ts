@@ -1,0 +1,150 @@
+/**
+ * The draft record of Markdown block edits, and its merge onto a base body that moved on.
+ *
+ * A draft keeps the body its edits were made against (`baseBody`), the resulting body and the edits
+ * as replacements of `baseBody` ranges: sorted, non-overlapping, `baseBody` with them applied is
+ * `body`. Publishing onto a changed base diffs the old base against the new one by lines; changes
+ * that stay outside every edited range are merged, one inside (or across) a range makes it stale.
+ */
+import { lineDiff, type Replacement } from './line-diff.js'
+
+/** One edit: `baseBody.slice(start, end)` replaced by `text`. */
+export interface MarkdownEdit {
+  start: number
+  end: number
+  text: string
+}
+
+/** The payload stored as DraftRecord.markdown. */
+export interface MarkdownDraft {
+  version: 1
+  baseBody: string
+  body: string
+  edits: MarkdownEdit[]
+}
+
+/**
+ * Structural validation of a stored draft (anything else is `invalid_body` at publish).
+ * @param value the stored value
+ * @returns true when it is a consistent MarkdownDraft
+ */
+export function isMarkdownDraft (value: unknown): value is MarkdownDraft {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const v = value as Record<string, unknown>
+  if (v.version !== 1 || typeof v.baseBody !== 'string' || typeof v.body !== 'string' || !Array.isArray(v.edits)) return false
+  let previousEnd = 0
+  for (const edit of v.edits as unknown[]) {
+    if (typeof edit !== 'object' || edit === null) return false
+    const e = edit as Record<string, unknown>
+    if (!Number.isSafeInteger(e.start) || !Number.isSafeInteger(e.end) || typeof e.text !== 'string') return false
+    const start = e.start as number
+    const end = e.end as number
+    if (start < previousEnd || end < start || end > v.baseBody.length) return false
+    previousEnd = end
+  }
+  return applyReplacements(v.baseBody, v.edits as MarkdownEdit[]) === v.body
+}
+
+/**
+ * A new draft for a body with no block edits yet.
+ * @param body the body the first edit is made against
+ * @returns an empty draft
+ */
+export function emptyMarkdownDraft (body: string): MarkdownDraft {
+  return { version: 1, baseBody: body, body, edits: [] }
+}
+
+/**
+ * Records one more edit: `draft.body.slice(start, end)` became the matching range of `newBody`
+ * (everything outside it unchanged). Edits that overlap or touch it are folded into one.
+ * @param draft the draft so far
+ * @param start start of the edited range in `draft.body`
+ * @param end end of the edited range in `draft.body`
+ * @param newBody the body after the edit
+ * @returns the new draft
+ */
+export function recordMarkdownEdit (draft: MarkdownDraft, start: number, end: number, newBody: string): MarkdownDraft {
+  const growth = newBody.length - draft.body.length
+  let s = start
+  let e = end
+  let delta = 0 // growth of the edits seen so far
+  let deltaBefore = 0 // growth of the edits wholly before the edited range
+  let groupDelta = 0 // growth of the edits folded into this one
+  const edits: MarkdownEdit[] = []
+  for (const edit of draft.edits) {
+    const d = edit.text.length - (edit.end - edit.start)
+    const ds = edit.start + delta
+    const de = ds + edit.text.length
+    if (ds <= end && start <= de) {
+      s = Math.min(s, ds)
+      e = Math.max(e, de)
+      groupDelta += d
+    } else {
+      edits.push(edit)
+      if (de < start) deltaBefore += d
+    }
+    delta += d
+  }
+  const baseStart = s - deltaBefore
+  const baseEnd = e - deltaBefore - groupDelta
+  const text = newBody.slice(s, e + growth)
+  // An edit that puts the base text back is no edit at all.
+  if (text !== draft.baseBody.slice(baseStart, baseEnd)) edits.push({ start: baseStart, end: baseEnd, text })
+  edits.sort((x, y) => x.start - y.start || x.end - y.end)
+  return { version: 1, baseBody: draft.baseBody, body: newBody, edits }
+}
+
+/**
+ * Where a range of the base body is in the draft body, when no edit touched it. A page rendered
+ * from the base (a static site shows published content) keeps sending base hints after the first
+ * block edit; this is how they still find their block.
+ * @param draft the draft
+ * @param start start of the range in `draft.baseBody`
+ * @param end end of the range in `draft.baseBody`
+ * @returns the range in `draft.body`, or null when an edit overlaps or touches it
+ */
+export function mapBaseRange (draft: MarkdownDraft, start: number, end: number): { start: number, end: number } | null {
+  let delta = 0
+  for (const edit of draft.edits) {
+    if (edit.start <= end && start <= edit.end) return null
+    if (edit.end < start) delta += edit.text.length - (edit.end - edit.start)
+  }
+  return { start: start + delta, end: end + delta }
+}
+
+/**
+ * Merges a draft onto the current base body.
+ * @param draft the stored draft (validated)
+ * @param currentBaseBody the base body now
+ * @returns the body to publish, or stale when the base changed inside an edited range
+ */
+export function mergeMarkdownDraft (draft: MarkdownDraft, currentBaseBody: string): { body: string } | { stale: true } {
+  if (currentBaseBody === draft.baseBody) return { body: draft.body }
+  const hunks = lineDiff(draft.baseBody, currentBaseBody)
+  for (const hunk of hunks) {
+    for (const edit of draft.edits) {
+      const overlaps = hunk.start === hunk.end
+        ? edit.start < hunk.start && hunk.start < edit.end
+        : hunk.start < edit.end && edit.start < hunk.end
+      if (overlaps) return { stale: true }
+    }
+  }
+  const all: Replacement[] = [...draft.edits, ...hunks].sort((a, b) => a.start - b.start || a.end - b.end)
+  return { body: applyReplacements(draft.baseBody, all) }
+}
+
+/**
+ * Applies sorted, non-overlapping replacements.
+ * @param text the original
+ * @param replacements ranges of the original and their new text
+ * @returns the result
+ */
+export function applyReplacements (text: string, replacements: readonly Replacement[]): string {
+  let out = ''
+  let at = 0
+  for (const r of replacements) {
+    out += text.slice(at, r.start) + r.text
+    at = r.end
+  }
+  return out + text.slice(at)
+}

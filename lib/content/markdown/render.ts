@@ -1,0 +1,97 @@
+/**
+ * `renderMarkdown`: Markdown body to HTML whose editable blocks carry source hints.
+ */
+import { unified } from 'unified'
+import remarkParse from 'remark-parse'
+import remarkGfm from 'remark-gfm'
+import remarkRehype from 'remark-rehype'
+import rehypeParse from 'rehype-parse'
+import rehypeSanitize, { defaultSchema, type Options as Schema } from 'rehype-sanitize'
+import { toHtml } from 'hast-util-to-html'
+import type { Root as HastRoot } from 'hast'
+import { visit } from 'unist-util-visit'
+import { remarkCmsSource, rehypeCmsSource } from './cms-source-plugins.js'
+
+/** Options of renderMarkdown. */
+export interface RenderMarkdownOptions {
+  collection: string
+  id: string
+  /** The field holding the Markdown (default `body`). */
+  blockPath?: string
+  /** Pass raw HTML in the Markdown through unsanitized (only for fully trusted content). */
+  allowDangerousHtml?: boolean
+}
+
+const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
+
+/** The default sanitize schema plus our own attributes on every element. */
+export const SANITIZE_SCHEMA: Schema = {
+  ...defaultSchema,
+  attributes: {
+    ...defaultSchema.attributes,
+    '*': [...(defaultSchema.attributes?.['*'] ?? []), 'dataCmsSrc', 'dataCmsMd']
+  }
+}
+
+/**
+ * Renders a Markdown body (CommonMark + GFM) to HTML for in-place editing: the wrapper carries
+ * `data-cms-md="<collection>/<id>#<blockPath>"`, each editable block `data-cms-src`. Raw HTML in
+ * the Markdown is sanitized with the rehype-sanitize defaults unless `allowDangerousHtml`.
+ * @param body the Markdown body, exactly as stored
+ * @param opts the entry and field
+ * @returns the HTML
+ */
+export function renderMarkdown (body: string, opts: RenderMarkdownOptions): string {
+  if (opts.allowDangerousHtml === true) return toHtml(renderRaw(body, opts, true), { allowDangerousHtml: true })
+  return toHtml(renderTree(body, opts))
+}
+
+/**
+ * The sanitized tree renderMarkdown serializes (what a browser builds from its output).
+ * @param body the Markdown body
+ * @param opts the entry and field
+ * @returns the hast tree
+ */
+export function renderTree (body: string, opts: RenderMarkdownOptions): HastRoot {
+  // Raw HTML may be split across Markdown nodes (an open tag in one, text, a close tag in another):
+  // only parsing the whole document, as a browser would, gives the tree to sanitize.
+  const tree = sanitizeRendered(toHtml(renderRaw(body, opts, false), { allowDangerousHtml: true }))
+  relinkClobberedIds(tree)
+  return tree
+}
+
+/**
+ * The sanitizer prefixes every id (so authored HTML cannot clobber page globals); in-page links
+ * such as footnote references must then point at the prefixed ids.
+ */
+function relinkClobberedIds (tree: HastRoot): void {
+  const ids = new Set<string>()
+  visit(tree, 'element', (node) => { if (typeof node.properties.id === 'string') ids.add(node.properties.id) })
+  visit(tree, 'element', (node) => {
+    const href = node.properties.href
+    if (node.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && ids.has(CLOBBER_PREFIX + href.slice(1))) {
+      node.properties.href = '#' + CLOBBER_PREFIX + href.slice(1)
+    }
+  })
+}
+
+/**
+ * Sanitizes raw rendered HTML the way renderMarkdown does.
+ * @param html HTML with raw parts
+ * @returns the sanitized tree
+ */
+export function sanitizeRendered (html: string): HastRoot {
+  const processor = unified().use(rehypeParse, { fragment: true }).use(rehypeSanitize, SANITIZE_SCHEMA)
+  return processor.runSync(processor.parse(html))
+}
+
+function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
+  const processor = unified()
+    .use(remarkParse)
+    .use(remarkGfm)
+    .use(remarkCmsSource)
+    // rehype-sanitize prefixes ids itself; remark-rehype must not do it a second time.
+    .use(remarkRehype, { allowDangerousHtml: true, ...(trusted ? {} : { clobberPrefix: '' }) })
+    .use(rehypeCmsSource, { collection: opts.collection, id: opts.id, blockPath: opts.blockPath })
+  return processor.runSync(processor.parse(body), body)
+}

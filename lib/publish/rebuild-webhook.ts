@@ -1,0 +1,121 @@
+/**
+ * The site's rebuild webhook: after a publish, one signed JSON request to the configured URL. A
+ * failed call keeps the request as a receipt under `.git/cms/` so it can be resent later
+ * (`{ retryRebuild: true }`) without republishing anything.
+ */
+import { readFile, rm } from 'node:fs/promises'
+import { createHmac } from 'node:crypto'
+import path from 'node:path'
+import type { Logger } from 'pino'
+import type { Config } from '../config.js'
+import { writeFileAtomic } from '../storage/atomic-write.js'
+
+/** The rebuild part of a publish response. */
+export interface RebuildOutcome {
+  rebuild: { triggered: boolean, ok: boolean }
+  retryAvailable?: boolean
+  receiptError?: string
+}
+
+/** The webhook body. */
+export interface RebuildPayload {
+  event: 'publish'
+  commit?: string
+  published: Array<{ collection: string, id: string, revision: number, deleted: boolean }>
+  deploymentId?: string
+}
+
+interface Receipt { version: 1, url: string, method: 'POST' | 'PUT', body: string, failedAt: number, error: string }
+
+export interface RebuildWebhookOptions {
+  config: Config
+  stateDir: string
+  log: Logger
+  /** Request timeout (default 10 s). */
+  timeoutMs?: number
+}
+
+/** Sends the rebuild request and keeps a receipt when it fails. */
+export class RebuildWebhook {
+  readonly configured: boolean
+  readonly #target: { url: string, method: 'POST' | 'PUT', secret?: string, deploymentId?: string } | null
+  readonly #receiptFile: string
+  readonly #log: Logger
+  readonly #timeoutMs: number
+
+  constructor (opts: RebuildWebhookOptions) {
+    const hook = opts.config.delivery.publish
+    this.#target = hook === undefined
+      ? null
+      : { url: hook.webhookUrl, method: hook.method ?? 'POST', ...(hook.secret !== undefined ? { secret: hook.secret } : {}), ...(hook.deploymentId !== undefined ? { deploymentId: hook.deploymentId } : {}) }
+    this.configured = this.#target !== null
+    this.#receiptFile = path.join(opts.stateDir, 'rebuild-receipt.json')
+    this.#log = opts.log
+    this.#timeoutMs = opts.timeoutMs ?? 10_000
+  }
+
+  /**
+   * Sends the publish event.
+   * @param payload what was published
+   * @returns the rebuild outcome
+   */
+  async send (payload: Omit<RebuildPayload, 'deploymentId'>): Promise<RebuildOutcome> {
+    if (this.#target === null) return { rebuild: { triggered: false, ok: false } }
+    const body = JSON.stringify({ ...payload, ...(this.#target.deploymentId !== undefined ? { deploymentId: this.#target.deploymentId } : {}) })
+    return await this.#deliver(this.#target.url, this.#target.method, body)
+  }
+
+  /**
+   * Resends the retained request, if any.
+   * @returns the rebuild outcome
+   */
+  async retry (): Promise<RebuildOutcome> {
+    const receipt = await this.#readReceipt()
+    if (receipt === null) return { rebuild: { triggered: false, ok: false }, retryAvailable: false }
+    return await this.#deliver(receipt.url, receipt.method, receipt.body)
+  }
+
+  /**
+   * Whether a failed request is waiting to be resent.
+   * @returns true when a receipt exists
+   */
+  async hasReceipt (): Promise<boolean> {
+    return (await this.#readReceipt()) !== null
+  }
+
+  async #deliver (url: string, method: 'POST' | 'PUT', body: string): Promise<RebuildOutcome> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'git-cms' }
+    const secret = this.#target?.secret
+    if (secret !== undefined) headers['x-cms-signature'] = 'sha256=' + createHmac('sha256', secret).update(body, 'utf8').digest('hex')
+    let error: string | null = null
+    try {
+      const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.#timeoutMs), redirect: 'manual' })
+      await res.arrayBuffer().catch(() => {})
+      if (res.status < 200 || res.status > 299) error = `webhook answered ${res.status}`
+    } catch (err) {
+      error = (err as Error).name === 'TimeoutError' ? `webhook timed out after ${this.#timeoutMs} ms` : `webhook call failed: ${(err as Error).message}`
+    }
+    if (error === null) {
+      await rm(this.#receiptFile, { force: true })
+      return { rebuild: { triggered: true, ok: true } }
+    }
+    this.#log.warn({ error }, 'rebuild webhook failed; kept a receipt for retryRebuild')
+    const receipt: Receipt = { version: 1, url, method, body, failedAt: Date.now(), error }
+    try {
+      await writeFileAtomic(this.#receiptFile, JSON.stringify(receipt) + '\n')
+      return { rebuild: { triggered: true, ok: false }, retryAvailable: true }
+    } catch (err) {
+      return { rebuild: { triggered: true, ok: false }, retryAvailable: false, receiptError: (err as Error).message }
+    }
+  }
+
+  async #readReceipt (): Promise<Receipt | null> {
+    try {
+      const parsed = JSON.parse(await readFile(this.#receiptFile, 'utf8')) as Receipt
+      if (parsed.version !== 1 || typeof parsed.body !== 'string' || typeof parsed.url !== 'string') return null
+      return parsed
+    } catch {
+      return null
+    }
+  }
+}
