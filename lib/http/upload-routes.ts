@@ -55,6 +55,7 @@ export function uploadRoutes (router: Router, services: Services): void {
     } catch (err) {
       await Promise.all(started.map(async f => await rm(f, { force: true })))
       const e = err as { httpCode?: number, code?: number, message?: string }
+      if (/maxFiles|maxFields/i.test(String(e.message))) throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
       if (e.httpCode === 413 || /maxFileSize|maxTotalFileSize/.test(String(e.message))) {
         throw new PayloadTooLargeError(`Upload larger than ${maxBytes} bytes`, { maxBytes })
       }
