@@ -3,6 +3,7 @@
  * `Config` with every default filled in. A repository without a config file is valid: every
  * directory under `content/` is then a collection with an inferred schema.
  */
+import { SchemaCompiler } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -144,9 +145,11 @@ export function normalizeConfig (input: unknown): Config {
   }
   const c = input as ConfigInput
   checkAuth(c.auth)
+  // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
+  const schemas = new SchemaCompiler()
   for (const [name, def] of Object.entries(c.collections ?? {})) {
     if (def.schema !== undefined) {
-      try { ajv.compile(def.schema) } catch (err) {
+      try { schemas.validator(def.schema) } catch (err) {
         throw new ConfigError(`collections.${name}.schema`, `is not a valid JSON Schema: ${(err as Error).message}`)
       }
     }

@@ -1,0 +1,186 @@
+/**
+ * The command line: `git-cms serve [--repo DIR] [--port N] [--host H]` and `git-cms demo [--port N]`.
+ * `bin/git-cms` hands it argv and the environment; everything else (refusals, the listening line,
+ * signals, the demo repository) happens here.
+ */
+import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
+import type { Cms } from './cms.js'
+import type { RunningServer } from './server.js'
+
+/** Where the CLI writes; the process streams unless a caller passes others. */
+export interface CliStreams {
+  stdout: { write: (text: string) => unknown }
+  stderr: { write: (text: string) => unknown }
+}
+
+/** Exit code after a clean shutdown (or `--help`). */
+export const EXIT_OK = 0
+/** Exit code when the service refuses to start (or fails while shutting down). */
+export const EXIT_REFUSED = 1
+/** Exit code for bad usage: an unknown command or flag, a bad value. */
+export const EXIT_USAGE = 2
+
+/** The help text (stdout for `--help`, stderr after a usage error). */
+export const USAGE = `Usage:
+  git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
+  git-cms demo  [--port N] [--host H]                serve a throwaway copy of the example site
+  git-cms --help                                     show this help
+
+Defaults: --host 127.0.0.1, --port 4321 (0 picks a free port).
+Environment: CMS_EDIT_PASSWORD (or EDIT_PASSWORD), CMS_SESSION_SECRET, CMS_TRUST_PROXY,
+CMS_GIT_ON_PUBLISH, NODE_ENV.
+`
+
+const DEFAULT_HOST = '127.0.0.1'
+const DEFAULT_PORT = 4321
+
+/** Bad command-line usage: printed with the usage text, exit code 2. */
+class UsageError extends Error {}
+
+interface Invocation {
+  command: 'serve' | 'demo' | 'help'
+  repo: string | undefined
+  host: string
+  port: number
+}
+
+/**
+ * Runs the command line until the server has shut down (after SIGTERM or SIGINT) or refused to start.
+ * @param argv the arguments after the executable (`process.argv.slice(2)`)
+ * @param env the environment
+ * @param streams where to write (default: the process's stdout and stderr)
+ * @returns the exit code
+ */
+export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: CliStreams = process): Promise<number> {
+  let invocation: Invocation
+  try {
+    invocation = parseInvocation(argv)
+  } catch (err) {
+    streams.stderr.write(`git-cms: ${(err as Error).message}\n\n${USAGE}`)
+    return EXIT_USAGE
+  }
+  if (invocation.command === 'help') {
+    streams.stdout.write(USAGE)
+    return EXIT_OK
+  }
+  // Loaded only now, so --help and usage errors answer without loading the whole service.
+  const [{ createCms }, { startServer }, { createDemoRepo, removeDemoRepo }, { demoSite }] = await Promise.all([
+    import('./cms.js'), import('./server.js'), import('./demo/demo-repo.js'), import('./demo/site.js')
+  ])
+  let demoRepo: string | null = null
+  let running: RunningServer
+  try {
+    let cms: Cms
+    let password: string | null = null
+    if (invocation.command === 'demo') {
+      demoRepo = await createDemoRepo()
+      const given = firstSet(env.CMS_EDIT_PASSWORD, env.EDIT_PASSWORD)
+      // A password the user chose is never echoed; a generated one must be, or nobody could sign in.
+      password = given === null ? randomBytes(12).toString('base64url') : null
+      cms = await createCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
+      cms.app.use(demoSite(cms))
+    } else {
+      cms = await createCms({ repoDir: invocation.repo ?? process.cwd(), env })
+    }
+    warnAboutSettings(cms, streams)
+    running = await listen(cms, invocation, startServer)
+    streams.stdout.write(`git-cms listening on ${running.url}\n`)
+    if (demoRepo !== null) {
+      streams.stdout.write(`password: ${password ?? '(the one set in CMS_EDIT_PASSWORD or EDIT_PASSWORD)'}\nsite: ${running.url}/\nadmin: ${running.url}${cms.config.mountPath}\nrepository: ${demoRepo}\n`)
+    } else {
+      streams.stdout.write(`admin: ${running.url}${cms.config.mountPath}\n`)
+    }
+    // Indexes are built after listening so start-up stays fast; a failure here is only logged.
+    cms.services.content.warm().catch((err: unknown) => { cms.services.log.warn({ err }, 'could not index content at start-up') })
+  } catch (err) {
+    if (demoRepo !== null) await removeDemoRepo(demoRepo).catch(() => {})
+    streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
+    return EXIT_REFUSED
+  }
+  const code = await untilSignal(running, streams)
+  if (demoRepo !== null) await removeDemoRepo(demoRepo).catch(() => {})
+  return code
+}
+
+function parseInvocation (argv: string[]): Invocation {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      repo: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help === true) return { command: 'help', repo: undefined, host: DEFAULT_HOST, port: DEFAULT_PORT }
+  const [command, ...rest] = positionals
+  if (command === undefined) throw new UsageError('missing command')
+  if (command !== 'serve' && command !== 'demo') throw new UsageError(`unknown command '${command}'`)
+  if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0] ?? ''}'`)
+  if (command === 'demo' && values.repo !== undefined) throw new UsageError('demo serves its own copy of the example site; --repo is for serve')
+  if (values.host === '') throw new UsageError('--host needs a value')
+  if (values.repo === '') throw new UsageError('--repo needs a value')
+  return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port) }
+}
+
+function parsePort (value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PORT
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got '${value}'`)
+  return Number(value)
+}
+
+async function listen (cms: Cms, invocation: Invocation, start: typeof import('./server.js').startServer): Promise<RunningServer> {
+  try {
+    return await start({ cms, host: invocation.host, port: invocation.port })
+  } catch (err) {
+    await cms.close().catch(() => {})
+    throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
+  }
+}
+
+function warnAboutSettings (cms: Cms, streams: CliStreams): void {
+  if (cms.runtime.secretGenerated) {
+    streams.stderr.write('git-cms: warning: CMS_SESSION_SECRET is not set; using a random secret, so sessions end when this process stops\n')
+  }
+  if (cms.runtime.password === null && cms.config.auth === null) {
+    streams.stderr.write('git-cms: warning: neither CMS_EDIT_PASSWORD nor an auth provider is set; nobody can sign in\n')
+  }
+}
+
+/** Waits for SIGTERM or SIGINT, then drains the server; resolves with the exit code. */
+async function untilSignal (running: RunningServer, streams: CliStreams): Promise<number> {
+  return await new Promise<number>(resolve => {
+    let stopping = false
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        streams.stderr.write(`git-cms: ${signal} again; still finishing the requests in flight\n`)
+        return
+      }
+      stopping = true
+      running.close().then(() => {
+        process.off('SIGTERM', onSignal)
+        process.off('SIGINT', onSignal)
+        resolve(EXIT_OK)
+      }, (err: unknown) => {
+        streams.stderr.write(`git-cms: error while shutting down: ${oneLine(err)}\n`)
+        resolve(EXIT_REFUSED)
+      })
+    }
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+  })
+}
+
+function firstSet (...values: Array<string | undefined>): string | null {
+  for (const v of values) if (v !== undefined && v !== '') return v
+  return null
+}
+
+/** An error as one line: start-up refusals are printed without a stack. */
+function oneLine (err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err)
+  return message.split('\n')[0] ?? message
+}

@@ -1,0 +1,216 @@
+/**
+ * The demo site's pages as HTML strings: the layout, the home page, a post, a page of sections and
+ * the not-found page. Pure functions of entry data; every value from content is escaped here, and
+ * each editable value carries `data-cms="<collection>/<id>#<field.path>"` for the inline editor.
+ */
+import { escapeHtml, safeHref, textOf } from './html.js'
+import { SITE_CSS } from './styles.js'
+
+/** One entry as the pages use it. */
+export interface SiteEntry {
+  collection: string
+  id: string
+  data: Record<string, unknown>
+}
+
+/** What every page needs besides its own content. */
+export interface SiteChrome {
+  /** The settings singleton, or null when it is missing or unreadable. */
+  settings: SiteEntry | null
+  /** The `snippets/footer` entry, or null. */
+  footer: SiteEntry | null
+}
+
+const DEFAULT_TITLE = 'Example site'
+
+/**
+ * The `data-cms` attribute binding an element to a field.
+ * @param entry the entry
+ * @param field the field path (dot-separated)
+ * @returns ` data-cms="..."` (with its leading space)
+ */
+export function bind (entry: SiteEntry, field: string): string {
+  return ` data-cms="${escapeHtml(`${entry.collection}/${entry.id}#${field}`)}"`
+}
+
+/**
+ * A whole HTML document around a page's main content.
+ * @param chrome settings and footer
+ * @param title the document title (the page's own part)
+ * @param main the HTML of `<main>`
+ * @returns the document
+ */
+export function renderLayout (chrome: SiteChrome, title: string, main: string): string {
+  const s = chrome.settings
+  const siteTitle = textOf(s?.data, 'title', DEFAULT_TITLE)
+  const tagline = textOf(s?.data, 'tagline')
+  const nav = Array.isArray(s?.data.nav) ? s.data.nav : []
+  const navItems = s === null
+    ? ''
+    : nav.map((item: unknown, i) => {
+      const link = isRecord(item) ? item : {}
+      return `<li><a href="${safeHref(link.href)}"${bind(s, `nav.${i}.label`)}>${escapeHtml(textOf(link, 'label'))}</a></li>`
+    }).join('')
+  const docTitle = title === '' ? siteTitle : `${title} · ${siteTitle}`
+  const footer = chrome.footer
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(docTitle)}</title>
+<style>${SITE_CSS}</style>
+<script src="/__cms/bootstrap.js" defer></script>
+</head>
+<body>
+<header class="site-header"><div class="wrap">
+<a class="brand" href="/"${s === null ? '' : bind(s, 'title')}>${escapeHtml(siteTitle)}</a>
+${tagline === '' || s === null ? '' : `<p class="tagline"${bind(s, 'tagline')}>${escapeHtml(tagline)}</p>`}
+${navItems === '' ? '' : `<nav class="site-nav" aria-label="Main"><ul>${navItems}</ul></nav>`}
+</div></header>
+<main class="wrap">
+${main}
+</main>
+<footer class="site-footer"><div class="wrap">
+${footer === null ? `<p>${escapeHtml(siteTitle)}</p>` : `<p${bind(footer, 'text')}>${escapeHtml(textOf(footer.data, 'text'))}</p>`}
+<p><a href="/admin">Sign in to edit</a></p>
+</div></footer>
+</body>
+</html>
+`
+}
+
+/**
+ * The home page: the published posts, newest first, and the pages.
+ * @param chrome settings and footer
+ * @param posts the posts to list (already filtered and sorted)
+ * @param pages the pages (in their collection order)
+ * @param authors author entries by id
+ * @returns the document
+ */
+export function renderHome (chrome: SiteChrome, posts: SiteEntry[], pages: SiteEntry[], authors: Map<string, SiteEntry>): string {
+  const items = posts.map(post => `<li>
+<p class="meta">${postMeta(post, authors)}</p>
+<h2><a href="/posts/${encodeURIComponent(post.id)}"${bind(post, 'title')}>${escapeHtml(titleOf(post))}</a></h2>
+${tagList(post)}
+</li>`).join('\n')
+  const pageItems = pages.map(page => `<li><a href="/pages/${encodeURIComponent(page.id)}">${escapeHtml(titleOf(page))}</a></li>`).join('')
+  const main = `<h1 class="section-title">Latest posts</h1>
+${posts.length === 0 ? '<p>Nothing published yet.</p>' : `<ul class="post-list">\n${items}\n</ul>`}
+${pages.length === 0 ? '' : `<h2 class="section-title">Pages</h2>\n<ul class="page-list">${pageItems}</ul>`}`
+  return renderLayout(chrome, '', main)
+}
+
+/**
+ * A post: title, meta line, cover image, the rendered body and the author's box.
+ * @param chrome settings and footer
+ * @param post the post
+ * @param bodyHtml the body as HTML (from renderMarkdown: already safe, not escaped again)
+ * @param author the author's entry, or null
+ * @returns the document
+ */
+export function renderPost (chrome: SiteChrome, post: SiteEntry, bodyHtml: string, author: SiteEntry | null): string {
+  const authors = new Map(author === null ? [] : [[author.id, author]])
+  const cover = textOf(post.data, 'cover')
+  const main = `<article>
+<header>
+<p class="meta">${postMeta(post, authors)}${post.data.draft === true ? ' <span class="badge">Draft: not listed on the home page</span>' : ''}</p>
+<h1${bind(post, 'title')}>${escapeHtml(titleOf(post))}</h1>
+${tagList(post)}
+</header>
+${cover === '' ? '' : `<figure class="cover"><img src="${safeHref(cover)}" alt="${escapeHtml(textOf(post.data, 'coverAlt'))}" width="480" height="240"></figure>`}
+<div class="post-body">
+${bodyHtml}
+</div>
+${author === null ? '' : authorBox(author)}
+</article>`
+  return renderLayout(chrome, titleOf(post), main)
+}
+
+/**
+ * A page built from sections (hero, text, cta).
+ * @param chrome settings and footer
+ * @param page the page
+ * @param layoutField the field that holds the sections (the collection's `layoutField`)
+ * @returns the document
+ */
+export function renderPage (chrome: SiteChrome, page: SiteEntry, layoutField: string): string {
+  const raw = page.data[layoutField]
+  const sections = Array.isArray(raw) ? raw : []
+  const hasHero = sections.some(s => isRecord(s) && s.type === 'hero')
+  const parts = sections.map((section: unknown, i) => isRecord(section) ? renderSection(page, `${layoutField}.${i}`, section) : '')
+  const main = `<article class="page">
+${hasHero ? '' : `<h1${bind(page, 'title')}>${escapeHtml(titleOf(page))}</h1>`}
+${parts.join('\n')}
+</article>`
+  return renderLayout(chrome, titleOf(page), main)
+}
+
+/**
+ * The not-found page.
+ * @param chrome settings and footer
+ * @returns the document
+ */
+export function renderNotFound (chrome: SiteChrome): string {
+  return renderLayout(chrome, 'Not found', '<h1>Page not found</h1>\n<p>There is nothing at this address. <a href="/">Back to the home page</a>.</p>')
+}
+
+function renderSection (page: SiteEntry, at: string, section: Record<string, unknown>): string {
+  const heading = textOf(section, 'heading')
+  const text = textOf(section, 'text')
+  const h = (tag: string): string => heading === '' ? '' : `<${tag}${bind(page, `${at}.heading`)}>${escapeHtml(heading)}</${tag}>`
+  const p = text === '' ? '' : `<p${bind(page, `${at}.text`)}>${escapeHtml(text)}</p>`
+  switch (section.type) {
+    case 'hero':
+      return `<section class="hero">${h('h1')}${p}</section>`
+    case 'cta': {
+      const label = textOf(section, 'linkLabel', 'Learn more')
+      const link = textOf(section, 'link')
+      const button = link === '' ? '' : `<p><a class="button" href="${safeHref(link)}"${bind(page, `${at}.linkLabel`)}>${escapeHtml(label)}</a></p>`
+      return `<section class="cta">${h('h2')}${p}${button}</section>`
+    }
+    default:
+      return `<section class="text">${h('h2')}${p}</section>`
+  }
+}
+
+function postMeta (post: SiteEntry, authors: Map<string, SiteEntry>): string {
+  const date = textOf(post.data, 'date')
+  const author = authors.get(textOf(post.data, 'author'))
+  const parts: string[] = []
+  if (date !== '') parts.push(`<time datetime="${escapeHtml(date)}">${escapeHtml(formatDate(date))}</time>`)
+  if (author !== undefined) parts.push(`by ${escapeHtml(textOf(author.data, 'name', author.id))}`)
+  return parts.join(' · ')
+}
+
+function tagList (post: SiteEntry): string {
+  const tags = Array.isArray(post.data.tags) ? post.data.tags.filter((t): t is string => typeof t === 'string') : []
+  return tags.length === 0 ? '' : `<ul class="tags" aria-label="Tags">${tags.map(t => `<li>${escapeHtml(t)}</li>`).join('')}</ul>`
+}
+
+function authorBox (author: SiteEntry): string {
+  const avatar = textOf(author.data, 'avatar')
+  const links = Array.isArray(author.data.links) ? author.data.links.filter(isRecord) : []
+  return `<aside class="author-box" aria-label="About the author">
+${avatar === '' ? '' : `<img src="${safeHref(avatar)}" alt="" width="64" height="64">`}
+<div>
+<strong${bind(author, 'name')}>${escapeHtml(textOf(author.data, 'name', author.id))}</strong>
+${textOf(author.data, 'bio') === '' ? '' : `<p${bind(author, 'bio')}>${escapeHtml(textOf(author.data, 'bio'))}</p>`}
+${links.length === 0 ? '' : `<ul>${links.map(l => `<li><a href="${safeHref(l.url)}">${escapeHtml(textOf(l, 'label'))}</a></li>`).join('')}</ul>`}
+</div>
+</aside>`
+}
+
+function titleOf (entry: SiteEntry): string {
+  return textOf(entry.data, 'title', textOf(entry.data, 'name', entry.id))
+}
+
+function formatDate (date: string): string {
+  const parsed = new Date(`${date}T00:00:00Z`)
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(parsed.getTime())) return date
+  return new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }).format(parsed)
+}
+
+function isRecord (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

@@ -1,0 +1,109 @@
+/**
+ * `demoSite(cms)`: the example site of `git-cms demo` as a Koa middleware. It renders `/`,
+ * `/posts/<id>` and `/pages/<id>` from the working tree on every request (through the instance's
+ * content indexes), so a publish shows at once, as if the site had been rebuilt.
+ */
+import type { Middleware } from 'koa'
+import type { Cms } from '../cms.js'
+import { NotFoundError } from '../errors.js'
+import { renderMarkdown } from '../content/markdown/index.js'
+import { ENTRY_ID } from '../storage/names.js'
+import { renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
+
+/** The collections the example site reads (those of fixtures-repo/cms.config.yaml). */
+const POSTS = 'posts'
+const PAGES = 'pages'
+const AUTHORS = 'authors'
+const SETTINGS = 'settings'
+const SNIPPETS = 'snippets'
+
+type Route = { kind: 'home' } | { kind: 'post' | 'page', id: string }
+
+/**
+ * The example site's pages as a middleware; anything it does not serve goes to `next`.
+ * @param cms the instance whose content it shows
+ * @returns the middleware
+ */
+export function demoSite (cms: Cms): Middleware {
+  return async (ctx, next) => {
+    const route = ctx.method === 'GET' || ctx.method === 'HEAD' ? routeOf(ctx.path) : null
+    if (route === null) { await next(); return }
+    const site = new SiteContent(cms)
+    const chrome = await site.chrome()
+    let html: string | null = null
+    if (route.kind === 'home') {
+      const posts = (await site.entries(POSTS)).filter(p => p.data.draft !== true).sort(newestFirst)
+      html = renderHome(chrome, posts, await site.entries(PAGES), new Map((await site.entries(AUTHORS)).map(a => [a.id, a])))
+    } else if (route.kind === 'post') {
+      const post = await site.entry(POSTS, route.id)
+      if (post !== null) {
+        const body = typeof post.data.body === 'string' ? post.data.body : ''
+        const authorId = post.data.author
+        const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
+        html = renderPost(chrome, post, renderMarkdown(body, { collection: POSTS, id: post.id }), author)
+      }
+    } else {
+      const page = await site.entry(PAGES, route.id)
+      if (page !== null) html = renderPage(chrome, page, await site.layoutField(PAGES))
+    }
+    ctx.set('Cache-Control', 'no-cache')
+    ctx.type = 'text/html; charset=utf-8'
+    ctx.status = html === null ? 404 : 200
+    ctx.body = html ?? renderNotFound(chrome)
+  }
+}
+
+function routeOf (urlPath: string): Route | null {
+  if (urlPath === '/' || urlPath === '/index.html') return { kind: 'home' }
+  const m = /^\/(posts|pages)\/([^/]+)\/?$/.exec(urlPath)
+  if (m === null) return null
+  return { kind: m[1] === POSTS ? 'post' : 'page', id: m[2]! }
+}
+
+function newestFirst (a: SiteEntry, b: SiteEntry): number {
+  const da = typeof a.data.date === 'string' ? a.data.date : ''
+  const db = typeof b.data.date === 'string' ? b.data.date : ''
+  return da < db ? 1 : da > db ? -1 : 0
+}
+
+/** Reads entries for one request; unreadable entries and missing collections are left out. */
+class SiteContent {
+  readonly #cms: Cms
+
+  constructor (cms: Cms) {
+    this.#cms = cms
+  }
+
+  async chrome (): Promise<SiteChrome> {
+    const singleton = (await this.#cms.services.content.registry.get(SETTINGS))?.metadata.singletonId ?? 'site'
+    return { settings: await this.entry(SETTINGS, singleton), footer: await this.entry(SNIPPETS, 'footer') }
+  }
+
+  async layoutField (collection: string): Promise<string> {
+    return (await this.#cms.services.content.registry.get(collection))?.layoutField ?? 'sections'
+  }
+
+  async entries (collection: string): Promise<SiteEntry[]> {
+    const index = await this.#index(collection)
+    if (index === null) return []
+    const list: SiteEntry[] = []
+    for (const e of await index.all()) if (e.data !== undefined) list.push({ collection, id: e.id, data: e.data })
+    return list
+  }
+
+  async entry (collection: string, id: string): Promise<SiteEntry | null> {
+    if (!ENTRY_ID.test(id)) return null
+    const index = await this.#index(collection)
+    const e = index === null ? null : await index.get(id)
+    return e?.data === undefined ? null : { collection, id, data: e.data }
+  }
+
+  async #index (collection: string): Promise<Awaited<ReturnType<Cms['services']['content']['index']>> | null> {
+    try {
+      return await this.#cms.services.content.index(collection)
+    } catch (err) {
+      if (err instanceof NotFoundError) return null
+      throw err
+    }
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The HTTP listener of `git-cms serve` and `git-cms demo`: a node:http server over the instance's
+ * Koa app, and a graceful close that lets requests in flight (a publish included) finish first.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Cms } from './cms.js'
+
+/** What `startServer` listens with. */
+export interface StartServerOptions {
+  /** The instance whose `app` answers requests. */
+  cms: Cms
+  /** The address to bind (default 127.0.0.1). */
+  host?: string
+  /** The port (0 picks a free one). */
+  port: number
+  /** After this long, a close drops connections that are still busy (default 30 s). */
+  drainTimeoutMs?: number
+}
+
+/** A listening server. */
+export interface RunningServer {
+  /** `http://HOST:PORT` with the port actually bound. */
+  url: string
+  server: Server
+  /**
+   * Stops accepting connections, waits for requests in flight to finish, then closes the instance.
+   * @returns resolves when everything is closed
+   */
+  close: () => Promise<void>
+}
+
+const IDLE_SWEEP_MS = 50
+
+/**
+ * Listens on host and port with the instance's Koa app.
+ * @param opts the instance, host and port
+ * @returns the running server; rejects when the port cannot be bound
+ */
+export async function startServer (opts: StartServerOptions): Promise<RunningServer> {
+  const host = opts.host ?? '127.0.0.1'
+  const server = createServer(opts.cms.app.callback())
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => { reject(err) }
+    server.once('error', onError)
+    server.listen(opts.port, host, () => {
+      server.off('error', onError)
+      resolve()
+    })
+  })
+  const { port } = server.address() as AddressInfo
+  let closing: Promise<void> | null = null
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    server,
+    close: async () => {
+      closing ??= drain(server, opts.drainTimeoutMs ?? 30_000).then(async () => { await opts.cms.close() })
+      await closing
+    }
+  }
+}
+
+/**
+ * Closes the listener and waits for open requests. A keep-alive connection becomes idle once its
+ * response is sent, so idle connections are swept until the last one is gone.
+ */
+async function drain (server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>(resolve => server.close(() => { resolve() }))
+  server.closeIdleConnections()
+  const sweep = setInterval(() => { server.closeIdleConnections() }, IDLE_SWEEP_MS)
+  const force = setTimeout(() => { server.closeAllConnections() }, timeoutMs)
+  try {
+    await closed
+  } finally {
+    clearInterval(sweep)
+    clearTimeout(force)
+  }
+}

@@ -1,0 +1,26 @@
+import t from 'tap'
+import { readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { createDemoRepo, removeDemoRepo, fixturesRepoDir } from '../../lib/demo/demo-repo.js'
+import { git } from '../helpers/site.js'
+
+t.test('the demo repository is a committed copy of fixtures-repo with a local author', async t => {
+  const dir = await createDemoRepo()
+  t.teardown(async () => { await removeDemoRepo(dir) })
+  t.equal(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main')
+  t.equal(git(dir, 'rev-list', '--count', 'HEAD'), '1')
+  t.equal(git(dir, 'status', '--porcelain'), '', 'everything committed')
+  t.equal(git(dir, 'config', '--local', 'user.name'), 'git-cms demo')
+  t.equal(git(dir, 'config', '--local', 'user.email'), 'demo@git-cms.invalid')
+  const rel = 'content/posts/hello-world.md'
+  t.equal(await readFile(path.join(dir, rel), 'utf8'), await readFile(path.join(await fixturesRepoDir(), rel), 'utf8'))
+  t.match(git(dir, 'ls-files'), 'cms.config.yaml')
+  await removeDemoRepo(dir)
+  await t.rejects(stat(dir), { code: 'ENOENT' })
+})
+
+t.test('two demos get two directories', async t => {
+  const [a, b] = await Promise.all([createDemoRepo(), createDemoRepo()])
+  t.teardown(async () => { await removeDemoRepo(a); await removeDemoRepo(b) })
+  t.not(a, b)
+})
