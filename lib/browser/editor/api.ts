@@ -1,0 +1,78 @@
+/**
+ * The editor API as the inline editor uses it: same-origin JSON requests with the request-forgery
+ * header on every mutating call.
+ */
+
+/** A response: its status and parsed JSON body (null when there was none or it was not JSON). */
+export interface ApiResponse {
+  status: number
+  body: Record<string, unknown> | null
+}
+
+/** Calls the editor API under one base path. */
+export class CmsApi {
+  readonly base: string
+
+  /**
+   * @param base the API base path (`apiBasePath`, e.g. `/api/cms`)
+   */
+  constructor (base: string) {
+    this.base = base.replace(/\/+$/, '')
+  }
+
+  /**
+   * Sends one request; network failures become status 0.
+   * @param method HTTP method
+   * @param path path under the base, with its query
+   * @param body JSON body (mutating methods only)
+   * @returns status and body
+   */
+  async request (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiResponse> {
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (method !== 'GET') headers['x-cms-request'] = '1'
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    let res: Response
+    try {
+      res = await fetch(this.base + path, {
+        method,
+        credentials: 'same-origin',
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body)
+      })
+    } catch {
+      return { status: 0, body: null }
+    }
+    let parsed: Record<string, unknown> | null = null
+    try {
+      const value: unknown = await res.json()
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>
+    } catch {
+      parsed = null
+    }
+    return { status: res.status, body: parsed }
+  }
+
+  /**
+   * Reads one entry as this editor sees it (their draft laid over base).
+   * @param collection collection name
+   * @param id entry id
+   * @returns its data, revision and draft flag, or null when it cannot be read
+   */
+  async readEntry (collection: string, id: string): Promise<EntrySnapshot | null> {
+    const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`
+    const res = await this.request('GET', `/entries${q}`)
+    const entries = res.status === 200 ? res.body?.entries : undefined
+    const entry: unknown = Array.isArray(entries) ? entries[0] : undefined
+    if (entry === null || typeof entry !== 'object') return null
+    const { data, draft, revision } = entry as { data?: unknown, draft?: unknown, revision?: unknown }
+    if (data === null || typeof data !== 'object') return null
+    return { data: data as Record<string, unknown>, draft: draft === true, revision: typeof revision === 'number' ? revision : undefined }
+  }
+}
+
+/** One entry as readEntry returns it. */
+export interface EntrySnapshot {
+  data: Record<string, unknown>
+  draft: boolean
+  revision?: number
+}

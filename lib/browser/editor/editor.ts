@@ -1,0 +1,384 @@
+/**
+ * The inline editor, loaded by bootstrap.js for a signed-in editor. Elements bound with `data-cms`
+ * and the `[data-cms-src]` blocks of `[data-cms-md]` wrappers become editable when clicked or
+ * focused; blur or Ctrl+S saves (`save_field` / `md_block`), Escape cancels.
+ */
+import { CmsApi } from './api.js'
+import { parseBinding, parseHint, type Binding } from './bindings.js'
+import { renewHints } from './block-hints.js'
+import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
+import { EditorUi, type ToolbarCommand } from './editor-ui.js'
+
+type CmsWindow = Window & { __CMS_API__?: string }
+
+const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
+
+/** One element being edited. */
+interface EditSession {
+  el: HTMLElement
+  kind: 'field' | 'block'
+  binding: Binding
+  wrapper: HTMLElement | null
+  /** innerHTML when editing began (Escape restores it). */
+  original: string
+  /** What a save compares against: textContent (field) or innerHTML (block) at the last save. */
+  baseline: string
+  /** The entry's revision when editing began (fields send it as expectedRevision). */
+  revision: Promise<number | undefined>
+  /** The selection, kept while the focus is on the toolbar. */
+  range: Range | null
+}
+
+/** The inline editor of one page. */
+export class InlineEditor {
+  private readonly api: CmsApi
+  private readonly ui: EditorUi
+  private session: EditSession | null = null
+  /** Saves run one after another, so each block save sees the body the previous one left. */
+  private queue: Promise<void> = Promise.resolve()
+  /** Entries (`collection/id`) this page saved a Markdown block of. */
+  private readonly savedHere = new Set<string>()
+  /** A dialog (the link prompt) is open: the focus it takes is not the editor leaving the text. */
+  private prompting = false
+
+  /**
+   * Sets up the page: makes bound elements focusable and adds the toolbar.
+   * @param apiBase the API base path
+   */
+  constructor (apiBase: string) {
+    this.api = new CmsApi(apiBase)
+    this.ui = new EditorUi({ command: (cmd) => { void this.command(cmd) } })
+    for (const el of this.targets()) this.prepare(el)
+    document.addEventListener('click', (e) => { this.onClick(e) }, true)
+    document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
+    document.addEventListener('focusout', (e) => { this.onFocusOut(e) })
+    document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
+    document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
+    document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
+    void this.showDraftCount()
+  }
+
+  private targets (): HTMLElement[] {
+    return Array.from(document.querySelectorAll<HTMLElement>(TARGETS))
+  }
+
+  private prepare (el: HTMLElement): void {
+    el.classList.add('cms-editable')
+    if (!el.hasAttribute('tabindex')) el.tabIndex = 0
+    if (!el.hasAttribute('title')) el.title = 'Click to edit'
+  }
+
+  /** The bound element an event target belongs to, if any. */
+  private targetOf (node: EventTarget | null): HTMLElement | null {
+    if (!(node instanceof Element) || this.ui.contains(node)) return null
+    const el = node.closest<HTMLElement>(TARGETS)
+    return el !== null && el.classList.contains('cms-editable') ? el : null
+  }
+
+  /** The element of the current session when `node` lies inside it. */
+  private editing (node: EventTarget | null): HTMLElement | null {
+    const s = this.session
+    return s !== null && node instanceof Node && s.el.contains(node) ? s.el : null
+  }
+
+  private onClick (e: MouseEvent): void {
+    const el = this.targetOf(e.target)
+    if (el === null) return
+    // A bound link (or text inside a link) is edited, not followed.
+    if (el.closest('a') !== null || (e.target as Element).closest('a') !== null) e.preventDefault()
+    if (this.session?.el !== el) this.begin(el)
+  }
+
+  private onFocusIn (e: FocusEvent): void {
+    const el = this.targetOf(e.target)
+    if (el !== null && this.session?.el !== el) this.begin(el)
+  }
+
+  private onFocusOut (e: FocusEvent): void {
+    const s = this.session
+    if (s === null || this.prompting) return
+    const next = e.relatedTarget as Node | null
+    const leaving = s.el.contains(e.target as Node) || this.ui.contains(e.target as Node)
+    if (!leaving) return
+    // Moving between the text and the toolbar keeps the session (the buttons act on the text).
+    if (next !== null && (s.el.contains(next) || this.ui.contains(next))) {
+      if (s.el.contains(e.target as Node)) s.range = rangeInside(s.el)?.cloneRange() ?? s.range
+      return
+    }
+    this.end(true)
+  }
+
+  private begin (el: HTMLElement): void {
+    if (this.session !== null) this.end(true)
+    const locked = el.dataset.cmsLocked
+    if (locked !== undefined) {
+      this.ui.say(locked)
+      return
+    }
+    const isField = el.hasAttribute('data-cms')
+    const wrapper = isField ? null : el.closest<HTMLElement>('[data-cms-md]')
+    const binding = parseBinding(isField ? el.dataset.cms : wrapper?.dataset.cmsMd)
+    if (binding === null) {
+      this.ui.say('This element is not bound to an entry the editor understands.', 'error')
+      return
+    }
+    const kind = isField ? 'field' : 'block'
+    if (kind === 'field') {
+      try { el.contentEditable = 'plaintext-only' } catch { el.contentEditable = 'true' }
+    } else {
+      el.contentEditable = 'true'
+    }
+    el.classList.add('cms-active')
+    el.spellcheck = true
+    this.session = {
+      el,
+      kind,
+      binding,
+      wrapper,
+      original: el.innerHTML,
+      baseline: kind === 'field' ? el.textContent ?? '' : el.innerHTML,
+      revision: kind === 'field' ? this.api.readEntry(binding.collection, binding.id).then(r => r?.revision) : Promise.resolve(undefined),
+      range: null
+    }
+    this.ui.setFormatting(kind === 'block')
+    if (document.activeElement !== el) el.focus()
+  }
+
+  /** Ends the session; saves it when asked and something changed. */
+  private end (save: boolean): void {
+    const s = this.session
+    if (s === null) return
+    this.session = null
+    s.el.removeAttribute('contenteditable')
+    s.el.classList.remove('cms-active')
+    this.ui.setFormatting(false)
+    if (save) this.enqueueSave(s)
+  }
+
+  private cancel (): void {
+    const s = this.session
+    if (s === null) return
+    s.el.innerHTML = s.original
+    this.end(false)
+    s.el.blur()
+    this.ui.say('Edit cancelled.')
+  }
+
+  private enqueueSave (s: EditSession): Promise<void> {
+    const current = s.kind === 'field' ? s.el.textContent ?? '' : s.el.innerHTML
+    if (current === s.baseline) return this.queue
+    s.baseline = current
+    this.queue = this.queue.then(async () => {
+      if (s.kind === 'field') await this.saveField(s, current)
+      else await this.saveBlock(s, current)
+    }).catch(() => {
+      this.ui.say('Not saved: something went wrong.', 'error')
+    })
+    return this.queue
+  }
+
+  private async saveField (s: EditSession, value: string): Promise<void> {
+    const { collection, id, path } = s.binding
+    this.ui.say('Saving…')
+    const expectedRevision = await s.revision
+    const res = await this.api.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
+    if (res.status !== 200) { this.failed(s, res.status, res.body, value); return }
+    const revision = typeof res.body?.revision === 'number' ? res.body.revision : undefined
+    s.revision = Promise.resolve(revision)
+    // Without a permissions policy save_field writes the file itself; under one it is a draft.
+    const entry = await this.api.readEntry(collection, id)
+    if (entry?.draft === true) this.markDraft(s.el, 'Draft saved')
+    else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
+  }
+
+  private async saveBlock (s: EditSession, html: string): Promise<void> {
+    const { collection, id, path } = s.binding
+    const hint = parseHint(s.el.dataset.cmsSrc)
+    if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
+    this.ui.say('Saving…')
+    const before = await this.api.readEntry(collection, id)
+    const res = await this.api.request('POST', '/mutate', { type: 'md_block', collection, id, blockPath: path, src: s.el.dataset.cmsSrc, html })
+    const key = `${collection}/${id}`
+    if (res.status !== 200) {
+      // The page shows base text; an older draft of this entry moved its blocks.
+      const olderDraft = res.status === 409 && before?.draft === true && !this.savedHere.has(key)
+      this.failed(s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
+      return
+    }
+    this.savedHere.add(key)
+    this.markDraft(s.el, 'Draft saved')
+    const after = await this.api.readEntry(collection, id)
+    const oldBody = before?.data[path]
+    const newBody = after?.data[path]
+    // The page's hints were rendered from the old body: renew them from the draft body, and lock
+    // what cannot be renewed (no Web Crypto outside secure contexts, or no draft overlay to read).
+    let stale: HTMLElement[]
+    if (typeof oldBody === 'string' && typeof newBody === 'string' && after?.draft === true) {
+      stale = await renewHints(s.wrapper, hint, oldBody, newBody)
+    } else {
+      stale = Array.from(s.wrapper.querySelectorAll<HTMLElement>('[data-cms-src]')).filter(el => (parseHint(el.dataset.cmsSrc)?.end ?? 0) > hint.start)
+    }
+    for (const el of stale) {
+      // The page's source ranges no longer match the draft; a reload renders the published text,
+      // so only a publish (or discard) and a reload make these blocks editable again.
+      el.dataset.cmsLocked = 'This block cannot be edited again on this page: publish or discard your draft, then reload the page.'
+      el.classList.add('cms-locked')
+    }
+  }
+
+  private markDraft (el: HTMLElement, message: string): void {
+    el.classList.remove('cms-conflict')
+    el.classList.add('cms-draft')
+    el.dataset.cmsState = 'draft'
+    this.ui.say(message)
+  }
+
+  private failed (s: EditSession, status: number, body: Record<string, unknown> | null, text: string, conflictMessage?: string): void {
+    const error = typeof body?.error === 'string' ? body.error : `HTTP ${status}`
+    // The text stays in the element; the next blur retries unless the element is locked below.
+    s.baseline = s.kind === 'field' ? s.el.textContent ?? '' : s.original
+    if (status === 409) {
+      s.el.classList.add('cms-conflict')
+      s.el.dataset.cmsLocked = 'This text changed elsewhere. Reload the page to edit it; copy your text first.'
+      s.el.classList.add('cms-locked')
+      const rev = typeof body?.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
+      this.ui.say('Not saved: changed elsewhere. Reload the page to continue.', 'error')
+      this.ui.showConflict(conflictMessage ?? `This content was changed elsewhere since the page was loaded${rev}. Your text was not saved; it is kept below and in the page. Copy it, then reload the page to edit the current version.`, text)
+      return
+    }
+    if (status === 401) { this.ui.say('Not saved: you are signed out. Sign in again in another tab, then edit again.', 'error'); return }
+    if (status === 0) { this.ui.say('Not saved: the server cannot be reached.', 'error'); return }
+    this.ui.say(`Not saved: ${error}`, 'error')
+  }
+
+  private onKeyDown (e: KeyboardEvent): void {
+    const s = this.session
+    if (s === null || (this.editing(e.target) === null && !this.ui.contains(e.target as Node))) return
+    const mod = e.ctrlKey || e.metaKey
+    if (e.key === 'Escape') { e.preventDefault(); this.cancel(); return }
+    if (mod && e.key.toLowerCase() === 's') { e.preventDefault(); void this.enqueueSave(s); return }
+    if (this.editing(e.target) === null) return
+    if (e.key === 'Enter' && !e.isComposing) {
+      e.preventDefault()
+      // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
+      if (s.kind === 'field') s.el.blur()
+      else insertPlainText(s.el, '\n', true)
+      return
+    }
+    if (!mod || e.altKey) return
+    const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
+    if (cmd === undefined) return
+    e.preventDefault()
+    if (s.kind === 'block') this.format(cmd)
+  }
+
+  private onPaste (e: ClipboardEvent): void {
+    const s = this.session
+    if (s === null || this.editing(e.target) === null) return
+    e.preventDefault()
+    insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind === 'block')
+  }
+
+  private format (cmd: 'bold' | 'italic' | 'code' | 'link'): void {
+    const s = this.session
+    if (s === null || s.kind !== 'block') return
+    if (document.activeElement !== s.el) {
+      s.el.focus()
+      if (s.range !== null) {
+        const sel = window.getSelection()
+        sel?.removeAllRanges()
+        sel?.addRange(s.range)
+      }
+    }
+    if (cmd === 'link') {
+      const range = rangeInside(s.el)?.cloneRange() ?? null
+      this.prompting = true
+      let href: string | null
+      try {
+        href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')
+      } finally {
+        this.prompting = false
+      }
+      if (href === null) return
+      if (!isAllowedHref(href.trim()) || href.trim() === 'https://') {
+        this.ui.say('Link not added: use an http(s) or mailto address, or a path on this site.', 'error')
+        return
+      }
+      s.el.focus()
+      if (range !== null) {
+        const sel = window.getSelection()
+        sel?.removeAllRanges()
+        sel?.addRange(range)
+      }
+      applyLink(s.el, href.trim())
+      return
+    }
+    toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')
+  }
+
+  private async command (cmd: ToolbarCommand): Promise<void> {
+    if (cmd === 'publish') { await this.publish(); return }
+    if (cmd === 'discard') { await this.discard(); return }
+    this.format(cmd)
+  }
+
+  private async publish (): Promise<void> {
+    if (this.session !== null) this.end(true)
+    await this.queue
+    this.ui.say('Publishing…')
+    const res = await this.api.request('POST', '/publish', {})
+    if (res.status !== 200 || res.body === null) {
+      this.ui.say(`Not published: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error')
+      return
+    }
+    const list = (key: string): Array<Record<string, unknown>> => {
+      const v = res.body?.[key]
+      return Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => x !== null && typeof x === 'object') : []
+    }
+    const name = (x: Record<string, unknown>): string => `${String(x.collection)}/${String(x.id)}`
+    const published = list('published')
+    const conflicts = list('conflicts')
+    const failed = list('failed')
+    const parts: string[] = []
+    if (published.length === 0 && conflicts.length === 0 && failed.length === 0) parts.push('Nothing to publish.')
+    if (published.length > 0) parts.push(`Published ${published.length} ${published.length === 1 ? 'entry' : 'entries'}: ${published.map(name).join(', ')}.`)
+    for (const c of conflicts) parts.push(`Not published ${name(c)}: ${typeof c.message === 'string' ? c.message : String(c.code)}.`)
+    for (const f of failed) parts.push(`Failed ${name(f)}: ${typeof f.error === 'string' ? f.error : 'error'}.`)
+    if (typeof res.body.commit === 'string') parts.push(`Commit ${res.body.commit.slice(0, 7)}.`)
+    if (typeof res.body.commitError === 'string') parts.push(`Not committed: ${res.body.commitError}`)
+    const rebuild = res.body.rebuild as { triggered?: unknown, ok?: unknown } | undefined
+    if (rebuild?.triggered === true) parts.push(rebuild.ok === true ? 'Site rebuild started.' : 'The site rebuild could not be started.')
+    this.ui.say(parts.join(' '), conflicts.length + failed.length > 0 ? 'error' : 'info')
+    const done = new Set(published.map(name))
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.cms-draft'))) {
+      const b = parseBinding(el.dataset.cms ?? el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)
+      if (b !== null && done.has(`${b.collection}/${b.id}`)) {
+        el.classList.remove('cms-draft')
+        el.dataset.cmsState = 'published'
+      }
+    }
+  }
+
+  private async discard (): Promise<void> {
+    if (!window.confirm('Discard all your unpublished drafts?')) return
+    if (this.session !== null) this.cancel()
+    await this.queue
+    const res = await this.api.request('DELETE', '/draft')
+    if (res.status !== 200) { this.ui.say(`Not discarded: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error'); return }
+    this.ui.say('Drafts discarded. Reloading…')
+    location.reload()
+  }
+
+  private async showDraftCount (): Promise<void> {
+    const res = await this.api.request('GET', '/draft')
+    const count = res.body?.count
+    if (res.status === 200 && typeof count === 'number' && count > 0) {
+      this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Edits here show the published text.`)
+    } else {
+      this.ui.say('Click any outlined text to edit it.')
+    }
+  }
+}
+
+// bootstrap.js sets the API base path before it loads this module.
+void new InlineEditor((window as CmsWindow).__CMS_API__ ?? '/api/cms')

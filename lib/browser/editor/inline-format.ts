@@ -1,0 +1,134 @@
+/**
+ * Inline formatting inside an editable element, done on DOM ranges (no `execCommand`, whose output
+ * differs between browsers): toggle strong/em/code, wrap a link, insert plain text.
+ */
+
+/** Tags the toolbar toggles. */
+export type InlineTag = 'strong' | 'em' | 'code'
+
+/**
+ * The selection's range when it lies inside `root`.
+ * @param root the editable element
+ * @returns the range, or null
+ */
+export function rangeInside (root: HTMLElement): Range | null {
+  const sel = window.getSelection()
+  if (sel === null || sel.rangeCount === 0) return null
+  const range = sel.getRangeAt(0)
+  return root.contains(range.commonAncestorContainer) ? range : null
+}
+
+function selectContents (node: Node): void {
+  const sel = window.getSelection()
+  if (sel === null) return
+  const range = document.createRange()
+  range.selectNodeContents(node)
+  sel.removeAllRanges()
+  sel.addRange(range)
+}
+
+function closestInside (node: Node, root: HTMLElement, tag: string): HTMLElement | null {
+  for (let n: Node | null = node; n !== null && n !== root; n = n.parentNode) {
+    if (n instanceof HTMLElement && n.tagName.toLowerCase() === tag) return n
+  }
+  return null
+}
+
+function unwrap (el: HTMLElement): void {
+  const parent = el.parentNode
+  if (parent === null) return
+  const first = el.firstChild
+  const last = el.lastChild
+  while (el.firstChild !== null) parent.insertBefore(el.firstChild, el)
+  parent.removeChild(el)
+  const sel = window.getSelection()
+  if (sel !== null && first !== null && last !== null) {
+    const range = document.createRange()
+    range.setStartBefore(first)
+    range.setEndAfter(last)
+    sel.removeAllRanges()
+    sel.addRange(range)
+  }
+}
+
+/**
+ * Toggles an inline element on the selection: removes it when the selection is inside one,
+ * otherwise wraps the selected content in it.
+ * @param root the editable element
+ * @param tag the element to toggle
+ * @returns true when something changed
+ */
+export function toggleInline (root: HTMLElement, tag: InlineTag): boolean {
+  const range = rangeInside(root)
+  if (range === null) return false
+  const existing = closestInside(range.commonAncestorContainer, root, tag)
+  if (existing !== null) { unwrap(existing); return true }
+  if (range.collapsed) return false
+  const el = document.createElement(tag)
+  el.appendChild(range.extractContents())
+  // <strong>a <strong>b</strong></strong> says nothing more than <strong>a b</strong>.
+  for (const inner of Array.from(el.querySelectorAll(tag))) inner.replaceWith(...Array.from(inner.childNodes))
+  range.insertNode(el)
+  selectContents(el)
+  return true
+}
+
+/**
+ * Is this link target allowed (http, https, mailto or relative, as the server's allowlist)?
+ * @param href the URL as typed
+ * @returns true when allowed
+ */
+export function isAllowedHref (href: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  const squeezed = href.replace(/[\u0000-\u0020\u007f-\u009f]/g, '').toLowerCase()
+  if (squeezed === '' || squeezed.startsWith('\\') || squeezed.startsWith('/\\')) return false
+  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(squeezed)
+  return scheme === null || ['http', 'https', 'mailto'].includes(scheme[1]!)
+}
+
+/**
+ * Makes the selection a link, or changes the link the selection is in.
+ * @param root the editable element
+ * @param href an allowed URL
+ * @returns true when something changed
+ */
+export function applyLink (root: HTMLElement, href: string): boolean {
+  const range = rangeInside(root)
+  if (range === null) return false
+  const existing = closestInside(range.commonAncestorContainer, root, 'a')
+  if (existing !== null) { existing.setAttribute('href', href); return true }
+  const a = document.createElement('a')
+  a.setAttribute('href', href)
+  if (range.collapsed) a.textContent = href
+  else a.appendChild(range.extractContents())
+  range.insertNode(a)
+  selectContents(a)
+  return true
+}
+
+/**
+ * Inserts text (or a line break) at the selection, replacing what is selected.
+ * @param root the editable element
+ * @param text the text; `\n` become `<br>` when `lineBreaks`
+ * @param lineBreaks keep line breaks as `<br>` (Markdown blocks) or turn them into spaces (fields)
+ */
+export function insertPlainText (root: HTMLElement, text: string, lineBreaks: boolean): void {
+  const range = rangeInside(root)
+  if (range === null) return
+  range.deleteContents()
+  const frag = document.createDocumentFragment()
+  const lines = text.replace(/\r\n?/g, '\n').split('\n')
+  lines.forEach((line, i) => {
+    if (i > 0) frag.appendChild(lineBreaks ? document.createElement('br') : document.createTextNode(' '))
+    if (line !== '') frag.appendChild(document.createTextNode(line))
+  })
+  const last = frag.lastChild
+  range.insertNode(frag)
+  if (last !== null) {
+    range.setStartAfter(last)
+    range.collapse(true)
+    const sel = window.getSelection()
+    sel?.removeAllRanges()
+    sel?.addRange(range)
+  }
+}

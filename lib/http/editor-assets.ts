@@ -1,0 +1,69 @@
+/**
+ * Serves the inline editor's browser assets under `/__cms/`: `bootstrap.js` (with the configured
+ * API base path prepended, so the script a site includes needs no configuration), `editor.js` and
+ * `editor.css`, bundled by scripts/build-browser.mjs into dist/browser/. With
+ * `enableInlineEditor: false` these paths are passed on (404 unless the host app serves them).
+ */
+import { readFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import type { Middleware } from 'koa'
+import type { Services } from '../services.js'
+import { NotFoundError } from '../errors.js'
+
+/** The URL prefix of the editor assets. */
+export const EDITOR_ASSET_PREFIX = '/__cms/'
+
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['bootstrap.js', 'text/javascript; charset=utf-8'],
+  ['editor.js', 'text/javascript; charset=utf-8'],
+  ['editor.css', 'text/css; charset=utf-8']
+])
+
+/**
+ * Where the bundled assets are: next to the compiled file (`dist/lib/http/` -> `dist/browser/`),
+ * or, when running from the TypeScript sources (tests), `lib/http/` -> `dist/browser/`.
+ * @returns the directory, or null when the browser bundle was not built
+ */
+export function editorAssetDir (): string | null {
+  const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
+  return candidates.find(dir => existsSync(path.join(dir, 'bootstrap.js'))) ?? null
+}
+
+/**
+ * The line bootstrap.js starts with: the API base path as a JavaScript string literal.
+ * @param apiBasePath the configured base path
+ * @returns a statement setting `window.__CMS_API__`
+ */
+export function apiBaseStatement (apiBasePath: string): string {
+  // JSON is a valid JS string literal; `<` is escaped too so the line is also safe inside a <script>.
+  return `window.__CMS_API__=${JSON.stringify(apiBasePath).replace(/</g, '\\u003c')};\n`
+}
+
+/**
+ * Builds the middleware serving `/__cms/bootstrap.js`, `/__cms/editor.js` and `/__cms/editor.css`.
+ * @param services the instance (its config decides whether the editor is enabled and the API path)
+ * @returns Koa middleware that passes every other request on
+ */
+export function editorAssetsMiddleware (services: Services): Middleware {
+  const { enableInlineEditor, apiBasePath } = services.config
+  const dir = editorAssetDir()
+  return async (ctx, next) => {
+    const name = ctx.path.startsWith(EDITOR_ASSET_PREFIX) ? ctx.path.slice(EDITOR_ASSET_PREFIX.length) : ''
+    const type = ASSETS.get(name)
+    if (!enableInlineEditor || type === undefined || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
+    if (dir === null) throw new NotFoundError('The editor assets are not built (run npm run build)')
+    let bytes = await readFile(path.join(dir, name))
+    if (name === 'bootstrap.js') bytes = Buffer.concat([Buffer.from(apiBaseStatement(apiBasePath)), bytes])
+    ctx.set('Cache-Control', 'no-cache')
+    ctx.set('X-Content-Type-Options', 'nosniff')
+    ctx.etag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
+    ctx.type = type
+    ctx.status = 200
+    if (ctx.fresh) { ctx.status = 304; return }
+    // Koa sends only the headers (with the length) for HEAD.
+    ctx.body = bytes
+  }
+}
