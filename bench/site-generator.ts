@@ -1,0 +1,128 @@
+/**
+ * A generated site repository for the benches: N Markdown posts (frontmatter title/date/tags and a
+ * body of a few paragraphs, 1-2 KB each) and a cms.config.yaml, written with plain fs calls and
+ * committed once with the real git CLI.
+ */
+import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import os from 'node:os'
+import path from 'node:path'
+
+const execFileAsync = promisify(execFile)
+
+const WORDS = ['harbour', 'lantern', 'granite', 'meadow', 'copper', 'willow', 'signal', 'river', 'orbit', 'cedar',
+  'quarry', 'ember', 'violet', 'atlas', 'falcon', 'tundra', 'marble', 'beacon', 'saffron', 'delta']
+
+/** A word that appears in about one title in ten: the bench's search term. */
+export const SEARCH_WORD = 'lantern'
+
+/** The generated repository. */
+export interface GeneratedSite {
+  dir: string
+  /** The ids of the posts, in order (`post-00000` ...). */
+  ids: string[]
+  /**
+   * Removes the repository.
+   * @returns resolves when removed
+   */
+  remove: () => Promise<void>
+}
+
+/** What to generate. */
+export interface SiteOptions {
+  entries: number
+  /** Extra lines appended to cms.config.yaml (e.g. a permissions policy). */
+  extraConfig?: string
+}
+
+/**
+ * Runs git in a directory with a fixed author (the bench's own setup, not the service).
+ * @param cwd the repository
+ * @param args git arguments
+ * @returns stdout
+ */
+export async function runGit (cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync('git', args, {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.invalid', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.invalid' }
+  })
+  return stdout
+}
+
+/**
+ * The id of the i-th generated post.
+ * @param i index
+ * @returns the id
+ */
+export function postId (i: number): string {
+  return `post-${String(i).padStart(5, '0')}`
+}
+
+/** A small deterministic generator, so every run benches the same site. */
+function seededRandom (seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let x = state
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function postFile (i: number, random: () => number): string {
+  const pick = (): string => WORDS[Math.floor(random() * WORDS.length)] ?? 'word'
+  const sentence = (n: number): string => {
+    const words = Array.from({ length: n }, pick)
+    const first = words[0] ?? 'word'
+    return `${first[0]?.toUpperCase() ?? ''}${first.slice(1)} ${words.slice(1).join(' ')}.`
+  }
+  const paragraph = (): string => Array.from({ length: 3 + Math.floor(random() * 4) }, () => sentence(8 + Math.floor(random() * 8))).join(' ')
+  const titleWords = [pick(), pick(), pick()]
+  const title = `${titleWords.join(' ')} ${i}`
+  const day = new Date(Date.UTC(2020, 0, 1) + i * 86_400_000).toISOString().slice(0, 10)
+  const tags = [pick(), pick()]
+  const paragraphs = Array.from({ length: 3 + Math.floor(random() * 3) }, paragraph)
+  return `---\ntitle: ${title}\ndate: '${day}'\ntags:\n  - ${tags[0] ?? ''}\n  - ${tags[1] ?? ''}\n---\n\n## ${sentence(4)}\n\n${paragraphs.join('\n\n')}\n`
+}
+
+const CONFIG = `collections:
+  posts:
+    format: md
+    label: Posts
+    titleField: title
+    schema:
+      type: object
+      required: [title]
+      properties:
+        title: { type: string, minLength: 1 }
+        date: { type: string }
+        tags: { type: array, items: { type: string } }
+        body: { type: string }
+`
+
+/**
+ * Writes a site of N posts into a temporary directory and commits it (`git add -A && git commit`).
+ * @param opts number of entries and extra config
+ * @returns the repository, its post ids, and a remover
+ */
+export async function generateSite (opts: SiteOptions): Promise<GeneratedSite> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-bench-'))
+  const posts = path.join(dir, 'content', 'posts')
+  await mkdir(posts, { recursive: true })
+  await writeFile(path.join(dir, 'cms.config.yaml'), CONFIG + (opts.extraConfig ?? ''))
+  const random = seededRandom(opts.entries)
+  const ids = Array.from({ length: opts.entries }, (_, i) => postId(i))
+  // Files are generated first (the generator is sequential), then written in batches.
+  const files = ids.map((id, i) => ({ file: path.join(posts, `${id}.md`), text: postFile(i, random) }))
+  const BATCH = 256
+  for (let i = 0; i < files.length; i += BATCH) {
+    await Promise.all(files.slice(i, i + BATCH).map(async f => { await writeFile(f.file, f.text) }))
+  }
+  await runGit(dir, 'init', '-q', '-b', 'main')
+  await runGit(dir, 'add', '-A')
+  await runGit(dir, 'commit', '-q', '-m', `bench site with ${opts.entries} posts`)
+  return { dir, ids, remove: async () => { await rm(dir, { recursive: true, force: true }) } }
+}

@@ -1,0 +1,133 @@
+/**
+ * Writes (issue 4): `save_field` one at a time and from concurrent clients on different entries
+ * (history is always on), a lost-update check of every acknowledged save against its file and its
+ * history, history read latency, and the cost of a save at a small and at the full site size.
+ */
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { ApiClient, runLoad, type LoadResult } from './api-client.js'
+import type { BenchContext } from './bench-context.js'
+import { spawnCms, type CmsProcess } from './cms-process.js'
+import type { SectionReport } from './report.js'
+import type { GeneratedSite } from './site-generator.js'
+import { summarize } from './stats.js'
+
+const SEQUENTIAL = 200
+const CONCURRENT = 800
+const SAVES_PER_ENTRY = 2
+/** Upper bound of each timed run, so a slow server still finishes the bench in minutes. */
+const RUN_MAX_MS = 20_000
+
+interface Snapshot { ts: number, action: string, data: { title?: unknown } }
+
+/** Acknowledged title values per entry, in the order they were acknowledged. */
+type Acks = Map<string, string[]>
+
+/**
+ * Runs the writes section.
+ * @param ctx the run's settings
+ * @param report where figures go
+ */
+export async function writesBench (ctx: BenchContext, report: SectionReport): Promise<void> {
+  const small = Math.max(100, Math.round(ctx.entries / 10))
+  // The reads section leaves this site unchanged; the saves below touch their own entries only.
+  const site = await ctx.plainSite(ctx.entries)
+  const server = await spawnCms(site.dir)
+  const acks: Acks = new Map()
+  let bigP50 = NaN
+  try {
+    const clients = await signIn(server, ctx.concurrency)
+    const first = clients[0]!
+    await first.get('/entries?collection=posts&pageSize=1')
+
+    const seqIds = site.ids.slice(0, Math.min(SEQUENTIAL, site.ids.length))
+    const seq = await saveLoad(clients.slice(0, 1), seqIds.length, i => seqIds[i]!, acks)
+    const s = summarize(seq.latencies)
+    bigP50 = s.p50
+    report.info('save_field sequential saves/s', (s.count * 1000) / seq.elapsedMs, '/s', `n=${s.count}`)
+    report.info('save_field sequential p50 / p95', s.p50, 'ms', `p95 ${s.p95.toFixed(1)} ms`)
+
+    // Each task saves entry (i mod E): the two saves of one entry are ~E tasks apart, so concurrent
+    // clients always write different entries, and each entry gets two saves (two snapshots).
+    const pool = site.ids.slice(seqIds.length, seqIds.length + CONCURRENT / SAVES_PER_ENTRY)
+    const conc = await saveLoad(clients, pool.length * SAVES_PER_ENTRY, i => pool[i % pool.length]!, acks)
+    const c = summarize(conc.latencies)
+    report.atLeast(`save_field saves/s, ${ctx.concurrency} clients`, (c.count * 1000) / conc.elapsedMs, '/s', 300, `n=${c.count}`)
+    report.atMost(`save_field p95, ${ctx.concurrency} clients`, c.p95, 'ms', 40, `p50 ${c.p50.toFixed(1)}, p99 ${c.p99.toFixed(1)} ms`)
+    if (conc.errors + seq.errors > 0) report.exactly('save errors', conc.errors + seq.errors, 0, conc.firstError ?? seq.firstError ?? '')
+
+    const check = await lostUpdates(first, site, acks)
+    report.exactly('lost updates (file + history)', check.lost, 0, `${check.acked} acknowledged saves${check.example !== null ? `; e.g. ${check.example}` : ''}`)
+    const h = summarize(check.historyMs)
+    report.atMost('history read p50', h.p50, 'ms', 5, `p95 ${h.p95.toFixed(1)} ms, n=${h.count}`)
+  } finally {
+    await server.stop()
+  }
+
+  const smallSite = await ctx.plainSite(small)
+  const smallServer = await spawnCms(smallSite.dir)
+  try {
+    const [client] = await signIn(smallServer, 1)
+    await client!.get('/entries?collection=posts&pageSize=1')
+    const ids = smallSite.ids.slice(0, Math.min(SEQUENTIAL, smallSite.ids.length))
+    const run = await saveLoad([client!], ids.length, i => ids[i]!, new Map())
+    if (run.errors > 0) throw new Error(`saves at ${small} entries: ${run.firstError ?? ''}`)
+    const smallP50 = summarize(run.latencies).p50
+    report.info(`save_field p50 at ${small} entries`, smallP50, 'ms')
+    report.info(`save_field p50 at ${ctx.entries} entries`, bigP50, 'ms')
+    report.check(`save cost ${ctx.entries} / ${small} entries (does not grow)`, bigP50 / smallP50, 'x', '<= 1.5 x', bigP50 / smallP50 <= 1.5)
+  } finally {
+    await smallServer.stop()
+  }
+}
+
+async function signIn (server: CmsProcess, n: number): Promise<ApiClient[]> {
+  const clients = Array.from({ length: n }, () => new ApiClient(server.url))
+  for (const c of clients) await c.login()
+  return clients
+}
+
+/**
+ * Saves a unique title per task; acknowledged values are recorded per entry.
+ */
+async function saveLoad (clients: ApiClient[], total: number, idOf: (i: number) => string, acks: Acks): Promise<LoadResult> {
+  // Acknowledged saves are recorded as they come, so a run cut short by RUN_MAX_MS still checks out.
+  const tag = randomBytes(3).toString('hex')
+  return await runLoad(clients.length, total, async (i, w) => {
+    const id = idOf(i)
+    const value = `bench ${tag} ${i} w${w}`
+    const res = await clients[w]!.post<{ ok: boolean, revision: number }>('/mutate', { type: 'save_field', collection: 'posts', id, field: 'title', value })
+    if (res.body.ok !== true) throw new Error(`save_field ${id}: ${JSON.stringify(res.body)}`)
+    const list = acks.get(id) ?? []
+    list.push(value)
+    acks.set(id, list)
+    return res.ms
+  }, RUN_MAX_MS)
+}
+
+/**
+ * Checks that every acknowledged save is where it belongs: the last one of an entry in its file,
+ * each earlier one in a history snapshot (a snapshot holds the state a save replaced).
+ */
+async function lostUpdates (client: ApiClient, site: GeneratedSite, acks: Acks): Promise<{ acked: number, lost: number, example: string | null, historyMs: number[] }> {
+  let acked = 0
+  let lost = 0
+  let example: string | null = null
+  const historyMs: number[] = []
+  for (const [id, values] of acks) {
+    acked += values.length
+    const file = await readFile(path.join(site.dir, 'content', 'posts', `${id}.md`), 'utf8')
+    const last = values[values.length - 1] ?? ''
+    if (!file.includes(last)) { lost++; example ??= `${id}: file lacks "${last}"` }
+    const res = await client.get<{ history: Snapshot[] }>(`/history?collection=posts&id=${id}`)
+    historyMs.push(res.ms)
+    const titles = new Set(res.body.history.map(s => s.data?.title))
+    for (const v of values.slice(0, -1)) {
+      if (!titles.has(v)) { lost++; example ??= `${id}: history lacks "${v}"` }
+    }
+    const saves = res.body.history.filter(s => s.action === 'save').length
+    if (saves < Math.min(values.length, 50)) { lost++; example ??= `${id}: ${saves} save snapshots for ${values.length} saves` }
+  }
+  return { acked, lost, example, historyMs }
+}
