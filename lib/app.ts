@@ -9,6 +9,8 @@ import { apiMiddleware } from './http/api-router.js'
 import { writeRoutes } from './http/write-routes.js'
 import { publishRoutes } from './http/publish-routes.js'
 import { uploadRoutes, serveUploads } from './http/upload-routes.js'
+import { editorAssetsMiddleware } from './http/editor-assets.js'
+import { adminMiddleware } from './http/admin-routes.js'
 
 /**
  * Creates the Koa application.
@@ -26,6 +28,8 @@ export function createApp (services: Services): Koa {
     await next()
   })
   app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes]))
+  app.use(adminMiddleware(services))
+  app.use(editorAssetsMiddleware(services))
   app.use(serveUploads(services))
   return app
 }

@@ -3,7 +3,7 @@
  * stateful part (content indexes, watcher, auth, locks), so two instances never share anything.
  */
 import path from 'node:path'
-import { stat } from 'node:fs/promises'
+import { stat, readFile } from 'node:fs/promises'
 import type Koa from 'koa'
 import type { Middleware } from 'koa'
 import compose from 'koa-compose'
@@ -19,7 +19,7 @@ import type { Services } from './services.js'
 import { KeyedLock } from './storage/keyed-lock.js'
 import { HistoryStore } from './storage/history-store.js'
 import { DraftStore } from './storage/draft-store.js'
-import { removeStaleLocks } from './storage/git-refs.js'
+import { removeStaleLocks, readRef } from './storage/git-refs.js'
 import { sweepTempFiles } from './storage/temp-sweep.js'
 import { GitCommitter } from './publish/git-committer.js'
 import { RebuildWebhook } from './publish/rebuild-webhook.js'
@@ -104,6 +104,12 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
     const app = createApp(services)
     const liveContent = content
+    // Build every collection index in the background, so the first list is fast; start-up
+    // (the listening line) does not wait for it.
+    let closing = false
+    const warming = new Promise<void>(resolve => setImmediate(resolve))
+      .then(async () => { if (!closing) await liveContent.warm(() => closing) })
+      .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
     const liveAuth = auth
     return {
       app,
@@ -112,6 +118,8 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       runtime,
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
+        closing = true
+        await warming
         await liveContent.close()
         await liveAuth.close()
         await lock.release()
@@ -136,11 +144,12 @@ async function assertGitRepository (repoDir: string, gitDir: string): Promise<vo
   } catch {
     throw new StartupError(`${repoDir} is not a git repository (no .git directory); run git init and commit first`)
   }
-  const { resolveRef } = await import('isomorphic-git')
-  const fs = await import('node:fs')
+  // HEAD is a symbolic ref to a branch (or a detached commit id); the branch must exist.
+  let head: string | null = null
   try {
-    await resolveRef({ fs, gitdir: gitDir, ref: 'HEAD' })
-  } catch {
-    throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
-  }
+    const text = (await readFile(path.join(gitDir, 'HEAD'), 'utf8')).trim()
+    const symbolic = /^ref: (refs\/heads\/\S+)$/.exec(text)
+    head = symbolic !== null ? await readRef(gitDir, symbolic[1]!) : /^[0-9a-f]{40}$/.test(text) ? text : null
+  } catch {}
+  if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
 }

@@ -4,11 +4,9 @@
  * derives the Markdown itself and records the edit so publish can merge it onto a newer base.
  */
 import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
-import {
-  applyBlockEdit, SourceMismatchError, UneditableBlockError,
-  isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, parseSourceHint, sourceHash,
-  type BlockEditResult, type MarkdownDraft
-} from '../content/markdown/index.js'
+import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
+import { parseSourceHint, sourceHash } from '../content/markdown/source-hint.js'
+import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -41,6 +39,8 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
   if (def.format !== 'md') throw new BadRequestError('md_block needs a Markdown collection', { collection })
   await requirePermission(ctx, 'edit', collection, id)
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
+  // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
+  const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const result = await changeEntry(ctx.services, {
     collection,
     id,

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { serializeEntry, type EntryData } from '../content/formats.js'
-import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/index.js'
+import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
@@ -120,7 +120,10 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     await services.committer.track(items.map(i => i.file))
   })
 
-  if (response.published.length === 0) return response
+  // Earlier writes whose commit did not happen (a refused hook, a crash) are committed by the next
+  // publish, even when it has nothing new to publish.
+  const commitPending = services.runtime.gitOnPublish && response.published.length === 0 && await services.committer.hasPending()
+  if (response.published.length === 0 && !commitPending) return response
   if (services.runtime.gitOnPublish) {
     const result = await services.committer.commit({
       paths: writtenFiles,

@@ -7,7 +7,6 @@ import { createReadStream } from 'node:fs'
 import { open, rename, rm, mkdir, stat, copyFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
-import { fileTypeFromFile } from 'file-type'
 import { UnsupportedMediaTypeError } from '../errors.js'
 import type { UploadType } from '../config.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -41,6 +40,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
   const { config, repoDir, content } = ctx.services
   try {
     await requirePermission(ctx, 'upload')
+    const { fileTypeFromFile } = await import('file-type')
     const detected = await fileTypeFromFile(input.tempFile)
     const type = (Object.entries(UPLOAD_TYPES) as Array<[UploadType, { ext: string, mime: string }]>)
       .find(([name, t]) => config.uploads.types.includes(name) && t.mime === detected?.mime)

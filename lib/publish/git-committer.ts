@@ -4,16 +4,19 @@
  * wrote plus the service's earlier writes that are still uncommitted; never anything else in the
  * working tree (no `git add -A`), and a user's own staged changes stay staged and out of it.
  */
-import { readFile, rm, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { simpleGit, type SimpleGit } from 'simple-git'
+import type { SimpleGit } from 'simple-git'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 
-/** How long one git command may run before it is stopped (a hook that hangs must not hang publish). */
+/** How long one git command may stay silent before it is stopped (a hook that hangs must not hang publish). */
 const GIT_TIMEOUT_MS = 60_000
+
+/** Paths per `git status` call: keeps the argument list far below the OS limit. */
+const STATUS_CHUNK = 500
 
 export interface CommitRequest {
   /** Repository-relative paths written by this publish. */
@@ -22,7 +25,7 @@ export interface CommitRequest {
   message: string
 }
 
-/** The commit's full sha (null when there was nothing to commit), or git's refusal. */
+/** The commit's full sha (null when none of the paths differ from HEAD), or git's refusal. */
 export type CommitResult = { commit: string | null } | { commitError: string }
 
 export interface GitCommitterOptions {
@@ -30,7 +33,12 @@ export interface GitCommitterOptions {
   stateDir: string
   config: Config
   log: Logger
+  /** Silence limit of one git command (default 60 s). */
+  timeoutMs?: number
 }
+
+/** The git variables we set ourselves; simple-git refuses any other `GIT_*` key. */
+const OUR_GIT_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_EDITOR', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'PAGER', 'EDITOR']
 
 /** Remembers the paths the service wrote, and commits them on publish. */
 export class GitCommitter {
@@ -38,6 +46,7 @@ export class GitCommitter {
   readonly #file: string
   readonly #roots: string[]
   readonly #log: Logger
+  readonly #timeoutMs: number
   readonly #queue = new KeyedLock()
   #tracked: Set<string> | null = null
 
@@ -46,6 +55,7 @@ export class GitCommitter {
     this.#file = path.join(opts.stateDir, 'uncommitted.json')
     this.#roots = [opts.config.contentDir, opts.config.uploadsDir, '.cms'].map(r => r.replace(/\/+$/, '') + '/')
     this.#log = opts.log
+    this.#timeoutMs = opts.timeoutMs ?? GIT_TIMEOUT_MS
   }
 
   /**
@@ -64,79 +74,104 @@ export class GitCommitter {
   }
 
   /**
+   * The paths written but not yet committed.
+   * @returns repository-relative paths, sorted
+   */
+  async pending (): Promise<string[]> {
+    return await this.#queue.run('state', async () => [...await this.#load()].sort())
+  }
+
+  /**
+   * Whether tracked writes under contentDir, uploadsDir or `.cms/` still wait for a commit.
+   * @returns true when the next commit has something to include
+   */
+  async hasPending (): Promise<boolean> {
+    return await this.#queue.run('state', async () => [...await this.#load()].some(p => this.#roots.some(root => p.startsWith(root))))
+  }
+
+  /**
    * Commits the given paths and every tracked uncommitted path under contentDir, uploadsDir or `.cms/`.
    * @param request paths, author and message
-   * @returns the new commit's sha, null when nothing changed, or git's error message
+   * @returns the new commit's full sha, null when none of the paths differ from HEAD, or git's error message
    */
   async commit (request: CommitRequest): Promise<CommitResult> {
     return await this.#queue.run('commit', async () => {
-      const tracked = await this.#queue.run('state', async () => new Set(await this.#load()))
+      const tracked = await this.pending()
       const wanted = new Set(request.paths)
       for (const p of tracked) if (this.#roots.some(root => p.startsWith(root))) wanted.add(p)
       const paths = [...wanted].filter(p => isPlainRelative(p)).sort()
       if (paths.length === 0) return { commit: null }
-      const git = await this.#git(request.author)
-      const listFile = path.join(path.dirname(this.#file), `commit-paths-${process.pid}.txt`)
+      let list = Buffer.alloc(0)
+      const git = await this.#git(request.author, () => list)
+      let staged = false
       try {
-        const present = await this.#addable(git, paths)
-        if (present.length === 0) {
+        const { changed, ignored } = await this.#changes(git, paths)
+        if (ignored.length > 0) this.#log.warn({ paths: ignored.slice(0, 20), count: ignored.length }, 'paths ignored by .gitignore are not committed')
+        if (changed.length === 0) {
           await this.#forget(paths)
           return { commit: null }
         }
-        // Literal pathspecs: a file name is never read as a glob or as pathspec magic.
-        await writeFileAtomic(listFile, present.map(p => `:(literal)${p}`).join('\n') + '\n')
-        await git.raw(['add', '--all', `--pathspec-from-file=${listFile}`])
-        try {
-          await git.raw(['commit', '--quiet', '--no-edit', '-m', request.message, `--author=${request.author.name} <${request.author.email}>`, `--pathspec-from-file=${listFile}`])
-        } catch (err) {
-          // Leave the index as it was for these paths, so a refused commit stages nothing of ours.
-          await git.raw(['reset', '--quiet', `--pathspec-from-file=${listFile}`]).catch(() => {})
-          if (/nothing to commit|no changes added to commit/i.test(gitMessage(err))) {
-            await this.#forget(paths)
-            return { commit: null }
-          }
-          throw err
-        }
+        // NUL-separated literal pathspecs on stdin: a name is never read as a glob, magic or option.
+        list = Buffer.from(changed.map(p => `:(literal)${p}\0`).join(''))
+        staged = true
+        await git.raw(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'])
+        // `--only` (the default with paths) commits these paths' working-tree state and nothing
+        // else; whatever the user staged stays staged for their own next commit.
+        await git.raw(['commit', '--quiet', '--only', '--no-edit', '-m', request.message, '--pathspec-from-file=-', '--pathspec-file-nul'])
+        staged = false
         const commit = (await git.revparse(['HEAD'])).trim()
         await this.#forget(paths)
         return { commit }
       } catch (err) {
-        const message = gitMessage(err)
+        // Leave the index as it was for these paths, so a refused commit stages nothing of ours.
+        if (staged) await git.raw(['reset', '--quiet', '--pathspec-from-file=-', '--pathspec-file-nul']).catch(() => {})
+        const message = /block timeout/.test(gitMessage(err)) ? `git timed out after ${this.#timeoutMs} ms` : gitMessage(err)
         this.#log.warn({ commitError: message }, 'git commit of a publish failed; the files stay written and are committed by the next publish')
         return { commitError: message }
-      } finally {
-        await rm(listFile, { force: true })
       }
     })
   }
 
-  /** Paths git can stage: present in the working tree, or deleted but known to git. */
-  async #addable (git: SimpleGit, paths: string[]): Promise<string[]> {
-    const present: string[] = []
-    const missing: string[] = []
-    for (const p of paths) {
-      const exists = await stat(path.join(this.#repoDir, p)).then(() => true, () => false)
-      if (exists) present.push(p)
-      else missing.push(p)
+  /**
+   * Which of the paths differ from HEAD (modified, added, deleted, untracked), and which are ignored.
+   * Unchanged paths and paths that exist nowhere are in neither list.
+   */
+  async #changes (git: SimpleGit, paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
+    const changed: string[] = []
+    const ignored: string[] = []
+    for (let i = 0; i < paths.length; i += STATUS_CHUNK) {
+      const specs = paths.slice(i, i + STATUS_CHUNK).map(p => `:(literal)${p}`)
+      const out = await git.raw(['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...specs])
+      for (const record of out.split('\0')) {
+        if (record.length < 4) continue
+        const file = record.slice(3)
+        if (record.startsWith('!!')) ignored.push(file)
+        else changed.push(file)
+      }
     }
-    if (missing.length === 0) return present
-    const known = new Set<string>()
-    for (let i = 0; i < missing.length; i += 500) {
-      const out = await git.raw(['ls-files', '-z', '--', ...missing.slice(i, i + 500).map(p => `:(literal)${p}`)])
-      for (const f of out.split('\0')) if (f !== '') known.add(f)
-    }
-    return [...present, ...missing.filter(p => known.has(p))].sort()
+    return { changed: changed.sort(), ignored }
   }
 
-  async #git (author: { name: string, email: string }): Promise<SimpleGit> {
-    const env: Record<string, string> = stringEnv(process.env)
-    const git = simpleGit({ baseDir: this.#repoDir, timeout: { block: GIT_TIMEOUT_MS } })
+  async #git (author: { name: string, email: string }, input: () => Buffer): Promise<SimpleGit> {
+    const env: Record<string, string> = passedEnv(process.env)
+    // Never an editor, a pager or a password prompt: publish runs without a terminal.
+    Object.assign(env, { GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' })
+    const name = identPart(author.name, 'git-cms')
+    const email = identPart(author.email, 'git-cms@localhost')
+    env.GIT_AUTHOR_NAME = name
+    env.GIT_AUTHOR_EMAIL = email
+    // The editor/pager keys are ours (`true`, `cat`); GIT_CONFIG_GLOBAL/NOSYSTEM are the service's
+    // own environment, passed on so git reads the same config the operator's shell would.
+    const unsafe = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true }
+    const options = { baseDir: this.#repoDir, timeout: { block: this.#timeoutMs }, allowEnvironment: OUR_GIT_ENV, unsafe, input }
+    // simple-git loads on the first commit, not at start-up.
+    const { simpleGit } = await import('simple-git')
+    const probe = simpleGit(options).env(env)
     // A fresh machine without user.name/email still commits: the committer is then the author.
-    const name = await git.raw(['config', '--get', 'user.name']).catch(() => '')
-    const email = await git.raw(['config', '--get', 'user.email']).catch(() => '')
-    if (name.trim() === '' && env.GIT_COMMITTER_NAME === undefined) env.GIT_COMMITTER_NAME = author.name
-    if (email.trim() === '' && env.GIT_COMMITTER_EMAIL === undefined) env.GIT_COMMITTER_EMAIL = author.email
-    return git.env(env)
+    const configured = await probe.raw(['config', '--get-regexp', '^user\\.(name|email)$']).catch(() => '')
+    if (!/^user\.name /m.test(configured)) env.GIT_COMMITTER_NAME ??= name
+    if (!/^user\.email /m.test(configured)) env.GIT_COMMITTER_EMAIL ??= email
+    return simpleGit(options).env(env)
   }
 
   async #forget (paths: string[]): Promise<void> {
@@ -166,7 +201,13 @@ export class GitCommitter {
 
 /** A repository-relative path that cannot name anything outside the repository or in `.git`. */
 function isPlainRelative (p: string): boolean {
-  return p !== '' && !p.startsWith('/') && !p.split('/').some(s => s === '..' || s === '' || s === '.git') && !p.includes('\0') && !p.includes('\n')
+  return p !== '' && !p.startsWith('/') && !p.split('/').some(s => s === '..' || s === '.' || s === '' || s === '.git') && !/[\0\n\r]/.test(p)
+}
+
+/** A name or email git accepts in an identity: no angle brackets or line breaks. */
+function identPart (value: string, fallback: string): string {
+  const clean = value.replace(/[<>\0\r\n]/g, '').trim()
+  return clean === '' ? fallback : clean
 }
 
 function gitMessage (err: unknown): string {
@@ -176,11 +217,11 @@ function gitMessage (err: unknown): string {
 
 /**
  * The environment git runs with: what it needs to find the user's config and hooks' tools, and
- * nothing that would make it start an editor, a pager or a password prompt.
+ * nothing that points it elsewhere (GIT_DIR, GIT_INDEX_FILE, ...).
  */
 const PASSED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TMPDIR', 'TZ', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL']
 
-function stringEnv (env: NodeJS.ProcessEnv): Record<string, string> {
+function passedEnv (env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {}
   for (const k of PASSED_ENV) {
     const v = env[k]

@@ -4,7 +4,7 @@
  * changed entries for a re-check.
  */
 import path from 'node:path'
-import { realpath } from 'node:fs/promises'
+import { realpath, stat } from 'node:fs/promises'
 import watcher from '@parcel/watcher'
 import type { Config } from '../config.js'
 import { NotFoundError } from '../errors.js'
@@ -52,6 +52,8 @@ export class ContentStore {
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     await this.registry.load()
+    // No content directory yet: nothing to watch (reads still stat before serving).
+    if (!await stat(this.registry.contentRoot).then(st => st.isDirectory(), () => false)) return
     try {
       this.#subscription = await watcher.subscribe(this.registry.contentRoot, (err, events) => {
         if (err !== null) { this.#opts.onWatchError?.(err); return }
@@ -74,10 +76,14 @@ export class ContentStore {
 
   /**
    * Warms the index of every collection (after the server listens, so start-up stays fast).
+   * @param stop checked between collections: true ends the warm-up early
    * @returns resolves when every index is built
    */
-  async warm (): Promise<void> {
-    for (const c of await this.registry.list()) await (await this.index(c.name)).ready()
+  async warm (stop: () => boolean = () => false): Promise<void> {
+    for (const c of await this.registry.list()) {
+      if (stop()) return
+      await (await this.index(c.name)).ready()
+    }
   }
 
   /**

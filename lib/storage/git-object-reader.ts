@@ -6,7 +6,6 @@ import fs from 'node:fs'
 import { promisify } from 'node:util'
 import { inflateSync } from 'node:zlib'
 import path from 'node:path'
-import git from 'isomorphic-git'
 import type { TreeItem } from './git-object-writer.js'
 
 // The callback API, promisified: measured about twice as fast as fs/promises for small files.
@@ -30,7 +29,7 @@ export class GitObjectReader {
    */
   async readTree (oid: string): Promise<TreeItem[]> {
     const loose = await this.readLoose(oid, 'tree')
-    if (loose === null) return (await git.readTree({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).tree
+    if (loose === null) return (await (await isomorphicGit()).readTree({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).tree
     return parseTree(loose)
   }
 
@@ -42,7 +41,7 @@ export class GitObjectReader {
   async readBlob (oid: string): Promise<Buffer> {
     const loose = await this.readLoose(oid, 'blob')
     if (loose !== null) return loose
-    const { blob } = await git.readBlob({ fs, gitdir: this.gitDir, oid, cache: this.packCache })
+    const { blob } = await (await isomorphicGit()).readBlob({ fs, gitdir: this.gitDir, oid, cache: this.packCache })
     return Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
   }
 
@@ -53,7 +52,7 @@ export class GitObjectReader {
    */
   async readCommitTree (oid: string): Promise<string> {
     const loose = await this.readLoose(oid, 'commit')
-    if (loose === null) return (await git.readCommit({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).commit.tree
+    if (loose === null) return (await (await isomorphicGit()).readCommit({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).commit.tree
     const match = /^tree ([0-9a-f]{40})\n/.exec(loose.toString('latin1', 0, 46))
     if (match === null) throw new Error(`Commit ${oid} has no tree`)
     return match[1]!
@@ -94,4 +93,9 @@ function parseTree (content: Buffer): TreeItem[] {
     at = nul + 21
   }
   return items
+}
+
+/** isomorphic-git, loaded on first use: only packed objects (after `git gc`) need it. */
+async function isomorphicGit (): Promise<typeof import('isomorphic-git')> {
+  return await import('isomorphic-git')
 }

@@ -29,7 +29,9 @@ t.test('kill -9 during a burst of saves leaves every entry before or after a sav
     }
   }
   const workers = Array.from({ length: ENTRIES }, async (_, i) => await worker(i))
-  await new Promise(resolve => setTimeout(resolve, 1500))
+  // Kill in the middle of the burst: once every client has had a few saves acknowledged.
+  const deadline = Date.now() + 60000
+  while (Date.now() < deadline && acked.some(n => n < 3)) await new Promise(resolve => setTimeout(resolve, 20))
   await first.kill('SIGKILL')
   stop = true
   await Promise.all(workers)

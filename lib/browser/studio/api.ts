@@ -1,0 +1,135 @@
+/**
+ * The Studio's only way to the server: small typed calls to the JSON API. Every write sends
+ * `x-cms-request: 1` and a JSON content type; failures become ApiError with the status and body.
+ */
+
+/** A non-2xx answer of the API. */
+export class ApiError extends Error {
+  readonly status: number
+  readonly body: Record<string, unknown>
+  /**
+   * @param status HTTP status
+   * @param body the JSON error body
+   */
+  constructor (status: number, body: Record<string, unknown>) {
+    super(typeof body.error === 'string' ? body.error : `Request failed (${status})`)
+    this.status = status
+    this.body = body
+  }
+}
+
+/** A validation issue as the API reports it. */
+export interface Issue { path: string, code: string, message: string }
+/** One entry of a list. */
+export interface Entry { id: string, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[] }
+/** Pagination of a list. */
+export interface Pagination { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
+/** A JSON Schema, as far as the form needs it. */
+export interface JsonSchema {
+  type?: string | string[]
+  title?: string
+  description?: string
+  format?: string
+  enum?: unknown[]
+  properties?: Record<string, JsonSchema>
+  items?: JsonSchema
+  required?: string[]
+  maxLength?: number
+  contentMediaType?: string
+  [key: string]: unknown
+}
+/** A history snapshot. */
+export interface Snapshot { ts: number, data: Record<string, unknown>, action: string, editor?: { id: string, name: string } }
+/** The session route's answer. */
+export interface Session { authenticated: boolean, identity: { id: string, name: string, roles: string[] } | null }
+
+/** Calls to one API base path. */
+export class Api {
+  readonly base: string
+  /** @param base the API base path, e.g. /api/cms */
+  constructor (base: string) { this.base = base }
+
+  /**
+   * Sends one request and parses the JSON answer.
+   * @param method HTTP method
+   * @param path path under the base, with query
+   * @param body JSON body (or FormData for uploads)
+   * @param csrf whether to send the request-forgery header
+   * @returns the parsed body
+   */
+  async call<T> (method: string, path: string, body?: unknown, csrf = true): Promise<T> {
+    const headers: Record<string, string> = {}
+    if (method !== 'GET' && csrf) headers['x-cms-request'] = '1'
+    let payload: BodyInit | undefined
+    if (body instanceof FormData) payload = body
+    else if (body !== undefined) { headers['content-type'] = 'application/json'; payload = JSON.stringify(body) } else if (method !== 'GET' && csrf) headers['content-type'] = 'application/json'
+    const res = await fetch(this.base + path, { method, headers, body: payload, credentials: 'same-origin' })
+    const text = await res.text()
+    let json: Record<string, unknown> = {}
+    try { json = text === '' ? {} : JSON.parse(text) } catch { json = { error: text } }
+    if (!res.ok) throw new ApiError(res.status, json)
+    return json as T
+  }
+
+  /** @returns the session */
+  async session (): Promise<Session> { return await this.call('GET', '/auth/session') }
+  /** @param password the password @returns the login answer */
+  async login (password: string): Promise<unknown> { return await this.call('POST', '/auth/login', { password }, false) }
+  /** @returns the logout answer (may carry a provider redirect) */
+  async logout (): Promise<{ redirect?: string }> { return await this.call('POST', '/auth/logout', undefined, false) }
+
+  /**
+   * Lists entries.
+   * @param collection name
+   * @param opts page, pageSize, q, id
+   * @returns entries and pagination
+   */
+  async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
+    const qs = new URLSearchParams({ collection })
+    for (const [k, v] of Object.entries(opts)) if (v !== undefined && v !== '') qs.set(k, String(v))
+    return await this.call('GET', `/entries?${qs.toString()}`)
+  }
+
+  /** @param collection name @returns the schema response */
+  async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown> }> {
+    return await this.call('GET', `/schema?collection=${encodeURIComponent(collection)}`)
+  }
+
+  /** @param command a mutation command @returns `{ ok, revision }` */
+  async mutate (command: Record<string, unknown>): Promise<{ ok: boolean, revision: number }> { return await this.call('POST', '/mutate', command) }
+  /** @param collection name @param id entry @returns the snapshots, oldest first */
+  async history (collection: string, id: string): Promise<{ history: Snapshot[] }> {
+    return await this.call('GET', `/history?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)
+  }
+
+  /** @param collection name @param id entry @param ts snapshot @returns the answer */
+  async restore (collection: string, id: string, ts: number): Promise<unknown> { return await this.call('POST', '/history', { collection, id, ts }) }
+  /** @returns the editor's draft status */
+  async draft (): Promise<{ hasDrafts: boolean, count: number }> { return await this.call('GET', '/draft') }
+  /** @param collection name @param id entry @returns the discarded keys */
+  async discard (collection: string, id: string): Promise<{ cleared: string[] }> {
+    return await this.call('DELETE', `/draft?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)
+  }
+
+  /** @param scope what to publish @returns the publish report */
+  async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
+  /** @returns the deployment status */
+  async deployment (): Promise<{ configured: boolean, state: string, commit?: string }> { return await this.call('GET', '/deployment') }
+  /** @param file the file @returns its URL */
+  async upload (file: File): Promise<{ url: string }> {
+    const form = new FormData()
+    form.append('file', file)
+    return await this.call('POST', '/upload', form)
+  }
+}
+
+/** What POST publish answers. */
+export interface PublishReport {
+  ok: boolean
+  published: Array<{ collection: string, id: string, revision: number, deleted: boolean }>
+  conflicts: Array<{ collection: string, id: string, code: string, message: string }>
+  failed: Array<{ collection: string, id: string, error: string }>
+  commit?: string
+  commitError?: string
+  rebuild?: { triggered: boolean, ok: boolean }
+}

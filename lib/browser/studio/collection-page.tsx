@@ -1,0 +1,119 @@
+/** A collection: its entries as links, a search box filtering as you type, pages, create, delete, reorder. */
+import type { JSX } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import type { Api, Entry, Pagination } from './api.js'
+import { entryTitle, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+
+const PAGE_SIZE = 24
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
+
+/** @param props api, config, the collection, navigation @returns the collection page */
+export function CollectionPage ({ api, config, collection, navigate }: { api: Api, config: StudioConfig, collection: StudioCollection, navigate: Navigate }): JSX.Element {
+  const [q, setQ] = useState('')
+  const [page, setPage] = useState(1)
+  const [list, setList] = useState<{ entries: Entry[], pagination: Pagination } | null>(null)
+  const [error, setError] = useState('')
+  const [newId, setNewId] = useState('')
+  const [tick, setTick] = useState(0)
+  const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
+
+  useEffect(() => {
+    // Debounced so typing a word sends one request, not one per key.
+    const timer = setTimeout(() => {
+      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q }).then(r => { setList(r); setError('') },
+        (err: Error) => setError(`Could not load the entries: ${err.message}`))
+    }, q === '' ? 0 : 200)
+    return () => clearTimeout(timer)
+  }, [q, page, tick])
+
+  const create = async (e: Event): Promise<void> => {
+    e.preventDefault()
+    const id = newId.trim()
+    if (!ID_RE.test(id)) { setError('An id uses letters, digits, "-" and "_" and starts with a letter or digit.'); return }
+    try {
+      const schema = await api.schema(collection.name)
+      await api.mutate({ type: 'put_entry', collection: collection.name, id, data: { ...(schema.template ?? {}) } })
+      navigate(`${base}/${encodeURIComponent(id)}`)
+    } catch (err) { setError(`Could not create “${id}”: ${(err as Error).message}`) }
+  }
+  const remove = async (entry: Entry): Promise<void> => {
+    if (!confirm(`Delete “${entryTitle(entry.id, entry.data)}”? Its history is kept.`)) return
+    try {
+      await api.mutate({ type: 'delete_entry', collection: collection.name, id: entry.id, expectedRevision: entry.revision })
+      setTick(x => x + 1)
+    } catch (err) { setError(`Could not delete: ${(err as Error).message}`) }
+  }
+  const move = async (index: number, delta: number): Promise<void> => {
+    try {
+      // reorder_entries needs every id of the collection, so read them all (in pages of 100).
+      const all: Entry[] = []
+      for (let p = 1; ; p++) {
+        const r = await api.entries(collection.name, { page: p, pageSize: 100 })
+        all.push(...r.entries)
+        if (!r.pagination.hasNext) break
+      }
+      const ids = all.map(x => x.id)
+      const shown = list?.entries ?? []
+      const a = shown[index]?.id
+      const b = shown[index + delta]?.id
+      if (a === undefined || b === undefined) return
+      const ia = ids.indexOf(a)
+      const ib = ids.indexOf(b)
+      ids[ia] = b
+      ids[ib] = a
+      await api.mutate({ type: 'reorder_entries', collection: collection.name, order: ids })
+      setTick(x => x + 1)
+    } catch (err) { setError(`Could not reorder: ${(err as Error).message}`) }
+  }
+
+  const pg = list?.pagination
+  const canReorder = collection.orderable && q === ''
+  return (
+    <section>
+      <nav class="crumbs" aria-label="Breadcrumb"><a href={`${config.mountPath}/cms`}>Collections</a> / <span>{collection.label}</span></nav>
+      <h1><span aria-hidden="true">{collection.icon}</span> {collection.label}</h1>
+      {collection.description !== '' && <p class="muted">{collection.description}</p>}
+      <div class="toolbar">
+        <label for="search" class="search-label">Search</label>
+        <input id="search" type="search" value={q} placeholder="Title or id"
+          onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
+      </div>
+      {error !== '' && <p class="error" role="alert">{error}</p>}
+      {list === null
+        ? <p>Loading…</p>
+        : list.entries.length === 0
+          ? <p>{q === '' ? 'No entries yet.' : `Nothing matches “${q}”.`}</p>
+          : (
+            <ul class="entries">
+              {list.entries.map((entry, i) => (
+                <li key={entry.id}>
+                  <a href={`${base}/${encodeURIComponent(entry.id)}`}>{entryTitle(entry.id, entry.data)}</a>
+                  {entry.draft === true && <span class="badge draft">Draft</span>}
+                  {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
+                  {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
+                  <span class="actions">
+                    {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}
+                    {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === list.entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
+                    {collection.deletable && <button type="button" class="danger" aria-label={`Delete ${entry.id}`} onClick={() => { void remove(entry) }}>Delete</button>}
+                  </span>
+                </li>
+              ))}
+            </ul>
+            )}
+      {pg !== undefined && pg.totalPages > 1 && (
+        <nav class="pages" aria-label="Pages">
+          <button type="button" class="secondary" disabled={!pg.hasPrev} onClick={() => setPage(page - 1)}>Previous page</button>
+          <span>Page {pg.page} of {pg.totalPages}</span>
+          <button type="button" class="secondary" disabled={!pg.hasNext} onClick={() => setPage(page + 1)}>Next page</button>
+        </nav>
+      )}
+      {collection.creatable && collection.singletonId === null && (
+        <form class="create" onSubmit={e => { void create(e) }}>
+          <label for="new-id">New entry id</label>
+          <input id="new-id" type="text" value={newId} onInput={e => setNewId((e.currentTarget as HTMLInputElement).value)} />
+          <button type="submit">Create</button>
+        </form>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,201 @@
+/**
+ * One entry: the schema form, Save with optimistic locking (a conflict keeps what was typed and
+ * offers Reload or Overwrite), inline validation issues, draft state and Publish, and history
+ * with a field-by-field diff and Restore.
+ */
+import type { JSX } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type PublishReport, type Snapshot } from './api.js'
+import { Field } from './schema-form.js'
+import { PublishResult } from './publish-result.js'
+import { entryTitle, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+
+interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
+
+/** @param schema the collection schema @param data the entry data @returns a schema covering the data too */
+function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSchema {
+  const properties: Record<string, JsonSchema> = { ...(schema.properties ?? {}) }
+  // A Markdown body is always edited, even when the schema does not list it.
+  if (typeof data.body === 'string' && properties.body === undefined) properties.body = { type: 'string', title: 'Body' }
+  return { ...schema, type: 'object', properties }
+}
+
+/** @param v any value @returns a short readable text */
+function show (v: unknown): string {
+  if (v === undefined) return '(empty)'
+  const s = typeof v === 'string' ? v : JSON.stringify(v)
+  return s.length > 160 ? s.slice(0, 157) + '…' : s
+}
+
+/** @param props the entry to edit @returns the entry page */
+export function EntryPage ({ api, config, collection, id }: Props): JSX.Element {
+  const [entry, setEntry] = useState<Entry | null>(null)
+  const [schema, setSchema] = useState<JsonSchema | null>(null)
+  const [values, setValues] = useState<Record<string, unknown>>({})
+  const [issues, setIssues] = useState<Issue[]>([])
+  const [message, setMessage] = useState<{ kind: 'ok' | 'error', text: string } | null>(null)
+  const [conflict, setConflict] = useState<number | null>(null)
+  const [history, setHistory] = useState<Snapshot[] | null>(null)
+  const [report, setReport] = useState<PublishReport | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [notFound, setNotFound] = useState(false)
+
+  const load = async (): Promise<void> => {
+    try {
+      const [list, s] = await Promise.all([api.entries(collection.name, { id }), api.schema(collection.name)])
+      const e = list.entries.find(x => x.id === id)
+      if (e === undefined) { setNotFound(true); return }
+      setEntry(e)
+      setSchema(s.schema)
+      setValues(e.data ?? {})
+      setIssues(e.validationIssues ?? [])
+      setConflict(null)
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) setNotFound(true)
+      else setMessage({ kind: 'error', text: `Could not load the entry: ${(err as Error).message}` })
+    }
+  }
+  const loadHistory = async (): Promise<void> => {
+    try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
+  }
+  useEffect(() => { void load(); void loadHistory() }, [])
+
+  const save = async (expectedRevision: number): Promise<void> => {
+    if (entry === null) return
+    setBusy(true)
+    setMessage(null)
+    try {
+      // The loaded data merged with the form keeps fields the schema does not list.
+      const data = { ...(entry.data ?? {}), ...values }
+      const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
+      setEntry({ ...entry, data, revision: res.revision })
+      setIssues([])
+      setConflict(null)
+      // Refresh the draft flag and the history before saying "Saved.", so what is shown is current.
+      const fresh = await api.entries(collection.name, { id }).catch(() => null)
+      const e = fresh?.entries.find(x => x.id === id)
+      if (e !== undefined) setEntry(e)
+      await loadHistory()
+      setMessage({ kind: 'ok', text: 'Saved.' })
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409 && typeof err.body.currentRevision === 'number') {
+        setConflict(err.body.currentRevision)
+      } else if (err instanceof ApiError && Array.isArray(err.body.issues)) {
+        setIssues(err.body.issues as Issue[])
+        setMessage({ kind: 'error', text: 'Not saved: some fields are not valid. See the messages next to them.' })
+      } else {
+        setMessage({ kind: 'error', text: `Not saved: ${(err as Error).message}` })
+      }
+    } finally { setBusy(false) }
+  }
+  const restore = async (snap: Snapshot): Promise<void> => {
+    if (!confirm('Restore this version? The current one is kept in the history.')) return
+    try {
+      await api.restore(collection.name, id, snap.ts)
+      setMessage({ kind: 'ok', text: 'Restored.' })
+      await load()
+      await loadHistory()
+    } catch (err) { setMessage({ kind: 'error', text: `Could not restore: ${(err as Error).message}` }) }
+  }
+  const publish = async (): Promise<void> => {
+    try {
+      setMessage(null)
+      setReport(await api.publish({ collection: collection.name, id }))
+      await load()
+      void loadHistory()
+    } catch (err) { setMessage({ kind: 'error', text: `Could not publish: ${(err as Error).message}` }) }
+  }
+
+  const discard = async (): Promise<void> => {
+    if (!confirm('Discard your unpublished changes to this entry?')) return
+    try {
+      await api.discard(collection.name, id)
+      setReport(null)
+      await load()
+      setMessage({ kind: 'ok', text: 'Draft discarded.' })
+    } catch (err) { setMessage({ kind: 'error', text: `Could not discard the draft: ${(err as Error).message}` }) }
+  }
+
+  const crumbs = (
+    <nav class="crumbs" aria-label="Breadcrumb">
+      <a href={`${config.mountPath}/cms`}>Collections</a> / <a href={`${config.mountPath}/cms/${encodeURIComponent(collection.name)}`}>{collection.label}</a> / <span>{id}</span>
+    </nav>
+  )
+  if (notFound) return <section>{crumbs}<p role="alert">There is no entry “{id}” in {collection.label}.</p></section>
+  if (entry === null || schema === null) return <section>{crumbs}{message !== null ? <p class="error" role="alert">{message.text}</p> : <p>Loading…</p>}</section>
+  if (entry.readError !== undefined) return <section>{crumbs}<p role="alert">This entry cannot be read: {entry.readError.message}</p></section>
+
+  const fs = formSchema(schema, entry.data ?? {})
+  const current = entry.data ?? {}
+  return (
+    <section class="entry">
+      {crumbs}
+      <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}</h1>
+      <p class="muted">Revision {entry.revision}</p>
+      <div class="layout">
+        <form class="editor" onSubmit={e => { e.preventDefault(); void save(entry.revision) }}>
+          {Object.entries(fs.properties ?? {}).map(([k, s]) => (
+            <Field key={k} api={api} name={k} path={k} schema={s} value={values[k]} issues={issues}
+              onChange={v => {
+                setValues(x => ({ ...x, [k]: v }))
+                // An issue is about the value that was sent; once the field changes it is stale.
+                setIssues(list => list.filter(i => i.path !== k && !i.path.startsWith(k + '.')))
+              }} />
+          ))}
+          {issues.filter(i => !(i.path.split('.')[0]! in (fs.properties ?? {}))).map(i => <p class="issue" role="alert" key={i.path + i.code}>{i.path === '' ? '' : `${i.path}: `}{i.message}</p>)}
+          <div class="save-bar">
+            <button type="submit" disabled={busy}>Save</button>
+            {entry.draft === true && <button type="button" class="secondary" onClick={() => { void publish() }}>Publish</button>}
+            {entry.draft === true && <button type="button" class="danger" onClick={() => { void discard() }}>Discard draft</button>}
+            {message !== null && <p class={message.kind === 'ok' ? 'ok' : 'error'} role={message.kind === 'ok' ? 'status' : 'alert'}>{message.text}</p>}
+          </div>
+          {conflict !== null && (
+            <div class="conflict" role="alert">
+              <p>This entry was changed by someone else since you opened it (now revision {conflict}). Your typed changes are still in the form.</p>
+              <button type="button" class="secondary" onClick={() => { void load() }}>Reload</button>
+              <button type="button" class="danger" onClick={() => { void save(conflict) }}>Overwrite</button>
+            </div>
+          )}
+          {report !== null && <PublishResult report={report} />}
+        </form>
+        <aside class="history" aria-labelledby="history-heading">
+          <h2 id="history-heading">History</h2>
+          <p class="muted small">Earlier versions, newest first. Open one to compare it with the current version (then → now).</p>
+          {history === null
+            ? <p>Loading…</p>
+            : history.length === 0
+              ? <p class="muted">No earlier versions.</p>
+              : (
+                <ul>
+                  {[...history].reverse().map(snap => {
+                    const keys = [...new Set([...Object.keys(snap.data ?? {}), ...Object.keys(current)])]
+                    const changed = keys.filter(k => JSON.stringify(snap.data?.[k]) !== JSON.stringify(current[k]))
+                    const when = new Date(snap.ts).toLocaleString()
+                    return (
+                      <li key={snap.ts}>
+                        <details>
+                          <summary>{when} · {snap.action} · {snap.editor?.name ?? 'unknown'}</summary>
+                          {changed.length === 0
+                            ? <p class="muted">Same as the current version.</p>
+                            : (
+                              <dl class="diff" aria-label="Then → now">
+                                {changed.map(k => (
+                                  <div key={k}>
+                                    <dt>{k}</dt>
+                                    <dd><del>{show(snap.data?.[k])}</del> → <ins>{show(current[k])}</ins></dd>
+                                  </div>
+                                ))}
+                              </dl>
+                              )}
+                          <button type="button" class="secondary" aria-label={`Restore the version of ${when}`} onClick={() => { void restore(snap) }}>Restore</button>
+                        </details>
+                      </li>
+                    )
+                  })}
+                </ul>
+                )}
+        </aside>
+      </div>
+    </section>
+  )
+}

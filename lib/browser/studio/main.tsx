@@ -1,0 +1,127 @@
+/**
+ * The Studio: a small single-page app over the JSON API. Routes are the URL paths under the mount
+ * path (`/cms`, `/cms/<collection>`, `/cms/<collection>/<id>`); signed out, every route shows the
+ * sign-in form. Settings come from the shell's JSON block (no inline script under the CSP).
+ */
+import { render } from 'preact'
+import type { JSX } from 'preact'
+import { useEffect, useState, useCallback } from 'preact/hooks'
+import { Api, ApiError, type Session } from './api.js'
+import { Dashboard } from './dashboard.js'
+import { CollectionPage } from './collection-page.js'
+import { EntryPage } from './entry-page.js'
+import type { StudioConfig } from './types.js'
+
+/** @returns the settings embedded by the server */
+function readConfig (): StudioConfig {
+  const el = document.getElementById('cms-studio-config')
+  return JSON.parse(el?.textContent ?? '{}') as StudioConfig
+}
+
+/** @param props config and navigation @returns the app */
+function App ({ config }: { config: StudioConfig }): JSX.Element {
+  const api = new Api(config.apiBasePath)
+  const [session, setSession] = useState<Session | null>(null)
+  const [path, setPath] = useState(location.pathname)
+  const [deploy, setDeploy] = useState('')
+
+  const navigate = useCallback((to: string) => {
+    history.pushState(null, '', to)
+    setPath(to)
+    window.scrollTo(0, 0)
+  }, [])
+  useEffect(() => {
+    const onPop = (): void => setPath(location.pathname)
+    addEventListener('popstate', onPop)
+    api.session().then(setSession, () => setSession({ authenticated: false, identity: null }))
+    return () => removeEventListener('popstate', onPop)
+  }, [])
+  useEffect(() => {
+    if (session?.authenticated !== true) return
+    api.deployment().then(d => setDeploy(d.configured ? `Deployment: ${d.state}${d.commit !== undefined ? ` (${d.commit.slice(0, 7)})` : ''}` : 'Deployment: not configured'),
+      () => setDeploy(''))
+  }, [session, path])
+
+  if (session === null) return <main class="loading"><p>Loading…</p></main>
+  if (!session.authenticated) {
+    return <SignIn api={api} config={config} onSignedIn={async () => {
+      setSession(await api.session())
+      const target = path.startsWith(config.mountPath + '/cms') ? path : config.mountPath + '/cms'
+      navigate(target)
+    }} />
+  }
+  const rest = path.slice(config.mountPath.length).replace(/\/+$/, '')
+  const parts = rest.split('/').filter(Boolean).map(decodeURIComponent)
+  if (parts[0] !== 'cms') { queueMicrotask(() => navigate(config.mountPath + '/cms')) }
+  const signOut = async (): Promise<void> => {
+    try {
+      const res = await api.logout()
+      if (typeof res.redirect === 'string') { location.href = res.redirect; return }
+    } catch {}
+    setSession({ authenticated: false, identity: null })
+    navigate(config.mountPath)
+  }
+  const link = (e: MouseEvent): void => {
+    const a = (e.target as HTMLElement).closest('a')
+    if (a === null || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return
+    const href = a.getAttribute('href') ?? ''
+    if (!href.startsWith(config.mountPath + '/')) return
+    e.preventDefault()
+    navigate(href)
+  }
+  let page: JSX.Element
+  const collection = parts[1] !== undefined ? config.collections.find(c => c.name === parts[1]) : undefined
+  if (parts[1] === undefined) page = <Dashboard api={api} config={config} />
+  else if (collection === undefined) page = <p role="alert">There is no collection named “{parts[1]}”.</p>
+  else if (parts[2] === undefined) page = <CollectionPage key={collection.name} api={api} config={config} collection={collection} navigate={navigate} />
+  else page = <EntryPage key={`${collection.name}/${parts[2]}`} api={api} config={config} collection={collection} id={parts[2]} navigate={navigate} />
+  return (
+    <div class="app" onClick={link}>
+      <header class="top">
+        <a class="brand" href={config.mountPath + '/cms'}>git-cms Studio</a>
+        <span class="deploy" role="status">{deploy}</span>
+        <span class="who">{session.identity?.name}</span>
+        <button type="button" class="secondary" onClick={() => { void signOut() }}>Sign out</button>
+      </header>
+      <main>{page}</main>
+    </div>
+  )
+}
+
+/** @param props api, config and what to do after sign-in @returns the sign-in form */
+function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, onSignedIn: () => Promise<void> }): JSX.Element {
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState('')
+  const [busy, setBusy] = useState(false)
+  const submit = async (e: Event): Promise<void> => {
+    e.preventDefault()
+    setBusy(true)
+    setError('')
+    try {
+      await api.login(password)
+      await onSignedIn()
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : 0
+      setError(status === 401 ? 'That password is not correct.' : status === 429 ? 'Too many attempts. Wait a moment and try again.' : `Sign-in failed: ${(err as Error).message}`)
+    } finally { setBusy(false) }
+  }
+  return (
+    <main class="signin">
+      <h1>Sign in to git-cms</h1>
+      {config.authMode === 'provider'
+        ? <p><a class="button" href={config.loginUrl ?? '#'}>Sign in with your identity provider</a></p>
+        : (
+          <form onSubmit={e => { void submit(e) }}>
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required
+              value={password} onInput={e => setPassword((e.currentTarget as HTMLInputElement).value)} />
+            {error !== '' && <p class="error" role="alert">{error}</p>}
+            <button type="submit" disabled={busy}>Sign in</button>
+          </form>
+          )}
+    </main>
+  )
+}
+
+const root = document.getElementById('studio')
+if (root !== null) { root.textContent = ''; render(<App config={readConfig()} />, root) }

@@ -1,0 +1,200 @@
+/**
+ * A form generated from a JSON Schema: one control per property, recursive for objects (fieldset)
+ * and arrays (add/remove items). Values live in one object owned by the caller; every change
+ * produces a new object so the caller can keep what was typed across errors and conflicts.
+ */
+import type { JSX } from 'preact'
+import type { Api, JsonSchema, Issue } from './api.js'
+
+const IMAGE_NAMES = new Set(['image', 'cover', 'avatar', 'thumbnail', 'photo', 'logo'])
+
+/**
+ * The label of a field: its schema title, else its name capitalised.
+ * @param name property name
+ * @param schema its schema
+ * @returns the label text
+ */
+export function fieldLabel (name: string, schema: JsonSchema): string {
+  if (typeof schema.title === 'string' && schema.title !== '') return schema.title
+  const words = name.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2')
+  return words.charAt(0).toUpperCase() + words.slice(1)
+}
+
+/** @param schema a schema @returns its main type */
+function typeOf (schema: JsonSchema): string {
+  const t = Array.isArray(schema.type) ? schema.type.find(x => x !== 'null') : schema.type
+  if (typeof t === 'string') return t
+  if (schema.properties !== undefined) return 'object'
+  if (schema.enum !== undefined) return 'string'
+  return 'string'
+}
+
+/**
+ * Whether a string field holds an image URL.
+ * @param name property name
+ * @param schema its schema
+ * @returns true for image fields
+ */
+function isImage (name: string, schema: JsonSchema): boolean {
+  if (IMAGE_NAMES.has(name.toLowerCase())) return true
+  const hint = `${String(schema.contentMediaType ?? '')} ${String(schema['x-widget'] ?? '')} ${String(schema.description ?? '')}`
+  return schema.format === 'uri' && /image/i.test(hint)
+}
+
+/** Props shared by every field. */
+interface FieldProps {
+  api: Api
+  name: string
+  path: string
+  schema: JsonSchema
+  value: unknown
+  issues: Issue[]
+  onChange: (value: unknown) => void
+  label?: string
+}
+
+/** @param path field path @returns a DOM id for it */
+const idFor = (path: string): string => 'f-' + path.replace(/[^A-Za-z0-9_-]/g, '_')
+
+/** @param props issues and path @returns the inline messages for this field, if any */
+function Issues ({ issues, path }: { issues: Issue[], path: string }): JSX.Element | null {
+  const mine = issues.filter(i => i.path === path || (path === '' && i.path === ''))
+  if (mine.length === 0) return null
+  return <p class="issue" id={idFor(path) + '-issue'} role="alert">{mine.map(i => i.message).join('; ')}</p>
+}
+
+/** @param props the field @returns the control for one value of any type */
+export function Field (props: FieldProps): JSX.Element {
+  const { name, path, schema, value, issues, onChange } = props
+  const label = props.label ?? fieldLabel(name, schema)
+  const id = idFor(path)
+  const type = typeOf(schema)
+  const invalid = issues.some(i => i.path === path)
+  const described = invalid ? id + '-issue' : undefined
+
+  if (type === 'object') {
+    const obj = (value !== null && typeof value === 'object' && !Array.isArray(value)) ? value as Record<string, unknown> : {}
+    return (
+      <fieldset class="group">
+        <legend>{label}</legend>
+        {Object.entries(schema.properties ?? {}).map(([k, s]) => (
+          <Field key={k} api={props.api} name={k} path={path === '' ? k : `${path}.${k}`} schema={s} value={obj[k]} issues={issues}
+            onChange={v => onChange({ ...obj, [k]: v })} />
+        ))}
+        <Issues issues={issues} path={path} />
+      </fieldset>
+    )
+  }
+  if (type === 'array') {
+    const list = Array.isArray(value) ? value : []
+    const itemSchema = schema.items ?? { type: 'string' }
+    const blank = (): unknown => {
+      const t = typeOf(itemSchema)
+      return t === 'object' ? {} : t === 'number' || t === 'integer' ? 0 : t === 'boolean' ? false : t === 'array' ? [] : ''
+    }
+    return (
+      <fieldset class="group">
+        <legend>{label}</legend>
+        {list.map((item, i) => (
+          <div class="array-item" key={i}>
+            <Field api={props.api} name={`${name} ${i + 1}`} label={`${label} ${i + 1}`} path={`${path}.${i}`} schema={itemSchema} value={item} issues={issues}
+              onChange={v => onChange(list.map((x, j) => j === i ? v : x))} />
+            <button type="button" class="secondary" aria-label={`Remove ${label} ${i + 1}`}
+              onClick={() => onChange(list.filter((_, j) => j !== i))}>Remove</button>
+          </div>
+        ))}
+        <button type="button" class="secondary" onClick={() => onChange([...list, blank()])}>Add {label}</button>
+        <Issues issues={issues} path={path} />
+      </fieldset>
+    )
+  }
+  if (type === 'boolean') {
+    return (
+      <div class="field checkbox">
+        <input id={id} type="checkbox" checked={value === true} aria-invalid={invalid} aria-describedby={described}
+          onChange={e => onChange((e.currentTarget as HTMLInputElement).checked)} />
+        <label for={id}>{label}</label>
+        <Issues issues={issues} path={path} />
+      </div>
+    )
+  }
+  let control: JSX.Element
+  if (schema.enum !== undefined) {
+    control = (
+      <select id={id} aria-invalid={invalid} aria-describedby={described} value={value === undefined ? '' : String(value)}
+        onChange={e => {
+          const raw = (e.currentTarget as HTMLSelectElement).value
+          onChange(schema.enum?.find(x => String(x) === raw) ?? raw)
+        }}>
+        {value === undefined && <option value="">(none)</option>}
+        {schema.enum.map(x => <option key={String(x)} value={String(x)}>{String(x)}</option>)}
+      </select>
+    )
+  } else if (type === 'number' || type === 'integer') {
+    control = (
+      <input id={id} type="number" step={type === 'integer' ? 1 : 'any'} aria-invalid={invalid} aria-describedby={described}
+        value={typeof value === 'number' ? String(value) : ''}
+        onInput={e => {
+          const raw = (e.currentTarget as HTMLInputElement).value
+          onChange(raw === '' ? undefined : Number(raw))
+        }} />
+    )
+  } else if (path === 'body' || schema.format === 'markdown' || (typeof schema.maxLength === 'number' ? schema.maxLength > 200 : /description|summary|excerpt|bio|text|content/i.test(name))) {
+    control = (
+      <textarea id={id} rows={path === 'body' ? 18 : 4} class={path === 'body' ? 'body' : undefined} aria-invalid={invalid} aria-describedby={described}
+        value={typeof value === 'string' ? value : ''} onInput={e => onChange((e.currentTarget as HTMLTextAreaElement).value)} />
+    )
+  } else if (isImage(name, schema)) {
+    return <ImageField {...props} label={label} />
+  } else {
+    const inputType = (schema.format === 'date' ? 'date' : schema.format === 'email' ? 'email' : 'text') as 'text'
+    control = (
+      <input id={id} type={inputType} aria-invalid={invalid} aria-describedby={described}
+        value={value === undefined || value === null ? '' : String(value)}
+        onInput={e => {
+          const raw = (e.currentTarget as HTMLInputElement).value
+          // An emptied date or email is "no value", not an empty string that fails its format.
+          onChange(raw === '' && inputType !== 'text' ? undefined : raw)
+        }} />
+    )
+  }
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {control}
+      <Issues issues={issues} path={path} />
+    </div>
+  )
+}
+
+/** @param props the field @returns a URL input, an upload input and a preview */
+function ImageField (props: FieldProps & { label: string }): JSX.Element {
+  const { path, value, issues, onChange, label, api } = props
+  const id = idFor(path)
+  const url = typeof value === 'string' ? value : ''
+  const upload = async (e: Event): Promise<void> => {
+    const input = e.currentTarget as HTMLInputElement
+    const file = input.files?.[0]
+    if (file === undefined) return
+    const status = document.getElementById(id + '-status')
+    try {
+      if (status !== null) status.textContent = 'Uploading…'
+      const res = await api.upload(file)
+      onChange(res.url)
+      if (status !== null) status.textContent = 'Uploaded.'
+    } catch (err) {
+      if (status !== null) status.textContent = `Upload failed: ${(err as Error).message}`
+    }
+  }
+  return (
+    <div class="field image">
+      <label for={id}>{label}</label>
+      <input id={id} type="text" value={url} onInput={e => onChange((e.currentTarget as HTMLInputElement).value)} />
+      <label for={id + '-file'} class="sub">Upload {label}</label>
+      <input id={id + '-file'} type="file" accept="image/*" onChange={e => { void upload(e) }} />
+      <p id={id + '-status'} class="status" role="status" />
+      {url !== '' && <img class="preview" src={url} alt={`${label} preview`} />}
+      <Issues issues={issues} path={path} />
+    </div>
+  )
+}

@@ -1,0 +1,132 @@
+/**
+ * Serves the admin Studio under `config.mountPath` (default `/admin`): one HTML shell for `/admin`,
+ * `/admin/cms`, `/admin/cms/<collection>` and `/admin/cms/<collection>/<id>` (the browser code
+ * routes between them), and the bundled assets `/admin/assets/studio.js|.css` from dist/browser/.
+ * The shell carries its settings (API path, auth mode, the collections) in a JSON block, because
+ * the Content-Security-Policy allows no inline script. With `enableAdmin: false` nothing is served.
+ */
+import { readFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import type { Middleware } from 'koa'
+import type { Services } from '../services.js'
+import { NotFoundError } from '../errors.js'
+
+/** What the Studio reads from the shell's `#cms-studio-config` block. */
+export interface StudioShellConfig {
+  apiBasePath: string
+  mountPath: string
+  authMode: 'password' | 'provider'
+  loginUrl: string | null
+  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null }>
+}
+
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['studio.js', 'text/javascript; charset=utf-8'],
+  ['studio.css', 'text/css; charset=utf-8']
+])
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+/**
+ * Where the bundled Studio is: `dist/lib/http/` -> `dist/browser/`, or from the TypeScript
+ * sources (tests) `lib/http/` -> `dist/browser/`.
+ * @returns the directory, or null when the browser bundle was not built
+ */
+export function studioAssetDir (): string | null {
+  const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
+  return candidates.find(dir => existsSync(path.join(dir, 'studio.js'))) ?? null
+}
+
+/**
+ * Renders the HTML shell.
+ * @param config the settings the Studio needs
+ * @returns the HTML document
+ */
+export function studioShell (config: StudioShellConfig): string {
+  // `<` escaped so the JSON can never close its <script> element.
+  const json = JSON.stringify(config).replace(/</g, '\\u003c')
+  const base = config.mountPath
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>git-cms Studio</title>
+<link rel="stylesheet" href="${base}/assets/studio.css">
+<script type="module" src="${base}/assets/studio.js"></script>
+</head>
+<body>
+<script type="application/json" id="cms-studio-config">${json}</script>
+<div id="studio"><noscript>The Studio needs JavaScript.</noscript></div>
+</body>
+</html>
+`
+}
+
+/**
+ * Whether a path (relative to the mount path) is one of the Studio's pages.
+ * @param rest the path after the mount path
+ * @returns true for '', '/', '/cms', '/cms/<c>', '/cms/<c>/<id>'
+ */
+function isPage (rest: string): boolean {
+  return /^(\/?|\/cms\/?|\/cms\/[^/]+\/?|\/cms\/[^/]+\/[^/]+\/?)$/.test(rest)
+}
+
+/**
+ * Builds the middleware serving the Studio.
+ * @param services the instance
+ * @returns Koa middleware that passes every other request on
+ */
+export function adminMiddleware (services: Services): Middleware {
+  const { enableAdmin, apiBasePath } = services.config
+  const mountPath = services.config.mountPath.replace(/\/+$/, '')
+  return async (ctx, next) => {
+    if (!enableAdmin || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
+    if (ctx.path !== mountPath && !ctx.path.startsWith(mountPath + '/')) { await next(); return }
+    const rest = ctx.path.slice(mountPath.length)
+    if (rest.startsWith('/assets/')) {
+      const name = rest.slice('/assets/'.length)
+      const type = ASSETS.get(name)
+      if (type === undefined) { await next(); return }
+      const dir = studioAssetDir()
+      if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
+      const bytes = await readFile(path.join(dir, name))
+      ctx.set('Cache-Control', 'no-cache')
+      ctx.etag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
+      ctx.type = type
+      ctx.status = 200
+      if (ctx.fresh) { ctx.status = 304; return }
+      ctx.body = bytes
+      return
+    }
+    if (!isPage(rest)) { await next(); return }
+    const collections = (await services.content.registry.list()).map(c => ({
+      name: c.name,
+      label: c.metadata.label,
+      icon: c.metadata.icon,
+      description: c.metadata.description,
+      creatable: c.metadata.creatable,
+      orderable: c.metadata.orderable,
+      deletable: c.metadata.deletable,
+      singletonId: c.metadata.singletonId
+    }))
+    const body = studioShell({
+      apiBasePath,
+      mountPath,
+      authMode: services.auth.mode,
+      loginUrl: services.auth.loginUrl(mountPath + '/cms'),
+      collections
+    })
+    ctx.set('Cache-Control', 'no-store')
+    ctx.set('Content-Security-Policy', CSP)
+    ctx.set('X-Frame-Options', 'DENY')
+    ctx.set('Referrer-Policy', 'same-origin')
+    ctx.type = 'text/html; charset=utf-8'
+    ctx.status = 200
+    ctx.body = body
+  }
+}
