@@ -158,7 +158,9 @@ export class CollectionRegistry {
       const c = await this.get(name)
       if (c !== null) all.push(c)
     }
-    return all.sort((a, b) => a.metadata.order - b.metadata.order || a.name.localeCompare(b.name))
+    // Collections the site defined come first; inferred ones (no config entry) after them.
+    const rank = (c: Collection): number => c.source === 'inferred' ? 1 : 0
+    return all.sort((a, b) => rank(a) - rank(b) || a.metadata.order - b.metadata.order || a.name.localeCompare(b.name))
   }
 
   /**
