@@ -5,7 +5,7 @@
 import type { SectionReport } from './report.js'
 
 /** A row as markdown-bench returns it. */
-interface MarkdownRow { name: string, value: number, unit: string, target: string, ok: boolean }
+interface MarkdownRow { name: string, value: number, unit: string, target: string, ok: boolean | null }
 
 /** Raised when ./markdown-bench.js cannot be loaded: the section is reported as not available. */
 export class NotAvailableError extends Error {}
@@ -25,6 +25,7 @@ export async function markdownSection (report: SectionReport): Promise<void> {
   }
   if (typeof mod.markdownBench !== 'function') throw new NotAvailableError('not available (markdown-bench.js exports no markdownBench)')
   for (const row of await mod.markdownBench()) {
-    report.check(row.name, row.value, row.unit, row.target, row.ok)
+    if (row.ok === null) report.info(row.name, row.value, row.unit)
+    else report.check(row.name, row.value, row.unit, row.target, row.ok)
   }
 }

@@ -94,7 +94,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       locks: new KeyedLock(),
       history: new HistoryStore({ gitDir }),
       drafts: new DraftStore({ gitDir }),
-      committer: new GitCommitter({ repoDir, stateDir, config, log }),
+      committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook: new RebuildWebhook({ config, stateDir, log }),
       deployment: new DeploymentStatus({ repoDir, gitDir, config, stateDir }),
       plans: new RecoveryPlanStore(stateDir),

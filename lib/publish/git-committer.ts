@@ -35,6 +35,11 @@ export interface GitCommitterOptions {
   log: Logger
   /** Silence limit of one git command (default 60 s). */
   timeoutMs?: number
+  /**
+   * Remember direct writes for the next commit (default true). Off when publishes make no
+   * commits (`CMS_GIT_ON_PUBLISH` unset), so the list never grows without end.
+   */
+  trackWrites?: boolean
 }
 
 /** The git variables we set ourselves; simple-git refuses any other `GIT_*` key. */
@@ -49,6 +54,9 @@ export class GitCommitter {
   readonly #timeoutMs: number
   readonly #queue = new KeyedLock()
   #tracked: Set<string> | null = null
+  readonly #enabled: boolean
+  #scheduled: Promise<void> | null = null
+  #running: Promise<void> | null = null
 
   constructor (opts: GitCommitterOptions) {
     this.#repoDir = opts.repoDir
@@ -56,6 +64,7 @@ export class GitCommitter {
     this.#roots = [opts.config.contentDir, opts.config.uploadsDir, '.cms'].map(r => r.replace(/\/+$/, '') + '/')
     this.#log = opts.log
     this.#timeoutMs = opts.timeoutMs ?? GIT_TIMEOUT_MS
+    this.#enabled = opts.trackWrites ?? true
   }
 
   /**
@@ -64,13 +73,35 @@ export class GitCommitter {
    * @returns resolves when recorded
    */
   async track (paths: string[]): Promise<void> {
-    if (paths.length === 0) return
-    await this.#queue.run('state', async () => {
-      const tracked = await this.#load()
-      const before = tracked.size
-      for (const p of paths) tracked.add(p)
-      if (tracked.size !== before) await this.#save(tracked)
+    if (!this.#enabled || paths.length === 0) return
+    const tracked = await this.#load()
+    let added = false
+    for (const p of paths) {
+      if (!tracked.has(p)) { tracked.add(p); added = true }
+    }
+    if (added) { await this.#persist(); return }
+    // Already known: wait until the write that holds it is on disk.
+    await this.#scheduled
+    await this.#running
+  }
+
+  /**
+   * Writes the tracked set; concurrent callers share one write (the set is read when it starts).
+   * @returns resolves when a write that started after the call has finished
+   */
+  async #persist (): Promise<void> {
+    if (this.#scheduled !== null) return await this.#scheduled
+    const scheduled: Promise<void> = this.#queue.run('state', async () => {
+      this.#scheduled = null
+      this.#running = scheduled
+      try {
+        await this.#save(await this.#load())
+      } finally {
+        if (this.#running === scheduled) this.#running = null
+      }
     })
+    this.#scheduled = scheduled
+    return await scheduled
   }
 
   /**
