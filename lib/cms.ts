@@ -77,7 +77,8 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
   let auth: Awaited<ReturnType<typeof createAuth>> | null = null
   try {
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
-    await removeStaleLocks(gitDir)
+    // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
+    await removeStaleLocks(gitDir, 'refs/cms/', 0)
     await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)))
     content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()

@@ -92,9 +92,10 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
     if (!confirm('Restore this version? The current one is kept in the history.')) return
     try {
       await api.restore(collection.name, id, snap.ts)
-      setMessage({ kind: 'ok', text: 'Restored.' })
+      // Show the restored values first, then say so.
       await load()
       await loadHistory()
+      setMessage({ kind: 'ok', text: 'Restored.' })
     } catch (err) { setMessage({ kind: 'error', text: `Could not restore: ${(err as Error).message}` }) }
   }
   const publish = async (): Promise<void> => {
