@@ -7,10 +7,10 @@
  */
 import { readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
-import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Middleware } from 'koa'
+import { sendAsset } from './send-asset.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 
@@ -94,13 +94,7 @@ export function adminMiddleware (services: Services): Middleware {
       if (type === undefined) { await next(); return }
       const dir = studioAssetDir()
       if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
-      const bytes = await readFile(path.join(dir, name))
-      ctx.set('Cache-Control', 'no-cache')
-      ctx.etag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
-      ctx.type = type
-      ctx.status = 200
-      if (ctx.fresh) { ctx.status = 304; return }
-      ctx.body = bytes
+      sendAsset(ctx, await readFile(path.join(dir, name)), type)
       return
     }
     if (!isPage(rest)) { await next(); return }

@@ -6,10 +6,10 @@
  */
 import { readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
-import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Middleware } from 'koa'
+import { sendAsset } from './send-asset.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 
@@ -57,13 +57,6 @@ export function editorAssetsMiddleware (services: Services): Middleware {
     if (dir === null) throw new NotFoundError('The editor assets are not built (run npm run build)')
     let bytes = await readFile(path.join(dir, name))
     if (name === 'bootstrap.js') bytes = Buffer.concat([Buffer.from(apiBaseStatement(apiBasePath)), bytes])
-    ctx.set('Cache-Control', 'no-cache')
-    ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.etag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
-    ctx.type = type
-    ctx.status = 200
-    if (ctx.fresh) { ctx.status = 304; return }
-    // Koa sends only the headers (with the length) for HEAD.
-    ctx.body = bytes
+    sendAsset(ctx, bytes, type)
   }
 }

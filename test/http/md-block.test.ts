@@ -63,7 +63,7 @@ t.test('md_block saves a private draft; the base file does not change', async t 
 })
 
 t.test('a block sent back as it renders is no edit: no draft, no new revision', async t => {
-  const { s, mutate, entry } = await setup(t)
+  const { s, mutate } = await setup(t)
   const before = await repoFingerprint(s.repoDir)
   const res = await mutate(md(hints(BODY)[1] as string, 'First <em>paragraph</em>.', { expectedRevision: 1 }))
   t.equal(res.status, 200)
