@@ -117,7 +117,7 @@ export class GitCommitter {
    * @returns true when the next commit has something to include
    */
   async hasPending (): Promise<boolean> {
-    return await this.#queue.run('state', async () => [...await this.#load()].some(p => this.#roots.some(root => p.startsWith(root))))
+    return await this.#queue.run('state', async () => [...await this.#load()].some(p => this.#committable(p)))
   }
 
   /**
@@ -129,7 +129,7 @@ export class GitCommitter {
     return await this.#queue.run('commit', async () => {
       const tracked = await this.pending()
       const wanted = new Set(request.paths)
-      for (const p of tracked) if (this.#roots.some(root => p.startsWith(root))) wanted.add(p)
+      for (const p of tracked) if (this.#committable(p)) wanted.add(p)
       const paths = [...wanted].filter(p => isPlainRelative(p)).sort()
       if (paths.length === 0) return { commit: null }
       let list = Buffer.alloc(0)
@@ -203,6 +203,11 @@ export class GitCommitter {
     if (!/^user\.name /m.test(configured)) env.GIT_COMMITTER_NAME ??= name
     if (!/^user\.email /m.test(configured)) env.GIT_COMMITTER_EMAIL ??= email
     return simpleGit(options).env(env)
+  }
+
+  /** A tracked path a commit takes along: under contentDir, uploadsDir or `.cms/`. */
+  #committable (p: string): boolean {
+    return this.#roots.some(root => p.startsWith(root))
   }
 
   async #forget (paths: string[]): Promise<void> {

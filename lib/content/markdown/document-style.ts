@@ -13,17 +13,6 @@ export interface DocumentStyle {
 }
 
 /**
- * Reads the style from the parsed document: the marker of its first emphasis and strong
- * (CommonMark's `*` when it has none).
- * @param tree the parsed body (positions required)
- * @param body the body text
- * @returns the style
- */
-export function documentStyle (tree: Root, body: string): DocumentStyle {
-  return styleOf(tree, body, null)
-}
-
-/**
  * The style for one block: its own markers first, then the document's.
  * @param tree the parsed body
  * @param body the body text
