@@ -5,7 +5,8 @@
  * revision bump) or, when a permissions policy is active or the command always drafts (md_block),
  * writes the editor's private draft on their draft ref.
  */
-import { readFile, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
+import { readText } from '../storage/quick-fs.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -116,7 +117,8 @@ async function writeBase (
   }
   let previousText: string | undefined
   if (base !== null && base.readError === undefined) {
-    try { previousText = await readFile(file, 'utf8') } catch {}
+    // The index's signature (`<size>:...`) was checked against the file just now.
+    try { previousText = await readText(file, Number.parseInt(base.sig, 10)) } catch {}
   }
   const text = serializeEntry(index.collection.format, outcome.data, previousText)
   if (text === previousText) return { revision: current.revision, changed: false }

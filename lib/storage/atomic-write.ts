@@ -2,7 +2,7 @@
  * Atomic file replacement: write a temporary file in the same directory, fsync it, rename it over
  * the target, fsync the directory. A reader, or a crash, never sees half a file.
  */
-import { open, rename, rm, mkdir } from 'node:fs/promises'
+import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 
@@ -17,9 +17,8 @@ export const TEMP_PREFIX = '.cms-tmp-'
  */
 export async function writeFileAtomic (file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file)
-  await mkdir(dir, { recursive: true })
   const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(file)}`)
-  const handle = await open(tmp, 'wx', 0o644)
+  const handle = await openNew(tmp)
   try {
     await handle.writeFile(data)
     await handle.sync()
@@ -33,6 +32,17 @@ export async function writeFileAtomic (file: string, data: string | Uint8Array):
     throw err
   }
   await syncDir(dir)
+}
+
+/** Creates the temporary file, and its directory when that does not exist yet. */
+async function openNew (tmp: string): Promise<FileHandle> {
+  try {
+    return await open(tmp, 'wx', 0o644)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    await mkdir(path.dirname(tmp), { recursive: true })
+    return await open(tmp, 'wx', 0o644)
+  }
 }
 
 async function syncDir (dir: string): Promise<void> {

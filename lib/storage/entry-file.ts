@@ -2,7 +2,7 @@
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
  * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>`).
  */
-import { lstat, stat, readFile, realpath } from 'node:fs/promises'
+import { lstatNow, statNow, realpathNow, readText } from './quick-fs.js'
 import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
@@ -30,18 +30,23 @@ export function signatureOf (st: Stats): string {
  * @returns the signature, null when missing, or 'link-outside' for a refused link
  */
 export async function statEntryFile (repoRealDir: string, file: string): Promise<string | null | 'link-outside'> {
+  const st = statEntry(repoRealDir, file)
+  return st === null || st === 'link-outside' ? st : signatureOf(st)
+}
+
+function statEntry (repoRealDir: string, file: string): Stats | null | 'link-outside' {
   let st: Stats
   try {
-    st = await lstat(file)
+    st = lstatNow(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
   }
   if (st.isSymbolicLink()) {
-    if (!(await linkStaysInside(repoRealDir, file))) return 'link-outside'
-    try { st = await stat(file) } catch { return null }
+    if (!linkStaysInside(repoRealDir, file)) return 'link-outside'
+    try { st = statNow(file) } catch { return null }
   }
-  return st.isFile() ? signatureOf(st) : null
+  return st.isFile() ? st : null
 }
 
 /**
@@ -52,12 +57,13 @@ export async function statEntryFile (repoRealDir: string, file: string): Promise
  * @returns its state
  */
 export async function readEntryFile (repoRealDir: string, file: string, format: EntryFormat): Promise<EntryFileState> {
-  const sig = await statEntryFile(repoRealDir, file)
-  if (sig === null) return { kind: 'missing' }
-  if (sig === 'link-outside') return { kind: 'unreadable', sig, message: 'The entry file is a link that leaves the repository' }
+  const st = statEntry(repoRealDir, file)
+  if (st === null) return { kind: 'missing' }
+  if (st === 'link-outside') return { kind: 'unreadable', sig: st, message: 'The entry file is a link that leaves the repository' }
+  const sig = signatureOf(st)
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    text = await readText(file, st.size)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' }
     return { kind: 'unreadable', sig, message: 'The entry file cannot be read' }
@@ -70,9 +76,9 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
   }
 }
 
-async function linkStaysInside (repoRealDir: string, file: string): Promise<boolean> {
+function linkStaysInside (repoRealDir: string, file: string): boolean {
   try {
-    const real = await realpath(file)
+    const real = realpathNow(file)
     return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
   } catch {
     return false

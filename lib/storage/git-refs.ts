@@ -6,6 +6,7 @@
  */
 import { open, readFile, rename, rm, mkdir, readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { readTinyText } from './quick-fs.js'
 
 const OID = /^[0-9a-f]{40}$/
 /** A ref name we accept: `refs/` plus components without anything git forbids or finds special. */
@@ -60,7 +61,7 @@ export function assertRefName (ref: string): string {
  */
 export async function readRef (gitDir: string, ref: string): Promise<string | null> {
   assertRefName(ref)
-  const loose = await readOptional(path.join(gitDir, ref))
+  const loose = readOptional(path.join(gitDir, ref), readTinyText)
   if (loose !== null) {
     const value = loose.trim()
     if (OID.test(value)) return value
@@ -71,7 +72,7 @@ export async function readRef (gitDir: string, ref: string): Promise<string | nu
 }
 
 async function readPackedRef (gitDir: string, ref: string): Promise<string | null> {
-  const packed = await readOptional(path.join(gitDir, 'packed-refs'))
+  const packed = await readOptionalAsync(path.join(gitDir, 'packed-refs'))
   if (packed === null) return null
   for (const line of packed.split('\n')) {
     // `# pack-refs with: ...` header and `^<oid>` peeled lines of annotated tags are skipped.
@@ -84,15 +85,28 @@ async function readPackedRef (gitDir: string, ref: string): Promise<string | nul
   return null
 }
 
-async function readOptional (file: string): Promise<string | null> {
+function readOptional (file: string, read: (file: string) => string): string | null {
+  try {
+    return read(file)
+  } catch (err) {
+    if (isAbsent(err)) return null
+    throw err
+  }
+}
+
+async function readOptionalAsync (file: string): Promise<string | null> {
   try {
     return await readFile(file, 'utf8')
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    // EISDIR: `refs/cms/drafts` asked as a ref; ENOTDIR: a path component is a file.
-    if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return null
+    if (isAbsent(err)) return null
     throw err
   }
+}
+
+function isAbsent (err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code
+  // EISDIR: `refs/cms/drafts` asked as a ref; ENOTDIR: a path component is a file.
+  return code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR'
 }
 
 /**
@@ -109,7 +123,6 @@ export async function updateRef (gitDir: string, ref: string, newOid: string, ex
   if (!OID.test(newOid)) throw new Error(`Invalid object id: ${newOid}`)
   const file = path.join(gitDir, ref)
   const lock = `${file}.lock`
-  await mkdir(path.dirname(file), { recursive: true })
   const handle = await openLock(lock, ref)
   let renamed = false
   try {
@@ -136,7 +149,10 @@ async function openLock (lock: string, ref: string): Promise<import('node:fs/pro
     try {
       return await open(lock, 'wx', 0o644)
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const code = (err as NodeJS.ErrnoException).code
+      // The ref's directory does not exist yet (the first ref of its namespace).
+      if (code === 'ENOENT') { await mkdir(path.dirname(lock), { recursive: true }); continue }
+      if (code !== 'EEXIST') throw err
       // Somebody else (a `git` command) holds it; git holds ref locks only for moments.
       if (Date.now() + delay > deadline) throw new RefLockedError(ref)
       await new Promise(resolve => setTimeout(resolve, delay))

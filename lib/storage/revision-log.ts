@@ -3,7 +3,8 @@
  * `.git/cms/revisions/<collection>.jsonl`, one `{"id","rev","sig"}` line per change, compacted when
  * loaded. A deleted entry keeps its line (`sig: null`), so a re-created one continues its count.
  */
-import { readFile, appendFile, mkdir } from 'node:fs/promises'
+import { appendFileSync } from 'node:fs'
+import { readFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
 
@@ -56,8 +57,16 @@ export class RevisionLog {
    */
   async append (changes: Array<{ id: string } & RevisionState>): Promise<void> {
     if (changes.length === 0) return
-    await mkdir(path.dirname(this.#file), { recursive: true })
-    await appendFile(this.#file, changes.map(c => JSON.stringify({ id: c.id, rev: c.rev, sig: c.sig })).join('\n') + '\n')
+    const text = changes.map(c => JSON.stringify({ id: c.id, rev: c.rev, sig: c.sig })).join('\n') + '\n'
+    // A short append to an existing file, synchronously (see quick-fs.ts): no fsync, as before,
+    // and a torn last line is ignored on load.
+    try {
+      appendFileSync(this.#file, text)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      await mkdir(path.dirname(this.#file), { recursive: true })
+      appendFileSync(this.#file, text)
+    }
     this.#lines += changes.length
   }
 
