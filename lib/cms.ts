@@ -18,6 +18,7 @@ import { createApp } from './app.js'
 import type { Services } from './services.js'
 import { KeyedLock } from './storage/keyed-lock.js'
 import { HistoryStore } from './storage/history-store.js'
+import { PackStore } from './storage/pack-store.js'
 import { DraftStore } from './storage/draft-store.js'
 import { removeStaleLocks, readRef } from './storage/git-refs.js'
 import { sweepTempFiles } from './storage/temp-sweep.js'
@@ -83,6 +84,8 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
     content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
     auth = await createAuth({ config, runtime, stateDir, log })
+    const packs = new PackStore(gitDir)
+    await packs.sweepTemporary()
     const services: Services = {
       repoDir,
       gitDir,
@@ -93,8 +96,8 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       content,
       auth,
       locks: new KeyedLock(),
-      history: new HistoryStore({ gitDir }),
-      drafts: new DraftStore({ gitDir }),
+      history: new HistoryStore({ gitDir, packs }),
+      drafts: new DraftStore({ gitDir, packs }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook: new RebuildWebhook({ config, stateDir, log }),
       deployment: new DeploymentStatus({ repoDir, gitDir, config, stateDir }),
@@ -123,6 +126,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
         await warming
         await liveContent.close()
         await liveAuth.close()
+        await packs.idle()
         await lock.release()
       }
     }

@@ -6,6 +6,7 @@
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
+import type { PackStore } from './pack-store.js'
 
 export type SnapshotAction = 'save' | 'put' | 'delete' | 'reorder' | 'publish' | 'restore'
 
@@ -51,9 +52,9 @@ function isSnapshot (value: unknown): value is Snapshot {
 export class HistoryStore {
   private readonly store: RefTreeStore<HistoryDoc>
 
-  /** @param opts `gitDir`: the `.git` directory */
-  constructor (opts: { gitDir: string }) {
-    this.store = new RefTreeStore({ gitDir: opts.gitDir, ref: HISTORY_REF, codec, message: 'cms: history' })
+  /** @param opts `gitDir`: the `.git` directory; `packs`: its packs (shared with the draft store) */
+  constructor (opts: { gitDir: string, packs?: PackStore }) {
+    this.store = new RefTreeStore({ gitDir: opts.gitDir, ref: HISTORY_REF, codec, message: 'cms: history', packs: opts.packs })
   }
 
   /**

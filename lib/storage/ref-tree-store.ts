@@ -1,9 +1,10 @@
 /**
  * A git ref holding one JSON document per entry: the ref points at a commit whose tree has
  * `<collection>/<2 hex of sha1(id)>/<id>.json`. Sharding keeps an update to a few small tree
- * objects however many entries a collection has. Objects are read by GitObjectReader and written
- * by GitObjectWriter (no git process per request) and cached by object id, which never goes stale; the ref itself is
- * re-read on every call (one small file), so outside writers are always seen.
+ * objects however many entries a collection has. A commit's objects are written as one pack by
+ * PackStore and read by GitObjectReader (no git process per request), and cached by object id,
+ * which never goes stale; the ref itself is re-read on every call (one small file), so outside
+ * writers are always seen.
  *
  * Writes are grouped: while one commit is being written, later updates queue up and then go into
  * the next commit together. A write resolves only once its change is on the ref; when an outside
@@ -13,8 +14,9 @@ import { createHash } from 'node:crypto'
 import { readRef, updateRef, assertRefName, RefConflictError, RefLockedError } from './git-refs.js'
 import { StorageUnavailableError } from '../errors.js'
 import { COLLECTION_NAME, ENTRY_ID } from './names.js'
-import { GitObjectWriter, type TreeItem } from './git-object-writer.js'
+import { ObjectBatch, type TreeItem } from './object-batch.js'
 import { GitObjectReader } from './git-object-reader.js'
+import { PackStore } from './pack-store.js'
 import { LruCache } from './lru-cache.js'
 
 /** Where a document lives. */
@@ -48,6 +50,8 @@ export interface RefTreeStoreOptions<T> {
   codec: DocCodec<T>
   /** The commit message of every update. */
   message: string
+  /** The git directory's packs (shared by the stores of one instance); one of its own by default. */
+  packs?: PackStore
 }
 
 /** The author and committer of every commit we write. */
@@ -99,7 +103,7 @@ export class RefTreeStore<T> {
   private readonly ref: string
   private readonly codec: DocCodec<T>
   private readonly message: string
-  private readonly writer: GitObjectWriter
+  private readonly packs: PackStore
   private readonly reader: GitObjectReader
   private readonly commitTrees = new LruCache<string, string>(1000)
   private readonly trees = new LruCache<string, Tree>(200_000, tree => tree.size + 1)
@@ -111,8 +115,8 @@ export class RefTreeStore<T> {
   /** @param opts git directory, ref, codec and commit message */
   constructor (opts: RefTreeStoreOptions<T>) {
     this.gitDir = opts.gitDir
-    this.writer = new GitObjectWriter(opts.gitDir)
-    this.reader = new GitObjectReader(opts.gitDir)
+    this.packs = opts.packs ?? new PackStore(opts.gitDir)
+    this.reader = new GitObjectReader(opts.gitDir, this.packs)
     this.ref = assertRefName(opts.ref)
     this.codec = opts.codec
     this.message = opts.message
@@ -223,13 +227,16 @@ export class RefTreeStore<T> {
         if (await this.applyUpdate(root, update)) changed = true
       }
       if (!changed) return
-      const treeOid = await this.writeDraft(root, true) as string
-      const commitOid = await this.writer.writeCommit({
+      const batch = new ObjectBatch()
+      const treeOid = this.writeDraft(batch, root, true) as string
+      const commitOid = batch.commit({
         tree: treeOid,
         parents: head === null ? [] : [head],
         author: { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000) },
         message: this.message
       })
+      // The whole commit is one pack: two files, however many objects (see PackStore).
+      await this.packs.write(batch.objects)
       this.commitTrees.set(commitOid, treeOid)
       try {
         await updateRef(this.gitDir, this.ref, commitOid, head)
@@ -286,23 +293,23 @@ export class RefTreeStore<T> {
     return child
   }
 
-  /** Writes a changed tree level and its changed children; null when it ended up empty. */
-  private async writeDraft (draft: TreeDraft, keepEmpty = false): Promise<string | null> {
+  /** Adds a changed tree level and its changed children to the batch; null when it ended up empty. */
+  private writeDraft (batch: ObjectBatch, draft: TreeDraft, keepEmpty = false): string | null {
     const entries: Tree = new Map(draft.entries)
-    await Promise.all([...draft.children].map(async ([name, child]) => {
-      if (!child.dirty) return
-      const oid = await this.writeDraft(child)
+    for (const [name, child] of draft.children) {
+      if (!child.dirty) continue
+      const oid = this.writeDraft(batch, child)
       if (oid === null) entries.delete(name)
       else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' })
-    }))
-    await Promise.all([...draft.files].map(async ([name, text]) => {
-      if (text === null) { entries.delete(name); return }
-      const oid = await this.writer.writeBlob(Buffer.from(text, 'utf8'))
+    }
+    for (const [name, text] of draft.files) {
+      if (text === null) { entries.delete(name); continue }
+      const oid = batch.blob(Buffer.from(text, 'utf8'))
       this.texts.set(oid, text)
       entries.set(name, { mode: '100644', path: name, oid, type: 'blob' })
-    }))
+    }
     if (entries.size === 0 && !keepEmpty) return null
-    const oid = await this.writer.writeTree([...entries.values()])
+    const oid = batch.tree([...entries.values()])
     this.trees.set(oid, entries)
     return oid
   }

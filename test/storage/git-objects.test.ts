@@ -1,17 +1,22 @@
 import t from 'tap'
-import { readdir } from 'node:fs/promises'
+import { readdir, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
-import { GitObjectWriter } from '../../lib/storage/git-object-writer.js'
+import { ObjectBatch } from '../../lib/storage/object-batch.js'
 import { GitObjectReader } from '../../lib/storage/git-object-reader.js'
+import { PackStore } from '../../lib/storage/pack-store.js'
+import { buildPack, PackIndex } from '../../lib/storage/pack-file.js'
 
-t.test('written objects are the ones git would write, and read back loose or packed', async t => {
+const packFiles = async (gitDir: string): Promise<string[]> => (await readdir(path.join(gitDir, 'objects', 'pack'))).sort()
+
+t.test('a batch is written as one pack of the objects git would write, read back before and after git gc', async t => {
   const { dir, gitDir } = makeRepo(t)
-  const writer = new GitObjectWriter(gitDir)
+  const packs = new PackStore(gitDir)
+  const batch = new ObjectBatch()
   const text = '{"ü":"ñ"}\n'
-  const blob = await writer.writeBlob(Buffer.from(text, 'utf8'))
+  const blob = batch.blob(Buffer.from(text, 'utf8'))
   t.equal(blob, gitIn(dir, ['hash-object', '--stdin'], text))
-  const sub = await writer.writeTree([{ mode: '100644', path: 'x.json', oid: blob, type: 'blob' }])
+  const sub = batch.tree([{ mode: '100644', path: 'x.json', oid: blob, type: 'blob' }])
   // Names whose order differs between plain sorting and git's (a tree sorts as `name/`).
   const items = [
     { mode: '040000', path: 'a', oid: sub, type: 'tree' as const },
@@ -20,34 +25,100 @@ t.test('written objects are the ones git would write, and read back loose or pac
     { mode: '100644', path: 'a0', oid: blob, type: 'blob' as const },
     { mode: '040000', path: 'Z', oid: sub, type: 'tree' as const }
   ]
-  const tree = await writer.writeTree(items)
+  const tree = batch.tree(items)
+  const commit = batch.commit({ tree, parents: [], author: { name: 'git-cms', email: 'git-cms@users.git-cms.invalid', timestamp: 1700000000 }, message: 'm' })
+  // The same blob added twice is packed once; large objects are compressed, small ones stored.
+  batch.blob(Buffer.from(text, 'utf8'))
+  const large = 'ünïcödé '.repeat(2000)
+  const largeBlob = batch.blob(Buffer.from(large, 'utf8'))
+  const empty = batch.blob(Buffer.alloc(0))
+  const before: string[] = await packFiles(gitDir).catch(() => [])
+  await packs.write(batch.objects)
+  const added: string[] = (await packFiles(gitDir)).filter(f => !before.includes(f))
+  t.equal(added.length, 2, 'one .pack and one .idx')
+  t.match(added[0], /^pack-[0-9a-f]{40}\.idx$/)
+  const verify = gitIn(dir, ['verify-pack', '-v', path.join(gitDir, 'objects', 'pack', added[0]!)])
+  t.match(verify, /non delta: 6 objects/, 'git verifies the pack: six distinct objects, none a delta')
+
   const expected = gitIn(dir, ['mktree'], items.map(i => `${i.mode} ${i.type} ${i.oid}\t${i.path}`).join('\n') + '\n')
   t.equal(tree, expected, 'same tree id as git mktree')
-  const commit = await writer.writeCommit({ tree, parents: [], author: { name: 'git-cms', email: 'git-cms@users.git-cms.invalid', timestamp: 1700000000 }, message: 'm' })
   t.equal(gitIn(dir, ['cat-file', '-t', commit]), 'commit')
   t.equal(gitIn(dir, ['log', '-1', '--format=%an|%ae|%at|%s', commit]), 'git-cms|git-cms@users.git-cms.invalid|1700000000|m')
+  t.equal(gitIn(dir, ['cat-file', 'blob', blob]), text.trimEnd())
   gitIn(dir, ['update-ref', 'refs/cms/t', commit])
   t.equal(gitIn(dir, ['fsck', '--strict', '--no-progress', '--no-dangling']), '')
 
-  const check = async (reader: GitObjectReader): Promise<void> => {
+  t.equal(gitIn(dir, ['cat-file', 'blob', largeBlob]), large.trimEnd())
+  t.equal(gitIn(dir, ['cat-file', '-s', empty]), '0')
+  const check = async (reader: GitObjectReader, all = true): Promise<void> => {
     t.equal((await reader.readBlob(blob)).toString('utf8'), text)
+    if (all) {
+      t.equal((await reader.readBlob(largeBlob)).toString('utf8'), large)
+      t.equal((await reader.readBlob(empty)).length, 0)
+    }
     t.same((await reader.readTree(tree)).map(e => [e.path, e.type, e.mode]).sort(), items.map(i => [i.path, i.type, i.mode]).sort())
     t.equal(await reader.readCommitTree(commit), tree)
     await t.rejects(reader.readTree(blob), 'a blob is not a tree')
   }
-  await check(new GitObjectReader(gitDir))
+  await check(new GitObjectReader(gitDir, packs))
+  await check(new GitObjectReader(gitDir, new PackStore(gitDir)))
+  // git gc repacks everything reachable into its own pack and removes ours (and the blobs no
+  // tree holds), under a reader that knew ours.
+  const warm = new GitObjectReader(gitDir, packs)
   gitIn(dir, ['gc', '-q', '--prune=now'])
-  const loose: string[] = await readdir(path.join(gitDir, 'objects', blob.slice(0, 2))).catch(() => [])
-  t.notOk(loose.includes(blob.slice(2)), 'now packed')
-  await check(new GitObjectReader(gitDir))
+  t.notOk((await packFiles(gitDir)).includes(added[0]!), 'our pack is gone')
+  await check(warm, false)
+  await check(new GitObjectReader(gitDir, new PackStore(gitDir)), false)
 })
 
-t.test('no temporary files are left behind', async t => {
-  const { gitDir } = makeRepo(t)
-  const writer = new GitObjectWriter(gitDir)
-  await Promise.all(Array.from({ length: 50 }, async (_, i) => await writer.writeBlob(Buffer.from(String(i % 10)))))
-  const dirs = await readdir(path.join(gitDir, 'objects'))
-  for (const d of dirs.filter(d => /^[0-9a-f]{2}$/.test(d))) {
-    t.notOk((await readdir(path.join(gitDir, 'objects', d))).some(f => f.startsWith('tmp_obj_')), d)
+t.test('many concurrent writes leave no temporary files, and merging keeps the pack count low', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const looseBefore = gitIn(dir, ['count-objects', '-v']).match(/^count: (\d+)/m)?.[1]
+  const packs = new PackStore(gitDir)
+  const oids: string[] = []
+  for (let round = 0; round < 5; round++) {
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+      const batch = new ObjectBatch()
+      oids.push(batch.blob(Buffer.from(`round ${round} object ${i}\n`)))
+      await packs.write(batch.objects)
+    }))
   }
+  await packs.idle()
+  const files = await packFiles(gitDir)
+  t.notOk(files.some(f => f.startsWith('tmp_')), 'no temporary files')
+  const packCount = files.filter(f => f.endsWith('.pack')).length
+  t.ok(packCount < 10, `50 writes left ${packCount} packs`)
+  t.equal(files.filter(f => f.endsWith('.idx')).length, packCount, 'every pack has its index')
+  const fresh = new GitObjectReader(gitDir, new PackStore(gitDir))
+  for (const [i, oid] of oids.entries()) {
+    t.equal(gitIn(dir, ['cat-file', '-t', oid]), 'blob')
+    t.match((await fresh.readBlob(oid)).toString(), /^round \d object \d\n$/, `object ${i} readable`)
+  }
+  t.equal(gitIn(dir, ['count-objects', '-v']).match(/^count: (\d+)/m)?.[1], looseBefore, 'no new loose objects')
+  t.equal(gitIn(dir, ['fsck', '--strict', '--no-progress', '--no-dangling']), '')
+})
+
+t.test('a pack index finds exactly the objects of its pack', async t => {
+  const batch = new ObjectBatch()
+  const ids = Array.from({ length: 300 }, (_, i) => batch.blob(Buffer.from(`object ${i}`)))
+  const built = buildPack(batch.objects)
+  const index = new PackIndex(built.idx)
+  t.equal(index.count, 300)
+  t.same(index.oids().sort(), [...ids].sort())
+  for (const id of ids) t.ok(index.offsetOf(id) >= 12, 'found after the pack header')
+  t.equal(index.offsetOf('0'.repeat(40)), -1)
+  t.equal(index.offsetOf('f'.repeat(40)), -1)
+  t.throws(() => new PackIndex(Buffer.from('not an index')), { name: 'PackIndexError' })
+  t.throws(() => new PackIndex(built.idx.subarray(0, 2000)), { name: 'PackIndexError' })
+})
+
+t.test('start-up removes our temporary pack files only', async t => {
+  const { gitDir } = makeRepo(t)
+  const packDir = path.join(gitDir, 'objects', 'pack')
+  await mkdir(packDir, { recursive: true })
+  await writeFile(path.join(packDir, 'tmp_pack_cms_0123_7'), 'half a pack')
+  await writeFile(path.join(packDir, 'tmp_pack_ABCDEF'), 'git is writing this one')
+  t.equal(await new PackStore(gitDir).sweepTemporary(), 1)
+  t.same(await packFiles(gitDir), ['tmp_pack_ABCDEF'])
+  t.equal(await new PackStore(path.join(gitDir, 'missing')).sweepTemporary(), 0, 'no pack directory: nothing to do')
 })

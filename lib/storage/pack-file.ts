@@ -1,0 +1,291 @@
+/**
+ * Git's pack format (version 2) and pack index format (version 2), for the packs we write
+ * ourselves: every object stored whole (no deltas), zlib-deflated, named by the pack's checksum.
+ * See git's Documentation/gitformat-pack.txt. Pure functions over buffers; the files are handled by
+ * PackStore.
+ */
+import { createHash } from 'node:crypto'
+import { deflateSync, inflateSync, crc32 } from 'node:zlib'
+
+/** An object type git stores in packs without a base. */
+export type ObjectType = 'commit' | 'tree' | 'blob' | 'tag'
+
+/** One object to pack: its id is the SHA-1 of `<type> <size>\0<content>`. */
+export interface PackObject {
+  oid: string
+  type: ObjectType
+  content: Buffer
+}
+
+const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 }
+const CODE_TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' }
+/** Type codes 6 and 7: objects stored as a delta against another one. */
+const DELTA_CODES = new Set([6, 7])
+const IDX_MAGIC = 0xff744f63
+const LARGE_OFFSET = 0x80000000
+/** Objects smaller than this are stored uncompressed (see storedZlib). */
+const STORE_BELOW = 4096
+
+/** A file that is not a pack index we can read (another version, or truncated). */
+export class PackIndexError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'PackIndexError'
+  }
+}
+
+/** A built pack and its index, ready to be written. */
+export interface BuiltPack {
+  /** `pack-<checksum hex>`: the files are `<name>.pack` and `<name>.idx` */
+  name: string
+  pack: Buffer
+  idx: Buffer
+}
+
+/** One entry as stored in a pack: its header and deflated content, ready to be copied. */
+export interface PackEntry {
+  oid: string
+  bytes: Buffer
+}
+
+/**
+ * Encodes a whole object as a pack entry.
+ * @param object the object
+ * @returns the entry
+ */
+export function encodeEntry (object: PackObject): PackEntry {
+  const content = object.content
+  const zlib = content.length < STORE_BELOW ? storedZlib(content) : deflateSync(content, { level: 1 })
+  return { oid: object.oid, bytes: Buffer.concat([entryHeader(TYPE_CODES[object.type], content.length), zlib]) }
+}
+
+/**
+ * A zlib stream holding the bytes uncompressed (RFC 1950 header, RFC 1951 stored blocks, Adler-32).
+ * Small objects (trees, commits, short documents) gain little from compression, and setting up a
+ * zlib compressor costs more than the whole stored stream; `git gc` recompresses them anyway.
+ */
+function storedZlib (content: Buffer): Buffer {
+  // One stored block holds at most 65535 bytes; STORE_BELOW keeps us far below that.
+  const out = Buffer.alloc(2 + 5 + content.length + 4)
+  out[0] = 0x78
+  out[1] = 0x01
+  out[2] = 1
+  out.writeUInt16LE(content.length, 3)
+  out.writeUInt16LE(~content.length & 0xffff, 5)
+  content.copy(out, 7)
+  out.writeUInt32BE(adler32(content), 7 + content.length)
+  return out
+}
+
+function adler32 (data: Buffer): number {
+  let a = 1
+  let b = 0
+  for (let i = 0; i < data.length;) {
+    // 5552 bytes is the most that can be summed before the sums need reducing (zlib's NMAX).
+    const end = Math.min(data.length, i + 5552)
+    for (; i < end; i++) {
+      a += data[i]!
+      b += a
+    }
+    a %= 65521
+    b %= 65521
+  }
+  return ((b << 16) | a) >>> 0
+}
+
+/**
+ * Builds a pack and its index from whole objects (duplicates are packed once).
+ * @param objects the objects
+ * @returns the pack, its index and its name
+ */
+export function buildPack (objects: readonly PackObject[]): BuiltPack {
+  return buildPackOf([...new Map(objects.map(o => [o.oid, o])).values()].map(encodeEntry))
+}
+
+/**
+ * Builds a pack and its index from encoded entries, copied as they are (duplicates packed once).
+ * @param entries the entries (none may be a delta: their bases are addressed by offset)
+ * @returns the pack, its index and its name
+ */
+export function buildPackOf (entries: readonly PackEntry[]): BuiltPack {
+  const unique = [...new Map(entries.map(e => [e.oid, e])).values()]
+  const header = Buffer.alloc(12)
+  header.write('PACK', 0, 'latin1')
+  header.writeUInt32BE(2, 4)
+  header.writeUInt32BE(unique.length, 8)
+  const parts: Buffer[] = [header]
+  let offset = header.length
+  const indexed = unique.map((e) => {
+    parts.push(e.bytes)
+    const entry = { oid: Buffer.from(e.oid, 'hex'), offset, crc: crc32(e.bytes) }
+    offset += e.bytes.length
+    return entry
+  })
+  const body = Buffer.concat(parts)
+  const checksum = createHash('sha1').update(body).digest()
+  indexed.sort((a, b) => Buffer.compare(a.oid, b.oid))
+  return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat([body, checksum]), idx: buildIndex(indexed, checksum) }
+}
+
+/** `<type, size>` as git writes it: 3 type bits and 4 size bits, then 7 size bits per byte. */
+function entryHeader (type: number, size: number): Buffer {
+  const bytes: number[] = []
+  let byte = (type << 4) | (size & 0x0f)
+  let rest = Math.floor(size / 16)
+  while (rest > 0) {
+    bytes.push(byte | 0x80)
+    byte = rest & 0x7f
+    rest = Math.floor(rest / 128)
+  }
+  bytes.push(byte)
+  return Buffer.from(bytes)
+}
+
+function buildIndex (entries: Array<{ oid: Buffer, offset: number, crc: number }>, packChecksum: Buffer): Buffer {
+  const n = entries.length
+  const large = entries.filter(e => e.offset >= LARGE_OFFSET)
+  const buf = Buffer.alloc(8 + 1024 + n * 28 + large.length * 8 + 40)
+  buf.writeUInt32BE(IDX_MAGIC, 0)
+  buf.writeUInt32BE(2, 4)
+  const fanout = new Uint32Array(256)
+  for (const e of entries) fanout[e.oid[0]!]!++
+  let total = 0
+  for (let i = 0; i < 256; i++) {
+    total += fanout[i]!
+    buf.writeUInt32BE(total, 8 + i * 4)
+  }
+  let at = 8 + 1024
+  for (const e of entries) { e.oid.copy(buf, at); at += 20 }
+  for (const e of entries) { buf.writeUInt32BE(e.crc, at); at += 4 }
+  let largeIndex = 0
+  for (const e of entries) {
+    buf.writeUInt32BE(e.offset >= LARGE_OFFSET ? (LARGE_OFFSET | largeIndex++) >>> 0 : e.offset, at)
+    at += 4
+  }
+  for (const e of large) { buf.writeBigUInt64BE(BigInt(e.offset), at); at += 8 }
+  packChecksum.copy(buf, at)
+  at += 20
+  createHash('sha1').update(buf.subarray(0, at)).digest().copy(buf, at)
+  return buf
+}
+
+/** A parsed pack index: sorted object ids and their offsets in the pack. */
+export class PackIndex {
+  readonly count: number
+  private readonly buf: Buffer
+  private readonly fanout: Uint32Array
+  private readonly oidsAt: number
+  private readonly offsetsAt: number
+  private readonly largeAt: number
+  /** Every entry's offset, ascending: an entry ends where the next one starts. */
+  private sortedOffsets: Float64Array | null = null
+
+  /** @param buf the `.idx` file's bytes (throws when it is not a version 2 index) */
+  constructor (buf: Buffer) {
+    if (buf.length < 8 + 1024 + 40 || buf.readUInt32BE(0) !== IDX_MAGIC || buf.readUInt32BE(4) !== 2) {
+      throw new PackIndexError('Not a version 2 pack index')
+    }
+    this.buf = buf
+    this.fanout = new Uint32Array(256)
+    for (let i = 0; i < 256; i++) this.fanout[i] = buf.readUInt32BE(8 + i * 4)
+    this.count = this.fanout[255]!
+    this.oidsAt = 8 + 1024
+    this.offsetsAt = this.oidsAt + this.count * 24
+    this.largeAt = this.offsetsAt + this.count * 4
+    if (buf.length < this.largeAt + 40) throw new PackIndexError('Truncated pack index')
+  }
+
+  /**
+   * Where an object starts in the pack.
+   * @param oid 40-hex object id
+   * @returns its offset, or -1 when the pack does not hold it
+   */
+  offsetOf (oid: string): number {
+    const key = Buffer.from(oid, 'hex')
+    let lo = key[0] === 0 ? 0 : this.fanout[key[0]! - 1]!
+    let hi = this.fanout[key[0]!]!
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      const at = this.oidsAt + mid * 20
+      const cmp = this.buf.compare(key, 0, 20, at, at + 20)
+      if (cmp === 0) return this.offsetAt(mid)
+      if (cmp > 0) hi = mid
+      else lo = mid + 1
+    }
+    return -1
+  }
+
+  /**
+   * Where the entry starting at `offset` ends: the next entry's start, or the checksum's.
+   * @param offset an entry's offset
+   * @param packSize the pack file's size
+   * @returns the end offset
+   */
+  endOf (offset: number, packSize: number): number {
+    this.sortedOffsets ??= Float64Array.from({ length: this.count }, (_, i) => this.offsetAt(i)).sort()
+    const sorted = this.sortedOffsets
+    let lo = 0
+    let hi = sorted.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (sorted[mid]! <= offset) lo = mid + 1
+      else hi = mid
+    }
+    return lo < sorted.length ? sorted[lo]! : packSize - 20
+  }
+
+  /**
+   * Every object id of the index.
+   * @returns 40-hex ids in index order
+   */
+  oids (): string[] {
+    return Array.from({ length: this.count }, (_, i) => this.buf.toString('hex', this.oidsAt + i * 20, this.oidsAt + i * 20 + 20))
+  }
+
+  private offsetAt (i: number): number {
+    const small = this.buf.readUInt32BE(this.offsetsAt + i * 4)
+    if ((small & LARGE_OFFSET) === 0) return small
+    return Number(this.buf.readBigUInt64BE(this.largeAt + (small & 0x7fffffff) * 8))
+  }
+}
+
+/**
+ * The entries of a pack, as stored (for copying into another pack).
+ * @param pack the `.pack` file's bytes
+ * @param index its index
+ * @returns every entry; null when one is a delta (such a pack cannot be copied entry by entry)
+ */
+export function entriesOf (pack: Buffer, index: PackIndex): PackEntry[] | null {
+  const entries: PackEntry[] = []
+  for (const oid of index.oids()) {
+    const offset = index.offsetOf(oid)
+    const bytes = pack.subarray(offset, index.endOf(offset, pack.length))
+    if (DELTA_CODES.has(((bytes[0] ?? 0) >> 4) & 7)) return null
+    entries.push({ oid, bytes })
+  }
+  return entries
+}
+
+/**
+ * Decodes one pack entry (header and deflated content).
+ * @param bytes the entry's bytes, from its offset to its end
+ * @returns the object, or 'delta' when it is stored as a delta (read those some other way)
+ */
+export function decodeEntry (bytes: Buffer): { type: ObjectType, content: Buffer } | 'delta' {
+  let byte = bytes[0] ?? 0
+  const code = (byte >> 4) & 7
+  if (DELTA_CODES.has(code)) return 'delta'
+  const type = CODE_TYPES[code]
+  if (type === undefined) throw new Error(`Unknown pack object type ${code}`)
+  let size = byte & 0x0f
+  let shift = 4
+  let at = 1
+  while ((byte & 0x80) !== 0) {
+    byte = bytes[at++] ?? 0
+    size += (byte & 0x7f) * 2 ** shift
+    shift += 7
+  }
+  const content = inflateSync(bytes.subarray(at))
+  if (content.length !== size) throw new Error('Pack entry size mismatch')
+  return { type, content }
+}
