@@ -35,9 +35,9 @@ export class GitObjectReader {
    * @returns its entries
    */
   async readTree (oid: string): Promise<TreeItem[]> {
-    const loose = await this.readWhole(oid, 'tree')
-    if (loose === null) return (await (await isomorphicGit()).readTree({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).tree
-    return parseTree(loose)
+    const whole = await this.readWhole(oid, 'tree')
+    if (whole === null) return (await (await isomorphicGit()).readTree({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).tree
+    return parseTree(whole)
   }
 
   /**
@@ -46,8 +46,8 @@ export class GitObjectReader {
    * @returns its content
    */
   async readBlob (oid: string): Promise<Buffer> {
-    const loose = await this.readWhole(oid, 'blob')
-    if (loose !== null) return loose
+    const whole = await this.readWhole(oid, 'blob')
+    if (whole !== null) return whole
     const { blob } = await (await isomorphicGit()).readBlob({ fs, gitdir: this.gitDir, oid, cache: this.packCache })
     return Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
   }
@@ -58,9 +58,9 @@ export class GitObjectReader {
    * @returns the tree's object id
    */
   async readCommitTree (oid: string): Promise<string> {
-    const loose = await this.readWhole(oid, 'commit')
-    if (loose === null) return (await (await isomorphicGit()).readCommit({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).commit.tree
-    const match = /^tree ([0-9a-f]{40})\n/.exec(loose.toString('latin1', 0, 46))
+    const whole = await this.readWhole(oid, 'commit')
+    if (whole === null) return (await (await isomorphicGit()).readCommit({ fs, gitdir: this.gitDir, oid, cache: this.packCache })).commit.tree
+    const match = /^tree ([0-9a-f]{40})\n/.exec(whole.toString('latin1', 0, 46))
     if (match === null) throw new Error(`Commit ${oid} has no tree`)
     return match[1]!
   }
