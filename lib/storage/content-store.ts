@@ -70,7 +70,13 @@ export class ContentStore {
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
-    await this.#subscription?.unsubscribe()
+    try {
+      await this.#subscription?.unsubscribe()
+    } catch (err) {
+      // @parcel/watcher fails to remove inotify watches of directories deleted meanwhile (the
+      // kernel dropped those already, EINVAL): nothing is left to release.
+      this.#opts.onWatchError?.(err as Error)
+    }
     this.#subscription = null
   }
 
