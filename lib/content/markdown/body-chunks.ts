@@ -43,7 +43,9 @@ const HTML_CLOSE: Array<[RegExp, string]> = [
   [/^<![A-Za-z]/, '>'],
   [/^<!\[CDATA\[/, ']]>']
 ]
-const OPENERS = new Set(['`', '~', '<'])
+/** What may start a fence, an HTML block or a list item (whose content may be one of those). */
+const OPENERS = /^[`~<\-+*0-9]/
+const ITEM_START = /^([-+*]|\d{1,9}[.)])([ \t]+)/
 const TYPE1_END = /<\/(script|pre|style|textarea)>/i
 
 /**
@@ -106,28 +108,46 @@ function advance (state: OpenBlock, line: string, blank: boolean): OpenBlock[] {
 /** The readings of a line read with nothing open: the blocks it may open, at each possible depth. */
 function opened (line: string, indent: number): OpenBlock[] {
   const rest = line.replace(/^[ \t]+/, '')
-  if (!OPENERS.has(rest[0] ?? '')) return [NONE]
+  if (!OPENERS.test(rest)) return [NONE]
   // The list-item content indentations the line may sit in (with at most 3 spaces of its own).
   const depths: number[] = indent <= 3 ? [0] : [NONE_DEPTH]
   for (let c = Math.max(2, indent - 3); c <= indent; c++) depths.push(c)
-  const fence = FENCE.exec(rest)
+  return openers(rest, indent, depths)
+}
+
+/**
+ * The readings of `text`, starting at `column`, as a block start at each of `depths` (NONE_DEPTH:
+ * as no block start at all).
+ */
+function openers (text: string, column: number, depths: number[]): OpenBlock[] {
+  const item = ITEM_START.exec(text)
+  if (item !== null) {
+    // A list item's first line: its content, 1 to 4 columns after the marker, may open a block
+    // inside the item (more columns make it indented code, read here as a block too: harmless).
+    const marker = column + (item[1] ?? '').length
+    const gap = (item[2] ?? ' ').replace(/\t/g, '    ').length
+    const inner: number[] = []
+    for (let c = marker + 1; c <= marker + gap; c++) inner.push(c)
+    return [NONE, ...openers(text.slice(item[0].length), marker + gap, inner)]
+  }
+  const fence = FENCE.exec(text)
   if (fence !== null) {
     const marks = fence[1] ?? ''
     const char = marks[0] ?? '`'
     if (char === '`' && (fence[2] ?? '').includes('`')) return [NONE]
     return depths.map(d => d === NONE_DEPTH ? NONE : { kind: 'fence', char, length: marks.length, indent: d })
   }
-  const html = HTML_CLOSE.find(([start]) => start.test(rest))
+  const html = HTML_CLOSE.find(([start]) => start.test(text))
   if (html !== undefined) {
     const [start, close] = html
-    const opener = start.exec(rest)?.[0] ?? ''
-    const endsIn = (text: string): boolean => close === '</' ? TYPE1_END.test(text) : text.includes(close)
-    if (endsIn(rest.slice(opener.length))) return [NONE]
+    const opener = start.exec(text)?.[0] ?? ''
+    const endsIn = (line: string): boolean => close === '</' ? TYPE1_END.test(line) : line.includes(close)
+    if (endsIn(text.slice(opener.length))) return [NONE]
     const open = depths.map((d): OpenBlock => d === NONE_DEPTH ? NONE : { kind: 'html', close, indent: d })
     // An end marker overlapping the start (`<?>`, `<!-->`): parsers differ, keep both readings.
-    return endsIn(rest) ? [NONE, ...open] : open
+    return endsIn(text) ? [NONE, ...open] : open
   }
-  if (/^<[A-Za-z/]/.test(rest)) {
+  if (/^<[A-Za-z/]/.test(text)) {
     // Types 6 and 7 end at a blank line; type 7 cannot interrupt a paragraph, so it may be text.
     return [NONE, ...depths.filter(d => d !== NONE_DEPTH).map((d): OpenBlock => ({ kind: 'html-blank', indent: d }))]
   }

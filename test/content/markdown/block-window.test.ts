@@ -89,6 +89,10 @@ t.test('a block after a fenced code block with blank lines, list items and defin
   const r = applyBlockEdit({ body, src, html: 'After <a href="/real">x</a> more.' })
   t.equal(r.body, body.replace('After [x].', 'After [x] more.'))
   same(t, body, src, 'After <a href="/real">x</a> more.')
+  const inItem = '- ```\n  code\n\n  [x]: /fake\n\n   ```\n  ```\n\nAfter [x].\n\n[x]: /real\n'
+  const itemSrc = hint(inItem, 'After [x].')
+  t.ok(windowed(inItem, itemSrc))
+  same(t, inItem, itemSrc, 'After <a href="/real">x</a> more.')
 })
 
 t.test('a forged hint inside a fence or an HTML comment is refused', async t => {
@@ -135,13 +139,22 @@ t.test('a CRLF document', async t => {
   t.equal(applyBlockEdit({ body, src: hint(body, 'Two.'), html: 'Two <strong>b</strong>' }).body, body.replace('Two.', 'Two **b**'))
 })
 
-t.test('a label defined before the window and again in it: full parse, same result', async t => {
+t.test('a label defined before the window and again in it: the first definition wins, as in the full parse', async t => {
   const body = '[a]: /first\n\n[a]: /second\nText [x][a].\n'
   const src = hint(body, 'Text [x][a].')
-  t.equal(blockWindow(body, body.indexOf('Text'), body.length - 1, bodyParser()), null)
+  t.ok(windowed(body, src), 'the chunks are parsed in document order, so no fallback is needed')
+  t.equal(applyBlockEdit({ body, src, html: 'Text <a href="/first">x</a>.' }).changed, false)
   const r = applyBlockEdit({ body, src, html: 'Text <a href="/first">x</a> more.' })
   t.equal(r.body, body.replace('[a].', '[a] more.'))
   same(t, body, src, 'Text <a href="/first">x</a> more.')
+  same(t, body, src, 'Text <a href="/second">x</a> more.')
+})
+
+t.test('an unclosed block at the end of the document', async t => {
+  const body = '[a]: /url\n\n> quote\n\nPara _e_ **s**\n<?php\nno end\n'
+  const src = hint(body, '> quote')
+  same(t, body, src, 'x <em>y</em> <strong>z</strong> <a href="/url">w</a>')
+  t.equal(applyBlockEdit({ body, src, html: 'x <em>y</em>' }).body, body.replace('> quote', '> x _y_'))
 })
 
 t.test('the document style: first markers from other chunks, definitions from everywhere', async t => {
