@@ -3,19 +3,22 @@
  * outside the block's source range.
  */
 import { unified } from 'unified'
-import remarkParse from 'remark-parse'
-import remarkGfm from 'remark-gfm'
 import { toHtml } from 'hast-util-to-html'
 import remarkRehype from 'remark-rehype'
 import { visit } from 'unist-util-visit'
 import type { Root as HastRoot, Element } from 'hast'
 import type { Root, RootContent, Heading } from 'mdast'
-import { parseSourceHint, sourceHash } from './source-hint.js'
+import { parseSourceHint, sourceHash, type SourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { sanitizeRendered } from './render.js'
 import { blockStyle } from './document-style.js'
+import { treeContext, type DocumentContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
+import { bodyParser, parseBody, type BodyParser } from './parse-body.js'
+import { blockWindow } from './block-window.js'
+
+export { parseBody }
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
@@ -44,35 +47,29 @@ export interface BlockEditResult {
 }
 
 /**
- * Parses a body as md_block and renderMarkdown do (CommonMark + GFM).
- * @param body the Markdown body
- * @returns the tree with positions
- */
-export function parseBody (body: string): Root {
-  return unified().use(remarkParse).use(remarkGfm).parse(body)
-}
-
-/**
  * Verifies the hint, sanitizes the HTML and splices its Markdown into the block's range.
+ * Only the part of the body around the block is parsed (see block-window.ts), unless that part
+ * cannot be sure to parse as the whole body does; the result is the same either way.
  * @param opts.body the current body (the editor's draft body when there is one)
  * @param opts.src the block's `data-cms-src`
  * @param opts.html the block's edited innerHTML
+ * @param opts.window false to always parse the whole body (tests compare both paths)
  * @returns the new body and the block's new range
  */
-export function applyBlockEdit (opts: { body: string, src: string, html: string }): BlockEditResult {
+export function applyBlockEdit (opts: { body: string, src: string, html: string, window?: boolean }): BlockEditResult {
   const { body } = opts
-  const tree = parseBody(body)
-  const block = findBlock(body, opts.src, tree)
+  const parse = bodyParser()
+  const { block, document } = locateBlock(body, opts.src, parse, opts.window !== false)
   const incoming = sanitizeInlineHtml(opts.html)
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   if (block.node.type === 'code') {
     if (codeText(incoming) === block.node.value) return unchanged
-  } else if (sameRendering(incoming, renderedContent(tree, block))) {
+  } else if (sameRendering(incoming, renderedContent(block, document.definitions))) {
     return unchanged
   }
   const host = inlineHost(block.node)
   if (host === null) throw new UneditableBlockError(block.node.type)
-  const style = blockStyle(tree, body, block.node)
+  const style = blockStyle(block.node, body, document, { emphasis: hasElement(incoming, 'em'), strong: hasElement(incoming, 'strong') })
   const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
   const last = host.children[host.children.length - 1]
@@ -107,26 +104,54 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string 
  * @returns the block
  */
 export function findBlock (body: string, src: string, tree: Root = parseBody(body)): EditableBlock {
+  const hint = checkedHint(body, src)
+  const block = blockAt(tree, hint)
+  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
+  return block
+}
+
+/** The hint, if it parses and its hash matches the body's text at its range. */
+function checkedHint (body: string, src: string): SourceHint {
   const hint = parseSourceHint(src)
   if (hint === null) throw new SourceMismatchError('Malformed source hint')
   if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {
     throw new SourceMismatchError()
   }
-  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
-  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
-  return block
+  return hint
+}
+
+function blockAt (tree: Root, hint: SourceHint): EditableBlock | undefined {
+  return editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
+}
+
+/**
+ * The block a hint names and its document: from the block's window when the window has exactly
+ * that block, else from the whole body, which alone decides a SourceMismatchError.
+ */
+function locateBlock (body: string, src: string, parse: BodyParser, windowed: boolean): { block: EditableBlock, document: DocumentContext } {
+  const hint = checkedHint(body, src)
+  const window = windowed ? blockWindow(body, hint.start, hint.end, parse) : null
+  const block = window === null ? undefined : blockAt(window.tree, hint)
+  if (window !== null && block !== undefined) return { block, document: window }
+  const tree = parse(body)
+  return { block: findBlock(body, src, tree), document: treeContext(tree, body) }
+}
+
+function hasElement (root: HastRoot, tagName: string): boolean {
+  let found = false
+  visit(root, 'element', (node) => { if (node.tagName === tagName) found = true })
+  return found
 }
 
 /**
  * The block's content as the browser has it: the block alone (with the document's definitions, for
  * references) rendered and sanitized as renderMarkdown does, its element's children.
  */
-function renderedContent (tree: Root, block: EditableBlock): HastRoot {
+function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
   const node = block.node
   const wrapped: RootContent = node.type === 'listItem'
     ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] }
     : node
-  const definitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
   const processor = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' })
   const hast = processor.runSync({ type: 'root', children: [wrapped, ...definitions] }) as HastRoot
   const first = hast.children.find((c): c is Element => c.type === 'element')

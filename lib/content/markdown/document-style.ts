@@ -1,8 +1,8 @@
 /**
  * The Markdown style a document already uses, so edited blocks are written the same way.
  */
-import type { Root, Definition, Nodes } from 'mdast'
-import { visit } from 'unist-util-visit'
+import type { Definition, Nodes } from 'mdast'
+import { firstMarkers, type DocumentContext } from './document-context.js'
 
 /** The markers and link definitions of a document. */
 export interface DocumentStyle {
@@ -13,32 +13,19 @@ export interface DocumentStyle {
 }
 
 /**
- * The style for one block: its own markers first, then the document's.
- * @param tree the parsed body
- * @param body the body text
+ * The style for one block: its own markers first, then the document's. The document's markers are
+ * looked up only for a kind the edit writes and the block does not already have.
  * @param block the block's node
+ * @param body the body text
+ * @param document the block's document
+ * @param writes whether the edited content has emphasis and strong
  * @returns the style
  */
-export function blockStyle (tree: Root, body: string, block: Nodes): DocumentStyle {
-  const own = styleOf(block, body, null)
-  return styleOf(tree, body, { emphasis: hasNode(block, 'emphasis') ? own.emphasis : undefined, strong: hasNode(block, 'strong') ? own.strong : undefined })
-}
-
-function hasNode (tree: Nodes, type: string): boolean {
-  let found = false
-  visit(tree, type, () => { found = true })
-  return found
-}
-
-function styleOf (tree: Nodes, body: string, preset: { emphasis?: '*' | '_', strong?: '*' | '_' } | null): DocumentStyle {
-  let emphasis: '*' | '_' | undefined = preset?.emphasis
-  let strong: '*' | '_' | undefined = preset?.strong
+export function blockStyle (block: Nodes, body: string, document: DocumentContext, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {
+  const own = firstMarkers(block, body, {})
+  const needs = (writes.emphasis && own.emphasis === undefined) || (writes.strong && own.strong === undefined)
+  const doc = needs ? document.markers() : {}
   const definitions = new Map<string, Definition>()
-  visit(tree, (node) => {
-    const offset = node.position?.start.offset
-    if (node.type === 'emphasis' && emphasis === undefined && offset !== undefined) emphasis = body[offset] === '_' ? '_' : '*'
-    if (node.type === 'strong' && strong === undefined && offset !== undefined) strong = body[offset] === '_' ? '_' : '*'
-    if (node.type === 'definition' && !definitions.has(node.url)) definitions.set(node.url, node)
-  })
-  return { emphasis: emphasis ?? '*', strong: strong ?? '*', definitions }
+  for (const node of document.linkDefinitions) if (!definitions.has(node.url)) definitions.set(node.url, node)
+  return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }

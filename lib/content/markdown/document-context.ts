@@ -1,0 +1,56 @@
+/**
+ * What editing one block needs to know of the rest of its document: the definitions its references
+ * resolve to and the emphasis and strong markers the document uses. Built from the whole tree here;
+ * block-window.ts builds the same from a window.
+ */
+import type { Root, RootContent, Definition, Nodes } from 'mdast'
+import { visit } from 'unist-util-visit'
+
+/** The document's first emphasis and strong markers (undefined when it has none). */
+export interface DocumentMarkers {
+  emphasis?: '*' | '_'
+  strong?: '*' | '_'
+}
+
+/** The document around a block. */
+export interface DocumentContext {
+  /** The top-level link and footnote definitions, in document order (to render a block alone). */
+  definitions: RootContent[]
+  /** Every link definition, at any depth, in document order. */
+  linkDefinitions: Definition[]
+  /** The document's first markers; computed on first call, as it may cost a parse. */
+  markers: () => DocumentMarkers
+}
+
+/**
+ * The context of a fully parsed body.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the context
+ */
+export function treeContext (tree: Root, body: string): DocumentContext {
+  const linkDefinitions: Definition[] = []
+  visit(tree, 'definition', (node) => { linkDefinitions.push(node) })
+  return {
+    definitions: tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition'),
+    linkDefinitions,
+    markers: () => firstMarkers(tree, body, {})
+  }
+}
+
+/**
+ * Adds the first emphasis and strong markers of a tree (in document order) to those already found.
+ * @param tree the tree, positions in body offsets
+ * @param body the body
+ * @param found the markers found so far (kept)
+ * @returns `found`, completed
+ */
+export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers): DocumentMarkers {
+  visit(tree, (node) => {
+    const offset = node.position?.start.offset
+    if (offset === undefined) return
+    if (node.type === 'emphasis') found.emphasis ??= body[offset] === '_' ? '_' : '*'
+    if (node.type === 'strong') found.strong ??= body[offset] === '_' ? '_' : '*'
+  })
+  return found
+}
