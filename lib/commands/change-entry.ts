@@ -10,7 +10,7 @@ import { readText } from '../storage/quick-fs.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertRealInside } from '../storage/safe-path.js'
-import { writeFileAtomic } from '../storage/atomic-write.js'
+import { prepareFileAtomic } from '../storage/atomic-write.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
@@ -122,8 +122,18 @@ async function writeBase (
   }
   const text = serializeEntry(index.collection.format, outcome.data, previousText)
   if (text === previousText) return { revision: current.revision, changed: false }
-  if (base !== null) await recordReplaced(services, input, base)
-  await writeFileAtomic(file, text)
+  // The new file is written (and fsynced) while the snapshot of the state it replaces goes into
+  // history; it replaces the entry only once that snapshot is on its ref.
+  const prepared = prepareFileAtomic(file, text)
+  // Handled below, after the snapshot; this only keeps an early failure from counting as unhandled.
+  prepared.catch(() => {})
+  try {
+    if (base !== null) await recordReplaced(services, input, base)
+  } catch (err) {
+    await prepared.then(async p => { await p.abort() }, () => {})
+    throw err
+  }
+  await (await prepared).commit()
   const revision = await index.recordWrite(input.id, outcome.data)
   await services.committer.track([services.relativePath(file)])
   return { revision, changed: true }

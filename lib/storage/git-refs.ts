@@ -4,9 +4,18 @@
  * `<ref>.lock` exclusively, writes and fsyncs the new value into it, compares the current value
  * with the expected one (compare-and-swap), and renames the lock onto the ref.
  */
-import { open, readFile, rename, rm, mkdir, readdir, stat } from 'node:fs/promises'
+import fs from 'node:fs'
+import { readFile, rename, rm, mkdir, readdir, stat } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import path from 'node:path'
 import { readTinyText } from './quick-fs.js'
+import { syncDirectory } from './atomic-write.js'
+
+// Descriptor calls through the callback API (see atomic-write.ts for why).
+const openFd = promisify(fs.open)
+const writeFd = promisify(fs.write) as (fd: number, text: string) => Promise<unknown>
+const fsync = promisify(fs.fsync)
+const close = promisify(fs.close)
 
 const OID = /^[0-9a-f]{40}$/
 /** A ref name we accept: `refs/` plus components without anything git forbids or finds special. */
@@ -123,14 +132,14 @@ export async function updateRef (gitDir: string, ref: string, newOid: string, ex
   if (!OID.test(newOid)) throw new Error(`Invalid object id: ${newOid}`)
   const file = path.join(gitDir, ref)
   const lock = `${file}.lock`
-  const handle = await openLock(lock, ref)
+  const fd = await openLock(lock, ref)
   let renamed = false
   try {
     try {
-      await handle.writeFile(`${newOid}\n`)
-      await handle.sync()
+      await writeFd(fd, `${newOid}\n`)
+      await fsync(fd)
     } finally {
-      await handle.close()
+      await close(fd)
     }
     // Checked while we hold the lock: nobody following the protocol can move the ref now.
     const actual = await readRef(gitDir, ref)
@@ -140,14 +149,14 @@ export async function updateRef (gitDir: string, ref: string, newOid: string, ex
   } finally {
     if (!renamed) await rm(lock, { force: true })
   }
-  await syncDir(path.dirname(file))
+  await syncDirectory(path.dirname(file))
 }
 
-async function openLock (lock: string, ref: string): Promise<import('node:fs/promises').FileHandle> {
+async function openLock (lock: string, ref: string): Promise<number> {
   const deadline = Date.now() + LOCK_WAIT_MS
   for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
     try {
-      return await open(lock, 'wx', 0o644)
+      return await openFd(lock, 'wx', 0o644)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       // The ref's directory does not exist yet (the first ref of its namespace).
@@ -157,15 +166,6 @@ async function openLock (lock: string, ref: string): Promise<import('node:fs/pro
       if (Date.now() + delay > deadline) throw new RefLockedError(ref)
       await new Promise(resolve => setTimeout(resolve, delay))
     }
-  }
-}
-
-async function syncDir (dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r')
-    try { await handle.sync() } finally { await handle.close() }
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename is still atomic there.
   }
 }
 

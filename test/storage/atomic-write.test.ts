@@ -1,0 +1,48 @@
+import t from 'tap'
+import { readFile, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { writeFileAtomic, prepareFileAtomic, TEMP_PREFIX } from '../../lib/storage/atomic-write.js'
+
+const leftovers = async (dir: string): Promise<string[]> => (await readdir(dir)).filter(f => f.startsWith(TEMP_PREFIX))
+
+t.test('writeFileAtomic replaces a file, creating its directory when needed', async t => {
+  const dir = t.testdir({ 'a.md': 'old\n' })
+  await writeFileAtomic(path.join(dir, 'a.md'), 'new ü\n')
+  t.equal(await readFile(path.join(dir, 'a.md'), 'utf8'), 'new ü\n')
+  await writeFileAtomic(path.join(dir, 'sub', 'deeper', 'b.json'), Buffer.from('{}\n'))
+  t.equal(await readFile(path.join(dir, 'sub', 'deeper', 'b.json'), 'utf8'), '{}\n')
+  const big = 'x'.repeat(3 * 1024 * 1024)
+  await writeFileAtomic(path.join(dir, 'big.txt'), big)
+  t.equal((await readFile(path.join(dir, 'big.txt'), 'utf8')).length, big.length)
+  t.same(await leftovers(dir), [])
+})
+
+t.test('a prepared write changes nothing until committed, and nothing when aborted', async t => {
+  const dir = t.testdir({ 'a.md': 'old\n' })
+  const file = path.join(dir, 'a.md')
+  const prepared = await prepareFileAtomic(file, 'new\n')
+  t.equal(await readFile(file, 'utf8'), 'old\n', 'not in place yet')
+  t.equal((await leftovers(dir)).length, 1, 'the new content waits under a temporary name')
+  await prepared.commit()
+  t.equal(await readFile(file, 'utf8'), 'new\n')
+  t.same(await leftovers(dir), [])
+  await t.rejects(prepared.commit(), /already committed/, 'one commit only')
+
+  const aborted = await prepareFileAtomic(file, 'never\n')
+  await aborted.abort()
+  await aborted.abort()
+  t.equal(await readFile(file, 'utf8'), 'new\n', 'aborting leaves the file as it was')
+  t.same(await leftovers(dir), [])
+  await t.rejects(aborted.commit(), /already committed or aborted/)
+})
+
+t.test('a write that cannot happen leaves the target and no temporary file', async t => {
+  const dir = t.testdir({ 'a.md': 'old\n', taken: { 'c.md': 'kept\n' } })
+  // The rename over a directory fails after the temporary file was written.
+  await t.rejects(writeFileAtomic(path.join(dir, 'taken'), 'new\n'))
+  t.equal(await readFile(path.join(dir, 'taken', 'c.md'), 'utf8'), 'kept\n')
+  t.same(await leftovers(dir), [])
+  const prepared = await prepareFileAtomic(path.join(dir, 'taken'), 'new\n')
+  await t.rejects(prepared.commit())
+  t.same(await leftovers(dir), [], 'a failed commit removes its temporary file')
+})
