@@ -56,7 +56,10 @@ export interface IndexOptions {
   collection: Collection
   repoRealDir: string
   log: RevisionLog
-  /** Returns the validation issues of data against the collection's schema. */
+  /**
+   * Returns the validation issues of data against the collection's schema (the index worker,
+   * which builds the first index, checks against `collection.schema` itself: the same check).
+   */
   validate: (data: EntryData) => ValidationIssue[]
 }
 
