@@ -12,28 +12,12 @@ import { FORMAT_EXTENSIONS, type EntryData } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, statEntryFile } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
-import { rowContent, type RowContent, type RowRules } from './index-row.js'
-import { readInWorker, type ReadEntry } from './index-reader.js'
+import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
+import { readInWorker } from './index-reader.js'
 import { ENTRY_ID } from './names.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 
-/** One entry as the index holds it (what lists filter and sort on), without a Markdown body. */
-export interface IndexRow {
-  id: string
-  file: string
-  sig: string
-  revision: number
-  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
-  fields?: EntryData
-  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
-  bodyAt?: number
-  readError?: { message: string }
-  validationIssues?: ValidationIssue[]
-  /** Lowercased id and title fields, for `q`. */
-  search: string
-  title: string
-  order: number | null
-}
+export type { IndexRow }
 
 /** One entry with all its data (a Markdown body included), as reads return it. */
 export interface IndexedEntry {
@@ -204,17 +188,20 @@ export class CollectionIndex {
     for (const state of this.#states.values()) this.#revisionSum += state.rev
     const ids = await this.#scanDirectory()
     const pending: RevisionChange[] = []
-    let read: ReadEntry[] | null = null
+    let read: IndexRow[] | null = null
     try {
       read = await readInWorker({ repoRealDir: this.#opts.repoRealDir, files: ids, rules: this.#rules(), schema: this.collection.schema })
     } catch {
       // No worker (or it failed): read in this thread.
     }
     if (read !== null) {
-      for (const r of read) {
-        const { rev, sig, change } = this.#revise(r.id, r.sig)
+      // The worker's rows are used as they arrive (no copy: less garbage in this heap).
+      for (const row of read) {
+        const { rev, sig, change } = this.#revise(row.id, row.sig)
         if (change !== null) pending.push(change)
-        this.#store(r.id, r.file, sig, rev, 'content' in r ? r.content : { message: r.message })
+        row.sig = sig
+        row.revision = rev
+        this.#put(row)
       }
     } else {
       for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
@@ -260,6 +247,13 @@ export class CollectionIndex {
 
   /** Re-checks one entry's file and gives it with all its data. */
   async #fresh (id: string): Promise<IndexedEntry | null> {
+    const current = this.#entries.get(id)
+    if (current?.bodyAt !== undefined) {
+      // The common case in one open: a plain file (not a link) whose signature still matches is
+      // unchanged, so its body is where it was; anything else takes the full check below.
+      const text = await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
+      if (text !== null) return entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) })
+    }
     const checked = await this.#refresh(id)
     if (checked === null) return null
     return 'entry' in checked ? checked.entry : await this.#withData(checked.row)
@@ -344,9 +338,7 @@ export class CollectionIndex {
 
   /** Puts an entry's row into the index. */
   #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
-    const row: IndexRow = 'message' in content
-      ? { id, file, sig, revision, readError: { message: content.message }, search: id.toLowerCase(), title: id, order: null }
-      : { id, file, sig, revision, ...content }
+    const row = makeRow(id, file, sig, revision, content)
     this.#put(row)
     return row
   }

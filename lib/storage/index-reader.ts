@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { JsonSchema } from '../content/schema-tools.js'
-import type { RowContent, RowRules } from './index-row.js'
+import type { IndexRow, RowRules } from './index-row.js'
 
 /** What the worker reads. */
 export interface IndexJob {
@@ -17,23 +17,19 @@ export interface IndexJob {
   schema: JsonSchema | null
 }
 
-/** One file as the worker read it (missing files are left out). */
-export type ReadEntry =
-  | { id: string, file: string, sig: string, content: RowContent }
-  | { id: string, file: string, sig: string, message: string }
-
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./index-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
  * Reads and parses the files in a worker thread.
  * @param job the files and how to index them
- * @returns one result per file that exists; rejects when the worker fails
+ * @returns one row per file that exists (revision 0: the caller knows revisions); rejects when
+ * the worker fails
  */
-export async function readInWorker (job: IndexJob): Promise<ReadEntry[]> {
+export async function readInWorker (job: IndexJob): Promise<IndexRow[]> {
   const worker = new Worker(WORKER, { workerData: job })
-  return await new Promise<ReadEntry[]>((resolve, reject) => {
-    worker.once('message', (entries: ReadEntry[]) => { resolve(entries) })
+  return await new Promise<IndexRow[]>((resolve, reject) => {
+    worker.once('message', (rows: IndexRow[]) => { resolve(rows) })
     worker.once('error', reject)
     worker.once('exit', (code) => { reject(new Error(`index worker exited with code ${code}`)) })
   })

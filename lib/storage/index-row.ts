@@ -15,6 +15,24 @@ export interface RowRules {
   orderField: string
 }
 
+/** One entry as the index holds it (what lists filter and sort on), without a Markdown body. */
+export interface IndexRow {
+  id: string
+  file: string
+  sig: string
+  revision: number
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  fields?: EntryData
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  bodyAt?: number
+  readError?: { message: string }
+  validationIssues?: ValidationIssue[]
+  /** Lowercased id and title fields, for `q`. */
+  search: string
+  title: string
+  order: number | null
+}
+
 /** An entry's indexed content. */
 export interface RowContent {
   /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
@@ -56,6 +74,20 @@ export function rowContent (id: string, data: EntryData, text: string | null, ru
     content.title = detachString(content.title)
   }
   return content
+}
+
+/**
+ * An index row from an entry's content, or from the reason its file cannot be read.
+ * @param id entry id
+ * @param file absolute file path
+ * @param sig the file's signature
+ * @param revision the entry's revision
+ * @param content from `rowContent`, or `{ message }` for an unreadable file
+ * @returns the row
+ */
+export function makeRow (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+  if ('message' in content) return { id, file, sig, revision, readError: { message: content.message }, search: id.toLowerCase(), title: id, order: null }
+  return { id, file, sig, revision, ...content }
 }
 
 /**

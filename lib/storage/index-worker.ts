@@ -6,17 +6,15 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { SchemaCompiler } from '../content/schema-tools.js'
 import { readEntryFile } from './entry-file.js'
-import { rowContent } from './index-row.js'
-import type { IndexJob, ReadEntry } from './index-reader.js'
+import { makeRow, rowContent, type IndexRow } from './index-row.js'
+import type { IndexJob } from './index-reader.js'
 
 const job = workerData as IndexJob
 const validate = job.schema === null ? () => [] : new SchemaCompiler().validator(job.schema)
-const entries: ReadEntry[] = []
+const rows: IndexRow[] = []
 for (const [id, file] of job.files) {
   const state = await readEntryFile(job.repoRealDir, file, job.rules.format)
   if (state.kind === 'missing') continue
-  entries.push(state.kind === 'ok'
-    ? { id, file, sig: state.sig, content: rowContent(id, state.data, state.text, job.rules, validate) }
-    : { id, file, sig: state.sig, message: state.message })
+  rows.push(makeRow(id, file, state.sig, 0, state.kind === 'ok' ? rowContent(id, state.data, state.text, job.rules, validate) : { message: state.message }))
 }
-parentPort?.postMessage(entries)
+parentPort?.postMessage(rows)
