@@ -64,22 +64,23 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     streams.stdout.write(USAGE)
     return EXIT_OK
   }
-  // Loaded only now, so --help and usage errors answer without loading the whole service.
-  const [{ createCms }, { startServer }, { createDemoRepo, removeDemoRepo }, { demoSite }] = await Promise.all([
-    import('./cms.js'), import('./server.js'), import('./demo/demo-repo.js'), import('./demo/site.js')
+  // Loaded only now, so --help and usage errors answer without loading the whole service; the
+  // demo's modules (and the Markdown renderer its pages use) load only for `demo`.
+  const [{ createCms }, { startServer }, demo] = await Promise.all([
+    import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
   ])
   let demoRepo: string | null = null
   let running: RunningServer
   try {
     let cms: Cms
     let password: string | null = null
-    if (invocation.command === 'demo') {
-      demoRepo = await createDemoRepo()
+    if (demo !== null) {
+      demoRepo = await demo.createDemoRepo()
       const given = firstSet(env.CMS_EDIT_PASSWORD, env.EDIT_PASSWORD)
       // A password the user chose is never echoed; a generated one must be, or nobody could sign in.
       password = given === null ? randomBytes(12).toString('base64url') : null
       cms = await createCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
-      cms.app.use(demoSite(cms))
+      cms.app.use(demo.demoSite(cms))
     } else {
       cms = await createCms({ repoDir: invocation.repo ?? process.cwd(), env })
     }
@@ -94,13 +95,18 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     // Indexes are built after listening so start-up stays fast; a failure here is only logged.
     cms.services.content.warm().catch((err: unknown) => { cms.services.log.warn({ err }, 'could not index content at start-up') })
   } catch (err) {
-    if (demoRepo !== null) await removeDemoRepo(demoRepo).catch(() => {})
+    if (demo !== null && demoRepo !== null) await demo.removeDemoRepo(demoRepo).catch(() => {})
     streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
     return EXIT_REFUSED
   }
   const code = await untilSignal(running, streams)
-  if (demoRepo !== null) await removeDemoRepo(demoRepo).catch(() => {})
+  if (demo !== null && demoRepo !== null) await demo.removeDemoRepo(demoRepo).catch(() => {})
   return code
+}
+
+async function loadDemo (): Promise<typeof import('./demo/demo-repo.js') & typeof import('./demo/site.js')> {
+  const [repo, site] = await Promise.all([import('./demo/demo-repo.js'), import('./demo/site.js')])
+  return { ...repo, ...site }
 }
 
 function parseInvocation (argv: string[]): Invocation {

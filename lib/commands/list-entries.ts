@@ -6,7 +6,7 @@
 import { UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
-import type { IndexedEntry } from '../storage/collection-index.js'
+import type { IndexRow } from '../storage/collection-index.js'
 import { searchTextOf } from '../content/entry-search.js'
 import { toEntryView, type EntryView } from './entry-view.js'
 
@@ -38,8 +38,8 @@ export interface ListEntriesResult {
   pagination: Pagination
 }
 
-/** A list row: a base entry, or the editor's draft of one. */
-type Row = { kind: 'base', entry: IndexedEntry } | { kind: 'draft', record: DraftRecord, search: string }
+/** A list row: a base entry (the index's own row, no wrapper), or the editor's draft of one. */
+type Row = IndexRow | { kind: 'draft', record: DraftRecord, search: string }
 
 /**
  * Lists a page of entries, or reads one.
@@ -70,37 +70,42 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
 
   const all = await index.all()
   const needle = input.q?.trim().toLowerCase() ?? ''
-  let rows: Row[]
-  if (drafts.size === 0) {
-    const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
-    rows = matching.map(entry => ({ kind: 'base', entry }))
-  } else {
-    rows = []
-    for (const entry of all) {
-      const draft = drafts.get(entry.id)
-      if (draft === undefined) { if (needle === '' || entry.search.includes(needle)) rows.push({ kind: 'base', entry }); continue }
-      drafts.delete(entry.id)
-      if (draft.kind === 'delete') continue
-      const search = searchText(draft, titleField)
-      if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
-    }
-    // Entries that exist only as this editor's drafts, after the base ones.
-    for (const draft of [...drafts.values()].sort((a, b) => a.id < b.id ? -1 : 1)) {
-      if (draft.kind === 'delete') continue
-      const search = searchText(draft, titleField)
-      if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
-    }
-  }
   const start = (input.page - 1) * pageSize
+  if (drafts.size === 0) {
+    // No per-entry objects here: a list request allocating one per entry of a big collection
+    // makes V8 allocate them straight into the old generation, which then grows for good.
+    const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
+    const entries = (await index.freshen(matching.slice(start, start + pageSize))).map(toEntryView)
+    return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, matching.length) }
+  }
+  const rows: Row[] = []
+  for (const entry of all) {
+    const draft = drafts.get(entry.id)
+    if (draft === undefined) { if (needle === '' || entry.search.includes(needle)) rows.push(entry); continue }
+    drafts.delete(entry.id)
+    if (draft.kind === 'delete') continue
+    const search = searchText(draft, titleField)
+    if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+  }
+  // Entries that exist only as this editor's drafts, after the base ones.
+  for (const draft of [...drafts.values()].sort((a, b) => a.id < b.id ? -1 : 1)) {
+    if (draft.kind === 'delete') continue
+    const search = searchText(draft, titleField)
+    if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+  }
   const pageRows = rows.slice(start, start + pageSize)
-  const fresh = new Map((await index.freshen(pageRows.flatMap(r => r.kind === 'base' ? [r.entry] : []))).map(e => [e.id, e]))
+  const fresh = new Map((await index.freshen(pageRows.filter(isBase))).map(e => [e.id, e]))
   const entries: EntryView[] = []
   for (const row of pageRows) {
-    if (row.kind === 'draft') { entries.push(draftView(row.record)); continue }
-    const entry = fresh.get(row.entry.id)
+    if (!isBase(row)) { entries.push(draftView(row.record)); continue }
+    const entry = fresh.get(row.id)
     if (entry !== undefined) entries.push(toEntryView(entry))
   }
   return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, rows.length) }
+}
+
+function isBase (row: Row): row is IndexRow {
+  return !('record' in row)
 }
 
 function draftView (draft: DraftRecord): EntryView {

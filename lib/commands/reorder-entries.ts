@@ -37,7 +37,7 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
     const byId = new Map(all.map(e => [e.id, e]))
     for (const [position, id] of order.entries()) {
       // Only entries whose position changed are touched (no rewrite, no snapshot, no new revision).
-      if (byId.get(id)?.data?.[def.orderField] === position) continue
+      if (byId.get(id)?.fields?.[def.orderField] === position) continue
       await changeEntry(ctx.services, {
         collection,
         id,

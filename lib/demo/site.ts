@@ -87,7 +87,7 @@ class SiteContent {
     const index = await this.#index(collection)
     if (index === null) return []
     const list: SiteEntry[] = []
-    for (const e of await index.all()) if (e.data !== undefined) list.push({ collection, id: e.id, data: e.data })
+    for (const e of await index.freshen(await index.all())) if (e.data !== undefined) list.push({ collection, id: e.id, data: e.data })
     return list
   }
 

@@ -4,7 +4,6 @@
  * commands, after the payload is validated.
  */
 import type { Middleware, Context } from 'koa'
-import { koaBody } from 'koa-body'
 import { UnauthorizedError, MissingCsrfHeaderError, UnsupportedMediaTypeError, BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
@@ -42,15 +41,19 @@ export function requireCsrfHeader (): Middleware {
   }
 }
 
-const parseJson = koaBody({
-  json: true,
-  multipart: false,
-  urlencoded: false,
-  text: false,
-  jsonStrict: true,
-  jsonLimit: JSON_LIMIT_BYTES,
-  includeUnparsed: false
-})
+/** koa-body (with zod, which checks its options) loads on the first JSON body, not at start-up. */
+async function loadJsonParser (): Promise<Middleware> {
+  const { koaBody } = await import('koa-body')
+  return koaBody({
+    json: true,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    jsonStrict: true,
+    jsonLimit: JSON_LIMIT_BYTES,
+    includeUnparsed: false
+  })
+}
 
 /**
  * Parses a JSON body (415 for another type, 413 over 1 MiB, 400 when malformed or not an object).
@@ -59,6 +62,7 @@ const parseJson = koaBody({
  * @returns middleware
  */
 export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
+  let parser: Promise<Middleware> | null = null
   return async (ctx, next) => {
     const length = ctx.get('content-length')
     const hasBody = (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== ''
@@ -69,7 +73,8 @@ export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
       return
     }
     if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
-    await parseJson(ctx, async () => {})
+    parser ??= loadJsonParser()
+    await (await parser)(ctx, async () => {})
     const body: unknown = ctx.request.body
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
     await next()

@@ -7,7 +7,6 @@ import { createReadStream } from 'node:fs'
 import path from 'node:path'
 import type Router from '@koa/router'
 import type { Middleware } from 'koa'
-import { koaBody } from 'koa-body'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Services } from '../services.js'
 import { storeUpload, UPLOAD_TYPES } from '../commands/store-upload.js'
@@ -31,6 +30,8 @@ export function uploadRoutes (router: Router, services: Services): void {
     }
     await mkdir(tempDir, { recursive: true })
     const started: string[] = []
+    // koa-body and formidable load on the first upload, not at start-up.
+    const { koaBody } = await import('koa-body')
     const parse = koaBody({
       multipart: true,
       json: false,

@@ -6,7 +6,6 @@
 import fs from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import git from 'isomorphic-git'
 import type { Config } from '../config.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 
@@ -71,6 +70,8 @@ export class DeploymentStatus {
     if (commit === null) return { ...base, state: 'unknown' }
     if (published === null) return { ...base, state: 'unknown', commit }
     if (commit === published) return { ...base, state: 'live', commit }
+    // isomorphic-git loads only here, when a deployment reports an older commit.
+    const { default: git } = await import('isomorphic-git')
     const older = await git.isDescendent({ fs, gitdir: this.#gitDir, oid: published, ancestor: commit, depth: -1 }).catch(() => false)
     return { ...base, state: older ? 'pending' : 'unknown', commit }
   }

@@ -2,18 +2,24 @@
  * The in-memory index of one collection: every entry's parsed data, revision, search text and
  * sort key. It is built once (on first use), kept fresh by the file watcher, and checked cheaply
  * on read (a stat of the page's files and of the directory), so no request reads every file.
+ * A Markdown body is the bulk of an entry and only the entries a read returns need it: the index
+ * keeps where it starts and reads it back from the file (whose signature it checks) on demand.
  */
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ValidationIssue } from '../errors.js'
 import { FORMAT_EXTENSIONS, type EntryData } from '../content/formats.js'
-import { titlesOf, searchTextOf } from '../content/entry-search.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, statEntryFile } from './entry-file.js'
+import { readTextIfUnchanged } from './entry-text.js'
+import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
+import { readInWorker } from './index-reader.js'
 import { ENTRY_ID } from './names.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 
-/** One entry as the index holds it. */
+export type { IndexRow }
+
+/** One entry with all its data (a Markdown body included), as reads return it. */
 export interface IndexedEntry {
   id: string
   file: string
@@ -28,11 +34,16 @@ export interface IndexedEntry {
   order: number | null
 }
 
+type RevisionChange = { id: string } & RevisionState
+
 export interface IndexOptions {
   collection: Collection
   repoRealDir: string
   log: RevisionLog
-  /** Returns the validation issues of data against the collection's schema. */
+  /**
+   * Returns the validation issues of data against the collection's schema (the index worker,
+   * which builds the first index, checks against `collection.schema` itself: the same check).
+   */
   validate: (data: EntryData) => ValidationIssue[]
 }
 
@@ -42,11 +53,11 @@ const LOAD_CONCURRENCY = 64
 export class CollectionIndex {
   readonly collection: Collection
   readonly #opts: IndexOptions
-  readonly #entries = new Map<string, IndexedEntry>()
+  readonly #entries = new Map<string, IndexRow>()
   readonly #dirty = new Set<string>()
   #states = new Map<string, RevisionState>()
   #revisionSum = 0
-  #sorted: IndexedEntry[] | null = null
+  #sorted: IndexRow[] | null = null
   #dirMtime = -1
   #loading: Promise<void> | null = null
 
@@ -75,9 +86,9 @@ export class CollectionIndex {
 
   /**
    * All entries in list order, fresh with respect to the directory and the watcher.
-   * @returns the sorted entries (do not mutate)
+   * @returns the sorted rows (do not mutate); `freshen` gives their full data
    */
-  async all (): Promise<readonly IndexedEntry[]> {
+  async all (): Promise<readonly IndexRow[]> {
     await this.ready()
     await this.#refreshDirectory()
     if (this.#dirty.size > 0) {
@@ -97,16 +108,17 @@ export class CollectionIndex {
   async get (id: string): Promise<IndexedEntry | null> {
     await this.ready()
     this.#dirty.delete(id)
-    return await this.#refresh(id)
+    return await this.#fresh(id)
   }
 
   /**
-   * Re-checks the given entries against their files (the cheap check for a page of results).
-   * @param entries entries about to be returned
+   * Re-checks the given entries against their files (the cheap check for a page of results) and
+   * gives them with all their data.
+   * @param rows entries about to be returned
    * @returns the same entries, fresh (dropping any deleted meanwhile)
    */
-  async freshen (entries: readonly IndexedEntry[]): Promise<IndexedEntry[]> {
-    const fresh = await Promise.all(entries.map(async e => await this.#refresh(e.id)))
+  async freshen (rows: readonly IndexRow[]): Promise<IndexedEntry[]> {
+    const fresh = await Promise.all(rows.map(async e => await this.#fresh(e.id)))
     return fresh.filter((e): e is IndexedEntry => e !== null)
   }
 
@@ -141,7 +153,9 @@ export class CollectionIndex {
     const rev = this.lastRevision(id) + 1
     await this.#opts.log.append([{ id, rev, sig }])
     this.#setState(id, { rev, sig })
-    this.#put(this.#build(id, file, sig, rev, { data }))
+    // The text just written tells where the body starts (read back only if it is still that file).
+    const text = this.collection.format === 'md' ? await readTextIfUnchanged(file, sig) : null
+    this.#store(id, file, sig, rev, rowContent(id, data, text, this.#rules(), this.#opts.validate))
     return rev
   }
 
@@ -173,12 +187,29 @@ export class CollectionIndex {
     this.#states = await this.#opts.log.load()
     for (const state of this.#states.values()) this.#revisionSum += state.rev
     const ids = await this.#scanDirectory()
-    const pending: Array<{ id: string } & RevisionState> = []
-    for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
-      await Promise.all(ids.slice(i, i + LOAD_CONCURRENCY).map(async ([id, file]) => {
-        const change = await this.#index(id, file)
+    const pending: RevisionChange[] = []
+    let read: IndexRow[] | null = null
+    try {
+      read = await readInWorker({ repoRealDir: this.#opts.repoRealDir, files: ids, rules: this.#rules(), schema: this.collection.schema })
+    } catch {
+      // No worker (or it failed): read in this thread.
+    }
+    if (read !== null) {
+      // The worker's rows are used as they arrive (no copy: less garbage in this heap).
+      for (const row of read) {
+        const { rev, sig, change } = this.#revise(row.id, row.sig)
         if (change !== null) pending.push(change)
-      }))
+        row.sig = sig
+        row.revision = rev
+        this.#put(row)
+      }
+    } else {
+      for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
+        await Promise.all(ids.slice(i, i + LOAD_CONCURRENCY).map(async ([id, file]) => {
+          const change = (await this.#index(id, file))?.change ?? null
+          if (change !== null) pending.push(change)
+        }))
+      }
     }
     // Files deleted while the service was down: their deletion is a change too.
     for (const [id, state] of this.#states) {
@@ -191,36 +222,73 @@ export class CollectionIndex {
     await this.#opts.log.append(pending)
   }
 
-  /** Reads one file into the index; returns the revision change to log, if any. */
-  async #index (id: string, file: string): Promise<({ id: string } & RevisionState) | null> {
+  /**
+   * Reads one file into the index; returns the entry with all its data and the revision change
+   * to log, if any (null when the file is missing).
+   */
+  async #index (id: string, file: string): Promise<{ entry: IndexedEntry, change: RevisionChange | null } | null> {
     const state = await readEntryFile(this.#opts.repoRealDir, file, this.collection.format)
     if (state.kind === 'missing') return null
-    const known = this.#states.get(id)
-    let rev = known?.rev ?? 0
-    let change: ({ id: string } & RevisionState) | null = null
-    if (known === undefined || known.sig !== state.sig) {
-      rev += 1
-      change = { id, rev, sig: state.sig }
-      this.#setState(id, { rev, sig: state.sig })
-    }
-    this.#put(this.#build(id, file, state.sig, rev, state.kind === 'ok' ? { data: state.data } : { message: state.message }))
-    return change
+    const { rev, sig, change } = this.#revise(id, state.sig)
+    if (state.kind !== 'ok') return { entry: entryOf(this.#store(id, file, sig, rev, { message: state.message }), undefined), change }
+    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, this.#rules(), this.#opts.validate))
+    return { entry: entryOf(row, state.data), change }
   }
 
-  /** Re-checks one entry's file; re-reads it only when its signature changed. */
-  async #refresh (id: string): Promise<IndexedEntry | null> {
+  /** The revision a file with this signature has: the known one, or the next when it changed. */
+  #revise (id: string, sig: string): { rev: number, sig: string, change: RevisionChange | null } {
+    const known = this.#states.get(id)
+    // The same text: keep one signature string for both.
+    if (known !== undefined && known.sig === sig) return { rev: known.rev, sig: known.sig, change: null }
+    const rev = (known?.rev ?? 0) + 1
+    this.#setState(id, { rev, sig })
+    return { rev, sig, change: { id, rev, sig } }
+  }
+
+  /** Re-checks one entry's file and gives it with all its data. */
+  async #fresh (id: string): Promise<IndexedEntry | null> {
+    const current = this.#entries.get(id)
+    if (current?.bodyAt !== undefined) {
+      // The common case in one open: a plain file (not a link) whose signature still matches is
+      // unchanged, so its body is where it was; anything else takes the full check below.
+      const text = await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
+      if (text !== null) return entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) })
+    }
+    const checked = await this.#refresh(id)
+    if (checked === null) return null
+    return 'entry' in checked ? checked.entry : await this.#withData(checked.row)
+  }
+
+  /** Re-checks one entry's file; re-reads it (giving all its data) only when its signature changed. */
+  async #refresh (id: string): Promise<{ row: IndexRow } | { entry: IndexedEntry } | null> {
     const current = this.#entries.get(id)
     const file = current?.file ?? await this.#findFile(id)
     if (file === null) return null
     const sig = await statEntryFile(this.#opts.repoRealDir, file)
-    if (current !== undefined && sig === current.sig) return current
+    if (current !== undefined && sig === current.sig) return { row: current }
     if (sig === null) {
       if (current !== undefined) await this.recordDelete(id)
       return null
     }
-    const change = await this.#index(id, file)
-    if (change !== null) await this.#opts.log.append([change])
-    return this.#entries.get(id) ?? null
+    const entry = await this.#reindex(id, file)
+    return entry === null ? null : { entry }
+  }
+
+  /** Re-reads one file, logging its revision change. */
+  async #reindex (id: string, file: string): Promise<IndexedEntry | null> {
+    const read = await this.#index(id, file)
+    if (read === null) return null
+    if (read.change !== null) await this.#opts.log.append([read.change])
+    return read.entry
+  }
+
+  /** A row with all its data: a Markdown body is read back from the file it was indexed from. */
+  async #withData (row: IndexRow): Promise<IndexedEntry | null> {
+    if (row.bodyAt === undefined) return entryOf(row, row.fields)
+    const text = await readTextIfUnchanged(row.file, row.sig)
+    if (text !== null) return entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) })
+    // Changed since the stat a moment ago: read it again.
+    return await this.#reindex(row.id, row.file)
   }
 
 
@@ -268,21 +336,16 @@ export class CollectionIndex {
     return null
   }
 
-  #build (id: string, file: string, sig: string, revision: number, content: { data: EntryData } | { message: string }): IndexedEntry {
-    const entry: IndexedEntry = { id, file, sig, revision, search: id.toLowerCase(), title: id, order: null }
-    if ('message' in content) {
-      entry.readError = { message: content.message }
-      return entry
-    }
-    entry.data = content.data
-    const issues = this.#opts.validate(content.data)
-    if (issues.length > 0) entry.validationIssues = issues
-    const titles = titlesOf(content.data, this.collection.titleField)
-    if (titles[0] !== undefined) entry.title = titles[0]
-    entry.search = searchTextOf(id, content.data, this.collection.titleField)
-    const order = content.data[this.collection.orderField]
-    entry.order = typeof order === 'number' ? order : null
-    return entry
+  /** Puts an entry's row into the index. */
+  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+    const row = makeRow(id, file, sig, revision, content)
+    this.#put(row)
+    return row
+  }
+
+  #rules (): RowRules {
+    const { format, titleField, orderField } = this.collection
+    return { format, titleField, orderField }
   }
 
   #setState (id: string, state: RevisionState): void {
@@ -290,7 +353,7 @@ export class CollectionIndex {
     this.#states.set(id, state)
   }
 
-  #put (entry: IndexedEntry): void {
+  #put (entry: IndexRow): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
     if (this.#sorted === null) return
@@ -302,7 +365,7 @@ export class CollectionIndex {
     if (this.#entries.delete(id)) this.#sorted = null
   }
 
-  readonly #compare = (a: IndexedEntry, b: IndexedEntry): number => {
+  readonly #compare = (a: IndexRow, b: IndexRow): number => {
     if (this.collection.metadata.orderable) {
       const ao = a.order ?? Number.POSITIVE_INFINITY
       const bo = b.order ?? Number.POSITIVE_INFINITY
@@ -310,4 +373,12 @@ export class CollectionIndex {
     }
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
   }
+}
+
+function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
+  const entry: IndexedEntry = { id: row.id, file: row.file, sig: row.sig, revision: row.revision, search: row.search, title: row.title, order: row.order }
+  if (row.readError !== undefined) entry.readError = row.readError
+  if (data !== undefined) entry.data = data
+  if (row.validationIssues !== undefined) entry.validationIssues = row.validationIssues
+  return entry
 }

@@ -128,11 +128,9 @@ export class ContentStore {
   async schemaOf (collection: Collection): Promise<JsonSchema> {
     if (collection.schema !== null) return collection.schema
     const index = await this.index(collection.name)
+    const rows = (await index.all()).filter(e => e.fields !== undefined).slice(0, INFER_SAMPLE)
     const samples: EntryData[] = []
-    for (const entry of await index.all()) {
-      if (entry.data !== undefined) samples.push(entry.data)
-      if (samples.length >= INFER_SAMPLE) break
-    }
+    for (const entry of await index.freshen(rows)) if (entry.data !== undefined) samples.push(entry.data)
     const schema = inferSchema(samples)
     if (collection.format === 'md') (schema.properties as Record<string, JsonSchema>).body = { type: 'string' }
     return schema

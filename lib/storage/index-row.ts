@@ -1,0 +1,103 @@
+/**
+ * What the index keeps of one entry's content: its fields (a Markdown body left in the file, with
+ * where it starts), validation issues, title, search text and sort key. Computed the same way in
+ * the process and in the index worker.
+ */
+import type { ValidationIssue } from '../errors.js'
+import type { EntryData, EntryFormat } from '../content/formats.js'
+import { titlesOf, searchTextOf } from '../content/entry-search.js'
+import { detachString, detachStrings } from './detach-strings.js'
+
+/** The parts of a collection's definition a row depends on. */
+export interface RowRules {
+  format: EntryFormat
+  titleField: string | null
+  orderField: string
+}
+
+/** One entry as the index holds it (what lists filter and sort on), without a Markdown body. */
+export interface IndexRow {
+  id: string
+  file: string
+  sig: string
+  revision: number
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  fields?: EntryData
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  bodyAt?: number
+  readError?: { message: string }
+  validationIssues?: ValidationIssue[]
+  /** Lowercased id and title fields, for `q`. */
+  search: string
+  title: string
+  order: number | null
+}
+
+/** An entry's indexed content. */
+export interface RowContent {
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  fields: EntryData
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  bodyAt?: number
+  validationIssues?: ValidationIssue[]
+  title: string
+  search: string
+  order: number | null
+}
+
+/**
+ * Computes an entry's indexed content.
+ * @param id entry id
+ * @param data its parsed data
+ * @param text the file's text when it is known to be the one `data` came from, else null
+ * @param rules the collection's format, title and order fields
+ * @param validate the collection's schema check
+ * @returns the content to keep
+ */
+export function rowContent (id: string, data: EntryData, text: string | null, rules: RowRules, validate: (data: EntryData) => ValidationIssue[]): RowContent {
+  const titles = titlesOf(data, rules.titleField)
+  const order = data[rules.orderField]
+  const content: RowContent = {
+    fields: data,
+    title: titles[0] ?? id,
+    search: searchTextOf(id, data, rules.titleField),
+    order: typeof order === 'number' ? order : null
+  }
+  const issues = validate(data)
+  if (issues.length > 0) content.validationIssues = issues
+  const bodyAt = rules.format === 'md' && text !== null ? bodyStart(data, text) : null
+  if (bodyAt !== null) {
+    // The fields and title outlive the file's text, which their strings must not keep alive.
+    const { body: _body, ...fields } = data
+    content.fields = detachStrings(fields)
+    content.bodyAt = bodyAt
+    content.title = detachString(content.title)
+  }
+  return content
+}
+
+/**
+ * An index row from an entry's content, or from the reason its file cannot be read.
+ * @param id entry id
+ * @param file absolute file path
+ * @param sig the file's signature
+ * @param revision the entry's revision
+ * @param content from `rowContent`, or `{ message }` for an unreadable file
+ * @returns the row
+ */
+export function makeRow (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+  if ('message' in content) return { id, file, sig, revision, readError: { message: content.message }, search: id.toLowerCase(), title: id, order: null }
+  return { id, file, sig, revision, ...content }
+}
+
+/**
+ * Where a Markdown body starts in its file's text, when the text ends with it and `body` is the
+ * data's last field (so `{ ...fields, body }` rebuilds the same object); null otherwise.
+ */
+function bodyStart (data: EntryData, text: string): number | null {
+  const body = data.body
+  if (typeof body !== 'string' || !text.endsWith(body)) return null
+  let last: string | undefined
+  for (const key in data) last = key
+  return last === 'body' ? text.length - body.length : null
+}
