@@ -5,6 +5,7 @@
  *
  *   node dist/bench/run.js [reads|writes|drafts|markdown ...]
  *   BENCH_ENTRIES=1000 BENCH_CONCURRENCY=8 node dist/bench/run.js
+ *   BENCH_DIR=/some/dir: where the generated sites go (default: the system temp directory)
  */
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
@@ -62,7 +63,7 @@ async function main (): Promise<number> {
   )
   const cpus = os.cpus()
   process.stdout.write(`git-cms bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}\n`)
-  process.stdout.write(`entries ${ctx.entries}, concurrency ${ctx.concurrency}; server = \`bin/git-cms serve\` child process, client = this process (keep-alive fetch)\n\n`)
+  process.stdout.write(`entries ${ctx.entries}, concurrency ${ctx.concurrency}; server = \`bin/git-cms serve\` child process, client = this process (node:http, keep-alive)\n\n`)
   const started = performance.now()
   const results: SectionResult[] = []
   try {

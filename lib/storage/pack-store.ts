@@ -19,7 +19,7 @@ import { open, readdir, rename, rm, stat, mkdir, readFile } from 'node:fs/promis
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { buildPack, buildPackOf, decodeEntry, entriesOf, PackIndex, PackIndexError, type ObjectType, type PackEntry, type PackObject } from './pack-file.js'
+import { buildPack, buildPackOf, decodeEntry, entriesOf, PackIndex, PackIndexError, type BuiltPack, type ObjectType, type PackEntry, type PackObject } from './pack-file.js'
 
 const writeFile = promisify(fs.writeFile)
 /** Merge once this process has written this many packs of one size tier. */
@@ -62,10 +62,7 @@ export class PackStore {
    */
   async write (objects: readonly PackObject[]): Promise<void> {
     const built = buildPack(objects)
-    const packFile = path.join(this.packDir, `${built.name}.pack`)
-    const idxFile = path.join(this.packDir, `${built.name}.idx`)
-    await this.writeRenamed(packFile, built.pack, true)
-    await this.writeRenamed(idxFile, built.idx, true)
+    await this.place(built, true)
     const index = new PackIndex(built.idx)
     this.packs.set(built.name, { name: built.name, index, packSize: built.pack.length })
     this.own.push({ name: built.name, objects: index.count })
@@ -207,8 +204,7 @@ export class PackStore {
     for (let i = this.own.length - 1; i >= 0; i--) if (chosen.includes(this.own[i]!)) this.own.splice(i, 1)
     if (entries.length > 0) {
       const built = buildPackOf(entries)
-      await this.writeRenamed(path.join(this.packDir, `${built.name}.pack`), built.pack, false)
-      await this.writeRenamed(path.join(this.packDir, `${built.name}.idx`), built.idx, false)
+      await this.place(built, false)
       const index = new PackIndex(built.idx)
       this.packs.set(built.name, { name: built.name, index, packSize: built.pack.length })
       this.own.push({ name: built.name, objects: index.count })
@@ -222,7 +218,6 @@ export class PackStore {
     }
   }
 
-  /** Writes a file under a temporary name and renames it; creates the pack directory if asked. */
   /** The packs of the lowest tier that has MERGE_AT of them, or null. */
   private fullTier (): OwnPack[] | null {
     const tiers = new Map<number, OwnPack[]>()
@@ -232,10 +227,26 @@ export class PackStore {
       packs.push(own)
       tiers.set(tier, packs)
     }
-    return [...tiers].filter(([, packs]) => packs.length >= MERGE_AT).sort((a, b) => a[0] - b[0])[0]?.[1] ?? null
+    return [...tiers].filter(([, packs]) => packs.length >= MERGE_AT).sort((x, y) => x[0] - y[0])[0]?.[1] ?? null
   }
 
-  private async writeRenamed (file: string, data: Buffer, createDir: boolean): Promise<void> {
+  /**
+   * Writes a pack's two files under temporary names (at the same time), then renames the pack and
+   * after it the index: a reader that sees the index finds its pack.
+   */
+  private async place (built: BuiltPack, createDir: boolean): Promise<void> {
+    const [packTmp, idxTmp] = await Promise.all([this.writeTemporary(built.pack, createDir), this.writeTemporary(built.idx, createDir)])
+    try {
+      await rename(packTmp, path.join(this.packDir, `${built.name}.pack`))
+      await rename(idxTmp, path.join(this.packDir, `${built.name}.idx`))
+    } catch (err) {
+      await Promise.all([rm(packTmp, { force: true }), rm(idxTmp, { force: true })])
+      throw err
+    }
+  }
+
+  /** Writes data to a new temporary file in the pack directory (created if asked and missing). */
+  private async writeTemporary (data: Buffer, createDir: boolean): Promise<string> {
     const tmp = path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
     try {
       await writeFile(tmp, data, { mode: 0o444, flag: 'wx' })
@@ -244,11 +255,6 @@ export class PackStore {
       await mkdir(this.packDir, { recursive: true })
       await writeFile(tmp, data, { mode: 0o444, flag: 'wx' })
     }
-    try {
-      await rename(tmp, file)
-    } catch (err) {
-      await rm(tmp, { force: true })
-      throw err
-    }
+    return tmp
   }
 }
