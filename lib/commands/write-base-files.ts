@@ -3,9 +3,10 @@
  * then the revision bump in each collection's index. One entry's failure does not stop the others.
  */
 import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import { writeFileAtomic } from '../storage/atomic-write.js'
+import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import type { Services } from '../services.js'
 
@@ -38,7 +39,8 @@ export async function writeBaseFiles (services: Services, writes: BaseFileWrite[
           await rm(w.file, { force: true })
           results[i] = { revision: await w.index.recordDelete(w.id) }
         } else {
-          await writeFileAtomic(w.file, w.text)
+          // The directories are synced once each, below, before any result is reported.
+          await writeFileAtomic(w.file, w.text, { syncDirectory: false })
           results[i] = { revision: await w.index.recordWrite(w.id, w.data) }
         }
       } catch (err) {
@@ -48,5 +50,6 @@ export async function writeBaseFiles (services: Services, writes: BaseFileWrite[
     }
   }
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, writes.length) }, worker))
+  await Promise.all([...new Set(writes.map(w => path.dirname(w.file)))].map(syncDirectory))
   return results
 }

@@ -30,9 +30,11 @@ export const TEMP_PREFIX = '.cms-tmp-'
 export interface PreparedWrite {
   /**
    * Renames the temporary file over the target and makes that durable.
+   * @param opts `syncDirectory: false` leaves the directory's fsync to the caller (who writes many
+   *   files into one directory and syncs it once)
    * @returns resolves once the new content is in place
    */
-  commit: () => Promise<void>
+  commit: (opts?: { syncDirectory?: boolean }) => Promise<void>
   /**
    * Removes the temporary file; the target stays as it was.
    * @returns resolves once removed
@@ -44,10 +46,11 @@ export interface PreparedWrite {
  * Writes `data` to `file` atomically.
  * @param file absolute target path
  * @param data the full new content
+ * @param opts `syncDirectory: false` leaves the directory's fsync to the caller
  * @returns resolves once the new content is durable and in place
  */
-export async function writeFileAtomic (file: string, data: string | Uint8Array): Promise<void> {
-  await (await prepareFileAtomic(file, data)).commit()
+export async function writeFileAtomic (file: string, data: string | Uint8Array, opts?: { syncDirectory?: boolean }): Promise<void> {
+  await (await prepareFileAtomic(file, data)).commit(opts)
 }
 
 /**
@@ -72,7 +75,7 @@ export async function prepareFileAtomic (file: string, data: string | Uint8Array
   await close(fd)
   let settled = false
   return {
-    commit: async () => {
+    commit: async (opts) => {
       if (settled) throw new Error('This write was already committed or aborted')
       settled = true
       try {
@@ -81,7 +84,7 @@ export async function prepareFileAtomic (file: string, data: string | Uint8Array
         await rm(tmp, { force: true })
         throw err
       }
-      await syncDirectory(dir)
+      if (opts?.syncDirectory !== false) await syncDirectory(dir)
     },
     abort: async () => {
       if (settled) return
