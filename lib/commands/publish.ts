@@ -4,7 +4,7 @@
  * not written at all. The written entries are protected by a recovery plan, recorded in history
  * (action `publish`), optionally committed to git, and announced to the rebuild webhook.
  */
-import { readFile } from 'node:fs/promises'
+import { readText } from '../storage/quick-fs.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
@@ -183,8 +183,9 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     }
   }
   let previousText: string | undefined
-  if (base?.data !== undefined) {
-    try { previousText = await readFile(file, 'utf8') } catch {}
+  if (base !== null && base.data !== undefined) {
+    // The index's signature (`<size>:...`) was checked against the file just now.
+    try { previousText = await readText(file, Number.parseInt(base.sig, 10)) } catch {}
   }
   const text = data === null ? null : serializeEntry(index.collection.format, data, previousText)
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null

@@ -165,19 +165,27 @@ export class GitCommitter {
 
   /**
    * Which of the paths differ from HEAD (modified, added, deleted, untracked), and which are ignored.
-   * Unchanged paths and paths that exist nowhere are in neither list.
+   * Unchanged paths and paths that exist nowhere are in neither list. git is asked about the paths'
+   * directories and the answer filtered to the paths: with a thousand file pathspecs, git's
+   * pathspec matching made `status` seven times slower than over the few directories.
    */
   async #changes (git: SimpleGit, paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
+    const wanted = new Set(paths)
+    const dirs = [...new Set(paths.map(p => path.posix.dirname(p)))].sort()
     const changed: string[] = []
     const ignored: string[] = []
-    for (let i = 0; i < paths.length; i += STATUS_CHUNK) {
-      const specs = paths.slice(i, i + STATUS_CHUNK).map(p => `:(literal)${p}`)
+    for (let i = 0; i < dirs.length; i += STATUS_CHUNK) {
+      const specs = dirs.slice(i, i + STATUS_CHUNK).map(d => `:(literal)${d === '.' ? '.' : `${d}/`}`)
       const out = await git.raw(['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...specs])
       for (const record of out.split('\0')) {
         if (record.length < 4) continue
         const file = record.slice(3)
-        if (record.startsWith('!!')) ignored.push(file)
-        else changed.push(file)
+        if (record.startsWith('!!')) {
+          // An ignored directory is listed once, with a trailing slash, for everything below it.
+          for (const p of file.endsWith('/') ? paths.filter(p => p.startsWith(file)) : wanted.has(file) ? [file] : []) ignored.push(p)
+        } else if (wanted.has(file)) {
+          changed.push(file)
+        }
       }
     }
     return { changed: changed.sort(), ignored }

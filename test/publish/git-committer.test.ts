@@ -88,6 +88,17 @@ t.test('a gitignored upload is skipped instead of failing every later commit', a
   t.same(await committer.pending(), [])
 })
 
+t.test('a gitignored file next to committed ones, and a root-level path, are told apart', async t => {
+  const { dir, committer } = await setup(t, { '.gitignore': 'content/posts/*.secret.json\n' })
+  await put(dir, 'content/posts/x.secret.json', '{"title":"S"}\n')
+  await put(dir, 'content/posts/a.json', '{"title":"A5"}\n')
+  await put(dir, 'content/posts/c.json', '{"title":"untracked, not named"}\n')
+  await put(dir, 'notes.txt', 'root-level change\n')
+  const result = await committer.commit({ paths: ['content/posts/x.secret.json', 'content/posts/a.json', 'notes.txt'], author, message: 'm' })
+  t.ok('commit' in result && result.commit !== null, JSON.stringify(result))
+  t.same(namesIn(dir), ['content/posts/a.json', 'notes.txt'], 'the ignored file and the unnamed one stay out')
+})
+
 t.test('a path that looks like an option or pathspec magic is taken literally', async t => {
   const { dir, committer } = await setup(t)
   await put(dir, 'content/-n.json', '1\n')
