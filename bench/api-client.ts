@@ -156,21 +156,5 @@ export async function runLoad (concurrency: number, total: number, task: (i: num
  * @returns latencies, wall time and errors
  */
 export async function runFor (concurrency: number, durationMs: number, task: (i: number) => Promise<number>): Promise<LoadResult> {
-  const latencies: number[] = []
-  let next = 0
-  let errors = 0
-  let firstError: string | null = null
-  const started = performance.now()
-  const deadline = started + durationMs
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) {
-      try {
-        latencies.push(await task(next++))
-      } catch (err) {
-        errors++
-        firstError ??= err instanceof Error ? err.message : String(err)
-      }
-    }
-  }))
-  return { latencies, elapsedMs: performance.now() - started, errors, firstError }
+  return await runLoad(concurrency, Infinity, async i => await task(i), durationMs)
 }

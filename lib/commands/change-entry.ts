@@ -7,6 +7,7 @@
  */
 import { rm } from 'node:fs/promises'
 import { readText } from '../storage/quick-fs.js'
+import { signatureSize } from '../storage/entry-file.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -117,8 +118,8 @@ async function writeBase (
   }
   let previousText: string | undefined
   if (base !== null && base.readError === undefined) {
-    // The index's signature (`<size>:...`) was checked against the file just now.
-    try { previousText = await readText(file, Number.parseInt(base.sig, 10)) } catch {}
+    // The index's signature was checked against the file just now.
+    try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
   }
   const text = serializeEntry(index.collection.format, outcome.data, previousText)
   if (text === previousText) return { revision: current.revision, changed: false }

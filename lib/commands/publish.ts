@@ -5,6 +5,7 @@
  * (action `publish`), optionally committed to git, and announced to the rebuild webhook.
  */
 import { readText } from '../storage/quick-fs.js'
+import { signatureSize } from '../storage/entry-file.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
@@ -184,8 +185,8 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
   }
   let previousText: string | undefined
   if (base !== null && base.data !== undefined) {
-    // The index's signature (`<size>:...`) was checked against the file just now.
-    try { previousText = await readText(file, Number.parseInt(base.sig, 10)) } catch {}
+    // The index's signature was checked against the file just now.
+    try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
   }
   const text = data === null ? null : serializeEntry(index.collection.format, data, previousText)
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null

@@ -24,6 +24,15 @@ export function signatureOf (st: Stats): string {
 }
 
 /**
+ * The file size a signature records.
+ * @param sig a signature from signatureOf
+ * @returns the size in bytes
+ */
+export function signatureSize (sig: string): number {
+  return Number.parseInt(sig, 10)
+}
+
+/**
  * Stats a file the way reads do (following a link only when it stays in the repository).
  * @param repoRealDir the repository's real path
  * @param file absolute entry file path

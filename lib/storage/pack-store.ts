@@ -186,17 +186,20 @@ export class PackStore {
     const merged = new Set<string>()
     for (const own of chosen) {
       merged.add(own.name)
-      const pack = this.packs.get(own.name)
-      if (pack === undefined) continue
+      // Both files from disk, not the loaded indexes: a listing taken just before this pack was
+      // renamed into place may have dropped it from those, and a pack is removed below only once
+      // its entries are in the merged one.
       let buf: Buffer
+      let index: PackIndex
       try {
         buf = await readFile(path.join(this.packDir, `${own.name}.pack`))
+        index = new PackIndex(await readFile(path.join(this.packDir, `${own.name}.idx`)))
       } catch (err) {
-        // `git gc` repacked it meanwhile: its objects are in git's pack now.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue
+        // `git gc` repacked it meanwhile: its objects are in git's pack now, nothing to remove.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') { merged.delete(own.name); continue }
         throw err
       }
-      const copied = entriesOf(buf, pack.index)
+      const copied = entriesOf(buf, index)
       // Not one of our whole-object packs after all: leave it alone.
       if (copied === null) { merged.delete(own.name); continue }
       entries.push(...copied)

@@ -122,3 +122,22 @@ t.test('start-up removes our temporary pack files only', async t => {
   t.same(await packFiles(gitDir), ['tmp_pack_ABCDEF'])
   t.equal(await new PackStore(path.join(gitDir, 'missing')).sweepTemporary(), 0, 'no pack directory: nothing to do')
 })
+
+t.test('a merge copies packs its loaded indexes lost track of, and never removes one uncopied', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const packs = new PackStore(gitDir)
+  const oids: string[] = []
+  const write = async (i: number): Promise<void> => {
+    const batch = new ObjectBatch()
+    oids.push(batch.blob(Buffer.from(`object ${i}\n`)))
+    await packs.write(batch.objects)
+  }
+  for (let i = 0; i < 7; i++) await write(i)
+  // As after a directory listing taken just before those packs were renamed into place.
+  ;(packs as unknown as { packs: Map<string, unknown> }).packs.clear()
+  await write(7)
+  await packs.idle()
+  t.equal((await packFiles(gitDir)).filter(f => f.endsWith('.pack')).length, 1, 'the eight packs were merged into one')
+  for (const oid of oids) t.equal(gitIn(dir, ['cat-file', 'blob', oid]), `object ${oids.indexOf(oid)}`)
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--no-dangling']), '')
+})
