@@ -12,6 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createCms, type Cms, type CreateCmsOptions } from '../../lib/cms.js'
+import type { Services } from '../../lib/services.js'
 
 export const FIXTURES_REPO = fileURLToPath(new URL('../../fixtures-repo/', import.meta.url))
 export const TEST_PASSWORD = 'correct horse battery staple'
@@ -63,6 +64,8 @@ export interface TestServer {
   url: string
   repoDir: string
   cms: Cms
+  /** The instance's internals, for tests that must look behind the HTTP surface. */
+  services: Services
   server: Server
   /**
    * fetch against the server.
@@ -113,7 +116,7 @@ export async function startServer (t: Teardown, opts: Partial<CreateCmsOptions> 
     const cookie = res.headers.get('set-cookie') ?? ''
     return cookie.split(';')[0] ?? ''
   }
-  return { url, repoDir, cms, server, request, login, close }
+  return { url, repoDir, cms, services: cms.services, server, request, login, close }
 }
 
 /**

@@ -243,8 +243,8 @@ function headerAdapter (extra: Partial<AuthAdapter> = {}): AuthAdapter {
 t.test('provider adapter: authoritative, fails closed, logout redirects', async t => {
   const { logger, lines } = memoryLogger()
   const s = await startServer(t, { config: { auth: headerAdapter() }, logger })
-  t.equal(s.cms.services.auth.mode, 'provider')
-  t.equal(s.cms.services.auth.loginUrl('/admin/cms'), 'https://idp.example/login?rd=%2Fadmin%2Fcms')
+  t.equal(s.services.auth.mode, 'provider')
+  t.equal(s.services.auth.loginUrl('/admin/cms'), 'https://idp.example/login?rd=%2Fadmin%2Fcms')
   const refused = await login(s, TEST_PASSWORD)
   t.equal(refused.status, 409, 'no password fallback')
   t.type((await refused.json()).error, 'string')
@@ -285,11 +285,11 @@ t.test('trusted-header provider with declarative permissions', async t => {
   t.equal((await s.request(ENTRIES, { headers: headers('ada@example.com', 'chief') })).status, 401, 'unsafe id')
   t.equal((await s.request(ENTRIES)).status, 401, 'no header')
   t.equal((await login(s, TEST_PASSWORD)).status, 409)
-  t.equal(s.cms.services.auth.loginUrl('/x'), null, 'no login URL configured')
+  t.equal(s.services.auth.loginUrl('/x'), null, 'no login URL configured')
   const out = await s.request(`${API}/auth/logout`, { method: 'POST' })
   t.same(await out.json(), { ok: true, redirect: 'https://sso.example/out?back=%2F' })
 
-  const auth = s.cms.services.auth.authorizer
+  const auth = s.services.auth.authorizer
   t.equal(auth.active, true)
   t.equal(await auth.can({ id: 'ada', name: 'A', roles: ['writer'] }, 'edit', { collection: 'posts' }), true)
   t.equal(await auth.can({ id: 'ada', name: 'A', roles: ['writer'] }, 'publish'), false)

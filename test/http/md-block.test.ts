@@ -29,7 +29,7 @@ async function storedDraft (s: TestServer): Promise<DraftRecord | null> {
   const refs = git(s.repoDir, 'for-each-ref', '--format=%(refname)', 'refs/cms/drafts/').split('\n').filter(Boolean)
   if (refs.length === 0) return null
   const editorId = decodeURIComponent((refs[0] as string).slice('refs/cms/drafts/'.length))
-  return await s.cms.services.drafts.get(editorId, 'posts', 'hello')
+  return await s.services.drafts.get(editorId, 'posts', 'hello')
 }
 
 async function setup (t: Test): Promise<Ctx> {
