@@ -19,7 +19,10 @@ import { adminMiddleware } from './http/admin-routes.js'
  */
 export function createApp (services: Services): Koa {
   const app = new Koa({ proxy: services.runtime.trustProxy })
+  // Koa's own console logging is off; what still reaches Koa (a stream failing after the
+  // headers went out) is logged here with its stack.
   app.silent = true
+  app.on('error', (err: unknown) => { services.log.error({ err }, 'error outside the error handler') })
   app.use(errorHandler(services.log))
   app.use(async (ctx, next) => {
     // Credentialed cross-origin access is never granted.

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
-import type { Cms } from './cms.js'
+import type { Cms, OpenCms } from './cms.js'
+import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
@@ -66,25 +67,26 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   }
   // Loaded only now, so --help and usage errors answer without loading the whole service; the
   // demo's modules (and the Markdown renderer its pages use) load only for `demo`.
-  const [{ createCms }, { startServer }, demo] = await Promise.all([
+  const [{ openCms }, { startServer }, demo] = await Promise.all([
     import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
   ])
   let demoRepo: string | null = null
   let running: RunningServer
   try {
-    let cms: Cms
+    let opened: OpenCms
     let password: string | null = null
     if (demo !== null) {
       demoRepo = await demo.createDemoRepo()
       const given = firstSet(env.CMS_EDIT_PASSWORD, env.EDIT_PASSWORD)
       // A password the user chose is never echoed; a generated one must be, or nobody could sign in.
       password = given === null ? randomBytes(12).toString('base64url') : null
-      cms = await createCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
-      cms.app.use(demo.demoSite(cms))
+      opened = await openCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
+      opened.cms.app.use(demo.demoSite(opened.services))
     } else {
-      cms = await createCms({ repoDir: invocation.repo ?? process.cwd(), env })
+      opened = await openCms({ repoDir: invocation.repo ?? process.cwd(), env })
     }
-    warnAboutSettings(cms, streams)
+    const cms = opened.cms
+    warnAboutSettings(opened.services, streams)
     running = await listen(cms, invocation, startServer)
     streams.stdout.write(`git-cms listening on ${running.url}\n`)
     if (demoRepo !== null) {
@@ -92,8 +94,6 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     } else {
       streams.stdout.write(`admin: ${running.url}${cms.config.mountPath}\n`)
     }
-    // Indexes are built after listening so start-up stays fast; a failure here is only logged.
-    cms.services.content.warm().catch((err: unknown) => { cms.services.log.warn({ err }, 'could not index content at start-up') })
   } catch (err) {
     if (demo !== null && demoRepo !== null) await demo.removeDemoRepo(demoRepo).catch(() => {})
     streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
@@ -147,11 +147,11 @@ async function listen (cms: Cms, invocation: Invocation, start: typeof import('.
   }
 }
 
-function warnAboutSettings (cms: Cms, streams: CliStreams): void {
-  if (cms.runtime.secretGenerated) {
+function warnAboutSettings (services: Services, streams: CliStreams): void {
+  if (services.runtime.secretGenerated) {
     streams.stderr.write('git-cms: warning: CMS_SESSION_SECRET is not set; using a random secret, so sessions end when this process stops\n')
   }
-  if (cms.runtime.password === null && cms.config.auth === null) {
+  if (services.runtime.password === null && services.config.auth === null) {
     streams.stderr.write('git-cms: warning: neither CMS_EDIT_PASSWORD nor an auth provider is set; nobody can sign in\n')
   }
 }

@@ -1,6 +1,8 @@
 /**
  * `createCms({ repoDir, config? })`: one service instance over one site repository. It owns every
  * stateful part (content indexes, watcher, auth, locks), so two instances never share anything.
+ * The object it returns is the public surface (app, middleware, close, config, ready); the
+ * internals (`openCms`) are for this package's own CLI and tests, never re-exported.
  */
 import path from 'node:path'
 import { stat, readFile } from 'node:fs/promises'
@@ -9,7 +11,7 @@ import type { Middleware } from 'koa'
 import compose from 'koa-compose'
 import { pino, type Logger } from 'pino'
 import { loadConfig, type ConfigInput, type Config } from './config.js'
-import { readRuntimeSettings, type RuntimeSettings } from './runtime.js'
+import { readRuntimeSettings } from './runtime.js'
 import { ContentStore } from './storage/content-store.js'
 import { createAuth } from './auth/create-auth.js'
 import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
@@ -35,17 +37,21 @@ export interface CreateCmsOptions {
   config?: ConfigInput
   /** Environment variables (default `process.env`). */
   env?: NodeJS.ProcessEnv
-  /** A pino logger (default: JSON lines on stderr at level `info`, `silent` under tests). */
+  /** A pino logger (default: JSON lines on stderr at level `CMS_LOG_LEVEL`, else `info`). */
   logger?: Logger
 }
 
-/** A running-ready instance. */
+/** A running-ready instance: what an embedding application needs, and nothing secret. */
 export interface Cms {
   /** The Koa app (use `app.callback()` with `http.createServer`). */
   app: Koa
-  services: Services
+  /** The loaded config, with every `secret` value left out (webhook and sync secrets). */
   config: Config
-  runtime: RuntimeSettings
+  /**
+   * Resolves once the background build of every collection index has ended (it never rejects:
+   * a failed build is logged, and that collection is built on its first request instead).
+   */
+  ready: Promise<void>
   /**
    * A Koa middleware to mount the CMS inside an existing Koa server.
    * @returns middleware
@@ -58,6 +64,14 @@ export interface Cms {
   close: () => Promise<void>
 }
 
+/** An instance with its internals: for the CLI and the tests of this package only. */
+export interface OpenCms {
+  /** The public instance, exactly what createCms returns. */
+  cms: Cms
+  /** Everything the instance owns (runtime settings with the secrets included). */
+  services: Services
+}
+
 /**
  * Creates an instance over a repository: checks it, loads the config, takes the instance lock,
  * starts the content store.
@@ -65,13 +79,22 @@ export interface Cms {
  * @returns the instance
  */
 export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
+  return (await openCms(opts)).cms
+}
+
+/**
+ * Creates an instance and hands back its internals too (not part of the package's exports).
+ * @param opts repository, optional config and environment
+ * @returns the public instance and its services
+ */
+export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
   const gitDir = path.join(repoDir, '.git')
   await assertGitRepository(repoDir, gitDir)
   const env = opts.env ?? process.env
   const runtime = readRuntimeSettings(env)
   const config = await loadConfig(repoDir, opts.config)
-  const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? (env.TAP === '1' || process.env.TAP === '1' ? 'silent' : 'info') }, pino.destination(2))
+  const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? 'info' }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
   let content: ContentStore | null = null
@@ -115,11 +138,10 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
     const liveAuth = auth
-    return {
+    const cms: Cms = {
       app,
-      services,
-      config,
-      runtime,
+      config: withoutSecrets(config),
+      ready: warming,
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
         closing = true
@@ -130,6 +152,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
         await lock.release()
       }
     }
+    return { cms, services }
   } catch (err) {
     await content?.close().catch(() => {})
     await auth?.close().catch(() => {})
@@ -157,4 +180,17 @@ async function assertGitRepository (repoDir: string, gitDir: string): Promise<vo
     head = symbolic !== null ? await readRef(gitDir, symbolic[1]!) : /^[0-9a-f]{40}$/.test(text) ? text : null
   } catch {}
   if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
+}
+
+/** A deep copy of the config without the values of keys named `secret` (frozen like the original). */
+function withoutSecrets (config: Config): Config {
+  const copy = (value: unknown): unknown => {
+    if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) {
+      return Array.isArray(value) ? Object.freeze(value.map(copy)) : value
+    }
+    const out: Record<string, unknown> = {}
+    for (const [key, inner] of Object.entries(value)) if (!/secret/i.test(key)) out[key] = copy(inner)
+    return Object.freeze(out)
+  }
+  return copy(config) as Config
 }

@@ -42,7 +42,7 @@ export interface ValidationIssue {
 export class SchemaValidationError extends CmsError {
   readonly issues: ValidationIssue[]
   constructor (issues: ValidationIssue[]) {
-    super(400, 'schema_mismatch', 'Entry does not match collection schema', { issues })
+    super(400, 'schema_validation', 'Entry does not match collection schema', { issues })
     this.issues = issues
   }
 }
@@ -57,7 +57,7 @@ export class UnauthorizedError extends CmsError {
 /** 403: the request-forgery header is missing. The body is fixed by the spec. */
 export class MissingCsrfHeaderError extends CmsError {
   constructor () {
-    super(403, 'csrf', 'Missing required request header', {
+    super(403, 'csrf_header_missing', 'Missing required request header', {
       detail: 'Send the header x-cms-request: 1 on every mutating request (POST, PUT, PATCH, DELETE) to the CMS API.'
     })
   }
@@ -103,7 +103,7 @@ export class ConflictError extends CmsError {
 /** 413: the body or upload is larger than allowed. */
 export class PayloadTooLargeError extends CmsError {
   constructor (message = 'Request body too large', details: ErrorDetails = {}) {
-    super(413, 'too_large', message, details)
+    super(413, 'payload_too_large', message, details)
   }
 }
 
@@ -117,7 +117,7 @@ export class UnsupportedMediaTypeError extends CmsError {
 /** 422: stored content cannot be read or decoded safely. */
 export class UnreadableEntryError extends CmsError {
   constructor (message: string, details: ErrorDetails = {}) {
-    super(422, 'unreadable', message, details)
+    super(422, 'unreadable_entry', message, details)
   }
 }
 
@@ -138,6 +138,7 @@ export class StorageUnavailableError extends CmsError {
 
 /** A configuration problem found at start-up; `serve` prints it and exits non-zero. */
 export class ConfigError extends Error {
+  readonly code = 'config_invalid'
   readonly key: string
   constructor (key: string, reason: string) {
     super(`Invalid config: ${key}: ${reason}`)
@@ -148,6 +149,7 @@ export class ConfigError extends Error {
 
 /** A reason the service refuses to start (not a repository, a second instance, a weak secret). */
 export class StartupError extends Error {
+  readonly code = 'startup_refused'
   constructor (message: string) {
     super(message)
     this.name = 'StartupError'

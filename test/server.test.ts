@@ -9,7 +9,7 @@ import { makeSite, TEST_SECRET } from './helpers/site.js'
 
 t.test('serves the app, and close() lets a request in flight finish before releasing the instance', async t => {
   const repoDir = await makeSite(t)
-  const cms = await createCms({ repoDir, env: { CMS_SESSION_SECRET: TEST_SECRET } })
+  const cms = await createCms({ repoDir, env: { CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'silent' } })
   // A slow route of the test's own, standing in for a long publish.
   cms.app.use(async (ctx, next) => {
     if (ctx.path !== '/slow') { await next(); return }
@@ -41,7 +41,7 @@ t.test('a port in use rejects', async t => {
   await new Promise<void>(resolve => blocker.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { blocker.close() })
   const port = (blocker.address() as { port: number }).port
-  const cms = await createCms({ repoDir: await makeSite(t), env: { CMS_SESSION_SECRET: TEST_SECRET } })
+  const cms = await createCms({ repoDir: await makeSite(t), env: { CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'silent' } })
   t.teardown(async () => { await cms.close() })
   await t.rejects(startServer({ cms, port }), { code: 'EADDRINUSE' })
 })

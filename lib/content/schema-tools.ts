@@ -6,16 +6,20 @@ import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import type { ValidationIssue } from '../errors.js'
+import { linearRegExp } from './linear-regexp.js'
 
 export type JsonSchema = Record<string, unknown>
 type Validator = (data: unknown) => ValidationIssue[]
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void
 
-/** Compiles collection schemas once each; one instance per service (no shared module state). */
+/**
+ * Compiles collection schemas once each; one instance per service (no shared module state).
+ * Patterns run on a linear-time engine (`linear-regexp.ts`): schemas come from sites and editors.
+ */
 export class SchemaCompiler {
-  readonly #draft7 = new Ajv({ allErrors: true, strict: false })
-  readonly #draft2020 = new Ajv2020({ allErrors: true, strict: false })
+  readonly #draft7 = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
+  readonly #draft2020 = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
   readonly #cache = new WeakMap<object, Validator>()
 
   constructor () {
@@ -26,7 +30,8 @@ export class SchemaCompiler {
   /**
    * Returns the validator of a schema, compiling it on first use.
    * @param schema a JSON Schema (draft-07, or 2020-12 by its `$schema`)
-   * @returns a function from data to validation issues (empty when valid)
+   * @returns a function from data to validation issues (empty when valid); throws when the
+   * schema does not compile (UnsupportedPatternError for a pattern RE2 cannot run)
    */
   validator (schema: JsonSchema): Validator {
     const cached = this.#cache.get(schema)

@@ -1,10 +1,10 @@
 /**
- * `demoSite(cms)`: the example site of `git-cms demo` as a Koa middleware. It renders `/`,
+ * `demoSite(services)`: the example site of `git-cms demo` as a Koa middleware. It renders `/`,
  * `/posts/<id>` and `/pages/<id>` from the working tree on every request (through the instance's
  * content indexes), so a publish shows at once, as if the site had been rebuilt.
  */
 import type { Middleware } from 'koa'
-import type { Cms } from '../cms.js'
+import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { renderMarkdown } from '../content/markdown/index.js'
 import { ENTRY_ID } from '../storage/names.js'
@@ -21,14 +21,14 @@ type Route = { kind: 'home' } | { kind: 'post' | 'page', id: string }
 
 /**
  * The example site's pages as a middleware; anything it does not serve goes to `next`.
- * @param cms the instance whose content it shows
+ * @param services the instance whose content it shows
  * @returns the middleware
  */
-export function demoSite (cms: Cms): Middleware {
+export function demoSite (services: Services): Middleware {
   return async (ctx, next) => {
     const route = ctx.method === 'GET' || ctx.method === 'HEAD' ? routeOf(ctx.path) : null
     if (route === null) { await next(); return }
-    const site = new SiteContent(cms)
+    const site = new SiteContent(services)
     const chrome = await site.chrome()
     let html: string | null = null
     if (route.kind === 'home') {
@@ -68,19 +68,19 @@ function newestFirst (a: SiteEntry, b: SiteEntry): number {
 
 /** Reads entries for one request; unreadable entries and missing collections are left out. */
 class SiteContent {
-  readonly #cms: Cms
+  readonly #services: Services
 
-  constructor (cms: Cms) {
-    this.#cms = cms
+  constructor (services: Services) {
+    this.#services = services
   }
 
   async chrome (): Promise<SiteChrome> {
-    const singleton = (await this.#cms.services.content.registry.get(SETTINGS))?.metadata.singletonId ?? 'site'
+    const singleton = (await this.#services.content.registry.get(SETTINGS))?.metadata.singletonId ?? 'site'
     return { settings: await this.entry(SETTINGS, singleton), footer: await this.entry(SNIPPETS, 'footer') }
   }
 
   async layoutField (collection: string): Promise<string> {
-    return (await this.#cms.services.content.registry.get(collection))?.layoutField ?? 'sections'
+    return (await this.#services.content.registry.get(collection))?.layoutField ?? 'sections'
   }
 
   async entries (collection: string): Promise<SiteEntry[]> {
@@ -98,9 +98,9 @@ class SiteContent {
     return e?.data === undefined ? null : { collection, id, data: e.data }
   }
 
-  async #index (collection: string): Promise<Awaited<ReturnType<Cms['services']['content']['index']>> | null> {
+  async #index (collection: string): Promise<Awaited<ReturnType<Services['content']['index']>> | null> {
     try {
-      return await this.#cms.services.content.index(collection)
+      return await this.#services.content.index(collection)
     } catch (err) {
       if (err instanceof NotFoundError) return null
       throw err

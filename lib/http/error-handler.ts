@@ -1,7 +1,11 @@
 /**
  * The one place where an error becomes a response: typed errors map to their status and a JSON
- * body `{ error, ...details }`; body-parser errors keep their 4xx status; anything else is a 500
- * whose body leaks nothing (the stack goes to the log).
+ * body `{ error, code, ...details }`; body-parser errors keep their 4xx status; anything else is a
+ * 500 `{ error, code: 'internal' }` whose body leaks nothing (the stack goes to the log).
+ *
+ * A JSON body is serialized here, inside the handler, not by Koa after the middleware returned:
+ * Koa's own serialization runs outside every middleware, so a body it cannot serialize (too deep,
+ * too large) used to become Koa's plain-text 500 with nothing logged (the app is silent).
  */
 import type { Middleware } from 'koa'
 import type { Logger } from 'pino'
@@ -25,25 +29,49 @@ export function errorHandler (log: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next()
+      serializeJsonBody(ctx)
     } catch (err) {
       if (err instanceof CmsError) {
         ctx.status = err.status
         ctx.set(err.headers)
-        ctx.body = { error: err.message, ...err.details }
+        ctx.body = { error: err.message, code: err.code, ...err.details }
         return
       }
       const e = (err ?? {}) as HttpLikeError
       const status = [e.status, e.statusCode, e.httpCode].find((s): s is number => typeof s === 'number') ?? 500
       if (status >= 400 && status < 500) {
         ctx.status = status
-        ctx.body = { error: clientMessage(status, e) }
+        ctx.body = { error: clientMessage(status, e), code: CLIENT_CODES[status] ?? 'bad_request' }
         return
       }
       log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
       ctx.status = 500
-      ctx.body = { error: 'Internal server error' }
+      ctx.body = { error: 'Internal server error', code: 'internal' }
     }
   }
+}
+
+/** Codes of 4xx errors thrown by the body parsers and Koa itself (not our classes). */
+const CLIENT_CODES: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type'
+}
+
+/** Turns an object or array body into its JSON text now, so a failure is caught above. */
+function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
+  const body: unknown = ctx.body
+  if (body === null || typeof body !== 'object') return
+  const proto: unknown = Object.getPrototypeOf(body)
+  if (!Array.isArray(body) && proto !== Object.prototype && proto !== null) return
+  const status = ctx.status
+  const text = JSON.stringify(body)
+  ctx.body = text
+  ctx.status = status
+  ctx.type = 'application/json'
 }
 
 function clientMessage (status: number, e: HttpLikeError): string {

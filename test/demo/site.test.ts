@@ -1,15 +1,15 @@
 import t, { type Test } from 'tap'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { createCms, type Cms } from '../../lib/cms.js'
+import { openCms, type Cms } from '../../lib/cms.js'
 import { startServer } from '../../lib/server.js'
 import { demoSite } from '../../lib/demo/site.js'
 import { makeSite, repoFingerprint, TEST_PASSWORD, TEST_SECRET } from '../helpers/site.js'
 
 async function serveDemo (t: Test, files: Record<string, string | null> = {}): Promise<{ url: string, repoDir: string, cms: Cms, get: (p: string) => Promise<Response> }> {
   const repoDir = await makeSite(t, files)
-  const cms = await createCms({ repoDir, env: { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET } })
-  cms.app.use(demoSite(cms))
+  const { cms, services } = await openCms({ repoDir, env: { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'silent' } })
+  cms.app.use(demoSite(services))
   const running = await startServer({ cms, port: 0 })
   t.teardown(async () => { await running.close() })
   return { url: running.url, repoDir, cms, get: async (p: string) => await fetch(running.url + p) }
@@ -17,9 +17,9 @@ async function serveDemo (t: Test, files: Record<string, string | null> = {}): P
 
 t.test('every fixture entry is readable and valid, and the config declares each kind of collection', async t => {
   const repoDir = await makeSite(t)
-  const cms = await createCms({ repoDir, env: { CMS_SESSION_SECRET: TEST_SECRET } })
+  const { cms, services } = await openCms({ repoDir, env: { CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'silent' } })
   t.teardown(async () => { await cms.close() })
-  const collections = await cms.services.content.registry.list()
+  const collections = await services.content.registry.list()
   const byName = new Map(collections.map(c => [c.name, c]))
   t.match(byName.get('posts'), { source: 'explicit', format: 'md', titleField: 'title', metadata: { label: 'Posts' } })
   t.match(byName.get('pages'), { source: 'explicit', format: 'json', layoutField: 'sections', metadata: { orderable: true } })
@@ -28,7 +28,7 @@ t.test('every fixture entry is readable and valid, and the config declares each 
   t.match(byName.get('snippets'), { source: 'inferred', format: 'json' })
   let total = 0
   for (const c of collections) {
-    for (const entry of await (await cms.services.content.index(c.name)).all()) {
+    for (const entry of await (await services.content.index(c.name)).all()) {
       total++
       t.equal(entry.readError, undefined, `${c.name}/${entry.id} readable`)
       t.equal(entry.validationIssues, undefined, `${c.name}/${entry.id} valid`)

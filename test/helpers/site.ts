@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createCms, type Cms, type CreateCmsOptions } from '../../lib/cms.js'
+import { openCms, type Cms, type CreateCmsOptions } from '../../lib/cms.js'
+import { pino, type Logger } from 'pino'
 import type { Services } from '../../lib/services.js'
 
 export const FIXTURES_REPO = fileURLToPath(new URL('../../fixtures-repo/', import.meta.url))
@@ -92,7 +93,7 @@ export interface TestServer {
 export async function startServer (t: Teardown, opts: Partial<CreateCmsOptions> & { files?: Record<string, string | null> } = {}): Promise<TestServer> {
   const repoDir = opts.repoDir ?? await makeSite(t, opts.files)
   const env = { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, ...opts.env }
-  const cms = await createCms({ repoDir, config: opts.config, env, logger: opts.logger })
+  const { cms, services } = await openCms({ repoDir, config: opts.config, env, logger: opts.logger ?? silentLogger() })
   const server = createServer(cms.app.callback())
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -116,7 +117,15 @@ export async function startServer (t: Teardown, opts: Partial<CreateCmsOptions> 
     const cookie = res.headers.get('set-cookie') ?? ''
     return cookie.split(';')[0] ?? ''
   }
-  return { url, repoDir, cms, services: cms.services, server, request, login, close }
+  return { url, repoDir, cms, services, server, request, login, close }
+}
+
+/**
+ * A logger that writes nothing (tests pass it instead of the service checking for a test run).
+ * @returns a silent pino logger
+ */
+export function silentLogger (): Logger {
+  return pino({ level: 'silent' })
 }
 
 /**

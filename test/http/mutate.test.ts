@@ -166,7 +166,7 @@ t.test('expectedRevision conflicts are 409 with currentRevision and change nothi
   const before = await repoFingerprint(s.repoDir)
   const res = await mutate({ type: 'save_field', collection: 'posts', id: 'hello', field: 'title', value: 'x', expectedRevision: 7 })
   t.equal(res.status, 409)
-  t.same(await res.json(), { error: 'Revision conflict', currentRevision: 1 })
+  t.same(await res.json(), { error: 'Revision conflict', code: 'revision_conflict', currentRevision: 1 })
   t.equal(await repoFingerprint(s.repoDir), before)
 })
 

@@ -1,0 +1,40 @@
+/**
+ * A linear-time regular expression engine for ajv (`code: { regExp }`): schema `pattern` and
+ * `patternProperties` are compiled with RE2 (re2js), whose matching time grows linearly with the
+ * input whatever the pattern, so a pattern such as `^(a|a)*$` cannot stall the service
+ * (catastrophic backtracking, ReDoS). Patterns RE2 cannot run (lookaround, backreferences) are
+ * refused when the schema is compiled, naming the pattern.
+ */
+import { RE2JS } from 're2js'
+import type { CodeOptions } from 'ajv'
+
+type RegExpEngine = NonNullable<CodeOptions['regExp']>
+
+/** A schema pattern the linear-time engine cannot run. */
+export class UnsupportedPatternError extends Error {
+  readonly pattern: string
+  constructor (pattern: string, reason: string) {
+    super(`pattern ${JSON.stringify(pattern)} is not supported (${reason}); lookaround and backreferences cannot be matched in linear time`)
+    this.name = 'UnsupportedPatternError'
+    this.pattern = pattern
+  }
+}
+
+/**
+ * Compiles a JavaScript-syntax pattern with RE2 into the `{ test }` object ajv calls.
+ * @param pattern the schema's pattern (ECMAScript syntax)
+ * @returns a RegExp-like matcher; throws UnsupportedPatternError for patterns RE2 cannot run
+ */
+function compileLinear (pattern: string): { test: (s: string) => boolean, toString: () => string } {
+  let compiled: RE2JS
+  try {
+    compiled = RE2JS.compile(RE2JS.translateRegExp(pattern))
+  } catch (err) {
+    throw new UnsupportedPatternError(pattern, (err as Error).message)
+  }
+  // ajv caches compiled patterns by toString(): it must tell patterns apart.
+  return { test: (s: string) => compiled.test(s), toString: () => `/${pattern}/` }
+}
+
+/** The engine to pass as ajv's `code.regExp` (its `code` names it in standalone code, unused here). */
+export const linearRegExp: RegExpEngine = Object.assign((pattern: string) => compileLinear(pattern), { code: 'linearRegExp' })
