@@ -10,6 +10,7 @@ import { readText } from '../storage/quick-fs.js'
 import { signatureSize } from '../storage/entry-file.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
+import { assertDataDepth } from '../content/data-depth.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { prepareFileAtomic } from '../storage/atomic-write.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
@@ -86,6 +87,7 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
     }
     const outcome = await input.apply(current)
     if (outcome.data !== null) {
+      assertDataDepth(outcome.data)
       const added = addedIssues(current.data, services, index, outcome.data)
       if (added.length > 0) throw new SchemaValidationError(added)
     }

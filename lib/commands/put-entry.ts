@@ -3,6 +3,7 @@
  */
 import { BadRequestError, ForbiddenError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertDataDepth } from '../content/data-depth.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { PutEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -19,6 +20,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)
   assertNoPrototypeKeys(cmd.data)
+  assertDataDepth(cmd.data)
   const def = await requireCollection(ctx, collection)
   if (def.format === 'md' && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
     throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })

@@ -3,6 +3,7 @@
  */
 import { NotFoundError, BadRequestError } from '../errors.js'
 import { parseFieldPath, setAtPath, assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertDataDepth } from '../content/data-depth.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { SaveFieldCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -19,6 +20,7 @@ export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Pr
   const id = assertEntryId(cmd.id)
   const segments = parseFieldPath(cmd.field)
   assertNoPrototypeKeys(cmd.value, 'value')
+  assertDataDepth(cmd.value, 'value', segments.length)
   const def = await requireCollection(ctx, collection)
   await requirePermission(ctx, 'edit', collection, id)
   if (def.format === 'md' && segments[0] === 'body' && (segments.length > 1 || typeof cmd.value !== 'string')) {

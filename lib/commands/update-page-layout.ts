@@ -3,6 +3,7 @@
  */
 import { NotFoundError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertDataDepth } from '../content/data-depth.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { UpdatePageLayoutCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -18,6 +19,7 @@ export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayo
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)
   assertNoPrototypeKeys(cmd.layout, 'layout')
+  assertDataDepth(cmd.layout, 'layout', 1)
   const def = await requireCollection(ctx, collection)
   await requirePermission(ctx, 'edit', collection, id)
   const result = await changeEntry(ctx.services, {
