@@ -5,7 +5,7 @@
  * internals (`openCms`) are for this package's own CLI and tests, never re-exported.
  */
 import path from 'node:path'
-import { stat, readFile } from 'node:fs/promises'
+import { stat, readFile, rm } from 'node:fs/promises'
 import type Koa from 'koa'
 import type { Middleware } from 'koa'
 import compose from 'koa-compose'
@@ -104,6 +104,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
     await removeStaleLocks(gitDir, 'refs/cms/', 0)
     await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)))
+    // Uploads a killed process was still receiving: nothing there is ever needed after a restart.
+    await rm(path.join(stateDir, 'uploads-tmp'), { recursive: true, force: true })
     content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
     auth = await createAuth({ config, runtime, stateDir, log })

@@ -19,7 +19,17 @@ export async function readHistory (ctx: CommandContext, query: { collection: unk
   const collection = assertCollectionName(query.collection)
   const id = assertEntryId(query.id)
   await requireCollection(ctx, collection)
-  return { history: await ctx.services.history.list(collection, id) }
+  const history = await ctx.services.history.list(collection, id)
+  // No snapshot: the entry must at least exist (in base, as a deleted entry's revision, or as the
+  // reader's own draft); an id that never named an entry is 404.
+  if (history.length === 0 && !(await entryEverExisted(ctx, collection, id))) throw new NotFoundError('Entry not found', { collection, id })
+  return { history }
+}
+
+async function entryEverExisted (ctx: CommandContext, collection: string, id: string): Promise<boolean> {
+  const index = await ctx.services.content.index(collection)
+  if (await index.get(id) !== null || index.lastRevision(id) > 0) return true
+  return await ctx.services.drafts.get(ctx.identity.id, collection, id) !== null
 }
 
 /**

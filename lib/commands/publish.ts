@@ -13,7 +13,7 @@ import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
-import type { ValidationIssue } from '../errors.js'
+import { ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { withLocks } from './with-locks.js'
@@ -71,8 +71,18 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     ...(body.id !== undefined ? { id: assertEntryId(body.id) } : {})
   }
   const response: PublishResponse = { ok: true, published: [], conflicts: [], failed: [] }
-  const unfinished = await finishRecoveryPlan(services)
   const entries = await services.drafts.list(identity.id, scope)
+  const denied = new Set<string>()
+  for (const entry of entries) {
+    const target = { collection: entry.collection, id: entry.id }
+    const allowed = await services.auth.authorizer.can(identity, 'publish', target) &&
+      (('legacy' in entry) || entry.kind !== 'delete' || await services.auth.authorizer.can(identity, 'delete', target))
+    if (!allowed) denied.add(`${entry.collection}/${entry.id}`)
+  }
+  // An editor who may publish none of the entries in scope is refused as a whole; a mixed scope
+  // reports the denied entries under `failed`.
+  if (entries.length > 0 && denied.size === entries.length) throw new ForbiddenError('Not allowed: publish', { action: 'publish' })
+  const unfinished = await finishRecoveryPlan(services)
   const keys = entries.flatMap(e => [`entry:${e.collection}/${e.id}`, `draft:${identity.id}:${e.collection}/${e.id}`])
   const writtenFiles: string[] = []
 
@@ -81,9 +91,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     for (const entry of entries) {
       if ('legacy' in entry) { conflict(response, entry, 'legacy_draft'); continue }
       if (unfinished.has('*') || unfinished.has(`${entry.collection}/${entry.id}`)) { conflict(response, entry, 'recovery_conflict'); continue }
-      const allowed = await services.auth.authorizer.can(identity, 'publish', { collection: entry.collection, id: entry.id }) &&
-        (entry.kind !== 'delete' || await services.auth.authorizer.can(identity, 'delete', { collection: entry.collection, id: entry.id }))
-      if (!allowed) { response.failed.push({ collection: entry.collection, id: entry.id, error: 'Not allowed: publish' }); continue }
+      if (denied.has(`${entry.collection}/${entry.id}`)) { response.failed.push({ collection: entry.collection, id: entry.id, error: 'Not allowed: publish' }); continue }
       const prepared = await prepare(ctx, entry, response)
       if (prepared !== null) ready.push(prepared)
     }

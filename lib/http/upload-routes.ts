@@ -1,8 +1,10 @@
 /**
  * `POST /upload` (multipart, one part `file`, parsed by koa-body/formidable into a temp file under
- * `.git/cms/uploads-tmp/`), and the static serving of stored uploads under `uploadsUrl`.
+ * `.git/cms/uploads-tmp/req-XXXXXX/`, one directory per request), and the static serving of stored
+ * uploads under `uploadsUrl`.
  */
-import { mkdir, rm, stat, realpath } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, stat, realpath } from 'node:fs/promises'
+import type { IncomingMessage } from 'node:http'
 import { createReadStream } from 'node:fs'
 import path from 'node:path'
 import type Router from '@koa/router'
@@ -29,49 +31,75 @@ export function uploadRoutes (router: Router, services: Services): void {
       throw new UnsupportedMediaTypeError('Upload must be multipart/form-data with one part named file')
     }
     await mkdir(tempDir, { recursive: true })
-    const started: string[] = []
-    // koa-body and formidable load on the first upload, not at start-up.
-    const { koaBody } = await import('koa-body')
-    const parse = koaBody({
-      multipart: true,
-      json: false,
-      urlencoded: false,
-      text: false,
-      formidable: {
-        uploadDir: tempDir,
-        maxFileSize: maxBytes,
-        maxTotalFileSize: maxBytes,
-        maxFiles: 1,
-        maxFields: 10,
-        maxFieldsSize: 64 * 1024,
-        allowEmptyFiles: false,
-        keepExtensions: false,
-        onFileBegin: (_name: string, file: { filepath: string }) => { started.push(file.filepath) }
-      }
-    })
-    let files: Record<string, unknown>
+    // Each request parses into a directory of its own, removed whole when the request ends: a
+    // refused request (too many fields, too large, malformed) leaves nothing, even when formidable
+    // was still writing a file part when the refusal came.
+    const requestDir = await mkdtemp(path.join(tempDir, 'req-'))
     try {
-      await parse(ctx, async () => {})
-      files = (ctx.request.files ?? {}) as Record<string, unknown>
-    } catch (err) {
-      await Promise.all(started.map(async f => await rm(f, { force: true })))
-      const e = err as { httpCode?: number, code?: number, message?: string }
-      if (/maxFiles|maxFields/i.test(String(e.message))) throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
-      if (e.httpCode === 413 || /maxFileSize|maxTotalFileSize/.test(String(e.message))) {
-        throw new PayloadTooLargeError(`Upload larger than ${maxBytes} bytes`, { maxBytes })
+      // koa-body and formidable load on the first upload, not at start-up.
+      const { koaBody } = await import('koa-body')
+      const parse = koaBody({
+        multipart: true,
+        json: false,
+        urlencoded: false,
+        text: false,
+        formidable: {
+          uploadDir: requestDir,
+          maxFileSize: maxBytes,
+          maxTotalFileSize: maxBytes,
+          maxFiles: 1,
+          maxFields: 10,
+          maxFieldsSize: 64 * 1024,
+          allowEmptyFiles: false,
+          keepExtensions: false
+        }
+      })
+      let files: Record<string, unknown>
+      try {
+        await parse(ctx, async () => {})
+        files = (ctx.request.files ?? {}) as Record<string, unknown>
+      } catch (err) {
+        await requestEnded(ctx.req)
+        const e = err as { httpCode?: number, code?: number, message?: string }
+        if (/maxFiles|maxFields/i.test(String(e.message))) throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
+        if (e.httpCode === 413 || /maxFileSize|maxTotalFileSize/.test(String(e.message))) {
+          throw new PayloadTooLargeError(`Upload larger than ${maxBytes} bytes`, { maxBytes })
+        }
+        throw new BadRequestError('Malformed multipart body')
       }
-      throw new BadRequestError('Malformed multipart body')
+      const names = Object.keys(files)
+      const file = files.file as UploadedFile | UploadedFile[] | undefined
+      if (file === undefined || Array.isArray(file) || names.length !== 1) {
+        throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
+      }
+      ctx.body = await storeUpload({ services, identity: identityOf(ctx) }, {
+        tempFile: file.filepath,
+        originalName: file.originalFilename ?? 'file'
+      })
+    } finally {
+      await rm(requestDir, { recursive: true, force: true })
     }
-    const names = Object.keys(files)
-    const file = files.file as UploadedFile | UploadedFile[] | undefined
-    if (file === undefined || Array.isArray(file) || names.length !== 1) {
-      await Promise.all(started.map(async f => await rm(f, { force: true })))
-      throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
+  })
+}
+
+/**
+ * Waits until the request body was read to its end (formidable's file streams then closed), for at
+ * most two seconds; the rest of a refused body is read and dropped, so the client gets the answer
+ * instead of a reset connection.
+ */
+async function requestEnded (req: IncomingMessage): Promise<void> {
+  if (req.readableEnded || req.destroyed) return
+  await new Promise<void>(resolve => {
+    const timer = setTimeout(done, 2000)
+    function done (): void {
+      clearTimeout(timer)
+      req.off('end', done)
+      req.off('close', done)
+      resolve()
     }
-    ctx.body = await storeUpload({ services, identity: identityOf(ctx) }, {
-      tempFile: file.filepath,
-      originalName: file.originalFilename ?? 'file'
-    })
+    req.once('end', done)
+    req.once('close', done)
+    req.resume()
   })
 }
 
