@@ -1,8 +1,10 @@
 /**
  * `delete_collection`: remove a dynamic collection with all its entries and history. Its revision
- * log stays, so a collection created again under the same name never reuses a revision.
+ * log stays, so a collection created again under the same name never reuses a revision. Only entry
+ * files are removed: other files in its folder (notes, assets, files of another format) stay, and
+ * a folder is removed only when that leaves it empty.
  */
-import { rm } from 'node:fs/promises'
+import { rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { ConflictError, RevisionConflictError } from '../errors.js'
 import { assertCollectionName } from '../storage/names.js'
@@ -33,8 +35,9 @@ export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollecti
     if (expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
     await assertRealInside(services.content.repoRealDir, def.dir)
     await services.history.removeCollection(name)
-    const files = (await index.all()).map(e => services.relativePath(e.file))
-    await rm(def.dir, { recursive: true, force: true })
+    const entryFiles = (await index.all()).map(e => e.file)
+    await removeEntryFiles(def.dir, entryFiles)
+    const files = entryFiles.map(f => services.relativePath(f))
     const definition = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
     await rm(definition, { force: true })
     await services.committer.track([...files, services.relativePath(definition)])
@@ -42,4 +45,23 @@ export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollecti
     services.content.dropIndex(name)
     return { revision: revision + 1 }
   })
+}
+
+/** Removes the entry files, then each folder they were in that is left empty, up to the collection's. */
+async function removeEntryFiles (collectionDir: string, files: string[]): Promise<void> {
+  const folders = new Set<string>()
+  for (const file of files) {
+    await rm(file, { force: true })
+    for (let dir = path.dirname(file); dir === collectionDir || dir.startsWith(collectionDir + path.sep); dir = path.dirname(dir)) folders.add(dir)
+  }
+  folders.add(collectionDir)
+  // Deepest first, so a parent is tried after its children.
+  for (const dir of [...folders].sort((a, b) => b.length - a.length)) {
+    try {
+      await rmdir(dir)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err
+    }
+  }
 }
