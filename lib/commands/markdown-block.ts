@@ -6,6 +6,7 @@
 import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { parseSourceHint, sourceHash } from '../content/markdown/source-hint.js'
+import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { MdBlockCommand } from './command-schemas.js'
@@ -39,6 +40,7 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
   if (def.format !== 'md') throw new BadRequestError('md_block needs a Markdown collection', { collection })
   await requirePermission(ctx, 'edit', collection, id)
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
+  if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
   // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
   const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const result = await changeEntry(ctx.services, {
@@ -51,6 +53,7 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
     apply: (current) => {
       if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
       const body = typeof current.data.body === 'string' ? current.data.body : ''
+      if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
       // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
       const previous = current.draft?.markdown
       const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)

@@ -11,6 +11,7 @@ import { toHtml } from 'hast-util-to-html'
 import type { Root as HastRoot } from 'hast'
 import { visit } from 'unist-util-visit'
 import { remarkCmsSource, rehypeCmsSource } from './cms-source-plugins.js'
+import { markdownTooDeep, plainTextTree } from './nesting-limit.js'
 
 /** Options of renderMarkdown. */
 export interface RenderMarkdownOptions {
@@ -42,6 +43,7 @@ export const SANITIZE_SCHEMA: Schema = {
  * @returns the HTML
  */
 export function renderMarkdown (body: string, opts: RenderMarkdownOptions): string {
+  if (markdownTooDeep(body)) return toHtml(plainTextTree(body, opts))
   if (opts.allowDangerousHtml === true) return toHtml(renderRaw(body, opts, true), { allowDangerousHtml: true })
   return toHtml(renderTree(body, opts))
 }
@@ -53,6 +55,7 @@ export function renderMarkdown (body: string, opts: RenderMarkdownOptions): stri
  * @returns the hast tree
  */
 export function renderTree (body: string, opts: RenderMarkdownOptions): HastRoot {
+  if (markdownTooDeep(body)) return plainTextTree(body, opts)
   // Raw HTML may be split across Markdown nodes (an open tag in one, text, a close tag in another):
   // only parsing the whole document, as a browser would, gives the tree to sanitize.
   const tree = sanitizeRendered(toHtml(renderRaw(body, opts, false), { allowDangerousHtml: true }))
