@@ -8,7 +8,7 @@
  * (`.pack`, then `.idx`), whatever the number of objects. Git reads these packs like its own, and
  * thousands of loose objects no longer pile up towards `git gc --auto`.
  *
- * Writes are atomic: both files are written under temporary names (`tmp_pack_*`, which git's own gc
+ * Writes are atomic and durable: both files are written (and fsynced) under temporary names (`tmp_pack_*`, which git's own gc
  * removes when stale) and renamed, the index last, so a reader never sees an index without its pack.
  * Merging keeps this process's pack count low (tiered: MERGE_AT packs of one size tier become one
  * of the next, their entries copied as they are); merged-away packs are removed only after the
@@ -19,9 +19,14 @@ import { open, readdir, rename, rm, stat, mkdir, readFile } from 'node:fs/promis
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
+import { syncDirectory } from './atomic-write.js'
 import { buildPack, buildPackOf, decodeEntry, entriesOf, PackIndex, PackIndexError, type BuiltPack, type ObjectType, type PackEntry, type PackObject } from './pack-file.js'
 
-const writeFile = promisify(fs.writeFile)
+// Descriptor calls through the callback API (see atomic-write.ts for why).
+const openFd = promisify(fs.open)
+const writeFd = promisify(fs.writeFile) as (fd: number, data: Buffer) => Promise<void>
+const fsync = promisify(fs.fsync)
+const close = promisify(fs.close)
 /** Merge once this process has written this many packs of one size tier. */
 const MERGE_AT = 8
 /** Our temporary files (git's own gc also removes stale `tmp_pack_*` files). */
@@ -234,8 +239,10 @@ export class PackStore {
   }
 
   /**
-   * Writes a pack's two files under temporary names (at the same time), then renames the pack and
-   * after it the index: a reader that sees the index finds its pack.
+   * Writes a pack's two files under temporary names (at the same time, each fsynced), then renames
+   * the pack and after it the index (a reader that sees the index finds its pack), then fsyncs the
+   * directory once: when this resolves both files are durable, so a ref updated after it never
+   * points into a pack that a power loss could leave empty.
    */
   private async place (built: BuiltPack, createDir: boolean): Promise<void> {
     const [packTmp, idxTmp] = await Promise.all([this.writeTemporary(built.pack, createDir), this.writeTemporary(built.idx, createDir)])
@@ -246,18 +253,31 @@ export class PackStore {
       await Promise.all([rm(packTmp, { force: true }), rm(idxTmp, { force: true })])
       throw err
     }
+    await syncDirectory(this.packDir)
   }
 
-  /** Writes data to a new temporary file in the pack directory (created if asked and missing). */
+  /** Writes and fsyncs data in a new temporary file in the pack directory (created if asked and missing). */
   private async writeTemporary (data: Buffer, createDir: boolean): Promise<string> {
     const tmp = path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
+    let fd: number
     try {
-      await writeFile(tmp, data, { mode: 0o444, flag: 'wx' })
+      fd = await openFd(tmp, 'wx', 0o444)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !createDir) throw err
       await mkdir(this.packDir, { recursive: true })
-      await writeFile(tmp, data, { mode: 0o444, flag: 'wx' })
+      // The new directory's own entry in objects/ must be durable too.
+      await syncDirectory(path.dirname(this.packDir))
+      fd = await openFd(tmp, 'wx', 0o444)
     }
+    try {
+      await writeFd(fd, data)
+      await fsync(fd)
+    } catch (err) {
+      await close(fd).catch(() => {})
+      await rm(tmp, { force: true })
+      throw err
+    }
+    await close(fd)
     return tmp
   }
 }

@@ -1,0 +1,50 @@
+import t from 'tap'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { makeRepo, gitIn } from '../helpers/git-repo.js'
+
+// The order of system calls is what durability is about, so it is observed as it happens: strace
+// records what the real code path (the built dist/, as the server runs it) asks the kernel, in order.
+const DIST = fileURLToPath(new URL('../../dist/lib/storage/', import.meta.url))
+const hasStrace = spawnSync('strace', ['-V']).status === 0
+
+t.test('a history commit fsyncs its pack, its index and the pack directory before the ref moves', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const trace = path.join(dir, 'trace.txt')
+  const script = `
+    const { HistoryStore } = await import(${JSON.stringify(path.join(DIST, 'history-store.js'))})
+    const { PackStore } = await import(${JSON.stringify(path.join(DIST, 'pack-store.js'))})
+    const history = new HistoryStore({ gitDir: ${JSON.stringify(gitDir)}, packs: new PackStore(${JSON.stringify(gitDir)}) })
+    await history.append([{ collection: 'notes', id: 'a', snapshot: { data: { n: 1 }, action: 'save', editor: { id: 'x', name: 'X' }, revision: 1 } }])
+  `
+  execFileSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--input-type=module', '-e', script])
+  t.match(gitIn(gitDir, ['cat-file', '-t', 'refs/cms/history']), 'commit', 'the ref points at a readable commit')
+
+  // Completed calls in completion order (a call split over unfinished/resumed lines counts when it returns).
+  const pending = new Map<string, string>()
+  const calls: string[] = []
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    const m = /^(\d+)\s+(.*)$/.exec(line)
+    if (m === null) continue
+    const [, pid, text] = m as unknown as [string, string, string]
+    if (text.includes('<unfinished ...>')) { pending.set(pid, text.replace('<unfinished ...>', '')); continue }
+    const resumed = /^<\.\.\. \w+ resumed>(.*)$/.exec(text)
+    const full = resumed !== null ? (pending.get(pid) ?? '') + resumed[1] : text
+    if (/= 0$/.test(full.trim())) calls.push(full)
+  }
+  const first = (re: RegExp): number => calls.findIndex(c => re.test(c))
+  const last = (re: RegExp): number => calls.findLastIndex(c => re.test(c))
+  const refMoved = first(/rename.*refs\/cms\/history\.lock.*refs\/cms\/history"/)
+  const packRenamed = first(/rename.*tmp_pack_cms_.*\/pack-[0-9a-f]{40}\.pack"/)
+  const idxRenamed = first(/rename.*tmp_pack_cms_.*\/pack-[0-9a-f]{40}\.idx"/)
+  const tempSyncs = calls.map((c, i) => /fsync\(\d+<[^>]*tmp_pack_cms_[^>]*>\s*\)/.test(c) ? i : -1).filter(i => i >= 0)
+  const dirSync = last(/fsync\(\d+<[^>]*\/objects\/pack>\s*\)/)
+  t.ok(refMoved > 0, 'the ref was renamed into place')
+  t.ok(packRenamed >= 0 && idxRenamed >= 0, 'pack and index renamed into place')
+  t.equal(tempSyncs.length, 2, 'both temporary files fsynced')
+  t.ok(tempSyncs.every(i => i < packRenamed && i < idxRenamed), 'fsynced before their renames')
+  t.ok(dirSync > idxRenamed, 'the pack directory fsynced after the renames')
+  t.ok(dirSync < refMoved, 'and before the ref moved')
+})
