@@ -8,8 +8,9 @@
  * (`.pack`, then `.idx`), whatever the number of objects. Git reads these packs like its own, and
  * thousands of loose objects no longer pile up towards `git gc --auto`.
  *
- * Writes are atomic and durable: both files are written (and fsynced) under temporary names (`tmp_pack_*`, which git's own gc
- * removes when stale) and renamed, the index last, so a reader never sees an index without its pack.
+ * Writes are atomic and durable: both files are written and fsynced under temporary names
+ * (`tmp_pack_*`, which git's own gc removes when stale) and renamed, the index last, so a reader
+ * never sees an index without its pack; the directory is fsynced before any ref may point at them.
  * Merging keeps this process's pack count low (tiered: MERGE_AT packs of one size tier become one
  * of the next, their entries copied as they are); merged-away packs are removed only after the
  * merged pack is in place, so every object is always in some pack.
