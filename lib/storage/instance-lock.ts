@@ -1,8 +1,14 @@
 /**
- * One service process per repository: `.git/cms/instance.lock` holds the pid of the process that
- * serves it. A lock whose process is gone (a crash, kill -9) is taken over.
+ * One service process per repository: `.git/cms/instance.lock` names the process that serves it,
+ * as `{ pid, start, boot }`: its pid, its start time (field 22 of `/proc/<pid>/stat`, clock ticks
+ * since boot) and the boot id (`/proc/sys/kernel/random/boot_id`). A pid alone is not enough: in a
+ * container the service is pid 1 again after a `kill -9` or an OOM kill, and a bare pid would name
+ * a live process (ourselves) forever. The lock is stale, and taken over, when its pid is our own,
+ * is dead, or is alive but started at another time or in another boot (a reused pid). Without
+ * `/proc` (not Linux) only liveness is checked. The old format (a bare pid) is still read.
  */
 import { open, readFile, rm, mkdir } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { StartupError } from '../errors.js'
 
@@ -10,6 +16,22 @@ import { StartupError } from '../errors.js'
 export interface InstanceLock {
   release: () => Promise<void>
 }
+
+/** What the lock file records. */
+interface LockOwner {
+  pid: number
+  /** Start time of the process (clock ticks since boot), null when unknown. */
+  start: string | null
+  /** Boot id of the machine, null when unknown. */
+  boot: string | null
+}
+
+/**
+ * Lock files held by this process. A process-wide fact (a lock belongs to the process, not to an
+ * instance): a file naming our own pid that is not in here was left by an earlier process that had
+ * our pid, while one in here is held by another instance in this process and is respected.
+ */
+const heldHere = new Set<string>()
 
 /**
  * Takes the instance lock of a repository.
@@ -20,23 +42,30 @@ export async function acquireInstanceLock (stateDir: string): Promise<InstanceLo
   await mkdir(stateDir, { recursive: true })
   const file = path.join(stateDir, 'instance.lock')
   for (let attempt = 0; attempt < 2; attempt++) {
+    if (heldHere.has(file)) throw new StartupError(`another git-cms instance in this process (pid ${process.pid}) already serves this repository`)
     try {
       const handle = await open(file, 'wx')
-      await handle.writeFile(String(process.pid))
-      await handle.close()
+      try {
+        await handle.writeFile(JSON.stringify(ownerOf(process.pid)))
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      heldHere.add(file)
       let released = false
       return {
         release: async () => {
           if (released) return
           released = true
+          heldHere.delete(file)
           await rm(file, { force: true })
         }
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim())
-      if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
-        throw new StartupError(`another git-cms process (pid ${pid}) already serves this repository`)
+      const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''))
+      if (owner !== null && holdsLock(owner)) {
+        throw new StartupError(`another git-cms process (pid ${owner.pid}) already serves this repository`)
       }
       await rm(file, { force: true })
     }
@@ -44,8 +73,48 @@ export async function acquireInstanceLock (stateDir: string): Promise<InstanceLo
   throw new StartupError('could not take the instance lock in .git/cms/instance.lock')
 }
 
+function parseOwner (text: string): LockOwner | null {
+  const trimmed = text.trim()
+  if (/^\d+$/.test(trimmed)) return { pid: Number(trimmed), start: null, boot: null }
+  try {
+    const data = JSON.parse(trimmed) as Partial<LockOwner>
+    if (!Number.isInteger(data.pid) || (data.pid ?? 0) <= 0) return null
+    return { pid: data.pid!, start: typeof data.start === 'string' ? data.start : null, boot: typeof data.boot === 'string' ? data.boot : null }
+  } catch {
+    return null
+  }
+}
+
+/** Whether the process a lock names is alive and is the very process that wrote it. */
+function holdsLock (owner: LockOwner): boolean {
+  // Our own pid, and not held by this process: an earlier process that had our pid.
+  if (owner.pid === process.pid || !isAlive(owner.pid)) return false
+  const now = ownerOf(owner.pid)
+  if (owner.boot !== null && now.boot !== null && owner.boot !== now.boot) return false
+  if (owner.start !== null && now.start !== null && owner.start !== now.start) return false
+  return true
+}
+
+function ownerOf (pid: number): LockOwner {
+  return { pid, start: startTimeOf(pid), boot: readProc('/proc/sys/kernel/random/boot_id') }
+}
+
+/** Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parentheses). */
+function startTimeOf (pid: number): string | null {
+  const stat = readProc(`/proc/${pid}/stat`)
+  if (stat === null) return null
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null
+}
+
+function readProc (file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8').trim()
+  } catch {
+    return null
+  }
+}
+
 function isAlive (pid: number): boolean {
-  if (pid === process.pid) return true
   try {
     process.kill(pid, 0)
     return true
