@@ -24,6 +24,7 @@ import { PackStore } from './storage/pack-store.js'
 import { DraftStore } from './storage/draft-store.js'
 import { removeStaleLocks, readRef } from './storage/git-refs.js'
 import { sweepTempFiles } from './storage/temp-sweep.js'
+import { resolveGitDirs } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
 import { RebuildWebhook } from './publish/rebuild-webhook.js'
 import { DeploymentStatus } from './publish/deployment-status.js'
@@ -89,8 +90,8 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
  */
 export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
-  const gitDir = path.join(repoDir, '.git')
-  await assertGitRepository(repoDir, gitDir)
+  // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).
+  const gitDir = await assertGitRepository(repoDir)
   const env = opts.env ?? process.env
   const runtime = readRuntimeSettings(env)
   const config = await loadConfig(repoDir, opts.config)
@@ -163,25 +164,22 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   }
 }
 
-async function assertGitRepository (repoDir: string, gitDir: string): Promise<void> {
+async function assertGitRepository (repoDir: string): Promise<string> {
   try {
     if (!(await stat(repoDir)).isDirectory()) throw new Error('not a directory')
   } catch {
     throw new StartupError(`${repoDir} is not a directory`)
   }
-  try {
-    if (!(await stat(gitDir)).isDirectory()) throw new Error('no .git')
-  } catch {
-    throw new StartupError(`${repoDir} is not a git repository (no .git directory); run git init and commit first`)
-  }
+  const dirs = await resolveGitDirs(repoDir)
   // HEAD is a symbolic ref to a branch (or a detached commit id); the branch must exist.
   let head: string | null = null
   try {
-    const text = (await readFile(path.join(gitDir, 'HEAD'), 'utf8')).trim()
+    const text = (await readFile(path.join(dirs.gitDir, 'HEAD'), 'utf8')).trim()
     const symbolic = /^ref: (refs\/heads\/\S+)$/.exec(text)
-    head = symbolic !== null ? await readRef(gitDir, symbolic[1]!) : /^[0-9a-f]{40}$/.test(text) ? text : null
+    head = symbolic !== null ? await readRef(dirs.commonDir, symbolic[1]!) : /^[0-9a-f]{40}$/.test(text) ? text : null
   } catch {}
   if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
+  return dirs.commonDir
 }
 
 /** A deep copy of the config without the values of keys named `secret` (frozen like the original). */

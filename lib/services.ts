@@ -18,9 +18,9 @@ import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 export interface Services {
   /** The site repository (its working tree). */
   repoDir: string
-  /** `<repo>/.git` */
+  /** The repository's common git dir (`<repo>/.git`; for a `git worktree` checkout, the main one's): refs and objects. */
   gitDir: string
-  /** `<repo>/.git/cms`: revision logs, revocations, recovery plan, webhook receipt, instance lock. */
+  /** `<gitDir>/cms`: revision logs, revocations, recovery plan, webhook receipt, instance lock. */
   stateDir: string
   config: Config
   runtime: RuntimeSettings

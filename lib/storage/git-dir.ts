@@ -1,0 +1,52 @@
+/**
+ * Where a repository's git data lives, found by git's own rules once at start-up (`git rev-parse`):
+ * a plain checkout has `.git/`; a `git worktree` checkout has a `.git` file (`gitdir: ...`) naming
+ * its own git dir (HEAD, index) inside the main repository's, whose common dir holds the refs and
+ * objects. The service reads HEAD from the worktree's git dir, and keeps refs, objects and its
+ * state (`cms/`) in the common dir: one service per repository, whichever checkout it serves.
+ */
+import { execFile } from 'node:child_process'
+import { realpath } from 'node:fs/promises'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { StartupError } from '../errors.js'
+
+const run = promisify(execFile)
+
+/** The git directories of a working tree. */
+export interface GitDirs {
+  /** The checkout's own git dir (`.git`, or `.git/worktrees/<name>` of a worktree): HEAD lives here. */
+  gitDir: string
+  /** The repository's common dir: refs, objects, packs, and the service's `cms/` state. */
+  commonDir: string
+}
+
+/**
+ * Resolves the git directories of a working tree's top directory. Refuses a directory that is not
+ * the top of a git working tree, and a repository whose object format is not SHA-1.
+ * @param repoDir the working tree (absolute)
+ * @returns its git dir and common dir (absolute)
+ */
+export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
+  // Variables such as GIT_DIR would point git elsewhere than the directory we were given.
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
+  let lines: string[]
+  try {
+    const { stdout } = await run('git', ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format'], { cwd: repoDir, env })
+    lines = stdout.split('\n')
+  } catch {
+    throw new StartupError(`${repoDir} is not a git repository (git rev-parse found none); run git init and commit first`)
+  }
+  const [top, gitDir, commonDir, format] = lines
+  if (top === undefined || gitDir === undefined || commonDir === undefined || top === '') {
+    throw new StartupError(`${repoDir} is not a git working tree`)
+  }
+  if (await realpath(top) !== await realpath(repoDir)) {
+    throw new StartupError(`${repoDir} is not the top of a git working tree (that is ${top}); serve that directory`)
+  }
+  if (format !== 'sha1') {
+    throw new StartupError(`${repoDir} is a ${format === 'sha256' ? 'SHA-256' : String(format)} repository; git-cms writes history and drafts as SHA-1 git objects and packs, so it serves only SHA-1 repositories`)
+  }
+  return { gitDir: path.resolve(repoDir, gitDir), commonDir: path.resolve(repoDir, commonDir) }
+}

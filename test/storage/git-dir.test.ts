@@ -1,0 +1,47 @@
+import t from 'tap'
+import { access, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { makeSite, git, startServer, writeHeaders, silentLogger } from '../helpers/site.js'
+import { createCms } from '../../lib/cms.js'
+
+const API = '/api/cms'
+
+t.test('a git worktree checkout (.git is a file) is served; refs and objects go to the common dir', async t => {
+  const main = await makeSite(t)
+  const parent = await mkdtemp(path.join(os.tmpdir(), 'git-cms-wt-'))
+  t.teardown(async () => { await rm(parent, { recursive: true, force: true }) })
+  const worktree = path.join(parent, 'checkout')
+  git(main, 'worktree', 'add', '-q', '-b', 'edit', worktree)
+  t.match(await readFile(path.join(worktree, '.git'), 'utf8'), /^gitdir: /, '.git is a file')
+
+  const s = await startServer(t, { repoDir: worktree })
+  const cookie = await s.login()
+  const saved = await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'save_field', collection: 'authors', id: 'maria', field: 'name', value: 'Maria W.' }) })
+  t.equal(saved.status, 200)
+  t.match(await readFile(path.join(worktree, 'content/authors/maria.yaml'), 'utf8'), /Maria W\./, 'the worktree\'s file is written')
+  t.match(await readFile(path.join(main, 'content/authors/maria.yaml'), 'utf8'), /^(?![\s\S]*Maria W\.)/, 'the main checkout is untouched')
+  t.match(git(main, 'cat-file', '-t', 'refs/cms/history'), 'commit', 'history is a ref of the repository, readable by git')
+  await access(path.join(main, '.git/cms/instance.lock'))
+  t.pass('the service state lives in the common git dir')
+  const history = await s.request(`${API}/history?collection=authors&id=maria`, { headers: { cookie } })
+  t.equal((await history.json() as { history: unknown[] }).history.length, 1)
+})
+
+t.test('a SHA-256 repository is refused at start with the reason', async t => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-sha256-'))
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
+  git(dir, 'init', '-q', '--object-format=sha256', '-b', 'main')
+  await writeFile(path.join(dir, 'README.md'), '# site\n')
+  git(dir, 'add', '-A')
+  git(dir, 'commit', '-q', '-m', 'site')
+  await t.rejects(createCms({ repoDir: dir, logger: silentLogger(), env: {} }), { name: 'StartupError', message: /SHA-256.*SHA-1/ })
+})
+
+t.test('a directory that is not a repository, or a subdirectory of one, is refused', async t => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-none-'))
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
+  await t.rejects(createCms({ repoDir: dir, logger: silentLogger(), env: {} }), { name: 'StartupError', message: /not a git repository/ })
+  const site = await makeSite(t)
+  await t.rejects(createCms({ repoDir: path.join(site, 'content'), logger: silentLogger(), env: {} }), { name: 'StartupError', message: /top of a git working tree|not a git repository/ })
+})
