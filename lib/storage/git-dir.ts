@@ -43,7 +43,7 @@ export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
     throw new StartupError(`${repoDir} is not a git working tree`)
   }
   if (await realpath(top) !== await realpath(repoDir)) {
-    throw new StartupError(`${repoDir} is not the top of a git working tree (that is ${top}); serve that directory`)
+    throw new StartupError(`${repoDir} is not a git repository (it lies inside the working tree of ${top}); serve that directory, or run git init and commit in this one`)
   }
   if (format !== 'sha1') {
     throw new StartupError(`${repoDir} is a ${format === 'sha256' ? 'SHA-256' : String(format)} repository; git-cms writes history and drafts as SHA-1 git objects and packs, so it serves only SHA-1 repositories`)
