@@ -1,38 +1,39 @@
 /**
- * Keeps the `data-cms-src` hints of a Markdown wrapper valid after one of its blocks was saved.
- * The save changed the body's length inside that block's range: blocks before it keep their hint,
- * blocks after it move by the difference, and the saved block (and any block around it) gets a
- * new end and a new hash computed from the body as the server now has it (the editor's draft).
+ * Keeps the `data-cms-src` hints of a Markdown wrapper valid after one of its blocks was saved:
+ * the server renders the field again from the editor's draft body (`GET /render`) and each block
+ * of the page takes the hint of the served block at its place. The browser computes no hash (Web
+ * Crypto exists only on https and localhost pages); the server checks every hint it gets.
  */
-import { parseHint, formatHint, sourceHash, type SourceHint } from './bindings.js'
 
 /**
- * Rewrites the hints of every block in a wrapper after a block save.
- * @param wrapper the `[data-cms-md]` element
- * @param saved the saved block's hint as it was sent
- * @param before the body the save was applied to
- * @param after the body after the save
- * @returns the blocks whose hint could not be renewed (they must not be edited before a reload)
+ * The hinted blocks of a wrapper, in document order (hints never nest).
+ * @param root a `[data-cms-md]` element
+ * @returns its `[data-cms-src]` elements
  */
-export async function renewHints (wrapper: HTMLElement, saved: SourceHint, before: string, after: string): Promise<HTMLElement[]> {
-  const delta = after.length - before.length
+export function hintedBlocks (root: Element): HTMLElement[] {
+  return Array.from(root.querySelectorAll<HTMLElement>('[data-cms-src]'))
+}
+
+/**
+ * Gives the page's blocks the hints of the served rendering. A block whose element or text no
+ * longer matches the served one at its place (the draft changed elsewhere, or the save split a
+ * block) keeps no valid hint: it is returned, and the caller locks it. The blocks in `own` (the one
+ * just saved, the one being edited) show what the editor typed, so only their element is compared.
+ * @param wrapper the page's `[data-cms-md]` element
+ * @param served the served wrapper (from `CmsApi.renderField`)
+ * @param own blocks whose text may differ from the served text
+ * @returns the blocks whose hint could not be renewed
+ */
+export function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
+  const page = hintedBlocks(wrapper)
+  const fresh = hintedBlocks(served)
+  if (page.length !== fresh.length) return page
   const stale: HTMLElement[] = []
-  for (const el of Array.from(wrapper.querySelectorAll<HTMLElement>('[data-cms-src]'))) {
-    const hint = parseHint(el.dataset.cmsSrc)
-    if (hint === null) continue
-    if (hint.end <= saved.start) continue
-    let next: SourceHint
-    if (hint.start >= saved.end) {
-      next = { start: hint.start + delta, end: hint.end + delta, hash: hint.hash }
-      const check = await sourceHash(after.slice(next.start, next.end))
-      if (check !== null && check !== hint.hash) { stale.push(el); continue }
-    } else {
-      // The saved block itself, or a block that contains it: same start, new end, new content.
-      const hash = await sourceHash(after.slice(hint.start, hint.end + delta))
-      if (hash === null || hint.start > saved.start) { stale.push(el); continue }
-      next = { start: hint.start, end: hint.end + delta, hash }
-    }
-    el.dataset.cmsSrc = formatHint(next)
-  }
+  page.forEach((el, i) => {
+    const next = fresh[i]!
+    const fits = el.tagName === next.tagName && (own.has(el) || el.textContent === next.textContent)
+    if (!fits) { stale.push(el); return }
+    el.dataset.cmsSrc = next.dataset.cmsSrc ?? ''
+  })
   return stale
 }
