@@ -5,9 +5,11 @@
  * md_block checks them against, so every block of the served HTML can be edited at once, without
  * a 409, whatever generator rendered the page and however many drafts are pending.
  */
+import { createHash } from 'node:crypto'
 import { BadRequestError, NotFoundError, UnreadableEntryError } from '../errors.js'
 import { parseFieldPath } from '../content/field-path.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { LruCache } from '../storage/lru-cache.js'
 import { requireCollection, type CommandContext } from './command-context.js'
 
 /** What the route asks for (strings straight from the query; validated here). */
@@ -24,6 +26,24 @@ export interface RenderedField {
   revision: number
 }
 
+/**
+ * Rendered HTML by entry, field and body digest. Rendering parses the whole body (about as long as
+ * a full md_block parse: tens of milliseconds for 20 KB), while a page is loaded far more often
+ * than its body changes; each instance owns one (see `createRenderCache`).
+ */
+export type RenderCache = LruCache<string, string>
+
+/** Characters of rendered HTML a cache keeps at most (about 32 MB in UTF-16). */
+const CACHE_CHARS = 16 * 1024 * 1024
+
+/**
+ * A cache for renderField, owned by one service instance.
+ * @returns an empty cache
+ */
+export function createRenderCache (): RenderCache {
+  return new LruCache<string, string>(CACHE_CHARS, html => html.length + 64)
+}
+
 /** The only field md_block edits by block, so the only one rendered with hints. */
 const MARKDOWN_FIELD = 'body'
 /** Longest field path accepted (a path is a few keys; anything longer is not a field of ours). */
@@ -33,9 +53,10 @@ const MAX_FIELD_LENGTH = 256
  * Renders one Markdown field of one entry for the inline editor.
  * @param ctx command context
  * @param input collection, id and field
+ * @param cache rendered HTML kept by the instance (optional)
  * @returns the HTML (wrapper and hints included) and the revision the editor sees
  */
-export async function renderField (ctx: CommandContext, input: RenderFieldInput): Promise<RenderedField> {
+export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<RenderedField> {
   const collection = assertCollectionName(input.collection)
   const id = assertEntryId(input.id)
   const field = input.field === undefined ? MARKDOWN_FIELD : input.field
@@ -46,9 +67,16 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput)
     throw new BadRequestError('Only the body of a Markdown entry can be rendered', { field: 'field', collection, value: field })
   }
   const { body, revision } = await editorBody(ctx, collection, id)
-  // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
-  const { renderMarkdown } = await import('../content/markdown/index.js')
-  return { html: renderMarkdown(body, { collection, id, blockPath: field }), revision }
+  // The HTML is a function of the entry's name and the body alone (the hints are body offsets).
+  const key = `${collection}\u0000${id}\u0000${field}\u0000${createHash('sha256').update(body).digest('base64')}`
+  let html = cache?.get(key)
+  if (html === undefined) {
+    // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
+    const { renderMarkdown } = await import('../content/markdown/index.js')
+    html = renderMarkdown(body, { collection, id, blockPath: field })
+    cache?.set(key, html)
+  }
+  return { html, revision }
 }
 
 /** The body md_block would check a hint against: the editor's draft body, else the base body. */

@@ -6,7 +6,7 @@ import type { Services } from '../services.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
-import { renderField } from '../commands/render-field.js'
+import { renderField, createRenderCache } from '../commands/render-field.js'
 import { queryString, queryPositiveInt } from './query.js'
 import { identityOf } from './guards.js'
 
@@ -42,11 +42,13 @@ export function contentRoutes (router: Router, services: Services): void {
   })
 
   // A Markdown field as this editor sees it, with source hints (for pages another generator rendered).
+  // The routes are registered once per instance, so the cache is the instance's own.
+  const renderCache = createRenderCache()
   router.get('/render', async (ctx) => {
     ctx.body = await renderField({ services, identity: identityOf(ctx) }, {
       collection: queryString(ctx, 'collection'),
       id: queryString(ctx, 'id'),
       field: queryString(ctx, 'field')
-    })
+    }, renderCache)
   })
 }
