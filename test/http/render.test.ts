@@ -4,7 +4,7 @@
  * with drafts pending, can be edited block by block without a 409.
  */
 import t, { type Test } from 'tap'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { startServer, repoFingerprint, type TestServer } from '../helpers/site.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
@@ -66,6 +66,18 @@ t.test('base: the body rendered by renderMarkdown, with hints and wrapper, never
     t.equal(hintsOf(body.html).length, 5, 'heading, paragraph, two list items, paragraph')
   }
   t.equal(await repoFingerprint(s.repoDir), before, 'a render writes nothing')
+})
+
+t.test('a body changed on disk is rendered afresh; the same body of another entry gets its own wrapper', async t => {
+  const { s, ann } = await setup(t)
+  t.same(await (await ann.render('collection=posts&id=hello')).json(), { html: render(BODY), revision: 1 })
+  const changed = BODY.replace('Last paragraph.', 'Last paragraph, changed outside.')
+  await writeFile(path.join(s.repoDir, 'content/posts/hello.md'), `---\ntitle: Hello\n---\n${changed}`)
+  t.same(await (await ann.render('collection=posts&id=hello')).json(), { html: render(changed), revision: 2 }, 'not the cached HTML')
+  await writeFile(path.join(s.repoDir, 'content/posts/twin.md'), `---\ntitle: Twin\n---\n${changed}`)
+  const twin = await (await ann.render('collection=posts&id=twin')).json() as { html: string }
+  t.equal(twin.html, renderMarkdown(changed, { collection: 'posts', id: 'twin' }))
+  t.match(twin.html, /^<div data-cms-md="posts\/twin#body">/)
 })
 
 t.test('raw HTML in the body is sanitized in the served HTML', async t => {
