@@ -33,6 +33,8 @@ const BODY = 'Plain words in a paragraph.\n\n' +
   '[^1]: The note.\n'
 const SOURCE = FRONT + BODY
 const WORD = ' Inserted'
+/** Raw HTML in a body: markdown-it escapes it, the served rendering sanitizes it. */
+const HOSTILE = `${FRONT}Hello <img src=x onerror="window.pwned=1"> there.\n\n<script>window.pwned=2</script>\n\n<a href="javascript:window.pwned=3">link</a> and <svg onload="window.pwned=4"></svg>\n`
 
 /** Bundles the browser code when dist/browser is missing or older than lib/browser/editor. */
 function ensureBundle (): void {
@@ -53,7 +55,7 @@ function lanAddress (): string | null {
 
 /** The demo site (with the markdown-it route) and the CMS, on all interfaces. */
 async function startSite (t: Test): Promise<TestServer & { port: number }> {
-  const s = await startServer(t, { files: Object.fromEntries(POSTS.map(id => [fileOf(id), SOURCE])) })
+  const s = await startServer(t, { files: { ...Object.fromEntries(POSTS.map(id => [fileOf(id), SOURCE])), 'content/posts/hostile.md': HOSTILE } })
   const app = new Koa()
   app.use(demoSite(s.cms))
   app.use(s.cms.middleware())
@@ -206,5 +208,17 @@ if (!hasChromium()) {
     await publish(t, page, 'insecure')
     t.equal(await read(file('insecure'), 'utf8'),
       SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))
+  })
+
+  t.test('raw HTML in the body stays inert after the swap', async t => {
+    const { url } = await site()
+    const page = await newPage(t)
+    await signIn(t, page, url)
+    await openEditor(page, `${url}/markdown-it/posts/hostile`)
+    await page.waitForTimeout(200)
+    t.equal(await page.evaluate('window.pwned'), undefined, 'nothing ran')
+    const html = await page.locator('[data-cms-md]').innerHTML()
+    t.match(html, /data-cms-src=/, 'the served rendering is in place')
+    t.notMatch(html, /onerror|onload|<script|javascript:/i)
   })
 }
