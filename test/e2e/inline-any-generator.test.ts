@@ -21,7 +21,7 @@ import { demoSite } from '../../lib/demo/site.js'
 const read = promisify(readFile)
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** One post per test (each test publishes its own), so the tests share one server. */
-const POSTS = ['plain', 'inline', 'reload', 'insecure', 'signed-out'] as const
+const POSTS = ['plain', 'inline', 'reload', 'insecure', 'signed-out', 'fallback'] as const
 type PostId = typeof POSTS[number]
 const fileOf = (id: PostId): string => `content/posts/${id}.md`
 const IMAGE = '/uploads/2026/01/harbour-at-dusk-340535e6.png'
@@ -198,6 +198,8 @@ if (!hasChromium()) {
     // On a LAN address Web Crypto is already missing; on loopback it is taken away.
     await page.addInitScript('delete Crypto.prototype.subtle')
     await signIn(t, page, url)
+    const renders: string[] = []
+    page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/render') renders.push(r.url()) })
     await openEditor(page, `${url}/markdown-it/posts/insecure`)
     t.equal(await page.evaluate('typeof crypto.subtle'), 'undefined', 'no crypto.subtle')
     if (lan !== null) t.equal(await page.evaluate('window.isSecureContext'), false, `http://${lan} is not a secure context`)
@@ -205,6 +207,7 @@ if (!hasChromium()) {
     t.equal((await appendTo(page, blockWith(page, 'The last paragraph'), ' Second')).status(), 200, 'a later block after a save')
     t.equal((await appendTo(page, blockWith(page, 'Plain words'), ' Again')).status(), 200, 'the saved block again')
     t.equal(await page.locator('.cms-locked').count(), 0, 'nothing locked')
+    t.equal(renders.length, 1, 'hints moved by md_block\'s answers: no render after the saves')
     await publish(t, page, 'insecure')
     t.equal(await read(file('insecure'), 'utf8'),
       SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))
@@ -220,5 +223,30 @@ if (!hasChromium()) {
     const html = await page.locator('[data-cms-md]').innerHTML()
     t.match(html, /data-cms-src=/, 'the served rendering is in place')
     t.notMatch(html, /onerror|onload|<script|javascript:/i)
+  })
+
+  t.test('without md_block\'s src (an older server) the editor takes hints from GET /render', async t => {
+    const { url, file } = await site()
+    const page = await newPage(t)
+    await signIn(t, page, url)
+    // The real server answers; only its src is left out of the answer the page sees.
+    await page.route('**/api/cms/mutate', async (route) => {
+      const response = await route.fetch()
+      const body = await response.json() as Record<string, unknown>
+      delete body.src
+      await route.fulfill({ response, json: body })
+    })
+    const renders: string[] = []
+    page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/render') renders.push(r.url()) })
+    await openEditor(page, `${url}/markdown-it/posts/fallback`)
+    t.equal((await appendTo(page, blockWith(page, 'Plain words'), WORD)).status(), 200)
+    t.equal((await appendTo(page, blockWith(page, 'The last paragraph'), ' Second')).status(), 200, 'a later block after a save')
+    t.equal((await appendTo(page, blockWith(page, 'Plain words'), ' Again')).status(), 200, 'the saved block again')
+    await status(page).filter({ hasText: 'Draft saved' }).waitFor()
+    t.equal(await page.locator('.cms-locked').count(), 0, 'nothing locked')
+    t.ok(renders.length >= 3, `rendered afresh after the saves (${renders.length} renders)`)
+    await publish(t, page, 'fallback')
+    t.equal(await read(file('fallback'), 'utf8'),
+      SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))
   })
 }

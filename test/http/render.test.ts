@@ -118,7 +118,7 @@ t.test('served hints are the ones md_block checks: a drafted block edits again w
   let served = hintsOf((await (await ann.render('collection=posts&id=hello')).json() as { html: string }).html)
   const again = await ann.mdBlock(served[1] as string, 'First <em>paragraph</em>, edited twice.')
   t.equal(again.status, 200)
-  t.same(await again.json(), { ok: true, revision: 3 })
+  t.match(await again.json(), { ok: true, revision: 3, src: served[1] === undefined ? undefined : String })
   served = hintsOf((await (await ann.render('collection=posts&id=hello')).json() as { html: string }).html)
   const last = await ann.mdBlock(served[4] as string, 'Last paragraph, also edited.')
   t.equal(last.status, 200)
@@ -129,6 +129,27 @@ t.test('served hints are the ones md_block checks: a drafted block edits again w
   const published = await s.request(`${API}/publish`, { method: 'POST', headers: { 'x-user': 'ann', 'x-user-name': 'ann', 'x-cms-request': '1', 'content-type': 'application/json' }, body: '{}' })
   t.equal(published.status, 200)
   t.equal(await readFile(path.join(s.repoDir, 'content/posts/hello.md'), 'utf8'), `---\ntitle: Hello\n---\n${expected}`)
+})
+
+t.test('md_block answers the saved block\'s hint in the draft body: the one the rendering gives it', async t => {
+  const { ann } = await setup(t)
+  const edits = ['Hello <em>there</em>', 'First paragraph, longer now.', 'one and a half', 'two', 'Last.']
+  for (const [i, html] of edits.entries()) {
+    const before = hintsOf((await (await ann.render('collection=posts&id=hello')).json() as { html: string }).html)
+    const res = await ann.mdBlock(before[i] as string, html)
+    t.equal(res.status, 200, `block ${i}`)
+    const { src } = await res.json() as { src?: string }
+    const after = hintsOf((await (await ann.render('collection=posts&id=hello')).json() as { html: string }).html)
+    t.equal(src, after[i], `block ${i}: src is the rendered hint`)
+    t.same(after.slice(0, i), before.slice(0, i), `block ${i}: the blocks before keep theirs`)
+  }
+  // The returned hint is accepted as it is.
+  const last = await ann.render('collection=posts&id=hello')
+  const src = hintsOf((await last.json() as { html: string }).html)[1] as string
+  const again = await ann.mdBlock(src, 'First paragraph, once more.')
+  t.equal(again.status, 200)
+  const next = (await again.json() as { src: string }).src
+  t.equal((await ann.mdBlock(next, 'First paragraph, and again.')).status, 200, 'the answered src edits the block again')
 })
 
 t.test('refused requests: clear errors, nothing written', async t => {

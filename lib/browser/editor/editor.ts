@@ -10,7 +10,7 @@
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
-import { refreshHints, hintedBlocks } from './block-hints.js'
+import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 
@@ -244,8 +244,11 @@ export class InlineEditor {
     }
     this.savedHere.add(key)
     this.markDraft(s.el, 'Draft saved')
-    // The page's hints were rendered from the old body: take the new ones from the server's
-    // rendering of the draft body. The saved block and the one being edited keep their text.
+    // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
+    const answered = res.body?.src
+    if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
+    // Else take them from the server's rendering of the draft body. The saved block and the one
+    // being edited keep their text.
     const served = await this.api.renderField(collection, id, path)
     const active = this.session?.el
     const own = new Set<Element>([s.el, ...(active !== undefined ? [active] : [])])
