@@ -1,7 +1,7 @@
 /**
  * Render (issue 15): `GET /render` of a 20 KB Markdown body over HTTP, one request at a time:
  * of an unchanged body (what every page load asks for: base, or the editor's draft), and of a
- * body changed by an md_block edit just before (what the editor asks for after each block save,
+ * body changed by an md_block edit just before (what the first page load after a save asks for,
  * a full render every time).
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs'
@@ -62,7 +62,7 @@ export async function renderBench (ctx: BenchContext, report: SectionReport): Pr
     // A block edit makes a draft: the same route now renders the draft body.
     await editFirstParagraph(client, (await client.get<Rendered>(`/render?collection=posts&id=${ID}`)).body.html, 0)
     await measure(report, 'GET /render p50 (20 KB body, draft)', render)
-    // After each save the editor renders the new draft body: nothing cached helps there.
+    // The first page load after a save renders the new draft body: nothing cached helps there.
     const changed: number[] = []
     for (let i = 1; i <= CHANGED_SAMPLES; i++) {
       const res = await client.get<Rendered>(`/render?collection=posts&id=${ID}`)
