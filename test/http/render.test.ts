@@ -47,13 +47,23 @@ function editor (s: TestServer, id: string): Editor {
 const hintsOf = (html: string): string[] => [...html.matchAll(/data-cms-src="([^"]+)"/g)].map(m => m[1] as string)
 const render = (body: string): string => renderMarkdown(body, { collection: 'posts', id: 'hello' })
 
+const HOSTILE = '# Hi\n\n<img src=x onerror="alert(1)"> <a href="javascript:alert(2)">x</a>\n\n<script>alert(3)</script>\n'
+
+/** A server of its own, for tests that change base files. */
 async function setup (t: Test): Promise<{ s: TestServer, ann: Editor, bob: Editor }> {
   const s = await startServer(t, { config, files })
   return { s, ann: editor(s, 'ann'), bob: editor(s, 'bob') }
 }
 
+// Tests that write drafts only share one server; each has editors of its own (drafts are private).
+const shared = startServer(t, { config, files: { ...files, 'content/posts/evil.md': `---\ntitle: Evil\n---\n${HOSTILE}` } })
+async function sharedSetup (name: string): Promise<{ s: TestServer, ann: Editor, bob: Editor }> {
+  const s = await shared
+  return { s, ann: editor(s, `${name}-ann`), bob: editor(s, `${name}-bob`) }
+}
+
 t.test('base: the body rendered by renderMarkdown, with hints and wrapper, never cached', async t => {
-  const { s, ann } = await setup(t)
+  const { s, ann } = await sharedSetup('base')
   const before = await repoFingerprint(s.repoDir)
   for (const query of ['collection=posts&id=hello', 'collection=posts&id=hello&field=body']) {
     const res = await ann.render(query)
@@ -81,9 +91,9 @@ t.test('a body changed on disk is rendered afresh; the same body of another entr
 })
 
 t.test('raw HTML in the body is sanitized in the served HTML', async t => {
-  const hostile = '# Hi\n\n<img src=x onerror="alert(1)"> <a href="javascript:alert(2)">x</a>\n\n<script>alert(3)</script>\n'
-  const s = await startServer(t, { config, files: { ...files, 'content/posts/evil.md': `---\ntitle: Evil\n---\n${hostile}` } })
-  const res = await editor(s, 'ann').render('collection=posts&id=evil')
+  const hostile = HOSTILE
+  const { ann } = await sharedSetup('sanitize')
+  const res = await ann.render('collection=posts&id=evil')
   t.equal(res.status, 200)
   const { html } = await res.json() as { html: string }
   t.notMatch(html, /onerror|javascript:|<script/i)
@@ -91,7 +101,7 @@ t.test('raw HTML in the body is sanitized in the served HTML', async t => {
 })
 
 t.test('draft: the editor gets their draft body; another editor still gets base', async t => {
-  const { s, ann, bob } = await setup(t)
+  const { s, ann, bob } = await sharedSetup('draft')
   const first = hintsOf(render(BODY))[1] as string
   const saved = await ann.mdBlock(first, 'First <em>paragraph</em>, edited.')
   t.equal(saved.status, 200)
@@ -132,7 +142,7 @@ t.test('served hints are the ones md_block checks: a drafted block edits again w
 })
 
 t.test('md_block answers the saved block\'s hint in the draft body: the one the rendering gives it', async t => {
-  const { ann } = await setup(t)
+  const { ann } = await sharedSetup('src')
   const edits = ['Hello <em>there</em>', 'First paragraph, longer now.', 'one and a half', 'two', 'Last.']
   for (const [i, html] of edits.entries()) {
     const before = hintsOf((await (await ann.render('collection=posts&id=hello')).json() as { html: string }).html)
@@ -153,7 +163,7 @@ t.test('md_block answers the saved block\'s hint in the draft body: the one the 
 })
 
 t.test('refused requests: clear errors, nothing written', async t => {
-  const { s, ann } = await setup(t)
+  const { s, ann } = await sharedSetup('refused')
   const before = await repoFingerprint(s.repoDir)
   const signedOut = await s.request(`${API}/render?collection=posts&id=hello`)
   t.equal(signedOut.status, 401)
