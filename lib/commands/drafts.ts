@@ -9,6 +9,8 @@ import type { CommandContext } from './command-context.js'
 export interface DraftStatus {
   hasDrafts: boolean
   count: number
+  /** The entries the editor has drafts of, as `<collection>/<id>` (the inline editor renders those afresh). */
+  entries: string[]
   canPublish?: boolean
   retryRebuild: { available: boolean }
 }
@@ -20,8 +22,10 @@ export interface DraftStatus {
  */
 export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
   const { services, identity } = ctx
-  const count = await services.drafts.count(identity.id)
-  const status: DraftStatus = { hasDrafts: count > 0, count, retryRebuild: { available: await services.webhook.hasReceipt() } }
+  const keys = await services.drafts.keys(identity.id)
+  const count = keys.length
+  const entries = keys.map(k => `${k.collection}/${k.id}`)
+  const status: DraftStatus = { hasDrafts: count > 0, count, entries, retryRebuild: { available: await services.webhook.hasReceipt() } }
   if (services.auth.authorizer.active) status.canPublish = await services.auth.authorizer.can(identity, 'publish', {})
   return status
 }

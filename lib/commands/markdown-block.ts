@@ -5,7 +5,7 @@
  */
 import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
-import { parseSourceHint, sourceHash } from '../content/markdown/source-hint.js'
+import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
@@ -13,27 +13,35 @@ import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
+/** md_block's result: the draft's revision and the saved block's hint in the draft body. */
+export interface MarkdownBlockResult {
+  revision: number
+  /** The block's `data-cms-src` in the body as saved, when it could be told exactly. */
+  src?: string
+}
+
 /**
  * Runs md_block.
  * @param ctx command context
  * @param cmd the validated command
- * @returns the draft's revision
+ * @returns the draft's revision and the block's new hint (so a page can edit it again without
+ * rendering the body afresh)
  */
-export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ revision: number }> {
+export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
   try {
     return await saveBlock(ctx, cmd)
   } catch (err) {
-    if (err instanceof UnchangedBlock) return { revision: err.revision }
+    if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src }
     throw err
   }
 }
 
 /** Thrown from inside the change to leave storage alone: the edit changes nothing. */
 class UnchangedBlock extends Error {
-  constructor (readonly revision: number) { super('unchanged') }
+  constructor (readonly revision: number, readonly src: string) { super('unchanged') }
 }
 
-async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ revision: number }> {
+async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)
   const def = await requireCollection(ctx, collection)
@@ -43,6 +51,7 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
   // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
   const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
+  let src: string | undefined
   const result = await changeEntry(ctx.services, {
     collection,
     id,
@@ -58,15 +67,17 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
       const previous = current.draft?.markdown
       const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
       let edit: BlockEditResult
+      const checked = draftHint(draft, cmd.src)
       try {
-        edit = applyBlockEdit({ body, src: draftHint(draft, cmd.src), html: cmd.html })
+        edit = applyBlockEdit({ body, src: checked, html: cmd.html })
       } catch (err) {
         if (err instanceof SourceMismatchError) throw new StaleSourceError(current.revision)
         if (err instanceof UneditableBlockError) throw new BadRequestError(err.message, { src: cmd.src })
         throw err
       }
       // A block sent back as it renders already is no edit: no draft is made or bumped.
-      if (!edit.changed) throw new UnchangedBlock(current.revision)
+      if (!edit.changed) throw new UnchangedBlock(current.revision, checked)
+      src = hintAfterEdit(body, edit.body, checked)
       const oldEnd = edit.end - (edit.body.length - body.length)
       return {
         data: { ...current.data, body: edit.body },
@@ -74,7 +85,20 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
       }
     }
   })
-  return { revision: result.revision }
+  return { revision: result.revision, ...(src !== undefined ? { src } : {}) }
+}
+
+/**
+ * The hint of an edited block in the new body: same start, its end moved by the body's growth. Only
+ * when everything outside the block is unchanged (the edit stayed inside it), else undefined.
+ */
+function hintAfterEdit (before: string, after: string, src: string): string | undefined {
+  const hint = parseSourceHint(src)
+  if (hint === null) return undefined
+  const end = hint.end + after.length - before.length
+  if (end <= hint.start) return undefined
+  if (before.slice(0, hint.start) !== after.slice(0, hint.start) || before.slice(hint.end) !== after.slice(end)) return undefined
+  return formatSourceHint(after, hint.start, end)
 }
 
 /**

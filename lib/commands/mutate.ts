@@ -12,7 +12,7 @@ import { createCollection } from './create-collection.js'
 import { deleteCollection } from './delete-collection.js'
 import { markdownBlock } from './markdown-block.js'
 
-type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<{ revision: number }>
+type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<{ revision: number, src?: string }>
 
 const HANDLERS: { [T in CommandType]: Handler<T> } = {
   save_field: saveField,
@@ -29,10 +29,10 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
  * Executes one validated command.
  * @param ctx command context
  * @param cmd the command
- * @returns the spec's success body
+ * @returns the spec's success body (md_block adds the saved block's new `src`)
  */
-export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true, revision: number }> {
+export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true, revision: number, src?: string }> {
   const handler = HANDLERS[cmd.type] as Handler<CommandType>
-  const { revision } = await handler(ctx, cmd as never)
-  return { ok: true, revision }
+  const { revision, src } = await handler(ctx, cmd as never)
+  return { ok: true, revision, ...(src !== undefined ? { src } : {}) }
 }

@@ -2,6 +2,8 @@
  * `demoSite(services)`: the example site of `git-cms demo` as a Koa middleware. It renders `/`,
  * `/posts/<id>` and `/pages/<id>` from the working tree on every request (through the instance's
  * content indexes), so a publish shows at once, as if the site had been rebuilt.
+ * `/markdown-it/posts/<id>` renders a post's body with markdown-it instead, the way a Hugo or
+ * Jekyll site would: no source hints, only the `data-cms-md` attribute on the body container.
  */
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
@@ -9,6 +11,7 @@ import { NotFoundError } from '../errors.js'
 import { renderMarkdown } from '../content/markdown/index.js'
 import { ENTRY_ID } from '../storage/names.js'
 import { renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
+import { createMarkdownIt, markdownItBody } from './markdown-it-body.js'
 
 /** The collections the example site reads (those of fixtures-repo/cms.config.yaml). */
 const POSTS = 'posts'
@@ -17,7 +20,10 @@ const AUTHORS = 'authors'
 const SETTINGS = 'settings'
 const SNIPPETS = 'snippets'
 
-type Route = { kind: 'home' } | { kind: 'post' | 'page', id: string }
+type Route = { kind: 'home' } | { kind: 'post' | 'page' | 'foreign-post', id: string }
+
+/** Shown above a body rendered by markdown-it. */
+const FOREIGN_NOTE = '<p class="meta">This body was rendered by markdown-it, as a Hugo or Jekyll site renders it: its container carries only the <code>data-cms-md</code> attribute, and the page includes <code>bootstrap.js</code>.</p>'
 
 /**
  * The example site's pages as a middleware; anything it does not serve goes to `next`.
@@ -25,6 +31,7 @@ type Route = { kind: 'home' } | { kind: 'post' | 'page', id: string }
  * @returns the middleware
  */
 export function demoSite (services: Services): Middleware {
+  const markdownIt = createMarkdownIt()
   return async (ctx, next) => {
     const route = ctx.method === 'GET' || ctx.method === 'HEAD' ? routeOf(ctx.path) : null
     if (route === null) { await next(); return }
@@ -42,6 +49,14 @@ export function demoSite (services: Services): Middleware {
         const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
         html = renderPost(chrome, post, renderMarkdown(body, { collection: POSTS, id: post.id }), author)
       }
+    } else if (route.kind === 'foreign-post') {
+      const post = await site.entry(POSTS, route.id)
+      if (post !== null) {
+        const body = typeof post.data.body === 'string' ? post.data.body : ''
+        const authorId = post.data.author
+        const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
+        html = renderPost(chrome, post, FOREIGN_NOTE + markdownItBody(markdownIt, POSTS, post.id, body), author)
+      }
     } else {
       const page = await site.entry(PAGES, route.id)
       if (page !== null) html = renderPage(chrome, page, await site.layoutField(PAGES))
@@ -55,6 +70,8 @@ export function demoSite (services: Services): Middleware {
 
 function routeOf (urlPath: string): Route | null {
   if (urlPath === '/' || urlPath === '/index.html') return { kind: 'home' }
+  const foreign = /^\/markdown-it\/posts\/([^/]+)\/?$/.exec(urlPath)
+  if (foreign !== null) return { kind: 'foreign-post', id: foreign[1]! }
   const m = /^\/(posts|pages)\/([^/]+)\/?$/.exec(urlPath)
   if (m === null) return null
   return { kind: m[1] === POSTS ? 'post' : 'page', id: m[2]! }

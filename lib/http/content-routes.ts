@@ -1,11 +1,12 @@
 /**
- * Read routes of the editor API: entries, schema, collections-metadata.
+ * Read routes of the editor API: entries, schema, collections-metadata, render.
  */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
+import { renderField, createRenderCache } from '../commands/render-field.js'
 import { queryString, queryPositiveInt } from './query.js'
 import { identityOf } from './guards.js'
 
@@ -38,5 +39,16 @@ export function contentRoutes (router: Router, services: Services): void {
 
   router.get('/collections-metadata', async (ctx) => {
     ctx.body = await listDynamicCollections(services.content)
+  })
+
+  // A Markdown field as this editor sees it, with source hints (for pages another generator rendered).
+  // The routes are registered once per instance, so the cache is the instance's own.
+  const renderCache = createRenderCache()
+  router.get('/render', async (ctx) => {
+    ctx.body = await renderField({ services, identity: identityOf(ctx) }, {
+      collection: queryString(ctx, 'collection'),
+      id: queryString(ctx, 'id'),
+      field: queryString(ctx, 'field')
+    }, renderCache)
   })
 }

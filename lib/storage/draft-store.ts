@@ -153,6 +153,15 @@ export class DraftStore {
   }
 
   /**
+   * Which entries an editor has drafts of (legacy records included), without reading the drafts.
+   * @param editorId the editor
+   * @returns collection and id of each, sorted by collection then id
+   */
+  async keys (editorId: string): Promise<DocKey[]> {
+    return await this.storeOf(editorId).keys()
+  }
+
+  /**
    * How many drafts an editor has (legacy records included).
    * @param editorId the editor
    * @returns the count

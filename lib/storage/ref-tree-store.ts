@@ -156,6 +156,16 @@ export class RefTreeStore<T> {
   }
 
   /**
+   * The keys of every document, without reading the documents.
+   * @returns collection and id of each, sorted by collection then id
+   */
+  async keys (): Promise<DocKey[]> {
+    const root = await this.currentRoot()
+    if (root === null) return []
+    return (await this.filesOf(root, {})).map(f => ({ collection: f.collection, id: f.id }))
+  }
+
+  /**
    * Counts the documents without decoding them.
    * @returns the number of documents on the ref
    */

@@ -72,6 +72,32 @@ t.test('a post renders its Markdown body with source stamps and binds its title'
   t.equal(Buffer.from(await cover.arrayBuffer()).subarray(1, 4).toString(), 'PNG')
 })
 
+t.test('a post rendered by markdown-it carries the data-cms-md attribute and no source hints', async t => {
+  const { get } = await shared
+  const res = await get('/markdown-it/posts/editing-in-place')
+  t.equal(res.status, 200)
+  const html = await res.text()
+  t.match(html, '<div data-cms-md="posts/editing-in-place#body">\n<p>Editors should not have to hunt')
+  t.notMatch(html, /\sdata-cms-src="/, 'another engine: no hints')
+  t.match(html, '<h2>How it works</h2>')
+  t.match(html, '<pre><code class="language-html">&lt;p data-cms-src=')
+  t.match(html, '<h1 data-cms="posts/editing-in-place#title">Editing text where it lives</h1>')
+  t.match(html, '<script src="/__cms/bootstrap.js" defer></script>')
+  t.equal((await get('/markdown-it/posts/nope')).status, 404)
+  t.equal((await get('/markdown-it/posts/..%2Fpages%2Fhome')).status, 404)
+})
+
+t.test('markdown-it escapes raw HTML and refuses script links in a post body', async t => {
+  const { get } = await serveDemo(t, {
+    'content/posts/evil.md': '---\ntitle: Evil\n---\n<script>alert(1)</script>\n\n[x](javascript:alert(2)) <img src=x onerror=alert(3)>\n'
+  })
+  const html = await (await get('/markdown-it/posts/evil')).text()
+  t.notMatch(html, '<script>alert')
+  t.notMatch(html, 'href="javascript:')
+  t.notMatch(html, '<img src=x')
+  t.match(html, '&lt;script&gt;alert(1)&lt;/script&gt;')
+})
+
 t.test('a page renders its sections bound by index', async t => {
   const { get } = await shared
   const html = await (await get('/pages/home')).text()

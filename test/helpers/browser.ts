@@ -24,12 +24,13 @@ export function hasChromium (): boolean {
 /**
  * Launches headless Chromium, closed at teardown.
  * @param t the tap test
+ * @param extraArgs further Chromium switches (e.g. host resolver rules)
  * @returns the browser
  */
-export async function launchBrowser (t: Teardown): Promise<Browser> {
+export async function launchBrowser (t: Teardown, extraArgs: string[] = []): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage']
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage', ...extraArgs]
   })
   t.teardown(async () => { await browser.close() })
   return browser

@@ -31,6 +31,8 @@ t.test('put, get, list, count and remove', async t => {
   t.same(await drafts.get('alice', 'posts', 'b'), md)
   t.equal(await drafts.count('alice'), 3)
   t.same((await drafts.list('alice')).map(d => `${d.collection}/${d.id}`), ['pages/z', 'posts/a', 'posts/b'], 'sorted by collection then id')
+  t.same(await drafts.keys('alice'), [{ collection: 'pages', id: 'z' }, { collection: 'posts', id: 'a' }, { collection: 'posts', id: 'b' }], 'keys without the documents')
+  t.same(await drafts.keys('bob'), [], 'another editor has none')
   t.same((await drafts.list('alice', { collection: 'posts' })).map(d => d.id), ['a', 'b'])
   t.same(await drafts.list('alice', { collection: 'posts', id: 'b' }), [md])
   t.same(await drafts.list('alice', { collection: 'posts', id: 'nope' }), [])

@@ -68,6 +68,38 @@ export class CmsApi {
     if (data === null || typeof data !== 'object') return null
     return { data: data as Record<string, unknown>, draft: draft === true, revision: typeof revision === 'number' ? revision : undefined }
   }
+
+  /**
+   * A Markdown field as the server renders it for this editor (their draft body when they have
+   * one), with its source hints: `GET /render`.
+   * @param collection collection name
+   * @param id entry id
+   * @param field the field path (`body`)
+   * @returns the served `[data-cms-md]` wrapper (detached), or null when it cannot be rendered
+   */
+  async renderField (collection: string, id: string, field: string): Promise<HTMLElement | null> {
+    const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}&field=${encodeURIComponent(field)}`
+    const res = await this.request('GET', `/render${q}`)
+    const html = res.status === 200 ? res.body?.html : undefined
+    if (typeof html !== 'string') return null
+    // A template parses without running anything (no scripts, no image loads) until adopted.
+    const template = document.createElement('template')
+    template.innerHTML = html
+    const wrapper = template.content.firstElementChild
+    return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
+  }
+
+  /**
+   * The editor's draft state: `GET /draft`.
+   * @returns how many drafts, and of which entries (`<collection>/<id>`); null when unreadable
+   */
+  async drafts (): Promise<{ count: number, entries: Set<string> } | null> {
+    const res = await this.request('GET', '/draft')
+    const count = res.body?.count
+    const entries = res.body?.entries
+    if (res.status !== 200 || typeof count !== 'number') return null
+    return { count, entries: new Set(Array.isArray(entries) ? entries.filter((e): e is string => typeof e === 'string') : []) }
+  }
 }
 
 /** One entry as readEntry returns it. */

@@ -1,38 +1,67 @@
 /**
  * Keeps the `data-cms-src` hints of a Markdown wrapper valid after one of its blocks was saved.
- * The save changed the body's length inside that block's range: blocks before it keep their hint,
- * blocks after it move by the difference, and the saved block (and any block around it) gets a
- * new end and a new hash computed from the body as the server now has it (the editor's draft).
+ * md_block answers the saved block's hint in the draft body; a save changes nothing outside its
+ * block, so the blocks after it move by the block's growth and keep their hash. When that answer is
+ * missing, the server renders the field again (`GET /render`) and each block takes the hint of the
+ * served block at its place. The browser computes no hash (Web Crypto exists only on https and
+ * localhost pages); the server checks every hint it gets.
  */
-import { parseHint, formatHint, sourceHash, type SourceHint } from './bindings.js'
+import { parseHint, type SourceHint } from './bindings.js'
 
 /**
- * Rewrites the hints of every block in a wrapper after a block save.
- * @param wrapper the `[data-cms-md]` element
- * @param saved the saved block's hint as it was sent
- * @param before the body the save was applied to
- * @param after the body after the save
- * @returns the blocks whose hint could not be renewed (they must not be edited before a reload)
+ * The hinted blocks of a wrapper, in document order (hints never nest).
+ * @param root a `[data-cms-md]` element
+ * @returns its `[data-cms-src]` elements
  */
-export async function renewHints (wrapper: HTMLElement, saved: SourceHint, before: string, after: string): Promise<HTMLElement[]> {
-  const delta = after.length - before.length
+export function hintedBlocks (root: Element): HTMLElement[] {
+  return Array.from(root.querySelectorAll<HTMLElement>('[data-cms-src]'))
+}
+
+/**
+ * Gives the page's blocks the hints of the served rendering. A block whose element or text no
+ * longer matches the served one at its place (the draft changed elsewhere, or the save split a
+ * block) keeps no valid hint: it is returned, and the caller locks it. The blocks in `own` (the one
+ * just saved, the one being edited) show what the editor typed, so only their element is compared.
+ * @param wrapper the page's `[data-cms-md]` element
+ * @param served the served wrapper (from `CmsApi.renderField`)
+ * @param own blocks whose text may differ from the served text
+ * @returns the blocks whose hint could not be renewed
+ */
+export function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
+  const page = hintedBlocks(wrapper)
+  const fresh = hintedBlocks(served)
+  if (page.length !== fresh.length) return page
   const stale: HTMLElement[] = []
-  for (const el of Array.from(wrapper.querySelectorAll<HTMLElement>('[data-cms-src]'))) {
-    const hint = parseHint(el.dataset.cmsSrc)
-    if (hint === null) continue
-    if (hint.end <= saved.start) continue
-    let next: SourceHint
-    if (hint.start >= saved.end) {
-      next = { start: hint.start + delta, end: hint.end + delta, hash: hint.hash }
-      const check = await sourceHash(after.slice(next.start, next.end))
-      if (check !== null && check !== hint.hash) { stale.push(el); continue }
-    } else {
-      // The saved block itself, or a block that contains it: same start, new end, new content.
-      const hash = await sourceHash(after.slice(hint.start, hint.end + delta))
-      if (hash === null || hint.start > saved.start) { stale.push(el); continue }
-      next = { start: hint.start, end: hint.end + delta, hash }
-    }
-    el.dataset.cmsSrc = formatHint(next)
-  }
+  page.forEach((el, i) => {
+    const next = fresh[i]!
+    const fits = el.tagName === next.tagName && (own.has(el) || el.textContent === next.textContent)
+    if (!fits) { stale.push(el); return }
+    el.dataset.cmsSrc = next.dataset.cmsSrc ?? ''
+  })
   return stale
+}
+
+/**
+ * Applies md_block's answer: the saved block takes its new hint, the blocks after it move by its
+ * growth (same hash: their text did not change), the blocks before it keep theirs.
+ * @param wrapper the page's `[data-cms-md]` element
+ * @param saved the saved block
+ * @param sent the hint the save was sent with
+ * @param answered the hint md_block answered for the block in the draft body
+ * @returns false (nothing changed) when the answer does not continue the sent hint
+ */
+export function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
+  const next = parseHint(answered)
+  // A different start: the server moved a published-page hint onto the draft; this page's other
+  // hints are in the published body's terms, so only a fresh rendering brings them together.
+  if (next === null || next.start !== sent.start) return false
+  const growth = (next.end - next.start) - (sent.end - sent.start)
+  for (const el of hintedBlocks(wrapper)) {
+    if (el === saved) continue
+    const hint = parseHint(el.dataset.cmsSrc)
+    if (hint === null || hint.start < sent.end) continue
+    el.dataset.cmsSrc = `${hint.start + growth}:${hint.end + growth}:${hint.hash}`
+  }
+  saved.dataset.cmsSrc = answered
+  return true
 }

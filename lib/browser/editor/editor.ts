@@ -2,10 +2,15 @@
  * The inline editor, loaded by bootstrap.js for a signed-in editor. Elements bound with `data-cms`
  * and the `[data-cms-src]` blocks of `[data-cms-md]` wrappers become editable when clicked or
  * focused; blur or Ctrl+S saves (`save_field` / `md_block`), Escape cancels.
+ *
+ * Before anything is editable, a `[data-cms-md]` element that holds no hinted blocks (another
+ * generator rendered it: Hugo, Jekyll, Eleventy, markdown-it) or whose entry has the editor's
+ * drafts gets the field as the server renders it for this editor (`GET /render`): their draft,
+ * with hints that fit the body md_block checks.
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
-import { renewHints } from './block-hints.js'
+import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 
@@ -40,6 +45,10 @@ export class InlineEditor {
   private readonly savedHere = new Set<string>()
   /** A dialog (the link prompt) is open: the focus it takes is not the editor leaving the text. */
   private prompting = false
+  /** Entries (`collection/id`) the editor had drafts of when the page loaded. */
+  private draftedAtLoad = new Set<string>()
+  /** Wrappers whose content was replaced by the served rendering. */
+  private readonly served = new WeakSet<HTMLElement>()
 
   /**
    * Sets up the page: makes bound elements focusable and adds the toolbar.
@@ -48,14 +57,42 @@ export class InlineEditor {
   constructor (apiBase: string) {
     this.api = new CmsApi(apiBase)
     this.ui = new EditorUi({ command: (cmd) => { void this.command(cmd) } })
-    for (const el of this.targets()) this.prepare(el)
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
     document.addEventListener('focusout', (e) => { this.onFocusOut(e) })
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    void this.showDraftCount()
+    void this.start()
+  }
+
+  /** Swaps in the served rendering where the page's cannot be edited, then makes targets editable. */
+  private async start (): Promise<void> {
+    this.ui.say('Loading the editor…')
+    const drafts = await this.api.drafts()
+    this.draftedAtLoad = drafts?.entries ?? new Set()
+    const wrappers = Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))
+    const failed = await Promise.all(wrappers.map(async (wrapper) => {
+      const binding = parseBinding(wrapper.dataset.cmsMd)
+      if (binding === null) return false
+      const foreign = hintedBlocks(wrapper).length === 0
+      if (!foreign && !this.draftedAtLoad.has(`${binding.collection}/${binding.id}`)) return false
+      const served = await this.api.renderField(binding.collection, binding.id, binding.path)
+      if (served === null) return true
+      this.swapIn(wrapper, served)
+      return false
+    }))
+    for (const el of this.targets()) this.prepare(el)
+    const count = drafts?.count ?? 0
+    if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
+    else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
+    else this.ui.say('Click any outlined text to edit it.')
+  }
+
+  /** Replaces a wrapper's content with the served rendering (children only: the wrapper stays). */
+  private swapIn (wrapper: HTMLElement, served: HTMLElement): void {
+    wrapper.replaceChildren(...Array.from(served.childNodes))
+    this.served.add(wrapper)
   }
 
   private targets (): HTMLElement[] {
@@ -194,34 +231,37 @@ export class InlineEditor {
   private async saveBlock (s: EditSession, html: string): Promise<void> {
     const { collection, id, path } = s.binding
     const hint = parseHint(s.el.dataset.cmsSrc)
-    if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
+    const wrapper = s.wrapper
+    if (hint === null || wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
     this.ui.say('Saving…')
-    const before = await this.api.readEntry(collection, id)
     const res = await this.api.request('POST', '/mutate', { type: 'md_block', collection, id, blockPath: path, src: s.el.dataset.cmsSrc, html })
     const key = `${collection}/${id}`
     if (res.status !== 200) {
-      // The page shows base text; an older draft of this entry moved its blocks.
-      const olderDraft = res.status === 409 && before?.draft === true && !this.savedHere.has(key)
+      // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
+      const olderDraft = res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
       this.failed(s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
       return
     }
     this.savedHere.add(key)
     this.markDraft(s.el, 'Draft saved')
-    const after = await this.api.readEntry(collection, id)
-    const oldBody = before?.data[path]
-    const newBody = after?.data[path]
-    // The page's hints were rendered from the old body: renew them from the draft body, and lock
-    // what cannot be renewed (no Web Crypto outside secure contexts, or no draft overlay to read).
-    let stale: HTMLElement[]
-    if (typeof oldBody === 'string' && typeof newBody === 'string' && after?.draft === true) {
-      stale = await renewHints(s.wrapper, hint, oldBody, newBody)
-    } else {
-      stale = Array.from(s.wrapper.querySelectorAll<HTMLElement>('[data-cms-src]')).filter(el => (parseHint(el.dataset.cmsSrc)?.end ?? 0) > hint.start)
+    // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
+    const answered = res.body?.src
+    if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
+    // Else take them from the server's rendering of the draft body. The saved block and the one
+    // being edited keep their text.
+    const served = await this.api.renderField(collection, id, path)
+    const active = this.session?.el
+    const own = new Set<Element>([s.el, ...(active !== undefined ? [active] : [])])
+    let stale = served === null ? hintedBlocks(wrapper).filter(el => (parseHint(el.dataset.cmsSrc)?.end ?? 0) > hint.start) : refreshHints(wrapper, served, own)
+    if (served !== null && stale.length > 0 && (active === undefined || !wrapper.contains(active))) {
+      // Nobody is typing in this wrapper: show the draft as the server has it, with fresh hints.
+      this.swapIn(wrapper, served)
+      for (const el of hintedBlocks(wrapper)) this.prepare(el)
+      stale = []
     }
     for (const el of stale) {
-      // The page's source ranges no longer match the draft; a reload renders the published text,
-      // so only a publish (or discard) and a reload make these blocks editable again.
-      el.dataset.cmsLocked = 'This block cannot be edited again on this page: publish or discard your draft, then reload the page.'
+      // Only a reload (which renders the draft afresh) makes these blocks editable again.
+      el.dataset.cmsLocked = 'This block changed since the page was loaded: reload the page to edit it.'
       el.classList.add('cms-locked')
     }
   }
@@ -367,16 +407,6 @@ export class InlineEditor {
     if (res.status !== 200) { this.ui.say(`Not discarded: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error'); return }
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
-  }
-
-  private async showDraftCount (): Promise<void> {
-    const res = await this.api.request('GET', '/draft')
-    const count = res.body?.count
-    if (res.status === 200 && typeof count === 'number' && count > 0) {
-      this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Edits here show the published text.`)
-    } else {
-      this.ui.say('Click any outlined text to edit it.')
-    }
   }
 }
 
