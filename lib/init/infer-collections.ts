@@ -10,6 +10,7 @@ import { NAME_PATTERN } from '../config-schema.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { readEntryFields, type FrontmatterKind, type InitFormat } from './read-entry-data.js'
 import { scanFolder } from './scan-content.js'
+import { entryIdOf, idProblem } from './entry-ids.js'
 
 /** One collection init will write. */
 export interface CollectionPlan {
@@ -43,6 +44,8 @@ export interface InferredCollections {
   links: string[]
   /** Folders whose walk stopped at the scan limits. */
   truncated: string[]
+  /** Entry files whose names cannot be entry ids (the service will not serve them until renamed). */
+  badNames: UnreadableFile[]
 }
 
 const EXTENSION_FORMATS: Record<string, InitFormat> = {
@@ -64,7 +67,7 @@ const NAME = new RegExp(NAME_PATTERN)
  * @returns the collections (only where entries are), unreadable files, links not followed
  */
 export async function inferCollections (repoDir: string, sources: ContentSource[]): Promise<InferredCollections> {
-  const result: InferredCollections = { collections: [], unreadable: [], links: [], truncated: [] }
+  const result: InferredCollections = { collections: [], unreadable: [], links: [], truncated: [], badNames: [] }
   const taken = new Set<string>()
   const claimed = new Set<string>()
   for (const source of sources) {
@@ -81,6 +84,10 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       const entries = group.entries.map(at).filter(rel => !claimed.has(rel))
       if (entries.length === 0) continue
       for (const rel of entries) claimed.add(rel)
+      for (const file of group.entries) {
+        const problem = idProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles ? 'index' : null }))
+        if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
+      }
       const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)
       const fields = await readFields(repoDir, group.format, entries, result.unreadable)
       result.collections.push({
@@ -217,7 +224,7 @@ function mostUsed<T> (values: T[]): T | null {
 
 /** A valid collection name from a folder name (`_posts` -> `posts`), unique within the config. */
 function uniqueName (suggested: string, taken: Set<string>): string {
-  let base = suggested.normalize('NFKD').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z0-9]+/, '').replace(/-+$/, '').slice(0, 60)
+  let base = suggested.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z0-9]+/, '').replace(/-+$/, '').slice(0, 60)
   if (base === '' || RESERVED_KEYS.has(base)) base = 'content'
   let name = base
   for (let n = 2; taken.has(name) || !NAME.test(name); n++) name = `${base}-${n}`

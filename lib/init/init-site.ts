@@ -77,6 +77,10 @@ export function formatInitSummary (result: InitResult): string {
     lines.push(`Could not read ${inferred.unreadable.length} file${inferred.unreadable.length === 1 ? '' : 's'} (listed as unreadable entries until fixed):`)
     for (const u of inferred.unreadable) lines.push(`  ${u.path}: ${u.reason}`)
   }
+  if (inferred.badNames.length > 0) {
+    lines.push(`${inferred.badNames.length} file name${inferred.badNames.length === 1 ? '' : 's'} cannot be an entry id (rename to edit):`)
+    for (const u of inferred.badNames) lines.push(`  ${u.path}: ${u.reason}`)
+  }
   if (inferred.links.length > 0) lines.push(`Not followed (symbolic links): ${inferred.links.join(', ')}`)
   if (inferred.truncated.length > 0) lines.push(`Stopped early (too many files or folders too deep) in: ${inferred.truncated.join(', ')}`)
   for (const note of site.notes) lines.push(`Note: ${note}`)
