@@ -74,6 +74,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
     const asFiles = source.kind === 'files' || (source.folder === '.' && !source.recursive)
     const scan = await scanFolder(repoDir, source.folder, { recursive: !asFiles && source.recursive })
     const at = (rel: string): string => source.folder === '.' ? rel : `${source.folder}/${rel}`
+    if (scan.leavesRepository) result.links.push(source.folder)
     result.links.push(...scan.links.map(at))
     if (scan.truncated) result.truncated.push(source.folder)
     const groups = asFiles

@@ -13,6 +13,8 @@ export interface FolderScan {
   links: string[]
   /** True when the walk stopped at MAX_FILES or MAX_DEPTH. */
   truncated: boolean
+  /** True when the folder exists but is a link, or leads outside the repository (not walked). */
+  leavesRepository: boolean
 }
 
 /** At most this many files are listed per folder (init looks at a site, it does not index it). */
@@ -31,9 +33,12 @@ const NEVER_CONTENT = new Set(['node_modules', '.git'])
  * @returns the files and links found; an absent folder gives empty lists
  */
 export async function scanFolder (repoDir: string, folder: string, opts: { recursive?: boolean } = {}): Promise<FolderScan> {
-  const scan: FolderScan = { files: [], links: [], truncated: false }
+  const scan: FolderScan = { files: [], links: [], truncated: false, leavesRepository: false }
   const root = path.resolve(repoDir, folder)
-  if (!(await isInside(repoDir, root))) return scan
+  if (!(await isInside(repoDir, root))) {
+    scan.leavesRepository = await exists(root)
+    return scan
+  }
   const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
     let dirents
     try { dirents = await readdir(dir, { withFileTypes: true }) } catch { return }
@@ -53,6 +58,10 @@ export async function scanFolder (repoDir: string, folder: string, opts: { recur
   }
   await walk(root, '', 0)
   return scan
+}
+
+async function exists (target: string): Promise<boolean> {
+  try { await lstat(target); return true } catch { return false }
 }
 
 /**

@@ -4,6 +4,8 @@
  * and hostile folder names in a site's own config, which must never lead outside the repository.
  */
 import t, { type Test } from 'tap'
+import { symlink } from 'node:fs/promises'
+import path from 'node:path'
 import { detectGenerator } from '../../lib/init/detect-generator.js'
 import { inferCollections } from '../../lib/init/infer-collections.js'
 import { makeSite } from '../helpers/site.js'
@@ -117,4 +119,17 @@ t.test('file names that cannot be entry ids are named; real-world names are ids'
   const inferred = await inferCollections(dir, (await detectGenerator(dir)).sources)
   t.same(inferred.badNames.map(b => b.path).sort(), ['content/notes/-draft.md', 'content/notes/a:b.md', 'content/notes/note .md'])
   t.equal(inferred.collections[0]?.entries.length, 6, 'still configured: the service lists them')
+})
+
+t.test('a content folder that is itself a link, or lies behind one, is reported and not read', async t => {
+  const outside = await makeSite(t, { 'post/secret.md': md('Secret') }, { fixtures: false, commit: false })
+  const dir = await makeSite(t, { 'hugo.toml': 'title = "x"\n', 'content/docs/a.md': md('A') }, { fixtures: false, commit: false })
+  await symlink(path.join(outside, 'post'), path.join(dir, 'content/post'))
+  await symlink(outside, path.join(dir, 'src'))
+  const astroLike = await inferCollections(dir, [{ folder: 'src/post', name: 'post', kind: 'folder', recursive: true, pagesOnly: false }])
+  t.same(astroLike.collections, [])
+  t.same(astroLike.links, ['src/post'])
+  const inferred = await inferCollections(dir, (await detectGenerator(dir)).sources)
+  t.same(inferred.collections.map(c => c.folder), ['content/docs'])
+  t.ok(inferred.links.includes('content/post'), 'the linked section is named')
 })
