@@ -20,8 +20,12 @@ const BIN = fileURLToPath(new URL('../../bin/git-cms', import.meta.url))
 interface Run { code: number, stdout: string, stderr: string }
 
 async function cli (...args: string[]): Promise<Run> {
+  return await cliIn(process.cwd(), ...args)
+}
+
+async function cliIn (cwd: string, ...args: string[]): Promise<Run> {
   return await new Promise(resolve => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd, timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1
       resolve({ code, stdout, stderr })
     })
@@ -210,9 +214,9 @@ t.test('a file whose frontmatter cannot be parsed is reported, and still configu
   t.match(run.stdout, /^ {2}blog .* 5 entries$/m)
 })
 
-t.test('a plain Markdown site (no generator): content/ folders become collections', async t => {
+t.test('a plain Markdown site (no generator), in the current directory: content/ folders become collections', async t => {
   const dir = await makeSite(t, { 'cms.config.yaml': null, 'content/notes/one.md': '---\ntitle: One\n---\n', 'content/notes/two.md': '---\ntitle: Two\n---\n' })
-  const run = await cli('init', '--repo', dir)
+  const run = await cliIn(dir, 'init')
   t.equal(run.code, 0, run.stderr)
   t.match(run.stdout, /^Found plain Markdown folders\.\n/)
   const collections = await readConfig(dir)
