@@ -102,10 +102,15 @@ const SITE_CHECKS: Partial<Record<ExampleSiteName, (t: Test, collections: Record
   }
 }
 
+// The four sites are copied and initialised at once (each is its own process); the tests below read the results.
+const initialised = new Map(EXAMPLE_SITES.map(site => [site, (async () => {
+  const dir = await makeExampleSite(t, site)
+  return { dir, run: await cli('init', '--repo', dir) }
+})()]))
+
 for (const site of EXAMPLE_SITES) {
   t.test(`${site}: init writes a config whose collections hold every content file`, async t => {
-    const dir = await makeExampleSite(t, site)
-    const run = await cli('init', '--repo', dir)
+    const { dir, run } = await initialised.get(site)!
     t.equal(run.code, 0, run.stderr)
     const collections = await readConfig(dir)
     t.same(Object.keys(collections).sort(), Object.keys(EXPECTED[site].collections).sort(), 'one collection per content folder and format')
