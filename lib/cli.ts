@@ -24,6 +24,7 @@ export const EXIT_USAGE = 2
 /** The help text (stdout for `--help`, stderr after a usage error). */
 export const USAGE = `Usage:
   git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
+  git-cms serve --clone URL --repo DIR [...]        clone the site (and its refs/cms/*) into an empty DIR, then serve it
   git-cms demo  [--port N] [--host H]                serve a throwaway copy of the example site
   git-cms --help                                     show this help
 
@@ -43,6 +44,8 @@ interface Invocation {
   repo: string | undefined
   host: string
   port: number
+  /** `--clone URL`: make DIR a clone of the site's remote first. */
+  clone?: string
 }
 
 /**
@@ -81,6 +84,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
       password = given === null ? randomBytes(12).toString('base64url') : null
       cms = await createCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
       cms.app.use(demo.demoSite(cms))
+    } else if (invocation.clone !== undefined) {
+      const { cloneInstance } = await import('./remote/clone-instance.js')
+      await cloneInstance(invocation.clone, invocation.repo!, env)
+      cms = await createCms({ repoDir: invocation.repo!, env, defaultRemote: 'origin' })
     } else {
       cms = await createCms({ repoDir: invocation.repo ?? process.cwd(), env })
     }
@@ -116,6 +123,7 @@ function parseInvocation (argv: string[]): Invocation {
     strict: true,
     options: {
       repo: { type: 'string' },
+      clone: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
       help: { type: 'boolean', short: 'h' }
@@ -129,6 +137,12 @@ function parseInvocation (argv: string[]): Invocation {
   if (command === 'demo' && values.repo !== undefined) throw new UsageError('demo serves its own copy of the example site; --repo is for serve')
   if (values.host === '') throw new UsageError('--host needs a value')
   if (values.repo === '') throw new UsageError('--repo needs a value')
+  if (values.clone !== undefined) {
+    if (command !== 'serve') throw new UsageError('--clone is for serve')
+    if (values.clone === '') throw new UsageError('--clone needs a URL')
+    if (values.repo === undefined) throw new UsageError('--clone needs --repo DIR (an empty or missing directory)')
+    return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), clone: values.clone }
+  }
   return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port) }
 }
 

@@ -27,6 +27,8 @@ import { RebuildWebhook } from './publish/rebuild-webhook.js'
 import { DeploymentStatus } from './publish/deployment-status.js'
 import { RecoveryPlanStore } from './publish/recovery-plan.js'
 import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
+import { RemoteSync } from './remote/remote-sync.js'
+import { withDefaultRemote } from './remote/default-remote.js'
 
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
@@ -37,6 +39,8 @@ export interface CreateCmsOptions {
   env?: NodeJS.ProcessEnv
   /** A pino logger (default: JSON lines on stderr at level `info`, `silent` under tests). */
   logger?: Logger
+  /** The git remote to sync with when the config names none (`serve --clone` passes `origin`). */
+  defaultRemote?: string
 }
 
 /** A running-ready instance. */
@@ -70,12 +74,13 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
   await assertGitRepository(repoDir, gitDir)
   const env = opts.env ?? process.env
   const runtime = readRuntimeSettings(env)
-  const config = await loadConfig(repoDir, opts.config)
+  const config = withDefaultRemote(await loadConfig(repoDir, opts.config), opts.defaultRemote)
   const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? (env.TAP === '1' || process.env.TAP === '1' ? 'silent' : 'info') }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
   let content: ContentStore | null = null
   let auth: Awaited<ReturnType<typeof createAuth>> | null = null
+  let remote: RemoteSync | null = null
   try {
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -86,6 +91,23 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
     auth = await createAuth({ config, runtime, stateDir, log })
     const packs = new PackStore(gitDir)
     await packs.sweepTemporary()
+    const locks = new KeyedLock()
+    const webhook = new RebuildWebhook({ config, stateDir, log })
+    const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
+    remote = new RemoteSync({
+      repoDir,
+      stateDir,
+      config,
+      log,
+      locks,
+      content,
+      gitOnPublish: runtime.gitOnPublish,
+      env,
+      announce: async (commit, published) => {
+        await deployment.recordPublished(commit)
+        if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
+      }
+    })
     const services: Services = {
       repoDir,
       gitDir,
@@ -95,17 +117,20 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       log,
       content,
       auth,
-      locks: new KeyedLock(),
+      locks,
       history: new HistoryStore({ gitDir, packs }),
       drafts: new DraftStore({ gitDir, packs }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
-      webhook: new RebuildWebhook({ config, stateDir, log }),
-      deployment: new DeploymentStatus({ repoDir, gitDir, config, stateDir }),
+      webhook,
+      deployment,
       plans: new RecoveryPlanStore(stateDir),
+      remote,
       relativePath: (absolute) => path.relative(repoDir, absolute).split(path.sep).join('/')
     }
     const unfinished = await finishRecoveryPlan(services)
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
+    // After the recovery plan (whose commit a pending push may be waiting for).
+    await remote.start()
     const app = createApp(services)
     const liveContent = content
     // Build every collection index in the background, so the first list is fast; start-up
@@ -115,6 +140,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
     const liveAuth = auth
+    const liveRemote = remote
     return {
       app,
       services,
@@ -123,6 +149,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
         closing = true
+        await liveRemote.close()
         await warming
         await liveContent.close()
         await liveAuth.close()
@@ -131,6 +158,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
       }
     }
   } catch (err) {
+    await remote?.close().catch(() => {})
     await content?.close().catch(() => {})
     await auth?.close().catch(() => {})
     await lock.release()

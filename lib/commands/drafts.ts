@@ -11,6 +11,8 @@ export interface DraftStatus {
   count: number
   canPublish?: boolean
   retryRebuild: { available: boolean }
+  /** A publish commit whose push to the git remote failed, waiting for `{ retryPush: true }`. */
+  retryPush: { available: boolean }
 }
 
 /**
@@ -21,7 +23,7 @@ export interface DraftStatus {
 export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
   const { services, identity } = ctx
   const count = await services.drafts.count(identity.id)
-  const status: DraftStatus = { hasDrafts: count > 0, count, retryRebuild: { available: await services.webhook.hasReceipt() } }
+  const status: DraftStatus = { hasDrafts: count > 0, count, retryRebuild: { available: await services.webhook.hasReceipt() }, retryPush: { available: await services.remote.retryAvailable() } }
   if (services.auth.authorizer.active) status.canPublish = await services.auth.authorizer.can(identity, 'publish', {})
   return status
 }
