@@ -78,7 +78,7 @@ export async function startRemoteSite (t: Teardown, opts: { config?: Partial<Con
   const logs: string[] = []
   const sink = new Writable({ write (chunk: Buffer, _enc, done) { logs.push(chunk.toString()); done() } })
   const logger = pino({ level: 'debug' }, sink)
-  const config = { ...remoteConfig, ...opts.config, git: { ...remoteConfig.git, ...opts.config?.git } } as ConfigInput
+  const config = { ...remoteConfig, ...opts.config, git: opts.config?.git ?? remoteConfig.git } as ConfigInput
   const s = await startServer(t, { repoDir, config, logger, env: { CMS_GIT_ON_PUBLISH: 'true', ...opts.env } })
   const as = (id: string, name = id): Editor => {
     const headers = { 'x-user': id, 'x-user-name': name, 'x-user-roles': 'publisher' }
