@@ -226,7 +226,8 @@ export class RemoteSync {
     this.state.report.localCommit = outcome.commit
     this.state.report.upstreamCommit = outcome.commit
     this.state.set('ok', 'In sync with the remote.')
-    if (this.#opts.config.git.pushRefs) await pushCmsRefs(ctx).catch(() => {})
+    // History and drafts follow on the queue, after the response (they are not what a rebuild needs).
+    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await pushCmsRefs(ctx) }).catch(() => {})
     return { outcome, delivered: pending?.published ?? [] }
   }
 
@@ -241,7 +242,8 @@ export class RemoteSync {
     const { report } = this.state
     let fetched: { previous: string | null, upstream: string | null }
     try {
-      fetched = await fetchUpstream(ctx, this.#opts.config.git.pushRefs)
+      // Before a publish only the branch matters (refs/cms/* follow the publish's push).
+      fetched = await fetchUpstream(ctx, this.#opts.config.git.pushRefs && reason !== 'publish')
       report.lastFetchAt = Date.now()
       report.lastFetchError = null
     } catch (err) {
@@ -291,7 +293,7 @@ export class RemoteSync {
     } else {
       this.state.set('diverged', `This server's branch and ${ctx.remote}/${ctx.branch} have both moved; nothing is merged silently.`)
     }
-    if (this.#opts.config.git.pushRefs) {
+    if (this.#opts.config.git.pushRefs && reason !== 'publish') {
       await adoptCmsRefs(ctx).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
       await pushCmsRefs(ctx).catch(() => {})
     }

@@ -37,7 +37,9 @@ t.test('publish pushes the commit of only the CMS paths, with the editor as auth
   const deployment = await (await ann.get('/deployment')).json() as { sync: { state: string, lastPush: { commit: string } } }
   t.equal(deployment.sync.state, 'ok')
   t.equal(deployment.sync.lastPush.commit, body.commit)
-  t.not(hostRef(host, 'refs/cms/history'), '', 'history travelled with the push')
+  // History follows the branch push on the sync queue, right after the response.
+  for (let i = 0; i < 200 && hostRef(host, 'refs/cms/history') === ''; i++) await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(hostRef(host, 'refs/cms/history'), git(s.repoDir, 'rev-parse', 'refs/cms/history'), 'history travelled after the push')
 })
 
 t.test('a pre-receive hook refusing the push: push.ok false, the commit stays local, retryPush sends it once allowed', async t => {
