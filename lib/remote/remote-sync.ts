@@ -217,7 +217,7 @@ export class RemoteSync {
     const outcome = await pushHead(ctx)
     if (!outcome.ok) {
       await this.state.failPending(outcome.error)
-      if (this.state.report.state !== 'diverged') this.state.set('ahead', 'A publish commit waits on this server: its push failed (Retry push sends it).')
+      if (this.state.report.state !== 'diverged' && this.state.report.state !== 'error') this.state.set('ahead', 'A publish commit waits on this server: its push failed (Retry push sends it).')
       this.#opts.log.warn({ error: outcome.error }, 'push of the publish commit failed; it stays on this server (retryPush sends it)')
       return { outcome, delivered: [] }
     }

@@ -111,3 +111,28 @@ t.test('a token in the remote URL never shows in a response or a log line', asyn
   t.notOk(everything.includes(host.token.slice(4)), 'not even in part')
   t.notOk(everything.includes('cms-bot:'), 'nor the userinfo')
 })
+
+t.test('before a publish the service fetches: a draft on an entry changed upstream publishes as stale_entry', async t => {
+  const { s, host, as } = await startRemoteSite(t)
+  const dev = await devClone(t, host)
+  const bob = as('bob')
+  await bob.post('/mutate', { type: 'save_field', collection: 'notes', id: 'a', field: 'n', value: 5 })
+  await bob.post('/mutate', { type: 'save_field', collection: 'notes', id: 'b', field: 'n', value: 6 })
+  const devCommit = await dev.commitAndPush({ 'content/notes/a.json': '{"n":77}\n' }, 'Developer: note a')
+  // No webhook, no interval: the publish itself fetches first.
+  const published = await (await bob.post('/publish')).json() as { published: Array<{ id: string }>, conflicts: Array<{ id: string, code: string }>, push: { ok: boolean, commit: string } }
+  t.same(published.published.map(p => p.id), ['b'])
+  t.match(published.conflicts, [{ id: 'a', code: 'stale_entry' }])
+  t.equal(published.push.ok, true)
+  t.equal(git(host.bareDir, 'rev-parse', `${published.push.commit}^`), devCommit, 'published on top of the developer commit')
+  t.equal(git(s.repoDir, 'show', 'HEAD:content/notes/a.json'), '{"n":77}', "the developer's note a stays")
+})
+
+t.test('the interval fetches by itself', async t => {
+  const { s, host } = await startRemoteSite(t, { config: { git: { remote: 'origin', pullInterval: 1 } } })
+  const dev = await devClone(t, host)
+  const devCommit = await dev.commitAndPush({ 'content/notes/b.json': '{"n":8}\n' }, 'Developer: note b')
+  const deadline = Date.now() + 30000
+  while (Date.now() < deadline && git(s.repoDir, 'rev-parse', 'HEAD') !== devCommit) await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(git(s.repoDir, 'rev-parse', 'HEAD'), devCommit, 'fast-forwarded without a webhook')
+})
