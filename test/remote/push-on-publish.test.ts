@@ -59,6 +59,8 @@ t.test('a pre-receive hook refusing the push: push.ok false, the commit stays lo
   t.equal(failed.push.ok, false, 'still refused while the hook refuses')
   t.same(failed.published, [])
 
+  t.equal((await ann.post('/publish', { retryPush: 'yes' })).status, 400, 'retryPush must be a boolean')
+  t.equal(hostRef(host, 'refs/heads/main'), before, 'a refused request pushes nothing')
   await host.hook('pre-receive', null)
   const retried = await (await ann.post('/publish', { retryPush: true })).json() as { push: { ok: boolean, commit: string }, published: unknown[] }
   t.equal(retried.push.ok, true)
