@@ -35,6 +35,7 @@ const ALLOWED_GIT_ENV = [
   'GIT_SSL_NO_VERIFY', 'PAGER', 'EDITOR'
 ]
 
+/** Where git runs and with what. */
 export interface GitRunnerOptions {
   /** The working tree git runs in (`--clone` runs in its parent). */
   baseDir: string

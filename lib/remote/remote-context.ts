@@ -8,6 +8,7 @@ import type { ContentStore } from '../storage/content-store.js'
 import type { GitRunner } from './git-remote.js'
 import type { SyncState } from './sync-state.js'
 
+/** The parts one remote step needs, resolved once at start. */
 export interface RemoteContext {
   git: GitRunner
   /** The remote's name (`origin`). */

@@ -19,6 +19,7 @@ import { pushHead, type PushOutcome } from './push-publish.js'
 import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
 import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
 
+/** What `createCms` hands the remote link. */
 export interface RemoteSyncOptions {
   repoDir: string
   stateDir: string

@@ -28,6 +28,7 @@ export interface PendingPush {
 /** The remote branch was rewritten (a force push): recorded until the histories are linear again. */
 export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string, at: number }
 
+/** The sync state in one word (`sync.state` of GET /deployment). */
 export type SyncStateName = 'off' | 'idle' | 'ok' | 'ahead' | 'blocked' | 'diverged' | 'error'
 
 /** `sync` in `GET /deployment`. */
