@@ -22,7 +22,15 @@ export async function fetchUpstream (ctx: RemoteContext, withCmsRefs: boolean): 
   const specs = [`+refs/heads/${ctx.branch}:${ctx.tracking}`]
   if (withCmsRefs) specs.push(`+refs/cms/*:${ctx.cmsTracking}*`)
   // No tags, no submodules, no prune of anything else: only the refs named here.
-  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...specs])
+  const fetch = async (refspecs: string[]): Promise<string> => await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
+  try {
+    await fetch(specs)
+  } catch (err) {
+    // An empty repository on the host (or a branch not created yet): the next push creates it.
+    if (!/couldn't find remote ref/i.test((err as Error).message)) throw err
+    if (specs.length > 1) await fetch(specs.slice(1))
+    return { previous, upstream: null }
+  }
   return { previous, upstream: await resolveCommit(ctx.git, ctx.tracking) }
 }
 

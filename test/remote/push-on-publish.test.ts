@@ -117,3 +117,18 @@ t.test('the remote branch changed the same entry: push.ok false, nothing is merg
   t.equal(hostRef(host, 'refs/heads/main'), devCommit, 'the host keeps the developer commit')
   t.equal(git(s.repoDir, 'rev-parse', 'HEAD'), first.commit, 'the server keeps its commit')
 })
+
+t.test('an empty repository on the host: the first publish creates the branch', async t => {
+  const { makeSite, startServer } = await import('../helpers/site.js')
+  const { startGitHost } = await import('../helpers/git-http-server.js')
+  const { remoteConfig, remoteFiles, API } = await import('../helpers/remote-site.js')
+  const repoDir = await makeSite(t, remoteFiles, { fixtures: false })
+  const host = await startGitHost(t)
+  git(repoDir, 'remote', 'add', 'origin', host.url)
+  const s = await startServer(t, { repoDir, config: remoteConfig, env: { CMS_GIT_ON_PUBLISH: 'true' } })
+  const headers = { 'x-user': 'ann', 'x-user-name': 'Ann', 'x-user-roles': 'publisher', 'content-type': 'application/json', 'x-cms-request': '1' }
+  await s.request(`${API}/mutate`, { method: 'POST', headers, body: JSON.stringify({ type: 'save_field', collection: 'notes', id: 'a', field: 'n', value: 1 }) })
+  const body = await (await s.request(`${API}/publish`, { method: 'POST', headers, body: '{}' })).json() as { push: { ok: boolean, commit: string } }
+  t.equal(body.push.ok, true)
+  t.equal(hostRef(host, 'refs/heads/main'), body.push.commit, 'the branch exists on the host now')
+})
