@@ -67,7 +67,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   if (body.retryRebuild === true) {
     return { ok: true, published: [], conflicts: [], failed: [], ...await services.webhook.retry() }
   }
-  if (body.retryPush === true) return { ok: true, published: [], conflicts: [], failed: [], ...await retryPush(services) }
+  if (body.retryPush === true) return { ok: true, published: [], conflicts: [], failed: [], ...await retryPush(services, identity) }
   // Upstream changes first, so drafts made on an older base are caught as stale_entry.
   await services.remote.beforePublish()
   const scope = {

@@ -8,6 +8,7 @@ import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import { commitMessage } from '../commands/commit-message.js'
+import { ForbiddenError } from '../errors.js'
 import type { PushOutcome } from './push-publish.js'
 import type { PublishedRef } from './sync-state.js'
 
@@ -64,9 +65,12 @@ export async function deliverPublish (services: Services, identity: Identity, pu
 /**
  * `{ retryPush: true }`: pushes the commits a failed push left here, then calls the webhook.
  * @param services the instance
+ * @param identity the editor asking (needs the publish permission under a policy)
  * @returns the response fields (`push` absent when nothing waited)
  */
-export async function retryPush (services: Services): Promise<DeliveryFields & { retryPush: { available: boolean } }> {
+export async function retryPush (services: Services, identity: Identity): Promise<DeliveryFields & { retryPush: { available: boolean } }> {
+  // Pushing published content to the site's host is part of publishing.
+  if (services.auth.authorizer.active && !await services.auth.authorizer.can(identity, 'publish', {})) throw new ForbiddenError('Not allowed: publish')
   const { push, delivered } = await services.remote.retryPush()
   if (push === null) return { retryPush: { available: false }, rebuild: { triggered: false, ok: false } }
   if (!push.ok) return { push, retryPush: { available: true }, rebuild: { triggered: false, ok: false } }

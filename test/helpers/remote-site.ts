@@ -35,7 +35,7 @@ export const SYNC_SECRET = 'sync-secret-0123456789abcdef'
 
 export const remoteConfig = {
   auth: { provider: 'trusted-header' as const, idHeader: 'x-user', nameHeader: 'x-user-name', rolesHeader: 'x-user-roles' },
-  permissions: { publisher: ['*' as const] },
+  permissions: { publisher: ['*' as const], writer: ['edit' as const] },
   collections: { notes: { format: 'json' as const }, posts: { format: 'md' as const } },
   git: { remote: 'origin', pullInterval: 0, syncSecret: SYNC_SECRET }
 }
@@ -55,7 +55,7 @@ export interface RemoteSite {
   /** Every log line the instance wrote. */
   logs: string[]
   /** An API client acting as one editor. */
-  as: (id: string, name?: string) => Editor
+  as: (id: string, name?: string, roles?: string) => Editor
 }
 
 export interface Editor {
@@ -80,8 +80,8 @@ export async function startRemoteSite (t: Teardown, opts: { config?: Partial<Con
   const logger = pino({ level: 'debug' }, sink)
   const config = { ...remoteConfig, ...opts.config, git: opts.config?.git ?? remoteConfig.git } as ConfigInput
   const s = await startServer(t, { repoDir, config, logger, env: { CMS_GIT_ON_PUBLISH: 'true', ...opts.env } })
-  const as = (id: string, name = id): Editor => {
-    const headers = { 'x-user': id, 'x-user-name': name, 'x-user-roles': 'publisher' }
+  const as = (id: string, name = id, roles = 'publisher'): Editor => {
+    const headers = { 'x-user': id, 'x-user-name': name, 'x-user-roles': roles }
     return {
       get: async (p) => await s.request(API + p, { headers }),
       post: async (p, body) => await s.request(API + p, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'x-cms-request': '1' }, body: JSON.stringify(body ?? {}) })

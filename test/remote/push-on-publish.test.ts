@@ -60,6 +60,7 @@ t.test('a pre-receive hook refusing the push: push.ok false, the commit stays lo
   t.same(failed.published, [])
 
   t.equal((await ann.post('/publish', { retryPush: 'yes' })).status, 400, 'retryPush must be a boolean')
+  t.equal((await as('wes', 'Wes', 'writer').post('/publish', { retryPush: true })).status, 403, 'a writer may not push')
   t.equal(hostRef(host, 'refs/heads/main'), before, 'a refused request pushes nothing')
   await host.hook('pre-receive', null)
   const retried = await (await ann.post('/publish', { retryPush: true })).json() as { push: { ok: boolean, commit: string }, published: unknown[] }
