@@ -3,7 +3,7 @@
  * table per section (figure, value, target, OK/MISS) and a summary line. Benches only print; they
  * never fail a test run.
  *
- *   node dist/bench/run.js [reads|writes|drafts|markdown|render ...]
+ *   node dist/bench/run.js [reads|writes|drafts|remote|markdown|render ...]
  *   BENCH_ENTRIES=1000 BENCH_CONCURRENCY=8 node dist/bench/run.js
  *   BENCH_DIR=/some/dir: where the generated sites go (default: the system temp directory)
  */
@@ -14,6 +14,7 @@ import { draftsBench } from './drafts-bench.js'
 import { markdownSection, NotAvailableError } from './markdown-section.js'
 import { readsBench } from './reads-bench.js'
 import { renderBench } from './render-bench.js'
+import { remoteBench } from './remote-bench.js'
 import { SectionReport, formatSection, formatSummary, type SectionResult } from './report.js'
 import { writesBench } from './writes-bench.js'
 
@@ -27,6 +28,7 @@ const SECTIONS: Section[] = [
   { name: 'reads', title: ctx => `reads (issue 3): ${ctx.entries} Markdown entries`, run: readsBench },
   { name: 'writes', title: ctx => `writes (issue 4): save_field with history, ${ctx.concurrency} clients`, run: writesBench },
   { name: 'drafts', title: () => 'drafts and publish (issue 5): permissions policy, CMS_GIT_ON_PUBLISH=true', run: draftsBench },
+  { name: 'remote', title: () => 'git remote (issue 16): push on publish, upstream sync, reads during a sync', run: remoteBench },
   { name: 'markdown', title: () => 'markdown (issue 6): block round-trip and md_block conversion', run: async (_ctx, report) => { await markdownSection(report) } },
   { name: 'render', title: () => 'render (issue 15): GET /render of a 20 KB Markdown body', run: renderBench }
 ]

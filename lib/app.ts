@@ -11,6 +11,7 @@ import { publishRoutes } from './http/publish-routes.js'
 import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
+import { syncWebhookMiddleware } from './remote/sync-webhook.js'
 
 /**
  * Creates the Koa application.
@@ -30,6 +31,8 @@ export function createApp (services: Services): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff')
     await next()
   })
+  // The git host's push webhook: signed with git.syncSecret, no session (before the API's guards).
+  app.use(syncWebhookMiddleware(services))
   app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes]))
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))

@@ -26,6 +26,7 @@ export const EXIT_USAGE = 2
 /** The help text (stdout for `--help`, stderr after a usage error). */
 export const USAGE = `Usage:
   git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
+  git-cms serve --clone URL --repo DIR [...]        clone the site (and its refs/cms/*) into an empty DIR, then serve it
   git-cms demo  [--port N] [--host H]                serve a throwaway copy of the example site
   git-cms init  [--repo DIR] [--force]               detect the site's generator and write cms.config.yaml
   git-cms --help                                     show this help
@@ -47,6 +48,8 @@ interface Invocation {
   host: string
   port: number
   force: boolean
+  /** `--clone URL`: make DIR a clone of the site's remote first. */
+  clone?: string
 }
 
 /**
@@ -86,6 +89,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
       password = given === null ? randomBytes(12).toString('base64url') : null
       opened = await openCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
       opened.cms.app.use(demo.demoSite(opened.services))
+    } else if (invocation.clone !== undefined) {
+      const { cloneInstance } = await import('./remote/clone-instance.js')
+      await cloneInstance(invocation.clone, invocation.repo!, env)
+      opened = await openCms({ repoDir: invocation.repo!, env, defaultRemote: 'origin' })
     } else {
       opened = await openCms({ repoDir: invocation.repo ?? process.cwd(), env })
     }
@@ -133,6 +140,7 @@ function parseInvocation (argv: string[]): Invocation {
     strict: true,
     options: {
       repo: { type: 'string' },
+      clone: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
       force: { type: 'boolean' },
@@ -149,6 +157,12 @@ function parseInvocation (argv: string[]): Invocation {
   if (values.repo === '') throw new UsageError('--repo needs a value')
   if (values.force === true && command !== 'init') throw new UsageError('--force is for init')
   if (command === 'init' && (values.port !== undefined || values.host !== undefined)) throw new UsageError('init writes a config and serves nothing; --port and --host are for serve and demo')
+  if (values.clone !== undefined) {
+    if (command !== 'serve') throw new UsageError('--clone is for serve')
+    if (values.clone === '') throw new UsageError('--clone needs a URL')
+    if (values.repo === undefined) throw new UsageError('--clone needs --repo DIR (an empty or missing directory)')
+    return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: false, clone: values.clone }
+  }
   return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true }
 }
 

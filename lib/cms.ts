@@ -30,6 +30,8 @@ import { RebuildWebhook } from './publish/rebuild-webhook.js'
 import { DeploymentStatus } from './publish/deployment-status.js'
 import { RecoveryPlanStore } from './publish/recovery-plan.js'
 import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
+import { RemoteSync } from './remote/remote-sync.js'
+import { withDefaultRemote } from './remote/default-remote.js'
 
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
@@ -40,6 +42,8 @@ export interface CreateCmsOptions {
   env?: NodeJS.ProcessEnv
   /** A pino logger (default: JSON lines on stderr at level `CMS_LOG_LEVEL`, else `info`). */
   logger?: Logger
+  /** The git remote to sync with when the config names none (`serve --clone` passes `origin`). */
+  defaultRemote?: string
 }
 
 /** A running-ready instance: what an embedding application needs, and nothing secret. */
@@ -94,12 +98,13 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const gitDir = await assertGitRepository(repoDir)
   const env = opts.env ?? process.env
   const runtime = readRuntimeSettings(env)
-  const config = await loadConfig(repoDir, opts.config)
+  const config = withDefaultRemote(await loadConfig(repoDir, opts.config), opts.defaultRemote)
   const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? 'info' }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
   let content: ContentStore | null = null
   let auth: Awaited<ReturnType<typeof createAuth>> | null = null
+  let remote: RemoteSync | null = null
   try {
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -112,6 +117,23 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     auth = await createAuth({ config, runtime, stateDir, log })
     const packs = new PackStore(gitDir)
     await packs.sweepTemporary()
+    const locks = new KeyedLock()
+    const webhook = new RebuildWebhook({ config, stateDir, log })
+    const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
+    remote = new RemoteSync({
+      repoDir,
+      stateDir,
+      config,
+      log,
+      locks,
+      content,
+      gitOnPublish: runtime.gitOnPublish,
+      env,
+      announce: async (commit, published) => {
+        await deployment.recordPublished(commit)
+        if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
+      }
+    })
     const services: Services = {
       repoDir,
       gitDir,
@@ -121,17 +143,20 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       log,
       content,
       auth,
-      locks: new KeyedLock(),
+      locks,
       history: new HistoryStore({ gitDir, packs }),
       drafts: new DraftStore({ gitDir, packs }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
-      webhook: new RebuildWebhook({ config, stateDir, log }),
-      deployment: new DeploymentStatus({ repoDir, gitDir, config, stateDir }),
+      webhook,
+      deployment,
       plans: new RecoveryPlanStore(stateDir),
+      remote,
       relativePath: (absolute) => path.relative(repoDir, absolute).split(path.sep).join('/')
     }
     const unfinished = await finishRecoveryPlan(services)
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
+    // After the recovery plan (whose commit a pending push may be waiting for).
+    await remote.start()
     const app = createApp(services)
     const liveContent = content
     // Build every collection index in the background, so the first list is fast; start-up
@@ -141,6 +166,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
     const liveAuth = auth
+    const liveRemote = remote
     const cms: Cms = {
       app,
       config: withoutSecrets(config),
@@ -148,6 +174,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
         closing = true
+        await liveRemote.close()
         await warming
         await liveContent.close()
         await liveAuth.close()
@@ -157,6 +184,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     }
     return { cms, services }
   } catch (err) {
+    await remote?.close().catch(() => {})
     await content?.close().catch(() => {})
     await auth?.close().catch(() => {})
     await lock.release()

@@ -82,6 +82,18 @@ export const configSchema = {
       }
     },
     auth: { type: 'object' },
+    git: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        remote: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' },
+        branch: { type: 'string', pattern: '^(?!-)(?!.*\\.\\.)(?!.*//)[A-Za-z0-9/_.-]{1,200}(?<![./])$' },
+        pushOnPublish: { type: 'boolean' },
+        pushRefs: { type: 'boolean' },
+        pullInterval: { type: 'integer', minimum: 0, maximum: 86400 },
+        syncSecret: { type: 'string', minLength: 16 }
+      }
+    },
     permissions: {
       type: 'object',
       additionalProperties: {

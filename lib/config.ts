@@ -75,6 +75,19 @@ export interface ConfigInput {
   }
   auth?: AuthAdapter | TrustedHeaderAuth
   permissions?: Record<string, Array<AuthAction | '*'>>
+  git?: { remote?: string, branch?: string, pushOnPublish?: boolean, pushRefs?: boolean, pullInterval?: number, syncSecret?: string }
+}
+
+/** The git remote settings (CONTRACT 13); `remote: null` means local only. */
+export interface GitRemoteConfig {
+  remote: string | null
+  /** null: the checked-out branch. */
+  branch: string | null
+  pushOnPublish: boolean
+  pushRefs: boolean
+  /** Seconds between fetches; 0 turns the interval off. */
+  pullInterval: number
+  syncSecret: string | null
 }
 
 export type UploadType = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif' | 'pdf'
@@ -93,6 +106,7 @@ export interface Config {
   delivery: ConfigInput['delivery'] & object
   auth: AuthAdapter | TrustedHeaderAuth | null
   permissions: Record<string, Array<AuthAction | '*'>> | null
+  git: GitRemoteConfig
 }
 
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
@@ -169,7 +183,15 @@ export function normalizeConfig (input: unknown): Config {
     collections: c.collections ?? {},
     delivery: c.delivery ?? {},
     auth: c.auth ?? null,
-    permissions: c.permissions ?? null
+    permissions: c.permissions ?? null,
+    git: Object.freeze({
+      remote: c.git?.remote ?? null,
+      branch: c.git?.branch ?? null,
+      pushOnPublish: c.git?.pushOnPublish ?? c.git?.remote !== undefined,
+      pushRefs: c.git?.pushRefs ?? c.git?.remote !== undefined,
+      pullInterval: c.git?.pullInterval ?? 60,
+      syncSecret: c.git?.syncSecret ?? null
+    })
   }
   return Object.freeze(config)
 }

@@ -14,6 +14,7 @@ import type { GitCommitter } from './publish/git-committer.js'
 import type { RebuildWebhook } from './publish/rebuild-webhook.js'
 import type { DeploymentStatus } from './publish/deployment-status.js'
 import type { RecoveryPlanStore } from './publish/recovery-plan.js'
+import type { RemoteSync } from './remote/remote-sync.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -36,6 +37,8 @@ export interface Services {
   webhook: RebuildWebhook
   deployment: DeploymentStatus
   plans: RecoveryPlanStore
+  /** The link to the site's git remote (inert without `git.remote`). */
+  remote: RemoteSync
   /**
    * A repository-relative path (forward slashes) of an absolute path inside it.
    * @param absolute a path inside the repository

@@ -137,13 +137,13 @@ const restoreBody: JSONSchemaType<RestoreBody> = {
   properties: { collection: name, id: name, ts: { type: 'integer', minimum: 0 } }
 }
 
-export interface PublishBody { collection?: string, id?: string, retryRebuild?: boolean }
+export interface PublishBody { collection?: string, id?: string, retryRebuild?: boolean, retryPush?: boolean }
 const publishBody: JSONSchemaType<PublishBody> = {
   type: 'object',
   additionalProperties: false,
   required: [],
   dependencies: { id: ['collection'] },
-  properties: { collection: { ...name, nullable: true }, id: { ...name, nullable: true }, retryRebuild: { type: 'boolean', nullable: true } }
+  properties: { collection: { ...name, nullable: true }, id: { ...name, nullable: true }, retryRebuild: { type: 'boolean', nullable: true }, retryPush: { type: 'boolean', nullable: true } }
 }
 
 /** Compiled validators; built once per instance by `createCommandValidators`. */

@@ -13,6 +13,8 @@ export interface DraftStatus {
   entries: string[]
   canPublish?: boolean
   retryRebuild: { available: boolean }
+  /** A publish commit whose push to the git remote failed, waiting for `{ retryPush: true }`. */
+  retryPush: { available: boolean }
 }
 
 /**
@@ -25,7 +27,7 @@ export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
   const keys = await services.drafts.keys(identity.id)
   const count = keys.length
   const entries = keys.map(k => `${k.collection}/${k.id}`)
-  const status: DraftStatus = { hasDrafts: count > 0, count, entries, retryRebuild: { available: await services.webhook.hasReceipt() } }
+  const status: DraftStatus = { hasDrafts: count > 0, count, entries, retryRebuild: { available: await services.webhook.hasReceipt() }, retryPush: { available: await services.remote.retryAvailable() } }
   if (services.auth.authorizer.active) status.canPublish = await services.auth.authorizer.can(identity, 'publish', {})
   return status
 }

@@ -19,7 +19,7 @@ import type { CommandContext } from './command-context.js'
 import { withLocks } from './with-locks.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
 import { writeBaseFiles } from './write-base-files.js'
-import { commitMessage } from './commit-message.js'
+import { deliverPublish, retryPush, type DeliveryFields } from '../remote/publish-delivery.js'
 
 export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
@@ -27,7 +27,7 @@ export interface PublishedItem { collection: string, id: string, revision: numbe
 export interface ConflictItem { collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }
 export interface FailedItem { collection: string, id: string, error: string, issues?: ValidationIssue[] }
 
-export interface PublishResponse extends Partial<RebuildOutcome> {
+export interface PublishResponse extends Partial<RebuildOutcome>, DeliveryFields {
   ok: true
   published: PublishedItem[]
   conflicts: ConflictItem[]
@@ -35,6 +35,7 @@ export interface PublishResponse extends Partial<RebuildOutcome> {
   commit?: string
   commitError?: string
   deploymentTracked?: boolean
+  retryPush?: { available: boolean }
 }
 
 /** An entry that passed every check and will be written. */
@@ -66,6 +67,9 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   if (body.retryRebuild === true) {
     return { ok: true, published: [], conflicts: [], failed: [], ...await services.webhook.retry() }
   }
+  if (body.retryPush === true) return { ok: true, published: [], conflicts: [], failed: [], ...await retryPush(services, identity) }
+  // Upstream changes first, so drafts made on an older base are caught as stale_entry.
+  await services.remote.beforePublish()
   const scope = {
     ...(body.collection !== undefined ? { collection: assertCollectionName(body.collection) } : {}),
     ...(body.id !== undefined ? { id: assertEntryId(body.id) } : {})
@@ -133,29 +137,8 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   // publish, even when it has nothing new to publish.
   const commitPending = services.runtime.gitOnPublish && response.published.length === 0 && await services.committer.hasPending()
   if (response.published.length === 0 && !commitPending) return response
-  if (services.runtime.gitOnPublish) {
-    const result = await services.committer.commit({
-      paths: writtenFiles,
-      author: { name: identity.name, email: `${identity.id}@users.git-cms.invalid` },
-      message: commitMessage(response.published)
-    })
-    if ('commit' in result && result.commit !== null) {
-      response.commit = result.commit
-      await services.deployment.recordPublished(result.commit)
-      response.deploymentTracked = true
-    } else if ('commitError' in result) {
-      response.commitError = result.commitError
-    }
-  }
-  if (services.webhook.configured) {
-    Object.assign(response, await services.webhook.send({
-      event: 'publish',
-      ...(response.commit !== undefined ? { commit: response.commit } : {}),
-      published: response.published
-    }))
-  } else {
-    response.rebuild = { triggered: false, ok: false }
-  }
+  // Commit, push to the git remote, then the rebuild webhook (lib/remote/publish-delivery.ts).
+  await deliverPublish(services, identity, response.published, writtenFiles, response)
   return response
 }
 

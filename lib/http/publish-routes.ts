@@ -36,6 +36,8 @@ export function publishRoutes (router: Router, services: Services): void {
   })
 
   router.get('/deployment', async (ctx) => {
-    ctx.body = await services.deployment.read()
+    const report = await services.deployment.read()
+    // `sync`: the git remote's state (CONTRACT 13), present when a remote is configured.
+    ctx.body = services.remote.enabled ? { ...report, sync: services.remote.state.report } : report
   })
 }

@@ -142,6 +142,15 @@ export class ContentStore {
     return (data) => validate(data)
   }
 
+  /**
+   * Marks files git rewrote (a fast-forward from the remote) as changed, so the next read re-checks
+   * them at once instead of waiting for the watcher's event.
+   * @param paths repository-relative paths (forward slashes)
+   */
+  markPathsChanged (paths: readonly string[]): void {
+    for (const p of paths) this.#onFileEvent(path.join(this.#opts.repoDir, ...p.split('/')))
+  }
+
   #onFileEvent (file: string): void {
     const rel = path.relative(this.registry.contentRoot, file).split(path.sep)
     const [name, base] = rel

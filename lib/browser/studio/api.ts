@@ -114,7 +114,7 @@ export class Api {
   /** @param scope what to publish @returns the publish report */
   async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
   /** @returns the deployment status */
-  async deployment (): Promise<{ configured: boolean, state: string, commit?: string }> { return await this.call('GET', '/deployment') }
+  async deployment (): Promise<{ configured: boolean, state: string, commit?: string, sync?: SyncReport }> { return await this.call('GET', '/deployment') }
   /** @param file the file @returns its URL */
   async upload (file: File): Promise<{ url: string }> {
     const form = new FormData()
@@ -132,4 +132,20 @@ export interface PublishReport {
   commit?: string
   commitError?: string
   rebuild?: { triggered: boolean, ok: boolean }
+  push?: { ok: true, commit: string } | { ok: false, error: string }
+}
+
+/** The git remote's state (`sync` of GET /deployment). */
+export interface SyncReport {
+  configured: boolean
+  remote: string | null
+  branch: string | null
+  state: string
+  message: string
+  lastFetchAt: number | null
+  lastFetchError: string | null
+  lastPush: { at: number, commit: string } | null
+  pushPending: boolean
+  pushError: string | null
+  divergedRefs: string[]
 }

@@ -3,6 +3,7 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, PublishReport } from './api.js'
 import { PublishResult } from './publish-result.js'
+import { SyncStatus } from './sync-status.js'
 import type { StudioConfig } from './types.js'
 
 /** @param props api and config @returns the "Collections" page */
@@ -51,6 +52,7 @@ export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }):
         })}
       </ul>
       {config.collections.length === 0 && <p>There are no collections yet.</p>}
+      <SyncStatus api={api} />
     </section>
   )
 }

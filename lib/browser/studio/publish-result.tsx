@@ -12,6 +12,7 @@ export function PublishResult ({ report }: { report: PublishReport }): JSX.Eleme
       {report.published.length + report.conflicts.length + report.failed.length === 0 && <p>Nothing to publish.</p>}
       {report.commit !== undefined && <p>Commit {report.commit.slice(0, 7)}.</p>}
       {report.commitError !== undefined && <p class="error">Commit failed: {report.commitError}</p>}
+      {report.push !== undefined && (report.push.ok ? <p>Pushed to the git host.</p> : <p class="error">Not pushed to the git host: {report.push.error} (Retry push on the dashboard sends it.)</p>)}
       {report.rebuild?.triggered === true && <p>{report.rebuild.ok ? 'Rebuild started.' : 'The rebuild hook failed; it can be retried.'}</p>}
     </div>
   )

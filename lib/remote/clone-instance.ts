@@ -1,0 +1,48 @@
+/**
+ * `git-cms serve --clone <url> --repo DIR`: brings up a new machine from the git host. An empty or
+ * missing DIR gets a clone of the site plus the remote's `refs/cms/*` (history and drafts), so the
+ * service serves the same entries, history and drafts as the machine that pushed them. A DIR that
+ * is already a clone is served as it is (a restart with the same command); anything else refuses.
+ */
+import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { StartupError } from '../errors.js'
+import { GitRunner } from './git-remote.js'
+
+/**
+ * Makes DIR a clone of the URL (with `refs/cms/*`) unless it already is a git repository.
+ * @param url the site's remote URL (credentials in it are never printed)
+ * @param dir the target directory
+ * @param env the environment git runs with
+ * @returns `cloned` when a clone was made, `existing` when DIR was already a repository
+ */
+export async function cloneInstance (url: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<'cloned' | 'existing'> {
+  const target = path.resolve(dir)
+  const entries = await readdir(target).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null
+    throw new StartupError(`--repo ${target} cannot be read: ${err.code ?? 'error'}`)
+  })
+  if (entries !== null && entries.length > 0) {
+    if (await stat(path.join(target, '.git')).then(s => s.isDirectory(), () => false)) return 'existing'
+    throw new StartupError(`--clone needs an empty or missing directory, and ${target} is neither (nor a git repository)`)
+  }
+  const parent = path.dirname(target)
+  await mkdir(parent, { recursive: true })
+  const git = new GitRunner({ baseDir: parent, env })
+  git.rememberUrl(url)
+  const created = entries === null
+  try {
+    await git.run(['clone', '--quiet', '--no-recurse-submodules', '--origin', 'origin', '--', url, target])
+    const inRepo = new GitRunner({ baseDir: target, env })
+    inRepo.rememberUrl(url)
+    // History and drafts, as the local refs and as the remote's values last fetched (the lease of
+    // the next push of refs/cms/*).
+    await inRepo.run(['fetch', '--quiet', '--no-tags', 'origin', '+refs/cms/*:refs/cms/*', '+refs/cms/*:refs/cms-upstream/origin/*'])
+  } catch (err) {
+    // Leave nothing half-made: an empty directory stays empty, a missing one stays missing.
+    if (created) await rm(target, { recursive: true, force: true }).catch(() => {})
+    else for (const name of await readdir(target).catch(() => [])) await rm(path.join(target, name), { recursive: true, force: true }).catch(() => {})
+    throw new StartupError(`could not clone the site: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`)
+  }
+  return 'cloned'
+}

@@ -1,0 +1,86 @@
+/**
+ * `refs/cms/*` (history and drafts) between the service and its remote. After a fetch, a remote
+ * ref is adopted when the local one is absent or an ancestor of it (compare-and-swap on the local
+ * value); a local ref ahead of the remote's (or new) is pushed with `--force-with-lease` on the
+ * value last fetched, so a push never overwrites what another instance pushed meanwhile. A ref
+ * that moved on both sides is kept as it is locally, logged, reported, and neither pushed nor
+ * adopted until one side contains the other.
+ */
+import type { RemoteContext } from './remote-context.js'
+import { isAncestor, listRefs } from './git-queries.js'
+
+const ZERO = '0'.repeat(40)
+
+/** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
+async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
+  const local = new Map<string, string>()
+  for (const [ref, sha] of await listRefs(ctx.git, 'refs/cms/')) local.set(ref.slice('refs/cms/'.length), sha)
+  const remote = new Map<string, string>()
+  for (const [ref, sha] of await listRefs(ctx.git, ctx.cmsTracking)) remote.set(ref.slice(ctx.cmsTracking.length), sha)
+  return { local, remote }
+}
+
+/**
+ * Adopts fetched remote refs where the local ref is absent or behind; reports the diverged ones.
+ * @param ctx the remote context
+ * @returns the names (under refs/cms/) of refs adopted and of refs diverged
+ */
+export async function adoptCmsRefs (ctx: RemoteContext): Promise<{ adopted: string[], diverged: string[] }> {
+  const { local, remote } = await bothSides(ctx)
+  const adopted: string[] = []
+  const diverged: string[] = []
+  for (const [name, theirs] of remote) {
+    if (!isCmsRefName(name)) continue
+    const ours = local.get(name)
+    if (ours === theirs) continue
+    if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
+    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) { diverged.push(name); continue }
+    try {
+      // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
+      await ctx.git.run(['update-ref', `refs/cms/${name}`, theirs, ours ?? ZERO])
+      adopted.push(name)
+    } catch (err) {
+      ctx.log.info({ ref: `refs/cms/${name}`, err: (err as Error).message }, 'a fetched refs/cms ref was not adopted; the next sync retries')
+    }
+  }
+  if (diverged.length > 0) ctx.log.warn({ refs: diverged.map(n => `refs/cms/${n}`) }, 'refs/cms refs changed both here and on the remote; keeping the local ones and not pushing them')
+  ctx.state.report.divergedRefs = diverged.map(n => `refs/cms/${n}`)
+  return { adopted, diverged }
+}
+
+/**
+ * Pushes local refs/cms refs that are new or ahead of the remote's, each with a lease on the value
+ * last fetched.
+ * @param ctx the remote context
+ * @returns the names pushed, or git's (redacted) refusal
+ */
+export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string[] } | { error: string }> {
+  const { local, remote } = await bothSides(ctx)
+  const args: string[] = []
+  const names: string[] = []
+  for (const [name, ours] of local) {
+    if (!isCmsRefName(name)) continue
+    const theirs = remote.get(name)
+    if (theirs === ours) continue
+    if (theirs !== undefined && !await isAncestor(ctx.git, theirs, ours)) continue
+    args.push(`--force-with-lease=refs/cms/${name}:${theirs ?? ''}`)
+    names.push(name)
+  }
+  if (names.length === 0) return { pushed: [] }
+  try {
+    await ctx.git.run(['push', '--quiet', '--porcelain', '--no-verify', ...args, ctx.remote, ...names.map(n => `refs/cms/${n}:refs/cms/${n}`)])
+  } catch (err) {
+    ctx.log.warn({ error: (err as Error).message }, 'could not push refs/cms; the next sync tries again')
+    return { error: (err as Error).message }
+  }
+  for (const name of names) {
+    const sha = local.get(name)!
+    await ctx.git.run(['update-ref', `${ctx.cmsTracking}${name}`, sha]).catch(() => {})
+  }
+  return { pushed: names }
+}
+
+/** A name under refs/cms/ the service itself writes (history, drafts of one editor). */
+function isCmsRefName (name: string): boolean {
+  return name === 'history' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
+}

@@ -1,0 +1,74 @@
+/**
+ * Small questions asked of git during a sync or a push: a ref's value, ancestry, the paths two
+ * commits differ in. Each is one git process, asked only by remote work (never by a read).
+ */
+import type { GitRunner } from './git-remote.js'
+
+/**
+ * The commit a ref or revision names.
+ * @param git the runner
+ * @param rev a ref name or revision
+ * @returns the full sha, or null when it does not exist
+ */
+export async function resolveCommit (git: GitRunner, rev: string): Promise<string | null> {
+  try {
+    const out = (await git.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim()
+    return /^[0-9a-f]{40}$/.test(out) ? out : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Whether `ancestor` is an ancestor of (or equal to) `descendant`.
+ * @param git the runner
+ * @param ancestor a commit
+ * @param descendant a commit
+ * @returns true when it is
+ */
+export async function isAncestor (git: GitRunner, ancestor: string, descendant: string): Promise<boolean> {
+  if (ancestor === descendant) return true
+  return await git.test(['merge-base', '--is-ancestor', ancestor, descendant])
+}
+
+/**
+ * The paths that differ between two commits.
+ * @param git the runner
+ * @param from a commit
+ * @param to a commit
+ * @returns repository-relative paths
+ */
+export async function changedPaths (git: GitRunner, from: string, to: string): Promise<string[]> {
+  const out = await git.run(['diff', '--name-only', '--no-renames', '-z', from, to, '--'])
+  return out.split('\0').filter(p => p !== '')
+}
+
+/**
+ * The values of every ref under a prefix.
+ * @param git the runner
+ * @param prefix e.g. `refs/cms/`
+ * @returns ref name -> sha
+ */
+export async function listRefs (git: GitRunner, prefix: string): Promise<Map<string, string>> {
+  const out = await git.run(['for-each-ref', '--format=%(objectname) %(refname)', prefix])
+  const refs = new Map<string, string>()
+  for (const line of out.split('\n')) {
+    const m = /^([0-9a-f]{40}) (\S+)$/.exec(line.trim())
+    if (m !== null) refs.set(m[2]!, m[1]!)
+  }
+  return refs
+}
+
+/**
+ * The branch HEAD points at.
+ * @param git the runner
+ * @returns the short branch name, or null when HEAD is detached
+ */
+export async function currentBranch (git: GitRunner): Promise<string | null> {
+  try {
+    const out = (await git.run(['symbolic-ref', '--quiet', '--short', 'HEAD'])).trim()
+    return out === '' ? null : out
+  } catch {
+    return null
+  }
+}

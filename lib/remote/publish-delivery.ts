@@ -1,0 +1,96 @@
+/**
+ * The end of a publish (CONTRACT 6 and 13): commit the written paths (with
+ * `CMS_GIT_ON_PUBLISH=true`), push the commit to the git remote, and only then call the rebuild
+ * webhook with the pushed commit. Also `{ retryPush: true }`, which pushes again what an earlier
+ * push left on this server and announces it, republishing nothing.
+ */
+import type { Services } from '../services.js'
+import type { Identity } from '../config.js'
+import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
+import { commitMessage } from '../commands/commit-message.js'
+import { ForbiddenError } from '../errors.js'
+import type { PushOutcome } from './push-publish.js'
+import type { PublishedRef } from './sync-state.js'
+
+/** What this step adds to a publish response. */
+export interface DeliveryFields extends Partial<RebuildOutcome> {
+  commit?: string
+  commitError?: string
+  deploymentTracked?: boolean
+  push?: PushOutcome
+}
+
+/**
+ * Commits, pushes and announces what a publish wrote.
+ * @param services the instance
+ * @param identity the publishing editor
+ * @param published the entries published
+ * @param writtenFiles repository-relative paths written
+ * @param response the publish response, completed in place
+ * @returns resolves when done
+ */
+export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<void> {
+  let announce: PublishedRef[] = published
+  if (services.runtime.gitOnPublish) {
+    const { result, push, delivered } = await services.remote.commitAndPush(published, async () => await services.committer.commit({
+      paths: writtenFiles,
+      author: { name: identity.name, email: `${identity.id}@users.git-cms.invalid` },
+      message: commitMessage(published)
+    }))
+    if ('commit' in result && result.commit !== null) {
+      response.commit = result.commit
+    } else if ('commitError' in result) {
+      response.commitError = result.commitError
+    }
+    if (push !== null) {
+      response.push = push
+      // A replay onto a moved remote branch gives the publish a new commit: the pushed one.
+      if (push.ok) response.commit = push.commit
+      if (push.ok) announce = mergePublished(delivered, published)
+    }
+    if (response.commit !== undefined && (push === null || push.ok)) {
+      await services.deployment.recordPublished(response.commit)
+      response.deploymentTracked = true
+    }
+    if (push !== null && !push.ok) {
+      // The host has not got the commit: a rebuild now would build the old content. The webhook
+      // is called once the push succeeds (retryPush, the next publish, or the next start).
+      response.rebuild = { triggered: false, ok: false }
+      return
+    }
+  }
+  Object.assign(response, await announceRebuild(services, response.commit, announce))
+}
+
+/**
+ * `{ retryPush: true }`: pushes the commits a failed push left here, then calls the webhook.
+ * @param services the instance
+ * @param identity the editor asking (needs the publish permission under a policy)
+ * @returns the response fields (`push` absent when nothing waited)
+ */
+export async function retryPush (services: Services, identity: Identity): Promise<DeliveryFields & { retryPush: { available: boolean } }> {
+  // Pushing published content to the site's host is part of publishing.
+  if (services.auth.authorizer.active && !await services.auth.authorizer.can(identity, 'publish', {})) throw new ForbiddenError('Not allowed: publish')
+  const { push, delivered } = await services.remote.retryPush()
+  if (push === null) return { retryPush: { available: false }, rebuild: { triggered: false, ok: false } }
+  if (!push.ok) return { push, retryPush: { available: true }, rebuild: { triggered: false, ok: false } }
+  await services.deployment.recordPublished(push.commit)
+  return { push, commit: push.commit, deploymentTracked: true, retryPush: { available: false }, ...await announceRebuild(services, push.commit, delivered) }
+}
+
+/**
+ * Calls the rebuild webhook for a pushed (or local) commit.
+ * @param services the instance
+ * @param commit the commit, when there is one
+ * @param published the entries it delivers
+ * @returns the rebuild outcome
+ */
+export async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
+  if (!services.webhook.configured) return { rebuild: { triggered: false, ok: false } }
+  return await services.webhook.send({ event: 'publish', ...(commit !== undefined ? { commit } : {}), published })
+}
+
+function mergePublished (earlier: PublishedRef[], now: PublishedRef[]): PublishedRef[] {
+  const seen = new Set(now.map(p => `${p.collection}/${p.id}/${p.revision}`))
+  return [...earlier.filter(p => !seen.has(`${p.collection}/${p.id}/${p.revision}`)), ...now]
+}

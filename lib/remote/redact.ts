@@ -1,0 +1,52 @@
+/**
+ * Removes credentials from text git wrote before it is logged or returned: the userinfo of any
+ * URL (`https://user:token@host` becomes `https://***@host`), well-known token shapes (GitHub,
+ * GitLab, Bitbucket, bearer headers), and any secret the caller knows by value.
+ */
+
+/** Token shapes of the common git hosts, redacted wherever they appear. */
+const TOKEN_PATTERNS: readonly RegExp[] = [
+  /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
+  /\bglpat-[A-Za-z0-9_-]{16,}\b/g,
+  /\bgl(?:dt|rt|cbt|ptt|ft|imt|agent|oas)-[A-Za-z0-9_-]{16,}\b/g,
+  /\bATBB[A-Za-z0-9_-]{20,}\b/g,
+  /\b(?:Bearer|Basic|token)\s+[A-Za-z0-9._~+/=-]{12,}/gi
+]
+
+/** `scheme://userinfo@` in a URL; the userinfo may hold a token. */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"]+@/gi
+
+/**
+ * Redacts credentials from a message.
+ * @param text what git (or an error) said
+ * @param secrets known secret values (a token from the configured remote URL) to remove as well
+ * @returns the text without credentials
+ */
+export function redactSecrets (text: string, secrets: readonly string[] = []): string {
+  let out = text
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join('***')
+  }
+  out = out.replace(URL_USERINFO, '$1***@')
+  for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, '***')
+  return out
+}
+
+/**
+ * The secret parts of a remote URL (its userinfo: user name and password, raw and percent-decoded).
+ * @param url a remote URL as git has it configured
+ * @returns the values to redact (empty when the URL carries none)
+ */
+export function secretsOfUrl (url: string): string[] {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/@]+)@/i.exec(url.trim())
+  if (m === null) return []
+  const userinfo = m[1]!
+  // With a password, the user name is usually a plain word (`oauth2`, `git`) and stays; without
+  // one, the user name is the token (`https://<token>@github.com`).
+  const colon = userinfo.indexOf(':')
+  const parts = colon === -1 ? [userinfo] : [userinfo, userinfo.slice(colon + 1)]
+  const decoded = parts.map(p => { try { return decodeURIComponent(p) } catch { return p } })
+  // Long parts first, so a token is removed whole before a shorter piece of it could be.
+  return [...new Set([...parts, ...decoded])].filter(p => p.length >= 4).sort((a, b) => b.length - a.length)
+}

@@ -1,0 +1,63 @@
+/**
+ * Replaying the service's unpushed commits onto a remote branch that moved (a rebase without a
+ * working-tree checkout): allowed only when the paths the local commits change and the paths the
+ * remote changed do not overlap. Each commit keeps its author and message; the trees come from
+ * `git merge-tree --write-tree`, the commits from `git commit-tree`, and HEAD moves with
+ * `git reset --keep`, which refuses (changing nothing) when a local change would be overwritten.
+ */
+import { withLocks } from '../commands/with-locks.js'
+import type { RemoteContext } from './remote-context.js'
+import { lockKeysOf } from './remote-context.js'
+import { changedPaths } from './git-queries.js'
+
+/** The outcome of a replay. */
+export type ReplayResult = { commit: string } | { overlap: string[] } | { error: string }
+
+/**
+ * Replays the commits `base..local` onto `upstream` and moves HEAD there.
+ * @param ctx the remote context
+ * @param local the current HEAD
+ * @param upstream the remote branch's new tip
+ * @returns the new HEAD, the overlapping paths, or git's refusal
+ */
+export async function replayCommits (ctx: RemoteContext, local: string, upstream: string): Promise<ReplayResult> {
+  const base = (await ctx.git.run(['merge-base', local, upstream])).trim()
+  if (!/^[0-9a-f]{40}$/.test(base)) return { error: 'the local and remote branches share no history' }
+  const ours = await changedPaths(ctx.git, base, local)
+  const theirs = await changedPaths(ctx.git, base, upstream)
+  const theirSet = new Set(theirs)
+  const overlap = ours.filter(p => theirSet.has(p))
+  if (overlap.length > 0) return { overlap }
+  const commits = (await ctx.git.run(['rev-list', '--reverse', '--topo-order', `${base}..${local}`])).split('\n').map(s => s.trim()).filter(Boolean)
+  let parent = upstream
+  const committer = await committerEnv(ctx)
+  for (const commit of commits) {
+    const tree = (await ctx.git.run(['merge-tree', '--write-tree', '--no-messages', parent, commit])).split('\n')[0]!.trim()
+    const meta = await ctx.git.run(['log', '-1', '--format=%an%x00%ae%x00%ad%x00%B', '--date=raw', commit])
+    const [name = 'git-cms', email = 'git-cms@localhost', date = '', ...rest] = meta.split('\0')
+    const message = rest.join('\0').replace(/\n+$/, '') + '\n'
+    const env = { ...committer, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, ...(date !== '' ? { GIT_AUTHOR_DATE: date.trim() } : {}) }
+    parent = (await ctx.git.run(['commit-tree', tree, '-p', parent, '-F', '-'], { input: message, env })).trim()
+  }
+  try {
+    await withLocks(ctx.locks, lockKeysOf(ctx, theirs), async () => {
+      try {
+        await ctx.git.run(['reset', '--quiet', '--keep', parent])
+      } finally {
+        ctx.content.markPathsChanged(theirs)
+      }
+    })
+  } catch (err) {
+    return { error: (err as Error).message }
+  }
+  return { commit: parent }
+}
+
+/** The committer git would use, or the service's own name when the machine has none configured. */
+async function committerEnv (ctx: RemoteContext): Promise<Record<string, string>> {
+  const configured = await ctx.git.run(['config', '--get-regexp', '^user\\.(name|email)$']).catch(() => '')
+  const env: Record<string, string> = {}
+  if (!/^user\.name /m.test(configured) && process.env.GIT_COMMITTER_NAME === undefined) env.GIT_COMMITTER_NAME = 'git-cms'
+  if (!/^user\.email /m.test(configured) && process.env.GIT_COMMITTER_EMAIL === undefined) env.GIT_COMMITTER_EMAIL = 'git-cms@localhost'
+  return env
+}

@@ -1,0 +1,174 @@
+/**
+ * What the service knows about its git remote: the in-memory report (last fetch, last push, the
+ * upstream state) and the two records that must survive a crash, under `.git/cms/`:
+ * `pending-push.json` (a publish commit that has not reached the remote yet, written before the
+ * commit, so a kill between commit and push is finished at the next start) and
+ * `upstream-diverged.json` (the remote branch was rewritten; nothing is merged or pushed until the
+ * histories are linear again).
+ */
+import { readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { writeFileAtomic } from '../storage/atomic-write.js'
+
+/** A published entry, as the rebuild webhook announces it. */
+export interface PublishedRef { collection: string, id: string, revision: number, deleted: boolean }
+
+/** A publish commit waiting for its push (and its rebuild webhook). */
+export interface PendingPush {
+  version: 1
+  /** When the first unpushed publish was committed. */
+  since: number
+  /** Entries published since the last successful push (the webhook announces them after it). */
+  published: PublishedRef[]
+  /** Why the last attempt failed (redacted); absent before the first attempt. */
+  error?: string
+  failedAt?: number
+}
+
+/** The remote branch was rewritten (a force push): recorded until the histories are linear again. */
+export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string, at: number }
+
+/** The sync state in one word (`sync.state` of GET /deployment). */
+export type SyncStateName = 'off' | 'idle' | 'ok' | 'ahead' | 'blocked' | 'diverged' | 'error'
+
+/** `sync` in `GET /deployment`. */
+export interface SyncReport {
+  configured: boolean
+  remote: string | null
+  branch: string | null
+  state: SyncStateName
+  /** A sentence for people. */
+  message: string
+  lastFetchAt: number | null
+  lastFetchError: string | null
+  upstreamCommit: string | null
+  localCommit: string | null
+  lastPush: { at: number, commit: string } | null
+  pushPending: boolean
+  pushError: string | null
+  /** `refs/cms/*` that differ from the remote's in both directions (kept local, not pushed). */
+  divergedRefs: string[]
+}
+
+const MAX_PUBLISHED = 1000
+
+/** The remote state of one instance. */
+export class SyncState {
+  readonly #pendingFile: string
+  readonly #divergedFile: string
+  readonly report: SyncReport
+
+  constructor (stateDir: string, remote: string | null, branch: string | null) {
+    this.#pendingFile = path.join(stateDir, 'pending-push.json')
+    this.#divergedFile = path.join(stateDir, 'upstream-diverged.json')
+    this.report = {
+      configured: remote !== null,
+      remote,
+      branch,
+      state: remote === null ? 'off' : 'idle',
+      message: remote === null ? 'No git remote is configured; publishes stay on this machine.' : 'Not synced yet.',
+      lastFetchAt: null,
+      lastFetchError: null,
+      upstreamCommit: null,
+      localCommit: null,
+      lastPush: null,
+      pushPending: false,
+      pushError: null,
+      divergedRefs: []
+    }
+  }
+
+  /**
+   * Sets the state and its sentence.
+   * @param state the state
+   * @param message a sentence for people
+   */
+  set (state: SyncStateName, message: string): void {
+    this.report.state = state
+    this.report.message = message
+  }
+
+  /**
+   * The pending push, if any.
+   * @returns the record or null
+   */
+  async pending (): Promise<PendingPush | null> {
+    const parsed = await readJson(this.#pendingFile) as PendingPush | null
+    if (parsed === null || parsed.version !== 1 || !Array.isArray(parsed.published)) return null
+    return parsed
+  }
+
+  /**
+   * Records (or extends) the pending push before a publish commit.
+   * @param published the entries of this publish
+   * @returns resolves when stored
+   */
+  async addPending (published: PublishedRef[]): Promise<void> {
+    const current = await this.pending()
+    const record: PendingPush = {
+      version: 1,
+      since: current?.since ?? Date.now(),
+      published: [...(current?.published ?? []), ...published].slice(-MAX_PUBLISHED),
+      ...(current?.error !== undefined ? { error: current.error, failedAt: current.failedAt ?? Date.now() } : {})
+    }
+    await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
+    this.report.pushPending = true
+  }
+
+  /**
+   * Notes why the pending push failed.
+   * @param error the redacted reason
+   * @returns resolves when stored
+   */
+  async failPending (error: string): Promise<void> {
+    const current = await this.pending()
+    const record: PendingPush = { version: 1, since: current?.since ?? Date.now(), published: current?.published ?? [], error, failedAt: Date.now() }
+    await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
+    this.report.pushPending = true
+    this.report.pushError = error
+  }
+
+  /**
+   * Forgets the pending push (it reached the remote, or there was nothing to push).
+   * @returns resolves when removed
+   */
+  async clearPending (): Promise<void> {
+    await rm(this.#pendingFile, { force: true })
+    this.report.pushPending = false
+    this.report.pushError = null
+  }
+
+  /**
+   * The recorded upstream rewrite, if any.
+   * @returns the record or null
+   */
+  async diverged (): Promise<DivergedRecord | null> {
+    const parsed = await readJson(this.#divergedFile) as DivergedRecord | null
+    return parsed !== null && parsed.version === 1 && typeof parsed.upstream === 'string' ? parsed : null
+  }
+
+  /**
+   * Records an upstream rewrite.
+   * @param record what was seen
+   * @returns resolves when stored
+   */
+  async setDiverged (record: Omit<DivergedRecord, 'version'>): Promise<void> {
+    await writeFileAtomic(this.#divergedFile, JSON.stringify({ version: 1, ...record }) + '\n')
+  }
+
+  /**
+   * Forgets the upstream rewrite (the histories are linear again).
+   * @returns resolves when removed
+   */
+  async clearDiverged (): Promise<void> {
+    await rm(this.#divergedFile, { force: true })
+  }
+}
+
+async function readJson (file: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as unknown
+  } catch {
+    return null
+  }
+}

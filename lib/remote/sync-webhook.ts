@@ -1,0 +1,71 @@
+/**
+ * `POST <apiBasePath>/sync`: the git host's push webhook. No session: the request is verified with
+ * `git.syncSecret`, as GitHub/Gitea/Forgejo sign it (`X-Hub-Signature-256: sha256=<HMAC-SHA256 of
+ * the raw body>`) or as GitLab sends it (`X-Gitlab-Token: <secret>`). Without a configured secret
+ * the route does not exist (404); a request without a signature is 401, a wrong one 403, and
+ * neither changes anything. A verified call fetches and fast-forwards at once.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Middleware } from 'koa'
+import type { Services } from '../services.js'
+import { ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../errors.js'
+
+/** A push event is small; anything larger is refused before it is read further. */
+const MAX_BODY_BYTES = 1024 * 1024
+
+/**
+ * Builds the middleware answering the sync webhook (every other request passes on).
+ * @param services the instance
+ * @returns Koa middleware
+ */
+export function syncWebhookMiddleware (services: Services): Middleware {
+  const route = `${services.config.apiBasePath}/sync`
+  return async (ctx, next) => {
+    if (ctx.path !== route || ctx.method !== 'POST') { await next(); return }
+    ctx.set('Cache-Control', 'no-store')
+    const secret = services.config.git.syncSecret
+    if (!services.remote.enabled || secret === null) throw new NotFoundError('No such API route')
+    const body = await readRawBody(ctx.req)
+    verifySignature(secret, body, ctx.get('x-hub-signature-256'), ctx.get('x-gitlab-token'))
+    const sync = await services.remote.sync('webhook')
+    ctx.body = { ok: true, sync }
+  }
+}
+
+/**
+ * Checks a webhook's signature or token against the secret.
+ * @param secret `git.syncSecret`
+ * @param body the raw request body
+ * @param hubSignature the `X-Hub-Signature-256` header ('' when absent)
+ * @param gitlabToken the `X-Gitlab-Token` header ('' when absent)
+ */
+export function verifySignature (secret: string, body: Buffer, hubSignature: string, gitlabToken: string): void {
+  if (hubSignature === '' && gitlabToken === '') throw new UnauthorizedError('A signed request is required (X-Hub-Signature-256 or X-Gitlab-Token)')
+  if (hubSignature !== '') {
+    const expected = 'sha256=' + createHmac('sha256', secret).update(body).digest('hex')
+    if (equal(hubSignature.trim().toLowerCase(), expected)) return
+  } else if (equal(gitlabToken, secret)) {
+    return
+  }
+  throw new ForbiddenError('The request signature does not match')
+}
+
+function equal (a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8')
+  const y = Buffer.from(b, 'utf8')
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+async function readRawBody (req: NodeJS.ReadableStream & { headers: Record<string, string | string[] | undefined> }): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError('Request body too large', { limit: MAX_BODY_BYTES })
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+    size += buf.length
+    if (size > MAX_BODY_BYTES) throw new PayloadTooLargeError('Request body too large', { limit: MAX_BODY_BYTES })
+    chunks.push(buf)
+  }
+  return Buffer.concat(chunks)
+}
