@@ -58,7 +58,7 @@ function plainData (v: unknown, path: DataPath, rawDate: (p: DataPath) => string
  * @returns TOML text
  */
 export function renderToml (data: Record<string, unknown>): string {
-  return stringifyToml(datesOf(data) as Record<string, unknown>) + '\n'
+  return stringifyToml(datesOf(data) as Record<string, unknown>).replace(/\n*$/, '\n')
 }
 
 /**

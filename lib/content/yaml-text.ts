@@ -295,8 +295,9 @@ function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | nul
 
 /**
  * Jekyll (Psych) accepts a flow collection whose closing bracket sits at column 1 inside an
- * indented block; YAML 1.2 does not. The repair indents such a lone bracket one column further
- * than the line before it; with `onlyIfBroken`, only when the text does not parse as it is.
+ * indented block; YAML 1.2 does not. The repair indents the collection's continuation lines (up to
+ * that bracket) one column further than the key that opens it (whitespace between flow items means
+ * nothing); with `onlyIfBroken`, only when the text does not parse as it is.
  */
 function repairFlowEnds (text: string, onlyIfBroken = false): string {
   if (!/^[\]}]/m.test(text)) return text
@@ -305,11 +306,12 @@ function repairFlowEnds (text: string, onlyIfBroken = false): string {
   }
   const lines = text.split('\n')
   for (let i = 1; i < lines.length; i++) {
-    if (/^[\]}]/.test(lines[i]!)) {
-      const prev = lines[i - 1]!
-      const depth = (/^ */.exec(prev)?.[0].length ?? 0) + 1
-      lines[i] = ' '.repeat(depth) + lines[i]!
-    }
+    if (!/^[\]}][ \t]*(#.*)?\r?$/.test(lines[i]!)) continue
+    let open = i - 1
+    while (open >= 0 && !/:[ \t]*[[{]/.test(lines[open]!)) open--
+    if (open < 0) continue
+    const pad = ' '.repeat((/^ */.exec(lines[open]!)?.[0].length ?? 0) + 1)
+    for (let j = open + 1; j <= i; j++) lines[j] = pad + lines[j]!
   }
   return lines.join('\n')
 }
