@@ -42,7 +42,7 @@ export function splitMarkdown (text: string): MarkdownParts {
     }
     return noFrontmatter(text)
   }
-  if (/^\uFEFF?\{([ \t]*\r?\n|\s*")/.test(text)) return jsonFrontmatter(text)
+  if (/^\uFEFF?\{([ \t]*\r?\n|\s*"|\s*\}[ \t]*(\r?\n|$))/.test(text)) return jsonFrontmatter(text)
   return noFrontmatter(text)
 }
 

@@ -127,6 +127,8 @@ t.test('JSON frontmatter (Hugo): one value, new key last, removal, body kept', a
   })
   t.same(changedLines(JSON_POST, edit('md', JSON_POST, d => { delete d.date })), { removed: ['    "date": "2019-03-05",\n'], added: [] })
   t.equal(serializeEntry('md', parseEntry('md', JSON_POST), JSON_POST), JSON_POST)
+  const emptied = serializeEntry('md', { body: 'text\n' }, JSON_POST)
+  t.same(parseEntry('md', emptied), { body: 'text\n' }, 'a JSON frontmatter emptied of its fields still reads as frontmatter')
   t.ok(edit('md', JSON_POST, d => { d.body = 'x\n' }).startsWith(JSON_POST.slice(0, JSON_POST.indexOf('}\n') + 2)))
 })
 
