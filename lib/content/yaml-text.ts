@@ -109,6 +109,8 @@ function tryChange (text: string, change: DataChange): string | null {
   }
   if (isMap(parent)) {
     const pair = parent.items.find(p => isScalar(p.key) && String(p.key.value) === String(key))
+    // A key that only a merge (`<<: *base`) provides: an explicit key overrides it.
+    if (pair === undefined && change.op === 'set' && parent.flow !== true && parent.items.length > 0) return addKey(text, parent, String(key), change.value, eol, style)
     if (pair === undefined || !isScalar(pair.key) || pair.key.range == null) return null
     if (change.op === 'delete') return parent.flow === true ? null : deleteKey(text, pair as Pair<Scalar, Node | null>)
     return setMapValue(text, pair as Pair<Scalar, Node | null>, change.value, eol, style)

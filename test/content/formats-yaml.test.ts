@@ -126,6 +126,15 @@ t.test('a .yaml data file with messy content changes one value', async t => {
   t.equal(parseEntry('yaml', text).born, '1815-12-10')
 })
 
+t.test('merge keys are read; a merged value saved becomes an explicit key', async t => {
+  const text = 'base: &base\n  layout: post\n  comments: true\npage:\n  <<: *base\n  title: Hi\n'
+  t.same(parseEntry('yaml', text).page, { layout: 'post', comments: true, title: 'Hi' })
+  const out = edit('yaml', text, d => { (d.page as EntryData).layout = 'wide' })
+  t.same(changedLines(text, out), { removed: [], added: ['  layout: wide\n'] })
+  t.same(parseEntry('yaml', out).page, { layout: 'wide', comments: true, title: 'Hi' })
+  t.same(parseEntry('yaml', out).base, { layout: 'post', comments: true }, 'the anchor is untouched')
+})
+
 t.test('YAML that Jekyll accepts: a flow list closed at column 1', async t => {
   const text = '---\ntitle: T\nseo:\n  keywords: [one,\n  two,\n]\n---\nbody\n'
   t.same(parseEntry('md', text).seo, { keywords: ['one', 'two'] })
