@@ -7,7 +7,7 @@
  * keys) stays as it was. `Document.toString()` is never used on the file, because it re-serialises
  * every node (it re-folds strings, pads flow lists, re-indents sequences).
  */
-import { parse, parseDocument, stringify, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
+import { parse, parseDocument, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
@@ -54,7 +54,11 @@ export function parseYamlText (text: string): unknown {
  * @returns YAML text ending with a newline
  */
 export function renderYaml (value: unknown): string {
-  return stringify(value, { ...RENDER_OPTIONS, schema: 'core', version: '1.2' })
+  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const node = doc.createNode(value) as Node
+  quoteForYaml11(node, value)
+  doc.contents = node
+  return doc.toString(RENDER_OPTIONS)
 }
 
 /**
@@ -151,9 +155,29 @@ function isInline (node: Node | null): boolean {
   return isAlias(node)
 }
 
+/**
+ * Plain scalars that YAML 1.1 readers (Jekyll's Psych) take for booleans or numbers although the
+ * 1.2 core schema reads them as strings: new strings like these are written quoted.
+ */
+const YAML11_NOT_STRING = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*_[0-9_]*(\.[0-9_]*)?))$/
+
+function quoteForYaml11 (node: Node, value: unknown): void {
+  if (!isScalar(node)) {
+    if (isCollection(node)) for (const item of node.items) quoteForYaml11(isPairLike(item) ? item.value as Node : item as Node, undefined)
+    return
+  }
+  const v = value === undefined ? node.value : value
+  if (typeof v === 'string' && YAML11_NOT_STRING.test(v)) node.type = 'QUOTE_DOUBLE'
+}
+
+function isPairLike (item: unknown): item is Pair {
+  return item instanceof Pair
+}
+
 /** A node for `value` in the style of the node it replaces. */
 function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   const node = doc.createNode(value) as Node
+  quoteForYaml11(node, value)
   if (old === null) return node
   if (isScalar(node) && isScalar(old) && typeof value === 'string' && typeof old.value === 'string' && old.type !== undefined) {
     node.type = old.type
@@ -183,7 +207,9 @@ function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null
 function renderPair (key: string, value: unknown, style: Style): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const map = new YAMLMap()
-  map.items.push(new Pair(doc.createNode(key), doc.createNode(value)))
+  const node = doc.createNode(value) as Node
+  quoteForYaml11(node, value)
+  map.items.push(new Pair(doc.createNode(key), node))
   doc.contents = map
   return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
 }

@@ -135,6 +135,12 @@ t.test('merge keys are read; a merged value saved becomes an explicit key', asyn
   t.same(parseEntry('yaml', out).base, { layout: 'post', comments: true }, 'the anchor is untouched')
 })
 
+t.test('new strings that YAML 1.1 readers (Jekyll) would take for booleans or numbers are quoted', async t => {
+  const text = serializeEntry('md', { title: 'yes', answer: 'no', time: '1:30', day: '2024-01-31', tags: ['on', 'x'], body: '' })
+  t.equal(text, '---\ntitle: "yes"\nanswer: "no"\ntime: "1:30"\nday: 2024-01-31\ntags:\n  - "on"\n  - x\n---\n')
+  t.same(parseEntry('md', text), { title: 'yes', answer: 'no', time: '1:30', day: '2024-01-31', tags: ['on', 'x'], body: '' })
+})
+
 t.test('YAML that Jekyll accepts: a flow list closed at column 1', async t => {
   const text = '---\ntitle: T\nseo:\n  keywords: [one,\n  two,\n]\n---\nbody\n'
   t.same(parseEntry('md', text).seo, { keywords: ['one', 'two'] })
