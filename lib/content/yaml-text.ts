@@ -73,9 +73,11 @@ export function editYamlText (text: string, before: unknown, after: unknown): st
   const changes = diffData(before, after)
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
-  let current = repairFlowEnds(text, true)
+  const padded: PaddedLine[] = []
+  let current = repairFlowEnds(text, true, padded)
   try {
     for (const change of changes) current = applyChange(current, change, after)
+    current = unpad(current, padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
@@ -327,7 +329,23 @@ function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | nul
  * that bracket) one column further than the key that opens it (whitespace between flow items means
  * nothing); with `onlyIfBroken`, only when the text does not parse as it is.
  */
-function repairFlowEnds (text: string, onlyIfBroken = false): string {
+interface PaddedLine { pad: string, line: string }
+
+/** Takes the repair's padding off again (the padded lines, in order, that an edit left alone). */
+function unpad (text: string, padded: PaddedLine[]): string {
+  if (padded.length === 0) return text
+  const lines = text.split('\n')
+  let at = 0
+  for (const { pad, line } of padded) {
+    const i = lines.indexOf(pad + line, at)
+    if (i === -1) continue
+    lines[i] = line
+    at = i + 1
+  }
+  return lines.join('\n')
+}
+
+function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[] = []): string {
   if (!/^[\]}]/m.test(text)) return text
   if (onlyIfBroken) {
     try { parse(text, PARSE_OPTIONS); return text } catch {}
@@ -339,7 +357,10 @@ function repairFlowEnds (text: string, onlyIfBroken = false): string {
     while (open >= 0 && !/:[ \t]*[[{]/.test(lines[open]!)) open--
     if (open < 0) continue
     const pad = ' '.repeat((/^ */.exec(lines[open]!)?.[0].length ?? 0) + 1)
-    for (let j = open + 1; j <= i; j++) lines[j] = pad + lines[j]!
+    for (let j = open + 1; j <= i; j++) {
+      padded.push({ pad, line: lines[j]! })
+      lines[j] = pad + lines[j]!
+    }
   }
   return lines.join('\n')
 }

@@ -144,6 +144,8 @@ t.test('new strings that YAML 1.1 readers (Jekyll) would take for booleans or nu
 t.test('YAML that Jekyll accepts: a flow list closed at column 1', async t => {
   const text = '---\ntitle: T\nseo:\n  keywords: [one,\n  two,\n]\n---\nbody\n'
   t.same(parseEntry('md', text).seo, { keywords: ['one', 'two'] })
+  const out = edit('md', text, d => { d.title = 'New' })
+  t.same(changedLines(text, out), { removed: ['title: T\n'], added: ['title: New\n'] }, 'editing another field leaves the list as Jekyll wrote it')
   const top = 'tags: [a, b,\n]\n'
   t.same(parseEntry('yaml', top), { tags: ['a', 'b'] })
 })
