@@ -8,7 +8,7 @@ const collectionSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    format: { enum: ['json', 'yaml', 'md'] },
+    format: { enum: ['json', 'yaml', 'md', 'mdx', 'toml'] },
     schema: { type: 'object' },
     label: { type: 'string' },
     description: { type: 'string' },

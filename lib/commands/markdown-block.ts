@@ -9,6 +9,7 @@ import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdo
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
@@ -45,7 +46,7 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<Mar
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)
   const def = await requireCollection(ctx, collection)
-  if (def.format !== 'md') throw new BadRequestError('md_block needs a Markdown collection', { collection })
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError('md_block needs a Markdown collection', { collection })
   await requirePermission(ctx, 'edit', collection, id)
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })

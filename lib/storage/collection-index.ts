@@ -8,7 +8,7 @@
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ValidationIssue } from '../errors.js'
-import { FORMAT_EXTENSIONS, type EntryData } from '../content/formats.js'
+import { FORMAT_EXTENSIONS, isMarkdownFormat, type EntryData } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, statEntryFile } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
@@ -154,7 +154,7 @@ export class CollectionIndex {
     await this.#opts.log.append([{ id, rev, sig }])
     this.#setState(id, { rev, sig })
     // The text just written tells where the body starts (read back only if it is still that file).
-    const text = this.collection.format === 'md' ? await readTextIfUnchanged(file, sig) : null
+    const text = isMarkdownFormat(this.collection.format) ? await readTextIfUnchanged(file, sig) : null
     this.#store(id, file, sig, rev, rowContent(id, data, text, this.#rules(), this.#opts.validate))
     return rev
   }

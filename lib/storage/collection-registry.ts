@@ -204,7 +204,7 @@ export class CollectionRegistry {
 }
 
 async function guessFormat (dir: string): Promise<EntryFormat> {
-  const counts: Record<EntryFormat, number> = { json: 0, yaml: 0, md: 0 }
+  const counts: Record<EntryFormat, number> = { json: 0, yaml: 0, md: 0, mdx: 0, toml: 0 }
   try {
     for (const file of await readdir(dir)) {
       const ext = path.extname(file)

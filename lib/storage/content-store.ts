@@ -9,7 +9,7 @@ import watcher from '@parcel/watcher'
 import type { Config } from '../config.js'
 import { NotFoundError } from '../errors.js'
 import { SchemaCompiler, inferSchema, type JsonSchema } from '../content/schema-tools.js'
-import type { EntryData } from '../content/formats.js'
+import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
@@ -132,7 +132,7 @@ export class ContentStore {
     const samples: EntryData[] = []
     for (const entry of await index.freshen(rows)) if (entry.data !== undefined) samples.push(entry.data)
     const schema = inferSchema(samples)
-    if (collection.format === 'md') (schema.properties as Record<string, JsonSchema>).body = { type: 'string' }
+    if (isMarkdownFormat(collection.format)) (schema.properties as Record<string, JsonSchema>).body = { type: 'string' }
     return schema
   }
 
