@@ -188,7 +188,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     // The index's signature was checked against the file just now.
     try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
   }
-  const text = data === null ? null : serializeEntry(index.collection.format, data, previousText)
+  const text = data === null ? null : serializeEntry(index.formatOf(file), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
   return { record, index, data, text, file, preimage }
 }

@@ -7,14 +7,31 @@ import matter from 'gray-matter'
 import { load as loadYaml, dump as dumpYaml } from 'js-yaml'
 import { isDeepStrictEqual } from 'node:util'
 
-export type EntryFormat = 'json' | 'yaml' | 'md'
+export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
 export type EntryData = Record<string, unknown>
 
 /** The file extensions of each format; the first one is used for new files. */
 export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
+  md: ['.md', '.markdown'],
+  mdx: ['.mdx'],
   json: ['.json'],
   yaml: ['.yaml', '.yml'],
-  md: ['.md']
+  toml: ['.toml']
+}
+
+/** Options of serializeEntry. */
+export interface SerializeOptions {
+  /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
+  frontmatter?: 'yaml' | 'toml' | 'json'
+}
+
+/**
+ * Whether entries of a format are Markdown-like: frontmatter fields plus a `body`.
+ * @param format an entry format
+ * @returns true for md and mdx
+ */
+export function isMarkdownFormat (format: EntryFormat | string | undefined): format is 'md' | 'mdx' {
+  return format === 'md' || format === 'mdx'
 }
 
 /** A file that cannot be decoded into entry data. */
@@ -82,7 +99,7 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, b
  * @param previousText the file's current text, so untouched Markdown parts stay byte for byte
  * @returns the file content
  */
-export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string): string {
+export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, _opts: SerializeOptions = {}): string {
   if (format === 'json') return JSON.stringify(data, null, 2) + '\n'
   if (format === 'yaml') return dumpYaml(data)
   const { body, ...front } = data

@@ -4,7 +4,7 @@
  * the process and in the index worker.
  */
 import type { ValidationIssue } from '../errors.js'
-import type { EntryData, EntryFormat } from '../content/formats.js'
+import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
 import { titlesOf, searchTextOf } from '../content/entry-search.js'
 import { detachString, detachStrings } from './detach-strings.js'
 
@@ -65,7 +65,7 @@ export function rowContent (id: string, data: EntryData, text: string | null, ru
   }
   const issues = validate(data)
   if (issues.length > 0) content.validationIssues = issues
-  const bodyAt = rules.format === 'md' && text !== null ? bodyStart(data, text) : null
+  const bodyAt = isMarkdownFormat(rules.format) && text !== null ? bodyStart(data, text) : null
   if (bodyAt !== null) {
     // The fields and title outlive the file's text, which their strings must not keep alive.
     const { body: _body, ...fields } = data
