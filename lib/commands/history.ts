@@ -7,7 +7,7 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { RestoreBody } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { checkEntryScope, requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /**
  * Lists an entry's snapshots, oldest first.
@@ -34,6 +34,7 @@ export async function restoreHistory (ctx: CommandContext, body: RestoreBody): P
   const collection = assertCollectionName(body.collection)
   const id = assertEntryId(body.id)
   const def = await requireCollection(ctx, collection)
+  await checkEntryScope(ctx, collection, id)
   await requirePermission(ctx, 'edit', collection, id)
   await requirePermission(ctx, 'publish', collection, id)
   const snapshot = await ctx.services.history.find(collection, id, body.ts)

@@ -15,7 +15,7 @@ import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
 import type { ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
-import type { CommandContext } from './command-context.js'
+import { checkEntryScope, type CommandContext } from './command-context.js'
 import { withLocks } from './with-locks.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
 import { writeBaseFiles } from './write-base-files.js'
@@ -70,6 +70,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     ...(body.collection !== undefined ? { collection: assertCollectionName(body.collection) } : {}),
     ...(body.id !== undefined ? { id: assertEntryId(body.id) } : {})
   }
+  if (scope.collection !== undefined) await checkEntryScope(ctx, scope.collection, scope.id)
   const response: PublishResponse = { ok: true, published: [], conflicts: [], failed: [] }
   const unfinished = await finishRecoveryPlan(services)
   const entries = await services.drafts.list(identity.id, scope)

@@ -85,7 +85,11 @@ export class CollectionIndex {
   checkId (id: string): void {
     const problem = idLayoutProblem(this.#layout, id)
     if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
-    this.#checkFolder()
+    const folderReal = this.#folderReal()
+    // A path below the folder must not pass through a link that leaves it.
+    if (id.includes('/') && !resolvesInside(folderReal, path.join(this.collection.dir, id))) {
+      throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
+    }
   }
 
   /**
@@ -134,7 +138,7 @@ export class CollectionIndex {
    * @returns the sorted rows (do not mutate); `freshen` gives their full data
    */
   async all (): Promise<readonly IndexRow[]> {
-    this.#checkFolder()
+    this.checkFolder()
     await this.ready()
     await this.#refreshDirectory()
     if (this.#dirty.size > 0) {
@@ -154,6 +158,8 @@ export class CollectionIndex {
   async get (id: string): Promise<IndexedEntry | null> {
     this.checkId(id)
     await this.ready()
+    // The watcher saw a change no single entry explains (a second file for an id, a folder).
+    if (this.#rescan) await this.#refreshDirectory()
     this.#dirty.delete(id)
     return await this.#fresh(id)
   }
@@ -248,7 +254,7 @@ export class CollectionIndex {
   async #load (): Promise<void> {
     this.#states = await this.#opts.log.load()
     for (const state of this.#states.values()) this.#revisionSum += state.rev
-    this.#checkFolder()
+    this.checkFolder()
     const ids = await this.#scanDirectory()
     const pending: RevisionChange[] = []
     let read: IndexRow[] | null = null
@@ -431,7 +437,10 @@ export class CollectionIndex {
     return real
   }
 
-  #checkFolder (): void {
+  /**
+   * Refuses (400) a collection folder that leaves the repository (a link on its way).
+   */
+  checkFolder (): void {
     this.#folderReal()
   }
 
