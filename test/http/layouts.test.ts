@@ -193,6 +193,35 @@ t.test('Astro: nested folders, .mdx beside .md, one id one file', async t => {
   t.equal((await c.read('blog', 'first-post')).status, 200, 'readable again once one file is gone')
 })
 
+t.test('the watcher brings outside changes deep in nested and bundled folders to the right index', async t => {
+  const repo = await makeExampleSite(t, 'hugo')
+  const c = await client(t, repo, {
+    collections: {
+      post: { folder: 'content/post', format: 'md', indexFile: 'index' },
+      docs: { folder: 'content/docs', format: 'md', nested: true }
+    }
+  })
+  t.equal((await c.list('post')).entries.length, 7)
+  t.equal((await c.list('docs')).entries.length, 3)
+  // Deep changes leave the collection folder's own mtime as it was: only the watcher tells.
+  await mkdir(path.join(repo, 'content/post/outside-bundle'))
+  await writeFile(path.join(repo, 'content/post/outside-bundle/index.md'), '---\ntitle: Written outside\n---\n')
+  await writeFile(path.join(repo, 'content/docs/getting-started/upgrade.md'), '---\ntitle: Upgrade\n---\n')
+  await rm(path.join(repo, 'content/docs/getting-started/install.md'))
+  const until = async (check: () => Promise<boolean>): Promise<boolean> => {
+    for (let i = 0; i < 100; i++) {
+      if (await check()) return true
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+    return false
+  }
+  t.ok(await until(async () => titleOf(await c.list('post'), 'outside-bundle') === 'Written outside'), 'a new bundle is listed')
+  t.ok(await until(async () => {
+    const docs = ids(await c.list('docs'))
+    return docs.includes('getting-started/upgrade') && !docs.includes('getting-started/install')
+  }), 'a nested file added and one removed')
+})
+
 t.test('inferred collections: only folders that hold content', async t => {
   const repo = await makeExampleSite(t, 'eleventy')
   const c = await client(t, repo, { contentDir: 'src' })
