@@ -19,8 +19,7 @@ export async function readHistory (ctx: CommandContext, query: { collection: unk
   const collection = assertCollectionName(query.collection)
   const id = assertEntryId(query.id)
   await requireCollection(ctx, collection)
-  const index = await ctx.services.content.index(collection)
-  index.checkId(id)
+  await checkEntryScope(ctx, collection, id)
   return { history: await ctx.services.history.list(collection, id) }
 }
 

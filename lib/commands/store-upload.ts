@@ -65,6 +65,7 @@ export async function resolveUploadTarget (ctx: CommandContext, query: { collect
   const id = query.id === undefined ? undefined : assertEntryId(query.id)
   const collection = await requireCollection(ctx, name)
   const index = await content.index(name)
+  index.checkFolder()
   if (id !== undefined) {
     index.checkId(id)
     if (collection.indexFile !== null) {

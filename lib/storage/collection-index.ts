@@ -78,16 +78,15 @@ export class CollectionIndex {
 
   /**
    * Refuses an id this collection cannot hold (a `/` in a flat collection, an id that is not one
-   * of a `files` collection's), and a collection folder that leaves the repository; 400, before
-   * any entry file is touched.
+   * of a `files` collection's, a path through a link leaving the folder); 400, before any entry
+   * file is touched. `checkFolder` checks the folder itself.
    * @param id a valid entry id (grammar already checked)
    */
   checkId (id: string): void {
     const problem = idLayoutProblem(this.#layout, id)
     if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
-    const folderReal = this.#folderReal()
     // A path below the folder must not pass through a link that leaves it.
-    if (id.includes('/') && !resolvesInside(folderReal, path.join(this.collection.dir, id))) {
+    if (id.includes('/') && !resolvesInside(this.#folderReal(), path.join(this.collection.dir, id))) {
       throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     }
   }
@@ -120,7 +119,8 @@ export class CollectionIndex {
    * @returns resolves when every entry is indexed
    */
   async ready (): Promise<void> {
-    this.#loading ??= this.#load()
+    // A failed build (its folder refused) is tried again on the next request.
+    this.#loading ??= this.#load().catch((err: unknown) => { this.#loading = null; throw err })
     return await this.#loading
   }
 
@@ -156,6 +156,7 @@ export class CollectionIndex {
    * @returns the entry, or null when it does not exist
    */
   async get (id: string): Promise<IndexedEntry | null> {
+    this.checkFolder()
     this.checkId(id)
     await this.ready()
     // The watcher saw a change no single entry explains (a second file for an id, a folder).
@@ -252,9 +253,9 @@ export class CollectionIndex {
   }
 
   async #load (): Promise<void> {
+    this.checkFolder()
     this.#states = await this.#opts.log.load()
     for (const state of this.#states.values()) this.#revisionSum += state.rev
-    this.checkFolder()
     const ids = await this.#scanDirectory()
     const pending: RevisionChange[] = []
     let read: IndexRow[] | null = null

@@ -93,7 +93,9 @@ export class ContentStore {
   async warm (stop: () => boolean = () => false): Promise<void> {
     for (const c of await this.registry.list()) {
       if (stop()) return
-      await (await this.index(c.name)).ready()
+      // A collection that cannot be indexed (its folder a link leaving the repository) is
+      // refused when asked for; the others still warm.
+      try { await (await this.index(c.name)).ready() } catch {}
     }
   }
 

@@ -91,6 +91,17 @@ t.test('Jekyll: _posts, root pages, _data files; list, read, save, create, delet
   t.notOk(await c.exists('_posts/2024-01-01-a new year.md'))
   const history = await (await c.s.request(`${API}/history?collection=posts&id=${encodeURIComponent('2024-01-01-a new year')}`, { headers: { cookie: c.cookie } })).json()
   t.equal(history.history.length, 1, 'history of an id with spaces is kept on the ref')
+
+  // A files collection: its entries are its files; no other id, nothing created beside them.
+  const authors = await c.read('authors', 'authors')
+  t.equal(authors.status, 200)
+  const before = await repoFingerprint(repo)
+  const other = await c.mutate({ type: 'put_entry', collection: 'authors', id: 'other', data: { x: 1 } })
+  t.equal(other.status, 400)
+  t.equal((await c.read('authors', 'other')).status, 400)
+  t.equal(await repoFingerprint(repo), before, 'nothing written for an id that is not one of the files')
+  t.equal((await c.mutate({ type: 'put_entry', collection: 'authors', id: 'authors', data: { ada: { name: 'Ada' } }, expectedRevision: (await authors.json()).entries[0].revision })).status, 200)
+  t.same(JSON.parse(await c.file('_data/authors.json')), { ada: { name: 'Ada' } }, 'the listed file is written in place')
 })
 
 t.test('Hugo: page bundles (index and _index), root pages, names with spaces and apostrophes', async t => {
