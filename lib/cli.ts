@@ -1,5 +1,6 @@
 /**
- * The command line: `git-cms serve [--repo DIR] [--port N] [--host H]` and `git-cms demo [--port N]`.
+ * The command line: `git-cms serve [--repo DIR] [--port N] [--host H]`, `git-cms demo [--port N]` and
+ * `git-cms init [--repo DIR] [--force]`.
  * `bin/git-cms` hands it argv and the environment; everything else (refusals, the listening line,
  * signals, the demo repository) happens here.
  */
@@ -25,6 +26,7 @@ export const EXIT_USAGE = 2
 export const USAGE = `Usage:
   git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
   git-cms demo  [--port N] [--host H]                serve a throwaway copy of the example site
+  git-cms init  [--repo DIR] [--force]               detect the site's generator and write cms.config.yaml
   git-cms --help                                     show this help
 
 Defaults: --host 127.0.0.1, --port 4321 (0 picks a free port).
@@ -39,10 +41,11 @@ const DEFAULT_PORT = 4321
 class UsageError extends Error {}
 
 interface Invocation {
-  command: 'serve' | 'demo' | 'help'
+  command: 'serve' | 'demo' | 'init' | 'help'
   repo: string | undefined
   host: string
   port: number
+  force: boolean
 }
 
 /**
@@ -64,6 +67,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     streams.stdout.write(USAGE)
     return EXIT_OK
   }
+  if (invocation.command === 'init') return await runInit(invocation, streams)
   // Loaded only now, so --help and usage errors answer without loading the whole service; the
   // demo's modules (and the Markdown renderer its pages use) load only for `demo`.
   const [{ createCms }, { startServer }, demo] = await Promise.all([
@@ -104,6 +108,19 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   return code
 }
 
+/** `init`: writes cms.config.yaml and prints what it found; a refusal is one line and exit 1. */
+async function runInit (invocation: Invocation, streams: CliStreams): Promise<number> {
+  const { initSite, formatInitSummary } = await import('./init/init-site.js')
+  try {
+    const result = await initSite({ repoDir: invocation.repo ?? process.cwd(), force: invocation.force })
+    streams.stdout.write(formatInitSummary(result))
+    return EXIT_OK
+  } catch (err) {
+    streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
+    return EXIT_REFUSED
+  }
+}
+
 async function loadDemo (): Promise<typeof import('./demo/demo-repo.js') & typeof import('./demo/site.js')> {
   const [repo, site] = await Promise.all([import('./demo/demo-repo.js'), import('./demo/site.js')])
   return { ...repo, ...site }
@@ -118,18 +135,21 @@ function parseInvocation (argv: string[]): Invocation {
       repo: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
   })
-  if (values.help === true) return { command: 'help', repo: undefined, host: DEFAULT_HOST, port: DEFAULT_PORT }
+  if (values.help === true) return { command: 'help', repo: undefined, host: DEFAULT_HOST, port: DEFAULT_PORT, force: false }
   const [command, ...rest] = positionals
   if (command === undefined) throw new UsageError('missing command')
-  if (command !== 'serve' && command !== 'demo') throw new UsageError(`unknown command '${command}'`)
+  if (command !== 'serve' && command !== 'demo' && command !== 'init') throw new UsageError(`unknown command '${command}'`)
   if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0] ?? ''}'`)
   if (command === 'demo' && values.repo !== undefined) throw new UsageError('demo serves its own copy of the example site; --repo is for serve')
   if (values.host === '') throw new UsageError('--host needs a value')
   if (values.repo === '') throw new UsageError('--repo needs a value')
-  return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port) }
+  if (values.force === true && command !== 'init') throw new UsageError('--force is for init')
+  if (command === 'init' && (values.port !== undefined || values.host !== undefined)) throw new UsageError('init writes a config and serves nothing; --port and --host are for serve and demo')
+  return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true }
 }
 
 function parsePort (value: string | undefined): number {

@@ -8,7 +8,7 @@ import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Ajv, type ErrorObject } from 'ajv'
-import { load as loadYaml } from 'js-yaml'
+import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
 import { configSchema, NAME_PATTERN } from './config-schema.js'
 import { FORMAT_EXTENSIONS } from './content/formats.js'
@@ -137,7 +137,7 @@ export async function readConfigFile (repoDir: string): Promise<{ input: unknown
       return { input: mod.default ?? {}, file }
     }
     const text = await readFile(full, 'utf8')
-    const input = file.endsWith('.json') ? JSON.parse(text) as unknown : loadYaml(text)
+    const input = file.endsWith('.json') ? JSON.parse(text) as unknown : parseYamlText(text)
     return { input: input ?? {}, file }
   } catch (err) {
     throw new ConfigError(file, `cannot be read: ${(err as Error).message.split('\n')[0]}`)

@@ -153,3 +153,11 @@ export class StartupError extends Error {
     this.name = 'StartupError'
   }
 }
+
+/** A reason `git cms init` writes nothing (not a repository, a config already there without --force). */
+export class InitRefusedError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'InitRefusedError'
+  }
+}

@@ -4,6 +4,7 @@
  */
 import { NotFoundError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { isMarkdownFormat } from '../content/formats.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { RestoreBody } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -38,7 +39,7 @@ export async function restoreHistory (ctx: CommandContext, body: RestoreBody): P
   await requirePermission(ctx, 'publish', collection, id)
   const snapshot = await ctx.services.history.find(collection, id, body.ts)
   if (snapshot === null) throw new NotFoundError('Snapshot not found', { collection, id, ts: body.ts })
-  const restored = def.format === 'md' && typeof snapshot.bodySource === 'string'
+  const restored = isMarkdownFormat(def.format) && typeof snapshot.bodySource === 'string'
     ? { ...snapshot.data, body: snapshot.bodySource }
     : snapshot.data
   const result = await changeEntry(ctx.services, {

@@ -8,6 +8,7 @@ import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, 
 import { parseSourceHint, sourceHash } from '../content/markdown/source-hint.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
@@ -36,7 +37,7 @@ async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<{ r
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)
   const def = await requireCollection(ctx, collection)
-  if (def.format !== 'md') throw new BadRequestError('md_block needs a Markdown collection', { collection })
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError('md_block needs a Markdown collection', { collection })
   await requirePermission(ctx, 'edit', collection, id)
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.

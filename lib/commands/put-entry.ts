@@ -4,6 +4,7 @@
 import { BadRequestError, ForbiddenError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { isMarkdownFormat } from '../content/formats.js'
 import type { PutEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
@@ -20,7 +21,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
   const id = assertEntryId(cmd.id)
   assertNoPrototypeKeys(cmd.data)
   const def = await requireCollection(ctx, collection)
-  if (def.format === 'md' && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
+  if (isMarkdownFormat(def.format) && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
     throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })
   }
   await requirePermission(ctx, 'edit', collection, id)
@@ -38,7 +39,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
         }
         if (!def.metadata.creatable) throw new ForbiddenError(`Collection ${collection} does not allow new entries`)
       }
-      return { data: def.format === 'md' ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data }
+      return { data: isMarkdownFormat(def.format) ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data }
     }
   })
   return { revision: result.revision }

@@ -4,6 +4,7 @@
 import { NotFoundError, BadRequestError } from '../errors.js'
 import { parseFieldPath, setAtPath, assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { isMarkdownFormat } from '../content/formats.js'
 import type { SaveFieldCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
@@ -21,7 +22,7 @@ export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Pr
   assertNoPrototypeKeys(cmd.value, 'value')
   const def = await requireCollection(ctx, collection)
   await requirePermission(ctx, 'edit', collection, id)
-  if (def.format === 'md' && segments[0] === 'body' && (segments.length > 1 || typeof cmd.value !== 'string')) {
+  if (isMarkdownFormat(def.format) && segments[0] === 'body' && (segments.length > 1 || typeof cmd.value !== 'string')) {
     throw new BadRequestError('The Markdown body must be saved as a string', { field: 'value' })
   }
   const result = await changeEntry(ctx.services, {

@@ -1,12 +1,21 @@
 /**
- * Parsing and serializing entry files: JSON (two-space indent, final newline), YAML, and Markdown
- * (YAML frontmatter plus `body`). Markdown keeps its body byte for byte when only frontmatter
- * changes, and its frontmatter text byte for byte when only the body changes.
+ * Parsing and serializing entry files: JSON, YAML and TOML data files, and Markdown/MDX (YAML,
+ * TOML or JSON frontmatter plus `body`). Nothing is ever evaluated, and every parse is bounded.
+ * Writing over an existing file changes only the bytes of what changed: the values that changed,
+ * the lines of keys added or removed; the body keeps its bytes when only frontmatter changes and
+ * the frontmatter keeps its bytes when only the body changes. A data file whose top level is a
+ * list reads as `{ items: [...] }` and is written back as a list.
  */
-import matter from 'gray-matter'
-import { load as loadYaml, dump as dumpYaml } from 'js-yaml'
 import { isDeepStrictEqual } from 'node:util'
+import { EntryParseError } from './parse-error.js'
+import { splitMarkdown, bodyNeedsFence, type FrontmatterKind } from './frontmatter.js'
+import { parseYamlText, editYamlText, renderYaml } from './yaml-text.js'
+import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
+import { parseJsonText, editJsonText, renderJson } from './json-text.js'
+import { eolOf, isPlainObject } from './data-diff.js'
 
+export { EntryParseError }
+export type { FrontmatterKind }
 export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
 export type EntryData = Record<string, unknown>
 
@@ -22,7 +31,7 @@ export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
 /** Options of serializeEntry. */
 export interface SerializeOptions {
   /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
-  frontmatter?: 'yaml' | 'toml' | 'json'
+  frontmatter?: FrontmatterKind
 }
 
 /**
@@ -34,22 +43,6 @@ export function isMarkdownFormat (format: EntryFormat | string | undefined): for
   return format === 'md' || format === 'mdx'
 }
 
-/** A file that cannot be decoded into entry data. */
-export class EntryParseError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'EntryParseError'
-  }
-}
-
-const yamlEngine = {
-  parse: (text: string): object => {
-    const value = loadYaml(text)
-    return (value ?? {}) as object
-  },
-  stringify: (value: object): string => dumpYaml(value)
-}
-
 /**
  * Decodes a file's text into entry data.
  * @param format the collection's format
@@ -57,68 +50,126 @@ const yamlEngine = {
  * @returns the entry data; throws EntryParseError when it cannot be decoded into an object
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
-  let value: unknown
-  try {
-    if (format === 'json') value = JSON.parse(text)
-    else if (format === 'yaml') value = text.trim() === '' ? {} : loadYaml(text)
-    else return parseMarkdown(text).data
-  } catch (err) {
-    throw new EntryParseError(firstLine((err as Error).message))
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new EntryParseError(`${format.toUpperCase()} content must be an object`)
-  }
-  return value as EntryData
+  if (isMarkdownFormat(format)) return parseMarkdown(text).data
+  return asEntryData(format, parseDataText(format, text))
 }
 
 /**
  * Splits a Markdown file into frontmatter data, its raw head (delimiters included) and the body.
  * @param text the file content
- * @returns `data` is the frontmatter plus `body`
+ * @returns `data` is the frontmatter plus `body`; `kind` is the frontmatter's kind (null: none)
  */
-export function parseMarkdown (text: string): { data: EntryData, head: string, body: string } {
-  let file: matter.GrayMatterFile<string>
-  try {
-    file = matter(text, { engines: { yaml: yamlEngine } })
-  } catch (err) {
-    throw new EntryParseError(firstLine((err as Error).message))
-  }
-  const front = file.data as unknown
-  if (front === null || typeof front !== 'object' || Array.isArray(front)) {
-    throw new EntryParseError('Markdown frontmatter must be a YAML mapping')
-  }
-  const body = file.content
-  const head = text.slice(0, text.length - body.length)
-  return { data: { ...(front as EntryData), body }, head, body }
+export function parseMarkdown (text: string): { data: EntryData, head: string, body: string, kind: FrontmatterKind | null } {
+  const parts = splitMarkdown(text)
+  const front = parseFrontmatter(parts.kind, parts.inner)
+  return { data: { ...front, body: parts.body }, head: parts.open + parts.inner + parts.close, body: parts.body, kind: parts.kind }
 }
 
 /**
  * Encodes entry data as file text.
  * @param format the collection's format
  * @param data the entry data (for Markdown: frontmatter fields plus `body`)
- * @param previousText the file's current text, so untouched Markdown parts stay byte for byte
- * @returns the file content
+ * @param previousText the file's current text: only what changed is rewritten in it
+ * @param opts `frontmatter`: the kind of frontmatter a new Markdown file gets
+ * @returns the file content (exactly `previousText` when the data is unchanged)
  */
-export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, _opts: SerializeOptions = {}): string {
-  if (format === 'json') return JSON.stringify(data, null, 2) + '\n'
-  if (format === 'yaml') return dumpYaml(data)
-  const { body, ...front } = data
-  const bodyText = typeof body === 'string' ? body : ''
+export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
+  if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')
   if (previousText !== undefined) {
-    try {
-      const previous = parseMarkdown(previousText)
-      const { body: _oldBody, ...oldFront } = previous.data
-      if (isDeepStrictEqual(oldFront, front)) return previous.head + bodyText
-    } catch {
+    let before: unknown
+    try { before = parseDataText(format, previousText) } catch (err) {
+      if (!(err instanceof EntryParseError)) throw err
       // The previous file was unreadable: write it anew.
+      return renderData(format, data)
     }
+    const after = Array.isArray(before) && isListData(data) ? data.items : data
+    if (isDeepStrictEqual(before, after)) return previousText
+    return editData(format, previousText, before, after)
   }
-  if (Object.keys(front).length === 0) return bodyText
-  const eol = previousText !== undefined && previousText.startsWith('---\r\n') ? '\r\n' : '\n'
-  const yaml = dumpYaml(front).replace(/\n/g, eol)
-  return `---${eol}${yaml}---${eol}${bodyText}`
+  return renderData(format, data)
 }
 
-function firstLine (message: string): string {
-  return message.split('\n')[0] ?? message
+function parseDataText (format: EntryFormat, text: string): unknown {
+  if (format === 'json') return parseJsonText(text)
+  if (format === 'toml') return parseTomlText(text)
+  try {
+    return text.trim() === '' ? {} : parseYamlText(text)
+  } catch (err) {
+    if (err instanceof EntryParseError) throw err
+    throw new EntryParseError(String((err as Error).message ?? err).slice(0, 300))
+  }
+}
+
+function asEntryData (format: EntryFormat, value: unknown): EntryData {
+  if (value === null && format === 'yaml') return {}
+  if (Array.isArray(value)) return { items: value }
+  if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
+  return value
+}
+
+function isListData (data: EntryData): data is { items: unknown[] } {
+  const keys = Object.keys(data)
+  return keys.length === 1 && keys[0] === 'items' && Array.isArray(data.items)
+}
+
+function editData (format: EntryFormat, text: string, before: unknown, after: unknown): string {
+  if (format === 'json') return editJsonText(text, before, after)
+  if (format === 'toml') return editTomlText(text, before as EntryData, after as EntryData)
+  return editYamlText(text, before, after)
+}
+
+function renderData (format: EntryFormat, data: EntryData): string {
+  if (format === 'json') return renderJson(data)
+  if (format === 'toml') return renderToml(data)
+  return renderYaml(data)
+}
+
+function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
+  if (kind === null) return {}
+  let value: unknown
+  if (kind === 'yaml') value = inner.trim() === '' ? {} : parseYamlText(inner)
+  else if (kind === 'toml') value = parseTomlText(inner)
+  else value = parseJsonText(inner)
+  if (value === null) return {}
+  if (!isPlainObject(value)) throw new EntryParseError(`Markdown frontmatter must be a ${kind.toUpperCase()} mapping`)
+  return value
+}
+
+function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: FrontmatterKind): string {
+  const { body, ...front } = data
+  const bodyText = typeof body === 'string' ? body : ''
+  const eol = previousText === undefined ? '\n' : eolOf(previousText)
+  if (previousText !== undefined) {
+    let previous: ReturnType<typeof splitMarkdown> | undefined
+    let oldFront: EntryData | undefined
+    try {
+      previous = splitMarkdown(previousText)
+      oldFront = parseFrontmatter(previous.kind, previous.inner)
+    } catch (err) {
+      if (!(err instanceof EntryParseError)) throw err
+      // The previous file was unreadable: write it anew.
+    }
+    if (previous !== undefined && oldFront !== undefined && previous.kind !== null) {
+      const head = isDeepStrictEqual(oldFront, front)
+        ? previous.inner
+        : editFrontmatter(previous.kind, previous.inner, oldFront, front)
+      return previous.open + head + previous.close + bodyText
+    }
+    if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
+  }
+  return newFrontmatter(newKind, front, bodyText, eol)
+}
+
+function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData): string {
+  if (kind === 'yaml') return editYamlText(inner, before, after)
+  if (kind === 'toml') return editTomlText(inner, before, after)
+  return editJsonText(inner, before, after)
+}
+
+function newFrontmatter (kind: FrontmatterKind, front: EntryData, body: string, eol: string): string {
+  if (Object.keys(front).length === 0) return bodyNeedsFence(body) ? `---${eol}---${eol}${body}` : body
+  const withEol = (s: string): string => s.replace(/\r?\n/g, eol)
+  if (kind === 'toml') return withEol(`+++\n${renderToml(front)}+++\n`) + body
+  if (kind === 'json') return withEol(renderJson(front)) + body
+  return withEol(`---\n${renderYaml(front)}---\n`) + body
 }

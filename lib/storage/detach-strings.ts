@@ -1,5 +1,5 @@
 /**
- * Parsers (js-yaml among them) return long strings as slices of their input, and a slice keeps
+ * Parsers (yaml among them) return long strings as slices of their input, and a slice keeps
  * the whole input alive: one frontmatter title would keep its entire Markdown file in memory.
  * The index copies such strings before it keeps them.
  */

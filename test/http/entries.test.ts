@@ -66,7 +66,7 @@ t.test('unreadable entries are listed with readError and read directly as 422', 
     files: {
       'content/things/good.json': '{"title":"Good"}\n',
       'content/things/broken.json': '{"title": "Bro',
-      'content/things/array.json': '[1,2]\n'
+      'content/things/scalar.json': '42\n'
     }
   })
   const cookie = await s.login()
@@ -74,7 +74,7 @@ t.test('unreadable entries are listed with readError and read directly as 422', 
   const broken = list.entries.find((e: { id: string }) => e.id === 'broken')
   t.ok(broken.readError.message, 'readError has a message')
   t.notOk('data' in broken, 'no data on an unreadable entry')
-  t.ok(list.entries.find((e: { id: string }) => e.id === 'array').readError)
+  t.ok(list.entries.find((e: { id: string }) => e.id === 'scalar').readError, 'a top-level scalar is unreadable (a list is { items })')
   const direct = await s.request(`${API}/entries?collection=things&id=broken`, { headers: { cookie } })
   t.equal(direct.status, 422)
   t.type((await direct.json()).error, 'string')

@@ -53,7 +53,7 @@ t.test('restore writes the snapshot, records the replaced state as restore, unkn
   const body = await res.json()
   t.equal(body.ok, true)
   t.equal(body.revision, 4)
-  t.equal(await readFile(path.join(s.repoDir, 'content/notes/a.json'), 'utf8'), '{\n  "n": 0\n}\n')
+  t.equal(await readFile(path.join(s.repoDir, 'content/notes/a.json'), 'utf8'), '{"n":0}\n', 'restored in the file\'s own compact style')
   const after = (await history('notes', 'a')).history
   t.same(after.map((x: any) => x.action), ['save', 'save', 'restore'])
   t.same(after[2].data, { n: 2 })

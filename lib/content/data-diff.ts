@@ -1,0 +1,151 @@
+/**
+ * The differences between an entry's old and new data, as the smallest list of changes at paths:
+ * what the format-preserving editors (YAML, TOML, JSON) apply to the existing text, so that a save
+ * touches only the bytes of what changed.
+ */
+import { isDeepStrictEqual } from 'node:util'
+
+/** A path into data: object keys and array indexes. */
+export type DataPath = Array<string | number>
+
+/**
+ * One change: `set` replaces an existing value, `add` adds a key (last in its object) or an item
+ * (at the end of its list), `delete` removes a key or an item (items highest index first).
+ */
+export type DataChange =
+  | { op: 'set', path: DataPath, value: unknown }
+  | { op: 'add', path: DataPath, value: unknown }
+  | { op: 'delete', path: DataPath }
+
+/**
+ * Lists the changes that turn `before` into `after`: objects and same-length arrays are compared
+ * member by member, items appended to or removed from a list are added or deleted one by one;
+ * anything else that differs (a scalar, a reordered list, an object emptied) is replaced whole.
+ * @param before the data the file holds now
+ * @param after the data to write
+ * @returns the changes, in document order (additions last within their object)
+ */
+export function diffData (before: unknown, after: unknown): DataChange[] {
+  const out: DataChange[] = []
+  walk(before, after, [], out)
+  return out
+}
+
+function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
+  if (isDeepStrictEqual(before, after)) return
+  if (isPlainObject(before) && isPlainObject(after) && (Object.keys(after).length > 0 || Object.keys(before).length === 0)) {
+    for (const key of Object.keys(before)) {
+      if (!Object.hasOwn(after, key)) out.push({ op: 'delete', path: [...path, key] })
+      else walk(before[key], after[key], [...path, key], out)
+    }
+    for (const key of Object.keys(after)) {
+      if (!Object.hasOwn(before, key)) out.push({ op: 'add', path: [...path, key], value: after[key] })
+    }
+    return
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length > 0 && after.length > 0) {
+    if (before.length === after.length) {
+      for (let i = 0; i < after.length; i++) walk(before[i], after[i], [...path, i], out)
+      return
+    }
+    if (after.length > before.length && before.every((v, i) => isDeepStrictEqual(v, after[i]))) {
+      for (let i = before.length; i < after.length; i++) out.push({ op: 'add', path: [...path, i], value: after[i] })
+      return
+    }
+    const removed = removedIndexes(before, after)
+    if (removed !== null) {
+      for (const i of removed.reverse()) out.push({ op: 'delete', path: [...path, i] })
+      return
+    }
+  }
+  out.push({ op: 'set', path, value: after })
+}
+
+/** The indexes of `before` whose removal leaves `after` (in order); null when `after` is not such a subsequence. */
+function removedIndexes (before: unknown[], after: unknown[]): number[] | null {
+  const removed: number[] = []
+  let j = 0
+  for (let i = 0; i < before.length; i++) {
+    if (j < after.length && isDeepStrictEqual(before[i], after[j])) j++
+    else removed.push(i)
+  }
+  return j === after.length ? removed : null
+}
+
+/**
+ * Whether a value is a plain object (not an array, not null).
+ * @param v any value
+ * @returns true for `{...}` records
+ */
+export function isPlainObject (v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+/**
+ * The value at a path.
+ * @param data the root
+ * @param path keys and indexes
+ * @returns the value, or undefined when the path does not exist
+ */
+export function valueAt (data: unknown, path: DataPath): unknown {
+  let v = data
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined
+    v = (v as Record<string | number, unknown>)[key]
+  }
+  return v
+}
+
+/**
+ * Applies `splice` edits of one text, each given as [start, end, replacement] over the same original.
+ * @param text the original
+ * @param start first replaced offset
+ * @param end end of the replaced range
+ * @param replacement the new text
+ * @returns the edited text
+ */
+export function splice (text: string, start: number, end: number, replacement: string): string {
+  return text.slice(0, start) + replacement + text.slice(end)
+}
+
+/**
+ * The line ending a text uses (its first one), `\n` when it has none.
+ * @param text any text
+ * @returns `\r\n` or `\n`
+ */
+export function eolOf (text: string): string {
+  const i = text.indexOf('\n')
+  return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
+}
+
+/**
+ * The offset where the line holding `offset` starts.
+ * @param text the text
+ * @param offset a position in it
+ * @returns the line start
+ */
+export function lineStart (text: string, offset: number): number {
+  return text.lastIndexOf('\n', offset - 1) + 1
+}
+
+/**
+ * The offset just after the line ending of the line holding `offset` (the text's end on the last line).
+ * @param text the text
+ * @param offset a position in it
+ * @returns the start of the next line
+ */
+export function nextLineStart (text: string, offset: number): number {
+  const i = text.indexOf('\n', offset)
+  return i === -1 ? text.length : i + 1
+}
+
+/**
+ * Indents every non-empty line after the first by `indent` and converts line endings.
+ * @param rendered text with `\n` line endings
+ * @param indent the prefix
+ * @param eol the file's line ending
+ * @returns the text to splice in
+ */
+export function indentRest (rendered: string, indent: string, eol: string): string {
+  return rendered.split('\n').map((line, i) => i === 0 || line === '' ? line : indent + line).join(eol)
+}

@@ -1,0 +1,300 @@
+/**
+ * TOML entry text (data files and Hugo's `+++` frontmatter). Read with smol-toml (dates given as
+ * the text written in the file, taken from the source ranges `toml-eslint-parser` reports). Edits
+ * change only the bytes of what changed: a changed value is spliced into its source range, a new
+ * key is a new line at the end of its table, a removed key loses its line; any other byte stays.
+ */
+import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'smol-toml'
+import { parseTOML, type AST } from 'toml-eslint-parser'
+import { isDeepStrictEqual } from 'node:util'
+import { EntryParseError } from './parse-error.js'
+import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, splice, valueAt, type DataChange, type DataPath } from './data-diff.js'
+
+/** The deepest nesting of inline arrays and tables read. */
+const MAX_TOML_DEPTH = 100
+
+/** A TOML date, time or date-time as written (RFC 3339, with a space or `T`). */
+const TOML_DATE = /^(\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(\.\d+)?)$/
+
+/**
+ * Parses TOML text into plain data; dates are the text written.
+ * @param text the TOML text
+ * @returns a table; throws EntryParseError when it cannot be read
+ */
+export function parseTomlText (text: string): Record<string, unknown> {
+  let table: Record<string, unknown>
+  try {
+    table = parseSmolToml(text, { maxDepth: MAX_TOML_DEPTH }) as Record<string, unknown>
+  } catch (err) {
+    throw new EntryParseError(firstLine(err))
+  }
+  let slots: Slots | null | undefined
+  const rawDate = (p: DataPath): string | undefined => {
+    if (slots === undefined) slots = slotsOf(text)
+    const slot = slots?.values.get(pathKey(p))
+    return slot === undefined ? undefined : text.slice(slot.node.range[0], slot.node.range[1])
+  }
+  return plainData(table, [], rawDate) as Record<string, unknown>
+}
+
+/** smol-toml's tables (null prototype) and dates as plain objects and the dates' text. */
+function plainData (v: unknown, path: DataPath, rawDate: (p: DataPath) => string | undefined): unknown {
+  if (v instanceof Date) return rawDate(path) ?? v.toISOString()
+  if (Array.isArray(v)) return v.map((x, i) => plainData(x, [...path, i], rawDate))
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, x] of Object.entries(v)) {
+      Object.defineProperty(out, k, { value: plainData(x, [...path, k], rawDate), enumerable: true, writable: true, configurable: true })
+    }
+    return out
+  }
+  return v
+}
+
+/**
+ * Writes data as a new TOML text (new files, and the last resort of an edit). Strings that are
+ * TOML dates are written as dates.
+ * @param data a table
+ * @returns TOML text
+ */
+export function renderToml (data: Record<string, unknown>): string {
+  return stringifyToml(datesOf(data) as Record<string, unknown>).replace(/\n*$/, '\n')
+}
+
+/**
+ * Changes a TOML text from `before` to `after`, touching only the bytes that changed.
+ * @param text the current text
+ * @param before the data it holds (as parseTomlText gives it)
+ * @param after the data to write
+ * @returns the new text (the same text when nothing changed)
+ */
+export function editTomlText (text: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
+  const changes = diffData(before, after)
+  if (changes.length === 0) return text
+  if (isPlainObject(after) && Object.keys(after).length === 0) return ''
+  let current = text
+  try {
+    for (const change of changes) current = applyChange(current, change, after)
+    if (isDeepStrictEqual(parseTomlText(current), after)) return current
+  } catch {}
+  return renderToml(after).replace(/\r?\n/g, eolOf(text))
+}
+
+function applyChange (text: string, change: DataChange, after: unknown): string {
+  let c: DataChange = change
+  for (;;) {
+    const edited = tryChange(text, c)
+    if (edited !== null) return edited
+    if (c.path.length <= 1) throw new Error('unplaceable')
+    const parent = c.path.slice(0, -1)
+    c = { op: 'set', path: parent, value: valueAt(after, parent) }
+  }
+}
+
+interface Slot { path: DataPath, node: AST.TOMLContentNode, kv: AST.TOMLKeyValue | null, table: AST.TOMLTable | null }
+interface Slots { values: Map<string, Slot>, kvs: Slot[], tables: AST.TOMLTable[] }
+
+function pathKey (p: DataPath): string {
+  return JSON.stringify(p)
+}
+
+function keyName (k: AST.TOMLBare | AST.TOMLQuoted): string {
+  return k.type === 'TOMLBare' ? k.name : k.value
+}
+
+/** Every value of a TOML text by path, its key-value lines and its tables; null when it cannot be parsed. */
+function slotsOf (text: string): Slots | null {
+  let program: AST.TOMLProgram
+  try { program = parseTOML(text) } catch { return null }
+  const slots: Slots = { values: new Map(), kvs: [], tables: [] }
+  const addValue = (node: AST.TOMLContentNode, path: DataPath, kv: AST.TOMLKeyValue | null, table: AST.TOMLTable | null): void => {
+    const slot = { path, node, kv, table }
+    slots.values.set(pathKey(path), slot)
+    if (kv !== null && kv.parent.type !== 'TOMLInlineTable') slots.kvs.push(slot)
+    if (node.type === 'TOMLInlineTable') for (const inner of node.body) addKv(inner, path, table)
+    if (node.type === 'TOMLArray') node.elements.forEach((e, i) => { addValue(e, [...path, i], null, table) })
+  }
+  const addKv = (kv: AST.TOMLKeyValue, prefix: DataPath, table: AST.TOMLTable | null): void => {
+    addValue(kv.value, [...prefix, ...kv.key.keys.map(keyName)], kv, table)
+  }
+  for (const item of program.body[0]?.body ?? []) {
+    if (item.type === 'TOMLKeyValue') addKv(item, [], null)
+    else {
+      slots.tables.push(item)
+      for (const kv of item.body) addKv(kv, item.resolvedKey, item)
+    }
+  }
+  return slots
+}
+
+function tryChange (text: string, change: DataChange): string | null {
+  const slots = slotsOf(text)
+  if (slots === null) return null
+  const eol = eolOf(text)
+  const slot = slots.values.get(pathKey(change.path))
+  const key = change.path[change.path.length - 1]
+  if (typeof key === 'number' && change.op !== 'set') {
+    const list = slots.values.get(pathKey(change.path.slice(0, -1)))
+    if (list?.node.type !== 'TOMLArray') return null
+    return change.op === 'add' ? addItem(text, list.node, change.value, eol) : deleteItem(text, list.node, key)
+  }
+  if (change.op === 'set' && change.value !== null) {
+    if (slot === undefined) return null
+    const rendered = renderValue(change.value, slot.node)
+    return rendered === null ? null : splice(text, slot.node.range[0], slot.node.range[1], rendered)
+  }
+  if (change.op === 'delete' || change.op === 'set') {
+    if (slot?.kv == null) return deleteTable(text, slots, change.path)
+    if (slot.kv.parent.type === 'TOMLInlineTable' || !isPathOf(slot)) return null
+    return removeLines(text, slot.kv.range[0], slot.kv.range[1])
+  }
+  return addKey(text, slots, change.path, change.value, eol)
+}
+
+/** Whether a key-value line holds exactly this path (not a dotted key reaching below it). */
+function isPathOf (slot: Slot): boolean {
+  return slot.kv !== null && slot.kv.value === slot.node
+}
+
+function removeLines (text: string, start: number, end: number): string | null {
+  const from = lineStart(text, start)
+  if (text.slice(from, start).trim() !== '') return null
+  const to = nextLineStart(text, end)
+  if (text.slice(end, to).trim() !== '' && !text.slice(end, to).trim().startsWith('#')) return null
+  return splice(text, from, to, '')
+}
+
+function deleteTable (text: string, slots: Slots, path: DataPath): string | null {
+  const key = pathKey(path)
+  const table = slots.tables.find(t => pathKey(t.resolvedKey) === key && t.kind === 'standard')
+  if (table === undefined) return null
+  const below = slots.tables.some(t => t !== table && t.resolvedKey.length > path.length && pathKey(t.resolvedKey.slice(0, path.length)) === key)
+  if (below) return null
+  return splice(text, lineStart(text, table.range[0]), nextLineStart(text, table.range[1]), '')
+}
+
+function addKey (text: string, slots: Slots, path: DataPath, value: unknown, eol: string): string | null {
+  if (value === null) return text
+  const parent = path.slice(0, -1)
+  const parentSlot = slots.values.get(pathKey(parent))
+  if (parentSlot !== undefined && parentSlot.node.type !== 'TOMLInlineTable') return null
+  if (parentSlot !== undefined) return null
+  const rendered = renderValue(value, null)
+  if (rendered === null) return null
+  // The last key-value line within a table that holds the parent (by its header, or by dotted keys).
+  const tablePath = (s: Slot): DataPath => s.table?.resolvedKey ?? []
+  const holders = slots.kvs.filter(s => {
+    const tp = tablePath(s)
+    return tp.length <= parent.length && pathKey(s.path.slice(0, parent.length)) === pathKey(parent) &&
+      pathKey(parent.slice(0, tp.length)) === pathKey(tp) && s.path.length > parent.length
+  })
+  let at: number
+  let relative: DataPath
+  let indent = ''
+  const header = parent.length === 0 ? null : slots.tables.find(t => pathKey(t.resolvedKey) === pathKey(parent))
+  if (holders.length > 0) {
+    const last = holders[holders.length - 1]!
+    relative = path.slice(tablePath(last).length)
+    const kv = last.kv!
+    at = nextLineStart(text, kv.range[1])
+    indent = text.slice(lineStart(text, kv.range[0]), kv.range[0])
+    if (indent.trim() !== '') return null
+  } else if (header !== undefined && header !== null) {
+    relative = [path[path.length - 1]!]
+    at = nextLineStart(text, header.key.range[1])
+  } else if (parent.length === 0) {
+    relative = path
+    const firstTable = slots.tables[0]
+    at = firstTable === undefined ? text.length : lineStart(text, firstTable.range[0])
+  } else {
+    return null
+  }
+  const line = `${indent}${relative.map(k => renderKey(String(k))).join('.')} = ${rendered}${eol}`
+  if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
+  return splice(text, at, at, line)
+}
+
+function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string): string | null {
+  const last = list.elements[list.elements.length - 1]
+  if (last === undefined) return null
+  const rendered = renderValue(value, last)
+  if (rendered === null) return null
+  const multiLine = text.slice(list.range[0], last.range[0]).includes('\n')
+  if (!multiLine) return splice(text, last.range[1], last.range[1], `, ${rendered}`)
+  const indent = text.slice(lineStart(text, last.range[0]), last.range[0])
+  if (indent.trim() !== '') return splice(text, last.range[1], last.range[1], `, ${rendered}`)
+  return splice(text, last.range[1], last.range[1], `,${eol}${indent}${rendered}`)
+}
+
+function deleteItem (text: string, list: AST.TOMLArray, index: number): string | null {
+  const item = list.elements[index]
+  if (item === undefined || list.elements.length < 2) return null
+  const next = list.elements[index + 1]
+  if (next !== undefined) return splice(text, item.range[0], next.range[0], '')
+  return splice(text, list.elements[index - 1]!.range[1], item.range[1], '')
+}
+
+/** A key, bare when it can be. */
+function renderKey (key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : basicString(key)
+}
+
+function basicString (s: string): string {
+  // JSON escapes are TOML basic-string escapes; TOML also forbids a raw DEL.
+  return JSON.stringify(s).replace(/\u007f/g, '\\u007F')
+}
+
+/**
+ * A value as inline TOML text, in the style of the value it replaces (literal strings stay literal,
+ * floats stay floats, dates stay dates); null when TOML cannot hold it.
+ */
+function renderValue (value: unknown, old: AST.TOMLContentNode | null): string | null {
+  if (typeof value === 'string') {
+    if (TOML_DATE.test(value) && (old === null || (old.type === 'TOMLValue' && old.kind !== 'string'))) return value
+    if (old?.type === 'TOMLValue' && old.kind === 'string' && old.style === 'literal' && !old.multiline && !/['\u0000-\u001f\u007f]/.test(value)) return `'${value}'`
+    return basicString(value)
+  }
+  if (typeof value === 'number') {
+    if (Number.isNaN(value)) return 'nan'
+    if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf'
+    if (Number.isInteger(value) && old?.type === 'TOMLValue' && old.kind === 'float') return `${value}.0`
+    return String(value)
+  }
+  if (typeof value === 'boolean') return String(value)
+  if (Array.isArray(value)) {
+    const items: string[] = []
+    for (const v of value) {
+      const r = renderValue(v, null)
+      if (r === null) return null
+      items.push(r)
+    }
+    return `[${items.join(', ')}]`
+  }
+  if (isPlainObject(value)) {
+    const entries: string[] = []
+    for (const [k, v] of Object.entries(value)) {
+      if (v === null) continue
+      const r = renderValue(v, null)
+      if (r === null) return null
+      entries.push(`${renderKey(k)} = ${r}`)
+    }
+    return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`
+  }
+  return null
+}
+
+/** A copy of data where strings that are TOML dates become TomlDate values. */
+function datesOf (v: unknown): unknown {
+  if (typeof v === 'string' && TOML_DATE.test(v)) {
+    const d = new TomlDate(v.replace(' ', 'T'))
+    return d.isValid() ? d : v
+  }
+  if (Array.isArray(v)) return v.filter(x => x !== null).map(datesOf)
+  if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, datesOf(x)]))
+  return v
+}
+
+function firstLine (err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err)
+  return (message.split('\n')[0] ?? message).slice(0, 300)
+}

@@ -1,0 +1,324 @@
+/**
+ * YAML entry text (data files and frontmatter) with the `yaml` package: bounded parsing (YAML 1.2
+ * core schema, so timestamps stay the text written; at most 100 alias expansions; at most 2 MiB)
+ * and edits that change only the bytes of what changed. An edit finds each changed value's source
+ * range in the parsed document and splices the new value's text there, in the old value's style
+ * (quoting, flow or block); every other byte (comments, blank lines, folding, quoting, dates, empty
+ * keys) stays as it was. `Document.toString()` is never used on the file, because it re-serialises
+ * every node (it re-folds strings, pads flow lists, re-indents sequences).
+ */
+import { parse, parseDocument, stringify, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
+import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
+import { isDeepStrictEqual } from 'node:util'
+import { EntryParseError } from './parse-error.js'
+import { diffData, eolOf, indentRest, isPlainObject, lineStart, nextLineStart, splice, valueAt, type DataChange, type DataPath } from './data-diff.js'
+
+/** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
+export const MAX_YAML_LENGTH = 2 * 1024 * 1024
+
+/** At most this many alias expansions per document (a YAML alias bomb is an unreadable entry). */
+export const MAX_YAML_ALIASES = 100
+
+const PARSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions & { maxAliasCount: number } = {
+  schema: 'core',
+  version: '1.2',
+  merge: true,
+  maxAliasCount: MAX_YAML_ALIASES,
+  logLevel: 'error',
+  prettyErrors: false
+}
+
+const RENDER_OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0 }
+
+/**
+ * Parses YAML text into plain data, bounded in size and alias expansion.
+ * @param text the YAML text
+ * @returns the value (null for an empty text); throws EntryParseError when it cannot be read
+ */
+export function parseYamlText (text: string): unknown {
+  if (text.length > MAX_YAML_LENGTH) throw new EntryParseError(`YAML text longer than ${MAX_YAML_LENGTH} characters`)
+  try {
+    return parse(text, PARSE_OPTIONS)
+  } catch (err) {
+    const repaired = repairFlowEnds(text)
+    if (repaired !== text) {
+      try { return parse(repaired, PARSE_OPTIONS) } catch {}
+    }
+    throw new EntryParseError(yamlMessage(err))
+  }
+}
+
+/**
+ * Writes data as a new YAML text (for new files, and as the last resort of an edit).
+ * @param value the data
+ * @returns YAML text ending with a newline
+ */
+export function renderYaml (value: unknown): string {
+  return stringify(value, { ...RENDER_OPTIONS, schema: 'core', version: '1.2' })
+}
+
+/**
+ * Changes a YAML text from `before` to `after`, touching only the bytes of the values that
+ * changed (or the lines of keys added or removed).
+ * @param text the current text
+ * @param before the data it holds (as parseYamlText gives it)
+ * @param after the data to write
+ * @returns the new text (the same text when nothing changed)
+ */
+export function editYamlText (text: string, before: unknown, after: unknown): string {
+  const changes = diffData(before, after)
+  if (changes.length === 0) return text
+  if (isPlainObject(after) && Object.keys(after).length === 0) return ''
+  let current = repairFlowEnds(text, true)
+  try {
+    for (const change of changes) current = applyChange(current, change, after)
+    if (isDeepStrictEqual(parseYamlText(current), after)) return current
+  } catch {}
+  // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
+  return renderYaml(after).replace(/\n/g, eolOf(text))
+}
+
+/** Applies one change; when it cannot be placed minimally, replaces the nearest enclosing value. */
+function applyChange (text: string, change: DataChange, after: unknown): string {
+  let c: DataChange = change
+  for (;;) {
+    const edited = tryChange(text, c)
+    if (edited !== null) return edited
+    if (c.path.length === 0) throw new Error('unplaceable')
+    const parent = c.path.slice(0, -1)
+    c = { op: 'set', path: parent, value: valueAt(after, parent) }
+  }
+}
+
+function tryChange (text: string, change: DataChange): string | null {
+  if (change.path.length === 0) return null
+  const doc = parseDocument(text, PARSE_OPTIONS)
+  if (doc.errors.length > 0) return null
+  const parentPath = change.path.slice(0, -1)
+  const key = change.path[change.path.length - 1]!
+  const parent = parentPath.length === 0 ? doc.contents : doc.getIn(parentPath, true)
+  const eol = eolOf(text)
+  const style = styleOf(text)
+  if (isSeq(parent) && typeof key === 'number' && change.op !== 'set') {
+    return change.op === 'add' ? addItem(text, parent, change.value, eol, style) : deleteItem(text, parent, key)
+  }
+  if (change.op === 'add') {
+    if (parent === null && parentPath.length === 0) return appendRootKey(text, String(key), change.value, eol, style)
+    if (!isMap(parent) || parent.flow === true || parent.items.length === 0) return null
+    return addKey(text, parent, String(key), change.value, eol, style)
+  }
+  if (isMap(parent)) {
+    const pair = parent.items.find(p => isScalar(p.key) && String(p.key.value) === String(key))
+    if (pair === undefined || !isScalar(pair.key) || pair.key.range == null) return null
+    if (change.op === 'delete') return parent.flow === true ? null : deleteKey(text, pair as Pair<Scalar, Node | null>)
+    return setMapValue(text, pair as Pair<Scalar, Node | null>, change.value, eol, style)
+  }
+  if (isSeq(parent) && typeof key === 'number' && change.op === 'set') {
+    const item = parent.items[key] as Node | undefined
+    if (item?.range == null) return null
+    return setSeqItem(text, parent, item, change.value, eol, style)
+  }
+  return null
+}
+
+interface Style { indentSeq: boolean, flowPadding: boolean }
+
+/** How the file writes block sequences under a key and flow collections. */
+function styleOf (text: string): Style {
+  return {
+    indentSeq: !/^([ \t]*)[^\s#-][^\n]*:[ \t]*\r?\n\1- /m.test(text),
+    flowPadding: /[[{] \S/.test(text) && !/[[{][^ \s\]}]/.test(text)
+  }
+}
+
+function column (text: string, offset: number): number {
+  return offset - lineStart(text, offset)
+}
+
+/** The end of a node's value, before trailing line breaks and spaces. */
+function valueEnd (text: string, node: Node): number {
+  let end = node.range![1]
+  while (end > node.range![0] && /[\s]/.test(text[end - 1]!)) end--
+  return end
+}
+
+function isInline (node: Node | null): boolean {
+  if (node === null) return false
+  if (isScalar(node)) return node.type !== 'BLOCK_FOLDED' && node.type !== 'BLOCK_LITERAL'
+  if (isCollection(node)) return node.flow === true
+  return isAlias(node)
+}
+
+/** A node for `value` in the style of the node it replaces. */
+function styledNode (doc: Document, value: unknown, old: Node | null): Node {
+  const node = doc.createNode(value) as Node
+  if (old === null) return node
+  if (isScalar(node) && isScalar(old) && typeof value === 'string' && typeof old.value === 'string' && old.type !== undefined) {
+    node.type = old.type
+  }
+  if (isCollection(node) && isCollection(old) && old.flow === true) node.flow = true
+  return node
+}
+
+/** Renders `value` as it follows a key's `:` (or a sequence's `-`), with `\n` line endings. */
+function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null, style: Style): string {
+  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const node = styledNode(doc, value, old)
+  if (indicator === 'map') {
+    const map = new YAMLMap()
+    map.items.push(new Pair(new Scalar('k'), node))
+    doc.contents = map
+  } else {
+    const seq = new YAMLSeq()
+    seq.items.push(node)
+    doc.contents = seq
+  }
+  const out = doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding })
+  return out.slice(indicator === 'map' ? 2 : 1).replace(/\n$/, '')
+}
+
+/** Renders a whole `key: value` line (or lines), with `\n` line endings. */
+function renderPair (key: string, value: unknown, style: Style): string {
+  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const map = new YAMLMap()
+  map.items.push(new Pair(doc.createNode(key), doc.createNode(value)))
+  doc.contents = map
+  return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
+}
+
+function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unknown, eol: string, style: Style): string | null {
+  const old = pair.value
+  const indent = ' '.repeat(column(text, pair.key.range![0]))
+  const rendered = renderAfter('map', value, old, style)
+  if (old !== null && old.range != null && isInline(old) && rendered.startsWith(' ') && !rendered.includes('\n') && !(isScalar(old) && old.source === '' && old.range[0] === old.range[1])) {
+    return splice(text, old.range[0], old.range[1], rendered.slice(1))
+  }
+  const colon = text.indexOf(':', pair.key.range![1])
+  if (colon === -1 || text.slice(pair.key.range![1], colon).trim() !== '') return null
+  const end = old?.range != null ? Math.max(valueEnd(text, old), colon + 1) : colon + 1
+  if (old?.range != null && old.range[0] < colon) return null
+  return splice(text, colon + 1, end, indentRest(rendered, indent, eol))
+}
+
+function setSeqItem (text: string, seq: YAMLSeq, item: Node, value: unknown, eol: string, style: Style): string | null {
+  if (seq.flow === true) {
+    const rendered = renderAfter('map', value, item, { ...style })
+    if (rendered.includes('\n') || !rendered.startsWith(' ')) return null
+    return splice(text, item.range![0], item.range![1], rendered.slice(1))
+  }
+  const dash = text.lastIndexOf('-', item.range![0])
+  if (dash === -1 || text.slice(dash + 1, item.range![0]).trim() !== '') return null
+  const rendered = renderAfter('seq', value, item, style)
+  if (isInline(item) && rendered.startsWith(' ') && !rendered.includes('\n')) {
+    return splice(text, item.range![0], item.range![1], rendered.slice(1))
+  }
+  const indent = ' '.repeat(column(text, dash))
+  return splice(text, dash + 1, Math.max(valueEnd(text, item), dash + 1), indentRest(rendered, indent, eol))
+}
+
+function addKey (text: string, map: YAMLMap, key: string, value: unknown, eol: string, style: Style): string | null {
+  const first = map.items[0]!
+  const last = map.items[map.items.length - 1]!
+  if (!isScalar(first.key) || first.key.range == null || !isScalar(last.key) || last.key.range == null) return null
+  // (A map that starts on a sequence's `- ` line has its keys at the column after the dash.)
+  const keyStart = first.key.range[0]
+  const indent = ' '.repeat(column(text, keyStart))
+  const lastNode = (last.value as Node | null) ?? last.key
+  const at = nextLineStart(text, valueEnd(text, lastNode))
+  const line = indent + indentRest(renderPair(key, value, style), indent, eol) + eol
+  if (at === text.length && !text.endsWith('\n')) return text + eol + line
+  return splice(text, at, at, line)
+}
+
+function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style: Style): string | null {
+  const items = seq.items as Node[]
+  const last = items[items.length - 1]
+  if (last?.range == null) return null
+  if (seq.flow === true) {
+    const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+    const node = styledNode(doc, value, last)
+    if (isCollection(node)) node.flow = true
+    const rendered = renderFlowItem(node, style)
+    if (rendered.includes('\n')) return null
+    const first = items[0]!
+    const comma = items.length > 1 && text.slice(first.range![1], items[1]!.range![0]) === ',' ? ',' : ', '
+    return splice(text, last.range[1], last.range[1], comma + rendered)
+  }
+  const dash = text.lastIndexOf('-', last.range[0])
+  if (dash === -1 || text.slice(lineStart(text, dash), dash).trim() !== '') return null
+  const indent = ' '.repeat(column(text, dash))
+  const line = indent + '-' + indentRest(renderAfter('seq', value, isCollection(last) ? null : last, style), indent, eol) + eol
+  const at = nextLineStart(text, valueEnd(text, last))
+  if (at === text.length && !text.endsWith('\n')) return text + eol + line
+  return splice(text, at, at, line)
+}
+
+function renderFlowItem (node: Node, style: Style): string {
+  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const seq = new YAMLSeq()
+  seq.flow = true
+  seq.items.push(node)
+  doc.contents = seq
+  const out = doc.toString({ ...RENDER_OPTIONS, flowCollectionPadding: false }).replace(/\n$/, '')
+  return out.slice(1, -1)
+}
+
+function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
+  const items = seq.items as Node[]
+  const item = items[index]
+  if (item?.range == null || items.length < 2) return null
+  if (seq.flow === true) {
+    const next = items[index + 1]
+    if (next?.range != null) return splice(text, item.range[0], next.range[0], '')
+    const prev = items[index - 1]!
+    return splice(text, prev.range![1], item.range[1], '')
+  }
+  const dash = text.lastIndexOf('-', item.range[0])
+  const from = lineStart(text, dash)
+  if (dash === -1 || text.slice(from, dash).trim() !== '') return null
+  return splice(text, from, nextLineStart(text, valueEnd(text, item)), '')
+}
+
+function appendRootKey (text: string, key: string, value: unknown, eol: string, style: Style): string {
+  const line = indentRest(renderPair(key, value, style), '', eol) + eol
+  if (text === '' || text.endsWith('\n')) return text + line
+  return text + eol + line
+}
+
+function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
+  const start = pair.key.range![0]
+  const from = lineStart(text, start)
+  if (text.slice(from, start).trim() !== '') return null
+  const end = pair.value?.range != null ? valueEnd(text, pair.value) : pair.key.range![1]
+  return splice(text, from, nextLineStart(text, end), '')
+}
+
+/**
+ * Jekyll (Psych) accepts a flow collection whose closing bracket sits at column 1 inside an
+ * indented block; YAML 1.2 does not. The repair indents the collection's continuation lines (up to
+ * that bracket) one column further than the key that opens it (whitespace between flow items means
+ * nothing); with `onlyIfBroken`, only when the text does not parse as it is.
+ */
+function repairFlowEnds (text: string, onlyIfBroken = false): string {
+  if (!/^[\]}]/m.test(text)) return text
+  if (onlyIfBroken) {
+    try { parse(text, PARSE_OPTIONS); return text } catch {}
+  }
+  const lines = text.split('\n')
+  for (let i = 1; i < lines.length; i++) {
+    if (!/^[\]}][ \t]*(#.*)?\r?$/.test(lines[i]!)) continue
+    let open = i - 1
+    while (open >= 0 && !/:[ \t]*[[{]/.test(lines[open]!)) open--
+    if (open < 0) continue
+    const pad = ' '.repeat((/^ */.exec(lines[open]!)?.[0].length ?? 0) + 1)
+    for (let j = open + 1; j <= i; j++) lines[j] = pad + lines[j]!
+  }
+  return lines.join('\n')
+}
+
+function yamlMessage (err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err)
+  return (message.split('\n')[0] ?? message).slice(0, 300)
+}
+
+export type { DataPath }

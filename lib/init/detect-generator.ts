@@ -1,0 +1,278 @@
+/**
+ * Recognises a site's generator from its files (Hugo, Jekyll, Astro, Eleventy, else plain
+ * Markdown folders) and lists where that generator keeps content. Generator configs are read as
+ * data: TOML/YAML/JSON through the init reader, JavaScript and TypeScript configs only searched
+ * with patterns for a few string literals (never evaluated).
+ */
+import { lstat, readFile, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { readEntryFields, type InitFormat } from './read-entry-data.js'
+
+/** The generators init recognises. */
+export type Generator = 'hugo' | 'jekyll' | 'astro' | 'eleventy' | 'markdown'
+
+/** Human names of the generators, for the summary. */
+export const GENERATOR_NAMES: Record<Generator, string> = {
+  hugo: 'Hugo', jekyll: 'Jekyll', astro: 'Astro', eleventy: 'Eleventy', markdown: 'plain Markdown folders'
+}
+
+/** A place where a generator keeps content. */
+export interface ContentSource {
+  /** Relative to the repository root, `/`-separated; `.` is the root. */
+  folder: string
+  /** The collection name it suggests (normalised later). */
+  name: string
+  /** `folder`: a folder collection; `files`: its own files, listed one by one (data folders, root pages). */
+  kind: 'folder' | 'files'
+  /** Whether files in subfolders count (folder sources). */
+  recursive: boolean
+  /** Only Markdown (md, mdx) files are content here; other files are the generator's own (Eleventy directory data). */
+  pagesOnly: boolean
+}
+
+/** What detection found. */
+export interface DetectedSite {
+  generator: Generator
+  /** The generator's config file that gave it away (relative), or null. */
+  configFile: string | null
+  sources: ContentSource[]
+  /** Things worth telling the user (a declared collection without a folder...). */
+  notes: string[]
+}
+
+const MAX_CONFIG_BYTES = 1024 * 1024
+/** Repository documents that are not site pages, when they sit at a site's root. */
+export const REPO_DOCUMENTS = /^(readme|license|licence|changelog|contributing|code_of_conduct|security|history)(\.|$)/i
+
+/**
+ * Looks at a repository and says which generator built it and where its content lives.
+ * @param repoDir the repository root (absolute)
+ * @returns the generator, its config file and the content sources to scan
+ */
+export async function detectGenerator (repoDir: string): Promise<DetectedSite> {
+  return await detectHugo(repoDir) ??
+    await detectJekyll(repoDir) ??
+    await detectAstro(repoDir) ??
+    await detectEleventy(repoDir) ??
+    await detectMarkdown(repoDir)
+}
+
+async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
+  const own = await firstFile(repoDir, ['hugo.toml', 'hugo.yaml', 'hugo.yml', 'hugo.json', 'config/_default/hugo.toml', 'config/_default/hugo.yaml', 'config/_default/hugo.json'])
+  const shared = own ?? await firstFile(repoDir, ['config.toml', 'config.yaml', 'config.yml', 'config.json', 'config/_default/config.toml', 'config/_default/config.yaml'])
+  // config.* alone is too common a name: it is Hugo's only beside Hugo's own folders.
+  if (shared === null || (own === null && !(await anyDir(repoDir, ['content', 'archetypes', 'layouts', 'themes'])))) return null
+  const config = await readConfigData(repoDir, shared)
+  const contentDir = safeRelative(config.contentDir) ?? 'content'
+  const dataDir = safeRelative(config.dataDir) ?? 'data'
+  const sources: ContentSource[] = [{ folder: contentDir, name: 'pages', kind: 'folder', recursive: false, pagesOnly: true }]
+  for (const sub of await subfolders(repoDir, contentDir)) sources.push({ folder: `${contentDir}/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
+  sources.push(...await dataSources(repoDir, dataDir))
+  return { generator: 'hugo', configFile: shared, sources, notes: [] }
+}
+
+async function detectJekyll (repoDir: string): Promise<DetectedSite | null> {
+  const configFile = await firstFile(repoDir, ['_config.yml', '_config.yaml'])
+  if (configFile === null) return null
+  const config = await readConfigData(repoDir, configFile)
+  const source = safeRelative(config.source) ?? '.'
+  const at = (rel: string): string => source === '.' ? rel : `${source}/${rel}`
+  const collectionsDir = safeRelative(config.collections_dir)
+  const inCollections = (rel: string): string => at(collectionsDir === null ? rel : `${collectionsDir}/${rel}`)
+  const sources: ContentSource[] = [
+    { folder: inCollections('_posts'), name: 'posts', kind: 'folder', recursive: true, pagesOnly: true },
+    { folder: inCollections('_drafts'), name: 'drafts', kind: 'folder', recursive: true, pagesOnly: true }
+  ]
+  const declared = config.collections
+  const names = Array.isArray(declared) ? declared.filter((n): n is string => typeof n === 'string') : isRecord(declared) ? Object.keys(declared) : []
+  const notes: string[] = []
+  for (const name of names) {
+    if (name === 'posts' || name === 'drafts') continue
+    const folder = inCollections(`_${name}`)
+    if (safeRelative(folder) === null) continue
+    if (!(await isDir(repoDir, folder))) notes.push(`_config.yml declares the collection '${name}' but ${folder}/ does not exist`)
+    sources.push({ folder, name, kind: 'folder', recursive: true, pagesOnly: false })
+  }
+  sources.push(...await dataSources(repoDir, at(safeRelative(config.data_dir) ?? '_data')))
+  sources.push({ folder: source, name: 'pages', kind: 'files', recursive: false, pagesOnly: true })
+  // Any other folder Jekyll renders (not `_`-prefixed, not excluded) may hold pages: `blog/`, `docs/`.
+  const excluded = new Set(['assets', 'vendor', 'node_modules', '_site', ...stringList(config.exclude)])
+  for (const sub of await subfolders(repoDir, source)) {
+    if (sub.startsWith('_') || excluded.has(sub)) continue
+    sources.push({ folder: at(sub), name: sub, kind: 'folder', recursive: true, pagesOnly: true })
+  }
+  return { generator: 'jekyll', configFile, sources, notes }
+}
+
+async function detectAstro (repoDir: string): Promise<DetectedSite | null> {
+  const configFile = await firstFile(repoDir, ['astro.config.mjs', 'astro.config.js', 'astro.config.ts', 'astro.config.mts', 'astro.config.cjs'])
+  if (configFile === null && !(await packageUses(repoDir, 'astro'))) return null
+  const contentConfig = await firstFile(repoDir, ['src/content.config.ts', 'src/content.config.mjs', 'src/content.config.js', 'src/content/config.ts', 'src/content/config.mjs', 'src/content/config.js', 'src/content/config.mts'])
+  const declared = contentConfig === null ? [] : astroCollections(await readSmall(repoDir, contentConfig))
+  const sources: ContentSource[] = []
+  const notes: string[] = []
+  const folders = new Set<string>()
+  for (const sub of await subfolders(repoDir, 'src/content')) {
+    folders.add(`src/content/${sub}`)
+    sources.push({ folder: `src/content/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
+  }
+  for (const { name, base } of declared) {
+    const folder = base ?? `src/content/${name}`
+    if (folders.has(folder)) continue
+    if (base !== null && await isDir(repoDir, base)) {
+      folders.add(base)
+      sources.push({ folder: base, name, kind: 'folder', recursive: true, pagesOnly: false })
+    } else {
+      notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)
+    }
+  }
+  return { generator: 'astro', configFile: configFile ?? 'package.json', sources, notes }
+}
+
+async function detectEleventy (repoDir: string): Promise<DetectedSite | null> {
+  const configFile = await firstFile(repoDir, ['eleventy.config.js', 'eleventy.config.mjs', 'eleventy.config.cjs', 'eleventy.config.ts', '.eleventy.js', '.eleventy.cjs', '.eleventy.mjs'])
+  if (configFile === null && !(await packageUses(repoDir, '@11ty/eleventy'))) return null
+  const text = configFile === null ? '' : await readSmall(repoDir, configFile)
+  const input = safeRelative(stringOption(text, 'input')) ?? '.'
+  const inInput = (rel: string): string => input === '.' ? rel : `${input}/${rel}`
+  const includes = safeRelative(stringOption(text, 'includes')) ?? '_includes'
+  const layouts = safeRelative(stringOption(text, 'layouts'))
+  const data = safeRelative(stringOption(text, 'data')) ?? '_data'
+  const output = safeRelative(stringOption(text, 'output')) ?? '_site'
+  const skip = new Set([includes, data, output, layouts ?? includes, 'assets', 'node_modules', 'public', 'static', 'css', 'js', 'img', 'images', 'fonts'])
+  const sources: ContentSource[] = [{ folder: input, name: 'pages', kind: input === '.' ? 'files' : 'folder', recursive: false, pagesOnly: true }]
+  for (const sub of await subfolders(repoDir, input)) {
+    if (skip.has(sub) || (input === '.' && sub === output)) continue
+    sources.push({ folder: inInput(sub), name: sub, kind: 'folder', recursive: true, pagesOnly: true })
+  }
+  sources.push(...await dataSources(repoDir, inInput(data)))
+  return { generator: 'eleventy', configFile: configFile ?? 'package.json', sources, notes: [] }
+}
+
+async function detectMarkdown (repoDir: string): Promise<DetectedSite> {
+  const sources: ContentSource[] = []
+  if (await isDir(repoDir, 'content')) {
+    for (const sub of await subfolders(repoDir, 'content')) sources.push({ folder: `content/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
+    sources.push({ folder: 'content', name: 'pages', kind: 'folder', recursive: false, pagesOnly: true })
+  } else {
+    const skip = new Set(['node_modules', 'dist', 'build', 'out', 'public', 'static', 'assets', 'vendor', 'coverage', 'test', 'tests', 'src', 'lib', 'bin', 'scripts'])
+    for (const sub of await subfolders(repoDir, '.')) {
+      if (!skip.has(sub) && !sub.startsWith('_')) sources.push({ folder: sub, name: sub, kind: 'folder', recursive: true, pagesOnly: true })
+    }
+    sources.push({ folder: '.', name: 'pages', kind: 'files', recursive: false, pagesOnly: true })
+  }
+  return { generator: 'markdown', configFile: null, sources, notes: [] }
+}
+
+/** A data folder: its own files are one `files` collection; each subfolder a folder collection. */
+async function dataSources (repoDir: string, dataDir: string): Promise<ContentSource[]> {
+  const name = path.posix.basename(dataDir).replace(/^_+/, '') || 'data'
+  const sources: ContentSource[] = [{ folder: dataDir, name, kind: 'files', recursive: false, pagesOnly: false }]
+  for (const sub of await subfolders(repoDir, dataDir)) sources.push({ folder: `${dataDir}/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
+  return sources
+}
+
+/**
+ * The collections an Astro content config exports, with the `base` folder of a `glob()` loader
+ * when one is given as a string literal. Read with patterns only: the file is code, never run.
+ */
+function astroCollections (text: string): Array<{ name: string, base: string | null }> {
+  const bases = new Map<string, string>()
+  const definitions = [...text.matchAll(/(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*defineCollection\s*\(/g)]
+  definitions.forEach((match, i) => {
+    const end = definitions[i + 1]?.index ?? text.length
+    const base = /\bbase\s*:\s*(['"`])([^'"`]+)\1/.exec(text.slice(match.index, end))
+    if (base?.[2] !== undefined && match[1] !== undefined) bases.set(match[1], base[2].replace(/^\.\//, '').replace(/\/+$/, ''))
+  })
+  const exported = /export\s+const\s+collections\s*=\s*\{([^}]*)\}/.exec(text)
+  if (exported?.[1] === undefined) return []
+  const out: Array<{ name: string, base: string | null }> = []
+  for (const part of exported[1].split(',')) {
+    const pair = /^\s*(?:(['"]?)([\w$-]+)\1\s*:\s*([\w$]+)|([\w$]+))\s*$/.exec(part)
+    if (pair === null) continue
+    const name = pair[2] ?? pair[4]
+    const variable = pair[3] ?? pair[4]
+    if (name === undefined || variable === undefined) continue
+    const base = bases.get(variable)
+    out.push({ name, base: base === undefined ? null : safeRelative(base) })
+  }
+  return out
+}
+
+/** The value of `key: "literal"` in a JavaScript config (Eleventy's `dir: { input: "src" }`). */
+function stringOption (text: string, key: string): string | undefined {
+  return new RegExp(`\\b${key}\\s*:\\s*(['"\`])([^'"\`\\n]+)\\1`).exec(text)?.[2]
+}
+
+async function readConfigData (repoDir: string, rel: string): Promise<Record<string, unknown>> {
+  const ext = path.extname(rel).slice(1)
+  const format: InitFormat = ext === 'toml' ? 'toml' : ext === 'json' ? 'json' : 'yaml'
+  try {
+    return readEntryFields(format, await readSmall(repoDir, rel)).data
+  } catch {
+    return {}
+  }
+}
+
+async function readSmall (repoDir: string, rel: string): Promise<string> {
+  const full = path.join(repoDir, rel)
+  const info = await lstat(full)
+  if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return ''
+  return await readFile(full, 'utf8')
+}
+
+async function packageUses (repoDir: string, dependency: string): Promise<boolean> {
+  try {
+    const pkg = JSON.parse(await readSmall(repoDir, 'package.json')) as Record<string, unknown>
+    return [pkg.dependencies, pkg.devDependencies].some(deps => isRecord(deps) && dependency in deps)
+  } catch {
+    return false
+  }
+}
+
+async function firstFile (repoDir: string, candidates: string[]): Promise<string | null> {
+  for (const rel of candidates) {
+    try { if ((await lstat(path.join(repoDir, rel))).isFile()) return rel } catch {}
+  }
+  return null
+}
+
+async function isDir (repoDir: string, rel: string): Promise<boolean> {
+  try { return (await lstat(path.join(repoDir, rel))).isDirectory() } catch { return false }
+}
+
+async function anyDir (repoDir: string, rels: string[]): Promise<boolean> {
+  for (const rel of rels) if (await isDir(repoDir, rel)) return true
+  return false
+}
+
+/** Real (not linked), visible subfolders of a folder, sorted. */
+async function subfolders (repoDir: string, rel: string): Promise<string[]> {
+  try {
+    const dirents = await readdir(path.join(repoDir, rel), { withFileTypes: true })
+    return dirents.filter(d => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules').map(d => d.name).sort()
+  } catch {
+    return []
+  }
+}
+
+/**
+ * A folder named by a site's config, kept only when it is a plain relative path inside the
+ * repository (no `..`, not absolute, not under .git).
+ */
+function safeRelative (value: unknown): string | null {
+  if (typeof value !== 'string') return null
+  const cleaned = value.trim().replace(/\\/g, '/').replace(/^\.\/+/, '').replace(/\/+$/, '')
+  if (cleaned === '' || cleaned === '.') return '.'
+  const segments = cleaned.split('/')
+  if (path.posix.isAbsolute(cleaned) || segments.some(s => s === '..' || s === '' || s === '.git' || s.includes('\0'))) return null
+  return segments.filter(s => s !== '.').join('/')
+}
+
+function stringList (value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string').map(v => v.replace(/\/+$/, '')) : []
+}
+
+function isRecord (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

@@ -1,0 +1,239 @@
+/**
+ * Turns the content sources a generator suggests into collection definitions: which files of a
+ * folder are entries (flat, nested, page bundles), one collection per format found there, the
+ * frontmatter kind most files use, and a JSON Schema inferred from the entries' fields.
+ */
+import { lstat, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { inferSchema, type JsonSchema } from '../content/schema-tools.js'
+import { NAME_PATTERN } from '../config-schema.js'
+import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
+import { readEntryFields, type FrontmatterKind, type InitFormat } from './read-entry-data.js'
+import { scanFolder } from './scan-content.js'
+import { entryIdOf, idProblem } from './entry-ids.js'
+
+/** One collection init will write. */
+export interface CollectionPlan {
+  name: string
+  label: string
+  /** The folder (folder collections), relative to the repository. */
+  folder: string | null
+  /** The files (files collections), relative to the repository. */
+  files: string[] | null
+  format: InitFormat
+  frontmatter: FrontmatterKind | null
+  nested: boolean
+  indexFile: 'index' | null
+  titleField: string | null
+  schema: JsonSchema
+  /** Entry files, relative to the repository (readable or not). */
+  entries: string[]
+}
+
+/** A file that looks like an entry but could not be read. */
+export interface UnreadableFile {
+  path: string
+  reason: string
+}
+
+/** What inference produced for a whole site. */
+export interface InferredCollections {
+  collections: CollectionPlan[]
+  unreadable: UnreadableFile[]
+  /** Symbolic links met inside content folders (never followed). */
+  links: string[]
+  /** Folders whose walk stopped at the scan limits. */
+  truncated: string[]
+  /** Entry files whose names cannot be entry ids (the service will not serve them until renamed). */
+  badNames: UnreadableFile[]
+}
+
+const EXTENSION_FORMATS: Record<string, InitFormat> = {
+  '.md': 'md', '.markdown': 'md', '.mdx': 'mdx', '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml'
+}
+/** The formats the pages of a site come in (the others are data). */
+const PAGE_FORMATS = new Set<InitFormat>(['md', 'mdx'])
+/** Files larger than this are reported unreadable rather than parsed. */
+const MAX_ENTRY_BYTES = 2 * 1024 * 1024
+/** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
+const MAX_SAMPLED = 2000
+const RESERVED_KEYS = new Set(['__proto__', 'prototype', 'constructor'])
+const NAME = new RegExp(NAME_PATTERN)
+
+/**
+ * Scans every source and plans its collections.
+ * @param repoDir the repository root (absolute)
+ * @param sources where the generator keeps content
+ * @returns the collections (only where entries are), unreadable files, links not followed
+ */
+export async function inferCollections (repoDir: string, sources: ContentSource[]): Promise<InferredCollections> {
+  const result: InferredCollections = { collections: [], unreadable: [], links: [], truncated: [], badNames: [] }
+  const taken = new Set<string>()
+  const claimed = new Set<string>()
+  for (const source of sources) {
+    const asFiles = source.kind === 'files' || (source.folder === '.' && !source.recursive)
+    const scan = await scanFolder(repoDir, source.folder, { recursive: !asFiles && source.recursive })
+    const at = (rel: string): string => source.folder === '.' ? rel : `${source.folder}/${rel}`
+    if (scan.leavesRepository) result.links.push(source.folder)
+    result.links.push(...scan.links.map(at))
+    if (scan.truncated) result.truncated.push(source.folder)
+    const groups = asFiles
+      ? filesGroups(scan.files, source)
+      : folderGroups(scan.files, source)
+    const ordered = [...groups.values()].sort((a, b) => b.entries.length - a.entries.length)
+    for (const group of ordered) {
+      const entries = group.entries.map(at).filter(rel => !claimed.has(rel))
+      if (entries.length === 0) continue
+      for (const rel of entries) claimed.add(rel)
+      for (const file of group.entries) {
+        const problem = idProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles ? 'index' : null }))
+        if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
+      }
+      const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)
+      const fields = await readFields(repoDir, group.format, entries, result.unreadable)
+      result.collections.push({
+        name,
+        label: labelOf(name),
+        folder: asFiles ? null : source.folder,
+        files: asFiles ? entries : null,
+        format: group.format,
+        frontmatter: PAGE_FORMATS.has(group.format) ? mostUsed(fields.kinds) ?? 'yaml' : null,
+        nested: group.nested,
+        indexFile: group.bundles ? 'index' : null,
+        titleField: titleFieldOf(fields.samples),
+        schema: schemaOf(group.format, fields.samples),
+        entries
+      })
+    }
+  }
+  return result
+}
+
+interface FormatGroup {
+  format: InitFormat
+  /** Relative to the source folder. */
+  entries: string[]
+  nested: boolean
+  bundles: boolean
+}
+
+function formatOf (file: string): InitFormat | undefined {
+  return EXTENSION_FORMATS[path.posix.extname(file).toLowerCase()]
+}
+
+/** A source's own files, one group per format (each file an entry of a `files` collection). */
+function filesGroups (files: string[], source: ContentSource): Map<InitFormat, FormatGroup> {
+  const groups = new Map<InitFormat, FormatGroup>()
+  for (const file of files) {
+    const format = formatOf(file)
+    if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
+    if (source.folder === '.' && REPO_DOCUMENTS.test(file)) continue
+    const group = groups.get(format) ?? { format, entries: [], nested: false, bundles: false }
+    group.entries.push(file)
+    groups.set(format, group)
+  }
+  return groups
+}
+
+/**
+ * A folder's entries, one group per format: a subfolder holding `index.<md|mdx>` is a page bundle
+ * (one entry; everything else inside belongs to it); any other file of a format is an entry, and
+ * one below a subfolder makes the collection nested.
+ */
+function folderGroups (files: string[], source: ContentSource): Map<InitFormat, FormatGroup> {
+  const bundleDirs = new Set<string>()
+  for (const file of files) {
+    const dir = path.posix.dirname(file)
+    const format = formatOf(file)
+    if (dir !== '.' && format !== undefined && PAGE_FORMATS.has(format) && path.posix.basename(file, path.posix.extname(file)) === 'index') bundleDirs.add(dir)
+  }
+  const insideBundle = (file: string): string | null => {
+    let dir = path.posix.dirname(file)
+    let outermost: string | null = null
+    while (dir !== '.') {
+      if (bundleDirs.has(dir)) outermost = dir
+      dir = path.posix.dirname(dir)
+    }
+    return outermost
+  }
+  const groups = new Map<InitFormat, FormatGroup>()
+  for (const file of files) {
+    const format = formatOf(file)
+    if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
+    const bundle = insideBundle(file)
+    const isBundleIndex = bundle !== null && path.posix.dirname(file) === bundle && path.posix.basename(file, path.posix.extname(file)) === 'index' && PAGE_FORMATS.has(format)
+    if (bundle !== null && !isBundleIndex) continue
+    const group = groups.get(format) ?? { format, entries: [], nested: false, bundles: false }
+    group.entries.push(file)
+    if (isBundleIndex) group.bundles = true
+    if (isBundleIndex ? (bundle ?? '').includes('/') : file.includes('/')) group.nested = true
+    groups.set(format, group)
+  }
+  return groups
+}
+
+async function readFields (repoDir: string, format: InitFormat, entries: string[], unreadable: UnreadableFile[]): Promise<{ samples: Array<Record<string, unknown>>, kinds: FrontmatterKind[] }> {
+  const samples: Array<Record<string, unknown>> = []
+  const kinds: FrontmatterKind[] = []
+  for (const rel of entries.slice(0, MAX_SAMPLED)) {
+    const full = path.join(repoDir, rel)
+    try {
+      const info = await lstat(full)
+      if (info.size > MAX_ENTRY_BYTES) throw new Error(`larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MiB`)
+      const fields = readEntryFields(format, await readFile(full, 'utf8'))
+      samples.push(Object.fromEntries(Object.entries(fields.data).filter(([key]) => !RESERVED_KEYS.has(key))))
+      if (fields.frontmatter !== null) kinds.push(fields.frontmatter)
+    } catch (err) {
+      unreadable.push({ path: rel, reason: (err as Error).message.split('\n')[0] ?? 'unreadable' })
+    }
+  }
+  return { samples, kinds }
+}
+
+/** The inferred schema, with `required` listing the fields every readable entry has. */
+function schemaOf (format: InitFormat, samples: Array<Record<string, unknown>>): JsonSchema {
+  const schema = inferSchema(samples)
+  const properties = schema.properties as Record<string, JsonSchema>
+  const required = samples.length === 0 ? [] : Object.keys(properties).filter(key => samples.every(s => Object.hasOwn(s, key)))
+  for (const [key, property] of Object.entries(properties)) {
+    // Only ever empty (`image:`): any text may go there later.
+    if (property.type === 'null') properties[key] = { type: ['string', 'null'] }
+    if (property.type === 'array') {
+      const items = samples.flatMap(s => Array.isArray(s[key]) ? s[key] as unknown[] : [])
+      if (items.length > 0 && items.every(item => typeof item === 'string')) properties[key] = { type: 'array', items: { type: 'string' } }
+    }
+  }
+  if (PAGE_FORMATS.has(format)) properties.body = { type: 'string' }
+  return required.length > 0 ? { ...schema, required } : schema
+}
+
+function titleFieldOf (samples: Array<Record<string, unknown>>): string | null {
+  if (samples.length === 0) return null
+  for (const key of ['title', 'name', 'label']) {
+    if (samples.every(s => typeof s[key] === 'string')) return key
+  }
+  return null
+}
+
+function mostUsed<T> (values: T[]): T | null {
+  const counts = new Map<T, number>()
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1)
+  let best: T | null = null
+  for (const [v, n] of counts) if (best === null || n > (counts.get(best) ?? 0)) best = v
+  return best
+}
+
+/** A valid collection name from a folder name (`_posts` -> `posts`), unique within the config. */
+function uniqueName (suggested: string, taken: Set<string>): string {
+  let base = suggested.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z0-9]+/, '').replace(/-+$/, '').slice(0, 60)
+  if (base === '' || RESERVED_KEYS.has(base)) base = 'content'
+  let name = base
+  for (let n = 2; taken.has(name) || !NAME.test(name); n++) name = `${base}-${n}`
+  taken.add(name)
+  return name
+}
+
+function labelOf (name: string): string {
+  const words = name.replace(/[-_]+/g, ' ').trim()
+  return words.charAt(0).toUpperCase() + words.slice(1)
+}

@@ -1,0 +1,95 @@
+/**
+ * `git cms init`: checks the repository, detects the generator, plans one collection per content
+ * folder, writes `cms.config.yaml` and describes what it found.
+ */
+import { lstat, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { InitRefusedError } from '../errors.js'
+import { detectGenerator, GENERATOR_NAMES, type DetectedSite } from './detect-generator.js'
+import { inferCollections, type InferredCollections } from './infer-collections.js'
+import { INIT_CONFIG_FILE, renderConfig, writeConfig } from './write-config.js'
+
+/** What init did. */
+export interface InitResult {
+  site: DetectedSite
+  inferred: InferredCollections
+  /** The text written to cms.config.yaml. */
+  configText: string
+  /** Config files that --force replaced. */
+  replaced: string[]
+}
+
+/**
+ * Looks at a site and writes its `cms.config.yaml`.
+ * @param opts.repoDir the site repository
+ * @param opts.force replace an existing config
+ * @returns what was found and written; throws InitRefusedError when nothing may be written
+ */
+export async function initSite (opts: { repoDir: string, force: boolean }): Promise<InitResult> {
+  const repoDir = path.resolve(opts.repoDir)
+  await assertRepository(repoDir)
+  const site = await detectGenerator(repoDir)
+  const inferred = await inferCollections(repoDir, site.sources)
+  const header = [
+    `git-cms configuration written by \`git cms init\` for a ${GENERATOR_NAMES[site.generator]} site${site.configFile === null ? '' : ` (${site.configFile})`}.`,
+    'Schemas are inferred from the entries found; edit labels, schemas and rules freely (README: Configuration).'
+  ].join('\n')
+  const configText = renderConfig(inferred.collections, header)
+  const replaced = await writeConfig(repoDir, configText, opts.force)
+  return { site, inferred, configText, replaced }
+}
+
+async function assertRepository (repoDir: string): Promise<void> {
+  try {
+    if (!(await stat(repoDir)).isDirectory()) throw new Error('not a directory')
+  } catch {
+    throw new InitRefusedError(`${repoDir} is not a directory`)
+  }
+  try {
+    // A directory, or a file pointing elsewhere (worktrees, submodules).
+    await lstat(path.join(repoDir, '.git'))
+  } catch {
+    throw new InitRefusedError(`${repoDir} is not a git repository (no .git); run git init there first`)
+  }
+}
+
+/**
+ * The summary init prints: generator, collections with their entry counts, what it could not read.
+ * @param result what initSite returned
+ * @returns lines of text, ending with a newline
+ */
+export function formatInitSummary (result: InitResult): string {
+  const { site, inferred } = result
+  const lines: string[] = [`Found ${site.generator === 'markdown' ? '' : /^[AEIOU]/.test(GENERATOR_NAMES[site.generator]) ? 'an ' : 'a '}${GENERATOR_NAMES[site.generator]}${site.generator === 'markdown' ? '' : ' site'}${site.configFile === null ? '' : ` (${site.configFile})`}.`]
+  if (inferred.collections.length === 0) {
+    lines.push('No content found: no folder holds Markdown, JSON, YAML or TOML files where this generator keeps content.')
+  } else {
+    lines.push(`${inferred.collections.length} collection${inferred.collections.length === 1 ? '' : 's'}:`)
+    const rows = inferred.collections.map(c => {
+      const where = c.folder ?? (c.files !== null && c.files.length === 1 ? c.files[0] ?? '' : `${c.files?.length ?? 0} files in ${commonFolder(c.files ?? [])}`)
+      const traits = [c.format, c.frontmatter === null ? null : `${c.frontmatter} frontmatter`, c.nested ? 'nested' : null, c.indexFile === null ? null : 'page bundles'].filter(Boolean).join(', ')
+      return [c.name, where, traits, `${c.entries.length} ${c.entries.length === 1 ? 'entry' : 'entries'}`]
+    })
+    const widths = [0, 1, 2].map(i => Math.max(...rows.map(r => (r[i] ?? '').length)))
+    for (const row of rows) lines.push(`  ${row.map((cell, i) => i < 3 ? cell.padEnd(widths[i] ?? 0) : cell).join('  ')}`)
+  }
+  if (inferred.unreadable.length > 0) {
+    lines.push(`Could not read ${inferred.unreadable.length} file${inferred.unreadable.length === 1 ? '' : 's'} (listed as unreadable entries until fixed):`)
+    for (const u of inferred.unreadable) lines.push(`  ${u.path}: ${u.reason}`)
+  }
+  if (inferred.badNames.length > 0) {
+    lines.push(`${inferred.badNames.length} file name${inferred.badNames.length === 1 ? '' : 's'} cannot be an entry id (rename to edit):`)
+    for (const u of inferred.badNames) lines.push(`  ${u.path}: ${u.reason}`)
+  }
+  if (inferred.links.length > 0) lines.push(`Not followed (symbolic links): ${inferred.links.join(', ')}`)
+  if (inferred.truncated.length > 0) lines.push(`Stopped early (too many files or folders too deep) in: ${inferred.truncated.join(', ')}`)
+  for (const note of site.notes) lines.push(`Note: ${note}`)
+  const replaced = result.replaced.length > 0 ? ` (replaced ${result.replaced.join(', ')})` : ''
+  lines.push(`Wrote ${INIT_CONFIG_FILE}${replaced}. Next: CMS_EDIT_PASSWORD=... git-cms serve`)
+  return lines.join('\n') + '\n'
+}
+
+function commonFolder (files: string[]): string {
+  const dirs = new Set(files.map(f => path.posix.dirname(f)))
+  return dirs.size === 1 ? `${[...dirs][0] ?? '.'}/` : 'several folders'
+}

@@ -1,0 +1,154 @@
+import t from 'tap'
+import { parseEntry, serializeEntry, parseMarkdown, EntryParseError, type EntryData, type EntryFormat } from '../../lib/content/formats.js'
+import { changedLines } from '../helpers/text-diff.js'
+
+/** A Jekyll post as people write them: comments, odd spacing, both quotes, flow and block lists. */
+const POST = [
+  '---',
+  '# Front matter of the launch post',
+  'layout: post',
+  'title:  "Welcome to Jekyll!"   # shown in the feed',
+  'date:   2019-03-08 10:15:00 +0100',
+  'updated: 2019-03-08',
+  "categories: [jekyll, 'update', \"news\"]",
+  'tags:',
+  '  - intro',
+  '  - café',
+  'excerpt: >-',
+  '  A long folded excerpt that',
+  '  spans two lines.',
+  'image:',
+  "author: 'Zoë O''Brien'",
+  '',
+  'sidebar:',
+  '  nav: "docs"',
+  '  show: true',
+  '---',
+  'Body **text** stays.',
+  ''
+].join('\n')
+
+function edit (format: EntryFormat, text: string, change: (d: EntryData) => void): string {
+  const data = structuredClone(parseEntry(format, text))
+  change(data)
+  return serializeEntry(format, data, text)
+}
+
+t.test('YAML frontmatter reads dates, empty keys and strings as written', async t => {
+  const data = parseEntry('md', POST)
+  t.equal(data.title, 'Welcome to Jekyll!')
+  t.equal(data.date, '2019-03-08 10:15:00 +0100', 'a timestamp is the text written')
+  t.equal(data.updated, '2019-03-08')
+  t.equal(data.image, null)
+  t.equal(data.author, "Zoë O'Brien")
+  t.same(data.categories, ['jekyll', 'update', 'news'])
+  t.equal(data.excerpt, 'A long folded excerpt that spans two lines.')
+  t.equal(data.body, 'Body **text** stays.\n')
+})
+
+t.test('a one-field save changes only that value', async t => {
+  const out = edit('md', POST, d => { d.title = 'Hello again' })
+  t.same(changedLines(POST, out), {
+    removed: ['title:  "Welcome to Jekyll!"   # shown in the feed\n'],
+    added: ['title:  "Hello again"   # shown in the feed\n']
+  })
+  const date = edit('md', POST, d => { d.updated = '2020-01-31' })
+  t.same(changedLines(POST, date), { removed: ['updated: 2019-03-08\n'], added: ['updated: 2020-01-31\n'] })
+  const item = edit('md', POST, d => { (d.tags as string[])[1] = 'launch' })
+  t.same(changedLines(POST, item), { removed: ['  - café\n'], added: ['  - launch\n'] })
+  const flow = edit('md', POST, d => { (d.categories as string[]).push('more') })
+  t.same(changedLines(POST, flow), {
+    removed: ["categories: [jekyll, 'update', \"news\"]\n"],
+    added: ["categories: [jekyll, 'update', \"news\", \"more\"]\n"]
+  }, 'an appended item keeps the other items and the flow style')
+  const empty = edit('md', POST, d => { d.image = '/img/a.png' })
+  t.same(changedLines(POST, empty), { removed: ['image:\n'], added: ['image: /img/a.png\n'] })
+  const quoted = edit('md', POST, d => { d.author = 'Ann' })
+  t.same(changedLines(POST, quoted), { removed: ["author: 'Zoë O''Brien'\n"], added: ["author: 'Ann'\n"] }, 'single quotes stay')
+  const nested = edit('md', POST, d => { (d.sidebar as EntryData).show = false })
+  t.same(changedLines(POST, nested), { removed: ['  show: true\n'], added: ['  show: false\n'] })
+})
+
+t.test('adding and removing keys touches only their lines; a no-op writes the same text', async t => {
+  const added = edit('md', POST, d => { d.draft = true })
+  t.same(changedLines(POST, added), { removed: [], added: ['draft: true\n'] })
+  t.ok(added.includes('  show: true\ndraft: true\n---\n'), 'a new key goes last')
+  const nestedAdd = edit('md', POST, d => { (d.sidebar as EntryData).title = 'Docs' })
+  t.same(changedLines(POST, nestedAdd), { removed: [], added: ['  title: Docs\n'] })
+  const removed = edit('md', POST, d => { delete d.excerpt })
+  t.same(changedLines(POST, removed), { removed: ['excerpt: >-\n', '  A long folded excerpt that\n', '  spans two lines.\n'], added: [] })
+  const itemRemoved = edit('md', POST, d => { (d.tags as string[]).shift() })
+  t.same(changedLines(POST, itemRemoved), { removed: ['  - intro\n'], added: [] })
+  t.equal(serializeEntry('md', parseEntry('md', POST), POST), POST, 'no change, same bytes')
+})
+
+t.test('body and frontmatter saves keep each other byte for byte', async t => {
+  const body = edit('md', POST, d => { d.body = 'New body\n' })
+  t.equal(body, POST.slice(0, POST.indexOf('Body **text**')) + 'New body\n')
+  const title = edit('md', POST, d => { d.title = 'X' })
+  t.ok(title.endsWith('---\nBody **text** stays.\n'))
+})
+
+t.test('CRLF files stay CRLF and change only the edited line', async t => {
+  const crlf = POST.replace(/\n/g, '\r\n')
+  const out = edit('md', crlf, d => { d.title = 'Windows' })
+  t.same(changedLines(crlf, out), {
+    removed: ['title:  "Welcome to Jekyll!"   # shown in the feed\r\n'],
+    added: ['title:  "Windows"   # shown in the feed\r\n']
+  })
+  t.same(changedLines(crlf, edit('md', crlf, d => { d.extra = 'x' })), { removed: [], added: ['extra: x\r\n'] })
+  t.equal(parseEntry('md', out).body, 'Body **text** stays.\r\n')
+})
+
+t.test('a .yaml data file whose top level is a list reads as { items } and is written as a list', async t => {
+  const nav = '# Site navigation\n- title: Home\n  url: /\n\n- title: "About"\n  url: /about/\n'
+  const data = parseEntry('yaml', nav)
+  t.same(data, { items: [{ title: 'Home', url: '/' }, { title: 'About', url: '/about/' }] })
+  const renamed = edit('yaml', nav, d => { (d.items as EntryData[])[1]!.title = 'About us' })
+  t.same(changedLines(nav, renamed), { removed: ['- title: "About"\n'], added: ['- title: "About us"\n'] })
+  const appended = edit('yaml', nav, d => { (d.items as EntryData[]).push({ title: 'Blog', url: '/blog/' }) })
+  t.same(changedLines(nav, appended), { removed: [], added: ['- title: Blog\n', '  url: /blog/\n'] })
+  t.ok(appended.startsWith('# Site navigation\n'), 'comments stay')
+  const dropped = edit('yaml', nav, d => { (d.items as EntryData[]).shift() })
+  t.same(parseEntry('yaml', dropped), { items: [{ title: 'About', url: '/about/' }] })
+  t.ok(dropped.startsWith('# Site navigation\n'))
+})
+
+t.test('a .yaml data file with messy content changes one value', async t => {
+  const text = "# authors\nname:   'Ada Lovelace'  # full name\nborn: 1815-12-10\nlinks: { web: 'https://ada.example', mail: null }\nbio: |\n  Wrote the first\n  program.\nempty:\n"
+  const out = edit('yaml', text, d => { (d.links as EntryData).web = 'https://new.example' })
+  t.same(changedLines(text, out), {
+    removed: ["links: { web: 'https://ada.example', mail: null }\n"],
+    added: ["links: { web: 'https://new.example', mail: null }\n"]
+  })
+  const bio = edit('yaml', text, d => { d.bio = 'Wrote the first\nprogram, 1843.\n' })
+  t.same(changedLines(text, bio), { removed: ['  program.\n'], added: ['  program, 1843.\n'] }, 'a literal block stays literal')
+  t.equal(parseEntry('yaml', text).born, '1815-12-10')
+})
+
+t.test('YAML that Jekyll accepts: a flow list closed at column 1', async t => {
+  const text = '---\ntitle: T\nseo:\n  keywords: [one,\n  two,\n]\n---\nbody\n'
+  t.same(parseEntry('md', text).seo, { keywords: ['one', 'two'] })
+  const top = 'tags: [a, b,\n]\n'
+  t.same(parseEntry('yaml', top), { tags: ['a', 'b'] })
+})
+
+t.test('hostile YAML: an alias bomb, a huge document, garbage are unreadable, quickly', async t => {
+  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+  for (const [i, n] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].entries()) {
+    const prev = String.fromCharCode(97 + i)
+    levels.push(`${n}: &${n} [${Array(9).fill('*' + prev).join(',')}]`)
+  }
+  const bomb = levels.join('\n') + '\n'
+  t.ok(bomb.length < 600)
+  const started = Date.now()
+  t.throws(() => parseEntry('yaml', bomb), EntryParseError)
+  t.throws(() => parseEntry('md', `---\n${bomb}---\nbody\n`), EntryParseError)
+  t.ok(Date.now() - started < 500, `bomb refused in ${Date.now() - started} ms`)
+  t.throws(() => parseEntry('yaml', 'a: ' + 'x'.repeat(3 * 1024 * 1024) + '\n'), /longer than/)
+  t.throws(() => parseEntry('yaml', 'a: [unclosed\nb: {\n'), EntryParseError)
+  t.throws(() => parseEntry('yaml', 'just a string\n'), /object or a list/)
+  t.throws(() => parseEntry('md', '---\n- a list\n---\nbody\n'), /mapping/)
+  t.throws(() => parseEntry('yaml', 'a: 1\na: 2\n'), EntryParseError, 'duplicate keys are ambiguous')
+  t.same(parseMarkdown('---\nrun: !!js/function "function () { return 1 }"\n---\n').data, { run: 'function () { return 1 }', body: '' }, 'a tag never makes code: the value is a string')
+})
