@@ -150,5 +150,5 @@ export async function generateSite (opts: SiteOptions): Promise<GeneratedSite> {
   await runGit(dir, 'init', '-q', '-b', 'main')
   await runGit(dir, 'add', '-A')
   await runGit(dir, 'commit', '-q', '-m', `bench site with ${opts.entries} posts`)
-  return { dir, ids, remove: async () => { await rm(dir, { recursive: true, force: true }) } }
+  return { dir, ids, remove: async () => { await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }) } }
 }

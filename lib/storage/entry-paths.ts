@@ -31,6 +31,8 @@ export interface LayoutScan {
 /** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
 const SKIPPED_DIRS = new Set(['node_modules'])
 const MARKDOWN_FAMILY: EntryFormat[] = ['md', 'mdx']
+/** How many folders a scan reads at once. */
+const SCAN_CONCURRENCY = 8
 
 /**
  * The file extensions a collection reads: Markdown collections read `.md`, `.markdown` and
@@ -196,29 +198,34 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
     return { found, problems }
   }
   const deep = layout.nested || layout.indexFile !== null
-  const walk = async (dir: string, rel: string): Promise<void> => {
-    let dirents
-    try {
-      dirents = await readdir(dir, { withFileTypes: true })
-    } catch {
-      return
-    }
-    const subdirs: Array<Promise<void>> = []
-    for (const d of dirents) {
-      if (d.name.startsWith('.')) continue
-      const childRel = rel === '' ? d.name : `${rel}/${d.name}`
-      if (d.isDirectory()) {
-        if (deep && !SKIPPED_DIRS.has(d.name)) subdirs.push(walk(path.join(dir, d.name), childRel))
+  // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
+  // would hold every listing alive together (heap the server keeps afterwards).
+  const pending: Array<[string, string]> = [[layout.dir, '']]
+  const walker = async (): Promise<void> => {
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const [dir, rel] = next
+      let dirents
+      try {
+        dirents = await readdir(dir, { withFileTypes: true })
+      } catch {
         continue
       }
-      // Files and links to files (a link is checked when read); a linked folder is never entered.
-      if (!d.isFile() && !d.isSymbolicLink()) continue
-      const id = idOfPath(layout, childRel)
-      if (id !== null) add(id, path.join(dir, d.name))
+      for (const d of dirents) {
+        if (d.name.startsWith('.')) continue
+        const childRel = rel === '' ? d.name : `${rel}/${d.name}`
+        if (d.isDirectory()) {
+          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([path.join(dir, d.name), childRel])
+          continue
+        }
+        // Files and links to files (a link is checked when read); a linked folder is never entered.
+        if (!d.isFile() && !d.isSymbolicLink()) continue
+        const id = idOfPath(layout, childRel)
+        if (id !== null) add(id, path.join(dir, d.name))
+      }
     }
-    await Promise.all(subdirs)
   }
-  await walk(layout.dir, '')
+  // Folders found by one walker are taken by any: keep walking until none is left.
+  while (pending.length > 0) await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, walker))
   return { found, problems }
 }
 

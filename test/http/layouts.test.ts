@@ -61,7 +61,8 @@ t.test('Jekyll: _posts, root pages, _data files; list, read, save, create, delet
     collections: {
       posts: { folder: '_posts', format: 'md' },
       pages: { folder: '.', format: 'md' },
-      authors: { files: ['_data/authors.json'] }
+      authors: { files: ['_data/authors.json'] },
+      data: { folder: '_data', format: 'yaml' }
     }
   })
   const posts = await c.list('posts')
@@ -73,6 +74,9 @@ t.test('Jekyll: _posts, root pages, _data files; list, read, save, create, delet
   t.equal(titleOf(posts, '2023-02-03-what\'s new in v1.2'), 'What\'s new in v1.2')
   t.same(ids(await c.list('pages')), ['about', 'index'], 'root pages, nothing from _layouts or assets')
   t.same(ids(await c.list('authors')), ['authors'])
+  const navigation = await c.read('data', 'navigation')
+  t.equal(navigation.status, 200)
+  t.same((await navigation.json()).entries[0].data.items[0], { title: 'Home', url: '/' }, 'a list-shaped _data file reads as { items }')
 
   const id = '2023-02-03-what\'s new in v1.2'
   const read = await c.read('posts', id)
@@ -122,6 +126,8 @@ t.test('Hugo: page bundles (index and _index), root pages, names with spaces and
   t.same(ids(post), ['Markdown Syntax', '_index', 'hello-world', 'it\'s a bundle', 'json-frontmatter', 'rich-content', 'what\'s new', 'yaml-frontmatter'])
   t.equal(titleOf(post, 'it\'s a bundle'), 'It\'s a bundle', 'a bundle is read from its index file')
   t.equal(titleOf(post, 'yaml-frontmatter'), 'Front matter in YAML')
+  t.equal(titleOf(post, 'what\'s new'), 'What\'s new in v1.2', 'TOML frontmatter, a name with an apostrophe and a space')
+  t.equal(titleOf(await c.list('pages'), 'about'), 'About', 'a root page')
   t.same(ids(await c.list('docs')), ['_index', 'getting-started/configure', 'getting-started/install'], 'nested files below a bundle collection')
   t.same(ids(await c.list('data')), ['authors', 'social'])
 
@@ -148,6 +154,7 @@ t.test('Hugo: page bundles (index and _index), root pages, names with spaces and
   // A bundle whose folder holds only its index file goes away whole.
   t.equal((await c.mutate({ type: 'put_entry', collection: 'docs', id: 'guides', data: { title: 'Guides', body: '' } })).status, 200)
   t.ok(await c.exists('content/docs/guides/_index.md'), 'an _index bundle')
+  t.match(await c.file('content/docs/guides/_index.md'), /^\+\+\+\n/, 'created with the collection\'s frontmatter kind (toml)')
   t.equal((await c.mutate({ type: 'delete_entry', collection: 'docs', id: 'guides' })).status, 200)
   t.notOk(await c.exists('content/docs/guides'), 'an emptied bundle folder is removed')
 
