@@ -13,7 +13,7 @@ import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
-import type { ValidationIssue } from '../errors.js'
+import { BadRequestError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
 import { checkEntryScope, type CommandContext } from './command-context.js'
 import { withLocks } from './with-locks.js'
@@ -161,9 +161,18 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     conflict(response, record, 'stale_entry')
     return null
   }
-  const base = await index.get(record.id)
+  let base: Awaited<ReturnType<CollectionIndex['get']>>
+  let file: string
+  try {
+    base = await index.get(record.id)
+    file = index.fileOf(record.id)
+  } catch (err) {
+    // The collection no longer holds this id (its layout changed, its folder was refused).
+    if (!(err instanceof BadRequestError)) throw err
+    conflict(response, record, 'stale_entry')
+    return null
+  }
   const baseRevision = base?.revision ?? index.lastRevision(record.id)
-  const file = index.fileOf(record.id)
   let data: EntryData | null
   if (record.markdown !== undefined && record.fieldsEdited !== true && record.kind === 'put') {
     if (!isMarkdownDraft(record.markdown)) { conflict(response, record, 'invalid_body'); return null }
