@@ -1,6 +1,7 @@
 /**
  * Turns the content sources a generator suggests into collection definitions: which files of a
- * folder are entries (flat, nested, page bundles), one collection per format found there, the
+ * folder are entries (flat, nested, page bundles), one collection per format found there (md and
+ * mdx together: a Markdown collection reads both), the
  * frontmatter kind most files use, and a JSON Schema inferred from the entries' fields.
  */
 import { lstat, readFile } from 'node:fs/promises'
@@ -115,10 +116,27 @@ interface FormatGroup {
   entries: string[]
   nested: boolean
   bundles: boolean
+  /** How many of the entries are .mdx files. */
+  mdx: number
 }
 
 function formatOf (file: string): InitFormat | undefined {
   return EXTENSION_FORMATS[path.posix.extname(file).toLowerCase()]
+}
+
+/**
+ * Adds a file to the group of its format. A Markdown collection reads `.md`, `.markdown` and
+ * `.mdx` alike (an Astro blog mixes them), so md and mdx share one group, named after the
+ * extension most of its files have.
+ */
+function addTo (groups: Map<InitFormat, FormatGroup>, format: InitFormat, file: string): FormatGroup {
+  const key = PAGE_FORMATS.has(format) ? 'md' : format
+  const group = groups.get(key) ?? { format, entries: [], nested: false, bundles: false, mdx: 0 }
+  group.entries.push(file)
+  if (format === 'mdx') group.mdx++
+  group.format = PAGE_FORMATS.has(format) ? (group.mdx * 2 > group.entries.length ? 'mdx' : 'md') : format
+  groups.set(key, group)
+  return group
 }
 
 /** A source's own files, one group per format (each file an entry of a `files` collection). */
@@ -128,9 +146,7 @@ function filesGroups (files: string[], source: ContentSource): Map<InitFormat, F
     const format = formatOf(file)
     if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
     if (source.folder === '.' && REPO_DOCUMENTS.test(file)) continue
-    const group = groups.get(format) ?? { format, entries: [], nested: false, bundles: false }
-    group.entries.push(file)
-    groups.set(format, group)
+    addTo(groups, format, file)
   }
   return groups
 }
@@ -163,11 +179,9 @@ function folderGroups (files: string[], source: ContentSource): Map<InitFormat, 
     const bundle = insideBundle(file)
     const isBundleIndex = bundle !== null && path.posix.dirname(file) === bundle && path.posix.basename(file, path.posix.extname(file)) === 'index' && PAGE_FORMATS.has(format)
     if (bundle !== null && !isBundleIndex) continue
-    const group = groups.get(format) ?? { format, entries: [], nested: false, bundles: false }
-    group.entries.push(file)
+    const group = addTo(groups, format, file)
     if (isBundleIndex) group.bundles = true
     if (isBundleIndex ? (bundle ?? '').includes('/') : file.includes('/')) group.nested = true
-    groups.set(format, group)
   }
   return groups
 }

@@ -2,7 +2,7 @@
  * Writes the `cms.config.yaml` that init planned: rendered with the `yaml` package, created
  * exclusively (an existing config of any kind is never replaced unless forced), durable on disk.
  */
-import { link, open, rm, unlink } from 'node:fs/promises'
+import { link, lstat, open, rm, unlink } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { Document } from 'yaml'
@@ -49,7 +49,8 @@ export async function existingConfigs (repoDir: string): Promise<string[]> {
   const found: string[] = []
   for (const name of CONFIG_FILES) {
     try {
-      await (await open(path.join(repoDir, name), 'r')).close()
+      // lstat: a link named like a config counts too, even a dangling one.
+      await lstat(path.join(repoDir, name))
       found.push(name)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') found.push(name)
@@ -79,15 +80,17 @@ export async function writeConfig (repoDir: string, text: string, force: boolean
   // Written under a temporary name, then linked into place: link() fails if the target exists,
   // so a config created meanwhile is never replaced.
   const tmp = path.join(repoDir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${INIT_CONFIG_FILE}`)
-  const handle = await open(tmp, 'wx', 0o644)
   try {
-    await handle.writeFile(text)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
+    const handle = await open(tmp, 'wx', 0o644)
+    try {
+      await handle.writeFile(text)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
     await link(tmp, target)
+    const dir = await open(repoDir, 'r')
+    try { await dir.sync() } finally { await dir.close() }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw alreadyConfigured([INIT_CONFIG_FILE])
     throw err

@@ -16,8 +16,9 @@ export interface LayoutKeys {
   indexFile?: string
 }
 
+/** A Markdown collection reads .md, .markdown and .mdx files alike (an Astro blog mixes them). */
 const EXTENSIONS: Record<string, string[]> = {
-  md: ['.md', '.markdown'], mdx: ['.mdx'], json: ['.json'], yaml: ['.yaml', '.yml'], toml: ['.toml']
+  md: ['.md', '.markdown', '.mdx'], mdx: ['.mdx', '.md', '.markdown'], json: ['.json'], yaml: ['.yaml', '.yml'], toml: ['.toml']
 }
 
 /**

@@ -133,3 +133,19 @@ t.test('a content folder that is itself a link, or lies behind one, is reported 
   t.same(inferred.collections.map(c => c.folder), ['content/docs'])
   t.ok(inferred.links.includes('content/post'), 'the linked section is named')
 })
+
+t.test('one Markdown collection for .md and .mdx together, named after the most used; data beside it apart', async t => {
+  const { collections } = await plan(t, {
+    'astro.config.mjs': 'export default {}\n',
+    'src/content/docs/a.mdx': md('A'),
+    'src/content/docs/b.mdx': md('B'),
+    'src/content/docs/c.md': md('C'),
+    'src/content/docs/d/index.mdx': md('D'),
+    'src/content/docs/d/diagram.png': 'png',
+    'src/content/docs/meta.json': '{"order":["a","b"]}\n'
+  })
+  t.same(Object.keys(collections), ['docs', 'docs-json'])
+  t.equal(collections.docs?.format, 'mdx')
+  t.same(collections.docs?.entries, ['src/content/docs/a.mdx', 'src/content/docs/b.mdx', 'src/content/docs/c.md', 'src/content/docs/d/index.mdx'])
+  t.same(collections['docs-json']?.entries, ['src/content/docs/meta.json'])
+})
