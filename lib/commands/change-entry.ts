@@ -7,6 +7,7 @@
  */
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
 import { readText } from '../storage/quick-fs.js'
 import { signatureSize } from '../storage/entry-file.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
@@ -148,6 +149,10 @@ async function writeDraft (
 ): Promise<ChangeEntryResult> {
   const previous = current.draft
   if (outcome.data === null && !current.exists) return { revision: current.revision, changed: false }
+  // A field save that leaves the data as the editor sees it makes no draft revision either.
+  if (outcome.data !== null && outcome.markdown === undefined && current.data !== undefined && isDeepStrictEqual(current.data, outcome.data)) {
+    return { revision: current.revision, changed: false }
+  }
   const revision = current.revision + 1
   const record: DraftRecord = {
     version: 1,

@@ -135,7 +135,10 @@ function tryChange (text: string, change: DataChange): string | null {
   const key = change.path[change.path.length - 1]
   if (typeof key === 'number' && change.op !== 'set') {
     const list = slots.values.get(pathKey(change.path.slice(0, -1)))
-    if (list?.node.type !== 'TOMLArray') return null
+    if (list === undefined) {
+      return change.op === 'add' ? addTableItem(text, slots, change.path, change.value, eol) : deleteTableItem(text, slots, change.path)
+    }
+    if (list.node.type !== 'TOMLArray') return null
     return change.op === 'add' ? addItem(text, list.node, change.value, eol) : deleteItem(text, list.node, key)
   }
   if (change.op === 'set' && change.value !== null) {
@@ -232,6 +235,55 @@ function deleteItem (text: string, list: AST.TOMLArray, index: number): string |
   const next = list.elements[index + 1]
   if (next !== undefined) return splice(text, item.range[0], next.range[0], '')
   return splice(text, list.elements[index - 1]!.range[1], item.range[1], '')
+}
+
+/** The `[[name]]` tables of an array of tables, in order (null when the path is not one). */
+function arrayTables (slots: Slots, listPath: DataPath): AST.TOMLTable[] {
+  const key = pathKey(listPath)
+  return slots.tables.filter(t => t.kind === 'array' && t.resolvedKey.length === listPath.length + 1 && pathKey(t.resolvedKey.slice(0, -1)) === key)
+}
+
+/** The tables below one item of an array of tables (`[item.sub]`), the item's own table included. */
+function itemTables (slots: Slots, itemPath: DataPath): AST.TOMLTable[] {
+  const key = pathKey(itemPath)
+  return slots.tables.filter(t => t.resolvedKey.length >= itemPath.length && pathKey(t.resolvedKey.slice(0, itemPath.length)) === key)
+}
+
+/** Appends a `[[name]]` table after the array's last one. */
+function addTableItem (text: string, slots: Slots, path: DataPath, value: unknown, eol: string): string | null {
+  const listPath = path.slice(0, -1)
+  const tables = arrayTables(slots, listPath)
+  const last = tables[tables.length - 1]
+  if (last === undefined || !isPlainObject(value)) return null
+  const below = itemTables(slots, last.resolvedKey)
+  const end = Math.max(...below.map(t => t.range[1]))
+  const indent = last.body[0] === undefined ? '' : text.slice(lineStart(text, last.body[0].range[0]), last.body[0].range[0])
+  if (indent.trim() !== '') return null
+  const lines = [`[[${text.slice(last.key.range[0], last.key.range[1])}]]`]
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null) continue
+    const rendered = renderValue(v, null)
+    if (rendered === null) return null
+    lines.push(`${indent}${renderKey(k)} = ${rendered}`)
+  }
+  const gap = /\r?\n[ \t]*\r?\n[ \t]*\[\[/.test(text.slice(tables[0]!.range[0])) ? eol : ''
+  const at = nextLineStart(text, end)
+  const block = gap + lines.join(eol) + eol
+  if (at === text.length && !text.endsWith('\n')) return text + eol + block
+  return splice(text, at, at, block)
+}
+
+/** Removes one `[[name]]` table (when nothing is nested below it). */
+function deleteTableItem (text: string, slots: Slots, path: DataPath): string | null {
+  const tables = arrayTables(slots, path.slice(0, -1))
+  const table = tables[path[path.length - 1] as number]
+  if (table === undefined || tables.length < 2 || itemTables(slots, table.resolvedKey).length > 1) return null
+  const from = lineStart(text, table.range[0])
+  let to = nextLineStart(text, table.range[1])
+  // The blank lines that separated it from the next table go with it.
+  while (to < text.length && /^[ \t]*\r?\n/.test(text.slice(to, nextLineStart(text, to)))) to = nextLineStart(text, to)
+  if (to >= text.length && from > 0) return splice(text, from, to, '').replace(/(\r?\n)[ \t]*\r?\n$/, '$1')
+  return splice(text, from, to, '')
 }
 
 /** A key, bare when it can be. */

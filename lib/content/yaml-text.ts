@@ -7,7 +7,7 @@
  * keys) stays as it was. `Document.toString()` is never used on the file, because it re-serialises
  * every node (it re-folds strings, pads flow lists, re-indents sequences).
  */
-import { parse, parseDocument, stringify, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
+import { parse, parseDocument, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
@@ -54,7 +54,11 @@ export function parseYamlText (text: string): unknown {
  * @returns YAML text ending with a newline
  */
 export function renderYaml (value: unknown): string {
-  return stringify(value, { ...RENDER_OPTIONS, schema: 'core', version: '1.2' })
+  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const node = doc.createNode(value) as Node
+  quoteForYaml11(node, value)
+  doc.contents = node
+  return doc.toString(RENDER_OPTIONS)
 }
 
 /**
@@ -69,9 +73,11 @@ export function editYamlText (text: string, before: unknown, after: unknown): st
   const changes = diffData(before, after)
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
-  let current = repairFlowEnds(text, true)
+  const padded: PaddedLine[] = []
+  let current = repairFlowEnds(text, true, padded)
   try {
     for (const change of changes) current = applyChange(current, change, after)
+    current = unpad(current, padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
@@ -109,6 +115,8 @@ function tryChange (text: string, change: DataChange): string | null {
   }
   if (isMap(parent)) {
     const pair = parent.items.find(p => isScalar(p.key) && String(p.key.value) === String(key))
+    // A key that only a merge (`<<: *base`) provides: an explicit key overrides it.
+    if (pair === undefined && change.op === 'set' && parent.flow !== true && parent.items.length > 0) return addKey(text, parent, String(key), change.value, eol, style)
     if (pair === undefined || !isScalar(pair.key) || pair.key.range == null) return null
     if (change.op === 'delete') return parent.flow === true ? null : deleteKey(text, pair as Pair<Scalar, Node | null>)
     return setMapValue(text, pair as Pair<Scalar, Node | null>, change.value, eol, style)
@@ -149,9 +157,29 @@ function isInline (node: Node | null): boolean {
   return isAlias(node)
 }
 
+/**
+ * Plain scalars that YAML 1.1 readers (Jekyll's Psych) take for booleans or numbers although the
+ * 1.2 core schema reads them as strings: new strings like these are written quoted.
+ */
+const YAML11_NOT_STRING = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*_[0-9_]*(\.[0-9_]*)?))$/
+
+function quoteForYaml11 (node: Node, value: unknown): void {
+  if (!isScalar(node)) {
+    if (isCollection(node)) for (const item of node.items) quoteForYaml11(isPairLike(item) ? item.value as Node : item as Node, undefined)
+    return
+  }
+  const v = value === undefined ? node.value : value
+  if (typeof v === 'string' && YAML11_NOT_STRING.test(v)) node.type = 'QUOTE_DOUBLE'
+}
+
+function isPairLike (item: unknown): item is Pair {
+  return item instanceof Pair
+}
+
 /** A node for `value` in the style of the node it replaces. */
 function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   const node = doc.createNode(value) as Node
+  quoteForYaml11(node, value)
   if (old === null) return node
   if (isScalar(node) && isScalar(old) && typeof value === 'string' && typeof old.value === 'string' && old.type !== undefined) {
     node.type = old.type
@@ -181,7 +209,9 @@ function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null
 function renderPair (key: string, value: unknown, style: Style): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const map = new YAMLMap()
-  map.items.push(new Pair(doc.createNode(key), doc.createNode(value)))
+  const node = doc.createNode(value) as Node
+  quoteForYaml11(node, value)
+  map.items.push(new Pair(doc.createNode(key), node))
   doc.contents = map
   return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
 }
@@ -299,7 +329,23 @@ function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | nul
  * that bracket) one column further than the key that opens it (whitespace between flow items means
  * nothing); with `onlyIfBroken`, only when the text does not parse as it is.
  */
-function repairFlowEnds (text: string, onlyIfBroken = false): string {
+interface PaddedLine { pad: string, line: string }
+
+/** Takes the repair's padding off again (the padded lines, in order, that an edit left alone). */
+function unpad (text: string, padded: PaddedLine[]): string {
+  if (padded.length === 0) return text
+  const lines = text.split('\n')
+  let at = 0
+  for (const { pad, line } of padded) {
+    const i = lines.indexOf(pad + line, at)
+    if (i === -1) continue
+    lines[i] = line
+    at = i + 1
+  }
+  return lines.join('\n')
+}
+
+function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[] = []): string {
   if (!/^[\]}]/m.test(text)) return text
   if (onlyIfBroken) {
     try { parse(text, PARSE_OPTIONS); return text } catch {}
@@ -311,7 +357,10 @@ function repairFlowEnds (text: string, onlyIfBroken = false): string {
     while (open >= 0 && !/:[ \t]*[[{]/.test(lines[open]!)) open--
     if (open < 0) continue
     const pad = ' '.repeat((/^ */.exec(lines[open]!)?.[0].length ?? 0) + 1)
-    for (let j = open + 1; j <= i; j++) lines[j] = pad + lines[j]!
+    for (let j = open + 1; j <= i; j++) {
+      padded.push({ pad, line: lines[j]! })
+      lines[j] = pad + lines[j]!
+    }
   }
   return lines.join('\n')
 }

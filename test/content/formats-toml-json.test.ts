@@ -112,6 +112,17 @@ t.test('a .toml data file: one value, a new key at the end of its table, CRLF', 
   t.same(changedLines(text, edit('toml', text, d => { delete (d.twitter as EntryData).label })), { removed: ["label = 'Twitter'\r\n"], added: [] })
 })
 
+t.test('a TOML array of tables: an appended item is a new [[table]], a removed one loses its section', async t => {
+  const text = '# links\n[[links]]\n  name = "GitHub"\n  url = "https://github.com/example"\n\n[[links]]\n  name = "Mastodon"\n  url = "https://mastodon.social/@example"\n'
+  t.same(changedLines(text, edit('toml', text, d => { (d.links as EntryData[]).push({ name: 'Site', url: 'https://example.com' }) })), {
+    removed: [], added: ['\n', '[[links]]\n', '  name = "Site"\n', '  url = "https://example.com"\n']
+  })
+  t.same(changedLines(text, edit('toml', text, d => { (d.links as EntryData[]).shift() })), {
+    removed: ['  name = "GitHub"\n', '  url = "https://github.com/example"\n', '\n', '[[links]]\n'], added: []
+  })
+  t.equal(edit('toml', text, d => { (d.links as EntryData[]).pop() }), '# links\n[[links]]\n  name = "GitHub"\n  url = "https://github.com/example"\n')
+})
+
 t.test('JSON frontmatter (Hugo): one value, new key last, removal, body kept', async t => {
   const data = parseEntry('md', JSON_POST)
   t.equal(data.title, 'Emoji Support')

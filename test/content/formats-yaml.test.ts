@@ -126,9 +126,26 @@ t.test('a .yaml data file with messy content changes one value', async t => {
   t.equal(parseEntry('yaml', text).born, '1815-12-10')
 })
 
+t.test('merge keys are read; a merged value saved becomes an explicit key', async t => {
+  const text = 'base: &base\n  layout: post\n  comments: true\npage:\n  <<: *base\n  title: Hi\n'
+  t.same(parseEntry('yaml', text).page, { layout: 'post', comments: true, title: 'Hi' })
+  const out = edit('yaml', text, d => { (d.page as EntryData).layout = 'wide' })
+  t.same(changedLines(text, out), { removed: [], added: ['  layout: wide\n'] })
+  t.same(parseEntry('yaml', out).page, { layout: 'wide', comments: true, title: 'Hi' })
+  t.same(parseEntry('yaml', out).base, { layout: 'post', comments: true }, 'the anchor is untouched')
+})
+
+t.test('new strings that YAML 1.1 readers (Jekyll) would take for booleans or numbers are quoted', async t => {
+  const text = serializeEntry('md', { title: 'yes', answer: 'no', time: '1:30', day: '2024-01-31', tags: ['on', 'x'], body: '' })
+  t.equal(text, '---\ntitle: "yes"\nanswer: "no"\ntime: "1:30"\nday: 2024-01-31\ntags:\n  - "on"\n  - x\n---\n')
+  t.same(parseEntry('md', text), { title: 'yes', answer: 'no', time: '1:30', day: '2024-01-31', tags: ['on', 'x'], body: '' })
+})
+
 t.test('YAML that Jekyll accepts: a flow list closed at column 1', async t => {
   const text = '---\ntitle: T\nseo:\n  keywords: [one,\n  two,\n]\n---\nbody\n'
   t.same(parseEntry('md', text).seo, { keywords: ['one', 'two'] })
+  const out = edit('md', text, d => { d.title = 'New' })
+  t.same(changedLines(text, out), { removed: ['title: T\n'], added: ['title: New\n'] }, 'editing another field leaves the list as Jekyll wrote it')
   const top = 'tags: [a, b,\n]\n'
   t.same(parseEntry('yaml', top), { tags: ['a', 'b'] })
 })

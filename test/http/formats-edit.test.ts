@@ -229,3 +229,14 @@ t.test('committed hostile frontmatter is an unreadable entry, quickly, and the s
   t.match(errorOf(nav2, 'bomb'), /alias/i)
   t.match(errorOf(posts2, 'bomb'), /alias/i)
 })
+
+t.test('under a policy, a save that changes nothing makes no draft revision', async t => {
+  const s = await startServer(t, { config: { ...config, permissions: { editor: ['*'] } }, files })
+  const cookie = await s.login()
+  const mutate = async (body: unknown): Promise<any> => await (await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify(body) })).json()
+  const same = { type: 'save_field', collection: 'posts', id: 'hugo-toml', field: 'title', value: 'Markdown Syntax Guide' }
+  t.same(await mutate(same), { ok: true, revision: 1 }, 'the stored value again: no draft')
+  t.same(await mutate({ ...same, value: 'Draft title' }), { ok: true, revision: 2 })
+  t.same(await mutate({ ...same, value: 'Draft title' }), { ok: true, revision: 2 }, 'the draft value again: no new draft revision')
+  t.equal(await readFile(path.join(s.repoDir, 'content/posts/hugo-toml.md'), 'utf8'), files['content/posts/hugo-toml.md'], 'base untouched')
+})

@@ -95,7 +95,7 @@ t.test('under a policy edits are private drafts; publish writes base, commits ex
   t.same(pub.failed, [])
   t.match(pub.commit, /^[0-9a-f]{40}$/)
   t.same(pub.rebuild, { triggered: true, ok: true })
-  t.equal(await read(s, 'content/notes/a.json'), '{\n  "n": 1\n}\n')
+  t.equal(await read(s, 'content/notes/a.json'), '{"n":1}\n', 'only the value changed, in the file\'s own style')
   t.equal(await read(s, 'content/notes/new.json'), '{\n  "n": 9\n}\n')
   await t.rejects(read(s, 'content/notes/b.json'))
 
@@ -176,7 +176,7 @@ t.test('a held index.lock or a refusing pre-commit hook gives commitError; the n
   t.equal(locked.published.length, 1)
   t.equal(locked.commit, undefined)
   t.match(locked.commitError, /index\.lock/)
-  t.equal(await read(s, 'content/notes/a.json'), '{\n  "n": 1\n}\n', 'the file stays written')
+  t.equal(await read(s, 'content/notes/a.json'), '{"n":1}\n', 'the file stays written')
   await rm(lock)
 
   const hookFile = path.join(s.repoDir, '.git/hooks/pre-commit')
