@@ -28,7 +28,23 @@ export async function readsBench (ctx: BenchContext, report: SectionReport): Pro
   const genStarted = performance.now()
   const site = await ctx.plainSite(ctx.entries)
   report.info('generate site (fs + one git commit)', performance.now() - genStarted, 'ms')
+  await coldStartsAndReads(ctx, report, site)
+}
 
+/**
+ * Runs the reads figures over a nested, bundled layout (issue 14): Hugo-style page bundles in year
+ * folders, `content/posts/<yyyy>/<name>/index.md` with images beside some, `indexFile: index`.
+ * @param ctx the run's settings
+ * @param report where figures go
+ */
+export async function bundledReadsBench (ctx: BenchContext, report: SectionReport): Promise<void> {
+  const genStarted = performance.now()
+  const site = await ctx.site({ entries: ctx.entries, layout: 'bundles' })
+  report.info('generate site (fs + one git commit)', performance.now() - genStarted, 'ms')
+  await coldStartsAndReads(ctx, report, site)
+}
+
+async function coldStartsAndReads (ctx: BenchContext, report: SectionReport, site: GeneratedSite): Promise<void> {
   const starts: number[] = []
   let server: CmsProcess | null = null
   try {
@@ -61,7 +77,7 @@ async function measureReads (ctx: BenchContext, report: SectionReport, server: C
 
   const list = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&page=${1 + ((i * 7919) % pages)}&pageSize=24`)).ms
   const search = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&q=${encodeURIComponent(i % 2 === 0 ? SEARCH_WORD : `${SEARCH_WORD} ${i % 10}`)}`)).ms
-  const single = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&id=${site.ids[(i * 7919) % site.ids.length] ?? ''}`)).ms
+  const single = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&id=${encodeURIComponent(site.ids[(i * 7919) % site.ids.length] ?? '')}`)).ms
 
   // Warm-up: every kind of request a few dozen times before anything is timed.
   await runLoad(ctx.concurrency, 200, async i => await [list, search, single][i % 3]!(i), FIGURE_MAX_MS)

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { BenchContext } from './bench-context.js'
 import { draftsBench } from './drafts-bench.js'
 import { markdownSection, NotAvailableError } from './markdown-section.js'
-import { readsBench } from './reads-bench.js'
+import { bundledReadsBench, readsBench } from './reads-bench.js'
 import { renderBench } from './render-bench.js'
 import { remoteBench } from './remote-bench.js'
 import { SectionReport, formatSection, formatSummary, type SectionResult } from './report.js'
@@ -26,6 +26,7 @@ interface Section {
 
 const SECTIONS: Section[] = [
   { name: 'reads', title: ctx => `reads (issue 3): ${ctx.entries} Markdown entries`, run: readsBench },
+  { name: 'bundles', title: ctx => `reads in a nested, bundled layout (issue 14): ${ctx.entries} page bundles in year folders`, run: bundledReadsBench },
   { name: 'writes', title: ctx => `writes (issue 4): save_field with history, ${ctx.concurrency} clients`, run: writesBench },
   { name: 'drafts', title: () => 'drafts and publish (issue 5): permissions policy, CMS_GIT_ON_PUBLISH=true', run: draftsBench },
   { name: 'remote', title: () => 'git remote (issue 16): push on publish, upstream sync, reads during a sync', run: remoteBench },

@@ -44,6 +44,12 @@ export interface SiteOptions {
   entries: number
   /** Extra lines appended to cms.config.yaml (e.g. a permissions policy). */
   extraConfig?: string
+  /**
+   * `flat` (default): `content/posts/<id>.md`. `bundles`: Hugo-style page bundles in year folders,
+   * `content/posts/<yyyy>/<name>/index.md` (id `<yyyy>/<name>`, `indexFile: index`), an image
+   * beside every tenth.
+   */
+  layout?: 'flat' | 'bundles'
 }
 
 /**
@@ -98,6 +104,9 @@ function postFile (i: number, random: () => number): string {
   return `---\ntitle: ${title}\ndate: '${day}'\ntags:\n  - ${tags[0] ?? ''}\n  - ${tags[1] ?? ''}\n---\n\n## ${sentence(4)}\n\n${paragraphs.join('\n\n')}\n`
 }
 
+// A 1x1 PNG: the image beside a bundle's index file.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
+
 const CONFIG = `collections:
   posts:
     format: md
@@ -123,17 +132,23 @@ export async function generateSite (opts: SiteOptions): Promise<GeneratedSite> {
   const dir = await mkdtemp(path.join(sitesDir(), 'git-cms-bench-'))
   const posts = path.join(dir, 'content', 'posts')
   await mkdir(posts, { recursive: true })
-  await writeFile(path.join(dir, 'cms.config.yaml'), CONFIG + (opts.extraConfig ?? ''))
+  const bundles = opts.layout === 'bundles'
+  const config = bundles ? CONFIG.replace('    format: md\n', '    format: md\n    indexFile: index\n') : CONFIG
+  await writeFile(path.join(dir, 'cms.config.yaml'), config + (opts.extraConfig ?? ''))
   const random = seededRandom(opts.entries)
-  const ids = Array.from({ length: opts.entries }, (_, i) => postId(i))
+  const ids = Array.from({ length: opts.entries }, (_, i) => bundles ? `${2000 + Math.floor(i / 500)}/${postId(i)}` : postId(i))
   // Files are generated first (the generator is sequential), then written in batches.
-  const files = ids.map((id, i) => ({ file: path.join(posts, `${id}.md`), text: postFile(i, random) }))
+  const files = ids.map((id, i) => ({ file: path.join(posts, bundles ? `${id}/index.md` : `${id}.md`), text: postFile(i, random), image: bundles && i % 10 === 0 }))
   const BATCH = 256
   for (let i = 0; i < files.length; i += BATCH) {
-    await Promise.all(files.slice(i, i + BATCH).map(async f => { await writeFile(f.file, f.text) }))
+    await Promise.all(files.slice(i, i + BATCH).map(async f => {
+      if (bundles) await mkdir(path.dirname(f.file), { recursive: true })
+      await writeFile(f.file, f.text)
+      if (f.image) await writeFile(path.join(path.dirname(f.file), 'cover.png'), PNG)
+    }))
   }
   await runGit(dir, 'init', '-q', '-b', 'main')
   await runGit(dir, 'add', '-A')
   await runGit(dir, 'commit', '-q', '-m', `bench site with ${opts.entries} posts`)
-  return { dir, ids, remove: async () => { await rm(dir, { recursive: true, force: true }) } }
+  return { dir, ids, remove: async () => { await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }) } }
 }

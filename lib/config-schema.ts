@@ -9,6 +9,13 @@ const collectionSchema = {
   additionalProperties: false,
   properties: {
     format: { enum: ['json', 'yaml', 'md', 'mdx', 'toml'] },
+    folder: { type: 'string', minLength: 1, maxLength: 1024 },
+    nested: { type: 'boolean' },
+    indexFile: { enum: ['index', '_index'] },
+    frontmatter: { enum: ['yaml', 'toml', 'json'] },
+    files: { type: 'array', minItems: 1, maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 1024 } },
+    uploadsDir: { type: 'string', minLength: 1, maxLength: 1024 },
+    uploadsUrl: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' },
     schema: { type: 'object' },
     label: { type: 'string' },
     description: { type: 'string' },

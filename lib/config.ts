@@ -10,7 +10,8 @@ import { pathToFileURL } from 'node:url'
 import { Ajv, type ErrorObject } from 'ajv'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { configSchema } from './config-schema.js'
+import { configSchema, NAME_PATTERN } from './config-schema.js'
+import { FORMAT_EXTENSIONS } from './content/formats.js'
 
 export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
 export type JsonSchema = Record<string, unknown>
@@ -44,6 +45,19 @@ export interface TrustedHeaderAuth {
 /** One collection definition as written in the config, before defaults. */
 export interface CollectionDefinition {
   format?: EntryFormat
+  /** The collection's folder relative to the repository root (default `<contentDir>/<name>`). */
+  folder?: string
+  /** Files in subfolders are entries too (id = path below `folder`). */
+  nested?: boolean
+  /** A folder holding `<indexFile>.<ext>` is one entry (a page bundle) whose id is the folder's path. */
+  indexFile?: 'index' | '_index'
+  /** The frontmatter kind of Markdown files the service creates. */
+  frontmatter?: 'yaml' | 'toml' | 'json'
+  /** Single files (relative to the repository) forming the collection; id = file name without extension. */
+  files?: string[]
+  /** Where uploads for this collection go, and their URL prefix (defaults: the top-level keys). */
+  uploadsDir?: string
+  uploadsUrl?: string
   schema?: JsonSchema
   label?: string
   description?: string
@@ -153,12 +167,14 @@ export function normalizeConfig (input: unknown): Config {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError('(root)', 'must be an object')
   }
+  checkCollectionNames(input)
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
     throw new ConfigError(keyOf(err), reasonOf(err))
   }
   const c = input as ConfigInput
   checkAuth(c.auth)
+  for (const [name, def] of Object.entries(c.collections ?? {})) checkCollectionPaths(name, def)
   // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
   const schemas = new SchemaCompiler()
   for (const [name, def] of Object.entries(c.collections ?? {})) {
@@ -206,6 +222,58 @@ export async function loadConfig (repoDir: string, override?: ConfigInput): Prom
   if (override !== undefined) return normalizeConfig(override)
   const { input } = await readConfigFile(repoDir)
   return normalizeConfig(input)
+}
+
+/** A collection key that is not a valid name is named with the folder key that reads that folder. */
+function checkCollectionNames (input: object): void {
+  const collections = (input as { collections?: unknown }).collections
+  if (collections === null || typeof collections !== 'object' || Array.isArray(collections)) return
+  for (const name of Object.keys(collections)) {
+    if (!new RegExp(NAME_PATTERN).test(name)) {
+      throw new ConfigError(`collections.${name}`, `a collection name must match ${NAME_PATTERN} (use folder: ${name} to read that folder)`)
+    }
+  }
+}
+
+/** Folders and files of a collection stay inside the repository, never under `.git/`. */
+function checkCollectionPaths (name: string, def: CollectionDefinition): void {
+  const key = `collections.${name}`
+  if (def.folder !== undefined) checkRepoPath(`${key}.folder`, def.folder)
+  if (def.uploadsDir !== undefined) checkRepoPath(`${key}.uploadsDir`, def.uploadsDir)
+  if ((def.uploadsDir === undefined) !== (def.uploadsUrl === undefined)) {
+    throw new ConfigError(`${key}.${def.uploadsDir === undefined ? 'uploadsDir' : 'uploadsUrl'}`, 'is required with ' + (def.uploadsDir === undefined ? 'uploadsUrl' : 'uploadsDir'))
+  }
+  if (def.files !== undefined) {
+    const ids = new Set<string>()
+    for (const [i, file] of def.files.entries()) {
+      checkRepoPath(`${key}.files.${i}`, file)
+      const base = path.posix.basename(file)
+      const ext = path.posix.extname(base)
+      if (ext === '' || !Object.values(FORMAT_EXTENSIONS).some(exts => exts.includes(ext))) {
+        throw new ConfigError(`${key}.files.${i}`, `${JSON.stringify(file)} must end with one of ${Object.values(FORMAT_EXTENSIONS).flat().join(', ')}`)
+      }
+      const id = base.slice(0, -ext.length)
+      if (ids.has(id)) throw new ConfigError(`${key}.files.${i}`, `two files give the entry id ${JSON.stringify(id)}`)
+      ids.add(id)
+    }
+    if (def.nested === true || def.indexFile !== undefined || def.folder !== undefined) {
+      throw new ConfigError(`${key}.files`, 'cannot be combined with folder, nested or indexFile')
+    }
+  }
+}
+
+/**
+ * Checks a repository-relative path from the config: relative, `/`-separated, no `.` or `..`
+ * segment, nothing under `.git`, no control characters or backslashes.
+ */
+function checkRepoPath (key: string, value: string): void {
+  const bad = (reason: string): never => { throw new ConfigError(key, `${JSON.stringify(value)} ${reason}`) }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(value)) bad('holds a control character or a backslash')
+  if (value.startsWith('/') || /^[A-Za-z]:/.test(value)) bad('must be relative to the repository root')
+  const segments = value.replace(/\/+$/, '').split('/')
+  if (value !== '.' && segments.some(s => s === '' || s === '.' || s === '..')) bad('must not hold empty, . or .. segments')
+  if (segments[0]?.toLowerCase() === '.git') bad('must not be under .git')
 }
 
 function checkAuth (auth: unknown): void {

@@ -6,6 +6,7 @@
  * writes the editor's private draft on their draft ref.
  */
 import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { readText } from '../storage/quick-fs.js'
 import { signatureSize } from '../storage/entry-file.js'
@@ -14,6 +15,7 @@ import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { prepareFileAtomic } from '../storage/atomic-write.js'
+import { removeEmptyFolders } from '../storage/entry-paths.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
@@ -115,6 +117,7 @@ async function writeBase (
     if (base === null) return { revision: current.revision, changed: false }
     await recordReplaced(services, input, base)
     await rm(file, { force: true })
+    await removeEmptyFolders(index.collection.dir, path.dirname(file))
     const revision = await index.recordDelete(input.id)
     await services.committer.track([services.relativePath(file)])
     return { revision, changed: true }
@@ -124,7 +127,7 @@ async function writeBase (
     // The index's signature was checked against the file just now.
     try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
   }
-  const text = serializeEntry(index.collection.format, outcome.data, previousText)
+  const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter })
   if (text === previousText) return { revision: current.revision, changed: false }
   // The new file is written (and fsynced) while the snapshot of the state it replaces goes into
   // history; it replaces the entry only once that snapshot is on its ref.

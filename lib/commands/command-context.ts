@@ -25,6 +25,22 @@ export async function requirePermission (ctx: CommandContext, action: AuthAction
 }
 
 /**
+ * Refuses (400) an id the collection cannot hold (`/` in a flat collection, a path through a
+ * link leaving its folder) and a collection folder that leaves the repository, before any entry
+ * file or ref is touched. A collection that does not exist (any more) is not checked: drafts of a
+ * deleted collection can still be discarded.
+ * @param ctx command context
+ * @param collection a valid collection name
+ * @param ids valid entry ids the request names (none for a whole collection)
+ */
+export async function checkEntryScope (ctx: CommandContext, collection: string, ...ids: Array<string | undefined>): Promise<void> {
+  if (await ctx.services.content.registry.get(collection) === null) return
+  const index = await ctx.services.content.index(collection)
+  index.checkFolder()
+  for (const id of ids) if (id !== undefined) index.checkId(id)
+}
+
+/**
  * Resolves a collection or 404.
  * @param ctx command context
  * @param name a valid collection name

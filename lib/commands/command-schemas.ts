@@ -6,6 +6,8 @@ import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv'
 import { BadRequestError } from '../errors.js'
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const
+/** An entry id: the grammar (up to 1,024 bytes) is checked by assertEntryId. */
+const entryId = { type: 'string', minLength: 1, maxLength: 1024 } as const
 const revision = { type: 'integer', minimum: 0, nullable: true } as const
 
 export interface SaveFieldCommand { type: 'save_field', collection: string, id: string, field: string, value: unknown, expectedRevision?: number }
@@ -47,35 +49,35 @@ const saveField: JSONSchemaType<SaveFieldCommand> = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'collection', 'id', 'field', 'value'],
-  properties: { type: { type: 'string', const: 'save_field' }, collection: name, id: name, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue, expectedRevision: revision }
+  properties: { type: { type: 'string', const: 'save_field' }, collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue, expectedRevision: revision }
 } as unknown as JSONSchemaType<SaveFieldCommand>
 
 const putEntry: JSONSchemaType<PutEntryCommand> = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'collection', 'id', 'data'],
-  properties: { type: { type: 'string', const: 'put_entry' }, collection: name, id: name, data: { type: 'object', required: [] }, expectedRevision: revision }
+  properties: { type: { type: 'string', const: 'put_entry' }, collection: name, id: entryId, data: { type: 'object', required: [] }, expectedRevision: revision }
 } as unknown as JSONSchemaType<PutEntryCommand>
 
 const deleteEntry: JSONSchemaType<DeleteEntryCommand> = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'collection', 'id'],
-  properties: { type: { type: 'string', const: 'delete_entry' }, collection: name, id: name, expectedRevision: revision }
+  properties: { type: { type: 'string', const: 'delete_entry' }, collection: name, id: entryId, expectedRevision: revision }
 } as unknown as JSONSchemaType<DeleteEntryCommand>
 
 const reorderEntries: JSONSchemaType<ReorderEntriesCommand> = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'collection', 'order'],
-  properties: { type: { type: 'string', const: 'reorder_entries' }, collection: name, order: { type: 'array', items: name, maxItems: 100000 }, expectedRevision: revision }
+  properties: { type: { type: 'string', const: 'reorder_entries' }, collection: name, order: { type: 'array', items: entryId, maxItems: 100000 }, expectedRevision: revision }
 } as unknown as JSONSchemaType<ReorderEntriesCommand>
 
 const updatePageLayout: JSONSchemaType<UpdatePageLayoutCommand> = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'collection', 'id', 'layout'],
-  properties: { type: { type: 'string', const: 'update_page_layout' }, collection: name, id: name, layout: { type: 'array', items: anyValue }, expectedRevision: revision }
+  properties: { type: { type: 'string', const: 'update_page_layout' }, collection: name, id: entryId, layout: { type: 'array', items: anyValue }, expectedRevision: revision }
 } as unknown as JSONSchemaType<UpdatePageLayoutCommand>
 
 const mdBlock: JSONSchemaType<MdBlockCommand> = {
@@ -85,7 +87,7 @@ const mdBlock: JSONSchemaType<MdBlockCommand> = {
   properties: {
     type: { type: 'string', const: 'md_block' },
     collection: name,
-    id: name,
+    id: entryId,
     blockPath: { type: 'string', minLength: 1, maxLength: 200 },
     src: { type: 'string', minLength: 1, maxLength: 100 },
     html: { type: 'string', maxLength: 200000 },
@@ -134,7 +136,7 @@ const restoreBody: JSONSchemaType<RestoreBody> = {
   type: 'object',
   additionalProperties: false,
   required: ['collection', 'id', 'ts'],
-  properties: { collection: name, id: name, ts: { type: 'integer', minimum: 0 } }
+  properties: { collection: name, id: entryId, ts: { type: 'integer', minimum: 0 } }
 }
 
 export interface PublishBody { collection?: string, id?: string, retryRebuild?: boolean, retryPush?: boolean }
@@ -143,7 +145,7 @@ const publishBody: JSONSchemaType<PublishBody> = {
   additionalProperties: false,
   required: [],
   dependencies: { id: ['collection'] },
-  properties: { collection: { ...name, nullable: true }, id: { ...name, nullable: true }, retryRebuild: { type: 'boolean', nullable: true }, retryPush: { type: 'boolean', nullable: true } }
+  properties: { collection: { ...name, nullable: true }, id: { ...entryId, nullable: true }, retryRebuild: { type: 'boolean', nullable: true }, retryPush: { type: 'boolean', nullable: true } }
 }
 
 /** Compiled validators; built once per instance by `createCommandValidators`. */

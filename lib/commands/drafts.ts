@@ -4,7 +4,7 @@
  */
 import { BadRequestError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import type { CommandContext } from './command-context.js'
+import { checkEntryScope, type CommandContext } from './command-context.js'
 
 export interface DraftStatus {
   hasDrafts: boolean
@@ -45,6 +45,7 @@ export async function discardDrafts (ctx: CommandContext, query: { collection?: 
     ...(query.collection !== undefined ? { collection: assertCollectionName(query.collection) } : {}),
     ...(query.id !== undefined ? { id: assertEntryId(query.id) } : {})
   }
+  if (scope.collection !== undefined) await checkEntryScope(ctx, scope.collection, scope.id)
   return await services.locks.run(`drafts:${identity.id}`, async () => {
     const records = await services.drafts.list(identity.id, scope)
     const removed = await services.drafts.remove(identity.id, records.map(r => ({ collection: r.collection, id: r.id })))

@@ -8,7 +8,7 @@ import { isMarkdownFormat } from '../content/formats.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { RestoreBody } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { checkEntryScope, requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /**
  * Lists an entry's snapshots, oldest first.
@@ -20,6 +20,7 @@ export async function readHistory (ctx: CommandContext, query: { collection: unk
   const collection = assertCollectionName(query.collection)
   const id = assertEntryId(query.id)
   await requireCollection(ctx, collection)
+  await checkEntryScope(ctx, collection, id)
   const history = await ctx.services.history.list(collection, id)
   // No snapshot: the entry must at least exist (in base, as a deleted entry's revision, or as the
   // reader's own draft); an id that never named an entry is 404.
@@ -43,6 +44,7 @@ export async function restoreHistory (ctx: CommandContext, body: RestoreBody): P
   const collection = assertCollectionName(body.collection)
   const id = assertEntryId(body.id)
   const def = await requireCollection(ctx, collection)
+  await checkEntryScope(ctx, collection, id)
   await requirePermission(ctx, 'edit', collection, id)
   await requirePermission(ctx, 'publish', collection, id)
   const snapshot = await ctx.services.history.find(collection, id, body.ts)

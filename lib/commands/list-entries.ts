@@ -55,6 +55,8 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
   const titleField = index.collection.titleField
 
   if (input.id !== undefined) {
+    index.checkFolder()
+    index.checkId(input.id)
     const draft = drafts.get(input.id)
     if (draft !== undefined) {
       if (draft.kind === 'delete') throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })

@@ -13,9 +13,9 @@ import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
-import { ForbiddenError, type ValidationIssue } from '../errors.js'
+import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
-import type { CommandContext } from './command-context.js'
+import { checkEntryScope, type CommandContext } from './command-context.js'
 import { withLocks } from './with-locks.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
 import { writeBaseFiles } from './write-base-files.js'
@@ -74,6 +74,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     ...(body.collection !== undefined ? { collection: assertCollectionName(body.collection) } : {}),
     ...(body.id !== undefined ? { id: assertEntryId(body.id) } : {})
   }
+  if (scope.collection !== undefined) await checkEntryScope(ctx, scope.collection, scope.id)
   const response: PublishResponse = { ok: true, published: [], conflicts: [], failed: [] }
   const entries = await services.drafts.list(identity.id, scope)
   const denied = new Set<string>()
@@ -151,9 +152,18 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     conflict(response, record, 'stale_entry')
     return null
   }
-  const base = await index.get(record.id)
+  let base: Awaited<ReturnType<CollectionIndex['get']>>
+  let file: string
+  try {
+    base = await index.get(record.id)
+    file = index.fileOf(record.id)
+  } catch (err) {
+    // The collection no longer holds this id (its layout changed, its folder was refused).
+    if (!(err instanceof BadRequestError)) throw err
+    conflict(response, record, 'stale_entry')
+    return null
+  }
   const baseRevision = base?.revision ?? index.lastRevision(record.id)
-  const file = index.fileOf(record.id)
   let data: EntryData | null
   if (record.markdown !== undefined && record.fieldsEdited !== true && record.kind === 'put') {
     if (!isMarkdownDraft(record.markdown)) { conflict(response, record, 'invalid_body'); return null }
@@ -179,7 +189,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     // The index's signature was checked against the file just now.
     try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
   }
-  const text = data === null ? null : serializeEntry(index.collection.format, data, previousText)
+  const text = data === null ? null : serializeEntry(index.formatOf(file), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
   return { record, index, data, text, file, preimage }
 }

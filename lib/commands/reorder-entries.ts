@@ -6,7 +6,7 @@ import { BadRequestError, ForbiddenError, RevisionConflictError, UnreadableEntry
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { ReorderEntriesCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { checkEntryScope, requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /**
  * Runs reorder_entries: every id of the collection exactly once (400 otherwise), 403 when the
@@ -19,6 +19,7 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
   const collection = assertCollectionName(cmd.collection)
   const order = cmd.order.map(assertEntryId)
   const def = await requireCollection(ctx, collection)
+  await checkEntryScope(ctx, collection, ...order)
   await requirePermission(ctx, 'edit', collection)
   if (!def.metadata.orderable) throw new ForbiddenError(`Collection ${collection} is not orderable`)
   const index = await ctx.services.content.index(collection)

@@ -7,10 +7,11 @@ import { createReadStream } from 'node:fs'
 import { open, rename, rm, mkdir, stat, copyFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
-import { UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { UploadType } from '../config.js'
 import { assertRealInside } from '../storage/safe-path.js'
-import { requirePermission, type CommandContext } from './command-context.js'
+import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /** The file extension and MIME type of each allowed upload type. */
 export const UPLOAD_TYPES: Record<UploadType, { ext: string, mime: string }> = {
@@ -27,7 +28,56 @@ export interface StoreUploadInput {
   tempFile: string
   /** The client's file name; used only for the slug. */
   originalName: string
+  /** Where it goes, from resolveUploadTarget (default: the top-level uploadsDir). */
+  target?: UploadTarget
   now?: Date
+}
+
+/** Where an upload is stored and how its URL is made. */
+export interface UploadTarget {
+  /** Absolute folder: the uploads folder (files go under YYYY/MM/), or a page bundle's folder. */
+  dir: string
+  /** URL prefix (`/uploads`); empty for a page bundle, whose files are referenced relative to the page. */
+  url: string
+  /** Files go under YYYY/MM/ (not in a page bundle). */
+  dated: boolean
+  collection?: string
+  id?: string
+}
+
+/**
+ * Decides where an upload goes, before its body is read: a page bundle's own folder (when the
+ * collection has `indexFile` and the entry's file is `<id>/<indexFile>.<ext>`; the URL is then the
+ * bare file name, relative to the page), else the collection's `uploadsDir`/`uploadsUrl`, else the
+ * top-level ones. Bad names are 400 and an unknown collection 404, before anything is written.
+ * @param ctx command context
+ * @param query `collection` and `id` from the request (both optional; `id` needs `collection`)
+ * @returns the target
+ */
+export async function resolveUploadTarget (ctx: CommandContext, query: { collection?: unknown, id?: unknown }): Promise<UploadTarget> {
+  const { config, repoDir, content } = ctx.services
+  const global: UploadTarget = { dir: path.join(repoDir, config.uploadsDir), url: config.uploadsUrl, dated: true }
+  if (query.collection === undefined) {
+    if (query.id !== undefined) throw new BadRequestError('An upload id needs its collection', { field: 'collection' })
+    return global
+  }
+  const name = assertCollectionName(query.collection)
+  const id = query.id === undefined ? undefined : assertEntryId(query.id)
+  const collection = await requireCollection(ctx, name)
+  const index = await content.index(name)
+  index.checkFolder()
+  if (id !== undefined) {
+    index.checkId(id)
+    if (collection.indexFile !== null) {
+      await index.get(id)
+      const file = index.fileOf(id)
+      if (path.basename(file, path.extname(file)) === collection.indexFile && path.dirname(file) !== collection.dir) {
+        return { dir: path.dirname(file), url: '', dated: false, collection: name, id }
+      }
+    }
+  }
+  const own = collection.uploads === null ? global : { dir: path.join(repoDir, collection.uploads.dir), url: collection.uploads.url, dated: true }
+  return { ...own, collection: name, ...(id !== undefined ? { id } : {}) }
 }
 
 /**
@@ -39,7 +89,8 @@ export interface StoreUploadInput {
 export async function storeUpload (ctx: CommandContext, input: StoreUploadInput): Promise<{ url: string }> {
   const { config, repoDir, content } = ctx.services
   try {
-    await requirePermission(ctx, 'upload')
+    const where = input.target ?? { dir: path.join(repoDir, config.uploadsDir), url: config.uploadsUrl, dated: true }
+    await requirePermission(ctx, 'upload', where.collection, where.id)
     const { fileTypeFromFile } = await import('file-type')
     const detected = await fileTypeFromFile(input.tempFile)
     const type = (Object.entries(UPLOAD_TYPES) as Array<[UploadType, { ext: string, mime: string }]>)
@@ -52,7 +103,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
     const yyyy = String(now.getUTCFullYear())
     const mm = String(now.getUTCMonth() + 1).padStart(2, '0')
     const name = `${slugOf(input.originalName)}-${hash.slice(0, 8)}.${type[1].ext}`
-    const dir = path.join(repoDir, config.uploadsDir, yyyy, mm)
+    const dir = where.dated ? path.join(where.dir, yyyy, mm) : where.dir
     const target = path.join(dir, name)
     await assertRealInside(content.repoRealDir, target)
     if (!(await exists(target))) {
@@ -61,7 +112,8 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
       await moveInto(input.tempFile, target)
       await ctx.services.committer.track([ctx.services.relativePath(target)])
     }
-    return { url: `${config.uploadsUrl}/${yyyy}/${mm}/${name}` }
+    if (!where.dated) return { url: name }
+    return { url: `${where.url === '/' ? '' : where.url}/${yyyy}/${mm}/${name}` }
   } finally {
     await rm(input.tempFile, { force: true })
   }

@@ -8,6 +8,7 @@ import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
+import { removeEmptyFolders } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
 
 export interface BaseFileWrite {
@@ -37,6 +38,7 @@ export async function writeBaseFiles (services: Services, writes: BaseFileWrite[
         await assertRealInside(services.content.repoRealDir, w.file)
         if (w.text === null || w.data === null) {
           await rm(w.file, { force: true })
+          await removeEmptyFolders(w.index.collection.dir, path.dirname(w.file))
           results[i] = { revision: await w.index.recordDelete(w.id) }
         } else {
           // The directories are synced once each, below, before any result is reported.

@@ -20,7 +20,7 @@ export interface StudioShellConfig {
   mountPath: string
   authMode: 'password' | 'provider'
   loginUrl: string | null
-  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null }>
+  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean }>
 }
 
 const ASSETS: ReadonlyMap<string, string> = new Map([
@@ -106,7 +106,8 @@ export function adminMiddleware (services: Services): Middleware {
       creatable: c.metadata.creatable,
       orderable: c.metadata.orderable,
       deletable: c.metadata.deletable,
-      singletonId: c.metadata.singletonId
+      singletonId: c.metadata.singletonId,
+      nested: c.nested || c.indexFile !== null
     }))
     const body = studioShell({
       apiBasePath,

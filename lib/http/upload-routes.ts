@@ -11,7 +11,8 @@ import type Router from '@koa/router'
 import type { Middleware } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Services } from '../services.js'
-import { storeUpload, UPLOAD_TYPES } from '../commands/store-upload.js'
+import { resolveUploadTarget, storeUpload, UPLOAD_TYPES } from '../commands/store-upload.js'
+import { queryString } from './query.js'
 import { isInside } from '../storage/safe-path.js'
 import { identityOf } from './guards.js'
 
@@ -30,6 +31,11 @@ export function uploadRoutes (router: Router, services: Services): void {
     if (ctx.is('multipart/form-data') === false || ctx.is('multipart/form-data') === null) {
       throw new UnsupportedMediaTypeError('Upload must be multipart/form-data with one part named file')
     }
+    // Where it goes is decided (and bad names refused) before the body is read.
+    const target = await resolveUploadTarget({ services, identity: identityOf(ctx) }, {
+      collection: queryString(ctx, 'collection'),
+      id: queryString(ctx, 'id')
+    })
     await mkdir(tempDir, { recursive: true })
     // Each request parses into a directory of its own, removed whole when the request ends: a
     // refused request (too many fields, too large, malformed) leaves nothing, even when formidable
@@ -74,7 +80,8 @@ export function uploadRoutes (router: Router, services: Services): void {
       }
       ctx.body = await storeUpload({ services, identity: identityOf(ctx) }, {
         tempFile: file.filepath,
-        originalName: file.originalFilename ?? 'file'
+        originalName: file.originalFilename ?? 'file',
+        target
       })
     } finally {
       await rm(requestDir, { recursive: true, force: true })
@@ -112,28 +119,34 @@ const MIME_BY_EXT = new Map(Object.values(UPLOAD_TYPES).map(t => [t.ext, t.mime]
  * @returns middleware
  */
 export function serveUploads (services: Services): Middleware {
-  const prefix = services.config.uploadsUrl + '/'
-  const root = path.join(services.repoDir, services.config.uploadsDir)
+  // The top-level uploads folder and every collection's own (`uploadsDir`/`uploadsUrl`).
+  const roots = [{ prefix: services.config.uploadsUrl, dir: services.config.uploadsDir }]
+  for (const def of Object.values(services.config.collections)) {
+    if (def.uploadsDir !== undefined && def.uploadsUrl !== undefined) roots.push({ prefix: def.uploadsUrl, dir: def.uploadsDir })
+  }
+  const served = roots.map(r => ({ prefix: r.prefix.replace(/\/+$/, '') + '/', root: path.join(services.repoDir, r.dir) }))
   return async (ctx, next) => {
-    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || !ctx.path.startsWith(prefix)) { await next(); return }
-    const rel = ctx.path.slice(prefix.length)
-    const m = /^([0-9]{4})\/([0-9]{2})\/([a-z0-9-]{1,80})\.([a-z]{2,5})$/.exec(rel)
-    const mime = m === null ? undefined : MIME_BY_EXT.get(m[4]!)
-    if (m === null || mime === undefined) { await next(); return }
-    const file = path.join(root, rel)
-    try {
-      const real = await realpath(file)
-      if (!isInside(await realpath(root), real)) { await next(); return }
-      const st = await stat(real)
-      if (!st.isFile()) { await next(); return }
-      ctx.set('Content-Type', mime)
-      ctx.set('X-Content-Type-Options', 'nosniff')
-      ctx.set('Cache-Control', 'public, max-age=31536000, immutable')
-      ctx.length = st.size
-      ctx.body = ctx.method === 'HEAD' ? null : createReadStream(real)
-      if (ctx.method === 'HEAD') ctx.status = 200
-    } catch {
-      await next()
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') { await next(); return }
+    for (const { prefix, root } of served) {
+      if (!ctx.path.startsWith(prefix)) continue
+      const rel = ctx.path.slice(prefix.length)
+      const m = /^([0-9]{4})\/([0-9]{2})\/([a-z0-9-]{1,80})\.([a-z]{2,5})$/.exec(rel)
+      const mime = m === null ? undefined : MIME_BY_EXT.get(m[4]!)
+      if (m === null || mime === undefined) continue
+      try {
+        const real = await realpath(path.join(root, rel))
+        if (!isInside(await realpath(root), real)) continue
+        const st = await stat(real)
+        if (!st.isFile()) continue
+        ctx.set('Content-Type', mime)
+        ctx.set('X-Content-Type-Options', 'nosniff')
+        ctx.set('Cache-Control', 'public, max-age=31536000, immutable')
+        ctx.length = st.size
+        ctx.body = ctx.method === 'HEAD' ? null : createReadStream(real)
+        if (ctx.method === 'HEAD') ctx.status = 200
+        return
+      } catch {}
     }
+    await next()
   }
 }

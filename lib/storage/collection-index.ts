@@ -5,16 +5,17 @@
  * A Markdown body is the bulk of an entry and only the entries a read returns need it: the index
  * keeps where it starts and reads it back from the file (whose signature it checks) on demand.
  */
-import { readdir, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { ValidationIssue } from '../errors.js'
-import { FORMAT_EXTENSIONS, isMarkdownFormat, type EntryData } from '../content/formats.js'
+import { BadRequestError, type ValidationIssue } from '../errors.js'
+import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, statEntryFile } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { readInWorker } from './index-reader.js'
-import { ENTRY_ID } from './names.js'
+import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
+import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 
 export type { IndexRow }
@@ -59,11 +60,58 @@ export class CollectionIndex {
   #revisionSum = 0
   #sorted: IndexRow[] | null = null
   #dirMtime = -1
+  /** Set by the watcher when something changed that no single entry explains (a folder). */
+  #rescan = false
+  /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
+  #problems = new Map<string, string>()
+  /** Files a rescan found for ids about to be re-checked. */
+  readonly #pendingFiles = new Map<string, string>()
   #loading: Promise<void> | null = null
+  readonly #layout: EntryLayout
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
     this.#opts = opts
+    const { dir, format, nested, indexFile, files } = opts.collection
+    this.#layout = { dir, format, nested, indexFile, files }
+  }
+
+  /**
+   * Refuses an id this collection cannot hold (a `/` in a flat collection, an id that is not one
+   * of a `files` collection's, a path through a link leaving the folder); 400, before any entry
+   * file is touched. `checkFolder` checks the folder itself.
+   * @param id a valid entry id (grammar already checked)
+   */
+  checkId (id: string): void {
+    const problem = idLayoutProblem(this.#layout, id)
+    if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
+    // A path below the folder must not pass through a link that leaves it.
+    if (id.includes('/') && !resolvesInside(this.#folderReal(), path.join(this.collection.dir, id))) {
+      throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
+    }
+  }
+
+  /**
+   * Takes a file event from the watcher: the entry it belongs to is re-checked on next read;
+   * anything else under the folder (a folder, another file of a bundle) asks for a rescan.
+   * @param file absolute path that changed
+   */
+  onFileEvent (file: string): void {
+    const rel = path.relative(this.collection.dir, file)
+    if (rel === '' || !isInside(this.collection.dir, file)) { if (rel === '') this.#rescan = true; return }
+    const segments = rel.split(path.sep)
+    // Hidden names (temporary files of atomic writes among them) are never entries.
+    if (segments.some(s => s.startsWith('.') || s === 'node_modules')) return
+    const id = idOfPath(this.#layout, rel)
+    if (id === null) {
+      // A flat folder's own mtime tells additions and removals; a deep one needs a rescan.
+      if (this.#layout.files === null && (this.#layout.nested || this.#layout.indexFile !== null)) this.#rescan = true
+      return
+    }
+    const known = this.#entries.get(id)
+    // Another file for a known id: it may be a second file for one id.
+    if (known !== undefined && known.file !== file) this.#rescan = true
+    this.#dirty.add(id)
   }
 
   /**
@@ -71,7 +119,8 @@ export class CollectionIndex {
    * @returns resolves when every entry is indexed
    */
   async ready (): Promise<void> {
-    this.#loading ??= this.#load()
+    // A failed build (its folder refused) is tried again on the next request.
+    this.#loading ??= this.#load().catch((err: unknown) => { this.#loading = null; throw err })
     return await this.#loading
   }
 
@@ -80,7 +129,7 @@ export class CollectionIndex {
    * @param id entry id, or null when the directory itself changed
    */
   markDirty (id: string | null): void {
-    if (id === null) this.#dirMtime = -1
+    if (id === null) this.#rescan = true
     else this.#dirty.add(id)
   }
 
@@ -89,6 +138,7 @@ export class CollectionIndex {
    * @returns the sorted rows (do not mutate); `freshen` gives their full data
    */
   async all (): Promise<readonly IndexRow[]> {
+    this.checkFolder()
     await this.ready()
     await this.#refreshDirectory()
     if (this.#dirty.size > 0) {
@@ -106,7 +156,11 @@ export class CollectionIndex {
    * @returns the entry, or null when it does not exist
    */
   async get (id: string): Promise<IndexedEntry | null> {
+    this.checkFolder()
+    this.checkId(id)
     await this.ready()
+    // The watcher saw a change no single entry explains (a second file for an id, a folder).
+    if (this.#rescan) await this.#refreshDirectory()
     this.#dirty.delete(id)
     return await this.#fresh(id)
   }
@@ -154,8 +208,10 @@ export class CollectionIndex {
     await this.#opts.log.append([{ id, rev, sig }])
     this.#setState(id, { rev, sig })
     // The text just written tells where the body starts (read back only if it is still that file).
-    const text = isMarkdownFormat(this.collection.format) ? await readTextIfUnchanged(file, sig) : null
-    this.#store(id, file, sig, rev, rowContent(id, data, text, this.#rules(), this.#opts.validate))
+    const rules = this.#rules(file)
+    const text = isMarkdownLike(rules.format) ? await readTextIfUnchanged(file, sig) : null
+    this.#problems.delete(id)
+    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate))
     return rev
   }
 
@@ -178,9 +234,22 @@ export class CollectionIndex {
    * @returns absolute path
    */
   fileOf (id: string): string {
+    this.checkId(id)
     const existing = this.#entries.get(id)
-    if (existing !== undefined) return existing.file
-    return path.join(this.collection.dir, id + FORMAT_EXTENSIONS[this.collection.format][0]!)
+    const file = existing?.file ?? newFileOf(this.#layout, id)
+    if (file === null) throw new BadRequestError('Invalid entry id: it is not one of the collection\'s files', { field: 'id' })
+    if (!resolvesInside(this.#folderReal(), file)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
+    return file
+  }
+
+  /**
+   * The format a file of this collection is read and written with (a Markdown collection holds
+   * `.md` and `.mdx` files alike).
+   * @param file an entry file
+   * @returns its format
+   */
+  formatOf (file: string): EntryFormat {
+    return formatOfFile(file, this.collection.format)
   }
 
   /**
@@ -194,6 +263,7 @@ export class CollectionIndex {
   static readonly #INLINE_MAX_FILES = 200
 
   async #load (): Promise<void> {
+    this.checkFolder()
     this.#states = await this.#opts.log.load()
     for (const state of this.#states.values()) this.#revisionSum += state.rev
     const ids = await this.#scanDirectory()
@@ -208,7 +278,9 @@ export class CollectionIndex {
     }
     if (read !== null) {
       // The worker's rows are used as they arrive (no copy: less garbage in this heap).
-      for (const row of read) {
+      for (let row of read) {
+        const problem = this.#problems.get(row.id)
+        if (problem !== undefined) row = makeRow(row.id, row.file, row.sig, 0, { message: problem })
         const { rev, sig, change } = this.#revise(row.id, row.sig)
         if (change !== null) pending.push(change)
         row.sig = sig
@@ -239,11 +311,16 @@ export class CollectionIndex {
    * to log, if any (null when the file is missing).
    */
   async #index (id: string, file: string): Promise<{ entry: IndexedEntry, change: RevisionChange | null } | null> {
-    const state = await readEntryFile(this.#opts.repoRealDir, file, this.collection.format)
+    const rules = this.#rules(file)
+    const state = await readEntryFile(this.#opts.repoRealDir, file, rules.format)
     if (state.kind === 'missing') return null
     const { rev, sig, change } = this.#revise(id, state.sig)
-    if (state.kind !== 'ok') return { entry: entryOf(this.#store(id, file, sig, rev, { message: state.message }), undefined), change }
-    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, this.#rules(), this.#opts.validate))
+    const problem = this.#problems.get(id)
+    if (state.kind !== 'ok' || problem !== undefined) {
+      const message = problem ?? (state as { message: string }).message
+      return { entry: entryOf(this.#store(id, file, sig, rev, { message }), undefined), change }
+    }
+    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, rules, this.#opts.validate))
     return { entry: entryOf(row, state.data), change }
   }
 
@@ -274,8 +351,13 @@ export class CollectionIndex {
   /** Re-checks one entry's file; re-reads it (giving all its data) only when its signature changed. */
   async #refresh (id: string): Promise<{ row: IndexRow } | { entry: IndexedEntry } | null> {
     const current = this.#entries.get(id)
-    const file = current?.file ?? await this.#findFile(id)
-    if (file === null) return null
+    const pending = this.#pendingFiles.get(id)
+    this.#pendingFiles.delete(id)
+    const file = pending ?? current?.file ?? await this.#findFile(id)
+    if (file === null) {
+      if (current !== undefined) await this.recordDelete(id)
+      return null
+    }
     const sig = await statEntryFile(this.#opts.repoRealDir, file)
     if (current !== undefined && sig === current.sig) return { row: current }
     if (sig === null) {
@@ -304,6 +386,12 @@ export class CollectionIndex {
   }
 
 
+  /**
+   * Notices files added or removed: a rescan when the folder's own mtime changed (a flat
+   * collection's additions and removals, a nested one's top-level ones) or when the watcher saw
+   * a change no single entry explains. A nested or bundled collection relies on the watcher for
+   * changes deeper down: stat-ing every subfolder on every list would cost a walk per request.
+   */
   async #refreshDirectory (): Promise<void> {
     let mtime: number
     try {
@@ -311,41 +399,62 @@ export class CollectionIndex {
     } catch {
       mtime = 0
     }
-    if (mtime === this.#dirMtime) return
+    if (mtime === this.#dirMtime && !this.#rescan && this.#layout.files === null) return
+    this.#rescan = false
+    const before = this.#problems
     const onDisk = new Map(await this.#scanDirectory())
     this.#dirMtime = mtime
-    for (const id of [...this.#entries.keys()]) {
-      if (!onDisk.has(id)) this.#dirty.add(id)
+    for (const [id, row] of [...this.#entries]) {
+      const file = onDisk.get(id)
+      if (file === undefined) { this.#dirty.add(id); continue }
+      if (file !== row.file || before.get(id) !== this.#problems.get(id)) {
+        // Another file now, or its problem came or went: read it again (the revision follows the signature).
+        this.#entries.delete(id)
+        this.#sorted = null
+        this.#pendingFiles.set(id, file)
+        this.#dirty.add(id)
+      }
     }
-    for (const id of onDisk.keys()) {
-      if (!this.#entries.has(id)) this.#dirty.add(id)
+    for (const [id, file] of onDisk) {
+      if (!this.#entries.has(id)) {
+        this.#pendingFiles.set(id, file)
+        this.#dirty.add(id)
+      }
     }
   }
 
   async #scanDirectory (): Promise<Array<[string, string]>> {
-    const exts = FORMAT_EXTENSIONS[this.collection.format]
-    let names: string[]
-    try {
-      names = await readdir(this.collection.dir)
-    } catch {
-      return []
-    }
     try { this.#dirMtime = (await stat(this.collection.dir)).mtimeMs } catch {}
-    const found: Array<[string, string]> = []
-    for (const name of names) {
-      const ext = path.extname(name)
-      const id = name.slice(0, -ext.length)
-      if (exts.includes(ext) && ENTRY_ID.test(id)) found.push([id, path.join(this.collection.dir, name)])
-    }
-    return found
+    const { found, problems } = await scanLayout(this.#layout)
+    this.#problems = problems
+    return [...found]
   }
 
+  /** The file of an id not (yet) indexed: the first candidate that exists, inside the folder. */
   async #findFile (id: string): Promise<string | null> {
-    for (const ext of FORMAT_EXTENSIONS[this.collection.format]) {
-      const file = path.join(this.collection.dir, id + ext)
+    const folderReal = this.#folderReal()
+    for (const file of candidateFiles(this.#layout, id)) {
+      if (!resolvesInside(folderReal, file)) continue
       if (await statEntryFile(this.#opts.repoRealDir, file) !== null) return file
     }
     return null
+  }
+
+  /** The collection folder's real path; 400 when it (or a link on its way) leaves the repository. */
+  #folderReal (): string {
+    const repoReal = this.#opts.repoRealDir
+    const real = realPathOf(this.collection.dir)
+    if (real === null || !isInside(repoReal, real) || isInside(path.join(repoReal, '.git'), real)) {
+      throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
+    }
+    return real
+  }
+
+  /**
+   * Refuses (400) a collection folder that leaves the repository (a link on its way).
+   */
+  checkFolder (): void {
+    this.#folderReal()
   }
 
   /** Puts an entry's row into the index. */
@@ -355,9 +464,9 @@ export class CollectionIndex {
     return row
   }
 
-  #rules (): RowRules {
+  #rules (file?: string): RowRules {
     const { format, titleField, orderField } = this.collection
-    return { format, titleField, orderField }
+    return { format: file === undefined ? format : formatOfFile(file, format), titleField, orderField }
   }
 
   #setState (id: string, state: RevisionState): void {

@@ -3,13 +3,17 @@
  * from `.cms/collections/<name>.json` (created through the API), and inferred ones, which are any
  * other directory under `contentDir`.
  */
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config, CollectionDefinition } from '../config.js'
 import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
+import { BadRequestError } from '../errors.js'
+import { formatOfFile } from './entry-paths.js'
+import { realpathNow } from './quick-fs.js'
+import { isInside } from './safe-path.js'
 
 export type SchemaSource = 'explicit' | 'dynamic' | 'inferred'
 
@@ -36,8 +40,20 @@ export interface Collection {
   titleField: string | null
   orderField: string
   layoutField: string
-  /** Absolute directory of its entry files. */
+  /** Absolute directory of its entry files (the repository root for a `files` collection). */
   dir: string
+  /** `dir` relative to the repository root, `/`-separated (`.` for the root). */
+  folder: string
+  /** Files in subfolders are entries too. */
+  nested: boolean
+  /** Page bundles: a folder holding `<indexFile>.<ext>` is one entry. */
+  indexFile: 'index' | '_index' | null
+  /** The frontmatter kind of Markdown files the service creates. */
+  frontmatter: 'yaml' | 'toml' | 'json'
+  /** A `files` collection: id -> absolute file; null for a folder collection. */
+  files: ReadonlyMap<string, string> | null
+  /** Where this collection's uploads go and their URL prefix; null: the top-level keys. */
+  uploads: { dir: string, url: string } | null
   createdAt?: number
   updatedAt?: number
 }
@@ -126,19 +142,72 @@ export class CollectionRegistry {
     const dynamic = this.#dynamic.get(name)
     if (dynamic !== undefined) return dynamic
     const dir = path.join(this.#contentRoot, name)
+    let st
     try {
-      const st = await stat(dir)
-      if (!st.isDirectory()) return null
+      st = await lstat(dir)
     } catch {
+      this.#inferred.delete(name)
+      return null
+    }
+    if (st.isSymbolicLink()) {
+      // A linked folder is a collection only while it stays inside the repository (and out of .git).
+      if (!this.#staysInside(dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
+      st = await stat(dir).catch(() => null)
+    }
+    if (st === null || !st.isDirectory() || this.#claimed(dir)) {
       this.#inferred.delete(name)
       return null
     }
     let inferred = this.#inferred.get(name)
     if (inferred === undefined) {
-      inferred = this.#resolve(name, 'inferred', { format: await guessFormat(dir) }, null)
+      // Only a folder that holds content is a collection (not `assets`, not a code folder).
+      const format = await guessFormat(dir)
+      if (format === null) return null
+      inferred = this.#resolve(name, 'inferred', { format }, null)
       this.#inferred.set(name, inferred)
     }
     return inferred
+  }
+
+  /**
+   * Every folder a collection reads (the content directory, explicit folders, the folders of
+   * `files` collections), without those inside another: what the watcher subscribes to.
+   * @returns absolute directories
+   */
+  watchRoots (): string[] {
+    const dirs = new Set<string>([this.#contentRoot])
+    for (const [name, def] of Object.entries(this.#config.collections)) {
+      if (!Object.hasOwn(this.#config.collections, name)) continue
+      if (def.files !== undefined) for (const f of def.files) dirs.add(path.dirname(path.join(this.#repoDir, f)))
+      else dirs.add(this.#folderOf(name, def))
+    }
+    const sorted = [...dirs].sort((a, b) => a.length - b.length)
+    return sorted.filter((d, i) => !sorted.slice(0, i).some(outer => isInside(outer, d)))
+  }
+
+  /** Whether a folder under contentDir already belongs to a collection the site defined. */
+  #claimed (dir: string): boolean {
+    for (const [name, def] of Object.entries(this.#config.collections)) {
+      if (!Object.hasOwn(this.#config.collections, name) || def.files !== undefined) continue
+      const folder = this.#folderOf(name, def)
+      if (folder === dir) return true
+      if ((def.nested === true || def.indexFile !== undefined) && isInside(folder, dir)) return true
+    }
+    return false
+  }
+
+  #staysInside (dir: string): boolean {
+    try {
+      const real = realpathNow(dir)
+      const repoReal = realpathNow(this.#repoDir)
+      return isInside(repoReal, real) && !isInside(path.join(repoReal, '.git'), real)
+    } catch {
+      return false
+    }
+  }
+
+  #folderOf (name: string, def: CollectionDefinition): string {
+    return def.folder === undefined ? path.join(this.#contentRoot, name) : path.join(this.#repoDir, def.folder)
   }
 
   /**
@@ -150,12 +219,14 @@ export class CollectionRegistry {
     const names = new Set<string>([...Object.keys(this.#config.collections), ...this.#dynamic.keys()])
     try {
       for (const dirent of await readdir(this.#contentRoot, { withFileTypes: true })) {
+        // A linked folder is never listed as an inferred collection.
         if (dirent.isDirectory() && COLLECTION_NAME.test(dirent.name)) names.add(dirent.name)
       }
     } catch {}
     const all: Collection[] = []
     for (const name of names) {
-      const c = await this.get(name)
+      let c: Collection | null = null
+      try { c = await this.get(name) } catch {}
       if (c !== null) all.push(c)
     }
     // Collections the site defined come first; inferred ones (no config entry) after them.
@@ -180,16 +251,20 @@ export class CollectionRegistry {
   }
 
   #resolve (name: string, source: SchemaSource, def: CollectionDefinition, schema: JsonSchema | null): Collection {
+    const files = def.files === undefined ? null : new Map(def.files.map(f => [idOfFile(f), path.join(this.#repoDir, f)]))
+    const dir = files === null ? this.#folderOf(name, def) : this.#repoDir
+    const format = def.format ?? (def.files?.[0] !== undefined ? formatOfFile(def.files[0], 'json') : 'json')
     return {
       name,
       source,
-      format: def.format ?? 'json',
+      format,
       schema,
       metadata: {
         label: def.label ?? titleCase(name),
         description: def.description ?? '',
         icon: def.icon ?? '',
-        creatable: def.creatable ?? true,
+        // A files collection has a fixed set of entries.
+        creatable: def.creatable ?? files === null,
         orderable: def.orderable ?? false,
         deletable: def.deletable ?? true,
         singletonId: def.singletonId ?? null,
@@ -198,22 +273,38 @@ export class CollectionRegistry {
       titleField: def.titleField ?? null,
       orderField: def.orderField ?? 'order',
       layoutField: def.layoutField ?? 'sections',
-      dir: path.join(this.#contentRoot, name)
+      dir,
+      folder: path.relative(this.#repoDir, dir).split(path.sep).join('/') || '.',
+      nested: def.nested ?? false,
+      indexFile: def.indexFile ?? null,
+      frontmatter: def.frontmatter ?? 'yaml',
+      files,
+      uploads: def.uploadsDir === undefined
+        ? null
+        : { dir: def.uploadsDir.replace(/\/+$/, ''), url: (def.uploadsUrl ?? this.#config.uploadsUrl).replace(/(.)\/+$/, '$1') }
     }
   }
 }
 
-async function guessFormat (dir: string): Promise<EntryFormat> {
-  const counts: Record<EntryFormat, number> = { json: 0, yaml: 0, md: 0, mdx: 0, toml: 0 }
+/** The format most of a folder's files have; null when it holds no file of a known format. */
+async function guessFormat (dir: string): Promise<EntryFormat | null> {
+  const counts = new Map<EntryFormat, number>()
   try {
     for (const file of await readdir(dir)) {
-      const ext = path.extname(file)
+      if (file.startsWith('.')) continue
+      const ext = path.extname(file).toLowerCase()
       for (const [format, exts] of Object.entries(FORMAT_EXTENSIONS) as Array<[EntryFormat, string[]]>) {
-        if (exts.includes(ext)) counts[format]++
+        if (exts.includes(ext)) counts.set(format, (counts.get(format) ?? 0) + 1)
       }
     }
   } catch {}
-  return (Object.entries(counts) as Array<[EntryFormat, number]>).sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'json'
+  return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null
+}
+
+/** The id of a `files` entry: its file name without the extension. */
+function idOfFile (file: string): string {
+  const base = path.posix.basename(file)
+  return base.slice(0, base.length - path.posix.extname(base).length).normalize('NFC')
 }
 
 function titleCase (name: string): string {

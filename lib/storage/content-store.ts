@@ -13,7 +13,6 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
-import { COLLECTION_NAME, ENTRY_ID } from './names.js'
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -24,6 +23,8 @@ export interface ContentStoreOptions {
 }
 
 const INFER_SAMPLE = 50
+/** Never watched: git's own files and installed packages. */
+const WATCH_IGNORE = ['.git', 'node_modules', '**/.git', '**/node_modules']
 
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
@@ -32,7 +33,7 @@ export class ContentStore {
   readonly #opts: ContentStoreOptions
   readonly #indexes = new Map<string, CollectionIndex>()
   #repoRealDir: string | null = null
-  #subscription: watcher.AsyncSubscription | null = null
+  #subscriptions: watcher.AsyncSubscription[] = []
 
   constructor (opts: ContentStoreOptions) {
     this.#opts = opts
@@ -52,16 +53,19 @@ export class ContentStore {
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     await this.registry.load()
-    // No content directory yet: nothing to watch (reads still stat before serving).
-    if (!await stat(this.registry.contentRoot).then(st => st.isDirectory(), () => false)) return
-    try {
-      this.#subscription = await watcher.subscribe(this.registry.contentRoot, (err, events) => {
-        if (err !== null) { this.#opts.onWatchError?.(err); return }
-        for (const event of events) this.#onFileEvent(event.path)
-      })
-    } catch (err) {
-      // No content directory yet, or no watcher support: reads still stat before serving.
-      this.#opts.onWatchError?.(err as Error)
+    // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
+    for (const root of this.registry.watchRoots()) {
+      // A folder that does not exist yet: nothing to watch (reads still stat before serving).
+      if (!await stat(root).then(st => st.isDirectory(), () => false)) continue
+      try {
+        this.#subscriptions.push(await watcher.subscribe(root, (err, events) => {
+          if (err !== null) { this.#opts.onWatchError?.(err); return }
+          for (const event of events) this.#onFileEvent(event.path)
+        }, { ignore: WATCH_IGNORE }))
+      } catch (err) {
+        // No watcher support: reads still stat before serving.
+        this.#opts.onWatchError?.(err as Error)
+      }
     }
   }
 
@@ -70,14 +74,16 @@ export class ContentStore {
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
-    try {
-      await this.#subscription?.unsubscribe()
-    } catch (err) {
-      // @parcel/watcher fails to remove inotify watches of directories deleted meanwhile (the
-      // kernel dropped those already, EINVAL): nothing is left to release.
-      this.#opts.onWatchError?.(err as Error)
+    for (const subscription of this.#subscriptions) {
+      try {
+        await subscription.unsubscribe()
+      } catch (err) {
+        // @parcel/watcher fails to remove inotify watches of directories deleted meanwhile (the
+        // kernel dropped those already, EINVAL): nothing is left to release.
+        this.#opts.onWatchError?.(err as Error)
+      }
     }
-    this.#subscription = null
+    this.#subscriptions = []
   }
 
   /**
@@ -88,7 +94,9 @@ export class ContentStore {
   async warm (stop: () => boolean = () => false): Promise<void> {
     for (const c of await this.registry.list()) {
       if (stop()) return
-      await (await this.index(c.name)).ready()
+      // A collection that cannot be indexed (its folder a link leaving the repository) is
+      // refused when asked for; the others still warm.
+      try { await (await this.index(c.name)).ready() } catch {}
     }
   }
 
@@ -152,15 +160,7 @@ export class ContentStore {
   }
 
   #onFileEvent (file: string): void {
-    const rel = path.relative(this.registry.contentRoot, file).split(path.sep)
-    const [name, base] = rel
-    if (name === undefined || !COLLECTION_NAME.test(name)) return
-    const index = this.#indexes.get(name)
-    if (index === undefined) return
-    if (base === undefined) { index.markDirty(null); return }
-    // Temporary files of atomic writes and nested paths are not entries; the directory's own
-    // mtime check catches additions and removals.
-    const id = base.slice(0, base.length - path.extname(base).length)
-    if (rel.length === 2 && ENTRY_ID.test(id)) index.markDirty(id)
+    // Each index takes the events under its folder (ids of nested and bundled entries included).
+    for (const index of this.#indexes.values()) index.onFileEvent(file)
   }
 }

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { SchemaCompiler } from '../content/schema-tools.js'
 import { readEntryFile } from './entry-file.js'
+import { formatOfFile } from './entry-paths.js'
 import { makeRow, rowContent, type IndexRow } from './index-row.js'
 import type { IndexJob } from './index-reader.js'
 
@@ -13,8 +14,10 @@ const job = workerData as IndexJob
 const validate = job.schema === null ? () => [] : new SchemaCompiler().validator(job.schema)
 const rows: IndexRow[] = []
 for (const [id, file] of job.files) {
-  const state = await readEntryFile(job.repoRealDir, file, job.rules.format)
+  // A Markdown collection holds .md and .mdx files alike: each file is read as its extension says.
+  const rules = { ...job.rules, format: formatOfFile(file, job.rules.format) }
+  const state = await readEntryFile(job.repoRealDir, file, rules.format)
   if (state.kind === 'missing') continue
-  rows.push(makeRow(id, file, state.sig, 0, state.kind === 'ok' ? rowContent(id, state.data, state.text, job.rules, validate) : { message: state.message }))
+  rows.push(makeRow(id, file, state.sig, 0, state.kind === 'ok' ? rowContent(id, state.data, state.text, rules, validate) : { message: state.message }))
 }
 parentPort?.postMessage(rows)

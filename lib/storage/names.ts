@@ -1,12 +1,25 @@
 /**
  * The name grammar of collections and entries. Checked before any file system or git access, so a
- * name can never be a path, a git option or a prototype key.
+ * name can never be a path escape, a git option or a prototype key.
+ *
+ * An entry id is a real file name (CONTRACT section 11): its path below the collection's folder
+ * without the extension, `/` between folders. Each segment is 1 to 255 bytes of UTF-8 (NFC),
+ * without control characters or any of `/ \ : * ? " < > |`, not `.` or `..`, not starting with
+ * `.` or `-`, not ending with a space or `.`; at most 1,024 bytes in all; not `__proto__`,
+ * `prototype` or `constructor`.
  */
 import { BadRequestError } from '../errors.js'
 
 export const COLLECTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
+/** The plain ids of flat collections before section 11 (kept for the demo and old ref names). */
 export const ENTRY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
 const RESERVED = new Set(['__proto__', 'prototype', 'constructor'])
+/** Control characters (C0, DEL, C1) and the characters no file name of ours may hold. */
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+const MAX_ID_BYTES = 1024
+const MAX_SEGMENT_BYTES = 255
 
 /**
  * Asserts that a value is a valid collection name.
@@ -21,13 +34,45 @@ export function assertCollectionName (value: unknown): string {
 }
 
 /**
- * Asserts that a value is a valid entry id.
+ * Why a string is not a valid entry id (NFC form assumed), or null when it is one.
+ * @param id the candidate id
+ * @returns a short reason, or null
+ */
+export function entryIdProblem (id: string): string | null {
+  if (id === '') return 'is empty'
+  if (RESERVED.has(id)) return 'is a reserved name'
+  if (Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES) return `is longer than ${MAX_ID_BYTES} bytes`
+  if (FORBIDDEN_CHAR.test(id)) return 'holds a control character or one of \\ : * ? " < > |'
+  for (const segment of id.split('/')) {
+    if (segment === '') return 'has an empty path segment'
+    if (segment === '.' || segment === '..') return 'has a . or .. segment'
+    if (segment.startsWith('.') || segment.startsWith('-')) return 'has a segment starting with . or -'
+    if (segment.endsWith(' ') || segment.endsWith('.')) return 'has a segment ending with a space or .'
+    if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) return `has a segment longer than ${MAX_SEGMENT_BYTES} bytes`
+  }
+  return null
+}
+
+/**
+ * Whether a string is a valid entry id exactly as given (already NFC).
+ * @param id the candidate id
+ * @returns true when valid
+ */
+export function isEntryId (id: string): boolean {
+  return id === id.normalize('NFC') && entryIdProblem(id) === null
+}
+
+/**
+ * Asserts that a value is a valid entry id, normalised to NFC.
  * @param value anything from a request
- * @returns the id, typed
+ * @returns the id in NFC form
  */
 export function assertEntryId (value: unknown): string {
-  if (typeof value !== 'string' || !ENTRY_ID.test(value) || RESERVED.has(value)) {
-    throw new BadRequestError('Invalid entry id', { field: 'id' })
-  }
-  return value
+  if (typeof value !== 'string') throw new BadRequestError('Invalid entry id', { field: 'id' })
+  // A lone surrogate cannot be a file name (it has no UTF-8 form).
+  if (LONE_SURROGATE.test(value)) throw new BadRequestError('Invalid entry id: not valid Unicode', { field: 'id' })
+  const id = value.normalize('NFC')
+  const problem = entryIdProblem(id)
+  if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
+  return id
 }

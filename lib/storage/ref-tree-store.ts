@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto'
 import { readRef, updateRef, assertRefName, RefConflictError, RefLockedError } from './git-refs.js'
 import { StorageUnavailableError } from '../errors.js'
-import { COLLECTION_NAME, ENTRY_ID } from './names.js'
+import { COLLECTION_NAME, isEntryId } from './names.js'
 import { ObjectBatch, type TreeItem } from './object-batch.js'
 import { GitObjectReader } from './git-object-reader.js'
 import { PackStore } from './pack-store.js'
@@ -95,6 +95,42 @@ class UpdateFunctionError extends Error {
  */
 export function shardOf (id: string): string {
   return createHash('sha1').update(id).digest('hex').slice(0, 2)
+}
+
+/**
+ * The tree name of an entry's document: `<id>.json`, where every byte of the id other than
+ * ASCII letters, digits, `_` and `-` is written `%XX` (so `/`, spaces, dots and non-ASCII never
+ * reach a tree name, and a name is never `.git`-like). Plain ids (`[A-Za-z0-9_-]`, all ids before
+ * section 11) are unchanged, so existing refs stay readable as they are.
+ * @param id an entry id
+ * @returns the file name in its shard tree
+ */
+export function treeNameOf (id: string): string {
+  return `${encodeTreeName(id)}${FILE_SUFFIX}`
+}
+
+/**
+ * The id a tree name holds, or null when it is not one of ours.
+ * @param name a file name in a shard tree
+ * @returns the id
+ */
+export function idOfTreeName (name: string): string | null {
+  if (!name.endsWith(FILE_SUFFIX)) return null
+  const encoded = name.slice(0, -FILE_SUFFIX.length)
+  if (!/^(?:[A-Za-z0-9_-]|%[0-9A-F]{2})+$/.test(encoded)) return null
+  let id: string
+  try { id = decodeURIComponent(encoded) } catch { return null }
+  // One spelling per id: a name that does not re-encode to itself is not ours.
+  return isEntryId(id) && encodeTreeName(id) === encoded ? id : null
+}
+
+function encodeTreeName (id: string): string {
+  let out = ''
+  for (const byte of Buffer.from(id, 'utf8')) {
+    const c = String.fromCharCode(byte)
+    out += /[A-Za-z0-9_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
 }
 
 /** Per-entry JSON documents on one git ref. */
@@ -270,7 +306,7 @@ export class RefTreeStore<T> {
     const key = { collection: update.collection, id: update.id }
     const collection = await this.childDraft(root, update.collection)
     const shard = await this.childDraft(collection, shardOf(update.id))
-    const name = `${update.id}${FILE_SUFFIX}`
+    const name = treeNameOf(update.id)
     let before: string | null
     if (shard.files.has(name)) {
       before = shard.files.get(name) ?? null
@@ -370,7 +406,7 @@ export class RefTreeStore<T> {
     if (coll?.type !== 'tree') return null
     const shard = (await this.tree(coll.oid)).get(shardOf(id))
     if (shard?.type !== 'tree') return null
-    const file = (await this.tree(shard.oid)).get(`${id}${FILE_SUFFIX}`)
+    const file = (await this.tree(shard.oid)).get(treeNameOf(id))
     return file?.type === 'blob' ? file.oid : null
   }
 
@@ -388,9 +424,9 @@ export class RefTreeStore<T> {
         const shard = shards.get(shardName)
         if (shard?.type !== 'tree' || !SHARD.test(shardName)) continue
         for (const [name, file] of await this.tree(shard.oid)) {
-          if (file.type !== 'blob' || !name.endsWith(FILE_SUFFIX)) continue
-          const id = name.slice(0, -FILE_SUFFIX.length)
-          if (!ENTRY_ID.test(id) || shardOf(id) !== shardName || (scope.id !== undefined && id !== scope.id)) continue
+          if (file.type !== 'blob') continue
+          const id = idOfTreeName(name)
+          if (id === null || shardOf(id) !== shardName || (scope.id !== undefined && id !== scope.id)) continue
           files.push({ collection, id, oid: file.oid })
         }
       }

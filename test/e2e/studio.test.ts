@@ -229,10 +229,10 @@ if (!hasChromium()) {
     await page.getByRole('link', { name: 'Note A' }).waitFor({ state: 'detached' })
     t.throws(() => statSync(path.join(s.repoDir, 'content/notes/a.json')), 'the deleted entry has no file')
 
-    await page.getByLabel('New entry id').fill('bad id!')
+    await page.getByLabel('New entry id').fill('bad:id')
     await page.getByRole('button', { name: 'Create' }).click()
     await page.getByRole('alert').waitFor()
-    t.throws(() => statSync(path.join(s.repoDir, 'content/notes/bad id!.json')), 'a bad id creates nothing')
+    t.throws(() => statSync(path.join(s.repoDir, 'content/notes/bad:id.json')), 'a bad id creates nothing')
     await page.getByLabel('New entry id').fill('c')
     await page.getByRole('button', { name: 'Create' }).click()
     await page.getByRole('button', { name: 'Save' }).waitFor()

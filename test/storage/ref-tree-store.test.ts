@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
-import { RefTreeStore, shardOf, type DocCodec } from '../../lib/storage/ref-tree-store.js'
+import { RefTreeStore, shardOf, treeNameOf, idOfTreeName, type DocCodec } from '../../lib/storage/ref-tree-store.js'
 import { readRef } from '../../lib/storage/git-refs.js'
 
 const REF = 'refs/cms/test'
@@ -75,3 +75,21 @@ t.test('a commit made by someone else in between is built upon, not overwritten'
 function execGit (cwd: string, args: string[], env: Record<string, string>): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...env } }).trim()
 }
+
+t.test('ids with /, spaces, dots and non-ASCII get %-encoded tree names; plain ids keep theirs', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const s = store(gitDir)
+  const ids = ['plain-id_1', '2023/launch', 'what\'s new', 'v1.2-notes', 'Café', 'a%b']
+  await s.update(ids.map((id, i) => set('c', id, i)))
+  t.equal(treeNameOf('plain-id_1'), 'plain-id_1.json', 'an id of the old grammar is stored as before')
+  t.equal(treeNameOf('2023/launch'), '2023%2Flaunch.json')
+  t.equal(treeNameOf('Café'), 'Caf%C3%A9.json')
+  t.equal(gitIn(dir, ['cat-file', '-p', `${REF}:c/${shardOf('2023/launch')}/2023%2Flaunch.json`]), '{"n":1}')
+  for (const [i, id] of ids.entries()) t.same(await s.read('c', id), { n: i }, id)
+  t.same((await s.list()).map(d => d.id).sort(), [...ids].sort())
+  t.same((await s.list({ collection: 'c', id: 'what\'s new' })).map(d => d.doc.n), [2])
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '', 'git accepts every tree name')
+  // Names that are not ours (another spelling, a bad id) are skipped.
+  for (const name of ['a%2fb.json', '%2E%2E.json', '..json', 'x.txt', '%ZZ.json']) t.equal(idOfTreeName(name), null, name)
+  t.equal(idOfTreeName('2023%2Flaunch.json'), '2023/launch')
+})

@@ -46,8 +46,20 @@ export interface Session { authenticated: boolean, identity: { id: string, name:
 /** Calls to one API base path. */
 export class Api {
   readonly base: string
-  /** @param base the API base path, e.g. /api/cms */
-  constructor (base: string) { this.base = base }
+  /** The entry uploads belong to (its collection's uploadsDir, or beside a page bundle). */
+  readonly uploadScope: { collection: string, id: string } | null
+  /** @param base the API base path, e.g. /api/cms @param uploadScope the entry uploads belong to */
+  constructor (base: string, uploadScope: { collection: string, id: string } | null = null) {
+    this.base = base
+    this.uploadScope = uploadScope
+  }
+
+  /**
+   * The same API whose uploads go where this entry keeps its files.
+   * @param collection collection name @param id entry id
+   * @returns a scoped Api
+   */
+  forEntry (collection: string, id: string): Api { return new Api(this.base, { collection, id }) }
 
   /**
    * Sends one request and parses the JSON answer.
@@ -119,7 +131,8 @@ export class Api {
   async upload (file: File): Promise<{ url: string }> {
     const form = new FormData()
     form.append('file', file)
-    return await this.call('POST', '/upload', form)
+    const scope = this.uploadScope === null ? '' : `?${new URLSearchParams(this.uploadScope).toString()}`
+    return await this.call('POST', `/upload${scope}`, form)
   }
 }
 

@@ -2,10 +2,9 @@
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Entry, Pagination } from './api.js'
-import { entryTitle, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { entryTitle, idProblem, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 
 const PAGE_SIZE = 24
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
 
 /** @param props api, config, the collection, navigation @returns the collection page */
 export function CollectionPage ({ api, config, collection, navigate }: { api: Api, config: StudioConfig, collection: StudioCollection, navigate: Navigate }): JSX.Element {
@@ -28,8 +27,9 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
 
   const create = async (e: Event): Promise<void> => {
     e.preventDefault()
-    const id = newId.trim()
-    if (!ID_RE.test(id)) { setError('An id uses letters, digits, "-" and "_" and starts with a letter or digit.'); return }
+    const id = newId.trim().normalize('NFC')
+    const problem = idProblem(id, collection.nested)
+    if (problem !== '') { setError(problem); return }
     try {
       const schema = await api.schema(collection.name)
       await api.mutate({ type: 'put_entry', collection: collection.name, id, data: { ...(schema.template ?? {}) } })

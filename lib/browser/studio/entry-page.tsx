@@ -4,7 +4,7 @@
  * with a field-by-field diff and Restore.
  */
 import type { JSX } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useMemo, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type PublishReport, type Snapshot } from './api.js'
 import { Field } from './schema-form.js'
 import { PublishResult } from './publish-result.js'
@@ -29,6 +29,8 @@ function show (v: unknown): string {
 
 /** @param props the entry to edit @returns the entry page */
 export function EntryPage ({ api, config, collection, id }: Props): JSX.Element {
+  // Uploads from this entry's fields go where its collection keeps files (beside a page bundle).
+  const entryApi = useMemo(() => api.forEntry(collection.name, id), [api, collection.name, id])
   const [entry, setEntry] = useState<Entry | null>(null)
   const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [values, setValues] = useState<Record<string, unknown>>({})
@@ -136,7 +138,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       <div class="layout">
         <form class="editor" onSubmit={e => { e.preventDefault(); void save(entry.revision) }}>
           {Object.entries(fs.properties ?? {}).map(([k, s]) => (
-            <Field key={k} api={api} name={k} path={k} schema={s} value={values[k]} issues={issues}
+            <Field key={k} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
               onChange={v => {
                 setValues(x => ({ ...x, [k]: v }))
                 // An issue is about the value that was sent; once the field changes it is stale.

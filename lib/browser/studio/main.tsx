@@ -10,7 +10,7 @@ import { Api, ApiError, type Session } from './api.js'
 import { Dashboard } from './dashboard.js'
 import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
-import type { StudioConfig } from './types.js'
+import { pathParts, type StudioConfig } from './types.js'
 
 /** @returns the settings embedded by the server */
 function readConfig (): StudioConfig {
@@ -51,7 +51,7 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
     }} />
   }
   const rest = path.slice(config.mountPath.length).replace(/\/+$/, '')
-  const parts = rest.split('/').filter(Boolean).map(decodeURIComponent)
+  const parts = pathParts(rest) ?? []
   if (parts[0] !== 'cms') { queueMicrotask(() => navigate(config.mountPath + '/cms')) }
   const signOut = async (): Promise<void> => {
     try {

@@ -10,6 +10,8 @@ export interface StudioCollection {
   orderable: boolean
   deletable: boolean
   singletonId: string | null
+  /** Ids may hold `/` (nested folders or page bundles). */
+  nested: boolean
 }
 
 /** What the server embeds in `#cms-studio-config`. */
@@ -19,6 +21,41 @@ export interface StudioConfig {
   authMode: 'password' | 'provider'
   loginUrl: string | null
   collections: StudioCollection[]
+}
+
+/**
+ * Why an id typed for a new entry is not valid (the server's grammar, CONTRACT section 11), or ''.
+ * @param id the trimmed id
+ * @param nested whether the collection allows `/`
+ * @returns a message, or '' when the id is valid
+ */
+export function idProblem (id: string, nested: boolean): string {
+  const utf8 = (s: string): number => new TextEncoder().encode(s).length
+  if (id === '' || utf8(id) > 1024) return 'An id is 1 to 1,024 bytes long.'
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/.test(id)) return 'An id may not hold control characters or any of \\ : * ? " < > |.'
+  if (id.includes('/') && !nested) return 'This collection has no folders: an id may not hold "/".'
+  for (const s of id.split('/')) {
+    if (s === '' || s === '.' || s === '..' || s.startsWith('.') || s.startsWith('-') || s.endsWith(' ') || s.endsWith('.') || utf8(s) > 255) {
+      return 'Each part of an id is a file name: not empty, not starting with "." or "-", not ending with a space or ".".'
+    }
+  }
+  if (['__proto__', 'prototype', 'constructor'].includes(id)) return 'That id is reserved.'
+  return ''
+}
+
+/**
+ * The parts of a Studio path after the mount path, each URL-decoded (an id holding `/` travels as
+ * `%2F`, so it stays one part).
+ * @param rest the path after the mount path
+ * @returns the decoded parts, or null when a part is not valid percent-encoding
+ */
+export function pathParts (rest: string): string[] | null {
+  try {
+    return rest.split('/').filter(Boolean).map(decodeURIComponent)
+  } catch {
+    return null
+  }
 }
 
 /** Moves to another Studio URL without reloading. */

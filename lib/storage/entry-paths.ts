@@ -1,0 +1,256 @@
+/**
+ * Where a collection's entries live on disk and how ids map to files and back (CONTRACT section
+ * 11): flat (`<folder>/<id>.<ext>`), nested (`<folder>/<a>/<b>.<ext>`, id `a/b`), page bundles
+ * (`<folder>/<id>/<indexFile>.<ext>`, id = the folder's path) and lists of single files. One id
+ * is one file: two files that map to one id make that id an unreadable entry until one is renamed.
+ */
+import { readdir, rmdir } from 'node:fs/promises'
+import path from 'node:path'
+import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
+import { realpathNow } from './quick-fs.js'
+import { entryIdProblem } from './names.js'
+import { isInside } from './safe-path.js'
+
+/** The parts of a collection that decide where its files are. */
+export interface EntryLayout {
+  /** Absolute folder of the collection (the repository root for a `files` collection). */
+  dir: string
+  format: EntryFormat
+  nested: boolean
+  indexFile: 'index' | '_index' | null
+  /** For a `files` collection: id -> absolute file; null otherwise. */
+  files: ReadonlyMap<string, string> | null
+}
+
+/** What a scan found: every entry file by id, and ids that are listed unreadable (and why). */
+export interface LayoutScan {
+  found: Map<string, string>
+  problems: Map<string, string>
+}
+
+/** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
+const SKIPPED_DIRS = new Set(['node_modules'])
+const MARKDOWN_FAMILY: EntryFormat[] = ['md', 'mdx']
+/** How many folders a scan reads at once. */
+const SCAN_CONCURRENCY = 8
+
+/**
+ * The file extensions a collection reads: Markdown collections read `.md`, `.markdown` and
+ * `.mdx` alike (an Astro blog mixes them), other formats their own.
+ * @param format the collection's format
+ * @returns extensions with their dot, the format's own first
+ */
+export function extensionsOf (format: EntryFormat): string[] {
+  if (!MARKDOWN_FAMILY.includes(format)) return FORMAT_EXTENSIONS[format]
+  const own = FORMAT_EXTENSIONS[format]
+  return [...own, ...MARKDOWN_FAMILY.flatMap(f => FORMAT_EXTENSIONS[f]).filter(e => !own.includes(e))]
+}
+
+/**
+ * The format a file is read with: the one its extension names.
+ * @param file a file name or path
+ * @param fallback the collection's format (for an extension of no format)
+ * @returns the format
+ */
+export function formatOfFile (file: string, fallback: EntryFormat): EntryFormat {
+  const ext = path.extname(file).toLowerCase()
+  for (const [format, exts] of Object.entries(FORMAT_EXTENSIONS) as Array<[EntryFormat, string[]]>) {
+    if (exts.includes(ext)) return format
+  }
+  return fallback
+}
+
+/**
+ * Whether a format is Markdown (frontmatter plus body).
+ * @param format an entry format
+ * @returns true for md and mdx
+ */
+export function isMarkdownLike (format: EntryFormat): boolean {
+  return MARKDOWN_FAMILY.includes(format)
+}
+
+/**
+ * The id a file has, from its path below the collection folder.
+ * @param layout the collection's layout
+ * @param rel the path below `layout.dir`, `/`-separated (any platform separator is converted)
+ * @returns the id (NFC), or null when the file is not an entry file of this collection
+ */
+export function idOfPath (layout: EntryLayout, rel: string): string | null {
+  const posix = rel.split(path.sep).join('/')
+  if (layout.files !== null) {
+    for (const [id, file] of layout.files) if (path.relative(layout.dir, file).split(path.sep).join('/') === posix) return id
+    return null
+  }
+  const segments = posix.split('/')
+  if (segments.some(s => s === '' || s.startsWith('.') || SKIPPED_DIRS.has(s))) return null
+  if (segments.length > 1 && !layout.nested && layout.indexFile === null) return null
+  const base = segments[segments.length - 1]!
+  const ext = extensionOf(base, extensionsOf(layout.format))
+  if (ext === null) return null
+  const stem = base.slice(0, -ext.length)
+  if (stem === '') return null
+  if (layout.indexFile !== null && stem === layout.indexFile && segments.length > 1) {
+    return segments.slice(0, -1).join('/').normalize('NFC')
+  }
+  return [...segments.slice(0, -1), stem].join('/').normalize('NFC')
+}
+
+/**
+ * The files an id may have on disk, in the order a lookup tries them.
+ * @param layout the collection's layout
+ * @param id a valid id
+ * @returns absolute paths
+ */
+export function candidateFiles (layout: EntryLayout, id: string): string[] {
+  if (layout.files !== null) {
+    const file = layout.files.get(id)
+    return file === undefined ? [] : [file]
+  }
+  const exts = extensionsOf(layout.format)
+  const plain = exts.map(ext => path.join(layout.dir, id + ext))
+  if (layout.indexFile === null || id === layout.indexFile) return plain
+  return [...exts.map(ext => path.join(layout.dir, id, layout.indexFile + ext)), ...plain]
+}
+
+/**
+ * The file a new entry is written to.
+ * @param layout the collection's layout
+ * @param id a valid id that fits the layout
+ * @returns absolute path, or null when the layout has no place for it (an id not in `files`)
+ */
+export function newFileOf (layout: EntryLayout, id: string): string | null {
+  if (layout.files !== null) return layout.files.get(id) ?? null
+  const ext = FORMAT_EXTENSIONS[layout.format][0]!
+  if (layout.indexFile !== null && id !== layout.indexFile) return path.join(layout.dir, id, layout.indexFile + ext)
+  return path.join(layout.dir, id + ext)
+}
+
+/**
+ * Why a valid id cannot be an entry of this collection, or null when it can.
+ * @param layout the collection's layout
+ * @param id a valid id (grammar already checked)
+ * @returns a reason, or null
+ */
+export function idLayoutProblem (layout: EntryLayout, id: string): string | null {
+  if (id.includes('/') && !layout.nested && layout.indexFile === null) {
+    return 'holds a / but the collection is neither nested nor made of page bundles'
+  }
+  if (layout.files !== null && !layout.files.has(id)) return 'is not one of the collection\'s files'
+  return null
+}
+
+/**
+ * The real location of a path that may not exist yet: its nearest existing ancestor's real path
+ * (symbolic links resolved) joined with the rest.
+ * @param target absolute path
+ * @returns an absolute path, or null when it cannot be resolved (a loop, a file on the way)
+ */
+export function realPathOf (target: string): string | null {
+  let probe = target
+  for (;;) {
+    try {
+      return path.join(realpathNow(probe), path.relative(probe, target))
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT') return null
+      const parent = path.dirname(probe)
+      if (parent === probe) return null
+      probe = parent
+    }
+  }
+}
+
+/**
+ * Whether a path (existing or not) resolves inside a real directory.
+ * @param realDir a real (resolved) directory
+ * @param target absolute path
+ * @returns true when contained
+ */
+export function resolvesInside (realDir: string, target: string): boolean {
+  const real = realPathOf(target)
+  return real !== null && isInside(realDir, real)
+}
+
+/**
+ * Lists every entry file of a collection: the folder (and its subfolders when nested or made of
+ * page bundles), skipping hidden names and `node_modules`, never following a linked folder.
+ * A file whose name is not a valid id, and an id two files map to, are listed as problems.
+ * @param layout the collection's layout
+ * @returns the files by id and the problems by id
+ */
+export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
+  const found = new Map<string, string>()
+  const problems = new Map<string, string>()
+  const add = (id: string, file: string): void => {
+    const other = found.get(id)
+    if (other !== undefined) {
+      const names = [other, file].map(f => path.relative(layout.dir, f).split(path.sep).join('/')).sort()
+      problems.set(id, `Two files map to this id (${names.join(', ')}): rename or remove one`)
+      if (file < other) found.set(id, file)
+      return
+    }
+    found.set(id, file)
+    const problem = entryIdProblem(id)
+    if (problem !== null) problems.set(id, `The file name is not a valid entry id (it ${problem}): rename the file`)
+  }
+  if (layout.files !== null) {
+    for (const [id, file] of layout.files) found.set(id, file)
+    return { found, problems }
+  }
+  const deep = layout.nested || layout.indexFile !== null
+  // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
+  // would hold every listing alive together (heap the server keeps afterwards).
+  const pending: Array<[string, string]> = [[layout.dir, '']]
+  const walker = async (): Promise<void> => {
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const [dir, rel] = next
+      let dirents
+      try {
+        dirents = await readdir(dir, { withFileTypes: true })
+      } catch {
+        continue
+      }
+      for (const d of dirents) {
+        if (d.name.startsWith('.')) continue
+        const childRel = rel === '' ? d.name : `${rel}/${d.name}`
+        if (d.isDirectory()) {
+          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([path.join(dir, d.name), childRel])
+          continue
+        }
+        // Files and links to files (a link is checked when read); a linked folder is never entered.
+        if (!d.isFile() && !d.isSymbolicLink()) continue
+        const id = idOfPath(layout, childRel)
+        if (id !== null) add(id, path.join(dir, d.name))
+      }
+    }
+  }
+  // Folders found by one walker are taken by any: keep walking until none is left.
+  while (pending.length > 0) await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, walker))
+  return { found, problems }
+}
+
+function extensionOf (base: string, exts: string[]): string | null {
+  const lower = base.toLowerCase()
+  for (const ext of exts) if (lower.endsWith(ext)) return base.slice(base.length - ext.length)
+  return null
+}
+
+/**
+ * After an entry file was removed: removes its folder and the folders above it while they are
+ * empty, up to (not including) the collection folder. A page bundle's other files (images)
+ * belong to the entry but are never removed: a folder that still holds anything stays.
+ * @param collectionDir the collection folder
+ * @param dir the removed file's folder
+ * @returns resolves when done (a folder that is not empty is left as it is)
+ */
+export async function removeEmptyFolders (collectionDir: string, dir: string): Promise<void> {
+  let current = dir
+  while (current !== collectionDir && isInside(collectionDir, current)) {
+    try {
+      await rmdir(current)
+    } catch {
+      return
+    }
+    current = path.dirname(current)
+  }
+}
