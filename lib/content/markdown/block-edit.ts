@@ -16,6 +16,8 @@ import { blockStyle } from './document-style.js'
 import { treeContext, type DocumentContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
 import { bodyParser, parseBody, type BodyParser } from './parse-body.js'
+import { spliceInlineEdit } from './inline-splice.js'
+import { definitionsFor } from './inline-render.js'
 import { blockWindow } from './block-window.js'
 
 export { parseBody }
@@ -64,12 +66,11 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   if (block.node.type === 'code') {
     if (codeText(incoming) === block.node.value) return unchanged
-  } else if (sameRendering(incoming, renderedContent(block, document.definitions))) {
+  } else if (sameRendering(incoming, renderedContent(block, definitionsFor(document.definitions, body.slice(block.start, block.end))))) {
     return unchanged
   }
   const host = inlineHost(block.node)
   if (host === null) throw new UneditableBlockError(block.node.type)
-  const style = blockStyle(block.node, body, document, { emphasis: hasElement(incoming, 'em'), strong: hasElement(incoming, 'strong') })
   const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
   const last = host.children[host.children.length - 1]
@@ -82,16 +83,21 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     lead = ' '
   }
   const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
-  let text = inlineToMarkdown(incoming, {
+  const convert = (fragment: HastRoot): string => inlineToMarkdown(fragment, {
     kind: heading !== null ? 'heading' : 'paragraph',
     depth: heading?.depth,
     setext,
     original: host.children
-  }, style)
-  if (text === '' && lead !== '') lead = ''
+  }, blockStyle(block.node, body, document, { emphasis: hasElement(fragment, 'em'), strong: hasElement(fragment, 'strong') }))
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
-  text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
+  // Only what the editor changed is rewritten, where the block's rendering maps to its source.
+  let text = lead !== '' ? null : spliceInlineEdit({ body, children: host.children, from, to, incoming, definitions: document.definitions, parse, heading: heading !== null, continuation: cont, newline, convert })
+  if (text === null) {
+    text = convert(incoming)
+    if (text === '' && lead !== '') lead = ''
+    text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
+  }
   const next = body.slice(0, from) + lead + text + body.slice(to)
   const end = block.end + (next.length - body.length)
   return { body: next, start: block.start, end, changed: next !== body }

@@ -3,7 +3,8 @@
  * The conversion is rehype-remark (hast to mdast) and remark-stringify (mdast to text, whose
  * `unsafe` handling escapes whatever typed text would otherwise turn into syntax, such as a
  * leading `#`, `>`, `-`, `+`, `*` or `1.`); between the two, tree transforms give links back the
- * titles and reference style they had in the block.
+ * titles and reference style they had in the block. Elements Markdown has no syntax for (`kbd`,
+ * `sup`, `sub`, `mark`, `abbr`) are written as inline HTML; footnote references as `[^label]`.
  */
 import { unified } from 'unified'
 import rehypeRemark from 'rehype-remark'
@@ -11,6 +12,8 @@ import remarkGfm from 'remark-gfm'
 import remarkStringify from 'remark-stringify'
 import type { Root as HastRoot } from 'hast'
 import type { Root, RootContent, PhrasingContent, Parent, Nodes, LinkReference } from 'mdast'
+import type { Element, ElementContent } from 'hast'
+import type { Options as RehypeRemarkOptions } from 'rehype-remark'
 import { visit, SKIP } from 'unist-util-visit'
 import type { DocumentStyle } from './document-style.js'
 
@@ -34,7 +37,7 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
  * @returns the Markdown of the content
  */
 export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
-  const mdast = unified().use(rehypeRemark).runSync(structuredClone(fragment)) as Root
+  const mdast = unified().use(rehypeRemark, { handlers: HTML_HANDLERS }).runSync(footnoteRefs(structuredClone(fragment))) as Root
   const phrasing = tidy(flatten(mdast.children), target.kind === 'heading')
   restoreLinks(phrasing, target.original, style)
   const intraword = hasIntrawordAttention(phrasing)
@@ -79,9 +82,13 @@ function tidy (nodes: PhrasingContent[], heading: boolean): PhrasingContent[] {
 /** Block-level wrappers (should any appear) become their content, joined by hard breaks. */
 function flatten (nodes: RootContent[]): PhrasingContent[] {
   const out: PhrasingContent[] = []
+  let afterBlock = false
   for (const node of nodes) {
+    // Inline HTML is not phrasing to hast-util-to-mdast: it cuts the paragraph it sits in.
+    const wasBlock = afterBlock
+    afterBlock = node.type === 'paragraph' || node.type === 'heading'
     if (node.type === 'paragraph' || node.type === 'heading') {
-      if (out.length > 0) out.push({ type: 'break' })
+      if (out.length > 0 && wasBlock) out.push({ type: 'break' })
       out.push(...node.children)
     } else if ('children' in node && !isPhrasing(node)) {
       out.push(...flatten(node.children as RootContent[]))
@@ -153,4 +160,49 @@ function textOf (node: Nodes): string {
   if ('value' in node && typeof node.value === 'string') return node.value
   if ('children' in node) return (node.children as Nodes[]).map(textOf).join('')
   return ''
+}
+
+type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
+type Handle = Handlers[string]
+
+/** An element kept as inline HTML around its converted children (attributes escaped). */
+const asHtml: Handle = (state, node) => {
+  const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
+    ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
+    : ''
+  return [{ type: 'html', value: `<${node.tagName}${title}>` }, ...state.all(node), { type: 'html', value: `</${node.tagName}>` }] as PhrasingContent[]
+}
+
+const HTML_HANDLERS: Handlers = {
+  kbd: asHtml,
+  sup: asHtml,
+  sub: asHtml,
+  mark: asHtml,
+  abbr: asHtml,
+  'cms-footnote-ref': (_state, node) => {
+    const label = String(node.properties.label ?? '')
+    return { type: 'footnoteReference', identifier: label.toLowerCase(), label }
+  }
+}
+
+/**
+ * Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become one element the
+ * conversion writes as `[^label]`.
+ */
+function footnoteRefs (root: HastRoot): HastRoot {
+  const refOf = (node: ElementContent): Element | undefined => {
+    if (node.type !== 'element') return undefined
+    if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
+    const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
+    return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? refOf(only[0]) : undefined
+  }
+  visit(root, 'element', (node, index, parent) => {
+    const ref = refOf(node)
+    if (ref === undefined || parent === undefined || index === undefined) return
+    let label = String(ref.properties.href ?? '').replace(/^#(?:user-content-)?fn-/, '')
+    try { label = decodeURIComponent(label) } catch {}
+    parent.children[index] = { type: 'element', tagName: 'cms-footnote-ref', properties: { label }, children: [] }
+    return SKIP
+  })
+  return root
 }

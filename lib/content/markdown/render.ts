@@ -24,9 +24,13 @@ export interface RenderMarkdownOptions {
 
 const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
 
-/** The default sanitize schema plus our own attributes on every element. */
+/**
+ * The default sanitize schema plus our own attributes on every element, and `mark` and `abbr`
+ * (which the inline allowlist keeps, so a page shows what an edit stores).
+ */
 export const SANITIZE_SCHEMA: Schema = {
   ...defaultSchema,
+  tagNames: [...(defaultSchema.tagNames ?? []), 'mark', 'abbr'],
   attributes: {
     ...defaultSchema.attributes,
     '*': [...(defaultSchema.attributes?.['*'] ?? []), 'dataCmsSrc', 'dataCmsMd']
