@@ -37,7 +37,8 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
  * @returns the Markdown of the content
  */
 export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
-  const mdast = unified().use(rehypeRemark, { handlers: HTML_HANDLERS }).runSync(footnoteRefs(structuredClone(fragment))) as Root
+  const raw = new RawTags()
+  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(raw) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
   const phrasing = tidy(flatten(mdast.children), target.kind === 'heading')
   restoreLinks(phrasing, target.original, style)
   const intraword = hasIntrawordAttention(phrasing)
@@ -51,7 +52,7 @@ export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, styl
     setext: target.setext === true,
     bullet: '-'
   })
-  let text = processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, '')
+  let text = raw.restore(processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, ''))
   if (target.kind === 'heading') {
     text = target.setext === true
       ? text.replace(/\n[=-]+$/, '')
@@ -165,20 +166,36 @@ function textOf (node: Nodes): string {
 type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
 type Handle = Handlers[string]
 
-/** An element kept as inline HTML around its converted children (attributes escaped). */
-const asHtml: Handle = (state, node) => {
-  const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
-    ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
-    : ''
-  return [{ type: 'html', value: `<${node.tagName}${title}>` }, ...state.all(node), { type: 'html', value: `</${node.tagName}>` }] as PhrasingContent[]
+/**
+ * Raw HTML tags written by the conversion. hast-util-to-mdast does not count `html` nodes as
+ * phrasing (it would cut the paragraph there and trim the spaces around them), so each tag travels
+ * through the conversion as a placeholder text (private-use characters and digits, which nothing
+ * escapes) and is put back in the written Markdown.
+ */
+class RawTags {
+  readonly tags: string[] = []
+  placeholder (html: string): PhrasingContent {
+    this.tags.push(html)
+    return { type: 'text', value: `\uE001${this.tags.length - 1}\uE002` }
+  }
+
+  restore (text: string): string {
+    return text.replace(/\uE001(\d+)\uE002/g, (_, i: string) => this.tags[Number(i)] ?? '')
+  }
 }
 
-const HTML_HANDLERS: Handlers = {
-  kbd: asHtml,
-  sup: asHtml,
-  sub: asHtml,
-  mark: asHtml,
-  abbr: asHtml,
+/** Handlers writing an element as inline HTML around its converted children (attributes escaped). */
+function htmlHandlers (raw: RawTags): Handlers {
+  const asHtml: Handle = (state, node) => {
+    const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
+      ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
+      : ''
+    return [raw.placeholder(`<${node.tagName}${title}>`), ...state.all(node), raw.placeholder(`</${node.tagName}>`)] as PhrasingContent[]
+  }
+  return { kbd: asHtml, sup: asHtml, sub: asHtml, mark: asHtml, abbr: asHtml, ...FOOTNOTE_HANDLERS }
+}
+
+const FOOTNOTE_HANDLERS: Handlers = {
   'cms-footnote-ref': (_state, node) => {
     const label = String(node.properties.label ?? '')
     return { type: 'footnoteReference', identifier: label.toLowerCase(), label }

@@ -177,11 +177,7 @@ function alignText (value: string, body: string, start: number, end: number): nu
     if (k >= end) return null
     const c = value[i] as string
     const s = body[k] as string
-    if (s === c && !(lineStart && s === '>')) {
-      offsets.push(k); i++; k++
-      lineStart = c === '\n'
-      continue
-    }
+    // Escapes and references first: `\\` and `&amp;` read as one character each.
     if (s === '\\' && body[k + 1] === c && PUNCTUATION.test(c)) {
       offsets.push(k); i++; k += 2; lineStart = false
       continue
@@ -189,12 +185,17 @@ function alignText (value: string, body: string, start: number, end: number): nu
     if (s === '&') {
       const ref = ENTITY.exec(body.slice(k, Math.min(end, k + 40)))?.[0]
       const decoded = ref === undefined ? undefined : decodeEntity(ref)
-      if (ref !== undefined && decoded !== undefined && decoded !== '' && value.startsWith(decoded, i)) {
+      if (ref !== undefined && decoded !== undefined && decoded !== '' && decoded !== ref && value.startsWith(decoded, i)) {
         // Every character of the reference starts at the reference: it is never cut.
         for (let n = 0; n < decoded.length; n++) offsets.push(k)
         i += decoded.length; k += ref.length; lineStart = false
         continue
       }
+    }
+    if (s === c && !(lineStart && s === '>')) {
+      offsets.push(k); i++; k++
+      lineStart = c === '\n'
+      continue
     }
     if (s === ' ' || s === '\t' || s === '\r' || (lineStart && s === '>')) { k++; continue }
     return null
