@@ -133,14 +133,13 @@ t.test('appending a word at the end of each of those blocks changes the body by 
   }
 })
 
-t.test('an edit that adds emphasis rewrites only the text it wraps', async t => {
+t.test('an edit that adds emphasis writes only the markers around the word', async t => {
   const { s, mdBlock } = setup()
   const { src, inner } = block(BODY, 'The chart')
   const res = await mdBlock('emphasis', src, inner.replace('the appendix', 'the <em>appendix</em>'))
   t.equal(res.status, 200)
   const body = await storedBody(s, 'emphasis') ?? ''
-  t.match(body, /^The chart !\[Monthly visitors\]\(\/img\/chart\.png "Visitors, 2024"\) shows the spring peak,\[\^peak\] and the/m, 'the image and the footnote reference keep their source')
-  t.match(body, /the \*appendix\*\./)
+  t.equal(body, BODY.replace('the appendix', 'the *appendix*'), 'the image, the footnote reference and the line breaks keep their source')
   t.match(renderMarkdown(body, { collection: 'posts', id: 'notes' }), /<em>appendix<\/em>/)
 })
 

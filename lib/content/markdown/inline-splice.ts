@@ -103,11 +103,10 @@ function planSplice (input: SpliceInput): Plan | null {
   for (const [at, [a, b]] of gaps) {
     const before = source[at - 1]
     const after = source[at]
-    const structural = incoming.slice(a, b).some(t => t.key.startsWith(TAG)) ||
-      (before !== undefined && after !== undefined && before.unit === after.unit && before.kind === 'atom')
-    if (!structural) continue
-    if (before !== undefined && after !== undefined && before.top === after.top) dirtyTops.add(before.top)
-    else boundaries.add(at)
+    const insideAtom = before !== undefined && after !== undefined && before.unit === after.unit && before.kind === 'atom'
+    if (insideAtom) dirtyTops.add(before.top)
+    // Elements typed between two tokens: converted there, the tokens around kept.
+    else if (incoming.slice(a, b).some(t => t.key.startsWith(TAG))) boundaries.add(at)
   }
   const regions: Region[] = []
   const dirty = source.map(t => dirtyTops.has(t.top))
@@ -124,7 +123,33 @@ function planSplice (input: SpliceInput): Plan | null {
     regions.push({ ra, rb, ia, ib })
     at = rb
   }
-  return { source, incoming, kept, gaps, regions }
+  const merged = balancedRegions(regions, incoming)
+  if (merged === null) return null
+  return { source, incoming, kept, gaps, regions: merged }
+}
+
+/**
+ * Joins each region whose edited tokens open an element they do not close (a word made bold:
+ * `<strong>` typed before it, `</strong>` after) with the next ones until they balance.
+ * @returns the regions, or null when the edit's elements never balance
+ */
+function balancedRegions (regions: Region[], incoming: InlineToken[]): Region[] | null {
+  const out: Region[] = []
+  let open: Region | undefined
+  for (const region of regions) {
+    open = open === undefined ? { ...region } : { ra: open.ra, rb: region.rb, ia: open.ia, ib: region.ib }
+    if (balanced(incoming.slice(open.ia, open.ib))) { out.push(open); open = undefined }
+  }
+  return open === undefined ? out : null
+}
+
+function balanced (tokens: InlineToken[]): boolean {
+  const stack: string[] = []
+  for (const token of tokens) {
+    if (token.tag === 'open') stack.push(token.element?.tagName ?? '')
+    else if (token.tag === 'close' && stack.pop() !== token.element?.tagName) return false
+  }
+  return stack.length === 0
 }
 
 /** The content's new text: source bytes where kept, typed text spliced, regions converted. */
