@@ -18,6 +18,8 @@ import { inlineToMarkdown } from './inline-to-markdown.js'
 import { bodyParser, parseBody, type BodyParser } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
 import { definitionsFor } from './inline-render.js'
+import { sourceTokens } from './source-units.js'
+import { inlineTokens, visibleTokens } from './inline-tokens.js'
 import { blockWindow } from './block-window.js'
 
 export { parseBody }
@@ -64,12 +66,18 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const { block, document } = locateBlock(body, opts.src, parse, opts.window !== false)
   const incoming = sanitizeInlineHtml(opts.html)
   const unchanged = { body, start: block.start, end: block.end, changed: false }
+  const host = inlineHost(block.node)
+  const definitions = definitionsFor(document.definitions, body.slice(block.start, block.end))
+  // The block's rendering traced to its source: what the edit is compared with, token by token.
+  const source = host === null ? null : sourceTokens(host.children, body, definitions)
+  const incomingTokens = visibleTokens(inlineTokens(incoming)[0] ?? [])
   if (block.node.type === 'code') {
     if (codeText(incoming) === block.node.value) return unchanged
-  } else if (sameRendering(incoming, renderedContent(block, definitionsFor(document.definitions, body.slice(block.start, block.end))))) {
+  } else if (source !== null && source.length > 0) {
+    if (sameKeys(source, incomingTokens)) return unchanged
+  } else if (sameRendering(incoming, renderedContent(block, definitions))) {
     return unchanged
   }
-  const host = inlineHost(block.node)
   if (host === null) throw new UneditableBlockError(block.node.type)
   const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
@@ -92,7 +100,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
   // Only what the editor changed is rewritten, where the block's rendering maps to its source.
-  let text = lead !== '' ? null : spliceInlineEdit({ body, children: host.children, from, to, incoming, definitions: document.definitions, parse, heading: heading !== null, continuation: cont, newline, convert })
+  let text = lead !== '' || source === null ? null : spliceInlineEdit({ body, from, to, source, incoming: incomingTokens, definitions: document.definitions, parse, heading: heading !== null, continuation: cont, newline, convert })
   if (text === null) {
     text = convert(incoming)
     if (text === '' && lead !== '') lead = ''
@@ -166,6 +174,11 @@ function renderedContent (block: EditableBlock, definitions: RootContent[]): Has
     : first
   const clean = sanitizeRendered(toHtml({ type: 'root', children: element?.children ?? [] }, { allowDangerousHtml: true }))
   return sanitizeInlineHtml(toHtml(clean))
+}
+
+/** Two token lists show the same. */
+function sameKeys (a: Array<{ key: string }>, b: Array<{ key: string }>): boolean {
+  return a.length === b.length && a.every((t, i) => t.key === b[i]?.key)
 }
 
 /** Two sanitized fragments render the same (whitespace collapses in HTML). */

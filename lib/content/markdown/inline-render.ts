@@ -7,8 +7,9 @@ import remarkRehype from 'remark-rehype'
 import { toHtml } from 'hast-util-to-html'
 import type { Root as HastRoot, Element } from 'hast'
 import type { PhrasingContent, RootContent } from 'mdast'
-import { sanitizeInlineHtml } from './inline-sanitize.js'
-import { sanitizeRendered } from './render.js'
+import { visit, EXIT } from 'unist-util-visit'
+import { sanitizeInlineHtml, sanitizeInlineTree } from './inline-sanitize.js'
+import { sanitizeRendered, sanitizeRenderedTree } from './render.js'
 
 const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
 
@@ -21,8 +22,12 @@ const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPr
 export function renderInline (children: PhrasingContent[], definitions: RootContent[]): HastRoot {
   const hast = toHast.runSync({ type: 'root', children: [{ type: 'paragraph', children }, ...definitions] }) as HastRoot
   const paragraph = hast.children.find((c): c is Element => c.type === 'element')
-  const clean = sanitizeRendered(toHtml({ type: 'root', children: paragraph?.children ?? [] }, { allowDangerousHtml: true }))
-  return sanitizeInlineHtml(toHtml(clean))
+  const content: HastRoot = { type: 'root', children: paragraph?.children ?? [] }
+  // Raw HTML becomes elements only when parsed, as a browser does; without it the tree is final.
+  let raw = false
+  visit(content, 'raw', () => { raw = true; return EXIT })
+  if (raw) return sanitizeInlineHtml(toHtml(sanitizeRendered(toHtml(content, { allowDangerousHtml: true }))))
+  return sanitizeInlineTree(sanitizeRenderedTree(content))
 }
 
 /**

@@ -15,22 +15,22 @@
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
-import type { PhrasingContent, RootContent } from 'mdast'
+import type { RootContent } from 'mdast'
 import { inlineTokens, visibleTokens, TAG, type InlineToken } from './inline-tokens.js'
-import { sourceTokens, type SourceToken } from './source-units.js'
+import type { SourceToken } from './source-units.js'
 import { renderInline, definitionsFor } from './inline-render.js'
 import type { BodyParser } from './parse-body.js'
 
 /** What a splice needs. */
 export interface SpliceInput {
   body: string
-  /** The block's phrasing content (positions in body offsets). */
-  children: PhrasingContent[]
   /** The content's source range. */
   from: number
   to: number
-  /** The sanitized edited HTML. */
-  incoming: HastRoot
+  /** The block's rendered tokens traced to the source (sourceTokens). */
+  source: SourceToken[]
+  /** The edited HTML's visible tokens. */
+  incoming: InlineToken[]
   /** The document's top-level definitions (body offsets). */
   definitions: RootContent[]
   parse: BodyParser
@@ -67,15 +67,49 @@ export function spliceInlineEdit (input: SpliceInput): string | null {
   for (const escaping of ['minimal', 'full'] as const) {
     const content = writeContent(input, plan, escaping)
     if (content === null) return null
-    if (verify(input, content, plan.incoming)) return content
+    if (plainTextEdit(input, plan) || verify(input, content, plan.incoming)) return content
   }
   return null
 }
 
+const PLAIN = /^[\p{L}\p{N} ]+$/u
+const QUIET = /^[\p{L}\p{N} .,;:!?)"']$/u
+
+/**
+ * Whether the edit only typed or deleted letters, digits and spaces inside prose, between
+ * characters that no Markdown construct can start or end at, away from a line start: then the
+ * splice cannot change what anything else means, and the check by a new parse is skipped.
+ */
+function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
+  if (plan.regions.length > 0) return false
+  const { body } = input
+  const quietAround = (at: number, end: number): boolean => {
+    const before = body[at - 1]
+    const after = end < input.to ? body[end] : undefined
+    if (before === undefined || !QUIET.test(before) || (after !== undefined && !QUIET.test(after))) return false
+    // Not where a line starts (a list or heading marker) nor before an autolink literal.
+    const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at)
+    const next = /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
+    return /\S\s/.test(line) && !/^www\.|@|:\/\//i.test(next)
+  }
+  for (const [r, token] of plan.source.entries()) {
+    if (plan.kept[r]) continue
+    if (token.kind !== 'text' || !PLAIN.test(body.slice(token.start, token.end)) || !quietAround(token.start, token.end)) return false
+  }
+  for (const [r, [a, b]] of plan.gaps) {
+    const before = plan.source[r - 1]
+    const after = plan.source[r]
+    const text = textOf(plan.incoming.slice(a, b))
+    if (before?.kind !== 'text' || !PLAIN.test(text)) return false
+    if (after === undefined ? text.endsWith(' ') : (after.kind !== 'text' || after.unit !== before.unit)) return false
+    if (!quietAround(before.end, before.end)) return false
+  }
+  return true
+}
+
 function planSplice (input: SpliceInput): Plan | null {
-  const source = sourceTokens(input.children, input.body, definitionsFor(input.definitions, input.body.slice(input.from, input.to)))
-  if (source === null || source.length === 0) return null
-  const incoming = visibleTokens(inlineTokens(input.incoming)[0] ?? [])
+  const { source, incoming } = input
+  if (source.length === 0) return null
   const kept = source.map(() => false)
   const toIncoming: number[] = source.map(() => -1)
   const gaps = new Map<number, [number, number]>()

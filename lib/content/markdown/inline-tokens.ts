@@ -19,6 +19,8 @@ export interface InlineToken {
 /** Tag keys start with this character, which text keys never hold. */
 export const TAG = '\u0001'
 
+const BR = TAG + 'br'
+
 const WORDS = /[\p{L}\p{N}\p{M}]+|[ \t\n\r\f]+|[^]/gu
 
 /**
@@ -39,9 +41,12 @@ export function inlineTokens (root: Root, split?: string): InlineToken[][] {
     })
   }
   const walk = (nodes: ElementContent[]): void => {
+    // Adjacent text nodes read as one text, as in a parsed document.
+    let pending = ''
     for (const node of nodes) {
-      if (node.type === 'text') text(node.value)
-      else if (node.type === 'element') {
+      if (node.type === 'text') { pending += node.value; continue }
+      if (pending !== '') { text(pending); pending = '' }
+      if (node.type === 'element') {
         if (node.tagName === 'br' || node.tagName === 'img') {
           push({ key: TAG + tagKey(node), element: node, tag: 'void' })
         } else if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) {
@@ -53,20 +58,25 @@ export function inlineTokens (root: Root, split?: string): InlineToken[][] {
         }
       }
     }
+    if (pending !== '') text(pending)
   }
   walk(root.children as ElementContent[])
   return lists
 }
 
 /**
- * A token list as a browser shows it: whitespace runs that touch merged into one, the ends trimmed.
+ * A token list as a browser shows it: whitespace runs that touch merged into one, whitespace next to a
+ * line break and at the ends dropped.
  * @param tokens the tokens
  * @returns the visible tokens
  */
 export function visibleTokens<T extends { key: string }> (tokens: T[]): T[] {
   const out: T[] = []
   for (const token of tokens) {
-    if (token.key === ' ' && (out.length === 0 || out[out.length - 1]?.key === ' ')) continue
+    const previous = out[out.length - 1]?.key
+    if (token.key === ' ' && (previous === undefined || previous === ' ' || previous === BR)) continue
+    // Whitespace around a line break does not show.
+    if (token.key === BR && previous === ' ') out.pop()
     out.push(token)
   }
   if (out[out.length - 1]?.key === ' ') out.pop()

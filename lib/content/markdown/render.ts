@@ -89,6 +89,18 @@ export function sanitizeRendered (html: string): HastRoot {
   return processor.runSync(processor.parse(html))
 }
 
+/**
+ * Sanitizes a rendered tree that holds no raw HTML the way renderMarkdown does, without the
+ * serialize-and-parse round that only raw HTML needs.
+ * @param tree the tree (not changed)
+ * @returns the sanitized tree
+ */
+export function sanitizeRenderedTree (tree: HastRoot): HastRoot {
+  return treeSanitizer.runSync(structuredClone(tree)) as HastRoot
+}
+
+const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
+
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
   const processor = unified()
     .use(remarkParse)
