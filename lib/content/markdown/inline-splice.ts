@@ -44,6 +44,9 @@ export interface SpliceInput {
 
 type Escaping = 'minimal' | 'full'
 
+/** The most tokens an edit may add and remove for the diff to go on (Myers' diff is O(N·D)): about 150 words. */
+const MAX_EDIT_LENGTH = 300
+
 interface Region { ra: number, rb: number, ia: number, ib: number }
 
 interface Plan {
@@ -115,7 +118,10 @@ function planSplice (input: SpliceInput): Plan | null {
   const gaps = new Map<number, [number, number]>()
   let r = 0
   let i = 0
-  for (const change of diffArrays(source.map(t => t.key), incoming.map(t => t.key))) {
+  // Bounded: an edit rewriting most of a long block is converted whole instead of diffed.
+  const changes = diffArrays(source.map(t => t.key), incoming.map(t => t.key), { maxEditLength: MAX_EDIT_LENGTH })
+  if (changes === undefined) return null
+  for (const change of changes) {
     const count = change.count ?? change.value.length
     if (change.added) {
       const gap = gaps.get(r)

@@ -99,3 +99,12 @@ t.test('every edit renders as the edited HTML', async t => {
     t.equal(again?.inner.replace(/\s+/g, ' '), html.replace(/\s+/g, ' '), `${find} -> ${replace}: ${JSON.stringify(out)}`)
   }
 })
+
+t.test('a long block rewritten entirely is converted whole, not diffed token by token', async t => {
+  const body = Array.from({ length: 3000 }, (_, i) => `w${i}`).join(' ') + '\n'
+  const other = Array.from({ length: 3000 }, (_, i) => `x${i}`).join(' ')
+  const started = process.cpuUsage()
+  t.equal(edit(body, 0, () => other), other + '\n')
+  const used = process.cpuUsage(started)
+  t.ok(used.user + used.system < 20_000_000, `bounded work (${Math.round((used.user + used.system) / 1000)} ms of CPU)`)
+})
