@@ -86,18 +86,22 @@ const QUIET = /^[\p{L}\p{N} .,;:!?)"']$/u
 function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
   if (plan.regions.length > 0) return false
   const { body } = input
-  const quietAround = (at: number, end: number): boolean => {
+  const quietAround = (at: number, end: number, typed: string): boolean => {
     const before = body[at - 1]
     const after = end < input.to ? body[end] : undefined
     if (before === undefined || !QUIET.test(before) || (after !== undefined && !QUIET.test(after))) return false
-    // Not where a line starts (a list or heading marker) nor before an autolink literal.
-    const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at)
-    const next = /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
-    return /\S\s/.test(line) && !/^www\.|@|:\/\//i.test(next)
+    // Not where a line starts (after its container and list or heading markers: a word and a
+    // space come first) ...
+    const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at).replace(/^[ \t>]*/, '')
+    if (!/[\p{L}\p{N}]\s/u.test(line)) return false
+    // ... and no autolink literal forms in the word the edit lands in.
+    const head = typed.startsWith(' ') ? '' : /\S*$/.exec(body.slice(input.from, at))?.[0] ?? ''
+    const tail = typed.endsWith(' ') ? '' : /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
+    return !/www\.|@|:\/\//i.test(head + typed + tail)
   }
   for (const [r, token] of plan.source.entries()) {
     if (plan.kept[r]) continue
-    if (token.kind !== 'text' || !PLAIN.test(body.slice(token.start, token.end)) || !quietAround(token.start, token.end)) return false
+    if (token.kind !== 'text' || !PLAIN.test(body.slice(token.start, token.end)) || !quietAround(token.start, token.end, '')) return false
   }
   for (const [r, [a, b]] of plan.gaps) {
     const before = plan.source[r - 1]
@@ -105,7 +109,7 @@ function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
     const text = textOf(plan.incoming.slice(a, b))
     if (before?.kind !== 'text' || !PLAIN.test(text)) return false
     if (after === undefined ? text.endsWith(' ') : (after.kind !== 'text' || after.unit !== before.unit)) return false
-    if (!quietAround(before.end, before.end)) return false
+    if (!quietAround(before.end, before.end, text)) return false
   }
   return true
 }

@@ -108,3 +108,11 @@ t.test('a long block rewritten entirely is converted whole, not diffed token by 
   const used = process.cpuUsage(started)
   t.ok(used.user + used.system < 20_000_000, `bounded work (${Math.round((used.user + used.system) / 1000)} ms of CPU)`)
 })
+
+t.test('letters typed where they would make syntax are checked by a new parse', async t => {
+  // A list marker would form at a line start: not spliced as is; the block still renders as typed.
+  const list = 'A line\n. and more\n'
+  const out = edit(list, 0, inner => inner.replace('. and', '1. and'))
+  t.not(out, 'A line\n1. and more\n')
+  t.equal(page(out).replace(/\s+/g, ' '), page(list).replace('. and', '1. and').replace(/\s+/g, ' '), JSON.stringify(out))
+})
