@@ -8,10 +8,13 @@
  *   code spans, inline HTML, link titles and references, and the wrapping of lines around them);
  * - text typed or deleted inside text is spliced into the source, the typed text escaped where
  *   Markdown would read it as syntax;
- * - where elements were added, removed or changed, the smallest run of the block's top-level
- *   nodes holding the change is written anew by `convert` (today's HTML to Markdown conversion).
- * The result is parsed and rendered again and must show exactly the edited HTML; when it does not
- * (typed text that turns into syntax even escaped), the caller falls back to converting the block.
+ * - elements typed between kept tokens (a word made bold) are written there by `convert` (today's
+ *   HTML to Markdown conversion), joined with the tokens between until their tags balance; an
+ *   element removed or changed (an image, a code span, a link's target) rewrites the block's
+ *   top-level node that holds it the same way.
+ * The result is parsed and rendered again and must show exactly the edited HTML (skipped when only
+ * letters, digits and spaces were typed or deleted inside prose); when it does not (typed text that
+ * turns into syntax even escaped), the caller falls back to converting the block.
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
