@@ -4,7 +4,9 @@
  *
  * Fidelity, for every editable paragraph, heading and list item of every corpus document:
  * (a) sending back its own rendered innerHTML leaves the body byte-identical (target 100%);
- * (b) appending a word changes the rendered document only by that word in that block (target >= 98%).
+ * (b) appending a word changes the rendered document only by that word in that block (target >= 99.5%);
+ * (c) appending a word changes the body only by that word (and its space) inserted: no other byte of
+ *     the body changes (target >= 99%).
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -26,9 +28,13 @@ export interface Fidelity {
   blocks: number
   identical: number
   appended: number
+  /** Blocks whose body changed by the appended word alone (c). */
+  inserted: number
   /** The blocks that failed (b), with the reason, for diagnosis. */
   failures: string[]
   identityFailures: string[]
+  /** The blocks that failed (c), with the old and new text around the change. */
+  insertFailures: string[]
 }
 
 const WORD = 'zyxword'
@@ -80,7 +86,7 @@ function skeleton (tree: Root, emptied: number): string {
  * @returns the counts
  */
 export function corpusFidelity (docs: CorpusDoc[]): Fidelity {
-  const result: Fidelity = { blocks: 0, identical: 0, appended: 0, failures: [], identityFailures: [] }
+  const result: Fidelity = { blocks: 0, identical: 0, appended: 0, inserted: 0, failures: [], identityFailures: [], insertFailures: [] }
   for (const doc of docs) {
     const tree = renderTree(doc.body, { collection: 'c', id: 'i' })
     const blocks = blocksOf(tree)
@@ -103,9 +109,28 @@ export function corpusFidelity (docs: CorpusDoc[]): Fidelity {
         normalize(toHtml(got.children)) === normalize(toHtml(expected.children))
       if (ok) result.appended++
       else result.failures.push(`${doc.name} ${src}: ${JSON.stringify(edited.body.slice(edited.start, edited.end))}`)
+      const change = onlyChange(doc.body, edited.body)
+      if (change.inserted === ' ' + WORD || change.inserted === WORD + ' ') result.inserted++
+      else result.insertFailures.push(`${doc.name} ${src}: ${JSON.stringify(change)}`)
     })
   }
   return result
+}
+
+/**
+ * What an edit changed: the text between the longest common prefix and suffix of the two bodies.
+ * @param before the old body
+ * @param after the new body
+ * @returns the removed and the inserted text (`removed` is '' for a pure insertion)
+ */
+export function onlyChange (before: string, after: string): { removed: string, inserted: string } {
+  let p = 0
+  while (p < before.length && p < after.length && before[p] === after[p]) p++
+  let s = 0
+  while (s < before.length - p && s < after.length - p && before[before.length - 1 - s] === after[after.length - 1 - s]) s++
+  const removed = before.slice(p, before.length - s)
+  const inserted = after.slice(p, after.length - s)
+  return removed === '' ? { removed, inserted } : { removed, inserted: inserted + ' (and bytes removed)' }
 }
 
 function percentile (sorted: number[], p: number): number {
@@ -114,13 +139,14 @@ function percentile (sorted: number[], p: number): number {
 
 /**
  * Runs the Markdown bench.
- * @returns fidelity (a) and (b) in percent, md_block conversion latency p50/p95 on a 20 KB body
+ * @returns fidelity (a), (b) and (c) in percent, md_block conversion latency p50/p95 on a 20 KB body
  */
 export async function markdownBench (): Promise<BenchResult[]> {
   const docs = readCorpus()
   const fidelity = corpusFidelity(docs)
   const a = 100 * fidelity.identical / Math.max(1, fidelity.blocks)
   const b = 100 * fidelity.appended / Math.max(1, fidelity.blocks)
+  const c = 100 * fidelity.inserted / Math.max(1, fidelity.blocks)
   // A 20 KB document: the LF corpus documents joined, repeated as needed.
   const lf = docs.filter(d => !d.body.includes('\r\n')).map(d => d.body)
   let body = ''
@@ -143,7 +169,9 @@ export async function markdownBench (): Promise<BenchResult[]> {
   const p95 = percentile(times, 0.95)
   return [
     { name: 'markdown fidelity (a) no-op edit keeps body', value: round(a), unit: '%', target: '100 %', ok: a === 100 },
-    { name: 'markdown fidelity (b) appended word only', value: round(b), unit: '%', target: '>= 98 %', ok: b >= 98 },
+    { name: 'markdown fidelity (b) appended word only', value: round(b), unit: '%', target: '>= 99.5 %', ok: b >= 99.5 },
+    // Issue 15: no byte but the word's changes.
+    { name: 'markdown fidelity (c) body differs by the word alone', value: round(c), unit: '%', target: '>= 99 %', ok: c >= 99 },
     // Issue 6's target: md_block p50 <= 10 ms on a 20 KB document.
     { name: 'md_block conversion p50 (20 KB body)', value: round(p50), unit: 'ms', target: '<= 10 ms', ok: p50 <= 10 },
     { name: 'md_block conversion p95 (20 KB body)', value: round(p95), unit: 'ms', target: '-', ok: null }

@@ -16,6 +16,10 @@ import { blockStyle } from './document-style.js'
 import { treeContext, type DocumentContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
 import { bodyParser, parseBody, type BodyParser } from './parse-body.js'
+import { spliceInlineEdit } from './inline-splice.js'
+import { definitionsFor } from './inline-render.js'
+import { sourceTokens } from './source-units.js'
+import { inlineTokens, visibleTokens } from './inline-tokens.js'
 import { blockWindow } from './block-window.js'
 
 export { parseBody }
@@ -62,14 +66,19 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const { block, document } = locateBlock(body, opts.src, parse, opts.window !== false)
   const incoming = sanitizeInlineHtml(opts.html)
   const unchanged = { body, start: block.start, end: block.end, changed: false }
+  const host = inlineHost(block.node)
+  const definitions = definitionsFor(document.definitions, body.slice(block.start, block.end))
+  // The block's rendering traced to its source: what the edit is compared with, token by token.
+  const source = host === null ? null : sourceTokens(host.children, body, definitions)
+  const incomingTokens = visibleTokens(inlineTokens(incoming)[0] ?? [])
   if (block.node.type === 'code') {
     if (codeText(incoming) === block.node.value) return unchanged
-  } else if (sameRendering(incoming, renderedContent(block, document.definitions))) {
+  } else if (source !== null && source.length > 0) {
+    if (sameKeys(source, incomingTokens)) return unchanged
+  } else if (sameRendering(incoming, renderedContent(block, definitions))) {
     return unchanged
   }
-  const host = inlineHost(block.node)
   if (host === null) throw new UneditableBlockError(block.node.type)
-  const style = blockStyle(block.node, body, document, { emphasis: hasElement(incoming, 'em'), strong: hasElement(incoming, 'strong') })
   const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
   const last = host.children[host.children.length - 1]
@@ -82,16 +91,21 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     lead = ' '
   }
   const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
-  let text = inlineToMarkdown(incoming, {
+  const convert = (fragment: HastRoot): string => inlineToMarkdown(fragment, {
     kind: heading !== null ? 'heading' : 'paragraph',
     depth: heading?.depth,
     setext,
     original: host.children
-  }, style)
-  if (text === '' && lead !== '') lead = ''
+  }, blockStyle(block.node, body, document, { emphasis: hasElement(fragment, 'em'), strong: hasElement(fragment, 'strong') }))
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
-  text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
+  // Only what the editor changed is rewritten, where the block's rendering maps to its source.
+  let text = lead !== '' || source === null ? null : spliceInlineEdit({ body, from, to, source, incoming: incomingTokens, definitions: document.definitions, parse, heading: heading !== null, continuation: cont, newline, convert })
+  if (text === null) {
+    text = convert(incoming)
+    if (text === '' && lead !== '') lead = ''
+    text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
+  }
   const next = body.slice(0, from) + lead + text + body.slice(to)
   const end = block.end + (next.length - body.length)
   return { body: next, start: block.start, end, changed: next !== body }
@@ -160,6 +174,11 @@ function renderedContent (block: EditableBlock, definitions: RootContent[]): Has
     : first
   const clean = sanitizeRendered(toHtml({ type: 'root', children: element?.children ?? [] }, { allowDangerousHtml: true }))
   return sanitizeInlineHtml(toHtml(clean))
+}
+
+/** Two token lists show the same. */
+function sameKeys (a: Array<{ key: string }>, b: Array<{ key: string }>): boolean {
+  return a.length === b.length && a.every((t, i) => t.key === b[i]?.key)
 }
 
 /** Two sanitized fragments render the same (whitespace collapses in HTML). */

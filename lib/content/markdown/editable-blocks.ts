@@ -12,6 +12,9 @@
  *   children are blocks.
  * - raw HTML, link definitions and footnote definitions carry none (raw HTML has no element to
  *   carry an attribute, the others render nothing in place).
+ * - a paragraph that MDX (or a template language) reads as code carries none, so it is never
+ *   edited in place: one starting with an `import` or `export` line (ESM), a JSX tag (`<Tabs ...>`,
+ *   `</Tabs>`, `<>`) or an expression or template tag (`{...}`, `{{< shortcode >}}`, `{% tag %}`).
  */
 import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
 
@@ -62,6 +65,7 @@ function visitBlock (node: RootContent, out: EditableBlock[], tightItemFirst: bo
 }
 
 function push (node: RootContent, out: EditableBlock[], asSpan: boolean): void {
+  if (isCode(node)) return
   const start = node.position?.start.offset
   const end = node.position?.end.offset
   if (start === undefined || end === undefined || start >= end) return
@@ -81,4 +85,21 @@ export function inlineHost (node: Nodes): Paragraph | Heading | null {
     if (first?.type === 'paragraph') return first
   }
   return null
+}
+
+/**
+ * Whether a block is MDX ESM, JSX or an expression (or a template tag) rather than prose: its
+ * first inline node is text starting with `import `, `export `, `{` or `<X`, or raw HTML opening with a
+ * capitalised tag name or a fragment.
+ * @param node the block
+ * @returns true when the block must never be edited in place
+ */
+export function isCode (node: Nodes): boolean {
+  const host = inlineHost(node)
+  const first = host?.children[0]
+  if (first === undefined) return false
+  // A JSX tag whose attributes are not HTML's (`<Tabs items={['a']}>`) is text, not raw HTML.
+  if (first.type === 'text') return /^(?:(?:import|export)[ \t{*]|\{|<\/?[A-Z])/.test(first.value)
+  if (first.type === 'html') return /^<\/?(?:[A-Z]|>)/.test(first.value)
+  return false
 }

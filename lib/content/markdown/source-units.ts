@@ -1,0 +1,223 @@
+/**
+ * A block's inline content cut into source units, each rendered token of the block traced back to
+ * the source bytes it came from (see inline-splice.ts):
+ * - a text node is a `text` unit; each of its words, characters and whitespace runs maps to its own
+ *   source range (escapes, entities and the container prefixes of wrapped lines included);
+ * - emphasis, strong, strikethrough, inline links and full reference links are an `open` unit (their
+ *   opening source, `*`, `[`), the units of their children, and a `close` unit (`*`, `](url "title")`);
+ * - everything else (images, code spans, footnote references, hard breaks, autolinks, collapsed and
+ *   shortcut references, and each run of raw HTML from an opening tag to its closing tag) is an
+ *   `atom`: kept byte for byte while all its tokens are, else rewritten as a whole.
+ * The block is rendered once, with a marker character between units, so every token knows its unit.
+ */
+import type { PhrasingContent, RootContent } from 'mdast'
+import { fromHtml } from 'hast-util-from-html'
+import { inlineTokens, visibleTokens, type InlineToken } from './inline-tokens.js'
+import { renderInline } from './inline-render.js'
+
+/** A rendered token of the block with the source range it came from. */
+export interface SourceToken extends InlineToken {
+  /** The unit's kind. */
+  kind: 'text' | 'open' | 'close' | 'atom'
+  /** Its unit (index in document order). */
+  unit: number
+  /** Its top-level group: the index of the block's child it belongs to. */
+  top: number
+  start: number
+  end: number
+}
+
+interface Unit { kind: SourceToken['kind'], start: number, end: number, top: number, text?: string, offsets?: number[] }
+
+/** Splits rendered text into units; never in a body (checked), a private-use character. */
+const MARK = '\uE000'
+
+const CONTAINERS = new Set(['emphasis', 'strong', 'delete', 'link', 'linkReference'])
+
+/**
+ * The block's rendered tokens traced to the source, or null when they cannot all be traced.
+ * @param children the block's phrasing content (positions in body offsets)
+ * @param body the body
+ * @param definitions the document's definitions (to render references)
+ * @returns the tokens, whitespace merged and ends trimmed as in visibleTokens
+ */
+export function sourceTokens (children: PhrasingContent[], body: string, definitions: RootContent[]): SourceToken[] | null {
+  if (body.includes(MARK)) return null
+  const units: Unit[] = []
+  const marked = markUnits(children, body, units, null)
+  if (marked === null) return null
+  const lists = inlineTokens(renderInline(marked, definitions), MARK)
+  if (lists.length !== units.length + 2 || (lists[0]?.length ?? 0) > 0 || (lists[lists.length - 1]?.length ?? 0) > 0) return null
+  const out: SourceToken[] = []
+  for (const [i, unit] of units.entries()) {
+    const tokens = lists[i + 1] ?? []
+    if (unit.kind !== 'text') {
+      for (const token of tokens) out.push({ ...token, kind: unit.kind, unit: i, top: unit.top, start: unit.start, end: unit.end })
+      continue
+    }
+    const traced = traceText(tokens, unit, i)
+    if (traced === null) return null
+    out.push(...traced)
+  }
+  return visibleTokens(out)
+}
+
+/**
+ * Copies the content with a marker text before every unit and at the end of every child list,
+ * recording the units; null when a node has no source position.
+ */
+function markUnits (nodes: PhrasingContent[], body: string, units: Unit[], top: number | null): PhrasingContent[] | null {
+  const out: PhrasingContent[] = []
+  const groups = groupNodes(nodes)
+  for (const [gi, group] of groups.entries()) {
+    const t = top ?? gi
+    const first = group[0]
+    const last = group[group.length - 1]
+    const start = first?.position?.start.offset
+    const end = last?.position?.end.offset
+    if (first === undefined || start === undefined || end === undefined) return null
+    out.push({ type: 'text', value: MARK })
+    if (group.length === 1 && first.type === 'text') {
+      const text = trimLines(first.value)
+      const offsets = alignText(text, body, start, end)
+      if (offsets !== null) {
+        units.push({ kind: 'text', start, end, top: t, text, offsets })
+        out.push(first)
+        continue
+      }
+    } else if (group.length === 1 && isContainer(first)) {
+      const kids = (first as { children: PhrasingContent[] }).children
+      const open = kids[0]?.position?.start.offset
+      const close = kids[kids.length - 1]?.position?.end.offset
+      if (open !== undefined && close !== undefined) {
+        units.push({ kind: 'open', start, end: open, top: t })
+        const inner = markUnits(kids, body, units, t)
+        if (inner === null) return null
+        units.push({ kind: 'close', start: close, end, top: t })
+        out.push({ ...first, children: inner } as PhrasingContent)
+        continue
+      }
+    }
+    units.push({ kind: 'atom', start, end, top: t })
+    out.push(...group)
+  }
+  out.push({ type: 'text', value: MARK })
+  return out
+}
+
+function isContainer (node: PhrasingContent): boolean {
+  if (!CONTAINERS.has(node.type) || !('children' in node) || node.children.length === 0) return false
+  return node.type !== 'linkReference' || node.referenceType === 'full'
+}
+
+/**
+ * Groups a child list: each node alone, except raw HTML from an opening tag to its closing tag
+ * (`<kbd>`, text, `</kbd>`), which is one group.
+ */
+function groupNodes (nodes: PhrasingContent[]): PhrasingContent[][] {
+  const groups: PhrasingContent[][] = []
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i] as PhrasingContent
+    const open = node.type === 'html' ? /^<([A-Za-z][A-Za-z0-9-]*)(?:\s[^>]*)?>$/.exec(node.value) : null
+    const name = open?.[1]?.toLowerCase()
+    const close = name === undefined ? -1 : closingIndex(nodes, i, name)
+    if (close === -1) { groups.push([node]); continue }
+    groups.push(nodes.slice(i, close + 1))
+    i = close
+  }
+  return groups
+}
+
+function closingIndex (nodes: PhrasingContent[], from: number, name: string): number {
+  let depth = 0
+  for (let j = from; j < nodes.length; j++) {
+    const node = nodes[j]
+    if (node?.type !== 'html') continue
+    const tag = /^<(\/?)([A-Za-z][A-Za-z0-9-]*)/.exec(node.value)
+    if (tag?.[2]?.toLowerCase() !== name || /\/>$/.test(node.value)) continue
+    depth += tag[1] === '/' ? -1 : 1
+    if (depth === 0) return j
+  }
+  return -1
+}
+
+/** Text as mdast-util-to-hast renders it: spaces and tabs around line endings removed. */
+function trimLines (value: string): string {
+  return value.replace(/[ \t]*(\r?\n|\r)[ \t]*/g, '$1')
+}
+
+const entities = new Map<string, string>()
+
+/** Decodes one character reference (`&copy;`, `&#169;`) as the HTML parser does. */
+function decodeEntity (reference: string): string {
+  let value = entities.get(reference)
+  if (value === undefined) {
+    const node = fromHtml(reference, { fragment: true }).children[0]
+    value = node?.type === 'text' ? node.value : reference
+    entities.set(reference, value)
+  }
+  return value
+}
+
+const ENTITY = /^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});/
+const PUNCTUATION = /^[!-/:-@[-`{-~]$/
+
+/**
+ * Where each character of a text node's value starts in the source (one more entry for its end):
+ * a backslash escape or a character reference maps to its whole source, whitespace and container
+ * prefixes (`>`) that the value dropped at line ends belong to no character. Null when the value
+ * does not follow from the source (the node is then an atom).
+ */
+function alignText (value: string, body: string, start: number, end: number): number[] | null {
+  const offsets: number[] = []
+  let k = start
+  let i = 0
+  let lineStart = false
+  while (i < value.length) {
+    if (k >= end) return null
+    const c = value[i] as string
+    const s = body[k] as string
+    // Escapes and references first: `\\` and `&amp;` read as one character each.
+    if (s === '\\' && body[k + 1] === c && PUNCTUATION.test(c)) {
+      offsets.push(k); i++; k += 2; lineStart = false
+      continue
+    }
+    if (s === '&') {
+      const ref = ENTITY.exec(body.slice(k, Math.min(end, k + 40)))?.[0]
+      const decoded = ref === undefined ? undefined : decodeEntity(ref)
+      if (ref !== undefined && decoded !== undefined && decoded !== '' && decoded !== ref && value.startsWith(decoded, i)) {
+        // Every character of the reference starts at the reference: it is never cut.
+        for (let n = 0; n < decoded.length; n++) offsets.push(k)
+        i += decoded.length; k += ref.length; lineStart = false
+        continue
+      }
+    }
+    if (s === c && !(lineStart && s === '>')) {
+      offsets.push(k); i++; k++
+      lineStart = c === '\n'
+      continue
+    }
+    if (s === ' ' || s === '\t' || s === '\r' || (lineStart && s === '>')) { k++; continue }
+    return null
+  }
+  offsets.push(k)
+  return offsets
+}
+
+/** The unit's tokens with the source range of each. */
+function traceText (tokens: InlineToken[], unit: Unit, index: number): SourceToken[] | null {
+  const text = unit.text ?? ''
+  const offsets = unit.offsets ?? []
+  const out: SourceToken[] = []
+  let i = 0
+  for (const token of tokens) {
+    const length = token.key === ' ' ? (/^[ \t\n\r\f]+/.exec(text.slice(i))?.[0].length ?? 0) : token.key.length
+    if (length === 0 || (token.key !== ' ' && text.slice(i, i + length) !== token.key)) return null
+    const start = offsets[i]
+    const end = offsets[i + length]
+    if (start === undefined || end === undefined) return null
+    out.push({ ...token, kind: 'text', unit: index, top: unit.top, start, end })
+    i += length
+  }
+  return i === text.length ? out : null
+}
