@@ -5,12 +5,13 @@
  * Why packs: every loose object is a file, and creating a file is the dearest thing a save does
  * (0.05-1 ms of kernel time each on the CI machine's journal-less ext4, which skips recently deleted
  * inodes one by one). A history commit of one save is five objects; as one pack it is two files
- * (`.pack`, then `.idx`), whatever the number of objects. Git reads these packs like its own, and
+ * (`.idx` and `.pack`), whatever the number of objects. Git reads these packs like its own, and
  * thousands of loose objects no longer pile up towards `git gc --auto`.
  *
  * Writes are atomic and durable: both files are written and fsynced under temporary names
- * (`tmp_pack_*`, which git's own gc removes when stale) and renamed, the index last, so a reader
- * never sees an index without its pack; the directory is fsynced before any ref may point at them.
+ * (`tmp_pack_*`, which git's own gc removes when stale) and renamed, the pack last, so a crash never
+ * leaves a pack without its index (an fsck error; an index without its pack is skipped by git and by
+ * our listing); the directory is fsynced before any ref may point at them.
  * Merging keeps this process's pack count low (tiered: MERGE_AT packs of one size tier become one
  * of the next, their entries copied as they are); merged-away packs are removed only after the
  * merged pack is in place, so every object is always in some pack.
@@ -221,9 +222,10 @@ export class PackStore {
     }
     for (const name of merged) {
       this.packs.delete(name)
-      // The index first: a pack without an index is invisible to git, an index without a pack is an error.
-      await rm(path.join(this.packDir, `${name}.idx`), { force: true })
+      // The pack first: git skips an index without its pack (a warning; gc removes it), while a pack
+      // without its index is an fsck error, so a kill between the two must leave only an index.
       await rm(path.join(this.packDir, `${name}.pack`), { force: true })
+      await rm(path.join(this.packDir, `${name}.idx`), { force: true })
     }
   }
 
@@ -241,15 +243,16 @@ export class PackStore {
 
   /**
    * Writes a pack's two files under temporary names (at the same time, each fsynced), then renames
-   * the pack and after it the index (a reader that sees the index finds its pack), then fsyncs the
+   * the index and after it the pack (a kill between the two leaves an index without its pack, which
+   * git and our listing skip, never a pack without its index, which git fsck reports), then fsyncs the
    * directory once: when this resolves both files are durable, so a ref updated after it never
    * points into a pack that a power loss could leave empty.
    */
   private async place (built: BuiltPack, createDir: boolean): Promise<void> {
     const [packTmp, idxTmp] = await Promise.all([this.writeTemporary(built.pack, createDir), this.writeTemporary(built.idx, createDir)])
     try {
-      await rename(packTmp, path.join(this.packDir, `${built.name}.pack`))
       await rename(idxTmp, path.join(this.packDir, `${built.name}.idx`))
+      await rename(packTmp, path.join(this.packDir, `${built.name}.pack`))
     } catch (err) {
       await Promise.all([rm(packTmp, { force: true }), rm(idxTmp, { force: true })])
       throw err

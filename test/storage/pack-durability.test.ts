@@ -45,6 +45,7 @@ t.test('a history commit fsyncs its pack, its index and the pack directory befor
   t.ok(packRenamed >= 0 && idxRenamed >= 0, 'pack and index renamed into place')
   t.equal(tempSyncs.length, 2, 'both temporary files fsynced')
   t.ok(tempSyncs.every(i => i < packRenamed && i < idxRenamed), 'fsynced before their renames')
-  t.ok(dirSync > idxRenamed, 'the pack directory fsynced after the renames')
+  t.ok(idxRenamed < packRenamed, 'the index first: a kill between the two renames never leaves a pack without its index')
+  t.ok(dirSync > packRenamed, 'the pack directory fsynced after the renames')
   t.ok(dirSync < refMoved, 'and before the ref moved')
 })
