@@ -13,6 +13,7 @@ import { parseYamlText, editYamlText, renderYaml } from './yaml-text.js'
 import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
 import { parseJsonText, editJsonText, renderJson } from './json-text.js'
 import { eolOf, isPlainObject } from './data-diff.js'
+import { dataTooDeep, MAX_DATA_DEPTH } from './data-depth.js'
 
 export { EntryParseError }
 export type { FrontmatterKind }
@@ -51,7 +52,16 @@ export function isMarkdownFormat (format: EntryFormat | string | undefined): for
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
   if (isMarkdownFormat(format)) return parseMarkdown(text).data
-  return asEntryData(format, parseDataText(format, text))
+  return boundedDepth(asEntryData(format, parseDataText(format, text)))
+}
+
+/**
+ * Content nested deeper than requests may write is unreadable: everything after the parse (schema
+ * checks, serializers, the JSON response) recurses once per level.
+ */
+function boundedDepth (data: EntryData): EntryData {
+  if (dataTooDeep(data)) throw new EntryParseError(`The content is nested deeper than ${MAX_DATA_DEPTH} levels`)
+  return data
 }
 
 /**
@@ -61,7 +71,7 @@ export function parseEntry (format: EntryFormat, text: string): EntryData {
  */
 export function parseMarkdown (text: string): { data: EntryData, head: string, body: string, kind: FrontmatterKind | null } {
   const parts = splitMarkdown(text)
-  const front = parseFrontmatter(parts.kind, parts.inner)
+  const front = boundedDepth(parseFrontmatter(parts.kind, parts.inner))
   return { data: { ...front, body: parts.body }, head: parts.open + parts.inner + parts.close, body: parts.body, kind: parts.kind }
 }
 

@@ -366,7 +366,9 @@ function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[
 }
 
 function yamlMessage (err: unknown): string {
+  // The parser recurses once per level of nested flow collections.
   const message = err instanceof Error ? err.message : String(err)
+  if (err instanceof RangeError || /call stack/i.test(message)) return 'The YAML is nested too deep to read'
   return (message.split('\n')[0] ?? message).slice(0, 300)
 }
 

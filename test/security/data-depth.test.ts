@@ -40,3 +40,29 @@ t.test('data nested beyond 64 levels is refused with 400 and nothing is written'
   t.equal((await mutate(command({ type: 'put_entry', collection: 'snippets', id: 'deep', data: '$raw' }, nested(64)))).status, 200)
   t.equal((await mutate({ type: 'save_field', collection: 'snippets', id: 'deep', field: 'leafy', value: 'y' })).status, 200)
 })
+
+t.test('committed content nested beyond 64 levels is an unreadable entry, never a 500', async t => {
+  const flow = (levels: number): string => '['.repeat(levels) + '1' + ']'.repeat(levels)
+  const srv = await startServer(t, {
+    files: {
+      'content/snippets/deep-json.json': nested(20000) + '\n',
+      'content/snippets/deep-yaml.json': nested(65) + '\n',
+      'content/data/deep.yaml': `list: ${flow(5000)}\n`,
+      'content/data/ok.yaml': 'title: fine\n',
+      'content/posts/deep-front.md': `---\ntitle: x\nnest: ${flow(3000)}\n---\nBody\n`
+    }
+  })
+  const cookie = await srv.login()
+  for (const [collection, id] of [['snippets', 'deep-json'], ['snippets', 'deep-yaml'], ['data', 'deep'], ['posts', 'deep-front']] as const) {
+    const list = await srv.request(`${API}/entries?collection=${collection}&pageSize=100`, { headers: { cookie } })
+    t.equal(list.status, 200, `${collection}: the list answers`)
+    const entry = (await list.json() as { entries: Array<{ id: string, readError?: { message: string }, data?: unknown }> }).entries.find(e => e.id === id)
+    t.match(entry?.readError?.message, /nested deeper than 64 levels|too deep|nest/i, `${collection}/${id} is listed unreadable`)
+    t.equal(entry?.data, undefined, `${collection}/${id} has no data`)
+    const read = await srv.request(`${API}/entries?collection=${collection}&id=${id}`, { headers: { cookie } })
+    t.equal(read.status, 422, `${collection}/${id}: a direct read is 422`)
+    t.equal((await read.json() as { code: string }).code, 'unreadable_entry')
+  }
+  const ok = await srv.request(`${API}/entries?collection=data&id=ok`, { headers: { cookie } })
+  t.equal(ok.status, 200, 'other entries still read')
+})
