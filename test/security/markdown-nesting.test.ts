@@ -11,7 +11,7 @@ const deepQuote = '>'.repeat(60_000) + ' hello <script>x</script>\n'
 const deepList = Array.from({ length: 500 }, (_, i) => ' '.repeat(i * 2) + '- item').join('\n') + '\n'
 
 t.test('renderMarkdown renders a too deeply nested body as escaped plain text, fast', async t => {
-  for (const [name, body] of [['60,000 nested >', deepQuote], ['500 nested list levels', deepList], ['a run of list markers', '- '.repeat(5000) + 'x\n']] as const) {
+  for (const [name, body] of [['60,000 nested >', deepQuote], ['500 nested list levels', deepList], ['a run of list markers', '- '.repeat(5000) + 'x\n'], ['40,000 emphasis delimiters', 'Some ' + '*'.repeat(20_000) + 'x' + '*'.repeat(20_000) + '\n'], ['20,000 unclosed link destinations', 'See ' + '[a]('.repeat(20_000) + '\n']] as const) {
     const started = performance.now()
     const html = renderMarkdown(body, opts)
     t.ok(performance.now() - started < 1000, `${name}: ${Math.round(performance.now() - started)} ms`)
@@ -21,6 +21,9 @@ t.test('renderMarkdown renders a too deeply nested body as escaped plain text, f
   }
   const normal = renderMarkdown('> quoted\n>\n> - a\n>   - b\n\n```\n' + ' '.repeat(200) + '- code, not a list\n```\n', opts)
   t.match(normal, /<blockquote/, 'ordinary nesting still renders')
+  const ordinary = renderMarkdown('Text with ***strong emphasis*** and [a link](https://example.com).\n\n' + '*'.repeat(80) + '\n\n' + '_ '.repeat(40) + '\n', opts)
+  t.match(ordinary, /<em><strong>strong emphasis<\/strong><\/em>/, 'ordinary emphasis still renders')
+  t.match(ordinary, /<hr/, 'a long thematic break is not a delimiter run')
   t.match(normal, /<li/)
 })
 

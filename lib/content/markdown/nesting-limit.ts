@@ -13,6 +13,18 @@ export const MAX_MARKDOWN_NESTING = 32
 export const MAX_HTML_NESTING = 64
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/
+/**
+ * A run of emphasis delimiters long enough to nest emphasis deeper than the block limit allows
+ * (each pair of delimiters is a level): 40,000 `*` around a word took 44 s to render and then
+ * overflowed the stack. A thematic break (a line of only `*`, `_`, `-` and spaces) is not one.
+ */
+const LONG_DELIMITER_RUN = new RegExp(`[*_]{${2 * MAX_MARKDOWN_NESTING + 1},}`)
+const THEMATIC_BREAK = /^[ \t]*([*_-][ \t]*)+$/
+/**
+ * Links whose destination never closes make the inline parser look ahead once per `[text](`:
+ * quadratic (20,000 of them in one paragraph took 4.3 s). Real paragraphs hold a few dozen links.
+ */
+const MAX_LINK_OPENERS_PER_PARAGRAPH = 1000
 const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr'])
 
 /**
@@ -36,6 +48,7 @@ export function markdownNestingDepth (body: string): number {
       if (opened !== null && opened[1]!.startsWith(fence)) fence = null
       continue
     }
+    if (LONG_DELIMITER_RUN.test(line) && !THEMATIC_BREAK.test(line)) return Number.POSITIVE_INFINITY
     const depth = lineDepth(line)
     if (depth > deepest) deepest = depth
     if (opened !== null) fence = opened[1]!.slice(0, 3)
@@ -72,7 +85,27 @@ function lineDepth (line: string): number {
  * @returns true when it must not be parsed
  */
 export function markdownTooDeep (body: string): boolean {
-  return markdownNestingDepth(body) > MAX_MARKDOWN_NESTING
+  return markdownNestingDepth(body) > MAX_MARKDOWN_NESTING || tooManyLinkOpeners(body)
+}
+
+/** Whether a paragraph (text between blank lines) opens more links than the inline parser can take. */
+function tooManyLinkOpeners (body: string): boolean {
+  let count = 0
+  let at = body.indexOf('](')
+  let paragraphEnd = -1
+  while (at >= 0) {
+    if (at > paragraphEnd) {
+      // A new paragraph: find where it ends (the next blank line) and start counting again.
+      const blank = /\n[ \t]*\n/g
+      blank.lastIndex = at
+      const next = blank.exec(body)
+      paragraphEnd = next === null ? body.length : next.index
+      count = 0
+    }
+    if (++count > MAX_LINK_OPENERS_PER_PARAGRAPH) return true
+    at = body.indexOf('](', at + 2)
+  }
+  return false
 }
 
 /**
