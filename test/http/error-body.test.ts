@@ -7,12 +7,14 @@ const API = '/api/cms'
 t.test('a body Koa could not serialize is a logged JSON 500, not a silent plain-text one', async t => {
   const lines: string[] = []
   const logger = pino({ level: 'error' }, { write: (s: string) => { lines.push(s) } })
-  // Deeper than JSON.stringify can recurse: parsing it works, serializing the response does not.
-  const depth = 200_000
-  const deep = '{"title":"x","v":' + '['.repeat(depth) + ']'.repeat(depth) + '}\n'
-  const srv = await startServer(t, { logger, files: { 'content/deep/d.json': deep } })
-  const cookie = await srv.login()
-  const res = await srv.request(`${API}/entries?collection=deep&id=d`, { headers: { cookie } })
+  const srv = await startServer(t, { logger })
+  // Content can no longer produce such a body (data nested past 64 levels is unreadable), so an
+  // application mounted behind the service answers with one JSON cannot hold: a BigInt.
+  srv.cms.app.use(async (ctx, next) => {
+    if (ctx.path !== '/broken') { await next(); return }
+    ctx.body = { n: 1n }
+  })
+  const res = await srv.request('/broken')
   t.equal(res.status, 500)
   t.match(res.headers.get('content-type') ?? '', /application\/json/)
   t.same(await res.json(), { error: 'Internal server error', code: 'internal' })
