@@ -1,5 +1,8 @@
 import t from 'tap'
 import { pino } from 'pino'
+import Koa from 'koa'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { startServer, writeHeaders } from '../helpers/site.js'
 
 const API = '/api/cms'
@@ -9,12 +12,14 @@ t.test('a body Koa could not serialize is a logged JSON 500, not a silent plain-
   const logger = pino({ level: 'error' }, { write: (s: string) => { lines.push(s) } })
   const srv = await startServer(t, { logger })
   // Content can no longer produce such a body (data nested past 64 levels is unreadable), so an
-  // application mounted behind the service answers with one JSON cannot hold: a BigInt.
-  srv.cms.app.use(async (ctx, next) => {
-    if (ctx.path !== '/broken') { await next(); return }
-    ctx.body = { n: 1n }
-  })
-  const res = await srv.request('/broken')
+  // application mounted behind the service's middleware answers with one JSON cannot hold.
+  const app = new Koa()
+  app.use(srv.cms.middleware())
+  app.use(async (ctx) => { if (ctx.path === '/broken') ctx.body = { n: 1n } })
+  const server = createServer(app.callback())
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.close() })
+  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/broken`)
   t.equal(res.status, 500)
   t.match(res.headers.get('content-type') ?? '', /application\/json/)
   t.same(await res.json(), { error: 'Internal server error', code: 'internal' })
