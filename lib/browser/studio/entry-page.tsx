@@ -1,12 +1,14 @@
 /**
  * One entry: the schema form, Save with optimistic locking (a conflict keeps what was typed and
  * offers Reload or Overwrite), inline validation issues, draft state and Publish, and history
- * with a field-by-field diff and Restore.
+ * with a field-by-field diff and Restore. What is typed is kept in the browser (unsaved.ts) until it
+ * is saved; reopening the entry offers to restore it, showing both versions when the entry moved.
  */
 import type { JSX } from 'preact'
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type PublishReport, type Snapshot } from './api.js'
-import { Field } from './schema-form.js'
+import { Field, fieldLabel } from './schema-form.js'
+import { applyRecord, clearUnsaved, diffValues, pruneUnsaved, readUnsaved, writeUnsaved, type UnsavedRecord } from './unsaved.js'
 import { PublishResult } from './publish-result.js'
 import { entryTitle, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 
@@ -41,17 +43,40 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
   const [report, setReport] = useState<PublishReport | null>(null)
   const [busy, setBusy] = useState(false)
   const [notFound, setNotFound] = useState(false)
+  // Unsaved changes found in the browser when the entry was loaded, until the editor chooses.
+  const [offer, setOffer] = useState<UnsavedRecord | null>(null)
+  const [unsavedStatus, setUnsavedStatus] = useState('')
+  // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
+  const touched = useRef(false)
+  const timer = useRef<number | undefined>(undefined)
+  const pending = useRef<(() => void) | null>(null)
+  /** Writes the pending unsaved changes now instead of after the debounce. */
+  const flush = (): void => {
+    window.clearTimeout(timer.current)
+    const write = pending.current
+    pending.current = null
+    write?.()
+  }
 
   const load = async (): Promise<void> => {
     try {
       const [list, s] = await Promise.all([api.entries(collection.name, { id }), api.schema(collection.name)])
       const e = list.entries.find(x => x.id === id)
       if (e === undefined) { setNotFound(true); return }
+      flush()
+      const stored = readUnsaved(collection.name, id)
+      touched.current = false
       setEntry(e)
       setSchema(s.schema)
       setValues(e.data ?? {})
       setIssues(e.validationIssues ?? [])
       setConflict(null)
+      setOffer(stored)
+      if (stored !== null) {
+        setUnsavedStatus(stored.revision === e.revision
+          ? 'This browser kept unsaved changes to this entry. Restore them or discard them.'
+          : 'This browser kept unsaved changes to this entry, but the entry changed since they were made. Compare both before you choose.')
+      }
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) setNotFound(true)
       else setMessage({ kind: 'error', text: `Could not load the entry: ${(err as Error).message}` })
@@ -60,17 +85,59 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
   const loadHistory = async (): Promise<void> => {
     try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
   }
-  useEffect(() => { void load(); void loadHistory() }, [])
+  useEffect(() => {
+    pruneUnsaved()
+    void load()
+    void loadHistory()
+    // A closed or hidden tab writes what is still waiting for the debounce.
+    addEventListener('pagehide', flush)
+    return () => { removeEventListener('pagehide', flush); flush() }
+  }, [])
+  // Keep what was typed, debounced, with the revision the form was loaded (or last saved) at; not
+  // while a stored version waits for the editor's choice (that would overwrite it silently).
+  useEffect(() => {
+    if (!touched.current || entry === null || offer !== null) return
+    const base = entry.data ?? {}
+    const revision = entry.revision
+    const snapshot = values
+    pending.current = () => {
+      const ok = writeUnsaved(collection.name, id, { revision, at: Date.now(), ...diffValues(base, snapshot) })
+      if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
+    }
+    window.clearTimeout(timer.current)
+    timer.current = window.setTimeout(flush, 300)
+  }, [values, offer])
+
+  const restoreUnsaved = (): void => {
+    if (entry === null || offer === null) return
+    setValues(applyRecord(entry.data ?? {}, offer))
+    setIssues([])
+    touched.current = true
+    setOffer(null)
+    setUnsavedStatus('Unsaved changes restored into the form. Save to keep them.')
+  }
+  const discardUnsaved = (): void => {
+    clearUnsaved(collection.name, id)
+    setOffer(null)
+    setUnsavedStatus('Unsaved changes discarded.')
+  }
 
   const save = async (expectedRevision: number): Promise<void> => {
     if (entry === null) return
     setBusy(true)
     setMessage(null)
+    // What was typed is in storage before the request: a failed save keeps it there.
+    flush()
     try {
       // The loaded data merged with the form keeps fields the schema does not list.
       const data = { ...(entry.data ?? {}), ...values }
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
+      // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
+      window.clearTimeout(timer.current)
+      pending.current = null
+      touched.current = false
+      if (offer === null) clearUnsaved(collection.name, id)
       setIssues([])
       setConflict(null)
       // Refresh the draft flag and the history before saying "Saved.", so what is shown is current.
@@ -135,11 +202,32 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       {crumbs}
       <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}</h1>
       <p class="muted">Revision {entry.revision}</p>
+      <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>
+      {offer !== null && (
+        <section class="unsaved" aria-labelledby="unsaved-heading">
+          <h2 id="unsaved-heading">Unsaved changes</h2>
+          {offer.revision === entry.revision
+            ? <p>This browser kept changes to this entry that were not saved ({new Date(offer.at).toLocaleString()}). Restore them into the form, or discard them.</p>
+            : <p class="moved">This entry changed since these unsaved changes were made: they were typed at revision {offer.revision}, and the saved entry is now at revision {entry.revision}. Compare both below before you choose. Restore puts your unsaved values into the form over the saved ones; nothing is written until you Save.</p>}
+          <dl class="diff" aria-label="Unsaved and saved values">
+            {[...Object.keys(offer.changes), ...offer.cleared].map(k => (
+              <div key={k}>
+                <dt>{fieldLabel(k, fs.properties?.[k] ?? {})}</dt>
+                <dd><span class="muted">Unsaved: </span><ins>{show(offer.cleared.includes(k) ? undefined : offer.changes[k])}</ins></dd>
+                <dd><span class="muted">Saved now: </span><del>{show(current[k])}</del></dd>
+              </div>
+            ))}
+          </dl>
+          <button type="button" onClick={restoreUnsaved}>Restore unsaved changes</button>
+          <button type="button" class="secondary" onClick={discardUnsaved}>Discard</button>
+        </section>
+      )}
       <div class="layout">
         <form class="editor" onSubmit={e => { e.preventDefault(); void save(entry.revision) }}>
           {Object.entries(fs.properties ?? {}).map(([k, s]) => (
             <Field key={k} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
               onChange={v => {
+                touched.current = true
                 setValues(x => ({ ...x, [k]: v }))
                 // An issue is about the value that was sent; once the field changes it is stale.
                 setIssues(list => list.filter(i => i.path !== k && !i.path.startsWith(k + '.')))
