@@ -5,6 +5,7 @@
  * The shell carries its settings (API path, auth mode, the collections) in a JSON block, because
  * the Content-Security-Policy allows no inline script. With `enableAdmin: false` nothing is served.
  */
+import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -20,7 +21,9 @@ export interface StudioShellConfig {
   mountPath: string
   authMode: 'password' | 'provider'
   loginUrl: string | null
-  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean }>
+  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string }>
+  /** This response's CSP nonce for the style elements the Markdown editor (CodeMirror) adds. */
+  styleNonce?: string
 }
 
 const ASSETS: ReadonlyMap<string, string> = new Map([
@@ -28,7 +31,7 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
   ['studio.css', 'text/css; charset=utf-8']
 ])
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-NONCE'; img-src 'self' data: blob:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /**
@@ -107,17 +110,20 @@ export function adminMiddleware (services: Services): Middleware {
       orderable: c.metadata.orderable,
       deletable: c.metadata.deletable,
       singletonId: c.metadata.singletonId,
-      nested: c.nested || c.indexFile !== null
+      nested: c.nested || c.indexFile !== null,
+      format: c.format
     }))
+    const styleNonce = randomBytes(18).toString('base64')
     const body = studioShell({
       apiBasePath,
       mountPath,
       authMode: services.auth.mode,
       loginUrl: services.auth.loginUrl(mountPath + '/cms'),
-      collections
+      collections,
+      styleNonce
     })
     ctx.set('Cache-Control', 'no-store')
-    ctx.set('Content-Security-Policy', CSP)
+    ctx.set('Content-Security-Policy', CSP.replace('NONCE', styleNonce))
     ctx.set('X-Frame-Options', 'DENY')
     ctx.set('Referrer-Policy', 'same-origin')
     ctx.type = 'text/html; charset=utf-8'

@@ -6,6 +6,7 @@ import type { Services } from '../services.js'
 import { createCommandValidators } from '../commands/command-schemas.js'
 import { mutate } from '../commands/mutate.js'
 import { readHistory, restoreHistory } from '../commands/history.js'
+import { previewMarkdown } from '../commands/preview-markdown.js'
 import { jsonBody, identityOf } from './guards.js'
 import { queryString } from './query.js'
 
@@ -20,6 +21,11 @@ export function writeRoutes (router: Router, services: Services): void {
   router.post('/mutate', jsonBody(), async (ctx) => {
     const cmd = validators.mutate(ctx.request.body)
     ctx.body = await mutate({ services, identity: identityOf(ctx) }, cmd)
+  })
+
+  // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
+  router.post('/preview', jsonBody(), async (ctx) => {
+    ctx.body = previewMarkdown(ctx.request.body as Record<string, unknown>)
   })
 
   router.get('/history', async (ctx) => {

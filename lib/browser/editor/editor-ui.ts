@@ -1,7 +1,6 @@
 /**
  * The editor's own interface, fixed at the bottom of the viewport: a toolbar (formatting, Publish,
- * Discard), a live status line and a panel for conflicts that keeps what the editor typed. After a
- * crash it also offers the unsaved text the browser kept ("Restore unsaved changes").
+ * Discard), a live status line and a panel for conflicts that keeps what the editor typed.
  */
 
 /** The commands the toolbar buttons send. */
@@ -35,8 +34,6 @@ export class EditorUi {
   private readonly formatButtons: HTMLButtonElement[] = []
   private readonly status: HTMLElement
   private readonly panel: HTMLElement
-  private readonly toolbar: HTMLElement
-  private offer: HTMLElement | null = null
 
   /**
    * Builds the interface and adds it to the page.
@@ -71,7 +68,6 @@ export class EditorUi {
     actions.append(publish, discard)
     toolbar.append(format, actions)
     toolbar.addEventListener('keydown', (e) => { this.moveFocus(toolbar, e) })
-    this.toolbar = toolbar
 
     this.status = document.createElement('p')
     this.status.className = 'cms-status'
@@ -139,29 +135,6 @@ export class EditorUi {
     row.append(copy, reload, close)
     this.panel.append(h, p, area, row)
     this.panel.hidden = false
-  }
-
-  /**
-   * Adds the restore offer to the toolbar: "Restore unsaved changes" and "Discard unsaved changes"
-   * (distinct from Discard, which drops the drafts); either choice removes the offer.
-   * @param count how many blocks have unsaved text
-   * @param restore what Restore does
-   * @param discard what Discard does
-   */
-  offerRestore (count: number, restore: () => void, discard: () => void): void {
-    this.offer?.remove()
-    const group = document.createElement('div')
-    group.className = 'cms-group cms-restore'
-    group.setAttribute('role', 'group')
-    group.setAttribute('aria-label', `Unsaved text of ${count} ${count === 1 ? 'block' : 'blocks'}`)
-    const yes = button('Restore unsaved changes', 'Restore unsaved changes', 'cms-btn cms-primary')
-    const no = button('Discard unsaved changes', 'Discard unsaved changes', 'cms-btn')
-    const close = (): void => { group.remove(); this.offer = null }
-    yes.addEventListener('click', () => { close(); restore() })
-    no.addEventListener('click', () => { close(); discard() })
-    group.append(yes, no)
-    this.toolbar.prepend(group)
-    this.offer = group
   }
 
   /**

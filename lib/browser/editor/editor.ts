@@ -7,16 +7,12 @@
  * generator rendered it: Hugo, Jekyll, Eleventy, markdown-it) or whose entry has the editor's
  * drafts gets the field as the server renders it for this editor (`GET /render`): their draft,
  * with hints that fit the body md_block checks.
- *
- * What is typed in a block is kept in localStorage until it is saved (unsaved-blocks.ts); after a
- * crash or a closed tab, the toolbar offers it back for the blocks that still exist.
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
-import { clearUnsavedBlock, readUnsavedBlock, unsavedBlockKey, writeUnsavedBlock } from './unsaved-blocks.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -36,8 +32,6 @@ interface EditSession {
   revision: Promise<number | undefined>
   /** The selection, kept while the focus is on the toolbar. */
   range: Range | null
-  /** Where the block's unsaved text is kept in the browser (null for fields). */
-  unsavedKey: string | null
 }
 
 /** The inline editor of one page. */
@@ -55,9 +49,6 @@ export class InlineEditor {
   private draftedAtLoad = new Set<string>()
   /** Wrappers whose content was replaced by the served rendering. */
   private readonly served = new WeakSet<HTMLElement>()
-  /** The pending (debounced) write of the current block's unsaved text. */
-  private keepTimer: number | undefined
-  private keepPending: (() => void) | null = null
 
   /**
    * Sets up the page: makes bound elements focusable and adds the toolbar.
@@ -72,8 +63,6 @@ export class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keepUnsaved() }, true)
-    addEventListener('pagehide', () => { this.flushUnsaved() })
     void this.start()
   }
 
@@ -98,63 +87,6 @@ export class InlineEditor {
     if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
     else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
     else this.ui.say('Click any outlined text to edit it.')
-    this.offerUnsaved()
-  }
-
-  /** Offers back the unsaved text this browser kept for blocks that are still on the page. */
-  private offerUnsaved (): void {
-    const found: Array<{ el: HTMLElement, key: string, html: string }> = []
-    for (const wrapper of Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))) {
-      const binding = parseBinding(wrapper.dataset.cmsMd)
-      if (binding === null) continue
-      for (const el of hintedBlocks(wrapper)) {
-        const src = el.dataset.cmsSrc
-        if (src === undefined) continue
-        const key = unsavedBlockKey(binding, src)
-        const kept = readUnsavedBlock(key)
-        if (kept === null) continue
-        if (kept.html === el.innerHTML) { clearUnsavedBlock(key); continue }
-        found.push({ el, key, html: kept.html })
-      }
-    }
-    if (found.length === 0) return
-    const n = found.length
-    this.ui.say(`This browser kept unsaved text of ${n} ${n === 1 ? 'block' : 'blocks'} on this page. Restore it (saved as a draft) or discard it.`)
-    this.ui.offerRestore(n, () => {
-      for (const f of found) {
-        const binding = parseBinding(f.el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)
-        if (binding === null || !f.el.isConnected) continue
-        const original = f.el.innerHTML
-        f.el.innerHTML = f.html
-        // Saved like a block the editor just left: md_block, then the key is cleared.
-        void this.enqueueSave({ el: f.el, kind: 'block', binding, wrapper: f.el.closest<HTMLElement>('[data-cms-md]'), original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.key })
-      }
-    }, () => {
-      for (const f of found) clearUnsavedBlock(f.key)
-      this.ui.say('Unsaved text discarded.')
-    })
-  }
-
-  /** Keeps the current block's text in the browser after a short pause in typing. */
-  private keepUnsaved (): void {
-    const s = this.session
-    if (s === null || s.unsavedKey === null) return
-    const key = s.unsavedKey
-    this.keepPending = () => {
-      const html = s.el.innerHTML
-      if (html === s.original) clearUnsavedBlock(key)
-      else writeUnsavedBlock(key, html)
-    }
-    window.clearTimeout(this.keepTimer)
-    this.keepTimer = window.setTimeout(() => { this.flushUnsaved() }, 300)
-  }
-
-  /** Writes the pending unsaved text now. */
-  private flushUnsaved (): void {
-    window.clearTimeout(this.keepTimer)
-    const write = this.keepPending
-    this.keepPending = null
-    write?.()
   }
 
   /** Replaces a wrapper's content with the served rendering (children only: the wrapper stays). */
@@ -243,8 +175,7 @@ export class InlineEditor {
       original: el.innerHTML,
       baseline: kind === 'field' ? el.textContent ?? '' : el.innerHTML,
       revision: kind === 'field' ? this.api.readEntry(binding.collection, binding.id).then(r => r?.revision) : Promise.resolve(undefined),
-      range: null,
-      unsavedKey: kind === 'block' && el.dataset.cmsSrc !== undefined ? unsavedBlockKey(binding, el.dataset.cmsSrc) : null
+      range: null
     }
     this.ui.setFormatting(kind === 'block')
     if (document.activeElement !== el) el.focus()
@@ -254,7 +185,6 @@ export class InlineEditor {
   private end (save: boolean): void {
     const s = this.session
     if (s === null) return
-    this.flushUnsaved()
     this.session = null
     s.el.removeAttribute('contenteditable')
     s.el.classList.remove('cms-active')
@@ -266,9 +196,7 @@ export class InlineEditor {
     const s = this.session
     if (s === null) return
     s.el.innerHTML = s.original
-    this.keepPending = null
     this.end(false)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
     s.el.blur()
     this.ui.say('Edit cancelled.')
   }
@@ -315,7 +243,6 @@ export class InlineEditor {
       return
     }
     this.savedHere.add(key)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
     this.markDraft(s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
@@ -375,7 +302,7 @@ export class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); this.keepUnsaved() }
+      else insertPlainText(s.el, '\n', true)
       return
     }
     if (!mod || e.altKey) return
@@ -390,7 +317,6 @@ export class InlineEditor {
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind === 'block')
-    this.keepUnsaved()
   }
 
   private format (cmd: 'bold' | 'italic' | 'code' | 'link'): void {
@@ -425,11 +351,9 @@ export class InlineEditor {
         sel?.addRange(range)
       }
       applyLink(s.el, href.trim())
-      this.keepUnsaved()
       return
     }
     toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')
-    this.keepUnsaved()
   }
 
   private async command (cmd: ToolbarCommand): Promise<void> {

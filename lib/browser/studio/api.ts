@@ -127,6 +127,15 @@ export class Api {
   async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
   /** @returns the deployment status */
   async deployment (): Promise<{ configured: boolean, state: string, commit?: string, sync?: SyncReport }> { return await this.call('GET', '/deployment') }
+  /**
+   * Renders unsaved Markdown as the server would publish it (sanitized).
+   * @param collection name @param id entry @param body the Markdown
+   * @returns the HTML
+   */
+  async preview (collection: string, id: string, body: string): Promise<string> {
+    return (await this.call<{ html: string }>('POST', '/preview', { collection, id, body })).html
+  }
+
   /** @param file the file @returns its URL */
   async upload (file: File): Promise<{ url: string }> {
     const form = new FormData()

@@ -226,6 +226,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
         <form class="editor" onSubmit={e => { e.preventDefault(); void save(entry.revision) }}>
           {Object.entries(fs.properties ?? {}).map(([k, s]) => (
             <Field key={k} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
+              markdown={collection.format === 'md' || collection.format === 'mdx' ? collection.format : undefined}
               onChange={v => {
                 touched.current = true
                 setValues(x => ({ ...x, [k]: v }))

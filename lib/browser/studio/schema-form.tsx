@@ -5,6 +5,7 @@
  */
 import type { JSX } from 'preact'
 import type { Api, JsonSchema, Issue } from './api.js'
+import { MarkdownEditor } from './markdown-editor.js'
 
 const IMAGE_NAMES = new Set(['image', 'cover', 'avatar', 'thumbnail', 'photo', 'logo'])
 
@@ -51,6 +52,8 @@ interface FieldProps {
   issues: Issue[]
   onChange: (value: unknown) => void
   label?: string
+  /** The entry format when the body is Markdown (`md` or `mdx`): the body gets the Markdown editor. */
+  markdown?: 'md' | 'mdx'
 }
 
 /** @param path field path @returns a DOM id for it */
@@ -138,6 +141,12 @@ export function Field (props: FieldProps): JSX.Element {
           const raw = (e.currentTarget as HTMLInputElement).value
           onChange(raw === '' ? undefined : Number(raw))
         }} />
+    )
+  } else if (path === 'body' && props.markdown !== undefined && props.api.uploadScope !== null) {
+    const { collection, id: entryId } = props.api.uploadScope
+    control = (
+      <MarkdownEditor api={props.api} id={id} label={label} value={typeof value === 'string' ? value : ''} mdx={props.markdown === 'mdx'}
+        preview={async body => await props.api.preview(collection, entryId, body)} onChange={v => onChange(v)} />
     )
   } else if (path === 'body' || schema.format === 'markdown' || (typeof schema.maxLength === 'number' ? schema.maxLength > 200 : /description|summary|excerpt|bio|text|content/i.test(name))) {
     control = (

@@ -12,6 +12,8 @@ export interface StudioCollection {
   singletonId: string | null
   /** Ids may hold `/` (nested folders or page bundles). */
   nested: boolean
+  /** The entry format (`md`, `mdx`, `json`, ...): md and mdx bodies get the Markdown editor. */
+  format?: string
 }
 
 /** What the server embeds in `#cms-studio-config`. */
@@ -21,6 +23,8 @@ export interface StudioConfig {
   authMode: 'password' | 'provider'
   loginUrl: string | null
   collections: StudioCollection[]
+  /** The page's CSP nonce for style elements (CodeMirror's styles). */
+  styleNonce?: string
 }
 
 /**

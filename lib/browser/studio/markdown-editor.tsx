@@ -1,0 +1,197 @@
+/**
+ * The Markdown body editor: CodeMirror 6 with its Markdown language, a toolbar (headings, bold,
+ * italic, link, list, quote, code, image), Ctrl/Cmd+B, I and K, a live preview rendered by the
+ * server (`POST /preview`, the same sanitized renderMarkdown), and images pasted, dropped or chosen
+ * uploaded (`POST /upload`) and inserted as Markdown at the cursor. The document is only what the
+ * editor typed: opening it changes nothing. MDX bodies are edited as plain text (no preview).
+ */
+import type { JSX } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { EditorView, basicSetup } from 'codemirror'
+import { markdown } from '@codemirror/lang-markdown'
+import { keymap } from '@codemirror/view'
+import { EditorSelection, Prec } from '@codemirror/state'
+import type { Api } from './api.js'
+
+interface Props {
+  api: Api
+  id: string
+  label: string
+  value: string
+  mdx: boolean
+  preview: (body: string) => Promise<string>
+  onChange: (value: string) => void
+}
+
+/** @returns the page's CSP style nonce from the shell's settings block, if any */
+function styleNonce (): string {
+  try {
+    const n = (JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as { styleNonce?: unknown }).styleNonce
+    return typeof n === 'string' ? n : ''
+  } catch { return '' }
+}
+
+/** Wraps each selection in `mark` (or inserts `mark` twice with the cursor between). */
+function wrap (view: EditorView, mark: string, close = mark): boolean {
+  view.dispatch(view.state.changeByRange(r => ({
+    changes: [{ from: r.from, insert: mark }, { from: r.to, insert: close }],
+    range: EditorSelection.range(r.from + mark.length, r.to + mark.length)
+  })))
+  view.focus()
+  return true
+}
+
+/** Puts `prefix` at the start of every line the selection touches. */
+function prefixLines (view: EditorView, prefix: string): boolean {
+  const { state } = view
+  const changes: Array<{ from: number, insert: string }> = []
+  for (const r of state.selection.ranges) {
+    for (let pos = r.from; pos <= r.to;) {
+      const line = state.doc.lineAt(pos)
+      if (!changes.some(c => c.from === line.from)) changes.push({ from: line.from, insert: prefix })
+      pos = line.to + 1
+    }
+  }
+  view.dispatch({ changes })
+  view.focus()
+  return true
+}
+
+/** Makes the selection a link `[text](https://)` with the URL selected. */
+function link (view: EditorView): boolean {
+  view.dispatch(view.state.changeByRange(r => {
+    const text = view.state.sliceDoc(r.from, r.to)
+    const insert = `[${text}](https://)`
+    const start = r.from + text.length + 3
+    return { changes: { from: r.from, to: r.to, insert }, range: EditorSelection.range(start, start + 8) }
+  }))
+  view.focus()
+  return true
+}
+
+/** Inserts text at the cursor. */
+function insertAtCursor (view: EditorView, text: string): void {
+  const at = view.state.selection.main.head
+  view.dispatch({ changes: { from: at, insert: text }, selection: { anchor: at + text.length } })
+}
+
+/** @param props the field @returns the editor, its toolbar and the preview */
+export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange }: Props): JSX.Element {
+  const host = useRef<HTMLDivElement>(null)
+  const view = useRef<EditorView | null>(null)
+  const fileInput = useRef<HTMLInputElement>(null)
+  const change = useRef(onChange)
+  change.current = onChange
+  const applying = useRef(false)
+  // Documents this editor sent up and may still see come back as `value` (a render behind typing).
+  const echoes = useRef<string[]>([])
+  const [html, setHtml] = useState('')
+  const [status, setStatus] = useState('')
+
+  const upload = async (file: File): Promise<void> => {
+    const v = view.current
+    if (v === null) return
+    if (!file.type.startsWith('image/')) { setStatus(`Not uploaded: ${file.name} is not an image.`); return }
+    setStatus(`Uploading ${file.name}…`)
+    try {
+      const res = await api.upload(file)
+      const alt = file.name.replace(/\.[^.]*$/, '').replace(/[[\]]/g, '')
+      insertAtCursor(v, `![${alt}](${res.url})`)
+      setStatus(`Uploaded ${file.name}.`)
+    } catch (err) { setStatus(`Upload failed: ${(err as Error).message}`) }
+  }
+  const uploadAll = (files: FileList | null | undefined): boolean => {
+    const images = Array.from(files ?? []).filter(f => f.type.startsWith('image/'))
+    if (images.length === 0) return false
+    void (async () => { for (const f of images) await upload(f) })()
+    return true
+  }
+
+  useEffect(() => {
+    if (host.current === null) return
+    const v = new EditorView({
+      parent: host.current,
+      doc: value,
+      extensions: [
+        Prec.high(keymap.of([
+          { key: 'Mod-b', run: v => wrap(v, '**') },
+          { key: 'Mod-i', run: v => wrap(v, '_') },
+          { key: 'Mod-k', run: link }
+        ])),
+        basicSetup,
+        EditorView.cspNonce.of(styleNonce()),
+        ...(mdx ? [] : [markdown()]),
+        EditorView.lineWrapping,
+        EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true', id }),
+        EditorView.updateListener.of(u => {
+          if (!u.docChanged || applying.current) return
+          const doc = u.state.doc.toString()
+          echoes.current.push(doc)
+          if (echoes.current.length > 8) echoes.current.shift()
+          change.current(doc)
+        }),
+        EditorView.domEventHandlers({
+          paste: e => { if (uploadAll(e.clipboardData?.files)) { e.preventDefault(); return true } return false },
+          drop: (e, v) => {
+            const at = v.posAtCoords({ x: e.clientX, y: e.clientY })
+            if (at !== null) v.dispatch({ selection: { anchor: at } })
+            if (uploadAll(e.dataTransfer?.files)) { e.preventDefault(); return true }
+            return false
+          }
+        })
+      ]
+    })
+    view.current = v
+    return () => { v.destroy(); view.current = null }
+  }, [])
+  // A value set from outside (reload, restore) replaces the document without counting as typing.
+  useEffect(() => {
+    const v = view.current
+    if (v === null) return
+    // Our own typing coming back (possibly older than the document now): not a change from outside.
+    const echo = echoes.current.indexOf(value)
+    if (echo >= 0) { echoes.current.splice(0, echo + 1); return }
+    if (v.state.doc.toString() === value) return
+    applying.current = true
+    try { v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } }) } finally { applying.current = false }
+  }, [value])
+  // The live preview, debounced.
+  useEffect(() => {
+    if (mdx) return
+    const timer = window.setTimeout(() => { preview(value).then(setHtml, err => setStatus(`Preview failed: ${(err as Error).message}`)) }, 250)
+    return () => window.clearTimeout(timer)
+  }, [value])
+
+  const tools: Array<{ name: string, text: string, run: (v: EditorView) => boolean }> = [
+    { name: 'Heading', text: 'H', run: v => prefixLines(v, '## ') },
+    { name: 'Bold (Ctrl+B)', text: 'B', run: v => wrap(v, '**') },
+    { name: 'Italic (Ctrl+I)', text: 'I', run: v => wrap(v, '_') },
+    { name: 'Link (Ctrl+K)', text: 'Link', run: link },
+    { name: 'Bulleted list', text: '•', run: v => prefixLines(v, '- ') },
+    { name: 'Quote', text: '❝', run: v => prefixLines(v, '> ') },
+    { name: 'Code', text: '</>', run: v => wrap(v, '`') }
+  ]
+  return (
+    <div class="md-editor">
+      <div class="md-toolbar" role="toolbar" aria-label={`${label} formatting`}>
+        {tools.map(t => (
+          <button key={t.name} type="button" class="secondary" aria-label={t.name} title={t.name}
+            onMouseDown={e => e.preventDefault()} onClick={() => { if (view.current !== null) t.run(view.current) }}>{t.text}</button>
+        ))}
+        <button type="button" class="secondary" aria-label="Image" title="Image: upload and insert" onClick={() => fileInput.current?.click()}>Img</button>
+        <input ref={fileInput} type="file" accept="image/*" hidden aria-label="Image file"
+          onChange={e => { const input = e.currentTarget as HTMLInputElement; uploadAll(input.files); input.value = '' }} />
+      </div>
+      <div class="md-panes">
+        <div class="md-source" ref={host} />
+        {!mdx && (
+          <section class="md-preview" aria-label={`${label} preview`}>
+            {/* The server sanitized this HTML with renderMarkdown's allowlist. */}
+            <div class="md-preview-body" dangerouslySetInnerHTML={{ __html: html }} />
+          </section>
+        )}
+      </div>
+      <p class="status" role="status" aria-live="polite">{status}</p>
+    </div>
+  )
+}
