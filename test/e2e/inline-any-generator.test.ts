@@ -7,18 +7,15 @@ import t, { type Test } from 'tap'
 import Koa from 'koa'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { readFile, statSync, readdirSync } from 'node:fs'
+import { readFile } from 'node:fs'
 import { promisify } from 'node:util'
-import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Browser, Page, Request, Response as PwResponse } from 'playwright-core'
 import { startServer, TEST_PASSWORD, type TestServer } from '../helpers/site.js'
-import { hasChromium, launchBrowser } from '../helpers/browser.js'
+import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
 import { demoSite } from '../../lib/demo/site.js'
 
 const read = promisify(readFile)
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** One post per test (each test publishes its own), so the tests share one server. */
 const POSTS = ['plain', 'inline', 'reload', 'insecure', 'signed-out', 'fallback'] as const
 type PostId = typeof POSTS[number]
@@ -35,14 +32,6 @@ const WORD = ' Inserted'
 /** Raw HTML in a body: markdown-it escapes it, the served rendering sanitizes it. */
 const HOSTILE = `${FRONT}Hello <img src=x onerror="window.pwned=1"> there.\n\n<script>window.pwned=2</script>\n\n<a href="javascript:window.pwned=3">link</a> and <svg onload="window.pwned=4"></svg>\n`
 
-/** Bundles the browser code when dist/browser is missing or older than lib/browser/editor. */
-function ensureBundle (): void {
-  const src = path.join(ROOT, 'lib/browser/editor')
-  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
-  let built = 0
-  try { built = statSync(path.join(ROOT, 'dist/browser/editor.js')).mtimeMs } catch {}
-  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
-}
 
 /**
  * A host name that is not loopback to the browser (so pages there are no secure context and have
@@ -107,7 +96,7 @@ async function publish (t: Test, page: Page, id: PostId): Promise<void> {
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
-  ensureBundle()
+  ensureBrowserBundle('editor')
   // One browser for the file; each test has a context (cookies, scripts) of its own.
   const browserReady: Promise<Browser> = launchBrowser(t, [`--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`])
   const siteReady = startSite(t)

@@ -6,31 +6,20 @@ import t, { type Test } from 'tap'
 import Koa from 'koa'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { readFile, writeFile, statSync, readdirSync } from 'node:fs'
+import { readFile, writeFile } from 'node:fs'
 import { promisify } from 'node:util'
-import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import matter from 'gray-matter'
 import type { Page, Request } from 'playwright-core'
 import { startServer, git, TEST_PASSWORD, type TestServer } from '../helpers/site.js'
-import { hasChromium, launchBrowser, screenshot } from '../helpers/browser.js'
+import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 
 const read = promisify(readFile)
 const write = promisify(writeFile)
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const POST = 'content/posts/inline.md'
 const SOURCE = '---\ntitle: Inline editing\n---\nThe first paragraph.\n\nThe second paragraph, with **bold** words.\n\n## A heading\n\nThe last paragraph.\n'
 
-/** Bundles the browser code when dist/browser is missing or older than lib/browser/editor. */
-function ensureBundle (): void {
-  const src = path.join(ROOT, 'lib/browser/editor')
-  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
-  let built = 0
-  try { built = statSync(path.join(ROOT, 'dist/browser/editor.js')).mtimeMs } catch {}
-  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
-}
 
 /** The CMS plus one site page, `/post`, rendered from the base file on every request. */
 async function startSite (t: Test): Promise<TestServer & { site: string }> {
@@ -76,7 +65,7 @@ async function blur (target: ReturnType<Page['locator']>): Promise<void> {
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
-  ensureBundle()
+  ensureBrowserBundle('editor')
 
   t.test('signed out: only bootstrap.js is loaded and nothing is editable', async t => {
     const s = await startSite(t)

@@ -6,16 +6,12 @@
  */
 import t, { type Test } from 'tap'
 import { readFile } from 'node:fs/promises'
-import { statSync, readdirSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { repoFingerprint, startServer, TEST_PASSWORD, writeHeaders, type TestServer } from '../helpers/site.js'
-import { hasChromium, launchBrowser, screenshot } from '../helpers/browser.js'
+import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const POST = 'content/posts/hello.md'
 const ORIGINAL = '---\ntitle: Hello world\n---\nThe body, *as it was*.\r\nWith a CRLF line and  two spaces.\n'
 const CONFIG = {
@@ -37,14 +33,6 @@ interface Win {
   atob: (s: string) => string
 }
 
-/** Bundles the Studio when dist/browser/studio.js is missing or older than its sources. */
-function ensureBundle (): void {
-  const src = path.join(ROOT, 'lib/browser/studio')
-  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
-  let built = 0
-  try { built = statSync(path.join(ROOT, 'dist/browser/studio.js')).mtimeMs } catch {}
-  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
-}
 
 /** @returns the entry's revision as the API has it */
 async function revision (s: TestServer, cookie: string): Promise<number> {
@@ -103,7 +91,7 @@ t.test('POST /preview renders like the site and refuses bad input', async t => {
 if (!hasChromium()) {
   t.comment('Chromium is not installed at /usr/bin/chromium: the browser test is skipped')
 } else {
-  ensureBundle()
+  ensureBrowserBundle('studio')
 
   t.test('toolbar, shortcuts, preview, no-op save, pasted image', async t => {
     const s = await startServer(t, { files: { [POST]: ORIGINAL }, config: CONFIG })

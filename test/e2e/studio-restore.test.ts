@@ -8,15 +8,11 @@
  */
 import t, { type Test } from 'tap'
 import { readFile } from 'node:fs/promises'
-import { statSync, readdirSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { repoFingerprint, startServer, TEST_PASSWORD, writeHeaders, type TestServer } from '../helpers/site.js'
-import { hasChromium, launchBrowser, screenshot } from '../helpers/browser.js'
+import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 const ID = "2024/it's a post"
 const FILE = `content/posts/${ID}.md`
@@ -43,14 +39,6 @@ interface Win {
   document: { activeElement: { textContent: string | null, blur: () => void } | null, documentElement: { scrollWidth: number } }
 }
 
-/** Bundles the Studio when dist/browser/studio.js is missing or older than its sources. */
-function ensureBundle (): void {
-  const src = path.join(ROOT, 'lib/browser/studio')
-  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
-  let built = 0
-  try { built = statSync(path.join(ROOT, 'dist/browser/studio.js')).mtimeMs } catch {}
-  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
-}
 
 /** @returns the entry as the API has it (revision and data) */
 async function apiEntry (s: TestServer, cookie: string): Promise<{ revision: number, data: Record<string, unknown> }> {
@@ -92,7 +80,7 @@ async function typeAndCrash (t: Test, browser: Browser, s: TestServer, state: St
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
-  ensureBundle()
+  ensureBrowserBundle('studio')
 
   t.test('type, crash, reopen: Discard, Restore and Save, and a revision that moved', async t => {
     const s = await startServer(t, { files: { [FILE]: ORIGINAL }, config: CONFIG })

@@ -5,16 +5,13 @@
  */
 import t, { type Test } from 'tap'
 import { readFile } from 'node:fs/promises'
-import { statSync, readdirSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
+import { statSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import matter from 'gray-matter'
 import type { Browser, Page } from 'playwright-core'
 import { startServer, TEST_PASSWORD, writeHeaders, type TestServer } from '../helpers/site.js'
-import { hasChromium, launchBrowser, screenshot } from '../helpers/browser.js'
+import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const POST = 'content/posts/hello.md'
 const FILES: Record<string, string> = {
   [POST]: '---\ntitle: Hello world\nsummary: The first post\nlegacy: kept by the Studio\n---\nThe body of the first post.\n',
@@ -53,14 +50,6 @@ const CONFIG = {
 // A real 1x1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
 
-/** Bundles the Studio when dist/browser/studio.js is missing or older than its sources. */
-function ensureBundle (): void {
-  const src = path.join(ROOT, 'lib/browser/studio')
-  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
-  let built = 0
-  try { built = statSync(path.join(ROOT, 'dist/browser/studio.js')).mtimeMs } catch {}
-  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
-}
 
 /** @returns the front matter of a file in the temp repository */
 async function front (s: TestServer, file: string): Promise<Record<string, unknown>> {
@@ -85,7 +74,7 @@ async function newPage (t: Test, browser: Browser, width = 1100): Promise<Page> 
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
-  ensureBundle()
+  ensureBrowserBundle('studio')
 
   t.test('the shell: CSP, no-store, settings block; enableAdmin false is 404', async t => {
     const s = await startServer(t, { files: FILES, config: CONFIG })

@@ -3,27 +3,16 @@
  * which pushes the commit once the host allows it.
  */
 import t from 'tap'
-import { statSync, readdirSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { hasChromium, launchBrowser, screenshot } from '../helpers/browser.js'
+import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 import { startRemoteSite, hostRef } from '../helpers/remote-site.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-function ensureBundle (): void {
-  const src = path.join(ROOT, 'lib/browser/studio')
-  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
-  let built = 0
-  try { built = statSync(path.join(ROOT, 'dist/browser/studio.js')).mtimeMs } catch {}
-  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
-}
 
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
-  ensureBundle()
+  ensureBrowserBundle('studio')
   t.test('a refused push is shown with Retry push, which sends it', async t => {
     const { s, host, as } = await startRemoteSite(t)
     await host.hook('pre-receive', 'echo "branch is protected" >&2\nexit 1')

@@ -3,7 +3,8 @@
  * downloaded browser), one browser per test file, screenshots into test/output/screenshots/.
  */
 import { mkdir } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -47,4 +48,19 @@ export async function screenshot (page: Page, name: string): Promise<string> {
   const file = path.join(SCREENSHOT_DIR, `${name}.png`)
   await page.screenshot({ path: file, fullPage: true })
   return file
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/**
+ * Bundles the browser code (scripts/build-browser.mjs) when a bundle is missing or older than its
+ * sources, so one browser test file can run without `npm run build` first.
+ * @param part `studio` (lib/browser/studio -> dist/browser/studio.js) or `editor`
+ */
+export function ensureBrowserBundle (part: 'studio' | 'editor'): void {
+  const src = path.join(ROOT, 'lib/browser', part)
+  const newest = Math.max(...readdirSync(src).map(f => statSync(path.join(src, f)).mtimeMs))
+  let built = 0
+  try { built = statSync(path.join(ROOT, 'dist/browser', `${part}.js`)).mtimeMs } catch {}
+  if (built < newest) execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-browser.mjs')], { cwd: ROOT })
 }
