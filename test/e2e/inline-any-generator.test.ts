@@ -5,13 +5,11 @@
  */
 import t, { type Test } from 'tap'
 import Koa from 'koa'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { readFile } from 'node:fs'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import type { Browser, Page, Request, Response as PwResponse } from 'playwright-core'
-import { startServer, TEST_PASSWORD, type TestServer } from '../helpers/site.js'
+import { startServer, TEST_PASSWORD, type TestServer, listenOnLoopback } from '../helpers/site.js'
 import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
 import { demoSite } from '../../lib/demo/site.js'
 
@@ -46,13 +44,8 @@ async function startSite (t: Test): Promise<TestServer & { port: number }> {
   const app = new Koa()
   app.use(demoSite(s.services))
   app.use(s.cms.middleware())
-  const server = createServer(app.callback())
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    server.closeAllConnections()
-    await new Promise(resolve => server.close(resolve))
-  })
-  return { ...s, port: (server.address() as AddressInfo).port }
+  const { port } = await listenOnLoopback(t, app.callback())
+  return { ...s, port }
 }
 
 const blockWith = (page: Page, text: string) => page.locator('[data-cms-md] [data-cms-src]', { hasText: text })

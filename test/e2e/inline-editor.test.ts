@@ -4,14 +4,12 @@
  */
 import t, { type Test } from 'tap'
 import Koa from 'koa'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { readFile, writeFile } from 'node:fs'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import matter from 'gray-matter'
 import type { Page, Request } from 'playwright-core'
-import { startServer, git, TEST_PASSWORD, type TestServer } from '../helpers/site.js'
+import { startServer, git, TEST_PASSWORD, type TestServer, listenOnLoopback } from '../helpers/site.js'
 import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 
@@ -38,13 +36,8 @@ async function startSite (t: Test): Promise<TestServer & { site: string }> {
 <p id="outside">Not editable.</p></main></body></html>`
   })
   app.use(s.cms.middleware())
-  const server = createServer(app.callback())
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    server.closeAllConnections()
-    await new Promise(resolve => server.close(resolve))
-  })
-  return { ...s, site: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+  const { origin } = await listenOnLoopback(t, app.callback())
+  return { ...s, site: origin }
 }
 
 // Blocks by position (0 first paragraph, 1 second, 2 heading, 3 last): their text changes.

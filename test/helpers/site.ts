@@ -159,3 +159,21 @@ export async function repoFingerprint (repoDir: string): Promise<string> {
 export function writeHeaders (cookie: string): Record<string, string> {
   return { cookie, 'content-type': 'application/json', 'x-cms-request': '1' }
 }
+
+/**
+ * Serves a request listener on 127.0.0.1, port 0, closed at teardown (for a site app mounted in
+ * front of the service's middleware).
+ * @param t the tap test
+ * @param listener e.g. `app.callback()`
+ * @returns the origin (`http://127.0.0.1:PORT`) and the port
+ */
+export async function listenOnLoopback (t: Teardown, listener: Parameters<typeof createServer>[0] & object): Promise<{ origin: string, port: number }> {
+  const server = createServer(listener)
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => {
+    server.closeAllConnections()
+    await new Promise(resolve => server.close(resolve))
+  })
+  const port = (server.address() as AddressInfo).port
+  return { origin: `http://127.0.0.1:${port}`, port }
+}

@@ -1,9 +1,7 @@
 import t from 'tap'
 import { pino } from 'pino'
 import Koa from 'koa'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { startServer, writeHeaders } from '../helpers/site.js'
+import { startServer, writeHeaders, listenOnLoopback } from '../helpers/site.js'
 
 const API = '/api/cms'
 
@@ -16,10 +14,8 @@ t.test('a body Koa could not serialize is a logged JSON 500, not a silent plain-
   const app = new Koa()
   app.use(srv.cms.middleware())
   app.use(async (ctx) => { if (ctx.path === '/broken') ctx.body = { n: 1n } })
-  const server = createServer(app.callback())
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.close() })
-  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/broken`)
+  const { origin } = await listenOnLoopback(t, app.callback())
+  const res = await fetch(`${origin}/broken`)
   t.equal(res.status, 500)
   t.match(res.headers.get('content-type') ?? '', /application\/json/)
   t.same(await res.json(), { error: 'Internal server error', code: 'internal' })
