@@ -32,6 +32,8 @@ import { RecoveryPlanStore } from './publish/recovery-plan.js'
 import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
 import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/default-remote.js'
+import { MediaIndex } from './storage/media-index.js'
+import { siteMediaRoots } from './storage/media-roots.js'
 
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
@@ -134,6 +136,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
       }
     })
+    const liveRegistry = content.registry
+    const media = new MediaIndex({ repoDir, roots: async () => await siteMediaRoots(repoDir, config, liveRegistry), onWatchError: (err) => log.warn({ err }, 'media watcher error') })
     const services: Services = {
       repoDir,
       gitDir,
@@ -151,6 +155,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       deployment,
       plans: new RecoveryPlanStore(stateDir),
       remote,
+      media,
       relativePath: (absolute) => path.relative(repoDir, absolute).split(path.sep).join('/')
     }
     const unfinished = await finishRecoveryPlan(services)
@@ -164,6 +169,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     let closing = false
     const warming = new Promise<void>(resolve => setImmediate(resolve))
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
+      .then(async () => { if (!closing) await media.ready() })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
     const liveAuth = auth
     const liveRemote = remote
@@ -176,6 +182,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         closing = true
         await liveRemote.close()
         await warming
+        await media.close()
         await liveContent.close()
         await liveAuth.close()
         await packs.idle()

@@ -163,3 +163,10 @@ export class InitRefusedError extends Error {
     this.name = 'InitRefusedError'
   }
 }
+
+/** 409: a media file that entries (or drafts) still reference; `references` lists them. */
+export class MediaInUseError extends CmsError {
+  constructor (path: string, references: unknown[]) {
+    super(409, 'media_in_use', 'Entries still reference this file; delete with force=true to remove it anyway', { path, references })
+  }
+}

@@ -15,6 +15,7 @@ import type { RebuildWebhook } from './publish/rebuild-webhook.js'
 import type { DeploymentStatus } from './publish/deployment-status.js'
 import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 import type { RemoteSync } from './remote/remote-sync.js'
+import type { MediaIndex } from './storage/media-index.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -39,6 +40,8 @@ export interface Services {
   plans: RecoveryPlanStore
   /** The link to the site's git remote (inert without `git.remote`). */
   remote: RemoteSync
+  /** The media library's index (uploads folders and page-bundle images). */
+  media: MediaIndex
   /**
    * A repository-relative path (forward slashes) of an absolute path inside it.
    * @param absolute a path inside the repository

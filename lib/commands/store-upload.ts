@@ -112,6 +112,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
       await moveInto(input.tempFile, target)
       await ctx.services.committer.track([ctx.services.relativePath(target)])
     }
+    await ctx.services.media.noteFile(target)
     if (!where.dated) return { url: name }
     return { url: `${where.url === '/' ? '' : where.url}/${yyyy}/${mm}/${name}` }
   } finally {

@@ -10,6 +10,7 @@ import { NotFoundError } from '../errors.js'
 import { requireEditor, requireCsrfHeader } from './guards.js'
 import { authRoutes } from './auth-routes.js'
 import { contentRoutes } from './content-routes.js'
+import { mediaRoutes } from './media-routes.js'
 
 /**
  * Builds the API middleware.
@@ -26,6 +27,7 @@ export function apiMiddleware (services: Services, extraRoutes: Array<(router: R
 
   const editorRouter = new Router({ prefix: base })
   contentRoutes(editorRouter, services)
+  mediaRoutes(editorRouter, services)
   for (const register of extraRoutes) register(editorRouter, services)
 
   const editor = requireEditor(services)

@@ -1,0 +1,110 @@
+/**
+ * Which entries still reference a media file: the entry files of every collection that contain
+ * the file's URL (for a page-bundle file: its bundle's own files that contain its name), found with
+ * `git grep -F` over the working tree (tracked and untracked files), and every editor's drafts
+ * (the trees of `refs/cms/drafts/*`) that contain it. A scan, not an index: it runs only when an
+ * editor is about to delete a file.
+ */
+import path from 'node:path'
+import { NotFoundError } from '../errors.js'
+import { assertMediaPath } from '../storage/media-roots.js'
+import type { MediaFile } from '../storage/media-index.js'
+import { grepRefs, grepWorkingTree } from '../storage/git-grep.js'
+import { DRAFTS_REF_PREFIX } from '../storage/draft-store.js'
+import { idOfTreeName, shardOf } from '../storage/ref-tree-store.js'
+import { idOfPath } from '../storage/entry-paths.js'
+import type { Collection } from '../storage/collection-registry.js'
+import type { CommandContext } from './command-context.js'
+
+/** An entry that references a media file: its saved file, or an editor's draft of it. */
+export interface MediaReference {
+  collection: string
+  id: string
+  /** The entry file (repository-relative) holding the reference; absent for a draft. */
+  file?: string
+  /** The reference is in an unpublished draft. */
+  draft?: true
+  /** Whose draft (the editor id of the draft ref). */
+  editor?: string
+}
+
+/**
+ * Looks up a library file by its path: 400 for a malformed path, 404 when the library has no
+ * such file (outside every media root, not a media type, a link, a hidden file).
+ * @param ctx command context
+ * @param raw the `path` parameter
+ * @returns the file
+ */
+export async function requireMediaFile (ctx: CommandContext, raw: unknown): Promise<MediaFile> {
+  const p = assertMediaPath(raw)
+  const file = await ctx.services.media.get(p)
+  if (file === undefined) throw new NotFoundError('No such file in the media library', { path: p })
+  return file
+}
+
+/**
+ * The entries (saved and drafted) that reference a library file.
+ * @param ctx command context
+ * @param raw the `path` parameter
+ * @returns the file's path and URL, and the references (sorted, without duplicates)
+ */
+export async function findMediaReferences (ctx: CommandContext, raw: unknown): Promise<{ path: string, url: string, references: MediaReference[] }> {
+  const file = await requireMediaFile(ctx, raw)
+  return { path: file.path, url: file.url, references: await referencesOf(ctx, file) }
+}
+
+/**
+ * The references of a library file (see the module comment for where they are searched).
+ * @param ctx command context
+ * @param file the file
+ * @returns the references
+ */
+export async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<MediaReference[]> {
+  const { repoDir, content } = ctx.services
+  const collections = await content.registry.list()
+  const found = new Map<string, MediaReference>()
+  const add = (r: MediaReference): void => { found.set(JSON.stringify([r.collection, r.id, r.draft ?? false, r.editor ?? '', r.file ?? '']), r) }
+
+  // A page-bundle file is referenced by its bare name, from its own page only.
+  const bundle = file.entry
+  const needle = bundle === undefined ? file.url : file.name
+  const folders = bundle === undefined ? foldersOf(repoDir, collections) : [file.folder]
+  for (const hit of await grepWorkingTree(repoDir, needle, folders)) {
+    const entry = entryOfFile(repoDir, collections, hit)
+    if (entry === null) continue
+    if (bundle !== undefined && (entry.collection !== bundle.collection || entry.id !== bundle.id)) continue
+    add({ ...entry, file: hit })
+  }
+  for (const hit of await grepRefs(repoDir, needle, DRAFTS_REF_PREFIX)) {
+    const [collection, shard, name, ...rest] = hit.path.split('/')
+    const id = name === undefined || rest.length > 0 ? null : idOfTreeName(name)
+    if (collection === undefined || id === null || shard !== shardOf(id)) continue
+    if (bundle !== undefined && (collection !== bundle.collection || id !== bundle.id)) continue
+    add({ collection, id, draft: true, editor: hit.ref.slice(DRAFTS_REF_PREFIX.length) })
+  }
+  return [...found.values()].sort((a, b) => a.collection.localeCompare(b.collection) || a.id.localeCompare(b.id) || Number(a.draft ?? false) - Number(b.draft ?? false))
+}
+
+/** Every folder entries live in (a `files` collection: the folders of its files), without nesting. */
+function foldersOf (repoDir: string, collections: readonly Collection[]): string[] {
+  const rel = (abs: string): string => path.relative(repoDir, abs).split(path.sep).join('/') || '.'
+  const dirs = new Set<string>()
+  for (const c of collections) {
+    if (c.files !== null) for (const f of c.files.values()) dirs.add(rel(path.dirname(f)))
+    else dirs.add(c.folder)
+  }
+  const sorted = [...dirs].sort((a, b) => a.length - b.length)
+  return sorted.filter((d, i) => !sorted.slice(0, i).some(outer => outer === '.' || d.startsWith(outer + '/')))
+}
+
+/** The entry a repository file is, in the first collection that reads it. */
+function entryOfFile (repoDir: string, collections: readonly Collection[], rel: string): { collection: string, id: string } | null {
+  const abs = path.join(repoDir, ...rel.split('/'))
+  for (const c of collections) {
+    const below = path.relative(c.dir, abs)
+    if (below === '' || below.startsWith('..') || path.isAbsolute(below)) continue
+    const id = idOfPath(c, below)
+    if (id !== null) return { collection: c.name, id }
+  }
+  return null
+}

@@ -1,0 +1,325 @@
+/**
+ * The media library's in-memory index: every media file under the media roots (media-roots.ts),
+ * built once in the background, kept current by the service's own uploads and deletions
+ * (`noteFile`, `forget`) and by a file watcher on each root (changes made with git, an editor or
+ * a shell). Lists, searches and pages answer from memory; no request walks a directory.
+ * Symbolic links are never followed or listed, and a root whose real path leaves the repository
+ * (or enters `.git`) is not indexed.
+ */
+import path from 'node:path'
+import { lstat, readdir } from 'node:fs/promises'
+import watcher from '@parcel/watcher'
+import { isInside } from './safe-path.js'
+import { lstatNow, realpathNow } from './quick-fs.js'
+import { mediaTypeOf, type MediaRoot } from './media-roots.js'
+
+/** One file of the library. */
+export interface MediaFile {
+  /** Repository-relative path, `/`-separated: the file's identity in the API. */
+  path: string
+  /** The URL a page uses: `<uploadsUrl>/...`, or for a page-bundle file its bare name (relative to the page). */
+  url: string
+  name: string
+  /** Repository-relative folder holding it. */
+  folder: string
+  size: number
+  /** Last modification, milliseconds since the epoch. */
+  mtime: number
+  /** MIME type from the extension. */
+  type: string
+  /** The collection whose uploads folder or page bundle holds it. */
+  collection?: string
+  /** For a page-bundle file: the entry it sits beside. */
+  entry?: { collection: string, id: string }
+}
+
+/** What a list request may ask for (already validated). */
+export interface MediaQuery {
+  folder?: string
+  q?: string
+  kind?: 'image' | 'pdf'
+  minSize?: number
+  maxSize?: number
+  after?: number
+  before?: number
+  sort: 'name' | 'size' | 'date'
+  order: 'asc' | 'desc'
+  page: number
+  pageSize: number
+}
+
+/** One page of the library. */
+export interface MediaPage {
+  files: MediaFile[]
+  folders: Array<{ path: string, count: number }>
+  pagination: { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
+}
+
+export interface MediaIndexOptions {
+  repoDir: string
+  /** The roots, resolved when the index is built (collections are known by then). */
+  roots: () => Promise<MediaRoot[]>
+  onWatchError?: (err: Error) => void
+}
+
+interface Indexed extends MediaFile {
+  /** Lowercased name, for search and sorting. */
+  key: string
+}
+
+const SKIPPED = new Set(['node_modules'])
+const WATCH_IGNORE = ['.git', 'node_modules', '**/.git', '**/node_modules']
+
+/** The media index of one instance. */
+export class MediaIndex {
+  readonly #opts: MediaIndexOptions
+  readonly #files = new Map<string, Indexed>()
+  readonly #folders = new Map<string, number>()
+  #roots: MediaRoot[] = []
+  /** Roots whose folder did not exist (or could not be watched) yet: looked at again on each request. */
+  #waiting = new Set<MediaRoot>()
+  #repoReal = ''
+  #building: Promise<void> | null = null
+  #subscriptions: watcher.AsyncSubscription[] = []
+  #closed = false
+  /** Changes reported while a build runs; applied after it. */
+  #queue: Promise<void> = Promise.resolve()
+
+  constructor (opts: MediaIndexOptions) {
+    this.#opts = opts
+  }
+
+  /**
+   * Builds the index (once; later calls wait for the same build).
+   * @returns resolves when every root was read
+   */
+  async ready (): Promise<void> {
+    this.#building ??= this.#build()
+    await this.#building
+    if (this.#waiting.size > 0) await this.#adoptWaiting()
+    await this.#queue
+  }
+
+  /**
+   * Stops watching.
+   * @returns resolves when the watchers are gone
+   */
+  async close (): Promise<void> {
+    this.#closed = true
+    await this.#building?.catch(() => {})
+    for (const s of this.#subscriptions) await s.unsubscribe().catch((err: Error) => this.#opts.onWatchError?.(err))
+    this.#subscriptions = []
+  }
+
+  /**
+   * One page of files matching a query, and every folder with its count.
+   * @param query validated filters, sort and page
+   * @returns the page
+   */
+  async list (query: MediaQuery): Promise<MediaPage> {
+    await this.ready()
+    const q = query.q?.normalize('NFC').toLowerCase()
+    const folder = query.folder
+    const matches: Indexed[] = []
+    for (const f of this.#files.values()) {
+      if (folder !== undefined && f.folder !== folder && !f.folder.startsWith(folder + '/')) continue
+      if (q !== undefined && q !== '' && !f.key.includes(q)) continue
+      if (query.kind === 'image' && !f.type.startsWith('image/')) continue
+      if (query.kind === 'pdf' && f.type !== 'application/pdf') continue
+      if (query.minSize !== undefined && f.size < query.minSize) continue
+      if (query.maxSize !== undefined && f.size > query.maxSize) continue
+      if (query.after !== undefined && f.mtime < query.after) continue
+      if (query.before !== undefined && f.mtime >= query.before) continue
+      matches.push(f)
+    }
+    const dir = query.order === 'desc' ? -1 : 1
+    const byName = (a: Indexed, b: Indexed): number => a.key < b.key ? -1 : a.key > b.key ? 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0
+    const compare = query.sort === 'size'
+      ? (a: Indexed, b: Indexed) => (a.size - b.size) * dir || byName(a, b)
+      : query.sort === 'date'
+        ? (a: Indexed, b: Indexed) => (a.mtime - b.mtime) * dir || byName(a, b)
+        : (a: Indexed, b: Indexed) => byName(a, b) * dir
+    matches.sort(compare)
+    const total = matches.length
+    const totalPages = Math.max(1, Math.ceil(total / query.pageSize))
+    const start = (query.page - 1) * query.pageSize
+    const files = matches.slice(start, start + query.pageSize).map(publicView)
+    const folders = [...this.#folders].map(([p, count]) => ({ path: p, count })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+    return { files, folders, pagination: { page: query.page, pageSize: query.pageSize, total, totalPages, hasPrev: query.page > 1, hasNext: query.page < totalPages } }
+  }
+
+  /**
+   * A file of the library by its path.
+   * @param p a repository-relative path
+   * @returns the file, or undefined when the library has no such file
+   */
+  async get (p: string): Promise<MediaFile | undefined> {
+    await this.ready()
+    const f = this.#files.get(p)
+    return f === undefined ? undefined : publicView(f)
+  }
+
+  /**
+   * The root a library file belongs to.
+   * @param p a path the index holds
+   * @returns the root, or undefined
+   */
+  rootOf (p: string): MediaRoot | undefined {
+    return this.#rootFor(path.join(this.#opts.repoDir, ...p.split('/')))
+  }
+
+  /**
+   * Looks at a file the service just wrote (an upload) so the next list shows it at once.
+   * @param file absolute path
+   * @returns resolves when the index is current for that file
+   */
+  async noteFile (file: string): Promise<void> {
+    if (this.#building === null) return
+    await this.#building
+    await this.#adoptWaiting()
+    await this.#refresh(file)
+  }
+
+  /**
+   * Forgets a file the service just deleted.
+   * @param p its repository-relative path
+   */
+  forget (p: string): void {
+    this.#drop(p)
+  }
+
+  async #build (): Promise<void> {
+    this.#repoReal = realpathNow(this.#opts.repoDir)
+    this.#roots = (await this.#opts.roots()).sort((a, b) => b.dir.length - a.dir.length)
+    for (const root of this.#roots) this.#waiting.add(root)
+    await this.#adoptWaiting()
+  }
+
+  /** Walks and watches every root that exists now. */
+  async #adoptWaiting (): Promise<void> {
+    for (const root of [...this.#waiting]) {
+      if (this.#closed) return
+      let st
+      try { st = lstatNow(root.dir) } catch { continue }
+      this.#waiting.delete(root)
+      if (!st.isDirectory() && !st.isSymbolicLink()) continue
+      if (!this.#realInside(root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
+      try {
+        this.#subscriptions.push(await watcher.subscribe(root.dir, (err, events) => {
+          if (err !== null) { this.#opts.onWatchError?.(err); return }
+          const files = events.map(e => e.path)
+          this.#queue = this.#queue.then(async () => { for (const f of files) await this.#refresh(f) }).catch(e => this.#opts.onWatchError?.(e as Error))
+        }, { ignore: WATCH_IGNORE }))
+      } catch (err) {
+        this.#opts.onWatchError?.(err as Error)
+      }
+      await this.#walk(root.dir)
+    }
+  }
+
+  /** Whether a folder's real location is inside the repository and outside `.git`. */
+  #realInside (dir: string): boolean {
+    try {
+      const real = realpathNow(dir)
+      return isInside(this.#repoReal, real) && !isInside(path.join(this.#repoReal, '.git'), real)
+    } catch { return false }
+  }
+
+  async #walk (dir: string): Promise<void> {
+    let entries
+    try { entries = await readdir(dir, { withFileTypes: true }) } catch { return }
+    for (const e of entries) {
+      if (e.name.startsWith('.') || SKIPPED.has(e.name)) continue
+      const full = path.join(dir, e.name)
+      // Links are neither followed nor listed (a link may point anywhere).
+      if (e.isDirectory()) await this.#walk(full)
+      else if (e.isFile()) await this.#add(full)
+    }
+  }
+
+  /** Re-reads one path after a change: a file is (re)indexed, a folder walked, a missing path forgotten with everything below it. */
+  async #refresh (file: string): Promise<void> {
+    let st
+    try { st = await lstat(file) } catch { st = null }
+    const rel = this.#relative(file)
+    if (rel === null) return
+    if (st === null) {
+      this.#drop(rel)
+      for (const p of [...this.#files.keys()]) if (p.startsWith(rel + '/')) this.#drop(p)
+      return
+    }
+    if (st.isDirectory()) { await this.#walk(file); return }
+    if (st.isFile()) await this.#add(file)
+    else this.#drop(rel)
+  }
+
+  async #add (file: string): Promise<void> {
+    const rel = this.#relative(file)
+    const type = mediaTypeOf(file)
+    const root = this.#rootFor(file)
+    if (rel === null || type === undefined || root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) return
+    let st
+    try { st = await lstat(file) } catch { this.#drop(rel); return }
+    if (!st.isFile()) { this.#drop(rel); return }
+    const name = path.basename(file).normalize('NFC')
+    const folder = path.posix.dirname(rel)
+    let url: string
+    let entry: MediaFile['entry']
+    if (root.kind === 'bundles') {
+      url = name
+      entry = { collection: root.collection!, id: path.relative(root.dir, path.dirname(file)).split(path.sep).join('/').normalize('NFC') }
+    } else {
+      const below = path.relative(root.dir, file).split(path.sep).join('/')
+      url = `${root.url === '/' ? '' : root.url.replace(/\/+$/, '')}/${below}`
+    }
+    const f: Indexed = {
+      path: rel,
+      url,
+      name,
+      folder,
+      size: st.size,
+      mtime: Math.trunc(st.mtimeMs),
+      type,
+      ...(root.collection !== undefined ? { collection: root.collection } : {}),
+      ...(entry !== undefined ? { entry } : {}),
+      key: name.toLowerCase()
+    }
+    if (!this.#files.has(rel)) this.#folders.set(folder, (this.#folders.get(folder) ?? 0) + 1)
+    this.#files.set(rel, f)
+  }
+
+  #drop (rel: string): void {
+    const f = this.#files.get(rel)
+    if (f === undefined) return
+    this.#files.delete(rel)
+    const n = (this.#folders.get(f.folder) ?? 1) - 1
+    if (n <= 0) this.#folders.delete(f.folder)
+    else this.#folders.set(f.folder, n)
+  }
+
+  /** The deepest root holding a file; a bundle root only for files in a page bundle's own folder. */
+  #rootFor (file: string): MediaRoot | undefined {
+    for (const root of this.#roots) {
+      if (!isInside(root.dir, file) || root.dir === file) continue
+      if (root.kind === 'uploads') return root
+      const folder = path.dirname(file)
+      if (folder === root.dir) continue
+      const isBundle = (root.entryExtensions ?? []).some(ext => {
+        try { return lstatNow(path.join(folder, `${root.indexFile ?? 'index'}${ext}`)).isFile() } catch { return false }
+      })
+      if (isBundle) return root
+    }
+    return undefined
+  }
+
+  #relative (file: string): string | null {
+    const rel = path.relative(this.#opts.repoDir, file)
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null
+    return rel.split(path.sep).join('/')
+  }
+}
+
+function publicView (f: Indexed): MediaFile {
+  const { key: _key, ...rest } = f
+  return rest
+}
