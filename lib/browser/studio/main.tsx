@@ -10,6 +10,7 @@ import { Api, ApiError, type Session } from './api.js'
 import { Dashboard } from './dashboard.js'
 import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
+import { MediaPage, MEDIA_SEGMENT } from './media-page.js'
 import { pathParts, type StudioConfig } from './types.js'
 
 /** @returns the settings embedded by the server */
@@ -72,6 +73,7 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
   let page: JSX.Element
   const collection = parts[1] !== undefined ? config.collections.find(c => c.name === parts[1]) : undefined
   if (parts[1] === undefined) page = <Dashboard api={api} config={config} />
+  else if (parts[1] === MEDIA_SEGMENT) page = <MediaPage api={api} config={config} />
   else if (collection === undefined) page = <p role="alert">There is no collection named “{parts[1]}”.</p>
   else if (parts[2] === undefined) page = <CollectionPage key={collection.name} api={api} config={config} collection={collection} navigate={navigate} />
   else page = <EntryPage key={`${collection.name}/${parts[2]}`} api={api} config={config} collection={collection} id={parts[2]} navigate={navigate} />
@@ -79,6 +81,7 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
     <div class="app" onClick={link}>
       <header class="top">
         <a class="brand" href={config.mountPath + '/cms'}>git-cms Studio</a>
+        <a class="nav-link" href={`${config.mountPath}/cms/${MEDIA_SEGMENT}`} aria-current={parts[1] === MEDIA_SEGMENT ? 'page' : undefined}>Media</a>
         <span class="deploy" role="status">{deploy}</span>
         <span class="who">{session.identity?.name}</span>
         <button type="button" class="secondary" onClick={() => { void signOut() }}>Sign out</button>

@@ -2,7 +2,8 @@
  * The Markdown body editor: CodeMirror 6 with its Markdown language, a toolbar (headings, bold,
  * italic, link, list, quote, code, image), Ctrl/Cmd+B, I and K, a live preview rendered by the
  * server (`POST /preview`, the same sanitized renderMarkdown), and images pasted, dropped or chosen
- * uploaded (`POST /upload`) and inserted as Markdown at the cursor. The document is only what the
+ * uploaded (`POST /upload`) and inserted as Markdown at the cursor, or chosen from the media library
+ * (media-picker.tsx) and inserted there. The document is only what the
  * editor typed: opening it changes nothing. MDX bodies are edited as plain text (no preview).
  */
 import type { JSX } from 'preact'
@@ -12,6 +13,7 @@ import { markdown } from '@codemirror/lang-markdown'
 import { keymap } from '@codemirror/view'
 import { EditorSelection, Prec } from '@codemirror/state'
 import type { Api } from './api.js'
+import { MediaPicker } from './media-picker.js'
 
 interface Props {
   api: Api
@@ -87,6 +89,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
   const echoes = useRef<string[]>([])
   const [html, setHtml] = useState('')
   const [status, setStatus] = useState('')
+  const [picking, setPicking] = useState(false)
 
   const upload = async (file: File): Promise<void> => {
     const v = view.current
@@ -181,7 +184,21 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
         <button type="button" class="secondary" aria-label="Image" title="Image: upload and insert" onClick={() => fileInput.current?.click()}>Img</button>
         <input ref={fileInput} type="file" accept="image/*" hidden aria-label="Image file"
           onChange={e => { const input = e.currentTarget as HTMLInputElement; uploadAll(input.files); input.value = '' }} />
+        <button type="button" class="secondary" aria-label="Choose image from library" title="Choose an image from the media library and insert it"
+          onMouseDown={e => e.preventDefault()} onClick={() => setPicking(true)}>Library</button>
       </div>
+      {picking && (
+        <MediaPicker api={api} purpose={label} onClose={() => setPicking(false)} onPick={(file, url) => {
+          const v = view.current
+          if (v === null) return
+          const alt = file.name.replace(/\.[^.]*$/, '').replace(/[[\]]/g, '')
+          // A URL with spaces or parentheses (a site's own file names) goes between <>.
+          const target = /[\s()<>]/.test(url) ? `<${url.replace(/[<>]/g, encodeURIComponent)}>` : url
+          insertAtCursor(v, file.type.startsWith('image/') ? `![${alt}](${target})` : `[${alt}](${target})`)
+          v.focus()
+          setStatus(`Inserted ${file.name}.`)
+        }} />
+      )}
       <div class="md-panes">
         <div class="md-source" ref={host} />
         {!mdx && (

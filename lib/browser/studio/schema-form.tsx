@@ -5,7 +5,9 @@
  */
 import type { JSX } from 'preact'
 import type { Api, JsonSchema, Issue } from './api.js'
+import { useState } from 'preact/hooks'
 import { MarkdownEditor } from './markdown-editor.js'
+import { MediaPicker } from './media-picker.js'
 
 const IMAGE_NAMES = new Set(['image', 'cover', 'avatar', 'thumbnail', 'photo', 'logo'])
 
@@ -181,6 +183,7 @@ function ImageField (props: FieldProps & { label: string }): JSX.Element {
   const { path, value, issues, onChange, label, api } = props
   const id = idFor(path)
   const url = typeof value === 'string' ? value : ''
+  const [picking, setPicking] = useState(false)
   const upload = async (e: Event): Promise<void> => {
     const input = e.currentTarget as HTMLInputElement
     const file = input.files?.[0]
@@ -201,7 +204,16 @@ function ImageField (props: FieldProps & { label: string }): JSX.Element {
       <input id={id} type="text" value={url} onInput={e => onChange((e.currentTarget as HTMLInputElement).value)} />
       <label for={id + '-file'} class="sub">Upload {label}</label>
       <input id={id + '-file'} type="file" accept="image/*" onChange={e => { void upload(e) }} />
+      <button type="button" class="secondary choose-media" aria-label={`Choose ${label} from the media library`} onClick={() => setPicking(true)}>Choose from library</button>
       <p id={id + '-status'} class="status" role="status" />
+      {picking && (
+        <MediaPicker api={api} purpose={label} onClose={() => setPicking(false)} onPick={(file, picked) => {
+          onChange(picked)
+          const status = document.getElementById(id + '-status')
+          if (status !== null) status.textContent = `Chose ${file.name}.`
+          document.getElementById(id)?.focus()
+        }} />
+      )}
       {url !== '' && <img class="preview" src={url} alt={`${label} preview`} />}
       <Issues issues={issues} path={path} />
     </div>

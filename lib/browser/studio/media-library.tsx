@@ -1,0 +1,242 @@
+/**
+ * The media library: thumbnails of the site's uploads and image folders with search by name,
+ * folder, type, size and date filters, sort, pages, upload, copy URL, and either Insert (when
+ * picking for a field or the Markdown body) or Delete with a warning that lists the entries still
+ * referencing the file.
+ */
+import type { JSX } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { ApiError, type Api } from './api.js'
+import { copyText, deleteMedia, formatSize, listMedia, mediaReferences, thumbnailUrl, type MediaFile, type MediaListing, type MediaReference } from './media-api.js'
+import type { StudioConfig } from './types.js'
+
+const PAGE_SIZE = 24
+
+/** Sort choices as the select shows them. */
+const SORTS: Array<{ value: string, label: string }> = [
+  { value: 'date-desc', label: 'Newest first' },
+  { value: 'date-asc', label: 'Oldest first' },
+  { value: 'name-asc', label: 'Name A–Z' },
+  { value: 'name-desc', label: 'Name Z–A' },
+  { value: 'size-desc', label: 'Largest first' },
+  { value: 'size-asc', label: 'Smallest first' }
+]
+
+/** Size ranges as the select shows them. */
+const SIZES: Record<string, { label: string, minSize?: number, maxSize?: number }> = {
+  '': { label: 'Any size' },
+  small: { label: 'Under 100 KB', maxSize: 100 * 1024 - 1 },
+  medium: { label: '100 KB to 1 MB', minSize: 100 * 1024, maxSize: 1024 * 1024 },
+  large: { label: 'Over 1 MB', minSize: 1024 * 1024 + 1 }
+}
+
+/** What the library does when a file is chosen (picker mode). */
+export interface MediaPick {
+  /** Called with the chosen file and the URL to write. */
+  onPick: (file: MediaFile, url: string) => void
+  /** The entry being edited: its own page-bundle files can be inserted (by their bare name). */
+  entry: { collection: string, id: string } | null
+}
+
+interface Props {
+  api: Api
+  config: StudioConfig
+  /** Picker mode: Insert instead of Delete. */
+  pick?: MediaPick
+  /** Prefix of element ids (two libraries never share ids). */
+  idPrefix: string
+}
+
+/** @param file a file @param entry the entry being edited @returns why it cannot be inserted there, or '' */
+function insertProblem (file: MediaFile, entry: MediaPick['entry']): string {
+  if (file.entry === undefined) return ''
+  if (entry !== null && file.entry.collection === entry.collection && file.entry.id === entry.id) return ''
+  return `Belongs to the page bundle ${file.entry.collection}/${file.entry.id}`
+}
+
+/** @param props api, config, picker settings @returns the library */
+export function MediaLibrary ({ api, config, pick, idPrefix }: Props): JSX.Element {
+  const [q, setQ] = useState('')
+  const [folder, setFolder] = useState('')
+  const [type, setType] = useState<'' | 'image' | 'pdf'>(pick !== undefined ? 'image' : '')
+  const [sort, setSort] = useState('date-desc')
+  const [size, setSize] = useState('')
+  const [after, setAfter] = useState('')
+  const [before, setBefore] = useState('')
+  const [page, setPage] = useState(1)
+  const [listing, setListing] = useState<MediaListing | null>(null)
+  const [error, setError] = useState('')
+  const [status, setStatus] = useState('')
+  const [tick, setTick] = useState(0)
+  const [confirming, setConfirming] = useState<{ file: MediaFile, references: MediaReference[] } | null>(null)
+  const confirmRef = useRef<HTMLDivElement>(null)
+  const id = (name: string): string => `${idPrefix}-${name}`
+
+  useEffect(() => {
+    const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
+    const range = SIZES[size] ?? {}
+    // Debounced so typing a word sends one request, not one per key.
+    const timer = setTimeout(() => {
+      listMedia(api, { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })
+        .then(r => { setListing(r); setError('') }, (err: Error) => setError(`Could not load the media library: ${err.message}`))
+    }, q === '' ? 0 : 200)
+    return () => clearTimeout(timer)
+  }, [q, folder, type, sort, size, after, before, page, tick])
+  useEffect(() => { confirmRef.current?.querySelector<HTMLElement>('button')?.focus() }, [confirming])
+
+  const filter = <T,>(set: (v: T) => void) => (v: T): void => { set(v); setPage(1) }
+  const copy = async (file: MediaFile): Promise<void> => {
+    const url = file.url
+    setStatus(await copyText(url) ? `Copied the URL of ${file.name}: ${url}` : `Could not copy; the URL is ${url}`)
+  }
+  const askDelete = async (file: MediaFile): Promise<void> => {
+    try {
+      setStatus('')
+      setConfirming({ file, references: await mediaReferences(api, file.path) })
+    } catch (err) { setError(`Could not check where ${file.name} is used: ${(err as Error).message}`) }
+  }
+  const confirmDelete = async (): Promise<void> => {
+    if (confirming === null) return
+    const { file, references } = confirming
+    try {
+      await deleteMedia(api, file.path, references.length > 0)
+      setConfirming(null)
+      setStatus(`Deleted ${file.name}.`)
+      setTick(x => x + 1)
+    } catch (err) {
+      // Someone referenced it meanwhile: show the new list and ask again.
+      if (err instanceof ApiError && err.status === 409 && Array.isArray(err.body.references)) {
+        setConfirming({ file, references: err.body.references as MediaReference[] })
+      } else {
+        setConfirming(null)
+        setError(`Could not delete ${file.name}: ${(err as Error).message}`)
+      }
+    }
+  }
+  const upload = async (e: Event): Promise<void> => {
+    const input = e.currentTarget as HTMLInputElement
+    const file = input.files?.[0]
+    if (file === undefined) return
+    try {
+      setStatus(`Uploading ${file.name}…`)
+      const res = await api.upload(file)
+      setStatus(`Uploaded ${file.name} as ${res.url}.`)
+      setSort('date-desc')
+      setPage(1)
+      setTick(x => x + 1)
+    } catch (err) { setStatus(`Upload failed: ${(err as Error).message}`) } finally { input.value = '' }
+  }
+
+  const pg = listing?.pagination
+  return (
+    <div class="media-library">
+      <div class="media-filters" role="search" aria-label="Filter the media library">
+        <div class="media-filter grow">
+          <label for={id('q')}>Search media</label>
+          <input id={id('q')} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
+        </div>
+        <div class="media-filter">
+          <label for={id('folder')}>Folder</label>
+          <select id={id('folder')} value={folder} onChange={e => filter(setFolder)((e.currentTarget as HTMLSelectElement).value)}>
+            <option value="">All folders</option>
+            {listing?.folders.map(f => <option key={f.path} value={f.path}>{f.path} ({f.count})</option>)}
+          </select>
+        </div>
+        <div class="media-filter">
+          <label for={id('sort')}>Sort by</label>
+          <select id={id('sort')} value={sort} onChange={e => filter(setSort)((e.currentTarget as HTMLSelectElement).value)}>
+            {SORTS.map(s => <option key={s.value} value={s.value}>{s.label}</option>)}
+          </select>
+        </div>
+        <div class="media-filter">
+          <label for={id('type')}>Type</label>
+          <select id={id('type')} value={type} onChange={e => filter(setType)((e.currentTarget as HTMLSelectElement).value as '' | 'image' | 'pdf')}>
+            <option value="">All files</option>
+            <option value="image">Images</option>
+            <option value="pdf">PDF</option>
+          </select>
+        </div>
+        <div class="media-filter">
+          <label for={id('size')}>Size</label>
+          <select id={id('size')} value={size} onChange={e => filter(setSize)((e.currentTarget as HTMLSelectElement).value)}>
+            {Object.entries(SIZES).map(([k, s]) => <option key={k} value={k}>{s.label}</option>)}
+          </select>
+        </div>
+        <div class="media-filter">
+          <label for={id('after')}>Changed from</label>
+          <input id={id('after')} type="date" value={after} onInput={e => filter(setAfter)((e.currentTarget as HTMLInputElement).value)} />
+        </div>
+        <div class="media-filter">
+          <label for={id('before')}>Changed until</label>
+          <input id={id('before')} type="date" value={before} onInput={e => filter(setBefore)((e.currentTarget as HTMLInputElement).value)} />
+        </div>
+        <div class="media-filter">
+          <label for={id('upload')}>Upload a file</label>
+          <input id={id('upload')} type="file" accept="image/*,application/pdf" onChange={e => { void upload(e) }} />
+        </div>
+      </div>
+      <p class="status" role="status" aria-live="polite">{status}</p>
+      {error !== '' && <p class="error" role="alert">{error}</p>}
+      {confirming !== null && (
+        <div class="media-confirm" role="alertdialog" aria-labelledby={id('confirm-heading')} aria-describedby={id('confirm-text')} ref={confirmRef}>
+          <h2 id={id('confirm-heading')}>Delete {confirming.file.name}?</h2>
+          {confirming.references.length === 0
+            ? <p id={id('confirm-text')}>No entry references this file. Deleting removes it from the site's files{' '}(the next publish commits the removal).</p>
+            : (
+              <div id={id('confirm-text')}>
+                <p class="warning"><strong>Warning:</strong> {confirming.references.length === 1 ? 'this entry still references' : `these ${confirming.references.length} entries still reference`} the file; their pages will show a broken image:</p>
+                <ul>
+                  {confirming.references.map(r => (
+                    <li key={`${r.collection}/${r.id}/${r.draft === true ? r.editor ?? '' : ''}`}>
+                      <a href={`${config.mountPath}/cms/${encodeURIComponent(r.collection)}/${encodeURIComponent(r.id)}`}>{r.collection}/{r.id}</a>
+                      {r.draft === true && <span class="badge draft">Draft</span>}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+              )}
+          <button type="button" class="danger" onClick={() => { void confirmDelete() }}>{confirming.references.length === 0 ? 'Delete' : 'Delete anyway'}</button>
+          <button type="button" class="secondary" onClick={() => { setConfirming(null); setStatus('Nothing deleted.') }}>Cancel</button>
+        </div>
+      )}
+      {listing === null
+        ? <p>Loading…</p>
+        : listing.files.length === 0
+          ? <p>{q === '' ? 'No files here.' : `No file name matches “${q}”.`}</p>
+          : (
+            <ul class="media-grid" aria-label="Files">
+              {listing.files.map(file => {
+                const problem = pick === undefined ? '' : insertProblem(file, pick.entry)
+                return (
+                  <li key={file.path} class="media-card">
+                    <div class="media-thumb">
+                      {file.type.startsWith('image/')
+                        ? <img src={thumbnailUrl(api, file.path)} alt="" loading="lazy" width={160} height={120} />
+                        : <span class="media-kind" aria-hidden="true">{file.type === 'application/pdf' ? 'PDF' : 'File'}</span>}
+                    </div>
+                    <p class="media-name" title={file.path}>{file.name}</p>
+                    <p class="muted small media-meta">{formatSize(file.size)} · <time dateTime={new Date(file.mtime).toISOString()}>{new Date(file.mtime).toLocaleDateString()}</time><br />{file.folder}</p>
+                    <div class="media-actions">
+                      {pick !== undefined && (
+                        <button type="button" aria-label={`Insert ${file.name}`} disabled={problem !== ''} title={problem !== '' ? problem : undefined}
+                          onClick={() => pick.onPick(file, file.url)}>Insert</button>
+                      )}
+                      <button type="button" class="secondary" aria-label={`Copy URL of ${file.name}`} onClick={() => { void copy(file) }}>Copy URL</button>
+                      {pick === undefined && <button type="button" class="danger" aria-label={`Delete ${file.name}`} onClick={() => { void askDelete(file) }}>Delete</button>}
+                    </div>
+                    {problem !== '' && <p class="muted small">{problem}</p>}
+                  </li>
+                )
+              })}
+            </ul>
+            )}
+      {pg !== undefined && (
+        <nav class="pages" aria-label="Media pages">
+          <button type="button" class="secondary" disabled={!pg.hasPrev} onClick={() => setPage(page - 1)}>Previous page</button>
+          <span>Page {pg.page} of {pg.totalPages} · {pg.total} {pg.total === 1 ? 'file' : 'files'}</span>
+          <button type="button" class="secondary" disabled={!pg.hasNext} onClick={() => setPage(page + 1)}>Next page</button>
+        </nav>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,50 @@
+/**
+ * The media library as a modal dialog, opened from an entry's image field or the Markdown
+ * editor: choosing a file calls `onPick` with the URL to write, and closes. Escape or Close closes
+ * without a choice; the browser's modal dialog keeps focus inside and gives it back afterwards.
+ */
+import type { JSX } from 'preact'
+import { useEffect, useRef } from 'preact/hooks'
+import type { Api } from './api.js'
+import { MediaLibrary } from './media-library.js'
+import type { MediaFile } from './media-api.js'
+import type { StudioConfig } from './types.js'
+
+interface Props {
+  api: Api
+  /** What the file is for, in the heading ("Cover image", "Body"). */
+  purpose: string
+  onPick: (file: MediaFile, url: string) => void
+  onClose: () => void
+}
+
+/** @returns the settings embedded by the server (the picker opens below the entry form, which has no config prop) */
+function studioConfig (): StudioConfig {
+  return JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as StudioConfig
+}
+
+/** @param props api (scoped to the entry), purpose and callbacks @returns the dialog */
+export function MediaPicker ({ api, purpose, onPick, onClose }: Props): JSX.Element {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const closed = useRef(onClose)
+  closed.current = onClose
+  useEffect(() => {
+    const d = dialog.current
+    if (d === null) return
+    const done = (): void => closed.current()
+    d.addEventListener('close', done)
+    if (!d.open) d.showModal()
+    d.querySelector<HTMLInputElement>('input[type=search]')?.focus()
+    return () => { d.removeEventListener('close', done); if (d.open) d.close() }
+  }, [])
+  return (
+    <dialog ref={dialog} class="media-dialog" aria-labelledby="media-picker-heading">
+      <div class="media-dialog-head">
+        <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
+        <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>
+      </div>
+      <MediaLibrary api={api} config={studioConfig()} idPrefix="picker"
+        pick={{ entry: api.uploadScope, onPick: (file, url) => { dialog.current?.close(); onPick(file, url) } }} />
+    </dialog>
+  )
+}
