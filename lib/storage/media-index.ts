@@ -55,6 +55,7 @@ export interface MediaPage {
   pagination: { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
 }
 
+/** What a media index needs from its instance. */
 export interface MediaIndexOptions {
   repoDir: string
   /** The roots, resolved when the index is built (collections are known by then). */
@@ -208,7 +209,12 @@ export class MediaIndex {
         this.#subscriptions.push(await watcher.subscribe(root.dir, (err, events) => {
           if (err !== null) { this.#opts.onWatchError?.(err); return }
           const files = events.map(e => e.path)
-          this.#queue = this.#queue.then(async () => { for (const f of files) await this.#refresh(f) }).catch(e => this.#opts.onWatchError?.(e as Error))
+          this.#queue = this.#queue.then(async () => {
+            for (const f of files) {
+              await this.#refresh(f)
+              await this.#rescanIfBundleIndex(f)
+            }
+          }).catch(e => this.#opts.onWatchError?.(e as Error))
         }, { ignore: WATCH_IGNORE }))
       } catch (err) {
         this.#opts.onWatchError?.(err as Error)
@@ -253,11 +259,28 @@ export class MediaIndex {
     else this.#drop(rel)
   }
 
+  /**
+   * After a page bundle's index file appeared or went away, the images beside it join or leave
+   * the library: its folder's files are looked at again.
+   */
+  async #rescanIfBundleIndex (file: string): Promise<void> {
+    const stem = path.basename(file, path.extname(file))
+    if (!this.#roots.some(r => r.kind === 'bundles' && r.indexFile === stem && isInside(r.dir, file))) return
+    const dir = path.dirname(file)
+    const rel = this.#relative(dir)
+    if (rel === null) return
+    for (const f of [...this.#files.values()]) if (f.folder === rel) this.#drop(f.path)
+    let names: string[] = []
+    try { names = await readdir(dir) } catch {}
+    for (const name of names) if (!name.startsWith('.')) await this.#add(path.join(dir, name))
+  }
+
   async #add (file: string): Promise<void> {
-    const rel = this.#relative(file)
     const type = mediaTypeOf(file)
-    const root = this.#rootFor(file)
-    if (rel === null || type === undefined || root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) return
+    if (type === undefined) return
+    const rel = this.#relative(file)
+    const root = rel === null ? undefined : this.#rootFor(file)
+    if (rel === null || root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) return
     let st
     try { st = await lstat(file) } catch { this.#drop(rel); return }
     if (!st.isFile()) { this.#drop(rel); return }

@@ -2,30 +2,12 @@ import t, { type Test } from 'tap'
 import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { deflateSync } from 'node:zlib'
 import { startServer, makeSite, repoFingerprint, writeHeaders, git } from '../helpers/site.js'
+import { makePng } from '../helpers/png.js'
 
 const API = '/api/cms'
 
-/** A real PNG of w x h pixels (signature, IHDR, IDAT, IEND with correct CRCs); `seed` varies its bytes. */
-function png (w = 1, h = 1, seed = 0): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n
-    for (let k = 0; k < 8; k++) c = (c & 1) !== 0 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    return c >>> 0
-  })
-  const crc = (buf: Buffer): number => { let c = 0xffffffff; for (const b of buf) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8); return (c ^ 0xffffffff) >>> 0 }
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const len = Buffer.alloc(4); len.writeUInt32BE(data.length)
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data])
-    const c = Buffer.alloc(4); c.writeUInt32BE(crc(td))
-    return Buffer.concat([len, td, c])
-  }
-  const ihdr = Buffer.alloc(13); ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4); ihdr[8] = 8; ihdr[9] = 2
-  const row = Buffer.alloc(1 + w * 3, seed & 0xff); row[0] = 0
-  const raw = Buffer.concat(Array.from({ length: h }, () => row))
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))])
-}
+const png = makePng
 
 const CONFIG = {
   collections: {
@@ -161,6 +143,18 @@ t.test('files added, changed and removed outside the service are seen through th
   await rm(path.join(s.repoDir, 'public/uploads/2026'), { recursive: true })
   await until(t, 'a removed folder takes its files along', async () => (await list('?folder=public/uploads/2026/01')).pagination.total === 0)
   t.notOk((await list()).folders.some(f => f.path.startsWith('public/uploads/2026/')), 'and its folders')
+
+  // A page bundle made outside: its image joins the library once the index file exists, and
+  // leaves it when the index file goes.
+  const bundle = path.join(s.repoDir, 'content/blog/new-trip')
+  await mkdir(bundle, { recursive: true })
+  await writeFile(path.join(bundle, 'pic.png'), png(2, 2, 11))
+  await new Promise(resolve => setTimeout(resolve, 300))
+  t.equal((await list('?q=pic')).pagination.total, 0, 'not a bundle yet')
+  await writeFile(path.join(bundle, 'index.md'), '---\ntitle: New trip\n---\n![](pic.png)\n')
+  await until(t, 'the bundle image is listed', async () => (await list('?q=pic')).files.some(f => f.path === 'content/blog/new-trip/pic.png' && f.entry?.id === 'new-trip'))
+  await rm(path.join(bundle, 'index.md'))
+  await until(t, 'without its index file it is not a bundle image', async () => (await list('?q=pic')).pagination.total === 0)
 })
 
 t.test('the thumbnail route serves a library file with its type, and nothing else', async t => {

@@ -78,7 +78,12 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: Props): JSX.Eleme
     // Debounced so typing a word sends one request, not one per key.
     const timer = setTimeout(() => {
       listMedia(api, { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })
-        .then(r => { setListing(r); setError('') }, (err: Error) => setError(`Could not load the media library: ${err.message}`))
+        .then(r => {
+          // The last file of the last page was deleted: show the page before it.
+          if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
+          setListing(r)
+          setError('')
+        }, (err: Error) => setError(`Could not load the media library: ${err.message}`))
     }, q === '' ? 0 : 200)
     return () => clearTimeout(timer)
   }, [q, folder, type, sort, size, after, before, page, tick])
