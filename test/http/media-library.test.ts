@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { startServer, makeSite, repoFingerprint, writeHeaders, git } from '../helpers/site.js'
@@ -158,7 +158,11 @@ t.test('files added, changed and removed outside the service are seen through th
 })
 
 t.test('the thumbnail route serves a library file with its type, and nothing else', async t => {
-  const { get } = await setup(t)
+  const { get } = await setup(t, { before: async (repoDir) => { await writeFile(path.join(repoDir, 'static/images/logo.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>') } })
+  const svg = await get('/media/file?path=static/images/logo.svg')
+  t.equal(svg.status, 200)
+  t.equal(svg.headers.get('content-type'), 'image/svg+xml')
+  t.match(svg.headers.get('content-security-policy'), /sandbox/, 'an SVG opened directly runs no script')
   const res = await get('/media/file?path=static/images/sunset.png')
   t.equal(res.status, 200)
   t.equal(res.headers.get('content-type'), 'image/png')
@@ -273,6 +277,21 @@ t.test('hostile paths, queries and requests get a clear 4xx and change nothing',
   }
   t.equal(await repoFingerprint(s.repoDir), fp, 'nothing changed')
   t.same(await readFile(outside), png(1, 1, 99), 'the link target is untouched')
+})
+
+t.test('a media folder that is a link leaving the repository is not indexed', async t => {
+  const outside = await mkdtemp(path.join(os.tmpdir(), 'git-cms-media-outside-'))
+  t.teardown(async () => { await rm(outside, { recursive: true, force: true }) })
+  await writeFile(path.join(outside, 'secret.png'), png(1, 1, 77))
+  const { s, list, del } = await setup(t, {
+    config: { collections: { ...CONFIG.collections, elsewhere: { format: 'json', uploadsDir: 'static/elsewhere', uploadsUrl: '/elsewhere' } } },
+    before: async (repoDir) => { await symlink(outside, path.join(repoDir, 'static/elsewhere')) }
+  })
+  t.notOk((await list('?pageSize=200')).files.some(f => f.path.startsWith('static/elsewhere')))
+  const fp = await repoFingerprint(s.repoDir)
+  t.equal((await del('static/elsewhere/secret.png', '&force=true')).status, 404)
+  t.equal(await repoFingerprint(s.repoDir), fp)
+  t.same(await readFile(path.join(outside, 'secret.png')), png(1, 1, 77))
 })
 
 t.test('delete needs the delete permission under a policy', async t => {
