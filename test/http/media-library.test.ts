@@ -157,6 +157,21 @@ t.test('files added, changed and removed outside the service are seen through th
   await until(t, 'without its index file it is not a bundle image', async () => (await list('?q=pic')).pagination.total === 0)
 })
 
+t.test('a media folder that does not exist at start joins the library with its first file', async t => {
+  const { s, cookie, list } = await setup(t, { config: { collections: { ...CONFIG.collections, press: { format: 'json', uploadsDir: 'static/press', uploadsUrl: '/press' } } } })
+  t.equal((await list('?folder=static/press')).pagination.total, 0)
+  const fd = new FormData()
+  fd.append('file', new Blob([png(3, 1, 5)], { type: 'image/png' }), 'Press kit.png')
+  const res = await s.request(`${API}/upload?collection=press`, { method: 'POST', headers: { cookie, 'x-cms-request': '1' }, body: fd })
+  t.equal(res.status, 200)
+  const { url } = await res.json() as { url: string }
+  const listed = await list('?folder=static/press')
+  t.same(listed.files.map(f => [f.url, f.collection]), [[url, 'press']], 'listed at once, with its URL')
+  // Watched from then on.
+  await writeFile(path.join(s.repoDir, 'static/press/by-hand.png'), png(1, 1, 6))
+  await until(t, 'a file added by hand is seen', async () => (await list('?folder=static/press')).pagination.total === 2)
+})
+
 t.test('the thumbnail route serves a library file with its type, and nothing else', async t => {
   const { get } = await setup(t, { before: async (repoDir) => { await writeFile(path.join(repoDir, 'static/images/logo.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>') } })
   const svg = await get('/media/file?path=static/images/logo.svg')
