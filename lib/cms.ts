@@ -181,8 +181,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       close: async () => {
         closing = true
         await liveRemote.close()
-        await warming
         await media.close()
+        await warming
         await liveContent.close()
         await liveAuth.close()
         await packs.idle()

@@ -206,7 +206,7 @@ export class MediaIndex {
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
       if (!this.#realInside(root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
       try {
-        this.#subscriptions.push(await watcher.subscribe(root.dir, (err, events) => {
+        const subscription = await watcher.subscribe(root.dir, (err, events) => {
           if (err !== null) { this.#opts.onWatchError?.(err); return }
           const files = events.map(e => e.path)
           this.#queue = this.#queue.then(async () => {
@@ -215,7 +215,10 @@ export class MediaIndex {
               await this.#rescanIfBundleIndex(f)
             }
           }).catch(e => this.#opts.onWatchError?.(e as Error))
-        }, { ignore: WATCH_IGNORE }))
+        }, { ignore: WATCH_IGNORE })
+        // Closed while subscribing: nobody would unsubscribe it later.
+        if (this.#closed) { await subscription.unsubscribe().catch(() => {}); return }
+        this.#subscriptions.push(subscription)
       } catch (err) {
         this.#opts.onWatchError?.(err as Error)
       }
@@ -235,6 +238,8 @@ export class MediaIndex {
     let entries
     try { entries = await readdir(dir, { withFileTypes: true }) } catch { return }
     for (const e of entries) {
+      // Closing stops a build half-way (the instance is going away).
+      if (this.#closed) return
       if (e.name.startsWith('.') || SKIPPED.has(e.name)) continue
       const full = path.join(dir, e.name)
       // Links are neither followed nor listed (a link may point anywhere).
