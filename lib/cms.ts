@@ -34,6 +34,7 @@ import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/default-remote.js'
 import { MediaIndex } from './storage/media-index.js'
 import { siteMediaRoots } from './storage/media-roots.js'
+import { isInside } from './storage/safe-path.js'
 
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
@@ -137,7 +138,13 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       }
     })
     const liveRegistry = content.registry
-    const media = new MediaIndex({ repoDir, roots: async () => await siteMediaRoots(repoDir, config, liveRegistry), onWatchError: (err) => log.warn({ err }, 'media watcher error') })
+    const liveStore = content
+    const media = new MediaIndex({
+      repoDir,
+      roots: async () => await siteMediaRoots(repoDir, config, liveRegistry),
+      shared: { covers: dir => liveRegistry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { liveStore.fileListeners.add(onFile); return () => liveStore.fileListeners.delete(onFile) } },
+      onWatchError: (err) => log.warn({ err }, 'media watcher error')
+    })
     const services: Services = {
       repoDir,
       gitDir,
@@ -169,7 +176,6 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     let closing = false
     const warming = new Promise<void>(resolve => setImmediate(resolve))
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
-      .then(async () => { if (!closing) await media.ready() })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
     const liveAuth = auth
     const liveRemote = remote

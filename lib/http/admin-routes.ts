@@ -101,6 +101,8 @@ export function adminMiddleware (services: Services): Middleware {
       return
     }
     if (!isPage(rest)) { await next(); return }
+    // The media library's index is built in the background once someone opens the Studio.
+    services.media.ready().catch((err: Error) => services.log.warn({ err }, 'could not build the media index'))
     const collections = (await services.content.registry.list()).map(c => ({
       name: c.name,
       label: c.metadata.label,

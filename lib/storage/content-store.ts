@@ -34,6 +34,8 @@ export class ContentStore {
   readonly #indexes = new Map<string, CollectionIndex>()
   #repoRealDir: string | null = null
   #subscriptions: watcher.AsyncSubscription[] = []
+  /** Also told of every changed path under the watch roots (the media index listens here). */
+  readonly fileListeners = new Set<(file: string) => void>()
 
   constructor (opts: ContentStoreOptions) {
     this.#opts = opts
@@ -162,5 +164,6 @@ export class ContentStore {
   #onFileEvent (file: string): void {
     // Each index takes the events under its folder (ids of nested and bundled entries included).
     for (const index of this.#indexes.values()) index.onFileEvent(file)
+    for (const listen of this.fileListeners) listen(file)
   }
 }

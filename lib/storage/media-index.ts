@@ -60,6 +60,11 @@ export interface MediaIndexOptions {
   repoDir: string
   /** The roots, resolved when the index is built (collections are known by then). */
   roots: () => Promise<MediaRoot[]>
+  /**
+   * A watcher that already covers some folders (the content store's, over the collection folders):
+   * roots inside them listen to it instead of adding a second subscription of their own.
+   */
+  shared?: { covers: (dir: string) => boolean, listen: (onFile: (file: string) => void) => () => void }
   onWatchError?: (err: Error) => void
 }
 
@@ -82,6 +87,7 @@ export class MediaIndex {
   #repoReal = ''
   #building: Promise<void> | null = null
   #subscriptions: watcher.AsyncSubscription[] = []
+  #unlisten: (() => void) | null = null
   #closed = false
   /** Changes reported while a build runs; applied after it. */
   #queue: Promise<void> = Promise.resolve()
@@ -110,6 +116,8 @@ export class MediaIndex {
     await this.#building?.catch(() => {})
     for (const s of this.#subscriptions) await s.unsubscribe().catch((err: Error) => this.#opts.onWatchError?.(err))
     this.#subscriptions = []
+    this.#unlisten?.()
+    this.#unlisten = null
   }
 
   /**
@@ -205,25 +213,34 @@ export class MediaIndex {
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
       if (!this.#realInside(root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
-      try {
-        const subscription = await watcher.subscribe(root.dir, (err, events) => {
-          if (err !== null) { this.#opts.onWatchError?.(err); return }
-          const files = events.map(e => e.path)
-          this.#queue = this.#queue.then(async () => {
-            for (const f of files) {
-              await this.#refresh(f)
-              await this.#rescanIfBundleIndex(f)
-            }
-          }).catch(e => this.#opts.onWatchError?.(e as Error))
-        }, { ignore: WATCH_IGNORE })
-        // Closed while subscribing: nobody would unsubscribe it later.
-        if (this.#closed) { await subscription.unsubscribe().catch(() => {}); return }
-        this.#subscriptions.push(subscription)
-      } catch (err) {
-        this.#opts.onWatchError?.(err as Error)
+      if (this.#opts.shared?.covers(root.dir) === true) {
+        // The content store's watcher already sees this folder (a page-bundle collection's).
+        this.#unlisten ??= this.#opts.shared.listen(file => { if (this.#roots.some(r => isInside(r.dir, file))) this.#changed([file]) })
+      } else {
+        try {
+          const subscription = await watcher.subscribe(root.dir, (err, events) => {
+            if (err !== null) { this.#opts.onWatchError?.(err); return }
+            this.#changed(events.map(e => e.path))
+          }, { ignore: WATCH_IGNORE })
+          // Closed while subscribing: nobody would unsubscribe it later.
+          if (this.#closed) { await subscription.unsubscribe().catch(() => {}); return }
+          this.#subscriptions.push(subscription)
+        } catch (err) {
+          this.#opts.onWatchError?.(err as Error)
+        }
       }
       await this.#walk(root.dir)
     }
+  }
+
+  /** Queues changed paths: each is looked at again, in order, after the build. */
+  #changed (files: string[]): void {
+    this.#queue = this.#queue.then(async () => {
+      for (const f of files) {
+        await this.#refresh(f)
+        await this.#rescanIfBundleIndex(f)
+      }
+    }).catch(e => this.#opts.onWatchError?.(e as Error))
   }
 
   /** Whether a folder's real location is inside the repository and outside `.git`. */
