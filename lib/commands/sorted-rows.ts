@@ -1,7 +1,9 @@
 /**
  * Base entries of a collection in the order of one field: sorted once per (collection, field,
  * direction) and kept until the collection changes (its index gives a new row list or revision),
- * so a list request of a 100,000-entry collection slices a ready array instead of sorting.
+ * so a list request of a 100,000-entry collection slices a ready array instead of sorting. After
+ * a change, the few rows that changed are taken out and put back where they now sort (each row's
+ * key is kept beside it, so a row changed in place is noticed too); many changes sort afresh.
  */
 import type { IndexRow } from '../storage/collection-index.js'
 import { compareKeys, sortKeyOf, type SortDirection, type SortKey } from './sort-keys.js'
@@ -16,6 +18,8 @@ interface Sorted {
   rows: readonly IndexRow[]
   revision: number
   sorted: IndexRow[]
+  /** Each sorted row's value when it was placed (a row changed in place has another). */
+  vals: unknown[]
 }
 
 /** Sorted orders kept at most (each is one array of references to the index's rows). */
@@ -41,11 +45,12 @@ export class SortedRowsCache {
       this.#orders.set(key, hit)
       return hit.sorted
     }
-    const sorted = sortRows(rows, spec)
+    const next = (hit === undefined ? null : updateSorted(hit, rows, spec)) ?? sortedWithKeys(rows, spec)
+    next.revision = revision
     this.#orders.delete(key)
-    this.#orders.set(key, { rows, revision, sorted })
+    this.#orders.set(key, next)
     if (this.#orders.size > MAX_ORDERS) this.#orders.delete(this.#orders.keys().next().value as string)
-    return sorted
+    return next.sorted
   }
 
   /**
@@ -90,6 +95,64 @@ export function sortRows (rows: readonly IndexRow[], spec: SortSpec): IndexRow[]
   const sorted: IndexRow[] = new Array(rows.length)
   for (let i = 0; i < perm.length; i++) sorted[i] = rows[perm[i] as number] as IndexRow
   return sorted
+}
+
+function sortedWithKeys (rows: readonly IndexRow[], spec: SortSpec): Sorted {
+  return withKeys(rows, sortRows(rows, spec), spec)
+}
+
+function withKeys (rows: readonly IndexRow[], sorted: IndexRow[], spec: SortSpec): Sorted {
+  const vals: unknown[] = new Array(sorted.length)
+  for (let i = 0; i < sorted.length; i++) vals[i] = rowValue(sorted[i] as IndexRow, spec.field)
+  return { rows, revision: 0, sorted, vals }
+}
+
+/**
+ * The previous order with the rows that changed moved to where they now sort; null when too many
+ * changed (a full sort is then cheaper).
+ */
+function updateSorted (old: Sorted, rows: readonly IndexRow[], spec: SortSpec): Sorted | null {
+  const limit = Math.max(64, rows.length >>> 5)
+  const before = new Set(old.sorted)
+  const moved: IndexRow[] = []
+  for (const row of rows) {
+    if (before.has(row)) continue
+    moved.push(row)
+    if (moved.length > limit) return null
+  }
+  const now = old.sorted.length - (rows.length - moved.length) > 0 ? new Set(rows) : null
+  const kept: IndexRow[] = []
+  const keptIndex: number[] = []
+  for (let i = 0; i < old.sorted.length; i++) {
+    const row = old.sorted[i] as IndexRow
+    if (now !== null && !now.has(row)) continue
+    // A row whose value changed in place is placed again.
+    if (!Object.is(rowValue(row, spec.field), old.vals[i])) {
+      moved.push(row)
+      if (moved.length > limit) return null
+      continue
+    }
+    kept.push(row)
+    keptIndex.push(i)
+  }
+  const placed = moved.map(row => ({ row, key: sortKeyOf(rowValue(row, spec.field)) }))
+  placed.sort((a, b) => compareKeys(a.key, a.row.id, b.key, b.row.id, spec.direction))
+  const at = placed.map(p => insertionPoint(kept, p.key, p.row.id, spec))
+  const total = kept.length + placed.length
+  const next: Sorted = { rows, revision: 0, sorted: new Array(total), vals: new Array(total) }
+  let j = 0
+  let out = 0
+  for (let i = 0; i <= kept.length; i++) {
+    for (; j < placed.length && (at[j] as number) <= i; j++) {
+      const p = placed[j] as { row: IndexRow }
+      next.sorted[out] = p.row
+      next.vals[out++] = rowValue(p.row, spec.field)
+    }
+    if (i === kept.length) break
+    next.sorted[out] = kept[i] as IndexRow
+    next.vals[out++] = old.vals[keptIndex[i] as number]
+  }
+  return next
 }
 
 /**
