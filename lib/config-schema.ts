@@ -27,7 +27,8 @@ const collectionSchema = {
     order: { type: 'number' },
     titleField: { type: 'string', minLength: 1 },
     orderField: { type: 'string', minLength: 1 },
-    layoutField: { type: 'string', minLength: 1 }
+    layoutField: { type: 'string', minLength: 1 },
+    listFields: { type: 'array', maxItems: 12, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 128 } }
   }
 } as const
 

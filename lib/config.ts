@@ -70,6 +70,8 @@ export interface CollectionDefinition {
   titleField?: string
   orderField?: string
   layoutField?: string
+  /** Fields shown as sortable columns of the Studio's list (`id`, `title` or schema properties). */
+  listFields?: string[]
 }
 
 /** The config as a site writes it: every key optional. */
@@ -175,6 +177,7 @@ export function normalizeConfig (input: unknown): Config {
   const c = input as ConfigInput
   checkAuth(c.auth)
   for (const [name, def] of Object.entries(c.collections ?? {})) checkCollectionPaths(name, def)
+  for (const [name, def] of Object.entries(c.collections ?? {})) checkListFields(name, def)
   // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
   const schemas = new SchemaCompiler()
   for (const [name, def] of Object.entries(c.collections ?? {})) {
@@ -231,6 +234,24 @@ function checkCollectionNames (input: object): void {
   for (const name of Object.keys(collections)) {
     if (!new RegExp(NAME_PATTERN).test(name)) {
       throw new ConfigError(`collections.${name}`, `a collection name must match ${NAME_PATTERN} (use folder: ${name} to read that folder)`)
+    }
+  }
+}
+
+/**
+ * `listFields` names `id`, `title` or properties of the collection's schema (checked when the
+ * config gives the schema; an inferred schema is only known once entries are read).
+ */
+function checkListFields (name: string, def: CollectionDefinition): void {
+  if (def.listFields === undefined) return
+  const props = def.schema?.properties
+  for (const [i, field] of def.listFields.entries()) {
+    const key = `collections.${name}.listFields.${i}`
+    if (['__proto__', 'prototype', 'constructor'].includes(field)) throw new ConfigError(key, `${JSON.stringify(field)} is not a field name`)
+    if (field === 'id' || field === 'title' || def.schema === undefined) continue
+    if (props === null || typeof props !== 'object' || !Object.hasOwn(props, field)) {
+      const known = ['id', 'title', ...Object.keys(props ?? {})]
+      throw new ConfigError(key, `${JSON.stringify(field)} is not a field of the collection's schema (known: ${[...new Set(known)].join(', ')})`)
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Lists or reads entries of a collection as one editor sees them: base entries with that editor's
  * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, filtered by
- * `q` over ids and title fields, or one entry by `id`.
+ * `q` over ids and title fields, sorted by a field and filtered by draft state, or one entry by `id`.
  */
 import { UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
@@ -9,6 +9,9 @@ import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { IndexRow } from '../storage/collection-index.js'
 import { searchTextOf } from '../content/entry-search.js'
 import { toEntryView, type EntryView } from './entry-view.js'
+import { sortRows, type SortedRowsCache } from './sorted-rows.js'
+import type { SortDirection } from './sort-keys.js'
+import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
 
 export const DEFAULT_PAGE_SIZE = 24
 export const MAX_PAGE_SIZE = 100
@@ -21,6 +24,13 @@ export interface ListEntriesInput {
   pageSize: number
   /** The reading editor's drafts of this collection (empty without drafts). */
   drafts?: DraftEntry[]
+  /** Sort by `id`, `title` or a field of the schema; absent: index order (or `q`'s). */
+  sort?: string
+  order?: SortDirection
+  /** Only this editor's drafted entries, only the others, or all (default). */
+  draft?: DraftFilter
+  /** The instance's cache of sorted orders. */
+  sortCache?: SortedRowsCache
 }
 
 export interface Pagination {
@@ -37,9 +47,6 @@ export interface ListEntriesResult {
   entries: EntryView[]
   pagination: Pagination
 }
-
-/** A list row: a base entry (the index's own row, no wrapper), or the editor's draft of one. */
-type Row = IndexRow | { kind: 'draft', record: DraftRecord, search: string }
 
 /**
  * Lists a page of entries, or reads one.
@@ -73,29 +80,32 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
   const all = await index.all()
   const needle = input.q?.trim().toLowerCase() ?? ''
   const start = (input.page - 1) * pageSize
+  // Step 1, matching: the base rows `q` selects, in index (or relevance) order.
+  const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
+  // Step 2, order and draft state (list-order.ts): a cached sorted order, the drafts laid over.
+  const sort = input.sort === undefined ? null : { field: input.sort, direction: input.order ?? 'asc' }
+  if (sort !== null) await checkSortField(content, index, all, sort, input.sortCache)
+  const ordered = sort === null
+    ? matching
+    : matching === all
+      ? (input.sortCache?.sorted(input.collection, all, index.revision, sort) ?? sortRows(all, sort))
+      : sortMatching(input.collection, all, index.revision, matching, sort, input.sortCache)
   if (drafts.size === 0) {
     // No per-entry objects here: a list request allocating one per entry of a big collection
     // makes V8 allocate them straight into the old generation, which then grows for good.
-    const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
-    const entries = (await index.freshen(matching.slice(start, start + pageSize))).map(toEntryView)
-    return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, matching.length) }
+    const base = input.draft === 'only' ? [] : ordered
+    const entries = (await index.freshen(base.slice(start, start + pageSize))).map(toEntryView)
+    return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, base.length) }
   }
-  const rows: Row[] = []
-  for (const entry of all) {
-    const draft = drafts.get(entry.id)
-    if (draft === undefined) { if (needle === '' || entry.search.includes(needle)) rows.push(entry); continue }
-    drafts.delete(entry.id)
+  const draftRows: DraftRow[] = []
+  for (const draft of drafts.values()) {
     if (draft.kind === 'delete') continue
     const search = searchText(draft, titleField)
-    if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+    if (needle === '' || search.includes(needle)) draftRows.push({ kind: 'draft', record: draft, search })
   }
-  // Entries that exist only as this editor's drafts, after the base ones.
-  for (const draft of [...drafts.values()].sort((a, b) => a.id < b.id ? -1 : 1)) {
-    if (draft.kind === 'delete') continue
-    const search = searchText(draft, titleField)
-    if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
-  }
-  const pageRows = rows.slice(start, start + pageSize)
+  const { rows: pageRows, total } = overlayPage(ordered, drafts, draftRows, {
+    sort, titleField, start, size: pageSize, base: input.draft !== 'only', drafted: input.draft !== 'none'
+  })
   const fresh = new Map((await index.freshen(pageRows.filter(isBase))).map(e => [e.id, e]))
   const entries: EntryView[] = []
   for (const row of pageRows) {
@@ -103,10 +113,10 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
     const entry = fresh.get(row.id)
     if (entry !== undefined) entries.push(toEntryView(entry))
   }
-  return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, rows.length) }
+  return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, total) }
 }
 
-function isBase (row: Row): row is IndexRow {
+function isBase (row: ListRow): row is IndexRow {
   return !('record' in row)
 }
 

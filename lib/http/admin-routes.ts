@@ -21,7 +21,7 @@ export interface StudioShellConfig {
   mountPath: string
   authMode: 'password' | 'provider'
   loginUrl: string | null
-  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string }>
+  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null }>
   /** This response's CSP nonce for the style elements the Markdown editor (CodeMirror) adds. */
   styleNonce?: string
 }
@@ -113,7 +113,8 @@ export function adminMiddleware (services: Services): Middleware {
       deletable: c.metadata.deletable,
       singletonId: c.metadata.singletonId,
       nested: c.nested || c.indexFile !== null,
-      format: c.format
+      format: c.format,
+      listFields: c.listFields
     }))
     const styleNonce = randomBytes(18).toString('base64')
     const body = studioShell({

@@ -7,7 +7,8 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { renderField, createRenderCache } from '../commands/render-field.js'
-import { queryString, queryPositiveInt } from './query.js'
+import { queryString, queryPositiveInt, queryEnum, queryFieldName } from './query.js'
+import { SortedRowsCache } from '../commands/sorted-rows.js'
 import { identityOf } from './guards.js'
 
 /**
@@ -16,11 +17,16 @@ import { identityOf } from './guards.js'
  * @param services the instance
  */
 export function contentRoutes (router: Router, services: Services): void {
+  // Sorted orders of big collections, kept per instance until the collection changes.
+  const sortCache = new SortedRowsCache()
   router.get('/entries', async (ctx) => {
     const collection = assertCollectionName(queryString(ctx, 'collection'))
     const rawId = queryString(ctx, 'id')
     const id = rawId === undefined ? undefined : assertEntryId(rawId)
     const q = queryString(ctx, 'q')
+    const sort = queryFieldName(ctx, 'sort')
+    const order = queryEnum(ctx, 'order', ['asc', 'desc'] as const)
+    const draft = queryEnum(ctx, 'draft', ['all', 'only', 'none'] as const)
     // The reader's own drafts are laid over base (the draft store caches by ref value: no git process).
     const drafts = await services.drafts.list(identityOf(ctx).id, { collection, ...(id !== undefined ? { id } : {}) })
     ctx.body = await listEntries(services.content, {
@@ -29,7 +35,11 @@ export function contentRoutes (router: Router, services: Services): void {
       id,
       q,
       page: queryPositiveInt(ctx, 'page', 1),
-      pageSize: queryPositiveInt(ctx, 'pageSize', DEFAULT_PAGE_SIZE)
+      pageSize: queryPositiveInt(ctx, 'pageSize', DEFAULT_PAGE_SIZE),
+      sort,
+      order,
+      draft,
+      sortCache
     })
   })
 

@@ -30,3 +30,35 @@ export function queryPositiveInt (ctx: Context, name: string, fallback: number):
   if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new BadRequestError(`Query parameter ${name} must be a positive integer`, { field: name })
   return Number(raw)
 }
+
+/**
+ * A query parameter that must be one of a few words.
+ * @param ctx the Koa context
+ * @param name parameter name
+ * @param allowed the accepted values
+ * @returns the value, or undefined when absent or empty
+ */
+export function queryEnum<T extends string> (ctx: Context, name: string, allowed: readonly T[]): T | undefined {
+  const raw = queryString(ctx, name)
+  if (raw === undefined || raw === '') return undefined
+  if (!(allowed as readonly string[]).includes(raw)) throw new BadRequestError(`Query parameter ${name} must be one of ${allowed.join(', ')}`, { field: name })
+  return raw as T
+}
+
+/**
+ * A query parameter naming a top-level data field (1 to 128 characters, no control characters,
+ * no `.` or `/`, never `__proto__`, `prototype` or `constructor`); whether the collection has
+ * that field is the command's check.
+ * @param ctx the Koa context
+ * @param name parameter name
+ * @returns the field name, or undefined when absent or empty
+ */
+export function queryFieldName (ctx: Context, name: string): string | undefined {
+  const raw = queryString(ctx, name)
+  if (raw === undefined || raw === '') return undefined
+  // eslint-disable-next-line no-control-regex
+  if (raw.length > 128 || /[\u0000-\u001f\u007f./]/.test(raw) || ['__proto__', 'prototype', 'constructor'].includes(raw)) {
+    throw new BadRequestError(`Query parameter ${name} must name a field of the collection`, { field: name })
+  }
+  return raw
+}

@@ -40,6 +40,8 @@ export interface Collection {
   titleField: string | null
   orderField: string
   layoutField: string
+  /** Columns of the Studio's list (config `listFields`); null: title and date when present. */
+  listFields: string[] | null
   /** Absolute directory of its entry files (the repository root for a `files` collection). */
   dir: string
   /** `dir` relative to the repository root, `/`-separated (`.` for the root). */
@@ -273,6 +275,7 @@ export class CollectionRegistry {
       titleField: def.titleField ?? null,
       orderField: def.orderField ?? 'order',
       layoutField: def.layoutField ?? 'sections',
+      listFields: def.listFields ?? null,
       dir,
       folder: path.relative(this.#repoDir, dir).split(path.sep).join('/') || '.',
       nested: def.nested ?? false,

@@ -1,7 +1,20 @@
 /**
  * The editor's own interface, fixed at the bottom of the viewport: a toolbar (formatting, Publish,
- * Discard), a live status line and a panel for conflicts that keeps what the editor typed.
+ * Discard), a live status line, a panel for conflicts that keeps what the editor typed, and after a
+ * crash the offer of the unsaved text the browser kept ("Restore unsaved changes" / "Discard").
  */
+
+/** One block's kept text as the restore offer shows it. */
+export interface RestoreItem {
+  /** Which block, in words. */
+  title: string
+  /** What moved since the text was typed (the entry's revision, the block's source), in words. */
+  notes: string[]
+  /** The unsaved text. */
+  mine: string
+  /** The block's text on the page now, shown beside it when something moved; null: not shown. */
+  now: string | null
+}
 
 /** The commands the toolbar buttons send. */
 export type ToolbarCommand = 'bold' | 'italic' | 'code' | 'link' | 'publish' | 'discard'
@@ -28,12 +41,28 @@ function button (text: string, label: string, cls: string): HTMLButtonElement {
   return b
 }
 
+/** A labelled read-only text area. */
+function readOnlyText (id: string, label: string, text: string): HTMLElement {
+  const wrap = document.createElement('div')
+  const l = document.createElement('label')
+  l.htmlFor = id
+  l.textContent = label
+  const area = document.createElement('textarea')
+  area.id = id
+  area.readOnly = true
+  area.rows = Math.min(6, Math.max(2, Math.ceil(text.length / 60)))
+  area.value = text
+  wrap.append(l, area)
+  return wrap
+}
+
 /** The toolbar, status line and conflict panel. */
 export class EditorUi {
   readonly root: HTMLElement
   private readonly formatButtons: HTMLButtonElement[] = []
   private readonly status: HTMLElement
   private readonly panel: HTMLElement
+  private readonly offer: HTMLElement
 
   /**
    * Builds the interface and adds it to the page.
@@ -79,7 +108,12 @@ export class EditorUi {
     this.panel.hidden = true
     this.panel.setAttribute('role', 'alert')
 
-    this.root.append(this.panel, this.status, toolbar)
+    this.offer = document.createElement('section')
+    this.offer.className = 'cms-panel cms-offer'
+    this.offer.hidden = true
+    this.offer.setAttribute('aria-labelledby', 'cms-offer-title')
+
+    this.root.append(this.offer, this.panel, this.status, toolbar)
     document.body.appendChild(this.root)
     document.body.classList.add('cms-editing-page')
   }
@@ -135,6 +169,50 @@ export class EditorUi {
     row.append(copy, reload, close)
     this.panel.append(h, p, area, row)
     this.panel.hidden = false
+  }
+
+  /**
+   * Shows the restore offer: each block's unsaved text (and, when the entry or the block moved
+   * since, what the page shows now), with "Restore unsaved changes" and "Discard"; either choice
+   * closes it. Nothing changes on the page until the editor chooses.
+   * @param items the blocks with kept text
+   * @param restore what Restore does
+   * @param discard what Discard does
+   */
+  offerRestore (items: RestoreItem[], restore: () => void, discard: () => void): void {
+    this.offer.replaceChildren()
+    const h = document.createElement('h2')
+    h.id = 'cms-offer-title'
+    h.textContent = 'Unsaved changes'
+    const p = document.createElement('p')
+    p.textContent = `This browser kept text you typed in ${items.length === 1 ? 'a block' : `${items.length} blocks`} of this page and did not save. Restore it (saved as a draft) or discard it.`
+    this.offer.append(h, p)
+    for (const [i, item] of items.entries()) {
+      const box = document.createElement('div')
+      box.className = 'cms-offer-item'
+      const t = document.createElement('h3')
+      t.textContent = item.title
+      box.append(t)
+      for (const note of item.notes) {
+        const n = document.createElement('p')
+        n.className = 'cms-moved'
+        n.textContent = note
+        box.append(n)
+      }
+      box.append(readOnlyText(`cms-offer-mine-${i}`, 'Your unsaved text', item.mine))
+      if (item.now !== null) box.append(readOnlyText(`cms-offer-now-${i}`, 'Now on the page', item.now))
+      this.offer.append(box)
+    }
+    const yes = button('Restore unsaved changes', 'Restore unsaved changes', 'cms-btn cms-primary')
+    const no = button('Discard', 'Discard unsaved changes', 'cms-btn')
+    const close = (): void => { this.offer.hidden = true; this.offer.replaceChildren() }
+    yes.addEventListener('click', () => { close(); restore() })
+    no.addEventListener('click', () => { close(); discard() })
+    const row = document.createElement('div')
+    row.className = 'cms-group'
+    row.append(yes, no)
+    this.offer.append(row)
+    this.offer.hidden = false
   }
 
   /**

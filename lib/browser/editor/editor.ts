@@ -7,12 +7,16 @@
  * generator rendered it: Hugo, Jekyll, Eleventy, markdown-it) or whose entry has the editor's
  * drafts gets the field as the server renders it for this editor (`GET /render`): their draft,
  * with hints that fit the body md_block checks.
+ *
+ * What is typed in a block is kept in localStorage until it is saved (unsaved-blocks.ts); after a
+ * crash or a closed tab the page offers it back, saying when the entry or the block moved since.
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
-import { EditorUi, type ToolbarCommand } from './editor-ui.js'
+import { EditorUi, type RestoreItem, type ToolbarCommand } from './editor-ui.js'
+import { clearUnsavedBlock, keptBlocks, unsavedBlockKey, writeUnsavedBlock, type KeptBlock } from './unsaved-blocks.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -32,6 +36,12 @@ interface EditSession {
   revision: Promise<number | undefined>
   /** The selection, kept while the focus is on the toolbar. */
   range: Range | null
+  /** Where a block's unsaved text is kept in the browser (null for fields). */
+  unsavedKey: string | null
+  /** The block's position among its wrapper's hinted blocks. */
+  index: number
+  /** The entry's revision once `revision` resolved (kept with the unsaved text). */
+  knownRevision: number | null
 }
 
 /** The inline editor of one page. */
@@ -49,6 +59,9 @@ export class InlineEditor {
   private draftedAtLoad = new Set<string>()
   /** Wrappers whose content was replaced by the served rendering. */
   private readonly served = new WeakSet<HTMLElement>()
+  /** The pending (debounced) write of the current block's unsaved text. */
+  private keepTimer: number | undefined
+  private keepPending: (() => void) | null = null
 
   /**
    * Sets up the page: makes bound elements focusable and adds the toolbar.
@@ -63,6 +76,8 @@ export class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keepUnsaved() }, true)
+    addEventListener('pagehide', () => { this.flushUnsaved() })
     void this.start()
   }
 
@@ -87,6 +102,85 @@ export class InlineEditor {
     if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
     else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
     else this.ui.say('Click any outlined text to edit it.')
+    await this.offerUnsaved()
+  }
+
+  /**
+   * Offers back the unsaved text this browser kept for the page's blocks: found by its hint, or
+   * (when the block's source moved) by its position; the entry's revision compared with the one
+   * typing began from. Nothing on the page changes until the editor chooses.
+   */
+  private async offerUnsaved (): Promise<void> {
+    const found: Array<{ kept: KeptBlock, el: HTMLElement | null, wrapper: HTMLElement, binding: Binding, sourceMoved: boolean }> = []
+    for (const wrapper of Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))) {
+      const binding = parseBinding(wrapper.dataset.cmsMd)
+      if (binding === null) continue
+      const blocks = hintedBlocks(wrapper)
+      for (const kept of keptBlocks(binding)) {
+        const same = blocks.find(b => b.dataset.cmsSrc === kept.src) ?? null
+        if (same !== null && same.innerHTML === kept.html) { clearUnsavedBlock(kept.key); continue }
+        found.push({ kept, el: same ?? blocks[kept.index] ?? null, wrapper, binding, sourceMoved: same === null })
+      }
+    }
+    if (found.length === 0) return
+    const revisions = new Map<string, number | undefined>()
+    for (const f of found) {
+      const entry = `${f.binding.collection}/${f.binding.id}`
+      if (!revisions.has(entry)) revisions.set(entry, (await this.api.readEntry(f.binding.collection, f.binding.id))?.revision)
+    }
+    const items: RestoreItem[] = found.map(f => {
+      const now = revisions.get(`${f.binding.collection}/${f.binding.id}`)
+      const notes: string[] = []
+      const revisionMoved = f.kept.revision !== null && now !== undefined && now !== f.kept.revision
+      if (revisionMoved) notes.push(`The entry changed since you typed this (revision ${f.kept.revision ?? '?'} then, ${now} now).`)
+      if (f.sourceMoved) {
+        notes.push(f.el === null
+          ? 'This block is no longer on the page: Restore cannot put the text back. Copy it from here.'
+          : 'The text of this block changed since you typed this: Restore replaces what the page shows now.')
+      }
+      return {
+        title: `Block ${f.kept.index + 1} of ${f.binding.collection}/${f.binding.id}`,
+        notes,
+        mine: textOf(f.kept.html),
+        now: (revisionMoved || f.sourceMoved) && f.el !== null ? textOf(f.el.innerHTML) : null
+      }
+    })
+    const n = found.length
+    this.ui.say(`This browser kept unsaved text of ${n} ${n === 1 ? 'block' : 'blocks'} on this page: restore it or discard it.`)
+    this.ui.offerRestore(items, () => {
+      for (const f of found) {
+        if (f.el === null || !f.el.isConnected || f.el.dataset.cmsLocked !== undefined) continue
+        const original = f.el.innerHTML
+        f.el.innerHTML = f.kept.html
+        // Saved like a block the editor just left (md_block); a successful save clears the key.
+        void this.enqueueSave({ el: f.el, kind: 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null })
+      }
+    }, () => {
+      for (const f of found) clearUnsavedBlock(f.kept.key)
+      this.ui.say('Unsaved text discarded.')
+    })
+  }
+
+  /** Keeps the current block's text in the browser after a short pause in typing. */
+  private keepUnsaved (): void {
+    const s = this.session
+    if (s === null || s.unsavedKey === null) return
+    const key = s.unsavedKey
+    this.keepPending = () => {
+      const html = s.el.innerHTML
+      if (html === s.original) clearUnsavedBlock(key)
+      else writeUnsavedBlock(key, { html, original: s.original, revision: s.knownRevision, index: s.index, at: Date.now() })
+    }
+    window.clearTimeout(this.keepTimer)
+    this.keepTimer = window.setTimeout(() => { this.flushUnsaved() }, 250)
+  }
+
+  /** Writes the pending unsaved text now. */
+  private flushUnsaved (): void {
+    window.clearTimeout(this.keepTimer)
+    const write = this.keepPending
+    this.keepPending = null
+    write?.()
   }
 
   /** Replaces a wrapper's content with the served rendering (children only: the wrapper stays). */
@@ -160,6 +254,7 @@ export class InlineEditor {
       return
     }
     const kind = isField ? 'field' : 'block'
+    const src = el.dataset.cmsSrc
     if (kind === 'field') {
       try { el.contentEditable = 'plaintext-only' } catch { el.contentEditable = 'true' }
     } else {
@@ -174,9 +269,14 @@ export class InlineEditor {
       wrapper,
       original: el.innerHTML,
       baseline: kind === 'field' ? el.textContent ?? '' : el.innerHTML,
-      revision: kind === 'field' ? this.api.readEntry(binding.collection, binding.id).then(r => r?.revision) : Promise.resolve(undefined),
-      range: null
+      revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
+      range: null,
+      unsavedKey: kind === 'block' && src !== undefined ? unsavedBlockKey(binding, src) : null,
+      index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
+      knownRevision: null
     }
+    const session = this.session
+    void session.revision.then(r => { session.knownRevision = r ?? null }, () => {})
     this.ui.setFormatting(kind === 'block')
     if (document.activeElement !== el) el.focus()
   }
@@ -185,6 +285,7 @@ export class InlineEditor {
   private end (save: boolean): void {
     const s = this.session
     if (s === null) return
+    this.flushUnsaved()
     this.session = null
     s.el.removeAttribute('contenteditable')
     s.el.classList.remove('cms-active')
@@ -196,7 +297,9 @@ export class InlineEditor {
     const s = this.session
     if (s === null) return
     s.el.innerHTML = s.original
+    this.keepPending = null
     this.end(false)
+    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
     s.el.blur()
     this.ui.say('Edit cancelled.')
   }
@@ -243,6 +346,7 @@ export class InlineEditor {
       return
     }
     this.savedHere.add(key)
+    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
     this.markDraft(s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
@@ -302,7 +406,7 @@ export class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else insertPlainText(s.el, '\n', true)
+      else { insertPlainText(s.el, '\n', true); this.keepUnsaved() }
       return
     }
     if (!mod || e.altKey) return
@@ -317,6 +421,7 @@ export class InlineEditor {
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind === 'block')
+    this.keepUnsaved()
   }
 
   private format (cmd: 'bold' | 'italic' | 'code' | 'link'): void {
@@ -351,9 +456,11 @@ export class InlineEditor {
         sel?.addRange(range)
       }
       applyLink(s.el, href.trim())
+      this.keepUnsaved()
       return
     }
     toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')
+    this.keepUnsaved()
   }
 
   private async command (cmd: ToolbarCommand): Promise<void> {
@@ -408,6 +515,11 @@ export class InlineEditor {
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
   }
+}
+
+/** The text of kept HTML, parsed in an inert document (nothing in it runs or loads). */
+function textOf (html: string): string {
+  return new DOMParser().parseFromString(html, 'text/html').body.textContent ?? ''
 }
 
 // bootstrap.js sets the API base path before it loads this module.

@@ -93,10 +93,10 @@ export class Api {
   /**
    * Lists entries.
    * @param collection name
-   * @param opts page, pageSize, q, id
+   * @param opts page, pageSize, q, id, sort, order, draft
    * @returns entries and pagination
    */
-  async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
+  async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string, sort?: string, order?: string, draft?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
     const qs = new URLSearchParams({ collection })
     for (const [k, v] of Object.entries(opts)) if (v !== undefined && v !== '') qs.set(k, String(v))
     return await this.call('GET', `/entries?${qs.toString()}`)

@@ -1,8 +1,9 @@
 /** A collection: its entries as links, a search box filtering as you type, pages, create, delete, reorder. */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, Entry, Pagination } from './api.js'
+import type { Api, Entry, JsonSchema, Pagination } from './api.js'
 import { entryTitle, idProblem, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { DraftFilterControl, EntryCells, SortHeader, listColumns, type DraftFilter, type ListSort } from './list-columns.js'
 
 const PAGE_SIZE = 24
 
@@ -14,16 +15,21 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [error, setError] = useState('')
   const [newId, setNewId] = useState('')
   const [tick, setTick] = useState(0)
+  const [sort, setSort] = useState<ListSort | null>(null)
+  const [draft, setDraft] = useState<DraftFilter>('all')
+  const [schema, setSchema] = useState<JsonSchema | null>(null)
+  useEffect(() => { api.schema(collection.name).then(r => setSchema(r.schema), () => {}) }, [])
+  const columns = listColumns(collection.listFields ?? null, schema)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
   useEffect(() => {
     // Debounced so typing a word sends one request, not one per key.
     const timer = setTimeout(() => {
-      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q }).then(r => { setList(r); setError('') },
+      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft }).then(r => { setList(r); setError('') },
         (err: Error) => setError(`Could not load the entries: ${err.message}`))
     }, q === '' ? 0 : 200)
     return () => clearTimeout(timer)
-  }, [q, page, tick])
+  }, [q, page, tick, sort, draft])
 
   const create = async (e: Event): Promise<void> => {
     e.preventDefault()
@@ -67,7 +73,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   }
 
   const pg = list?.pagination
-  const canReorder = collection.orderable && q === ''
+  const canReorder = collection.orderable && q === '' && sort === null && draft === 'all'
   return (
     <section>
       <nav class="crumbs" aria-label="Breadcrumb"><a href={`${config.mountPath}/cms`}>Collections</a> / <span>{collection.label}</span></nav>
@@ -77,20 +83,26 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <label for="search" class="search-label">Search</label>
         <input id="search" type="search" value={q} placeholder="Title or id"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
+        <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null
         ? <p>Loading…</p>
         : list.entries.length === 0
-          ? <p>{q === '' ? 'No entries yet.' : `Nothing matches “${q}”.`}</p>
+          ? <p>{draft === 'only' ? 'You have no drafts here.' : q === '' ? 'No entries yet.' : `Nothing matches “${q}”.`}</p>
           : (
+            <div class={columns.length > 1 ? 'list-grid with-cols' : 'list-grid'} style={`--cols: ${Math.max(1, columns.length - 1)}`}>
+            <SortHeader columns={columns} sort={sort} onSort={next => { setSort(next); setPage(1) }} />
             <ul class="entries">
               {list.entries.map((entry, i) => (
                 <li key={entry.id}>
+                  <span class="title-cell">
                   <a href={`${base}/${encodeURIComponent(entry.id)}`}>{entryTitle(entry.id, entry.data)}</a>
                   {entry.draft === true && <span class="badge draft">Draft</span>}
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
+                  </span>
+                  <EntryCells entry={entry} columns={columns} />
                   <span class="actions">
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === list.entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
@@ -99,6 +111,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                 </li>
               ))}
             </ul>
+            </div>
             )}
       {pg !== undefined && pg.totalPages > 1 && (
         <nav class="pages" aria-label="Pages">

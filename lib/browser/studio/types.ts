@@ -14,6 +14,8 @@ export interface StudioCollection {
   nested: boolean
   /** The entry format (`md`, `mdx`, `json`, ...): md and mdx bodies get the Markdown editor. */
   format?: string
+  /** Columns of the list (config `listFields`); null: title and date when present. */
+  listFields?: string[] | null
 }
 
 /** What the server embeds in `#cms-studio-config`. */
