@@ -1,14 +1,18 @@
 /**
  * Lists or reads entries of a collection as one editor sees them: base entries with that editor's
- * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, filtered by
- * `q` over ids and title fields, or one entry by `id`.
+ * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, or found by
+ * `q` (full text: ids, every string field and the body; ranked, each with a snippet; see
+ * lib/search/), or one entry by `id`.
  */
 import { UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { IndexRow } from '../storage/collection-index.js'
-import { searchTextOf } from '../content/entry-search.js'
 import { toEntryView, type EntryView } from './entry-view.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
+import { parseQuery, type SearchQuery } from '../search/search-query.js'
+import { searchEntries } from '../search/search-entries.js'
+import { snippetOf } from '../search/snippet.js'
 
 export const DEFAULT_PAGE_SIZE = 24
 export const MAX_PAGE_SIZE = 100
@@ -39,7 +43,7 @@ export interface ListEntriesResult {
 }
 
 /** A list row: a base entry (the index's own row, no wrapper), or the editor's draft of one. */
-type Row = IndexRow | { kind: 'draft', record: DraftRecord, search: string }
+type Row = IndexRow | { kind: 'draft', record: DraftRecord }
 
 /**
  * Lists a page of entries, or reads one.
@@ -52,7 +56,6 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
   const pageSize = Math.min(input.pageSize, MAX_PAGE_SIZE)
   const drafts = new Map<string, DraftRecord>()
   for (const d of input.drafts ?? []) if (!('legacy' in d)) drafts.set(d.id, d)
-  const titleField = index.collection.titleField
 
   if (input.id !== undefined) {
     index.checkFolder()
@@ -70,30 +73,28 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
     return { collection: input.collection, entries: [toEntryView(entry)], pagination: paginate(1, pageSize, 1) }
   }
 
+  const query = parseQuery(input.q)
+  if (query !== null) return await searchPage(index, input.collection, query, drafts, input.page, pageSize)
   const all = await index.all()
-  const needle = input.q?.trim().toLowerCase() ?? ''
   const start = (input.page - 1) * pageSize
   if (drafts.size === 0) {
     // No per-entry objects here: a list request allocating one per entry of a big collection
     // makes V8 allocate them straight into the old generation, which then grows for good.
-    const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
-    const entries = (await index.freshen(matching.slice(start, start + pageSize))).map(toEntryView)
-    return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, matching.length) }
+    const entries = (await index.freshen(all.slice(start, start + pageSize))).map(toEntryView)
+    return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, all.length) }
   }
   const rows: Row[] = []
   for (const entry of all) {
     const draft = drafts.get(entry.id)
-    if (draft === undefined) { if (needle === '' || entry.search.includes(needle)) rows.push(entry); continue }
+    if (draft === undefined) { rows.push(entry); continue }
     drafts.delete(entry.id)
     if (draft.kind === 'delete') continue
-    const search = searchText(draft, titleField)
-    if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+    rows.push({ kind: 'draft', record: draft })
   }
   // Entries that exist only as this editor's drafts, after the base ones.
   for (const draft of [...drafts.values()].sort((a, b) => a.id < b.id ? -1 : 1)) {
     if (draft.kind === 'delete') continue
-    const search = searchText(draft, titleField)
-    if (needle === '' || search.includes(needle)) rows.push({ kind: 'draft', record: draft, search })
+    rows.push({ kind: 'draft', record: draft })
   }
   const pageRows = rows.slice(start, start + pageSize)
   const fresh = new Map((await index.freshen(pageRows.filter(isBase))).map(e => [e.id, e]))
@@ -106,16 +107,29 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
   return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, rows.length) }
 }
 
+/**
+ * A page of the entries matching `q`, ranked, each with the snippet of its first matching field.
+ */
+async function searchPage (index: CollectionIndex, collection: string, query: SearchQuery, drafts: Map<string, DraftRecord>, page: number, pageSize: number): Promise<ListEntriesResult> {
+  const found = await searchEntries(index, query, drafts, (page - 1) * pageSize, pageSize)
+  const entries: EntryView[] = []
+  for (const hit of found.entries) {
+    const entry = hit.draft === null ? await index.get(hit.id) : null
+    const view = hit.draft !== null ? draftView(hit.draft) : entry !== null ? toEntryView(entry) : null
+    if (view === null) continue
+    const snippet = snippetOf(view.data, query, index.collection.titleField)
+    if (snippet !== null) view.snippet = snippet
+    entries.push(view)
+  }
+  return { collection, entries, pagination: paginate(page, pageSize, found.total) }
+}
+
 function isBase (row: Row): row is IndexRow {
   return !('record' in row)
 }
 
 function draftView (draft: DraftRecord): EntryView {
   return { id: draft.id, data: draft.data, revision: draft.revision, draft: true }
-}
-
-function searchText (draft: DraftRecord, titleField: string | null): string {
-  return searchTextOf(draft.id, draft.data, titleField)
 }
 
 function paginate (page: number, pageSize: number, total: number): Pagination {

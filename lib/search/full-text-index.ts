@@ -1,0 +1,288 @@
+/**
+ * A collection's full-text index: a built segment (typed arrays, search-segment.ts) plus a small
+ * overlay of the entries changed since it was built (their postings in plain arrays; the segment's
+ * document of a changed or removed entry is marked dead). Searching ANDs the query's words (the
+ * last one as a prefix too) over dense per-document scratch arrays and returns rank keys sorted
+ * (ranking.ts); nothing is allocated per matching entry but its key.
+ */
+import { bodyLength, type EntryTerms } from './entry-terms.js'
+import { forEachPosting } from './postings.js'
+import { ALL_FIELDS, ALL_TITLE, docOfKey, idfOf, rankKey, tierBitsOf, tierOf, wordScore } from './ranking.js'
+import type { SearchSegment } from './search-segment.js'
+import type { SearchQuery } from './search-query.js'
+
+/** What a search found: rank keys in rank order, and a way to name their entries. */
+export interface RankedDocs {
+  /** Sorted rank keys (ranking.ts), one per matching entry. */
+  keys: Float64Array
+  /**
+   * The entry id of a rank key.
+   * @param key one of `keys`
+   * @returns the id
+   */
+  idOf: (key: number) => string
+}
+
+/** One term's postings among the changed entries: `doc * 32 + flags`, docs ascending. */
+type OverlayPostings = number[]
+
+/** The full-text index of one collection. */
+export class FullTextIndex {
+  readonly #segment: SearchSegment
+  /** The segment's document ids, sorted (document number = position). */
+  readonly #baseIds: readonly string[]
+  /** Ids of the overlay's documents (document number = segment size + position). */
+  readonly #overlayIds: string[] = []
+  readonly #overlayBodyLen: number[] = []
+  /** An entry's current overlay document, or -1 once removed (absent: its segment document). */
+  readonly #overlayDoc = new Map<string, number>()
+  readonly #overlay = new Map<string, OverlayPostings>()
+  /** 1 for a document that no longer counts (changed, removed). */
+  #dead: Uint8Array
+  #live: number
+  #bodyTotal = 0
+  // Scratch arrays of one search (a search runs without awaiting: one at a time).
+  #count = new Uint8Array(0)
+  #tier = new Uint8Array(0)
+  #flags = new Uint8Array(0)
+  #score = new Float32Array(0)
+  #hits = new Int32Array(0)
+
+  /**
+   * @param segment the built segment
+   * @param baseIds its documents' ids, in document order (sorted)
+   */
+  constructor (segment: SearchSegment, baseIds: readonly string[]) {
+    this.#segment = segment
+    this.#baseIds = baseIds
+    this.#dead = new Uint8Array(segment.data.docs + 64)
+    this.#live = segment.data.docs
+    for (const len of segment.data.bodyLen) this.#bodyTotal += len
+  }
+
+  /** Entries indexed. */
+  get size (): number {
+    return this.#live
+  }
+
+  /** Documents in the overlay (changed entries since the segment was built, removed ones included). */
+  get overlaySize (): number {
+    return this.#overlayIds.length + this.#deadBase
+  }
+
+  #deadBase = 0
+
+  /** Bytes held by the segment's arrays, the dead marks and the scratch arrays (the overlay not counted). */
+  get bytes (): number {
+    return this.#segment.bytes + this.#dead.byteLength + this.#count.byteLength * 3 + this.#score.byteLength + this.#hits.byteLength
+  }
+
+  /**
+   * Indexes an entry's current terms, replacing what was indexed for it.
+   * @param id entry id
+   * @param terms its terms
+   */
+  set (id: string, terms: EntryTerms): void {
+    this.remove(id)
+    const doc = this.#segment.data.docs + this.#overlayIds.length
+    this.#overlayIds.push(id)
+    const len = bodyLength(terms)
+    this.#overlayBodyLen.push(len)
+    this.#bodyTotal += len
+    this.#overlayDoc.set(id, doc)
+    if (doc >= this.#dead.length) {
+      const grown = new Uint8Array(this.#dead.length * 2)
+      grown.set(this.#dead)
+      this.#dead = grown
+    }
+    for (const [term, flags] of terms) {
+      let list = this.#overlay.get(term)
+      if (list === undefined) { list = []; this.#overlay.set(term, list) }
+      list.push(doc * 32 + flags)
+    }
+    this.#live++
+  }
+
+  /**
+   * Forgets an entry.
+   * @param id entry id
+   */
+  remove (id: string): void {
+    const doc = this.#docOf(id)
+    if (doc < 0 || this.#dead[doc] === 1) return
+    this.#dead[doc] = 1
+    this.#live--
+    this.#bodyTotal -= this.#bodyLenOf(doc)
+    if (doc < this.#segment.data.docs) { this.#deadBase++; this.#overlayDoc.set(id, -1) } else this.#overlayDoc.set(id, -1)
+  }
+
+  /**
+   * Whether an entry is indexed.
+   * @param id entry id
+   * @returns true when it is
+   */
+  has (id: string): boolean {
+    const doc = this.#docOf(id)
+    return doc >= 0 && this.#dead[doc] === 0
+  }
+
+  /**
+   * The entries holding every word of the query, ranked.
+   * @param query a parsed query with at least one word
+   * @param exclude ids left out (the reader's drafted entries)
+   * @returns rank keys and their ids
+   */
+  search (query: SearchQuery, exclude: ReadonlySet<string> = new Set()): RankedDocs {
+    const docs = this.#segment.data.docs + this.#overlayIds.length
+    this.#ensureScratch(docs)
+    const count = this.#count
+    const tier = this.#tier
+    const flagsOf = this.#flags
+    const score = this.#score
+    const hits = this.#hits
+    const dead = this.#dead
+    for (const id of exclude) {
+      const doc = this.#docOf(id)
+      // Marked dead for this search only (restored below).
+      if (doc >= 0 && dead[doc] === 0) dead[doc] = 2
+    }
+    const n = Math.max(1, this.#live)
+    const avg = this.#bodyTotal / n
+    const words = this.#wordOrder(query)
+    let hitCount = 0
+    count.fill(0, 0, docs)
+    for (let step = 0; step < words.length; step++) {
+      const { ranges, overlayTerms, df } = words[step] as WordPlan
+      const idf = idfOf(df, n)
+      hitCount = 0
+      const visit = (doc: number, flags: number): void => {
+        if (count[doc] !== step || dead[doc] !== 0) return
+        if (flagsOf[doc] === 0) hits[hitCount++] = doc
+        // Several terms of a prefix: their places together, the highest body count.
+        const before = flagsOf[doc] as number
+        flagsOf[doc] = (before & 7) | (flags & 7) | Math.max(before & 24, flags & 24)
+      }
+      const seg = this.#segment.data
+      for (const [from, to] of ranges) {
+        for (let t = from; t < to; t++) forEachPosting(seg.postings, seg.postStart[t] as number, seg.postStart[t + 1] as number, visit)
+      }
+      for (const list of overlayTerms) for (const p of list) visit(Math.floor(p / 32), p & 31)
+      for (let h = 0; h < hitCount; h++) {
+        const doc = hits[h] as number
+        const flags = flagsOf[doc] as number
+        flagsOf[doc] = 0
+        count[doc] = step + 1
+        const s = wordScore(flags, idf, this.#bodyLenOf(doc), avg)
+        if (step === 0) { tier[doc] = tierBitsOf(flags); score[doc] = s } else { tier[doc] = (tier[doc] as number) & tierBitsOf(flags); score[doc] = (score[doc] as number) + s }
+      }
+      if (hitCount === 0) break
+    }
+    for (const id of exclude) {
+      const doc = this.#docOf(id)
+      if (doc >= 0 && dead[doc] === 2) dead[doc] = 0
+    }
+    const keys = new Float64Array(hitCount)
+    for (let h = 0; h < hitCount; h++) {
+      const doc = hits[h] as number
+      keys[h] = rankKey(tierOf(tier[doc] as number), score[doc] as number, doc)
+    }
+    keys.sort()
+    return { keys, idOf: key => this.#idOf(docOfKey(key)) }
+  }
+
+  /**
+   * How a draft's terms would rank against this index's statistics (drafts are searched per request).
+   * @param query the parsed query
+   * @param terms the draft's terms
+   * @returns its tier and score, or null when it does not match every word
+   */
+  rankTerms (query: SearchQuery, terms: EntryTerms): { tier: number, score: number } | null {
+    const n = Math.max(1, this.#live)
+    const avg = this.#bodyTotal / n
+    const len = bodyLength(terms)
+    let bits = ALL_TITLE | ALL_FIELDS
+    let score = 0
+    for (let i = 0; i < query.words.length; i++) {
+      const word = query.words[i] as string
+      const prefix = query.prefixLast && i === query.words.length - 1
+      let flags = 0
+      if (prefix) {
+        for (const [term, f] of terms) if (term.startsWith(word)) flags = (flags & 7) | (f & 7) | Math.max(flags & 24, f & 24)
+      } else {
+        flags = terms.get(word) ?? 0
+      }
+      if (flags === 0) return null
+      bits &= tierBitsOf(flags)
+      score += wordScore(flags, idfOf(this.#df(word, prefix), n), len, avg)
+    }
+    return { tier: tierOf(bits), score }
+  }
+
+  /** The query's words with their terms, the least frequent first (the AND narrows fastest). */
+  #wordOrder (query: SearchQuery): WordPlan[] {
+    const plans = query.words.map((word, i) => {
+      const prefix = query.prefixLast && i === query.words.length - 1
+      const [from, to] = this.#segment.range(word, prefix)
+      const overlayTerms: OverlayPostings[] = []
+      if (prefix) {
+        for (const [term, list] of this.#overlay) if (term.startsWith(word)) overlayTerms.push(list)
+      } else {
+        const list = this.#overlay.get(word)
+        if (list !== undefined) overlayTerms.push(list)
+      }
+      let df = 0
+      for (let t = from; t < to; t++) df += this.#segment.data.df[t] as number
+      for (const list of overlayTerms) df += list.length
+      return { ranges: from < to ? [[from, to]] as Array<[number, number]> : [], overlayTerms, df }
+    })
+    return plans.sort((a, b) => a.df - b.df)
+  }
+
+  #df (word: string, prefix: boolean): number {
+    const [from, to] = this.#segment.range(word, prefix)
+    let df = 0
+    for (let t = from; t < to; t++) df += this.#segment.data.df[t] as number
+    return df
+  }
+
+  #docOf (id: string): number {
+    const overlay = this.#overlayDoc.get(id)
+    if (overlay !== undefined) return overlay
+    // The segment's ids are sorted: binary search.
+    const ids = this.#baseIds
+    let lo = 0
+    let hi = ids.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((ids[mid] as string) < id) lo = mid + 1
+      else hi = mid
+    }
+    return lo < ids.length && ids[lo] === id ? lo : -1
+  }
+
+  #idOf (doc: number): string {
+    const base = this.#segment.data.docs
+    return (doc < base ? this.#baseIds[doc] : this.#overlayIds[doc - base]) as string
+  }
+
+  #bodyLenOf (doc: number): number {
+    const base = this.#segment.data.docs
+    return (doc < base ? this.#segment.data.bodyLen[doc] : this.#overlayBodyLen[doc - base]) ?? 0
+  }
+
+  #ensureScratch (docs: number): void {
+    if (this.#count.length >= docs) return
+    const size = Math.max(docs + 256, Math.ceil(docs * 1.1))
+    this.#count = new Uint8Array(size)
+    this.#tier = new Uint8Array(size)
+    this.#flags = new Uint8Array(size)
+    this.#score = new Float32Array(size)
+    this.#hits = new Int32Array(size)
+  }
+}
+
+interface WordPlan {
+  ranges: Array<[number, number]>
+  overlayTerms: OverlayPostings[]
+  df: number
+}
