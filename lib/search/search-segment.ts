@@ -5,7 +5,7 @@
  * over the entries (in a worker thread for big collections) and never changed: later changes go
  * to the index's small overlay (full-text-index.ts).
  */
-import { PostingWriter } from './postings.js'
+import { PostingList } from './postings.js'
 import { bodyLength, type EntryTerms } from './entry-terms.js'
 
 /** The segment's arrays, as a worker posts them back (buffers transferred, not copied). */
@@ -27,7 +27,7 @@ export interface SegmentData {
 
 /** Builds a segment from entries given in document-number order. */
 export class SegmentBuilder {
-  readonly #terms = new Map<string, PostingWriter>()
+  readonly #terms = new Map<string, PostingList>()
   readonly #bodyLen: number[] = []
 
   /**
@@ -39,7 +39,7 @@ export class SegmentBuilder {
     this.#bodyLen.push(Math.min(65_535, bodyLength(terms)))
     for (const [term, flags] of terms) {
       let writer = this.#terms.get(term)
-      if (writer === undefined) { writer = new PostingWriter(); this.#terms.set(term, writer) }
+      if (writer === undefined) { writer = new PostingList(); this.#terms.set(term, writer) }
       writer.add(doc, flags)
     }
   }
@@ -56,19 +56,18 @@ export class SegmentBuilder {
     let chars = 0
     let bytes = 0
     terms.forEach((term, i) => {
-      const w = this.#terms.get(term) as PostingWriter
+      const w = this.#terms.get(term) as PostingList
       termStart[i] = chars
       postStart[i] = bytes
       df[i] = w.count
       chars += term.length
-      bytes += w.length
+      bytes += w.byteLength()
     })
     termStart[terms.length] = chars
     postStart[terms.length] = bytes
     const postings = new Uint8Array(bytes)
     terms.forEach((term, i) => {
-      const w = this.#terms.get(term) as PostingWriter
-      postings.set(w.bytes.subarray(0, w.length), postStart[i])
+      (this.#terms.get(term) as PostingList).encode(postings, postStart[i] as number)
     })
     return { dict: terms.join(''), termStart, postStart, postings, df, bodyLen: Uint16Array.from(this.#bodyLen), docs: this.#bodyLen.length }
   }
