@@ -73,8 +73,10 @@ function excerpt (field: string, value: string, query: SearchQuery): Snippet | n
   let to = Math.min(value.length, from + LENGTH)
   if (to < first.end) to = first.end
   if (to < value.length) { const space = value.lastIndexOf(' ', to); if (space > first.end) to = space }
+  while (from < first.start && /\s/.test(value[from] ?? '')) from++
+  while (to > first.end && /\s/.test(value[to - 1] ?? '')) to--
   const head = from > 0 ? '…' : ''
-  const text = head + value.slice(from, to).replace(/\s/g, ' ') + (to < value.length ? '…' : '')
+  const text = head + value.slice(from, to).replace(/\s/g, ' ') + (value.slice(to).trim() !== '' ? '…' : '')
   const shift = head.length - from
   const marks: Array<[number, number]> = []
   for (const w of wordsOf(value, first.start)) {

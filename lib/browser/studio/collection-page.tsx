@@ -1,8 +1,9 @@
-/** A collection: its entries as links, a search box filtering as you type, pages, create, delete, reorder. */
+/** A collection: its entries as links, a full-text search box (each match with its snippet) filtering as you type, pages, create, delete, reorder. */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Entry, Pagination } from './api.js'
 import { entryTitle, idProblem, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { SearchSnippet } from './search-snippet.js'
 
 const PAGE_SIZE = 24
 
@@ -75,7 +76,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
       {collection.description !== '' && <p class="muted">{collection.description}</p>}
       <div class="toolbar">
         <label for="search" class="search-label">Search</label>
-        <input id="search" type="search" value={q} placeholder="Title or id"
+        <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
@@ -91,6 +92,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   {entry.draft === true && <span class="badge draft">Draft</span>}
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
+                  {entry.snippet !== undefined && <SearchSnippet snippet={entry.snippet} />}
                   <span class="actions">
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === list.entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
