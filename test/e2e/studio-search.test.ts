@@ -38,7 +38,7 @@ if (!hasChromium()) {
     t.match(await snippet.textContent(), /^body: …?.*onerror="window\.hacked=1"> <b>the<\/b> periwinkle$/, 'the excerpt as text')
     t.equal(await snippet.locator('mark').textContent(), 'periwinkle', 'the matched word marked')
     t.equal(await snippet.locator('img').count(), 0, 'no markup from the body')
-    t.equal(await page.evaluate(() => (window as unknown as { hacked?: number }).hacked), undefined)
+    t.equal(await page.evaluate(() => (globalThis as unknown as { hacked?: number }).hacked), undefined)
     await screenshot(page, 'studio-search')
 
     // Another word replaces the results; one nothing holds says so.
