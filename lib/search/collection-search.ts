@@ -37,14 +37,19 @@ export class CollectionSearch {
   #building: Promise<FullTextIndex> | null = null
   /** Changes seen while a build runs (latest per id; null: removed). */
   #pending: Map<string, EntryTerms | null> | null = null
+  readonly #overlayRebuild: number
+  /** Builds finished (the first one and each rebuild). */
+  builds = 0
 
   /**
    * @param collection the collection
    * @param repoRealDir the repository's real path
+   * @param opts `overlayRebuild`: changed entries (beyond a tenth of all) that start a rebuild
    */
-  constructor (collection: Collection, repoRealDir: string) {
+  constructor (collection: Collection, repoRealDir: string, opts: { overlayRebuild?: number } = {}) {
     this.#collection = collection
     this.#repoRealDir = repoRealDir
+    this.#overlayRebuild = opts.overlayRebuild ?? OVERLAY_REBUILD
   }
 
   /**
@@ -71,7 +76,7 @@ export class CollectionSearch {
     if (built === null) return
     if (terms === null) built.remove(id)
     else built.set(id, terms)
-    if (this.#building === null && built.overlaySize > OVERLAY_REBUILD + built.size / 10) this.start()
+    if (this.#building === null && built.overlaySize > this.#overlayRebuild + built.size / 10) this.start()
   }
 
   /**
@@ -119,6 +124,7 @@ export class CollectionSearch {
     if (fresh.size + fresh.overlaySize >= MAX_DOCS) throw new Error('too many entries for the full-text index')
     this.#built = fresh
     this.#pending = null
+    this.builds++
     return fresh
   }
 }

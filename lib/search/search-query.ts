@@ -1,7 +1,7 @@
 /**
  * A `q` parameter as the full-text index takes it: its words folded like indexed terms, at most
  * MAX_QUERY_WORDS of them; the last one matches as a prefix too (what the Studio user is typing),
- * once it has MIN_PREFIX_LENGTH characters.
+ * once it has MIN_PREFIX_LENGTH characters and no space follows it.
  */
 import { BadRequestError } from '../errors.js'
 import { termsOf } from './tokenize.js'
@@ -32,7 +32,8 @@ export function parseQuery (q: string | undefined): SearchQuery | null {
   if (q.trim() === '') return null
   const words = [...new Set(termsOf(q))].slice(0, MAX_QUERY_WORDS)
   const last = words[words.length - 1]
-  return { words, prefixLast: last !== undefined && last.length >= MIN_PREFIX_LENGTH }
+  // A space after the last word says it is complete.
+  return { words, prefixLast: last !== undefined && last.length >= MIN_PREFIX_LENGTH && !/\s$/.test(q) }
 }
 
 /**
