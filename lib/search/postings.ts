@@ -1,6 +1,7 @@
 /**
  * Postings as bytes: each one a varint of `(docDelta << 5) | flags` (flags from entry-terms.ts),
- * doc numbers ascending. A term in half the entries of a collection costs one byte per entry.
+ * doc numbers ascending, 7 bits a byte, low bits first (full-text-index.ts decodes them inline).
+ * A term in half the entries of a collection costs one byte per entry.
  */
 
 /** Bits of a posting value that hold the entry's flags for the term. */
@@ -70,29 +71,4 @@ function varintLength (v: number): number {
   let n = 1
   while (v >= 128) { v = Math.floor(v / 128); n++ }
   return n
-}
-
-/**
- * Calls `each(doc, flags)` for every posting in `bytes[from, to)`.
- * @param bytes the postings
- * @param from first byte
- * @param to end byte
- * @param each receives a document number and its flags
- */
-export function forEachPosting (bytes: Uint8Array, from: number, to: number, each: (doc: number, flags: number) => void): void {
-  let doc = 0
-  let i = from
-  while (i < to) {
-    let v = 0
-    let shift = 1
-    let b = bytes[i++] as number
-    while (b >= 128) {
-      v += (b - 128) * shift
-      shift *= 128
-      b = bytes[i++] as number
-    }
-    v += b * shift
-    doc += Math.floor(v / 32)
-    each(doc, v & FLAG_MASK)
-  }
 }

@@ -41,7 +41,7 @@ export async function searchEntries (index: CollectionIndex, query: SearchQuery,
   if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
   const text = await search.ready()
   if (query.words.length === 0) return { total: 0, entries: [] }
-  const ranked = text.search(query, new Set(drafts.keys()))
+  const ranked = text.search(query, new Set(drafts.keys()), start + count)
   const draftHits: Array<{ key: number, draft: DraftRecord }> = []
   for (const draft of drafts.values()) {
     if (draft.kind === 'delete') continue
@@ -62,5 +62,5 @@ export async function searchEntries (index: CollectionIndex, query: SearchQuery,
     else i++
     if (rank >= start) entries.push(found)
   }
-  return { total: keys.length + draftHits.length, entries }
+  return { total: ranked.total + draftHits.length, entries }
 }
