@@ -6,6 +6,8 @@
  * after warm-up, and the index's own size (built in this process from the same files: its typed
  * arrays and the heap it adds).
  */
+import { existsSync } from 'node:fs'
+import { rename, rm, writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import path from 'node:path'
 import v8 from 'node:v8'
@@ -14,7 +16,7 @@ import { ApiClient, runLoad } from './api-client.js'
 import { BenchContext, megabytes } from './bench-context.js'
 import { spawnCms, type CmsProcess } from './cms-process.js'
 import type { SectionReport } from './report.js'
-import { BODY_WORD, RARE_WORD, SEARCH_WORD, VOCABULARY, type GeneratedSite } from './site-generator.js'
+import { BODY_WORD, RARE_WORD, SEARCH_WORD, VOCABULARY, generateSite, postId, type GeneratedSite } from './site-generator.js'
 import { summarize } from './stats.js'
 import { buildSegment } from '../lib/search/build-segment.js'
 import { FullTextIndex } from '../lib/search/full-text-index.js'
@@ -36,10 +38,32 @@ export async function searchBench (ctx: BenchContext, report: SectionReport): Pr
   const large = Number(process.env.BENCH_SCALE_ENTRIES ?? '') > 0 ? Number(process.env.BENCH_SCALE_ENTRIES) : 100_000
   for (const [entries, rssTarget] of [[10_000, 150], [large, 200]] as const) {
     const started = performance.now()
-    const site = await ctx.plainSite(entries)
-    report.info(`${entries}: generate site (or reuse this run's)`, performance.now() - started, 'ms')
+    const site = entries > 10_000 ? await cachedSite(ctx, entries) : await ctx.plainSite(entries)
+    report.info(`${entries}: generate site (or reuse one)`, performance.now() - started, 'ms')
     await measureScale(ctx, report, site, entries, rssTarget)
   }
+}
+
+/** Bump when the generator's output changes: a cached site of another version is generated again. */
+const SITE_VERSION = 1
+
+/**
+ * A big plain site: with BENCH_DIR, kept there between runs (`git-cms-search-site-<n>-v<version>`,
+ * generated once: 100,000 files take minutes); without it, this run's shared site.
+ */
+async function cachedSite (ctx: BenchContext, entries: number): Promise<GeneratedSite> {
+  const root = process.env.BENCH_DIR
+  if (root === undefined || root === '') return await ctx.plainSite(entries)
+  const dir = path.join(root, `git-cms-search-site-${entries}-v${SITE_VERSION}`)
+  const marker = path.join(dir, '.git', 'bench-site-complete')
+  if (!existsSync(marker)) {
+    ctx.log(`generating a site of ${entries} posts into ${dir} (kept for the next runs)`)
+    const site = await generateSite({ entries })
+    await rm(dir, { recursive: true, force: true })
+    await rename(site.dir, dir)
+    await writeFile(marker, '')
+  }
+  return { dir, ids: Array.from({ length: entries }, (_, i) => postId(i)), remove: async () => {} }
 }
 
 async function measureScale (ctx: BenchContext, report: SectionReport, site: GeneratedSite, entries: number, rssTarget: number): Promise<void> {
