@@ -5,7 +5,7 @@
  * last one as a prefix too) over dense per-document scratch arrays and returns rank keys sorted
  * (ranking.ts); nothing is allocated per matching entry but its key.
  */
-import { bodyLength, type EntryTerms } from './entry-terms.js'
+import { bodyLength, IN_BODY, type EntryTerms } from './entry-terms.js'
 import { ALL_FIELDS, ALL_TITLE, docOfKey, idfOf, rankKey, tierBitsOf, tierOf, wordScore } from './ranking.js'
 import type { SearchSegment } from './search-segment.js'
 import type { SearchQuery } from './search-query.js'
@@ -163,10 +163,13 @@ export class FullTextIndex {
       // postings are decoded inline: a call per posting doubled the time of a common word.)
       for (const [from, to] of ranges) {
         for (let t = from; t < to; t++) {
+          const split = seg.bodyStart[t] as number
           const end = seg.postStart[t + 1] as number
           let i = seg.postStart[t] as number
           let doc = 0
           while (i < end) {
+            // The field run (gap << 5 | flags), then the body-only run (gap << 2 | count).
+            if (i === split) doc = 0
             let b = bytes[i++] as number
             let v = b & 127
             let shift = 128
@@ -175,11 +178,11 @@ export class FullTextIndex {
               v += (b & 127) * shift
               shift *= 128
             }
-            doc += Math.floor(v / 32)
+            let flags: number
+            if (i <= split) { doc += Math.floor(v / 32); flags = v & 31 } else { doc += Math.floor(v / 4); flags = IN_BODY | ((v & 3) << 3) }
             if (count[doc] !== step || dead[doc] !== 0) continue
             const before = flagsOf[doc] as number
             if (before === 0) hits[hitCount++] = doc
-            const flags = v & 31
             flagsOf[doc] = (before & 7) | (flags & 7) | Math.max(before & 24, flags & 24)
           }
         }

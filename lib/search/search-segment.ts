@@ -16,6 +16,8 @@ export interface SegmentData {
   termStart: Uint32Array
   /** Where term i's postings start in `postings` (n + 1 offsets). */
   postStart: Uint32Array
+  /** Where term i's body-only postings start (postings.ts: two runs a term). */
+  bodyStart: Uint32Array
   postings: Uint8Array
   /** How many entries hold term i. */
   df: Uint32Array
@@ -53,6 +55,7 @@ export class SegmentBuilder {
     const termStart = new Uint32Array(terms.length + 1)
     const postStart = new Uint32Array(terms.length + 1)
     const df = new Uint32Array(terms.length)
+    const bodyStart = new Uint32Array(terms.length)
     let chars = 0
     let bytes = 0
     terms.forEach((term, i) => {
@@ -67,9 +70,9 @@ export class SegmentBuilder {
     postStart[terms.length] = bytes
     const postings = new Uint8Array(bytes)
     terms.forEach((term, i) => {
-      (this.#terms.get(term) as PostingList).encode(postings, postStart[i] as number)
+      bodyStart[i] = (this.#terms.get(term) as PostingList).encode(postings, postStart[i] as number)[0]
     })
-    return { dict: terms.join(''), termStart, postStart, postings, df, bodyLen: Uint16Array.from(this.#bodyLen), docs: this.#bodyLen.length }
+    return { dict: terms.join(''), termStart, postStart, bodyStart, postings, df, bodyLen: Uint16Array.from(this.#bodyLen), docs: this.#bodyLen.length }
   }
 }
 
@@ -129,6 +132,6 @@ export class SearchSegment {
   /** Bytes the segment's arrays hold (the dictionary string at one byte per character). */
   get bytes (): number {
     const d = this.data
-    return d.dict.length + d.termStart.byteLength + d.postStart.byteLength + d.postings.byteLength + d.df.byteLength + d.bodyLen.byteLength
+    return d.dict.length + d.termStart.byteLength + d.postStart.byteLength + d.bodyStart.byteLength + d.postings.byteLength + d.df.byteLength + d.bodyLen.byteLength
   }
 }

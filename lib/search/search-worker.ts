@@ -8,4 +8,4 @@ import { buildSegment, type SegmentJob } from './build-segment.js'
 
 const built = await buildSegment(workerData as SegmentJob)
 const s = built.segment
-parentPort?.postMessage(built, [s.termStart.buffer, s.postStart.buffer, s.postings.buffer, s.df.buffer, s.bodyLen.buffer, built.order.buffer] as ArrayBuffer[])
+parentPort?.postMessage(built, [s.termStart.buffer, s.postStart.buffer, s.bodyStart.buffer, s.postings.buffer, s.df.buffer, s.bodyLen.buffer, built.order.buffer] as ArrayBuffer[])
