@@ -38,8 +38,7 @@ export class CollectionSearch {
   /** Changes seen while a build runs (latest per id; null: removed). */
   #pending: Map<string, EntryTerms | null> | null = null
   readonly #overlayRebuild: number
-  /** Builds finished (the first one and each rebuild). */
-  builds = 0
+  #builds = 0
 
   /**
    * @param collection the collection
@@ -76,13 +75,23 @@ export class CollectionSearch {
     if (built === null) return
     if (terms === null) built.remove(id)
     else built.set(id, terms)
-    if (this.#building === null && built.overlaySize > this.#overlayRebuild + built.size / 10) this.start()
+    if (this.#building === null && built.overlaySize > this.#overlayRebuild + built.size / 10) this.#startBuild()
   }
 
   /**
-   * Starts building the index in the background (once; again to fold in many changes).
+   * Starts building the index in the background, unless it is built or being built.
    */
   start (): void {
+    if (this.#built === null) this.#startBuild()
+  }
+
+  /** Builds finished (the first one and each rebuild). */
+  get builds (): number {
+    return this.#builds
+  }
+
+  /** Starts a build (the first, or a rebuild that folds the changed entries in). */
+  #startBuild (): void {
     if (this.#building !== null) return
     this.#pending = new Map()
     const building = this.#build()
@@ -99,7 +108,7 @@ export class CollectionSearch {
    */
   async ready (): Promise<FullTextIndex> {
     if (this.#built !== null) return this.#built
-    if (this.#building === null) this.start()
+    if (this.#building === null) this.#startBuild()
     return await (this.#building as Promise<FullTextIndex>)
   }
 
@@ -124,7 +133,7 @@ export class CollectionSearch {
     if (fresh.size + fresh.overlaySize >= MAX_DOCS) throw new Error('too many entries for the full-text index')
     this.#built = fresh
     this.#pending = null
-    this.builds++
+    this.#builds++
     return fresh
   }
 }

@@ -41,6 +41,8 @@ export class FullTextIndex {
   /** 1 for a document that no longer counts (changed, removed). */
   #dead: Uint8Array
   #live: number
+  /** Segment documents dropped (changed or removed entries). */
+  #deadBase = 0
   #bodyTotal = 0
   // Scratch arrays of one search (a search runs without awaiting: one at a time).
   #count = new Uint8Array(0)
@@ -66,12 +68,10 @@ export class FullTextIndex {
     return this.#live
   }
 
-  /** Documents in the overlay (changed entries since the segment was built, removed ones included). */
+  /** Changes since the segment was built: overlay documents, and segment documents dropped. */
   get overlaySize (): number {
     return this.#overlayIds.length + this.#deadBase
   }
-
-  #deadBase = 0
 
   /** Bytes held by the segment's arrays, the dead marks and the scratch arrays (the overlay not counted). */
   get bytes (): number {
@@ -114,7 +114,8 @@ export class FullTextIndex {
     this.#dead[doc] = 1
     this.#live--
     this.#bodyTotal -= this.#bodyLenOf(doc)
-    if (doc < this.#segment.data.docs) { this.#deadBase++; this.#overlayDoc.set(id, -1) } else this.#overlayDoc.set(id, -1)
+    if (doc < this.#segment.data.docs) this.#deadBase++
+    this.#overlayDoc.set(id, -1)
   }
 
   /**
