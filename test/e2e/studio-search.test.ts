@@ -14,7 +14,8 @@ if (!hasChromium()) {
   t.test('a body-only word typed in the search box shows the entry with its snippet', async t => {
     const s = await startServer(t, {
       files: {
-        'content/journal/first.md': '---\ntitle: First light\n---\nWe walked to the harbour at dawn.\n',
+        'content/journal/first.md': '---\ntitle: First light\n---\nWe walked down to the old harbour at dawn, when the fishing boats came back with the tide and the gulls followed them in.\n',
+        'content/journal/harbour.md': '---\ntitle: Harbour walls\n---\nStones and mortar.\n',
         'content/journal/second.md': '---\ntitle: Second thoughts\n---\n<img src=x onerror="window.hacked=1"> <b>the</b> periwinkle\n',
         'content/journal/third.md': '---\ntitle: Third\n---\nNothing to see.\n'
       },
@@ -39,13 +40,15 @@ if (!hasChromium()) {
     t.equal(await snippet.locator('mark').textContent(), 'periwinkle', 'the matched word marked')
     t.equal(await snippet.locator('img').count(), 0, 'no markup from the body')
     t.equal(await page.evaluate(() => (globalThis as unknown as { hacked?: number }).hacked), undefined)
-    await screenshot(page, 'studio-search')
 
-    // Another word replaces the results; one nothing holds says so.
+    // Another word replaces the results: the title match first (its title is its snippet: not
+    // repeated), then the body match with its snippet.
     await page.getByRole('searchbox', { name: 'Search' }).fill('harbour')
     await page.getByRole('link', { name: 'First light' }).waitFor()
-    t.equal(await rows.count(), 1)
-    t.equal(await rows.locator('mark').textContent(), 'harbour')
+    t.same(await rows.getByRole('link').allTextContents(), ['Harbour walls', 'First light'])
+    t.equal(await rows.nth(0).locator('.snippet').count(), 0)
+    t.equal(await rows.nth(1).locator('mark').textContent(), 'harbour')
+    await screenshot(page, 'studio-search')
     await page.getByRole('searchbox', { name: 'Search' }).fill('zzzznothing')
     await page.getByText('Nothing matches “zzzznothing”.').waitFor()
   })
