@@ -129,5 +129,5 @@ async function indexOwnSize (report: SectionReport, site: GeneratedSite, label: 
   const after = await settle()
   report.info(label('index build, one thread (the server builds in a worker)'), ms, 'ms')
   report.atMost(label('index typed arrays (dictionary, postings, scratch)'), megabytes(index.bytes), 'MB', site.ids.length <= 10_000 ? 10 : 40)
-  report.info(label('index heap + array buffers added (ids shared with the rows)'), megabytes(after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers), 'MB', `heap ${megabytes(after.heapUsed - before.heapUsed).toFixed(1)} MB, array buffers ${megabytes(after.arrayBuffers - before.arrayBuffers).toFixed(1)} MB`)
+  report.info(label('index memory added here, heap + array buffers (the heap moves by +-3 MB with GC)'), megabytes(after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers), 'MB', `heap ${megabytes(after.heapUsed - before.heapUsed).toFixed(1)} MB, array buffers ${megabytes(after.arrayBuffers - before.arrayBuffers).toFixed(1)} MB`)
 }
