@@ -113,6 +113,11 @@ t.test('the index follows outside edits (watcher) and service writes and deletio
   t.same(found.sort(), ['alpha', 'delta'])
   t.same(ids(await search(s, cookie, 'crocus')), [], 'a deleted file is gone')
 
+  // Files a sync rewrote (git fast-forward): the sync names them, and the next q sees them at once.
+  await writeFile(path.join(s.repoDir, 'content/articles/beta.md'), '---\ntitle: Zanzibar travel notes\n---\nFetched from the remote: a gazebo.\n')
+  s.services.content.markPathsChanged(['content/articles/beta.md'])
+  t.same(ids(await search(s, cookie, 'gazebo')), ['beta'], 'a synced change')
+
   // Service writes: found at once (no watcher needed).
   const mutate = async (body: unknown): Promise<number> => (await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify(body) })).status
   t.equal(await mutate({ type: 'put_entry', collection: 'articles', id: 'epsilon', data: { title: 'Epsilon', body: 'The marmalade recipe.\n' } }), 200)
@@ -122,6 +127,16 @@ t.test('the index follows outside edits (watcher) and service writes and deletio
   t.same(ids(await search(s, cookie, 'marmalade')), [], 'the saved-over word')
   t.equal(await mutate({ type: 'delete_entry', collection: 'articles', id: 'epsilon' }), 200)
   t.same(ids(await search(s, cookie, 'chutney')), [], 'a deleted entry')
+})
+
+t.test('an empty collection finds nothing; an unknown collection is a 404', async t => {
+  const s = await startServer(t, { files: { 'content/articles/only.md': '---\ntitle: Only\n---\nOne.\n' } })
+  const cookie = await s.login()
+  await rm(path.join(s.repoDir, 'content/articles/only.md'))
+  let total = 1
+  for (let i = 0; i < 100 && total > 0; i++) { total = (await search(s, cookie, 'only')).pagination.total; if (total > 0) await sleep(50) }
+  t.equal(total, 0)
+  t.equal((await s.request(`${API}/entries?collection=nope&q=x`, { headers: { cookie } })).status, 404)
 })
 
 t.test('drafts are searched with their draft data, for their editor only', async t => {
