@@ -6,8 +6,9 @@
  */
 import { IN_BODY, IN_FIELDS, IN_TITLE } from './entry-terms.js'
 
-/** Tier bits, ANDed over the query's words: all in titles, all in titles or fields. */
+/** Tier bit, ANDed over the query's words: every word is in the id or a title field. */
 export const ALL_TITLE = 1
+/** Tier bit, ANDed over the query's words: every word is in the id, a title or another field. */
 export const ALL_FIELDS = 2
 
 /**
