@@ -1,6 +1,7 @@
 /**
  * A generated site repository for the benches: N Markdown posts (frontmatter title/date/tags and a
- * body of a few paragraphs, 1-2 KB each) and a cms.config.yaml, written with plain fs calls and
+ * body of a few paragraphs, 1-2 KB each, words drawn Zipf-like from a vocabulary of 4,000
+ * deterministic pseudo-words) and a cms.config.yaml, written with plain fs calls and
  * committed once with the real git CLI.
  *
  * Sites go to the system temp directory, or BENCH_DIR. Where matters on the CI machine: its
@@ -21,11 +22,56 @@ function sitesDir (): string {
   return process.env.BENCH_DIR ?? os.tmpdir()
 }
 
-const WORDS = ['harbour', 'lantern', 'granite', 'meadow', 'copper', 'willow', 'signal', 'river', 'orbit', 'cedar',
-  'quarry', 'ember', 'violet', 'atlas', 'falcon', 'tundra', 'marble', 'beacon', 'saffron', 'delta']
-
-/** A word that appears in about one title in ten: the bench's search term. */
+/** A word that appears in about one title in ten (and in no body): the bench's title search term. */
 export const SEARCH_WORD = 'lantern'
+/** A word that appears in about one body in three and in no title: the body-only search term. */
+export const BODY_WORD = 'quillmoss'
+/** A word that appears in about one body in a thousand: the rare search term. */
+export const RARE_WORD = 'zephyrine'
+
+/** Distinct words of the generated bodies (a Zipf-like distribution over them, like real text). */
+const VOCABULARY_SIZE = 4000
+const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 've', 'so', 'pi', 'da', 'gor', 'lin', 'mar', 'tes', 'bel', 'vin', 'sor', 'al', 'en', 'or',
+  'qui', 'ph', 'tra', 'ster', 'wen', 'dri', 'fal', 'hol', 'cre', 'mun', 'ba', 'zel']
+
+/**
+ * The vocabulary: VOCABULARY_SIZE deterministic pseudo-words of 2 to 4 syllables, most frequent
+ * first (short ones first, as in real text), none equal to the three search words.
+ */
+export const VOCABULARY: readonly string[] = (() => {
+  const random = seededRandom(20_260_000)
+  const seen = new Set([SEARCH_WORD, BODY_WORD, RARE_WORD])
+  const words: string[] = []
+  while (words.length < VOCABULARY_SIZE) {
+    const n = 2 + Math.floor(random() * (words.length < 200 ? 1 : 3))
+    let w = ''
+    for (let i = 0; i < n; i++) w += SYLLABLES[Math.floor(random() * SYLLABLES.length)] ?? 'a'
+    if (!seen.has(w)) { seen.add(w); words.push(w) }
+  }
+  return words
+})()
+
+/** Cumulative Zipf weights (s = 1) of the vocabulary's ranks. */
+const ZIPF_CDF: Float64Array = (() => {
+  const cdf = new Float64Array(VOCABULARY.length)
+  let sum = 0
+  for (let r = 0; r < cdf.length; r++) { sum += 1 / (r + 1); cdf[r] = sum }
+  for (let r = 0; r < cdf.length; r++) cdf[r] = (cdf[r] ?? 0) / sum
+  return cdf
+})()
+
+/** A vocabulary word drawn with the Zipf distribution. */
+function zipfWord (random: () => number): string {
+  const x = random()
+  let lo = 0
+  let hi = ZIPF_CDF.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((ZIPF_CDF[mid] ?? 1) < x) lo = mid + 1
+    else hi = mid
+  }
+  return VOCABULARY[lo] ?? 'word'
+}
 
 /** The generated repository. */
 export interface GeneratedSite {
@@ -89,7 +135,7 @@ function seededRandom (seed: number): () => number {
 }
 
 function postFile (i: number, random: () => number): string {
-  const pick = (): string => WORDS[Math.floor(random() * WORDS.length)] ?? 'word'
+  const pick = (): string => zipfWord(random)
   const sentence = (n: number): string => {
     const words = Array.from({ length: n }, pick)
     const first = words[0] ?? 'word'
@@ -97,10 +143,14 @@ function postFile (i: number, random: () => number): string {
   }
   const paragraph = (): string => Array.from({ length: 3 + Math.floor(random() * 4) }, () => sentence(8 + Math.floor(random() * 8))).join(' ')
   const titleWords = [pick(), pick(), pick()]
+  if (random() < 0.1) titleWords[1] = SEARCH_WORD
   const title = `${titleWords.join(' ')} ${i}`
   const day = new Date(Date.UTC(2020, 0, 1) + i * 86_400_000).toISOString().slice(0, 10)
   const tags = [pick(), pick()]
   const paragraphs = Array.from({ length: 3 + Math.floor(random() * 3) }, paragraph)
+  // The body-only and rare words go into a paragraph (never a title or a tag).
+  if (random() < 1 / 3) paragraphs[0] = `${paragraphs[0] ?? ''} Some ${BODY_WORD} here.`
+  if (random() < 1 / 1000) paragraphs[1] = `${paragraphs[1] ?? ''} A ${RARE_WORD} too.`
   return `---\ntitle: ${title}\ndate: '${day}'\ntags:\n  - ${tags[0] ?? ''}\n  - ${tags[1] ?? ''}\n---\n\n## ${sentence(4)}\n\n${paragraphs.join('\n\n')}\n`
 }
 

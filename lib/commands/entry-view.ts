@@ -4,6 +4,7 @@
 import type { ValidationIssue } from '../errors.js'
 import type { EntryData } from '../content/formats.js'
 import type { IndexedEntry } from '../storage/collection-index.js'
+import type { Snippet } from '../search/snippet.js'
 
 /** An entry as the API returns it. */
 export interface EntryView {
@@ -13,6 +14,8 @@ export interface EntryView {
   validationIssues?: ValidationIssue[]
   readError?: { message: string }
   draft?: true
+  /** With `q`: an excerpt of the first field holding a query word, the words marked (absent for an id-only match). */
+  snippet?: Snippet
 }
 
 /**

@@ -1,17 +1,21 @@
 /**
  * Lists or reads entries of a collection as one editor sees them: base entries with that editor's
- * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, filtered by
- * `q` over ids and title fields, sorted by a field and filtered by draft state, or one entry by `id`.
+ * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, found by `q`
+ * (full text: ids, every string field and the body; ranked, each with a snippet; see lib/search/),
+ * sorted by a field and filtered by draft state, or one entry by `id`.
  */
 import { UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { IndexRow } from '../storage/collection-index.js'
-import { searchTextOf } from '../content/entry-search.js'
 import { toEntryView, type EntryView } from './entry-view.js'
 import { sortRows, type SortedRowsCache } from './sorted-rows.js'
 import type { SortDirection } from './sort-keys.js'
 import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
+import { parseQuery, type SearchQuery } from '../search/search-query.js'
+import { searchAllEntries, searchEntries } from '../search/search-entries.js'
+import { snippetOf } from '../search/snippet.js'
 
 export const DEFAULT_PAGE_SIZE = 24
 export const MAX_PAGE_SIZE = 100
@@ -77,13 +81,22 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
     return { collection: input.collection, entries: [toEntryView(entry)], pagination: paginate(1, pageSize, 1) }
   }
 
-  const all = await index.all()
-  const needle = input.q?.trim().toLowerCase() ?? ''
-  const start = (input.page - 1) * pageSize
-  // Step 1, matching: the base rows `q` selects, in index (or relevance) order.
-  const matching = needle === '' ? all : all.filter(e => e.search.includes(needle))
-  // Step 2, order and draft state (list-order.ts): a cached sorted order, the drafts laid over.
+  const query = parseQuery(input.q)
   const sort = input.sort === undefined ? null : { field: input.sort, direction: input.order ?? 'asc' }
+  const draftFilter = input.draft ?? 'all'
+  // Ranked search: one page straight from the full-text index.
+  if (query !== null && sort === null && draftFilter === 'all') return await searchPage(index, input.collection, query, drafts, input.page, pageSize)
+  const all = await index.all()
+  const start = (input.page - 1) * pageSize
+  // Step 1, matching: the base rows `q` selects (in rank order), and the drafts it matches.
+  let matching: readonly IndexRow[] = all
+  let draftRecords: DraftRecord[] = [...drafts.values()].filter(d => d.kind !== 'delete')
+  if (query !== null) {
+    const found = await searchAllEntries(index, query, drafts)
+    matching = rowsInOrder(all, found.baseIds)
+    draftRecords = found.drafts
+  }
+  // Step 2, order and draft state (list-order.ts): a cached sorted order, the drafts laid over.
   if (sort !== null) await checkSortField(content, index, all, sort, input.sortCache)
   const ordered = sort === null
     ? matching
@@ -93,27 +106,55 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
   if (drafts.size === 0) {
     // No per-entry objects here: a list request allocating one per entry of a big collection
     // makes V8 allocate them straight into the old generation, which then grows for good.
-    const base = input.draft === 'only' ? [] : ordered
-    const entries = (await index.freshen(base.slice(start, start + pageSize))).map(toEntryView)
+    const base = draftFilter === 'only' ? [] : ordered
+    const entries = (await index.freshen(base.slice(start, start + pageSize))).map(e => withSnippet(toEntryView(e), query, titleField))
     return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, base.length) }
   }
-  const draftRows: DraftRow[] = []
-  for (const draft of drafts.values()) {
-    if (draft.kind === 'delete') continue
-    const search = searchText(draft, titleField)
-    if (needle === '' || search.includes(needle)) draftRows.push({ kind: 'draft', record: draft, search })
-  }
+  const draftRows: DraftRow[] = draftRecords.map(record => ({ kind: 'draft', record }))
   const { rows: pageRows, total } = overlayPage(ordered, drafts, draftRows, {
-    sort, titleField, start, size: pageSize, base: input.draft !== 'only', drafted: input.draft !== 'none'
+    sort, titleField, start, size: pageSize, base: draftFilter !== 'only', drafted: draftFilter !== 'none'
   })
   const fresh = new Map((await index.freshen(pageRows.filter(isBase))).map(e => [e.id, e]))
   const entries: EntryView[] = []
   for (const row of pageRows) {
-    if (!isBase(row)) { entries.push(draftView(row.record)); continue }
+    if (!isBase(row)) { entries.push(withSnippet(draftView(row.record), query, titleField)); continue }
     const entry = fresh.get(row.id)
-    if (entry !== undefined) entries.push(toEntryView(entry))
+    if (entry !== undefined) entries.push(withSnippet(toEntryView(entry), query, titleField))
   }
   return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, total) }
+}
+
+/**
+ * A page of the entries matching `q`, ranked, each with the snippet of its first matching field.
+ */
+async function searchPage (index: CollectionIndex, collection: string, query: SearchQuery, drafts: Map<string, DraftRecord>, page: number, pageSize: number): Promise<ListEntriesResult> {
+  const found = await searchEntries(index, query, drafts, (page - 1) * pageSize, pageSize)
+  const entries: EntryView[] = []
+  for (const hit of found.entries) {
+    const entry = hit.draft === null ? await index.get(hit.id) : null
+    const view = hit.draft !== null ? draftView(hit.draft) : entry !== null ? toEntryView(entry) : null
+    if (view === null) continue
+    entries.push(withSnippet(view, query, index.collection.titleField))
+  }
+  return { collection, entries, pagination: paginate(page, pageSize, found.total) }
+}
+
+/** The rows of `ids` in that order (ids without a row are left out; allocates per match only). */
+function rowsInOrder (all: readonly IndexRow[], ids: readonly string[]): IndexRow[] {
+  const wanted = new Map<string, IndexRow | null>()
+  for (const id of ids) wanted.set(id, null)
+  for (const row of all) if (wanted.has(row.id)) wanted.set(row.id, row)
+  const rows: IndexRow[] = []
+  for (const row of wanted.values()) if (row !== null) rows.push(row)
+  return rows
+}
+
+/** The view with the snippet of `q`'s first matching field (no `q`: unchanged). */
+function withSnippet (view: EntryView, query: SearchQuery | null, titleField: string | null): EntryView {
+  if (query === null) return view
+  const snippet = snippetOf(view.data, query, titleField)
+  if (snippet !== null) view.snippet = snippet
+  return view
 }
 
 function isBase (row: ListRow): row is IndexRow {
@@ -122,10 +163,6 @@ function isBase (row: ListRow): row is IndexRow {
 
 function draftView (draft: DraftRecord): EntryView {
   return { id: draft.id, data: draft.data, revision: draft.revision, draft: true }
-}
-
-function searchText (draft: DraftRecord, titleField: string | null): string {
-  return searchTextOf(draft.id, draft.data, titleField)
 }
 
 function paginate (page: number, pageSize: number, total: number): Pagination {

@@ -13,7 +13,7 @@ import { compareKeys, sortKeyOf } from './sort-keys.js'
 import { insertionPoint, sortRows, type SortSpec, type SortedRowsCache } from './sorted-rows.js'
 
 /** An entry as this editor's draft has it (a new entry, or an edited base one). */
-export interface DraftRow { kind: 'draft', record: DraftRecord, search: string }
+export interface DraftRow { kind: 'draft', record: DraftRecord }
 
 /** A list row: a base entry (the index's own row), or the editor's draft of one. */
 export type ListRow = IndexRow | DraftRow

@@ -1,6 +1,6 @@
 /**
- * What `q` searches: an entry's id and its title fields (the collection's `titleField`, then
- * `title`, `name`, `label`).
+ * An entry's title fields (the collection's `titleField`, then `title`, `name`, `label`): what
+ * lists show and what `q` ranks first (the full-text index is in lib/search/).
  */
 import type { EntryData } from './formats.js'
 
@@ -19,7 +19,17 @@ export function titlesOf (data: EntryData | undefined, titleField: string | null
 }
 
 /**
- * The lowercased text `q` is matched against.
+ * Whether a top-level key is one of the title fields.
+ * @param key a field name
+ * @param titleField the collection's own title field, if any
+ * @returns true for a title field
+ */
+export function isTitleKey (key: string, titleField: string | null): boolean {
+  return key === titleField || TITLE_FIELDS.includes(key)
+}
+
+/**
+ * The lowercased id and title text the index row keeps.
  * @param id entry id
  * @param data entry data
  * @param titleField the collection's own title field, if any

@@ -46,6 +46,8 @@ export interface IndexOptions {
    * which builds the first index, checks against `collection.schema` itself: the same check).
    */
   validate: (data: EntryData) => ValidationIssue[]
+  /** Told of every entry change the index takes (data; undefined: unreadable; null: gone): the full-text search (lib/search/). */
+  onEntryChange?: (id: string, data: EntryData | undefined | null) => void
 }
 
 const LOAD_CONCURRENCY = 64
@@ -212,6 +214,7 @@ export class CollectionIndex {
     const text = isMarkdownLike(rules.format) ? await readTextIfUnchanged(file, sig) : null
     this.#problems.delete(id)
     this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate))
+    this.#opts.onEntryChange?.(id, data)
     return rev
   }
 
@@ -318,9 +321,11 @@ export class CollectionIndex {
     const problem = this.#problems.get(id)
     if (state.kind !== 'ok' || problem !== undefined) {
       const message = problem ?? (state as { message: string }).message
+      this.#opts.onEntryChange?.(id, undefined)
       return { entry: entryOf(this.#store(id, file, sig, rev, { message }), undefined), change }
     }
     const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, rules, this.#opts.validate))
+    this.#opts.onEntryChange?.(id, state.data)
     return { entry: entryOf(row, state.data), change }
   }
 
@@ -410,6 +415,7 @@ export class CollectionIndex {
       if (file !== row.file || before.get(id) !== this.#problems.get(id)) {
         // Another file now, or its problem came or went: read it again (the revision follows the signature).
         this.#entries.delete(id)
+        this.#opts.onEntryChange?.(id, null)
         this.#sorted = null
         this.#pendingFiles.set(id, file)
         this.#dirty.add(id)
@@ -483,6 +489,7 @@ export class CollectionIndex {
   }
 
   #remove (id: string): void {
+    this.#opts.onEntryChange?.(id, null)
     if (this.#entries.delete(id)) this.#sorted = null
   }
 

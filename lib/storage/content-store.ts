@@ -13,6 +13,7 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
+import { CollectionSearch, searchOf } from '../search/collection-search.js'
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -98,7 +99,12 @@ export class ContentStore {
       if (stop()) return
       // A collection that cannot be indexed (its folder a link leaving the repository) is
       // refused when asked for; the others still warm.
-      try { await (await this.index(c.name)).ready() } catch {}
+      try {
+        const index = await this.index(c.name)
+        await index.ready()
+        // The full-text index builds in the background (a search waits for it; lists do not).
+        searchOf(index)?.start()
+      } catch {}
     }
   }
 
@@ -112,12 +118,15 @@ export class ContentStore {
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)
     if (existing !== undefined && existing.collection === collection) return existing
+    const search = new CollectionSearch(collection, this.repoRealDir)
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,
       log: new RevisionLog(this.#opts.stateDir, name),
-      validate: this.#validatorFor(collection)
+      validate: this.#validatorFor(collection),
+      onEntryChange: search.onEntryChange
     })
+    search.attach(index)
     this.#indexes.set(name, index)
     return index
   }

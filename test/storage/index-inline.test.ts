@@ -12,15 +12,19 @@ t.test('small collections are indexed in this thread; large ones in a worker', a
   await small.cms.ready
   const cookie = await small.login()
   t.equal((await small.request(`${API}/entries?collection=posts`, { headers: { cookie } })).status, 200)
-  t.equal(workers, 0, 'no worker for the fixtures (a dozen files per collection)')
+  t.equal((await small.request(`${API}/entries?collection=posts&q=hello`, { headers: { cookie } })).status, 200)
+  t.equal(workers, 0, 'no worker for the fixtures (a dozen files per collection), nor for their full-text index')
   await small.close()
 
   const many: Record<string, string> = {}
   for (let i = 0; i < 200; i++) many[`content/many/e${i}.json`] = JSON.stringify({ title: `Entry ${i}` }) + '\n'
   const large = await startServer(t, { files: many })
   await large.cms.ready
-  t.equal(workers, 1, 'one worker, for the collection of 200 files')
   const listed = await large.request(`${API}/entries?collection=many&pageSize=5`, { headers: { cookie: await large.login() } })
   t.equal(listed.status, 200)
   t.match(await listed.json(), { pagination: { total: 200 } })
+  // A q waits for the full-text index, built in a worker of its own (lib/search/).
+  const found = await large.request(`${API}/entries?collection=many&q=entry`, { headers: { cookie: await large.login() } })
+  t.match(await found.json(), { pagination: { total: 200 } })
+  t.equal(workers, 2, 'one worker for the collection index of 200 files, one for its full-text index')
 })

@@ -21,7 +21,9 @@ export class ApiError extends Error {
 /** A validation issue as the API reports it. */
 export interface Issue { path: string, code: string, message: string }
 /** One entry of a list. */
-export interface Entry { id: string, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[] }
+export interface Entry { id: string, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
+/** With `q`: an excerpt of the field where an entry matched, `marks` the query words' [start, end) in it. */
+export interface Snippet { field: string, text: string, marks: Array<[number, number]> }
 /** Pagination of a list. */
 export interface Pagination { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
 /** A JSON Schema, as far as the form needs it. */

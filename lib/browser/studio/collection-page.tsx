@@ -1,9 +1,10 @@
-/** A collection: its entries as links, a search box filtering as you type, pages, create, delete, reorder. */
+/** A collection: its entries as links, a full-text search box (each match with its snippet) filtering as you type, pages, create, delete, reorder. */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Entry, JsonSchema, Pagination } from './api.js'
 import { entryTitle, idProblem, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { DraftFilterControl, EntryCells, SortHeader, listColumns, type DraftFilter, type ListSort } from './list-columns.js'
+import { SearchSnippet } from './search-snippet.js'
 
 const PAGE_SIZE = 24
 
@@ -81,7 +82,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
       {collection.description !== '' && <p class="muted">{collection.description}</p>}
       <div class="toolbar">
         <label for="search" class="search-label">Search</label>
-        <input id="search" type="search" value={q} placeholder="Title or id"
+        <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
         <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
       </div>
@@ -101,6 +102,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   {entry.draft === true && <span class="badge draft">Draft</span>}
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
+                  {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   </span>
                   <EntryCells entry={entry} columns={columns} />
                   <span class="actions">

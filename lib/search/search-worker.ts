@@ -1,0 +1,11 @@
+/**
+ * The search worker: builds a collection's full-text segment in its own thread and transfers the
+ * typed arrays back (no copy). Tokenizing every file of a collection makes garbage by the hundred
+ * megabytes; in the worker that heap goes away with the thread.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { buildSegment, type SegmentJob } from './build-segment.js'
+
+const built = await buildSegment(workerData as SegmentJob)
+const s = built.segment
+parentPort?.postMessage(built, [s.termStart.buffer, s.postStart.buffer, s.bodyStart.buffer, s.postings.buffer, s.df.buffer, s.bodyLen.buffer, built.order.buffer] as ArrayBuffer[])

@@ -1,0 +1,66 @@
+/**
+ * How text becomes search terms, the same for entries and queries: lowercased, accents removed
+ * (NFKD without combining marks), split into runs of letters and digits, each cut at
+ * MAX_TERM_LENGTH characters.
+ */
+
+/** Longer words (hashes, base64, URLs run together) are cut to this many characters. */
+export const MAX_TERM_LENGTH = 32
+
+const WORD = /[\p{L}\p{N}]+/gu
+const ASCII_WORD = /[a-z0-9]+/g
+const NON_ASCII = /[^\x00-\x7f]/
+const MARKS = /\p{M}+/gu
+
+/**
+ * Text folded the way terms are compared: lowercase, without accents.
+ * @param text any text
+ * @returns the folded text
+ */
+export function foldText (text: string): string {
+  const lower = text.toLowerCase()
+  return NON_ASCII.test(lower) ? lower.normalize('NFKD').replace(MARKS, '') : lower
+}
+
+/**
+ * Calls `each` with every term of a text, in order.
+ * @param text any text
+ * @param each receives a term
+ */
+export function forEachTerm (text: string, each: (term: string) => void): void {
+  const folded = foldText(text)
+  // ASCII text (most of it) splits faster on a plain class than on Unicode properties.
+  const re = NON_ASCII.test(folded) ? new RegExp(WORD.source, 'gu') : ASCII_WORD
+  re.lastIndex = 0
+  for (let m = re.exec(folded); m !== null; m = re.exec(folded)) {
+    const word = m[0]
+    each(word.length > MAX_TERM_LENGTH ? word.slice(0, MAX_TERM_LENGTH) : word)
+  }
+}
+
+/**
+ * The terms of a text, in order.
+ * @param text any text
+ * @returns its terms
+ */
+export function termsOf (text: string): string[] {
+  const terms: string[] = []
+  forEachTerm(text, t => { terms.push(t) })
+  return terms
+}
+
+/**
+ * Where each word of a text is, for a snippet: the word's [start, end) in `text` and its term,
+ * lazily (a snippet stops reading at its excerpt's end).
+ * @param text original text
+ * @param from where to start
+ * @yields the words in order
+ */
+export function * wordsOf (text: string, from = 0): Generator<{ start: number, end: number, term: string }> {
+  const re = new RegExp(WORD.source, 'gu')
+  re.lastIndex = from
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const term = foldText(m[0])
+    yield { start: m.index, end: m.index + m[0].length, term: term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term }
+  }
+}
