@@ -4,19 +4,22 @@
  * on read (a stat of the page's files and of the directory), so no request reads every file.
  * A Markdown body is the bulk of an entry and only the entries a read returns need it: the index
  * keeps where it starts and reads it back from the file (whose signature it checks) on demand.
+ * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
+ * whose signature differs from the snapshot's.
  */
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { BadRequestError, type ValidationIssue } from '../errors.js'
 import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
-import { readEntryFile, statEntryFile } from './entry-file.js'
+import { readEntryFile, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { readInWorker } from './index-reader.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
+import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
 
 export type { IndexRow }
 
@@ -46,9 +49,13 @@ export interface IndexOptions {
    * which builds the first index, checks against `collection.schema` itself: the same check).
    */
   validate: (data: EntryData) => ValidationIssue[]
+  /** Where the rows are persisted between runs; null: nowhere (always built from the files). */
+  snapshot?: IndexSnapshot | null
 }
 
 const LOAD_CONCURRENCY = 64
+/** How long after a change the snapshot is written again (it is also written on close). */
+const SNAPSHOT_DELAY_MS = 60_000
 
 /** The index of one collection. */
 export class CollectionIndex {
@@ -68,6 +75,19 @@ export class CollectionIndex {
   readonly #pendingFiles = new Map<string, string>()
   #loading: Promise<void> | null = null
   readonly #layout: EntryLayout
+  /**
+   * Ids whose row was read when its file's ctime was within RACY_MS of the read: the file may have
+   * changed again in the same timestamp tick, so these rows are never persisted.
+   */
+  readonly #racy = new Set<string>()
+  /** Rows changed since the snapshot was written (or no snapshot matches the rows). */
+  #snapshotStale = false
+  #snapshotTimer: NodeJS.Timeout | null = null
+  #snapshotWrite: Promise<void> = Promise.resolve()
+  /** How the last build went: entries taken from the snapshot and entries read from their files. */
+  #loadStats = { fromSnapshot: 0, read: 0 }
+  /** Set once the first build is done. */
+  #built = false
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
@@ -202,6 +222,7 @@ export class CollectionIndex {
    */
   async recordWrite (id: string, data: EntryData): Promise<number> {
     const file = this.fileOf(id)
+    const readAt = Date.now()
     const sig = await statEntryFile(this.#opts.repoRealDir, file)
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
     const rev = this.lastRevision(id) + 1
@@ -211,7 +232,7 @@ export class CollectionIndex {
     const rules = this.#rules(file)
     const text = isMarkdownLike(rules.format) ? await readTextIfUnchanged(file, sig) : null
     this.#problems.delete(id)
-    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate))
+    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate), readAt)
     return rev
   }
 
@@ -264,11 +285,19 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    this.#states = await this.#opts.log.load()
+    const [states, snapshot] = await Promise.all([this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
+    this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
-    const ids = await this.#scanDirectory()
+    const found = await this.#scanDirectory()
     const pending: RevisionChange[] = []
+    // Entries whose file still has the signature the snapshot recorded are taken from it; every
+    // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
+    const ids = snapshot === null ? found : this.#takeFromSnapshot(snapshot, found, pending)
+    this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
+    // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
+    if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true
     let read: IndexRow[] | null = null
+    const readAt = Date.now()
     if (ids.length >= CollectionIndex.#INLINE_MAX_FILES) {
       try {
         read = await readInWorker({ repoRealDir: this.#opts.repoRealDir, files: ids, rules: this.#rules(), schema: this.collection.schema })
@@ -285,7 +314,7 @@ export class CollectionIndex {
         if (change !== null) pending.push(change)
         row.sig = sig
         row.revision = rev
-        this.#put(row)
+        this.#put(row, readAt)
       }
     } else {
       for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
@@ -304,6 +333,80 @@ export class CollectionIndex {
       }
     }
     await this.#opts.log.append(pending)
+    this.#built = true
+    // Written at once after a build, so a process killed soon after still starts fast next time.
+    if (this.#snapshotStale) this.#scheduleSnapshot(0)
+  }
+
+  /**
+   * Puts the snapshot's rows whose file is unchanged into the index.
+   * @returns the files still to read
+   */
+  #takeFromSnapshot (snapshot: Map<string, IndexRow>, found: Array<[string, string]>, pending: RevisionChange[]): Array<[string, string]> {
+    const toRead: Array<[string, string]> = []
+    const readAt = Date.now()
+    for (const entry of found) {
+      const [id, file] = entry
+      const row = snapshot.get(id)
+      if (row === undefined || row.file !== file || this.#problems.has(id)) { toRead.push(entry); continue }
+      let sig: string | null | 'link-outside'
+      try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
+      if (sig !== row.sig) { toRead.push(entry); continue }
+      const revised = this.#revise(id, row.sig)
+      if (revised.change !== null) pending.push(revised.change)
+      row.sig = revised.sig
+      row.revision = revised.rev
+      this.#put(row, readAt)
+    }
+    return toRead
+  }
+
+  /**
+   * How the index was built: entries taken from the persisted snapshot and entries read from files.
+   * @returns the counts of the last build (both 0 before it)
+   */
+  get loadStats (): { fromSnapshot: number, read: number } {
+    return { ...this.#loadStats }
+  }
+
+  /**
+   * Writes the snapshot now if rows changed since the last one (on close).
+   * @returns resolves once written (a failure is ignored: the snapshot is only a hint)
+   */
+  async flushSnapshot (): Promise<void> {
+    if (this.#snapshotTimer !== null) { clearTimeout(this.#snapshotTimer); this.#snapshotTimer = null }
+    await this.#snapshotWrite
+    if (this.#snapshotStale && this.#built) await this.#writeSnapshot()
+  }
+
+  /** Writes the snapshot after `delayMs` unless a write is already planned. */
+  #scheduleSnapshot (delayMs: number): void {
+    if (this.#opts.snapshot == null || this.#snapshotTimer !== null) return
+    this.#snapshotTimer = setTimeout(() => {
+      this.#snapshotTimer = null
+      void this.#writeSnapshot()
+    }, delayMs)
+    this.#snapshotTimer.unref()
+  }
+
+  /** Persists the rows that are safe to trust later (no read error, not racy). */
+  async #writeSnapshot (): Promise<void> {
+    const snapshot = this.#opts.snapshot
+    if (snapshot == null) return
+    const write = this.#snapshotWrite.then(async () => {
+      if (!this.#snapshotStale) return
+      this.#snapshotStale = false
+      const rows: IndexRow[] = []
+      for (const row of this.#entries.values()) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
+      try {
+        await snapshot.write(rows)
+      } catch {
+        // Not written (a full disk, a read-only .git): the next start reads more files, nothing else.
+        this.#snapshotStale = true
+      }
+    })
+    this.#snapshotWrite = write
+    await write
   }
 
   /**
@@ -312,15 +415,16 @@ export class CollectionIndex {
    */
   async #index (id: string, file: string): Promise<{ entry: IndexedEntry, change: RevisionChange | null } | null> {
     const rules = this.#rules(file)
+    const readAt = Date.now()
     const state = await readEntryFile(this.#opts.repoRealDir, file, rules.format)
     if (state.kind === 'missing') return null
     const { rev, sig, change } = this.#revise(id, state.sig)
     const problem = this.#problems.get(id)
     if (state.kind !== 'ok' || problem !== undefined) {
       const message = problem ?? (state as { message: string }).message
-      return { entry: entryOf(this.#store(id, file, sig, rev, { message }), undefined), change }
+      return { entry: entryOf(this.#store(id, file, sig, rev, { message }, readAt), undefined), change }
     }
-    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, rules, this.#opts.validate))
+    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, rules, this.#opts.validate), readAt)
     return { entry: entryOf(row, state.data), change }
   }
 
@@ -329,6 +433,11 @@ export class CollectionIndex {
     const known = this.#states.get(id)
     // The same text: keep one signature string for both.
     if (known !== undefined && known.sig === sig) return { rev: known.rev, sig: known.sig, change: null }
+    // A signature logged before the ctime was part of it: the same file when the rest matches.
+    if (known?.sig != null && Number.isNaN(signatureCtime(known.sig)) && sig.startsWith(`${known.sig}:`)) {
+      this.#setState(id, { rev: known.rev, sig })
+      return { rev: known.rev, sig, change: { id, rev: known.rev, sig } }
+    }
     const rev = (known?.rev ?? 0) + 1
     this.#setState(id, { rev, sig })
     return { rev, sig, change: { id, rev, sig } }
@@ -458,9 +567,9 @@ export class CollectionIndex {
   }
 
   /** Puts an entry's row into the index. */
-  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }, readAt: number): IndexRow {
     const row = makeRow(id, file, sig, revision, content)
-    this.#put(row)
+    this.#put(row, readAt)
     return row
   }
 
@@ -474,16 +583,37 @@ export class CollectionIndex {
     this.#states.set(id, state)
   }
 
-  #put (entry: IndexRow): void {
+  /**
+   * Every row that enters the index passes here (a build, a snapshot, a write, an outside change);
+   * every row that leaves it passes through `#remove`.
+   * @param entry the row
+   * @param readAt when its file was stat-ed (before): a file changed that close to it is racy
+   */
+  #put (entry: IndexRow, readAt: number): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
+    // NaN (no ctime known) counts as racy: never persisted.
+    if (!(readAt - signatureCtime(entry.sig) >= RACY_MS)) this.#racy.add(entry.id)
+    else this.#racy.delete(entry.id)
+    if (before !== entry) this.#rowsChanged()
     if (this.#sorted === null) return
     if (before === undefined || before.order !== entry.order) this.#sorted = null
     else this.#sorted[this.#sorted.indexOf(before)] = entry
   }
 
   #remove (id: string): void {
-    if (this.#entries.delete(id)) this.#sorted = null
+    this.#racy.delete(id)
+    if (this.#entries.delete(id)) {
+      this.#sorted = null
+      this.#rowsChanged()
+    }
+  }
+
+  /** The persisted snapshot no longer matches the rows: write it again later. */
+  #rowsChanged (): void {
+    if (!this.#built || this.#snapshotStale) return
+    this.#snapshotStale = true
+    this.#scheduleSnapshot(SNAPSHOT_DELAY_MS)
   }
 
   readonly #compare = (a: IndexRow, b: IndexRow): number => {

@@ -13,6 +13,8 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
+import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
+import { sweepTempFiles } from './temp-sweep.js'
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -52,6 +54,8 @@ export class ContentStore {
    */
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
+    // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
+    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR)])
     await this.registry.load()
     // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
     for (const root of this.registry.watchRoots()) {
@@ -70,10 +74,11 @@ export class ContentStore {
   }
 
   /**
-   * Stops the watcher.
+   * Stops the watcher and persists every index that changed since its snapshot.
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
+    await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot() }))
     for (const subscription of this.#subscriptions) {
       try {
         await subscription.unsubscribe()
@@ -114,7 +119,8 @@ export class ContentStore {
       collection,
       repoRealDir: this.repoRealDir,
       log: new RevisionLog(this.#opts.stateDir, name),
-      validate: this.#validatorFor(collection)
+      validate: this.#validatorFor(collection),
+      snapshot: new IndexSnapshot(this.#opts.stateDir, collection, this.repoRealDir)
     })
     this.#indexes.set(name, index)
     return index

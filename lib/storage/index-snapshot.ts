@@ -1,0 +1,134 @@
+/**
+ * The persisted index of one collection (issue 18): its rows as they were when the snapshot was
+ * written, under `.git/cms/index/<collection>.json`, so a restart reads only the files that changed
+ * instead of every file. A snapshot is only a hint: the index stats every file it lists and re-reads
+ * any whose signature (size, mtime, inode, ctime) differs, so a snapshot can never serve data its
+ * files no longer hold. On any doubt (another format version, another collection definition or
+ * repository path, an unreadable or malformed file) it is ignored and the index is built in full.
+ * Written atomically (temp file, fsync, rename); deleting it is always safe.
+ */
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
+import type { Collection } from './collection-registry.js'
+import type { IndexRow } from './index-row.js'
+
+/**
+ * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
+ * of `IndexRow`, `rowContent`, the search text, the signature): older snapshots are then ignored.
+ */
+export const SNAPSHOT_FORMAT = 2
+
+/** The folder of the snapshots, under `.git/cms`. */
+export const SNAPSHOT_DIR = 'index'
+
+/**
+ * A file whose ctime is this close to (or after) the moment it was read may have been written again
+ * within the same file-system timestamp tick, unseen by its signature ("racily clean", as git calls
+ * it): such rows are never persisted, so the next start reads their file again. Local file systems
+ * stamp times from the kernel's coarse clock (a tick of 1-10 ms); a second leaves a wide margin.
+ */
+export const RACY_MS = 1000
+
+/** What a snapshot file holds. */
+interface SnapshotFile {
+  format: number
+  key: string
+  rows: IndexRow[]
+}
+
+/** One collection's snapshot file. */
+export class IndexSnapshot {
+  /** Absolute path of the snapshot file. */
+  readonly file: string
+  /** Identifies the collection definition and repository path the rows were computed under. */
+  readonly key: string
+
+  /**
+   * @param stateDir `.git/cms`
+   * @param collection the collection (its definition is part of the key)
+   * @param repoRealDir the repository's real path (part of the key: rows hold absolute paths)
+   */
+  constructor (stateDir: string, collection: Collection, repoRealDir: string) {
+    this.file = path.join(stateDir, SNAPSHOT_DIR, `${collection.name}.json`)
+    this.key = snapshotKey(collection, repoRealDir)
+  }
+
+  /**
+   * Reads the snapshot.
+   * @returns its rows by id (revision 0: the revision log has the revisions), or null when there is
+   * none or it is in doubt
+   */
+  async read (): Promise<Map<string, IndexRow> | null> {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(await readFile(this.file, 'utf8'))
+    } catch {
+      return null
+    }
+    if (!isSnapshotFile(parsed) || parsed.format !== SNAPSHOT_FORMAT || parsed.key !== this.key) return null
+    const rows = new Map<string, IndexRow>()
+    for (const row of parsed.rows) {
+      if (!isRow(row) || rows.has(row.id)) return null
+      row.revision = 0
+      rows.set(row.id, row)
+    }
+    return rows
+  }
+
+  /**
+   * Writes the snapshot atomically.
+   * @param rows the rows to persist (rows with a read error and racy rows already left out)
+   * @returns resolves once the file is durable
+   */
+  async write (rows: Iterable<IndexRow>): Promise<void> {
+    const parts: string[] = []
+    for (const row of rows) {
+      // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
+      const text = JSON.stringify(row, jsonExact)
+      if (!text.includes(NOT_JSON_TEXT)) parts.push(text)
+    }
+    const header = JSON.stringify({ format: SNAPSHOT_FORMAT, key: this.key })
+    await writeFileAtomic(this.file, `${header.slice(0, -1)},"rows":[${parts.join(',')}]}`)
+  }
+}
+
+/**
+ * The ctime (ms) a signature records, or NaN for a signature without one (an older format).
+ * @param sig a file signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`)
+ * @returns the ctime in milliseconds
+ */
+export function signatureCtime (sig: string): number {
+  const parts = sig.split(':')
+  return parts.length === 4 ? Number(parts[3]) : Number.NaN
+}
+
+/** Marks a value that JSON would change (never in real data: it holds a NUL). */
+const NOT_JSON = '\u0000not-json'
+const NOT_JSON_TEXT = JSON.stringify(NOT_JSON).slice(1, -1)
+
+function jsonExact (_key: string, value: unknown): unknown {
+  return typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0)) ? NOT_JSON : value
+}
+
+function snapshotKey (c: Collection, repoRealDir: string): string {
+  const definition = [SNAPSHOT_FORMAT, repoRealDir, c.dir, c.format, c.nested, c.indexFile, c.files === null ? null : [...c.files], c.titleField, c.orderField, c.schema]
+  return createHash('sha256').update(JSON.stringify(definition)).digest('hex')
+}
+
+function isSnapshotFile (v: unknown): v is SnapshotFile {
+  if (typeof v !== 'object' || v === null) return false
+  const o = v as Record<string, unknown>
+  return typeof o.format === 'number' && typeof o.key === 'string' && Array.isArray(o.rows)
+}
+
+function isRow (v: unknown): v is IndexRow {
+  if (typeof v !== 'object' || v === null) return false
+  const r = v as Record<string, unknown>
+  return typeof r.id === 'string' && typeof r.file === 'string' && typeof r.sig === 'string' && typeof r.search === 'string' &&
+    typeof r.title === 'string' && (r.order === null || typeof r.order === 'number') && r.readError === undefined &&
+    (r.fields === undefined || (typeof r.fields === 'object' && r.fields !== null && !Array.isArray(r.fields))) &&
+    (r.bodyAt === undefined || (typeof r.bodyAt === 'number' && Number.isInteger(r.bodyAt) && r.bodyAt >= 0)) &&
+    (r.validationIssues === undefined || Array.isArray(r.validationIssues))
+}
