@@ -51,8 +51,9 @@ export interface SiteOptions {
    */
   layout?: 'flat' | 'bundles'
   /**
-   * Spreads the entries over this many collections (`content/c0000/` ...; each defined in the config
-   * like `posts`) instead of one `posts` collection (issue 18: many collections). Flat layout only.
+   * Spreads the entries over this many collections (`content/c0000/` ...; each defined like `posts`
+   * in a `cms.config.json`, `extraConfig` ignored) instead of one `posts` collection (issue 18:
+   * many collections). Flat layout only.
    */
   collections?: number
   /**
@@ -141,12 +142,15 @@ export function collectionName (i: number): string {
   return `c${String(i).padStart(4, '0')}`
 }
 
-/** A config defining N collections like `posts` (each written out: the config allows few YAML aliases). */
+/** A JSON config defining N collections like `posts`. */
 function manyCollectionsConfig (n: number): string {
-  const definition = CONFIG.split('\n').slice(2).filter(l => l !== '')
-  const lines = ['collections:']
-  for (let i = 0; i < n; i++) lines.push(`  ${collectionName(i)}:`, ...definition)
-  return lines.join('\n') + '\n'
+  const definition = {
+    format: 'md',
+    label: 'Posts',
+    titleField: 'title',
+    schema: { type: 'object', required: ['title'], properties: { title: { type: 'string', minLength: 1 }, date: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } }, body: { type: 'string' } } }
+  }
+  return JSON.stringify({ collections: Object.fromEntries(Array.from({ length: n }, (_, i) => [collectionName(i), definition])) }, null, 1) + '\n'
 }
 
 /**
@@ -166,9 +170,10 @@ export async function generateSite (opts: SiteOptions): Promise<GeneratedSite> {
   const posts = path.join(dir, 'content', 'posts')
   const bundles = opts.layout === 'bundles'
   const collections = opts.collections ?? 0
-  let config = bundles ? CONFIG.replace('    format: md\n', '    format: md\n    indexFile: index\n') : CONFIG
-  if (collections > 0) config = manyCollectionsConfig(collections)
-  await writeFile(path.join(dir, 'cms.config.yaml'), config + (opts.extraConfig ?? ''))
+  const config = bundles ? CONFIG.replace('    format: md\n', '    format: md\n    indexFile: index\n') : CONFIG
+  // Many collections: a JSON config (parsing 12,000 lines of YAML alone took a second).
+  if (collections > 0) await writeFile(path.join(dir, 'cms.config.json'), manyCollectionsConfig(collections))
+  else await writeFile(path.join(dir, 'cms.config.yaml'), config + (opts.extraConfig ?? ''))
   const random = seededRandom(opts.entries)
   const ids = Array.from({ length: opts.entries }, (_, i) => bundles ? `${2000 + Math.floor(i / 500)}/${postId(i)}` : postId(i))
   // Entry i of a many-collections site goes to collection i % collections.

@@ -18,6 +18,7 @@ import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } fr
 import { readInWorker } from './index-reader.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
+import { titlesOf } from '../content/entry-search.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
 
@@ -63,6 +64,10 @@ export class CollectionIndex {
   readonly #opts: IndexOptions
   readonly #entries = new Map<string, IndexRow>()
   readonly #dirty = new Set<string>()
+  /**
+   * The last known state of every entry without a row (deleted ones) and of rows whose state is
+   * not yet their own; a row's revision and signature are its state (one object per entry, not two).
+   */
   #states = new Map<string, RevisionState>()
   #revisionSum = 0
   #sorted: IndexRow[] | null = null
@@ -325,7 +330,7 @@ export class CollectionIndex {
       }
     }
     // Files deleted while the service was down: their deletion is a change too.
-    for (const [id, state] of this.#states) {
+    for (const [id, state] of [...this.#states]) {
       if (state.sig !== null && !this.#entries.has(id)) {
         const rev = state.rev + 1
         this.#setState(id, { rev, sig: null })
@@ -333,6 +338,8 @@ export class CollectionIndex {
       }
     }
     await this.#opts.log.append(pending)
+    // A map keeps its size after deletions: a fresh one holds only the states rows do not.
+    this.#states = new Map(this.#states)
     this.#built = true
     // Written at once after a build, so a process killed soon after still starts fast next time.
     if (this.#snapshotStale) this.#scheduleSnapshot(0)
@@ -356,6 +363,9 @@ export class CollectionIndex {
       if (revised.change !== null) pending.push(revised.change)
       row.sig = revised.sig
       row.revision = revised.rev
+      // One string for the title and its field, as rows read from files have.
+      const title = titlesOf(row.fields, this.collection.titleField)[0]
+      if (title === row.title) row.title = title
       this.#put(row, readAt)
     }
     return toRead
@@ -430,7 +440,7 @@ export class CollectionIndex {
 
   /** The revision a file with this signature has: the known one, or the next when it changed. */
   #revise (id: string, sig: string): { rev: number, sig: string, change: RevisionChange | null } {
-    const known = this.#states.get(id)
+    const known = this.#stateOf(id)
     // The same text: keep one signature string for both.
     if (known !== undefined && known.sig === sig) return { rev: known.rev, sig: known.sig, change: null }
     // A signature logged before the ctime was part of it: the same file when the rest matches.
@@ -518,6 +528,7 @@ export class CollectionIndex {
       if (file === undefined) { this.#dirty.add(id); continue }
       if (file !== row.file || before.get(id) !== this.#problems.get(id)) {
         // Another file now, or its problem came or went: read it again (the revision follows the signature).
+        this.#keepState(id)
         this.#entries.delete(id)
         this.#sorted = null
         this.#pendingFiles.set(id, file)
@@ -579,8 +590,22 @@ export class CollectionIndex {
   }
 
   #setState (id: string, state: RevisionState): void {
-    this.#revisionSum += state.rev - (this.#states.get(id)?.rev ?? 0)
+    this.#revisionSum += state.rev - (this.#stateOf(id)?.rev ?? 0)
     this.#states.set(id, state)
+  }
+
+  /** An entry's last known state: its own, or its row's. */
+  #stateOf (id: string): RevisionState | undefined {
+    const state = this.#states.get(id)
+    if (state !== undefined) return state
+    const row = this.#entries.get(id)
+    return row === undefined ? undefined : { rev: row.revision, sig: row.sig }
+  }
+
+  /** Keeps a row's state before the row leaves the index without a revision change. */
+  #keepState (id: string): void {
+    const row = this.#entries.get(id)
+    if (row !== undefined && !this.#states.has(id)) this.#states.set(id, { rev: row.revision, sig: row.sig })
   }
 
   /**
@@ -592,6 +617,9 @@ export class CollectionIndex {
   #put (entry: IndexRow, readAt: number): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
+    // The row now holds the entry's state.
+    const state = this.#states.get(entry.id)
+    if (state !== undefined && state.rev === entry.revision && state.sig === entry.sig) this.#states.delete(entry.id)
     // NaN (no ctime known) counts as racy: never persisted.
     if (!(readAt - signatureCtime(entry.sig) >= RACY_MS)) this.#racy.add(entry.id)
     else this.#racy.delete(entry.id)

@@ -8,7 +8,7 @@
  * Written atomically (temp file, fsync, rename); deleting it is always safe.
  */
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
 import type { Collection } from './collection-registry.js'
@@ -63,7 +63,8 @@ export class IndexSnapshot {
   async read (): Promise<Map<string, IndexRow> | null> {
     let parsed: unknown
     try {
-      parsed = JSON.parse(await readFile(this.file, 'utf8'))
+      // One synchronous read: through the thread pool a file of tens of megabytes takes many round trips.
+      parsed = JSON.parse(readFileSync(this.file, 'utf8'))
     } catch {
       return null
     }
