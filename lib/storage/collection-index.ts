@@ -8,6 +8,7 @@
  * whose signature differs from the snapshot's.
  */
 import { stat } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { BadRequestError, type ValidationIssue } from '../errors.js'
 import type { EntryData, EntryFormat } from '../content/formats.js'
@@ -287,6 +288,8 @@ export class CollectionIndex {
    * worker start cost ~0.6 s per collection.
    */
   static readonly #INLINE_MAX_FILES = 200
+  /** From this many files on, the reading is shared between workers (one per core). */
+  static readonly #SPLIT_MIN_FILES = 20_000
 
   async #load (): Promise<void> {
     this.checkFolder()
@@ -305,7 +308,16 @@ export class CollectionIndex {
     const readAt = Date.now()
     if (ids.length >= CollectionIndex.#INLINE_MAX_FILES) {
       try {
-        read = await readInWorker({ repoRealDir: this.#opts.repoRealDir, files: ids, rules: this.#rules(), schema: this.collection.schema })
+        // A large collection is read by as many workers as there are cores (each takes a share).
+        const workers = ids.length >= CollectionIndex.#SPLIT_MIN_FILES ? Math.max(1, Math.min(4, availableParallelism())) : 1
+        const share = Math.ceil(ids.length / workers)
+        const parts = await Promise.all(Array.from({ length: workers }, async (_, i) => await readInWorker({
+          repoRealDir: this.#opts.repoRealDir,
+          files: ids.slice(i * share, (i + 1) * share),
+          rules: this.#rules(),
+          schema: this.collection.schema
+        })))
+        read = parts.length === 1 ? parts[0]! : parts.flat()
       } catch {
         // No worker (or it failed): read in this thread.
       }

@@ -7,10 +7,12 @@
  * repository path, an unreadable or malformed file) it is ignored and the index is built in full.
  * Written atomically (temp file, fsync, rename); deleting it is always safe.
  */
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { closeSync, fsync as fsyncCallback, openSync, readFileSync, writeSync } from 'node:fs'
+import { mkdir, rename, rm } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import path from 'node:path'
-import { writeFileAtomic } from './atomic-write.js'
+import { syncDirectory, TEMP_PREFIX } from './atomic-write.js'
 import type { Collection } from './collection-registry.js'
 import type { IndexRow } from './index-row.js'
 
@@ -79,20 +81,56 @@ export class IndexSnapshot {
   }
 
   /**
-   * Writes the snapshot atomically.
+   * Writes the snapshot atomically (temp file, fsync, rename, directory fsync), in chunks: the
+   * text of 100,000 rows at once would be tens of megabytes the heap then keeps.
    * @param rows the rows to persist (rows with a read error and racy rows already left out)
    * @returns resolves once the file is durable
    */
   async write (rows: Iterable<IndexRow>): Promise<void> {
-    const parts: string[] = []
-    for (const row of rows) {
-      // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
-      const text = JSON.stringify(row, jsonExact)
-      if (!text.includes(NOT_JSON_TEXT)) parts.push(text)
+    const dir = path.dirname(this.file)
+    await mkdir(dir, { recursive: true })
+    const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(this.file)}`)
+    const fd = openSync(tmp, 'wx', 0o644)
+    try {
+      const header = JSON.stringify({ format: SNAPSHOT_FORMAT, key: this.key })
+      let chunk = `${header.slice(0, -1)},"rows":[`
+      let first = true
+      for (const row of rows) {
+        // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
+        const text = rowJson(row)
+        if (text === null) continue
+        chunk += first ? text : `,${text}`
+        first = false
+        if (chunk.length >= CHUNK_CHARS) {
+          writeAllSync(fd, chunk)
+          chunk = ''
+          // Requests go on between chunks.
+          await new Promise(resolve => setImmediate(resolve))
+        }
+      }
+      writeAllSync(fd, `${chunk}]}`)
+      await fsync(fd)
+    } catch (err) {
+      closeSync(fd)
+      await rm(tmp, { force: true })
+      throw err
     }
-    const header = JSON.stringify({ format: SNAPSHOT_FORMAT, key: this.key })
-    await writeFileAtomic(this.file, `${header.slice(0, -1)},"rows":[${parts.join(',')}]}`)
+    closeSync(fd)
+    try {
+      await rename(tmp, this.file)
+    } catch (err) {
+      await rm(tmp, { force: true })
+      throw err
+    }
+    await syncDirectory(dir)
   }
+}
+
+const CHUNK_CHARS = 1024 * 1024
+
+function writeAllSync (fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8')
+  for (let at = 0; at < bytes.byteLength;) at += writeSync(fd, bytes, at, bytes.byteLength - at)
 }
 
 /**
@@ -105,9 +143,21 @@ export function signatureCtime (sig: string): number {
   return parts.length === 4 ? Number(parts[3]) : Number.NaN
 }
 
+const fsync = promisify(fsyncCallback)
+
 /** Marks a value that JSON would change (never in real data: it holds a NUL). */
 const NOT_JSON = '\u0000not-json'
 const NOT_JSON_TEXT = JSON.stringify(NOT_JSON).slice(1, -1)
+
+/**
+ * A row as JSON text, when JSON carries it exactly.
+ * @param row an index row
+ * @returns its JSON text, or null when its data holds a number JSON cannot carry (NaN, Infinity, -0)
+ */
+export function rowJson (row: IndexRow): string | null {
+  const text = JSON.stringify(row, jsonExact)
+  return text.includes(NOT_JSON_TEXT) ? null : text
+}
 
 function jsonExact (_key: string, value: unknown): unknown {
   return typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0)) ? NOT_JSON : value

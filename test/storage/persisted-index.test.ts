@@ -1,9 +1,10 @@
 import t from 'tap'
-import { readFile, readdir, rm, stat, utimes, writeFile, mkdir } from 'node:fs/promises'
+import { readFile, readdir, realpath, rm, stat, utimes, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite, startServer, writeHeaders, type TestServer } from '../helpers/site.js'
 import { spawnServer, loginAt } from '../helpers/spawn-server.js'
 import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { readInWorker } from '../../lib/storage/index-reader.js'
 
 interface View { id: string, revision: number, data?: Record<string, unknown>, validationIssues?: unknown[] }
 interface ListBody { entries: View[], pagination: { total: number } }
@@ -211,4 +212,23 @@ t.test('the real server killed with SIGKILL after saves: the restart serves what
   t.equal(after.entries.find(v => v.id === 'delta')?.data?.title, 'Delta outside')
   t.ok((after.entries.find(v => v.id === 'alpha')?.revision ?? 0) > (alpha?.revision ?? 0), 'the saved revision is kept')
   await second.kill('SIGTERM')
+})
+
+t.test('data JSON cannot carry (Infinity, NaN) comes through the worker as it is and is never persisted', async t => {
+  const repoDir = await makeSite(t, { ...FILES, 'content/posts/golf.md': '---\ntitle: Golf\nscore: .inf\nratio: .nan\n---\nBody\n' }, { fixtures: false })
+  await settle()
+  const dir = path.join(repoDir, 'content/posts')
+  const files: Array<[string, string]> = ['alpha', 'golf'].map(id => [id, path.join(dir, `${id}.md`)])
+  const rows = await readInWorker({ repoRealDir: await realpath(repoDir), files, rules: { format: 'md', titleField: 'title', orderField: 'order' }, schema: null })
+  const golf = rows.find(r => r.id === 'golf')
+  t.equal(golf?.fields?.score, Infinity)
+  t.ok(Number.isNaN(golf?.fields?.ratio))
+  t.equal(rows.find(r => r.id === 'alpha')?.title, 'Alpha aaaa')
+
+  await startAndStop(t, repoDir)
+  t.notOk((await readFile(snapshotFile(repoDir, 'posts'), 'utf8')).includes('"golf"'), 'the row is left out of the snapshot')
+  const s = await startServer(t, { repoDir })
+  t.equal((await list(s, 'posts')).find(v => v.id === 'golf')?.data?.title, 'Golf')
+  t.same(await loadStats(s, 'posts'), { fromSnapshot: 4, read: 1 }, 'and read from its file at the next start')
+  await s.close()
 })
