@@ -134,7 +134,7 @@ t.test('a corrupt or truncated snapshot falls back to a full build', async t => 
   await startAndStop(t, repoDir)
   const file = snapshotFile(repoDir, 'posts')
   const text = await readFile(file, 'utf8')
-  for (const [name, broken] of [['truncated', text.slice(0, Math.floor(text.length / 2))], ['not JSON', '\u0000\u0001garbage'], ['rows of the wrong shape', text.replace('"sig":"', '"sig":7,"x":"')], ['empty', '']] as const) {
+  for (const [name, broken] of [['truncated', text.slice(0, Math.floor(text.length / 2))], ['not JSON', '\u0000\u0001garbage'], ['rows of the wrong shape', text.replace('"sig":"', '"sig":7,"x":"')], ['empty', ''], ['without its end line', text.slice(0, text.lastIndexOf('{"end"'))], ['with a line after its end', `${text}{"id":"zulu"}\n`]] as const) {
     await writeFile(file, broken)
     await writeFile(path.join(repoDir, 'content/posts/alpha.md'), post(`Alpha ${name}`))
     const s = await startServer(t, { repoDir })
@@ -144,7 +144,10 @@ t.test('a corrupt or truncated snapshot falls back to a full build', async t => 
     t.same(await loadStats(s, 'posts'), { fromSnapshot: 0, read: 4 }, `${name}: a full build`)
     await s.close()
   }
-  t.ok(JSON.parse(await readFile(file, 'utf8')), 'a good snapshot was written again')
+  const lines = (await readFile(file, 'utf8')).split('\n')
+  // alpha was written a moment before it was read: racy, so it is left out (read again next time).
+  t.same(lines.slice(-2), ['{"end":3}', ''], 'a good snapshot was written again')
+  t.same(lines.slice(1, -2).map(l => (JSON.parse(l) as View).id).sort(), ['bravo', 'charlie', 'delta'])
 })
 
 t.test('a changed collection definition is not served from the old snapshot', async t => {
