@@ -300,7 +300,7 @@ export class CollectionIndex {
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? found : this.#takeFromSnapshot(snapshot, found, pending)
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending)
     this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
     // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
     if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true
@@ -361,10 +361,15 @@ export class CollectionIndex {
    * Puts the snapshot's rows whose file is unchanged into the index.
    * @returns the files still to read
    */
-  #takeFromSnapshot (snapshot: Map<string, IndexRow>, found: Array<[string, string]>, pending: RevisionChange[]): Array<[string, string]> {
+  async #takeFromSnapshot (snapshot: Map<string, IndexRow>, found: Array<[string, string]>, pending: RevisionChange[]): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
-    const readAt = Date.now()
-    for (const entry of found) {
+    let readAt = Date.now()
+    for (const [i, entry] of found.entries()) {
+      // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
+      if (i % 4096 === 4095) {
+        await new Promise(resolve => setImmediate(resolve))
+        readAt = Date.now()
+      }
       const [id, file] = entry
       const row = snapshot.get(id)
       if (row === undefined || row.file !== file || this.#problems.has(id)) { toRead.push(entry); continue }

@@ -18,10 +18,9 @@ export interface IndexJob {
 }
 
 /**
- * What the worker posts back: its rows as one JSON text, and apart the rows JSON cannot carry
- * exactly (a NaN or an Infinity in the data). Measured at 100,000 entries: rows that came through
- * the structured clone of `postMessage` took 1,560 bytes of heap each, the same rows parsed from
- * JSON 600 (the deserializer's objects and strings are much larger than JSON.parse's).
+ * What the worker posts back: its rows as one JSON text (the snapshot's format: one string crosses
+ * the thread boundary, and JSON.parse makes the objects in this heap), and apart the rows JSON
+ * cannot carry exactly (a NaN or an Infinity in the data).
  */
 export interface IndexReply {
   json: string
