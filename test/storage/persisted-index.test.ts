@@ -235,3 +235,25 @@ t.test('data JSON cannot carry (Infinity, NaN) comes through the worker as it is
   t.same(await loadStats(s, 'posts'), { fromSnapshot: 4, read: 1 }, 'and read from its file at the next start')
   await s.close()
 })
+
+t.test('revisions logged before the signature held the ctime keep their numbers; a changed file still moves', async t => {
+  const repoDir = await site(t)
+  const legacy = async (id: string): Promise<string> => {
+    const st = await stat(path.join(repoDir, 'content/posts', `${id}.md`))
+    return `${st.size}:${st.mtimeMs}:${st.ino}`
+  }
+  const log = [
+    { id: 'alpha', rev: 7, sig: await legacy('alpha') },
+    { id: 'bravo', rev: 4, sig: `1${await legacy('bravo')}` }
+  ].map(l => JSON.stringify(l)).join('\n') + '\n'
+  await mkdir(path.join(repoDir, '.git', 'cms', 'revisions'), { recursive: true })
+  await writeFile(path.join(repoDir, '.git', 'cms', 'revisions', 'posts.jsonl'), log)
+  const s = await startServer(t, { repoDir })
+  const posts = await list(s, 'posts')
+  t.equal(posts.find(v => v.id === 'alpha')?.revision, 7, 'the same file: the same revision')
+  t.equal(posts.find(v => v.id === 'bravo')?.revision, 5, 'another size than logged: the next revision')
+  await s.close()
+  const again = await startServer(t, { repoDir })
+  t.equal((await list(again, 'posts')).find(v => v.id === 'alpha')?.revision, 7, 'and it stays so')
+  await again.close()
+})
