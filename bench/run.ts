@@ -3,10 +3,10 @@
  * table per section (figure, value, target, OK/MISS) and a summary line. Benches only print; they
  * never fail a test run.
  *
- *   node dist/bench/run.js [reads|writes|drafts|remote|markdown|render|search ...]
+ *   node dist/bench/run.js [reads|writes|drafts|remote|markdown|render|search|scale ...]
  *   BENCH_ENTRIES=1000 BENCH_CONCURRENCY=8 node dist/bench/run.js
  *   BENCH_DIR=/some/dir: where the generated sites go (default: the system temp directory)
- *   BENCH_SCALE_ENTRIES=100000: the larger site of the search section
+ *   BENCH_SCALE_ENTRIES=20000: the larger entry count of the search and scale sections (default 100,000)
  */
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
@@ -16,6 +16,7 @@ import { markdownSection, NotAvailableError } from './markdown-section.js'
 import { bundledReadsBench, readsBench } from './reads-bench.js'
 import { renderBench } from './render-bench.js'
 import { searchBench } from './search-bench.js'
+import { scaleBench } from './scale-bench.js'
 import { remoteBench } from './remote-bench.js'
 import { SectionReport, formatSection, formatSummary, type SectionResult } from './report.js'
 import { writesBench } from './writes-bench.js'
@@ -34,7 +35,8 @@ const SECTIONS: Section[] = [
   { name: 'remote', title: () => 'git remote (issue 16): push on publish, upstream sync, reads during a sync', run: remoteBench },
   { name: 'markdown', title: () => 'markdown (issue 6): block round-trip and md_block conversion', run: async (_ctx, report) => { await markdownSection(report) } },
   { name: 'render', title: () => 'render (issue 15): GET /render of a 20 KB Markdown body', run: renderBench },
-  { name: 'search', title: () => 'full-text search (issue 17): q at 10,000 and 100,000 entries (BENCH_SCALE_ENTRIES)', run: searchBench }
+  { name: 'search', title: () => 'full-text search (issue 17): q at 10,000 and 100,000 entries (BENCH_SCALE_ENTRIES)', run: searchBench },
+  { name: 'scale', title: () => `scale (issue 18): start-up, memory and lists at 10,000 and ${process.env.BENCH_SCALE_ENTRIES ?? '100,000'} entries, and over 1,000 collections`, run: scaleBench }
 ]
 
 function positiveInt (value: string | undefined, fallback: number, name: string): number {

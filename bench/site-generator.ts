@@ -96,6 +96,17 @@ export interface SiteOptions {
    * beside every tenth.
    */
   layout?: 'flat' | 'bundles'
+  /**
+   * Spreads the entries over this many collections (`content/c0000/` ...; each defined like `posts`
+   * in a `cms.config.json`, `extraConfig` ignored) instead of one `posts` collection (issue 18:
+   * many collections). Flat layout only.
+   */
+  collections?: number
+  /**
+   * Generates into this directory (created; must not exist) instead of a new temporary one, so a
+   * bench can keep a large site between runs.
+   */
+  dir?: string
 }
 
 /**
@@ -173,22 +184,53 @@ const CONFIG = `collections:
 `
 
 /**
+ * The name of the i-th collection of a many-collections site.
+ * @param i index
+ * @returns the name (`c0000` ...)
+ */
+export function collectionName (i: number): string {
+  return `c${String(i).padStart(4, '0')}`
+}
+
+/** A JSON config defining N collections like `posts`. */
+function manyCollectionsConfig (n: number): string {
+  const definition = {
+    format: 'md',
+    label: 'Posts',
+    titleField: 'title',
+    schema: { type: 'object', required: ['title'], properties: { title: { type: 'string', minLength: 1 }, date: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } }, body: { type: 'string' } } }
+  }
+  return JSON.stringify({ collections: Object.fromEntries(Array.from({ length: n }, (_, i) => [collectionName(i), definition])) }, null, 1) + '\n'
+}
+
+/**
  * Writes a site of N posts into a temporary directory and commits it (`git add -A && git commit`).
  * @param opts number of entries and extra config
  * @returns the repository, its post ids, and a remover
  */
 export async function generateSite (opts: SiteOptions): Promise<GeneratedSite> {
   await mkdir(sitesDir(), { recursive: true })
-  const dir = await mkdtemp(path.join(sitesDir(), 'git-cms-bench-'))
+  let dir: string
+  if (opts.dir === undefined) {
+    dir = await mkdtemp(path.join(sitesDir(), 'git-cms-bench-'))
+  } else {
+    dir = opts.dir
+    await mkdir(dir)
+  }
   const posts = path.join(dir, 'content', 'posts')
-  await mkdir(posts, { recursive: true })
   const bundles = opts.layout === 'bundles'
+  const collections = opts.collections ?? 0
   const config = bundles ? CONFIG.replace('    format: md\n', '    format: md\n    indexFile: index\n') : CONFIG
-  await writeFile(path.join(dir, 'cms.config.yaml'), config + (opts.extraConfig ?? ''))
+  // Many collections: a JSON config (parsing 12,000 lines of YAML alone took a second).
+  if (collections > 0) await writeFile(path.join(dir, 'cms.config.json'), manyCollectionsConfig(collections))
+  else await writeFile(path.join(dir, 'cms.config.yaml'), config + (opts.extraConfig ?? ''))
   const random = seededRandom(opts.entries)
   const ids = Array.from({ length: opts.entries }, (_, i) => bundles ? `${2000 + Math.floor(i / 500)}/${postId(i)}` : postId(i))
+  // Entry i of a many-collections site goes to collection i % collections.
+  const folderOf = (i: number): string => collections > 0 ? path.join(dir, 'content', collectionName(i % collections)) : posts
+  for (const folder of new Set(ids.map((_, i) => folderOf(i)))) await mkdir(folder, { recursive: true })
   // Files are generated first (the generator is sequential), then written in batches.
-  const files = ids.map((id, i) => ({ file: path.join(posts, bundles ? `${id}/index.md` : `${id}.md`), text: postFile(i, random), image: bundles && i % 10 === 0 }))
+  const files = ids.map((id, i) => ({ file: path.join(folderOf(i), bundles ? `${id}/index.md` : `${id}.md`), text: postFile(i, random), image: bundles && i % 10 === 0 }))
   const BATCH = 256
   for (let i = 0; i < files.length; i += BATCH) {
     await Promise.all(files.slice(i, i + BATCH).map(async f => {

@@ -21,6 +21,8 @@ export class SchemaCompiler {
   readonly #draft7 = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
   readonly #draft2020 = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
   readonly #cache = new WeakMap<object, Validator>()
+  /** Validators by schema text: many collections sharing one schema compile it once (issue 18). */
+  readonly #byText = new Map<string, Validator>()
 
   constructor () {
     addFormats(this.#draft7)
@@ -36,11 +38,18 @@ export class SchemaCompiler {
   validator (schema: JsonSchema): Validator {
     const cached = this.#cache.get(schema)
     if (cached !== undefined) return cached
+    const text = JSON.stringify(schema)
+    const same = this.#byText.get(text)
+    if (same !== undefined) {
+      this.#cache.set(schema, same)
+      return same
+    }
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
     const fn: ValidateFunction = is2020 ? this.#draft2020.compile(withoutId) : this.#draft7.compile(withoutId)
     const validator: Validator = (data) => fn(data) ? [] : (fn.errors ?? []).map(toIssue)
     this.#cache.set(schema, validator)
+    this.#byText.set(text, validator)
     return validator
   }
 }

@@ -4,19 +4,24 @@
  * on read (a stat of the page's files and of the directory), so no request reads every file.
  * A Markdown body is the bulk of an entry and only the entries a read returns need it: the index
  * keeps where it starts and reads it back from the file (whose signature it checks) on demand.
+ * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
+ * whose signature differs from the snapshot's.
  */
 import { stat } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { BadRequestError, type ValidationIssue } from '../errors.js'
 import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
-import { readEntryFile, statEntryFile } from './entry-file.js'
+import { readEntryFile, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { readInWorker } from './index-reader.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
+import { titlesOf } from '../content/entry-search.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
+import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
 
 export type { IndexRow }
 
@@ -48,9 +53,13 @@ export interface IndexOptions {
   validate: (data: EntryData) => ValidationIssue[]
   /** Told of every entry change the index takes (data; undefined: unreadable; null: gone): the full-text search (lib/search/). */
   onEntryChange?: (id: string, data: EntryData | undefined | null) => void
+  /** Where the rows are persisted between runs; null: nowhere (always built from the files). */
+  snapshot?: IndexSnapshot | null
 }
 
 const LOAD_CONCURRENCY = 64
+/** How long after a change the snapshot is written again (it is also written on close). */
+const SNAPSHOT_DELAY_MS = 60_000
 
 /** The index of one collection. */
 export class CollectionIndex {
@@ -58,6 +67,10 @@ export class CollectionIndex {
   readonly #opts: IndexOptions
   readonly #entries = new Map<string, IndexRow>()
   readonly #dirty = new Set<string>()
+  /**
+   * The last known state of every entry without a row (deleted ones) and of rows whose state is
+   * not yet their own; a row's revision and signature are its state (one object per entry, not two).
+   */
   #states = new Map<string, RevisionState>()
   #revisionSum = 0
   #sorted: IndexRow[] | null = null
@@ -70,6 +83,19 @@ export class CollectionIndex {
   readonly #pendingFiles = new Map<string, string>()
   #loading: Promise<void> | null = null
   readonly #layout: EntryLayout
+  /**
+   * Ids whose row was read when its file's ctime was within RACY_MS of the read: the file may have
+   * changed again in the same timestamp tick, so these rows are never persisted.
+   */
+  readonly #racy = new Set<string>()
+  /** Rows changed since the snapshot was written (or no snapshot matches the rows). */
+  #snapshotStale = false
+  #snapshotTimer: NodeJS.Timeout | null = null
+  #snapshotWrite: Promise<void> = Promise.resolve()
+  /** How the last build went: entries taken from the snapshot and entries read from their files. */
+  #loadStats = { fromSnapshot: 0, read: 0 }
+  /** Set once the first build is done. */
+  #built = false
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
@@ -204,6 +230,7 @@ export class CollectionIndex {
    */
   async recordWrite (id: string, data: EntryData): Promise<number> {
     const file = this.fileOf(id)
+    const readAt = Date.now()
     const sig = await statEntryFile(this.#opts.repoRealDir, file)
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
     const rev = this.lastRevision(id) + 1
@@ -213,7 +240,7 @@ export class CollectionIndex {
     const rules = this.#rules(file)
     const text = isMarkdownLike(rules.format) ? await readTextIfUnchanged(file, sig) : null
     this.#problems.delete(id)
-    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate))
+    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate), readAt)
     this.#opts.onEntryChange?.(id, data)
     return rev
   }
@@ -264,17 +291,36 @@ export class CollectionIndex {
    * worker start cost ~0.6 s per collection.
    */
   static readonly #INLINE_MAX_FILES = 200
+  /** From this many files on, the reading is shared between workers (one per core). */
+  static readonly #SPLIT_MIN_FILES = 20_000
 
   async #load (): Promise<void> {
     this.checkFolder()
-    this.#states = await this.#opts.log.load()
+    const [states, snapshot] = await Promise.all([this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
+    this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
-    const ids = await this.#scanDirectory()
+    const found = await this.#scanDirectory()
     const pending: RevisionChange[] = []
+    // Entries whose file still has the signature the snapshot recorded are taken from it; every
+    // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending)
+    this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
+    // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
+    if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true
     let read: IndexRow[] | null = null
+    const readAt = Date.now()
     if (ids.length >= CollectionIndex.#INLINE_MAX_FILES) {
       try {
-        read = await readInWorker({ repoRealDir: this.#opts.repoRealDir, files: ids, rules: this.#rules(), schema: this.collection.schema })
+        // A large collection is read by as many workers as there are cores (each takes a share).
+        const workers = ids.length >= CollectionIndex.#SPLIT_MIN_FILES ? Math.max(1, Math.min(4, availableParallelism())) : 1
+        const share = Math.ceil(ids.length / workers)
+        const parts = await Promise.all(Array.from({ length: workers }, async (_, i) => await readInWorker({
+          repoRealDir: this.#opts.repoRealDir,
+          files: ids.slice(i * share, (i + 1) * share),
+          rules: this.#rules(),
+          schema: this.collection.schema
+        })))
+        read = parts.length === 1 ? parts[0]! : parts.flat()
       } catch {
         // No worker (or it failed): read in this thread.
       }
@@ -288,7 +334,7 @@ export class CollectionIndex {
         if (change !== null) pending.push(change)
         row.sig = sig
         row.revision = rev
-        this.#put(row)
+        this.#put(row, readAt)
       }
     } else {
       for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
@@ -299,7 +345,7 @@ export class CollectionIndex {
       }
     }
     // Files deleted while the service was down: their deletion is a change too.
-    for (const [id, state] of this.#states) {
+    for (const [id, state] of [...this.#states]) {
       if (state.sig !== null && !this.#entries.has(id)) {
         const rev = state.rev + 1
         this.#setState(id, { rev, sig: null })
@@ -307,6 +353,90 @@ export class CollectionIndex {
       }
     }
     await this.#opts.log.append(pending)
+    // A map keeps its size after deletions: a fresh one holds only the states rows do not.
+    this.#states = new Map(this.#states)
+    this.#built = true
+    // Written at once after a build, so a process killed soon after still starts fast next time.
+    if (this.#snapshotStale) this.#scheduleSnapshot(0)
+  }
+
+  /**
+   * Puts the snapshot's rows whose file is unchanged into the index.
+   * @returns the files still to read
+   */
+  async #takeFromSnapshot (snapshot: Map<string, IndexRow>, found: Array<[string, string]>, pending: RevisionChange[]): Promise<Array<[string, string]>> {
+    const toRead: Array<[string, string]> = []
+    let readAt = Date.now()
+    for (const [i, entry] of found.entries()) {
+      // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
+      if (i % 4096 === 4095) {
+        await new Promise(resolve => setImmediate(resolve))
+        readAt = Date.now()
+      }
+      const [id, file] = entry
+      const row = snapshot.get(id)
+      if (row === undefined || row.file !== file || this.#problems.has(id)) { toRead.push(entry); continue }
+      let sig: string | null | 'link-outside'
+      try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
+      if (sig !== row.sig) { toRead.push(entry); continue }
+      const revised = this.#revise(id, row.sig)
+      if (revised.change !== null) pending.push(revised.change)
+      row.sig = revised.sig
+      row.revision = revised.rev
+      // One string for the title and its field, as rows read from files have.
+      const title = titlesOf(row.fields, this.collection.titleField)[0]
+      if (title === row.title) row.title = title
+      this.#put(row, readAt)
+    }
+    return toRead
+  }
+
+  /**
+   * How the index was built: entries taken from the persisted snapshot and entries read from files.
+   * @returns the counts of the last build (both 0 before it)
+   */
+  get loadStats (): { fromSnapshot: number, read: number } {
+    return { ...this.#loadStats }
+  }
+
+  /**
+   * Writes the snapshot now if rows changed since the last one (on close).
+   * @returns resolves once written (a failure is ignored: the snapshot is only a hint)
+   */
+  async flushSnapshot (): Promise<void> {
+    if (this.#snapshotTimer !== null) { clearTimeout(this.#snapshotTimer); this.#snapshotTimer = null }
+    await this.#snapshotWrite
+    if (this.#snapshotStale && this.#built) await this.#writeSnapshot()
+  }
+
+  /** Writes the snapshot after `delayMs` unless a write is already planned. */
+  #scheduleSnapshot (delayMs: number): void {
+    if (this.#opts.snapshot == null || this.#snapshotTimer !== null) return
+    this.#snapshotTimer = setTimeout(() => {
+      this.#snapshotTimer = null
+      void this.#writeSnapshot()
+    }, delayMs)
+    this.#snapshotTimer.unref()
+  }
+
+  /** Persists the rows that are safe to trust later (no read error, not racy). */
+  async #writeSnapshot (): Promise<void> {
+    const snapshot = this.#opts.snapshot
+    if (snapshot == null) return
+    const write = this.#snapshotWrite.then(async () => {
+      if (!this.#snapshotStale) return
+      this.#snapshotStale = false
+      const rows: IndexRow[] = []
+      for (const row of this.#entries.values()) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
+      try {
+        await snapshot.write(rows)
+      } catch {
+        // Not written (a full disk, a read-only .git): the next start reads more files, nothing else.
+        this.#snapshotStale = true
+      }
+    })
+    this.#snapshotWrite = write
+    await write
   }
 
   /**
@@ -315,6 +445,7 @@ export class CollectionIndex {
    */
   async #index (id: string, file: string): Promise<{ entry: IndexedEntry, change: RevisionChange | null } | null> {
     const rules = this.#rules(file)
+    const readAt = Date.now()
     const state = await readEntryFile(this.#opts.repoRealDir, file, rules.format)
     if (state.kind === 'missing') return null
     const { rev, sig, change } = this.#revise(id, state.sig)
@@ -322,18 +453,23 @@ export class CollectionIndex {
     if (state.kind !== 'ok' || problem !== undefined) {
       const message = problem ?? (state as { message: string }).message
       this.#opts.onEntryChange?.(id, undefined)
-      return { entry: entryOf(this.#store(id, file, sig, rev, { message }), undefined), change }
+      return { entry: entryOf(this.#store(id, file, sig, rev, { message }, readAt), undefined), change }
     }
-    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, rules, this.#opts.validate))
+    const row = this.#store(id, file, sig, rev, rowContent(id, state.data, state.text, rules, this.#opts.validate), readAt)
     this.#opts.onEntryChange?.(id, state.data)
     return { entry: entryOf(row, state.data), change }
   }
 
   /** The revision a file with this signature has: the known one, or the next when it changed. */
   #revise (id: string, sig: string): { rev: number, sig: string, change: RevisionChange | null } {
-    const known = this.#states.get(id)
+    const known = this.#stateOf(id)
     // The same text: keep one signature string for both.
     if (known !== undefined && known.sig === sig) return { rev: known.rev, sig: known.sig, change: null }
+    // A signature logged before the ctime was part of it: the same file when the rest matches.
+    if (known?.sig != null && Number.isNaN(signatureCtime(known.sig)) && sig.startsWith(`${known.sig}:`)) {
+      this.#setState(id, { rev: known.rev, sig })
+      return { rev: known.rev, sig, change: { id, rev: known.rev, sig } }
+    }
     const rev = (known?.rev ?? 0) + 1
     this.#setState(id, { rev, sig })
     return { rev, sig, change: { id, rev, sig } }
@@ -414,6 +550,7 @@ export class CollectionIndex {
       if (file === undefined) { this.#dirty.add(id); continue }
       if (file !== row.file || before.get(id) !== this.#problems.get(id)) {
         // Another file now, or its problem came or went: read it again (the revision follows the signature).
+        this.#keepState(id)
         this.#entries.delete(id)
         this.#opts.onEntryChange?.(id, null)
         this.#sorted = null
@@ -464,9 +601,9 @@ export class CollectionIndex {
   }
 
   /** Puts an entry's row into the index. */
-  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }, readAt: number): IndexRow {
     const row = makeRow(id, file, sig, revision, content)
-    this.#put(row)
+    this.#put(row, readAt)
     return row
   }
 
@@ -476,13 +613,40 @@ export class CollectionIndex {
   }
 
   #setState (id: string, state: RevisionState): void {
-    this.#revisionSum += state.rev - (this.#states.get(id)?.rev ?? 0)
+    this.#revisionSum += state.rev - (this.#stateOf(id)?.rev ?? 0)
     this.#states.set(id, state)
   }
 
-  #put (entry: IndexRow): void {
+  /** An entry's last known state: its own, or its row's. */
+  #stateOf (id: string): RevisionState | undefined {
+    const state = this.#states.get(id)
+    if (state !== undefined) return state
+    const row = this.#entries.get(id)
+    return row === undefined ? undefined : { rev: row.revision, sig: row.sig }
+  }
+
+  /** Keeps a row's state before the row leaves the index without a revision change. */
+  #keepState (id: string): void {
+    const row = this.#entries.get(id)
+    if (row !== undefined && !this.#states.has(id)) this.#states.set(id, { rev: row.revision, sig: row.sig })
+  }
+
+  /**
+   * Every row that enters the index passes here (a build, a snapshot, a write, an outside change);
+   * every row that leaves it passes through `#remove`.
+   * @param entry the row
+   * @param readAt when its file was stat-ed (before): a file changed that close to it is racy
+   */
+  #put (entry: IndexRow, readAt: number): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
+    // The row now holds the entry's state.
+    const state = this.#states.get(entry.id)
+    if (state !== undefined && state.rev === entry.revision && state.sig === entry.sig) this.#states.delete(entry.id)
+    // NaN (no ctime known) counts as racy: never persisted.
+    if (!(readAt - signatureCtime(entry.sig) >= RACY_MS)) this.#racy.add(entry.id)
+    else this.#racy.delete(entry.id)
+    if (before !== entry) this.#rowsChanged()
     if (this.#sorted === null) return
     if (before === undefined || before.order !== entry.order) this.#sorted = null
     else this.#sorted[this.#sorted.indexOf(before)] = entry
@@ -490,7 +654,18 @@ export class CollectionIndex {
 
   #remove (id: string): void {
     this.#opts.onEntryChange?.(id, null)
-    if (this.#entries.delete(id)) this.#sorted = null
+    this.#racy.delete(id)
+    if (this.#entries.delete(id)) {
+      this.#sorted = null
+      this.#rowsChanged()
+    }
+  }
+
+  /** The persisted snapshot no longer matches the rows: write it again later. */
+  #rowsChanged (): void {
+    if (!this.#built || this.#snapshotStale) return
+    this.#snapshotStale = true
+    this.#scheduleSnapshot(SNAPSHOT_DELAY_MS)
   }
 
   readonly #compare = (a: IndexRow, b: IndexRow): number => {

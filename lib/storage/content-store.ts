@@ -14,6 +14,8 @@ import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
 import { CollectionSearch, searchOf } from '../search/collection-search.js'
+import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
+import { sweepTempFiles } from './temp-sweep.js'
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -55,6 +57,8 @@ export class ContentStore {
    */
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
+    // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
+    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR)])
     await this.registry.load()
     // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
     for (const root of this.registry.watchRoots()) {
@@ -73,10 +77,11 @@ export class ContentStore {
   }
 
   /**
-   * Stops the watcher.
+   * Stops the watcher and persists every index that changed since its snapshot.
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
+    await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot() }))
     for (const subscription of this.#subscriptions) {
       try {
         await subscription.unsubscribe()
@@ -124,7 +129,8 @@ export class ContentStore {
       repoRealDir: this.repoRealDir,
       log: new RevisionLog(this.#opts.stateDir, name),
       validate: this.#validatorFor(collection),
-      onEntryChange: search.onEntryChange
+      onEntryChange: search.onEntryChange,
+      snapshot: new IndexSnapshot(this.#opts.stateDir, collection, this.repoRealDir)
     })
     search.attach(index)
     this.#indexes.set(name, index)

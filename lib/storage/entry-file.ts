@@ -1,6 +1,6 @@
 /**
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
- * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>`).
+ * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`).
  */
 import { lstatNow, statNow, realpathNow, readText } from './quick-fs.js'
 import path from 'node:path'
@@ -15,12 +15,14 @@ export type EntryFileState =
   | { kind: 'unreadable', sig: string, message: string }
 
 /**
- * The signature of a file's on-disk state; any change by any writer changes it.
+ * The signature of a file's on-disk state; any change by any writer changes it. The ctime is part
+ * of it because size and mtime alone miss an edit that keeps the size and sets the mtime back
+ * (`touch -d`, `fs.utimes`): no user can set a ctime back.
  * @param st the file's stats
  * @returns the signature string
  */
 export function signatureOf (st: Stats): string {
-  return `${st.size}:${st.mtimeMs}:${st.ino}`
+  return `${st.size}:${st.mtimeMs}:${st.ino}:${st.ctimeMs}`
 }
 
 /**
@@ -39,6 +41,16 @@ export function signatureSize (sig: string): number {
  * @returns the signature, null when missing, or 'link-outside' for a refused link
  */
 export async function statEntryFile (repoRealDir: string, file: string): Promise<string | null | 'link-outside'> {
+  return statEntryFileNow(repoRealDir, file)
+}
+
+/**
+ * `statEntryFile`, synchronously (a loop over every file of a collection).
+ * @param repoRealDir the repository's real path
+ * @param file absolute entry file path
+ * @returns the signature, null when missing, or 'link-outside' for a refused link
+ */
+export function statEntryFileNow (repoRealDir: string, file: string): string | null | 'link-outside' {
   const st = statEntry(repoRealDir, file)
   return st === null || st === 'link-outside' ? st : signatureOf(st)
 }

@@ -46,6 +46,9 @@ export function extensionsOf (format: EntryFormat): string[] {
   return [...own, ...MARKDOWN_FAMILY.flatMap(f => FORMAT_EXTENSIONS[f]).filter(e => !own.includes(e))]
 }
 
+/** `extensionsOf` of every format, computed once: `idOfPath` runs for every file of a scan. */
+const EXTENSIONS: ReadonlyMap<EntryFormat, readonly string[]> = new Map((Object.keys(FORMAT_EXTENSIONS) as EntryFormat[]).map(f => [f, extensionsOf(f)]))
+
 /**
  * The format a file is read with: the one its extension names.
  * @param file a file name or path
@@ -85,7 +88,7 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
   if (segments.some(s => s === '' || s.startsWith('.') || SKIPPED_DIRS.has(s))) return null
   if (segments.length > 1 && !layout.nested && layout.indexFile === null) return null
   const base = segments[segments.length - 1]!
-  const ext = extensionOf(base, extensionsOf(layout.format))
+  const ext = extensionOf(base, EXTENSIONS.get(layout.format) ?? extensionsOf(layout.format))
   if (ext === null) return null
   const stem = base.slice(0, -ext.length)
   if (stem === '') return null
@@ -229,7 +232,7 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   return { found, problems }
 }
 
-function extensionOf (base: string, exts: string[]): string | null {
+function extensionOf (base: string, exts: readonly string[]): string | null {
   const lower = base.toLowerCase()
   for (const ext of exts) if (lower.endsWith(ext)) return base.slice(base.length - ext.length)
   return null

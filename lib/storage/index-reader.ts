@@ -17,6 +17,16 @@ export interface IndexJob {
   schema: JsonSchema | null
 }
 
+/**
+ * What the worker posts back: its rows as one JSON text (the snapshot's format: one string crosses
+ * the thread boundary, and JSON.parse makes the objects in this heap), and apart the rows JSON
+ * cannot carry exactly (a NaN or an Infinity in the data).
+ */
+export interface IndexReply {
+  json: string
+  odd: IndexRow[]
+}
+
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./index-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
@@ -29,7 +39,11 @@ const WORKER = new URL(`./index-worker${path.extname(fileURLToPath(import.meta.u
 export async function readInWorker (job: IndexJob): Promise<IndexRow[]> {
   const worker = new Worker(WORKER, { workerData: job })
   return await new Promise<IndexRow[]>((resolve, reject) => {
-    worker.once('message', (rows: IndexRow[]) => { resolve(rows) })
+    worker.once('message', (reply: IndexReply) => {
+      const rows = JSON.parse(reply.json) as IndexRow[]
+      for (const row of reply.odd) rows.push(row)
+      resolve(rows)
+    })
     worker.once('error', reject)
     worker.once('exit', (code) => { reject(new Error(`index worker exited with code ${code}`)) })
   })

@@ -71,7 +71,8 @@ export function rowContent (id: string, data: EntryData, text: string | null, ru
     const { body: _body, ...fields } = data
     content.fields = detachStrings(fields)
     content.bodyAt = bodyAt
-    content.title = detachString(content.title)
+    // The title is one of the fields: the row shares that string rather than holding a copy.
+    content.title = titlesOf(content.fields, rules.titleField)[0] ?? detachString(content.title)
   }
   return content
 }

@@ -33,17 +33,35 @@ export class RevisionLog {
     let text = ''
     try { text = await readFile(this.#file, 'utf8') } catch {}
     let lines = 0
-    for (const line of text.split('\n')) {
-      if (line === '') continue
-      lines++
-      try {
-        const { id, rev, sig } = JSON.parse(line) as { id: unknown, rev: unknown, sig: unknown }
-        if (typeof id !== 'string' || typeof rev !== 'number' || !(typeof sig === 'string' || sig === null)) continue
-        const prev = states.get(id)
-        // Revisions only grow: a torn or replayed line can never lower one.
-        if (prev === undefined || rev >= prev.rev) states.set(id, { rev, sig })
-      } catch {
-        // A torn last line (a crash mid-append) is ignored.
+    const take = (parsed: unknown): void => {
+      const { id, rev, sig } = parsed as { id: unknown, rev: unknown, sig: unknown }
+      if (typeof id !== 'string' || typeof rev !== 'number' || !(typeof sig === 'string' || sig === null)) return
+      const prev = states.get(id)
+      // Revisions only grow: a torn or replayed line can never lower one.
+      if (prev === undefined || rev >= prev.rev) states.set(id, { rev, sig })
+    }
+    let all: unknown[] | null = null
+    const body = text.endsWith('\n') ? text.slice(0, -1) : text
+    try {
+      // Every line at once (one parse of 100,000 lines is several times faster than 100,000 parses).
+      all = body === '' ? [] : JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[]
+    } catch {
+      // A torn line somewhere: line by line below.
+    }
+    if (all !== null) {
+      for (const parsed of all) {
+        if (typeof parsed === 'object' && parsed !== null) take(parsed)
+        lines++
+      }
+    } else {
+      for (const line of text.split('\n')) {
+        if (line === '') continue
+        lines++
+        try {
+          take(JSON.parse(line))
+        } catch {
+          // A torn last line (a crash mid-append) is ignored.
+        }
       }
     }
     this.#lines = lines

@@ -1,0 +1,259 @@
+import t from 'tap'
+import { readFile, readdir, realpath, rm, stat, utimes, writeFile, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { makeSite, startServer, writeHeaders, type TestServer } from '../helpers/site.js'
+import { spawnServer, loginAt } from '../helpers/spawn-server.js'
+import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { readInWorker } from '../../lib/storage/index-reader.js'
+
+interface View { id: string, revision: number, data?: Record<string, unknown>, validationIssues?: unknown[] }
+interface ListBody { entries: View[], pagination: { total: number } }
+
+const config = (required: string): string => `collections:
+  posts:
+    format: md
+    titleField: title
+    schema:
+      type: object
+      required: [${required}]
+      properties:
+        title: { type: string }
+        author: { type: string }
+        body: { type: string }
+  docs:
+    format: md
+    nested: true
+    titleField: title
+`
+
+const post = (title: string, body = 'Some body text.'): string => `---\ntitle: ${title}\n---\n\n${body}\n`
+
+const FILES: Record<string, string> = {
+  'cms.config.yaml': config('title'),
+  'content/posts/alpha.md': post('Alpha aaaa'),
+  'content/posts/bravo.md': post('Bravo'),
+  'content/posts/charlie.md': post('Charlie'),
+  'content/posts/delta.md': post('Delta'),
+  'content/docs/guide/intro.md': post('Intro'),
+  'content/docs/guide/deep/setup.md': post('Setup', 'Run it.')
+}
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+/**
+ * Waits until files written so far are no longer "racy" (changed within RACY_MS of a read), so the
+ * index persists their rows.
+ */
+async function settle (): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
+}
+
+async function site (t: Teardown): Promise<string> {
+  const dir = await makeSite(t, FILES, { fixtures: false })
+  await settle()
+  return dir
+}
+
+async function list (s: TestServer, collection: string): Promise<View[]> {
+  const res = await s.request(`/api/cms/entries?collection=${collection}&pageSize=100`, { headers: { cookie: await s.login() } })
+  t.equal(res.status, 200)
+  return ((await res.json()) as ListBody).entries
+}
+
+async function read (s: TestServer, collection: string, id: string): Promise<View | null> {
+  const res = await s.request(`/api/cms/entries?collection=${collection}&id=${encodeURIComponent(id)}`, { headers: { cookie: await s.login() } })
+  if (res.status === 404) return null
+  return ((await res.json()) as ListBody).entries[0] ?? null
+}
+
+/** Starts, lets every index build and persist, and stops. */
+async function startAndStop (t: Teardown, repoDir: string): Promise<Map<string, View>> {
+  const s = await startServer(t, { repoDir })
+  await s.cms.ready
+  const seen = new Map<string, View>()
+  for (const collection of ['posts', 'docs']) for (const v of await list(s, collection)) seen.set(`${collection}/${v.id}`, v)
+  await s.close()
+  return seen
+}
+
+async function loadStats (s: TestServer, collection: string): Promise<{ fromSnapshot: number, read: number }> {
+  return (await s.services.content.index(collection)).loadStats
+}
+
+const snapshotFile = (repoDir: string, collection: string): string => path.join(repoDir, '.git', 'cms', 'index', `${collection}.json`)
+
+t.test('changes made while the service is down are all seen after a restart', async t => {
+  const repoDir = await site(t)
+  // A whole second: the mtime set back below is exactly the one it had.
+  await utimes(path.join(repoDir, 'content/posts/alpha.md'), 1_700_000_000, 1_700_000_000)
+  await settle()
+  const before = await startAndStop(t, repoDir)
+  t.ok((await stat(snapshotFile(repoDir, 'posts'))).size > 0, 'the index is persisted under .git/cms/index/')
+  t.ok((await stat(snapshotFile(repoDir, 'docs'))).size > 0)
+
+  // The same size and the same mtime: only the ctime (and the content) tell the change.
+  const alpha = path.join(repoDir, 'content/posts/alpha.md')
+  const st = await stat(alpha)
+  const changed = (await readFile(alpha, 'utf8')).replace('Alpha aaaa', 'Alpha zzzz')
+  await writeFile(alpha, changed)
+  await utimes(alpha, st.atime, st.mtime)
+  const after = await stat(alpha)
+  t.equal(after.size, st.size, 'same size')
+  t.equal(after.mtimeMs, st.mtimeMs, 'same mtime')
+  await writeFile(path.join(repoDir, 'content/posts/echo.md'), post('Echo'))
+  await rm(path.join(repoDir, 'content/posts/bravo.md'))
+  await writeFile(path.join(repoDir, 'content/docs/guide/deep/setup.md'), post('Setup', 'Run it twice.'))
+  await settle()
+
+  const s = await startServer(t, { repoDir })
+  const posts = await list(s, 'posts')
+  t.same(posts.map(v => v.id), ['alpha', 'charlie', 'delta', 'echo'], 'an added file is listed, a deleted one is not')
+  t.equal(posts.find(v => v.id === 'alpha')?.data?.title, 'Alpha zzzz', 'an edit with the same size and mtime is seen in the list')
+  const a = await read(s, 'posts', 'alpha')
+  t.equal(a?.data?.title, 'Alpha zzzz', 'and in a read')
+  t.equal(a?.revision, (before.get('posts/alpha')?.revision ?? 0) + 1, 'its revision moved')
+  t.equal(await read(s, 'posts', 'bravo'), null, 'a deleted file is gone')
+  t.equal((await read(s, 'posts', 'echo'))?.data?.title, 'Echo')
+  t.equal((await read(s, 'posts', 'charlie'))?.revision, before.get('posts/charlie')?.revision, 'an unchanged entry keeps its revision')
+  const setup = await read(s, 'docs', 'guide/deep/setup')
+  t.equal(setup?.data?.body, '\nRun it twice.\n', 'a change in a subfolder of a nested collection is seen')
+  t.equal(setup?.revision, (before.get('docs/guide/deep/setup')?.revision ?? 0) + 1)
+  t.same(await loadStats(s, 'posts'), { fromSnapshot: 2, read: 2 }, 'only the changed and added files were read')
+  t.same(await loadStats(s, 'docs'), { fromSnapshot: 1, read: 1 })
+  await s.close()
+
+  // The next start, with nothing changed, reads no file at all.
+  const again = await startServer(t, { repoDir })
+  t.same((await list(again, 'posts')).map(v => v.id), ['alpha', 'charlie', 'delta', 'echo'])
+  t.same(await loadStats(again, 'posts'), { fromSnapshot: 4, read: 0 })
+  await again.close()
+})
+
+t.test('a corrupt or truncated snapshot falls back to a full build', async t => {
+  const repoDir = await site(t)
+  await startAndStop(t, repoDir)
+  const file = snapshotFile(repoDir, 'posts')
+  const text = await readFile(file, 'utf8')
+  for (const [name, broken] of [['truncated', text.slice(0, Math.floor(text.length / 2))], ['not JSON', '\u0000\u0001garbage'], ['rows of the wrong shape', text.replace('"sig":"', '"sig":7,"x":"')], ['empty', ''], ['without its end line', text.slice(0, text.lastIndexOf('{"end"'))], ['with a line after its end', `${text}{"id":"zulu"}\n`]] as const) {
+    await writeFile(file, broken)
+    await writeFile(path.join(repoDir, 'content/posts/alpha.md'), post(`Alpha ${name}`))
+    const s = await startServer(t, { repoDir })
+    const posts = await list(s, 'posts')
+    t.same(posts.map(v => v.id), ['alpha', 'bravo', 'charlie', 'delta'], `${name}: every entry listed`)
+    t.equal(posts[0]?.data?.title, `Alpha ${name}`)
+    t.same(await loadStats(s, 'posts'), { fromSnapshot: 0, read: 4 }, `${name}: a full build`)
+    await s.close()
+  }
+  const lines = (await readFile(file, 'utf8')).split('\n')
+  // alpha was written a moment before it was read: racy, so it is left out (read again next time).
+  t.same(lines.slice(-2), ['{"end":3}', ''], 'a good snapshot was written again')
+  t.same(lines.slice(1, -2).map(l => (JSON.parse(l) as View).id).sort(), ['bravo', 'charlie', 'delta'])
+})
+
+t.test('a changed collection definition is not served from the old snapshot', async t => {
+  const repoDir = await site(t)
+  const before = await startAndStop(t, repoDir)
+  t.equal(before.get('posts/alpha')?.validationIssues, undefined)
+  // The schema now requires an author: every entry is checked again, nothing comes from the snapshot.
+  await writeFile(path.join(repoDir, 'cms.config.yaml'), config('title, author'))
+  const s = await startServer(t, { repoDir })
+  const posts = await list(s, 'posts')
+  t.equal(posts.length, 4)
+  t.ok(posts.every(v => Array.isArray(v.validationIssues) && v.validationIssues.length > 0), 'the new schema applies to every entry')
+  t.same(await loadStats(s, 'posts'), { fromSnapshot: 0, read: 4 })
+  t.same(await loadStats(s, 'docs'), { fromSnapshot: 2, read: 0 }, 'an unchanged collection still uses its snapshot')
+  await s.close()
+
+  // Another folder layout: the format of the collection changes from flat to nested.
+  await writeFile(path.join(repoDir, 'cms.config.yaml'), config('title').replace('  posts:\n    format: md\n', '  posts:\n    format: md\n    nested: true\n'))
+  await mkdir(path.join(repoDir, 'content/posts/2024'))
+  await writeFile(path.join(repoDir, 'content/posts/2024/foxtrot.md'), post('Foxtrot'))
+  const nested = await startServer(t, { repoDir })
+  t.same((await list(nested, 'posts')).map(v => v.id), ['2024/foxtrot', 'alpha', 'bravo', 'charlie', 'delta'])
+  t.same(await loadStats(nested, 'posts'), { fromSnapshot: 0, read: 5 })
+  await nested.close()
+})
+
+t.test('a snapshot write killed half-way leaves a usable state', async t => {
+  const repoDir = await site(t)
+  await startAndStop(t, repoDir)
+  // What a kill between the temp file's creation and its rename leaves: a partial temp file.
+  const dir = path.join(repoDir, '.git', 'cms', 'index')
+  const partial = path.join(dir, '.cms-tmp-0123456789ab-posts.json')
+  await writeFile(partial, (await readFile(snapshotFile(repoDir, 'posts'), 'utf8')).slice(0, 40))
+  await writeFile(path.join(repoDir, 'content/posts/bravo.md'), post('Bravo again'))
+  await settle()
+  const s = await startServer(t, { repoDir })
+  t.equal((await read(s, 'posts', 'bravo'))?.data?.title, 'Bravo again')
+  t.same(await loadStats(s, 'posts'), { fromSnapshot: 3, read: 1 })
+  await s.close()
+  t.notOk((await readdir(dir)).includes(path.basename(partial)), 'the partial temp file is removed at start')
+})
+
+t.test('the real server killed with SIGKILL after saves: the restart serves what was saved', async t => {
+  const repoDir = await site(t)
+  const first = await spawnServer(t, repoDir)
+  const cookie = await loginAt(first.url)
+  const headers = writeHeaders(cookie)
+  const listed = await (await fetch(`${first.url}/api/cms/entries?collection=posts`, { headers: { cookie } })).json() as ListBody
+  t.equal(listed.pagination.total, 4)
+  const alpha = listed.entries.find(v => v.id === 'alpha')
+  const saved = await fetch(`${first.url}/api/cms/mutate`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ type: 'put_entry', collection: 'posts', id: 'alpha', data: { title: 'Alpha saved', body: 'Saved body.\n' }, expectedRevision: alpha?.revision })
+  })
+  t.equal(saved.status, 200, await saved.clone().text())
+  // An outside change the running service sees (watcher) but has not persisted either.
+  await writeFile(path.join(repoDir, 'content/posts/delta.md'), post('Delta outside'))
+  await first.kill('SIGKILL')
+
+  const second = await spawnServer(t, repoDir)
+  const cookie2 = await loginAt(second.url)
+  const after = await (await fetch(`${second.url}/api/cms/entries?collection=posts`, { headers: { cookie: cookie2 } })).json() as ListBody
+  t.equal(after.entries.find(v => v.id === 'alpha')?.data?.title, 'Alpha saved')
+  t.equal(after.entries.find(v => v.id === 'delta')?.data?.title, 'Delta outside')
+  t.ok((after.entries.find(v => v.id === 'alpha')?.revision ?? 0) > (alpha?.revision ?? 0), 'the saved revision is kept')
+  await second.kill('SIGTERM')
+})
+
+t.test('data JSON cannot carry (Infinity, NaN) comes through the worker as it is and is never persisted', async t => {
+  const repoDir = await makeSite(t, { ...FILES, 'content/posts/golf.md': '---\ntitle: Golf\nscore: .inf\nratio: .nan\n---\nBody\n' }, { fixtures: false })
+  await settle()
+  const dir = path.join(repoDir, 'content/posts')
+  const files: Array<[string, string]> = ['alpha', 'golf'].map(id => [id, path.join(dir, `${id}.md`)])
+  const rows = await readInWorker({ repoRealDir: await realpath(repoDir), files, rules: { format: 'md', titleField: 'title', orderField: 'order' }, schema: null })
+  const golf = rows.find(r => r.id === 'golf')
+  t.equal(golf?.fields?.score, Infinity)
+  t.ok(Number.isNaN(golf?.fields?.ratio))
+  t.equal(rows.find(r => r.id === 'alpha')?.title, 'Alpha aaaa')
+
+  await startAndStop(t, repoDir)
+  t.notOk((await readFile(snapshotFile(repoDir, 'posts'), 'utf8')).includes('"golf"'), 'the row is left out of the snapshot')
+  const s = await startServer(t, { repoDir })
+  t.equal((await list(s, 'posts')).find(v => v.id === 'golf')?.data?.title, 'Golf')
+  t.same(await loadStats(s, 'posts'), { fromSnapshot: 4, read: 1 }, 'and read from its file at the next start')
+  await s.close()
+})
+
+t.test('revisions logged before the signature held the ctime keep their numbers; a changed file still moves', async t => {
+  const repoDir = await site(t)
+  const legacy = async (id: string): Promise<string> => {
+    const st = await stat(path.join(repoDir, 'content/posts', `${id}.md`))
+    return `${st.size}:${st.mtimeMs}:${st.ino}`
+  }
+  const log = [
+    { id: 'alpha', rev: 7, sig: await legacy('alpha') },
+    { id: 'bravo', rev: 4, sig: `1${await legacy('bravo')}` }
+  ].map(l => JSON.stringify(l)).join('\n') + '\n'
+  await mkdir(path.join(repoDir, '.git', 'cms', 'revisions'), { recursive: true })
+  await writeFile(path.join(repoDir, '.git', 'cms', 'revisions', 'posts.jsonl'), log)
+  const s = await startServer(t, { repoDir })
+  const posts = await list(s, 'posts')
+  t.equal(posts.find(v => v.id === 'alpha')?.revision, 7, 'the same file: the same revision')
+  t.equal(posts.find(v => v.id === 'bravo')?.revision, 5, 'another size than logged: the next revision')
+  await s.close()
+  const again = await startServer(t, { repoDir })
+  t.equal((await list(again, 'posts')).find(v => v.id === 'alpha')?.revision, 7, 'and it stays so')
+  await again.close()
+})
