@@ -13,7 +13,7 @@
  * (render-footnotes.ts), relinks in-page links to the sanitized ids and fills in the hints.
  * Whenever a piece cannot be rendered apart from its document, the whole body is rendered instead.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { toHtml } from 'hast-util-to-html'
 import { fromHtml } from 'hast-util-from-html'
 import { bodyChunks } from './body-chunks.js'
@@ -21,7 +21,10 @@ import { bodyParser, type BodyParser } from './parse-body.js'
 import { chunkDefinitions, definitionsUsable, type ChunkDefinition } from './chunk-definitions.js'
 import { markdownTooDeep } from './nesting-limit.js'
 import { renderMarkdown, sanitizeTree, CLOBBER_PREFIX, type RenderMarkdownOptions } from './render.js'
-import { sanitizeSegment, serializeSegment, SegmentFallback, type RenderedSegment, type SanitizedSegment } from './render-segment.js'
+import {
+  sanitizeSegment, sanitizeParsed, parseSegmentTexts, serializeSegment, SegmentFallback,
+  type RenderedSegment, type SanitizedSegment, type ParsedSegment
+} from './render-segment.js'
 import { sanitizeFootnotes, serializeFootnotes, type RenderedFootnotes } from './render-footnotes.js'
 import type { ChunkCache } from './chunk-cache.js'
 
@@ -70,13 +73,14 @@ interface Segment {
 function assemble (body: string, opts: RenderMarkdownOptions, cache: ChunkCache): ChunkedRender {
   const chunks = bodyChunks(body)
   const texts = chunks.map(c => body.slice(c.start, c.end))
+  const textKeys = texts.map(digest)
   let parse: BodyParser | undefined
   // The body's definitions, first of each label only (the first definition wins).
   const first = new Map<string, ChunkDefinition>()
   const footnoteChunks: string[] = []
-  for (const text of texts) {
-    if (!text.includes(']:')) continue
-    const key = 'd' + digest(text)
+  texts.forEach((text, i) => {
+    if (!text.includes(']:')) return
+    const key = 'd' + (textKeys[i] ?? '')
     let entry = cache.get(key)
     if (entry?.kind !== 'definitions') {
       parse ??= bodyParser()
@@ -86,9 +90,35 @@ function assemble (body: string, opts: RenderMarkdownOptions, cache: ChunkCache)
     if (entry.definitions === null) throw new SegmentFallback('a definition is not at the top level')
     for (const d of entry.definitions) if (!first.has(d.key)) first.set(d.key, d)
     if (entry.definitions.some(d => d.kind === 'footnoteDefinition')) footnoteChunks.push(text)
-  }
+  })
   const definitions = [...first.values()]
-  const usable = texts.map(text => definitionsUsable(text, definitions))
+  // Which definitions each chunk may use: found by a scan of the chunk, kept by chunk and
+  // definitions (a body usually keeps its definitions from one save to the next).
+  const definitionKeys = definitions.map(d => digest(d.stub))
+  const definitionsKey = digest(definitionKeys.join(''))
+  const usable = texts.map((text, i): ChunkDefinition[] => {
+    if (definitions.length === 0 || !text.includes('[')) return []
+    const key = 'u' + definitionsKey + (textKeys[i] ?? '')
+    const hit = cache.get(key)
+    if (hit?.kind === 'usable') return hit.indices.map(k => definitions[k] as ChunkDefinition)
+    const found = definitionsUsable(text, definitions)
+    cache.set(key, { kind: 'usable', indices: found.map(d => definitions.indexOf(d)) })
+    return found
+  })
+
+  // The chunks not in the cache as segments of their own are parsed in one go (a body seen for
+  // the first time is parsed once, not once per chunk). A segment is kept by its text and the
+  // definitions it is parsed after.
+  const keyOf = (used: ChunkDefinition[], textKey: string): string =>
+    's' + digest(textKey + '\u0001' + used.map(d => definitionKeys[definitions.indexOf(d)] ?? '').join(''))
+  const singles = texts.map((_, i) => keyOf(usable[i] ?? [], textKeys[i] ?? ''))
+  const missing = singles.flatMap((key, i) => cache.get(key)?.kind === 'segment' ? [] : [i])
+  const preparsed = new Map<number, ParsedSegment>()
+  if (missing.length > 1) {
+    const used = new Set(missing.flatMap(i => usable[i] ?? []))
+    const stubs = definitions.filter(d => used.has(d)).map(d => d.stub)
+    parseSegmentTexts(missing.map(i => texts[i] ?? ''), stubs).forEach((parsed, k) => preparsed.set(missing[k] ?? -1, parsed))
+  }
 
   // Segments: from each chunk, as few chunks as leave the HTML parser as they found it.
   const segments: Segment[] = []
@@ -96,18 +126,24 @@ function assemble (body: string, opts: RenderMarkdownOptions, cache: ChunkCache)
   for (let i = 0; i < chunks.length;) {
     for (let j = i; ; j++) {
       const used = new Set(usable.slice(i, j + 1).flat())
-      const stubs = definitions.filter(d => used.has(d)).map(d => d.stub)
+      const defs = i === j ? usable[i] ?? [] : definitions.filter(d => used.has(d))
+      const stubs = defs.map(d => d.stub)
       const start = chunks[i]?.start ?? 0
-      const text = body.slice(start, chunks[j]?.end ?? body.length)
-      const key = 's' + digest(stubs.join('\u0000') + '\u0001' + text)
+      const text = i === j ? texts[i] ?? '' : body.slice(start, chunks[j]?.end ?? body.length)
+      const key = i === j ? singles[i] ?? '' : keyOf(defs, textKeys.slice(i, j + 1).join(''))
       const hit = cache.get(key)
       const segment: Segment = { start, text, definitions: stubs, key }
-      if (hit?.kind === 'segment') segment.kept = hit.segment
-      else { segment.fresh = sanitizeSegment(text, stubs); rendered++ }
-      const closes = (segment.kept ?? segment.fresh)?.closes ?? false
-      if (!closes && segment.fresh !== undefined && j + 1 < chunks.length) {
-        // Keep the open one (its next look-up finds it and goes on to the longer segment).
-        cache.set(key, { kind: 'segment', segment: serializeSegment(segment.fresh, new Set()) })
+      const pre = i === j ? preparsed.get(i) : undefined
+      let closes = false
+      if (hit?.kind === 'segment') {
+        segment.kept = hit.segment
+        closes = hit.segment.closes
+      } else if (hit?.kind !== 'open' || j + 1 === chunks.length) {
+        segment.fresh = pre !== undefined ? sanitizeParsed(pre) : sanitizeSegment(text, stubs)
+        closes = segment.fresh.closes
+        rendered++
+        // Keep an open one as such: its next look-up goes straight on to the longer segment.
+        if (!closes && j + 1 < chunks.length) cache.set(key, { kind: 'open' })
       }
       if (closes || j + 1 === chunks.length) {
         segments.push(segment)
@@ -213,5 +249,5 @@ function wrapper (opts: RenderMarkdownOptions): [string, string] {
 }
 
 function digest (text: string): string {
-  return createHash('sha256').update(text).digest('base64')
+  return hash('sha256', text, 'base64')
 }

@@ -199,4 +199,6 @@ t.test('edge cases: empty, CRLF, authored hints and footnote attributes, ids, en
   same(t, 'Label [Straße][] and [STRASSE][] and [ΑΣ][].\n\n[strasse]: /s\n\n[ας]: /g\n', cache, 'case folding')
   same(t, 'Text &copy; &#x1F600; \u0000 end.\n\nNext.\n', cache, 'entities and NUL')
   same(t, '[a\nb]: /multi\n\n> see [a\n> b]\n', cache, 'a label over a line break in a quote')
+  same(t, 'A [link [^1]](/u) and [<https://a.example>](/v).\n\n[^1]: x\r\n', cache, 'links in links, taken apart by the HTML parser')
+  same(t, 'CRLF[^1]\r\nwrapped.\r\n\r\n[^1]: A note\r\n  over two lines.\r\n', cache, 'CRLF footnotes')
 })
