@@ -120,11 +120,13 @@ function assemble (body: string, opts: RenderMarkdownOptions, cache: ChunkCache)
     parseSegmentTexts(missing.map(i => texts[i] ?? ''), stubs).forEach((parsed, k) => preparsed.set(missing[k] ?? -1, parsed))
   }
 
-  // Segments: from each chunk, as few chunks as leave the HTML parser as they found it.
+  // Segments: from each chunk, the chunks up to one that leaves the HTML parser as it found it.
+  // Tried with 1, 2, 4, 8 ... chunks (a segment need not be the shortest, only end where nothing
+  // is open), so raw HTML left open costs a few renders, not one per chunk it spans.
   const segments: Segment[] = []
   let rendered = 0
   for (let i = 0; i < chunks.length;) {
-    for (let j = i; ; j++) {
+    for (let j = i; ; j = Math.min(chunks.length - 1, i + MAX_SEGMENT_CHUNKS - 1, 2 * j - i + 1)) {
       const used = new Set(usable.slice(i, j + 1).flat())
       const defs = i === j ? usable[i] ?? [] : definitions.filter(d => used.has(d))
       const stubs = defs.map(d => d.stub)
