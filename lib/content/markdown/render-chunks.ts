@@ -53,6 +53,9 @@ export function renderMarkdownChunked (body: string, opts: RenderMarkdownOptions
   const whole = (fallback: string): ChunkedRender => ({ html: renderMarkdown(body, opts), rendered: 1, segments: 1, fallback })
   if (opts.allowDangerousHtml === true) return whole('trusted HTML')
   if (markdownTooDeep(body)) return whole('nested too deep')
+  // The parser drops a byte order mark at the start of a document (and counts offsets without it):
+  // only the body's first chunk parsed first would be read as in the body.
+  if (body.startsWith('\uFEFF')) return whole('byte order mark')
   try {
     return assemble(body, opts, cache)
   } catch (err) {

@@ -184,6 +184,8 @@ t.test('what cannot be rendered apart falls back to the whole body, with the sam
   const trusted = renderMarkdownChunked('<script>x</script>\n', { ...opts, allowDangerousHtml: true }, cache)
   t.equal(trusted.html, renderMarkdown('<script>x</script>\n', { ...opts, allowDangerousHtml: true }))
   t.ok(trusted.fallback)
+  t.ok(same(t, '\uFEFF[a] x\n\nMore[^1].\n\n[a]: /u\n\n[^1]: n\n', cache, 'a byte order mark').fallback)
+  same(t, 'a\n\n\uFEFFb [a]\n\n[a]: /u\n', cache, 'a byte order mark inside')
   const deep = '>'.repeat(40) + ' deep\n'
   t.ok(same(t, deep, cache, 'too deep').fallback)
 })
