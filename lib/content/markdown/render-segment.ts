@@ -185,7 +185,7 @@ export function parseSegmentText (text: string, definitions: string[]): ParsedSe
 
 /**
  * Parses several segments in one go (one parser run instead of one each: the run's set-up costs
- * about as much as a short segment), separated by blank lines, after the definition texts any of
+ * about as much as a short segment), each after a blank line, after the definition texts any of
  * them may use. Each parses as alone: it starts where nothing is open and a definition it does not
  * refer to changes nothing in it.
  * @param texts the segments' texts
@@ -197,7 +197,9 @@ export function parseSegmentTexts (texts: string[], definitions: string[]): Pars
   let source = prefix
   const bases: number[] = []
   for (const text of texts) {
-    if (bases.length > 0) source += '\n\n'
+    // A chunk ends with the blank line before the next: added straight after it, the next one
+    // follows a blank line as in the body (more blank lines may change where containers end).
+    if (bases.length > 0 && !/\n[ \t]*\r?\n$/.test(source)) source += '\n\n'
     bases.push(source.length)
     source += text
   }

@@ -166,6 +166,10 @@ t.test('raw HTML open across blank lines renders as one segment', async t => {
   same(t, 'x\n\n<table>\n<tr><td>\n\nin cell\n\n</td></tr></table>\n\ny\n', cache, 'a table across chunks')
   same(t, 'x\n\n<div>\n\n</div></div>\n\nafter the wrapper\n', cache, 'a close tag for the wrapper')
   same(t, 'x <span title="a\n\nb">y</span>\n\nz\n', cache, 'an attribute over a blank line')
+  // micromark reads `]]>` as pairs of `]`: `]]]>` does not end a CDATA section; the chunks agree.
+  const cdata = 'x\n\n<![CDATA[\n\n]]]>\n\nstill inside\n\n]]]]>\n\nafter [a]\n\n[a]: /u\n'
+  t.equal(same(t, cdata, cache, 'CDATA').fallback, undefined)
+  same(t, cdata.replace('after', 'after, edited'), cache, 'CDATA, edited after')
 })
 
 t.test('in-page links follow the ids of the whole page', async t => {
