@@ -4,7 +4,7 @@
  * known: they decide which brackets are links and which `[^x]` are footnote calls. So a chunk is
  * parsed after a short text that defines, the same way, every label it may refer to.
  */
-import type { BodyParser } from './parse-body.js'
+import type { RootContent } from 'mdast'
 
 /** One definition of a body, with the text that defines its label alone. */
 export interface ChunkDefinition {
@@ -34,16 +34,15 @@ export function normalizeLabel (label: string): string {
 
 /**
  * The definitions of one chunk, in order.
- * @param text the chunk's text
- * @param parse the Markdown parser
+ * @param nodes the chunk's top-level nodes, parsed alone (their definitions do not depend on any
+ *   other definition, so a parse of the chunk among others without definitions gives them)
+ * @param source the text the nodes' offsets point into
  * @returns the definitions, or null when one is not at the top level (in a block quote, list item
  *   or footnote, where its source does not stand alone) or its label cannot be found
  */
-export function chunkDefinitions (text: string, parse: BodyParser): ChunkDefinition[] | null {
-  if (!text.includes(']:')) return []
-  const tree = parse(text)
+export function chunkDefinitions (nodes: RootContent[], source: string): ChunkDefinition[] | null {
   const out: ChunkDefinition[] = []
-  for (const node of tree.children) {
+  for (const node of nodes) {
     if (node.type !== 'definition' && node.type !== 'footnoteDefinition') {
       if (containsDefinition(node)) return null
       continue
@@ -53,18 +52,18 @@ export function chunkDefinitions (text: string, parse: BodyParser): ChunkDefinit
     if (start === undefined || end === undefined) return null
     if (node.type === 'footnoteDefinition' && node.children.some(containsDefinition)) return null
     const open = node.type === 'definition' ? '[' : '[^'
-    const from = text.indexOf(open, start)
-    if (from === -1 || from >= end || text.slice(start, from).trim() !== '') return null
-    const labelEnd = closingBracket(text, from + open.length, end)
+    const from = source.indexOf(open, start)
+    if (from === -1 || from >= end || source.slice(start, from).trim() !== '') return null
+    const labelEnd = closingBracket(source, from + open.length, end)
     if (labelEnd === -1) return null
-    const label = text.slice(from + open.length, labelEnd)
+    const label = source.slice(from + open.length, labelEnd)
     const normalized = normalizeLabel(label)
     out.push({
       kind: node.type,
       key: (node.type === 'definition' ? 'l' : 'f') + normalized,
       identifier: node.identifier,
       words: normalized.split(' ').filter(w => w !== ''),
-      stub: node.type === 'definition' ? text.slice(start, end) : `[^${label}]: x`
+      stub: node.type === 'definition' ? source.slice(start, end) : `[^${label}]: x`
     })
   }
   return out

@@ -17,7 +17,6 @@ import { hash } from 'node:crypto'
 import { toHtml } from 'hast-util-to-html'
 import { fromHtml } from 'hast-util-from-html'
 import { bodyChunks } from './body-chunks.js'
-import { bodyParser, type BodyParser } from './parse-body.js'
 import { chunkDefinitions, definitionsUsable, type ChunkDefinition } from './chunk-definitions.js'
 import { markdownTooDeep } from './nesting-limit.js'
 import { renderMarkdown, sanitizeTree, CLOBBER_PREFIX, type RenderMarkdownOptions } from './render.js'
@@ -77,23 +76,31 @@ function assemble (body: string, opts: RenderMarkdownOptions, cache: ChunkCache)
   const chunks = bodyChunks(body)
   const texts = chunks.map(c => body.slice(c.start, c.end))
   const textKeys = texts.map(digest)
-  let parse: BodyParser | undefined
-  // The body's definitions, first of each label only (the first definition wins).
-  const first = new Map<string, ChunkDefinition>()
-  const footnoteChunks: string[] = []
+  // The body's definitions, first of each label only (the first definition wins), from the
+  // chunks that contain `]:` (every definition does); those not cached are parsed in one go.
+  const scans = new Map<number, ChunkDefinition[] | null>()
+  const unscanned: number[] = []
   texts.forEach((text, i) => {
     if (!text.includes(']:')) return
-    const key = 'd' + (textKeys[i] ?? '')
-    let entry = cache.get(key)
-    if (entry?.kind !== 'definitions') {
-      parse ??= bodyParser()
-      entry = { kind: 'definitions', definitions: chunkDefinitions(text, parse) }
-      cache.set(key, entry)
-    }
-    if (entry.definitions === null) throw new SegmentFallback('a definition is not at the top level')
-    for (const d of entry.definitions) if (!first.has(d.key)) first.set(d.key, d)
-    if (entry.definitions.some(d => d.kind === 'footnoteDefinition')) footnoteChunks.push(text)
+    const hit = cache.get('d' + (textKeys[i] ?? ''))
+    if (hit?.kind === 'definitions') scans.set(i, hit.definitions)
+    else unscanned.push(i)
   })
+  if (unscanned.length > 0) {
+    parseSegmentTexts(unscanned.map(i => texts[i] ?? ''), []).forEach((parsed, k) => {
+      const i = unscanned[k] ?? -1
+      const definitions = chunkDefinitions(parsed.own, parsed.source)
+      scans.set(i, definitions)
+      cache.set('d' + (textKeys[i] ?? ''), { kind: 'definitions', definitions })
+    })
+  }
+  const first = new Map<string, ChunkDefinition>()
+  const footnoteChunks: string[] = []
+  for (const [i, found] of [...scans].sort((a, b) => a[0] - b[0])) {
+    if (found === null) throw new SegmentFallback('a definition is not at the top level')
+    for (const d of found) if (!first.has(d.key)) first.set(d.key, d)
+    if (found.some(d => d.kind === 'footnoteDefinition')) footnoteChunks.push(texts[i] ?? '')
+  }
   const definitions = [...first.values()]
   // Which definitions each chunk may use: found by a scan of the chunk, kept by chunk and
   // definitions (a body usually keeps its definitions from one save to the next).
