@@ -38,8 +38,13 @@ export interface RenderCache {
   chunks: ChunkCache
 }
 
-/** Characters of rendered HTML each of the two caches keeps at most (about 32 MB in UTF-16). */
+/** Characters of rendered HTML the page cache keeps at most (about 32 MB in UTF-16). */
 const CACHE_CHARS = 16 * 1024 * 1024
+/**
+ * Characters of rendered pieces the chunk cache keeps at most (about 8 MB in UTF-16: the chunks of
+ * a hundred 20 KB bodies; a body is rendered chunk-wise only when it changed).
+ */
+const CHUNK_CACHE_CHARS = 4 * 1024 * 1024
 
 /**
  * A cache for renderField, owned by one service instance.
@@ -48,7 +53,7 @@ const CACHE_CHARS = 16 * 1024 * 1024
 export function createRenderCache (): RenderCache {
   return {
     pages: new LruCache<string, string>(CACHE_CHARS, html => html.length + 64),
-    chunks: new LruCache<string, ChunkCacheEntry>(CACHE_CHARS, chunkEntryWeight)
+    chunks: new LruCache<string, ChunkCacheEntry>(CHUNK_CACHE_CHARS, chunkEntryWeight)
   }
 }
 
