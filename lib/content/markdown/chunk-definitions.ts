@@ -11,8 +11,6 @@ export interface ChunkDefinition {
   kind: 'definition' | 'footnoteDefinition'
   /** The label as the parser compares labels (micromark's `normalizeIdentifier`), kind first. */
   key: string
-  /** The mdast identifier the definition has. */
-  identifier: string
   /** The words of the normalized label: a chunk referring to it contains each one (normalized). */
   words: string[]
   /**
@@ -61,7 +59,6 @@ export function chunkDefinitions (nodes: RootContent[], source: string): ChunkDe
     out.push({
       kind: node.type,
       key: (node.type === 'definition' ? 'l' : 'f') + normalized,
-      identifier: node.identifier,
       words: normalized.split(' ').filter(w => w !== ''),
       stub: node.type === 'definition' ? source.slice(start, end) : `[^${label}]: x`
     })
