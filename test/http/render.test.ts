@@ -28,7 +28,7 @@ const files = {
 interface Editor {
   get: (p: string) => Promise<Response>
   render: (query: string) => Promise<Response>
-  mdBlock: (src: string, html: string) => Promise<Response>
+  mdBlock: (src: string, html: string, id?: string) => Promise<Response>
 }
 
 function editor (s: TestServer, id: string): Editor {
@@ -36,10 +36,10 @@ function editor (s: TestServer, id: string): Editor {
   return {
     get: async (p) => await s.request(API + p, { headers }),
     render: async (query) => await s.request(`${API}/render?${query}`, { headers }),
-    mdBlock: async (src, html) => await s.request(`${API}/mutate`, {
+    mdBlock: async (src, html, id = 'hello') => await s.request(`${API}/mutate`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'x-cms-request': '1' },
-      body: JSON.stringify({ type: 'md_block', collection: 'posts', id: 'hello', blockPath: 'body', src, html })
+      body: JSON.stringify({ type: 'md_block', collection: 'posts', id, blockPath: 'body', src, html })
     })
   }
 }
@@ -160,6 +160,27 @@ t.test('md_block answers the saved block\'s hint in the draft body: the one the 
   t.equal(again.status, 200)
   const next = (await again.json() as { src: string }).src
   t.equal((await ann.mdBlock(next, 'First paragraph, and again.')).status, 200, 'the answered src edits the block again')
+})
+
+t.test('a body saved again and again is rendered as renderMarkdown renders it: footnotes, definitions, raw HTML', async t => {
+  let body = '# Notes\n\nIntro with a call[^a] and [a link][r].\n\n<details>\n<summary>More</summary>\n\n' +
+    'Hidden *text*[^b].\n\n</details>\n\nMiddle paragraph.\n\n[^a]: Note a, see [r].\n\n[^b]: Note b.\n\n' +
+    '[r]: https://example.com/r "R"\n\nLast paragraph[^a].\n'
+  const s = await startServer(t, { config, files: { ...files, 'content/posts/notes.md': `---\ntitle: Notes\n---\n${body}` } })
+  const ann = editor(s, 'ann')
+  const notes = (text: string): string => renderMarkdown(text, { collection: 'posts', id: 'notes' })
+  let served = await (await ann.render('collection=posts&id=notes')).json() as { html: string }
+  t.equal(served.html, notes(body), 'base')
+  for (let n = 1; n <= 3; n++) {
+    const src = /<p data-cms-src="([^"]+)">Middle paragraph[^<]*<\/p>/.exec(served.html)?.[1] ?? ''
+    const res = await ann.mdBlock(src, `Middle paragraph, saved ${n} times${'!'.repeat(n)}`, 'notes')
+    t.equal(res.status, 200, `save ${n}`)
+    body = body.replace(/Middle paragraph[^\n]*/, `Middle paragraph, saved ${n} times${'!'.repeat(n)}`)
+    served = await (await ann.render('collection=posts&id=notes')).json() as { html: string }
+    t.equal(served.html, notes(body), `render after save ${n}`)
+  }
+  t.match(served.html, /<section data-footnotes/)
+  t.match(served.html, /<details>/)
 })
 
 t.test('refused requests: clear errors, nothing written', async t => {

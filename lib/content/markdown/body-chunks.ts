@@ -94,10 +94,8 @@ function advance (state: OpenBlock, line: string, blank: boolean): OpenBlock[] {
         (state.char === '`' ? /^`+[ \t]*$/ : /^~+[ \t]*$/).test(rest)
       return [closes ? NONE : state]
     }
-    case 'html': {
-      const ends = state.close === '</' ? TYPE1_END.test(line) : line.includes(state.close)
-      return [ends ? NONE : state]
-    }
+    case 'html':
+      return [htmlEnds(state.close, line) ? NONE : state]
     case 'html-blank':
       return [blank ? NONE : state]
     default:
@@ -141,7 +139,7 @@ function openers (text: string, column: number, depths: number[]): OpenBlock[] {
   if (html !== undefined) {
     const [start, close] = html
     const opener = start.exec(text)?.[0] ?? ''
-    const endsIn = (line: string): boolean => close === '</' ? TYPE1_END.test(line) : line.includes(close)
+    const endsIn = (line: string): boolean => htmlEnds(close, line)
     if (endsIn(text.slice(opener.length))) return [NONE]
     const open = depths.map((d): OpenBlock => d === NONE_DEPTH ? NONE : { kind: 'html', close, indent: d })
     // An end marker overlapping the start (`<?>`, `<!-->`): parsers differ, keep both readings.
@@ -152,6 +150,22 @@ function openers (text: string, column: number, depths: number[]): OpenBlock[] {
     return [NONE, ...depths.filter(d => d !== NONE_DEPTH).map((d): OpenBlock => ({ kind: 'html-blank', indent: d }))]
   }
   return [NONE]
+}
+
+/**
+ * Whether a line ends an HTML block of types 1-5 (`close`: its end marker). As micromark reads
+ * them: a CDATA section ends at `]]>` read as pairs of `]` (so `]]]>` does not end it, `]]]]>`
+ * does), the others where the marker occurs.
+ */
+function htmlEnds (close: string, line: string): boolean {
+  if (close === '</') return TYPE1_END.test(line)
+  if (close !== ']]>') return line.includes(close)
+  let brackets = 0
+  for (const c of line) {
+    if (c === '>' && brackets === 2) return true
+    brackets = c !== ']' ? 0 : brackets === 1 ? 2 : 1
+  }
+  return false
 }
 
 /** Marks "indented code or content of something else": the line opens nothing. */

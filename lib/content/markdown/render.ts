@@ -23,7 +23,8 @@ export interface RenderMarkdownOptions {
   allowDangerousHtml?: boolean
 }
 
-const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
+/** The prefix the sanitizer puts in front of every id. */
+export const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
 
 /**
  * The default sanitize schema plus our own attributes on every element, and `mark` and `abbr`
@@ -103,6 +104,15 @@ export function sanitizeRenderedTree (tree: HastRoot): HastRoot {
 }
 
 const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
+
+/**
+ * Sanitizes a tree parsed from rendered HTML (as `sanitizeRendered` does after its parse).
+ * @param tree the parsed tree (not changed)
+ * @returns the sanitized tree
+ */
+export function sanitizeTree (tree: HastRoot): HastRoot {
+  return treeSanitizer.runSync(tree) as HastRoot
+}
 
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
   const processor = unified()
