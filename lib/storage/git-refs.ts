@@ -14,6 +14,7 @@ import { syncDirectory } from './atomic-write.js'
 // Descriptor calls through the callback API (see atomic-write.ts for why).
 const openFd = promisify(fs.open)
 const fsync = promisify(fs.fsync)
+const rename = promisify(fs.rename)
 
 const OID = /^[0-9a-f]{40}$/
 /** A ref name we accept: `refs/` plus components without anything git forbids or finds special. */
@@ -198,7 +199,8 @@ export async function lockRef (gitDir: string, ref: string, newOid: string): Pro
       if (state !== 'synced') throw new Error(`${ref}.lock is not synced`)
       const actual = await readRef(gitDir, ref)
       if (actual !== expectedOld) throw new RefConflictError(ref, expectedOld, actual)
-      fs.renameSync(lockFile, file)
+      // Asynchronous: replacing the ref file frees the old one's inode (see atomic-write.ts).
+      await rename(lockFile, file)
       state = 'renamed'
     },
     release: () => {

@@ -22,11 +22,12 @@
  * fails only its own job.
  */
 import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
-import { StagedFile, syncDirectories, syncFiles } from './atomic-write.js'
+import { StagedFile, TEMP_PREFIX, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
 import path from 'node:path'
+import { randomBytes } from 'node:crypto'
 
 /** How often a job is rebuilt when outside writers keep moving its ref. */
 const MAX_ATTEMPTS = 20
@@ -78,6 +79,9 @@ interface RefCommit {
 export class GroupCommit {
   #queue: Job[] = []
   #draining = false
+  /** Temporary names: a per-instance prefix and a counter (no random bytes per file). */
+  readonly #tmpPrefix = `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-`
+  #tmpCounter = 0
 
   /**
    * @param gitDir the `.git` directory
@@ -95,7 +99,7 @@ export class GroupCommit {
   async submit (source: RefSource | null, updates: readonly unknown[], files: readonly FileWrite[] = []): Promise<void> {
     if ((source === null || updates.length === 0) && files.length === 0) return
     await new Promise<void>((resolve, reject) => {
-      const job: Job = { source: updates.length === 0 ? null : source, updates, files: prepare(files), staged: [], attempts: 0, settled: false, resolve, reject }
+      const job: Job = { source: updates.length === 0 ? null : source, updates, files: this.#prepare(files), staged: [], attempts: 0, settled: false, resolve, reject }
       // Handled when the group awaits it; this only keeps a failure from counting as unhandled first.
       job.files.catch(() => {})
       this.#queue.push(job)
@@ -239,23 +243,27 @@ export class GroupCommit {
       for (const job of placing) fail(job, err)
     }
   }
-}
 
-/** Writes and fsyncs files under temporary names (all removed again when one fails). */
-async function prepare (files: readonly FileWrite[]): Promise<StagedFile[]> {
-  if (files.length === 0) return []
-  const results = await Promise.allSettled(files.map(async f => await StagedFile.create(f.path, f.data)))
-  const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-  try {
-    if (failed !== undefined) throw failed.reason
-    await syncFiles(staged)
-    return staged
-  } catch (err) {
-    for (const file of staged) file.abort()
-    throw err
+  /** Writes and fsyncs files under temporary names (all removed again when one fails). */
+  async #prepare (files: readonly FileWrite[]): Promise<StagedFile[]> {
+    if (files.length === 0) return []
+    const results = await Promise.allSettled(files.map(async f => {
+      const tmp = path.join(path.dirname(f.path), `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
+      return await StagedFile.create(f.path, f.data, { tmp })
+    }))
+    const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    try {
+      if (failed !== undefined) throw failed.reason
+      await syncFiles(staged)
+      return staged
+    } catch (err) {
+      for (const file of staged) file.abort()
+      throw err
+    }
   }
 }
+
 
 function done (job: Job): void {
   if (job.settled) return
