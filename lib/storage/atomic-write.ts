@@ -16,6 +16,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
+import { openSpare, type FileIdentity } from './inode-pool.js'
 
 const open = promisify(fs.open)
 const fsync = promisify(fs.fsync)
@@ -82,6 +83,18 @@ export async function prepareFileAtomic (file: string, data: string | Uint8Array
   }
 }
 
+/** How StagedFile.create names and creates the temporary file. */
+export interface StageOptions {
+  /** The temporary path (default: `.cms-tmp-<random>-<name>` next to the target). */
+  tmp?: string
+  /** The new file's mode (default 0644, less the umask). */
+  mode?: number
+  /** A spare inode to overwrite instead of creating a file (when it qualifies; see inode-pool.ts). */
+  reuse?: { file: string, identity: FileIdentity } | null
+  /** Told the mode and owner of a file this call created. */
+  learn?: (identity: FileIdentity) => void
+}
+
 /**
  * A new file content written under a temporary name, not yet durable nor in place: the one
  * write + fsync + rename primitive of entry files, packs and their indexes. Group commits stage
@@ -103,16 +116,30 @@ export class StagedFile {
    * Creates the temporary file (and its directory when missing) and writes `data` into it.
    * @param target absolute path the content is for
    * @param data the full content
-   * @param opts `tmp`: the temporary path (default: `.cms-tmp-<random>-<name>` next to target);
-   *   `mode`: the new file's mode (default 0644)
+   * @param opts the temporary name, the mode, a spare inode to reuse (see inode-pool.ts)
    * @returns the staged file
    */
-  static async create (target: string, data: string | Uint8Array, opts: { tmp?: string, mode?: number } = {}): Promise<StagedFile> {
-    const tmp = opts.tmp ?? path.join(path.dirname(target), `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(target)}`)
-    const fd = await openNew(tmp, opts.mode ?? 0o644)
+  static async create (target: string, data: string | Uint8Array, opts: StageOptions = {}): Promise<StagedFile> {
+    let tmp: string | null = null
+    let fd: number | null = null
+    if (opts.reuse != null) {
+      fd = openSpare(opts.reuse)
+      if (fd !== null) tmp = opts.reuse.file
+    }
+    const reused = fd !== null
+    if (tmp === null || fd === null) {
+      tmp = opts.tmp ?? path.join(path.dirname(target), `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(target)}`)
+      fd = await openNew(tmp, opts.mode ?? 0o644)
+      if (opts.learn !== undefined) {
+        const st = fs.fstatSync(fd)
+        opts.learn({ mode: st.mode & 0o7777, uid: st.uid })
+      }
+    }
     try {
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-      for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at)
+      for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at, at)
+      // A reused file keeps its blocks: cut what the old content had beyond the new one.
+      if (reused) fs.ftruncateSync(fd, bytes.byteLength)
     } catch (err) {
       fs.closeSync(fd)
       fs.rmSync(tmp, { force: true })

@@ -24,6 +24,7 @@
 import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
 import { StagedFile, TEMP_PREFIX, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
+import { InodePool, type FileIdentity } from './inode-pool.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
 import path from 'node:path'
@@ -82,12 +83,24 @@ export class GroupCommit {
   /** Temporary names: a per-instance prefix and a counter (no random bytes per file). */
   readonly #tmpPrefix = `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-`
   #tmpCounter = 0
+  /** Retired entry-file inodes, reused by later saves (replacing a file then frees nothing). */
+  readonly #spares: InodePool
 
   /**
    * @param gitDir the `.git` directory
    * @param packs its packs
    */
-  constructor (private readonly gitDir: string, private readonly packs: PackStore) {}
+  constructor (private readonly gitDir: string, private readonly packs: PackStore) {
+    this.#spares = new InodePool(gitDir)
+  }
+
+  /**
+   * Takes over the spare inodes a previous process left (at start-up, under the instance lock).
+   * @returns resolves when done
+   */
+  async adoptSpares (): Promise<void> {
+    await this.#spares.adopt()
+  }
 
   /**
    * Applies updates to a ref and then replaces files, as part of the next group.
@@ -230,7 +243,10 @@ export class GroupCommit {
     const dirs: string[] = []
     await Promise.all(placing.filter(j => !j.settled).map(async job => {
       try {
-        await Promise.all(job.staged.map(async file => { await file.place() }))
+        await Promise.all(job.staged.map(async file => {
+          this.#spares.retire(file.target, Date.now())
+          await file.place()
+        }))
         for (const file of job.staged) dirs.push(path.dirname(file.target))
       } catch (err) {
         fail(job, err)
@@ -248,8 +264,10 @@ export class GroupCommit {
   async #prepare (files: readonly FileWrite[]): Promise<StagedFile[]> {
     if (files.length === 0) return []
     const results = await Promise.allSettled(files.map(async f => {
-      const tmp = path.join(path.dirname(f.path), `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
-      return await StagedFile.create(f.path, f.data, { tmp })
+      const dir = path.dirname(f.path)
+      const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
+      const learn = (identity: FileIdentity): void => { this.#spares.learn(identity) }
+      return await StagedFile.create(f.path, f.data, { tmp, reuse: this.#spares.take(dir, Date.now()), learn })
     }))
     const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')

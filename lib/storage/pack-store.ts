@@ -131,11 +131,13 @@ export class PackStore {
   }
 
   /**
-   * Removes the temporary files of packs that a killed process was writing (ours only, by prefix).
+   * Removes the temporary files of packs that a killed process was writing (ours only, by prefix),
+   * and lets the group commit take over the spare inodes it left (see inode-pool.ts).
    * Call it at start-up while holding the instance lock.
    * @returns the number of files removed
    */
   async sweepTemporary (): Promise<number> {
+    await this.group.adoptSpares()
     let names: string[]
     try {
       names = await readdir(this.packDir)

@@ -1,0 +1,134 @@
+/**
+ * Retired entry-file inodes, kept for reuse: replacing a file by rename frees the old file's inode
+ * and blocks, and on the CI machine's ext4 (no journal, mounted with `discard`) freeing blocks
+ * discards them on the spot: 0.7-2 ms of kernel time per save, more than the rest of the save's
+ * file work together. So before a save renames its new file over an entry, the entry's current
+ * inode gets a second name under `.git/cms/spares/` (a hard link, 13 µs); the rename then frees
+ * nothing. A later save writes its new content into such a spare (overwrite and truncate: no block
+ * is freed while the content stays within its blocks), fsyncs it and renames it over its own
+ * entry. A spare is reused only when it is a plain file with this one name left (nothing else
+ * links to it), with the mode and owner our new files get, and only after REUSE_AFTER_MS, so a
+ * process still reading the replaced file has long finished. Spares a killed process left are
+ * adopted at the next start; at most MAX_SPARES are kept.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+
+/** Spares kept at most (a few MB of retired files). */
+const MAX_SPARES = 1024
+/** A spare is reused only this long after its file was replaced. */
+const REUSE_AFTER_MS = 200
+
+/** What a reused file must look like: the mode and owner of a file we create ourselves. */
+export interface FileIdentity {
+  mode: number
+  uid: number
+}
+
+/** The spare inodes of one git directory. */
+export class InodePool {
+  readonly #dir: string
+  readonly #prefix = randomBytes(4).toString('hex')
+  #counter = 0
+  /** Oldest first. */
+  #spares: Array<{ file: string, since: number }> = []
+  /** Directories whose files cannot be linked into the pool (another file system). */
+  readonly #unlinkable = new Set<string>()
+  /** Directories whose files were linked into the pool: a spare renamed into them stays on its file system. */
+  readonly #linkable = new Set<string>()
+  #dirReady = false
+  #identity: FileIdentity | null = null
+
+  /** @param gitDir the `.git` directory (spares live in `cms/spares/` under it) */
+  constructor (gitDir: string) {
+    this.#dir = path.join(gitDir, 'cms', 'spares')
+  }
+
+  /**
+   * Adopts the spares a previous process left (call once at start-up, under the instance lock).
+   * @returns resolves when listed
+   */
+  async adopt (): Promise<void> {
+    let names: string[]
+    try {
+      names = await fs.promises.readdir(this.#dir)
+    } catch {
+      return
+    }
+    this.#dirReady = true
+    for (const name of names.slice(0, MAX_SPARES)) this.#spares.push({ file: path.join(this.#dir, name), since: 0 })
+  }
+
+  /**
+   * Learns what reusable spares must look like, from a file this process just created.
+   * @param identity its mode bits and owner
+   */
+  learn (identity: FileIdentity): void {
+    this.#identity ??= identity
+  }
+
+  /**
+   * A spare old enough to be reused for a new file of `dir`, with the identity it must have, or null.
+   * @param dir the directory the new file goes to
+   * @param now the current time (ms)
+   * @returns the spare's path and the identity it must match
+   */
+  take (dir: string, now: number): { file: string, identity: FileIdentity } | null {
+    const first = this.#spares[0]
+    if (this.#identity === null || first === undefined || now - first.since < REUSE_AFTER_MS || !this.#linkable.has(dir)) return null
+    this.#spares.shift()
+    return { file: first.file, identity: this.#identity }
+  }
+
+  /**
+   * Gives a file's current inode a name in the pool, just before a new file is renamed over it
+   * (so the rename frees nothing). Nothing happens when the pool is full, the file does not exist
+   * (a new entry) or cannot be linked there.
+   * @param file the file about to be replaced
+   * @param now the current time (ms)
+   */
+  retire (file: string, now: number): void {
+    if (this.#spares.length >= MAX_SPARES || this.#identity === null) return
+    const dir = path.dirname(file)
+    if (this.#unlinkable.has(dir)) return
+    const spare = path.join(this.#dir, `${this.#prefix}-${this.#counter++}`)
+    try {
+      if (!this.#dirReady) {
+        fs.mkdirSync(this.#dir, { recursive: true })
+        this.#dirReady = true
+      }
+      fs.linkSync(file, spare)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      // EXDEV: the content lives on another file system than the git directory.
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') this.#unlinkable.add(dir)
+      return
+    }
+    this.#linkable.add(dir)
+    this.#spares.push({ file: spare, since: now })
+  }
+}
+
+/**
+ * Opens a spare for overwriting, or removes it when it must not be reused: not a plain file,
+ * linked from elsewhere (a rename over its entry failed, or a hard link outside), or another mode
+ * or owner than a new file of ours.
+ * @param spare the spare and the identity it must have
+ * @returns an fd open for writing, or null (the spare is gone then)
+ */
+export function openSpare (spare: { file: string, identity: FileIdentity }): number | null {
+  let fd: number
+  try {
+    fd = fs.openSync(spare.file, fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW)
+  } catch {
+    fs.rmSync(spare.file, { force: true })
+    return null
+  }
+  const st = fs.fstatSync(fd)
+  if (st.isFile() && st.nlink === 1 && (st.mode & 0o7777) === spare.identity.mode && st.uid === spare.identity.uid) return fd
+  fs.closeSync(fd)
+  // Unlinking a name of a file linked elsewhere frees nothing; anything else is rare.
+  fs.rmSync(spare.file, { force: true })
+  return null
+}
