@@ -152,8 +152,10 @@ export interface RefLock {
    * protocol can move it now) and renames the synced lock onto the ref; the caller fsyncs `dir`.
    * Throws RefConflictError when the ref moved (the lock is then still held: `release()` it).
    * @param expectedOld the value the new one was built on (null: the ref must not exist yet)
+   * @param beforeRename called with the ref file's path once the comparison passed, just before
+   *   the rename (a group commit keeps the replaced ref file's inode for reuse, see inode-pool.ts)
    */
-  commit: (expectedOld: string | null) => Promise<void>
+  commit: (expectedOld: string | null, beforeRename?: (file: string) => void) => Promise<void>
   /** Removes the lock file unless it was renamed onto the ref. */
   release: () => void
 }
@@ -195,10 +197,11 @@ export async function lockRef (gitDir: string, ref: string, newOid: string): Pro
       closeFd()
       state = 'synced'
     },
-    commit: async (expectedOld) => {
+    commit: async (expectedOld, beforeRename) => {
       if (state !== 'synced') throw new Error(`${ref}.lock is not synced`)
       const actual = await readRef(gitDir, ref)
       if (actual !== expectedOld) throw new RefConflictError(ref, expectedOld, actual)
+      beforeRename?.(file)
       // Asynchronous: replacing the ref file frees the old one's inode (see atomic-write.ts).
       await rename(lockFile, file)
       state = 'renamed'

@@ -216,7 +216,7 @@ export class GroupCommit {
       const lock = c.lock
       if (lock === null) continue
       try {
-        await lock.commit(c.head)
+        await lock.commit(c.head, file => { this.#spares.retire(file, Date.now()) })
         landed.push(c)
       } catch (err) {
         if (!(err instanceof RefConflictError)) { for (const job of c.jobs) fail(job, err); continue }
