@@ -24,7 +24,7 @@
 import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
 import { StagedFile, TEMP_PREFIX, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
-import { InodePool, type FileIdentity } from './inode-pool.js'
+import { InodePool, type FileIdentity, type Spare } from './inode-pool.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
 import path from 'node:path'
@@ -74,6 +74,8 @@ interface RefCommit {
   commit: string
   jobs: Job[]
   lock: RefLock | null
+  /** The replaced ref file's inode, kept for reuse once the refs folder is fsynced. */
+  spare?: Spare | null
 }
 
 /** The group commit of one `.git` directory (one per instance, shared by its ref stores). */
@@ -216,7 +218,7 @@ export class GroupCommit {
       const lock = c.lock
       if (lock === null) continue
       try {
-        await lock.commit(c.head, file => { this.#spares.retire(file, Date.now()) })
+        await lock.commit(c.head, file => { c.spare = this.#spares.retire(file) })
         landed.push(c)
       } catch (err) {
         if (!(err instanceof RefConflictError)) { for (const job of c.jobs) fail(job, err); continue }
@@ -235,16 +237,20 @@ export class GroupCommit {
 
   /** Makes the landed ref updates durable, then places the jobs' files and resolves them. */
   async #finish (landed: RefCommit[], placing: Job[]): Promise<void> {
+    const refSpares = landed.map(c => c.spare ?? null)
     try {
       await syncDirectories(landed.map(c => c.lock!.dir))
+      this.#spares.settle(refSpares, true, Date.now())
     } catch (err) {
+      this.#spares.settle(refSpares, false, Date.now())
       for (const c of landed) for (const job of c.jobs) fail(job, err)
     }
     const dirs: string[] = []
+    const spares: Array<Spare | null> = []
     await Promise.all(placing.filter(j => !j.settled).map(async job => {
       try {
         await Promise.all(job.staged.map(async file => {
-          this.#spares.retire(file.target, Date.now())
+          spares.push(this.#spares.retire(file.target))
           await file.place()
         }))
         for (const file of job.staged) dirs.push(path.dirname(file.target))
@@ -254,8 +260,10 @@ export class GroupCommit {
     }))
     try {
       await syncDirectories(dirs)
+      this.#spares.settle(spares, true, Date.now())
       for (const job of placing) done(job)
     } catch (err) {
+      this.#spares.settle(spares, false, Date.now())
       for (const job of placing) fail(job, err)
     }
   }

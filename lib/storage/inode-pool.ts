@@ -20,6 +20,12 @@ const MAX_SPARES = 1024
 /** A spare is reused only this long after its file was replaced. */
 const REUSE_AFTER_MS = 200
 
+/** A retired inode's name in the pool, and since when it may be reused. */
+export interface Spare {
+  file: string
+  since: number
+}
+
 /** What a reused file must look like: the mode and owner of a file we create ourselves. */
 export interface FileIdentity {
   mode: number
@@ -31,8 +37,8 @@ export class InodePool {
   readonly #dir: string
   readonly #prefix = randomBytes(4).toString('hex')
   #counter = 0
-  /** Oldest first. */
-  #spares: Array<{ file: string, since: number }> = []
+  /** Oldest first; `since` is Infinity until the rename that retired the inode is durable. */
+  #spares: Spare[] = []
   /** Directories whose files cannot be linked into the pool (another file system). */
   readonly #unlinkable = new Set<string>()
   /** Directories whose files were linked into the pool: a spare renamed into them stays on its file system. */
@@ -84,14 +90,16 @@ export class InodePool {
   /**
    * Gives a file's current inode a name in the pool, just before a new file is renamed over it
    * (so the rename frees nothing). Nothing happens when the pool is full, the file does not exist
-   * (a new entry) or cannot be linked there.
+   * (a new entry) or cannot be linked there. The spare is not handed out before `settle` says the
+   * rename is durable (its folder fsynced): until then a power loss could bring the old name back
+   * onto this inode, so nothing may be written into it.
    * @param file the file about to be replaced
-   * @param now the current time (ms)
+   * @returns the spare to settle, or null
    */
-  retire (file: string, now: number): void {
-    if (this.#spares.length >= MAX_SPARES || this.#identity === null) return
+  retire (file: string): Spare | null {
+    if (this.#spares.length >= MAX_SPARES || this.#identity === null) return null
     const dir = path.dirname(file)
-    if (this.#unlinkable.has(dir)) return
+    if (this.#unlinkable.has(dir)) return null
     const spare = path.join(this.#dir, `${this.#prefix}-${this.#counter++}`)
     try {
       if (!this.#dirReady) {
@@ -103,10 +111,27 @@ export class InodePool {
       const code = (err as NodeJS.ErrnoException).code
       // EXDEV: the content lives on another file system than the git directory.
       if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') this.#unlinkable.add(dir)
-      return
+      return null
     }
     this.#linkable.add(dir)
-    this.#spares.push({ file: spare, since: now })
+    const entry: Spare = { file: spare, since: Number.POSITIVE_INFINITY }
+    this.#spares.push(entry)
+    return entry
+  }
+
+  /**
+   * Says whether the renames that retired these spares are durable: reusable from now on
+   * (after REUSE_AFTER_MS), or, when the folder's fsync failed, never (they stay on disk, to be
+   * adopted, and checked, at the next start).
+   * @param spares what `retire` returned (nulls are skipped)
+   * @param durable whether the folder fsync succeeded
+   * @param now the current time (ms)
+   */
+  settle (spares: ReadonlyArray<Spare | null>, durable: boolean, now: number): void {
+    const settled = new Set(spares.filter((x): x is Spare => x !== null))
+    if (settled.size === 0) return
+    if (durable) for (const spare of settled) spare.since = now
+    else this.#spares = this.#spares.filter(x => !settled.has(x))
   }
 }
 

@@ -56,3 +56,27 @@ t.test('a spare linked from elsewhere, a link or of another mode is never writte
   pool.learn(identity)
   t.equal(pool.take(dir, Date.now()), null, 'nor for a folder not known to share its file system')
 })
+
+t.test('a retired inode is handed out only once the rename that retired it is durable, and never when its folder fsync failed', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const identity = { mode: 0o644, uid: process.getuid?.() ?? 0 }
+  const pool = new InodePool(gitDir)
+  pool.learn(identity)
+  const file = path.join(dir, 'entry.md')
+  writeFileSync(file, 'old\n', { mode: 0o644 })
+  const spare = pool.retire(file)
+  t.ok(spare !== null, 'linked into the pool')
+  writeFileSync(path.join(dir, 'new.md'), 'new\n')
+  const { renameSync } = await import('node:fs')
+  renameSync(path.join(dir, 'new.md'), file)
+  t.equal(pool.take(dir, Date.now() + 60_000), null, 'not before its folder is fsynced')
+  const now = Date.now()
+  pool.settle([spare], true, now)
+  t.equal(pool.take(dir, now + 100), null, 'nor right after')
+  t.same(pool.take(dir, now + 300), { file: spare!.file, identity }, 'then it is reused')
+
+  writeFileSync(file, 'newer\n', { mode: 0o644 })
+  const second = pool.retire(file)
+  pool.settle([second], false, Date.now())
+  t.equal(pool.take(dir, Date.now() + 60_000), null, 'a spare whose rename may not be durable is never handed out')
+})
