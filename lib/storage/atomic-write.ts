@@ -3,9 +3,10 @@
  * the target, fsync the directory. A reader, or a crash, never sees half a file.
  *
  * In two steps when the caller has something to do in between: `prepareFileAtomic` writes and
- * fsyncs the temporary file, `commit()` renames it into place (or `abort()` removes it). A save
- * records its history snapshot while its new file is being written, and renames only once the
- * snapshot is on its ref.
+ * fsyncs the temporary file, `commit()` renames it into place (or `abort()` removes it). Underneath
+ * is `StagedFile`, which a group commit (group-commit.ts) uses for many files at once: a save's file
+ * is staged (possibly into a spare inode under `.git/cms/spares/`, see inode-pool.ts) and renamed
+ * only once the history snapshot of the state it replaces is on its ref.
  *
  * The callback API is used (promisified) for the calls that may block (create, fsync):
  * fs/promises wraps every descriptor in a FileHandle, which measured about twice as slow for these

@@ -9,7 +9,8 @@
  * entry. A spare is reused only when it is a plain file with this one name left (nothing else
  * links to it), with the mode and owner our new files get, and only after REUSE_AFTER_MS, so a
  * process still reading the replaced file has long finished. Spares a killed process left are
- * adopted at the next start; at most MAX_SPARES are kept.
+ * adopted at the next start; at most MAX_SPARES files and MAX_BYTES bytes are kept (a file larger than
+ * MAX_FILE_BYTES is never kept).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -17,6 +18,10 @@ import { randomBytes } from 'node:crypto'
 
 /** Spares kept at most (a few MB of retired files). */
 const MAX_SPARES = 1024
+/** Bytes the spares may hold in all. */
+const MAX_BYTES = 16 * 1024 * 1024
+/** Larger files are freed as usual (their blocks outweigh the saving). */
+const MAX_FILE_BYTES = 256 * 1024
 /** A spare is reused only this long after its file was replaced. */
 const REUSE_AFTER_MS = 200
 
@@ -24,6 +29,7 @@ const REUSE_AFTER_MS = 200
 export interface Spare {
   file: string
   since: number
+  size: number
 }
 
 /** What a reused file must look like: the mode and owner of a file we create ourselves. */
@@ -39,6 +45,7 @@ export class InodePool {
   #counter = 0
   /** Oldest first; `since` is Infinity until the rename that retired the inode is durable. */
   #spares: Spare[] = []
+  #bytes = 0
   /** Directories whose files cannot be linked into the pool (another file system). */
   readonly #unlinkable = new Set<string>()
   /** Directories whose files were linked into the pool: a spare renamed into them stays on its file system. */
@@ -63,7 +70,17 @@ export class InodePool {
       return
     }
     this.#dirReady = true
-    for (const name of names.slice(0, MAX_SPARES)) this.#spares.push({ file: path.join(this.#dir, name), since: 0 })
+    for (const name of names) {
+      const file = path.join(this.#dir, name)
+      let size: number
+      try { size = fs.lstatSync(file).size } catch { continue }
+      if (this.#spares.length >= MAX_SPARES || this.#bytes + size > MAX_BYTES || size > MAX_FILE_BYTES) {
+        fs.rmSync(file, { force: true })
+        continue
+      }
+      this.#spares.push({ file, since: 0, size })
+      this.#bytes += size
+    }
   }
 
   /**
@@ -84,6 +101,7 @@ export class InodePool {
     const first = this.#spares[0]
     if (this.#identity === null || first === undefined || now - first.since < REUSE_AFTER_MS || !this.#linkable.has(dir)) return null
     this.#spares.shift()
+    this.#bytes -= first.size
     return { file: first.file, identity: this.#identity }
   }
 
@@ -100,6 +118,14 @@ export class InodePool {
     if (this.#spares.length >= MAX_SPARES || this.#identity === null) return null
     const dir = path.dirname(file)
     if (this.#unlinkable.has(dir)) return null
+    let size: number
+    try {
+      size = fs.lstatSync(file).size
+    } catch {
+      // A new entry: nothing is replaced.
+      return null
+    }
+    if (size > MAX_FILE_BYTES || this.#bytes + size > MAX_BYTES) return null
     const spare = path.join(this.#dir, `${this.#prefix}-${this.#counter++}`)
     try {
       if (!this.#dirReady) {
@@ -114,8 +140,9 @@ export class InodePool {
       return null
     }
     this.#linkable.add(dir)
-    const entry: Spare = { file: spare, since: Number.POSITIVE_INFINITY }
+    const entry: Spare = { file: spare, since: Number.POSITIVE_INFINITY, size }
     this.#spares.push(entry)
+    this.#bytes += size
     return entry
   }
 
@@ -131,7 +158,10 @@ export class InodePool {
     const settled = new Set(spares.filter((x): x is Spare => x !== null))
     if (settled.size === 0) return
     if (durable) for (const spare of settled) spare.since = now
-    else this.#spares = this.#spares.filter(x => !settled.has(x))
+    else {
+      this.#spares = this.#spares.filter(x => !settled.has(x))
+      for (const spare of settled) this.#bytes -= spare.size
+    }
   }
 }
 

@@ -79,4 +79,8 @@ t.test('a retired inode is handed out only once the rename that retired it is du
   const second = pool.retire(file)
   pool.settle([second], false, Date.now())
   t.equal(pool.take(dir, Date.now() + 60_000), null, 'a spare whose rename may not be durable is never handed out')
+
+  writeFileSync(path.join(dir, 'big.md'), 'x'.repeat(300 * 1024))
+  t.equal(pool.retire(path.join(dir, 'big.md')), null, 'a large file is freed as usual, never kept')
+  t.equal(pool.retire(path.join(dir, 'missing.md')), null, 'a new entry replaces nothing')
 })
