@@ -14,10 +14,10 @@ import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, typ
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { assertRealInside } from '../storage/safe-path.js'
-import { prepareFileAtomic } from '../storage/atomic-write.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
+import type { FileWrite } from '../storage/group-commit.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { Identity } from '../config.js'
 import type { Services } from '../services.js'
@@ -129,18 +129,10 @@ async function writeBase (
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter })
   if (text === previousText) return { revision: current.revision, changed: false }
-  // The new file is written (and fsynced) while the snapshot of the state it replaces goes into
-  // history; it replaces the entry only once that snapshot is on its ref.
-  const prepared = prepareFileAtomic(file, text)
-  // Handled below, after the snapshot; this only keeps an early failure from counting as unhandled.
-  prepared.catch(() => {})
-  try {
-    if (base !== null) await recordReplaced(services, input, base)
-  } catch (err) {
-    await prepared.then(async p => { await p.abort() }, () => {})
-    throw err
-  }
-  await (await prepared).commit()
+  // One group commit with the other saves in flight: the new file is written and fsynced together
+  // with the history pack, and replaces the entry only once the snapshot of the state it replaces
+  // is durable on its ref.
+  await recordReplaced(services, input, base, [{ path: file, data: text }])
   const revision = await index.recordWrite(input.id, outcome.data)
   await services.committer.track([services.relativePath(file)])
   return { revision, changed: true }
@@ -173,8 +165,12 @@ async function writeDraft (
   return { revision, changed: true }
 }
 
-async function recordReplaced (services: Services, input: ChangeEntryInput, entry: IndexedEntry): Promise<void> {
-  if (entry.data === undefined) return
+async function recordReplaced (services: Services, input: ChangeEntryInput, entry: IndexedEntry | null, files: FileWrite[] = []): Promise<void> {
+  if (entry?.data === undefined) {
+    // Nothing to keep (a new entry): the files alone, still grouped with the other saves.
+    await services.history.append([], files)
+    return
+  }
   // Markdown publish and restore snapshots carry the body source, so prose and frontmatter
   // restore together.
   const bodySource = (input.action === 'publish' || input.action === 'restore') && typeof entry.data.body === 'string'
@@ -190,7 +186,7 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
       revision: entry.revision,
       ...bodySource
     }
-  }])
+  }], files)
 }
 
 /** Issues the new data has that the current data did not: stored issues never block a write. */

@@ -3,24 +3,25 @@
  * the target, fsync the directory. A reader, or a crash, never sees half a file.
  *
  * In two steps when the caller has something to do in between: `prepareFileAtomic` writes and
- * fsyncs the temporary file, `commit()` renames it into place (or `abort()` removes it). A save
- * records its history snapshot while its new file is being written, and renames only once the
- * snapshot is on its ref.
+ * fsyncs the temporary file, `commit()` renames it into place (or `abort()` removes it). Underneath
+ * is `StagedFile`, which a group commit (group-commit.ts) uses for many files at once: a save's file
+ * is staged (possibly into a spare inode under `.git/cms/spares/`, see inode-pool.ts) and renamed
+ * only once the history snapshot of the state it replaces is on its ref.
  *
- * The callback API is used (promisified): fs/promises wraps every descriptor in a FileHandle,
- * which measured about twice as slow for these few small calls.
+ * The callback API is used (promisified) for the calls that may block (create, fsync):
+ * fs/promises wraps every descriptor in a FileHandle, which measured about twice as slow for these
+ * few small calls. Writes of in-memory data, closes and opening a directory are made
+ * synchronously: each is a few microseconds of kernel time, less than a thread-pool round trip.
  */
 import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
+import { openSpare, type FileIdentity } from './inode-pool.js'
 
 const open = promisify(fs.open)
-const write = promisify(fs.write)
 const fsync = promisify(fs.fsync)
-const close = promisify(fs.close)
 const rename = promisify(fs.rename)
-const rm = promisify(fs.rm)
 const mkdir = promisify(fs.mkdir)
 
 /** Prefix of our temporary files, so a start-up sweep can remove the ones a crash left. */
@@ -60,48 +61,164 @@ export async function writeFileAtomic (file: string, data: string | Uint8Array, 
  * @returns the prepared write, to commit or abort
  */
 export async function prepareFileAtomic (file: string, data: string | Uint8Array): Promise<PreparedWrite> {
-  const dir = path.dirname(file)
-  const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(file)}`)
-  const fd = await openNew(tmp)
+  const staged = await StagedFile.create(file, data)
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-    for (let at = 0; at < bytes.byteLength;) at += (await write(fd, bytes, at, bytes.byteLength - at)).bytesWritten
-    await fsync(fd)
+    await staged.sync()
   } catch (err) {
-    await close(fd).catch(() => {})
-    await rm(tmp, { force: true })
+    staged.abort()
     throw err
   }
-  await close(fd)
   let settled = false
   return {
     commit: async (opts) => {
       if (settled) throw new Error('This write was already committed or aborted')
       settled = true
-      try {
-        await rename(tmp, file)
-      } catch (err) {
-        await rm(tmp, { force: true })
-        throw err
-      }
-      if (opts?.syncDirectory !== false) await syncDirectory(dir)
+      await staged.place()
+      if (opts?.syncDirectory !== false) await syncDirectory(path.dirname(file))
     },
     abort: async () => {
       if (settled) return
       settled = true
-      await rm(tmp, { force: true })
+      staged.abort()
     }
   }
 }
 
+/** How StagedFile.create names and creates the temporary file. */
+export interface StageOptions {
+  /** The temporary path (default: `.cms-tmp-<random>-<name>` next to the target). */
+  tmp?: string
+  /** The new file's mode (default 0644, less the umask). */
+  mode?: number
+  /** A spare inode to overwrite instead of creating a file (when it qualifies; see inode-pool.ts). */
+  reuse?: { file: string, identity: FileIdentity } | null
+  /** Told the mode and owner of a file this call created. */
+  learn?: (identity: FileIdentity) => void
+}
+
+/**
+ * A new file content written under a temporary name, not yet durable nor in place: the one
+ * write + fsync + rename primitive of entry files, packs and their indexes. Group commits stage
+ * many files, fsync them all at once (`syncFiles`), and rename them only when the ref they go with
+ * is durable. Creating the file is asynchronous (it can cost a millisecond of kernel time on a
+ * churned ext4 block group), and so is the rename (it frees the replaced file); the write of an
+ * in-memory buffer and the close are cheap system calls made synchronously (a thread-pool round
+ * trip cost more than each of them).
+ */
+export class StagedFile {
+  #fd: number | null
+  #state: 'written' | 'synced' | 'placed' | 'aborted' = 'written'
+
+  private constructor (readonly tmp: string, readonly target: string, fd: number) {
+    this.#fd = fd
+  }
+
+  /**
+   * Creates the temporary file (and its directory when missing) and writes `data` into it.
+   * @param target absolute path the content is for
+   * @param data the full content
+   * @param opts the temporary name, the mode, a spare inode to reuse (see inode-pool.ts)
+   * @returns the staged file
+   */
+  static async create (target: string, data: string | Uint8Array, opts: StageOptions = {}): Promise<StagedFile> {
+    let tmp: string | null = null
+    let fd: number | null = null
+    if (opts.reuse != null) {
+      fd = openSpare(opts.reuse)
+      if (fd !== null) tmp = opts.reuse.file
+    }
+    const reused = fd !== null
+    if (tmp === null || fd === null) {
+      tmp = opts.tmp ?? path.join(path.dirname(target), `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(target)}`)
+      fd = await openNew(tmp, opts.mode ?? 0o644)
+      if (opts.learn !== undefined) {
+        const st = fs.fstatSync(fd)
+        opts.learn({ mode: st.mode & 0o7777, uid: st.uid })
+      }
+    }
+    try {
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+      for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at, at)
+      // A reused file keeps its blocks: cut what the old content had beyond the new one.
+      if (reused) fs.ftruncateSync(fd, bytes.byteLength)
+    } catch (err) {
+      fs.closeSync(fd)
+      fs.rmSync(tmp, { force: true })
+      throw err
+    }
+    return new StagedFile(tmp, target, fd)
+  }
+
+  /**
+   * Makes the content durable under its temporary name (fsync), then closes the file.
+   * @returns resolves once durable
+   */
+  async sync (): Promise<void> {
+    const fd = this.#fd
+    if (fd === null || this.#state !== 'written') throw new Error(`A ${this.#state} file cannot be synced`)
+    await fsync(fd)
+    this.#fd = null
+    fs.closeSync(fd)
+    this.#state = 'synced'
+  }
+
+  /**
+   * Renames the synced file over its target (the caller fsyncs the directory, once for many).
+   * Asynchronous: replacing a file frees the old one's inode and blocks, which on ext4 costs up to
+   * a millisecond of kernel time. A failed rename removes the temporary file.
+   * @returns resolves once renamed
+   */
+  async place (): Promise<void> {
+    if (this.#state !== 'synced') throw new Error(`A ${this.#state} file cannot be placed`)
+    this.#state = 'placed'
+    try {
+      await rename(this.tmp, this.target)
+    } catch (err) {
+      fs.rmSync(this.tmp, { force: true })
+      throw err
+    }
+  }
+
+  /** Removes the temporary file (nothing when already placed); the target stays as it was. */
+  abort (): void {
+    if (this.#state === 'placed' || this.#state === 'aborted') return
+    this.#state = 'aborted'
+    if (this.#fd !== null) {
+      try { fs.closeSync(this.#fd) } catch {}
+      this.#fd = null
+    }
+    fs.rmSync(this.tmp, { force: true })
+  }
+}
+
+/**
+ * Fsyncs staged files all at once (the device merges the flushes of concurrent fsyncs).
+ * @param files written files
+ * @returns resolves once every one is durable; rejects (after all settled) when one failed
+ */
+export async function syncFiles (files: readonly StagedFile[]): Promise<void> {
+  const results = await Promise.allSettled(files.map(async f => { await f.sync() }))
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+}
+
+/**
+ * Fsyncs each distinct directory once, all at once.
+ * @param dirs directories (duplicates are synced once)
+ * @returns resolves when done
+ */
+export async function syncDirectories (dirs: Iterable<string>): Promise<void> {
+  await Promise.all([...new Set(dirs)].map(syncDirectory))
+}
+
 /** Creates the temporary file, and its directory when that does not exist yet. */
-async function openNew (tmp: string): Promise<number> {
+async function openNew (tmp: string, mode: number): Promise<number> {
   try {
-    return await open(tmp, 'wx', 0o644)
+    return await open(tmp, 'wx', mode)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     await mkdir(path.dirname(tmp), { recursive: true })
-    return await open(tmp, 'wx', 0o644)
+    return await open(tmp, 'wx', mode)
   }
 }
 
@@ -113,11 +230,11 @@ async function openNew (tmp: string): Promise<number> {
 export async function syncDirectory (dir: string): Promise<void> {
   let fd: number
   try {
-    fd = await open(dir, 'r')
+    fd = fs.openSync(dir, 'r')
   } catch {
     return
   }
   // Some file systems refuse fsync on a directory; the rename is still atomic there.
   await fsync(fd).catch(() => {})
-  await close(fd)
+  fs.closeSync(fd)
 }

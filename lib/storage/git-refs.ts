@@ -5,7 +5,7 @@
  * with the expected one (compare-and-swap), and renames the lock onto the ref.
  */
 import fs from 'node:fs'
-import { readFile, rename, rm, mkdir, readdir, stat } from 'node:fs/promises'
+import { readFile, rm, mkdir, readdir, stat } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { readTinyText } from './quick-fs.js'
@@ -13,9 +13,8 @@ import { syncDirectory } from './atomic-write.js'
 
 // Descriptor calls through the callback API (see atomic-write.ts for why).
 const openFd = promisify(fs.open)
-const writeFd = promisify(fs.write) as (fd: number, text: string) => Promise<unknown>
 const fsync = promisify(fs.fsync)
-const close = promisify(fs.close)
+const rename = promisify(fs.rename)
 
 const OID = /^[0-9a-f]{40}$/
 /** A ref name we accept: `refs/` plus components without anything git forbids or finds special. */
@@ -128,28 +127,92 @@ function isAbsent (err: unknown): boolean {
  *   RefLockedError when another process kept the lock for too long
  */
 export async function updateRef (gitDir: string, ref: string, newOid: string, expectedOld: string | null): Promise<void> {
+  const lock = await lockRef(gitDir, ref, newOid)
+  try {
+    await lock.sync()
+    await lock.commit(expectedOld)
+  } finally {
+    lock.release()
+  }
+  await syncDirectory(lock.dir)
+}
+
+/** A ref's lock file holding its next value: taken, written, not yet durable nor in place. */
+export interface RefLock {
+  ref: string
+  /** The directory of the ref file (to fsync once the lock is renamed onto the ref). */
+  dir: string
+  /**
+   * Fsyncs the new value in the lock file and closes it.
+   * @returns resolves once durable
+   */
+  sync: () => Promise<void>
+  /**
+   * Compares the ref with the expected value while holding the lock (nobody following git's
+   * protocol can move it now) and renames the synced lock onto the ref; the caller fsyncs `dir`.
+   * Throws RefConflictError when the ref moved (the lock is then still held: `release()` it).
+   * @param expectedOld the value the new one was built on (null: the ref must not exist yet)
+   * @param beforeRename called with the ref file's path once the comparison passed, just before
+   *   the rename (a group commit keeps the replaced ref file's inode for reuse, see inode-pool.ts)
+   */
+  commit: (expectedOld: string | null, beforeRename?: (file: string) => void) => Promise<void>
+  /** Removes the lock file unless it was renamed onto the ref. */
+  release: () => void
+}
+
+/**
+ * Takes `<ref>.lock` (waiting a little while another process holds it) and writes the new value
+ * into it, for a group commit that fsyncs it together with its pack.
+ * @param gitDir the `.git` directory
+ * @param ref a full ref name
+ * @param newOid the new 40-hex object id
+ * @returns the held lock; throws RefLockedError when another process kept it for too long
+ */
+export async function lockRef (gitDir: string, ref: string, newOid: string): Promise<RefLock> {
   assertRefName(ref)
   if (!OID.test(newOid)) throw new Error(`Invalid object id: ${newOid}`)
   const file = path.join(gitDir, ref)
-  const lock = `${file}.lock`
-  const fd = await openLock(lock, ref)
-  let renamed = false
-  try {
-    try {
-      await writeFd(fd, `${newOid}\n`)
-      await fsync(fd)
-    } finally {
-      await close(fd)
-    }
-    // Checked while we hold the lock: nobody following the protocol can move the ref now.
-    const actual = await readRef(gitDir, ref)
-    if (actual !== expectedOld) throw new RefConflictError(ref, expectedOld, actual)
-    await rename(lock, file)
-    renamed = true
-  } finally {
-    if (!renamed) await rm(lock, { force: true })
+  const lockFile = `${file}.lock`
+  let fd: number | null = await openLock(lockFile, ref)
+  let state: 'held' | 'synced' | 'renamed' | 'released' = 'held'
+  const closeFd = (): void => {
+    if (fd === null) return
+    const open = fd
+    fd = null
+    fs.closeSync(open)
   }
-  await syncDirectory(path.dirname(file))
+  try {
+    fs.writeSync(fd, `${newOid}\n`)
+  } catch (err) {
+    closeFd()
+    fs.rmSync(lockFile, { force: true })
+    throw err
+  }
+  return {
+    ref,
+    dir: path.dirname(file),
+    sync: async () => {
+      if (fd === null || state !== 'held') throw new Error(`${ref}.lock is not open`)
+      await fsync(fd)
+      closeFd()
+      state = 'synced'
+    },
+    commit: async (expectedOld, beforeRename) => {
+      if (state !== 'synced') throw new Error(`${ref}.lock is not synced`)
+      const actual = await readRef(gitDir, ref)
+      if (actual !== expectedOld) throw new RefConflictError(ref, expectedOld, actual)
+      beforeRename?.(file)
+      // Asynchronous: replacing the ref file frees the old one's inode (see atomic-write.ts).
+      await rename(lockFile, file)
+      state = 'renamed'
+    },
+    release: () => {
+      if (state === 'renamed' || state === 'released') return
+      state = 'released'
+      try { closeFd() } catch {}
+      fs.rmSync(lockFile, { force: true })
+    }
+  }
 }
 
 async function openLock (lock: string, ref: string): Promise<number> {

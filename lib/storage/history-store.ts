@@ -7,6 +7,7 @@ import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
 import type { PackStore } from './pack-store.js'
+import type { FileWrite } from './group-commit.js'
 
 export type SnapshotAction = 'save' | 'put' | 'delete' | 'reorder' | 'publish' | 'restore'
 
@@ -83,9 +84,11 @@ export class HistoryStore {
    * Records snapshots, all in one commit. Each gets `ts = max(now, last ts of its entry + 1)`, so
    * ts is strictly increasing per entry even within one millisecond; each entry keeps the newest 50.
    * @param items the entries and their snapshots (without ts)
+   * @param files files replaced (atomically) only once the snapshots are durable on the ref, in the
+   *   same group commit: a save's new entry file, whose old state is the snapshot
    * @returns the stored snapshots, in the order of `items`
    */
-  async append (items: Array<{ collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> }>): Promise<Snapshot[]> {
+  async append (items: Array<{ collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> }>, files: readonly FileWrite[] = []): Promise<Snapshot[]> {
     const stored = new Array<Snapshot>(items.length)
     const updates: Array<TreeUpdate<HistoryDoc>> = items.map((item, i) => ({
       type: 'update',
@@ -99,7 +102,7 @@ export class HistoryStore {
         return { snapshots: [...snapshots, snapshot].slice(-MAX_SNAPSHOTS) }
       }
     }))
-    await this.store.update(updates)
+    await this.store.update(updates, files)
     return stored
   }
 

@@ -25,6 +25,8 @@ const IDX_MAGIC = 0xff744f63
 const LARGE_OFFSET = 0x80000000
 /** Objects smaller than this are stored uncompressed (see storedZlib). */
 const STORE_BELOW = 4096
+/** The most one stored block holds (a larger tree is deflated). */
+const MAX_STORED = 65535
 
 /** A file that is not a pack index we can read (another version, or truncated). */
 export class PackIndexError extends Error {
@@ -55,7 +57,10 @@ export interface PackEntry {
  */
 export function encodeEntry (object: PackObject): PackEntry {
   const content = object.content
-  const zlib = content.length < STORE_BELOW ? storedZlib(content) : deflateSync(content, { level: 1 })
+  // Trees are mostly SHA-1s, which do not compress: a collection's tree of 256 shards (7.7 KB) was
+  // deflated at every history commit for nothing.
+  const store = content.length < STORE_BELOW || (object.type === 'tree' && content.length <= MAX_STORED)
+  const zlib = store ? storedZlib(content) : deflateSync(content, { level: 1 })
   return { oid: object.oid, bytes: Buffer.concat([entryHeader(TYPE_CODES[object.type], content.length), zlib]) }
 }
 
@@ -65,7 +70,7 @@ export function encodeEntry (object: PackObject): PackEntry {
  * zlib compressor costs more than the whole stored stream; `git gc` recompresses them anyway.
  */
 function storedZlib (content: Buffer): Buffer {
-  // One stored block holds at most 65535 bytes; STORE_BELOW keeps us far below that.
+  // One stored block holds at most MAX_STORED (65535) bytes; encodeEntry never stores more.
   const out = Buffer.alloc(2 + 5 + content.length + 4)
   out[0] = 0x78
   out[1] = 0x01

@@ -17,22 +17,34 @@
  * merged pack is in place, so every object is always in some pack.
  */
 import fs from 'node:fs'
-import { open, readdir, rename, rm, stat, mkdir, readFile } from 'node:fs/promises'
+import { readdir, rm, stat, mkdir, readFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
-import { promisify } from 'node:util'
 import path from 'node:path'
-import { syncDirectory } from './atomic-write.js'
+import { StagedFile, syncDirectory, syncFiles } from './atomic-write.js'
+import { GroupCommit } from './group-commit.js'
 import { buildPack, buildPackOf, decodeEntry, entriesOf, PackIndex, PackIndexError, type BuiltPack, type ObjectType, type PackEntry, type PackObject } from './pack-file.js'
 
-// Descriptor calls through the callback API (see atomic-write.ts for why).
-const openFd = promisify(fs.open)
-const writeFd = promisify(fs.writeFile) as (fd: number, data: Buffer) => Promise<void>
-const fsync = promisify(fs.fsync)
-const close = promisify(fs.close)
 /** Merge once this process has written this many packs of one size tier. */
 const MERGE_AT = 8
 /** Our temporary files (git's own gc also removes stale `tmp_pack_*` files). */
 const TMP_PREFIX = 'tmp_pack_cms_'
+
+/**
+ * A pack and its index written under temporary names, not yet durable nor in place: a group
+ * commit fsyncs `files` together with its other files, then calls `place()`.
+ */
+export interface StagedPack {
+  /** The temporary `.pack` and `.idx` files, to fsync. */
+  files: StagedFile[]
+  /**
+   * Renames the (synced) index, then the pack, into place, fsyncs the pack directory and makes the
+   * pack readable here.
+   * @returns resolves once both are durable under their names
+   */
+  place: () => Promise<void>
+  /** Removes the temporary files (a failed batch). */
+  abort: () => void
+}
 
 interface LoadedPack {
   name: string
@@ -48,6 +60,8 @@ interface OwnPack {
 
 /** Reads and writes the packs of one `.git` directory. */
 export class PackStore {
+  /** The group commit of this git directory: every ref store sharing these packs commits through it. */
+  readonly group: GroupCommit
   private readonly packDir: string
   private readonly tmpPrefix = `${TMP_PREFIX}${randomBytes(6).toString('hex')}_`
   private tmpCounter = 0
@@ -56,20 +70,51 @@ export class PackStore {
   private listedMtime = -1
   private readonly own: OwnPack[] = []
   private merging: Promise<void> | null = null
+  private dirReady = false
 
   /** @param gitDir the `.git` directory */
   constructor (gitDir: string) {
     this.packDir = path.join(gitDir, 'objects', 'pack')
+    this.group = new GroupCommit(gitDir, this)
   }
 
   /**
    * Writes objects as one new pack (atomically, index last).
    * @param objects whole objects (at least one)
-   * @returns resolves once the pack is readable
+   * @returns resolves once the pack is durable and readable
    */
   async write (objects: readonly PackObject[]): Promise<void> {
+    const staged = await this.stage(objects)
+    try {
+      await syncFiles(staged.files)
+    } catch (err) {
+      staged.abort()
+      throw err
+    }
+    await staged.place()
+  }
+
+  /**
+   * Writes objects as one new pack under temporary names; the caller fsyncs its files (with
+   * others of the same group commit) and then places it.
+   * @param objects whole objects (at least one)
+   * @returns the staged pack
+   */
+  async stage (objects: readonly PackObject[]): Promise<StagedPack> {
     const built = buildPack(objects)
-    await this.place(built, true)
+    const files = await this.stageFiles(built)
+    return {
+      files,
+      place: async () => {
+        await this.place(files)
+        this.loaded(built)
+      },
+      abort: () => { for (const f of files) f.abort() }
+    }
+  }
+
+  /** Makes a pack this process wrote readable, and merges packs of a full tier in the background. */
+  private loaded (built: BuiltPack): void {
     const index = new PackIndex(built.idx)
     this.packs.set(built.name, { name: built.name, index, packSize: built.pack.length })
     this.own.push({ name: built.name, objects: index.count })
@@ -86,11 +131,13 @@ export class PackStore {
   }
 
   /**
-   * Removes the temporary files of packs that a killed process was writing (ours only, by prefix).
+   * Removes the temporary files of packs that a killed process was writing (ours only, by prefix),
+   * and lets the group commit take over the spare inodes it left (see inode-pool.ts).
    * Call it at start-up while holding the instance lock.
    * @returns the number of files removed
    */
   async sweepTemporary (): Promise<number> {
+    await this.group.adoptSpares()
     let names: string[]
     try {
       names = await readdir(this.packDir)
@@ -141,16 +188,20 @@ export class PackStore {
     return null
   }
 
+  /**
+   * One entry's bytes, read synchronously: a read of a few KiB at a known offset is a page-cache
+   * hit costing microseconds, less than the thread-pool round trips of open, read and close.
+   */
   private async readEntry (pack: LoadedPack, offset: number): Promise<Buffer> {
     const end = pack.index.endOf(offset, pack.packSize)
-    const handle = await open(path.join(this.packDir, `${pack.name}.pack`), 'r')
+    const fd = fs.openSync(path.join(this.packDir, `${pack.name}.pack`), 'r')
     try {
       const buf = Buffer.alloc(end - offset)
-      const { bytesRead } = await handle.read(buf, 0, buf.length, offset)
+      const bytesRead = fs.readSync(fd, buf, 0, buf.length, offset)
       if (bytesRead !== buf.length) throw new Error(`Pack ${pack.name} is truncated`)
       return buf
     } finally {
-      await handle.close()
+      fs.closeSync(fd)
     }
   }
 
@@ -214,7 +265,14 @@ export class PackStore {
     for (let i = this.own.length - 1; i >= 0; i--) if (chosen.includes(this.own[i]!)) this.own.splice(i, 1)
     if (entries.length > 0) {
       const built = buildPackOf(entries)
-      await this.place(built, false)
+      const files = await this.stageFiles(built)
+      try {
+        await syncFiles(files)
+      } catch (err) {
+        for (const f of files) f.abort()
+        throw err
+      }
+      await this.place(files)
       const index = new PackIndex(built.idx)
       this.packs.set(built.name, { name: built.name, index, packSize: built.pack.length })
       this.own.push({ name: built.name, objects: index.count })
@@ -242,46 +300,48 @@ export class PackStore {
   }
 
   /**
-   * Writes a pack's two files under temporary names (at the same time, each fsynced), then renames
-   * the index and after it the pack (a kill between the two leaves an index without its pack, which
-   * git and our listing skip, never a pack without its index, which git fsck reports), then fsyncs the
-   * directory once: when this resolves both files are durable, so a ref updated after it never
-   * points into a pack that a power loss could leave empty.
+   * Writes a pack's two files under temporary names (the pack directory is created, durably, when
+   * missing). Nothing is fsynced yet: see `place`.
    */
-  private async place (built: BuiltPack, createDir: boolean): Promise<void> {
-    const [packTmp, idxTmp] = await Promise.all([this.writeTemporary(built.pack, createDir), this.writeTemporary(built.idx, createDir)])
+  private async stageFiles (built: BuiltPack): Promise<StagedFile[]> {
+    if (!this.dirReady) {
+      try {
+        await stat(this.packDir)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+        await mkdir(this.packDir, { recursive: true })
+        // The new directory's own entry in objects/ must be durable too.
+        await syncDirectory(path.dirname(this.packDir))
+      }
+      this.dirReady = true
+    }
+    const tmp = (): string => path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
+    const pack = await StagedFile.create(path.join(this.packDir, `${built.name}.pack`), built.pack, { tmp: tmp(), mode: 0o444 })
     try {
-      await rename(idxTmp, path.join(this.packDir, `${built.name}.idx`))
-      await rename(packTmp, path.join(this.packDir, `${built.name}.pack`))
+      const idx = await StagedFile.create(path.join(this.packDir, `${built.name}.idx`), built.idx, { tmp: tmp(), mode: 0o444 })
+      return [pack, idx]
     } catch (err) {
-      await Promise.all([rm(packTmp, { force: true }), rm(idxTmp, { force: true })])
+      pack.abort()
+      throw err
+    }
+  }
+
+  /**
+   * Renames a pack's synced files into place, the index first and after it the pack (a kill
+   * between the two leaves an index without its pack, which git and our listing skip, never a pack
+   * without its index, which git fsck reports), then fsyncs the directory once: when this resolves
+   * both files are durable, so a ref updated after it never points into a pack that a power loss
+   * could leave empty.
+   */
+  private async place (files: StagedFile[]): Promise<void> {
+    const [pack, idx] = files as [StagedFile, StagedFile]
+    try {
+      await idx.place()
+      await pack.place()
+    } catch (err) {
+      for (const f of files) f.abort()
       throw err
     }
     await syncDirectory(this.packDir)
-  }
-
-  /** Writes and fsyncs data in a new temporary file in the pack directory (created if asked and missing). */
-  private async writeTemporary (data: Buffer, createDir: boolean): Promise<string> {
-    const tmp = path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
-    let fd: number
-    try {
-      fd = await openFd(tmp, 'wx', 0o444)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !createDir) throw err
-      await mkdir(this.packDir, { recursive: true })
-      // The new directory's own entry in objects/ must be durable too.
-      await syncDirectory(path.dirname(this.packDir))
-      fd = await openFd(tmp, 'wx', 0o444)
-    }
-    try {
-      await writeFd(fd, data)
-      await fsync(fd)
-    } catch (err) {
-      await close(fd).catch(() => {})
-      await rm(tmp, { force: true })
-      throw err
-    }
-    await close(fd)
-    return tmp
   }
 }

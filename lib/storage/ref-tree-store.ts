@@ -6,18 +6,20 @@
  * which never goes stale; the ref itself is re-read on every call (one small file), so outside
  * writers are always seen.
  *
- * Writes are grouped: while one commit is being written, later updates queue up and then go into
- * the next commit together. A write resolves only once its change is on the ref; when an outside
- * writer moved the ref meanwhile, the batch is recomputed on the new value and retried.
+ * Writes are grouped (`GroupCommit`, shared by every store of the git directory): while one group
+ * is being written, later updates of this and the other refs queue up and then go into the next
+ * group together, one commit per ref, one pack for all. A write resolves only once its change is on
+ * the ref; when an outside writer moved the ref meanwhile, its updates are recomputed on the new
+ * value and retried.
  */
 import { createHash } from 'node:crypto'
-import { readRef, updateRef, assertRefName, RefConflictError, RefLockedError } from './git-refs.js'
-import { StorageUnavailableError } from '../errors.js'
+import { readRef, assertRefName } from './git-refs.js'
 import { COLLECTION_NAME, isEntryId } from './names.js'
 import { ObjectBatch, type TreeItem } from './object-batch.js'
 import { GitObjectReader } from './git-object-reader.js'
 import { PackStore } from './pack-store.js'
 import { LruCache } from './lru-cache.js'
+import type { FileWrite, RefSource } from './group-commit.js'
 
 /** Where a document lives. */
 export interface DocKey {
@@ -58,18 +60,10 @@ export interface RefTreeStoreOptions<T> {
 const AUTHOR = { name: 'git-cms', email: 'git-cms@users.git-cms.invalid' }
 const SHARD = /^[0-9a-f]{2}$/
 const FILE_SUFFIX = '.json'
-/** How often a batch is recomputed when outside writers keep moving the ref. */
-const MAX_ATTEMPTS = 20
 /** How many objects a listing reads from disk at once (stays far below the open-file limit). */
 const READ_CONCURRENCY = 32
 
 type Tree = Map<string, TreeItem>
-
-interface Pending<T> {
-  updates: Array<TreeUpdate<T>>
-  resolve: () => void
-  reject: (err: unknown) => void
-}
 
 /** A mutable copy of one tree level while a batch is applied. */
 interface TreeDraft {
@@ -134,9 +128,10 @@ function encodeTreeName (id: string): string {
 }
 
 /** Per-entry JSON documents on one git ref. */
-export class RefTreeStore<T> {
+export class RefTreeStore<T> implements RefSource {
   private readonly gitDir: string
-  private readonly ref: string
+  /** The full ref name. */
+  readonly ref: string
   private readonly codec: DocCodec<T>
   private readonly message: string
   private readonly packs: PackStore
@@ -145,8 +140,6 @@ export class RefTreeStore<T> {
   private readonly trees = new LruCache<string, Tree>(200_000, tree => tree.size + 1)
   private readonly texts = new LruCache<string, string>(32 * 1024 * 1024, text => text.length + 64)
   private readonly counts = new LruCache<string, number>(64)
-  private queue: Array<Pending<T>> = []
-  private draining = false
 
   /** @param opts git directory, ref, codec and commit message */
   constructor (opts: RefTreeStoreOptions<T>) {
@@ -217,63 +210,50 @@ export class RefTreeStore<T> {
 
   /**
    * Applies updates as part of the next commit on the ref (together with any other updates queued
-   * meanwhile). An update function may run more than once (when the ref moved under us); the last
-   * run is the one that landed.
+   * meanwhile, on this ref and others). An update function may run more than once (when the ref
+   * moved under us); the last run is the one that landed.
    * @param updates the changes, applied in order
-   * @returns resolves once the change is on the ref
+   * @param files files to replace atomically once the change is durable on the ref (an entry file
+   *   replaced only after the history snapshot of its old state is on the history ref)
+   * @returns resolves once the change is on the ref and the files are in place
    */
-  async update (updates: Array<TreeUpdate<T>>): Promise<void> {
-    if (updates.length === 0) return
-    await new Promise<void>((resolve, reject) => {
-      this.queue.push({ updates, resolve, reject })
-      if (!this.draining) void this.drain()
-    })
+  async update (updates: Array<TreeUpdate<T>>, files: readonly FileWrite[] = []): Promise<void> {
+    await this.packs.group.submit(this, updates, files)
   }
 
-  private async drain (): Promise<void> {
-    this.draining = true
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue
-        this.queue = []
+  /**
+   * Builds one commit on `head` holding every job's updates (used by GroupCommit). A job whose
+   * update function throws is left out and reported, so it fails only its own caller.
+   * @param head the ref's current value
+   * @param jobs each job's updates, applied in order
+   * @param batch where the new objects go
+   * @returns the commit (null when nothing changed) and the failed jobs
+   */
+  async build (head: string | null, jobs: ReadonlyArray<ReadonlyArray<TreeUpdate<T>>>, batch: ObjectBatch): Promise<{ commit: string | null, failed: Map<number, unknown> }> {
+    const rootOid = head === null ? null : await this.treeOfCommit(head)
+    const stored = rootOid === null ? new Map<string, TreeItem>() : await this.tree(rootOid)
+    // Warm the caches in parallel; applying the updates is sequential (their order matters).
+    if (rootOid !== null) await this.prefetch(rootOid, jobs.flat())
+    const failed = new Map<number, unknown>()
+    for (;;) {
+      const root = draftOf(stored)
+      let changed = false
+      let failedNow = false
+      for (let i = 0; i < jobs.length && !failedNow; i++) {
+        if (failed.has(i)) continue
         try {
-          await this.commit(batch.flatMap(p => p.updates))
-          for (const p of batch) p.resolve()
+          for (const update of jobs[i]!) {
+            if (await this.applyUpdate(root, update)) changed = true
+          }
         } catch (err) {
-          if (!(err instanceof UpdateFunctionError) || batch.length === 1) {
-            for (const p of batch) p.reject(err instanceof UpdateFunctionError ? err.reason : err)
-            continue
-          }
-          // One failing update must not fail the others that happened to share its commit.
-          for (const p of batch) {
-            try {
-              await this.commit(p.updates)
-              p.resolve()
-            } catch (single) {
-              p.reject(single instanceof UpdateFunctionError ? single.reason : single)
-            }
-          }
+          if (!(err instanceof UpdateFunctionError)) throw err
+          // Start again without it: its earlier updates may already be in the draft.
+          failed.set(i, err.reason)
+          failedNow = true
         }
       }
-    } finally {
-      this.draining = false
-    }
-  }
-
-  /** Writes one commit holding all updates; recomputes and retries when the ref moved. */
-  private async commit (updates: Array<TreeUpdate<T>>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const head = await readRef(this.gitDir, this.ref)
-      const rootOid = head === null ? null : await this.treeOfCommit(head)
-      const root = draftOf(rootOid === null ? new Map() : await this.tree(rootOid))
-      // Warm the caches in parallel; applying the updates is sequential (their order matters).
-      if (rootOid !== null) await this.prefetch(rootOid, updates)
-      let changed = false
-      for (const update of updates) {
-        if (await this.applyUpdate(root, update)) changed = true
-      }
-      if (!changed) return
-      const batch = new ObjectBatch()
+      if (failedNow) continue
+      if (!changed) return { commit: null, failed }
       const treeOid = this.writeDraft(batch, root, true) as string
       const commitOid = batch.commit({
         tree: treeOid,
@@ -281,18 +261,8 @@ export class RefTreeStore<T> {
         author: { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000) },
         message: this.message
       })
-      // The whole commit is one pack: two files, however many objects (see PackStore).
-      await this.packs.write(batch.objects)
       this.commitTrees.set(commitOid, treeOid)
-      try {
-        await updateRef(this.gitDir, this.ref, commitOid, head)
-        return
-      } catch (err) {
-        // Both mean somebody else keeps the ref busy: the request may be retried later (503).
-        if (err instanceof RefLockedError) throw new StorageUnavailableError(err.message, { ref: this.ref })
-        if (!(err instanceof RefConflictError)) throw err
-        if (attempt >= MAX_ATTEMPTS) throw new StorageUnavailableError(`${this.ref} keeps changing under us`, { ref: this.ref })
-      }
+      return { commit: commitOid, failed }
     }
   }
 
@@ -391,7 +361,7 @@ export class RefTreeStore<T> {
     return text
   }
 
-  private async prefetch (rootOid: string, updates: Array<TreeUpdate<T>>): Promise<void> {
+  private async prefetch (rootOid: string, updates: ReadonlyArray<TreeUpdate<T>>): Promise<void> {
     const keys = updates.flatMap(u => u.type === 'update' ? [u] : [])
     for (let start = 0; start < keys.length; start += READ_CONCURRENCY) {
       await Promise.all(keys.slice(start, start + READ_CONCURRENCY).map(async (u) => {

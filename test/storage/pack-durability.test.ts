@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
@@ -49,3 +49,48 @@ t.test('a history commit fsyncs its pack, its index and the pack directory befor
   t.ok(dirSync > packRenamed, 'the pack directory fsynced after the renames')
   t.ok(dirSync < refMoved, 'and before the ref moved')
 })
+
+t.test('a save replaces its entry file only after its fsync and after the history ref is durable, then fsyncs the folder', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const trace = path.join(dir, 'trace.txt')
+  const content = path.join(dir, 'content', 'notes')
+  mkdirSync(content, { recursive: true })
+  writeFileSync(path.join(content, 'a.json'), '{"n":1}\n')
+  const script = `
+    const { HistoryStore } = await import(${JSON.stringify(path.join(DIST, 'history-store.js'))})
+    const { PackStore } = await import(${JSON.stringify(path.join(DIST, 'pack-store.js'))})
+    const history = new HistoryStore({ gitDir: ${JSON.stringify(gitDir)}, packs: new PackStore(${JSON.stringify(gitDir)}) })
+    await history.append(
+      [{ collection: 'notes', id: 'a', snapshot: { data: { n: 1 }, action: 'save', editor: { id: 'x', name: 'X' }, revision: 1 } }],
+      [{ path: ${JSON.stringify(path.join(content, 'a.json'))}, data: '{"n":2}\\n' }]
+    )
+  `
+  execFileSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--input-type=module', '-e', script])
+  t.equal(readFileSync(path.join(content, 'a.json'), 'utf8'), '{"n":2}\n')
+  const calls = completedCalls(trace)
+  const first = (re: RegExp): number => calls.findIndex(c => re.test(c))
+  const entryRenamed = first(/rename.*\.cms-tmp-[^"]*a\.json", ".*\/content\/notes\/a\.json"/)
+  const entrySynced = first(/fsync\(\d+<[^>]*\.cms-tmp-[^>]*a\.json>\s*\)/)
+  const refMoved = first(/rename.*refs\/cms\/history\.lock.*refs\/cms\/history"/)
+  const refDirSynced = first(/fsync\(\d+<[^>]*\/refs\/cms>\s*\)/)
+  const folderSynced = calls.findLastIndex(c => /fsync\(\d+<[^>]*\/content\/notes>\s*\)/.test(c))
+  t.ok(entrySynced >= 0 && entrySynced < entryRenamed, 'the new entry file is fsynced under its temporary name before the rename')
+  t.ok(refMoved >= 0 && refMoved < refDirSynced && refDirSynced < entryRenamed, 'the history ref moved and its directory was fsynced before the entry file was replaced')
+  t.ok(folderSynced > entryRenamed, 'the entry folder fsynced after the rename')
+})
+
+/** Completed calls of an strace log, in completion order (a call split over unfinished/resumed lines counts when it returns). */
+function completedCalls (trace: string): string[] {
+  const pending = new Map<string, string>()
+  const calls: string[] = []
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    const m = /^(\d+)\s+(.*)$/.exec(line)
+    if (m === null) continue
+    const [, pid, text] = m as unknown as [string, string, string]
+    if (text.includes('<unfinished ...>')) { pending.set(pid, text.replace('<unfinished ...>', '')); continue }
+    const resumed = /^<\.\.\. \w+ resumed>(.*)$/.exec(text)
+    const full = resumed !== null ? (pending.get(pid) ?? '') + resumed[1] : text
+    if (/= 0$/.test(full.trim())) calls.push(full)
+  }
+  return calls
+}

@@ -1,0 +1,189 @@
+/**
+ * Retired entry-file inodes, kept for reuse: replacing a file by rename frees the old file's inode
+ * and blocks, and on the CI machine's ext4 (no journal, mounted with `discard`) freeing blocks
+ * discards them on the spot: 0.7-2 ms of kernel time per save, more than the rest of the save's
+ * file work together. So before a save renames its new file over an entry, the entry's current
+ * inode gets a second name under `.git/cms/spares/` (a hard link, 13 µs); the rename then frees
+ * nothing. A later save writes its new content into such a spare (overwrite and truncate: no block
+ * is freed while the content stays within its blocks), fsyncs it and renames it over its own
+ * entry. A spare is reused only when it is a plain file with this one name left (nothing else
+ * links to it), with the mode and owner our new files get, and only after REUSE_AFTER_MS, so a
+ * process still reading the replaced file has long finished. Spares a killed process left are
+ * adopted at the next start; at most MAX_SPARES files and MAX_BYTES bytes are kept (a file larger than
+ * MAX_FILE_BYTES is never kept).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+
+/** Spares kept at most (a few MB of retired files). */
+const MAX_SPARES = 1024
+/** Bytes the spares may hold in all. */
+const MAX_BYTES = 16 * 1024 * 1024
+/** Larger files are freed as usual (their blocks outweigh the saving). */
+const MAX_FILE_BYTES = 256 * 1024
+/** A spare is reused only this long after its file was replaced. */
+const REUSE_AFTER_MS = 200
+
+/** A retired inode's name in the pool, and since when it may be reused. */
+export interface Spare {
+  file: string
+  since: number
+  size: number
+}
+
+/** What a reused file must look like: the mode and owner of a file we create ourselves. */
+export interface FileIdentity {
+  mode: number
+  uid: number
+}
+
+/** The spare inodes of one git directory. */
+export class InodePool {
+  readonly #dir: string
+  readonly #prefix = randomBytes(4).toString('hex')
+  #counter = 0
+  /** Oldest first; `since` is Infinity until the rename that retired the inode is durable. */
+  #spares: Spare[] = []
+  #bytes = 0
+  /** Directories whose files cannot be linked into the pool (another file system). */
+  readonly #unlinkable = new Set<string>()
+  /** Directories whose files were linked into the pool: a spare renamed into them stays on its file system. */
+  readonly #linkable = new Set<string>()
+  #dirReady = false
+  #identity: FileIdentity | null = null
+
+  /** @param gitDir the `.git` directory (spares live in `cms/spares/` under it) */
+  constructor (gitDir: string) {
+    this.#dir = path.join(gitDir, 'cms', 'spares')
+  }
+
+  /**
+   * Adopts the spares a previous process left (call once at start-up, under the instance lock).
+   * @returns resolves when listed
+   */
+  async adopt (): Promise<void> {
+    let names: string[]
+    try {
+      names = await fs.promises.readdir(this.#dir)
+    } catch {
+      return
+    }
+    this.#dirReady = true
+    for (const name of names) {
+      const file = path.join(this.#dir, name)
+      let size: number
+      try { size = fs.lstatSync(file).size } catch { continue }
+      if (this.#spares.length >= MAX_SPARES || this.#bytes + size > MAX_BYTES || size > MAX_FILE_BYTES) {
+        fs.rmSync(file, { force: true })
+        continue
+      }
+      this.#spares.push({ file, since: 0, size })
+      this.#bytes += size
+    }
+  }
+
+  /**
+   * Learns what reusable spares must look like, from a file this process just created.
+   * @param identity its mode bits and owner
+   */
+  learn (identity: FileIdentity): void {
+    this.#identity ??= identity
+  }
+
+  /**
+   * A spare old enough to be reused for a new file of `dir`, with the identity it must have, or null.
+   * @param dir the directory the new file goes to
+   * @param now the current time (ms)
+   * @returns the spare's path and the identity it must match
+   */
+  take (dir: string, now: number): { file: string, identity: FileIdentity } | null {
+    const first = this.#spares[0]
+    if (this.#identity === null || first === undefined || now - first.since < REUSE_AFTER_MS || !this.#linkable.has(dir)) return null
+    this.#spares.shift()
+    this.#bytes -= first.size
+    return { file: first.file, identity: this.#identity }
+  }
+
+  /**
+   * Gives a file's current inode a name in the pool, just before a new file is renamed over it
+   * (so the rename frees nothing). Nothing happens when the pool is full, the file does not exist
+   * (a new entry) or cannot be linked there. The spare is not handed out before `settle` says the
+   * rename is durable (its folder fsynced): until then a power loss could bring the old name back
+   * onto this inode, so nothing may be written into it.
+   * @param file the file about to be replaced
+   * @returns the spare to settle, or null
+   */
+  retire (file: string): Spare | null {
+    if (this.#spares.length >= MAX_SPARES || this.#identity === null) return null
+    const dir = path.dirname(file)
+    if (this.#unlinkable.has(dir)) return null
+    let size: number
+    try {
+      size = fs.lstatSync(file).size
+    } catch {
+      // A new entry: nothing is replaced.
+      return null
+    }
+    if (size > MAX_FILE_BYTES || this.#bytes + size > MAX_BYTES) return null
+    const spare = path.join(this.#dir, `${this.#prefix}-${this.#counter++}`)
+    try {
+      if (!this.#dirReady) {
+        fs.mkdirSync(this.#dir, { recursive: true })
+        this.#dirReady = true
+      }
+      fs.linkSync(file, spare)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      // EXDEV: the content lives on another file system than the git directory.
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') this.#unlinkable.add(dir)
+      return null
+    }
+    this.#linkable.add(dir)
+    const entry: Spare = { file: spare, since: Number.POSITIVE_INFINITY, size }
+    this.#spares.push(entry)
+    this.#bytes += size
+    return entry
+  }
+
+  /**
+   * Says whether the renames that retired these spares are durable: reusable from now on
+   * (after REUSE_AFTER_MS), or, when the folder's fsync failed, never (they stay on disk, to be
+   * adopted, and checked, at the next start).
+   * @param spares what `retire` returned (nulls are skipped)
+   * @param durable whether the folder fsync succeeded
+   * @param now the current time (ms)
+   */
+  settle (spares: ReadonlyArray<Spare | null>, durable: boolean, now: number): void {
+    const settled = new Set(spares.filter((x): x is Spare => x !== null))
+    if (settled.size === 0) return
+    if (durable) for (const spare of settled) spare.since = now
+    else {
+      this.#spares = this.#spares.filter(x => !settled.has(x))
+      for (const spare of settled) this.#bytes -= spare.size
+    }
+  }
+}
+
+/**
+ * Opens a spare for overwriting, or removes it when it must not be reused: not a plain file,
+ * linked from elsewhere (a rename over its entry failed, or a hard link outside), or another mode
+ * or owner than a new file of ours.
+ * @param spare the spare and the identity it must have
+ * @returns an fd open for writing, or null (the spare is gone then)
+ */
+export function openSpare (spare: { file: string, identity: FileIdentity }): number | null {
+  let fd: number
+  try {
+    fd = fs.openSync(spare.file, fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW)
+  } catch {
+    fs.rmSync(spare.file, { force: true })
+    return null
+  }
+  const st = fs.fstatSync(fd)
+  if (st.isFile() && st.nlink === 1 && (st.mode & 0o7777) === spare.identity.mode && st.uid === spare.identity.uid) return fd
+  fs.closeSync(fd)
+  // Unlinking a name of a file linked elsewhere frees nothing; anything else is rare.
+  fs.rmSync(spare.file, { force: true })
+  return null
+}

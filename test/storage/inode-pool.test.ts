@@ -1,0 +1,86 @@
+import t from 'tap'
+import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { makeRepo } from '../helpers/git-repo.js'
+import { PackStore } from '../../lib/storage/pack-store.js'
+import { HistoryStore } from '../../lib/storage/history-store.js'
+import { InodePool, openSpare } from '../../lib/storage/inode-pool.js'
+import { TEMP_PREFIX } from '../../lib/storage/atomic-write.js'
+
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+const spares = (gitDir: string): string[] => { try { return readdirSync(path.join(gitDir, 'cms', 'spares')) } catch { return [] } }
+
+t.test('a replaced entry file keeps its inode as a spare, and a later save of another entry reuses it', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const history = new HistoryStore({ gitDir, packs: new PackStore(gitDir) })
+  const content = path.join(dir, 'content')
+  mkdirSync(content, { recursive: true })
+  const save = async (name: string, text: string): Promise<void> => { await history.append([], [{ path: path.join(content, name), data: text }]) }
+  await save('a.md', 'first a, a long first version of the file\n')
+  await save('b.md', 'first b\n')
+  const oldA = statSync(path.join(content, 'a.md')).ino
+  await save('a.md', 'second a\n')
+  t.equal(readFileSync(path.join(content, 'a.md'), 'utf8'), 'second a\n')
+  t.equal(spares(gitDir).length, 1, 'the replaced file is kept as a spare')
+  await sleep(250)
+  await save('b.md', 'second b\n')
+  t.equal(statSync(path.join(content, 'b.md')).ino, oldA, "b's new content went into a's old inode")
+  t.equal(readFileSync(path.join(content, 'b.md'), 'utf8'), 'second b\n', 'overwritten and truncated: nothing of the old content is left')
+  t.equal(spares(gitDir).length, 1, "and b's old inode is the spare now")
+  t.same(readdirSync(content).filter(f => f.startsWith(TEMP_PREFIX)), [])
+})
+
+t.test('a spare linked from elsewhere, a link or of another mode is never written into', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const identity = { mode: 0o644, uid: process.getuid?.() ?? 0 }
+  const spareDir = path.join(gitDir, 'cms', 'spares')
+  mkdirSync(spareDir, { recursive: true })
+  const outside = path.join(dir, 'outside.txt')
+  writeFileSync(outside, 'precious\n', { mode: 0o644 })
+  linkSync(outside, path.join(spareDir, 'linked'))
+  t.equal(openSpare({ file: path.join(spareDir, 'linked'), identity }), null, 'two names: refused')
+  t.equal(readFileSync(outside, 'utf8'), 'precious\n')
+  t.equal(statSync(outside).nlink, 1, 'and the spare name removed')
+  symlinkSync(outside, path.join(spareDir, 'symlink'))
+  t.equal(openSpare({ file: path.join(spareDir, 'symlink'), identity }), null, 'a symbolic link: refused')
+  writeFileSync(path.join(spareDir, 'exec'), 'x', { mode: 0o755 })
+  t.equal(openSpare({ file: path.join(spareDir, 'exec'), identity }), null, 'another mode: refused')
+  t.same(readdirSync(spareDir), [])
+  t.equal(readFileSync(outside, 'utf8'), 'precious\n')
+
+  // Adopted at start-up: a killed process's spares are reused, not leaked.
+  writeFileSync(path.join(spareDir, 'left'), 'old\n', { mode: 0o644 })
+  const pool = new InodePool(gitDir)
+  await pool.adopt()
+  t.equal(pool.take(dir, Date.now()), null, 'nothing is handed out before the pool knows what a new file looks like')
+  pool.learn(identity)
+  t.equal(pool.take(dir, Date.now()), null, 'nor for a folder not known to share its file system')
+})
+
+t.test('a retired inode is handed out only once the rename that retired it is durable, and never when its folder fsync failed', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const identity = { mode: 0o644, uid: process.getuid?.() ?? 0 }
+  const pool = new InodePool(gitDir)
+  pool.learn(identity)
+  const file = path.join(dir, 'entry.md')
+  writeFileSync(file, 'old\n', { mode: 0o644 })
+  const spare = pool.retire(file)
+  t.ok(spare !== null, 'linked into the pool')
+  writeFileSync(path.join(dir, 'new.md'), 'new\n')
+  const { renameSync } = await import('node:fs')
+  renameSync(path.join(dir, 'new.md'), file)
+  t.equal(pool.take(dir, Date.now() + 60_000), null, 'not before its folder is fsynced')
+  const now = Date.now()
+  pool.settle([spare], true, now)
+  t.equal(pool.take(dir, now + 100), null, 'nor right after')
+  t.same(pool.take(dir, now + 300), { file: spare!.file, identity }, 'then it is reused')
+
+  writeFileSync(file, 'newer\n', { mode: 0o644 })
+  const second = pool.retire(file)
+  pool.settle([second], false, Date.now())
+  t.equal(pool.take(dir, Date.now() + 60_000), null, 'a spare whose rename may not be durable is never handed out')
+
+  writeFileSync(path.join(dir, 'big.md'), 'x'.repeat(300 * 1024))
+  t.equal(pool.retire(path.join(dir, 'big.md')), null, 'a large file is freed as usual, never kept')
+  t.equal(pool.retire(path.join(dir, 'missing.md')), null, 'a new entry replaces nothing')
+})
