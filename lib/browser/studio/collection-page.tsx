@@ -102,9 +102,9 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   {entry.draft === true && <span class="badge draft">Draft</span>}
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
-                  {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   </span>
                   <EntryCells entry={entry} columns={columns} />
+                  {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   <span class="actions">
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === list.entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
