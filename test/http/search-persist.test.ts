@@ -139,3 +139,18 @@ t.test('a changed collection definition does not use the old persisted index', a
   t.equal((await searchState(moved)).builds, 1, 'a folder change: a full build')
   await moved.close()
 })
+
+t.test('a file changed just before the build is not trusted at the next start (racy signature)', async t => {
+  const repoDir = await makeSite(t, FILES, { fixtures: false })
+  await settle()
+  // Written a moment before the build reads it: a rewrite in the same timestamp tick could keep
+  // its signature, so its document is persisted as not to be trusted.
+  await writeFile(path.join(repoDir, 'content/posts/delta.md'), post('Delta', 'A fresh walrus.'))
+  const s = await startServer(t, { repoDir })
+  t.same(await q(s, 'walrus'), ['bravo', 'charlie', 'delta'])
+  await s.close()
+  const again = await startServer(t, { repoDir })
+  t.same(await q(again, 'walrus'), ['bravo', 'charlie', 'delta'])
+  t.same(await searchState(again), { builds: 0, loadStats: { fromSnapshot: 3, read: 1 } }, 'the racy file is read again')
+  await again.close()
+})
