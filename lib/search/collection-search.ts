@@ -177,7 +177,8 @@ export class CollectionSearch {
     const index = this.#index
     if (index === null) throw new Error('search not attached to a collection index')
     const rows = await index.all()
-    const loaded = this.#snapshot !== null && !this.#snapshotTried ? await this.#load(rows) : null
+    // A load that fails half-way (a file unreadable in an unexpected way) is a full build too.
+    const loaded = this.#snapshot !== null && !this.#snapshotTried ? await this.#load(rows).catch(() => null) : null
     this.#snapshotTried = true
     const fresh = loaded ?? await this.#fullBuild(rows)
     // The changes seen meanwhile, then the swap, in one synchronous step: none falls between.
