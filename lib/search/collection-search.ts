@@ -153,8 +153,9 @@ export class CollectionSearch {
     // A failed build is tried again by the next search (which then reports its error).
     building.catch(() => {}).finally(() => {
       if (this.#building === building) { this.#building = null; this.#pending = null }
-      // A loaded segment whose files changed a lot while the service was down is built afresh.
-      this.#rebuildIfOverlayBig()
+      // A loaded segment whose files changed a lot while the service was down is built afresh
+      // (after a build, the next change decides, as before).
+      if (this.#builds === 0 && this.#built !== null) this.#rebuildIfOverlayBig()
     })
   }
 
