@@ -2,8 +2,9 @@
  * Full-text search (issue 17 item 4; issue 18 at scale): `q` over a site of 10,000 and of 100,000
  * Markdown posts (BENCH_SCALE_ENTRIES overrides the larger), their latency for a title word, a
  * body-only word, a rare word, two words and a prefix, the time from listening to the first
- * answered `q` (collection index, then full-text index built in the background), the server's RSS
- * after warm-up, and the index's own size (built in this process from the same files: its typed
+ * answered `q` (collection index, then full-text index built in the background), the same after a
+ * restart (the full-text index loaded from `.git/cms/search/`), the server's RSS after warm-up, and
+ * the index's own size (built in this process from the same files: its typed
  * arrays and the heap it adds).
  */
 import { existsSync } from 'node:fs'
@@ -104,7 +105,30 @@ async function measureScale (ctx: BenchContext, report: SectionReport, site: Gen
   } finally {
     await server?.stop()
   }
+  await restartFigures(report, site, label)
   await indexOwnSize(report, site, label)
+}
+
+/**
+ * Starts the server again over the same site (its full-text index persisted by the run before):
+ * the time from listening to the first answered `q`, next to the cold figure above.
+ */
+async function restartFigures (report: SectionReport, site: GeneratedSite, label: (s: string) => string): Promise<void> {
+  let server: CmsProcess | null = null
+  try {
+    server = await spawnCms(site.dir)
+    const client = new ApiClient(server.url)
+    await client.login()
+    const listenedAt = performance.now()
+    const first = await client.get<ListBody>('/entries?collection=posts&page=1&pageSize=24')
+    report.info(label('first list after restart (persisted collection index)'), first.ms, 'ms')
+    const firstQ = await client.get<ListBody>(`/entries?collection=posts&q=${BODY_WORD}`)
+    report.info(label('first q after restart (persisted index), from listening'), performance.now() - listenedAt, 'ms', `${firstQ.body.pagination.total} matches; the q itself ${firstQ.ms.toFixed(0)} ms`)
+    report.info(label('server RSS after restart and first q (persisted index)'), megabytes(await server.rss()), 'MB')
+    client.close()
+  } finally {
+    await server?.stop()
+  }
 }
 
 type Timed = Awaited<ReturnType<ApiClient['get']>> & { body: ListBody }

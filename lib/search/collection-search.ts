@@ -4,8 +4,17 @@
  * collection index's changes (service writes and deletions, outside changes it notices through
  * the watcher or a sync), and makes a search before the index is built wait for it (never an
  * answer from part of the index). Changes seen while a build runs are replayed onto it.
+ *
+ * Each full build is persisted (search-snapshot.ts). The first build of a process loads that file
+ * instead when it matches: every document whose file's row now has another signature (or no row)
+ * is dropped and its entry read again into the overlay, entries with a row but no document are
+ * read into the overlay, and only then is the index served.
  */
 import type { EntryData } from '../content/formats.js'
+import { readEntryFile } from '../storage/entry-file.js'
+import { formatOfFile } from '../storage/entry-paths.js'
+import type { IndexRow } from '../storage/index-row.js'
+import { RACY_MS, signatureCtime } from '../storage/index-snapshot.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { entryTerms, type EntryTerms } from './entry-terms.js'
@@ -13,9 +22,22 @@ import { FullTextIndex } from './full-text-index.js'
 import { MAX_DOCS } from './ranking.js'
 import { readSegment } from './segment-reader.js'
 import { SearchSegment } from './search-segment.js'
+import type { SearchSnapshot } from './search-snapshot.js'
 
 /** The overlay of changed entries is folded into a new segment (a background rebuild) beyond this many plus a tenth of the entries. */
 const OVERLAY_REBUILD = 2000
+/** How long after a build its segment is persisted (also on close). */
+const PERSIST_DELAY_MS = 200
+/** Entry files read at once when a loaded segment's changed entries are read again. */
+const READ_CONCURRENCY = 8
+
+/** What a full build persists: its documents' ids and the signature of each one's file when the build started. */
+interface BuildRecord {
+  index: FullTextIndex
+  ids: string[]
+  sigs: string[]
+  startedAt: number
+}
 
 const searches = new WeakMap<CollectionIndex, CollectionSearch>()
 
@@ -39,16 +61,26 @@ export class CollectionSearch {
   #pending: Map<string, EntryTerms | null> | null = null
   readonly #overlayRebuild: number
   #builds = 0
+  readonly #snapshot: SearchSnapshot | null
+  /** Whether the persisted segment was tried (only by the first build of a process). */
+  #snapshotTried = false
+  #loadStats = { fromSnapshot: 0, read: 0 }
+  /** The last full build, not persisted yet. */
+  #unpersisted: BuildRecord | null = null
+  #persistTimer: NodeJS.Timeout | null = null
+  #persisting: Promise<void> = Promise.resolve()
 
   /**
    * @param collection the collection
    * @param repoRealDir the repository's real path
-   * @param opts `overlayRebuild`: changed entries (beyond a tenth of all) that start a rebuild
+   * @param opts `overlayRebuild`: changed entries (beyond a tenth of all) that start a rebuild;
+   *   `snapshot`: where the segment is persisted (none: built at every start)
    */
-  constructor (collection: Collection, repoRealDir: string, opts: { overlayRebuild?: number } = {}) {
+  constructor (collection: Collection, repoRealDir: string, opts: { overlayRebuild?: number, snapshot?: SearchSnapshot | null } = {}) {
     this.#collection = collection
     this.#repoRealDir = repoRealDir
     this.#overlayRebuild = opts.overlayRebuild ?? OVERLAY_REBUILD
+    this.#snapshot = opts.snapshot ?? null
   }
 
   /**
@@ -75,7 +107,12 @@ export class CollectionSearch {
     if (built === null) return
     if (terms === null) built.remove(id)
     else built.set(id, terms)
-    if (this.#building === null && built.overlaySize > this.#overlayRebuild + built.size / 10) this.#startBuild()
+    this.#rebuildIfOverlayBig()
+  }
+
+  #rebuildIfOverlayBig (): void {
+    const built = this.#built
+    if (built !== null && this.#building === null && built.overlaySize > this.#overlayRebuild + built.size / 10) this.#startBuild()
   }
 
   /**
@@ -85,9 +122,26 @@ export class CollectionSearch {
     if (this.#built === null) this.#startBuild()
   }
 
-  /** Builds finished (the first one and each rebuild). */
+  /** Full builds finished (the first one unless the persisted segment was loaded, and each rebuild). */
   get builds (): number {
     return this.#builds
+  }
+
+  /**
+   * How the persisted segment was used: documents taken from it, and entries read from their
+   * files into the overlay (both 0 when it was not used).
+   */
+  get loadStats (): { fromSnapshot: number, read: number } {
+    return { ...this.#loadStats }
+  }
+
+  /**
+   * Persists the last build now if it is not yet (on close).
+   * @returns resolves once written (a failure is ignored: the file is only a hint)
+   */
+  async flush (): Promise<void> {
+    if (this.#persistTimer !== null) { clearTimeout(this.#persistTimer); this.#persistTimer = null }
+    await this.#persist()
   }
 
   /** Starts a build (the first, or a rebuild that folds the changed entries in). */
@@ -99,6 +153,9 @@ export class CollectionSearch {
     // A failed build is tried again by the next search (which then reports its error).
     building.catch(() => {}).finally(() => {
       if (this.#building === building) { this.#building = null; this.#pending = null }
+      // A loaded segment whose files changed a lot while the service was down is built afresh
+      // (after a build, the next change decides, as before).
+      if (this.#builds === 0 && this.#built !== null) this.#rebuildIfOverlayBig()
     })
   }
 
@@ -121,10 +178,10 @@ export class CollectionSearch {
     const index = this.#index
     if (index === null) throw new Error('search not attached to a collection index')
     const rows = await index.all()
-    const files: Array<[string, string]> = rows.map(r => [r.id, r.file])
-    const built = await readSegment({ repoRealDir: this.#repoRealDir, files, format: this.#collection.format, titleField: this.#collection.titleField })
-    const ids = Array.from(built.order, i => (files[i] as [string, string])[0])
-    const fresh = new FullTextIndex(new SearchSegment(built.segment), ids)
+    // A load that fails half-way (a file unreadable in an unexpected way) is a full build too.
+    const loaded = this.#snapshot !== null && !this.#snapshotTried ? await this.#load(rows).catch(() => null) : null
+    this.#snapshotTried = true
+    const fresh = loaded ?? await this.#fullBuild(rows)
     // The changes seen meanwhile, then the swap, in one synchronous step: none falls between.
     for (const [id, terms] of this.#pending ?? []) {
       if (terms === null) fresh.remove(id)
@@ -133,7 +190,96 @@ export class CollectionSearch {
     if (fresh.size + fresh.overlaySize >= MAX_DOCS) throw new Error('too many entries for the full-text index')
     this.#built = fresh
     this.#pending = null
-    this.#builds++
+    if (loaded === null) this.#builds++
     return fresh
   }
+
+  /** Reads every file into a new segment (in the worker), and plans its persisting. */
+  async #fullBuild (rows: readonly IndexRow[]): Promise<FullTextIndex> {
+    const startedAt = Date.now()
+    const files: Array<[string, string]> = rows.map(r => [r.id, r.file])
+    const sigs = rows.map(r => r.sig)
+    const built = await readSegment({ repoRealDir: this.#repoRealDir, files, format: this.#collection.format, titleField: this.#collection.titleField })
+    const ids = Array.from(built.order, i => (files[i] as [string, string])[0])
+    const fresh = new FullTextIndex(new SearchSegment(built.segment), ids)
+    if (this.#snapshot !== null) {
+      this.#unpersisted = { index: fresh, ids, sigs: Array.from(built.order, i => sigs[i] as string), startedAt }
+      if (this.#persistTimer === null) {
+        this.#persistTimer = setTimeout(() => { this.#persistTimer = null; void this.#persist() }, PERSIST_DELAY_MS)
+        this.#persistTimer.unref()
+      }
+    }
+    return fresh
+  }
+
+  /**
+   * The persisted segment with the collection's current rows laid over it, or null when there is
+   * none or it is in doubt. A document counts only while its entry's row has the signature of the
+   * file it was built from; every other entry is read from its file into the overlay.
+   */
+  async #load (rows: readonly IndexRow[]): Promise<FullTextIndex | null> {
+    const persisted = await (this.#snapshot as SearchSnapshot).read()
+    if (persisted === null) return null
+    const fresh = new FullTextIndex(new SearchSegment(persisted.segment), persisted.ids)
+    // No map or set per id (100,000 of them): the ids are sorted, a row finds its document by
+    // binary search, and a byte a document marks the ones that still have a row.
+    const ids = persisted.ids
+    const hasRow = new Uint8Array(ids.length)
+    const toRead: IndexRow[] = []
+    for (const row of rows) {
+      const doc = sortedIndexOf(ids, row.id)
+      if (doc < 0) { toRead.push(row); continue }
+      hasRow[doc] = 1
+      const sig = persisted.sigs[doc] as string
+      if (sig === '' || sig !== row.sig) { fresh.remove(row.id); toRead.push(row) }
+    }
+    for (let doc = 0; doc < ids.length; doc++) if (hasRow[doc] === 0) fresh.remove(ids[doc] as string)
+    const format = this.#collection.format
+    const titleField = this.#collection.titleField
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < toRead.length) {
+        const row = toRead[next++] as IndexRow
+        const state = await readEntryFile(this.#repoRealDir, row.file, formatOfFile(row.file, format))
+        if (state.kind === 'missing') fresh.remove(row.id)
+        else fresh.set(row.id, entryTerms(row.id, state.kind === 'ok' ? state.data : undefined, titleField))
+      }
+    }
+    await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker))
+    this.#loadStats = { fromSnapshot: rows.length - toRead.length, read: toRead.length }
+    return fresh
+  }
+
+  /**
+   * Writes the last full build: each document with the signature its file had when the build
+   * started, or '' (not to be trusted at the next start) when its entry changed since or its file
+   * was changed too shortly before the build to tell a later change by its signature (racy).
+   */
+  async #persist (): Promise<void> {
+    const record = this.#unpersisted
+    const snapshot = this.#snapshot
+    if (record === null || snapshot === null) { await this.#persisting; return }
+    this.#unpersisted = null
+    const sigs = record.sigs.map((sig, doc) => {
+      const ctime = signatureCtime(sig)
+      return record.index.isBaseLive(doc) && Number.isFinite(ctime) && ctime < record.startedAt - RACY_MS ? sig : ''
+    })
+    const write = this.#persisting.then(async () => {
+      await snapshot.write({ segment: record.index.segment.data, ids: record.ids, sigs })
+    }).catch(() => {})
+    this.#persisting = write
+    await write
+  }
+}
+
+/** Where `id` is in sorted `ids`, or -1. */
+function sortedIndexOf (ids: readonly string[], id: string): number {
+  let lo = 0
+  let hi = ids.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((ids[mid] as string) < id) lo = mid + 1
+    else hi = mid
+  }
+  return lo < ids.length && ids[lo] === id ? lo : -1
 }

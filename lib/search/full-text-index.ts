@@ -118,6 +118,20 @@ export class FullTextIndex {
     this.#overlayDoc.set(id, -1)
   }
 
+  /** The built segment (what is persisted, search-snapshot.ts). */
+  get segment (): SearchSegment {
+    return this.#segment
+  }
+
+  /**
+   * Whether a document of the segment still counts (its entry neither changed nor removed since).
+   * @param doc a segment document number
+   * @returns true when it does
+   */
+  isBaseLive (doc: number): boolean {
+    return doc < this.#segment.data.docs && this.#dead[doc] === 0
+  }
+
   /**
    * Whether an entry is indexed.
    * @param id entry id

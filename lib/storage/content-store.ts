@@ -15,6 +15,7 @@ import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
 import { CollectionSearch, searchOf } from '../search/collection-search.js'
 import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
+import { SearchSnapshot, SEARCH_SNAPSHOT_DIR } from '../search/search-snapshot.js'
 import { sweepTempFiles } from './temp-sweep.js'
 
 export interface ContentStoreOptions {
@@ -58,7 +59,7 @@ export class ContentStore {
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
-    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR)])
+    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR), path.join(this.#opts.stateDir, SEARCH_SNAPSHOT_DIR)])
     await this.registry.load()
     // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
     for (const root of this.registry.watchRoots()) {
@@ -81,7 +82,7 @@ export class ContentStore {
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
-    await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot() }))
+    await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot(); await searchOf(index)?.flush() }))
     for (const subscription of this.#subscriptions) {
       try {
         await subscription.unsubscribe()
@@ -123,7 +124,7 @@ export class ContentStore {
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)
     if (existing !== undefined && existing.collection === collection) return existing
-    const search = new CollectionSearch(collection, this.repoRealDir)
+    const search = new CollectionSearch(collection, this.repoRealDir, { snapshot: new SearchSnapshot(this.#opts.stateDir, collection, this.repoRealDir) })
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,

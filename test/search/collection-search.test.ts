@@ -9,6 +9,8 @@ import { parseQuery } from '../../lib/search/search-query.js'
 import type { FullTextIndex } from '../../lib/search/full-text-index.js'
 import { readSegment, INLINE_MAX_FILES } from '../../lib/search/segment-reader.js'
 import { buildSegment } from '../../lib/search/build-segment.js'
+import { SearchSnapshot } from '../../lib/search/search-snapshot.js'
+import { RACY_MS } from '../../lib/storage/index-snapshot.js'
 
 function setup (t: { testdir: () => string }, files: number, opts: { overlayRebuild?: number } = {}): { index: CollectionIndex, search: CollectionSearch, dir: string } {
   const repo = realpathSync(t.testdir())
@@ -100,4 +102,41 @@ t.test('the overlay: changed entries replace their old terms; prefixes reach cha
   t.equal(text.search(query).keys.length, 4, 'and back for the next search (p0001 no longer holds the word)')
   t.equal(text.rankTerms(query, new Map([['other', 4]])), null)
   t.match(text.rankTerms(query, new Map([['common', 1]])), { tier: 0 })
+})
+
+t.test('a loaded segment whose files changed a lot while down is rebuilt (and right meanwhile)', async t => {
+  const repo = realpathSync(t.testdir())
+  const dir = path.join(repo, 'content', 'posts')
+  mkdirSync(dir, { recursive: true })
+  for (let i = 0; i < 40; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
+  await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
+  const open = (): { index: CollectionIndex, search: CollectionSearch } => {
+    const search = new CollectionSearch(collection, repo, { overlayRebuild: 5, snapshot: new SearchSnapshot(path.join(repo, 'state'), collection, repo) })
+    const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+    search.attach(index)
+    return { index, search }
+  }
+  const first = open()
+  // As the service does (warm, q): the collection index first, then its search.
+  await first.index.ready()
+  t.equal(find(await first.search.ready(), 'common').length, 40)
+  await first.search.flush()
+  t.equal(first.search.builds, 1)
+
+  // 20 files rewritten while "down": past 5 + 40/10 changed entries.
+  for (let i = 0; i < 20; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nRewritten kumquat${i}.\n`)
+  const second = open()
+  await second.index.ready()
+  const loaded = await second.search.ready()
+  t.same(second.search.loadStats, { fromSnapshot: 20, read: 20 })
+  t.equal(second.search.builds, 0, 'loaded, not built')
+  t.equal(find(loaded, 'common').length, 20, 'the old words of the rewritten files are gone')
+  t.same(find(loaded, 'kumquat7 '), ['p0007'])
+  for (let i = 0; i < 400 && second.search.builds < 1; i++) await new Promise(resolve => setTimeout(resolve, 25))
+  t.equal(second.search.builds, 1, 'a rebuild folded the overlay in')
+  const rebuilt = await second.search.ready()
+  t.equal(rebuilt.overlaySize, 0)
+  t.equal(find(rebuilt, 'common').length, 20)
+  t.equal(find(rebuilt, 'kumquat').length, 20)
 })
