@@ -34,8 +34,6 @@ export interface IndexedEntry {
   data?: EntryData
   readError?: { message: string }
   validationIssues?: ValidationIssue[]
-  /** Lowercased id and title fields, for `q`. */
-  search: string
   title: string
   order: number | null
 }
@@ -679,7 +677,7 @@ export class CollectionIndex {
 }
 
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
-  const entry: IndexedEntry = { id: row.id, file: row.file, sig: row.sig, revision: row.revision, search: row.search, title: row.title, order: row.order }
+  const entry: IndexedEntry = { id: row.id, file: row.file, sig: row.sig, revision: row.revision, title: row.title, order: row.order }
   if (row.readError !== undefined) entry.readError = row.readError
   if (data !== undefined) entry.data = data
   if (row.validationIssues !== undefined) entry.validationIssues = row.validationIssues

@@ -22,7 +22,7 @@ import type { IndexRow } from './index-row.js'
  * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
  * of `IndexRow`, `rowContent`, the search text, the signature): older snapshots are then ignored.
  */
-export const SNAPSHOT_FORMAT = 3
+export const SNAPSHOT_FORMAT = 4
 
 /** The folder of the snapshots, under `.git/cms`. */
 export const SNAPSHOT_DIR = 'index'
@@ -216,7 +216,7 @@ function isEnd (v: unknown, rows: number): boolean {
 function isRow (v: unknown): v is IndexRow {
   if (typeof v !== 'object' || v === null) return false
   const r = v as Record<string, unknown>
-  return typeof r.id === 'string' && typeof r.file === 'string' && typeof r.sig === 'string' && typeof r.search === 'string' &&
+  return typeof r.id === 'string' && typeof r.file === 'string' && typeof r.sig === 'string' &&
     typeof r.title === 'string' && (r.order === null || typeof r.order === 'number') && r.readError === undefined &&
     (r.fields === undefined || (typeof r.fields === 'object' && r.fields !== null && !Array.isArray(r.fields))) &&
     (r.bodyAt === undefined || (typeof r.bodyAt === 'number' && Number.isInteger(r.bodyAt) && r.bodyAt >= 0)) &&
