@@ -294,10 +294,11 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    const [states, snapshot] = await Promise.all([this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
+    // The folder scan starts first: its stat and readdir run in the thread pool while the snapshot
+    // is parsed here (it yields between chunks).
+    const [found, states, snapshot] = await Promise.all([this.#scanDirectory(), this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
-    const found = await this.#scanDirectory()
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.

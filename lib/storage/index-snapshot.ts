@@ -72,7 +72,7 @@ export class IndexSnapshot {
       return null
     }
     try {
-      return this.#readLines(fd)
+      return await this.#readLines(fd)
     } catch {
       return null
     } finally {
@@ -80,15 +80,20 @@ export class IndexSnapshot {
     }
   }
 
-  /** The rows of an open snapshot file, or null when it is in doubt (throws when unreadable). */
-  #readLines (fd: number): Map<string, IndexRow> | null {
+  /**
+   * The rows of an open snapshot file, or null when it is in doubt (throws when unreadable). It
+   * yields between chunks, so the folder scan started beside it (its readdir in the thread pool)
+   * goes on while the rows are parsed, and requests are served meanwhile.
+   */
+  async #readLines (fd: number): Promise<Map<string, IndexRow> | null> {
     const rows = new Map<string, IndexRow>()
     const decoder = new StringDecoder('utf8')
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
     let rest = ''
     let header = true
     let end: unknown = null
-    for (;;) {
+    for (let chunk = 0; ; chunk++) {
+      if (chunk > 0) await new Promise(resolve => setImmediate(resolve))
       const n = readSync(fd, buffer, 0, CHUNK_BYTES, null)
       const text = rest + (n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end())
       const cut = text.lastIndexOf('\n')
