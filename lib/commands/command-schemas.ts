@@ -148,7 +148,7 @@ const publishBody: JSONSchemaType<PublishBody> = {
   properties: { collection: { ...name, nullable: true }, id: { ...entryId, nullable: true }, retryRebuild: { type: 'boolean', nullable: true }, retryPush: { type: 'boolean', nullable: true } }
 }
 
-/** Compiled validators; built once per instance by `createCommandValidators`. */
+/** The validators of the command bodies; `commandValidators` gives them. */
 export interface CommandValidators {
   /**
    * Checks a mutate body and returns it typed; 400 with the reason otherwise.
@@ -160,35 +160,54 @@ export interface CommandValidators {
   publish: (body: unknown) => PublishBody
 }
 
+const schemaByType: Record<CommandType, object> = {
+  save_field: saveField,
+  put_entry: putEntry,
+  delete_entry: deleteEntry,
+  reorder_entries: reorderEntries,
+  update_page_layout: updatePageLayout,
+  md_block: mdBlock,
+  create_collection: createCollection,
+  delete_collection: deleteCollection
+}
+
+/*
+ * Compiled on first use, once per process: compiling all ten schemas cost about 150 ms of every
+ * start (twice, one set per router) before the server could listen (issue 18). A compiled
+ * function keeps no state between calls but its `errors` of the last call, read synchronously.
+ */
+let ajv: Ajv | null = null
+const compiled = new Map<object, ValidateFunction>()
+
+function compiledOf (schema: object): ValidateFunction {
+  let fn = compiled.get(schema)
+  if (fn === undefined) {
+    ajv ??= new Ajv({ allErrors: false, strict: false })
+    fn = ajv.compile(schema)
+    compiled.set(schema, fn)
+  }
+  return fn
+}
+
+const validators: CommandValidators = {
+  mutate: (body) => {
+    const type = (body as { type?: unknown }).type
+    if (typeof type !== 'string' || !Object.hasOwn(schemaByType, type)) {
+      throw new BadRequestError(`Unknown command type; expected one of ${Object.keys(schemaByType).join(', ')}`, { field: 'type' })
+    }
+    return check<MutateCommand>(compiledOf(schemaByType[type as CommandType]), body)
+  },
+  restore: (body) => check<RestoreBody>(compiledOf(restoreBody), body),
+  publish: (body) => check<PublishBody>(compiledOf(publishBody), body)
+}
+
 /**
- * Compiles the command schemas.
+ * The command validators: each schema is compiled on its first use and shared by every router
+ * and instance of the process.
  * @returns the validators
  */
 export function createCommandValidators (): CommandValidators {
-  const ajv = new Ajv({ allErrors: false, strict: false })
-  const byType: Record<CommandType, ValidateFunction> = {
-    save_field: ajv.compile(saveField),
-    put_entry: ajv.compile(putEntry),
-    delete_entry: ajv.compile(deleteEntry),
-    reorder_entries: ajv.compile(reorderEntries),
-    update_page_layout: ajv.compile(updatePageLayout),
-    md_block: ajv.compile(mdBlock),
-    create_collection: ajv.compile(createCollection),
-    delete_collection: ajv.compile(deleteCollection)
-  }
-  const restore = ajv.compile(restoreBody)
-  const publish = ajv.compile(publishBody)
-  return {
-    mutate: (body) => {
-      const type = (body as { type?: unknown }).type
-      if (typeof type !== 'string' || !Object.hasOwn(byType, type)) {
-        throw new BadRequestError(`Unknown command type; expected one of ${Object.keys(byType).join(', ')}`, { field: 'type' })
-      }
-      return check<MutateCommand>(byType[type as CommandType], body)
-    },
-    restore: (body) => check<RestoreBody>(restore, body),
-    publish: (body) => check<PublishBody>(publish, body)
-  }
+  return validators
 }
 
 function check<T> (validate: ValidateFunction, body: unknown): T {

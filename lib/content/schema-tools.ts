@@ -4,14 +4,17 @@
  */
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormatsModule from 'ajv-formats'
+import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
 import { linearRegExp } from './linear-regexp.js'
 
 export type JsonSchema = Record<string, unknown>
 type Validator = (data: unknown) => ValidationIssue[]
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void
+/* ajv-formats (a CommonJS package) is loaded on the first schema that names a `format`: most sites'
+   schemas name none, and loading and adding it cost ~80 ms of every start (issue 18). */
+const requireCjs = createRequire(import.meta.url)
+let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
 
 /**
  * Compiles collection schemas once each; one instance per service (no shared module state).
@@ -23,11 +26,7 @@ export class SchemaCompiler {
   readonly #cache = new WeakMap<object, Validator>()
   /** Validators by schema text: many collections sharing one schema compile it once (issue 18). */
   readonly #byText = new Map<string, Validator>()
-
-  constructor () {
-    addFormats(this.#draft7)
-    addFormats(this.#draft2020)
-  }
+  #formats = false
 
   /**
    * Returns the validator of a schema, compiling it on first use.
@@ -46,6 +45,12 @@ export class SchemaCompiler {
     }
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
+    if (!this.#formats && text.includes('"format"')) {
+      addFormats ??= requireCjs('ajv-formats') as (ajv: Ajv | Ajv2020) => void
+      addFormats(this.#draft7)
+      addFormats(this.#draft2020)
+      this.#formats = true
+    }
     const fn: ValidateFunction = is2020 ? this.#draft2020.compile(withoutId) : this.#draft7.compile(withoutId)
     const validator: Validator = (data) => fn(data) ? [] : (fn.errors ?? []).map(toIssue)
     this.#cache.set(schema, validator)

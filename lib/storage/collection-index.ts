@@ -34,8 +34,6 @@ export interface IndexedEntry {
   data?: EntryData
   readError?: { message: string }
   validationIssues?: ValidationIssue[]
-  /** Lowercased id and title fields, for `q`. */
-  search: string
   title: string
   order: number | null
 }
@@ -296,10 +294,11 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    const [states, snapshot] = await Promise.all([this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
+    // The folder scan starts first: its stat and readdir run in the thread pool while the snapshot
+    // is parsed here (it yields between chunks).
+    const [found, states, snapshot] = await Promise.all([this.#scanDirectory(), this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
-    const found = await this.#scanDirectory()
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
@@ -679,7 +678,7 @@ export class CollectionIndex {
 }
 
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
-  const entry: IndexedEntry = { id: row.id, file: row.file, sig: row.sig, revision: row.revision, search: row.search, title: row.title, order: row.order }
+  const entry: IndexedEntry = { id: row.id, file: row.file, sig: row.sig, revision: row.revision, title: row.title, order: row.order }
   if (row.readError !== undefined) entry.readError = row.readError
   if (data !== undefined) entry.data = data
   if (row.validationIssues !== undefined) entry.validationIssues = row.validationIssues

@@ -1,11 +1,12 @@
 /**
  * What the index keeps of one entry's content: its fields (a Markdown body left in the file, with
- * where it starts), validation issues, title, search text and sort key. Computed the same way in
+ * where it starts), validation issues, title and sort key (`q` goes through the full-text index of
+ * lib/search/, so a row keeps no search text of its own). Computed the same way in
  * the process and in the index worker.
  */
 import type { ValidationIssue } from '../errors.js'
 import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
-import { titlesOf, searchTextOf } from '../content/entry-search.js'
+import { titlesOf } from '../content/entry-search.js'
 import { detachString, detachStrings } from './detach-strings.js'
 
 /** The parts of a collection's definition a row depends on. */
@@ -27,8 +28,6 @@ export interface IndexRow {
   bodyAt?: number
   readError?: { message: string }
   validationIssues?: ValidationIssue[]
-  /** Lowercased id and title fields, for `q`. */
-  search: string
   title: string
   order: number | null
 }
@@ -41,7 +40,6 @@ export interface RowContent {
   bodyAt?: number
   validationIssues?: ValidationIssue[]
   title: string
-  search: string
   order: number | null
 }
 
@@ -60,7 +58,6 @@ export function rowContent (id: string, data: EntryData, text: string | null, ru
   const content: RowContent = {
     fields: data,
     title: titles[0] ?? id,
-    search: searchTextOf(id, data, rules.titleField),
     order: typeof order === 'number' ? order : null
   }
   const issues = validate(data)
@@ -87,7 +84,7 @@ export function rowContent (id: string, data: EntryData, text: string | null, ru
  * @returns the row
  */
 export function makeRow (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
-  if ('message' in content) return { id, file, sig, revision, readError: { message: content.message }, search: id.toLowerCase(), title: id, order: null }
+  if ('message' in content) return { id, file, sig, revision, readError: { message: content.message }, title: id, order: null }
   return { id, file, sig, revision, ...content }
 }
 

@@ -22,7 +22,7 @@ import type { IndexRow } from './index-row.js'
  * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
  * of `IndexRow`, `rowContent`, the search text, the signature): older snapshots are then ignored.
  */
-export const SNAPSHOT_FORMAT = 3
+export const SNAPSHOT_FORMAT = 4
 
 /** The folder of the snapshots, under `.git/cms`. */
 export const SNAPSHOT_DIR = 'index'
@@ -72,7 +72,7 @@ export class IndexSnapshot {
       return null
     }
     try {
-      return this.#readLines(fd)
+      return await this.#readLines(fd)
     } catch {
       return null
     } finally {
@@ -80,15 +80,20 @@ export class IndexSnapshot {
     }
   }
 
-  /** The rows of an open snapshot file, or null when it is in doubt (throws when unreadable). */
-  #readLines (fd: number): Map<string, IndexRow> | null {
+  /**
+   * The rows of an open snapshot file, or null when it is in doubt (throws when unreadable). It
+   * yields between chunks, so the folder scan started beside it (its readdir in the thread pool)
+   * goes on while the rows are parsed, and requests are served meanwhile.
+   */
+  async #readLines (fd: number): Promise<Map<string, IndexRow> | null> {
     const rows = new Map<string, IndexRow>()
     const decoder = new StringDecoder('utf8')
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
     let rest = ''
     let header = true
     let end: unknown = null
-    for (;;) {
+    for (let chunk = 0; ; chunk++) {
+      if (chunk > 0) await new Promise(resolve => setImmediate(resolve))
       const n = readSync(fd, buffer, 0, CHUNK_BYTES, null)
       const text = rest + (n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end())
       const cut = text.lastIndexOf('\n')
@@ -216,7 +221,7 @@ function isEnd (v: unknown, rows: number): boolean {
 function isRow (v: unknown): v is IndexRow {
   if (typeof v !== 'object' || v === null) return false
   const r = v as Record<string, unknown>
-  return typeof r.id === 'string' && typeof r.file === 'string' && typeof r.sig === 'string' && typeof r.search === 'string' &&
+  return typeof r.id === 'string' && typeof r.file === 'string' && typeof r.sig === 'string' &&
     typeof r.title === 'string' && (r.order === null || typeof r.order === 'number') && r.readError === undefined &&
     (r.fields === undefined || (typeof r.fields === 'object' && r.fields !== null && !Array.isArray(r.fields))) &&
     (r.bodyAt === undefined || (typeof r.bodyAt === 'number' && Number.isInteger(r.bodyAt) && r.bodyAt >= 0)) &&

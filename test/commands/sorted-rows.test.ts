@@ -3,7 +3,7 @@ import { SortedRowsCache, sortRows, type SortSpec } from '../../lib/commands/sor
 import type { IndexRow } from '../../lib/storage/collection-index.js'
 
 function row (id: string, fields: Record<string, unknown>): IndexRow {
-  return { id, file: `/x/${id}.md`, sig: '1', revision: 1, fields, search: id, title: typeof fields.title === 'string' ? fields.title : id, order: null }
+  return { id, file: `/x/${id}.md`, sig: '1', revision: 1, fields, title: typeof fields.title === 'string' ? fields.title : id, order: null }
 }
 
 /** A small deterministic generator, so a failure is the same on every run. */
