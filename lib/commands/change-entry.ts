@@ -113,6 +113,13 @@ async function writeBase (
 ): Promise<ChangeEntryResult> {
   const file = index.fileOf(input.id)
   await assertRealInside(services.content.repoRealDir, file)
+  return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome))
+}
+
+async function replaceBase (
+  services: Services, input: ChangeEntryInput, index: CollectionIndex, file: string,
+  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome
+): Promise<ChangeEntryResult> {
   if (outcome.data === null) {
     if (base === null) return { revision: current.revision, changed: false }
     await recordReplaced(services, input, base)

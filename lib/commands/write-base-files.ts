@@ -28,6 +28,18 @@ const CONCURRENCY = 16
  * @param writes what to write
  * @returns per write: the new revision, or the error message
  */
+/** Replaces or removes one file and records its revision. */
+async function writeOne (w: BaseFileWrite): Promise<number> {
+  if (w.text === null || w.data === null) {
+    await rm(w.file, { force: true })
+    await removeEmptyFolders(w.index.collection.dir, path.dirname(w.file))
+    return await w.index.recordDelete(w.id)
+  }
+  // The directories are synced once each, below, before any result is reported.
+  await writeFileAtomic(w.file, w.text, { syncDirectory: false })
+  return await w.index.recordWrite(w.id, w.data)
+}
+
 export async function writeBaseFiles (services: Services, writes: BaseFileWrite[]): Promise<Array<{ revision: number } | { error: string }>> {
   const results: Array<{ revision: number } | { error: string }> = new Array(writes.length)
   let next = 0
@@ -36,15 +48,7 @@ export async function writeBaseFiles (services: Services, writes: BaseFileWrite[
       const w = writes[i]!
       try {
         await assertRealInside(services.content.repoRealDir, w.file)
-        if (w.text === null || w.data === null) {
-          await rm(w.file, { force: true })
-          await removeEmptyFolders(w.index.collection.dir, path.dirname(w.file))
-          results[i] = { revision: await w.index.recordDelete(w.id) }
-        } else {
-          // The directories are synced once each, below, before any result is reported.
-          await writeFileAtomic(w.file, w.text, { syncDirectory: false })
-          results[i] = { revision: await w.index.recordWrite(w.id, w.data) }
-        }
+        results[i] = { revision: await w.index.serviceChange(w.id, async () => await writeOne(w)) }
       } catch (err) {
         services.log.error({ err, file: w.file }, 'publish write failed')
         results[i] = { error: 'The entry file could not be written' }

@@ -79,6 +79,8 @@ export class CollectionIndex {
   #problems = new Map<string, string>()
   /** Files a rescan found for ids about to be re-checked. */
   readonly #pendingFiles = new Map<string, string>()
+  /** Entries whose file the service is replacing or removing right now: settled when recorded. */
+  readonly #writing = new Map<string, Promise<void>>()
   #loading: Promise<void> | null = null
   readonly #layout: EntryLayout
   /**
@@ -241,6 +243,26 @@ export class CollectionIndex {
     this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate), readAt)
     this.#opts.onEntryChange?.(id, data)
     return rev
+  }
+
+  /**
+   * Runs the service's own change of an entry's file (write or removal, then `recordWrite` or
+   * `recordDelete`). Until it settles, a read that meets the new file waits for it instead of taking
+   * it for an outside change, which would spend a revision of its own before the service's.
+   * @param id entry id
+   * @param change writes the file and records it
+   * @returns what `change` returns
+   */
+  async serviceChange<T> (id: string, change: () => Promise<T>): Promise<T> {
+    let settle = (): void => {}
+    const done = new Promise<void>(resolve => { settle = resolve })
+    this.#writing.set(id, done)
+    try {
+      return await change()
+    } finally {
+      if (this.#writing.get(id) === done) this.#writing.delete(id)
+      settle()
+    }
   }
 
   /**
@@ -490,6 +512,9 @@ export class CollectionIndex {
 
   /** Re-checks one entry's file; re-reads it (giving all its data) only when its signature changed. */
   async #refresh (id: string): Promise<{ row: IndexRow } | { entry: IndexedEntry } | null> {
+    // The service is changing this entry's file: its own record gives the revision.
+    const writing = this.#writing.get(id)
+    if (writing !== undefined) await writing
     const current = this.#entries.get(id)
     const pending = this.#pendingFiles.get(id)
     this.#pendingFiles.delete(id)
