@@ -246,13 +246,12 @@ export class GroupCommit {
       for (const c of landed) for (const job of c.jobs) fail(job, err)
     }
     const dirs: string[] = []
-    const spares: Array<Spare | null> = []
+    // An entry file's inode is not kept as a spare: linking it into the pool changes its ctime, part
+    // of the entry's signature, so a kill between that link and the rename would make the unchanged
+    // file look edited from outside (a revision of its own at the next start). Ref files only.
     await Promise.all(placing.filter(j => !j.settled).map(async job => {
       try {
-        await Promise.all(job.staged.map(async file => {
-          spares.push(this.#spares.retire(file.target))
-          await file.place()
-        }))
+        await Promise.all(job.staged.map(async file => { await file.place() }))
         for (const file of job.staged) dirs.push(path.dirname(file.target))
       } catch (err) {
         fail(job, err)
@@ -260,10 +259,8 @@ export class GroupCommit {
     }))
     try {
       await syncDirectories(dirs)
-      this.#spares.settle(spares, true, Date.now())
       for (const job of placing) done(job)
     } catch (err) {
-      this.#spares.settle(spares, false, Date.now())
       for (const job of placing) fail(job, err)
     }
   }

@@ -305,6 +305,9 @@ export class InlineEditor {
   }
 
   private enqueueSave (s: EditSession): Promise<void> {
+    // The text kept in the browser is written now, so a keep still pending cannot land after the
+    // save's success cleared it (and offer back, on the next visit, text that was saved).
+    this.flushUnsaved()
     const current = s.kind === 'field' ? s.el.textContent ?? '' : s.el.innerHTML
     if (current === s.baseline) return this.queue
     s.baseline = current
@@ -346,7 +349,8 @@ export class InlineEditor {
       return
     }
     this.savedHere.add(key)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
+    // Text typed while the save was on its way stays kept.
+    if (s.unsavedKey !== null && s.el.innerHTML === html) clearUnsavedBlock(s.unsavedKey)
     this.markDraft(s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
