@@ -2,6 +2,7 @@ import t from 'tap'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
+import { PackStore } from '../../lib/storage/pack-store.js'
 import { HistoryStore, HISTORY_REF, MAX_SNAPSHOTS, type Snapshot } from '../../lib/storage/history-store.js'
 import { shardOf } from '../../lib/storage/ref-tree-store.js'
 import { readRef } from '../../lib/storage/git-refs.js'
@@ -42,7 +43,8 @@ t.test('append, list and find; the document sits at its sharded path', async t =
 
 t.test('the 51st snapshot drops the oldest', async t => {
   const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const packs = new PackStore(gitDir)
+  const history = new HistoryStore({ gitDir, packs })
   for (let n = 1; n <= MAX_SNAPSHOTS; n++) await history.append([{ collection: 'posts', id: 'a', snapshot: snap(n) }])
   let list = await history.list('posts', 'a')
   t.equal(list.length, 50)
@@ -51,6 +53,8 @@ t.test('the 51st snapshot drops the oldest', async t => {
   list = await history.list('posts', 'a')
   t.equal(list.length, 50)
   t.same(list.map(s => s.data.n), Array.from({ length: 50 }, (_, i) => i + 2), 'oldest gone, newest last')
+  // 51 commits are 51 packs: the background merge of a full tier must end before the folder goes.
+  await packs.idle()
 })
 
 t.test('ts is strictly increasing per entry, even within one millisecond', async t => {
