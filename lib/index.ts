@@ -23,6 +23,7 @@ export {
   RateLimitedError,
   StorageUnavailableError,
   ConfigError,
-  StartupError
+  StartupError,
+  MediaInUseError
 } from './errors.js'
 export type { ValidationIssue } from './errors.js'

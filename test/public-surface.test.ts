@@ -9,8 +9,9 @@ const LIB = fileURLToPath(new URL('../lib/', import.meta.url))
 
 t.test('lib/index.ts exports exactly the public surface (no internals such as openCms)', async t => {
   t.same(Object.keys(api).sort(), [
-    'BadRequestError', 'CmsError', 'ConfigError', 'ConflictError', 'ForbiddenError', 'MissingCsrfHeaderError',
-    'NotFoundError', 'PayloadTooLargeError', 'RateLimitedError', 'RevisionConflictError', 'SchemaValidationError',
+    'BadRequestError', 'CmsError', 'ConfigError', 'ConflictError', 'ForbiddenError', 'MediaInUseError',
+    'MissingCsrfHeaderError', 'NotFoundError', 'PayloadTooLargeError', 'RateLimitedError', 'RevisionConflictError',
+    'SchemaValidationError',
     'StaleSourceError', 'StartupError', 'StorageUnavailableError', 'UnauthorizedError', 'UnreadableEntryError',
     'UnsupportedMediaTypeError', 'createCms', 'loadConfig', 'parseSourceHint', 'rehypeCmsSource', 'remarkCmsSource',
     'renderMarkdown', 'sourceHash'

@@ -27,14 +27,3 @@ export function titlesOf (data: EntryData | undefined, titleField: string | null
 export function isTitleKey (key: string, titleField: string | null): boolean {
   return key === titleField || TITLE_FIELDS.includes(key)
 }
-
-/**
- * The lowercased id and title text the index row keeps.
- * @param id entry id
- * @param data entry data
- * @param titleField the collection's own title field, if any
- * @returns the search text
- */
-export function searchTextOf (id: string, data: EntryData | undefined, titleField: string | null): string {
-  return [id, ...titlesOf(data, titleField)].join('\n').toLowerCase()
-}
