@@ -2,12 +2,13 @@
  * Reads the plain shape most frontmatter has, without the `yaml` package's composer (profiled: the
  * composer was half of an index build's CPU): one mapping of `key: value` lines whose values are
  * single-line scalars (plain, single- or double-quoted without escapes), flow lists of such
- * scalars, or block lists of them. Scalars resolve with the `yaml` package's own YAML 1.2 core
- * schema tags, so a text in that shape reads exactly as `parseYamlText` reads it. Anything else
- * (block scalars, nested mappings, anchors and aliases, tags, merge keys, escapes, comments after
- * values, tabs, CR line ends, control characters, duplicate or non-string keys, `__proto__`) is
- * declined with `undefined` and goes to the full parser. One pass over the lines, no regular
- * expression that can backtrack, nothing evaluated.
+ * scalars, block lists of them, or simple literal and folded block scalars (one indentation, no
+ * blank lines). Scalars resolve with the `yaml` package's own YAML 1.2 core schema tags, so a
+ * text in that shape reads exactly as `parseYamlText` reads it. Anything else (other block
+ * scalars, nested mappings, anchors and aliases, tags, merge keys, escapes, comments after values,
+ * tabs, a CR not before LF, control characters, duplicate or non-string keys, `__proto__`) is
+ * declined with `undefined` and goes to the full parser. CR LF ends a line as LF does. One pass
+ * over the lines, no regular expression that can backtrack, nothing evaluated.
  */
 import { Schema, isScalar } from 'yaml'
 import { MAX_YAML_LENGTH } from './yaml-text.js'
@@ -31,7 +32,7 @@ const DECLINED = Symbol('declined')
 const KEY_LINE = /^([A-Za-z_][\w.-]*):(?: +|$)/
 /** Characters the full parser decides about (controls but the line feed, tab, CR, DEL, C1, BOM, line separators, non-characters). */
 // eslint-disable-next-line no-control-regex
-const UNSAFE_CHARS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/
+const UNSAFE_CHARS = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|\r(?!\n)/
 /** Plain scalars starting with one of these are indicators or reserved: declined. */
 const INDICATOR_START = '-?:,[]{}#&*!|>\'"%@`'
 
@@ -42,7 +43,8 @@ const INDICATOR_START = '-?:,[]{}#&*!|>\'"%@`'
  */
 export function readFlatYaml (text: string): Record<string, unknown> | undefined {
   if (text.length > MAX_YAML_LENGTH || UNSAFE_CHARS.test(text)) return undefined
-  const lines = text.split('\n')
+  // CR LF ends a line as LF does (no value read here spans a line break).
+  const lines = text.includes('\r') ? text.split('\r\n').join('\n').split('\n') : text.split('\n')
   const out: Record<string, unknown> = {}
   let keys = 0
   let i = 0
@@ -62,6 +64,11 @@ export function readFlatYaml (text: string): Record<string, unknown> | undefined
       if (list === DECLINED) return undefined
       if (list === null) value = null
       else { value = list.items; i = list.next }
+    } else if (rest === '|' || rest === '|-' || rest === '>' || rest === '>-') {
+      const block = readBlockScalar(lines, i, rest)
+      if (block === DECLINED) return undefined
+      value = block.value
+      i = block.next
     } else {
       value = readValue(rest)
       if (value === DECLINED) return undefined
@@ -113,6 +120,36 @@ function readBlockList (lines: string[], from: number): { items: unknown[], next
   }
   // What follows the list must be the next key at column 0.
   return indentOf(lines[i] as string) === 0 && (lines[i] as string).charCodeAt(0) !== 45 ? { items, next: i } : DECLINED
+}
+
+/**
+ * A block scalar under a key at column 0 (`|`, `|-`, `>`, `>-`): its lines all at one
+ * indentation, none blank, none more indented, none ending in a space. Literal keeps the line
+ * breaks, folded joins the lines with a space; `-` strips the final line break.
+ */
+function readBlockScalar (lines: string[], from: number, header: string): { value: string, next: number } | typeof DECLINED {
+  const first = lines[from]
+  if (first === undefined) return DECLINED
+  const indent = indentOf(first)
+  if (indent === 0 || indent === first.length) return DECLINED
+  const parts: string[] = []
+  let i = from
+  for (; i < lines.length; i++) {
+    const line = lines[i] as string
+    const n = indentOf(line)
+    if (n === line.length) {
+      // A blank line: inside the scalar (or trailing it) it changes the value; left to the full parser.
+      if (i === lines.length - 1 && line === '') break
+      return DECLINED
+    }
+    if (n === 0) break
+    if (n !== indent || line.charCodeAt(line.length - 1) === 32) return DECLINED
+    parts.push(line.slice(indent))
+  }
+  // A last line without its line break (a data file's end) clips differently: left to the full parser.
+  if (i === lines.length) return DECLINED
+  const body = parts.join(header.charCodeAt(0) === 124 /* | */ ? '\n' : ' ')
+  return { value: header.length === 2 ? body : body + '\n', next: i }
 }
 
 function indentOf (line: string): number {

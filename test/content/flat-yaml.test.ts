@@ -51,7 +51,10 @@ t.test('the shapes most frontmatter has are read without the full parser, with t
     'a: ~\nb: null\nc: NULL\nd:\ne: True\nf: FALSE\ng: 0o17\nh: 0x1F\ni: 017\nj: 1e3\nk: .5\nl: 5.\nm: -.inf\nn: .NaN\no: +12\np: 1_000\nq: 12:30\nr: yes\ns: 1.0\nt: 123456789012345678901234567890\n',
     'title: Emoji 🎉 ok\nconstructor: x\ntoString: y\nvalue_of.x-y: z\n',
     'list:\n  -  spaced\n\n  - "quoted # x"\n  # a comment inside\n  - 3\nafter: ok\n',
-    'title: trailing spaces   \nempty_quoted: ""\nsingle: \'\'\n'
+    'title: trailing spaces   \nempty_quoted: ""\nsingle: \'\'\n',
+    'title: Windows\r\ntags:\r\n  - a\r\n  - b\r\n',
+    'description: >-\n  A long folded\n  description: with # and "quotes"\nnext: 1\n',
+    'literal: |\n    line one\n    - line two\n# a comment\nfolded: >\n  a\n  b\nstrip: |-\n  x\r\n'
   ]
   for (const text of taken) t.equal(check(text), 'taken', named(text))
 })
@@ -61,12 +64,13 @@ t.test('anything outside the flat shape is declined (and read by the full parser
     'a: &x [1, 2]\nb: *x\n', // anchors and aliases
     'a: !!str 1\n', 'a: !custom x\n', // tags
     'base: 1\n<<: {x: 1}\n', // merge key
-    'a: |\n  block\n', 'a: >-\n  folded\n  text\n', // block scalars
+    'a: |+\n  keep\n', 'a: |2\n  indicator\n', 'a: > # c\n  x\n', 'a: |\n  x\n\n  y\n', 'a: |\n  x\n\nb: 1\n', // block scalars beyond the simple
+    'a: >\n  x\n    more\n', 'a: |\n  x \n', 'a: |\n  x', 'a: |\nb: 1\n', 'a: |\n', // (more indented, trailing space, no final break, empty)
     'a:\n  b: 1\n', // nested mapping
     'a: multi\n  line plain\n', // multi-line plain scalar
     'a: "esc\\n"\n', 'a: "two\n  lines"\n', // escapes, multi-line quotes
     'a: b # comment\n', 'a: [x, y] # c\n', // comments after values
-    'a: 1\r\nb: 2\r\n', 'a:\tb\n', // CR, tab
+    'a: 1\rb: 2\n', 'a:\tb\n', // a CR alone, tab
     'a: 1\na: 2\n', // duplicate key (the full parser refuses it)
     'true: 1\n', 'null: 1\n', 'Null: x\n', // keys that are not strings
     '__proto__: {polluted: 1}\n', '__proto__: x\n', // prototype
