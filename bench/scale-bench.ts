@@ -8,7 +8,7 @@
  * With BENCH_DIR set, the generated sites stay there between runs (`git-cms-scale-*`); otherwise
  * they are generated once per run in the temp directory and removed at the end.
  */
-import { access, rm, writeFile } from 'node:fs/promises'
+import { access, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ApiClient, runLoad } from './api-client.js'
@@ -79,6 +79,8 @@ async function startFigures (ctx: BenchContext, report: SectionReport, dir: stri
     const cold = await startToFirstList(dir, collections[0] ?? 'posts', perCollection)
     server = cold.server
     report.atMost(`${label}: cold start to first list`, cold.ms, 'ms', targets.cold, 'no .git/cms state')
+    // CPU time varies less than wall time on a shared machine: what the start itself cost.
+    if (cold.cpuMs !== null) report.info(`${label}: of which server CPU (user + system, all threads)`, cold.cpuMs, 'ms')
     await server.stop()
     server = null
     const restarts: number[] = []
@@ -118,7 +120,7 @@ async function startFigures (ctx: BenchContext, report: SectionReport, dir: stri
 }
 
 /** Spawns the server and times spawn -> first successful list answer of one collection. */
-async function startToFirstList (dir: string, collection: string, expected: number): Promise<{ ms: number, server: CmsProcess }> {
+async function startToFirstList (dir: string, collection: string, expected: number): Promise<{ ms: number, cpuMs: number | null, server: CmsProcess }> {
   const started = performance.now()
   const server = await spawnCms(dir)
   try {
@@ -129,8 +131,9 @@ async function startToFirstList (dir: string, collection: string, expected: numb
       try {
         const res = await client.get<ListBody>(`/entries?collection=${collection}&page=1&pageSize=24`)
         const ms = performance.now() - started
+        const cpuMs = await processCpuMs(server.pid)
         if (res.body.pagination.total !== expected) throw new Error(`list total ${res.body.pagination.total}, expected ${expected}`)
-        return { ms, server }
+        return { ms, cpuMs, server }
       } catch (err) {
         if (performance.now() > deadline || (err instanceof Error && err.message.startsWith('list total'))) throw err
         await new Promise(resolve => setTimeout(resolve, 20))
@@ -139,6 +142,18 @@ async function startToFirstList (dir: string, collection: string, expected: numb
   } catch (err) {
     await server.stop()
     throw err
+  }
+}
+
+/** A process's CPU time so far (user + system, every thread) from /proc; null elsewhere. */
+async function processCpuMs (pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in ticks of 10 ms.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return null
   }
 }
 
