@@ -53,6 +53,11 @@ export interface IndexOptions {
   onEntryChange?: (id: string, data: EntryData | undefined | null) => void
   /** Where the rows are persisted between runs; null: nowhere (always built from the files). */
   snapshot?: IndexSnapshot | null
+  /**
+   * Resolves once the file watcher sees changes: a build lists and stats the files only then (a
+   * change made before would go unseen), parsing the snapshot and the revision log meanwhile.
+   */
+  watching?: Promise<void>
 }
 
 const LOAD_CONCURRENCY = 64
@@ -325,13 +330,13 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    // The folder scan starts first: its stat and readdir run in the thread pool while the snapshot
-    // is parsed here (it yields between chunks).
-    const scanning = this.#scanDirectory()
+    // The revision log and the snapshot are parsed while the watcher starts (it yields between
+    // chunks), then the folder scan runs in the thread pool beside the rest of the parse.
     const logLoading = this.#opts.log.load()
     let snapshotGone = false
     const snapshotReading = (this.#opts.snapshot?.read(this.#home) ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
-    const found = await scanning
+    await this.#opts.watching
+    const found = await this.#scanDirectory()
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
