@@ -152,7 +152,7 @@ export class CollectionIndex {
     }
     const known = this.#entries.get(id)
     // Another file for a known id: it may be a second file for one id.
-    if (known !== undefined && known.file !== file) this.#rescan = true
+    if (known !== undefined && !known.hasFile(file)) this.#rescan = true
     this.#dirty.add(id)
   }
 
@@ -598,7 +598,7 @@ export class CollectionIndex {
     for (const [id, row] of [...this.#entries]) {
       const file = onDisk.get(id)
       if (file === undefined) { this.#dirty.add(id); continue }
-      if (file !== row.file || before.get(id) !== this.#problems.get(id)) {
+      if (!row.hasFile(file) || before.get(id) !== this.#problems.get(id)) {
         // Another file now, or its problem came or went: read it again (the revision follows the signature).
         this.#keepState(id)
         this.#entries.delete(id)
