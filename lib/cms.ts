@@ -141,7 +141,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const liveStore = content
     const media = new MediaIndex({
       repoDir,
-      roots: async () => await siteMediaRoots(repoDir, config, liveRegistry),
+      // The walk starts once the content store's watcher (shared below) sees changes.
+      roots: async () => { await liveStore.watching; return await siteMediaRoots(repoDir, config, liveRegistry) },
       shared: { covers: dir => liveRegistry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { liveStore.fileListeners.add(onFile); return () => liveStore.fileListeners.delete(onFile) } },
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })

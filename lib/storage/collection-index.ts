@@ -15,13 +15,13 @@ import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
-import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
+import { rowContent, StoredRow, type IndexRow, type RowContent, type RowHome, type RowRules } from './index-row.js'
 import { readInWorker } from './index-reader.js'
-import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
+import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
-import { titlesOf } from '../content/entry-search.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
+import { statInWorker } from './stat-files.js'
 
 export type { IndexRow }
 
@@ -53,9 +53,19 @@ export interface IndexOptions {
   onEntryChange?: (id: string, data: EntryData | undefined | null) => void
   /** Where the rows are persisted between runs; null: nowhere (always built from the files). */
   snapshot?: IndexSnapshot | null
+  /**
+   * Resolves once the file watcher sees changes: a build lists and stats the files only then (a
+   * change made before would go unseen), parsing the snapshot and the revision log meanwhile.
+   */
+  watching?: Promise<void>
 }
 
 const LOAD_CONCURRENCY = 64
+/**
+ * From this many files on, a restart stats them in a worker thread while this one parses the
+ * snapshot (below it, the worker's start costs about what the stats do).
+ */
+const STAT_WORKER_MIN_FILES = 4000
 /** How long after a change the snapshot is written again (it is also written on close). */
 const SNAPSHOT_DELAY_MS = 60_000
 
@@ -63,7 +73,7 @@ const SNAPSHOT_DELAY_MS = 60_000
 export class CollectionIndex {
   readonly collection: Collection
   readonly #opts: IndexOptions
-  readonly #entries = new Map<string, IndexRow>()
+  readonly #entries = new Map<string, StoredRow>()
   readonly #dirty = new Set<string>()
   /**
    * The last known state of every entry without a row (deleted ones) and of rows whose state is
@@ -71,7 +81,7 @@ export class CollectionIndex {
    */
   #states = new Map<string, RevisionState>()
   #revisionSum = 0
-  #sorted: IndexRow[] | null = null
+  #sorted: StoredRow[] | null = null
   #dirMtime = -1
   /** Set by the watcher when something changed that no single entry explains (a folder). */
   #rescan = false
@@ -83,6 +93,8 @@ export class CollectionIndex {
   readonly #writing = new Map<string, Promise<void>>()
   #loading: Promise<void> | null = null
   readonly #layout: EntryLayout
+  /** Gives the rows the file of an id, which they do not keep when it is the default one. */
+  readonly #home: RowHome
   /**
    * Ids whose row was read when its file's ctime was within RACY_MS of the read: the file may have
    * changed again in the same timestamp tick, so these rows are never persisted.
@@ -102,6 +114,8 @@ export class CollectionIndex {
     this.#opts = opts
     const { dir, format, nested, indexFile, files } = opts.collection
     this.#layout = { dir, format, nested, indexFile, files }
+    const layout = this.#layout
+    this.#home = { defaultFile: id => defaultFileOf(layout, id), isDefaultFile: (id, file) => isDefaultFile(layout, id, file) }
   }
 
   /**
@@ -138,7 +152,7 @@ export class CollectionIndex {
     }
     const known = this.#entries.get(id)
     // Another file for a known id: it may be a second file for one id.
-    if (known !== undefined && known.file !== file) this.#rescan = true
+    if (known !== undefined && !known.hasFile(file)) this.#rescan = true
     this.#dirty.add(id)
   }
 
@@ -316,15 +330,26 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    // The folder scan starts first: its stat and readdir run in the thread pool while the snapshot
-    // is parsed here (it yields between chunks).
-    const [found, states, snapshot] = await Promise.all([this.#scanDirectory(), this.#opts.log.load(), this.#opts.snapshot?.read() ?? null])
+    // The revision log and the snapshot are parsed while the watcher starts (it yields between
+    // chunks), then the folder scan runs in the thread pool beside the rest of the parse.
+    const logLoading = this.#opts.log.load()
+    let snapshotGone = false
+    const snapshotReading = (this.#opts.snapshot?.read(this.#home) ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
+    await this.#opts.watching
+    const found = await this.#scanDirectory()
+    // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
+    // (unless there is no snapshot to check them against).
+    const statAt = Date.now()
+    const sigsReading = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
+      ? statInWorker(found.map(entry => entry[1])).catch(() => null)
+      : Promise.resolve(null)
+    const [states, snapshot, sigs] = await Promise.all([logLoading, snapshotReading, sigsReading])
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending)
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, sigs, statAt)
     this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
     // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
     if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true
@@ -347,15 +372,14 @@ export class CollectionIndex {
       }
     }
     if (read !== null) {
-      // The worker's rows are used as they arrive (no copy: less garbage in this heap).
-      for (let row of read) {
-        const problem = this.#problems.get(row.id)
-        if (problem !== undefined) row = makeRow(row.id, row.file, row.sig, 0, { message: problem })
+      for (const row of read) {
+        const problem = this.#problems.get(row.id) ?? row.readError?.message
         const { rev, sig, change } = this.#revise(row.id, row.sig)
         if (change !== null) pending.push(change)
-        row.sig = sig
-        row.revision = rev
-        this.#put(row, readAt)
+        const content: RowContent | { message: string } = problem !== undefined
+          ? { message: problem }
+          : { fields: row.fields ?? {}, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
+        this.#put(new StoredRow(this.#home, row.id, row.file, sig, rev, content), readAt)
       }
     } else {
       for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
@@ -383,30 +407,32 @@ export class CollectionIndex {
 
   /**
    * Puts the snapshot's rows whose file is unchanged into the index.
+   * @param sigs each found file's signature from the stat worker (undefined: stat it here), or null
+   * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: Map<string, IndexRow>, found: Array<[string, string]>, pending: RevisionChange[]): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: Map<string, StoredRow>, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
-    let readAt = Date.now()
-    for (const [i, entry] of found.entries()) {
+    let readAt = sigs === null ? Date.now() : statAt
+    for (let i = 0; i < found.length; i++) {
       // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
       if (i % 4096 === 4095) {
         await new Promise(resolve => setImmediate(resolve))
-        readAt = Date.now()
+        if (sigs === null) readAt = Date.now()
       }
+      const entry = found[i]!
       const [id, file] = entry
       const row = snapshot.get(id)
-      if (row === undefined || row.file !== file || this.#problems.has(id)) { toRead.push(entry); continue }
-      let sig: string | null | 'link-outside'
-      try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
+      if (row === undefined || this.#problems.has(id) || !row.hasFile(file)) { toRead.push(entry); continue }
+      let sig = sigs?.[i]
+      if (sig === undefined) {
+        try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
+      }
       if (sig !== row.sig) { toRead.push(entry); continue }
       const revised = this.#revise(id, row.sig)
       if (revised.change !== null) pending.push(revised.change)
       row.sig = revised.sig
       row.revision = revised.rev
-      // One string for the title and its field, as rows read from files have.
-      const title = titlesOf(row.fields, this.collection.titleField)[0]
-      if (title === row.title) row.title = title
       this.#put(row, readAt)
     }
     return toRead
@@ -447,7 +473,7 @@ export class CollectionIndex {
     const write = this.#snapshotWrite.then(async () => {
       if (!this.#snapshotStale) return
       this.#snapshotStale = false
-      const rows: IndexRow[] = []
+      const rows: StoredRow[] = []
       for (const row of this.#entries.values()) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
       try {
         await snapshot.write(rows)
@@ -572,7 +598,7 @@ export class CollectionIndex {
     for (const [id, row] of [...this.#entries]) {
       const file = onDisk.get(id)
       if (file === undefined) { this.#dirty.add(id); continue }
-      if (file !== row.file || before.get(id) !== this.#problems.get(id)) {
+      if (!row.hasFile(file) || before.get(id) !== this.#problems.get(id)) {
         // Another file now, or its problem came or went: read it again (the revision follows the signature).
         this.#keepState(id)
         this.#entries.delete(id)
@@ -625,8 +651,8 @@ export class CollectionIndex {
   }
 
   /** Puts an entry's row into the index. */
-  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }, readAt: number): IndexRow {
-    const row = makeRow(id, file, sig, revision, content)
+  #store (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }, readAt: number): StoredRow {
+    const row = new StoredRow(this.#home, id, file, sig, revision, content)
     this.#put(row, readAt)
     return row
   }
@@ -661,7 +687,7 @@ export class CollectionIndex {
    * @param entry the row
    * @param readAt when its file was stat-ed (before): a file changed that close to it is racy
    */
-  #put (entry: IndexRow, readAt: number): void {
+  #put (entry: StoredRow, readAt: number): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
     // The row now holds the entry's state.

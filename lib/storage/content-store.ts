@@ -40,6 +40,8 @@ export class ContentStore {
   #subscriptions: watcher.AsyncSubscription[] = []
   /** Also told of every changed path under the watch roots (the media index listens here). */
   readonly fileListeners = new Set<(file: string) => void>()
+  #watching: Promise<void> = Promise.resolve()
+  #closed = false
 
   constructor (opts: ContentStoreOptions) {
     this.#opts = opts
@@ -53,7 +55,8 @@ export class ContentStore {
   }
 
   /**
-   * Resolves paths, loads collection definitions and starts the watcher.
+   * Resolves paths, loads collection definitions and starts the watcher (without waiting for it:
+   * see `watching`).
    * @returns resolves when ready to serve
    */
   async start (): Promise<void> {
@@ -61,15 +64,34 @@ export class ContentStore {
     // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
     await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR), path.join(this.#opts.stateDir, SEARCH_SNAPSHOT_DIR)])
     await this.registry.load()
+    this.#watching = this.#watch()
+  }
+
+  /**
+   * Resolves once the file watcher sees changes. Its subscription walks every folder and file of
+   * the content in the watcher's own thread (seconds at 100,000 entries), so a start does not wait
+   * for it; whatever stats or lists files to keep them current (an index build, the media index)
+   * waits for it first, so no change made meanwhile goes unseen.
+   * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
+   */
+  get watching (): Promise<void> {
+    return this.#watching
+  }
+
+  async #watch (): Promise<void> {
     // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
     for (const root of this.registry.watchRoots()) {
+      if (this.#closed) return
       // A folder that does not exist yet: nothing to watch (reads still stat before serving).
       if (!await stat(root).then(st => st.isDirectory(), () => false)) continue
       try {
-        this.#subscriptions.push(await watcher.subscribe(root, (err, events) => {
+        const subscription = await watcher.subscribe(root, (err, events) => {
           if (err !== null) { this.#opts.onWatchError?.(err); return }
           for (const event of events) this.#onFileEvent(event.path)
-        }, { ignore: WATCH_IGNORE }))
+        }, { ignore: WATCH_IGNORE })
+        // Closed while subscribing: close() has already let go of the others.
+        if (this.#closed) { await subscription.unsubscribe().catch(() => {}); return }
+        this.#subscriptions.push(subscription)
       } catch (err) {
         // No watcher support: reads still stat before serving.
         this.#opts.onWatchError?.(err as Error)
@@ -83,6 +105,8 @@ export class ContentStore {
    */
   async close (): Promise<void> {
     await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot(); await searchOf(index)?.flush() }))
+    this.#closed = true
+    await this.#watching
     for (const subscription of this.#subscriptions) {
       try {
         await subscription.unsubscribe()
@@ -131,7 +155,8 @@ export class ContentStore {
       log: new RevisionLog(this.#opts.stateDir, name),
       validate: this.#validatorFor(collection),
       onEntryChange: search.onEntryChange,
-      snapshot: new IndexSnapshot(this.#opts.stateDir, collection, this.repoRealDir)
+      snapshot: new IndexSnapshot(this.#opts.stateDir, collection, this.repoRealDir),
+      watching: this.#watching
     })
     search.attach(index)
     this.#indexes.set(name, index)

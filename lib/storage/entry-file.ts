@@ -7,23 +7,15 @@ import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
 import { isInside } from './safe-path.js'
+import { signatureOf } from './file-signature.js'
+
+export { signatureOf }
 
 /** What reading a file gave: data, or why it cannot be read. */
 export type EntryFileState =
   | { kind: 'missing' }
   | { kind: 'ok', sig: string, data: EntryData, text: string }
   | { kind: 'unreadable', sig: string, message: string }
-
-/**
- * The signature of a file's on-disk state; any change by any writer changes it. The ctime is part
- * of it because size and mtime alone miss an edit that keeps the size and sets the mtime back
- * (`touch -d`, `fs.utimes`): no user can set a ctime back.
- * @param st the file's stats
- * @returns the signature string
- */
-export function signatureOf (st: Stats): string {
-  return `${st.size}:${st.mtimeMs}:${st.ino}:${st.ctimeMs}`
-}
 
 /**
  * The file size a signature records.

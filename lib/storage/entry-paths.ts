@@ -129,6 +129,36 @@ export function newFileOf (layout: EntryLayout, id: string): string | null {
 }
 
 /**
+ * `newFileOf` for the index's rows (issue 18: a row derives its file from its id): the same path
+ * for a valid id, by concatenation (no normalization: it runs for every row a restart takes). Any
+ * file that differs from it is recorded in its row, so an id it would mis-join only costs a string.
+ * @param layout the collection's layout
+ * @param id an entry id
+ * @returns absolute path, or null when the layout has no place for it
+ */
+export function defaultFileOf (layout: EntryLayout, id: string): string | null {
+  if (layout.files !== null) return layout.files.get(id) ?? null
+  const ext = FORMAT_EXTENSIONS[layout.format][0]!
+  if (layout.indexFile !== null && id !== layout.indexFile) return `${layout.dir}${path.sep}${id}${path.sep}${layout.indexFile}${ext}`
+  return `${layout.dir}${path.sep}${id}${ext}`
+}
+
+/**
+ * Whether a file is `defaultFileOf(layout, id)`, without building that path.
+ * @param layout the collection's layout
+ * @param id an entry id
+ * @param file absolute path
+ * @returns true when equal
+ */
+export function isDefaultFile (layout: EntryLayout, id: string, file: string): boolean {
+  if (layout.files !== null || (layout.indexFile !== null && id !== layout.indexFile)) return defaultFileOf(layout, id) === file
+  const ext = FORMAT_EXTENSIONS[layout.format][0]!
+  const dir = layout.dir
+  return file.length === dir.length + 1 + id.length + ext.length && file.startsWith(dir) && file[dir.length] === path.sep &&
+    file.startsWith(id, dir.length + 1) && file.endsWith(ext)
+}
+
+/**
  * Why a valid id cannot be an entry of this collection, or null when it can.
  * @param layout the collection's layout
  * @param id a valid id (grammar already checked)

@@ -75,6 +75,114 @@ export function rowContent (id: string, data: EntryData, text: string | null, ru
 }
 
 /**
+ * Where a collection's rows find the file of an id when the row records none: the file a new
+ * entry with that id would have (`<folder>/<id>.md`), which nearly every entry has.
+ */
+export interface RowHome {
+  /**
+   * The file an id has by default.
+   * @param id entry id
+   * @returns absolute path, or null when the layout has no default place for it
+   */
+  defaultFile: (id: string) => string | null
+  /**
+   * Whether a file is the default one of an id (`defaultFile(id) === file`, cheaper).
+   * @param id entry id
+   * @param file absolute path
+   * @returns true when it is
+   */
+  isDefaultFile: (id: string, file: string) => boolean
+}
+
+/** The parts of a row that few rows have, kept together so a row spends one slot on all of them. */
+interface RowExtra {
+  file?: string
+  readError?: { message: string }
+  validationIssues?: ValidationIssue[]
+}
+
+/**
+ * A row as the index keeps it (issue 18: memory): the same fields as `IndexRow`, but the file path
+ * (80 bytes and more per entry) is derived from the id unless the entry's file is another one, and
+ * the rare parts (another file, a read error, validation issues) share one slot. One hidden class
+ * for every row of every collection (the home is a slot, not a subclass).
+ */
+export class StoredRow implements IndexRow {
+  id: string
+  sig: string
+  revision: number
+  fields: EntryData | undefined
+  bodyAt: number | undefined
+  title: string
+  order: number | null
+  readonly #home: RowHome
+  readonly #extra: RowExtra | null
+
+  /**
+   * @param home gives the default file of an id
+   * @param id entry id
+   * @param file absolute file path (kept only when it is not the default one; null: the default one)
+   * @param sig the file's signature
+   * @param revision the entry's revision
+   * @param content from `rowContent`, or `{ message }` for an unreadable file
+   */
+  constructor (home: RowHome, id: string, file: string | null, sig: string, revision: number, content: RowContent | { message: string }) {
+    this.id = id
+    this.sig = sig
+    this.revision = revision
+    this.#home = home
+    let extra: RowExtra | null = file === null || home.isDefaultFile(id, file) ? null : { file }
+    if ('message' in content) {
+      this.fields = undefined
+      this.bodyAt = undefined
+      this.title = id
+      this.order = null
+      extra = { ...extra, readError: { message: content.message } }
+    } else {
+      this.fields = content.fields
+      this.bodyAt = content.bodyAt
+      this.title = content.title
+      this.order = content.order
+      if (content.validationIssues !== undefined) extra = { ...extra, validationIssues: content.validationIssues }
+    }
+    this.#extra = extra
+  }
+
+  /** The entry's absolute file path. */
+  get file (): string {
+    return this.#extra?.file ?? this.#home.defaultFile(this.id) as string
+  }
+
+  /** Why the entry's file cannot be read (a row without data), if so. */
+  get readError (): { message: string } | undefined {
+    return this.#extra?.readError
+  }
+
+  /** The entry's validation issues against the collection's schema, if any. */
+  get validationIssues (): ValidationIssue[] | undefined {
+    return this.#extra?.validationIssues
+  }
+
+  /**
+   * Whether the row's file is the default one of its id (a snapshot then leaves the path out).
+   * @returns true when no other file is recorded
+   */
+  hasDefaultFile (): boolean {
+    return this.#extra?.file === undefined
+  }
+
+  /**
+   * Whether the row's file is this one (without building the default path).
+   * @param file absolute path
+   * @returns true when it is the row's file
+   */
+  hasFile (file: string): boolean {
+    const own = this.#extra?.file
+    return own === undefined ? this.#home.isDefaultFile(this.id, file) : own === file
+  }
+}
+
+/**
  * An index row from an entry's content, or from the reason its file cannot be read.
  * @param id entry id
  * @param file absolute file path

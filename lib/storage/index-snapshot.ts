@@ -6,7 +6,9 @@
  * files no longer hold. On any doubt (another format version, another collection definition or
  * repository path, an unreadable or malformed file) it is ignored and the index is built in full.
  * Written atomically (temp file, fsync, rename); deleting it is always safe. The file is JSON lines:
- * a header (format version, key), one row per line, an end line with the row count.
+ * a header (format version, key), one row per line, an end line with the row count. A row line
+ * leaves out what the row derives: the file when it is the id's default one, the title when it is
+ * the title field's value (or the id).
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { closeSync, fsync as fsyncCallback, openSync, readSync, writeSync } from 'node:fs'
@@ -16,13 +18,16 @@ import { promisify } from 'node:util'
 import path from 'node:path'
 import { syncDirectory, TEMP_PREFIX } from './atomic-write.js'
 import type { Collection } from './collection-registry.js'
-import type { IndexRow } from './index-row.js'
+import type { EntryData } from '../content/formats.js'
+import type { ValidationIssue } from '../errors.js'
+import { titlesOf } from '../content/entry-search.js'
+import { StoredRow, type IndexRow, type RowHome } from './index-row.js'
 
 /**
  * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
  * of `IndexRow`, `rowContent`, the search text, the signature): older snapshots are then ignored.
  */
-export const SNAPSHOT_FORMAT = 4
+export const SNAPSHOT_FORMAT = 5
 
 /** The folder of the snapshots, under `.git/cms`. */
 export const SNAPSHOT_DIR = 'index'
@@ -41,12 +46,27 @@ interface SnapshotHeader {
   key: string
 }
 
+/** A row as a snapshot holds it: without what it derives (see the module's note). */
+export interface SnapshotRow {
+  id: string
+  sig: string
+  /** Absolute path; absent when it is the id's default file. */
+  file?: string
+  fields?: EntryData
+  bodyAt?: number
+  validationIssues?: ValidationIssue[]
+  /** Absent when it is the title field's value, or the id when there is none. */
+  title?: string
+  order: number | null
+}
+
 /** One collection's snapshot file. */
 export class IndexSnapshot {
   /** Absolute path of the snapshot file. */
   readonly file: string
   /** Identifies the collection definition and repository path the rows were computed under. */
   readonly key: string
+  readonly #titleField: string | null
 
   /**
    * @param stateDir `.git/cms`
@@ -56,15 +76,26 @@ export class IndexSnapshot {
   constructor (stateDir: string, collection: Collection, repoRealDir: string) {
     this.file = path.join(stateDir, SNAPSHOT_DIR, `${collection.name}.json`)
     this.key = snapshotKey(collection, repoRealDir)
+    this.#titleField = collection.titleField
+  }
+
+  /**
+   * The title a row derives from its fields (what a snapshot line leaves out).
+   * @param row a snapshot row or an index row
+   * @returns the title field's value, or the id
+   */
+  derivedTitle (row: { id: string, fields?: EntryData | undefined }): string {
+    return titlesOf(row.fields, this.#titleField)[0] ?? row.id
   }
 
   /**
    * Reads the snapshot, a chunk at a time: parsing the whole text at once (40 MB at 100,000
    * entries) grew the heap to twice the rows it made, and V8 kept it.
+   * @param home where the rows find their default file
    * @returns its rows by id (revision 0: the revision log has the revisions), or null when there is
    * none or it is in doubt
    */
-  async read (): Promise<Map<string, IndexRow> | null> {
+  async read (home: RowHome): Promise<Map<string, StoredRow> | null> {
     let fd: number
     try {
       fd = openSync(this.file, 'r')
@@ -72,7 +103,7 @@ export class IndexSnapshot {
       return null
     }
     try {
-      return await this.#readLines(fd)
+      return await this.#readLines(fd, home)
     } catch {
       return null
     } finally {
@@ -85,8 +116,8 @@ export class IndexSnapshot {
    * yields between chunks, so the folder scan started beside it (its readdir in the thread pool)
    * goes on while the rows are parsed, and requests are served meanwhile.
    */
-  async #readLines (fd: number): Promise<Map<string, IndexRow> | null> {
-    const rows = new Map<string, IndexRow>()
+  async #readLines (fd: number, home: RowHome): Promise<Map<string, StoredRow> | null> {
+    const rows = new Map<string, StoredRow>()
     const decoder = new StringDecoder('utf8')
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
     let rest = ''
@@ -113,8 +144,10 @@ export class IndexSnapshot {
       if (lines.length === 0) continue
       for (const row of JSON.parse(`[${lines.join(',')}]`) as unknown[]) {
         if (!isRow(row) || rows.has(row.id)) return null
-        row.revision = 0
-        rows.set(row.id, row)
+        // The index's own row at once: the parsed object dies young (less to promote and collect).
+        if (row.fields === undefined || (row.file === undefined && home.defaultFile(row.id) === null)) continue
+        const content = { fields: row.fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title ?? this.derivedTitle(row), order: row.order }
+        rows.set(row.id, new StoredRow(home, row.id, row.file ?? null, row.sig, 0, content))
       }
     }
   }
@@ -126,7 +159,7 @@ export class IndexSnapshot {
    * @param rows the rows to persist (rows with a read error and racy rows already left out)
    * @returns resolves once the file is durable
    */
-  async write (rows: Iterable<IndexRow>): Promise<void> {
+  async write (rows: Iterable<StoredRow>): Promise<void> {
     const dir = path.dirname(this.file)
     await mkdir(dir, { recursive: true })
     const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(this.file)}`)
@@ -136,7 +169,7 @@ export class IndexSnapshot {
       let count = 0
       for (const row of rows) {
         // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
-        const text = rowJson(row)
+        const text = rowJson(this.#line(row))
         if (text === null) continue
         chunk += `${text}\n`
         count++
@@ -163,6 +196,17 @@ export class IndexSnapshot {
     }
     await syncDirectory(dir)
   }
+
+  /** What a snapshot line holds of a row. */
+  #line (row: StoredRow): SnapshotRow {
+    const line: SnapshotRow = { id: row.id, sig: row.sig, order: row.order }
+    if (!row.hasDefaultFile()) line.file = row.file
+    if (row.title !== this.derivedTitle(row)) line.title = row.title
+    if (row.fields !== undefined) line.fields = row.fields
+    if (row.bodyAt !== undefined) line.bodyAt = row.bodyAt
+    if (row.validationIssues !== undefined) line.validationIssues = row.validationIssues
+    return line
+  }
 }
 
 const CHUNK_BYTES = 1024 * 1024
@@ -179,8 +223,12 @@ function writeAllSync (fd: number, text: string): void {
  * @returns the ctime in milliseconds
  */
 export function signatureCtime (sig: string): number {
-  const parts = sig.split(':')
-  return parts.length === 4 ? Number(parts[3]) : Number.NaN
+  // No split: this runs for every row a restart takes.
+  const first = sig.indexOf(':')
+  const second = first < 0 ? -1 : sig.indexOf(':', first + 1)
+  const third = second < 0 ? -1 : sig.indexOf(':', second + 1)
+  if (third < 0 || sig.includes(':', third + 1)) return Number.NaN
+  return Number(sig.slice(third + 1))
 }
 
 const fsync = promisify(fsyncCallback)
@@ -194,7 +242,7 @@ const NOT_JSON_TEXT = JSON.stringify(NOT_JSON).slice(1, -1)
  * @param row an index row
  * @returns its JSON text, or null when its data holds a number JSON cannot carry (NaN, Infinity, -0)
  */
-export function rowJson (row: IndexRow): string | null {
+export function rowJson (row: IndexRow | SnapshotRow): string | null {
   const text = JSON.stringify(row, jsonExact)
   return text.includes(NOT_JSON_TEXT) ? null : text
 }
@@ -218,11 +266,11 @@ function isEnd (v: unknown, rows: number): boolean {
   return typeof v === 'object' && v !== null && (v as { end?: unknown }).end === rows
 }
 
-function isRow (v: unknown): v is IndexRow {
+function isRow (v: unknown): v is SnapshotRow {
   if (typeof v !== 'object' || v === null) return false
   const r = v as Record<string, unknown>
-  return typeof r.id === 'string' && typeof r.file === 'string' && typeof r.sig === 'string' &&
-    typeof r.title === 'string' && (r.order === null || typeof r.order === 'number') && r.readError === undefined &&
+  return typeof r.id === 'string' && (r.file === undefined || typeof r.file === 'string') && typeof r.sig === 'string' &&
+    (r.title === undefined || typeof r.title === 'string') && (r.order === null || typeof r.order === 'number') && r.readError === undefined &&
     (r.fields === undefined || (typeof r.fields === 'object' && r.fields !== null && !Array.isArray(r.fields))) &&
     (r.bodyAt === undefined || (typeof r.bodyAt === 'number' && Number.isInteger(r.bodyAt) && r.bodyAt >= 0)) &&
     (r.validationIssues === undefined || Array.isArray(r.validationIssues))

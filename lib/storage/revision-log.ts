@@ -34,11 +34,13 @@ export class RevisionLog {
     try { text = await readFile(this.#file, 'utf8') } catch {}
     let lines = 0
     const take = (parsed: unknown): void => {
-      const { id, rev, sig } = parsed as { id: unknown, rev: unknown, sig: unknown }
+      const line = parsed as { id: unknown, rev: unknown, sig: unknown }
+      const { id, rev, sig } = line
       if (typeof id !== 'string' || typeof rev !== 'number' || !(typeof sig === 'string' || sig === null)) return
       const prev = states.get(id)
-      // Revisions only grow: a torn or replayed line can never lower one.
-      if (prev === undefined || rev >= prev.rev) states.set(id, { rev, sig })
+      // Revisions only grow: a torn or replayed line can never lower one. The parsed line is the
+      // state (its id left on it): no second object per line at 100,000 lines.
+      if (prev === undefined || rev >= prev.rev) states.set(id, line as RevisionState)
     }
     let all: unknown[] | null = null
     const body = text.endsWith('\n') ? text.slice(0, -1) : text

@@ -1,0 +1,93 @@
+import t from 'tap'
+import { mkdir, readFile, realpath, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { makeSite, startServer, type TestServer } from '../helpers/site.js'
+import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { statInWorker } from '../../lib/storage/stat-files.js'
+import { statEntryFileNow } from '../../lib/storage/entry-file.js'
+
+interface View { id: string, revision: number, data?: Record<string, unknown> }
+interface ListBody { entries: View[] }
+
+const CONFIG = `collections:
+  posts:
+    format: md
+    titleField: title
+  bundles:
+    format: md
+    indexFile: index
+    titleField: title
+`
+const post = (title: string, body = 'Body.'): string => `---\ntitle: ${title}\n---\n\n${body}\n`
+
+async function settle (): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
+}
+
+async function list (s: TestServer, collection: string): Promise<View[]> {
+  const res = await s.request(`/api/cms/entries?collection=${collection}&pageSize=100`, { headers: { cookie: await s.login() } })
+  t.equal(res.status, 200)
+  return ((await res.json()) as ListBody).entries
+}
+
+async function read (s: TestServer, collection: string, id: string): Promise<View | null> {
+  const res = await s.request(`/api/cms/entries?collection=${collection}&id=${encodeURIComponent(id)}`, { headers: { cookie: await s.login() } })
+  if (res.status === 404) return null
+  return ((await res.json()) as ListBody).entries[0] ?? null
+}
+
+t.test('rows whose file is not the default one of their id keep it across a restart', async t => {
+  const repoDir = await makeSite(t, {
+    'cms.config.yaml': CONFIG,
+    'content/posts/plain.md': post('Plain', 'Plain body.'),
+    'content/posts/other.mdx': post('Other', 'Other body.'),
+    'content/posts/long.markdown': post('Long', 'Long body.'),
+    'content/bundles/one/index.md': post('One', 'One body.'),
+    'content/bundles/two.md': post('Two', 'Two body.')
+  }, { fixtures: false })
+  await settle()
+  const first = await startServer(t, { repoDir })
+  await first.cms.ready
+  t.same((await list(first, 'posts')).map(v => v.id), ['long', 'other', 'plain'])
+  await first.close()
+  const snapshot = await readFile(path.join(repoDir, '.git/cms/index/posts.json'), 'utf8')
+  t.notOk(snapshot.includes('plain.md'), 'a default file is left out of the snapshot')
+  t.ok(snapshot.includes('other.mdx') && snapshot.includes('long.markdown'), 'another file is kept in it')
+  t.equal(snapshot.split('"Plain"').length, 2, 'a title that is the title field\'s value is written once (in the fields)')
+
+  // While down: the .mdx file changes with the same size and mtime.
+  const other = path.join(repoDir, 'content/posts/other.mdx')
+  const st = await stat(other)
+  await writeFile(other, post('Othe2', 'Other body.'))
+  await utimes(other, st.atime, st.mtime)
+  await settle()
+
+  const s = await startServer(t, { repoDir })
+  for (const [id, title, body] of [['plain', 'Plain', 'Plain body.'], ['other', 'Othe2', 'Other body.'], ['long', 'Long', 'Long body.']]) {
+    const v = await read(s, 'posts', id!)
+    t.equal(v?.data?.title, title, `${id!}: its data`)
+    t.equal(v?.data?.body, `\n${body!}\n`, `${id!}: its body, read from its own file`)
+  }
+  t.same((await s.services.content.index('posts')).loadStats, { fromSnapshot: 2, read: 1 })
+  const bundles = await s.services.content.index('bundles')
+  t.same((await list(s, 'bundles')).map(v => [v.id, v.data?.title]), [['one', 'One'], ['two', 'Two']])
+  t.same(bundles.loadStats, { fromSnapshot: 2, read: 0 }, 'a bundle and a plain file beside it')
+  t.equal(bundles.fileOf('one'), path.join(repoDir, 'content/bundles/one/index.md'))
+  t.equal(bundles.fileOf('two'), path.join(repoDir, 'content/bundles/two.md'))
+  t.equal((await read(s, 'bundles', 'two'))?.data?.body, '\nTwo body.\n')
+  await s.close()
+})
+
+t.test('the stat worker gives the signatures the service thread computes', async t => {
+  const dir = await realpath(t.testdir({ 'a.md': 'alpha', 'b.md': 'bravo!', sub: {} }))
+  await symlink(path.join(dir, 'a.md'), path.join(dir, 'link.md'))
+  await mkdir(path.join(dir, 'sub', 'deeper'))
+  const files = ['a.md', 'b.md', 'missing.md', 'sub', 'link.md'].map(f => path.join(dir, f))
+  const sigs = await statInWorker(files)
+  t.equal(sigs[0], statEntryFileNow(dir, files[0]!))
+  t.equal(sigs[1], statEntryFileNow(dir, files[1]!))
+  t.equal(sigs[2], null, 'missing')
+  t.equal(sigs[3], null, 'a folder is no entry file')
+  t.equal(sigs[4], undefined, 'a link is left to the service thread (it checks where it leads)')
+  t.equal(sigs.length, 5)
+})
