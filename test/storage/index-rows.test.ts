@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdir, readFile, realpath, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite, startServer, type TestServer } from '../helpers/site.js'
 import { RACY_MS } from '../../lib/storage/index-snapshot.js'
@@ -90,4 +90,33 @@ t.test('the stat worker gives the signatures the service thread computes', async
   t.equal(sigs[3], null, 'a folder is no entry file')
   t.equal(sigs[4], undefined, 'a link is left to the service thread (it checks where it leads)')
   t.equal(sigs.length, 5)
+})
+
+t.test('a restart of a collection large enough for the stat worker still notices edits, adds and deletes made while down', async t => {
+  // 4,100 files: over the size from which a restart stats its files in a worker.
+  const files: Record<string, string> = { 'cms.config.yaml': 'collections:\n  posts:\n    format: md\n    titleField: title\n' }
+  for (let i = 0; i < 4100; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}`)
+  const repoDir = await makeSite(t, files, { fixtures: false })
+  await settle()
+  const first = await startServer(t, { repoDir })
+  await first.cms.ready
+  t.equal((await (await first.services.content.index('posts')).all()).length, 4100)
+  await first.close()
+
+  // While down: one file keeps its size and mtime with other text, one is deleted, one is added.
+  const edited = path.join(repoDir, 'content/posts/p1234.md')
+  const st = await stat(edited)
+  await writeFile(edited, post('Post 12X4'))
+  await utimes(edited, st.atime, st.mtime)
+  await rm(path.join(repoDir, 'content/posts/p0007.md'))
+  await writeFile(path.join(repoDir, 'content/posts/new.md'), post('New one'))
+  await settle()
+
+  const s = await startServer(t, { repoDir })
+  const index = await s.services.content.index('posts')
+  t.equal((await read(s, 'posts', 'p1234'))?.data?.title, 'Post 12X4', 'the same-size, same-mtime edit is read')
+  t.equal(await read(s, 'posts', 'p0007'), null, 'the deleted file is gone')
+  t.equal((await read(s, 'posts', 'new'))?.data?.title, 'New one', 'the added file is there')
+  t.same(index.loadStats, { fromSnapshot: 4098, read: 2 })
+  await s.close()
 })
