@@ -170,6 +170,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
     const app = createApp(services)
+    // The watcher's set-up ran meanwhile; nothing is served before it listens.
+    await content.watching()
     const liveContent = content
     // Build every collection index in the background, so the first list is fast; start-up
     // (the listening line) does not wait for it.

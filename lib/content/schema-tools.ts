@@ -12,8 +12,10 @@ export type JsonSchema = Record<string, unknown>
 type Validator = (data: unknown) => ValidationIssue[]
 
 /* ajv-formats (a CommonJS package) is loaded on the first schema that names a `format`: most sites'
-   schemas name none, and loading and adding it cost ~80 ms of every start (issue 18). */
-const requireCjs = createRequire(import.meta.url)
+   schemas name none, and loading and adding it cost ~80 ms of every start (issue 18). In the
+   executable's bundle (scripts/build-server.mjs) `require` exists and this call is bundled with the
+   bundle's own ajv; unbundled (the library) it is resolved from node_modules. */
+const requireAjvFormats = (): unknown => typeof require === 'function' ? require('ajv-formats') : createRequire(import.meta.url)('ajv-formats')
 let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
 
 /**
@@ -46,7 +48,7 @@ export class SchemaCompiler {
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
     if (!this.#formats && text.includes('"format"')) {
-      addFormats ??= requireCjs('ajv-formats') as (ajv: Ajv | Ajv2020) => void
+      addFormats ??= requireAjvFormats() as (ajv: Ajv | Ajv2020) => void
       addFormats(this.#draft7)
       addFormats(this.#draft2020)
       this.#formats = true

@@ -38,6 +38,7 @@ export class ContentStore {
   readonly #indexes = new Map<string, CollectionIndex>()
   #repoRealDir: string | null = null
   #subscriptions: watcher.AsyncSubscription[] = []
+  #watching: Promise<void> = Promise.resolve()
   /** Also told of every changed path under the watch roots (the media index listens here). */
   readonly fileListeners = new Set<(file: string) => void>()
 
@@ -61,6 +62,20 @@ export class ContentStore {
     // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
     await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR), path.join(this.#opts.stateDir, SEARCH_SNAPSHOT_DIR)])
     await this.registry.load()
+    // The watcher sets up in its own thread (it walks every folder: ~0.1 s at 10,000 entries) while
+    // the rest of the service starts (issue 18); no index reads a file before it listens.
+    this.#watching = this.#watch()
+  }
+
+  /**
+   * Resolves once the file watcher listens on every collection folder (started by `start`).
+   * @returns resolves when watching (a folder the watcher cannot take is reported, not thrown)
+   */
+  async watching (): Promise<void> {
+    await this.#watching
+  }
+
+  async #watch (): Promise<void> {
     // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
     for (const root of this.registry.watchRoots()) {
       // A folder that does not exist yet: nothing to watch (reads still stat before serving).
@@ -82,6 +97,7 @@ export class ContentStore {
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
+    await this.#watching
     await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot(); await searchOf(index)?.flush() }))
     for (const subscription of this.#subscriptions) {
       try {
@@ -120,6 +136,8 @@ export class ContentStore {
    * @returns its index; throws NotFoundError when there is no such collection
    */
   async index (name: string): Promise<CollectionIndex> {
+    // An index validated before the watcher listens could miss an edit made in between.
+    await this.#watching
     const collection = await this.registry.get(name)
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)
@@ -163,9 +181,12 @@ export class ContentStore {
   }
 
   #validatorFor (collection: Collection): (data: EntryData) => [] | ReturnType<ReturnType<SchemaCompiler['validator']>> {
-    if (collection.schema === null) return () => []
-    const validate = this.schemas.validator(collection.schema)
-    return (data) => validate(data)
+    const schema = collection.schema
+    if (schema === null) return () => []
+    // Compiled on the first entry read from its file: a restart from the snapshot validates none,
+    // and the config check at start already refused a schema that does not compile (issue 18).
+    let validate: ReturnType<SchemaCompiler['validator']> | null = null
+    return (data) => (validate ??= this.schemas.validator(schema))(data)
   }
 
   /**
