@@ -33,12 +33,13 @@ const files: Record<string, string> = {
       properties:
         title: { type: string }
         date: { type: string, format: date }
+        slug: { type: string, pattern: '^[a-z0-9-]+$' }
         body: { type: string }
 `
 }
 for (let i = 0; i < ENTRIES; i++) files[`content/notes/n${i}.md`] = `---\ntitle: Note ${i}${i % 10 === 0 ? ' lantern' : ''}\ndate: 2026-01-0${1 + (i % 9)}\n---\n\nBody ${i}.\n`
 
-t.test('the bundled executable: workers run from their own files, formats are checked, a JSON answer loads no fetch, assets are found', async t => {
+t.test('the bundled executable: workers run from their own files, formats and patterns are checked, a JSON answer loads no fetch, assets are found', async t => {
   const repo = await makeSite(t, files)
   const record = path.join(await realpath(os.tmpdir()), `git-cms-bundle-${process.pid}-${Date.now()}`)
   t.teardown(async () => { for (const ext of ['.modules', '.workers']) await rm(record + ext, { force: true }) })
@@ -67,18 +68,22 @@ t.test('the bundled executable: workers run from their own files, formats are ch
   const found = await (await fetch(`${url}${API}/entries?collection=notes&q=lantern`, { headers })).json() as { pagination: { total: number } }
   t.equal(found.pagination.total, ENTRIES / 10, 'the full-text index finds its word')
 
-  const save = async (value: string): Promise<Response> => {
+  const save = async (value: string, field = 'date'): Promise<Response> => {
     const entry = (await (await fetch(`${url}${API}/entries?collection=notes&id=n1`, { headers })).json() as { entries: Array<{ revision: number }> }).entries[0]!
     return await fetch(`${url}${API}/mutate`, {
       method: 'POST',
       headers: { cookie, 'content-type': 'application/json', 'x-cms-request': '1' },
-      body: JSON.stringify({ type: 'save_field', collection: 'notes', id: 'n1', field: 'date', value, expectedRevision: entry.revision })
+      body: JSON.stringify({ type: 'save_field', collection: 'notes', id: 'n1', field, value, expectedRevision: entry.revision })
     })
   }
   const refused = await save('2026-02-30')
   t.equal(refused.status, 400, 'a date that does not exist is refused (ajv-formats, bundled)')
   t.match(await refused.json(), { code: 'schema_validation', issues: [{ path: 'date', code: 'format' }] })
   t.equal((await save('2026-02-28')).status, 200, 'a real date is saved')
+  const unslug = await save('Not A Slug', 'slug')
+  t.equal(unslug.status, 400, 'a value its pattern refuses is refused (re2js, bundled)')
+  t.match(await unslug.json(), { code: 'schema_validation', issues: [{ path: 'slug', code: 'pattern' }] })
+  t.equal((await save('a-slug', 'slug')).status, 200, 'a value its pattern takes is saved')
 
   child.kill('SIGUSR2')
   let modules: string[] = []
