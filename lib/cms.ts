@@ -109,14 +109,16 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   let auth: Awaited<ReturnType<typeof createAuth>> | null = null
   let remote: RemoteSync | null = null
   try {
+    // First, so the file watcher's set-up (in its own thread) runs while the rest starts (issue 18);
+    // an index waits for it before it stats or reads a file (ContentStore.watching).
+    content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
     await removeStaleLocks(gitDir, 'refs/cms/', 0)
     await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)))
     // Uploads a killed process was still receiving: nothing there is ever needed after a restart.
     await rm(path.join(stateDir, 'uploads-tmp'), { recursive: true, force: true })
-    content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
-    await content.start()
     auth = await createAuth({ config, runtime, stateDir, log })
     const packs = new PackStore(gitDir)
     await packs.sweepTemporary()

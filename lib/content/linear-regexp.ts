@@ -5,8 +5,16 @@
  * (catastrophic backtracking, ReDoS). Patterns RE2 cannot run (lookaround, backreferences) are
  * refused when the schema is compiled, naming the pattern.
  */
-import { RE2JS } from 're2js'
+import { createRequire } from 'node:module'
+import type { RE2JS } from 're2js'
 import type { CodeOptions } from 'ajv'
+
+/* re2js (260 KB, with Unicode tables built when it loads) is loaded on the first schema pattern:
+   most collections' schemas have none (issue 18). In the executable's bundle `require` exists and
+   the package is bundled; unbundled (the library) it is resolved from node_modules (its CommonJS
+   build). */
+let re2js: typeof RE2JS | null = null
+const loadRe2js = (): typeof RE2JS => ((typeof require === 'function' ? require('re2js') : createRequire(import.meta.url)('re2js')) as { RE2JS: typeof RE2JS }).RE2JS
 
 type RegExpEngine = NonNullable<CodeOptions['regExp']>
 
@@ -28,7 +36,8 @@ export class UnsupportedPatternError extends Error {
 function compileLinear (pattern: string): { test: (s: string) => boolean, toString: () => string } {
   let compiled: RE2JS
   try {
-    compiled = RE2JS.compile(RE2JS.translateRegExp(pattern))
+    re2js ??= loadRe2js()
+    compiled = re2js.compile(re2js.translateRegExp(pattern))
   } catch (err) {
     throw new UnsupportedPatternError(pattern, (err as Error).message)
   }

@@ -12,8 +12,10 @@ export type JsonSchema = Record<string, unknown>
 type Validator = (data: unknown) => ValidationIssue[]
 
 /* ajv-formats (a CommonJS package) is loaded on the first schema that names a `format`: most sites'
-   schemas name none, and loading and adding it cost ~80 ms of every start (issue 18). */
-const requireCjs = createRequire(import.meta.url)
+   schemas name none, and loading and adding it cost ~80 ms of every start (issue 18). In the
+   executable's bundle (scripts/build-server.mjs) `require` exists and this call is bundled with the
+   bundle's own ajv; unbundled (the library) it is resolved from node_modules. */
+const requireAjvFormats = (): unknown => typeof require === 'function' ? require('ajv-formats') : createRequire(import.meta.url)('ajv-formats')
 let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
 
 /**
@@ -21,8 +23,11 @@ let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
  * Patterns run on a linear-time engine (`linear-regexp.ts`): schemas come from sites and editors.
  */
 export class SchemaCompiler {
-  readonly #draft7 = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
-  readonly #draft2020 = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
+  /* Each made on its first schema: creating an ajv instance adds (and resolves the URIs of) its
+     meta-schemas (2020-12 has eight), most sites' schemas are draft-07, and the content store's
+     compiler has nothing to compile at a restart from the persisted index (issue 18). */
+  #draft7Instance: Ajv | null = null
+  #draft2020Instance: Ajv2020 | null = null
   readonly #cache = new WeakMap<object, Validator>()
   /** Validators by schema text: many collections sharing one schema compile it once (issue 18). */
   readonly #byText = new Map<string, Validator>()
@@ -46,16 +51,32 @@ export class SchemaCompiler {
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
     if (!this.#formats && text.includes('"format"')) {
-      addFormats ??= requireCjs('ajv-formats') as (ajv: Ajv | Ajv2020) => void
-      addFormats(this.#draft7)
-      addFormats(this.#draft2020)
+      addFormats ??= requireAjvFormats() as (ajv: Ajv | Ajv2020) => void
+      if (this.#draft7Instance !== null) addFormats(this.#draft7Instance)
+      if (this.#draft2020Instance !== null) addFormats(this.#draft2020Instance)
       this.#formats = true
     }
-    const fn: ValidateFunction = is2020 ? this.#draft2020.compile(withoutId) : this.#draft7.compile(withoutId)
+    const fn: ValidateFunction = is2020 ? this.#draft2020().compile(withoutId) : this.#draft7().compile(withoutId)
     const validator: Validator = (data) => fn(data) ? [] : (fn.errors ?? []).map(toIssue)
     this.#cache.set(schema, validator)
     this.#byText.set(text, validator)
     return validator
+  }
+
+  #draft7 (): Ajv {
+    if (this.#draft7Instance === null) {
+      this.#draft7Instance = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
+      if (this.#formats && addFormats !== null) addFormats(this.#draft7Instance)
+    }
+    return this.#draft7Instance
+  }
+
+  #draft2020 (): Ajv2020 {
+    if (this.#draft2020Instance === null) {
+      this.#draft2020Instance = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
+      if (this.#formats && addFormats !== null) addFormats(this.#draft2020Instance)
+    }
+    return this.#draft2020Instance
   }
 }
 

@@ -35,6 +35,7 @@ export function errorHandler (log: Logger): Middleware {
         ctx.status = err.status
         ctx.set(err.headers)
         ctx.body = { error: err.message, code: err.code, ...err.details }
+        serializeJsonBody(ctx)
         return
       }
       const e = (err ?? {}) as HttpLikeError
@@ -42,11 +43,13 @@ export function errorHandler (log: Logger): Middleware {
       if (status >= 400 && status < 500) {
         ctx.status = status
         ctx.body = { error: clientMessage(status, e), code: CLIENT_CODES[status] ?? 'bad_request' }
+        serializeJsonBody(ctx)
         return
       }
       log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
       ctx.status = 500
       ctx.body = { error: 'Internal server error', code: 'internal' }
+      serializeJsonBody(ctx)
     }
   }
 }
@@ -61,7 +64,11 @@ const CLIENT_CODES: Record<number, string> = {
   415: 'unsupported_media_type'
 }
 
-/** Turns an object or array body into its JSON text now, so a failure is caught above. */
+/**
+ * Turns an object or array body into its JSON text now, so a failure is caught above (and Koa's
+ * response step, which tests an object body against the global `Response`, never loads Node's
+ * fetch implementation for it: see app.ts).
+ */
 function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
   const body: unknown = ctx.body
   if (body === null || typeof body !== 'object') return

@@ -188,9 +188,12 @@ export class ContentStore {
   }
 
   #validatorFor (collection: Collection): (data: EntryData) => [] | ReturnType<ReturnType<SchemaCompiler['validator']>> {
-    if (collection.schema === null) return () => []
-    const validate = this.schemas.validator(collection.schema)
-    return (data) => validate(data)
+    const schema = collection.schema
+    if (schema === null) return () => []
+    // Compiled on the first entry read from its file: a restart from the snapshot validates none,
+    // and the config check at start already refused a schema that does not compile (issue 18).
+    let validate: ReturnType<SchemaCompiler['validator']> | null = null
+    return (data) => (validate ??= this.schemas.validator(schema))(data)
   }
 
   /**

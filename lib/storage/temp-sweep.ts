@@ -21,11 +21,11 @@ export async function sweepTempFiles (dirs: string[]): Promise<number> {
     } catch {
       return
     }
+    // A folder of 100,000 entries: only folders and our own files get a path (issue 18).
     for (const item of items) {
-      const full = path.join(dir, item.name)
-      if (item.isDirectory()) await visit(full)
-      else if (item.isFile() && item.name.startsWith(TEMP_PREFIX)) {
-        await rm(full, { force: true })
+      if (item.isDirectory()) await visit(path.join(dir, item.name))
+      else if (item.name.startsWith(TEMP_PREFIX) && item.isFile()) {
+        await rm(path.join(dir, item.name), { force: true })
         removed++
       }
     }
