@@ -57,6 +57,7 @@ t.test('kill -9 during a burst of saves leaves every entry before or after a sav
     })
     t.equal(saved.status, 200, 'writes work after the restart')
   }
-  t.equal(git(repo, 'fsck', '--no-progress').includes('error'), false)
+  // Once the server is down: a background pack merge may remove a pack while fsck reads it.
   await second.kill('SIGTERM')
+  t.equal(git(repo, 'fsck', '--no-progress').includes('error'), false)
 })
