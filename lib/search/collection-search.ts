@@ -69,6 +69,8 @@ export class CollectionSearch {
   #unpersisted: BuildRecord | null = null
   #persistTimer: NodeJS.Timeout | null = null
   #persisting: Promise<void> = Promise.resolve()
+  /** Set by `flush` (on close): later builds are not persisted. */
+  #closed = false
 
   /**
    * @param collection the collection
@@ -136,10 +138,12 @@ export class CollectionSearch {
   }
 
   /**
-   * Persists the last build now if it is not yet (on close).
+   * Persists the last build now if it is not yet (on close). A build still running then is not
+   * persisted when it ends: nothing is written under the state folder after its instance closed.
    * @returns resolves once written (a failure is ignored: the file is only a hint)
    */
   async flush (): Promise<void> {
+    this.#closed = true
     if (this.#persistTimer !== null) { clearTimeout(this.#persistTimer); this.#persistTimer = null }
     await this.#persist()
   }
@@ -202,7 +206,7 @@ export class CollectionSearch {
     const built = await readSegment({ repoRealDir: this.#repoRealDir, files, format: this.#collection.format, titleField: this.#collection.titleField })
     const ids = Array.from(built.order, i => (files[i] as [string, string])[0])
     const fresh = new FullTextIndex(new SearchSegment(built.segment), ids)
-    if (this.#snapshot !== null) {
+    if (this.#snapshot !== null && !this.#closed) {
       this.#unpersisted = { index: fresh, ids, sigs: Array.from(built.order, i => sigs[i] as string), startedAt }
       if (this.#persistTimer === null) {
         this.#persistTimer = setTimeout(() => { this.#persistTimer = null; void this.#persist() }, PERSIST_DELAY_MS)
