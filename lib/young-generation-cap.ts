@@ -11,13 +11,18 @@
  *
  * A worker thread undoes it: V8 sets up each new isolate's heap with a growth factor of at least 2,
  * and the flag is the process's (measured: the reads bench's server grew to two 16 MB semi-spaces
- * after the index and search workers ran, 16 MB more RSS). So the flags are set again as soon as
- * any worker is online (its heap is set up by then). Module loader hooks (`--import` with
+ * after the index and search workers ran, 16 MB more RSS, in every run). Setting it again on the
+ * worker's `online` event is too late: that event waits for this thread's event loop, and the
+ * collections this thread runs meanwhile (hundreds of milliseconds of work at the first list) grow
+ * it. So the service starts its workers with `startWorker`, which waits (blocking this thread, a
+ * few milliseconds, once per index or search build) until the worker's first line of JavaScript
+ * runs, its heap set up, and sets the flags again before this thread allocates anything more.
+ * Other workers get them set again when online. Module loader hooks (`--import` with
  * `module.register`) start threads of their own that are not seen: under them the cap may be passed.
  */
 import v8 from 'node:v8'
 import { PerformanceObserver } from 'node:perf_hooks'
-import type { Worker } from 'node:worker_threads'
+import { Worker } from 'node:worker_threads'
 
 /** The size each semi-space may reach. */
 const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
@@ -33,6 +38,36 @@ const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
  * 45 (RSS -6 to -8 MB), server CPU per request unchanged (0.91-1.03 ms against 0.97-1.10).
  */
 const OLD_GENERATION_GROWING_PERCENT = 20
+
+/** Sets the flags again (after a worker's heap setup reset them); null when nothing is capped. */
+let reapply: (() => void) | null = null
+
+/** The longest `startWorker` waits for a worker's first line of JavaScript. */
+const WORKER_START_WAIT_MS = 2000
+
+/** What a worker started by `startWorker` runs first: it says its heap is set up, then loads its module (a script, or a module under `--input-type=module`). */
+const WORKER_PRELUDE = `
+const { workerData } = typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule('node:worker_threads') : require('node:worker_threads')
+Atomics.store(workerData.heapSetUp, 0, 1)
+Atomics.notify(workerData.heapSetUp, 0)
+import(workerData.workerModule)
+`
+
+/**
+ * Starts a worker thread, and when this process capped its young generation, sets the flags again
+ * once the worker's heap is set up (see above), before returning.
+ * @param file the worker's module
+ * @param workerData its `workerData` (a plain object: the worker also sees two fields of the start's own)
+ * @returns the worker
+ */
+export function startWorker (file: URL, workerData: object): Worker {
+  if (reapply === null) return new Worker(file, { workerData })
+  const heapSetUp = new Int32Array(new SharedArrayBuffer(4))
+  const worker = new Worker(WORKER_PRELUDE, { eval: true, workerData: { ...workerData, heapSetUp, workerModule: file.href } })
+  Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
+  reapply()
+  return worker
+}
 
 /**
  * Starts watching the young generation's size; once its semi-spaces reach the cap, stops growth.
@@ -60,10 +95,12 @@ export function capYoungGeneration (): () => void {
   // A new worker's heap setup resets the growth factor (see above): set the flags again.
   const onWorker = (worker: Worker): void => { worker.once('online', apply) }
   process.on('worker', onWorker)
+  reapply = apply
   apply()
   check()
   return () => {
     observer.disconnect()
     process.off('worker', onWorker)
+    reapply = null
   }
 }

@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url'
 
 // Runs in a fresh process: the cap changes a V8 flag for the whole process.
 const capModule = fileURLToPath(new URL('../dist/lib/young-generation-cap.js', import.meta.url))
-const script = (cap: boolean, worker: boolean): string => `
+const script = (cap: boolean, worker: boolean | 'startWorker'): string => `
   const v8 = await import('node:v8')
   const { Worker } = await import('node:worker_threads')
-  const { capYoungGeneration } = await import(${JSON.stringify(capModule)})
+  const { capYoungGeneration, startWorker } = await import(${JSON.stringify(capModule)})
   if (${String(cap)}) capYoungGeneration()
   const newSpace = () => v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
   const keep = []
@@ -21,7 +21,7 @@ const script = (cap: boolean, worker: boolean): string => `
     }
   }
   await churn(3_000_000)
-  if (${String(worker)}) {
+  if (${String(worker === true)}) {
     // Until the cap is reached (and seen by the observer) when there is one.
     for (let i = 0; i < 20 && newSpace() < 16 * 1024 * 1024; i++) await churn(500_000)
     await new Promise(resolve => setImmediate(resolve))
@@ -36,12 +36,24 @@ const script = (cap: boolean, worker: boolean): string => `
     held.length = 0
     await new Promise(resolve => w.once('exit', resolve))
   }
+  if (${JSON.stringify(worker)} === 'startWorker') {
+    for (let i = 0; i < 20 && newSpace() < 16 * 1024 * 1024; i++) await churn(500_000)
+    await new Promise(resolve => setImmediate(resolve))
+    await new Promise(resolve => setImmediate(resolve))
+    // As the service starts its index and search workers: this thread goes on allocating at once,
+    // without a turn of its event loop (no 'online' event can come in between).
+    const w = startWorker(new URL('data:text/javascript,setTimeout(() => {}, 300)'), { job: 1 })
+    const held = []
+    for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
+    held.length = 0
+    await new Promise(resolve => w.once('exit', resolve))
+  }
   process.stdout.write(String(newSpace()))
 `
 // Without the test runner's NODE_OPTIONS (it adds them to every child it spawns): its module loader
 // hooks start threads of their own, each of which resets the growth factor unseen (the executable
 // runs without hooks).
-const newSpace = (cap: boolean, worker = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
+const newSpace = (cap: boolean, worker: boolean | 'startWorker' = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
 
 t.test('the executable caps the young generation at two 8 MB semi-spaces', async t => {
   const capped = newSpace(true)
@@ -54,5 +66,12 @@ t.test('the cap holds after a worker thread starts', async t => {
   const capped = newSpace(true, true)
   const free = newSpace(false, true)
   t.ok(capped <= 16 * 1024 * 1024, `capped, with a worker: ${(capped / 1048576).toFixed(1)} MB`)
+  t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
+})
+
+t.test('a worker started with startWorker does not undo the cap, even while this thread keeps allocating', async t => {
+  const capped = newSpace(true, 'startWorker')
+  const free = newSpace(false, 'startWorker')
+  t.ok(capped <= 16 * 1024 * 1024, `capped, startWorker: ${(capped / 1048576).toFixed(1)} MB`)
   t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
 })
