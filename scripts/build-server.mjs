@@ -27,12 +27,17 @@ function sources (dir) {
   })
 }
 
-/** The worker modules lib/ starts: `new URL(`./NAME${...}`, import.meta.url)` in a file that uses `new Worker(`. */
+/**
+ * The worker modules lib/ starts: `new URL(`./NAME${...}`, import.meta.url)` in a file that uses
+ * `new Worker(` or `startWorker(` (young-generation-cap.ts, which starts the file its caller names,
+ * is the one exception).
+ */
 function workerEntries () {
   const workers = {}
   for (const file of sources(path.join(root, 'lib'))) {
     const text = readFileSync(file, 'utf8')
-    if (!text.includes('new Worker(')) continue
+    if (path.relative(root, file) === path.join('lib', 'young-generation-cap.ts')) continue
+    if (!text.includes('new Worker(') && !text.includes('startWorker(')) continue
     const names = [...text.matchAll(/new URL\(`\.\/([\w-]+)\$\{[^`]*\}`,\s*import\.meta\.url\)/g)].map(m => m[1])
     if (names.length === 0) throw new Error(`${path.relative(root, file)} starts a worker from a file this build cannot find (expected new URL(\`./name\${ext}\`, import.meta.url))`)
     for (const name of names) {

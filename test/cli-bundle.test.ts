@@ -10,13 +10,16 @@ import { makeSite, TEST_PASSWORD, TEST_SECRET } from './helpers/site.js'
 /* The executable runs the server bundled by scripts/build-server.mjs (dist/server/), the other
    tests mostly the TypeScript sources in process: this one checks what only the bundle can get
    wrong. Worker threads whose file is missing fall back to the service's own thread silently,
-   so the workers' exit codes are recorded by a preloaded module (`--import`, which worker threads
-   inherit), together with the Node modules loaded by the time of a SIGUSR2. */
+   so the workers' exit codes are recorded by a preloaded module (`--import`) in the main thread
+   (a worker started through startWorker's prelude does not load --import modules itself), together
+   with the Node modules loaded by the time of a SIGUSR2. */
 const HOOK = `import { appendFileSync, writeFileSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
 const out = process.env.GIT_CMS_TEST_RECORD
-if (isMainThread) process.on('SIGUSR2', () => { writeFileSync(out + '.modules', JSON.stringify(process.moduleLoadList)) })
-else process.on('exit', (code) => { appendFileSync(out + '.workers', 'exit ' + code + '\\n') })
+if (isMainThread) {
+  process.on('SIGUSR2', () => { writeFileSync(out + '.modules', JSON.stringify(process.moduleLoadList)) })
+  process.on('worker', (worker) => { worker.once('exit', (code) => { appendFileSync(out + '.workers', 'exit ' + code + '\\n') }) })
+}
 `
 
 const ENTRIES = 250
@@ -120,7 +123,7 @@ async function sourcesStartingWorkers (dir: string): Promise<Array<{ file: strin
     if (d.isDirectory()) { if (d.name !== 'browser') found.push(...await sourcesStartingWorkers(full)); continue }
     if (!d.name.endsWith('.ts')) continue
     const text = await readFile(full, 'utf8')
-    if (!text.includes('new Worker(')) continue
+    if (!text.includes('new Worker(') && !text.includes('startWorker(')) continue
     for (const m of text.matchAll(/new URL\(`\.\/([\w-]+)\$\{/g)) found.push({ file: full, name: m[1]! })
   }
   return found

@@ -4,26 +4,74 @@ import { fileURLToPath } from 'node:url'
 
 // Runs in a fresh process: the cap changes a V8 flag for the whole process.
 const capModule = fileURLToPath(new URL('../dist/lib/young-generation-cap.js', import.meta.url))
-const script = (cap: boolean): string => `
+const script = (cap: boolean, worker: boolean | 'startWorker'): string => `
   const v8 = await import('node:v8')
-  const { capYoungGeneration } = await import(${JSON.stringify(capModule)})
+  const { Worker } = await import('node:worker_threads')
+  const { capYoungGeneration, startWorker } = await import(${JSON.stringify(capModule)})
   if (${String(cap)}) capYoungGeneration()
+  const newSpace = () => v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
   const keep = []
-  for (let i = 0; i < 3_000_000; i++) {
-    const o = { a: i, b: 'x' + i, c: [i, { d: i }] }
-    if (i % 100 === 0) keep.push(o)
-    if (keep.length > 5000) keep.splice(0, 2500)
-    // Let the gc observer run now and then, as a server's event loop does between requests.
-    if (i % 100_000 === 0) await new Promise(resolve => setImmediate(resolve))
+  const churn = async (n) => {
+    for (let i = 0; i < n; i++) {
+      const o = { a: i, b: 'x' + i, c: [i, { d: i }] }
+      if (i % 100 === 0) keep.push(o)
+      if (keep.length > 5000) keep.splice(0, 2500)
+      // Let the gc observer run now and then, as a server's event loop does between requests.
+      if (i % 100_000 === 0) await new Promise(resolve => setImmediate(resolve))
+    }
   }
-  const space = v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space')
-  process.stdout.write(String(space.space_size))
+  await churn(3_000_000)
+  if (${String(worker === true)}) {
+    // Until the cap is reached (and seen by the observer) when there is one.
+    for (let i = 0; i < 20 && newSpace() < 16 * 1024 * 1024; i++) await churn(500_000)
+    await new Promise(resolve => setImmediate(resolve))
+    await new Promise(resolve => setImmediate(resolve))
+    // A worker thread (the index and search builders) starts once the cap is reached: its heap
+    // setup must not turn the young generation's growth back on.
+    const w = new Worker('setTimeout(() => {}, 300)', { eval: true })
+    await new Promise(resolve => w.once('online', resolve))
+    // Everything the next collections see survives: V8 grows the young generation whenever allowed.
+    const held = []
+    for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
+    held.length = 0
+    await new Promise(resolve => w.once('exit', resolve))
+  }
+  if (${JSON.stringify(worker)} === 'startWorker') {
+    for (let i = 0; i < 20 && newSpace() < 16 * 1024 * 1024; i++) await churn(500_000)
+    await new Promise(resolve => setImmediate(resolve))
+    await new Promise(resolve => setImmediate(resolve))
+    // As the service starts its index and search workers: this thread goes on allocating at once,
+    // without a turn of its event loop (no 'online' event can come in between).
+    const w = startWorker(new URL('data:text/javascript,setTimeout(() => {}, 300)'), { job: 1 })
+    const held = []
+    for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
+    held.length = 0
+    await new Promise(resolve => w.once('exit', resolve))
+  }
+  process.stdout.write(String(newSpace()))
 `
-const newSpace = (cap: boolean): number => Number(execFileSync(process.execPath, ['--input-type=module', '-e', script(cap)], { encoding: 'utf8' }))
+// Without the test runner's NODE_OPTIONS (it adds them to every child it spawns): its module loader
+// hooks start threads of their own, each of which resets the growth factor unseen (the executable
+// runs without hooks).
+const newSpace = (cap: boolean, worker: boolean | 'startWorker' = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
 
 t.test('the executable caps the young generation at two 8 MB semi-spaces', async t => {
   const capped = newSpace(true)
   const free = newSpace(false)
-  t.ok(capped <= 17 * 1024 * 1024, `capped: ${(capped / 1048576).toFixed(1)} MB`)
+  t.ok(capped <= 16 * 1024 * 1024, `capped: ${(capped / 1048576).toFixed(1)} MB`)
+  t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
+})
+
+t.test('the cap holds after a worker thread starts', async t => {
+  const capped = newSpace(true, true)
+  const free = newSpace(false, true)
+  t.ok(capped <= 16 * 1024 * 1024, `capped, with a worker: ${(capped / 1048576).toFixed(1)} MB`)
+  t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
+})
+
+t.test('a worker started with startWorker does not undo the cap, even while this thread keeps allocating', async t => {
+  const capped = newSpace(true, 'startWorker')
+  const free = newSpace(false, 'startWorker')
+  t.ok(capped <= 16 * 1024 * 1024, `capped, startWorker: ${(capped / 1048576).toFixed(1)} MB`)
   t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
 })

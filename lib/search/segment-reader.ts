@@ -2,10 +2,10 @@
  * Runs the search worker (`search-worker.ts`) over a collection's files, or builds in this thread
  * when the collection is small.
  */
-import { Worker } from 'node:worker_threads'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildSegment, type BuiltSegment, type SegmentJob } from './build-segment.js'
+import { startWorker } from '../young-generation-cap.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./search-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -33,7 +33,7 @@ export async function readSegment (job: SegmentJob): Promise<BuiltSegment> {
 let queue: Promise<void> = Promise.resolve()
 
 async function inWorker (job: SegmentJob): Promise<BuiltSegment> {
-  const worker = new Worker(WORKER, { workerData: job })
+  const worker = startWorker(WORKER, job)
   return await new Promise<BuiltSegment>((resolve, reject) => {
     worker.once('message', (built: BuiltSegment) => { resolve(built) })
     worker.once('error', reject)

@@ -1,11 +1,11 @@
 /**
  * Runs the index worker (`index-worker.ts`) over a collection's files and returns what it read.
  */
-import { Worker } from 'node:worker_threads'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { JsonSchema } from '../content/schema-tools.js'
 import type { IndexRow, RowRules } from './index-row.js'
+import { startWorker } from '../young-generation-cap.js'
 
 /** What the worker reads. */
 export interface IndexJob {
@@ -37,7 +37,7 @@ const WORKER = new URL(`./index-worker${path.extname(fileURLToPath(import.meta.u
  * the worker fails
  */
 export async function readInWorker (job: IndexJob): Promise<IndexRow[]> {
-  const worker = new Worker(WORKER, { workerData: job })
+  const worker = startWorker(WORKER, job)
   return await new Promise<IndexRow[]>((resolve, reject) => {
     worker.once('message', (reply: IndexReply) => {
       const rows = JSON.parse(reply.json) as IndexRow[]
