@@ -112,14 +112,20 @@ t.test('a pack index finds exactly the objects of its pack', async t => {
   t.throws(() => new PackIndex(built.idx.subarray(0, 2000)), { name: 'PackIndexError' })
 })
 
-t.test('start-up removes our temporary pack files only', async t => {
+t.test('start-up removes our temporary pack files and indexes without their pack only', async t => {
   const { gitDir } = makeRepo(t)
   const packDir = path.join(gitDir, 'objects', 'pack')
   await mkdir(packDir, { recursive: true })
   await writeFile(path.join(packDir, 'tmp_pack_cms_0123_7'), 'half a pack')
   await writeFile(path.join(packDir, 'tmp_pack_ABCDEF'), 'git is writing this one')
-  t.equal(await new PackStore(gitDir).sweepTemporary(), 1)
-  t.same(await packFiles(gitDir), ['tmp_pack_ABCDEF'])
+  // An index whose pack is gone (a kill between the two renames or removals) goes; a pair stays.
+  const orphan = `pack-${'a'.repeat(40)}`
+  const pair = `pack-${'b'.repeat(40)}`
+  await writeFile(path.join(packDir, `${orphan}.idx`), 'index')
+  await writeFile(path.join(packDir, `${pair}.idx`), 'index')
+  await writeFile(path.join(packDir, `${pair}.pack`), 'pack')
+  t.equal(await new PackStore(gitDir).sweepTemporary(), 2)
+  t.same(await packFiles(gitDir), [`${pair}.idx`, `${pair}.pack`, 'tmp_pack_ABCDEF'])
   t.equal(await new PackStore(path.join(gitDir, 'missing')).sweepTemporary(), 0, 'no pack directory: nothing to do')
 })
 
