@@ -140,7 +140,7 @@ async function replaceBase (
   // with the history pack, and replaces the entry only once the snapshot of the state it replaces
   // is durable on its ref.
   await recordReplaced(services, input, base, [{ path: file, data: text }])
-  const revision = await index.recordWrite(input.id, outcome.data)
+  const revision = await index.recordWrite(input.id, outcome.data, { file, text })
   await services.committer.track([services.relativePath(file)])
   return { revision, changed: true }
 }

@@ -26,6 +26,74 @@ export interface Signature {
 /** Printable ASCII only. */
 const ASCII = /^[\x20-\x7e]*$/
 
+function isAscii (name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i)
+    if (c < 0x20 || c > 0x7e) return false
+  }
+  return true
+}
+
+/** A tree entry's mode as git writes it (no leading zeros: `40000`). */
+function modeOf (e: TreeItem): string {
+  return e.mode.charCodeAt(0) === 0x30 ? e.mode.replace(/^0+/, '') : e.mode
+}
+
+/** Git's order of ASCII names: by bytes, a directory as if its name ended in `/`. */
+function compareAscii (a: TreeItem, b: TreeItem): number {
+  const x = a.path
+  const y = b.path
+  const n = Math.min(x.length, y.length)
+  for (let i = 0; i < n; i++) {
+    const d = x.charCodeAt(i) - y.charCodeAt(i)
+    if (d !== 0) return d
+  }
+  const cx = x.length > n ? x.charCodeAt(n) : a.type === 'tree' ? 0x2f : -1
+  const cy = y.length > n ? y.charCodeAt(n) : b.type === 'tree' ? 0x2f : -1
+  return cx - cy
+}
+
+/** Writes a 40-digit hex object id as its 20 bytes. */
+function writeOid (content: Buffer, at: number, oid: string): number {
+  if (oid.length !== 40) throw new Error(`Invalid object id in tree: ${JSON.stringify(oid)}`)
+  for (let i = 0; i < 40; i += 2) {
+    const hi = hexValue(oid.charCodeAt(i))
+    const lo = hexValue(oid.charCodeAt(i + 1))
+    if (hi < 0 || lo < 0) throw new Error(`Invalid object id in tree: ${JSON.stringify(oid)}`)
+    content[at++] = (hi << 4) | lo
+  }
+  return at
+}
+
+function hexValue (c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30
+  if (c >= 0x61 && c <= 0x66) return c - 0x57
+  if (c >= 0x41 && c <= 0x46) return c - 0x37
+  return -1
+}
+
+function isSorted (entries: TreeItem[]): boolean {
+  for (let i = 1; i < entries.length; i++) if (compareAscii(entries[i - 1]!, entries[i]!) >= 0) return false
+  return true
+}
+
+/** The tree's bytes by the general rule (names with any byte): the slow path. */
+function encodeTreeBytes (entries: TreeItem[]): Buffer {
+  const items = entries.map(e => {
+    // Git sorts names as bytes, a directory as if its name ended in `/`.
+    return { e, key: e.type === 'tree' ? `${e.path}/` : e.path, head: `${e.mode.replace(/^0+/, '')} ${e.path}\0` }
+  })
+  if (items.every(i => ASCII.test(i.key))) items.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+  else items.sort((a, b) => Buffer.compare(Buffer.from(a.key, 'utf8'), Buffer.from(b.key, 'utf8')))
+  const content = Buffer.alloc(items.reduce((n, i) => n + Buffer.byteLength(i.head, 'utf8') + 20, 0))
+  let at = 0
+  for (const { e, head } of items) {
+    at += content.write(head, at, 'utf8')
+    at += content.write(e.oid, at, 'hex')
+  }
+  return content
+}
+
 /** Objects to be written together. */
 export class ObjectBatch {
   readonly objects: PackObject[] = []
@@ -45,19 +113,26 @@ export class ObjectBatch {
    * @returns the tree's object id
    */
   tree (entries: TreeItem[]): string {
-    const items = entries.map(e => {
+    for (const e of entries) {
       if (e.path === '' || e.path.includes('/') || e.path.includes('\0')) throw new Error(`Invalid tree entry name: ${JSON.stringify(e.path)}`)
-      // Git sorts names as bytes, a directory as if its name ended in `/`.
-      return { e, key: e.type === 'tree' ? `${e.path}/` : e.path, head: `${e.mode.replace(/^0+/, '')} ${e.path}\0` }
-    })
-    // For ASCII names (ids and shard names always are) string order is byte order.
-    if (items.every(i => ASCII.test(i.key))) items.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
-    else items.sort((a, b) => Buffer.compare(Buffer.from(a.key, 'utf8'), Buffer.from(b.key, 'utf8')))
-    const content = Buffer.alloc(items.reduce((n, i) => n + Buffer.byteLength(i.head, 'utf8') + 20, 0))
+    }
+    if (!entries.every(e => isAscii(e.path))) return this.add('tree', encodeTreeBytes(entries))
+    // ASCII names (ids and shard names always are): string order is byte order, and the entries
+    // are encoded char by char (a shard tree of a few hundred names is hashed at every commit:
+    // Buffer.write per field and a sort with a key string per entry cost 5x this).
+    const items = isSorted(entries) ? entries : [...entries].sort(compareAscii)
+    let size = 0
+    for (const e of items) size += modeOf(e).length + e.path.length + 22
+    const content = Buffer.allocUnsafe(size)
     let at = 0
-    for (const { e, head } of items) {
-      at += content.write(head, at, 'utf8')
-      at += content.write(e.oid, at, 'hex')
+    for (const e of items) {
+      const mode = modeOf(e)
+      for (let i = 0; i < mode.length; i++) content[at++] = mode.charCodeAt(i)
+      content[at++] = 0x20
+      const name = e.path
+      for (let i = 0; i < name.length; i++) content[at++] = name.charCodeAt(i)
+      content[at++] = 0
+      at = writeOid(content, at, e.oid)
     }
     return this.add('tree', content)
   }

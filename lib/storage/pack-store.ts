@@ -131,9 +131,12 @@ export class PackStore {
   }
 
   /**
-   * Removes the temporary files of packs that a killed process was writing (ours only, by prefix),
-   * and lets the group commit take over the spare inodes it left (see inode-pool.ts).
-   * Call it at start-up while holding the instance lock.
+   * Removes the temporary files of packs that a killed process was writing (ours only, by prefix)
+   * and pack indexes left without their pack (a kill between placing an index and its pack, or
+   * between removing a merged pack and its index: `git fsck` reports such an index as an error; git
+   * itself places the pack before its index, so it never leaves one), and lets the group commit take
+   * over the spare inodes it left (see inode-pool.ts). Call it at start-up while holding the
+   * instance lock.
    * @returns the number of files removed
    */
   async sweepTemporary (): Promise<number> {
@@ -144,7 +147,9 @@ export class PackStore {
     } catch {
       return 0
     }
-    const stale = names.filter(n => n.startsWith(TMP_PREFIX))
+    const present = new Set(names)
+    const orphans = names.filter(n => /^pack-[0-9a-f]{40}\.idx$/.test(n) && !present.has(`${n.slice(0, -4)}.pack`))
+    const stale = [...names.filter(n => n.startsWith(TMP_PREFIX)), ...orphans]
     await Promise.all(stale.map(async n => { await rm(path.join(this.packDir, n), { force: true }) }))
     return stale.length
   }

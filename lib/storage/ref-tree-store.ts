@@ -311,7 +311,8 @@ export class RefTreeStore<T> implements RefSource {
 
   /** Adds a changed tree level and its changed children to the batch; null when it ended up empty. */
   private writeDraft (batch: ObjectBatch, draft: TreeDraft, keepEmpty = false): string | null {
-    const entries: Tree = new Map(draft.entries)
+    // The draft's map is its own copy (draftOf): it becomes the new tree's cached entries.
+    const entries: Tree = draft.entries
     for (const [name, child] of draft.children) {
       if (!child.dirty) continue
       const oid = this.writeDraft(batch, child)

@@ -141,6 +141,33 @@ t.test('new strings that YAML 1.1 readers (Jekyll) would take for booleans or nu
   t.same(parseEntry('md', text), { title: 'yes', answer: 'no', time: '1:30', day: '2024-01-31', tags: ['on', 'x'], body: '' })
 })
 
+t.test('a plain title saved with plain-safe and unsafe strings is written as the yaml package writes it', async t => {
+  const text = '---\ntitle: Old words\ntags: [a, b]\n---\nBody\n'
+  const plain = ['New title', 'a', 'Version 2.0 of it', 'x_y-z.', 'two  spaces', 'e1', 'Nullable', 'yesterday']
+  const quoted: Array<[string, string]> = [
+    ['null', '"null"'], ['True', '"True"'], ['FALSE', '"FALSE"'],
+    ['a: b', '"a: b"'], ['x #y', '"x #y"'], ['trailing ', '"trailing "'], ['12', '"12"'], ['- item', '"- item"'], ['', '""']
+  ]
+  for (const v of plain) {
+    const out = edit('md', text, d => { d.title = v })
+    t.same(changedLines(text, out), { removed: ['title: Old words\n'], added: [`title: ${v}\n`] }, v)
+    t.equal(parseEntry('md', out).title, v)
+  }
+  // YAML 1.1 words keep the style of the plain value they replace (as before the plain-string path).
+  for (const v of ['yes', 'No', 'y', 'off']) t.equal(parseEntry('md', edit('md', text, d => { d.title = v })).title, v, v)
+  for (const [v, written] of quoted) {
+    const out = edit('md', text, d => { d.title = v })
+    t.equal(parseEntry('md', out).title, v, `${JSON.stringify(v)} reads back`)
+    t.match(out, `title: ${written}\n`, `${JSON.stringify(v)} is quoted`)
+  }
+  // In a flow map a comma or a bracket would end the value: those strings are never written plain there.
+  const flow = '---\nseo: { title: Old, x: 1 }\n---\n'
+  for (const v of ['A, B', 'Plain words', 'a]b']) {
+    const out = edit('md', flow, d => { (d.seo as EntryData).title = v })
+    t.same(parseEntry('md', out).seo, { title: v, x: 1 }, v)
+  }
+})
+
 t.test('YAML that Jekyll accepts: a flow list closed at column 1', async t => {
   const text = '---\ntitle: T\nseo:\n  keywords: [one,\n  two,\n]\n---\nbody\n'
   t.same(parseEntry('md', text).seo, { keywords: ['one', 'two'] })

@@ -112,14 +112,20 @@ t.test('a pack index finds exactly the objects of its pack', async t => {
   t.throws(() => new PackIndex(built.idx.subarray(0, 2000)), { name: 'PackIndexError' })
 })
 
-t.test('start-up removes our temporary pack files only', async t => {
+t.test('start-up removes our temporary pack files and indexes without their pack only', async t => {
   const { gitDir } = makeRepo(t)
   const packDir = path.join(gitDir, 'objects', 'pack')
   await mkdir(packDir, { recursive: true })
   await writeFile(path.join(packDir, 'tmp_pack_cms_0123_7'), 'half a pack')
   await writeFile(path.join(packDir, 'tmp_pack_ABCDEF'), 'git is writing this one')
-  t.equal(await new PackStore(gitDir).sweepTemporary(), 1)
-  t.same(await packFiles(gitDir), ['tmp_pack_ABCDEF'])
+  // An index whose pack is gone (a kill between the two renames or removals) goes; a pair stays.
+  const orphan = `pack-${'a'.repeat(40)}`
+  const pair = `pack-${'b'.repeat(40)}`
+  await writeFile(path.join(packDir, `${orphan}.idx`), 'index')
+  await writeFile(path.join(packDir, `${pair}.idx`), 'index')
+  await writeFile(path.join(packDir, `${pair}.pack`), 'pack')
+  t.equal(await new PackStore(gitDir).sweepTemporary(), 2)
+  t.same(await packFiles(gitDir), [`${pair}.idx`, `${pair}.pack`, 'tmp_pack_ABCDEF'])
   t.equal(await new PackStore(path.join(gitDir, 'missing')).sweepTemporary(), 0, 'no pack directory: nothing to do')
 })
 
@@ -140,4 +146,28 @@ t.test('a merge copies packs its loaded indexes lost track of, and never removes
   t.equal((await packFiles(gitDir)).filter(f => f.endsWith('.pack')).length, 1, 'the eight packs were merged into one')
   for (const oid of oids) t.equal(gitIn(dir, ['cat-file', 'blob', oid]), `object ${oids.indexOf(oid)}`)
   t.equal(gitIn(dir, ['fsck', '--no-progress', '--no-dangling']), '')
+})
+
+t.test('trees of names in any order and of any kind get the ids git mktree gives them', async t => {
+  const { dir } = makeRepo(t)
+  const batch = new ObjectBatch()
+  const blob = batch.blob(Buffer.from('x\n', 'utf8'))
+  const sub = batch.tree([{ mode: '100644', path: 'x.json', oid: blob, type: 'blob' }])
+  const names = ['a', 'a-b', 'a.json', 'a0', 'ab', 'a_', 'A', 'Z', 'post-1', 'post-1.json', 'post-10.json', '%2F.json', 'z~', '00', 'ff']
+  let seed = 7
+  const random = (): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
+  for (let round = 0; round < 12; round++) {
+    const picked = names.filter(() => random() < 0.6)
+    if (round === 11) picked.push('café.json', 'cafe\u0301')
+    const items = picked.map(p => random() < 0.5
+      ? { mode: '040000', path: p, oid: sub, type: 'tree' as const }
+      : { mode: '100644', path: p, oid: blob, type: 'blob' as const })
+    // Sorted one way or shuffled: the encoder sorts unless they already are in git's order.
+    if (round % 2 === 1) items.sort(() => random() - 0.5)
+    const expected = gitIn(dir, ['mktree', '--missing'], items.map(i => `${i.mode} ${i.type} ${i.oid}\t${i.path}`).join('\n') + '\n')
+    t.equal(batch.tree(items), expected, `round ${round}: ${items.length} names`)
+    const sorted = items.map(i => i.path).sort((a, b) => Buffer.compare(Buffer.from(items.find(i => i.path === a)!.type === 'tree' ? `${a}/` : a), Buffer.from(items.find(i => i.path === b)!.type === 'tree' ? `${b}/` : b)))
+    t.equal(batch.tree(sorted.map(name => items.find(i => i.path === name)!)), expected, `round ${round} in git's order`)
+  }
+  t.throws(() => batch.tree([{ mode: '100644', path: 'x', oid: 'not-hex'.padEnd(40, 'z'), type: 'blob' }]), /Invalid object id/)
 })
