@@ -710,7 +710,7 @@ export class CollectionIndex {
    * Puts a row in the sorted list in place of its previous row (same id and order, so the same
    * place): found by binary search, so a save costs the same at 100,000 entries as at 1,000.
    */
-  #replaceSorted (before: IndexRow, entry: IndexRow): void {
+  #replaceSorted (before: StoredRow, entry: StoredRow): void {
     const sorted = this.#sorted!
     let lo = 0
     let hi = sorted.length - 1
