@@ -27,8 +27,13 @@ export interface ContentStoreOptions {
 }
 
 const INFER_SAMPLE = 50
-/** Never watched: git's own files and installed packages. */
-const WATCH_IGNORE = ['.git', 'node_modules', '**/.git', '**/node_modules']
+/**
+ * Never watched: git's own files and installed packages at a watch root's top. Plain paths, no
+ * `**` globs: @parcel/watcher matches globs against every path it walks when it subscribes, which
+ * took 660-690 ms for a 100,000-file folder against 355 ms with plain paths (issue 18, restart); a
+ * `.git` or `node_modules` nested deeper in a content folder is watched (its events name no entry).
+ */
+const WATCH_IGNORE = ['.git', 'node_modules']
 
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
