@@ -1,13 +1,11 @@
 import t from 'tap'
 import { mkdir, readFile, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { makeSite, startServer, type TestServer } from '../helpers/site.js'
+import { listEntries, readEntry } from '../helpers/entry-api.js'
+import { makeSite, startServer } from '../helpers/site.js'
 import { RACY_MS } from '../../lib/storage/index-snapshot.js'
 import { statInWorker } from '../../lib/storage/stat-files.js'
 import { statEntryFileNow } from '../../lib/storage/entry-file.js'
-
-interface View { id: string, revision: number, data?: Record<string, unknown> }
-interface ListBody { entries: View[] }
 
 const CONFIG = `collections:
   posts:
@@ -24,17 +22,8 @@ async function settle (): Promise<void> {
   await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
 }
 
-async function list (s: TestServer, collection: string): Promise<View[]> {
-  const res = await s.request(`/api/cms/entries?collection=${collection}&pageSize=100`, { headers: { cookie: await s.login() } })
-  t.equal(res.status, 200)
-  return ((await res.json()) as ListBody).entries
-}
-
-async function read (s: TestServer, collection: string, id: string): Promise<View | null> {
-  const res = await s.request(`/api/cms/entries?collection=${collection}&id=${encodeURIComponent(id)}`, { headers: { cookie: await s.login() } })
-  if (res.status === 404) return null
-  return ((await res.json()) as ListBody).entries[0] ?? null
-}
+const list = listEntries
+const read = readEntry
 
 t.test('rows whose file is not the default one of their id keep it across a restart', async t => {
   const repoDir = await makeSite(t, {

@@ -1,12 +1,13 @@
 import t from 'tap'
 import { readFile, readdir, realpath, rm, stat, utimes, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import { listEntries, readEntry, type EntryView } from '../helpers/entry-api.js'
 import { makeSite, startServer, writeHeaders, type TestServer } from '../helpers/site.js'
 import { spawnServer, loginAt } from '../helpers/spawn-server.js'
 import { RACY_MS } from '../../lib/storage/index-snapshot.js'
 import { readInWorker } from '../../lib/storage/index-reader.js'
 
-interface View { id: string, revision: number, data?: Record<string, unknown>, validationIssues?: unknown[] }
+type View = EntryView
 interface ListBody { entries: View[], pagination: { total: number } }
 
 const config = (required: string): string => `collections:
@@ -54,17 +55,8 @@ async function site (t: Teardown): Promise<string> {
   return dir
 }
 
-async function list (s: TestServer, collection: string): Promise<View[]> {
-  const res = await s.request(`/api/cms/entries?collection=${collection}&pageSize=100`, { headers: { cookie: await s.login() } })
-  t.equal(res.status, 200)
-  return ((await res.json()) as ListBody).entries
-}
-
-async function read (s: TestServer, collection: string, id: string): Promise<View | null> {
-  const res = await s.request(`/api/cms/entries?collection=${collection}&id=${encodeURIComponent(id)}`, { headers: { cookie: await s.login() } })
-  if (res.status === 404) return null
-  return ((await res.json()) as ListBody).entries[0] ?? null
-}
+const list = listEntries
+const read = readEntry
 
 /** Starts, lets every index build and persist, and stops. */
 async function startAndStop (t: Teardown, repoDir: string): Promise<Map<string, View>> {
