@@ -13,6 +13,7 @@
 import type { EntryData } from '../content/formats.js'
 import { readEntryFile } from '../storage/entry-file.js'
 import { formatOfFile } from '../storage/entry-paths.js'
+import { sortedIndexOf } from './sorted-ids.js'
 import type { IndexRow } from '../storage/index-row.js'
 import { RACY_MS, signatureCtime } from '../storage/index-snapshot.js'
 import type { Collection } from '../storage/collection-registry.js'
@@ -274,16 +275,4 @@ export class CollectionSearch {
     this.#persisting = write
     await write
   }
-}
-
-/** Where `id` is in sorted `ids`, or -1. */
-function sortedIndexOf (ids: readonly string[], id: string): number {
-  let lo = 0
-  let hi = ids.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if ((ids[mid] as string) < id) lo = mid + 1
-    else hi = mid
-  }
-  return lo < ids.length && ids[lo] === id ? lo : -1
 }

@@ -9,6 +9,7 @@ import { bodyLength, IN_BODY, type EntryTerms } from './entry-terms.js'
 import { ALL_FIELDS, ALL_TITLE, docOfKey, idfOf, rankKey, tierBitsOf, tierOf, wordScore } from './ranking.js'
 import type { SearchSegment } from './search-segment.js'
 import type { SearchQuery } from './search-query.js'
+import { sortedIndexOf } from './sorted-ids.js'
 
 /** What a search found: how many, the first rank keys in rank order, a way to name their entries. */
 export interface RankedDocs {
@@ -291,15 +292,7 @@ export class FullTextIndex {
     const overlay = this.#overlayDoc.get(id)
     if (overlay !== undefined) return overlay
     // The segment's ids are sorted: binary search.
-    const ids = this.#baseIds
-    let lo = 0
-    let hi = ids.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if ((ids[mid] as string) < id) lo = mid + 1
-      else hi = mid
-    }
-    return lo < ids.length && ids[lo] === id ? lo : -1
+    return sortedIndexOf(this.#baseIds, id)
   }
 
   #idOf (doc: number): string {
