@@ -116,7 +116,6 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
     await removeStaleLocks(gitDir, 'refs/cms/', 0)
-    await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)))
     // Uploads a killed process was still receiving: nothing there is ever needed after a restart.
     await rm(path.join(stateDir, 'uploads-tmp'), { recursive: true, force: true })
     auth = await createAuth({ config, runtime, stateDir, log })
@@ -180,6 +179,16 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const warming = new Promise<void>(resolve => setImmediate(resolve))
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+    // Temp files a killed predecessor left in the site's folders: a walk of every content folder
+    // (0.25-0.86 s at 100,000 entries), so it runs after the first builds, not before listening.
+    // Safe meanwhile: every reader skips hidden names (indexes, media, the watcher's events), a new
+    // temp name is random and opened exclusively (a clash fails that write, never mixes files), and
+    // only files whose ctime is before the lock file's are removed (the file system's clock, whose
+    // coarse tick Date.now() would not match), so the sweep never takes the temp file of a write of
+    // this instance in flight. It ends before the lock is released.
+    const sweeping = warming
+      .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
+      .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })
     const liveAuth = auth
     const liveRemote = remote
     const cms: Cms = {
@@ -192,6 +201,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         await liveRemote.close()
         await media.close()
         await warming
+        await sweeping
         await liveContent.close()
         await liveAuth.close()
         await packs.idle()

@@ -21,7 +21,7 @@ import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath,
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
-import { statInWorker } from './stat-files.js'
+import { startStatPass, type StatPass } from './stat-files.js'
 
 export type { IndexRow }
 
@@ -54,10 +54,13 @@ export interface IndexOptions {
   /** Where the rows are persisted between runs; null: nowhere (always built from the files). */
   snapshot?: IndexSnapshot | null
   /**
-   * Resolves once the file watcher sees changes: a build lists and stats the files only then (a
-   * change made before would go unseen), parsing the snapshot and the revision log meanwhile.
+   * Resolves once the file watcher sees changes. A build that starts before lists and stats the
+   * files at once, beside the watcher's walk, and once the watcher listens checks every file again
+   * (`caughtUp`), so a change made in between is never missed.
    */
   watching?: Promise<void>
+  /** True once `watching` has resolved (a build then needs no second check); default false. */
+  isWatching?: () => boolean
 }
 
 const LOAD_CONCURRENCY = 64
@@ -108,6 +111,8 @@ export class CollectionIndex {
   #loadStats = { fromSnapshot: 0, read: 0 }
   /** Set once the first build is done. */
   #built = false
+  /** The check of every file once the watcher listens (see `caughtUp`). */
+  #caughtUp: Promise<void> = Promise.resolve()
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
@@ -339,14 +344,18 @@ export class CollectionIndex {
     const logLoading = this.#opts.log.load()
     let snapshotGone = false
     const snapshotReading = (this.#opts.snapshot?.read(this.#home) ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
-    await this.#opts.watching
+    // Listed and stat-ed at once, beside the watcher's walk (0.35 s of its own thread at 100,000
+    // files): what changes before the watcher listens is found by `#catchUp` (issue 18, restart).
+    const watching = this.#opts.watching
+    const live = watching === undefined || this.#opts.isWatching?.() === true
+    const scanAt = Date.now()
     const found = await this.#scanDirectory()
+    const scannedMtime = this.#dirMtime
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
-    const sigsReading = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
-      ? statInWorker(found.map(entry => entry[1])).catch(() => null)
-      : Promise.resolve(null)
+    const pass = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES ? startStatPass(found.map(entry => entry[1])) : null
+    const sigsReading = pass?.sigs.catch(() => null) ?? Promise.resolve(null)
     const [states, snapshot, sigs] = await Promise.all([logLoading, snapshotReading, sigsReading])
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
@@ -405,8 +414,54 @@ export class CollectionIndex {
     // A map keeps its size after deletions: a fresh one holds only the states rows do not.
     this.#states = new Map(this.#states)
     this.#built = true
+    if (!live) this.#caughtUp = this.#catchUp(watching, scanAt - scannedMtime, pass, found)
+    else pass?.end()
     // Written at once after a build, so a process killed soon after still starts fast next time.
     if (this.#snapshotStale) this.#scheduleSnapshot(0)
+  }
+
+  /**
+   * Resolves once every change made between a build's stat of the files and the moment the watcher
+   * began to listen has been noticed (its entries marked for a re-check on the next read). A build
+   * that started after the watcher listened needs no such check.
+   * @returns resolves when done (never rejects)
+   */
+  get caughtUp (): Promise<void> {
+    return this.#caughtUp
+  }
+
+  /**
+   * Once the watcher listens, every change is an event; what changed between the build's stat of a
+   * file and then is found here: each row's file is stat-ed again (in the stat worker for a large
+   * collection) and any other signature marks it dirty. An add or a removal changes the folder's
+   * mtime, which each list compares with the one taken before the scan; a folder changed within
+   * RACY_MS of that scan, or a nested or bundled layout (whose deeper folders no list stats), is
+   * scanned again on the next read.
+   * @param folderAge how old the folder's mtime was when the build stat-ed it, before its scan
+   * @param pass the build's stat worker, which stats the files it found again (null: stat each row here)
+   * @param found the files the build found, in the worker's order
+   */
+  async #catchUp (watching: Promise<void>, folderAge: number, pass: StatPass | null, found: Array<[string, string]>): Promise<void> {
+    await watching
+    try {
+      const layout = this.#layout
+      if (layout.files !== null || layout.nested || layout.indexFile !== null || !(folderAge >= RACY_MS)) this.#rescan = true
+      const changed = pass === null ? null : await pass.again().catch(() => null)
+      if (changed !== null) {
+        for (const i of changed) this.#dirty.add(found[i]![0])
+        return
+      }
+      let i = 0
+      for (const row of [...this.#entries.values()]) {
+        if (++i % 4096 === 0) await new Promise(resolve => setImmediate(resolve))
+        let sig: string | null
+        try { sig = statNow(this.#opts.repoRealDir, row.file) } catch { sig = null }
+        if (sig !== row.sig) this.#dirty.add(row.id)
+      }
+    } catch {
+      // Folder refused meanwhile: the next read reports it; rescan to be sure.
+      this.#rescan = true
+    }
   }
 
   /**

@@ -233,7 +233,7 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const deep = layout.nested || layout.indexFile !== null
   // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
   // would hold every listing alive together (heap the server keeps afterwards).
-  const pending: Array<[string, string]> = [[layout.dir, '']]
+  const pending: Array<[string, string]> = [[path.normalize(layout.dir), '']]
   const walker = async (): Promise<void> => {
     for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
       const [dir, rel] = next
@@ -247,19 +247,27 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
         if (d.name.startsWith('.')) continue
         const childRel = rel === '' ? d.name : `${rel}/${d.name}`
         if (d.isDirectory()) {
-          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([path.join(dir, d.name), childRel])
+          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([childPath(dir, d.name), childRel])
           continue
         }
         // Files and links to files (a link is checked when read); a linked folder is never entered.
         if (!d.isFile() && !d.isSymbolicLink()) continue
         const id = idOfPath(layout, childRel)
-        if (id !== null) add(id, path.join(dir, d.name))
+        if (id !== null) add(id, childPath(dir, d.name))
       }
     }
   }
   // Folders found by one walker are taken by any: keep walking until none is left.
   while (pending.length > 0) await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, walker))
   return { found, problems }
+}
+
+/**
+ * `path.join(dir, name)` for a normalized folder and a name `readdir` gave (no separator, never `.`
+ * or `..`): the same string without normalizing it again (a third of a 100,000-file scan; issue 18).
+ */
+function childPath (dir: string, name: string): string {
+  return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name
 }
 
 function extensionOf (base: string, exts: readonly string[]): string | null {

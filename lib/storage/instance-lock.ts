@@ -15,6 +15,12 @@ import { StartupError } from '../errors.js'
 /** A held instance lock. */
 export interface InstanceLock {
   release: () => Promise<void>
+  /**
+   * The lock file's ctime (ms since the epoch), taken from the file system's own clock: every file
+   * this instance creates later has a ctime at or after it, and every file a dead predecessor left
+   * has one at or before it.
+   */
+  takenAt: number
 }
 
 /** What the lock file records. */
@@ -45,15 +51,18 @@ export async function acquireInstanceLock (stateDir: string): Promise<InstanceLo
     if (heldHere.has(file)) throw new StartupError(`another git-cms instance in this process (pid ${process.pid}) already serves this repository`)
     try {
       const handle = await open(file, 'wx')
+      let takenAt: number
       try {
         await handle.writeFile(JSON.stringify(ownerOf(process.pid)))
         await handle.sync()
+        takenAt = (await handle.stat()).ctimeMs
       } finally {
         await handle.close()
       }
       heldHere.add(file)
       let released = false
       return {
+        takenAt,
         release: async () => {
           if (released) return
           released = true

@@ -8,17 +8,68 @@ import { fileURLToPath } from 'node:url'
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
+/** Per file: its signature, null when it is missing or not a file, undefined when the caller must stat it itself. */
+export type StatResults = Array<string | null | undefined>
+
+/** A stat worker's first pass, and the second it can make of the same files. */
+export interface StatPass {
+  /** The first pass; rejects when the worker fails. */
+  sigs: Promise<StatResults>
+  /**
+   * Stats the files again and ends the worker.
+   * @returns the positions of the files whose result differs from the first pass's (or is undefined)
+   */
+  again: () => Promise<number[]>
+  /** Ends the worker without a second pass. */
+  end: () => void
+}
+
+/**
+ * Starts a stat worker over files: it stats them at once and can stat them again later.
+ * @param files absolute entry file paths (no NUL in a path)
+ * @returns the pass; the worker never keeps the process alive
+ */
+export function startStatPass (files: readonly string[]): StatPass {
+  const worker = new Worker(WORKER, { workerData: files.join('\0') })
+  const failed = new Promise<never>((resolve, reject) => {
+    worker.once('error', reject)
+    worker.once('exit', (code) => { reject(new Error(`stat worker exited with code ${code}`)) })
+  })
+  failed.catch(() => {})
+  const next = async <T>(): Promise<T> => await Promise.race([new Promise<T>(resolve => worker.once('message', resolve)), failed])
+  const sigs = next<StatResults>()
+  // Waiting for `again` or `end` must not hold the process open.
+  sigs.then(() => { worker.unref() }, () => {})
+  let ended = false
+  return {
+    sigs,
+    again: async () => {
+      await sigs
+      if (ended) throw new Error('stat worker already ended')
+      ended = true
+      const changed = next<number[]>()
+      worker.postMessage(true)
+      return await changed
+    },
+    end: () => {
+      if (ended) return
+      ended = true
+      void sigs.then(() => { worker.postMessage(false) }, () => {})
+    }
+  }
+}
+
 /**
  * The signature of each file, stat-ed in a worker thread.
  * @param files absolute entry file paths
  * @returns per file: its signature, null when it is missing or not a file, undefined when the
  * caller must stat it itself (a link, an unexpected error); rejects when the worker fails
  */
-export async function statInWorker (files: readonly string[]): Promise<Array<string | null | undefined>> {
-  const worker = new Worker(WORKER, { workerData: files })
-  return await new Promise((resolve, reject) => {
-    worker.once('message', (sigs: Array<string | null | undefined>) => { resolve(sigs) })
-    worker.once('error', reject)
-    worker.once('exit', (code) => { reject(new Error(`stat worker exited with code ${code}`)) })
-  })
+export async function statInWorker (files: readonly string[]): Promise<StatResults> {
+  const pass = startStatPass(files)
+  try {
+    return await pass.sigs
+  } finally {
+    pass.end()
+  }
 }

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { acquireInstanceLock } from '../../lib/storage/instance-lock.js'
 import { StartupError } from '../../lib/errors.js'
@@ -30,6 +30,7 @@ t.test('the lock records pid, process start time and boot id, and is released', 
   const lock = await acquireInstanceLock(dir)
   const held = JSON.parse(readFileSync(path.join(dir, 'instance.lock'), 'utf8'))
   t.same(held, { pid: process.pid, start: startTimeOf(process.pid), boot: BOOT_ID })
+  t.equal(lock.takenAt, statSync(path.join(dir, 'instance.lock')).ctimeMs, 'takenAt is the lock file\'s ctime (the file system\'s clock)')
   await t.rejects(acquireInstanceLock(dir), StartupError, 'a second holder in this process is refused while held')
   await lock.release()
 })

@@ -1,0 +1,131 @@
+// A build no longer waits for the file watcher's subscription (its walk of every file) before it
+// lists and stats the files: changes made between that stat and the moment the watcher listens
+// must still be noticed, once it listens (CollectionIndex.caughtUp), with no watcher event at all.
+import t from 'tap'
+import { mkdir, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { loadConfig } from '../../lib/config.js'
+import { CollectionRegistry } from '../../lib/storage/collection-registry.js'
+import { CollectionIndex } from '../../lib/storage/collection-index.js'
+import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexSnapshot, RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { makeSite } from '../helpers/site.js'
+
+const post = (title: string): string => `---\ntitle: ${title}\n---\n\nBody.\n`
+const CONFIG = `collections:
+  posts:
+    format: md
+    titleField: title
+  bundles:
+    format: md
+    indexFile: index
+    titleField: title
+`
+
+async function settle (): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
+}
+
+/** An index over a site's collection, with a watcher subscription the test resolves by hand. */
+async function openIndex (repoDir: string, name: string, watching?: Promise<void>): Promise<CollectionIndex> {
+  const repoReal = await realpath(repoDir)
+  const registry = new CollectionRegistry(repoDir, await loadConfig(repoDir))
+  await registry.load()
+  const collection = (await registry.get(name))!
+  const stateDir = path.join(repoDir, '.git', 'cms')
+  return new CollectionIndex({
+    collection,
+    repoRealDir: repoReal,
+    log: new RevisionLog(stateDir, name),
+    validate: () => [],
+    snapshot: new IndexSnapshot(stateDir, collection, repoReal),
+    watching,
+    isWatching: () => false
+  })
+}
+
+/** Builds a collection once and persists its snapshot (the previous run). */
+async function previousRun (repoDir: string, name: string): Promise<void> {
+  const index = await openIndex(repoDir, name)
+  await index.ready()
+  await index.flushSnapshot()
+}
+
+const titles = async (index: CollectionIndex): Promise<Record<string, unknown>> =>
+  Object.fromEntries((await index.all()).map(row => [row.id, row.fields?.title]))
+
+/** Rewrites a file with other text of the same size, its mtime set back: only its ctime tells. */
+async function editKeepingSizeAndMtime (file: string, text: string): Promise<void> {
+  const st = await stat(file)
+  await writeFile(file, text)
+  await utimes(file, st.atime, st.mtime)
+}
+
+for (const count of [3, 4100]) {
+  t.test(`${count} files: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
+    const files: Record<string, string> = { 'cms.config.yaml': CONFIG }
+    for (let i = 0; i < count; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}`)
+    const repoDir = await makeSite(t, files, { fixtures: false, commit: false })
+    await settle()
+    await previousRun(repoDir, 'posts')
+    await settle()
+
+    let subscribe = (): void => {}
+    const watching = new Promise<void>(resolve => { subscribe = resolve })
+    const index = await openIndex(repoDir, 'posts', watching)
+    await index.ready()
+    t.same(index.loadStats, { fromSnapshot: count, read: 0 }, 'built from the snapshot before the watcher listens')
+
+    // In the window: the same size and mtime, other text (no event: nothing is subscribed).
+    await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0001.md'), post('Post 0OO1'))
+    t.equal((await titles(index)).p0001, 'Post 0001', 'served from the build\'s stat meanwhile (the window the check closes)')
+
+    subscribe()
+    await index.caughtUp
+    const after = await titles(index)
+    t.equal(after.p0001, 'Post 0OO1', 'the edit is read once the watcher listens')
+    t.equal(after.p0002, 'Post 0002', 'the others are kept')
+    t.equal(Object.keys(after).length, count)
+  })
+}
+
+t.test('adds and removals in the window, in a flat and in a bundled collection', async t => {
+  const repoDir = await makeSite(t, {
+    'cms.config.yaml': CONFIG,
+    'content/posts/alpha.md': post('Alpha'),
+    'content/posts/bravo.md': post('Bravo'),
+    'content/bundles/one/index.md': post('One'),
+    'content/bundles/deep/two/index.md': post('Two')
+  }, { fixtures: false, commit: false })
+  await settle()
+  await previousRun(repoDir, 'posts')
+  await previousRun(repoDir, 'bundles')
+  await settle()
+
+  let subscribe = (): void => {}
+  const watching = new Promise<void>(resolve => { subscribe = resolve })
+  const posts = await openIndex(repoDir, 'posts', watching)
+  const bundles = await openIndex(repoDir, 'bundles', watching)
+  await posts.ready()
+  await bundles.ready()
+
+  await rm(path.join(repoDir, 'content/posts/alpha.md'))
+  await writeFile(path.join(repoDir, 'content/posts/charlie.md'), post('Charlie'))
+  // Deeper than the collection folder: its own mtime does not change.
+  await mkdir(path.join(repoDir, 'content/bundles/deep/three'))
+  await writeFile(path.join(repoDir, 'content/bundles/deep/three/index.md'), post('Three'))
+  await rm(path.join(repoDir, 'content/bundles/deep/two/index.md'))
+
+  subscribe()
+  await Promise.all([posts.caughtUp, bundles.caughtUp])
+  t.same(await titles(posts), { bravo: 'Bravo', charlie: 'Charlie' })
+  t.same(await titles(bundles), { 'deep/three': 'Three', one: 'One' })
+})
+
+t.test('a build that starts once the watcher listens makes no second check', async t => {
+  const repoDir = await makeSite(t, { 'cms.config.yaml': CONFIG, 'content/posts/alpha.md': post('Alpha') }, { fixtures: false, commit: false })
+  const index = await openIndex(repoDir, 'posts')
+  await index.ready()
+  await index.caughtUp
+  t.same(await titles(index), { alpha: 'Alpha' })
+})
