@@ -34,6 +34,8 @@ const INFER_SAMPLE = 50
  * `.git` or `node_modules` nested deeper in a content folder is watched (its events name no entry).
  */
 const WATCH_IGNORE = ['.git', 'node_modules']
+/** The watcher starts once `warm` has built every index, or this long after `start` at the latest. */
+const WATCH_START_MAX_MS = 2000
 
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
@@ -46,6 +48,8 @@ export class ContentStore {
   /** Also told of every changed path under the watch roots (the media index listens here). */
   readonly fileListeners = new Set<(file: string) => void>()
   #watching: Promise<void> = Promise.resolve()
+  /** Lets the watcher start (see `start`). */
+  #startWatching = (): void => {}
   /** Set once `#watching` has resolved. */
   #listening = false
   #closed = false
@@ -62,8 +66,10 @@ export class ContentStore {
   }
 
   /**
-   * Resolves paths, loads collection definitions and starts the watcher (without waiting for it:
-   * see `watching`).
+   * Resolves paths and loads collection definitions. The watcher starts once `warm` has built every
+   * index (or after WATCH_START_MAX_MS): its subscription walks and stats every file, as the first
+   * builds do, so on 2 cores it would only slow them; what changes meanwhile is found by each
+   * index's second check once it listens (see `watching`).
    * @returns resolves when ready to serve
    */
   async start (): Promise<void> {
@@ -71,13 +77,20 @@ export class ContentStore {
     // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
     await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR), path.join(this.#opts.stateDir, SEARCH_SNAPSHOT_DIR)])
     await this.registry.load()
-    this.#watching = this.#watch().then(() => { this.#listening = true })
+    const go = new Promise<void>(resolve => {
+      const timer = setTimeout(resolve, WATCH_START_MAX_MS)
+      timer.unref()
+      this.#startWatching = () => { clearTimeout(timer); resolve() }
+    })
+    this.#watching = go.then(async () => { await this.#watch() }).then(() => {
+      this.#listening = true
+    })
   }
 
   /**
    * Resolves once the file watcher sees changes. Its subscription walks every folder and file of
-   * the content in the watcher's own thread (0.35 s at 100,000 entries), so a start does not wait
-   * for it; an index build stats its files meanwhile and checks them again once it resolves
+   * the content in the watcher's own thread (0.35 s at 100,000 entries), so nothing waits for it
+   * before serving: an index build stats its files before and checks them again once it resolves
    * (`CollectionIndex.caughtUp`); the media index waits for it before its walk.
    * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
    */
@@ -113,6 +126,7 @@ export class ContentStore {
   async close (): Promise<void> {
     await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot(); await searchOf(index)?.flush() }))
     this.#closed = true
+    this.#startWatching()
     await this.#watching
     // A build's second stat pass, once the watcher listened (its worker must not outlive the store).
     await Promise.all([...this.#indexes.values()].map(async index => await index.caughtUp))
@@ -134,16 +148,20 @@ export class ContentStore {
    * @returns resolves when every index is built
    */
   async warm (stop: () => boolean = () => false): Promise<void> {
-    for (const c of await this.registry.list()) {
-      if (stop()) return
-      // A collection that cannot be indexed (its folder a link leaving the repository) is
-      // refused when asked for; the others still warm.
-      try {
-        const index = await this.index(c.name)
-        await index.ready()
-        // The full-text index builds in the background (a search waits for it; lists do not).
-        searchOf(index)?.start()
-      } catch {}
+    try {
+      for (const c of await this.registry.list()) {
+        if (stop()) return
+        // A collection that cannot be indexed (its folder a link leaving the repository) is
+        // refused when asked for; the others still warm.
+        try {
+          const index = await this.index(c.name)
+          await index.ready()
+          // The full-text index builds in the background (a search waits for it; lists do not).
+          searchOf(index)?.start()
+        } catch {}
+      }
+    } finally {
+      this.#startWatching()
     }
   }
 

@@ -2,9 +2,14 @@
  * The persisted revision counters of one collection: an append-only log under
  * `.git/cms/revisions/<collection>.jsonl`, one `{"id","rev","sig"}` line per change, compacted when
  * loaded. A deleted entry keeps its line (`sig: null`), so a re-created one continues its count.
+ * A compaction writes one checkpoint line first, `{"checkpoint":1,"ids":[...],"revs":[...],"sigs":[...]}`
+ * (three arrays parse several times faster than one object per entry: issue 18, restart), then the
+ * appended lines follow as before. The file is replaced atomically, so a crash leaves the old log or
+ * the new one; an older build's log (lines only) is still read, and becomes a checkpoint on its
+ * next compaction.
  */
 import { appendFileSync } from 'node:fs'
-import { readFile, mkdir } from 'node:fs/promises'
+import { readFile, mkdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
 
@@ -15,23 +20,38 @@ export interface RevisionState {
   sig: string | null
 }
 
+/** The start of a checkpoint line. */
+const CHECKPOINT = '{"checkpoint":1,'
+/** From this many lines after the checkpoint on, a load compacts when they are a quarter of the states. */
+const COMPACT_MIN_LINES = 1024
+/** A compaction due at load waits this long (the first requests go first), or for the next append. */
+const COMPACT_DELAY_MS = 1000
+
 /** One collection's revision log. */
 export class RevisionLog {
   readonly #file: string
   #lines = 0
+  /** A compaction decided at load and not yet written (an append writes it first). */
+  #pending: { ids: string[], revs: number[], sigs: Array<string | null>, bytes: number, timer: NodeJS.Timeout } | null = null
+  #compacting: Promise<void> = Promise.resolve()
 
   constructor (stateDir: string, collection: string) {
     this.#file = path.join(stateDir, 'revisions', `${collection}.jsonl`)
   }
 
   /**
-   * Reads the log into a map, compacting it when it holds many superseded lines.
+   * Reads the log into a map, compacting it when it holds many lines after its checkpoint.
    * @returns id -> last state
    */
   async load (): Promise<Map<string, RevisionState>> {
     const states = new Map<string, RevisionState>()
     let text = ''
-    try { text = await readFile(this.#file, 'utf8') } catch {}
+    let bytes = 0
+    try {
+      const data = await readFile(this.#file)
+      bytes = data.length
+      text = data.toString('utf8')
+    } catch {}
     let lines = 0
     const take = (parsed: unknown): void => {
       const line = parsed as { id: unknown, rev: unknown, sig: unknown }
@@ -42,8 +62,14 @@ export class RevisionLog {
       // state (its id left on it): no second object per line at 100,000 lines.
       if (prev === undefined || rev >= prev.rev) states.set(id, line as RevisionState)
     }
+    let rest = text
+    if (text.startsWith(CHECKPOINT)) {
+      const end = text.indexOf('\n')
+      rest = end < 0 ? '' : text.slice(end + 1)
+      this.#takeCheckpoint(end < 0 ? text : text.slice(0, end), states)
+    }
     let all: unknown[] | null = null
-    const body = text.endsWith('\n') ? text.slice(0, -1) : text
+    const body = rest.endsWith('\n') ? rest.slice(0, -1) : rest
     try {
       // Every line at once (one parse of 100,000 lines is several times faster than 100,000 parses).
       all = body === '' ? [] : JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[]
@@ -56,7 +82,7 @@ export class RevisionLog {
         lines++
       }
     } else {
-      for (const line of text.split('\n')) {
+      for (const line of rest.split('\n')) {
         if (line === '') continue
         lines++
         try {
@@ -67,7 +93,7 @@ export class RevisionLog {
       }
     }
     this.#lines = lines
-    if (lines > 2 * states.size + 64) await this.#compact(states)
+    if (lines > 2 * states.size + 64 || (lines >= COMPACT_MIN_LINES && lines * 4 > states.size)) this.#planCompaction(states, bytes)
     return states
   }
 
@@ -77,6 +103,9 @@ export class RevisionLog {
    */
   async append (changes: Array<{ id: string } & RevisionState>): Promise<void> {
     if (changes.length === 0) return
+    // After a planned compaction (which holds the states as loaded), never before it.
+    if (this.#pending !== null) this.#compact()
+    await this.#compacting
     const text = changes.map(c => JSON.stringify({ id: c.id, rev: c.rev, sig: c.sig })).join('\n') + '\n'
     // A short append to an existing file, synchronously (see quick-fs.ts): no fsync, as before,
     // and a torn last line is ignored on load.
@@ -90,9 +119,51 @@ export class RevisionLog {
     this.#lines += changes.length
   }
 
-  async #compact (states: Map<string, RevisionState>): Promise<void> {
-    const text = [...states].map(([id, s]) => JSON.stringify({ id, rev: s.rev, sig: s.sig })).join('\n')
-    await writeFileAtomic(this.#file, text === '' ? '' : text + '\n')
-    this.#lines = states.size
+  /** Reads a checkpoint line into the states (ignored when malformed: the lines after it still count). */
+  #takeCheckpoint (line: string, states: Map<string, RevisionState>): void {
+    let parsed: { ids?: unknown, revs?: unknown, sigs?: unknown }
+    try { parsed = JSON.parse(line) as typeof parsed } catch { return }
+    const { ids, revs, sigs } = parsed
+    if (!Array.isArray(ids) || !Array.isArray(revs) || !Array.isArray(sigs) || revs.length !== ids.length || sigs.length !== ids.length) return
+    for (let i = 0; i < ids.length; i++) {
+      const id: unknown = ids[i]
+      const rev: unknown = revs[i]
+      const sig: unknown = sigs[i]
+      if (typeof id !== 'string' || typeof rev !== 'number' || !(typeof sig === 'string' || sig === null)) continue
+      const prev = states.get(id)
+      if (prev === undefined || rev >= prev.rev) states.set(id, { rev, sig })
+    }
+  }
+
+  /**
+   * Takes the states as loaded (the index changes the map afterwards, never its state objects) and
+   * writes them a little later, or before the next append, whichever comes first.
+   * @param bytes the log's size as loaded: a log that grew since (another instance of this class
+   *   over the same collection appended) is left for a later load
+   */
+  #planCompaction (states: Map<string, RevisionState>, bytes: number): void {
+    const ids: string[] = []
+    const revs: number[] = []
+    const sigs: Array<string | null> = []
+    for (const [id, state] of states) { ids.push(id); revs.push(state.rev); sigs.push(state.sig) }
+    const timer = setTimeout(() => { this.#compact() }, COMPACT_DELAY_MS)
+    timer.unref()
+    this.#pending = { ids, revs, sigs, bytes, timer }
+  }
+
+  #compact (): void {
+    const pending = this.#pending
+    if (pending === null) return
+    this.#pending = null
+    clearTimeout(pending.timer)
+    const { ids, revs, sigs, bytes } = pending
+    this.#compacting = this.#compacting.then(async () => {
+      if ((await stat(this.#file)).size !== bytes) return
+      const text = ids.length === 0 ? '' : `${CHECKPOINT}"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs)}}\n`
+      await writeFileAtomic(this.#file, text)
+      this.#lines = 0
+    }).catch(() => {
+      // Not written (a full disk): the log stays as it was, and is compacted at a later load.
+    })
   }
 }

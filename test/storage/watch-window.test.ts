@@ -86,6 +86,7 @@ for (const count of [3, 4100]) {
     t.equal(after.p0001, 'Post 0OO1', 'the edit is read once the watcher listens')
     t.equal(after.p0002, 'Post 0002', 'the others are kept')
     t.equal(Object.keys(after).length, count)
+    await index.flushSnapshot()
   })
 }
 
@@ -120,6 +121,7 @@ t.test('adds and removals in the window, in a flat and in a bundled collection',
   await Promise.all([posts.caughtUp, bundles.caughtUp])
   t.same(await titles(posts), { bravo: 'Bravo', charlie: 'Charlie' })
   t.same(await titles(bundles), { 'deep/three': 'Three', one: 'One' })
+  await Promise.all([posts.flushSnapshot(), bundles.flushSnapshot()])
 })
 
 t.test('a build that starts once the watcher listens makes no second check', async t => {
@@ -128,4 +130,5 @@ t.test('a build that starts once the watcher listens makes no second check', asy
   await index.ready()
   await index.caughtUp
   t.same(await titles(index), { alpha: 'Alpha' })
+  await index.flushSnapshot()
 })

@@ -1,0 +1,82 @@
+import t from 'tap'
+import { appendFileSync } from 'node:fs'
+import { readFile, writeFile, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { RevisionLog } from '../../lib/storage/revision-log.js'
+
+const line = (id: string, rev: number, sig: string | null): string => JSON.stringify({ id, rev, sig }) + '\n'
+const wait = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+
+async function logWith (t: { testdir: () => string }, text: string): Promise<{ stateDir: string, file: string }> {
+  const stateDir = t.testdir()
+  const file = path.join(stateDir, 'revisions', 'posts.jsonl')
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFile(file, text)
+  return { stateDir, file }
+}
+
+const plain = (count: number): string => Array.from({ length: count }, (_, i) => line(`e${i}`, 1 + (i % 3), i % 7 === 0 ? null : `10:${i}:1:${i}`)).join('')
+
+t.test('a log of many lines becomes a checkpoint that loads the same states', async t => {
+  const { stateDir, file } = await logWith(t, plain(2000) + line('e5', 9, '11:5:1:5'))
+  const first = await new RevisionLog(stateDir, 'posts').load()
+  t.equal(first.size, 2000)
+  t.same(first.get('e5'), { id: 'e5', rev: 9, sig: '11:5:1:5' })
+  // The compaction is written a little after the load (the first requests go first).
+  await wait(1300)
+  const text = await readFile(file, 'utf8')
+  t.ok(text.startsWith('{"checkpoint":1,'), 'one checkpoint line')
+  t.equal(text.split('\n').length, 2)
+  const again = await new RevisionLog(stateDir, 'posts').load()
+  t.same([...again].map(([id, s]) => [id, s.rev, s.sig]), [...first].map(([id, s]) => [id, s.rev, s.sig]))
+})
+
+t.test('an append right after the load writes the checkpoint first, then its line after it', async t => {
+  const { stateDir, file } = await logWith(t, plain(2000))
+  const log = new RevisionLog(stateDir, 'posts')
+  await log.load()
+  await log.append([{ id: 'e1', rev: 7, sig: '99:1:1:1' }, { id: 'new', rev: 1, sig: '5:5:5:5' }])
+  const text = await readFile(file, 'utf8')
+  t.ok(text.startsWith('{"checkpoint":1,'))
+  t.equal(text.split('\n').length, 4, 'the checkpoint and the two appended lines')
+  const states = await new RevisionLog(stateDir, 'posts').load()
+  t.equal(states.get('e1')?.rev, 7, 'the later line wins over the checkpoint')
+  t.equal(states.get('new')?.rev, 1)
+  t.equal(states.get('e2')?.rev, 3)
+  t.equal(states.get('e0')?.sig, null, 'a deletion is kept')
+})
+
+t.test('a torn last line after a checkpoint is ignored; a revision never goes down', async t => {
+  const { stateDir, file } = await logWith(t, plain(2000))
+  const log = new RevisionLog(stateDir, 'posts')
+  await log.load()
+  await log.append([{ id: 'e1', rev: 8, sig: 'a' }])
+  appendFileSync(file, line('e2', 1, 'lower') + '{"id":"e3","rev":4')
+  const states = await new RevisionLog(stateDir, 'posts').load()
+  t.equal(states.get('e1')?.rev, 8)
+  t.equal(states.get('e2')?.rev, 3, 'a replayed lower revision is ignored')
+  t.equal(states.get('e3')?.rev, 1, 'the torn line is ignored')
+})
+
+t.test('a log another writer appended to since the load is not compacted over', async t => {
+  const { stateDir, file } = await logWith(t, plain(2000))
+  await new RevisionLog(stateDir, 'posts').load()
+  appendFileSync(file, line('late', 1, 'x'))
+  await wait(1300)
+  const text = await readFile(file, 'utf8')
+  t.notOk(text.startsWith('{"checkpoint"'), 'left as it was')
+  t.equal((await new RevisionLog(stateDir, 'posts').load()).get('late')?.rev, 1)
+})
+
+t.test('a malformed checkpoint line is skipped, the lines after it still count', async t => {
+  const { stateDir } = await logWith(t, '{"checkpoint":1,"ids":["a"],"revs":[1,2],"sigs":["s"]}\n' + line('b', 2, 's'))
+  const states = await new RevisionLog(stateDir, 'posts').load()
+  t.same([...states.keys()], ['b'])
+})
+
+t.test('a short log is left as lines', async t => {
+  const { stateDir, file } = await logWith(t, plain(10))
+  await new RevisionLog(stateDir, 'posts').load()
+  await wait(1300)
+  t.notOk((await readFile(file, 'utf8')).startsWith('{"checkpoint"'))
+})
