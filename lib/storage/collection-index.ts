@@ -21,7 +21,7 @@ import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath,
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
-import { startStatPass, type StatPass } from './stat-files.js'
+import { startStatPass, statInWorker, type StatPass } from './stat-files.js'
 
 export type { IndexRow }
 
@@ -451,11 +451,17 @@ export class CollectionIndex {
         for (const i of changed) this.#dirty.add(found[i]![0])
         return
       }
-      let i = 0
-      for (const row of [...this.#entries.values()]) {
-        if (++i % 4096 === 0) await new Promise(resolve => setImmediate(resolve))
-        let sig: string | null
-        try { sig = statNow(this.#opts.repoRealDir, row.file) } catch { sig = null }
+      // No first pass to compare with (a build from the files): a large collection's rows are
+      // stat-ed in a worker all the same, a small one's here.
+      const rows = [...this.#entries.values()]
+      const sigs = rows.length >= STAT_WORKER_MIN_FILES ? await statInWorker(rows.map(row => row.file)).catch(() => null) : null
+      for (let i = 0; i < rows.length; i++) {
+        if (sigs === null && i % 4096 === 4095) await new Promise(resolve => setImmediate(resolve))
+        const row = rows[i]!
+        let sig = sigs?.[i]
+        if (sig === undefined) {
+          try { sig = statNow(this.#opts.repoRealDir, row.file) } catch { sig = null }
+        }
         if (sig !== row.sig) this.#dirty.add(row.id)
       }
     } catch {

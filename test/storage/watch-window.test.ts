@@ -90,6 +90,20 @@ for (const count of [3, 4100]) {
   })
 }
 
+t.test('a build from the files (no snapshot) checks them again too', async t => {
+  const repoDir = await makeSite(t, { 'cms.config.yaml': CONFIG, 'content/posts/alpha.md': post('Alpha'), 'content/posts/bravo.md': post('Bravo') }, { fixtures: false, commit: false })
+  await settle()
+  let subscribe = (): void => {}
+  const index = await openIndex(repoDir, 'posts', new Promise<void>(resolve => { subscribe = resolve }))
+  await index.ready()
+  t.same(index.loadStats, { fromSnapshot: 0, read: 2 })
+  await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/bravo.md'), post('BRAVO'))
+  subscribe()
+  await index.caughtUp
+  t.same(await titles(index), { alpha: 'Alpha', bravo: 'BRAVO' })
+  await index.flushSnapshot()
+})
+
 t.test('adds and removals in the window, in a flat and in a bundled collection', async t => {
   const repoDir = await makeSite(t, {
     'cms.config.yaml': CONFIG,
