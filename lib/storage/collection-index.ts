@@ -59,7 +59,10 @@ export interface IndexOptions {
    * (`caughtUp`), so a change made in between is never missed.
    */
   watching?: Promise<void>
-  /** True once `watching` has resolved (a build then needs no second check); default false. */
+  /**
+   * True once the watcher listens (a build then needs no second check); false after `watching`
+   * resolved means it never will (the store closed first): no second check is made. Default false.
+   */
   isWatching?: () => boolean
 }
 
@@ -443,6 +446,7 @@ export class CollectionIndex {
    */
   async #catchUp (watching: Promise<void>, folderAge: number, pass: StatPass | null, found: Array<[string, string]>): Promise<void> {
     await watching
+    if (this.#opts.isWatching?.() === false) { pass?.end(); return }
     try {
       const layout = this.#layout
       if (layout.files !== null || layout.nested || layout.indexFile !== null || !(folderAge >= RACY_MS)) this.#rescan = true

@@ -50,7 +50,7 @@ export class ContentStore {
   #watching: Promise<void> = Promise.resolve()
   /** Lets the watcher start (see `start`). */
   #startWatching = (): void => {}
-  /** Set once `#watching` has resolved. */
+  /** Set once `#watching` has resolved with the watcher started (not closed first). */
   #listening = false
   #closed = false
 
@@ -83,7 +83,8 @@ export class ContentStore {
       this.#startWatching = () => { clearTimeout(timer); resolve() }
     })
     this.#watching = go.then(async () => { await this.#watch() }).then(() => {
-      this.#listening = true
+      // Closed before it started: it never listens (and the indexes skip their second check).
+      this.#listening = !this.#closed
     })
   }
 

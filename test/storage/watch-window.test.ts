@@ -33,6 +33,8 @@ async function openIndex (repoDir: string, name: string, watching?: Promise<void
   await registry.load()
   const collection = (await registry.get(name))!
   const stateDir = path.join(repoDir, '.git', 'cms')
+  let listening = false
+  void watching?.then(() => { listening = true })
   return new CollectionIndex({
     collection,
     repoRealDir: repoReal,
@@ -40,7 +42,7 @@ async function openIndex (repoDir: string, name: string, watching?: Promise<void
     validate: () => [],
     snapshot: new IndexSnapshot(stateDir, collection, repoReal),
     watching,
-    isWatching: () => false
+    isWatching: () => listening
   })
 }
 
