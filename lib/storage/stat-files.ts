@@ -1,9 +1,9 @@
 /**
  * Runs the stat worker (`stat-worker.ts`) over a list of entry files.
  */
-import { Worker } from 'node:worker_threads'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startWorker } from '../young-generation-cap.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -15,7 +15,7 @@ const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.ur
  * caller must stat it itself (a link, an unexpected error); rejects when the worker fails
  */
 export async function statInWorker (files: readonly string[]): Promise<Array<string | null | undefined>> {
-  const worker = new Worker(WORKER, { workerData: files })
+  const worker = startWorker(WORKER, { files })
   return await new Promise((resolve, reject) => {
     worker.once('message', (sigs: Array<string | null | undefined>) => { resolve(sigs) })
     worker.once('error', reject)

@@ -9,7 +9,7 @@ import { lstatSync } from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 import { signatureOf } from './file-signature.js'
 
-const files = workerData as string[]
+const { files } = workerData as { files: string[] }
 const sigs: Array<string | null | undefined> = []
 for (const file of files) {
   try {
