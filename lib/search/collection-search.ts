@@ -23,6 +23,7 @@ import { FullTextIndex } from './full-text-index.js'
 import { MAX_DOCS } from './ranking.js'
 import { readSegment } from './segment-reader.js'
 import { SearchSegment } from './search-segment.js'
+import { SegmentFileChanged } from './segment-file.js'
 import type { SearchSnapshot } from './search-snapshot.js'
 
 /** The overlay of changed entries is folded into a new segment (a background rebuild) beyond this many plus a tenth of the entries. */
@@ -174,6 +175,28 @@ export class CollectionSearch {
     return await (this.#building as Promise<FullTextIndex>)
   }
 
+  /**
+   * Runs a search over the index once built. When the persisted segment the index reads from
+   * changed or went away under it (segment-file.ts), the index is built afresh from the files and
+   * the search runs again on that: it never answers from another file's postings.
+   * @param search what to do with the index (synchronous: the index may change at the next await)
+   * @returns what it returned
+   */
+  async use<T> (search: (index: FullTextIndex) => T): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const index = await this.ready()
+      try {
+        return search(index)
+      } catch (err) {
+        if (!(err instanceof SegmentFileChanged) || attempt > 0) throw err
+        if (this.#built === index) {
+          this.#built = null
+          this.#startBuild()
+        }
+      }
+    }
+  }
+
   /** Bytes the built index's arrays hold (0 before it is built). */
   get bytes (): number {
     return this.#built?.bytes ?? 0
@@ -225,16 +248,18 @@ export class CollectionSearch {
   async #load (rows: readonly IndexRow[]): Promise<FullTextIndex | null> {
     const persisted = await (this.#snapshot as SearchSnapshot).read()
     if (persisted === null) return null
-    const fresh = new FullTextIndex(new SearchSegment(persisted.segment), persisted.ids)
+    const fresh = new FullTextIndex(persisted.segment, persisted.ids)
     // No map or set per id (100,000 of them): the ids are sorted, a row finds its document by
     // binary search, and a byte a document marks the ones that still have a row.
-    const ids = persisted.ids
+    const ids = persisted.ids as string[]
     const hasRow = new Uint8Array(ids.length)
     const toRead: IndexRow[] = []
     for (const row of rows) {
       const doc = sortedIndexOf(ids, row.id)
       if (doc < 0) { toRead.push(row); continue }
       hasRow[doc] = 1
+      // The row's own string (equal): the file's copy goes (100,000 ids, ~3 MB).
+      ids[doc] = row.id
       const sig = persisted.sigs[doc] as string
       if (sig === '' || sig !== row.sig) { fresh.remove(row.id); toRead.push(row) }
     }
@@ -265,12 +290,16 @@ export class CollectionSearch {
     const snapshot = this.#snapshot
     if (record === null || snapshot === null) { await this.#persisting; return }
     this.#unpersisted = null
+    const segment = record.index.segment
+    const data = segment.data
+    if (data === null) { await this.#persisting; return }
     const sigs = record.sigs.map((sig, doc) => {
       const ctime = signatureCtime(sig)
       return record.index.isBaseLive(doc) && Number.isFinite(ctime) && ctime < record.startedAt - RACY_MS ? sig : ''
     })
     const write = this.#persisting.then(async () => {
-      await snapshot.write({ segment: record.index.segment.data, ids: record.ids, sigs })
+      // From then on the segment's terms and postings are read from the file it was written to.
+      segment.useSource(await snapshot.write({ segment: data, ids: record.ids, sigs }))
     }).catch(() => {})
     this.#persisting = write
     await write

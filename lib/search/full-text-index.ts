@@ -7,7 +7,7 @@
  */
 import { bodyLength, IN_BODY, type EntryTerms } from './entry-terms.js'
 import { ALL_FIELDS, ALL_TITLE, docOfKey, idfOf, rankKey, tierBitsOf, tierOf, wordScore } from './ranking.js'
-import type { SearchSegment } from './search-segment.js'
+import { termRange, type SearchSegment, type SegmentView } from './search-segment.js'
 import type { SearchQuery } from './search-query.js'
 import { sortedIndexOf } from './sorted-ids.js'
 
@@ -45,12 +45,6 @@ export class FullTextIndex {
   /** Segment documents dropped (changed or removed entries). */
   #deadBase = 0
   #bodyTotal = 0
-  // Scratch arrays of one search (a search runs without awaiting: one at a time).
-  #count = new Uint8Array(0)
-  #tier = new Uint8Array(0)
-  #flags = new Uint8Array(0)
-  #score = new Float32Array(0)
-  #hits = new Int32Array(0)
 
   /**
    * @param segment the built segment
@@ -59,9 +53,9 @@ export class FullTextIndex {
   constructor (segment: SearchSegment, baseIds: readonly string[]) {
     this.#segment = segment
     this.#baseIds = baseIds
-    this.#dead = new Uint8Array(segment.data.docs + 64)
-    this.#live = segment.data.docs
-    for (const len of segment.data.bodyLen) this.#bodyTotal += len
+    this.#dead = new Uint8Array(segment.docs + 64)
+    this.#live = segment.docs
+    for (const len of segment.bodyLen) this.#bodyTotal += len
   }
 
   /** Entries indexed. */
@@ -74,9 +68,9 @@ export class FullTextIndex {
     return this.#overlayIds.length + this.#deadBase
   }
 
-  /** Bytes held by the segment's arrays, the dead marks and the scratch arrays (the overlay not counted). */
+  /** Bytes held by the segment's arrays in memory and the dead marks (the overlay and the scratch arrays every index shares not counted). */
   get bytes (): number {
-    return this.#segment.bytes + this.#dead.byteLength + this.#count.byteLength * 3 + this.#score.byteLength + this.#hits.byteLength
+    return this.#segment.bytes + this.#dead.byteLength
   }
 
   /**
@@ -86,7 +80,7 @@ export class FullTextIndex {
    */
   set (id: string, terms: EntryTerms): void {
     this.remove(id)
-    const doc = this.#segment.data.docs + this.#overlayIds.length
+    const doc = this.#segment.docs + this.#overlayIds.length
     this.#overlayIds.push(id)
     const len = bodyLength(terms)
     this.#overlayBodyLen.push(len)
@@ -115,7 +109,7 @@ export class FullTextIndex {
     this.#dead[doc] = 1
     this.#live--
     this.#bodyTotal -= this.#bodyLenOf(doc)
-    if (doc < this.#segment.data.docs) this.#deadBase++
+    if (doc < this.#segment.docs) this.#deadBase++
     this.#overlayDoc.set(id, -1)
   }
 
@@ -130,7 +124,7 @@ export class FullTextIndex {
    * @returns true when it does
    */
   isBaseLive (doc: number): boolean {
-    return doc < this.#segment.data.docs && this.#dead[doc] === 0
+    return doc < this.#segment.docs && this.#dead[doc] === 0
   }
 
   /**
@@ -151,26 +145,37 @@ export class FullTextIndex {
    * @returns the total, the first rank keys and their ids
    */
   search (query: SearchQuery, exclude: ReadonlySet<string> = new Set(), limit = Infinity): RankedDocs {
-    const docs = this.#segment.data.docs + this.#overlayIds.length
-    this.#ensureScratch(docs)
-    const count = this.#count
-    const tier = this.#tier
-    const flagsOf = this.#flags
-    const score = this.#score
-    const hits = this.#hits
+    const docs = this.#segment.docs + this.#overlayIds.length
+    ensureScratch(docs)
     const dead = this.#dead
+    const view = this.#segment.open()
     for (const id of exclude) {
       const doc = this.#docOf(id)
       // Marked dead for this search only (restored below).
       if (doc >= 0 && dead[doc] === 0) dead[doc] = 2
     }
+    try {
+      return this.#search(view, query, docs, limit)
+    } finally {
+      view.close()
+      for (const id of exclude) {
+        const doc = this.#docOf(id)
+        if (doc >= 0 && dead[doc] === 2) dead[doc] = 0
+      }
+    }
+  }
+
+  #search (view: SegmentView, query: SearchQuery, docs: number, limit: number): RankedDocs {
+    const { count, tier, flags: flagsOf, score, hits } = scratch
+    const dead = this.#dead
     const n = Math.max(1, this.#live)
     const avg = this.#bodyTotal / n
-    const words = this.#wordOrder(query)
-    const seg = this.#segment.data
-    const bytes = seg.postings
+    const words = this.#wordOrder(view, query)
+    const { postStart, bodyStart } = view
     let hitCount = 0
     count.fill(0, 0, docs)
+    // Shared with every index: a search cut short (a segment file gone) may have left flags set.
+    flagsOf.fill(0, 0, docs)
     for (let step = 0; step < words.length; step++) {
       const { ranges, overlayTerms, df } = words[step] as WordPlan
       const idf = idfOf(df, n)
@@ -178,10 +183,22 @@ export class FullTextIndex {
       // Several terms of a prefix: their places together, the highest body count. (The
       // postings are decoded inline: a call per posting doubled the time of a common word.)
       for (const [from, to] of ranges) {
+        // Postings are read a chunk of terms at a time (segment-file.ts), `base` the chunk's first byte.
+        let bytes: Uint8Array = new Uint8Array(0)
+        let base = 0
+        let loaded = 0
         for (let t = from; t < to; t++) {
-          const split = seg.bodyStart[t] as number
-          const end = seg.postStart[t + 1] as number
-          let i = seg.postStart[t] as number
+          const begin = postStart[t] as number
+          if ((postStart[t + 1] as number) > loaded) {
+            let last = t + 1
+            while (last < to && (postStart[last + 1] as number) - begin <= view.chunk) last++
+            base = begin
+            loaded = postStart[last] as number
+            bytes = view.postings(base, loaded)
+          }
+          const split = (bodyStart[t] as number) - base
+          const end = (postStart[t + 1] as number) - base
+          let i = begin - base
           let doc = 0
           while (i < end) {
             // The field run (gap << 5 | flags), then the body-only run (gap << 2 | count).
@@ -222,10 +239,6 @@ export class FullTextIndex {
       }
       if (hitCount === 0) break
     }
-    for (const id of exclude) {
-      const doc = this.#docOf(id)
-      if (doc >= 0 && dead[doc] === 2) dead[doc] = 0
-    }
     const keys = topKeys(hitCount, limit, h => {
       const doc = hits[h] as number
       return rankKey(tierOf(tier[doc] as number), score[doc] as number, doc)
@@ -240,6 +253,15 @@ export class FullTextIndex {
    * @returns its tier and score, or null when it does not match every word
    */
   rankTerms (query: SearchQuery, terms: EntryTerms): { tier: number, score: number } | null {
+    const view = this.#segment.open()
+    try {
+      return this.#rankTerms(view, query, terms)
+    } finally {
+      view.close()
+    }
+  }
+
+  #rankTerms (view: SegmentView, query: SearchQuery, terms: EntryTerms): { tier: number, score: number } | null {
     const n = Math.max(1, this.#live)
     const avg = this.#bodyTotal / n
     const len = bodyLength(terms)
@@ -256,16 +278,16 @@ export class FullTextIndex {
       }
       if (flags === 0) return null
       bits &= tierBitsOf(flags)
-      score += wordScore(flags, idfOf(this.#df(word, prefix), n), len, avg)
+      score += wordScore(flags, idfOf(this.#df(view, word, prefix), n), len, avg)
     }
     return { tier: tierOf(bits), score }
   }
 
   /** The query's words with their terms, the least frequent first (the AND narrows fastest). */
-  #wordOrder (query: SearchQuery): WordPlan[] {
+  #wordOrder (view: SegmentView, query: SearchQuery): WordPlan[] {
     const plans = query.words.map((word, i) => {
       const prefix = query.prefixLast && i === query.words.length - 1
-      const [from, to] = this.#segment.range(word, prefix)
+      const [from, to] = termRange(view, word, prefix)
       const overlayTerms: OverlayPostings[] = []
       if (prefix) {
         for (const [term, list] of this.#overlay) if (term.startsWith(word)) overlayTerms.push(list)
@@ -274,17 +296,17 @@ export class FullTextIndex {
         if (list !== undefined) overlayTerms.push(list)
       }
       let df = 0
-      for (let t = from; t < to; t++) df += this.#segment.data.df[t] as number
+      for (let t = from; t < to; t++) df += view.df[t] as number
       for (const list of overlayTerms) df += list.length
       return { ranges: from < to ? [[from, to]] as Array<[number, number]> : [], overlayTerms, df }
     })
     return plans.sort((a, b) => a.df - b.df)
   }
 
-  #df (word: string, prefix: boolean): number {
-    const [from, to] = this.#segment.range(word, prefix)
+  #df (view: SegmentView, word: string, prefix: boolean): number {
+    const [from, to] = termRange(view, word, prefix)
     let df = 0
-    for (let t = from; t < to; t++) df += this.#segment.data.df[t] as number
+    for (let t = from; t < to; t++) df += view.df[t] as number
     return df
   }
 
@@ -296,24 +318,36 @@ export class FullTextIndex {
   }
 
   #idOf (doc: number): string {
-    const base = this.#segment.data.docs
+    const base = this.#segment.docs
     return (doc < base ? this.#baseIds[doc] : this.#overlayIds[doc - base]) as string
   }
 
   #bodyLenOf (doc: number): number {
-    const base = this.#segment.data.docs
-    return (doc < base ? this.#segment.data.bodyLen[doc] : this.#overlayBodyLen[doc - base]) ?? 0
+    const base = this.#segment.docs
+    return (doc < base ? this.#segment.bodyLen[doc] : this.#overlayBodyLen[doc - base]) ?? 0
   }
+}
 
-  #ensureScratch (docs: number): void {
-    if (this.#count.length >= docs) return
-    const size = Math.max(docs + 256, Math.ceil(docs * 1.1))
-    this.#count = new Uint8Array(size)
-    this.#tier = new Uint8Array(size)
-    this.#flags = new Uint8Array(size)
-    this.#score = new Float32Array(size)
-    this.#hits = new Int32Array(size)
-  }
+/**
+ * Scratch arrays of a search, one per document, shared by every collection's index (a search runs
+ * within one synchronous step: one at a time). A thousand collections held one set each.
+ */
+const scratch = {
+  count: new Uint8Array(0),
+  tier: new Uint8Array(0),
+  flags: new Uint8Array(0),
+  score: new Float32Array(0),
+  hits: new Int32Array(0)
+}
+
+function ensureScratch (docs: number): void {
+  if (scratch.count.length >= docs) return
+  const size = Math.max(docs + 256, Math.ceil(docs * 1.1))
+  scratch.count = new Uint8Array(size)
+  scratch.tier = new Uint8Array(size)
+  scratch.flags = new Uint8Array(size)
+  scratch.score = new Float32Array(size)
+  scratch.hits = new Int32Array(size)
 }
 
 /**

@@ -39,15 +39,17 @@ export async function searchEntries (index: CollectionIndex, query: SearchQuery,
   await index.all()
   const search = searchOf(index)
   if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
-  const text = await search.ready()
-  if (query.words.length === 0) return { total: 0, entries: [] }
-  const ranked = text.search(query, new Set(drafts.keys()), start + count)
-  const draftHits: Array<{ key: number, draft: DraftRecord }> = []
-  for (const draft of drafts.values()) {
-    if (draft.kind === 'delete') continue
-    const rank = text.rankTerms(query, entryTerms(draft.id, draft.data, index.collection.titleField))
-    if (rank !== null) draftHits.push({ key: rankKey(rank.tier, rank.score, MAX_DOCS - 1), draft })
-  }
+  if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
+  const { ranked, draftHits } = await search.use(text => {
+    const ranked = text.search(query, new Set(drafts.keys()), start + count)
+    const draftHits: Array<{ key: number, draft: DraftRecord }> = []
+    for (const draft of drafts.values()) {
+      if (draft.kind === 'delete') continue
+      const rank = text.rankTerms(query, entryTerms(draft.id, draft.data, index.collection.titleField))
+      if (rank !== null) draftHits.push({ key: rankKey(rank.tier, rank.score, MAX_DOCS - 1), draft })
+    }
+    return { ranked, draftHits }
+  })
   draftHits.sort((a, b) => a.key - b.key || (a.draft.id < b.draft.id ? -1 : 1))
   // Merge the two rankings up to the page's end.
   const entries: FoundEntry[] = []
@@ -85,15 +87,16 @@ export async function searchAllEntries (index: CollectionIndex, query: SearchQue
   await index.all()
   const search = searchOf(index)
   if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
-  const text = await search.ready()
-  if (query.words.length === 0) return { baseIds: [], drafts: [] }
-  const ranked = text.search(query, new Set(drafts.keys()))
-  const baseIds: string[] = []
-  for (const key of ranked.keys) baseIds.push(ranked.idOf(key))
-  const found: DraftRecord[] = []
-  for (const draft of drafts.values()) {
-    if (draft.kind === 'delete') continue
-    if (text.rankTerms(query, entryTerms(draft.id, draft.data, index.collection.titleField)) !== null) found.push(draft)
-  }
-  return { baseIds, drafts: found }
+  if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }
+  return await search.use(text => {
+    const ranked = text.search(query, new Set(drafts.keys()))
+    const baseIds: string[] = []
+    for (const key of ranked.keys) baseIds.push(ranked.idOf(key))
+    const found: DraftRecord[] = []
+    for (const draft of drafts.values()) {
+      if (draft.kind === 'delete') continue
+      if (text.rankTerms(query, entryTerms(draft.id, draft.data, index.collection.titleField)) !== null) found.push(draft)
+    }
+    return { baseIds, drafts: found }
+  })
 }

@@ -9,16 +9,20 @@
  * Layout: 16 bytes (magic, header length, zero), the header JSON, padding to 8, the arrays region
  * (termStart, postStart, bodyStart, df: u32; bodyLen: u16; postings: u8; each padded to 8), then
  * the strings region (the dictionary as UTF-16LE, the ids and the signatures as JSON arrays). The
- * arrays region is read into one buffer the segment's typed arrays are views of (no copy, off the
- * heap); the strings region is read, decoded and dropped.
+ * whole file is read once at load to check its SHA-256, keeping only the documents' body lengths,
+ * ids and signatures, plus a big segment's term arrays and dictionary: searches then read the rest
+ * from the file (segment-file.ts). A segment just written is read the same way from then on.
  */
-import { createHash } from 'node:crypto'
-import { open } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { closeSync, fsync as fsyncCallback, openSync, writeSync } from 'node:fs'
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import { writeFileAtomic } from '../storage/atomic-write.js'
+import { promisify } from 'node:util'
+import { syncDirectory, TEMP_PREFIX } from '../storage/atomic-write.js'
 import type { Collection } from '../storage/collection-registry.js'
 import { IndexSnapshot } from '../storage/index-snapshot.js'
-import type { SegmentData } from './search-segment.js'
+import { SearchSegment, type SegmentData, type TermTable } from './search-segment.js'
+import { identityOf, SegmentFile, type SegmentFileLayout } from './segment-file.js'
 
 /**
  * The file format. Bump it whenever a segment's arrays, the postings' encoding or what becomes a
@@ -34,13 +38,26 @@ const PREFIX_BYTES = 16
 /** A header longer than this is not one of ours. */
 const MAX_HEADER_BYTES = 64 * 1024
 
-/** A persisted segment: its arrays, its documents' ids (sorted) and the signature each was built from. */
+/** A segment to persist: its arrays, its documents' ids (sorted) and the signature each was built from. */
 export interface PersistedSegment {
   segment: SegmentData
   ids: string[]
   /** The file signature document i was built from ('' when it is not to be trusted). */
   sigs: string[]
 }
+
+/** A persisted segment as loaded: read from its file by searches (segment-file.ts). */
+export interface LoadedSegment {
+  segment: SearchSegment
+  ids: string[]
+  /** The file signature document i was built from ('' when it is not to be trusted). */
+  sigs: string[]
+}
+
+const fsync = promisify(fsyncCallback)
+
+/** Bytes of the postings hashed per read at load (not kept). */
+const HASH_CHUNK_BYTES = 1024 * 1024
 
 interface Header {
   format: number
@@ -77,10 +94,10 @@ export class SearchSnapshot {
   }
 
   /**
-   * Reads the persisted segment.
+   * Reads the persisted segment and checks it whole.
    * @returns it, or null when there is none or it is in doubt
    */
-  async read (): Promise<PersistedSegment | null> {
+  async read (): Promise<LoadedSegment | null> {
     let handle
     try {
       handle = await open(this.file, 'r')
@@ -96,8 +113,8 @@ export class SearchSnapshot {
     }
   }
 
-  async #read (handle: import('node:fs/promises').FileHandle): Promise<PersistedSegment | null> {
-    const size = (await handle.stat()).size
+  async #read (handle: FileHandle): Promise<LoadedSegment | null> {
+    const st = await handle.stat()
     const prefix = Buffer.alloc(PREFIX_BYTES)
     if ((await handle.read(prefix, 0, PREFIX_BYTES, 0)).bytesRead !== PREFIX_BYTES || !prefix.subarray(0, 8).equals(MAGIC)) return null
     const headerBytes = prefix.readUInt32LE(8)
@@ -106,56 +123,76 @@ export class SearchSnapshot {
     if ((await handle.read(headerBuf, 0, headerBytes, PREFIX_BYTES)).bytesRead !== headerBytes) return null
     const h = JSON.parse(headerBuf.toString('utf8')) as unknown
     if (!isHeader(h) || h.format !== SEARCH_SNAPSHOT_FORMAT || h.key !== this.key || h.repo !== this.#repo) return null
-    const layout = arraysLayout(h.terms, h.docs, h.postingsBytes)
-    if (layout.total !== h.arraysBytes || h.dictBytes !== h.dictChars * 2) return null
+    const { at, total } = arraysLayout(h.terms, h.docs, h.postingsBytes)
+    if (total !== h.arraysBytes || h.dictBytes !== h.dictChars * 2) return null
     const start = pad8(PREFIX_BYTES + headerBytes)
-    const stringsBytes = h.dictBytes + h.idsBytes + h.sigsBytes
-    if (size !== start + h.arraysBytes + stringsBytes) return null
-    // The arrays in a buffer of their own (the typed arrays are views of it).
-    const arrays = new ArrayBuffer(h.arraysBytes)
-    const arraysView = new Uint8Array(arrays)
-    if (await readFully(handle, arraysView, start) !== h.arraysBytes) return null
-    const strings = Buffer.allocUnsafeSlow(stringsBytes)
-    if (await readFully(handle, strings, start + h.arraysBytes) !== stringsBytes) return null
-    const hash = createHash('sha256').update(arraysView).update(strings).digest('hex')
-    if (hash !== h.sha256) return null
-    const at = layout.at
-    const segment: SegmentData = {
-      termStart: new Uint32Array(arrays, at.termStart, h.terms + 1),
-      postStart: new Uint32Array(arrays, at.postStart, h.terms + 1),
-      bodyStart: new Uint32Array(arrays, at.bodyStart, h.terms),
-      df: new Uint32Array(arrays, at.df, h.terms),
-      bodyLen: new Uint16Array(arrays, at.bodyLen, h.docs),
-      postings: new Uint8Array(arrays, at.postings, h.postingsBytes),
-      dict: strings.toString('utf16le', 0, h.dictBytes),
-      docs: h.docs
+    if (st.size !== start + h.arraysBytes + h.dictBytes + h.idsBytes + h.sigsBytes) return null
+    const hash = createHash('sha256')
+    // The term arrays and body lengths (everything before the postings) in a buffer of their own.
+    const head = new Uint8Array(at.postings)
+    if (await readFully(handle, head, start) !== head.byteLength) return null
+    hash.update(head)
+    // The postings (and the region's padding) are only hashed.
+    const chunk = Buffer.allocUnsafeSlow(Math.min(HASH_CHUNK_BYTES, Math.max(1, h.arraysBytes - at.postings)))
+    for (let done = at.postings; done < h.arraysBytes;) {
+      const n = Math.min(chunk.byteLength, h.arraysBytes - done)
+      if (await readFully(handle, chunk.subarray(0, n), start + done) !== n) return null
+      hash.update(chunk.subarray(0, n))
+      done += n
     }
-    const ids = JSON.parse(strings.toString('utf8', h.dictBytes, h.dictBytes + h.idsBytes)) as unknown
-    const sigs = JSON.parse(strings.toString('utf8', h.dictBytes + h.idsBytes, stringsBytes)) as unknown
-    if (!isStrings(ids, h.docs) || !isStrings(sigs, h.docs) || !wellFormed(segment, ids)) return null
-    return { segment, ids, sigs }
+    const strings = async (bytes: number, at: number): Promise<Buffer | null> => {
+      const buf = Buffer.allocUnsafe(bytes)
+      if (await readFully(handle, buf, at) !== bytes) return null
+      hash.update(buf)
+      return buf
+    }
+    const dictBuf = await strings(h.dictBytes, start + h.arraysBytes)
+    const idsBuf = await strings(h.idsBytes, start + h.arraysBytes + h.dictBytes)
+    const sigsBuf = await strings(h.sigsBytes, start + h.arraysBytes + h.dictBytes + h.idsBytes)
+    if (dictBuf === null || idsBuf === null || sigsBuf === null || hash.digest('hex') !== h.sha256) return null
+    const buffer = head.buffer
+    const table = {
+      termStart: new Uint32Array(buffer, at.termStart, h.terms + 1),
+      postStart: new Uint32Array(buffer, at.postStart, h.terms + 1),
+      bodyStart: new Uint32Array(buffer, at.bodyStart, h.terms),
+      df: new Uint32Array(buffer, at.df, h.terms),
+      dict: dictBuf.toString('utf16le')
+    }
+    const ids = JSON.parse(idsBuf.toString('utf8')) as unknown
+    const sigs = JSON.parse(sigsBuf.toString('utf8')) as unknown
+    if (!isStrings(ids, h.docs) || !isStrings(sigs, h.docs) || !wellFormed(table, h.postingsBytes, ids)) return null
+    const layout: SegmentFileLayout = { arrays: start, at, arraysBytes: h.arraysBytes, dictBytes: h.dictBytes, terms: h.terms }
+    const small = SegmentFile.isSmall(layout)
+    // A small segment keeps nothing but its body lengths (copied off the arrays buffer).
+    const bodyLen = small ? new Uint16Array(buffer.slice(at.bodyLen, at.bodyLen + h.docs * 2)) : new Uint16Array(buffer, at.bodyLen, h.docs)
+    const source = new SegmentFile(this.file, identityOf(st), layout, small ? null : table)
+    return { segment: new SearchSegment(null, source, bodyLen), ids, sigs }
   }
 
   /**
    * Writes the segment atomically (temp file, fsync, rename, directory fsync).
    * @param persisted the segment, its ids and signatures
-   * @returns resolves once the file is durable
+   * @returns the written file as a source of the segment's terms and postings (from then on, the
+   *   segment need not keep them in memory)
    */
-  async write (persisted: PersistedSegment): Promise<void> {
+  async write (persisted: PersistedSegment): Promise<SegmentFile> {
     const s = persisted.segment
     const terms = s.df.length
     const layout = arraysLayout(terms, s.docs, s.postings.byteLength)
     const dict = Buffer.from(s.dict, 'utf16le')
     const ids = Buffer.from(JSON.stringify(persisted.ids), 'utf8')
     const sigs = Buffer.from(JSON.stringify(persisted.sigs), 'utf8')
-    const arrays = Buffer.alloc(layout.total)
-    const put = (view: ArrayBufferView, at: number): void => { arrays.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), at) }
-    put(s.termStart, layout.at.termStart)
-    put(s.postStart, layout.at.postStart)
-    put(s.bodyStart, layout.at.bodyStart)
-    put(s.df, layout.at.df)
-    put(s.bodyLen, layout.at.bodyLen)
-    put(s.postings, layout.at.postings)
+    // The arrays region as parts (each array, then zeros up to a multiple of 8): written and
+    // hashed one by one, never copied into one buffer (at 100,000 entries the arrays and the
+    // whole file were 20 and 28 MB more of memory the process kept until a full collection).
+    const parts: Uint8Array[] = []
+    for (const array of [s.termStart, s.postStart, s.bodyStart, s.df, s.bodyLen, s.postings]) {
+      parts.push(new Uint8Array(array.buffer, array.byteOffset, array.byteLength))
+      if (array.byteLength % 8 !== 0) parts.push(new Uint8Array(8 - array.byteLength % 8))
+    }
+    parts.push(dict, ids, sigs)
+    const hash = createHash('sha256')
+    for (const part of parts) hash.update(part)
     const header: Header = {
       format: SEARCH_SNAPSHOT_FORMAT,
       key: this.key,
@@ -168,7 +205,7 @@ export class SearchSnapshot {
       dictBytes: dict.byteLength,
       idsBytes: ids.byteLength,
       sigsBytes: sigs.byteLength,
-      sha256: createHash('sha256').update(arrays).update(dict).update(ids).update(sigs).digest('hex')
+      sha256: hash.digest('hex')
     }
     const headerBuf = Buffer.from(JSON.stringify(header), 'utf8')
     const prefix = Buffer.alloc(pad8(PREFIX_BYTES + headerBuf.byteLength) - headerBuf.byteLength)
@@ -176,8 +213,53 @@ export class SearchSnapshot {
     prefix.writeUInt32LE(headerBuf.byteLength, 8)
     // The header after the 16-byte prefix, then the zero padding up to 8.
     const head = Buffer.concat([prefix.subarray(0, PREFIX_BYTES), headerBuf, prefix.subarray(PREFIX_BYTES)])
-    await writeFileAtomic(this.file, Buffer.concat([head, arrays, dict, ids, sigs]))
+    const size = await writePartsAtomic(this.file, [head, ...parts])
+    // The file just renamed into place (nothing else writes here: the instance lock).
+    const handle = await open(this.file, 'r')
+    let st
+    try {
+      st = await handle.stat()
+    } finally {
+      await handle.close()
+    }
+    if (st.size !== size) throw new Error(`${this.file} changed while written`)
+    const fileLayout: SegmentFileLayout = { arrays: head.byteLength, at: layout.at, arraysBytes: layout.total, dictBytes: dict.byteLength, terms }
+    const table = { dict: s.dict, termStart: s.termStart, postStart: s.postStart, bodyStart: s.bodyStart, df: s.df }
+    return new SegmentFile(this.file, identityOf(st), fileLayout, SegmentFile.isSmall(fileLayout) ? null : table)
   }
+}
+
+/**
+ * Writes a file's content given as parts atomically: a temporary file next to it (named as the
+ * start's sweep of stale temporary files expects), fsync, rename, directory fsync.
+ * @returns the file's size
+ */
+async function writePartsAtomic (file: string, parts: Uint8Array[]): Promise<number> {
+  const dir = path.dirname(file)
+  await mkdir(dir, { recursive: true })
+  const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(file)}`)
+  const fd = openSync(tmp, 'wx', 0o644)
+  let size = 0
+  try {
+    for (const part of parts) {
+      for (let at = 0; at < part.byteLength;) at += writeSync(fd, part, at, part.byteLength - at)
+      size += part.byteLength
+    }
+    await fsync(fd)
+  } catch (err) {
+    closeSync(fd)
+    await rm(tmp, { force: true })
+    throw err
+  }
+  closeSync(fd)
+  try {
+    await rename(tmp, file)
+  } catch (err) {
+    await rm(tmp, { force: true })
+    throw err
+  }
+  await syncDirectory(dir)
+  return size
 }
 
 function pad8 (n: number): number {
@@ -199,7 +281,7 @@ function arraysLayout (terms: number, docs: number, postingsBytes: number): { at
   return { at, total }
 }
 
-async function readFully (handle: import('node:fs/promises').FileHandle, into: Uint8Array, position: number): Promise<number> {
+async function readFully (handle: FileHandle, into: Uint8Array, position: number): Promise<number> {
   let done = 0
   while (done < into.byteLength) {
     const { bytesRead } = await handle.read(into, done, into.byteLength - done, position + done)
@@ -210,9 +292,9 @@ async function readFully (handle: import('node:fs/promises').FileHandle, into: U
 }
 
 /** The offsets ascend and end where their arrays end; the ids are sorted and distinct. */
-function wellFormed (s: SegmentData, ids: string[]): boolean {
+function wellFormed (s: TermTable, postingsBytes: number, ids: string[]): boolean {
   const terms = s.df.length
-  if (s.termStart[0] !== 0 || s.termStart[terms] !== s.dict.length || s.postStart[0] !== 0 || s.postStart[terms] !== s.postings.byteLength) return false
+  if (s.termStart[0] !== 0 || s.termStart[terms] !== s.dict.length || s.postStart[0] !== 0 || s.postStart[terms] !== postingsBytes) return false
   for (let i = 0; i < terms; i++) {
     const p = s.postStart[i] as number
     const b = s.bodyStart[i] as number

@@ -1,9 +1,9 @@
 /**
  * Runs the stat worker (`stat-worker.ts`) over a list of entry files.
  */
-import { Worker } from 'node:worker_threads'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startWorker } from '../young-generation-cap.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -30,7 +30,8 @@ export interface StatPass {
  * @returns the pass; the worker never keeps the process alive
  */
 export function startStatPass (files: readonly string[]): StatPass {
-  const worker = new Worker(WORKER, { workerData: files.join('\0') })
+  // Through startWorker, so the worker's heap set-up does not turn the young generation's growth back on.
+  const worker = startWorker(WORKER, { files: files.join('\0') })
   const failed = new Promise<never>((resolve, reject) => {
     worker.once('error', reject)
     worker.once('exit', (code) => { reject(new Error(`stat worker exited with code ${code}`)) })

@@ -12,7 +12,8 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { signatureOf } from './file-signature.js'
 
 /** The files, joined by NUL (one string crosses threads far faster than 100,000 of them). */
-const files = workerData === '' ? [] : (workerData as string).split('\0')
+const joined = (workerData as { files: string }).files
+const files = joined === '' ? [] : joined.split('\0')
 
 function statAll (): Array<string | null | undefined> {
   const sigs: Array<string | null | undefined> = []

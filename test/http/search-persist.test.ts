@@ -154,3 +154,43 @@ t.test('a file changed just before the build is not trusted at the next start (r
   t.same(await searchState(again), { builds: 0, loadStats: { fromSnapshot: 3, read: 1 } }, 'the racy file is read again')
   await again.close()
 })
+
+t.test('the persisted segment changed or removed while the service runs: a full build, right answers, never the other file\'s', async t => {
+  const repoDir = await persistedSite(t)
+  const file = persisted(repoDir)
+  const good = await readFile(file)
+  // Another site's segment under the same name: its postings name other documents.
+  const otherDir = await makeSite(t, { ...FILES, 'content/posts/alpha.md': post('Alpha', 'A walrus and a lighthouse.'), 'content/posts/bravo.md': post('Bravo', 'Only gulls here.') }, { fixtures: false })
+  const other = await startServer(t, { repoDir: otherDir })
+  t.same(await q(other, 'walrus'), ['alpha', 'charlie'])
+  await other.close()
+  const otherSegment = await readFile(persisted(otherDir))
+  const breakers: Array<[string, () => Promise<void>]> = [
+    ['another segment put in its place', async () => { await writeFile(file, otherSegment) }],
+    ['removed', async () => { await rm(file) }],
+    ['cut short', async () => { await truncate(file, Math.floor(good.length / 2)) }]
+  ]
+  for (const [name, breakIt] of breakers) {
+    await writeFile(file, good)
+    const s = await startServer(t, { repoDir })
+    t.same(await q(s, 'walrus'), ['bravo', 'charlie'], `${name}: loaded`)
+    const loaded = await searchState(s)
+    // (delta.md, restored after the round before, is read again.)
+    t.ok(loaded.builds === 0 && loaded.loadStats.fromSnapshot >= 3, `${name}: from the file`)
+    // An edit while it runs (in the overlay), then the file is broken under the loaded index.
+    await writeFile(path.join(repoDir, 'content/posts/delta.md'), post('Delta', 'A walrus at last.'))
+    let found: string[] = []
+    for (let i = 0; i < 100 && !found.includes('delta'); i++) {
+      found = await q(s, 'walrus')
+      if (!found.includes('delta')) await new Promise(resolve => setTimeout(resolve, 50))
+    }
+    t.same(found, ['bravo', 'charlie', 'delta'], `${name}: the edit is found`)
+    await breakIt()
+    t.same(await q(s, 'walrus'), ['bravo', 'charlie', 'delta'], `${name}: right answers`)
+    t.same(await q(s, 'lighthouse'), ['alpha'], `${name}: right answers`)
+    t.equal((await searchState(s)).builds, 1, `${name}: built afresh from the files`)
+    await s.close()
+    await writeFile(path.join(repoDir, 'content/posts/delta.md'), FILES['content/posts/delta.md'] as string)
+    await settle()
+  }
+})
