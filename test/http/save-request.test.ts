@@ -111,3 +111,21 @@ t.test('POST /mutate served directly keeps the guards\' order, and its other spe
   t.equal(direct.headers.get('x-content-type-options'), 'nosniff')
   t.equal(await readFile(path.join(s.repoDir, 'content/posts/hello.md'), 'utf8'), '---\ntitle: Direct\n---\nBody\n')
 })
+
+t.test('a search right after a title save finds the new title and not the old one, save after save', async t => {
+  const s = await startServer(t, { config, files })
+  const cookie = await s.login()
+  const found = async (q: string): Promise<string[]> => {
+    const res = await s.request(`${API}/entries?collection=posts&q=${encodeURIComponent(q)}`, { headers: { cookie } })
+    t.equal(res.status, 200)
+    return ((await res.json()) as { entries: Array<{ id: string }> }).entries.map(e => e.id)
+  }
+  t.ok((await found('body')).includes('hello'), 'the index is built')
+  for (const [title, gone] of [['Quokka island', 'zzzz'], ['Wombat burrow', 'quokka'], ['Numbat', 'wombat'], ['Numbat body', 'burrow']] as const) {
+    const res = await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'save_field', collection: 'posts', id: 'hello', field: 'title', value: title }) })
+    t.equal(res.status, 200)
+    t.same(await found(title.split(' ')[0]!.toLowerCase()), ['hello'], `${title}: found at once`)
+    t.same(await found(gone), [], `${title}: "${gone}" no longer matches`)
+    t.ok((await found('body')).includes('hello'), `${title}: the body still matches`)
+  }
+})
