@@ -202,6 +202,9 @@ function addedIssues (before: EntryData | undefined, services: Services, index: 
   const schema = index.collection.schema
   if (schema === null) return []
   const validate = services.content.schemas.validator(schema)
+  const issues = validate(data)
+  // Valid new data (the common case) needs no look at the old data's issues.
+  if (issues.length === 0) return issues
   const known = new Set((before === undefined ? [] : validate(before)).map(i => `${i.path}\u0000${i.code}`))
-  return validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
+  return issues.filter(i => !known.has(`${i.path}\u0000${i.code}`))
 }

@@ -129,3 +129,20 @@ t.test('a search right after a title save finds the new title and not the old on
     t.ok((await found('body')).includes('hello'), `${title}: the body still matches`)
   }
 })
+
+t.test('validation on save: a stored issue never blocks, a new one is refused and writes nothing', async t => {
+  const strict = { collections: { posts: { format: 'md' as const, schema: { type: 'object', required: ['title'], properties: { title: { type: 'string' }, n: { type: 'integer' }, body: { type: 'string' } } } } } }
+  const s = await startServer(t, { config: strict, files: { 'content/posts/odd.md': '---\ntitle: Odd\nn: not a number\n---\nBody\n' } })
+  const cookie = await s.login()
+  const save = async (field: string, value: unknown): Promise<Response> =>
+    await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'save_field', collection: 'posts', id: 'odd', field, value }) })
+  t.equal((await save('title', 'Still odd')).status, 200, 'the stored issue does not block another field')
+  t.equal((await save('n', 'still not a number')).status, 200, 'nor the same issue again')
+  const before = await repoFingerprint(s.repoDir)
+  const refused = await save('title', 5)
+  t.equal(refused.status, 400)
+  t.match(await refused.json(), { code: 'schema_validation', issues: [{ path: String }] })
+  t.equal(await repoFingerprint(s.repoDir), before, 'nothing written')
+  t.equal((await save('n', 3)).status, 200, 'and fixing it is fine')
+  t.equal(await readFile(path.join(s.repoDir, 'content/posts/odd.md'), 'utf8'), '---\ntitle: Still odd\nn: 3\n---\nBody\n')
+})
