@@ -64,10 +64,15 @@ interface TitledDoc {
  */
 function titleFreeKey (data: EntryData, titleField: string | null): string {
   const hash = createHash('sha256')
-  for (const key of Object.keys(data)) {
-    const value = data[key]
-    hash.update(JSON.stringify(key))
-    hash.update(typeof value === 'string' && isTitleKey(key, titleField) ? '\u0000title' : `:${JSON.stringify(value) ?? 'undefined'}\u0000`)
+  try {
+    for (const key of Object.keys(data)) {
+      const value = data[key]
+      hash.update(JSON.stringify(key))
+      hash.update(typeof value === 'string' && isTitleKey(key, titleField) ? '\u0000title' : `:${JSON.stringify(value) ?? 'undefined'}\u0000`)
+    }
+  } catch {
+    // A value JSON cannot write (a BigInt): such an entry is always indexed in full.
+    return ''
   }
   return hash.digest('base64')
 }
@@ -170,7 +175,7 @@ export class CollectionSearch {
     this.#titled.delete(id)
     if (built === null || this.#pending !== null || data === null || data === undefined) return false
     const doc = built.overlayDocOf(id)
-    if (doc !== last.doc || titleFreeKey(data, this.#collection.titleField) !== last.rest) return false
+    if (doc !== last.doc || last.rest === '' || titleFreeKey(data, this.#collection.titleField) !== last.rest) return false
     const now = titleTerms(id, data, this.#collection.titleField)
     const flags = new Map<string, number>()
     for (const term of new Set([...last.title, ...now])) {

@@ -30,7 +30,7 @@ t.test('a title save patches the title terms of the entry\'s overlay document: t
   /** A service write, then every term of the entry checked against a full indexing of its data. */
   const save = async (id: string, data: EntryData, what: string): Promise<void> => {
     const { body, ...front } = data
-    writeFileSync(path.join(dir, `${id}.md`), `---\n${Object.entries(front).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n')}\n---\n${String(body)}`)
+    writeFileSync(path.join(dir, `${id}.md`), `---\n${Object.entries(front).map(([k, v]) => `${k}: ${typeof v === 'bigint' ? String(v) : JSON.stringify(v)}`).join('\n')}\n---\n${String(body)}`)
     await index.recordWrite(id, data)
     const expected = entryTerms(id, data, 'title')
     for (const term of expected.keys()) vocabulary.add(term)
@@ -71,9 +71,16 @@ t.test('a title save patches the title terms of the entry\'s overlay document: t
   await save('p1', { title: 'Kappa', subtitle: 'Iota', body: 'A new body with quince.\n', tags: ['kiwi'] }, 'title save after another entry was indexed')
   t.same(find(text, 'kappa'), ['p1'])
   t.same(find(text, 'theta'), [])
+  await save('p3', { title: 'Huge', count: 2n ** 70n as unknown as number, body }, 'a value JSON cannot write (indexed in full)')
+  const hugeDoc = text.overlayDocOf('p3')
+  await save('p3', { title: 'Huger', count: 2n ** 70n as unknown as number, body }, 'and again in full, never patched')
+  t.not(text.overlayDocOf('p3'), hugeDoc, 'a new document')
+  const patchedDoc = text.overlayDocOf('p1')
+  await save('p1', { title: 'Mu', subtitle: 'Iota', body: 'A new body with quince.\n', tags: ['kiwi'] }, 'title save after the other entry')
+  t.equal(text.overlayDocOf('p1'), patchedDoc, 'control: a title save keeps its document')
   await index.recordDelete('p1')
   t.equal(text.overlayDocOf('p1'), -1, 'removed')
-  t.same(find(text, 'kappa'), [])
+  t.same(find(text, 'mu'), [])
   await save('p1', { title: 'Lambda', body }, 'back after a removal (indexed in full)')
   t.same(find(text, 'lambda'), ['p1'])
 })
