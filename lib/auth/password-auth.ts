@@ -36,6 +36,9 @@ export interface PasswordAuthOptions {
   now?: () => number
 }
 
+/** How many verified session cookies are remembered (the oldest is forgotten first). */
+const VERIFIED_CACHE_SIZE = 1024
+
 /** The identity of a password-mode session. */
 function editorIdentity (editorId: string): Identity {
   return { id: editorId, name: 'Editor', roles: ['editor'] }
@@ -50,6 +53,13 @@ export class PasswordAuth {
   private readonly now: () => number
   /** A per-instance key: passwords are compared as HMACs, so lengths leak nothing either. */
   private readonly compareKey = randomBytes(32)
+  /**
+   * Cookie values whose signature and claims were verified, with their claims (oldest first, at
+   * most VERIFIED_CACHE_SIZE): a request with one of them skips the HMAC (issue 18: it was computed
+   * at every request). Keyed by the whole value, so only that exact text hits; expiry and revocation
+   * are still checked at every request.
+   */
+  private readonly verified = new Map<string, SessionClaims>()
 
   /**
    * @param opts password, secret, limiter and revocation store
@@ -112,8 +122,18 @@ export class PasswordAuth {
   private verify (cookie: string | undefined): SessionClaims | null {
     if (this.password === null || cookie === undefined || cookie === '') return null
     const now = this.now()
-    const claims = verifySession(this.secret, cookie, now)
-    if (claims === null || this.revocations.has(claims.editorId, now)) return null
+    let claims = this.verified.get(cookie) ?? null
+    if (claims !== null && !(claims.exp > now)) {
+      this.verified.delete(cookie)
+      return null
+    }
+    if (claims === null) {
+      claims = verifySession(this.secret, cookie, now)
+      if (claims === null) return null
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string)
+      this.verified.set(cookie, claims)
+    }
+    if (this.revocations.has(claims.editorId, now)) return null
     return claims
   }
 

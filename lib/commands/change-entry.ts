@@ -15,7 +15,7 @@ import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
-import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
+import { textOfEntry, type CollectionIndex, type IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { FileWrite } from '../storage/group-commit.js'
 import type { DraftRecord } from '../storage/draft-store.js'
@@ -131,8 +131,9 @@ async function replaceBase (
   }
   let previousText: string | undefined
   if (base !== null && base.readError === undefined) {
-    // The index's signature was checked against the file just now.
-    try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
+    // The index's signature was checked against the file just now (and the text kept when read then).
+    previousText = base.file === file ? textOfEntry(base) : undefined
+    if (previousText === undefined) try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter })
   if (text === previousText) return { revision: current.revision, changed: false }
@@ -201,6 +202,9 @@ function addedIssues (before: EntryData | undefined, services: Services, index: 
   const schema = index.collection.schema
   if (schema === null) return []
   const validate = services.content.schemas.validator(schema)
+  const issues = validate(data)
+  // Valid new data (the common case) needs no look at the old data's issues.
+  if (issues.length === 0) return issues
   const known = new Set((before === undefined ? [] : validate(before)).map(i => `${i.path}\u0000${i.code}`))
-  return validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
+  return issues.filter(i => !known.has(`${i.path}\u0000${i.code}`))
 }

@@ -21,14 +21,16 @@ export function parseFieldPath (field: string): string[] {
 
 /**
  * Returns a copy of `data` with `value` set at `segments`, creating objects on the way. An array
- * on the way is indexed by a numeric segment (at most one past its end).
+ * on the way is indexed by a numeric segment (at most one past its end). Only the objects and
+ * arrays on the path are copied (shallow); every other value is shared with `data`, which is never
+ * changed (a save of a title copied the whole entry, its body included, before: issue 18).
  * @param data the current entry data
  * @param segments a parsed path
  * @param value the new value
  * @returns the new data (the input is not changed)
  */
 export function setAtPath (data: Record<string, unknown>, segments: string[], value: unknown): Record<string, unknown> {
-  const root = structuredClone(data)
+  const root: Record<string, unknown> = { ...data }
   let node: Record<string, unknown> | unknown[] = root
   for (let i = 0; i < segments.length; i++) {
     const key = segments[i]!
@@ -50,9 +52,11 @@ export function setAtPath (data: Record<string, unknown>, segments: string[], va
   return root
 }
 
+/** A copy of the child on the path (the caller's data keeps its own), or a new object. */
 function descend (child: unknown, segments: string[], i: number): Record<string, unknown> | unknown[] {
   if (child === undefined || child === null) return {}
-  if (typeof child === 'object') return child as Record<string, unknown> | unknown[]
+  if (Array.isArray(child)) return [...child as unknown[]]
+  if (typeof child === 'object') return { ...child as Record<string, unknown> }
   throw new BadRequestError(`Invalid field path: ${segments.slice(0, i + 1).join('.')} is not an object`, { field: 'field' })
 }
 

@@ -12,6 +12,7 @@ import { splitMarkdown, bodyNeedsFence, type FrontmatterKind } from './frontmatt
 import { parseYamlText, editYamlText, renderYaml, readYamlText } from './yaml-text.js'
 import type { Document } from 'yaml'
 import { readFlatYaml } from './flat-yaml.js'
+import { editFlatYaml } from './flat-yaml-edit.js'
 import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
 import { parseJsonText, editJsonText, renderJson } from './json-text.js'
 import { eolOf, isPlainObject } from './data-diff.js'
@@ -94,6 +95,10 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, b
  */
 export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')
+  if (previousText !== undefined && format === 'yaml') {
+    const flat = flatEdit(previousText, data)
+    if (flat !== undefined) return flat
+  }
   if (previousText !== undefined) {
     let before: unknown
     try { before = parseDataText(format, previousText) } catch (err) {
@@ -169,6 +174,9 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     const parsed: { doc: Document.Parsed | null } = { doc: null }
     try {
       previous = splitMarkdown(previousText)
+      // A flat YAML frontmatter with a plain string change (a title save) needs no YAML parser.
+      const flat = previous.kind === 'yaml' ? flatEdit(previous.inner, front) : undefined
+      if (flat !== undefined) return previous.open + flat + previous.close + bodyText
       oldFront = parseFrontmatter(previous.kind, previous.inner, parsed)
     } catch (err) {
       if (!(err instanceof EntryParseError)) throw err
@@ -183,6 +191,15 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
   }
   return newFrontmatter(newKind, front, bodyText, eol)
+}
+
+/**
+ * The edit of a flat YAML text (flat-yaml-edit.ts), or undefined when the text is not flat or the
+ * change is not one it makes (then the full parser's edit runs).
+ */
+function flatEdit (text: string, after: EntryData): string | undefined {
+  const before = readFlatYaml(text)
+  return before === undefined ? undefined : editFlatYaml(text, before, after)
 }
 
 function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData, doc: Document.Parsed | null): string {

@@ -274,8 +274,18 @@ const NOT_STRING_WORD = /^(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)$/
 
 function isPlainString (old: Node | null, value: unknown): old is Scalar & { range: [number, number, number] } {
   return typeof value === 'string' && old !== null && isScalar(old) && old.type === 'PLAIN' && typeof old.value === 'string' &&
-    old.range != null && old.source !== '' && old.range[0] < old.range[1] &&
-    PLAIN_SAFE.test(value) && !NOT_STRING_WORD.test(value) && !YAML11_NOT_STRING.test(value)
+    old.range != null && old.source !== '' && old.range[0] < old.range[1] && isPlainSafeString(value)
+}
+
+/**
+ * Whether a string is written as it is in place of a plain string scalar (and inside quotes in
+ * place of a quoted one): plain-safe in any context and read back as the same string by YAML 1.2
+ * and 1.1 readers.
+ * @param value a string
+ * @returns true when it needs neither quoting nor escaping
+ */
+export function isPlainSafeString (value: string): boolean {
+  return PLAIN_SAFE.test(value) && !NOT_STRING_WORD.test(value) && !YAML11_NOT_STRING.test(value)
 }
 
 function setSeqItem (text: string, seq: YAMLSeq, item: Node, value: unknown, eol: string, style: Style): string | null {

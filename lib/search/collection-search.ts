@@ -18,7 +18,10 @@ import type { IndexRow } from '../storage/index-row.js'
 import { RACY_MS, signatureCtime } from '../storage/index-snapshot.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import { entryTerms, type EntryTerms } from './entry-terms.js'
+import { createHash } from 'node:crypto'
+import { entryTerms, IN_TITLE, type EntryTerms } from './entry-terms.js'
+import { isTitleKey, titlesOf } from '../content/entry-search.js'
+import { forEachTerm } from './tokenize.js'
 import { FullTextIndex } from './full-text-index.js'
 import { MAX_DOCS } from './ranking.js'
 import { readSegment } from './segment-reader.js'
@@ -42,6 +45,47 @@ interface BuildRecord {
 }
 
 const searches = new WeakMap<CollectionIndex, CollectionSearch>()
+
+/** How many entries `#retitle` remembers (a few hundred bytes each). */
+const TITLED_MAX = 2048
+
+/** What is remembered of an entry indexed into an overlay document. */
+interface TitledDoc {
+  /** The overlay document of the index built now that its terms went into. */
+  doc: number
+  /** A digest of everything but the title fields' strings (the body included). */
+  rest: string
+  /** The terms of its id and title fields. */
+  title: Set<string>
+}
+
+/**
+ * A digest of an entry's data without its title fields' string values (their keys and order kept):
+ * two entries with the same one differ at most in their titles' text.
+ */
+function titleFreeKey (data: EntryData, titleField: string | null): string {
+  const hash = createHash('sha256')
+  try {
+    for (const key of Object.keys(data)) {
+      const value = data[key]
+      hash.update(JSON.stringify(key))
+      hash.update(typeof value === 'string' && isTitleKey(key, titleField) ? '\u0000title' : `:${JSON.stringify(value) ?? 'undefined'}\u0000`)
+    }
+  } catch {
+    // A value JSON cannot write (a BigInt): such an entry is always indexed in full.
+    return ''
+  }
+  return hash.digest('base64')
+}
+
+/** The terms `entryTerms` flags IN_TITLE: the id's and the title fields'. */
+function titleTerms (id: string, data: EntryData, titleField: string | null): Set<string> {
+  const terms = new Set<string>()
+  const add = (term: string): void => { terms.add(term) }
+  forEachTerm(id, add)
+  for (const title of titlesOf(data, titleField)) forEachTerm(title, add)
+  return terms
+}
 
 /**
  * The search of a collection index.
@@ -73,6 +117,8 @@ export class CollectionSearch {
   #persisting: Promise<void> = Promise.resolve()
   /** Set by `flush` (on close): later builds are not persisted. */
   #closed = false
+  /** Entries last indexed into an overlay document, for `#retitle` (oldest first, at most TITLED_MAX). */
+  readonly #titled = new Map<string, TitledDoc>()
 
   /**
    * @param collection the collection
@@ -105,13 +151,53 @@ export class CollectionSearch {
    */
   readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
     if (this.#built === null && this.#pending === null) return
+    if (this.#retitle(id, data)) return
     const terms = data === null ? null : entryTerms(id, data, this.#collection.titleField)
     this.#pending?.set(id, terms)
     const built = this.#built
     if (built === null) return
     if (terms === null) built.remove(id)
     else built.set(id, terms)
+    this.#remember(id, data, terms)
     this.#rebuildIfOverlayBig()
+  }
+
+  /**
+   * A change of an entry whose last change this search indexed into an overlay document, and that
+   * changes nothing but its title fields' text (a title save): only the title's terms are patched in
+   * that document, instead of tokenizing the whole entry, body included, and adding a new document
+   * (which also made the overlay, and so the rebuilds, grow with every save; issue 18).
+   * @returns true when done so (false: index the entry in full)
+   */
+  #retitle (id: string, data: EntryData | undefined | null): boolean {
+    const built = this.#built
+    const last = this.#titled.get(id)
+    if (last === undefined) return false
+    this.#titled.delete(id)
+    if (built === null || this.#pending !== null || data === null || data === undefined) return false
+    const doc = built.overlayDocOf(id)
+    if (doc !== last.doc || last.rest === '' || titleFreeKey(data, this.#collection.titleField) !== last.rest) return false
+    const now = titleTerms(id, data, this.#collection.titleField)
+    const flags = new Map<string, number>()
+    for (const term of new Set([...last.title, ...now])) {
+      const before = built.overlayFlags(doc, term)
+      const after = (before & ~IN_TITLE) | (now.has(term) ? IN_TITLE : 0)
+      if (after !== before) flags.set(term, after)
+    }
+    built.patchOverlayDoc(doc, flags)
+    this.#titled.set(id, { doc, rest: last.rest, title: now })
+    return true
+  }
+
+  /** Remembers what `#retitle` needs of an entry just indexed into an overlay document. */
+  #remember (id: string, data: EntryData | undefined | null, terms: EntryTerms | null): void {
+    const built = this.#built
+    this.#titled.delete(id)
+    if (built === null || terms === null || data === null || data === undefined) return
+    const doc = built.overlayDocOf(id)
+    if (doc < 0) return
+    if (this.#titled.size >= TITLED_MAX) this.#titled.delete(this.#titled.keys().next().value as string)
+    this.#titled.set(id, { doc, rest: titleFreeKey(data, this.#collection.titleField), title: titleTerms(id, data, this.#collection.titleField) })
   }
 
   #rebuildIfOverlayBig (): void {
@@ -217,6 +303,8 @@ export class CollectionSearch {
     }
     if (fresh.size + fresh.overlaySize >= MAX_DOCS) throw new Error('too many entries for the full-text index')
     this.#built = fresh
+    // What `#retitle` remembered is of the index replaced (and must not keep it alive).
+    this.#titled.clear()
     this.#pending = null
     if (loaded === null) this.#builds++
     return fresh

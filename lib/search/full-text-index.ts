@@ -100,6 +100,54 @@ export class FullTextIndex {
   }
 
   /**
+   * The overlay document an entry's terms live in now (the one its last `set` made), or -1 when it
+   * has none (its terms are in the segment, or it was removed).
+   * @param id entry id
+   * @returns the document number, or -1
+   */
+  overlayDocOf (id: string): number {
+    const doc = this.#overlayDoc.get(id)
+    return doc === undefined || doc < 0 || this.#dead[doc] !== 0 ? -1 : doc
+  }
+
+  /**
+   * Changes the flags of some terms of an overlay document in place, without indexing the entry
+   * again (a title save: issue 18). The caller knows the rest of the entry's terms are unchanged;
+   * the body's length is kept as it was.
+   * @param doc a document `overlayDocOf` gave
+   * @param flags term -> its new flags (0: the entry no longer holds it)
+   */
+  patchOverlayDoc (doc: number, flags: ReadonlyMap<string, number>): void {
+    if (doc < this.#segment.data.docs || this.#dead[doc] !== 0) throw new Error('not a live overlay document')
+    for (const [term, value] of flags) {
+      let list = this.#overlay.get(term)
+      const at = list === undefined ? 0 : postingIndex(list, doc)
+      const found = list !== undefined && at < list.length && Math.floor((list[at] as number) / 32) === doc
+      if (value === 0) {
+        if (found) list!.splice(at, 1)
+        continue
+      }
+      if (list === undefined) { list = []; this.#overlay.set(term, list) }
+      if (found) list[at] = doc * 32 + value
+      else list.splice(at, 0, doc * 32 + value)
+    }
+  }
+
+  /**
+   * The flags an overlay document holds for a term (0: none).
+   * @param doc an overlay document
+   * @param term a term
+   * @returns its flags
+   */
+  overlayFlags (doc: number, term: string): number {
+    const list = this.#overlay.get(term)
+    if (list === undefined) return 0
+    const at = postingIndex(list, doc)
+    const p = list[at]
+    return p !== undefined && Math.floor(p / 32) === doc ? p & 31 : 0
+  }
+
+  /**
    * Forgets an entry.
    * @param id entry id
    */
@@ -348,6 +396,19 @@ function ensureScratch (docs: number): void {
   scratch.flags = new Uint8Array(size)
   scratch.score = new Float32Array(size)
   scratch.hits = new Int32Array(size)
+}
+
+/** Where a document's posting is (or would go) in an overlay list, which is ordered by document. */
+function postingIndex (list: OverlayPostings, doc: number): number {
+  let lo = 0
+  let hi = list.length
+  const key = doc * 32
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((list[mid] as number) < key) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 /**

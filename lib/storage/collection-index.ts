@@ -598,7 +598,7 @@ export class CollectionIndex {
       // The common case in one open: a plain file (not a link) whose signature still matches is
       // unchanged, so its body is where it was; anything else takes the full check below.
       const text = await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
-      if (text !== null) return entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) })
+      if (text !== null) return withText(entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) }), text)
     }
     const checked = await this.#refresh(id)
     if (checked === null) return null
@@ -815,6 +815,23 @@ export class CollectionIndex {
     }
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
   }
+}
+
+/** The file text a `get` just read an entry from, for a writer that edits that text (issue 18). */
+const entryTexts = new WeakMap<IndexedEntry, string>()
+
+function withText (entry: IndexedEntry, text: string): IndexedEntry {
+  entryTexts.set(entry, text)
+  return entry
+}
+
+/**
+ * The text of its file that `get` read an entry's data from just now, when it read one.
+ * @param entry an entry `get` gave
+ * @returns the file's text, or undefined
+ */
+export function textOfEntry (entry: IndexedEntry): string | undefined {
+  return entryTexts.get(entry)
 }
 
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {

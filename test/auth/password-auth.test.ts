@@ -1,0 +1,78 @@
+import t from 'tap'
+import { PasswordAuth } from '../../lib/auth/password-auth.js'
+import { LoginRateLimiter } from '../../lib/auth/login-rate-limit.js'
+import { RevokedSessions } from '../../lib/auth/revocations.js'
+import { SESSION_TTL_MS, signSession } from '../../lib/auth/session-cookie.js'
+
+const SECRET = 'a-session-secret-of-at-least-32-characters'
+const START = 1_800_000_000_000
+
+async function auth (t: { testdir: () => string }, clock: { now: number }): Promise<PasswordAuth> {
+  return new PasswordAuth({
+    password: 'pw',
+    sessionSecret: SECRET,
+    limiter: new LoginRateLimiter(),
+    revocations: await RevokedSessions.load(t.testdir(), clock.now),
+    now: () => clock.now
+  })
+}
+
+t.test('a verified cookie is remembered: it still expires on time and logout still revokes it', async t => {
+  const clock = { now: START }
+  const a = await auth(t, clock)
+  const { cookie, identity } = a.login('pw', 'client')
+  t.same(a.identify(cookie), identity, 'first request: verified')
+  t.same(a.identify(cookie), identity, 'second request: remembered')
+  clock.now = START + SESSION_TTL_MS - 1
+  t.same(a.identify(cookie), identity, 'just before expiry')
+  clock.now = START + SESSION_TTL_MS
+  t.equal(a.identify(cookie), null, 'expired, although remembered')
+  t.equal(a.identify(cookie), null, 'and stays expired')
+
+  clock.now = START
+  const second = a.login('pw', 'client')
+  t.same(a.identify(second.cookie), second.identity)
+  await a.logout(second.cookie)
+  t.equal(a.identify(second.cookie), null, 'revoked after it was remembered')
+})
+
+t.test('only the exact verified text is remembered: altered, forged and malformed cookies are refused', async t => {
+  const clock = { now: START }
+  const a = await auth(t, clock)
+  const { cookie } = a.login('pw', 'client')
+  t.ok(a.identify(cookie))
+  const [payload, signature] = cookie.split('.') as [string, string]
+  const flipped = signature.slice(0, -2) + (signature.at(-2) === 'A' ? 'B' : 'A') + signature.at(-1)!
+  const cases: Record<string, string> = {
+    'another signature': `${payload}.${flipped}`,
+    'a trailing character': cookie + 'A',
+    'a leading space': ' ' + cookie,
+    'signed with another secret': signSession('another-secret-of-at-least-32-characters', { editorId: 'x', exp: START + 1000 }),
+    'no signature': payload,
+    'empty signature': payload + '.',
+    'two dots': cookie + '.x',
+    'not base64url': '%%%.%%%',
+    'oversized': 'a'.repeat(5000) + '.' + signature,
+    '__proto__': '__proto__',
+    'empty': ''
+  }
+  for (const [name, value] of Object.entries(cases)) {
+    t.equal(a.identify(value), null, name)
+    t.equal(a.identify(value), null, `${name}, asked again`)
+  }
+  t.ok(a.identify(cookie), 'control: the real cookie still works')
+})
+
+t.test('the memory of verified cookies is bounded: the oldest is verified again, still accepted', async t => {
+  const clock = { now: START }
+  const a = await auth(t, clock)
+  const first = a.login('pw', 'client')
+  t.ok(a.identify(first.cookie))
+  let accepted = 0
+  for (let i = 0; i < 1100; i++) if (a.identify(signSession(SECRET, { editorId: `e${i}`, exp: START + 1000 })) !== null) accepted++
+  t.equal(accepted, 1100)
+  const remembered = (a as unknown as { verified: Map<string, unknown> }).verified
+  t.ok(remembered.size <= 1024, `at most 1,024 remembered (${remembered.size})`)
+  t.notOk(remembered.has(first.cookie), 'the oldest was forgotten')
+  t.same(a.identify(first.cookie), first.identity, 'and is verified again')
+})
