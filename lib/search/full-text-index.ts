@@ -118,7 +118,7 @@ export class FullTextIndex {
    * @param flags term -> its new flags (0: the entry no longer holds it)
    */
   patchOverlayDoc (doc: number, flags: ReadonlyMap<string, number>): void {
-    if (doc < this.#segment.data.docs || this.#dead[doc] !== 0) throw new Error('not a live overlay document')
+    if (doc < this.#segment.docs || this.#dead[doc] !== 0) throw new Error('not a live overlay document')
     for (const [term, value] of flags) {
       let list = this.#overlay.get(term)
       const at = list === undefined ? 0 : postingIndex(list, doc)
