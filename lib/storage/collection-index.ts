@@ -21,6 +21,7 @@ import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath,
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
+import type { RowTable } from './row-table.js'
 import { statInWorker } from './stat-files.js'
 
 export type { IndexRow }
@@ -338,7 +339,7 @@ export class CollectionIndex {
     // chunks), then the folder scan runs in the thread pool beside the rest of the parse.
     const logLoading = this.#opts.log.load()
     let snapshotGone = false
-    const snapshotReading = (this.#opts.snapshot?.read(this.#home) ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
+    const snapshotReading = (this.#opts.snapshot?.read() ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
     await this.#opts.watching
     const found = await this.#scanDirectory()
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
@@ -410,13 +411,18 @@ export class CollectionIndex {
   }
 
   /**
-   * Puts the snapshot's rows whose file is unchanged into the index.
+   * Puts the snapshot's rows whose file is unchanged into the index, as lazy rows (their content
+   * stays in the snapshot's buffer until used), in the snapshot's order (the list order it was
+   * written in: the first list's sort then finds them sorted).
    * @param sigs each found file's signature from the stat worker (undefined: stat it here), or null
    * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: Map<string, StoredRow>, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
+    const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
+    // When each taken row's file was stat-ed (a file changed that close to it is racy).
+    const takenAt = new Float64Array(snapshot.size)
     let readAt = sigs === null ? Date.now() : statAt
     for (let i = 0; i < found.length; i++) {
       // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
@@ -426,18 +432,23 @@ export class CollectionIndex {
       }
       const entry = found[i]!
       const [id, file] = entry
-      const row = snapshot.get(id)
-      if (row === undefined || this.#problems.has(id) || !row.hasFile(file)) { toRead.push(entry); continue }
+      const at = snapshot.find(id)
+      if (at < 0 || this.#problems.has(id) || taken[at] !== undefined) { toRead.push(entry); continue }
+      const own = snapshot.file(at)
+      if (own === null ? !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
       let sig = sigs?.[i]
       if (sig === undefined) {
         try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
-      if (sig !== row.sig) { toRead.push(entry); continue }
-      const revised = this.#revise(id, row.sig)
+      if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
+      const revised = this.#revise(id, sig)
       if (revised.change !== null) pending.push(revised.change)
-      row.sig = revised.sig
-      row.revision = revised.rev
-      this.#put(row, readAt)
+      taken[at] = StoredRow.lazy(this.#home, id, own, revised.sig, revised.rev, snapshot.order(at), snapshot, at)
+      takenAt[at] = readAt
+    }
+    for (let at = 0; at < taken.length; at++) {
+      const row = taken[at]
+      if (row !== undefined) this.#put(row, takenAt[at]!)
     }
     return toRead
   }
@@ -477,8 +488,10 @@ export class CollectionIndex {
     const write = this.#snapshotWrite.then(async () => {
       if (!this.#snapshotStale) return
       this.#snapshotStale = false
+      // In list order: the next start's first sort then finds the rows sorted.
+      this.#sorted ??= [...this.#entries.values()].sort(this.#compare)
       const rows: StoredRow[] = []
-      for (const row of this.#entries.values()) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
+      for (const row of this.#sorted) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
       try {
         await snapshot.write(rows)
       } catch {

@@ -102,21 +102,41 @@ interface RowExtra {
 }
 
 /**
+ * Where a row's content waits until it is first used: the persisted snapshot's bytes
+ * (`row-table.ts`), one record per row.
+ */
+export interface RowSource {
+  /**
+   * A record's content, parsed.
+   * @param at record number
+   * @param id the row's id
+   * @returns the content
+   */
+  content: (at: number, id: string) => RowContent
+}
+
+/**
  * A row as the index keeps it (issue 18: memory): the same fields as `IndexRow`, but the file path
  * (80 bytes and more per entry) is derived from the id unless the entry's file is another one, and
  * the rare parts (another file, a read error, validation issues) share one slot. One hidden class
  * for every row of every collection (the home is a slot, not a subclass).
+ *
+ * A row taken from the persisted snapshot at a restart is lazy: its fields, title, body start and
+ * validation issues stay in the snapshot's buffer until first read (a list sorts by id and order,
+ * which the row has), so a restart makes one object per row instead of one per row and field, and
+ * an entry no request touched costs its bytes in that buffer. While lazy, `#title` is null, and the
+ * fields and body start slots hold the source and the record number.
  */
 export class StoredRow implements IndexRow {
   id: string
   sig: string
   revision: number
-  fields: EntryData | undefined
-  bodyAt: number | undefined
-  title: string
   order: number | null
   readonly #home: RowHome
-  readonly #extra: RowExtra | null
+  #extra: RowExtra | null
+  #fields: EntryData | RowSource | undefined
+  #bodyAt: number | undefined
+  #title: string | null
 
   /**
    * @param home gives the default file of an id
@@ -133,19 +153,58 @@ export class StoredRow implements IndexRow {
     this.#home = home
     let extra: RowExtra | null = file === null || home.isDefaultFile(id, file) ? null : { file }
     if ('message' in content) {
-      this.fields = undefined
-      this.bodyAt = undefined
-      this.title = id
+      this.#fields = undefined
+      this.#bodyAt = undefined
+      this.#title = id
       this.order = null
       extra = { ...extra, readError: { message: content.message } }
     } else {
-      this.fields = content.fields
-      this.bodyAt = content.bodyAt
-      this.title = content.title
+      this.#fields = content.fields
+      this.#bodyAt = content.bodyAt
+      this.#title = content.title
       this.order = content.order
       if (content.validationIssues !== undefined) extra = { ...extra, validationIssues: content.validationIssues }
     }
     this.#extra = extra
+  }
+
+  /**
+   * A row whose content is read from `source` when first used.
+   * @param home gives the default file of an id
+   * @param id entry id
+   * @param file absolute file path, or null for the id's default one
+   * @param sig the file's signature
+   * @param revision the entry's revision
+   * @param order the sort key
+   * @param source where the content is
+   * @param at its record number there
+   * @returns the row
+   */
+  static lazy (home: RowHome, id: string, file: string | null, sig: string, revision: number, order: number | null, source: RowSource, at: number): StoredRow {
+    const row = new StoredRow(home, id, file, sig, revision, LAZY)
+    row.order = order
+    row.#fields = source
+    row.#bodyAt = at
+    row.#title = null
+    return row
+  }
+
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  get fields (): EntryData | undefined {
+    if (this.#title === null) this.#materialize()
+    return this.#fields as EntryData | undefined
+  }
+
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  get bodyAt (): number | undefined {
+    if (this.#title === null) this.#materialize()
+    return this.#bodyAt
+  }
+
+  /** The entry's title. */
+  get title (): string {
+    if (this.#title === null) this.#materialize()
+    return this.#title as string
   }
 
   /** The entry's absolute file path. */
@@ -160,7 +219,16 @@ export class StoredRow implements IndexRow {
 
   /** The entry's validation issues against the collection's schema, if any. */
   get validationIssues (): ValidationIssue[] | undefined {
+    if (this.#title === null) this.#materialize()
     return this.#extra?.validationIssues
+  }
+
+  /**
+   * Where the row's content still waits unparsed (a snapshot rewrite copies its bytes as they are).
+   * @returns the source and record number, or null once the content is parsed
+   */
+  lazySource (): { source: RowSource, at: number } | null {
+    return this.#title === null ? { source: this.#fields as RowSource, at: this.#bodyAt as number } : null
   }
 
   /**
@@ -180,7 +248,18 @@ export class StoredRow implements IndexRow {
     const own = this.#extra?.file
     return own === undefined ? this.#home.isDefaultFile(this.id, file) : own === file
   }
+
+  #materialize (): void {
+    const content = (this.#fields as RowSource).content(this.#bodyAt as number, this.id)
+    this.#fields = content.fields
+    this.#bodyAt = content.bodyAt
+    this.#title = content.title
+    if (content.validationIssues !== undefined) this.#extra = { ...this.#extra, validationIssues: content.validationIssues }
+  }
 }
+
+/** The placeholder content of a lazy row while it is made. */
+const LAZY: RowContent = { fields: {}, title: '', order: null }
 
 /**
  * An index row from an entry's content, or from the reason its file cannot be read.

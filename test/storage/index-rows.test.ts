@@ -39,7 +39,7 @@ t.test('rows whose file is not the default one of their id keep it across a rest
   await first.cms.ready
   t.same((await list(first, 'posts')).map(v => v.id), ['long', 'other', 'plain'])
   await first.close()
-  const snapshot = await readFile(path.join(repoDir, '.git/cms/index/posts.json'), 'utf8')
+  const snapshot = await readFile(path.join(repoDir, '.git/cms/index/posts.rows'), 'utf8')
   t.notOk(snapshot.includes('plain.md'), 'a default file is left out of the snapshot')
   t.ok(snapshot.includes('other.mdx') && snapshot.includes('long.markdown'), 'another file is kept in it')
   t.equal(snapshot.split('"Plain"').length, 2, 'a title that is the title field\'s value is written once (in the fields)')

@@ -1,0 +1,367 @@
+/**
+ * The persisted rows of one collection as one buffer (issue 18, restart): a binary layout that a
+ * restart indexes without parsing any row. Each record holds what the restart needs to trust a row
+ * (the id, a hash of it, the file's signature, the sort key, the file when it is not the id's
+ * default one) and the rest of the row (fields, body start, validation issues, a title that is not
+ * derived) as a JSON payload that is parsed only when the row is first used (`StoredRow`). So a
+ * restart over 100,000 entries allocates a few large objects instead of several small ones per row
+ * (garbage collection was a quarter of that restart), and an untouched row costs its bytes here
+ * and one small object.
+ *
+ * Layout (little-endian): `MAGIC`, u32 format, u32 key length, the key (ASCII); then per row a
+ * record: u32 record length, u32 id hash, f64 order, u8 flags (1: has an order), u8 signature
+ * length, u16 id length, u16 file length, then the id (UTF-8), the signature (ASCII), the file
+ * (UTF-8, absent when it is the id's default one) and the JSON payload; then the end: u32 0, u32 row
+ * count, u32 CRC-32 of every byte before it. Anything that does not add up (magic, format, key,
+ * lengths, count, checksum, a duplicate id) makes the whole table untrusted.
+ */
+import { crc32 } from 'node:zlib'
+import type { EntryData } from '../content/formats.js'
+import type { ValidationIssue } from '../errors.js'
+import { titlesOf } from '../content/entry-search.js'
+import type { RowContent, RowSource } from './index-row.js'
+
+/** The first bytes of a row table file. */
+const MAGIC = Buffer.from('GCMSROWS', 'latin1')
+const RECORD_HEAD = 22
+const END_BYTES = 12
+const HAS_ORDER = 1
+
+/** What a record's JSON payload holds (short keys: it is written for every row). */
+interface Payload {
+  /** Fields (a Markdown body left out when `b` is set). */
+  f: EntryData
+  /** Where the Markdown body starts. */
+  b?: number
+  v?: ValidationIssue[]
+  /** The title, when it is not the one the fields give. */
+  t?: string
+}
+
+/** A row as it goes into a record. */
+export interface RecordRow {
+  id: string
+  sig: string
+  order: number | null
+  /** Absolute path, or null when it is the id's default file. */
+  file: string | null
+  /** The JSON payload's bytes as another table holds them, or null to encode `content`. */
+  payload: Uint8Array | null
+  content: RowContent | null
+}
+
+/**
+ * A 32-bit hash of an id's UTF-16 code units (FNV-1a), stored in its record so a restart finds
+ * rows by id without decoding any.
+ * @param id entry id
+ * @returns unsigned 32-bit hash
+ */
+export function idHash (id: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
+  return h >>> 0
+}
+
+/** A row table's records, found by id; the rows' content is parsed per record on demand. */
+export class RowTable implements RowSource {
+  readonly #buf: Buffer
+  readonly #starts: Int32Array
+  readonly #hashes: Uint32Array
+  readonly #slots: Int32Array
+  readonly #titleField: string | null
+
+  private constructor (buf: Buffer, starts: Int32Array, hashes: Uint32Array, titleField: string | null) {
+    this.#buf = buf
+    this.#starts = starts
+    this.#hashes = hashes
+    this.#titleField = titleField
+    let capacity = 16
+    while (capacity < starts.length * 2) capacity *= 2
+    this.#slots = new Int32Array(capacity)
+  }
+
+  /**
+   * Reads a table from a file's bytes.
+   * @param buf the whole file
+   * @param format the format it must have
+   * @param key the key it must have
+   * @param titleField the collection's title field (a payload without a title derives it)
+   * @returns the table, or null when anything is in doubt
+   */
+  static parse (buf: Buffer, format: number, key: string, titleField: string | null): RowTable | null {
+    const head = MAGIC.length + 8
+    if (buf.length < head + END_BYTES || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return null
+    if (buf.readUInt32LE(MAGIC.length) !== format) return null
+    const keyLength = buf.readUInt32LE(MAGIC.length + 4)
+    if (head + keyLength + END_BYTES > buf.length || buf.toString('latin1', head, head + keyLength) !== key) return null
+    const end = buf.length - END_BYTES
+    if (buf.readUInt32LE(end) !== 0 || crc32(buf.subarray(0, end + 8)) !== buf.readUInt32LE(end + 8)) return null
+    const count = buf.readUInt32LE(end + 4)
+    // Each record takes more than RECORD_HEAD bytes: a count the bytes cannot hold is a lie.
+    if (count > (end - head - keyLength) / RECORD_HEAD) return null
+    const starts = new Int32Array(count)
+    const hashes = new Uint32Array(count)
+    let at = head + keyLength
+    for (let i = 0; i < count; i++) {
+      if (at + RECORD_HEAD > end) return null
+      const length = buf.readUInt32LE(at)
+      const fixed = RECORD_HEAD + buf[at + 17]! + buf.readUInt16LE(at + 18) + buf.readUInt16LE(at + 20)
+      if (length < fixed || at + length > end) return null
+      starts[i] = at
+      hashes[i] = buf.readUInt32LE(at + 4)
+      at += length
+    }
+    if (at !== end) return null
+    const table = new RowTable(buf, starts, hashes, titleField)
+    return table.#fillSlots() ? table : null
+  }
+
+  /** How many rows the table holds. */
+  get size (): number {
+    return this.#starts.length
+  }
+
+  /**
+   * The record of an id.
+   * @param id entry id
+   * @returns its record number, or -1
+   */
+  find (id: string): number {
+    const h = idHash(id)
+    const mask = this.#slots.length - 1
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const v = this.#slots[slot]!
+      if (v === 0) return -1
+      if (this.#hashes[v - 1] === h && this.#idEquals(v - 1, id)) return v - 1
+    }
+  }
+
+  /**
+   * Whether a record's signature is this one (no string is built).
+   * @param at record number
+   * @param sig a file signature
+   * @returns true when equal
+   */
+  sigEquals (at: number, sig: string): boolean {
+    const start = this.#starts[at]!
+    const length = this.#buf[start + 17]!
+    if (length !== sig.length) return false
+    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18)
+    for (let i = 0; i < length; i++) if (this.#buf[from + i] !== sig.charCodeAt(i)) return false
+    return true
+  }
+
+  /**
+   * A record's sort key.
+   * @param at record number
+   * @returns the order field's number, or null
+   */
+  order (at: number): number | null {
+    const start = this.#starts[at]!
+    return (this.#buf[start + 16]! & HAS_ORDER) !== 0 ? this.#buf.readDoubleLE(start + 8) : null
+  }
+
+  /**
+   * A record's file, when it is not the id's default one.
+   * @param at record number
+   * @returns absolute path, or null
+   */
+  file (at: number): string | null {
+    const start = this.#starts[at]!
+    const length = this.#buf.readUInt16LE(start + 20)
+    if (length === 0) return null
+    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18) + this.#buf[start + 17]!
+    return this.#buf.toString('utf8', from, from + length)
+  }
+
+  /**
+   * A record's JSON payload, as bytes (a rewrite copies it without parsing).
+   * @param at record number
+   * @returns a view of the table's buffer
+   */
+  payload (at: number): Uint8Array {
+    const start = this.#starts[at]!
+    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18) + this.#buf[start + 17]! + this.#buf.readUInt16LE(start + 20)
+    return this.#buf.subarray(from, start + this.#buf.readUInt32LE(start))
+  }
+
+  /**
+   * A record's content, parsed (the row keeps it: called once per row at most).
+   * @param at record number
+   * @param id the row's id (a row without title fields is titled by it)
+   * @returns the content
+   */
+  content (at: number, id: string): RowContent {
+    const p = JSON.parse(this.payload(at).toString()) as Payload
+    if (typeof p !== 'object' || p === null || typeof p.f !== 'object' || p.f === null) throw new Error('malformed row payload')
+    const content: RowContent = { fields: p.f, title: p.t ?? titlesOf(p.f, this.#titleField)[0] ?? id, order: this.order(at) }
+    if (p.b !== undefined) content.bodyAt = p.b
+    if (p.v !== undefined) content.validationIssues = p.v
+    return content
+  }
+
+  #idEquals (at: number, id: string): boolean {
+    const start = this.#starts[at]!
+    const length = this.#buf.readUInt16LE(start + 18)
+    const from = start + RECORD_HEAD
+    if (length === id.length) {
+      let i = 0
+      for (; i < length; i++) {
+        const byte = this.#buf[from + i]!
+        if (byte >= 0x80) break
+        if (byte !== id.charCodeAt(i)) return false
+      }
+      if (i === length) return true
+    }
+    // Not ASCII: compare the decoded text.
+    return length >= id.length && this.#buf.toString('utf8', from, from + length) === id
+  }
+
+  /** Puts every record in the hash table; false on a duplicate id. */
+  #fillSlots (): boolean {
+    const mask = this.#slots.length - 1
+    for (let at = 0; at < this.#starts.length; at++) {
+      const h = this.#hashes[at]!
+      let slot = h & mask
+      for (; this.#slots[slot] !== 0; slot = (slot + 1) & mask) {
+        const other = this.#slots[slot]! - 1
+        if (this.#hashes[other] === h && this.#sameId(other, at)) return false
+      }
+      this.#slots[slot] = at + 1
+    }
+    return true
+  }
+
+  #sameId (a: number, b: number): boolean {
+    const sa = this.#starts[a]!
+    const sb = this.#starts[b]!
+    const la = this.#buf.readUInt16LE(sa + 18)
+    return la === this.#buf.readUInt16LE(sb + 18) && this.#buf.compare(this.#buf, sa + RECORD_HEAD, sa + RECORD_HEAD + la, sb + RECORD_HEAD, sb + RECORD_HEAD + la) === 0
+  }
+}
+
+/** Marks a value that JSON would change (never in real data: it holds a NUL). */
+const NOT_JSON = '\u0000not-json'
+const NOT_JSON_TEXT = JSON.stringify(NOT_JSON).slice(1, -1)
+
+/**
+ * Value as JSON text, when JSON carries it exactly.
+ * @param value a row or a row's payload
+ * @returns its JSON text, or null when it holds a number JSON cannot carry (NaN, Infinity, -0)
+ */
+export function exactJson (value: unknown): string | null {
+  const text = JSON.stringify(value, jsonExact)
+  return text.includes(NOT_JSON_TEXT) ? null : text
+}
+
+function jsonExact (_key: string, value: unknown): unknown {
+  return typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0)) ? NOT_JSON : value
+}
+
+/** Writes a row table a chunk at a time, with its checksum. */
+export class RowTableWriter {
+  #chunk: Buffer
+  #used = 0
+  #crc = 0
+  #count = 0
+  readonly #flush: (bytes: Buffer) => void
+  readonly #titleField: string | null
+
+  /**
+   * @param format the format number written
+   * @param key the key written
+   * @param titleField the collection's title field (a title it gives is left out of the payload)
+   * @param flush takes each full chunk (the buffer is reused after it returns)
+   * @param chunkBytes chunk size
+   */
+  constructor (format: number, key: string, titleField: string | null, flush: (bytes: Buffer) => void, chunkBytes = 1024 * 1024) {
+    this.#flush = flush
+    this.#titleField = titleField
+    this.#chunk = Buffer.allocUnsafe(chunkBytes)
+    const head = Buffer.alloc(MAGIC.length + 8 + Buffer.byteLength(key, 'latin1'))
+    MAGIC.copy(head)
+    head.writeUInt32LE(format, MAGIC.length)
+    head.writeUInt32LE(Buffer.byteLength(key, 'latin1'), MAGIC.length + 4)
+    head.write(key, MAGIC.length + 8, 'latin1')
+    this.#put(head)
+  }
+
+  /** Bytes waiting in the current chunk. */
+  get buffered (): number {
+    return this.#used
+  }
+
+  /** Rows written so far. */
+  get count (): number {
+    return this.#count
+  }
+
+  /**
+   * Adds a row.
+   * @param row the row
+   * @returns false when it was left out (data JSON cannot carry exactly, or lengths out of range)
+   */
+  add (row: RecordRow): boolean {
+    let payload: Uint8Array
+    if (row.payload !== null) payload = row.payload
+    else {
+      const c = row.content
+      if (c === null) return false
+      const p: Payload = { f: c.fields }
+      if (c.bodyAt !== undefined) p.b = c.bodyAt
+      if (c.validationIssues !== undefined) p.v = c.validationIssues
+      if (c.title !== (titlesOf(c.fields, this.#titleField)[0] ?? row.id)) p.t = c.title
+      const text = exactJson(p)
+      if (text === null) return false
+      payload = Buffer.from(text)
+    }
+    if (row.order !== null && !Number.isFinite(row.order)) return false
+    const idLength = Buffer.byteLength(row.id)
+    const fileLength = row.file === null ? 0 : Buffer.byteLength(row.file)
+    if (idLength > 0xffff || fileLength > 0xffff || row.sig.length > 0xff || /[^\x20-\x7e]/.test(row.sig)) return false
+    const length = RECORD_HEAD + idLength + row.sig.length + fileLength + payload.byteLength
+    const record = Buffer.allocUnsafe(RECORD_HEAD + idLength + row.sig.length + fileLength)
+    record.writeUInt32LE(length, 0)
+    record.writeUInt32LE(idHash(row.id), 4)
+    record.writeDoubleLE(row.order ?? 0, 8)
+    record[16] = row.order === null ? 0 : HAS_ORDER
+    record[17] = row.sig.length
+    record.writeUInt16LE(idLength, 18)
+    record.writeUInt16LE(fileLength, 20)
+    let at = RECORD_HEAD + record.write(row.id, RECORD_HEAD)
+    at += record.write(row.sig, at, 'latin1')
+    if (row.file !== null) record.write(row.file, at)
+    this.#put(record)
+    this.#put(payload)
+    this.#count++
+    return true
+  }
+
+  /** Writes the end (count and checksum) and flushes what is left. */
+  end (): void {
+    const tail = Buffer.alloc(8)
+    tail.writeUInt32LE(0, 0)
+    tail.writeUInt32LE(this.#count, 4)
+    this.#put(tail)
+    const crc = Buffer.alloc(4)
+    crc.writeUInt32LE(this.#crc, 0)
+    this.#put(crc, false)
+    if (this.#used > 0) this.#flush(this.#chunk.subarray(0, this.#used))
+    this.#used = 0
+  }
+
+  #put (bytes: Uint8Array, checksum = true): void {
+    if (checksum) this.#crc = crc32(bytes, this.#crc)
+    let from = 0
+    while (from < bytes.byteLength) {
+      const n = Math.min(bytes.byteLength - from, this.#chunk.length - this.#used)
+      this.#chunk.set(bytes.subarray(from, from + n), this.#used)
+      this.#used += n
+      from += n
+      if (this.#used === this.#chunk.length) {
+        this.#flush(this.#chunk)
+        this.#used = 0
+      }
+    }
+  }
+}
