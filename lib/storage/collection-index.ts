@@ -443,7 +443,8 @@ export class CollectionIndex {
       if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
       const revised = this.#revise(id, sig)
       if (revised.change !== null) pending.push(revised.change)
-      taken[at] = StoredRow.lazy(this.#home, id, own, revised.sig, revised.rev, snapshot.order(at), snapshot, at)
+      // The signature stays in the snapshot's bytes (it is the same: its string is not kept).
+      taken[at] = StoredRow.lazy(this.#home, id, own, revised.rev, snapshot.order(at), snapshot, at)
       takenAt[at] = readAt
     }
     for (let at = 0; at < taken.length; at++) {

@@ -113,6 +113,12 @@ export interface RowSource {
    * @returns the content
    */
   content: (at: number, id: string) => RowContent
+  /**
+   * A record's file signature.
+   * @param at record number
+   * @returns the signature string
+   */
+  sig: (at: number) => string
 }
 
 /**
@@ -129,7 +135,6 @@ export interface RowSource {
  */
 export class StoredRow implements IndexRow {
   id: string
-  sig: string
   revision: number
   order: number | null
   readonly #home: RowHome
@@ -137,6 +142,8 @@ export class StoredRow implements IndexRow {
   #fields: EntryData | RowSource | undefined
   #bodyAt: number | undefined
   #title: string | null
+  /** Null while lazy: the source has it (a string per row less at 100,000 rows). */
+  #sig: string | null
 
   /**
    * @param home gives the default file of an id
@@ -148,7 +155,7 @@ export class StoredRow implements IndexRow {
    */
   constructor (home: RowHome, id: string, file: string | null, sig: string, revision: number, content: RowContent | { message: string }) {
     this.id = id
-    this.sig = sig
+    this.#sig = sig
     this.revision = revision
     this.#home = home
     let extra: RowExtra | null = file === null || home.isDefaultFile(id, file) ? null : { file }
@@ -169,24 +176,29 @@ export class StoredRow implements IndexRow {
   }
 
   /**
-   * A row whose content is read from `source` when first used.
+   * A row whose content (and signature) is read from `source` when first used.
    * @param home gives the default file of an id
    * @param id entry id
    * @param file absolute file path, or null for the id's default one
-   * @param sig the file's signature
    * @param revision the entry's revision
    * @param order the sort key
    * @param source where the content is
    * @param at its record number there
    * @returns the row
    */
-  static lazy (home: RowHome, id: string, file: string | null, sig: string, revision: number, order: number | null, source: RowSource, at: number): StoredRow {
-    const row = new StoredRow(home, id, file, sig, revision, LAZY)
+  static lazy (home: RowHome, id: string, file: string | null, revision: number, order: number | null, source: RowSource, at: number): StoredRow {
+    const row = new StoredRow(home, id, file, '', revision, LAZY)
     row.order = order
+    row.#sig = null
     row.#fields = source
     row.#bodyAt = at
     row.#title = null
     return row
+  }
+
+  /** The file's signature when the row was made (built from the source each time while lazy). */
+  get sig (): string {
+    return this.#sig ?? (this.#fields as RowSource).sig(this.#bodyAt as number)
   }
 
   /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
@@ -250,7 +262,10 @@ export class StoredRow implements IndexRow {
   }
 
   #materialize (): void {
-    const content = (this.#fields as RowSource).content(this.#bodyAt as number, this.id)
+    const source = this.#fields as RowSource
+    const at = this.#bodyAt as number
+    const content = source.content(at, this.id)
+    this.#sig = source.sig(at)
     this.#fields = content.fields
     this.#bodyAt = content.bodyAt
     this.#title = content.title

@@ -152,6 +152,17 @@ export class RowTable implements RowSource {
   }
 
   /**
+   * A record's signature.
+   * @param at record number
+   * @returns the signature string
+   */
+  sig (at: number): string {
+    const start = this.#starts[at]!
+    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18)
+    return this.#buf.toString('latin1', from, from + this.#buf[start + 17]!)
+  }
+
+  /**
    * A record's sort key.
    * @param at record number
    * @returns the order field's number, or null

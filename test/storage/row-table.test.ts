@@ -50,6 +50,7 @@ t.test('a row table gives back what was written, found by id', async t => {
     const at = table.find(r.id)
     t.ok(at >= 0, `${r.id}: found`)
     t.ok(table.sigEquals(at, r.sig), `${r.id}: its signature`)
+    t.equal(table.sig(at), r.sig)
     t.notOk(table.sigEquals(at, `${r.sig}0`), `${r.id}: not a longer one`)
     t.notOk(table.sigEquals(at, r.sig.replace('12:', '13:')), `${r.id}: not another one`)
     t.equal(table.order(at), r.order, `${r.id}: its order`)
