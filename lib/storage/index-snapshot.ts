@@ -90,12 +90,15 @@ export class IndexSnapshot {
       let flushed = 0
       const writer = new RowTableWriter(SNAPSHOT_FORMAT, this.key, this.#titleField, bytes => { writeAllSync(fd, bytes); flushed++ })
       for (const row of rows) {
+        // A row never parsed is the record it came from: its bytes are copied.
         const lazy = row.lazySource()
-        const copy = lazy !== null && lazy.source instanceof RowTable ? lazy.source.payload(lazy.at) : null
-        // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
-        const fields = copy === null ? row.fields : undefined
-        const content = fields === undefined ? null : { fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
-        writer.add({ id: row.id, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, payload: copy, content })
+        if (lazy !== null && lazy.source instanceof RowTable) writer.copy(lazy.source, lazy.at)
+        else {
+          const fields = row.fields
+          const content = fields === undefined ? null : { fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
+          // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
+          writer.add({ id: row.id, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, content })
+        }
         if (flushed > 0) {
           flushed = 0
           // Requests go on between chunks.

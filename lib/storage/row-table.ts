@@ -45,8 +45,6 @@ export interface RecordRow {
   order: number | null
   /** Absolute path, or null when it is the id's default file. */
   file: string | null
-  /** The JSON payload's bytes as another table holds them, or null to encode `content`. */
-  payload: Uint8Array | null
   content: RowContent | null
 }
 
@@ -186,7 +184,27 @@ export class RowTable implements RowSource {
   }
 
   /**
-   * A record's JSON payload, as bytes (a rewrite copies it without parsing).
+   * A record's length in bytes.
+   * @param at record number
+   * @returns its length
+   */
+  recordLength (at: number): number {
+    return this.#buf.readUInt32LE(this.#starts[at]!)
+  }
+
+  /**
+   * Copies a record's bytes (a rewrite copies an unchanged row without parsing it).
+   * @param at record number
+   * @param target where to
+   * @param offset at which byte
+   */
+  copyRecord (at: number, target: Buffer, offset: number): void {
+    const start = this.#starts[at]!
+    this.#buf.copy(target, offset, start, start + this.#buf.readUInt32LE(start))
+  }
+
+  /**
+   * A record's JSON payload, as bytes.
    * @param at record number
    * @returns a view of the table's buffer
    */
@@ -289,17 +307,12 @@ export class RowTableWriter {
     this.#flush = flush
     this.#titleField = titleField
     this.#chunk = Buffer.allocUnsafe(chunkBytes)
-    const head = Buffer.alloc(MAGIC.length + 8 + Buffer.byteLength(key, 'latin1'))
-    MAGIC.copy(head)
-    head.writeUInt32LE(format, MAGIC.length)
-    head.writeUInt32LE(Buffer.byteLength(key, 'latin1'), MAGIC.length + 4)
-    head.write(key, MAGIC.length + 8, 'latin1')
-    this.#put(head)
-  }
-
-  /** Bytes waiting in the current chunk. */
-  get buffered (): number {
-    return this.#used
+    const keyLength = Buffer.byteLength(key, 'latin1')
+    const at = this.#reserve(MAGIC.length + 8 + keyLength)
+    MAGIC.copy(this.#chunk, at)
+    this.#chunk.writeUInt32LE(format, at + MAGIC.length)
+    this.#chunk.writeUInt32LE(keyLength, at + MAGIC.length + 4)
+    this.#chunk.write(key, at + MAGIC.length + 8, 'latin1')
   }
 
   /** Rows written so far. */
@@ -313,66 +326,73 @@ export class RowTableWriter {
    * @returns false when it was left out (data JSON cannot carry exactly, or lengths out of range)
    */
   add (row: RecordRow): boolean {
-    let payload: Uint8Array
-    if (row.payload !== null) payload = row.payload
-    else {
-      const c = row.content
-      if (c === null) return false
-      const p: Payload = { f: c.fields }
-      if (c.bodyAt !== undefined) p.b = c.bodyAt
-      if (c.validationIssues !== undefined) p.v = c.validationIssues
-      if (c.title !== (titlesOf(c.fields, this.#titleField)[0] ?? row.id)) p.t = c.title
-      const text = exactJson(p)
-      if (text === null) return false
-      payload = Buffer.from(text)
-    }
+    const c = row.content
+    if (c === null) return false
+    const p: Payload = { f: c.fields }
+    if (c.bodyAt !== undefined) p.b = c.bodyAt
+    if (c.validationIssues !== undefined) p.v = c.validationIssues
+    if (c.title !== (titlesOf(c.fields, this.#titleField)[0] ?? row.id)) p.t = c.title
+    const text = exactJson(p)
+    if (text === null) return false
     if (row.order !== null && !Number.isFinite(row.order)) return false
     const idLength = Buffer.byteLength(row.id)
     const fileLength = row.file === null ? 0 : Buffer.byteLength(row.file)
     if (idLength > 0xffff || fileLength > 0xffff || row.sig.length > 0xff || /[^\x20-\x7e]/.test(row.sig)) return false
-    const length = RECORD_HEAD + idLength + row.sig.length + fileLength + payload.byteLength
-    const record = Buffer.allocUnsafe(RECORD_HEAD + idLength + row.sig.length + fileLength)
-    record.writeUInt32LE(length, 0)
-    record.writeUInt32LE(idHash(row.id), 4)
-    record.writeDoubleLE(row.order ?? 0, 8)
-    record[16] = row.order === null ? 0 : HAS_ORDER
-    record[17] = row.sig.length
-    record.writeUInt16LE(idLength, 18)
-    record.writeUInt16LE(fileLength, 20)
-    let at = RECORD_HEAD + record.write(row.id, RECORD_HEAD)
-    at += record.write(row.sig, at, 'latin1')
-    if (row.file !== null) record.write(row.file, at)
-    this.#put(record)
-    this.#put(payload)
+    const length = RECORD_HEAD + idLength + row.sig.length + fileLength + Buffer.byteLength(text)
+    const start = this.#reserve(length)
+    const chunk = this.#chunk
+    chunk.writeUInt32LE(length, start)
+    chunk.writeUInt32LE(idHash(row.id), start + 4)
+    chunk.writeDoubleLE(row.order ?? 0, start + 8)
+    chunk[start + 16] = row.order === null ? 0 : HAS_ORDER
+    chunk[start + 17] = row.sig.length
+    chunk.writeUInt16LE(idLength, start + 18)
+    chunk.writeUInt16LE(fileLength, start + 20)
+    let at = start + RECORD_HEAD + chunk.write(row.id, start + RECORD_HEAD)
+    at += chunk.write(row.sig, at, 'latin1')
+    if (row.file !== null) at += chunk.write(row.file, at)
+    chunk.write(text, at)
     this.#count++
     return true
   }
 
+  /**
+   * Adds a row that another table of the same collection holds unchanged, by copying its record.
+   * @param table the table
+   * @param at its record number there
+   */
+  copy (table: RowTable, at: number): void {
+    const length = table.recordLength(at)
+    const offset = this.#reserve(length)
+    table.copyRecord(at, this.#chunk, offset)
+    this.#count++
+  }
+
   /** Writes the end (count and checksum) and flushes what is left. */
   end (): void {
-    const tail = Buffer.alloc(8)
-    tail.writeUInt32LE(0, 0)
-    tail.writeUInt32LE(this.#count, 4)
-    this.#put(tail)
-    const crc = Buffer.alloc(4)
-    crc.writeUInt32LE(this.#crc, 0)
-    this.#put(crc, false)
-    if (this.#used > 0) this.#flush(this.#chunk.subarray(0, this.#used))
+    const at = this.#reserve(END_BYTES)
+    this.#chunk.writeUInt32LE(0, at)
+    this.#chunk.writeUInt32LE(this.#count, at + 4)
+    this.#crc = crc32(this.#chunk.subarray(0, at + 8), this.#crc)
+    this.#chunk.writeUInt32LE(this.#crc, at + 8)
+    this.#flush(this.#chunk.subarray(0, this.#used))
     this.#used = 0
   }
 
-  #put (bytes: Uint8Array, checksum = true): void {
-    if (checksum) this.#crc = crc32(bytes, this.#crc)
-    let from = 0
-    while (from < bytes.byteLength) {
-      const n = Math.min(bytes.byteLength - from, this.#chunk.length - this.#used)
-      this.#chunk.set(bytes.subarray(from, from + n), this.#used)
-      this.#used += n
-      from += n
-      if (this.#used === this.#chunk.length) {
-        this.#flush(this.#chunk)
+  /** Room for `length` more bytes in the chunk (flushing it first when full); returns where. */
+  #reserve (length: number): number {
+    if (this.#used + length > this.#chunk.length) {
+      if (this.#used > 0) {
+        const full = this.#chunk.subarray(0, this.#used)
+        this.#crc = crc32(full, this.#crc)
+        this.#flush(full)
         this.#used = 0
       }
+      // A record larger than a chunk gets a chunk of its own size.
+      if (length > this.#chunk.length) this.#chunk = Buffer.allocUnsafe(length)
     }
+    const at = this.#used
+    this.#used += length
+    return at
   }
 }
