@@ -16,7 +16,7 @@ import type { Collection } from './collection-registry.js'
 import { readEntryFile, signatureSize, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
 import { rowContent, StoredRow, type IndexRow, type RowContent, type RowHome, type RowRules } from './index-row.js'
-import { readInWorker } from './index-reader.js'
+import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
@@ -358,33 +358,46 @@ export class CollectionIndex {
     this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
     // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
     if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true
-    let read: IndexRow[] | null = null
+    let read: Array<{ table: RowTable, odd: IndexRow[] }> | null = null
     const readAt = Date.now()
     if (ids.length >= CollectionIndex.#INLINE_MAX_FILES) {
       try {
         // A large collection is read by as many workers as there are cores (each takes a share).
         const workers = ids.length >= CollectionIndex.#SPLIT_MIN_FILES ? Math.max(1, Math.min(4, availableParallelism())) : 1
         const share = Math.ceil(ids.length / workers)
-        const parts = await Promise.all(Array.from({ length: workers }, async (_, i) => await readInWorker({
+        read = await Promise.all(Array.from({ length: workers }, async (_, i) => await readTableInWorker({
           repoRealDir: this.#opts.repoRealDir,
           files: ids.slice(i * share, (i + 1) * share),
           rules: this.#rules(),
-          schema: this.collection.schema
+          schema: this.collection.schema,
+          layout: this.#layout
         })))
-        read = parts.length === 1 ? parts[0]! : parts.flat()
       } catch {
         // No worker (or it failed): read in this thread.
       }
     }
     if (read !== null) {
-      for (const row of read) {
-        const problem = this.#problems.get(row.id) ?? row.readError?.message
-        const { rev, sig, change } = this.#revise(row.id, row.sig)
-        if (change !== null) pending.push(change)
-        const content: RowContent | { message: string } = problem !== undefined
-          ? { message: problem }
-          : { fields: row.fields ?? {}, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
-        this.#put(new StoredRow(this.#home, row.id, row.file, sig, rev, content), readAt)
+      for (const { table, odd } of read) {
+        // Lazy rows, as from a snapshot: the content stays in the worker's buffer until used.
+        for (let at = 0; at < table.size; at++) {
+          const id = table.id(at)
+          const { rev, sig, change } = this.#revise(id, table.sig(at))
+          if (change !== null) pending.push(change)
+          const problem = this.#problems.get(id)
+          const row = problem !== undefined
+            ? new StoredRow(this.#home, id, table.file(at), sig, rev, { message: problem })
+            : StoredRow.lazy(this.#home, id, table.file(at), rev, table.order(at), table, at)
+          this.#put(row, readAt, sig)
+        }
+        for (const row of odd) {
+          const problem = this.#problems.get(row.id) ?? row.readError?.message
+          const { rev, sig, change } = this.#revise(row.id, row.sig)
+          if (change !== null) pending.push(change)
+          const content: RowContent | { message: string } = problem !== undefined
+            ? { message: problem }
+            : { fields: row.fields ?? {}, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
+          this.#put(new StoredRow(this.#home, row.id, row.file, sig, rev, content), readAt)
+        }
       }
     } else {
       for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
@@ -421,8 +434,10 @@ export class CollectionIndex {
   async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
     const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
-    // When each taken row's file was stat-ed (a file changed that close to it is racy).
+    // When each taken row's file was stat-ed (a file changed that close to it is racy), and its
+    // signature (a lazy row builds the string from the snapshot's bytes each time it is asked).
     const takenAt = new Float64Array(snapshot.size)
+    const takenSig = new Array<string>(snapshot.size)
     let readAt = sigs === null ? Date.now() : statAt
     for (let i = 0; i < found.length; i++) {
       // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
@@ -446,10 +461,11 @@ export class CollectionIndex {
       // The signature stays in the snapshot's bytes (it is the same: its string is not kept).
       taken[at] = StoredRow.lazy(this.#home, id, own, revised.rev, snapshot.order(at), snapshot, at)
       takenAt[at] = readAt
+      takenSig[at] = revised.sig
     }
     for (let at = 0; at < taken.length; at++) {
       const row = taken[at]
-      if (row !== undefined) this.#put(row, takenAt[at]!)
+      if (row !== undefined) this.#put(row, takenAt[at]!, takenSig[at])
     }
     return toRead
   }
@@ -704,15 +720,16 @@ export class CollectionIndex {
    * every row that leaves it passes through `#remove`.
    * @param entry the row
    * @param readAt when its file was stat-ed (before): a file changed that close to it is racy
+   * @param sig the row's signature, when the caller has its string (a lazy row builds it when asked)
    */
-  #put (entry: StoredRow, readAt: number): void {
+  #put (entry: StoredRow, readAt: number, sig: string = entry.sig): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
     // The row now holds the entry's state.
     const state = this.#states.get(entry.id)
-    if (state !== undefined && state.rev === entry.revision && state.sig === entry.sig) this.#states.delete(entry.id)
+    if (state !== undefined && state.rev === entry.revision && state.sig === sig) this.#states.delete(entry.id)
     // NaN (no ctime known) counts as racy: never persisted.
-    if (!(readAt - signatureCtime(entry.sig) >= RACY_MS)) this.#racy.add(entry.id)
+    if (!(readAt - signatureCtime(sig) >= RACY_MS)) this.#racy.add(entry.id)
     else this.#racy.delete(entry.id)
     if (before !== entry) this.#rowsChanged()
     if (this.#sorted === null) return

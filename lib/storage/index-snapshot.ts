@@ -17,8 +17,8 @@ import { promisify } from 'node:util'
 import path from 'node:path'
 import { syncDirectory, TEMP_PREFIX } from './atomic-write.js'
 import type { Collection } from './collection-registry.js'
-import type { IndexRow, StoredRow } from './index-row.js'
-import { exactJson, RowTable, RowTableWriter } from './row-table.js'
+import type { StoredRow } from './index-row.js'
+import { RowTable, RowTableWriter } from './row-table.js'
 
 /**
  * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
@@ -143,15 +143,6 @@ export function signatureCtime (sig: string): number {
 }
 
 const fsync = promisify(fsyncCallback)
-
-/**
- * A row as JSON text, when JSON carries it exactly (the index worker's rows).
- * @param row an index row
- * @returns its JSON text, or null when its data holds a number JSON cannot carry (NaN, Infinity, -0)
- */
-export function rowJson (row: IndexRow): string | null {
-  return exactJson(row)
-}
 
 function snapshotKey (c: Collection, repoRealDir: string): string {
   const definition = [SNAPSHOT_FORMAT, repoRealDir, c.dir, c.format, c.nested, c.indexFile, c.files === null ? null : [...c.files], c.titleField, c.orderField, c.schema]

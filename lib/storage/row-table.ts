@@ -150,6 +150,16 @@ export class RowTable implements RowSource {
   }
 
   /**
+   * A record's id.
+   * @param at record number
+   * @returns the id
+   */
+  id (at: number): string {
+    const start = this.#starts[at]!
+    return this.#buf.toString('utf8', start + RECORD_HEAD, start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18))
+  }
+
+  /**
    * A record's signature.
    * @param at record number
    * @returns the signature string
