@@ -355,6 +355,9 @@ export class CollectionIndex {
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
     const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, sigs, statAt)
+    // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
+    // use), once the first request waiting for this build has been served.
+    if (snapshot !== null) setImmediate(() => { snapshot.release() })
     this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
     // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
     if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true

@@ -11,8 +11,8 @@
  * finds them sorted. A row whose content was never parsed is written again by copying its bytes.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { closeSync, fsync as fsyncCallback, openSync, writeSync } from 'node:fs'
-import { mkdir, readFile, rename, rm } from 'node:fs/promises'
+import { closeSync, fsync as fsyncCallback, open as openCallback, readFile as readFileCallback, openSync, writeSync } from 'node:fs'
+import { mkdir, rename, rm } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { syncDirectory, TEMP_PREFIX } from './atomic-write.js'
@@ -61,17 +61,25 @@ export class IndexSnapshot {
 
   /**
    * Reads the snapshot: one read of the file (in the thread pool), then its records indexed
-   * without parsing any row.
+   * without parsing any row. Call `release` on the table once the rows are taken.
    * @returns its rows' table, or null when there is none or it is in doubt
    */
   async read (): Promise<RowTable | null> {
-    let buf: Buffer
+    let fd: number
     try {
-      buf = await readFile(this.file)
+      fd = await openFile(this.file, 'r')
     } catch {
       return null
     }
-    return RowTable.parse(buf, SNAPSHOT_FORMAT, this.key, this.#titleField)
+    let buf: Buffer
+    try {
+      buf = await readWhole(fd)
+    } catch {
+      closeSync(fd)
+      return null
+    }
+    // The table keeps the file open: once the rows are taken, a large one reads records from it.
+    return RowTable.parse(buf, SNAPSHOT_FORMAT, this.key, this.#titleField, fd)
   }
 
   /**
@@ -143,6 +151,8 @@ export function signatureCtime (sig: string): number {
 }
 
 const fsync = promisify(fsyncCallback)
+const openFile = promisify(openCallback)
+const readWhole = promisify(readFileCallback) as (fd: number) => Promise<Buffer>
 
 function snapshotKey (c: Collection, repoRealDir: string): string {
   const definition = [SNAPSHOT_FORMAT, repoRealDir, c.dir, c.format, c.nested, c.indexFile, c.files === null ? null : [...c.files], c.titleField, c.orderField, c.schema]

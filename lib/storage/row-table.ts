@@ -15,6 +15,7 @@
  * count, u32 CRC-32 of every byte before it. Anything that does not add up (magic, format, key,
  * lengths, count, checksum, a duplicate id) makes the whole table untrusted.
  */
+import { closeSync, readSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
 import type { EntryData } from '../content/formats.js'
 import type { ValidationIssue } from '../errors.js'
@@ -26,6 +27,45 @@ const MAGIC = Buffer.from('GCMSROWS', 'latin1')
 const RECORD_HEAD = 22
 const END_BYTES = 12
 const HAS_ORDER = 1
+/** From this size on, `release` lets go of a table's bytes (below it, an open file costs more). */
+const RELEASE_MIN_BYTES = 256 * 1024
+
+/** Closes a table's file when the table is collected without `release` having closed it. */
+const FILES = new FinalizationRegistry<number>(fd => { try { closeSync(fd) } catch {} })
+
+function idAt (buf: Buffer, start: number): string {
+  return buf.toString('utf8', start + RECORD_HEAD, start + RECORD_HEAD + buf.readUInt16LE(start + 18))
+}
+
+function sigAt (buf: Buffer, start: number): string {
+  const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18)
+  return buf.toString('latin1', from, from + buf[start + 17]!)
+}
+
+function orderAt (buf: Buffer, start: number): number | null {
+  return (buf[start + 16]! & HAS_ORDER) !== 0 ? buf.readDoubleLE(start + 8) : null
+}
+
+function fileAt (buf: Buffer, start: number): string | null {
+  const length = buf.readUInt16LE(start + 20)
+  if (length === 0) return null
+  const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18) + buf[start + 17]!
+  return buf.toString('utf8', from, from + length)
+}
+
+function payloadAt (buf: Buffer, start: number): Buffer {
+  const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18) + buf[start + 17]! + buf.readUInt16LE(start + 20)
+  return buf.subarray(from, start + buf.readUInt32LE(start))
+}
+
+/** Reads exactly `length` bytes at `position` (a short read of a regular file means it shrank). */
+function readFully (fd: number, target: Buffer, offset: number, length: number, position: number): void {
+  for (let done = 0; done < length;) {
+    const n = readSync(fd, target, offset + done, length - done, position + done)
+    if (n === 0) throw new Error('row table file shrank')
+    done += n
+  }
+}
 
 /** What a record's JSON payload holds (short keys: it is written for every row). */
 interface Payload {
@@ -62,14 +102,21 @@ export function idHash (id: string): number {
 
 /** A row table's records, found by id; the rows' content is parsed per record on demand. */
 export class RowTable implements RowSource {
-  readonly #buf: Buffer
+  #buf: Buffer | null
+  /** The file the table was read from, open while rows may need its records (-1: none). */
+  #fd = -1
+  readonly #recordsEnd: number
+  /** After `release`: every record's signature, and where each starts. */
+  #sigs: Buffer | null = null
+  #sigStarts: Int32Array | null = null
   readonly #starts: Int32Array
   readonly #hashes: Uint32Array
   readonly #slots: Int32Array
   readonly #titleField: string | null
 
-  private constructor (buf: Buffer, starts: Int32Array, hashes: Uint32Array, titleField: string | null) {
+  private constructor (buf: Buffer, starts: Int32Array, hashes: Uint32Array, titleField: string | null, recordsEnd: number) {
     this.#buf = buf
+    this.#recordsEnd = recordsEnd
     this.#starts = starts
     this.#hashes = hashes
     this.#titleField = titleField
@@ -84,9 +131,23 @@ export class RowTable implements RowSource {
    * @param format the format it must have
    * @param key the key it must have
    * @param titleField the collection's title field (a payload without a title derives it)
+   * @param fd the file the bytes were read from, left open for `release` (closed when refused)
    * @returns the table, or null when anything is in doubt
    */
-  static parse (buf: Buffer, format: number, key: string, titleField: string | null): RowTable | null {
+  static parse (buf: Buffer, format: number, key: string, titleField: string | null, fd = -1): RowTable | null {
+    const table = RowTable.#parse(buf, format, key, titleField)
+    if (fd >= 0) {
+      if (table === null) {
+        try { closeSync(fd) } catch {}
+      } else {
+        table.#fd = fd
+        FILES.register(table, fd, table)
+      }
+    }
+    return table
+  }
+
+  static #parse (buf: Buffer, format: number, key: string, titleField: string | null): RowTable | null {
     const head = MAGIC.length + 8
     if (buf.length < head + END_BYTES || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return null
     if (buf.readUInt32LE(MAGIC.length) !== format) return null
@@ -110,7 +171,7 @@ export class RowTable implements RowSource {
       at += length
     }
     if (at !== end) return null
-    const table = new RowTable(buf, starts, hashes, titleField)
+    const table = new RowTable(buf, starts, hashes, titleField, end)
     return table.#fillSlots() ? table : null
   }
 
@@ -141,11 +202,13 @@ export class RowTable implements RowSource {
    * @returns true when equal
    */
   sigEquals (at: number, sig: string): boolean {
+    if (this.#buf === null) return this.sig(at) === sig
+    const buf = this.#buf
     const start = this.#starts[at]!
-    const length = this.#buf[start + 17]!
+    const length = buf[start + 17]!
     if (length !== sig.length) return false
-    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18)
-    for (let i = 0; i < length; i++) if (this.#buf[from + i] !== sig.charCodeAt(i)) return false
+    const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18)
+    for (let i = 0; i < length; i++) if (buf[from + i] !== sig.charCodeAt(i)) return false
     return true
   }
 
@@ -155,8 +218,7 @@ export class RowTable implements RowSource {
    * @returns the id
    */
   id (at: number): string {
-    const start = this.#starts[at]!
-    return this.#buf.toString('utf8', start + RECORD_HEAD, start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18))
+    return this.#buf !== null ? idAt(this.#buf, this.#starts[at]!) : idAt(this.#read(at), 0)
   }
 
   /**
@@ -165,9 +227,9 @@ export class RowTable implements RowSource {
    * @returns the signature string
    */
   sig (at: number): string {
-    const start = this.#starts[at]!
-    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18)
-    return this.#buf.toString('latin1', from, from + this.#buf[start + 17]!)
+    if (this.#buf !== null) return sigAt(this.#buf, this.#starts[at]!)
+    const sigs = this.#sigs as Buffer
+    return sigs.toString('latin1', (this.#sigStarts as Int32Array)[at]!, (this.#sigStarts as Int32Array)[at + 1]!)
   }
 
   /**
@@ -176,8 +238,7 @@ export class RowTable implements RowSource {
    * @returns the order field's number, or null
    */
   order (at: number): number | null {
-    const start = this.#starts[at]!
-    return (this.#buf[start + 16]! & HAS_ORDER) !== 0 ? this.#buf.readDoubleLE(start + 8) : null
+    return this.#buf !== null ? orderAt(this.#buf, this.#starts[at]!) : orderAt(this.#read(at), 0)
   }
 
   /**
@@ -186,11 +247,7 @@ export class RowTable implements RowSource {
    * @returns absolute path, or null
    */
   file (at: number): string | null {
-    const start = this.#starts[at]!
-    const length = this.#buf.readUInt16LE(start + 20)
-    if (length === 0) return null
-    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18) + this.#buf[start + 17]!
-    return this.#buf.toString('utf8', from, from + length)
+    return this.#buf !== null ? fileAt(this.#buf, this.#starts[at]!) : fileAt(this.#read(at), 0)
   }
 
   /**
@@ -199,7 +256,7 @@ export class RowTable implements RowSource {
    * @returns its length
    */
   recordLength (at: number): number {
-    return this.#buf.readUInt32LE(this.#starts[at]!)
+    return (at + 1 < this.#starts.length ? this.#starts[at + 1]! : this.#recordsEnd) - this.#starts[at]!
   }
 
   /**
@@ -210,18 +267,9 @@ export class RowTable implements RowSource {
    */
   copyRecord (at: number, target: Buffer, offset: number): void {
     const start = this.#starts[at]!
-    this.#buf.copy(target, offset, start, start + this.#buf.readUInt32LE(start))
-  }
-
-  /**
-   * A record's JSON payload, as bytes.
-   * @param at record number
-   * @returns a view of the table's buffer
-   */
-  payload (at: number): Uint8Array {
-    const start = this.#starts[at]!
-    const from = start + RECORD_HEAD + this.#buf.readUInt16LE(start + 18) + this.#buf[start + 17]! + this.#buf.readUInt16LE(start + 20)
-    return this.#buf.subarray(from, start + this.#buf.readUInt32LE(start))
+    const length = this.recordLength(at)
+    if (this.#buf !== null) this.#buf.copy(target, offset, start, start + length)
+    else readFully(this.#fd, target, offset, length, start)
   }
 
   /**
@@ -231,29 +279,81 @@ export class RowTable implements RowSource {
    * @returns the content
    */
   content (at: number, id: string): RowContent {
-    const p = JSON.parse(this.payload(at).toString()) as Payload
+    const buf = this.#buf ?? this.#read(at)
+    const start = this.#buf !== null ? this.#starts[at]! : 0
+    const p = JSON.parse(payloadAt(buf, start).toString()) as Payload
     if (typeof p !== 'object' || p === null || typeof p.f !== 'object' || p.f === null) throw new Error('malformed row payload')
-    const content: RowContent = { fields: p.f, title: p.t ?? titlesOf(p.f, this.#titleField)[0] ?? id, order: this.order(at) }
+    const content: RowContent = { fields: p.f, title: p.t ?? titlesOf(p.f, this.#titleField)[0] ?? id, order: orderAt(buf, start) }
     if (p.b !== undefined) content.bodyAt = p.b
     if (p.v !== undefined) content.validationIssues = p.v
     return content
   }
 
+  /**
+   * Lets go of the file's bytes once the restart has taken its rows (`find`, `sigEquals` need
+   * them): a large table keeps only its record offsets and signatures in memory and reads a record
+   * from the file (still open: the very file it was read from, whatever replaced it since) when a
+   * row is first used or copied. The page cache holds the file, not this process. A small table,
+   * or one without its file, keeps its bytes.
+   */
+  release (): void {
+    const fd = this.#fd
+    if (this.#buf === null || fd < 0) return
+    if (this.#buf.length < RELEASE_MIN_BYTES) {
+      this.#closeFile()
+      return
+    }
+    const starts = new Int32Array(this.#starts.length + 1)
+    let bytes = 0
+    for (let at = 0; at < this.#starts.length; at++) { starts[at] = bytes; bytes += this.#buf[this.#starts[at]! + 17]! }
+    starts[this.#starts.length] = bytes
+    const sigs = Buffer.allocUnsafeSlow(bytes)
+    const buf = this.#buf
+    // Byte by byte: a copy call per record costs more than its ~50 bytes.
+    for (let at = 0; at < this.#starts.length; at++) {
+      const start = this.#starts[at]!
+      const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18)
+      const to = starts[at]!
+      const length = buf[start + 17]!
+      for (let i = 0; i < length; i++) sigs[to + i] = buf[from + i]!
+    }
+    this.#sigs = sigs
+    this.#sigStarts = starts
+    this.#buf = null
+  }
+
+  /** The bytes of one record, read from the file (after `release`). */
+  #read (at: number): Buffer {
+    const length = this.recordLength(at)
+    const record = Buffer.allocUnsafe(length)
+    readFully(this.#fd, record, 0, length, this.#starts[at]!)
+    return record
+  }
+
+  #closeFile (): void {
+    if (this.#fd < 0) return
+    FILES.unregister(this)
+    try { closeSync(this.#fd) } catch {}
+    this.#fd = -1
+  }
+
   #idEquals (at: number, id: string): boolean {
+    if (this.#buf === null) return this.id(at) === id
+    const buf = this.#buf
     const start = this.#starts[at]!
-    const length = this.#buf.readUInt16LE(start + 18)
+    const length = buf.readUInt16LE(start + 18)
     const from = start + RECORD_HEAD
     if (length === id.length) {
       let i = 0
       for (; i < length; i++) {
-        const byte = this.#buf[from + i]!
+        const byte = buf[from + i]!
         if (byte >= 0x80) break
         if (byte !== id.charCodeAt(i)) return false
       }
       if (i === length) return true
     }
     // Not ASCII: compare the decoded text.
-    return length >= id.length && this.#buf.toString('utf8', from, from + length) === id
+    return length >= id.length && buf.toString('utf8', from, from + length) === id
   }
 
   /** Puts every record in the hash table; false on a duplicate id. */
@@ -271,11 +371,13 @@ export class RowTable implements RowSource {
     return true
   }
 
+  /** Whether two records have the same id (at parse, before any `release`). */
   #sameId (a: number, b: number): boolean {
+    const buf = this.#buf as Buffer
     const sa = this.#starts[a]!
     const sb = this.#starts[b]!
-    const la = this.#buf.readUInt16LE(sa + 18)
-    return la === this.#buf.readUInt16LE(sb + 18) && this.#buf.compare(this.#buf, sa + RECORD_HEAD, sa + RECORD_HEAD + la, sb + RECORD_HEAD, sb + RECORD_HEAD + la) === 0
+    const la = buf.readUInt16LE(sa + 18)
+    return la === buf.readUInt16LE(sb + 18) && buf.compare(buf, sa + RECORD_HEAD, sa + RECORD_HEAD + la, sb + RECORD_HEAD, sb + RECORD_HEAD + la) === 0
   }
 }
 

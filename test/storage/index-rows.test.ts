@@ -107,5 +107,15 @@ t.test('a restart of a collection large enough for the stat worker still notices
   t.equal(await read(s, 'posts', 'p0007'), null, 'the deleted file is gone')
   t.equal((await read(s, 'posts', 'new'))?.data?.title, 'New one', 'the added file is there')
   t.same(index.loadStats, { fromSnapshot: 4098, read: 2 })
+  // Untouched rows of a snapshot this large are read back from its file when first used.
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal((await read(s, 'posts', 'p2000'))?.data?.title, 'Post 2000', 'a row parsed from the snapshot file')
   await s.close()
+
+  // The snapshot rewritten at close copied the untouched rows from that file.
+  const again = await startServer(t, { repoDir })
+  const rows = await (await again.services.content.index('posts')).all()
+  t.same((await again.services.content.index('posts')).loadStats, { fromSnapshot: 4100, read: 0 })
+  t.same([rows[0]?.title, rows[3000]?.title, rows.find(r => r.id === 'p1234')?.title, rows.find(r => r.id === 'new')?.title], ['New one', 'Post 3000', 'Post 12X4', 'New one'])
+  await again.close()
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite } from '../helpers/site.js'
 import { loadConfig } from '../../lib/config.js'
@@ -99,6 +99,36 @@ t.test('a table in doubt is refused whole', async t => {
   t.equal(refused, bytes.length, 'no changed byte is taken')
   const twice = tableBytes([row('a'), row('b'), row('a')], key)
   t.equal(RowTable.parse(twice.bytes, SNAPSHOT_FORMAT, key, 'title'), null, 'an id twice')
+})
+
+t.test('a released table reads its records from the file it was read from, even once replaced', async t => {
+  const key = 'k'.repeat(64)
+  const rows = Array.from({ length: 6000 }, (_, i) => row(`entry-${i}-${'é'.repeat(i % 3)}`, {
+    order: i % 5 === 0 ? null : i / 7,
+    file: i % 11 === 0 ? `/repo/content/other-${i}.mdx` : null,
+    content: { fields: { title: `Title ${i}`, text: 'x'.repeat(150), tags: [`t${i % 9}`] }, title: `Title ${i}`, bodyAt: i, order: null }
+  }))
+  const { bytes } = tableBytes(rows, key)
+  t.ok(bytes.length > 1024 * 1024, 'large enough to be released (from 256 KiB on)')
+  const file = path.join(t.testdir(), 'posts.rows')
+  await writeFile(file, bytes)
+  const fd = (await import('node:fs')).openSync(file, 'r')
+  const table = RowTable.parse(Buffer.from(bytes), SNAPSHOT_FORMAT, key, 'title', fd)
+  if (table === null) throw new Error('not parsed')
+  const ats = rows.map(r => table.find(r.id))
+  const before = ats.map((at, i) => ({ sig: table.sig(at), order: table.order(at), content: table.content(at, rows[i]!.id) }))
+  table.release()
+  // Replaced on disk (as a snapshot rewrite does): the table still reads the file it came from.
+  await writeFile(`${file}.new`, 'other bytes')
+  await rename(`${file}.new`, file)
+  const after = ats.map((at, i) => ({ sig: table.sig(at), order: table.order(at), content: table.content(at, rows[i]!.id) }))
+  t.same(after, before, 'the same signatures, orders and contents')
+  t.same(ats.map(at => table.file(at)), rows.map(r => r.file), 'the same files')
+  const parts: Buffer[] = []
+  const writer = new RowTableWriter(SNAPSHOT_FORMAT, key, 'title', chunk => { parts.push(Buffer.from(chunk)) })
+  for (const at of ats) writer.copy(table, at)
+  writer.end()
+  t.same(Buffer.concat(parts), bytes, 'records copied from the file give the same table')
 })
 
 /** A random but reproducible generator. */
