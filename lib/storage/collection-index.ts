@@ -16,11 +16,12 @@ import type { Collection } from './collection-registry.js'
 import { readEntryFile, signatureSize, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
 import { rowContent, StoredRow, type IndexRow, type RowContent, type RowHome, type RowRules } from './index-row.js'
-import { readInWorker } from './index-reader.js'
+import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
+import type { RowTable } from './row-table.js'
 import { startStatPass, statInWorker, type StatPass } from './stat-files.js'
 
 export type { IndexRow }
@@ -346,7 +347,7 @@ export class CollectionIndex {
     // chunks), then the folder scan runs in the thread pool beside the rest of the parse.
     const logLoading = this.#opts.log.load()
     let snapshotGone = false
-    const snapshotReading = (this.#opts.snapshot?.read(this.#home) ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
+    const snapshotReading = (this.#opts.snapshot?.read() ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
     // Listed and stat-ed at once, beside the watcher's walk (0.35 s of its own thread at 100,000
     // files): what changes before the watcher listens is found by `#catchUp` (issue 18, restart).
     const watching = this.#opts.watching
@@ -366,36 +367,52 @@ export class CollectionIndex {
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
     const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, sigs, statAt)
+    // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
+    // use), once the first request waiting for this build has been served.
+    if (snapshot !== null) setImmediate(() => { snapshot.release() })
     this.#loadStats = { fromSnapshot: found.length - ids.length, read: ids.length }
     // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
     if (snapshot === null || ids.length > 0 || snapshot.size !== found.length - ids.length) this.#snapshotStale = true
-    let read: IndexRow[] | null = null
+    let read: Array<{ table: RowTable, odd: IndexRow[] }> | null = null
     const readAt = Date.now()
     if (ids.length >= CollectionIndex.#INLINE_MAX_FILES) {
       try {
         // A large collection is read by as many workers as there are cores (each takes a share).
         const workers = ids.length >= CollectionIndex.#SPLIT_MIN_FILES ? Math.max(1, Math.min(4, availableParallelism())) : 1
         const share = Math.ceil(ids.length / workers)
-        const parts = await Promise.all(Array.from({ length: workers }, async (_, i) => await readInWorker({
+        read = await Promise.all(Array.from({ length: workers }, async (_, i) => await readTableInWorker({
           repoRealDir: this.#opts.repoRealDir,
           files: ids.slice(i * share, (i + 1) * share),
           rules: this.#rules(),
-          schema: this.collection.schema
+          schema: this.collection.schema,
+          layout: this.#layout
         })))
-        read = parts.length === 1 ? parts[0]! : parts.flat()
       } catch {
         // No worker (or it failed): read in this thread.
       }
     }
     if (read !== null) {
-      for (const row of read) {
-        const problem = this.#problems.get(row.id) ?? row.readError?.message
-        const { rev, sig, change } = this.#revise(row.id, row.sig)
-        if (change !== null) pending.push(change)
-        const content: RowContent | { message: string } = problem !== undefined
-          ? { message: problem }
-          : { fields: row.fields ?? {}, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
-        this.#put(new StoredRow(this.#home, row.id, row.file, sig, rev, content), readAt)
+      for (const { table, odd } of read) {
+        // Lazy rows, as from a snapshot: the content stays in the worker's buffer until used.
+        for (let at = 0; at < table.size; at++) {
+          const id = table.id(at)
+          const { rev, sig, change } = this.#revise(id, table.sig(at))
+          if (change !== null) pending.push(change)
+          const problem = this.#problems.get(id)
+          const row = problem !== undefined
+            ? new StoredRow(this.#home, id, table.file(at), sig, rev, { message: problem })
+            : StoredRow.lazy(this.#home, id, table.file(at), rev, table.order(at), table, at)
+          this.#put(row, readAt, sig)
+        }
+        for (const row of odd) {
+          const problem = this.#problems.get(row.id) ?? row.readError?.message
+          const { rev, sig, change } = this.#revise(row.id, row.sig)
+          if (change !== null) pending.push(change)
+          const content: RowContent | { message: string } = problem !== undefined
+            ? { message: problem }
+            : { fields: row.fields ?? {}, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
+          this.#put(new StoredRow(this.#home, row.id, row.file, sig, rev, content), readAt)
+        }
       }
     } else {
       for (let i = 0; i < ids.length; i += LOAD_CONCURRENCY) {
@@ -475,13 +492,20 @@ export class CollectionIndex {
   }
 
   /**
-   * Puts the snapshot's rows whose file is unchanged into the index.
+   * Puts the snapshot's rows whose file is unchanged into the index, as lazy rows (their content
+   * stays in the snapshot's buffer until used), in the snapshot's order (the list order it was
+   * written in: the first list's sort then finds them sorted).
    * @param sigs each found file's signature from the stat worker (undefined: stat it here), or null
    * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: Map<string, StoredRow>, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
+    const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
+    // When each taken row's file was stat-ed (a file changed that close to it is racy), and its
+    // signature (a lazy row builds the string from the snapshot's bytes each time it is asked).
+    const takenAt = new Float64Array(snapshot.size)
+    const takenSig = new Array<string>(snapshot.size)
     let readAt = sigs === null ? Date.now() : statAt
     for (let i = 0; i < found.length; i++) {
       // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
@@ -491,18 +515,25 @@ export class CollectionIndex {
       }
       const entry = found[i]!
       const [id, file] = entry
-      const row = snapshot.get(id)
-      if (row === undefined || this.#problems.has(id) || !row.hasFile(file)) { toRead.push(entry); continue }
+      const at = snapshot.find(id)
+      if (at < 0 || this.#problems.has(id) || taken[at] !== undefined) { toRead.push(entry); continue }
+      const own = snapshot.file(at)
+      if (own === null ? !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
       let sig = sigs?.[i]
       if (sig === undefined) {
         try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
-      if (sig !== row.sig) { toRead.push(entry); continue }
-      const revised = this.#revise(id, row.sig)
+      if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
+      const revised = this.#revise(id, sig)
       if (revised.change !== null) pending.push(revised.change)
-      row.sig = revised.sig
-      row.revision = revised.rev
-      this.#put(row, readAt)
+      // The signature stays in the snapshot's bytes (it is the same: its string is not kept).
+      taken[at] = StoredRow.lazy(this.#home, id, own, revised.rev, snapshot.order(at), snapshot, at)
+      takenAt[at] = readAt
+      takenSig[at] = revised.sig
+    }
+    for (let at = 0; at < taken.length; at++) {
+      const row = taken[at]
+      if (row !== undefined) this.#put(row, takenAt[at]!, takenSig[at])
     }
     return toRead
   }
@@ -542,8 +573,10 @@ export class CollectionIndex {
     const write = this.#snapshotWrite.then(async () => {
       if (!this.#snapshotStale) return
       this.#snapshotStale = false
+      // In list order: the next start's first sort then finds the rows sorted.
+      this.#sorted ??= [...this.#entries.values()].sort(this.#compare)
       const rows: StoredRow[] = []
-      for (const row of this.#entries.values()) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
+      for (const row of this.#sorted) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
       try {
         await snapshot.write(rows)
       } catch {
@@ -755,15 +788,16 @@ export class CollectionIndex {
    * every row that leaves it passes through `#remove`.
    * @param entry the row
    * @param readAt when its file was stat-ed (before): a file changed that close to it is racy
+   * @param sig the row's signature, when the caller has its string (a lazy row builds it when asked)
    */
-  #put (entry: StoredRow, readAt: number): void {
+  #put (entry: StoredRow, readAt: number, sig: string = entry.sig): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
     // The row now holds the entry's state.
     const state = this.#states.get(entry.id)
-    if (state !== undefined && state.rev === entry.revision && state.sig === entry.sig) this.#states.delete(entry.id)
+    if (state !== undefined && state.rev === entry.revision && state.sig === sig) this.#states.delete(entry.id)
     // NaN (no ctime known) counts as racy: never persisted.
-    if (!(readAt - signatureCtime(entry.sig) >= RACY_MS)) this.#racy.add(entry.id)
+    if (!(readAt - signatureCtime(sig) >= RACY_MS)) this.#racy.add(entry.id)
     else this.#racy.delete(entry.id)
     if (before !== entry) this.#rowsChanged()
     if (this.#sorted === null) return

@@ -102,21 +102,48 @@ interface RowExtra {
 }
 
 /**
+ * Where a row's content waits until it is first used: the persisted snapshot's bytes
+ * (`row-table.ts`), one record per row.
+ */
+export interface RowSource {
+  /**
+   * A record's content, parsed.
+   * @param at record number
+   * @param id the row's id
+   * @returns the content
+   */
+  content: (at: number, id: string) => RowContent
+  /**
+   * A record's file signature.
+   * @param at record number
+   * @returns the signature string
+   */
+  sig: (at: number) => string
+}
+
+/**
  * A row as the index keeps it (issue 18: memory): the same fields as `IndexRow`, but the file path
  * (80 bytes and more per entry) is derived from the id unless the entry's file is another one, and
  * the rare parts (another file, a read error, validation issues) share one slot. One hidden class
  * for every row of every collection (the home is a slot, not a subclass).
+ *
+ * A row taken from the persisted snapshot at a restart is lazy: its fields, title, body start and
+ * validation issues stay in the snapshot's buffer until first read (a list sorts by id and order,
+ * which the row has), so a restart makes one object per row instead of one per row and field, and
+ * an entry no request touched costs its bytes in that buffer. While lazy, `#title` is null, and the
+ * fields and body start slots hold the source and the record number.
  */
 export class StoredRow implements IndexRow {
   id: string
-  sig: string
   revision: number
-  fields: EntryData | undefined
-  bodyAt: number | undefined
-  title: string
   order: number | null
   readonly #home: RowHome
-  readonly #extra: RowExtra | null
+  #extra: RowExtra | null
+  #fields: EntryData | RowSource | undefined
+  #bodyAt: number | undefined
+  #title: string | null
+  /** Null while lazy: the source has it (a string per row less at 100,000 rows). */
+  #sig: string | null
 
   /**
    * @param home gives the default file of an id
@@ -128,24 +155,68 @@ export class StoredRow implements IndexRow {
    */
   constructor (home: RowHome, id: string, file: string | null, sig: string, revision: number, content: RowContent | { message: string }) {
     this.id = id
-    this.sig = sig
+    this.#sig = sig
     this.revision = revision
     this.#home = home
     let extra: RowExtra | null = file === null || home.isDefaultFile(id, file) ? null : { file }
     if ('message' in content) {
-      this.fields = undefined
-      this.bodyAt = undefined
-      this.title = id
+      this.#fields = undefined
+      this.#bodyAt = undefined
+      this.#title = id
       this.order = null
       extra = { ...extra, readError: { message: content.message } }
     } else {
-      this.fields = content.fields
-      this.bodyAt = content.bodyAt
-      this.title = content.title
+      this.#fields = content.fields
+      this.#bodyAt = content.bodyAt
+      this.#title = content.title
       this.order = content.order
       if (content.validationIssues !== undefined) extra = { ...extra, validationIssues: content.validationIssues }
     }
     this.#extra = extra
+  }
+
+  /**
+   * A row whose content (and signature) is read from `source` when first used.
+   * @param home gives the default file of an id
+   * @param id entry id
+   * @param file absolute file path, or null for the id's default one
+   * @param revision the entry's revision
+   * @param order the sort key
+   * @param source where the content is
+   * @param at its record number there
+   * @returns the row
+   */
+  static lazy (home: RowHome, id: string, file: string | null, revision: number, order: number | null, source: RowSource, at: number): StoredRow {
+    const row = new StoredRow(home, id, file, '', revision, LAZY)
+    row.order = order
+    row.#sig = null
+    row.#fields = source
+    row.#bodyAt = at
+    row.#title = null
+    return row
+  }
+
+  /** The file's signature when the row was made (built from the source each time while lazy). */
+  get sig (): string {
+    return this.#sig ?? (this.#fields as RowSource).sig(this.#bodyAt as number)
+  }
+
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  get fields (): EntryData | undefined {
+    if (this.#title === null) this.#materialize()
+    return this.#fields as EntryData | undefined
+  }
+
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  get bodyAt (): number | undefined {
+    if (this.#title === null) this.#materialize()
+    return this.#bodyAt
+  }
+
+  /** The entry's title. */
+  get title (): string {
+    if (this.#title === null) this.#materialize()
+    return this.#title as string
   }
 
   /** The entry's absolute file path. */
@@ -160,7 +231,16 @@ export class StoredRow implements IndexRow {
 
   /** The entry's validation issues against the collection's schema, if any. */
   get validationIssues (): ValidationIssue[] | undefined {
+    if (this.#title === null) this.#materialize()
     return this.#extra?.validationIssues
+  }
+
+  /**
+   * Where the row's content still waits unparsed (a snapshot rewrite copies its bytes as they are).
+   * @returns the source and record number, or null once the content is parsed
+   */
+  lazySource (): { source: RowSource, at: number } | null {
+    return this.#title === null ? { source: this.#fields as RowSource, at: this.#bodyAt as number } : null
   }
 
   /**
@@ -180,7 +260,21 @@ export class StoredRow implements IndexRow {
     const own = this.#extra?.file
     return own === undefined ? this.#home.isDefaultFile(this.id, file) : own === file
   }
+
+  #materialize (): void {
+    const source = this.#fields as RowSource
+    const at = this.#bodyAt as number
+    const content = source.content(at, this.id)
+    this.#sig = source.sig(at)
+    this.#fields = content.fields
+    this.#bodyAt = content.bodyAt
+    this.#title = content.title
+    if (content.validationIssues !== undefined) this.#extra = { ...this.#extra, validationIssues: content.validationIssues }
+  }
 }
+
+/** The placeholder content of a lazy row while it is made. */
+const LAZY: RowContent = { fields: {}, title: '', order: null }
 
 /**
  * An index row from an entry's content, or from the reason its file cannot be read.

@@ -1,33 +1,30 @@
 /**
  * The persisted index of one collection (issue 18): its rows as they were when the snapshot was
- * written, under `.git/cms/index/<collection>.json`, so a restart reads only the files that changed
+ * written, under `.git/cms/index/<collection>.rows`, so a restart reads only the files that changed
  * instead of every file. A snapshot is only a hint: the index stats every file it lists and re-reads
  * any whose signature (size, mtime, inode, ctime) differs, so a snapshot can never serve data its
  * files no longer hold. On any doubt (another format version, another collection definition or
- * repository path, an unreadable or malformed file) it is ignored and the index is built in full.
- * Written atomically (temp file, fsync, rename); deleting it is always safe. The file is JSON lines:
- * a header (format version, key), one row per line, an end line with the row count. A row line
- * leaves out what the row derives: the file when it is the id's default one, the title when it is
- * the title field's value (or the id).
+ * repository path, a wrong length or checksum, an unreadable file) it is ignored and the index is
+ * built in full. Written atomically (temp file, fsync, rename); deleting it is always safe. The
+ * layout is a row table (`row-table.ts`): read as one buffer and indexed without parsing a row, the
+ * rows' content parsed when first used; rows are written in list order, so the first list's sort
+ * finds them sorted. A row whose content was never parsed is written again by copying its bytes.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { closeSync, fsync as fsyncCallback, openSync, readSync, writeSync } from 'node:fs'
-import { StringDecoder } from 'node:string_decoder'
+import { closeSync, fsync as fsyncCallback, open as openCallback, readFile as readFileCallback, openSync, writeSync } from 'node:fs'
 import { mkdir, rename, rm } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { syncDirectory, TEMP_PREFIX } from './atomic-write.js'
 import type { Collection } from './collection-registry.js'
-import type { EntryData } from '../content/formats.js'
-import type { ValidationIssue } from '../errors.js'
-import { titlesOf } from '../content/entry-search.js'
-import { StoredRow, type IndexRow, type RowHome } from './index-row.js'
+import type { StoredRow } from './index-row.js'
+import { RowTable, RowTableWriter } from './row-table.js'
 
 /**
  * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
  * of `IndexRow`, `rowContent`, the search text, the signature): older snapshots are then ignored.
  */
-export const SNAPSHOT_FORMAT = 5
+export const SNAPSHOT_FORMAT = 6
 
 /** The folder of the snapshots, under `.git/cms`. */
 export const SNAPSHOT_DIR = 'index'
@@ -40,26 +37,6 @@ export const SNAPSHOT_DIR = 'index'
  */
 export const RACY_MS = 1000
 
-/** The first line of a snapshot file (then one line per row, then `{"end":<rows>}`). */
-interface SnapshotHeader {
-  format: number
-  key: string
-}
-
-/** A row as a snapshot holds it: without what it derives (see the module's note). */
-export interface SnapshotRow {
-  id: string
-  sig: string
-  /** Absolute path; absent when it is the id's default file. */
-  file?: string
-  fields?: EntryData
-  bodyAt?: number
-  validationIssues?: ValidationIssue[]
-  /** Absent when it is the title field's value, or the id when there is none. */
-  title?: string
-  order: number | null
-}
-
 /** One collection's snapshot file. */
 export class IndexSnapshot {
   /** Absolute path of the snapshot file. */
@@ -67,6 +44,8 @@ export class IndexSnapshot {
   /** Identifies the collection definition and repository path the rows were computed under. */
   readonly key: string
   readonly #titleField: string | null
+  /** The file of the JSON-lines format before this one (removed when a snapshot is written). */
+  readonly #legacyFile: string
 
   /**
    * @param stateDir `.git/cms`
@@ -74,89 +53,40 @@ export class IndexSnapshot {
    * @param repoRealDir the repository's real path (part of the key: rows hold absolute paths)
    */
   constructor (stateDir: string, collection: Collection, repoRealDir: string) {
-    this.file = path.join(stateDir, SNAPSHOT_DIR, `${collection.name}.json`)
+    this.file = path.join(stateDir, SNAPSHOT_DIR, `${collection.name}.rows`)
+    this.#legacyFile = path.join(stateDir, SNAPSHOT_DIR, `${collection.name}.json`)
     this.key = snapshotKey(collection, repoRealDir)
     this.#titleField = collection.titleField
   }
 
   /**
-   * The title a row derives from its fields (what a snapshot line leaves out).
-   * @param row a snapshot row or an index row
-   * @returns the title field's value, or the id
+   * Reads the snapshot: one read of the file (in the thread pool), then its records indexed
+   * without parsing any row. Call `release` on the table once the rows are taken.
+   * @returns its rows' table, or null when there is none or it is in doubt
    */
-  derivedTitle (row: { id: string, fields?: EntryData | undefined }): string {
-    return titlesOf(row.fields, this.#titleField)[0] ?? row.id
-  }
-
-  /**
-   * Reads the snapshot, a chunk at a time: parsing the whole text at once (40 MB at 100,000
-   * entries) grew the heap to twice the rows it made, and V8 kept it.
-   * @param home where the rows find their default file
-   * @returns its rows by id (revision 0: the revision log has the revisions), or null when there is
-   * none or it is in doubt
-   */
-  async read (home: RowHome): Promise<Map<string, StoredRow> | null> {
+  async read (): Promise<RowTable | null> {
     let fd: number
     try {
-      fd = openSync(this.file, 'r')
+      fd = await openFile(this.file, 'r')
     } catch {
       return null
     }
+    let buf: Buffer
     try {
-      return await this.#readLines(fd, home)
+      buf = await readWhole(fd)
     } catch {
-      return null
-    } finally {
       closeSync(fd)
+      return null
     }
+    // The table keeps the file open: once the rows are taken, a large one reads records from it.
+    return RowTable.parse(buf, SNAPSHOT_FORMAT, this.key, this.#titleField, fd)
   }
 
   /**
-   * The rows of an open snapshot file, or null when it is in doubt (throws when unreadable). It
-   * yields between chunks, so the folder scan started beside it (its readdir in the thread pool)
-   * goes on while the rows are parsed, and requests are served meanwhile.
-   */
-  async #readLines (fd: number, home: RowHome): Promise<Map<string, StoredRow> | null> {
-    const rows = new Map<string, StoredRow>()
-    const decoder = new StringDecoder('utf8')
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
-    let rest = ''
-    let header = true
-    let end: unknown = null
-    for (let chunk = 0; ; chunk++) {
-      if (chunk > 0) await new Promise(resolve => setImmediate(resolve))
-      const n = readSync(fd, buffer, 0, CHUNK_BYTES, null)
-      const text = rest + (n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end())
-      const cut = text.lastIndexOf('\n')
-      // The last line of a complete file is the end line, ended by a newline like every line.
-      if (n === 0) return text === '' && isEnd(end, rows.size) ? rows : null
-      if (cut < 0) { rest = text; continue }
-      rest = text.slice(cut + 1)
-      let lines = text.slice(0, cut).split('\n')
-      if (header) {
-        const head = JSON.parse(lines[0] ?? '') as unknown
-        if (!isHeader(head) || head.format !== SNAPSHOT_FORMAT || head.key !== this.key) return null
-        header = false
-        lines = lines.slice(1)
-      }
-      if (end !== null && lines.length > 0) return null
-      if (lines.length > 0 && lines[lines.length - 1]!.startsWith('{"end"')) end = JSON.parse(lines.pop()!) as unknown
-      if (lines.length === 0) continue
-      for (const row of JSON.parse(`[${lines.join(',')}]`) as unknown[]) {
-        if (!isRow(row) || rows.has(row.id)) return null
-        // The index's own row at once: the parsed object dies young (less to promote and collect).
-        if (row.fields === undefined || (row.file === undefined && home.defaultFile(row.id) === null)) continue
-        const content = { fields: row.fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title ?? this.derivedTitle(row), order: row.order }
-        rows.set(row.id, new StoredRow(home, row.id, row.file ?? null, row.sig, 0, content))
-      }
-    }
-  }
-
-  /**
-   * Writes the snapshot atomically (temp file, fsync, rename, directory fsync), in chunks: the
-   * text of 100,000 rows at once would be tens of megabytes the heap then keeps. One line per row
-   * (JSON text holds no raw newline), between a header line and an end line with the row count.
-   * @param rows the rows to persist (rows with a read error and racy rows already left out)
+   * Writes the snapshot atomically (temp file, fsync, rename, directory fsync), in chunks, with
+   * requests served between them.
+   * @param rows the rows to persist, in list order (rows with a read error and racy rows already
+   * left out)
    * @returns resolves once the file is durable
    */
   async write (rows: Iterable<StoredRow>): Promise<void> {
@@ -165,22 +95,25 @@ export class IndexSnapshot {
     const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(this.file)}`)
     const fd = openSync(tmp, 'wx', 0o644)
     try {
-      let chunk = `${JSON.stringify({ format: SNAPSHOT_FORMAT, key: this.key })}\n`
-      let count = 0
+      let flushed = 0
+      const writer = new RowTableWriter(SNAPSHOT_FORMAT, this.key, this.#titleField, bytes => { writeAllSync(fd, bytes); flushed++ })
       for (const row of rows) {
-        // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
-        const text = rowJson(this.#line(row))
-        if (text === null) continue
-        chunk += `${text}\n`
-        count++
-        if (chunk.length >= CHUNK_CHARS) {
-          writeAllSync(fd, chunk)
-          chunk = ''
+        // A row never parsed is the record it came from: its bytes are copied.
+        const lazy = row.lazySource()
+        if (lazy !== null && lazy.source instanceof RowTable) writer.copy(lazy.source, lazy.at)
+        else {
+          const fields = row.fields
+          const content = fields === undefined ? null : { fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
+          // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
+          writer.add({ id: row.id, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, content })
+        }
+        if (flushed > 0) {
+          flushed = 0
           // Requests go on between chunks.
           await new Promise(resolve => setImmediate(resolve))
         }
       }
-      writeAllSync(fd, `${chunk}${JSON.stringify({ end: count })}\n`)
+      writer.end()
       await fsync(fd)
     } catch (err) {
       closeSync(fd)
@@ -195,25 +128,11 @@ export class IndexSnapshot {
       throw err
     }
     await syncDirectory(dir)
-  }
-
-  /** What a snapshot line holds of a row. */
-  #line (row: StoredRow): SnapshotRow {
-    const line: SnapshotRow = { id: row.id, sig: row.sig, order: row.order }
-    if (!row.hasDefaultFile()) line.file = row.file
-    if (row.title !== this.derivedTitle(row)) line.title = row.title
-    if (row.fields !== undefined) line.fields = row.fields
-    if (row.bodyAt !== undefined) line.bodyAt = row.bodyAt
-    if (row.validationIssues !== undefined) line.validationIssues = row.validationIssues
-    return line
+    await rm(this.#legacyFile, { force: true })
   }
 }
 
-const CHUNK_BYTES = 1024 * 1024
-const CHUNK_CHARS = 1024 * 1024
-
-function writeAllSync (fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8')
+function writeAllSync (fd: number, bytes: Buffer): void {
   for (let at = 0; at < bytes.byteLength;) at += writeSync(fd, bytes, at, bytes.byteLength - at)
 }
 
@@ -232,46 +151,10 @@ export function signatureCtime (sig: string): number {
 }
 
 const fsync = promisify(fsyncCallback)
-
-/** Marks a value that JSON would change (never in real data: it holds a NUL). */
-const NOT_JSON = '\u0000not-json'
-const NOT_JSON_TEXT = JSON.stringify(NOT_JSON).slice(1, -1)
-
-/**
- * A row as JSON text, when JSON carries it exactly.
- * @param row an index row
- * @returns its JSON text, or null when its data holds a number JSON cannot carry (NaN, Infinity, -0)
- */
-export function rowJson (row: IndexRow | SnapshotRow): string | null {
-  const text = JSON.stringify(row, jsonExact)
-  return text.includes(NOT_JSON_TEXT) ? null : text
-}
-
-function jsonExact (_key: string, value: unknown): unknown {
-  return typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0)) ? NOT_JSON : value
-}
+const openFile = promisify(openCallback)
+const readWhole = promisify(readFileCallback) as (fd: number) => Promise<Buffer>
 
 function snapshotKey (c: Collection, repoRealDir: string): string {
   const definition = [SNAPSHOT_FORMAT, repoRealDir, c.dir, c.format, c.nested, c.indexFile, c.files === null ? null : [...c.files], c.titleField, c.orderField, c.schema]
   return createHash('sha256').update(JSON.stringify(definition)).digest('hex')
-}
-
-function isHeader (v: unknown): v is SnapshotHeader {
-  if (typeof v !== 'object' || v === null) return false
-  const o = v as Record<string, unknown>
-  return typeof o.format === 'number' && typeof o.key === 'string'
-}
-
-function isEnd (v: unknown, rows: number): boolean {
-  return typeof v === 'object' && v !== null && (v as { end?: unknown }).end === rows
-}
-
-function isRow (v: unknown): v is SnapshotRow {
-  if (typeof v !== 'object' || v === null) return false
-  const r = v as Record<string, unknown>
-  return typeof r.id === 'string' && (r.file === undefined || typeof r.file === 'string') && typeof r.sig === 'string' &&
-    (r.title === undefined || typeof r.title === 'string') && (r.order === null || typeof r.order === 'number') && r.readError === undefined &&
-    (r.fields === undefined || (typeof r.fields === 'object' && r.fields !== null && !Array.isArray(r.fields))) &&
-    (r.bodyAt === undefined || (typeof r.bodyAt === 'number' && Number.isInteger(r.bodyAt) && r.bodyAt >= 0)) &&
-    (r.validationIssues === undefined || Array.isArray(r.validationIssues))
 }

@@ -39,7 +39,7 @@ t.test('rows whose file is not the default one of their id keep it across a rest
   await first.cms.ready
   t.same((await list(first, 'posts')).map(v => v.id), ['long', 'other', 'plain'])
   await first.close()
-  const snapshot = await readFile(path.join(repoDir, '.git/cms/index/posts.json'), 'utf8')
+  const snapshot = await readFile(path.join(repoDir, '.git/cms/index/posts.rows'), 'utf8')
   t.notOk(snapshot.includes('plain.md'), 'a default file is left out of the snapshot')
   t.ok(snapshot.includes('other.mdx') && snapshot.includes('long.markdown'), 'another file is kept in it')
   t.equal(snapshot.split('"Plain"').length, 2, 'a title that is the title field\'s value is written once (in the fields)')
@@ -107,5 +107,15 @@ t.test('a restart of a collection large enough for the stat worker still notices
   t.equal(await read(s, 'posts', 'p0007'), null, 'the deleted file is gone')
   t.equal((await read(s, 'posts', 'new'))?.data?.title, 'New one', 'the added file is there')
   t.same(index.loadStats, { fromSnapshot: 4098, read: 2 })
+  // Untouched rows of a snapshot this large are read back from its file when first used.
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal((await read(s, 'posts', 'p2000'))?.data?.title, 'Post 2000', 'a row parsed from the snapshot file')
   await s.close()
+
+  // The snapshot rewritten at close copied the untouched rows from that file.
+  const again = await startServer(t, { repoDir })
+  const rows = await (await again.services.content.index('posts')).all()
+  t.same((await again.services.content.index('posts')).loadStats, { fromSnapshot: 4100, read: 0 })
+  t.same([rows[0]?.title, rows[3000]?.title, rows.find(r => r.id === 'p1234')?.title, rows.find(r => r.id === 'new')?.title], ['New one', 'Post 3000', 'Post 12X4', 'New one'])
+  await again.close()
 })

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { listEntries, readEntry, type EntryView } from '../helpers/entry-api.js'
 import { makeSite, startServer, writeHeaders, type TestServer } from '../helpers/site.js'
 import { spawnServer, loginAt } from '../helpers/spawn-server.js'
-import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { RACY_MS, SNAPSHOT_FORMAT } from '../../lib/storage/index-snapshot.js'
+import { RowTable } from '../../lib/storage/row-table.js'
 import { readInWorker } from '../../lib/storage/index-reader.js'
 
 type View = EntryView
@@ -72,7 +73,7 @@ async function loadStats (s: TestServer, collection: string): Promise<{ fromSnap
   return (await s.services.content.index(collection)).loadStats
 }
 
-const snapshotFile = (repoDir: string, collection: string): string => path.join(repoDir, '.git', 'cms', 'index', `${collection}.json`)
+const snapshotFile = (repoDir: string, collection: string): string => path.join(repoDir, '.git', 'cms', 'index', `${collection}.rows`)
 
 t.test('changes made while the service is down are all seen after a restart', async t => {
   const repoDir = await site(t)
@@ -121,25 +122,60 @@ t.test('changes made while the service is down are all seen after a restart', as
   await again.close()
 })
 
-t.test('a corrupt or truncated snapshot falls back to a full build', async t => {
+/** The key a snapshot file carries (bytes 16 to 80: after the magic, the format and the key's length). */
+const keyOf = (bytes: Buffer): string => bytes.toString('latin1', 16, 16 + bytes.readUInt32LE(12))
+
+t.test('a corrupt, truncated or old-format snapshot falls back to a full build', async t => {
   const repoDir = await site(t)
   await startAndStop(t, repoDir)
   const file = snapshotFile(repoDir, 'posts')
-  const text = await readFile(file, 'utf8')
-  for (const [name, broken] of [['truncated', text.slice(0, Math.floor(text.length / 2))], ['not JSON', '\u0000\u0001garbage'], ['rows of the wrong shape', text.replace('"sig":"', '"sig":7,"x":"')], ['empty', ''], ['without its end line', text.slice(0, text.lastIndexOf('{"end"'))], ['with a line after its end', `${text}{"id":"zulu"}\n`]] as const) {
+  const bytes = await readFile(file)
+  const key = keyOf(bytes)
+  t.ok(RowTable.parse(bytes, SNAPSHOT_FORMAT, key, 'title') !== null, 'the written snapshot parses')
+  const flipped = Buffer.from(bytes)
+  // A byte of the last row's payload (its JSON stays well-formed: only the checksum tells).
+  const at = flipped.lastIndexOf('Delta')
+  flipped[at] = 'X'.charCodeAt(0)
+  const recount = Buffer.from(bytes)
+  recount.writeUInt32LE(3, recount.length - 8)
+  const oldFormat = Buffer.from(bytes)
+  oldFormat.writeUInt32LE(SNAPSHOT_FORMAT - 1, 8)
+  const oldJsonLines = `{"format":5,"key":"${key}"}\n{"end":0}\n`
+  const variants: Array<[string, Buffer | string]> = [
+    ['truncated', bytes.subarray(0, Math.floor(bytes.length / 2))],
+    ['cut before its checksum', bytes.subarray(0, bytes.length - 4)],
+    ['garbage', '\u0000\u0001garbage'],
+    ['a changed byte', flipped],
+    ['another row count', recount],
+    ['an older format number', oldFormat],
+    ['the JSON lines of the format before', oldJsonLines],
+    ['empty', ''],
+    ['with bytes after its end', Buffer.concat([bytes, Buffer.from('zulu')])]
+  ]
+  for (const [name, broken] of variants) {
     await writeFile(file, broken)
     await writeFile(path.join(repoDir, 'content/posts/alpha.md'), post(`Alpha ${name}`))
     const s = await startServer(t, { repoDir })
     const posts = await list(s, 'posts')
     t.same(posts.map(v => v.id), ['alpha', 'bravo', 'charlie', 'delta'], `${name}: every entry listed`)
     t.equal(posts[0]?.data?.title, `Alpha ${name}`)
+    t.equal(posts[3]?.data?.title, 'Delta', `${name}: nothing served from the broken snapshot`)
     t.same(await loadStats(s, 'posts'), { fromSnapshot: 0, read: 4 }, `${name}: a full build`)
     await s.close()
   }
-  const lines = (await readFile(file, 'utf8')).split('\n')
+  const table = RowTable.parse(await readFile(file), SNAPSHOT_FORMAT, key, 'title')
+  t.ok(table !== null, 'a good snapshot was written again')
   // alpha was written a moment before it was read: racy, so it is left out (read again next time).
-  t.same(lines.slice(-2), ['{"end":3}', ''], 'a good snapshot was written again')
-  t.same(lines.slice(1, -2).map(l => (JSON.parse(l) as View).id).sort(), ['bravo', 'charlie', 'delta'])
+  t.equal(table?.size, 3)
+  t.same(['alpha', 'bravo', 'charlie', 'delta'].map(id => (table?.find(id) ?? -1) >= 0), [false, true, true, true])
+  // The snapshot of the JSON-lines format is ignored, and removed once a new one is written.
+  const legacy = path.join(repoDir, '.git', 'cms', 'index', 'posts.json')
+  await writeFile(legacy, oldJsonLines)
+  await writeFile(path.join(repoDir, 'content/posts/bravo.md'), post('Bravo again'))
+  const s = await startServer(t, { repoDir })
+  t.equal((await read(s, 'posts', 'bravo'))?.data?.title, 'Bravo again')
+  await s.close()
+  t.notOk((await readdir(path.dirname(legacy))).includes('posts.json'), 'the old file is removed')
 })
 
 t.test('a changed collection definition is not served from the old snapshot', async t => {
@@ -171,8 +207,8 @@ t.test('a snapshot write killed half-way leaves a usable state', async t => {
   await startAndStop(t, repoDir)
   // What a kill between the temp file's creation and its rename leaves: a partial temp file.
   const dir = path.join(repoDir, '.git', 'cms', 'index')
-  const partial = path.join(dir, '.cms-tmp-0123456789ab-posts.json')
-  await writeFile(partial, (await readFile(snapshotFile(repoDir, 'posts'), 'utf8')).slice(0, 40))
+  const partial = path.join(dir, '.cms-tmp-0123456789ab-posts.rows')
+  await writeFile(partial, (await readFile(snapshotFile(repoDir, 'posts'))).subarray(0, 40))
   await writeFile(path.join(repoDir, 'content/posts/bravo.md'), post('Bravo again'))
   await settle()
   const s = await startServer(t, { repoDir })
@@ -221,7 +257,7 @@ t.test('data JSON cannot carry (Infinity, NaN) comes through the worker as it is
   t.equal(rows.find(r => r.id === 'alpha')?.title, 'Alpha aaaa')
 
   await startAndStop(t, repoDir)
-  t.notOk((await readFile(snapshotFile(repoDir, 'posts'), 'utf8')).includes('"golf"'), 'the row is left out of the snapshot')
+  t.notOk((await readFile(snapshotFile(repoDir, 'posts'), 'utf8')).includes('golf'), 'the row is left out of the snapshot')
   const s = await startServer(t, { repoDir })
   t.equal((await list(s, 'posts')).find(v => v.id === 'golf')?.data?.title, 'Golf')
   t.same(await loadStats(s, 'posts'), { fromSnapshot: 4, read: 1 }, 'and read from its file at the next start')
