@@ -83,6 +83,15 @@ interface LoadedPack {
 interface OwnPack {
   name: string
   objects: number
+  /** Its entries, kept for small packs: a merge then reads nothing back from disk. */
+  entries?: readonly PackEntry[]
+}
+
+/** Packs up to this size keep their entries in memory until merged (at most ~2 MB in all). */
+const KEEP_ENTRIES_BYTES = 256 * 1024
+
+function ownPack (built: BuiltPack, objects: number): OwnPack {
+  return built.pack.length <= KEEP_ENTRIES_BYTES ? { name: built.name, objects, entries: built.entries } : { name: built.name, objects }
 }
 
 /** Reads and writes the packs of one `.git` directory. */
@@ -159,7 +168,7 @@ export class PackStore {
   private loaded (built: BuiltPack): void {
     const index = new PackIndex(built.idx)
     this.packs.set(built.name, { name: built.name, index, packSize: built.pack.length })
-    this.own.push({ name: built.name, objects: index.count })
+    this.own.push(ownPack(built, index.count))
     if (this.fullTier() !== null && this.merging === null) {
       // In the background: no save waits for a merge. Each merge turns MERGE_AT packs into one, so
       // the loop ends. A merge that fails (the repository went away, a disk error) leaves every
@@ -293,6 +302,12 @@ export class PackStore {
     const merged = new Set<string>()
     for (const own of chosen) {
       merged.add(own.name)
+      // A small pack's entries are still in memory: exactly the bytes written (when `git gc` repacked
+      // it meanwhile, its objects are also in git's pack: a duplicate, harmless).
+      if (own.entries !== undefined) {
+        entries.push(...own.entries)
+        continue
+      }
       // Both files from disk, not the loaded indexes: a listing taken just before this pack was
       // renamed into place may have dropped it from those, and a pack is removed below only once
       // its entries are in the merged one.
@@ -324,7 +339,7 @@ export class PackStore {
       await this.place(files)
       const index = new PackIndex(built.idx)
       this.packs.set(built.name, { name: built.name, index, packSize: built.pack.length })
-      this.own.push({ name: built.name, objects: index.count })
+      this.own.push(ownPack(built, index.count))
       merged.delete(built.name)
     }
     for (const name of merged) {
