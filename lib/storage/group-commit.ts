@@ -210,10 +210,11 @@ export class GroupCommit {
         }
         // Whatever happens there settles both of the state's promises: later groups wait for them.
         void this.#complete(jobs, staged, prev, state).finally(() => { state.markRefsDone(); state.markPlaced() })
-        // The saves queued meanwhile form the next group at once only when they are at least half as
-        // many as this group: a group costs several saves' own CPU, so a lone save waits until this
-        // group's refs moved and takes along whatever arrived by then (as before the pipeline).
-        if (this.#queue.length * 2 < jobs.length) await state.refsDone
+        // The saves queued meanwhile form the next group at once only when they are at least two and
+        // at least half as many as this group: a group costs several saves' own CPU, so a lone save
+        // waits until this group's refs moved and takes along whatever arrived by then (as before the
+        // pipeline; forming a group for each lone save made a chain of groups of one).
+        if (this.#queue.length < Math.max(2, Math.ceil(jobs.length / 2))) await state.refsDone
       }
     } finally {
       this.#draining = false

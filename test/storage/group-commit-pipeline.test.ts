@@ -54,6 +54,8 @@ t.test('a save submitted while a group is written rides in the next group, built
   // 2 (queued during group 1's build) is built.
   other.hooks.set(0, () => {
     later.push(packs.group.submit(probe, [bump('c', 'same')], [{ path: file, data: 'first\n' }]))
+    // Two queued saves: the next group forms before group 0 landed.
+    later.push(packs.group.submit(other, [bump('c', 'y')]))
   })
   probe.hooks.set(0, () => {
     writeFileSync(lock, 'held by another process\n')
@@ -88,7 +90,11 @@ t.test('an outside writer moving the ref while groups are pipelined: the group b
   const content = path.join(dir, 'content')
   mkdirSync(content, { recursive: true })
   const later: Array<Promise<void>> = []
-  probe.hooks.set(0, () => { later.push(packs.group.submit(probe, [bump('c', 'b')], [{ path: path.join(content, 'b'), data: 'b\n' }])) })
+  // Two saves queued while the first group is written: they form the next group before it landed.
+  probe.hooks.set(0, () => {
+    later.push(packs.group.submit(probe, [bump('c', 'b')], [{ path: path.join(content, 'b'), data: 'b\n' }]))
+    later.push(packs.group.submit(probe, [bump('c', 'b2')]))
+  })
   // Inside the second group's build (on the first group's commit): the outside writer lands on top of
   // the first group, so the second group's compare-and-swap must refuse.
   probe.hooks.set(1, async () => { await theirs.update([bump('c', 'outside')]) })
@@ -97,7 +103,7 @@ t.test('an outside writer moving the ref while groups are pipelined: the group b
   t.equal(probe.heads[1], probe.commits[0], 'the second group was built on the first group\'s commit')
   t.ok(probe.heads.length >= 3, `the second group's job was rebuilt (${probe.heads.length} builds)`)
   t.not(probe.heads.at(-1), probe.commits[0], 'on the ref\'s new value')
-  t.same((await probe.inner.list()).map(d => `${d.id}=${d.doc.n}`), ['a=1', 'b=1', 'outside=1'], 'every update is on the ref')
+  t.same((await probe.inner.list()).map(d => `${d.id}=${d.doc.n}`), ['a=1', 'b=1', 'b2=1', 'outside=1'], 'every update is on the ref')
   t.equal(gitIn(dir, ['rev-list', '--count', ref]), '3', 'ours, theirs, ours again')
   t.same(readdirSync(content).sort(), ['a', 'b'], 'both files placed, no temporary file left')
   await packs.idle()
@@ -118,23 +124,31 @@ t.test('a group that does not land (its ref locked by another process) fails its
   // fails. Group 3 forms while group 2 is written, is built on group 2's commit, and must be rebuilt.
   let second: Promise<string> | null = null
   let third: Promise<string> | null = null
+  let fourth: Promise<string> | null = null
+  let alongside: Promise<string> | null = null
   first.hooks.set(0, () => {
     second = outcome(packs.group.submit(probe, [bump('c', 'second')], [{ path: path.join(content, 'second'), data: '2\n' }]))
+    // Two queued saves: the next group forms before this one landed.
+    alongside = outcome(packs.group.submit(first, [bump('c', 'alongside')]))
   })
   probe.hooks.set(0, () => {
     mkdirSync(path.dirname(lock), { recursive: true })
     writeFileSync(lock, 'held by another process\n')
+    // Two saves: a group forms before the one in flight landed only when at least two are queued.
     third = outcome(packs.group.submit(probe, [bump('c', 'third')], [{ path: path.join(content, 'third'), data: '3\n' }]))
+    fourth = outcome(packs.group.submit(probe, [bump('c', 'fourth')], [{ path: path.join(content, 'fourth'), data: '4\n' }]))
   })
   // Released a while after group 2 gave up (it waits 2 s); group 3 then takes the lock.
   probe.hooks.set(1, () => { setTimeout(() => { rmSync(lock, { force: true }) }, 2600) })
   t.equal(await outcome(packs.group.submit(first, [bump('c', 'first')], [{ path: path.join(content, 'first'), data: '1\n' }])), 'ok', 'the first group landed')
   t.equal(await second, 'StorageUnavailableError', 'the save whose ref stayed locked failed (503)')
-  t.equal(await third, 'ok', 'the save built on it was rebuilt and landed')
+  t.equal(await alongside, 'ok', 'the save on another ref in the same group landed')
+  t.equal(await third, 'ok', 'the saves built on it were rebuilt and landed')
+  t.equal(await fourth, 'ok')
   t.equal(probe.heads[1], probe.commits[0], 'the third group had been built on the second group\'s commit')
   t.equal(probe.heads.at(-1), null, 'and was rebuilt on the ref as it is')
-  t.same((await probe.inner.list()).map(d => `${d.id}=${d.doc.n}`), ['third=1'], 'only the landed save is on the ref')
-  t.same(readdirSync(content).sort(), ['first', 'third'], 'the failed save\'s file was not placed')
+  t.same((await probe.inner.list()).map(d => `${d.id}=${d.doc.n}`), ['fourth=1', 'third=1'], 'only the landed saves are on the ref')
+  t.same(readdirSync(content).sort(), ['first', 'fourth', 'third'], 'the failed save\'s file was not placed')
   await packs.idle()
   t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
 })
