@@ -106,10 +106,11 @@ export interface StageOptions {
  * A new file content written under a temporary name, not yet durable nor in place: the one
  * write + fsync + rename primitive of entry files, packs and their indexes. Group commits stage
  * many files, fsync them all at once (`syncFiles`), and rename them only when the ref they go with
- * is durable. Creating the file is asynchronous (it can cost a millisecond of kernel time on a
- * churned ext4 block group), and so is the rename (it frees the replaced file); the write of an
- * in-memory buffer and the close are cheap system calls made synchronously (a thread-pool round
- * trip cost more than each of them).
+ * is durable. Creating the file is asynchronous by default (it can cost a millisecond of kernel
+ * time on a churned ext4 block group), and so is `place` (the rename frees the replaced file); the
+ * write of an in-memory buffer and the close are cheap system calls made synchronously (a
+ * thread-pool round trip cost more than each of them). Packs, whose files are created in the pack
+ * directory under new names, use `createSync` and `placeNow` (see pack-store.ts).
  */
 export class StagedFile {
   #fd: number | null
