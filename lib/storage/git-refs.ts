@@ -153,9 +153,10 @@ export interface RefLock {
    * Throws RefConflictError when the ref moved (the lock is then still held: `release()` it).
    * @param expectedOld the value the new one was built on (null: the ref must not exist yet)
    * @param beforeRename called with the ref file's path once the comparison passed, just before
-   *   the rename (a group commit keeps the replaced ref file's inode for reuse, see inode-pool.ts)
+   *   the rename (a group commit keeps the replaced ref file's inode for reuse, see inode-pool.ts);
+   *   true when it did (the rename then frees nothing)
    */
-  commit: (expectedOld: string | null, beforeRename?: (file: string) => void) => Promise<void>
+  commit: (expectedOld: string | null, beforeRename?: (file: string) => boolean) => Promise<void>
   /** Removes the lock file unless it was renamed onto the ref. */
   release: () => void
 }
@@ -201,9 +202,12 @@ export async function lockRef (gitDir: string, ref: string, newOid: string): Pro
       if (state !== 'synced') throw new Error(`${ref}.lock is not synced`)
       const actual = await readRef(gitDir, ref)
       if (actual !== expectedOld) throw new RefConflictError(ref, expectedOld, actual)
-      beforeRename?.(file)
-      // Asynchronous: replacing the ref file frees the old one's inode (see atomic-write.ts).
-      await rename(lockFile, file)
+      // When the replaced ref file's inode was kept (a group commit's spare), the rename frees
+      // nothing and is made synchronously (~15 µs of kernel time, against 50-60 µs of CPU for a
+      // thread-pool round trip); else it frees the old file, which on a file system that discards
+      // freed blocks waits for the device: through the thread pool then.
+      if (beforeRename?.(file) === true) fs.renameSync(lockFile, file)
+      else await rename(lockFile, file)
       state = 'renamed'
     },
     release: () => {
@@ -216,6 +220,14 @@ export async function lockRef (gitDir: string, ref: string, newOid: string): Pro
 }
 
 async function openLock (lock: string, ref: string): Promise<number> {
+  // The usual case first, synchronously: the lock is free and its directory exists (creating a
+  // 41-byte file in the refs folder costs less than a thread-pool round trip).
+  try {
+    return fs.openSync(lock, 'wx', 0o644)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ENOENT' && code !== 'EEXIST') throw err
+  }
   const deadline = Date.now() + LOCK_WAIT_MS
   for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
     try {

@@ -4,22 +4,43 @@
  * with them, so concurrent saves share one pack and one round of fsyncs.
  *
  * A job's files are written and fsynced under temporary names as soon as it is submitted (while
- * the group before it is still being written). Later jobs queue up and form the next group. A group:
+ * the groups before it are still being written). Later jobs queue up and form the next group. A
+ * group has two halves, pipelined with the groups before and after it:
+ *
+ * Stage (`#stage`, runs while the group before is still landing):
  *   1. waits for its jobs' files;
- *   2. builds one commit per ref on the ref's current value, all objects into one pack;
- *   3. takes each ref's lock file and writes the new value into it (refs in name order);
- *   4. fsyncs the pack, its index and the lock files, all at once;
- *   5. renames the index and the pack into place and fsyncs the pack directory;
+ *   2. builds one commit per ref on the ref's current value, or on the commit of the group still in
+ *      flight for that ref (whose objects PackStore serves from memory until its pack is placed);
+ *      all objects into one pack;
+ *   3. fsyncs the pack and its index (and, when no group is in flight any more, the ref lock files,
+ *      taken now: one fsync round for both, as before the pipeline);
+ *   4. renames the index, then the pack, into place and fsyncs the pack directory.
+ * The next group is formed from the queue as soon as this stage is done.
+ *
+ * Land and finish (`#complete`, in group order):
+ *   5. once the group before released its ref locks: takes each ref's lock file (unless taken in 3)
+ *      and writes and fsyncs the new value into it;
  *   6. compares each ref with the value its commit was built on (compare-and-swap, under its lock)
- *      and renames the lock onto it; from here on the next group may start (it builds on these
- *      values), while this one finishes: it fsyncs the refs' directories,
- *   7. renames the files of the jobs whose ref landed (or that had none) over their targets and
- *      fsyncs their directories; then each job resolves.
- * So nothing resolves before it is durable, a ref never points at objects that are not, and an
- * entry file is replaced only once the history snapshot of what it replaces is on its ref. When an
- * outside writer moved one ref meanwhile, only the jobs of that ref go into the next group (their
- * files stay written and synced); the other refs' jobs complete. An update function that throws
- * fails only its own job.
+ *      and renames the lock onto it; the next group may take the locks from here on;
+ *   7. fsyncs the refs' directories;
+ *   8. after the group before renamed its files, renames the files of the jobs whose ref landed (or
+ *      that had none) over their targets and fsyncs their directories; then each job resolves.
+ *
+ * What must be ordered, and why (a power loss may write back any dirty page or directory block at
+ * any moment, in any order, so each "before" below is an fsync that returned before the next step):
+ *   - pack and index content, and their names, are durable before a ref can name the commit:
+ *     3 and 4 before 6 (else a ref could survive pointing at objects that did not);
+ *   - the ref's new value is durable in its lock file before the rename that makes it the ref: 3 or
+ *     5 before 6 (else the ref could survive empty or torn);
+ *   - the ref update is durable before an entry file is replaced: 7 before 8, so the snapshot of the
+ *     state a file held is never lost while the file is already replaced;
+ *   - each job's file content is durable before its rename, and the rename durable before the job
+ *     resolves: nothing resolves (no save is acknowledged) before it is durable.
+ * A group built on the commit of the group before it lands only if that one landed: its
+ * compare-and-swap expects that commit, so when the group before failed, or an outside writer moved
+ * the ref meanwhile, the comparison refuses it and its jobs are rebuilt in a later group (their files
+ * stay written and synced). The other refs' jobs complete. An update function that throws fails only
+ * its own job. Two groups replacing one file rename it in group order (8 waits for the group before).
  */
 import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
 import { StagedFile, TEMP_PREFIX, syncDirectories, syncFiles } from './atomic-write.js'
@@ -78,10 +99,44 @@ interface RefCommit {
   spare?: Spare | null
 }
 
+/** The pipeline state of one group, for the group after it. */
+class GroupState {
+  /** Settles once this group's refs moved, conflicted or failed, and its ref locks are released. */
+  readonly refsDone: Promise<void>
+  /** Settles once this group's files are renamed (or failed): the next group's files go after. */
+  readonly placed: Promise<void>
+  /** Marks `refsDone`. */
+  markRefsDone!: () => void
+  /** Marks `placed`. */
+  markPlaced!: () => void
+
+  constructor () {
+    this.refsDone = new Promise<void>(resolve => { this.markRefsDone = resolve })
+    this.placed = new Promise<void>(resolve => { this.markPlaced = resolve })
+  }
+}
+
+/** A ref's commit built by a group not yet landed, which later groups build on. */
+interface PendingHead {
+  commit: string
+  /** The group that built it. */
+  owner: object
+}
+
+const SETTLED = new GroupState()
+SETTLED.markRefsDone()
+SETTLED.markPlaced()
+
 /** The group commit of one `.git` directory (one per instance, shared by its ref stores). */
 export class GroupCommit {
   #queue: Job[] = []
   #draining = false
+  /** The group last started: the next one takes its ref locks and places its files after it. */
+  #last: GroupState = SETTLED
+  /** Whether the last group's ref updates are done (its locks released). */
+  #lastRefsDone = true
+  /** Per ref, the commit of the latest group in flight: the next group builds on it. */
+  readonly #pending = new Map<string, PendingHead>()
   /** Temporary names: a per-instance prefix and a counter (no random bytes per file). */
   readonly #tmpPrefix = `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-`
   #tmpCounter = 0
@@ -117,11 +172,22 @@ export class GroupCommit {
       const job: Job = { source: updates.length === 0 ? null : source, updates, files: this.#prepare(files), staged: [], attempts: 0, settled: false, resolve, reject }
       // Handled when the group awaits it; this only keeps a failure from counting as unhandled first.
       job.files.catch(() => {})
-      this.#queue.push(job)
-      if (!this.#draining) void this.#drain()
+      this.#enqueue([job], false)
     })
   }
 
+  #enqueue (jobs: Job[], first: boolean): void {
+    if (jobs.length === 0) return
+    if (first) this.#queue.unshift(...jobs)
+    else this.#queue.push(...jobs)
+    if (!this.#draining) void this.#drain()
+  }
+
+  /**
+   * Starts groups one after the other: a group is formed from the queue once the group before it
+   * has built its commits and made its pack durable (`#stage`), so saves that arrive meanwhile ride
+   * in the next group, built on the commits of the one in flight, whose fsync rounds it overlaps.
+   */
   async #drain (): Promise<void> {
     this.#draining = true
     try {
@@ -130,14 +196,25 @@ export class GroupCommit {
         await null
         const jobs = this.#queue
         this.#queue = []
+        const prev = this.#last
+        const prevRefsDone = this.#lastRefsDone
+        const state = new GroupState()
+        this.#last = state
+        this.#lastRefsDone = false
+        void state.refsDone.then(() => { if (this.#last === state) this.#lastRefsDone = true })
+        let staged: Staged | null = null
         try {
-          const { again, finish } = await this.#run(jobs)
-          this.#queue.unshift(...again)
-          // The next group starts now; this one finishes meanwhile.
-          finish.catch(err => { for (const job of jobs) fail(job, err) })
+          staged = await this.#stage(jobs, state, prevRefsDone)
         } catch (err) {
           for (const job of jobs) fail(job, err)
         }
+        // Whatever happens there settles both of the state's promises: later groups wait for them.
+        void this.#complete(jobs, staged, prev, state).finally(() => { state.markRefsDone(); state.markPlaced() })
+        // The saves queued meanwhile form the next group at once only when they are at least two and
+        // at least half as many as this group: a group costs several saves' own CPU, so a lone save
+        // waits until this group's refs moved and takes along whatever arrived by then (as before the
+        // pipeline; forming a group for each lone save made a chain of groups of one).
+        if (this.#queue.length < Math.max(2, Math.ceil(jobs.length / 2))) await state.refsDone
       }
     } finally {
       this.#draining = false
@@ -145,10 +222,12 @@ export class GroupCommit {
   }
 
   /**
-   * Writes one group up to its ref updates; `again` are the jobs to retry (their ref moved under
-   * us), `finish` completes the others (directory fsyncs, files placed, jobs resolved).
+   * The part of a group that does not wait for the group before it: waits for the jobs' files,
+   * builds one commit per ref (on the ref's value, or on the commit of the group in flight), writes
+   * the pack and fsyncs it, places it and fsyncs the pack directory. When no group is in flight
+   * any more, it also takes the ref locks now and fsyncs them in the pack's round.
    */
-  async #run (all: Job[]): Promise<{ again: Job[], finish: Promise<void> }> {
+  async #stage (all: Job[], owner: object, lockNow: boolean): Promise<Staged> {
     await Promise.all(all.map(async job => {
       try {
         job.staged = await job.files
@@ -156,7 +235,7 @@ export class GroupCommit {
         fail(job, err)
       }
     }))
-    let jobs = all.filter(j => !j.settled)
+    const jobs = all.filter(j => !j.settled)
     const batch = new ObjectBatch()
     const commits: RefCommit[] = []
     const bySource = new Map<RefSource, Job[]>()
@@ -171,7 +250,10 @@ export class GroupCommit {
       let head: string | null
       let built: { commit: string | null, failed: Map<number, unknown> }
       try {
-        head = await readRef(this.gitDir, source.ref)
+        // On the commit of a group still in flight (its objects are readable, see PackStore.stage);
+        // if that one does not land, the compare-and-swap refuses this one and its jobs are rebuilt.
+        const pending = this.#pending.get(source.ref)
+        head = pending !== undefined ? pending.commit : await readRef(this.gitDir, source.ref)
         built = await source.build(head, sourceJobs.map(j => j.updates), batch)
       } catch (err) {
         for (const job of sourceJobs) fail(job, err)
@@ -186,20 +268,13 @@ export class GroupCommit {
       // Nothing changed on the ref: those jobs only place their files.
       else for (const job of kept) job.source = null
     }
-    jobs = jobs.filter(j => !j.settled)
 
     let pack: StagedPack | null = null
     try {
       if (batch.objects.length > 0) pack = await this.packs.stage(batch.objects)
-      for (const c of commits) {
-        try {
-          c.lock = await lockRef(this.gitDir, c.source.ref, c.commit)
-        } catch (err) {
-          // Somebody else keeps the ref busy: the request may be retried later (503).
-          const refused = err instanceof RefLockedError ? new StorageUnavailableError(err.message, { ref: c.source.ref }) : err
-          for (const job of c.jobs) fail(job, refused)
-        }
-      }
+      // Later groups build on these commits from now on (their objects readable meanwhile).
+      for (const c of commits) this.#pending.set(c.source.ref, { commit: c.commit, owner })
+      if (lockNow) await this.#lock(commits)
       await Promise.all([
         syncFiles(pack?.files ?? []),
         ...commits.flatMap(c => c.lock === null ? [] : [c.lock.sync()])
@@ -207,22 +282,91 @@ export class GroupCommit {
       if (pack !== null) await pack.place()
     } catch (err) {
       pack?.abort()
-      for (const c of commits) c.lock?.release()
+      for (const c of commits) {
+        c.lock?.release()
+        this.#forget(c.source.ref, owner)
+      }
       for (const job of jobs) fail(job, err)
-      return { again: [], finish: Promise.resolve() }
+      return { commits: [], placing: [], lockedEarly: lockNow }
     }
+    return { commits, placing: jobs, lockedEarly: lockNow }
+  }
 
+  /** Takes each commit's ref lock (in ref name order) and writes the new value into it. */
+  async #lock (commits: RefCommit[]): Promise<void> {
+    for (const c of commits) {
+      if (c.jobs.every(j => j.settled)) continue
+      try {
+        c.lock = await lockRef(this.gitDir, c.source.ref, c.commit)
+      } catch (err) {
+        // Somebody else keeps the ref busy: the request may be retried later (503).
+        const refused = err instanceof RefLockedError ? new StorageUnavailableError(err.message, { ref: c.source.ref }) : err
+        for (const job of c.jobs) fail(job, refused)
+      }
+    }
+  }
+
+  /** Drops a ref's pending head when it is the one `owner` built (it did not land). */
+  #forget (ref: string, owner: object): void {
+    if (this.#pending.get(ref)?.owner === owner) this.#pending.delete(ref)
+  }
+
+  /**
+   * The part of a group that follows the group before it: once that one's refs moved (and its
+   * locks are released), takes the ref locks (unless taken early) and fsyncs them, compares and
+   * swaps each ref; then finishes (refs' directories fsynced, files placed after the previous
+   * group's, their directories fsynced, jobs resolved).
+   */
+  async #complete (all: Job[], staged: Staged | null, prev: GroupState, owner: GroupState): Promise<void> {
+    let landed: RefCommit[] = []
+    let placing: Job[] = []
+    try {
+      await prev.refsDone
+      if (staged !== null) ({ landed, placing } = await this.#land(staged, owner))
+    } catch (err) {
+      for (const job of all) fail(job, err)
+    } finally {
+      // The next group may take the locks now.
+      owner.markRefsDone()
+    }
+    await this.#finish(landed, placing, prev, owner)
+  }
+
+  /** Locks (when not done yet), compares and swaps the refs; conflicted jobs go back to the queue. */
+  async #land (staged: Staged, owner: object): Promise<{ landed: RefCommit[], placing: Job[] }> {
+    const { commits } = staged
+    if (!staged.lockedEarly) {
+      try {
+        await this.#lock(commits)
+        await Promise.all(commits.flatMap(c => c.lock === null ? [] : [c.lock.sync()]))
+      } catch (err) {
+        for (const c of commits) {
+          c.lock?.release()
+          this.#forget(c.source.ref, owner)
+          for (const job of c.jobs) fail(job, err)
+        }
+        return { landed: [], placing: staged.placing.filter(j => !j.settled) }
+      }
+    }
     const again: Job[] = []
     const landed: RefCommit[] = []
     for (const c of commits) {
       const lock = c.lock
-      if (lock === null) continue
+      if (lock === null) { this.#forget(c.source.ref, owner); continue }
       try {
-        await lock.commit(c.head, file => { c.spare = this.#spares.retire(file) })
+        await lock.commit(c.head, file => {
+          c.spare = this.#spares.retire(file)
+          return c.spare !== null
+        })
         landed.push(c)
+        // The ref holds it now: reading the ref gives the same.
+        this.#forget(c.source.ref, owner)
       } catch (err) {
+        // Groups after this one that built on its commit are refused by their own comparison.
+        this.#pending.delete(c.source.ref)
         if (!(err instanceof RefConflictError)) { for (const job of c.jobs) fail(job, err); continue }
-        // An outside writer moved the ref: rebuild these jobs on its new value in the next group.
+        // An outside writer moved the ref (or the group this one built on did not land): rebuild
+        // these jobs on its current value in a later group.
         for (const job of c.jobs) {
           if (++job.attempts >= MAX_ATTEMPTS) fail(job, new StorageUnavailableError(`${c.source.ref} keeps changing under us`, { ref: c.source.ref }))
           else again.push(job)
@@ -232,11 +376,15 @@ export class GroupCommit {
       }
     }
     const retrying = new Set(again)
-    return { again, finish: this.#finish(landed, jobs.filter(j => !j.settled && !retrying.has(j))) }
+    this.#enqueue(again.filter(j => !j.settled), true)
+    return { landed, placing: staged.placing.filter(j => !j.settled && !retrying.has(j)) }
   }
 
-  /** Makes the landed ref updates durable, then places the jobs' files and resolves them. */
-  async #finish (landed: RefCommit[], placing: Job[]): Promise<void> {
+  /**
+   * Makes the landed ref updates durable, then (after the previous group's files, so two groups
+   * replacing one file land in order) places the jobs' files and resolves them.
+   */
+  async #finish (landed: RefCommit[], placing: Job[], prev: GroupState, owner: GroupState): Promise<void> {
     const refSpares = landed.map(c => c.spare ?? null)
     try {
       await syncDirectories(landed.map(c => c.lock!.dir))
@@ -245,6 +393,7 @@ export class GroupCommit {
       this.#spares.settle(refSpares, false, Date.now())
       for (const c of landed) for (const job of c.jobs) fail(job, err)
     }
+    await prev.placed
     const dirs: string[] = []
     // An entry file's inode is not kept as a spare: linking it into the pool changes its ctime, part
     // of the entry's signature, so a kill between that link and the rename would make the unchanged
@@ -257,6 +406,7 @@ export class GroupCommit {
         fail(job, err)
       }
     }))
+    owner.markPlaced()
     try {
       await syncDirectories(dirs)
       for (const job of placing) done(job)
@@ -287,6 +437,14 @@ export class GroupCommit {
   }
 }
 
+/** What `#stage` hands to `#complete`. */
+interface Staged {
+  commits: RefCommit[]
+  /** The jobs still alive (their files to place once their ref landed). */
+  placing: Job[]
+  /** Whether the locks were taken (and fsynced) with the pack. */
+  lockedEarly: boolean
+}
 
 function done (job: Job): void {
   if (job.settled) return

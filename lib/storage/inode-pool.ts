@@ -99,10 +99,35 @@ export class InodePool {
    */
   take (dir: string, now: number): { file: string, identity: FileIdentity } | null {
     const first = this.#spares[0]
-    if (this.#identity === null || first === undefined || now - first.since < REUSE_AFTER_MS || !this.#linkable.has(dir)) return null
+    if (this.#identity === null || first === undefined || now - first.since < REUSE_AFTER_MS || !this.#reachable(dir, first.file)) return null
     this.#spares.shift()
     this.#bytes -= first.size
     return { file: first.file, identity: this.#identity }
+  }
+
+  /**
+   * Whether a spare can be renamed into `dir` (the same mounted file system as the pool). Found
+   * out once per folder by giving a spare a second, temporary name there and removing it (a kill in
+   * between leaves a `.cms-tmp-` file, which the start-up sweep removes, and a spare with two names,
+   * which is never written into). Before, only folders that had given the pool a spare themselves
+   * were known, and since entry files no longer do, the pool filled up with ref files and was never
+   * drawn from.
+   */
+  #reachable (dir: string, spare: string): boolean {
+    if (this.#linkable.has(dir)) return true
+    if (this.#unlinkable.has(dir)) return false
+    // The temporary prefix of atomic-write.ts (not imported: it imports this module).
+    const probe = path.join(dir, `.cms-tmp-probe-${this.#prefix}-${this.#counter++}`)
+    try {
+      fs.linkSync(spare, probe)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') this.#unlinkable.add(dir)
+      return false
+    }
+    fs.rmSync(probe, { force: true })
+    this.#linkable.add(dir)
+    return true
   }
 
   /**

@@ -94,6 +94,24 @@ function encodeTreeBytes (entries: TreeItem[]): Buffer {
   return content
 }
 
+/**
+ * Where each entry's object id starts in an encoded tree, by entry name.
+ * @param content a tree object's content
+ * @returns name -> offset of its 20-byte id
+ */
+export function treeIdOffsets (content: Buffer): Map<string, number> {
+  const offsets = new Map<string, number>()
+  let at = 0
+  while (at < content.length) {
+    const space = content.indexOf(0x20, at)
+    const nul = content.indexOf(0, space)
+    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('Truncated tree object')
+    offsets.set(content.toString('utf8', space + 1, nul), nul + 1)
+    at = nul + 21
+  }
+  return offsets
+}
+
 /** Objects to be written together. */
 export class ObjectBatch {
   readonly objects: PackObject[] = []
@@ -135,6 +153,24 @@ export class ObjectBatch {
       at = writeOid(content, at, e.oid)
     }
     return this.add('tree', content)
+  }
+
+  /**
+   * Adds a tree that differs from an already encoded one only in the object ids of some of its
+   * entries (same names, modes and order): the encoded bytes are copied and those ids overwritten,
+   * instead of encoding (and checking the order of) every entry again. A collection's tree of 256
+   * shards changes one or a few shard ids per commit.
+   * @param base the encoded content of the tree it derives from
+   * @param patches where each changed id starts in `base` (see `treeIdOffsets`) and its new value
+   * @returns the new tree's object id and its content
+   */
+  treePatched (base: Buffer, patches: ReadonlyArray<{ at: number, oid: string }>): { oid: string, content: Buffer } {
+    const content = Buffer.from(base)
+    for (const p of patches) {
+      if (p.at < 0 || p.at + 20 > content.length || content[p.at - 1] !== 0) throw new Error('Invalid tree patch offset')
+      writeOid(content, p.at, p.oid)
+    }
+    return { oid: this.add('tree', content), content }
   }
 
   /**

@@ -42,6 +42,8 @@ export interface BuiltPack {
   name: string
   pack: Buffer
   idx: Buffer
+  /** The entries as packed (each object once), for a later merge without reading the files back. */
+  entries: readonly PackEntry[]
 }
 
 /** One entry as stored in a pack: its header and deflated content, ready to be copied. */
@@ -129,7 +131,7 @@ export function buildPackOf (entries: readonly PackEntry[]): BuiltPack {
   const body = Buffer.concat(parts)
   const checksum = createHash('sha1').update(body).digest()
   indexed.sort((a, b) => Buffer.compare(a.oid, b.oid))
-  return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat([body, checksum]), idx: buildIndex(indexed, checksum) }
+  return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat([body, checksum]), idx: buildIndex(indexed, checksum), entries: unique }
 }
 
 /** `<type, size>` as git writes it: 3 type bits and 4 size bits, then 7 size bits per byte. */

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto'
 import { readRef, assertRefName } from './git-refs.js'
 import { COLLECTION_NAME, isEntryId } from './names.js'
-import { ObjectBatch, type TreeItem } from './object-batch.js'
+import { ObjectBatch, treeIdOffsets, type TreeItem } from './object-batch.js'
 import { GitObjectReader } from './git-object-reader.js'
 import { PackStore } from './pack-store.js'
 import { LruCache } from './lru-cache.js'
@@ -60,6 +60,8 @@ export interface RefTreeStoreOptions<T> {
 const AUTHOR = { name: 'git-cms', email: 'git-cms@users.git-cms.invalid' }
 const SHARD = /^[0-9a-f]{2}$/
 const FILE_SUFFIX = '.json'
+/** Trees with at least this many entries keep their encoding for patching (smaller: re-encoded). */
+const PATCH_MIN_ENTRIES = 32
 /** How many objects a listing reads from disk at once (stays far below the open-file limit). */
 const READ_CONCURRENCY = 32
 
@@ -67,6 +69,8 @@ type Tree = Map<string, TreeItem>
 
 /** A mutable copy of one tree level while a batch is applied. */
 interface TreeDraft {
+  /** The stored tree it was copied from (null: a new level). */
+  base: string | null
   entries: Tree
   /** Whether something below changed (an untouched level keeps its stored tree). */
   dirty: boolean
@@ -140,6 +144,8 @@ export class RefTreeStore<T> implements RefSource {
   private readonly trees = new LruCache<string, Tree>(200_000, tree => tree.size + 1)
   private readonly texts = new LruCache<string, string>(32 * 1024 * 1024, text => text.length + 64)
   private readonly counts = new LruCache<string, number>(64)
+  /** Encoded large trees this process wrote, with their ids' offsets, to patch (see writeDraft). */
+  private readonly encoded = new LruCache<string, { content: Buffer, offsets: Map<string, number> }>(4 * 1024 * 1024, e => e.content.length + e.offsets.size * 64)
 
   /** @param opts git directory, ref, codec and commit message */
   constructor (opts: RefTreeStoreOptions<T>) {
@@ -236,7 +242,7 @@ export class RefTreeStore<T> implements RefSource {
     if (rootOid !== null) await this.prefetch(rootOid, jobs.flat())
     const failed = new Map<number, unknown>()
     for (;;) {
-      const root = draftOf(stored)
+      const root = draftOf(stored, rootOid)
       let changed = false
       let failedNow = false
       for (let i = 0; i < jobs.length && !failedNow; i++) {
@@ -303,7 +309,7 @@ export class RefTreeStore<T> implements RefSource {
     let child = parent.children.get(name)
     if (child === undefined) {
       const entry = parent.entries.get(name)
-      child = draftOf(entry?.type === 'tree' ? await this.tree(entry.oid) : new Map())
+      child = draftOf(entry?.type === 'tree' ? await this.tree(entry.oid) : new Map(), entry?.type === 'tree' ? entry.oid : null)
       parent.children.set(name, child)
     }
     return child
@@ -313,20 +319,44 @@ export class RefTreeStore<T> implements RefSource {
   private writeDraft (batch: ObjectBatch, draft: TreeDraft, keepEmpty = false): string | null {
     // The draft's map is its own copy (draftOf): it becomes the new tree's cached entries.
     const entries: Tree = draft.entries
+    // When only ids of existing entries change (a shard's id in the collection's tree, a saved
+    // entry's document in its shard), the base tree's encoding is patched (see treePatched).
+    const base = draft.base === null ? undefined : this.encoded.get(draft.base)
+    const patches: Array<{ at: number, oid: string }> | null = base !== undefined ? [] : null
+    let patchable = patches !== null
+    const change = (name: string, item: TreeItem | null): void => {
+      const before = entries.get(name)
+      if (item === null) entries.delete(name)
+      else entries.set(name, item)
+      if (!patchable) return
+      const at = base!.offsets.get(name)
+      if (item === null || before === undefined || at === undefined || before.type !== item.type || sameMode(before.mode) !== sameMode(item.mode)) patchable = false
+      else patches!.push({ at, oid: item.oid })
+    }
     for (const [name, child] of draft.children) {
       if (!child.dirty) continue
       const oid = this.writeDraft(batch, child)
-      if (oid === null) entries.delete(name)
-      else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' })
+      change(name, oid === null ? null : { mode: '040000', path: name, oid, type: 'tree' })
     }
     for (const [name, text] of draft.files) {
-      if (text === null) { entries.delete(name); continue }
+      if (text === null) { change(name, null); continue }
       const oid = batch.blob(Buffer.from(text, 'utf8'))
       this.texts.set(oid, text)
-      entries.set(name, { mode: '100644', path: name, oid, type: 'blob' })
+      change(name, { mode: '100644', path: name, oid, type: 'blob' })
     }
     if (entries.size === 0 && !keepEmpty) return null
-    const oid = batch.tree([...entries.values()])
+    let oid: string
+    if (patchable && base !== undefined) {
+      const patched = batch.treePatched(base.content, patches!)
+      oid = patched.oid
+      this.encoded.set(oid, { content: patched.content, offsets: base.offsets })
+    } else {
+      oid = batch.tree([...entries.values()])
+      if (entries.size >= PATCH_MIN_ENTRIES) {
+        const content = batch.objects.at(-1)!.content
+        this.encoded.set(oid, { content, offsets: treeIdOffsets(content) })
+      }
+    }
     this.trees.set(oid, entries)
     return oid
   }
@@ -406,8 +436,13 @@ export class RefTreeStore<T> implements RefSource {
   }
 }
 
-function draftOf (entries: Tree): TreeDraft {
-  return { entries: new Map(entries), dirty: false, children: new Map(), files: new Map() }
+function draftOf (entries: Tree, base: string | null): TreeDraft {
+  return { base, entries: new Map(entries), dirty: false, children: new Map(), files: new Map() }
+}
+
+/** A tree entry's mode as it is encoded (`040000` and `40000` are the same). */
+function sameMode (mode: string): string {
+  return mode.replace(/^0+/, '')
 }
 
 function compare (a: string, b: string): number {

@@ -55,7 +55,31 @@ t.test('a spare linked from elsewhere, a link or of another mode is never writte
   await pool.adopt()
   t.equal(pool.take(dir, Date.now()), null, 'nothing is handed out before the pool knows what a new file looks like')
   pool.learn(identity)
-  t.equal(pool.take(dir, Date.now()), null, 'nor for a folder not known to share its file system')
+  t.same(pool.take(dir, Date.now()), { file: path.join(spareDir, 'left'), identity }, 'then to a folder a spare can be linked into')
+  t.same(readdirSync(dir).filter(f => f.startsWith(TEMP_PREFIX)), [], 'the probe link is gone')
+  t.equal(statSync(path.join(spareDir, 'left')).nlink, 1, 'and the spare has its one name again')
+})
+
+t.test('the ref files a group commit replaces are reused for later entry files (the pool does not just fill up)', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const history = new HistoryStore({ gitDir, packs: new PackStore(gitDir) })
+  const content = path.join(dir, 'content')
+  mkdirSync(content, { recursive: true })
+  const save = async (i: number): Promise<void> => {
+    await history.append([{ collection: 'notes', id: `e${i % 3}`, snapshot: { data: { i }, action: 'save', editor: { id: 'x', name: 'X' }, revision: i } }],
+      [{ path: path.join(content, `e${i % 3}.md`), data: `version ${i}\n` }])
+  }
+  for (let i = 0; i < 4; i++) await save(i)
+  const kept = spares(gitDir)
+  t.ok(kept.length >= 2, `replaced ref files kept: ${kept.length}`)
+  await sleep(250)
+  const inodes = new Set(kept.map(name => statSync(path.join(gitDir, 'cms', 'spares', name)).ino))
+  await save(4)
+  const reused = statSync(path.join(content, 'e1.md'))
+  t.ok(inodes.has(reused.ino), 'the saved entry file is a former ref file')
+  t.equal(readFileSync(path.join(content, 'e1.md'), 'utf8'), 'version 4\n', 'with exactly the new content')
+  t.equal(reused.nlink, 1)
+  t.same(readdirSync(content).filter(f => f.startsWith(TEMP_PREFIX)), [])
 })
 
 t.test('a retired inode is handed out only once the rename that retired it is durable, and never when its folder fsync failed', async t => {

@@ -48,6 +48,8 @@ t.test('a history commit fsyncs its pack, its index and the pack directory befor
   t.ok(idxRenamed < packRenamed, 'the index first: a kill between the two renames never leaves a pack without its index')
   t.ok(dirSync > packRenamed, 'the pack directory fsynced after the renames')
   t.ok(dirSync < refMoved, 'and before the ref moved')
+  const lockSynced = first(/fsync\(\d+<[^>]*refs\/cms\/history\.lock>\s*\)/)
+  t.ok(lockSynced >= 0 && lockSynced < refMoved, 'the new value fsynced in the lock file before the lock became the ref')
 })
 
 t.test('a save replaces its entry file only after its fsync and after the history ref is durable, then fsyncs the folder', { skip: hasStrace ? false : 'strace is not installed' }, async t => {

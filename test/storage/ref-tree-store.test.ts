@@ -1,7 +1,8 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
-import { RefTreeStore, shardOf, treeNameOf, idOfTreeName, type DocCodec } from '../../lib/storage/ref-tree-store.js'
+import { RefTreeStore, shardOf, treeNameOf, idOfTreeName, type DocCodec, type TreeUpdate } from '../../lib/storage/ref-tree-store.js'
+import { PackStore } from '../../lib/storage/pack-store.js'
 import { readRef } from '../../lib/storage/git-refs.js'
 
 const REF = 'refs/cms/test'
@@ -92,4 +93,42 @@ t.test('ids with /, spaces, dots and non-ASCII get %-encoded tree names; plain i
   // Names that are not ours (another spelling, a bad id) are skipped.
   for (const name of ['a%2fb.json', '%2E%2E.json', '..json', 'x.txt', '%ZZ.json']) t.equal(idOfTreeName(name), null, name)
   t.equal(idOfTreeName('2023%2Flaunch.json'), '2023/launch')
+})
+
+t.test('trees patched in place (a changed shard or document id) are the trees git builds, through adds, deletes and outside commits', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const packs = new PackStore(gitDir)
+  const ref = 'refs/cms/patched'
+  const store = new RefTreeStore<{ n: number }>({ gitDir, ref, codec: { decode: (text) => JSON.parse(text) as { n: number }, encode: (doc) => `${JSON.stringify(doc)}\n` }, message: 'patched', packs })
+  const set = (id: string, n: number | null): TreeUpdate<{ n: number }> => ({ type: 'update', collection: 'c', id, update: () => n === null ? null : { n } })
+  // Enough ids for the collection's tree to hold all 256 shards, and for shards large enough to be
+  // patched too (32 names and more).
+  await store.update(Array.from({ length: 9000 }, (_, i) => set(`e${i}`, i)))
+  for (let round = 0; round < 6; round++) {
+    // Existing ids only (patched), then an add and a delete (encoded again), then an outside commit.
+    await store.update([set(`e${round}`, 1000 + round), set(`e${round + 700}`, 2000 + round)])
+    if (round === 2) await store.update([set('new-one', 1), set('e5', null)])
+    if (round === 4) gitIn(dir, ['update-ref', ref, gitIn(dir, ['commit-tree', `${ref}^{tree}`, '-p', ref, '-m', 'outside'])])
+  }
+  // Every tree of every commit re-made by git from its own listing gets the same id.
+  for (const commit of gitIn(dir, ['rev-list', ref]).split('\n')) {
+    const touched = ['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e700', 'e701', 'e702', 'e703', 'e704', 'e705', 'new-one'].map(id => `${commit}:c/${shardOf(id)}`)
+    const trees = [`${commit}^{tree}`, `${commit}:c`, ...new Set(touched)]
+    for (const tree of trees) {
+      const listing = gitIn(dir, ['ls-tree', tree])
+      t.equal(gitIn(dir, ['mktree'], `${listing}\n`), gitIn(dir, ['rev-parse', tree]), `${tree}`)
+    }
+  }
+  // And every document is where it belongs (a patch at the wrong offset would still make a valid tree).
+  const expected = new Map(Array.from({ length: 9000 }, (_, i) => [`e${i}`, i]))
+  for (let round = 0; round < 6; round++) {
+    expected.set(`e${round}`, 1000 + round)
+    expected.set(`e${round + 700}`, 2000 + round)
+    if (round === 2) { expected.set('new-one', 1); expected.delete('e5') }
+  }
+  const fresh = new RefTreeStore<{ n: number }>({ gitDir, ref, codec, message: 'reader' })
+  const docs = await fresh.list()
+  t.equal(docs.length, expected.size)
+  t.equal(docs.filter(d => expected.get(d.id) !== d.doc.n).length, 0, 'every document has its value')
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
 })
