@@ -53,11 +53,6 @@ import { randomBytes } from 'node:crypto'
 
 /** How often a job is rebuilt when outside writers keep moving its ref. */
 const MAX_ATTEMPTS = 20
-/**
- * How long at most a group waits, once the group before it landed, for the saves of that group's
- * clients to come back (see `#drain`). Only after a group of two or more: a lone client never waits.
- */
-export const GATHER_MAX_MS = 4
 
 /** A ref whose commits a group builds: implemented by RefTreeStore. */
 export interface RefSource {
@@ -136,10 +131,6 @@ SETTLED.markPlaced()
 export class GroupCommit {
   #queue: Job[] = []
   #draining = false
-  /** Called when a job is queued while `#gather` waits. */
-  #wake: (() => void) | null = null
-  /** The longest wait of a group for the saves of the group before it (ms; GATHER_MAX_MS). */
-  gatherMaxMs = GATHER_MAX_MS
   /** The group last started: the next one takes its ref locks and places its files after it. */
   #last: GroupState = SETTLED
   /** Whether the last group's ref updates are done (its locks released). */
@@ -189,7 +180,6 @@ export class GroupCommit {
     if (jobs.length === 0) return
     if (first) this.#queue.unshift(...jobs)
     else this.#queue.push(...jobs)
-    this.#wake?.()
     if (!this.#draining) void this.#drain()
   }
 
@@ -224,43 +214,10 @@ export class GroupCommit {
         // at least half as many as this group: a group costs several saves' own CPU, so a lone save
         // waits until this group's refs moved and takes along whatever arrived by then (as before the
         // pipeline; forming a group for each lone save made a chain of groups of one).
-        const enough = Math.max(2, Math.ceil(jobs.length / 2))
-        if (this.#queue.length < enough) {
-          await state.refsDone
-          // A group of several saves has just landed: its clients get their answers and send their
-          // next saves one by one (each first handled on the service thread). A group formed from
-          // the one or two queued now is followed by another for the rest (groups alternated 7 / 1
-          // / 1 with 8 clients), each paying the group's fsync rounds and CPU; waiting a few
-          // milliseconds for half as many as that group puts them in one. Bounded by a timer, since
-          // a queued save may be what the others wait for (two saves of one entry).
-          if (jobs.length >= 2) await this.#gather(jobs.length, this.gatherMaxMs)
-        }
+        if (this.#queue.length < Math.max(2, Math.ceil(jobs.length / 2))) await state.refsDone
       }
     } finally {
       this.#draining = false
-    }
-  }
-
-  /**
-   * Waits until the queue holds `count` jobs, or `ms` milliseconds passed.
-   * @param count jobs wanted
-   * @param ms the longest wait
-   * @returns resolves when either happens
-   */
-  async #gather (count: number, ms: number): Promise<void> {
-    const until = performance.now() + ms
-    while (this.#queue.length < count) {
-      const left = until - performance.now()
-      if (left <= 0) return
-      await new Promise<void>(resolve => {
-        const done = (): void => {
-          clearTimeout(timer)
-          this.#wake = null
-          resolve()
-        }
-        const timer = setTimeout(done, left)
-        this.#wake = done
-      })
     }
   }
 
