@@ -25,8 +25,19 @@ export function joinInside (root: string, ...segments: string[]): string {
  * @returns true when contained
  */
 export function isInside (root: string, target: string): boolean {
+  // The common case without path.relative (which resolves both paths, a few string copies per
+  // call, several calls per save): a plain absolute root and a target extending it by `/` and
+  // names with no `.`, `..` or empty component (no `/.`, no `//` after the root's end).
+  if (path.sep === '/' && target.length > root.length && root.length > 1 && target.charCodeAt(root.length) === 47 &&
+    target.startsWith(root) && plainAbsolute(root) && target.indexOf('/.', root.length) === -1 &&
+    target.indexOf('//', root.length) === -1) return true
   const rel = path.relative(root, target)
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel) && rel.split(path.sep)[0] !== '..')
+}
+
+/** An absolute path with no `.`, `..` or empty component and no trailing `/`. */
+function plainAbsolute (p: string): boolean {
+  return p.charCodeAt(0) === 47 && p.charCodeAt(p.length - 1) !== 47 && !p.includes('/.') && !p.includes('//')
 }
 
 /**
