@@ -15,6 +15,14 @@ export type StatResults = Array<string | null | undefined>
 export interface StatPass {
   /** The first pass; rejects when the worker fails. */
   sigs: Promise<StatResults>
+  /** The first pass's results so far, in the files' order (filled as the worker posts them). */
+  results: StatResults
+  /**
+   * Waits for the first pass's results up to a position.
+   * @param count how many files' results are needed
+   * @returns true once `results` holds at least `count` (or every) result; false when the worker failed first
+   */
+  ready: (count: number) => Promise<boolean>
   /**
    * Stats the files again and ends the worker.
    * @returns the positions of the files whose result differs from the first pass's (or is undefined)
@@ -38,12 +46,39 @@ export function startStatPass (files: readonly string[]): StatPass {
   })
   failed.catch(() => {})
   const next = async <T>(): Promise<T> => await Promise.race([new Promise<T>(resolve => worker.once('message', resolve)), failed])
-  const sigs = next<StatResults>()
+  // The first pass comes in chunks (stat-worker.ts), in order, until every file has its result.
+  const results: StatResults = []
+  let waiters: Array<{ count: number, resolve: (ok: boolean) => void }> = []
+  let broken = false
+  const sigs = new Promise<StatResults>((resolve, reject) => {
+    const onChunk = (chunk: StatResults): void => {
+      for (const sig of chunk) results.push(sig)
+      const complete = results.length >= files.length
+      if (complete) worker.off('message', onChunk)
+      waiters = waiters.filter(w => { if (complete || w.count <= results.length) { w.resolve(true); return false } return true })
+      if (complete) resolve(results)
+    }
+    worker.on('message', onChunk)
+    failed.catch((err: unknown) => {
+      worker.off('message', onChunk)
+      broken = true
+      for (const w of waiters) w.resolve(false)
+      waiters = []
+      reject(err)
+    })
+  })
+  sigs.catch(() => {})
   // Waiting for `again` or `end` must not hold the process open.
   sigs.then(() => { worker.unref() }, () => {})
   let ended = false
   return {
     sigs,
+    results,
+    ready: async (count: number) => {
+      if (results.length >= Math.min(count, files.length)) return true
+      if (broken) return false
+      return await new Promise<boolean>(resolve => { waiters.push({ count, resolve }) })
+    },
     again: async () => {
       await sigs
       if (ended) throw new Error('stat worker already ended')
