@@ -70,7 +70,8 @@ export class RevisionLog {
       if (prev === undefined || rev >= prev.rev) states.set(id, line as RevisionState)
     }
     let rest = text
-    if (text.startsWith(CHECKPOINT) || text.startsWith(CHECKPOINT_JOINED)) {
+    const arrays = text.startsWith(CHECKPOINT)
+    if (arrays || text.startsWith(CHECKPOINT_JOINED)) {
       const end = text.indexOf('\n')
       rest = end < 0 ? '' : text.slice(end + 1)
       this.#takeCheckpoint(end < 0 ? text : text.slice(0, end), states)
@@ -101,6 +102,8 @@ export class RevisionLog {
     }
     this.#lines = lines
     if (lines > 2 * states.size + 64 || (lines >= COMPACT_MIN_LINES && lines * 4 > states.size)) this.#planCompaction(states, bytes)
+    // A large format 1 checkpoint (an older build's) is rewritten as format 2 once, when it can be.
+    else if (arrays && states.size >= COMPACT_MIN_LINES && [...states].every(([id, state]) => joinable(id, state.sig))) this.#planCompaction(states, bytes)
     return states
   }
 
@@ -172,7 +175,7 @@ export class RevisionLog {
     const { ids, revs, sigs, bytes } = pending
     this.#compacting = this.#compacting.then(async () => {
       if ((await stat(this.#file)).size !== bytes) return
-      const joined = ids.every(id => !id.includes('\n')) && sigs.every(sig => sig === null || (sig !== '' && !sig.includes('\n')))
+      const joined = ids.every((id, i) => joinable(id, sigs[i]!))
       const text = ids.length === 0
         ? ''
         : joined
@@ -184,4 +187,9 @@ export class RevisionLog {
       // Not written (a full disk): the log stays as it was, and is compacted at a later load.
     })
   }
+}
+
+/** Whether a state can go into a format 2 checkpoint (no newline in its id or signature, no empty signature). */
+function joinable (id: string, sig: string | null): boolean {
+  return !id.includes('\n') && (sig === null || (sig !== '' && !sig.includes('\n')))
 }

@@ -86,6 +86,17 @@ t.test('a log whose id or signature holds a newline keeps the array checkpoint, 
   }
 })
 
+t.test('a large format 1 checkpoint is rewritten as format 2 once, with the same states', async t => {
+  const ids = Array.from({ length: 2000 }, (_, i) => `e${i}`)
+  const { stateDir, file } = await logWith(t, `{"checkpoint":1,"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(ids.map((_, i) => 1 + (i % 5)))},"sigs":${JSON.stringify(ids.map((_, i) => i % 9 === 0 ? null : `3:${i}:1:${i}`))}}\n`)
+  const first = await new RevisionLog(stateDir, 'posts').load()
+  await wait(1300)
+  t.ok((await readFile(file, 'utf8')).startsWith('{"checkpoint":2,'), 'format 2')
+  const again = await new RevisionLog(stateDir, 'posts').load()
+  t.same([...again].map(([id, s]) => [id, s.rev, s.sig]), [...first].map(([id, s]) => [id, s.rev, s.sig]))
+  t.equal(again.get('e9')?.sig, null)
+})
+
 t.test('a format 1 checkpoint is still read; a format 2 one whose counts differ is skipped', async t => {
   const old = await logWith(t, '{"checkpoint":1,"ids":["a","b"],"revs":[3,4],"sigs":["s",null]}\n' + line('c', 2, 's'))
   t.same([...(await new RevisionLog(old.stateDir, 'posts').load())].map(([id, s]) => [id, s.rev, s.sig]), [['a', 3, 's'], ['b', 4, null], ['c', 2, 's']])
