@@ -7,6 +7,7 @@
  * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
  * whose signature differs from the snapshot's.
  */
+import { statSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
@@ -22,7 +23,7 @@ import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
-import { startStatPass, statInWorker, type StatPass } from './stat-files.js'
+import { startStatPass, startWaitingStatWorker, statInWorker, type StatPass } from './stat-files.js'
 
 export type { IndexRow }
 
@@ -73,6 +74,15 @@ const LOAD_CONCURRENCY = 64
  * snapshot (below it, the worker's start costs about what the stats do).
  */
 const STAT_WORKER_MIN_FILES = 4000
+/** Fewer bytes than any snapshot record takes (hash, order, signature, id): a file of fewer than
+ * STAT_WORKER_MIN_FILES times this many bytes cannot hold enough rows for the stat worker. */
+const MIN_RECORD_BYTES = 40
+
+/** A file's size, 0 when it cannot be stat-ed. */
+function snapshotBytes (file: string): number {
+  try { return statSync(file).size } catch { return 0 }
+}
+
 /** How long after a change the snapshot is written again (it is also written on close). */
 const SNAPSHOT_DELAY_MS = 60_000
 
@@ -352,13 +362,23 @@ export class CollectionIndex {
     // files): what changes before the watcher listens is found by `#catchUp` (issue 18, restart).
     const watching = this.#opts.watching
     const live = watching === undefined || this.#opts.isWatching?.() === true
+    // A snapshot large enough for the stat worker: the worker starts now, its start beside the scan.
+    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= STAT_WORKER_MIN_FILES * MIN_RECORD_BYTES ? startWaitingStatWorker() : null
     const scanAt = Date.now()
-    const found = await this.#scanDirectory()
+    let found: Array<[string, string]>
+    try {
+      found = await this.#scanDirectory()
+    } catch (err) {
+      early?.end()
+      throw err
+    }
     const scannedMtime = this.#dirMtime
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
-    const pass = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES ? startStatPass(found.map(entry => entry[1])) : null
+    const statWorker = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
+    if (!statWorker) early?.end()
+    const pass = statWorker ? (early?.pass(found.map(entry => entry[1])) ?? startStatPass(found.map(entry => entry[1]))) : null
     // Its results are taken chunk by chunk as they come (`#takeFromSnapshot`), not awaited whole.
     const [states, snapshot] = await Promise.all([logLoading, snapshotReading])
     this.#states = states

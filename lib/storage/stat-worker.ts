@@ -14,8 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { signatureOf } from './file-signature.js'
 
 /** The files, joined by NUL (one string crosses threads far faster than 100,000 of them). */
-const joined = (workerData as { files: string }).files
-const files = joined === '' ? [] : joined.split('\0')
+let files: string[] = []
 
 /** Files per posted chunk of the first pass (matches the service thread's step between yields). */
 const CHUNK = 4096
@@ -36,8 +35,14 @@ function statAll (post: ((chunk: Array<string | null | undefined>) => void) | nu
   return sigs
 }
 
-const first = statAll(chunk => { parentPort?.postMessage(chunk) })
-parentPort?.once('message', (again: boolean) => {
+/** Stats the files, posts the first pass, then waits for `again` (true) or the end (false). */
+function run (joined: string): void {
+  files = joined === '' ? [] : joined.split('\0')
+  const first = statAll(chunk => { parentPort?.postMessage(chunk) })
+  parentPort?.once('message', (again: boolean) => { second(first, again) })
+}
+
+function second (first: Array<string | null | undefined>, again: boolean): void {
   if (again) {
     const now = statAll(null)
     const changed: number[] = []
@@ -45,4 +50,9 @@ parentPort?.once('message', (again: boolean) => {
     parentPort?.postMessage(changed)
   }
   parentPort?.close()
-})
+}
+
+// The files come with the worker's data, or (a worker started before they were known) as its first message (false: none, end).
+const given = (workerData as { files?: string } | null)?.files
+if (given !== undefined) run(given)
+else parentPort?.once('message', (joined: string | false) => { if (joined === false) parentPort?.close(); else run(joined) })
