@@ -553,12 +553,22 @@ export class CollectionIndex {
         try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
       if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
-      const revised = this.#revise(id, sig)
-      if (revised.change !== null) pending.push(revised.change)
+      // The common case without `#revise`'s object: the logged state has this very signature.
+      const known = this.#states.get(id)
+      let rev: number
+      if (known !== undefined && known.sig === sig) {
+        rev = known.rev
+        sig = known.sig
+      } else {
+        const revised = this.#revise(id, sig)
+        if (revised.change !== null) pending.push(revised.change)
+        rev = revised.rev
+        sig = revised.sig
+      }
       // The signature stays in the snapshot's bytes (it is the same: its string is not kept).
-      taken[at] = StoredRow.lazy(this.#home, id, own, revised.rev, snapshot.order(at), snapshot, at)
+      taken[at] = StoredRow.lazy(this.#home, id, own, rev, snapshot.order(at), snapshot, at)
       takenAt[at] = readAt
-      takenSig[at] = revised.sig
+      takenSig[at] = sig
     }
     for (let at = 0; at < taken.length; at++) {
       const row = taken[at]
