@@ -41,8 +41,6 @@ export class RevisionLog {
   /** A compaction decided at load and not yet written (an append writes it first). */
   #pending: { ids: string[], revs: number[], sigs: Array<string | null>, bytes: number, timer: NodeJS.Timeout } | null = null
   #compacting: Promise<void> = Promise.resolve()
-  /** The load found no log (or an empty one) and nothing was appended since: a first build's changes become a checkpoint. */
-  #loadedEmpty = false
 
   constructor (stateDir: string, collection: string) {
     this.#file = path.join(stateDir, 'revisions', `${collection}.jsonl`)
@@ -103,7 +101,6 @@ export class RevisionLog {
       }
     }
     this.#lines = lines
-    this.#loadedEmpty = bytes === 0
     if (lines > 2 * states.size + 64 || (lines >= COMPACT_MIN_LINES && lines * 4 > states.size)) this.#planCompaction(states, bytes)
     // A large format 1 checkpoint (an older build's) is rewritten as format 2 once, when it can be.
     else if (arrays && states.size >= COMPACT_MIN_LINES && [...states].every(([id, state]) => joinable(id, state.sig))) this.#planCompaction(states, bytes)
@@ -118,20 +115,7 @@ export class RevisionLog {
     if (changes.length === 0) return
     // After a planned compaction (which holds the states as loaded), never before it.
     if (this.#pending !== null) this.#compact()
-    // A first build's changes (one per entry) on an empty log: one checkpoint line instead of a
-    // line each (a first start at 100,000 entries left 100,000 lines that every restart parsed
-    // until one lived long enough to compact them). Decided before any wait, and chained like a
-    // compaction, so an append called meanwhile goes after it.
-    let written: Promise<boolean> | null = null
-    if (this.#loadedEmpty) {
-      this.#loadedEmpty = false
-      if (changes.length >= COMPACT_MIN_LINES) {
-        written = this.#compacting.then(async () => await this.#writeFirst(changes))
-        this.#compacting = written.then(() => {}, () => {})
-      }
-    }
     await this.#compacting
-    if (written !== null && await written) return
     const text = changes.map(c => JSON.stringify({ id: c.id, rev: c.rev, sig: c.sig })).join('\n') + '\n'
     // A short append to an existing file, synchronously (see quick-fs.ts): no fsync, as before,
     // and a torn last line is ignored on load.
@@ -143,17 +127,6 @@ export class RevisionLog {
       appendFileSync(this.#file, text)
     }
     this.#lines += changes.length
-  }
-
-  /**
-   * Writes changes as the log's checkpoint (atomically), when the log is still empty.
-   * @returns false when it is not (another writer appended): the caller appends lines
-   */
-  async #writeFirst (changes: Array<{ id: string } & RevisionState>): Promise<boolean> {
-    if (await stat(this.#file).then(st => st.size, () => 0) !== 0) return false
-    await mkdir(path.dirname(this.#file), { recursive: true })
-    await writeFileAtomic(this.#file, checkpointText(changes.map(c => c.id), changes.map(c => c.rev), changes.map(c => c.sig)))
-    return true
   }
 
   /** Reads a checkpoint line into the states (ignored when malformed: the lines after it still count). */
@@ -202,7 +175,13 @@ export class RevisionLog {
     const { ids, revs, sigs, bytes } = pending
     this.#compacting = this.#compacting.then(async () => {
       if ((await stat(this.#file)).size !== bytes) return
-      await writeFileAtomic(this.#file, ids.length === 0 ? '' : checkpointText(ids, revs, sigs))
+      const joined = ids.every((id, i) => joinable(id, sigs[i]!))
+      const text = ids.length === 0
+        ? ''
+        : joined
+          ? `${CHECKPOINT_JOINED}"ids":${JSON.stringify(ids.join('\n'))},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs.map(sig => sig ?? '').join('\n'))}}\n`
+          : `${CHECKPOINT}"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs)}}\n`
+      await writeFileAtomic(this.#file, text)
       this.#lines = 0
     }).catch(() => {
       // Not written (a full disk): the log stays as it was, and is compacted at a later load.
@@ -213,11 +192,4 @@ export class RevisionLog {
 /** Whether a state can go into a format 2 checkpoint (no newline in its id or signature, no empty signature). */
 function joinable (id: string, sig: string | null): boolean {
   return !id.includes('\n') && (sig === null || (sig !== '' && !sig.includes('\n')))
-}
-
-/** A checkpoint line: format 2 when every state can be joined, else format 1. */
-function checkpointText (ids: string[], revs: number[], sigs: Array<string | null>): string {
-  return ids.every((id, i) => joinable(id, sigs[i]!))
-    ? `${CHECKPOINT_JOINED}"ids":${JSON.stringify(ids.join('\n'))},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs.map(sig => sig ?? '').join('\n'))}}\n`
-    : `${CHECKPOINT}"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs)}}\n`
 }
