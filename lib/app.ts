@@ -12,7 +12,6 @@ import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
 import { syncWebhookMiddleware } from './remote/sync-webhook.js'
-import { preloadJsonParser } from './http/guards.js'
 
 /**
  * Creates the Koa application.
@@ -39,9 +38,6 @@ export function createApp (services: Services): Koa {
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))
   app.use(serveUploads(services))
-  // Every login and write needs the JSON body parser: its load (the largest left after the start)
-  // runs in the background now, while the start waits for the file watcher (see cms.ts).
-  preloadJsonParser()
   return app
 }
 

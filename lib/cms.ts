@@ -17,6 +17,7 @@ import { createAuth } from './auth/create-auth.js'
 import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
 import { StartupError } from './errors.js'
 import { createApp } from './app.js'
+import { preloadJsonParser } from './http/guards.js'
 import type { Services } from './services.js'
 import { KeyedLock } from './storage/keyed-lock.js'
 import { HistoryStore } from './storage/history-store.js'
@@ -179,6 +180,10 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const warming = new Promise<void>(resolve => setImmediate(resolve))
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+    // koa-body (with zod and formidable: 0.1-0.3 s of this thread's CPU) loads in the background
+    // once the first builds are done: an editor's login and saves read their small JSON bodies
+    // without it (small-json-body.ts), and loaded at start it only competed with the first list.
+    void warming.then(() => { if (!closing) preloadJsonParser() })
     // Temp files a killed predecessor left in the site's folders: a walk of every content folder
     // (0.25-0.86 s at 100,000 entries), so it runs after the first builds, not before listening.
     // Safe meanwhile: every reader skips hidden names (indexes, media, the watcher's events), a new

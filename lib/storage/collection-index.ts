@@ -7,6 +7,7 @@
  * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
  * whose signature differs from the snapshot's.
  */
+import { statSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
@@ -22,7 +23,7 @@ import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
-import { startStatPass, statInWorker, type StatPass } from './stat-files.js'
+import { startStatPass, startWaitingStatWorker, statInWorker, type StatPass } from './stat-files.js'
 
 export type { IndexRow }
 
@@ -73,6 +74,15 @@ const LOAD_CONCURRENCY = 64
  * snapshot (below it, the worker's start costs about what the stats do).
  */
 const STAT_WORKER_MIN_FILES = 4000
+/** Fewer bytes than any snapshot record takes (hash, order, signature, id): a file of fewer than
+ * STAT_WORKER_MIN_FILES times this many bytes cannot hold enough rows for the stat worker. */
+const MIN_RECORD_BYTES = 40
+
+/** A file's size, 0 when it cannot be stat-ed. */
+function snapshotBytes (file: string): number {
+  try { return statSync(file).size } catch { return 0 }
+}
+
 /** How long after a change the snapshot is written again (it is also written on close). */
 const SNAPSHOT_DELAY_MS = 60_000
 
@@ -352,21 +362,31 @@ export class CollectionIndex {
     // files): what changes before the watcher listens is found by `#catchUp` (issue 18, restart).
     const watching = this.#opts.watching
     const live = watching === undefined || this.#opts.isWatching?.() === true
+    // A snapshot large enough for the stat worker: the worker starts now, its start beside the scan.
+    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= STAT_WORKER_MIN_FILES * MIN_RECORD_BYTES ? startWaitingStatWorker() : null
     const scanAt = Date.now()
-    const found = await this.#scanDirectory()
+    let found: Array<[string, string]>
+    try {
+      found = await this.#scanDirectory()
+    } catch (err) {
+      early?.end()
+      throw err
+    }
     const scannedMtime = this.#dirMtime
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
-    const pass = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES ? startStatPass(found.map(entry => entry[1])) : null
-    const sigsReading = pass?.sigs.catch(() => null) ?? Promise.resolve(null)
-    const [states, snapshot, sigs] = await Promise.all([logLoading, snapshotReading, sigsReading])
+    const statWorker = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
+    if (!statWorker) early?.end()
+    const pass = statWorker ? (early?.pass(found.map(entry => entry[1])) ?? startStatPass(found.map(entry => entry[1]))) : null
+    // Its results are taken chunk by chunk as they come (`#takeFromSnapshot`), not awaited whole.
+    const [states, snapshot] = await Promise.all([logLoading, snapshotReading])
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, sigs, statAt)
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, pass, statAt)
     // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
     // use), once the first request waiting for this build has been served.
     if (snapshot !== null) setImmediate(() => { snapshot.release() })
@@ -495,41 +515,60 @@ export class CollectionIndex {
    * Puts the snapshot's rows whose file is unchanged into the index, as lazy rows (their content
    * stays in the snapshot's buffer until used), in the snapshot's order (the list order it was
    * written in: the first list's sort then finds them sorted).
-   * @param sigs each found file's signature from the stat worker (undefined: stat it here), or null
+   * @param pass the stat worker's pass over the found files (null: stat them here); its results are
+   * taken a chunk at a time as the worker posts them, so this runs beside the rest of its stats
    * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], sigs: Array<string | null | undefined> | null, statAt: number): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], pass: StatPass | null, statAt: number): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
     const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
     // When each taken row's file was stat-ed (a file changed that close to it is racy), and its
     // signature (a lazy row builds the string from the snapshot's bytes each time it is asked).
     const takenAt = new Float64Array(snapshot.size)
     const takenSig = new Array<string>(snapshot.size)
-    let readAt = sigs === null ? Date.now() : statAt
+    const sigs = pass?.results ?? []
+    // The worker's results of the chunk about to be taken (false once it failed: the rest is
+    // stat-ed here). `chunkAt` is taken before any stat this thread makes in the chunk.
+    let workerOk = pass !== null
+    let chunkAt = Date.now()
     for (let i = 0; i < found.length; i++) {
-      // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
-      if (i % 4096 === 4095) {
-        await new Promise(resolve => setImmediate(resolve))
-        if (sigs === null) readAt = Date.now()
+      if (i % 4096 === 0) {
+        if (workerOk) workerOk = await pass!.ready(i + 4096)
+        chunkAt = Date.now()
       }
+      // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
+      if (i % 4096 === 4095) await new Promise(resolve => setImmediate(resolve))
       const entry = found[i]!
       const [id, file] = entry
       const at = snapshot.find(id)
       if (at < 0 || this.#problems.has(id) || taken[at] !== undefined) { toRead.push(entry); continue }
       const own = snapshot.file(at)
       if (own === null ? !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
-      let sig = sigs?.[i]
+      // A result of the worker's (i within what it posted) was stat-ed after statAt; one of this thread's after chunkAt.
+      let sig = sigs[i]
+      let readAt = statAt
       if (sig === undefined) {
+        readAt = chunkAt
         try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
       if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
-      const revised = this.#revise(id, sig)
-      if (revised.change !== null) pending.push(revised.change)
+      // The common case without `#revise`'s object: the logged state has this very signature.
+      const known = this.#states.get(id)
+      let rev: number
+      if (known !== undefined && known.sig === sig) {
+        rev = known.rev
+        sig = known.sig
+      } else {
+        const revised = this.#revise(id, sig)
+        if (revised.change !== null) pending.push(revised.change)
+        rev = revised.rev
+        sig = revised.sig
+      }
       // The signature stays in the snapshot's bytes (it is the same: its string is not kept).
-      taken[at] = StoredRow.lazy(this.#home, id, own, revised.rev, snapshot.order(at), snapshot, at)
+      taken[at] = StoredRow.lazy(this.#home, id, own, rev, snapshot.order(at), snapshot, at)
       takenAt[at] = readAt
-      takenSig[at] = revised.sig
+      takenSig[at] = sig
     }
     for (let at = 0; at < taken.length; at++) {
       const row = taken[at]

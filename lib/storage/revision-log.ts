@@ -4,7 +4,12 @@
  * loaded. A deleted entry keeps its line (`sig: null`), so a re-created one continues its count.
  * A compaction writes one checkpoint line first, `{"checkpoint":1,"ids":[...],"revs":[...],"sigs":[...]}`
  * (three arrays parse several times faster than one object per entry: issue 18, restart), then the
- * appended lines follow as before. The file is replaced atomically, so a crash leaves the old log or
+ * appended lines follow as before. Since issue 18's sixth pass the checkpoint is written as
+ * `{"checkpoint":2,"ids":"a\nb...","revs":[...],"sigs":"s\n\n..."}`: the ids and the signatures
+ * each one string joined by newlines (a deleted entry's null an empty one), which parses 2-5x
+ * faster than arrays of 100,000 strings (split is a scan; a JSON array makes each string from its
+ * escapes); a log whose ids or signatures hold a newline (or an empty signature) keeps format 1,
+ * which is still read. The file is replaced atomically, so a crash leaves the old log or
  * the new one; an older build's log (lines only) is still read, and becomes a checkpoint on its
  * next compaction.
  */
@@ -20,8 +25,10 @@ export interface RevisionState {
   sig: string | null
 }
 
-/** The start of a checkpoint line. */
+/** The start of a checkpoint line (format 1: arrays). */
 const CHECKPOINT = '{"checkpoint":1,'
+/** The start of a checkpoint line of format 2 (newline-joined strings). */
+const CHECKPOINT_JOINED = '{"checkpoint":2,'
 /** From this many lines after the checkpoint on, a load compacts when they are a quarter of the states. */
 const COMPACT_MIN_LINES = 1024
 /** A compaction due at load waits this long (the first requests go first), or for the next append. */
@@ -63,7 +70,8 @@ export class RevisionLog {
       if (prev === undefined || rev >= prev.rev) states.set(id, line as RevisionState)
     }
     let rest = text
-    if (text.startsWith(CHECKPOINT)) {
+    const arrays = text.startsWith(CHECKPOINT)
+    if (arrays || text.startsWith(CHECKPOINT_JOINED)) {
       const end = text.indexOf('\n')
       rest = end < 0 ? '' : text.slice(end + 1)
       this.#takeCheckpoint(end < 0 ? text : text.slice(0, end), states)
@@ -94,6 +102,8 @@ export class RevisionLog {
     }
     this.#lines = lines
     if (lines > 2 * states.size + 64 || (lines >= COMPACT_MIN_LINES && lines * 4 > states.size)) this.#planCompaction(states, bytes)
+    // A large format 1 checkpoint (an older build's) is rewritten as format 2 once, when it can be.
+    else if (arrays && states.size >= COMPACT_MIN_LINES && [...states].every(([id, state]) => joinable(id, state.sig))) this.#planCompaction(states, bytes)
     return states
   }
 
@@ -123,7 +133,13 @@ export class RevisionLog {
   #takeCheckpoint (line: string, states: Map<string, RevisionState>): void {
     let parsed: { ids?: unknown, revs?: unknown, sigs?: unknown }
     try { parsed = JSON.parse(line) as typeof parsed } catch { return }
-    const { ids, revs, sigs } = parsed
+    const { revs } = parsed
+    let { ids, sigs } = parsed
+    // Format 2: newline-joined strings (a null signature an empty one).
+    if (typeof ids === 'string' && typeof sigs === 'string') {
+      ids = ids.split('\n')
+      sigs = sigs.split('\n').map(sig => sig === '' ? null : sig)
+    }
     if (!Array.isArray(ids) || !Array.isArray(revs) || !Array.isArray(sigs) || revs.length !== ids.length || sigs.length !== ids.length) return
     for (let i = 0; i < ids.length; i++) {
       const id: unknown = ids[i]
@@ -159,11 +175,21 @@ export class RevisionLog {
     const { ids, revs, sigs, bytes } = pending
     this.#compacting = this.#compacting.then(async () => {
       if ((await stat(this.#file)).size !== bytes) return
-      const text = ids.length === 0 ? '' : `${CHECKPOINT}"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs)}}\n`
+      const joined = ids.every((id, i) => joinable(id, sigs[i]!))
+      const text = ids.length === 0
+        ? ''
+        : joined
+          ? `${CHECKPOINT_JOINED}"ids":${JSON.stringify(ids.join('\n'))},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs.map(sig => sig ?? '').join('\n'))}}\n`
+          : `${CHECKPOINT}"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(revs)},"sigs":${JSON.stringify(sigs)}}\n`
       await writeFileAtomic(this.#file, text)
       this.#lines = 0
     }).catch(() => {
       // Not written (a full disk): the log stays as it was, and is compacted at a later load.
     })
   }
+}
+
+/** Whether a state can go into a format 2 checkpoint (no newline in its id or signature, no empty signature). */
+function joinable (id: string, sig: string | null): boolean {
+  return !id.includes('\n') && (sig === null || (sig !== '' && !sig.includes('\n')))
 }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { listEntries, readEntry } from '../helpers/entry-api.js'
 import { makeSite, startServer } from '../helpers/site.js'
 import { RACY_MS } from '../../lib/storage/index-snapshot.js'
-import { statInWorker } from '../../lib/storage/stat-files.js'
+import { startWaitingStatWorker, statInWorker } from '../../lib/storage/stat-files.js'
 import { statEntryFileNow } from '../../lib/storage/entry-file.js'
 
 const CONFIG = `collections:
@@ -79,6 +79,26 @@ t.test('the stat worker gives the signatures the service thread computes', async
   t.equal(sigs[3], null, 'a folder is no entry file')
   t.equal(sigs[4], undefined, 'a link is left to the service thread (it checks where it leads)')
   t.equal(sigs.length, 5)
+})
+
+t.test('a waiting stat worker posts its first pass in chunks, in order; one never given files ends', async t => {
+  const dir = await realpath(t.testdir({ 'a.md': 'alpha', 'b.md': 'bravo!' }))
+  // 9,000 paths: three chunks; every third a real file.
+  const files = Array.from({ length: 9000 }, (_, i) => path.join(dir, i % 3 === 0 ? 'a.md' : i % 3 === 1 ? 'b.md' : `missing-${i}.md`))
+  const waiting = startWaitingStatWorker()
+  const pass = waiting.pass(files)
+  t.equal(await pass.ready(4096), true)
+  t.ok(pass.results.length >= 4096, 'the first chunk is there')
+  t.equal(await pass.ready(20_000), true, 'asking past the end waits for every result')
+  t.equal(pass.results.length, 9000)
+  const a = statEntryFileNow(dir, files[0]!)
+  const b = statEntryFileNow(dir, files[1]!)
+  t.ok(pass.results.every((sig, i) => sig === (i % 3 === 0 ? a : i % 3 === 1 ? b : null)), 'each result at its file\'s position')
+  t.same(await pass.sigs, pass.results)
+  t.same(await pass.again(), [], 'nothing changed since')
+  const unused = startWaitingStatWorker()
+  unused.end()
+  t.throws(() => unused.pass(files), /already/)
 })
 
 t.test('a restart of a collection large enough for the stat worker still notices edits, adds and deletes made while down', async t => {

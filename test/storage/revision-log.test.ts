@@ -25,7 +25,7 @@ t.test('a log of many lines becomes a checkpoint that loads the same states', as
   // The compaction is written a little after the load (the first requests go first).
   await wait(1300)
   const text = await readFile(file, 'utf8')
-  t.ok(text.startsWith('{"checkpoint":1,'), 'one checkpoint line')
+  t.ok(text.startsWith('{"checkpoint":2,'), 'one checkpoint line, ids and signatures joined by newlines')
   t.equal(text.split('\n').length, 2)
   const again = await new RevisionLog(stateDir, 'posts').load()
   t.same([...again].map(([id, s]) => [id, s.rev, s.sig]), [...first].map(([id, s]) => [id, s.rev, s.sig]))
@@ -37,7 +37,7 @@ t.test('an append right after the load writes the checkpoint first, then its lin
   await log.load()
   await log.append([{ id: 'e1', rev: 7, sig: '99:1:1:1' }, { id: 'new', rev: 1, sig: '5:5:5:5' }])
   const text = await readFile(file, 'utf8')
-  t.ok(text.startsWith('{"checkpoint":1,'))
+  t.ok(text.startsWith('{"checkpoint":2,'))
   t.equal(text.split('\n').length, 4, 'the checkpoint and the two appended lines')
   const states = await new RevisionLog(stateDir, 'posts').load()
   t.equal(states.get('e1')?.rev, 7, 'the later line wins over the checkpoint')
@@ -72,6 +72,38 @@ t.test('a malformed checkpoint line is skipped, the lines after it still count',
   const { stateDir } = await logWith(t, '{"checkpoint":1,"ids":["a"],"revs":[1,2],"sigs":["s"]}\n' + line('b', 2, 's'))
   const states = await new RevisionLog(stateDir, 'posts').load()
   t.same([...states.keys()], ['b'])
+})
+
+t.test('a log whose id or signature holds a newline keeps the array checkpoint, and loads the same', async t => {
+  for (const odd of [line('bad\nid', 4, '1:1:1:1'), line('e3', 4, 'odd\nsig'), line('e3', 4, '')]) {
+    const { stateDir, file } = await logWith(t, plain(2000) + odd)
+    const first = await new RevisionLog(stateDir, 'posts').load()
+    await wait(1300)
+    const text = await readFile(file, 'utf8')
+    t.ok(text.startsWith('{"checkpoint":1,'), 'format 1')
+    const again = await new RevisionLog(stateDir, 'posts').load()
+    t.same([...again].map(([id, s]) => [id, s.rev, s.sig]), [...first].map(([id, s]) => [id, s.rev, s.sig]))
+  }
+})
+
+t.test('a large format 1 checkpoint is rewritten as format 2 once, with the same states', async t => {
+  const ids = Array.from({ length: 2000 }, (_, i) => `e${i}`)
+  const { stateDir, file } = await logWith(t, `{"checkpoint":1,"ids":${JSON.stringify(ids)},"revs":${JSON.stringify(ids.map((_, i) => 1 + (i % 5)))},"sigs":${JSON.stringify(ids.map((_, i) => i % 9 === 0 ? null : `3:${i}:1:${i}`))}}\n`)
+  const first = await new RevisionLog(stateDir, 'posts').load()
+  await wait(1300)
+  t.ok((await readFile(file, 'utf8')).startsWith('{"checkpoint":2,'), 'format 2')
+  const again = await new RevisionLog(stateDir, 'posts').load()
+  t.same([...again].map(([id, s]) => [id, s.rev, s.sig]), [...first].map(([id, s]) => [id, s.rev, s.sig]))
+  t.equal(again.get('e9')?.sig, null)
+})
+
+t.test('a format 1 checkpoint is still read; a format 2 one whose counts differ is skipped', async t => {
+  const old = await logWith(t, '{"checkpoint":1,"ids":["a","b"],"revs":[3,4],"sigs":["s",null]}\n' + line('c', 2, 's'))
+  t.same([...(await new RevisionLog(old.stateDir, 'posts').load())].map(([id, s]) => [id, s.rev, s.sig]), [['a', 3, 's'], ['b', 4, null], ['c', 2, 's']])
+  const joined = await logWith(t, '{"checkpoint":2,"ids":"a\\nb","revs":[3,4],"sigs":"s\\n"}\n')
+  t.same([...(await new RevisionLog(joined.stateDir, 'posts').load())].map(([id, s]) => [id, s.rev, s.sig]), [['a', 3, 's'], ['b', 4, null]])
+  const bad = await logWith(t, '{"checkpoint":2,"ids":"a\\nb","revs":[3],"sigs":"s\\nt"}\n' + line('c', 2, 's'))
+  t.same([...(await new RevisionLog(bad.stateDir, 'posts').load()).keys()], ['c'])
 })
 
 t.test('a short log is left as lines', async t => {
