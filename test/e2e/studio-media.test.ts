@@ -106,7 +106,9 @@ if (!hasChromium()) {
     const plain = page.getByRole('alertdialog', { name: 'Delete bulk-20.png?' })
     await plain.waitFor()
     t.match(await plain.innerText(), /No entry references this file/)
-    // Focus moved into the warning: Enter on its first button deletes.
+    // Focus moves into the warning (once it has rendered): Enter on its first button deletes. An
+    // Enter pressed before the focus moved went nowhere on a loaded CI machine.
+    await page.waitForFunction(() => (globalThis as unknown as { document: { activeElement: { closest: (s: string) => unknown } | null } }).document.activeElement?.closest('[role="alertdialog"]') != null)
     await page.keyboard.press('Enter')
     await page.getByText('Deleted bulk-20.png.').waitFor()
     t.notOk(await exists(path.join(s.repoDir, 'public/uploads/bulk/bulk-20.png')))
