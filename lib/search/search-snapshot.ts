@@ -13,12 +13,11 @@
  * ids and signatures, plus a big segment's term arrays and dictionary: searches then read the rest
  * from the file (segment-file.ts). A segment just written is read the same way from then on.
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { closeSync, fsync as fsyncCallback, openSync, writeSync } from 'node:fs'
-import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { writeSync } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
-import { syncDirectory, TEMP_PREFIX } from '../storage/atomic-write.js'
+import { writeFileInStepsAtomic } from '../storage/atomic-write.js'
 import type { Collection } from '../storage/collection-registry.js'
 import { IndexSnapshot } from '../storage/index-snapshot.js'
 import { SearchSegment, type SegmentData, type TermTable } from './search-segment.js'
@@ -53,8 +52,6 @@ export interface LoadedSegment {
   /** The file signature document i was built from ('' when it is not to be trusted). */
   sigs: string[]
 }
-
-const fsync = promisify(fsyncCallback)
 
 /** Bytes of the postings hashed per read at load (not kept). */
 const HASH_CHUNK_BYTES = 1024 * 1024
@@ -230,35 +227,17 @@ export class SearchSnapshot {
 }
 
 /**
- * Writes a file's content given as parts atomically: a temporary file next to it (named as the
- * start's sweep of stale temporary files expects), fsync, rename, directory fsync.
+ * Writes a file's content given as parts atomically (see `writeFileInStepsAtomic`).
  * @returns the file's size
  */
 async function writePartsAtomic (file: string, parts: Uint8Array[]): Promise<number> {
-  const dir = path.dirname(file)
-  await mkdir(dir, { recursive: true })
-  const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(file)}`)
-  const fd = openSync(tmp, 'wx', 0o644)
   let size = 0
-  try {
+  await writeFileInStepsAtomic(file, fd => {
     for (const part of parts) {
       for (let at = 0; at < part.byteLength;) at += writeSync(fd, part, at, part.byteLength - at)
       size += part.byteLength
     }
-    await fsync(fd)
-  } catch (err) {
-    closeSync(fd)
-    await rm(tmp, { force: true })
-    throw err
-  }
-  closeSync(fd)
-  try {
-    await rename(tmp, file)
-  } catch (err) {
-    await rm(tmp, { force: true })
-    throw err
-  }
-  await syncDirectory(dir)
+  })
   return size
 }
 

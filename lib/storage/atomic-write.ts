@@ -272,3 +272,34 @@ export async function syncDirectory (dir: string): Promise<void> {
   await fsync(fd).catch(() => {})
   fs.closeSync(fd)
 }
+
+/**
+ * Writes a file atomically from a writer that fills it in steps (and may yield between them): a
+ * temporary file next to it (named as the start's sweep of stale temporary files expects), fsync,
+ * rename, directory fsync. On any failure the temporary file is removed and the target is as it was.
+ * @param file absolute path of the file
+ * @param write fills the open temporary file (synchronous writes to `fd`)
+ * @returns resolves once the file is durable in place
+ */
+export async function writeFileInStepsAtomic (file: string, write: (fd: number) => Promise<void> | void): Promise<void> {
+  const dir = path.dirname(file)
+  await fs.promises.mkdir(dir, { recursive: true })
+  const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(file)}`)
+  const fd = fs.openSync(tmp, 'wx', 0o644)
+  try {
+    await write(fd)
+    await fsync(fd)
+  } catch (err) {
+    fs.closeSync(fd)
+    await fs.promises.rm(tmp, { force: true })
+    throw err
+  }
+  fs.closeSync(fd)
+  try {
+    await fs.promises.rename(tmp, file)
+  } catch (err) {
+    await fs.promises.rm(tmp, { force: true })
+    throw err
+  }
+  await syncDirectory(dir)
+}

@@ -10,12 +10,12 @@
  * rows' content parsed when first used; rows are written in list order, so the first list's sort
  * finds them sorted. A row whose content was never parsed is written again by copying its bytes.
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { closeSync, fsync as fsyncCallback, open as openCallback, readFile as readFileCallback, openSync, writeSync } from 'node:fs'
-import { mkdir, rename, rm } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { closeSync, open as openCallback, readFile as readFileCallback, writeSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { syncDirectory, TEMP_PREFIX } from './atomic-write.js'
+import { writeFileInStepsAtomic } from './atomic-write.js'
 import type { Collection } from './collection-registry.js'
 import type { StoredRow } from './index-row.js'
 import { RowTable, RowTableWriter } from './row-table.js'
@@ -90,11 +90,7 @@ export class IndexSnapshot {
    * @returns resolves once the file is durable
    */
   async write (rows: Iterable<StoredRow>): Promise<void> {
-    const dir = path.dirname(this.file)
-    await mkdir(dir, { recursive: true })
-    const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(this.file)}`)
-    const fd = openSync(tmp, 'wx', 0o644)
-    try {
+    await writeFileInStepsAtomic(this.file, async fd => {
       let flushed = 0
       const writer = new RowTableWriter(SNAPSHOT_FORMAT, this.key, this.#titleField, bytes => { writeAllSync(fd, bytes); flushed++ })
       for (const row of rows) {
@@ -114,20 +110,7 @@ export class IndexSnapshot {
         }
       }
       writer.end()
-      await fsync(fd)
-    } catch (err) {
-      closeSync(fd)
-      await rm(tmp, { force: true })
-      throw err
-    }
-    closeSync(fd)
-    try {
-      await rename(tmp, this.file)
-    } catch (err) {
-      await rm(tmp, { force: true })
-      throw err
-    }
-    await syncDirectory(dir)
+    })
     await rm(this.#legacyFile, { force: true })
   }
 }
@@ -150,7 +133,6 @@ export function signatureCtime (sig: string): number {
   return Number(sig.slice(third + 1))
 }
 
-const fsync = promisify(fsyncCallback)
 const openFile = promisify(openCallback)
 const readWhole = promisify(readFileCallback) as (fd: number) => Promise<Buffer>
 

@@ -3,6 +3,17 @@
  */
 import type { TestServer } from './site.js'
 
+/** A site config with a flat collection (`posts`) and a bundled one (`bundles`, `<id>/index.md`). */
+export const FLAT_AND_BUNDLED_CONFIG = `collections:
+  posts:
+    format: md
+    titleField: title
+  bundles:
+    format: md
+    indexFile: index
+    titleField: title
+`
+
 /** An entry as the list and read answers give it (the fields the tests look at). */
 export interface EntryView { id: string, revision: number, data?: Record<string, unknown>, validationIssues?: unknown[] }
 

@@ -1,21 +1,13 @@
 import t from 'tap'
 import { mkdir, readFile, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { listEntries, readEntry } from '../helpers/entry-api.js'
+import { FLAT_AND_BUNDLED_CONFIG, listEntries, readEntry } from '../helpers/entry-api.js'
 import { makeSite, startServer } from '../helpers/site.js'
 import { RACY_MS } from '../../lib/storage/index-snapshot.js'
 import { startWaitingStatWorker, statInWorker } from '../../lib/storage/stat-files.js'
 import { statEntryFileNow } from '../../lib/storage/entry-file.js'
 
-const CONFIG = `collections:
-  posts:
-    format: md
-    titleField: title
-  bundles:
-    format: md
-    indexFile: index
-    titleField: title
-`
+const CONFIG = FLAT_AND_BUNDLED_CONFIG
 const post = (title: string, body = 'Body.'): string => `---\ntitle: ${title}\n---\n\n${body}\n`
 
 async function settle (): Promise<void> {

@@ -10,17 +10,10 @@ import { CollectionIndex } from '../../lib/storage/collection-index.js'
 import { RevisionLog } from '../../lib/storage/revision-log.js'
 import { IndexSnapshot, RACY_MS } from '../../lib/storage/index-snapshot.js'
 import { makeSite } from '../helpers/site.js'
+import { FLAT_AND_BUNDLED_CONFIG } from '../helpers/entry-api.js'
 
 const post = (title: string): string => `---\ntitle: ${title}\n---\n\nBody.\n`
-const CONFIG = `collections:
-  posts:
-    format: md
-    titleField: title
-  bundles:
-    format: md
-    indexFile: index
-    titleField: title
-`
+const CONFIG = FLAT_AND_BUNDLED_CONFIG
 
 async function settle (): Promise<void> {
   await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
