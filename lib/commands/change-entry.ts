@@ -13,7 +13,6 @@ import { signatureSize } from '../storage/entry-file.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
-import { assertRealInside } from '../storage/safe-path.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
 import { textOfEntry, type CollectionIndex, type IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
@@ -111,8 +110,9 @@ async function writeBase (
   services: Services, input: ChangeEntryInput, index: CollectionIndex,
   base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome
 ): Promise<ChangeEntryResult> {
+  // Checked against links leaving the folder, the repository or into `.git` (what
+  // `assertRealInside` checked again here before issue 18).
   const file = index.fileOf(input.id)
-  await assertRealInside(services.content.repoRealDir, file)
   return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome))
 }
 

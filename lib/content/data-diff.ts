@@ -32,8 +32,19 @@ export function diffData (before: unknown, after: unknown): DataChange[] {
 }
 
 function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
-  if (isDeepStrictEqual(before, after)) return
-  if (isPlainObject(before) && isPlainObject(after) && (Object.keys(after).length > 0 || Object.keys(before).length === 0)) {
+  // Without isDeepStrictEqual where its answer is known (issue 18: it compared a save's whole data,
+  // then each member again): the same value, or a scalar on either side (equal only when
+  // Object.is, which the line before checked).
+  if (Object.is(before, after)) return
+  if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) {
+    out.push({ op: 'set', path, value: after })
+    return
+  }
+  // Two plain objects are compared member by member below, which finds no change when they are
+  // equal; anything else is compared whole first.
+  const plain = isPlainObject(before) && isPlainObject(after)
+  if (!plain && isDeepStrictEqual(before, after)) return
+  if (plain && (Object.keys(after).length > 0 || Object.keys(before).length === 0)) {
     for (const key of Object.keys(before)) {
       if (!Object.hasOwn(after, key)) out.push({ op: 'delete', path: [...path, key] })
       else walk(before[key], after[key], [...path, key], out)

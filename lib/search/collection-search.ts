@@ -64,18 +64,24 @@ interface TitledDoc {
  * two entries with the same one differ at most in their titles' text.
  */
 function titleFreeKey (data: EntryData, titleField: string | null): string {
-  const hash = createHash('sha256')
+  // One string hashed once; a string value goes in as it is, after its length (JSON.stringify of
+  // a Markdown body copied and escaped it, twice per saved entry: issue 18). Unambiguous: a key is
+  // a JSON string, then `\u0000title` (a title string), `:s<length>:` and the string, or `:` and
+  // the JSON of any other value (which never starts with `s`) and `\u0000`. (Hashed as UTF-8, lone
+  // surrogates all become U+FFFD: they make no terms, so the terms still agree.)
+  let text = ''
   try {
     for (const key of Object.keys(data)) {
       const value = data[key]
-      hash.update(JSON.stringify(key))
-      hash.update(typeof value === 'string' && isTitleKey(key, titleField) ? '\u0000title' : `:${JSON.stringify(value) ?? 'undefined'}\u0000`)
+      text += JSON.stringify(key)
+      if (typeof value !== 'string') text += `:${JSON.stringify(value) ?? 'undefined'}\u0000`
+      else text += isTitleKey(key, titleField) ? '\u0000title' : `:s${value.length}:${value}`
     }
   } catch {
     // A value JSON cannot write (a BigInt): such an entry is always indexed in full.
     return ''
   }
-  return hash.digest('base64')
+  return createHash('sha256').update(text).digest('base64')
 }
 
 /** The terms `entryTerms` flags IN_TITLE: the id's and the title fields'. */

@@ -11,7 +11,7 @@ import { statSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
-import { BadRequestError, type ValidationIssue } from '../errors.js'
+import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, signatureSize, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
@@ -316,7 +316,11 @@ export class CollectionIndex {
   }
 
   /**
-   * The file path an entry has or would have.
+   * The file path an entry has or would have, checked now the way a writer needs: its real path
+   * (links resolved; a missing file through its nearest existing parent) is inside the collection
+   * folder's, which is inside the repository, and outside `.git` (a folder may hold `.git`: the
+   * repository's root). So a writer needs no `assertRealInside` of its own (issue 18: one
+   * `realpath` of the file per save instead of two).
    * @param id a valid entry id
    * @returns absolute path
    */
@@ -325,7 +329,10 @@ export class CollectionIndex {
     const existing = this.#entries.get(id)
     const file = existing?.file ?? newFileOf(this.#layout, id)
     if (file === null) throw new BadRequestError('Invalid entry id: it is not one of the collection\'s files', { field: 'id' })
-    if (!resolvesInside(this.#folderReal(), file)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
+    const folderReal = this.#folderReal()
+    const real = realPathOf(file)
+    if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
+    if (isInside(path.join(this.#opts.repoRealDir, '.git'), real)) throw new ForbiddenError('Path is inside .git')
     return file
   }
 

@@ -182,6 +182,9 @@ export function realPathOf (target: string): string | null {
   let probe = target
   for (;;) {
     try {
+      // An existing path (the common case, a few times per save) without path.relative's and
+      // path.join's string copies: realpath's answer is already absolute and normalized.
+      if (probe === target) return realpathNow(target)
       return path.join(realpathNow(probe), path.relative(probe, target))
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
