@@ -41,6 +41,8 @@ export class RevisionLog {
   /** A compaction decided at load and not yet written (an append writes it first). */
   #pending: { ids: string[], revs: number[], sigs: Array<string | null>, bytes: number, timer: NodeJS.Timeout } | null = null
   #compacting: Promise<void> = Promise.resolve()
+  /** Lines appended in this turn's microtasks, written together once they have run (see `append`). */
+  #batch: { text: string, lines: number, written: Promise<void> | null } | null = null
 
   constructor (stateDir: string, collection: string) {
     this.#file = path.join(stateDir, 'revisions', `${collection}.jsonl`)
@@ -117,6 +119,28 @@ export class RevisionLog {
     if (this.#pending !== null) this.#compact()
     await this.#compacting
     const text = changes.map(c => JSON.stringify({ id: c.id, rev: c.rev, sig: c.sig })).join('\n') + '\n'
+    // The appends of one turn's microtasks go out in one write (the saves of a landed group record
+    // their writes one after another: one open/write/close of the log for them all instead of one
+    // each, issue 18). Each call still resolves only once its lines are written.
+    let batch = this.#batch
+    if (batch === null) {
+      batch = { text: '', lines: 0, written: null }
+      const started = batch
+      this.#batch = started
+      started.written = new Promise<void>((resolve, reject) => {
+        queueMicrotask(() => {
+          if (this.#batch === started) this.#batch = null
+          this.#write(started.text, started.lines).then(resolve, reject)
+        })
+      })
+    }
+    batch.text += text
+    batch.lines += changes.length
+    await batch.written
+  }
+
+  /** Appends lines (a batch of `append` calls). */
+  async #write (text: string, lines: number): Promise<void> {
     // A short append to an existing file, synchronously (see quick-fs.ts): no fsync, as before,
     // and a torn last line is ignored on load.
     try {
@@ -126,7 +150,7 @@ export class RevisionLog {
       await mkdir(path.dirname(this.#file), { recursive: true })
       appendFileSync(this.#file, text)
     }
-    this.#lines += changes.length
+    this.#lines += lines
   }
 
   /** Reads a checkpoint line into the states (ignored when malformed: the lines after it still count). */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { appendFileSync } from 'node:fs'
-import { readFile, writeFile, mkdir } from 'node:fs/promises'
+import { readFile, writeFile, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { RevisionLog } from '../../lib/storage/revision-log.js'
 
@@ -111,4 +111,44 @@ t.test('a short log is left as lines', async t => {
   await new RevisionLog(stateDir, 'posts').load()
   await wait(1300)
   t.notOk((await readFile(file, 'utf8')).startsWith('{"checkpoint"'))
+})
+
+t.test('appends made in one turn (the saves of a landed group) are written together, each resolving once its lines are on disk', async t => {
+  const stateDir = t.testdir()
+  const file = path.join(stateDir, 'revisions', 'posts.jsonl')
+  const log = new RevisionLog(stateDir, 'posts')
+  await log.load()
+  // Eight appenders in lockstep through a few awaits, as a group's continuations run; the folder is missing at first.
+  const onDisk: string[] = []
+  await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+    await Promise.resolve()
+    await log.append([{ id: `e${i}`, rev: 1, sig: `1:${i}:1:1` }])
+    onDisk.push(await readFile(file, 'utf8'))
+  }))
+  for (const [i, text] of onDisk.entries()) t.ok(text.includes(line(`e${i}`, 1, `1:${i}:1:1`)), `append ${i} resolved with its line written`)
+  // Then appends in separate turns, and two in one call, and one in the same turn as a later one.
+  await log.append([{ id: 'e0', rev: 2, sig: '2:0:1:1' }])
+  await wait(1)
+  await Promise.all([log.append([{ id: 'e1', rev: 2, sig: null }, { id: 'e2', rev: 2, sig: '2:2:1:1' }]), log.append([{ id: 'e9', rev: 1, sig: '1:9:1:1' }])])
+  const text = await readFile(file, 'utf8')
+  t.equal(text.split('\n').length, 13, 'every line once, none torn')
+  const states = await new RevisionLog(stateDir, 'posts').load()
+  t.same(states.get('e0'), { id: 'e0', rev: 2, sig: '2:0:1:1' })
+  t.same(states.get('e1'), { id: 'e1', rev: 2, sig: null })
+  t.same(states.get('e2'), { id: 'e2', rev: 2, sig: '2:2:1:1' })
+  t.same(states.get('e7'), { id: 'e7', rev: 1, sig: '1:7:1:1' })
+  t.same(states.get('e9'), { id: 'e9', rev: 1, sig: '1:9:1:1' })
+  t.equal(states.size, 9)
+})
+
+t.test('a batch that cannot be written fails every append in it, and the next append writes again', async t => {
+  const stateDir = t.testdir()
+  const file = path.join(stateDir, 'revisions', 'posts.jsonl')
+  await mkdir(file, { recursive: true })
+  const log = new RevisionLog(stateDir, 'posts')
+  const results = await Promise.allSettled([log.append([{ id: 'a', rev: 1, sig: '1:1:1:1' }]), log.append([{ id: 'b', rev: 1, sig: '1:1:1:2' }])])
+  t.same(results.map(r => r.status), ['rejected', 'rejected'], 'both refused (the log is a folder)')
+  await rm(file, { recursive: true })
+  await log.append([{ id: 'c', rev: 1, sig: '1:1:1:3' }])
+  t.equal(await readFile(file, 'utf8'), line('c', 1, '1:1:1:3'))
 })
