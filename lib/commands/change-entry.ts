@@ -77,7 +77,11 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
   const toDraft = input.target === 'draft' || (input.target !== 'base' && services.auth.authorizer.active)
   const key = toDraft ? `draft:${input.identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
   return await services.locks.run(key, async () => {
-    const base = await index.get(input.id)
+    // A base write checks its entry's path (folder and file, links resolved) before it reads the
+    // entry, and writes there unless the entry's path changed meanwhile (issue 18: the read's own
+    // folder check was the same `realpath` again).
+    const checked = toDraft ? null : index.fileOf(input.id)
+    const base = await index.get(input.id, { folderChecked: checked !== null })
     const draft = toDraft ? await services.drafts.get(input.identity.id, input.collection, input.id) : null
     const current = currentView(index, input.id, base, draft)
     const expected = input.expectedRevision ?? undefined
@@ -94,7 +98,7 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
       if (added.length > 0) throw new SchemaValidationError(added)
     }
     if (toDraft) return await writeDraft(services, input, index, current, outcome)
-    return await writeBase(services, input, index, base, current, outcome)
+    return await writeBase(services, input, index, checked as string, base, current, outcome)
   })
 }
 
@@ -107,12 +111,13 @@ function currentView (index: CollectionIndex, id: string, base: IndexedEntry | n
 }
 
 async function writeBase (
-  services: Services, input: ChangeEntryInput, index: CollectionIndex,
+  services: Services, input: ChangeEntryInput, index: CollectionIndex, checked: string,
   base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome
 ): Promise<ChangeEntryResult> {
-  // Checked against links leaving the folder, the repository or into `.git` (what
-  // `assertRealInside` checked again here before issue 18).
-  const file = index.fileOf(input.id)
+  // `checked` was checked against links leaving the folder, the repository or into `.git` before
+  // the read (what `assertRealInside` checked again here before issue 18); the read may have found
+  // the entry at another path, which is then checked in turn.
+  const file = index.pathOf(input.id) === checked ? checked : index.fileOf(input.id)
   return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome))
 }
 

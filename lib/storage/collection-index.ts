@@ -214,10 +214,13 @@ export class CollectionIndex {
   /**
    * One entry, re-checked against its file first.
    * @param id a valid entry id
+   * @param opts `folderChecked`: the caller checked this entry's path with `fileOf` just before (a
+   *   writer: its check then precedes both its read and its write), so the folder is not checked
+   *   again here
    * @returns the entry, or null when it does not exist
    */
-  async get (id: string): Promise<IndexedEntry | null> {
-    this.checkFolder()
+  async get (id: string, opts: { folderChecked?: boolean } = {}): Promise<IndexedEntry | null> {
+    if (opts.folderChecked !== true) this.checkFolder()
     this.checkId(id)
     await this.ready()
     // The watcher saw a change no single entry explains (a second file for an id, a folder).
@@ -326,14 +329,23 @@ export class CollectionIndex {
    */
   fileOf (id: string): string {
     this.checkId(id)
-    const existing = this.#entries.get(id)
-    const file = existing?.file ?? newFileOf(this.#layout, id)
+    const file = this.pathOf(id)
     if (file === null) throw new BadRequestError('Invalid entry id: it is not one of the collection\'s files', { field: 'id' })
     const folderReal = this.#folderReal()
     const real = realPathOf(file)
     if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     if (isInside(path.join(this.#opts.repoRealDir, '.git'), real)) throw new ForbiddenError('Path is inside .git')
     return file
+  }
+
+  /**
+   * The file path `fileOf` would give now, without any check (to tell whether a path it gave a
+   * moment ago is still the entry's).
+   * @param id a valid entry id
+   * @returns absolute path, or null when the id is not one of a `files` collection's
+   */
+  pathOf (id: string): string | null {
+    return this.#entries.get(id)?.file ?? newFileOf(this.#layout, id)
   }
 
   /**
