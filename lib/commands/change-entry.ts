@@ -92,13 +92,15 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
       })
     }
     const outcome = await input.apply(current)
+    let issues: ValidationIssue[] | undefined
     if (outcome.data !== null) {
       assertDataDepth(outcome.data)
-      const added = addedIssues(current.data, services, index, outcome.data)
-      if (added.length > 0) throw new SchemaValidationError(added)
+      const checked = checkIssues(current.data, services, index, outcome.data)
+      if (checked.added.length > 0) throw new SchemaValidationError(checked.added)
+      issues = checked.issues
     }
     if (toDraft) return await writeDraft(services, input, index, current, outcome)
-    return await writeBase(services, input, index, checked as string, base, current, outcome)
+    return await writeBase(services, input, index, checked as string, base, current, outcome, issues)
   })
 }
 
@@ -112,18 +114,18 @@ function currentView (index: CollectionIndex, id: string, base: IndexedEntry | n
 
 async function writeBase (
   services: Services, input: ChangeEntryInput, index: CollectionIndex, checked: string,
-  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome
+  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome, issues?: ValidationIssue[]
 ): Promise<ChangeEntryResult> {
   // `checked` was checked against links leaving the folder, the repository or into `.git` before
   // the read (what `assertRealInside` checked again here before issue 18); the read may have found
   // the entry at another path, which is then checked in turn.
   const file = index.pathOf(input.id) === checked ? checked : index.fileOf(input.id)
-  return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome))
+  return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome, issues))
 }
 
 async function replaceBase (
   services: Services, input: ChangeEntryInput, index: CollectionIndex, file: string,
-  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome
+  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome, issues?: ValidationIssue[]
 ): Promise<ChangeEntryResult> {
   if (outcome.data === null) {
     if (base === null) return { revision: current.revision, changed: false }
@@ -146,7 +148,7 @@ async function replaceBase (
   // with the history pack, and replaces the entry only once the snapshot of the state it replaces
   // is durable on its ref.
   await recordReplaced(services, input, base, [{ path: file, data: text }])
-  const revision = await index.recordWrite(input.id, outcome.data, { file, text })
+  const revision = await index.recordWrite(input.id, outcome.data, { file, text, issues })
   await services.committer.track([services.relativePath(file)])
   return { revision, changed: true }
 }
@@ -202,14 +204,18 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
   }], files)
 }
 
-/** Issues the new data has that the current data did not: stored issues never block a write. */
-function addedIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): ValidationIssue[] {
+/**
+ * The new data's issues (which the index's row of it records: `recordWrite` takes them instead of
+ * validating the same data again, issue 18; it is the same schema compiler), and those of them the
+ * current data did not have: stored issues never block a write.
+ */
+function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): { issues: ValidationIssue[], added: ValidationIssue[] } {
   const schema = index.collection.schema
-  if (schema === null) return []
+  if (schema === null) return { issues: [], added: [] }
   const validate = services.content.schemas.validator(schema)
   const issues = validate(data)
   // Valid new data (the common case) needs no look at the old data's issues.
-  if (issues.length === 0) return issues
+  if (issues.length === 0) return { issues, added: issues }
   const known = new Set((before === undefined ? [] : validate(before)).map(i => `${i.path}\u0000${i.code}`))
-  return issues.filter(i => !known.has(`${i.path}\u0000${i.code}`))
+  return { issues, added: issues.filter(i => !known.has(`${i.path}\u0000${i.code}`)) }
 }

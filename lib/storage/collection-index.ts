@@ -263,10 +263,12 @@ export class CollectionIndex {
    * @param id entry id
    * @param data the data written
    * @param written the file (as `fileOf` gave it for this write) and the text written into it, when
-   *   the caller has them: the text tells where a Markdown body starts without reading it back
+   *   the caller has them: the text tells where a Markdown body starts without reading it back;
+   *   `issues`: the data's validation issues when the caller validated it with the service's
+   *   compiler (the row takes them instead of validating again)
    * @returns the entry's new revision
    */
-  async recordWrite (id: string, data: EntryData, written?: { file: string, text: string }): Promise<number> {
+  async recordWrite (id: string, data: EntryData, written?: { file: string, text: string, issues?: ValidationIssue[] }): Promise<number> {
     const file = written?.file ?? this.fileOf(id)
     const readAt = Date.now()
     const sig = await statEntryFile(this.#opts.repoRealDir, file)
@@ -280,7 +282,8 @@ export class CollectionIndex {
       ? null
       : written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig) ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
-    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, this.#opts.validate), readAt)
+    const issues = written?.issues
+    this.#store(id, file, sig, rev, rowContent(id, data, text, rules, issues !== undefined ? () => issues : this.#opts.validate), readAt)
     this.#opts.onEntryChange?.(id, data)
     return rev
   }
