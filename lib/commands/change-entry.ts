@@ -95,9 +95,9 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
     let issues: ValidationIssue[] | undefined
     if (outcome.data !== null) {
       assertDataDepth(outcome.data)
-      const checked = checkIssues(current.data, services, index, outcome.data)
-      if (checked.added.length > 0) throw new SchemaValidationError(checked.added)
-      issues = checked.issues
+      const validation = checkIssues(current.data, services, index, outcome.data)
+      if (validation.added.length > 0) throw new SchemaValidationError(validation.added)
+      issues = validation.issues
     }
     if (toDraft) return await writeDraft(services, input, index, current, outcome)
     return await writeBase(services, input, index, checked as string, base, current, outcome, issues)
