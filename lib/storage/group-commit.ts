@@ -43,7 +43,7 @@
  * its own job. Two groups replacing one file rename it in group order (8 waits for the group before).
  */
 import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
-import { StagedFile, TEMP_PREFIX, syncDirectories, syncFiles } from './atomic-write.js'
+import { StagedFile, TEMP_PREFIX, closeInBackground, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
 import { InodePool, type FileIdentity, type Spare } from './inode-pool.js'
 import type { PackStore, StagedPack } from './pack-store.js'
@@ -228,10 +228,18 @@ export class GroupCommit {
    * any more, it also takes the ref locks now and fsyncs them in the pack's round.
    */
   async #stage (all: Job[], owner: object, lockNow: boolean): Promise<Staged> {
-    await Promise.all(all.map(async job => {
+    // The jobs' files (written and fsynced since their submit) are awaited in the pack's fsync round,
+    // not before building: the last save of a group no longer makes the commit wait for its fsync.
+    // A job that failed meanwhile (its files are then gone) makes the group rebuild without it below.
+    const filesFailed = new Set<Job>()
+    const filesReady = Promise.all(all.map(async job => {
       try {
-        job.staged = await job.files
+        const files = await job.files
+        // Failed meanwhile (its update function threw, or the group did): its files go.
+        if (job.settled) for (const file of files) file.abort()
+        else job.staged = files
       } catch (err) {
+        filesFailed.add(job)
         fail(job, err)
       }
     }))
@@ -276,17 +284,23 @@ export class GroupCommit {
       for (const c of commits) this.#pending.set(c.source.ref, { commit: c.commit, owner })
       if (lockNow) await this.#lock(commits)
       await Promise.all([
+        filesReady,
         syncFiles(pack?.files ?? []),
         ...commits.flatMap(c => c.lock === null ? [] : [c.lock.sync()])
       ])
+      // A job whose files failed is in a commit: that commit must not land. Rare (a full disk, a
+      // folder made unwritable): the group is dropped and its other jobs rebuilt in the next one.
+      if (commits.some(c => c.jobs.some(j => filesFailed.has(j)))) throw new FilesFailed()
       if (pack !== null) await pack.place()
     } catch (err) {
+      await filesReady
       pack?.abort()
       for (const c of commits) {
         c.lock?.release()
         this.#forget(c.source.ref, owner)
       }
-      for (const job of jobs) fail(job, err)
+      if (err instanceof FilesFailed) this.#enqueue(all.filter(j => !j.settled), true)
+      else for (const job of jobs) fail(job, err)
       return { commits: [], placing: [], lockedEarly: lockNow }
     }
     return { commits, placing: jobs, lockedEarly: lockNow }
@@ -397,10 +411,15 @@ export class GroupCommit {
     const dirs: string[] = []
     // An entry file's inode is not kept as a spare: linking it into the pool changes its ctime, part
     // of the entry's signature, so a kill between that link and the rename would make the unchanged
-    // file look edited from outside (a revision of its own at the next start). Ref files only.
+    // file look edited from outside (a revision of its own at the next start). Ref files only. The
+    // replaced files are held open across the rename instead and closed (freed) once the jobs resolved.
+    const held: number[] = []
     await Promise.all(placing.filter(j => !j.settled).map(async job => {
       try {
-        await Promise.all(job.staged.map(async file => { await file.place() }))
+        for (const file of job.staged) {
+          const old = await file.placeKeepingOld()
+          if (old !== null) held.push(old)
+        }
         for (const file of job.staged) dirs.push(path.dirname(file.target))
       } catch (err) {
         fail(job, err)
@@ -412,6 +431,8 @@ export class GroupCommit {
       for (const job of placing) done(job)
     } catch (err) {
       for (const job of placing) fail(job, err)
+    } finally {
+      closeInBackground(held)
     }
   }
 
@@ -436,6 +457,9 @@ export class GroupCommit {
     }
   }
 }
+
+/** A group's commit included a job whose files failed: the group is rebuilt without it. */
+class FilesFailed extends Error {}
 
 /** What `#stage` hands to `#complete`. */
 interface Staged {

@@ -380,16 +380,21 @@ export class PackStore {
       this.dirReady = true
     }
     const tmp = (): string => path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
-    // Created synchronously: a new file in the pack directory costs 20-40 µs of kernel time, less
-    // than a thread-pool round trip (which also wakes the loop twice).
-    const pack = await StagedFile.create(path.join(this.packDir, `${built.name}.pack`), built.pack, { tmp: tmp(), mode: 0o444, createSync: true })
-    try {
-      const idx = await StagedFile.create(path.join(this.packDir, `${built.name}.idx`), built.idx, { tmp: tmp(), mode: 0o444, createSync: true })
-      return [pack, idx]
-    } catch (err) {
-      pack.abort()
-      throw err
+    // Both created at once through the thread pool. Not synchronously: on journal-less ext4 a new
+    // inode is looked for past every recently deleted one of the directory's block group, and in
+    // the pack directory (merged packs are deleted there) that measured 0.6-0.8 ms per file once a
+    // few thousand saves had run (20-40 µs on a fresh repository), all of it on the service thread.
+    const results = await Promise.allSettled([
+      StagedFile.create(path.join(this.packDir, `${built.name}.pack`), built.pack, { tmp: tmp(), mode: 0o444 }),
+      StagedFile.create(path.join(this.packDir, `${built.name}.idx`), built.idx, { tmp: tmp(), mode: 0o444 })
+    ])
+    const files = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed !== undefined) {
+      for (const f of files) f.abort()
+      throw failed.reason
     }
+    return files
   }
 
   /**
