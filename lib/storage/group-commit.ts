@@ -42,14 +42,17 @@
  * stay written and synced). The other refs' jobs complete. An update function that throws fails only
  * its own job. Two groups replacing one file rename it in group order (8 waits for the group before).
  */
-import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
+import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock, type SpareFile } from './git-refs.js'
 import { StagedFile, TEMP_PREFIX, closeInBackground, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
-import { InodePool, type FileIdentity, type Spare } from './inode-pool.js'
+import { InodePool, openSpare, type FileIdentity, type Spare } from './inode-pool.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
+
+/** Spares an entry file leaves in the pool for ref locks (see `#spareFile`). */
+const SPARES_FOR_LOCKS = 32
 
 /** How often a job is rebuilt when outside writers keep moving its ref. */
 const MAX_ATTEMPTS = 20
@@ -311,13 +314,26 @@ export class GroupCommit {
     for (const c of commits) {
       if (c.jobs.every(j => j.settled)) continue
       try {
-        c.lock = await lockRef(this.gitDir, c.source.ref, c.commit)
+        const dir = path.dirname(path.join(this.gitDir, c.source.ref))
+        c.lock = await lockRef(this.gitDir, c.source.ref, c.commit, () => this.#spareFile(dir, 0))
       } catch (err) {
         // Somebody else keeps the ref busy: the request may be retried later (503).
         const refused = err instanceof RefLockedError ? new StorageUnavailableError(err.message, { ref: c.source.ref }) : err
         for (const job of c.jobs) fail(job, refused)
       }
     }
+  }
+
+  /**
+   * A spare inode for a new file of `dir`, opened for writing, or null.
+   * @param keep leave this many spares in the pool (entry files leave some for the ref locks, which
+   *   allocate no inode with one: the replaced ref file is retired at each group, one per lock)
+   */
+  #spareFile (dir: string, keep: number): SpareFile | null {
+    const spare = this.#spares.take(dir, Date.now(), keep)
+    if (spare === null) return null
+    const fd = openSpare(spare)
+    return fd === null ? null : { file: spare.file, fd }
   }
 
   /** Drops a ref's pending head when it is the one `owner` built (it did not land). */
@@ -443,7 +459,7 @@ export class GroupCommit {
       const dir = path.dirname(f.path)
       const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
       const learn = (identity: FileIdentity): void => { this.#spares.learn(identity) }
-      return await StagedFile.create(f.path, f.data, { tmp, reuse: this.#spares.take(dir, Date.now()), learn })
+      return await StagedFile.create(f.path, f.data, { tmp, reuse: this.#spares.take(dir, Date.now(), SPARES_FOR_LOCKS), learn })
     }))
     const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
