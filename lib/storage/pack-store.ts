@@ -239,8 +239,9 @@ export class PackStore {
   }
 
   private find (oid: string): { pack: LoadedPack, offset: number } | null {
+    const key = Buffer.from(oid, 'hex')
     for (const pack of this.packs.values()) {
-      const offset = pack.index.offsetOf(oid)
+      const offset = pack.index.offsetOf(key)
       if (offset >= 0) return { pack, offset }
     }
     return null
