@@ -94,6 +94,8 @@ export interface StageOptions {
   reuse?: { file: string, identity: FileIdentity } | null
   /** Told the mode and owner of a file this call created. */
   learn?: (identity: FileIdentity) => void
+  /** An empty temporary file the caller created ahead (open for writing): written instead of creating one. */
+  opened?: { file: string, fd: number }
 }
 
 /**
@@ -122,13 +124,13 @@ export class StagedFile {
    * @returns the staged file
    */
   static async create (target: string, data: string | Uint8Array, opts: StageOptions = {}): Promise<StagedFile> {
-    let tmp: string | null = null
-    let fd: number | null = null
-    if (opts.reuse != null) {
+    let tmp: string | null = opts.opened?.file ?? null
+    let fd: number | null = opts.opened?.fd ?? null
+    if (fd === null && opts.reuse != null) {
       fd = openSpare(opts.reuse)
       if (fd !== null) tmp = opts.reuse.file
     }
-    const reused = fd !== null
+    const reused = fd !== null && opts.opened === undefined
     if (tmp === null || fd === null) {
       tmp = opts.tmp ?? path.join(path.dirname(target), `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(target)}`)
       fd = await openNew(tmp, opts.mode ?? 0o644)

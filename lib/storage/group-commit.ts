@@ -247,6 +247,10 @@ export class GroupCommit {
       }
     }))
     const jobs = all.filter(j => !j.settled)
+    // The pack's files are created while the commits are built (see PackStore.openTemporaries).
+    const temporaries = jobs.some(j => j.source !== null) ? this.packs.openTemporaries() : null
+    // Handled where it is awaited (stage) or discarded; this only keeps it from counting as unhandled first.
+    temporaries?.catch(() => {})
     const batch = new ObjectBatch()
     const commits: RefCommit[] = []
     const bySource = new Map<RefSource, Job[]>()
@@ -282,7 +286,9 @@ export class GroupCommit {
 
     let pack: StagedPack | null = null
     try {
-      if (batch.objects.length > 0) pack = await this.packs.stage(batch.objects)
+      // `stage` owns the temporary files from here on (also when it fails).
+      if (batch.objects.length > 0) pack = await this.packs.stage(batch.objects, temporaries ?? undefined)
+      else if (temporaries !== null) this.packs.discard(temporaries)
       // Later groups build on these commits from now on (their objects readable meanwhile).
       for (const c of commits) this.#pending.set(c.source.ref, { commit: c.commit, owner })
       if (lockNow) await this.#lock(commits)
