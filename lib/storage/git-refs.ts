@@ -9,10 +9,9 @@ import { readFile, rm, mkdir, readdir, stat } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { readTinyText } from './quick-fs.js'
-import { syncDirectory } from './atomic-write.js'
+import { createFile, syncDirectory } from './atomic-write.js'
 
 // Descriptor calls through the callback API (see atomic-write.ts for why).
-const openFd = promisify(fs.open)
 const fsync = promisify(fs.fsync)
 const rename = promisify(fs.rename)
 
@@ -259,13 +258,11 @@ function lockFromSpare (lockFile: string, value: string, spare: SpareFile | null
 }
 
 async function openLock (lock: string, ref: string): Promise<number> {
-  // Through the thread pool, also in the usual case (the lock is free): creating the file takes an
-  // inode, which on journal-less ext4 measured 0.6-0.8 ms in a refs folder whose block group had
-  // many recently freed inodes (20-40 µs on a fresh repository): too long for the service thread.
+  // Synchronously while creating files in the refs folder is cheap (see createFile).
   const deadline = Date.now() + LOCK_WAIT_MS
   for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
     try {
-      return await openFd(lock, 'wx', 0o644)
+      return await createFile(lock, 0o644)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       // The ref's directory does not exist yet (the first ref of its namespace).

@@ -21,12 +21,11 @@ import { readdir, rm, stat, mkdir, readFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { StagedFile, syncDirectory, syncFiles } from './atomic-write.js'
+import { StagedFile, createFile, syncDirectory, syncFiles } from './atomic-write.js'
 import { GroupCommit } from './group-commit.js'
 import { buildPack, buildPackOf, decodeEntry, entriesOf, PackIndex, PackIndexError, type BuiltPack, type ObjectType, type PackEntry, type PackObject } from './pack-file.js'
 
 const unlink = promisify(fs.unlink)
-const openFile = promisify(fs.open)
 
 /** Closes and removes temporary files that were not used. */
 function discardFiles (files: ReadonlyArray<{ file: string, fd: number }>): void {
@@ -429,7 +428,7 @@ export class PackStore {
   /** A new empty temporary file of the pack directory, created through the thread pool. */
   private async newTemporary (): Promise<{ file: string, fd: number }> {
     const file = path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
-    return { file, fd: await openFile(file, 'wx', 0o444) }
+    return { file, fd: await createFile(file, 0o444) }
   }
 
   /**

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { readFile, readdir } from 'node:fs/promises'
-import { fstatSync, lstatSync, readSync, statSync, symlinkSync } from 'node:fs'
+import { closeSync, fstatSync, lstatSync, readSync, statSync, symlinkSync, writeSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { writeFileAtomic, prepareFileAtomic, TEMP_PREFIX, StagedFile, closeInBackground } from '../../lib/storage/atomic-write.js'
+import { writeFileAtomic, prepareFileAtomic, TEMP_PREFIX, StagedFile, closeInBackground, createFile } from '../../lib/storage/atomic-write.js'
 
 const leftovers = async (dir: string): Promise<string[]> => (await readdir(dir)).filter(f => f.startsWith(TEMP_PREFIX))
 
@@ -90,4 +90,16 @@ t.test('placeKeepingOld over a link or a FIFO: the name is replaced, the link ta
   if (held !== null) closeInBackground([held])
   t.equal(await readFile(path.join(dir, 'pipe.md'), 'utf8'), 'p\n', 'the FIFO was replaced without waiting for a writer')
   t.same(await leftovers(dir), [])
+})
+
+t.test('createFile creates a new file exclusively with its mode, and refuses an existing one', async t => {
+  const dir = t.testdir({ 'taken': 'x' })
+  const fd = await createFile(path.join(dir, 'new'), 0o640)
+  writeSync(fd, 'hello')
+  closeSync(fd)
+  t.equal(await readFile(path.join(dir, 'new'), 'utf8'), 'hello')
+  t.equal(statSync(path.join(dir, 'new')).mode & 0o777, 0o640 & ~process.umask())
+  await t.rejects(createFile(path.join(dir, 'taken'), 0o644), { code: 'EEXIST' })
+  t.equal(await readFile(path.join(dir, 'taken'), 'utf8'), 'x', 'the existing file is untouched')
+  await t.rejects(createFile(path.join(dir, 'missing', 'f'), 0o644), { code: 'ENOENT' })
 })
