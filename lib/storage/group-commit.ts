@@ -8,12 +8,14 @@
  * group has two halves, pipelined with the groups before and after it:
  *
  * Stage (`#stage`, runs while the group before is still landing):
- *   1. waits for its jobs' files;
+ *   1. creates the pack's two temporary files (see PackStore.openTemporaries);
  *   2. builds one commit per ref on the ref's current value, or on the commit of the group still in
  *      flight for that ref (whose objects PackStore serves from memory until its pack is placed);
  *      all objects into one pack;
  *   3. fsyncs the pack and its index (and, when no group is in flight any more, the ref lock files,
- *      taken now: one fsync round for both, as before the pipeline);
+ *      taken now: one fsync round for both, as before the pipeline), and waits for its jobs' files
+ *      (written and fsynced since their submit) in the same round; a job whose files failed makes
+ *      the group drop its pack and locks and go back to the queue without that job;
  *   4. renames the index, then the pack, into place and fsyncs the pack directory.
  * The next group is formed from the queue as soon as this stage is done.
  *

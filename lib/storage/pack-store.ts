@@ -144,10 +144,11 @@ export class PackStore {
   }
 
   /**
-   * Creates the two temporary files of a pack ahead of need, through the thread pool: a group
-   * commit asks for them before it builds its commits, so creating them (0.6-0.8 ms in a pack
-   * directory whose block group had many recently freed inodes, on journal-less ext4) overlaps the
-   * build instead of following it. Hand them to `stage`, or to `discard` when there is no pack.
+   * Creates the two temporary files of a pack ahead of need (`createFile`: synchronously while
+   * that is cheap, else through the thread pool): a group commit asks for them before it builds its
+   * commits, so a slow create (0.6-0.8 ms in a pack directory whose block group had many recently
+   * freed inodes, on journal-less ext4) overlaps the build instead of following it. Hand them to
+   * `stage`, or to `discard` when there is no pack.
    * @returns the files, once created
    */
   async openTemporaries (): PackTemporaries {
@@ -455,10 +456,10 @@ export class PackStore {
     }
     await this.ensureDir()
     const tmp = (): string => path.join(this.packDir, `${this.tmpPrefix}${this.tmpCounter++}`)
-    // Both created at once through the thread pool. Not synchronously: on journal-less ext4 a new
-    // inode is looked for past every recently deleted one of the directory's block group, and in
-    // the pack directory (merged packs are deleted there) that measured 0.6-0.8 ms per file once a
-    // few thousand saves had run (20-40 µs on a fresh repository), all of it on the service thread.
+    // Both at once, with `createFile`: on journal-less ext4 a new inode is looked for past every
+    // recently deleted one of the directory's block group, and in the pack directory (merged packs
+    // are deleted there) that measured 0.6-0.8 ms per file once a few thousand saves had run (20-40
+    // µs on a fresh repository): then through the thread pool, not on the service thread.
     const results = await Promise.allSettled([
       StagedFile.create(path.join(this.packDir, `${built.name}.pack`), built.pack, { tmp: tmp(), mode: 0o444 }),
       StagedFile.create(path.join(this.packDir, `${built.name}.idx`), built.idx, { tmp: tmp(), mode: 0o444 })
