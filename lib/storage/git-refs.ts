@@ -9,10 +9,9 @@ import { readFile, rm, mkdir, readdir, stat } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { readTinyText } from './quick-fs.js'
-import { syncDirectory } from './atomic-write.js'
+import { createFile, syncDirectory } from './atomic-write.js'
 
 // Descriptor calls through the callback API (see atomic-write.ts for why).
-const openFd = promisify(fs.open)
 const fsync = promisify(fs.fsync)
 const rename = promisify(fs.rename)
 
@@ -161,20 +160,32 @@ export interface RefLock {
   release: () => void
 }
 
+/** A file to become a lock instead of creating one: a spare inode of inode-pool.ts, opened for writing. */
+export interface SpareFile {
+  /** Its name in the pool (dropped once it is the lock). */
+  file: string
+  /** Open for writing; owned by the lock from now on. */
+  fd: number
+}
+
 /**
  * Takes `<ref>.lock` (waiting a little while another process holds it) and writes the new value
  * into it, for a group commit that fsyncs it together with its pack.
  * @param gitDir the `.git` directory
  * @param ref a full ref name
  * @param newOid the new 40-hex object id
+ * @param spare gives a spare inode to become the lock (see `lockFromSpare`), or null: create one
  * @returns the held lock; throws RefLockedError when another process kept it for too long
  */
-export async function lockRef (gitDir: string, ref: string, newOid: string): Promise<RefLock> {
+export async function lockRef (gitDir: string, ref: string, newOid: string, spare?: () => SpareFile | null): Promise<RefLock> {
   assertRefName(ref)
   if (!OID.test(newOid)) throw new Error(`Invalid object id: ${newOid}`)
   const file = path.join(gitDir, ref)
   const lockFile = `${file}.lock`
-  let fd: number | null = await openLock(lockFile, ref)
+  const value = `${newOid}\n`
+  let fd: number | null = lockFromSpare(lockFile, value, spare?.() ?? null)
+  const written = fd !== null
+  fd ??= await openLock(lockFile, ref)
   let state: 'held' | 'synced' | 'renamed' | 'released' = 'held'
   const closeFd = (): void => {
     if (fd === null) return
@@ -183,7 +194,7 @@ export async function lockRef (gitDir: string, ref: string, newOid: string): Pro
     fs.closeSync(open)
   }
   try {
-    fs.writeSync(fd, `${newOid}\n`)
+    if (!written) fs.writeSync(fd, value)
   } catch (err) {
     closeFd()
     fs.rmSync(lockFile, { force: true })
@@ -219,19 +230,39 @@ export async function lockRef (gitDir: string, ref: string, newOid: string): Pro
   }
 }
 
-async function openLock (lock: string, ref: string): Promise<number> {
-  // The usual case first, synchronously: the lock is free and its directory exists (creating a
-  // 41-byte file in the refs folder costs less than a thread-pool round trip).
+/**
+ * Makes a spare inode the lock file: writes the value into it, gives it the lock's name with
+ * `link`, which fails when that name exists (as exclusive as git's `O_CREAT | O_EXCL`), then drops
+ * its name in the pool. No inode is allocated: on journal-less ext4 a new one in a refs folder
+ * whose block group has many recently freed inodes measured 0.6-0.8 ms (a kill between the link
+ * and the unlink leaves a spare with two names, which the pool never writes into, and a stale lock,
+ * which the start removes).
+ * @returns the lock's descriptor, or null (no spare, or the lock is taken: the caller creates and waits)
+ */
+function lockFromSpare (lockFile: string, value: string, spare: SpareFile | null): number | null {
+  if (spare === null) return null
   try {
-    return fs.openSync(lock, 'wx', 0o644)
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code !== 'ENOENT' && code !== 'EEXIST') throw err
+    const bytes = Buffer.from(value, 'utf8')
+    fs.writeSync(spare.fd, bytes, 0, bytes.length, 0)
+    fs.ftruncateSync(spare.fd, bytes.length)
+    fs.linkSync(spare.file, lockFile)
+  } catch {
+    // Held by someone else (EEXIST), no refs folder yet (ENOENT), or anything else: the usual way.
+    fs.closeSync(spare.fd)
+    fs.rmSync(spare.file, { force: true })
+    return null
   }
+  // Should this fail, the lock keeps a second name: a spare with two names is never written into.
+  try { fs.rmSync(spare.file, { force: true }) } catch {}
+  return spare.fd
+}
+
+async function openLock (lock: string, ref: string): Promise<number> {
+  // Synchronously while creating files in the refs folder is cheap (see createFile).
   const deadline = Date.now() + LOCK_WAIT_MS
   for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
     try {
-      return await openFd(lock, 'wx', 0o644)
+      return await createFile(lock, 0o644)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       // The ref's directory does not exist yet (the first ref of its namespace).

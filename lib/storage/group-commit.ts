@@ -8,12 +8,14 @@
  * group has two halves, pipelined with the groups before and after it:
  *
  * Stage (`#stage`, runs while the group before is still landing):
- *   1. waits for its jobs' files;
+ *   1. creates the pack's two temporary files (see PackStore.openTemporaries);
  *   2. builds one commit per ref on the ref's current value, or on the commit of the group still in
  *      flight for that ref (whose objects PackStore serves from memory until its pack is placed);
  *      all objects into one pack;
  *   3. fsyncs the pack and its index (and, when no group is in flight any more, the ref lock files,
- *      taken now: one fsync round for both, as before the pipeline);
+ *      taken now: one fsync round for both, as before the pipeline), and waits for its jobs' files
+ *      (written and fsynced since their submit) in the same round; a job whose files failed makes
+ *      the group drop its pack and locks and go back to the queue without that job;
  *   4. renames the index, then the pack, into place and fsyncs the pack directory.
  * The next group is formed from the queue as soon as this stage is done.
  *
@@ -42,14 +44,17 @@
  * stay written and synced). The other refs' jobs complete. An update function that throws fails only
  * its own job. Two groups replacing one file rename it in group order (8 waits for the group before).
  */
-import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock } from './git-refs.js'
-import { StagedFile, TEMP_PREFIX, syncDirectories, syncFiles } from './atomic-write.js'
+import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock, type SpareFile } from './git-refs.js'
+import { StagedFile, TEMP_PREFIX, closeInBackground, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
-import { InodePool, type FileIdentity, type Spare } from './inode-pool.js'
+import { InodePool, openSpare, type FileIdentity, type Spare } from './inode-pool.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
+
+/** Spares an entry file leaves in the pool for ref locks (see `#spareFile`). */
+const SPARES_FOR_LOCKS = 32
 
 /** How often a job is rebuilt when outside writers keep moving its ref. */
 const MAX_ATTEMPTS = 20
@@ -228,14 +233,26 @@ export class GroupCommit {
    * any more, it also takes the ref locks now and fsyncs them in the pack's round.
    */
   async #stage (all: Job[], owner: object, lockNow: boolean): Promise<Staged> {
-    await Promise.all(all.map(async job => {
+    // The jobs' files (written and fsynced since their submit) are awaited in the pack's fsync round,
+    // not before building: the last save of a group no longer makes the commit wait for its fsync.
+    // A job that failed meanwhile (its files are then gone) makes the group rebuild without it below.
+    const filesFailed = new Set<Job>()
+    const filesReady = Promise.all(all.map(async job => {
       try {
-        job.staged = await job.files
+        const files = await job.files
+        // Failed meanwhile (its update function threw, or the group did): its files go.
+        if (job.settled) for (const file of files) file.abort()
+        else job.staged = files
       } catch (err) {
+        filesFailed.add(job)
         fail(job, err)
       }
     }))
     const jobs = all.filter(j => !j.settled)
+    // The pack's files are created while the commits are built (see PackStore.openTemporaries).
+    const temporaries = jobs.some(j => j.source !== null) ? this.packs.openTemporaries() : null
+    // Handled where it is awaited (stage) or discarded; this only keeps it from counting as unhandled first.
+    temporaries?.catch(() => {})
     const batch = new ObjectBatch()
     const commits: RefCommit[] = []
     const bySource = new Map<RefSource, Job[]>()
@@ -271,22 +288,30 @@ export class GroupCommit {
 
     let pack: StagedPack | null = null
     try {
-      if (batch.objects.length > 0) pack = await this.packs.stage(batch.objects)
+      // `stage` owns the temporary files from here on (also when it fails).
+      if (batch.objects.length > 0) pack = await this.packs.stage(batch.objects, temporaries ?? undefined)
+      else if (temporaries !== null) this.packs.discard(temporaries)
       // Later groups build on these commits from now on (their objects readable meanwhile).
       for (const c of commits) this.#pending.set(c.source.ref, { commit: c.commit, owner })
       if (lockNow) await this.#lock(commits)
       await Promise.all([
+        filesReady,
         syncFiles(pack?.files ?? []),
         ...commits.flatMap(c => c.lock === null ? [] : [c.lock.sync()])
       ])
+      // A job whose files failed is in a commit: that commit must not land. Rare (a full disk, a
+      // folder made unwritable): the group is dropped and its other jobs rebuilt in the next one.
+      if (commits.some(c => c.jobs.some(j => filesFailed.has(j)))) throw new FilesFailed()
       if (pack !== null) await pack.place()
     } catch (err) {
+      await filesReady
       pack?.abort()
       for (const c of commits) {
         c.lock?.release()
         this.#forget(c.source.ref, owner)
       }
-      for (const job of jobs) fail(job, err)
+      if (err instanceof FilesFailed) this.#enqueue(all.filter(j => !j.settled), true)
+      else for (const job of jobs) fail(job, err)
       return { commits: [], placing: [], lockedEarly: lockNow }
     }
     return { commits, placing: jobs, lockedEarly: lockNow }
@@ -297,13 +322,26 @@ export class GroupCommit {
     for (const c of commits) {
       if (c.jobs.every(j => j.settled)) continue
       try {
-        c.lock = await lockRef(this.gitDir, c.source.ref, c.commit)
+        const dir = path.dirname(path.join(this.gitDir, c.source.ref))
+        c.lock = await lockRef(this.gitDir, c.source.ref, c.commit, () => this.#spareFile(dir, 0))
       } catch (err) {
         // Somebody else keeps the ref busy: the request may be retried later (503).
         const refused = err instanceof RefLockedError ? new StorageUnavailableError(err.message, { ref: c.source.ref }) : err
         for (const job of c.jobs) fail(job, refused)
       }
     }
+  }
+
+  /**
+   * A spare inode for a new file of `dir`, opened for writing, or null.
+   * @param keep leave this many spares in the pool (entry files leave some for the ref locks, which
+   *   allocate no inode with one: the replaced ref file is retired at each group, one per lock)
+   */
+  #spareFile (dir: string, keep: number): SpareFile | null {
+    const spare = this.#spares.take(dir, Date.now(), keep)
+    if (spare === null) return null
+    const fd = openSpare(spare)
+    return fd === null ? null : { file: spare.file, fd }
   }
 
   /** Drops a ref's pending head when it is the one `owner` built (it did not land). */
@@ -397,10 +435,15 @@ export class GroupCommit {
     const dirs: string[] = []
     // An entry file's inode is not kept as a spare: linking it into the pool changes its ctime, part
     // of the entry's signature, so a kill between that link and the rename would make the unchanged
-    // file look edited from outside (a revision of its own at the next start). Ref files only.
+    // file look edited from outside (a revision of its own at the next start). Ref files only. The
+    // replaced files are held open across the rename instead and closed (freed) once the jobs resolved.
+    const held: number[] = []
     await Promise.all(placing.filter(j => !j.settled).map(async job => {
       try {
-        await Promise.all(job.staged.map(async file => { await file.place() }))
+        for (const file of job.staged) {
+          const old = await file.placeKeepingOld()
+          if (old !== null) held.push(old)
+        }
         for (const file of job.staged) dirs.push(path.dirname(file.target))
       } catch (err) {
         fail(job, err)
@@ -412,6 +455,8 @@ export class GroupCommit {
       for (const job of placing) done(job)
     } catch (err) {
       for (const job of placing) fail(job, err)
+    } finally {
+      closeInBackground(held)
     }
   }
 
@@ -422,7 +467,7 @@ export class GroupCommit {
       const dir = path.dirname(f.path)
       const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
       const learn = (identity: FileIdentity): void => { this.#spares.learn(identity) }
-      return await StagedFile.create(f.path, f.data, { tmp, reuse: this.#spares.take(dir, Date.now()), learn })
+      return await StagedFile.create(f.path, f.data, { tmp, reuse: this.#spares.take(dir, Date.now(), SPARES_FOR_LOCKS), learn })
     }))
     const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
@@ -436,6 +481,9 @@ export class GroupCommit {
     }
   }
 }
+
+/** A group's commit included a job whose files failed: the group is rebuilt without it. */
+class FilesFailed extends Error {}
 
 /** What `#stage` hands to `#complete`. */
 interface Staged {

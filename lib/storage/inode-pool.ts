@@ -95,11 +95,12 @@ export class InodePool {
    * A spare old enough to be reused for a new file of `dir`, with the identity it must have, or null.
    * @param dir the directory the new file goes to
    * @param now the current time (ms)
+   * @param keep none is handed out while the pool holds this many or fewer
    * @returns the spare's path and the identity it must match
    */
-  take (dir: string, now: number): { file: string, identity: FileIdentity } | null {
+  take (dir: string, now: number, keep = 0): { file: string, identity: FileIdentity } | null {
     const first = this.#spares[0]
-    if (this.#identity === null || first === undefined || now - first.since < REUSE_AFTER_MS || !this.#reachable(dir, first.file)) return null
+    if (this.#identity === null || first === undefined || this.#spares.length <= keep || now - first.since < REUSE_AFTER_MS || !this.#reachable(dir, first.file)) return null
     this.#spares.shift()
     this.#bytes -= first.size
     return { file: first.file, identity: this.#identity }

@@ -204,11 +204,12 @@ export class PackIndex {
 
   /**
    * Where an object starts in the pack.
-   * @param oid 40-hex object id
+   * @param oid 40-hex object id, or its 20 bytes
    * @returns its offset, or -1 when the pack does not hold it
    */
-  offsetOf (oid: string): number {
-    const key = Buffer.from(oid, 'hex')
+  offsetOf (oid: string | Buffer): number {
+    // A caller looking one id up in many packs converts it once (`Buffer.from(oid, 'hex')`).
+    const key = typeof oid === 'string' ? Buffer.from(oid, 'hex') : oid
     let lo = key[0] === 0 ? 0 : this.fanout[key[0]! - 1]!
     let hi = this.fanout[key[0]!]!
     while (lo < hi) {

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
+import { existsSync, openSync, statSync, writeFileSync } from 'node:fs'
 import { writeFile, utimes, mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
-import { readRef, updateRef, removeStaleLocks, RefConflictError, RefLockedError } from '../../lib/storage/git-refs.js'
+import { readRef, updateRef, lockRef, removeStaleLocks, RefConflictError, RefLockedError, type SpareFile } from '../../lib/storage/git-refs.js'
 
 const REF = 'refs/cms/history'
 
@@ -97,4 +97,33 @@ t.test('removeStaleLocks removes old locks under refs/cms only', async t => {
   t.ok(existsSync(fresh), 'a young lock may belong to a running git command')
   t.ok(existsSync(foreign), 'outside our namespace')
   t.same(await removeStaleLocks(path.join(gitDir, 'nowhere')), [], 'a missing namespace is fine')
+})
+
+t.test('a lock made from a spare inode: exclusive like a created one, written, and the spare name dropped', async t => {
+  const { dir, gitDir, a, b } = await repo(t)
+  await updateRef(gitDir, REF, a, null)
+  const spareDir = path.join(dir, 'spares')
+  await mkdir(spareDir)
+  const spareOf = (name: string, content: string): SpareFile => {
+    const file = path.join(spareDir, name)
+    writeFileSync(file, content)
+    return { file, fd: openSync(file, 'r+') }
+  }
+  // Taken from a spare holding a longer old content: the lock holds exactly the new value.
+  const lock = await lockRef(gitDir, REF, b, () => spareOf('s1', 'x'.repeat(100)))
+  t.equal(await readFile(path.join(gitDir, `${REF}.lock`), 'utf8'), `${b}\n`)
+  t.notOk(existsSync(path.join(spareDir, 's1')), 'the spare name is gone: the lock is its only name')
+  await lock.sync()
+  await lock.commit(a)
+  lock.release()
+  t.equal(git(dir, 'rev-parse', REF), b, 'git reads the ref')
+  t.equal(statSync(path.join(gitDir, REF)).nlink, 1)
+
+  // Held by someone else: the spare is not linked over it; the update waits and gives up as before.
+  const held = path.join(gitDir, `${REF}.lock`)
+  await writeFile(held, 'someone else\n')
+  await t.rejects(lockRef(gitDir, REF, a, () => spareOf('s2', 'y')), RefLockedError)
+  t.equal(await readFile(held, 'utf8'), 'someone else\n', 'the foreign lock is untouched')
+  t.notOk(existsSync(path.join(spareDir, 's2')), 'the spare that could not become the lock is dropped')
+  t.equal(git(dir, 'rev-parse', REF), b)
 })

@@ -1,15 +1,15 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
 import { PackStore } from '../../lib/storage/pack-store.js'
-import { HistoryStore, type Snapshot } from '../../lib/storage/history-store.js'
+import { HistoryStore, MAX_SNAPSHOTS, type Snapshot } from '../../lib/storage/history-store.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from '../../lib/storage/ref-tree-store.js'
 import type { RefSource } from '../../lib/storage/group-commit.js'
 import type { ObjectBatch } from '../../lib/storage/object-batch.js'
-import { readRef } from '../../lib/storage/git-refs.js'
+import { readRef, removeStaleLocks } from '../../lib/storage/git-refs.js'
 import { TEMP_PREFIX } from '../../lib/storage/atomic-write.js'
 
 // The pipeline: group N+1 is built on group N's commit while N is still being written, and lands
@@ -19,6 +19,7 @@ type Doc = { n: number }
 const numbers: DocCodec<Doc> = { decode: (text) => JSON.parse(text) as Doc, encode: (doc) => `${JSON.stringify(doc)}\n` }
 const bump = (collection: string, id: string): TreeUpdate<Doc> => ({ type: 'update', collection, id, update: (cur) => ({ n: (cur?.n ?? 0) + 1 }) })
 const snapshot = (n: number): Omit<Snapshot, 'ts'> => ({ data: { n }, action: 'save', editor: { id: 'ed', name: 'Ed' }, revision: n })
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 const leftovers = (dir: string): string[] => readdirSync(dir).filter(f => f.startsWith(TEMP_PREFIX))
 
 /** A ref store that records the head each build got and runs a hook inside a chosen build. */
@@ -207,6 +208,35 @@ t.test('concurrent saves of many entries, several per entry, through pipelined g
 const DIST = fileURLToPath(new URL('../../dist/lib/storage/', import.meta.url))
 
 t.test('kill -9 during pipelined groups: every acknowledged save is on the ref and in its file, and git fsck is clean', async t => {
+  await killDuringSaves(t, 5)
+})
+
+t.test('kill -9 once the ref locks come from spare inodes and replaced files are held open: nothing acknowledged is lost, git reads the ref, a restart saves on', async t => {
+  // 60 saves per saver: the replaced ref files have been spares for over 200 ms, so locks are made
+  // from them (link + unlink) and every entry rename holds the replaced file open.
+  const { dir, gitDir, content } = await killDuringSaves(t, 60)
+  const ref = path.join(gitDir, 'refs', 'cms', 'history')
+  t.equal(statSync(ref).nlink, 1, 'the ref file has one name')
+  // A restart, as the server's (cms.ts): removes the killed process's ref locks (the instance lock
+  // proves it gone), adopts its spares (dropping any with two names) and saves on.
+  const killedLeft = leftovers(content)
+  await removeStaleLocks(gitDir, 'refs/cms/', 0)
+  const packs = new PackStore(gitDir)
+  await packs.sweepTemporary()
+  const history = new HistoryStore({ gitDir, packs })
+  await sleep(250)
+  for (let i = 0; i < 20; i++) {
+    await history.append([{ collection: 'notes', id: `e${i % 8}`, snapshot: { data: { n: -i }, action: 'save', editor: { id: 'x', name: 'X' }, revision: 1 } }],
+      [{ path: path.join(content, `e${i % 8}`), data: `after ${i}\n` }])
+  }
+  for (let w = 0; w < 8; w++) t.equal(readFileSync(path.join(content, `e${w}`), 'utf8'), `after ${w + 8 * (w < 4 ? 2 : 1)}\n`)
+  t.same(leftovers(content), killedLeft, 'no temporary file of its own (the server start sweeps those of the killed process)')
+  await packs.idle()
+  t.equal(gitIn(dir, ['rev-parse', 'refs/cms/history']), readFileSync(ref, 'utf8').trim())
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
+})
+
+async function killDuringSaves (t: Test, acks: number): Promise<{ dir: string, gitDir: string, content: string }> {
   const { dir, gitDir } = makeRepo(t)
   const content = path.join(dir, 'content')
   mkdirSync(content, { recursive: true })
@@ -239,11 +269,11 @@ t.test('kill -9 during pipelined groups: every acknowledged save is on the ref a
         const [w, n] = line.split(' ').map(Number) as [number, number]
         acked[w] = Math.max(acked[w]!, n)
       }
-      if (acked.every(n => n >= 5)) child.kill('SIGKILL')
+      if (acked.every(n => n >= acks)) child.kill('SIGKILL')
     })
     child.on('exit', () => { resolve() })
   })
-  t.ok(acked.every(n => n >= 5), `every saver had saves acknowledged: ${acked.join(',')}`)
+  t.ok(acked.every(n => n >= acks), `every saver had saves acknowledged: ${acked.join(',')}`)
   const packs = new PackStore(gitDir)
   await packs.sweepTemporary()
   const history = new HistoryStore({ gitDir, packs })
@@ -251,8 +281,11 @@ t.test('kill -9 during pipelined groups: every acknowledged save is on the ref a
     const v = Number(readFileSync(path.join(content, `e${w}`), 'utf8'))
     t.ok(v === acked[w] || v === acked[w]! + 1, `e${w}: file holds ${v}, last acknowledged ${acked[w]}`)
     const states = (await history.list('notes', `e${w}`)).map(s => s.data.n as number)
-    // Each save n recorded the state before it (n - 1): all of 0 .. v-1 are on the ref.
-    t.same(states.slice(0, v), Array.from({ length: v }, (_, i) => i), `e${w}: a snapshot for every save up to the file's`)
+    // Each save n recorded the state before it (n - 1): all of 0 .. v-1 are on the ref (the newest
+    // MAX_SNAPSHOTS of them: older ones are dropped).
+    const from = Math.max(0, v - MAX_SNAPSHOTS)
+    t.same(states.slice(0, v - from), Array.from({ length: v - from }, (_, i) => from + i), `e${w}: a snapshot for every save up to the file's`)
   }
   t.equal(gitIn(dir, ['fsck', '--no-progress', '--no-dangling']).includes('error'), false)
-})
+  return { dir, gitDir, content }
+}

@@ -131,3 +131,31 @@ t.test('a failing update function fails its own job only: its file is not placed
   t.same((await store.list()).map(d => d.id), ['a', 'c'], 'the failed job left nothing on the ref (not even its first update)')
   t.same(readdirSync(content).sort(), ['a', 'c'], 'its file was not placed, and no temporary file is left')
 })
+
+t.test('a job whose file fails after its group built the commit: that group does not land, the other jobs are rebuilt and land without it', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const packs = new PackStore(gitDir)
+  const history = new HistoryStore({ gitDir, packs })
+  const content = path.join(dir, 'content')
+  mkdirSync(content, { recursive: true })
+  writeFileSync(path.join(content, 'a.json'), 'a1\n')
+  // A regular file where the folder of `bad` should be: creating its file fails (ENOTDIR), which
+  // the thread pool reports after the group has started building.
+  writeFileSync(path.join(content, 'blocked'), 'a file, not a folder\n')
+  const results = await Promise.allSettled([
+    history.append([{ collection: 'notes', id: 'a', snapshot: snapshot(1) }], [{ path: path.join(content, 'a.json'), data: 'a2\n' }]),
+    history.append([{ collection: 'notes', id: 'bad', snapshot: snapshot(2) }], [{ path: path.join(content, 'blocked', 'bad.json'), data: 'x\n' }]),
+    history.append([{ collection: 'notes', id: 'c', snapshot: snapshot(3) }], [{ path: path.join(content, 'c.json'), data: 'c\n' }])
+  ])
+  t.same(results.map(r => r.status), ['fulfilled', 'rejected', 'fulfilled'])
+  t.match((results[1] as PromiseRejectedResult).reason, { code: 'ENOTDIR' })
+  t.equal(readFileSync(path.join(content, 'a.json'), 'utf8'), 'a2\n')
+  t.equal(readFileSync(path.join(content, 'c.json'), 'utf8'), 'c\n')
+  t.same((await history.list('notes', 'a')).map(s => s.data), [{ n: 1 }])
+  t.same(await history.list('notes', 'bad'), [], 'the failed save left no snapshot')
+  t.same((await history.list('notes', 'c')).map(s => s.data), [{ n: 3 }])
+  t.equal(gitIn(dir, ['rev-list', '--count', HISTORY_REF]), '1', 'one commit: the group that held the failed job never landed')
+  t.same(leftovers(content), [])
+  t.same(readdirSync(path.join(gitDir, 'objects', 'pack')).filter(f => f.startsWith('tmp_')), [], 'the dropped pack left no temporary file')
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
+})

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { makeRepo } from '../helpers/git-repo.js'
+import { makeRepo, gitIn } from '../helpers/git-repo.js'
 import { PackStore } from '../../lib/storage/pack-store.js'
 import { HistoryStore } from '../../lib/storage/history-store.js'
 import { InodePool, openSpare } from '../../lib/storage/inode-pool.js'
@@ -60,7 +60,7 @@ t.test('a spare linked from elsewhere, a link or of another mode is never writte
   t.equal(statSync(path.join(spareDir, 'left')).nlink, 1, 'and the spare has its one name again')
 })
 
-t.test('the ref files a group commit replaces are reused for later entry files (the pool does not just fill up)', async t => {
+t.test('the ref files a group commit replaces become its later ref locks: no inode is allocated for them', async t => {
   const { dir, gitDir } = makeRepo(t)
   const history = new HistoryStore({ gitDir, packs: new PackStore(gitDir) })
   const content = path.join(dir, 'content')
@@ -75,10 +75,39 @@ t.test('the ref files a group commit replaces are reused for later entry files (
   await sleep(250)
   const inodes = new Set(kept.map(name => statSync(path.join(gitDir, 'cms', 'spares', name)).ino))
   await save(4)
-  const reused = statSync(path.join(content, 'e1.md'))
-  t.ok(inodes.has(reused.ino), 'the saved entry file is a former ref file')
-  t.equal(readFileSync(path.join(content, 'e1.md'), 'utf8'), 'version 4\n', 'with exactly the new content')
-  t.equal(reused.nlink, 1)
+  const ref = path.join(gitDir, 'refs', 'cms', 'history')
+  const reused = statSync(ref)
+  t.ok(inodes.has(reused.ino), 'the history ref file is a former ref file: its lock was a spare')
+  t.equal(reused.nlink, 1, 'with one name (the spare name was dropped)')
+  t.equal(gitIn(dir, ['rev-parse', 'refs/cms/history']), readFileSync(ref, 'utf8').trim(), 'git reads it')
+  t.equal(gitIn(dir, ['rev-list', '--count', 'refs/cms/history']), '5')
+  t.notOk(existsSync(`${ref}.lock`))
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
+})
+
+t.test('entry files take spares only beyond the ones kept for ref locks; adopted spares are reused', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const content = path.join(dir, 'content')
+  mkdirSync(content, { recursive: true })
+  // A previous process left 40 spares (plain files of our mode, one name each).
+  const pool = path.join(gitDir, 'cms', 'spares')
+  mkdirSync(pool, { recursive: true })
+  writeFileSync(path.join(content, 'probe'), 'x')
+  const mode = statSync(path.join(content, 'probe')).mode
+  for (let i = 0; i < 40; i++) writeFileSync(path.join(pool, `old-${i}`), 'old spare content that is longer than the new one\n', { mode })
+  const adopted = new Set(readdirSync(pool).map(name => statSync(path.join(pool, name)).ino))
+  const packs = new PackStore(gitDir)
+  await packs.sweepTemporary()
+  const history = new HistoryStore({ gitDir, packs })
+  const reusedFor: number[] = []
+  for (let i = 0; i < 12; i++) {
+    await history.append([{ collection: 'notes', id: `e${i}`, snapshot: { data: { i }, action: 'save', editor: { id: 'x', name: 'X' }, revision: i } }],
+      [{ path: path.join(content, `e${i}.md`), data: `v${i}\n` }])
+    if (adopted.has(statSync(path.join(content, `e${i}.md`)).ino)) reusedFor.push(i)
+    t.equal(readFileSync(path.join(content, `e${i}.md`), 'utf8'), `v${i}\n`, 'exactly the new content (the old one truncated)')
+  }
+  t.ok(reusedFor.length >= 4, `entry files written into adopted spares: ${reusedFor.length}`)
+  t.ok(spares(gitDir).length >= 32, `spares left for the ref locks: ${spares(gitDir).length}`)
   t.same(readdirSync(content).filter(f => f.startsWith(TEMP_PREFIX)), [])
 })
 
