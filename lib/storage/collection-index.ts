@@ -102,6 +102,8 @@ export class CollectionIndex {
   #dirMtime = -1
   /** Set by the watcher when something changed that no single entry explains (a folder). */
   #rescan = false
+  /** Set when the watcher may have lost events: every row is re-checked on the next list. */
+  #allChanged = false
   /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
   #problems = new Map<string, string>()
   /** Files a rescan found for ids about to be re-checked. */
@@ -186,6 +188,15 @@ export class CollectionIndex {
   }
 
   /**
+   * Marks every entry as possibly changed on disk (the watcher may have lost events): the next
+   * list scans the folder and re-checks every file (one built meanwhile included).
+   */
+  markAllChanged (): void {
+    this.#rescan = true
+    this.#allChanged = true
+  }
+
+  /**
    * Marks an entry as possibly changed on disk (from the watcher); it is re-checked on next read.
    * @param id entry id, or null when the directory itself changed
    */
@@ -201,6 +212,11 @@ export class CollectionIndex {
   async all (): Promise<readonly IndexRow[]> {
     this.checkFolder()
     await this.ready()
+    if (this.#allChanged) {
+      this.#allChanged = false
+      this.#rescan = true
+      for (const id of this.#entries.keys()) this.#dirty.add(id)
+    }
     await this.#refreshDirectory()
     if (this.#dirty.size > 0) {
       const ids = [...this.#dirty]
