@@ -120,7 +120,14 @@ class TreeWatch implements FolderWatch {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.#opts.onError?.(err as Error)
       return
     }
-    watcher.on('error', (err) => { this.#opts.onError?.(err); this.lost() })
+    watcher.on('error', (err) => {
+      // Node closes a watch that failed: it is let go, the owner re-checks everything, and the
+      // folder is watched again if it is still there.
+      if (this.#dirs.get(dir) === watcher) this.#dirs.delete(dir)
+      this.#opts.onError?.(err)
+      this.lost()
+      if (!this.#closed) this.#sync(dir)
+    })
     this.#dirs.set(dir, watcher)
     const folders: string[] = []
     try {
