@@ -8,7 +8,7 @@
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
-import watcher from '@parcel/watcher'
+import { watchFolders, type FolderWatch } from './folder-watch.js'
 import { isInside } from './safe-path.js'
 import { lstatNow, realpathNow } from './quick-fs.js'
 import { mediaTypeOf, type MediaRoot } from './media-roots.js'
@@ -74,7 +74,6 @@ interface Indexed extends MediaFile {
 }
 
 const SKIPPED = new Set(['node_modules'])
-const WATCH_IGNORE = ['.git', 'node_modules', '**/.git', '**/node_modules']
 
 /** The media index of one instance. */
 export class MediaIndex {
@@ -86,7 +85,7 @@ export class MediaIndex {
   #waiting = new Set<MediaRoot>()
   #repoReal = ''
   #building: Promise<void> | null = null
-  #subscriptions: watcher.AsyncSubscription[] = []
+  #subscriptions: FolderWatch[] = []
   #unlisten: (() => void) | null = null
   #closed = false
   /** Changes reported while a build runs; applied after it. */
@@ -114,7 +113,7 @@ export class MediaIndex {
   async close (): Promise<void> {
     this.#closed = true
     await this.#building?.catch(() => {})
-    for (const s of this.#subscriptions) await s.unsubscribe().catch((err: Error) => this.#opts.onWatchError?.(err))
+    for (const s of this.#subscriptions) s.close()
     this.#subscriptions = []
     this.#unlisten?.()
     this.#unlisten = null
@@ -215,15 +214,25 @@ export class MediaIndex {
       if (!this.#realInside(root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
       if (this.#opts.shared?.covers(root.dir) === true) {
         // The content store's watcher already sees this folder (a page-bundle collection's).
-        this.#unlisten ??= this.#opts.shared.listen(file => { if (this.#roots.some(r => isInside(r.dir, file))) this.#changed([file]) })
+        this.#unlisten ??= this.#opts.shared.listen(file => {
+          if (this.#roots.some(r => isInside(r.dir, file))) this.#changed([file])
+          // A folder above the roots (the watch root, after events were lost): each root below it again.
+          else {
+            const below = this.#roots.filter(r => isInside(file, r.dir)).map(r => r.dir)
+            if (below.length > 0) this.#changed(below)
+          }
+        })
       } else {
         try {
-          const subscription = await watcher.subscribe(root.dir, (err, events) => {
-            if (err !== null) { this.#opts.onWatchError?.(err); return }
-            this.#changed(events.map(e => e.path))
-          }, { ignore: WATCH_IGNORE })
-          // Closed while subscribing: nobody would unsubscribe it later.
-          if (this.#closed) { await subscription.unsubscribe().catch(() => {}); return }
+          const dir = root.dir
+          const subscription = await watchFolders(dir, {
+            onPath: file => { this.#changed([file]) },
+            // Events lost: the whole root is listed again (files gone meanwhile dropped).
+            onLost: () => { this.#changed([dir]) },
+            onError: err => this.#opts.onWatchError?.(err)
+          })
+          // Closed while subscribing: nobody would close it later.
+          if (this.#closed) { subscription.close(); return }
           this.#subscriptions.push(subscription)
         } catch (err) {
           this.#opts.onWatchError?.(err as Error)
@@ -251,7 +260,8 @@ export class MediaIndex {
     } catch { return false }
   }
 
-  async #walk (dir: string): Promise<void> {
+  /** @param seen collects the absolute path of every file met */
+  async #walk (dir: string, seen?: Set<string>): Promise<void> {
     let entries
     try { entries = await readdir(dir, { withFileTypes: true }) } catch { return }
     for (const e of entries) {
@@ -260,8 +270,8 @@ export class MediaIndex {
       if (e.name.startsWith('.') || SKIPPED.has(e.name)) continue
       const full = path.join(dir, e.name)
       // Links are neither followed nor listed (a link may point anywhere).
-      if (e.isDirectory()) await this.#walk(full)
-      else if (e.isFile()) await this.#add(full)
+      if (e.isDirectory()) await this.#walk(full, seen)
+      else if (e.isFile()) { seen?.add(full); await this.#add(full) }
     }
   }
 
@@ -276,7 +286,17 @@ export class MediaIndex {
       for (const p of [...this.#files.keys()]) if (p.startsWith(rel + '/')) this.#drop(p)
       return
     }
-    if (st.isDirectory()) { await this.#walk(file); return }
+    if (st.isDirectory()) {
+      // Walked again: files it no longer holds go (a folder replaced, or events lost).
+      const seen = new Set<string>()
+      await this.#walk(file, seen)
+      if (this.#closed) return
+      const below = rel + '/'
+      for (const p of [...this.#files.keys()]) {
+        if (p.startsWith(below) && !seen.has(path.join(this.#opts.repoDir, ...p.split('/')))) this.#drop(p)
+      }
+      return
+    }
     if (st.isFile()) await this.#add(file)
     else this.#drop(rel)
   }

@@ -1,0 +1,227 @@
+/**
+ * A file watcher that keeps no record of the files it watches: one non-recursive `fs.watch`
+ * (inotify on Linux) per folder under a root, each event passed on by path. `@parcel/watcher`,
+ * used before, kept a tree of every watched file in native memory (27 MB at 100,000 entries,
+ * issue 18); this keeps one handle per folder and nothing per file.
+ *
+ * Lost events: when the kernel's event queue overflows (more than `max_queued_events` events
+ * unread), inotify drops the rest and queues one IN_Q_OVERFLOW event, which libuv discards (its
+ * watch descriptor, -1, matches no handle): nothing tells `fs.watch` users. But libuv reads the
+ * inotify descriptor until it is empty in one go, so an overflow always comes with a full queue's
+ * worth of events delivered within one turn of the event loop: past half of that, every watch is
+ * told `onLost` (its owner then re-checks every file). Holds as long as this process has no other
+ * `fs.watch` user sharing the loop's inotify queue (the service has none).
+ */
+import { readFileSync, watch, type FSWatcher } from 'node:fs'
+import { lstat, opendir, stat } from 'node:fs/promises'
+import path from 'node:path'
+
+/** What a watch tells its owner. */
+export interface FolderWatchOptions {
+  /** Every path that may have changed: a file, or a folder that appeared or went away (absolute). */
+  onPath: (file: string) => void
+  /** Events may have been lost (the kernel's queue overflowed): anything under the root may have changed. */
+  onLost: () => void
+  /** A folder could not be watched (its changes go unseen), or a watch failed. */
+  onError?: (err: Error) => void
+}
+
+/** A running watch over one folder and every folder below it. */
+export interface FolderWatch {
+  /** Stops every watch of the tree (synchronously). */
+  close: () => void
+}
+
+/** The kernel's queue length; the events of one turn past half of it mean an overflow may have happened. */
+function queueLimit (): number {
+  try {
+    const n = Number.parseInt(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'), 10)
+    if (Number.isInteger(n) && n > 0) return n
+  } catch {}
+  return 16384
+}
+
+/** Directory entries read per call when a folder is listed. */
+const LIST_BATCH = 512
+
+let lostThreshold = -1
+/** Events delivered in this turn of the event loop, over every watch of the process. */
+let turnEvents = 0
+let resetPlanned = false
+const live = new Set<TreeWatch>()
+
+function countEvent (): void {
+  if (lostThreshold < 0) lostThreshold = Math.max(1, Math.floor(queueLimit() / 2))
+  turnEvents++
+  if (!resetPlanned) {
+    resetPlanned = true
+    // Immediates run after the poll phase: one drain of the inotify queue is counted whole.
+    setImmediate(() => { turnEvents = 0; resetPlanned = false })
+  }
+  if (turnEvents === lostThreshold) for (const w of [...live]) w.lost()
+}
+
+/**
+ * The number of events one turn must deliver for the watches to take it as a possible overflow
+ * (for tests).
+ * @param n events per turn; undefined: back to half the kernel's queue
+ */
+export function setLostThreshold (n?: number): void {
+  lostThreshold = n ?? Math.max(1, Math.floor(queueLimit() / 2))
+}
+
+/** Never watched or reported: hidden names (`.git`, temporary files of atomic writes) and installed packages. */
+function ignored (name: string): boolean {
+  return name.startsWith('.') || name === 'node_modules'
+}
+
+class TreeWatch implements FolderWatch {
+  readonly #root: string
+  readonly #opts: FolderWatchOptions
+  readonly #dirs = new Map<string, FSWatcher>()
+  /** Folders being looked at again after an event (`again`: another event came meanwhile). */
+  readonly #syncing = new Map<string, { again: boolean, self: boolean }>()
+  #closed = false
+
+  constructor (root: string, opts: FolderWatchOptions) {
+    this.#root = root
+    this.#opts = opts
+  }
+
+  async start (): Promise<void> {
+    live.add(this)
+    await this.#add(this.#root, false)
+  }
+
+  close (): void {
+    this.#closed = true
+    live.delete(this)
+    for (const w of this.#dirs.values()) w.close()
+    this.#dirs.clear()
+  }
+
+  lost (): void {
+    if (!this.#closed) this.#opts.onLost()
+  }
+
+  /**
+   * Watches a folder, then lists it (in that order: what appears after the list is an event) and
+   * watches its folders the same way.
+   * @param report tell the owner of every file found (a folder that appeared after the start)
+   */
+  async #add (dir: string, report: boolean): Promise<void> {
+    if (this.#closed || this.#dirs.has(dir)) return
+    let watcher: FSWatcher
+    try {
+      watcher = watch(dir, { persistent: false }, (type, name) => { this.#event(dir, type, name) })
+    } catch (err) {
+      // Gone already (its parent's event tells), or not a folder: nothing to watch.
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.#opts.onError?.(err as Error)
+      return
+    }
+    watcher.on('error', (err) => {
+      // Node closes a watch that failed: it is let go, the owner re-checks everything, and the
+      // folder is watched again if it is still there.
+      if (this.#dirs.get(dir) === watcher) this.#dirs.delete(dir)
+      this.#opts.onError?.(err)
+      this.lost()
+      if (!this.#closed) this.#sync(dir)
+    })
+    this.#dirs.set(dir, watcher)
+    const folders: string[] = []
+    try {
+      // Read a batch at a time (not `readdir`, whose scandir allocates every name of a 100,000-file
+      // folder at once in a pool thread's malloc arena, which keeps the memory afterwards).
+      for await (const e of await opendir(dir, { bufferSize: LIST_BATCH })) {
+        if (ignored(e.name)) continue
+        // Links are not followed (the readers never follow a link out of a folder either).
+        if (e.isDirectory()) folders.push(path.join(dir, e.name))
+        else if (report) this.#opts.onPath(path.join(dir, e.name))
+      }
+    } catch {
+      // Gone meanwhile: its parent's event tells.
+      return
+    }
+    await Promise.all(folders.map(async folder => {
+      if (report) this.#opts.onPath(folder)
+      await this.#add(folder, report)
+    }))
+  }
+
+  #event (dir: string, type: string, name: string | Buffer | null): void {
+    countEvent()
+    if (this.#closed) return
+    if (name === null) {
+      // No name: anything in the folder may have changed.
+      this.#opts.onPath(dir)
+      this.#sync(dir, true)
+      return
+    }
+    const base = String(name)
+    if (ignored(base)) return
+    const full = path.join(dir, base)
+    this.#opts.onPath(full)
+    // A name appeared, went away or was renamed: it may be a folder to watch or to let go.
+    if (type !== 'rename') return
+    this.#sync(full)
+    // The folder itself deleted or moved: libuv names it by its own base name.
+    if (base === path.basename(dir)) this.#sync(dir, true)
+  }
+
+  /**
+   * Looks at a path again after a create, delete or rename event (one look at a time per path).
+   * @param self the event came from the folder's own watch: a folder still there is kept (from its
+   *   parent, a create or rename over a watched name is a new folder: watched afresh)
+   */
+  #sync (full: string, self = false): void {
+    const running = this.#syncing.get(full)
+    if (running !== undefined) { running.again = true; running.self &&= self; return }
+    const state = { again: false, self }
+    this.#syncing.set(full, state)
+    void (async () => {
+      try {
+        do {
+          state.again = false
+          self = state.self
+          state.self = true
+          let isDir = false
+          // The root may be a link to a folder (watched through it); a link below is never followed.
+          try { isDir = (await (full === this.#root ? stat : lstat)(full)).isDirectory() } catch {}
+          if (this.#closed) return
+          // A folder replaced or gone: its watches go (a new one at that path is watched afresh).
+          if (full === this.#root) {
+            if (!isDir) { this.#unwatch(full); this.lost() }
+          } else if (this.#dirs.has(full) && !(self && isDir)) {
+            this.#unwatch(full)
+          }
+          if (isDir && !this.#dirs.has(full)) await this.#add(full, true)
+        } while (state.again && !this.#closed)
+      } catch (err) {
+        this.#opts.onError?.(err as Error)
+      } finally {
+        this.#syncing.delete(full)
+      }
+    })()
+  }
+
+  /** Stops watching a folder and every folder below it. */
+  #unwatch (dir: string): void {
+    const below = dir + path.sep
+    for (const [d, w] of this.#dirs) {
+      if (d === dir || d.startsWith(below)) { w.close(); this.#dirs.delete(d) }
+    }
+  }
+}
+
+/**
+ * Watches a folder and every folder below it (hidden ones and `node_modules` excepted).
+ * @param root an existing folder
+ * @param opts where changes go
+ * @returns the watch, once every folder found is watched (changes made from then on are told)
+ */
+export async function watchFolders (root: string, opts: FolderWatchOptions): Promise<FolderWatch> {
+  const w = new TreeWatch(root, opts)
+  await w.start()
+  return w
+}
