@@ -353,9 +353,9 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    // The revision log and the snapshot are parsed while the watcher starts (it yields between
-    // chunks), then the folder scan runs in the thread pool beside the rest of the parse.
-    const logLoading = this.#opts.log.load()
+    // The snapshot is read (thread pool) beside the folder scan; the revision log is parsed once
+    // the scan has handed its files to the stat worker, beside its stats (issue 18, restart: the
+    // log's parse before the scan delayed the stat pass, the longest part of a restart, by as much).
     let snapshotGone = false
     const snapshotReading = (this.#opts.snapshot?.read() ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
     // Listed and stat-ed at once, beside the watcher's walk (0.35 s of its own thread at 100,000
@@ -379,6 +379,7 @@ export class CollectionIndex {
     const statWorker = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
     if (!statWorker) early?.end()
     const pass = statWorker ? (early?.pass(found.map(entry => entry[1])) ?? startStatPass(found.map(entry => entry[1]))) : null
+    const logLoading = this.#opts.log.load()
     // Its results are taken chunk by chunk as they come (`#takeFromSnapshot`), not awaited whole.
     const [states, snapshot] = await Promise.all([logLoading, snapshotReading])
     this.#states = states
