@@ -7,8 +7,8 @@
  * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
  * whose signature differs from the snapshot's.
  */
-import { statSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFileSync, statSync } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { BadRequestError, type ValidationIssue } from '../errors.js'
@@ -21,7 +21,7 @@ import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
-import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
+import { carriedStates, logDigest, RACY_MS, signatureCtime, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
 import { startStatPass, startWaitingStatWorker, statInWorker, type StatPass } from './stat-files.js'
 
@@ -83,6 +83,14 @@ function snapshotBytes (file: string): number {
   try { return statSync(file).size } catch { return 0 }
 }
 
+/**
+ * A snapshot's carried revision states are used only while the log is at most this many bytes plus
+ * CARRY_LOG_BYTES_PER_ROW per state: a log that grew past it (many saves since its last
+ * compaction) is parsed, which compacts it.
+ */
+const CARRY_MAX_LOG_BYTES = 1024 * 1024
+const CARRY_LOG_BYTES_PER_ROW = 200
+
 /** How long after a change the snapshot is written again (it is also written on close). */
 const SNAPSHOT_DELAY_MS = 60_000
 
@@ -123,6 +131,8 @@ export class CollectionIndex {
   #snapshotWrite: Promise<void> = Promise.resolve()
   /** How the last build went: entries taken from the snapshot and entries read from their files. */
   #loadStats = { fromSnapshot: 0, read: 0 }
+  /** Whether the last build took the revision states from the snapshot (not the log). */
+  #statesCarried = false
   /** Set once the first build is done. */
   #built = false
   /** The check of every file once the watcher listens (see `caughtUp`). */
@@ -379,15 +389,18 @@ export class CollectionIndex {
     const statWorker = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
     if (!statWorker) early?.end()
     const pass = statWorker ? (early?.pass(found.map(entry => entry[1])) ?? startStatPass(found.map(entry => entry[1]))) : null
-    const logLoading = this.#opts.log.load()
     // Its results are taken chunk by chunk as they come (`#takeFromSnapshot`), not awaited whole.
-    const [states, snapshot] = await Promise.all([logLoading, snapshotReading])
+    const snapshot = await snapshotReading
+    const { states, carried } = await this.#loadStates(snapshot)
+    this.#statesCarried = carried
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
+    // Carried: the snapshot's records hold every other entry's revision.
+    if (carried) for (let at = 0; at < snapshot!.size; at++) this.#revisionSum += snapshot!.rev(at)
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, pass, statAt)
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, pass, statAt, carried)
     // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
     // use), once the first request waiting for this build has been served.
     if (snapshot !== null) setImmediate(() => { snapshot.release() })
@@ -521,7 +534,7 @@ export class CollectionIndex {
    * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], pass: StatPass | null, statAt: number): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], pass: StatPass | null, statAt: number, carried: boolean): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
     const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
     // When each taken row's file was stat-ed (a file changed that close to it is racy), and its
@@ -554,10 +567,13 @@ export class CollectionIndex {
         try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
       if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
-      // The common case without `#revise`'s object: the logged state has this very signature.
+      // The common case without `#revise`'s object: the logged state has this very signature (or,
+      // carried, the record holds the state: no other state is known for an id with a record).
       const known = this.#states.get(id)
       let rev: number
-      if (known !== undefined && known.sig === sig) {
+      if (carried && known === undefined) {
+        rev = snapshot.rev(at)
+      } else if (known !== undefined && known.sig === sig) {
         rev = known.rev
         sig = known.sig
       } else {
@@ -574,6 +590,11 @@ export class CollectionIndex {
     for (let at = 0; at < taken.length; at++) {
       const row = taken[at]
       if (row !== undefined) this.#put(row, takenAt[at]!, takenSig[at])
+      // Carried: a record not taken (its file changed or is gone) is that entry's last known state.
+      else if (carried) {
+        const id = snapshot.id(at)
+        if (!this.#states.has(id) && !this.#entries.has(id)) this.#states.set(id, { rev: snapshot.rev(at), sig: snapshot.sig(at) })
+      }
     }
     return toRead
   }
@@ -584,6 +605,15 @@ export class CollectionIndex {
    */
   get loadStats (): { fromSnapshot: number, read: number } {
     return { ...this.#loadStats }
+  }
+
+  /**
+   * Whether the last build took the entries' revisions from the snapshot (the log held the bytes
+   * the snapshot recorded) instead of parsing the revision log.
+   * @returns false before the first build
+   */
+  get statesCarried (): boolean {
+    return this.#statesCarried
   }
 
   /**
@@ -612,13 +642,17 @@ export class CollectionIndex {
     if (snapshot == null) return
     const write = this.#snapshotWrite.then(async () => {
       if (!this.#snapshotStale) return
+      // A compaction of the log planned at load is written first: the snapshot records the log's bytes.
+      await this.#opts.log.settle()
       this.#snapshotStale = false
       // In list order: the next start's first sort then finds the rows sorted.
       this.#sorted ??= [...this.#entries.values()].sort(this.#compare)
       const rows: StoredRow[] = []
       for (const row of this.#sorted) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
+      // Taken in the same turn as the rows: the log's bytes and the states beside the rows.
+      const carried = this.#carriedStates()
       try {
-        await snapshot.write(rows)
+        await snapshot.write(rows, carried)
       } catch {
         // Not written (a full disk, a read-only .git): the next start reads more files, nothing else.
         this.#snapshotStale = true
@@ -626,6 +660,56 @@ export class CollectionIndex {
     })
     this.#snapshotWrite = write
     await write
+  }
+
+  /**
+   * The revision states a snapshot of the rows carries (see `CarriedStates`): the log's digest, and
+   * every state that is not a written row's (deleted entries, unreadable and racy rows).
+   * @returns the states, or null (no log yet, or a state in transition beside its row: the next
+   * start parses the log)
+   */
+  #carriedStates (): CarriedStates | null {
+    let bytes: Buffer
+    try { bytes = readFileSync(this.#opts.log.file) } catch (err) {
+      // No log yet (no entry ever changed) is an empty one.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return null
+      bytes = Buffer.alloc(0)
+    }
+    const carried: CarriedStates = { log: logDigest(bytes), bytes: bytes.length, ids: [], revs: [], sigs: [] }
+    for (const [id, state] of this.#states) {
+      if (this.#entries.has(id)) return null
+      carried.ids.push(id)
+      carried.revs.push(state.rev)
+      carried.sigs.push(state.sig)
+    }
+    for (const row of this.#entries.values()) {
+      if (row.readError === undefined && !this.#racy.has(row.id)) continue
+      carried.ids.push(row.id)
+      carried.revs.push(row.revision)
+      carried.sigs.push(row.sig)
+    }
+    return carried
+  }
+
+  /**
+   * The revision states to start from: the snapshot's, when it carries them and the log still has
+   * the bytes they were taken with; else the log's, parsed.
+   * @returns the states, and whether they came from the snapshot (its records then give the rows' revisions)
+   */
+  async #loadStates (snapshot: RowTable | null): Promise<{ states: Map<string, RevisionState>, carried: boolean }> {
+    const carried = snapshot === null ? null : carriedStates(snapshot)
+    if (carried !== null && carried.bytes <= CARRY_MAX_LOG_BYTES + CARRY_LOG_BYTES_PER_ROW * (snapshot!.size + carried.ids.length)) {
+      let bytes: Buffer | null = null
+      try { bytes = await readFile(this.#opts.log.file) } catch (err) { if ((err as NodeJS.ErrnoException).code === 'ENOENT') bytes = Buffer.alloc(0) }
+      if (bytes !== null && bytes.length === carried.bytes && logDigest(bytes) === carried.log) {
+        const states = new Map<string, RevisionState>()
+        for (let i = 0; i < carried.ids.length; i++) states.set(carried.ids[i]!, { rev: carried.revs[i]!, sig: carried.sigs[i]! })
+        return { states, carried: true }
+      }
+    }
+    // Not carried (or the log changed since): the next snapshot carries the log as it is now.
+    if (snapshot !== null) this.#snapshotStale = true
+    return { states: await this.#opts.log.load(), carried: false }
   }
 
   /**
