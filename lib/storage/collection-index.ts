@@ -110,6 +110,8 @@ export class CollectionIndex {
   #dirMtime = -1
   /** Set by the watcher when something changed that no single entry explains (a folder). */
   #rescan = false
+  /** The last scan's ids whose file is not known to be their default one (`LayoutScan.others`). */
+  #scanOthers = new Set<string>()
   /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
   #problems = new Map<string, string>()
   /** Files a rescan found for ids about to be re-checked. */
@@ -383,6 +385,7 @@ export class CollectionIndex {
       throw err
     }
     const scannedMtime = this.#dirMtime
+    const others = this.#scanOthers
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
@@ -400,7 +403,7 @@ export class CollectionIndex {
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, pass, statAt, carried)
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, others, pending, pass, statAt, carried)
     // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
     // use), once the first request waiting for this build has been served.
     if (snapshot !== null) setImmediate(() => { snapshot.release() })
@@ -529,12 +532,13 @@ export class CollectionIndex {
    * Puts the snapshot's rows whose file is unchanged into the index, as lazy rows (their content
    * stays in the snapshot's buffer until used), in the snapshot's order (the list order it was
    * written in: the first list's sort then finds them sorted).
+   * @param others the scan's ids whose file is not known to be their default one (`LayoutScan.others`)
    * @param pass the stat worker's pass over the found files (null: stat them here); its results are
    * taken a chunk at a time as the worker posts them, so this runs beside the rest of its stats
    * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], pass: StatPass | null, statAt: number, carried: boolean): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, others: ReadonlySet<string>, pending: RevisionChange[], pass: StatPass | null, statAt: number, carried: boolean): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
     const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
     // When each taken row's file was stat-ed (a file changed that close to it is racy), and its
@@ -558,7 +562,8 @@ export class CollectionIndex {
       const at = snapshot.find(id)
       if (at < 0 || this.#problems.has(id) || taken[at] !== undefined) { toRead.push(entry); continue }
       const own = snapshot.file(at)
-      if (own === null ? !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
+      // The scan tells which files are their id's default one (no path compared for those).
+      if (own === null ? others.has(id) && !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
       // A result of the worker's (i within what it posted) was stat-ed after statAt; one of this thread's after chunkAt.
       let sig = sigs[i]
       let readAt = statAt
@@ -844,8 +849,9 @@ export class CollectionIndex {
 
   async #scanDirectory (): Promise<Array<[string, string]>> {
     try { this.#dirMtime = (await stat(this.collection.dir)).mtimeMs } catch {}
-    const { found, problems } = await scanLayout(this.#layout)
+    const { found, problems, others } = await scanLayout(this.#layout)
     this.#problems = problems
+    this.#scanOthers = others
     return [...found]
   }
 

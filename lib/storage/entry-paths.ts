@@ -26,6 +26,12 @@ export interface EntryLayout {
 export interface LayoutScan {
   found: Map<string, string>
   problems: Map<string, string>
+  /**
+   * Ids whose file is not known to be the id's default one (`defaultFileOf`); every other id's
+   * file is. Told from the name a folder listing gave, so a restart need not compare each scanned
+   * path with the default one (that flattened 100,000 concatenated paths: issue 18, seventh pass).
+   */
+  others: Set<string>
 }
 
 /** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
@@ -250,9 +256,12 @@ export function resolvesInside (realDir: string, target: string): boolean {
 export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const found = new Map<string, string>()
   const problems = new Map<string, string>()
-  const add = (id: string, file: string): void => {
+  const others = new Set<string>()
+  const add = (id: string, file: string, isDefault: boolean): void => {
+    if (!isDefault) others.add(id)
     const other = found.get(id)
     if (other !== undefined) {
+      others.add(id)
       const names = [other, file].map(f => path.relative(layout.dir, f).split(path.sep).join('/')).sort()
       problems.set(id, `Two files map to this id (${names.join(', ')}): rename or remove one`)
       if (file < other) found.set(id, file)
@@ -263,10 +272,14 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
     if (problem !== null) problems.set(id, `The file name is not a valid entry id (it ${problem}): rename the file`)
   }
   if (layout.files !== null) {
-    for (const [id, file] of layout.files) found.set(id, file)
-    return { found, problems }
+    for (const [id, file] of layout.files) { found.set(id, file); others.add(id) }
+    return { found, problems, others }
   }
   const deep = layout.nested || layout.indexFile !== null
+  const ext = FORMAT_EXTENSIONS[layout.format][0]!
+  // A scanned path is `defaultFileOf`'s string only when the folder is written normalized.
+  const exact = path.normalize(layout.dir) === layout.dir
+  const bundleFile = layout.indexFile === null ? null : layout.indexFile + ext
   // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
   // would hold every listing alive together (heap the server keeps afterwards).
   const pending: Array<[string, string]> = [[path.normalize(layout.dir), '']]
@@ -288,13 +301,19 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
         // Files and links to files (a link is checked when read); a linked folder is never entered.
         if (!d.isFile() && !d.isSymbolicLink()) continue
         const id = rel === '' ? idOfTopName(layout, d.name) : idOfPath(layout, `${rel}/${d.name}`)
-        if (id !== null) add(id, childPath(dir, d.name))
+        if (id === null) continue
+        // `<folder>/<id><ext>`, or a bundle's `<folder>/<id>/<index><ext>`, as `defaultFileOf` makes
+        // them (a deeper file of a nested collection is left to the full check).
+        const isDefault = exact && (rel === ''
+          ? (layout.indexFile === null || id === layout.indexFile) && d.name.length === id.length + ext.length && d.name.startsWith(id) && d.name.endsWith(ext)
+          : d.name === bundleFile && id === rel && id !== layout.indexFile)
+        add(id, childPath(dir, d.name), isDefault)
       }
     }
   }
   // Folders found by one walker are taken by any: keep walking until none is left.
   while (pending.length > 0) await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, walker))
-  return { found, problems }
+  return { found, problems, others }
 }
 
 /**

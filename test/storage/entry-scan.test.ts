@@ -1,7 +1,7 @@
 import t from 'tap'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { extensionsOf, idOfPath, scanLayout, type EntryLayout } from '../../lib/storage/entry-paths.js'
+import { extensionsOf, idOfPath, isDefaultFile, scanLayout, type EntryLayout } from '../../lib/storage/entry-paths.js'
 import { entryIdProblem } from '../../lib/storage/names.js'
 import type { EntryFormat } from '../../lib/content/formats.js'
 
@@ -52,7 +52,7 @@ t.test('a scan lists the same problems as entryIdProblem, plain ids included', a
   await mkdir(path.join(dir, 'folder.md'))
   await symlink('post-00001.md', path.join(dir, 'linked.md'))
   const layout: EntryLayout = { dir, format: 'md', nested: false, indexFile: null, files: null }
-  const { found, problems } = await scanLayout(layout)
+  const { found, problems, others } = await scanLayout(layout)
   const expected = new Map<string, string>()
   for (const name of written) {
     const id = referenceIdOfPath(layout, name)
@@ -66,6 +66,8 @@ t.test('a scan lists the same problems as entryIdProblem, plain ids included', a
     t.equal(problems.has(id), problem !== null, `${id}: a problem exactly when entryIdProblem finds one`)
     if (problem !== null) t.match(problems.get(id), problem)
   }
+  for (const [id, file] of found) t.equal(others.has(id), !isDefaultFile(layout, id, file), `${id}: among the others exactly when its file is not the default one`)
+  t.ok(others.has('a') && others.has('b') && others.has('Post') && !others.has('post-00001'))
   t.ok(problems.has('__proto__') && problems.has('constructor') && problems.has('prototype'), 'reserved names are problems')
   t.notOk(problems.has('x'.repeat(128)), 'a plain id of 128 characters is fine')
   t.ok(problems.has('-dash') && problems.has('trailing ') && problems.has('a:b'), 'other bad names are problems')
@@ -74,8 +76,26 @@ t.test('a scan lists the same problems as entryIdProblem, plain ids included', a
 
 t.test('two files for one id are a problem in the fast path too', async t => {
   const dir = t.testdir({ 'a.md': 'x', 'a.markdown': 'y', 'B.md': 'z', 'B.MD': 'w' })
-  const { found, problems } = await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files: null })
+  const { found, problems, others } = await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files: null })
   t.match(problems.get('a'), /Two files map to this id \(a.markdown, a.md\)/)
   t.equal(found.get('a'), path.join(dir, 'a.markdown'))
   t.match(problems.get('B'), /Two files map to this id/)
+  t.ok(others.has('a') && others.has('B'), 'an id of two files is never taken for a default one')
+})
+
+t.test('in a bundled or nested folder only a top-level file named <id><first extension> is known default', async t => {
+  const dir = t.testdir({ 'two.md': 'x', 'index.md': 'y', one: { 'index.md': 'z' }, deep: { 'x.md': 'w' } })
+  for (const [nested, indexFile] of [[false, 'index'], [true, null]] as Array<[boolean, 'index' | null]>) {
+    const layout: EntryLayout = { dir, format: 'md', nested, indexFile, files: null }
+    const { found, others } = await scanLayout(layout)
+    t.ok(found.size >= 3)
+    for (const [id, file] of found) if (!others.has(id)) t.ok(isDefaultFile(layout, id, file), `${String(indexFile)}: ${id} known default, and it is`)
+    if (indexFile !== null) t.same([...others].sort(), ['deep/x', 'two'], 'a bundle\'s index file and the folder\'s own index are known default')
+    else t.same([...others].sort(), ['deep/x', 'one/index'], 'a nested file below the top is checked in full')
+  }
+  const unnormalized = `${dir}/./`
+  const scan = await scanLayout({ dir: unnormalized, format: 'md', nested: false, indexFile: null, files: null })
+  t.same([...scan.others].sort(), [...scan.found.keys()].sort(), 'a folder not written normalized: nothing known default')
+  const files = new Map([['a', path.join(dir, 'two.md')]])
+  t.ok((await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files })).others.has('a'), 'a files collection: every id')
 })
