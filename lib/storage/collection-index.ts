@@ -7,8 +7,8 @@
  * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
  * whose signature differs from the snapshot's.
  */
-import { statSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFileSync, statSync } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
@@ -21,7 +21,7 @@ import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
-import { RACY_MS, signatureCtime, type IndexSnapshot } from './index-snapshot.js'
+import { carriedStates, logDigest, RACY_MS, signatureCtime, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
 import { startStatPass, startWaitingStatWorker, statInWorker, type StatPass } from './stat-files.js'
 
@@ -89,6 +89,14 @@ function snapshotBytes (file: string): number {
  */
 const ADOPT_PARTIAL_MAX_BYTES = 256 * 1024
 
+/**
+ * A snapshot's carried revision states are used only while the log is at most this many bytes plus
+ * CARRY_LOG_BYTES_PER_ROW per state: a log that grew past it (many saves since its last
+ * compaction) is parsed, which compacts it.
+ */
+const CARRY_MAX_LOG_BYTES = 1024 * 1024
+const CARRY_LOG_BYTES_PER_ROW = 200
+
 /** How long after a change the snapshot is written again (it is also written on close). */
 const SNAPSHOT_DELAY_MS = 60_000
 
@@ -110,6 +118,8 @@ export class CollectionIndex {
   #rescan = false
   /** Set when the watcher may have lost events: every row is re-checked on the next list. */
   #allChanged = false
+  /** The last scan's ids whose file is not known to be their default one (`LayoutScan.others`). */
+  #scanOthers = new Set<string>()
   /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
   #problems = new Map<string, string>()
   /** Files a rescan found for ids about to be re-checked. */
@@ -131,6 +141,8 @@ export class CollectionIndex {
   #snapshotWrite: Promise<void> = Promise.resolve()
   /** How the last build went: entries taken from the snapshot and entries read from their files. */
   #loadStats = { fromSnapshot: 0, read: 0 }
+  /** Whether the last build took the revision states from the snapshot (not the log). */
+  #statesCarried = false
   /** Set once the first build is done. */
   #built = false
   /** The check of every file once the watcher listens (see `caughtUp`). */
@@ -397,9 +409,9 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    // The revision log and the snapshot are parsed while the watcher starts (it yields between
-    // chunks), then the folder scan runs in the thread pool beside the rest of the parse.
-    const logLoading = this.#opts.log.load()
+    // The snapshot is read (thread pool) beside the folder scan; the revision log is parsed once
+    // the scan has handed its files to the stat worker, beside its stats (issue 18, restart: the
+    // log's parse before the scan delayed the stat pass, the longest part of a restart, by as much).
     let snapshotGone = false
     const snapshotReading = (this.#opts.snapshot?.read() ?? Promise.resolve(null)).then(read => { snapshotGone = read === null; return read })
     // Listed and stat-ed at once, beside the watcher's walk (0.35 s of its own thread at 100,000
@@ -417,6 +429,7 @@ export class CollectionIndex {
       throw err
     }
     const scannedMtime = this.#dirMtime
+    const others = this.#scanOthers
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
@@ -424,13 +437,17 @@ export class CollectionIndex {
     if (!statWorker) early?.end()
     const pass = statWorker ? (early?.pass(found.map(entry => entry[1])) ?? startStatPass(found.map(entry => entry[1]))) : null
     // Its results are taken chunk by chunk as they come (`#takeFromSnapshot`), not awaited whole.
-    const [states, snapshot] = await Promise.all([logLoading, snapshotReading])
+    const snapshot = await snapshotReading
+    const { states, carried } = await this.#loadStates(snapshot)
+    this.#statesCarried = carried
     this.#states = states
     for (const state of this.#states.values()) this.#revisionSum += state.rev
+    // Carried: the snapshot's records hold every other entry's revision.
+    if (carried) for (let at = 0; at < snapshot!.size; at++) this.#revisionSum += snapshot!.rev(at)
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, pending, pass, statAt)
+    const ids = snapshot === null ? found : await this.#takeFromSnapshot(snapshot, found, others, pending, pass, statAt, carried)
     // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
     // use), once the first request waiting for this build has been served.
     if (snapshot !== null) setImmediate(() => { snapshot.release() })
@@ -559,12 +576,13 @@ export class CollectionIndex {
    * Puts the snapshot's rows whose file is unchanged into the index, as lazy rows (their content
    * stays in the snapshot's buffer until used), in the snapshot's order (the list order it was
    * written in: the first list's sort then finds them sorted).
+   * @param others the scan's ids whose file is not known to be their default one (`LayoutScan.others`)
    * @param pass the stat worker's pass over the found files (null: stat them here); its results are
    * taken a chunk at a time as the worker posts them, so this runs beside the rest of its stats
    * @param statAt when the worker's stats began
    * @returns the files still to read
    */
-  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, pending: RevisionChange[], pass: StatPass | null, statAt: number): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, found: Array<[string, string]>, others: ReadonlySet<string>, pending: RevisionChange[], pass: StatPass | null, statAt: number, carried: boolean): Promise<Array<[string, string]>> {
     const toRead: Array<[string, string]> = []
     const taken: Array<StoredRow | undefined> = new Array<StoredRow | undefined>(snapshot.size)
     // When each taken row's file was stat-ed (a file changed that close to it is racy), and its
@@ -588,7 +606,8 @@ export class CollectionIndex {
       const at = snapshot.find(id)
       if (at < 0 || this.#problems.has(id) || taken[at] !== undefined) { toRead.push(entry); continue }
       const own = snapshot.file(at)
-      if (own === null ? !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
+      // The scan tells which files are their id's default one (no path compared for those).
+      if (own === null ? others.has(id) && !isDefaultFile(this.#layout, id, file) : own !== file) { toRead.push(entry); continue }
       // A result of the worker's (i within what it posted) was stat-ed after statAt; one of this thread's after chunkAt.
       let sig = sigs[i]
       let readAt = statAt
@@ -597,10 +616,13 @@ export class CollectionIndex {
         try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
       if (sig === null || !snapshot.sigEquals(at, sig)) { toRead.push(entry); continue }
-      // The common case without `#revise`'s object: the logged state has this very signature.
+      // The common case without `#revise`'s object: the logged state has this very signature (or,
+      // carried, the record holds the state: no other state is known for an id with a record).
       const known = this.#states.get(id)
       let rev: number
-      if (known !== undefined && known.sig === sig) {
+      if (carried && known === undefined) {
+        rev = snapshot.rev(at)
+      } else if (known !== undefined && known.sig === sig) {
         rev = known.rev
         sig = known.sig
       } else {
@@ -617,6 +639,11 @@ export class CollectionIndex {
     for (let at = 0; at < taken.length; at++) {
       const row = taken[at]
       if (row !== undefined) this.#put(row, takenAt[at]!, takenSig[at])
+      // Carried: a record not taken (its file changed or is gone) is that entry's last known state.
+      else if (carried) {
+        const id = snapshot.id(at)
+        if (!this.#states.has(id) && !this.#entries.has(id)) this.#states.set(id, { rev: snapshot.rev(at), sig: snapshot.sig(at) })
+      }
     }
     return toRead
   }
@@ -627,6 +654,15 @@ export class CollectionIndex {
    */
   get loadStats (): { fromSnapshot: number, read: number } {
     return { ...this.#loadStats }
+  }
+
+  /**
+   * Whether the last build took the entries' revisions from the snapshot (the log held the bytes
+   * the snapshot recorded) instead of parsing the revision log.
+   * @returns false before the first build
+   */
+  get statesCarried (): boolean {
+    return this.#statesCarried
   }
 
   /**
@@ -659,13 +695,17 @@ export class CollectionIndex {
     if (snapshot == null) return
     const write = this.#snapshotWrite.then(async () => {
       if (!this.#snapshotStale) return
+      // A compaction of the log planned at load is written first: the snapshot records the log's bytes.
+      await this.#opts.log.settle()
       this.#snapshotStale = false
       // In list order: the next start's first sort then finds the rows sorted.
       this.#sorted ??= [...this.#entries.values()].sort(this.#compare)
       const rows: StoredRow[] = []
       for (const row of this.#sorted) if (row.readError === undefined && !this.#racy.has(row.id)) rows.push(row)
+      // Taken in the same turn as the rows: the log's bytes and the states beside the rows.
+      const carried = this.#carriedStates()
       try {
-        await snapshot.write(rows)
+        await snapshot.write(rows, carried)
       } catch {
         // Not written (a full disk, a read-only .git): the next start reads more files, nothing else.
         this.#snapshotStale = true
@@ -712,6 +752,56 @@ export class CollectionIndex {
       const lazy = swapped.get(sorted[i]!)
       if (lazy !== undefined) sorted[i] = lazy
     }
+  }
+
+  /**
+   * The revision states a snapshot of the rows carries (see `CarriedStates`): the log's digest, and
+   * every state that is not a written row's (deleted entries, unreadable and racy rows).
+   * @returns the states, or null (no log yet, or a state in transition beside its row: the next
+   * start parses the log)
+   */
+  #carriedStates (): CarriedStates | null {
+    let bytes: Buffer
+    try { bytes = readFileSync(this.#opts.log.file) } catch (err) {
+      // No log yet (no entry ever changed) is an empty one.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return null
+      bytes = Buffer.alloc(0)
+    }
+    const carried: CarriedStates = { log: logDigest(bytes), bytes: bytes.length, ids: [], revs: [], sigs: [] }
+    for (const [id, state] of this.#states) {
+      if (this.#entries.has(id)) return null
+      carried.ids.push(id)
+      carried.revs.push(state.rev)
+      carried.sigs.push(state.sig)
+    }
+    for (const row of this.#entries.values()) {
+      if (row.readError === undefined && !this.#racy.has(row.id)) continue
+      carried.ids.push(row.id)
+      carried.revs.push(row.revision)
+      carried.sigs.push(row.sig)
+    }
+    return carried
+  }
+
+  /**
+   * The revision states to start from: the snapshot's, when it carries them and the log still has
+   * the bytes they were taken with; else the log's, parsed.
+   * @returns the states, and whether they came from the snapshot (its records then give the rows' revisions)
+   */
+  async #loadStates (snapshot: RowTable | null): Promise<{ states: Map<string, RevisionState>, carried: boolean }> {
+    const carried = snapshot === null ? null : carriedStates(snapshot)
+    if (carried !== null && carried.bytes <= CARRY_MAX_LOG_BYTES + CARRY_LOG_BYTES_PER_ROW * (snapshot!.size + carried.ids.length)) {
+      let bytes: Buffer | null = null
+      try { bytes = await readFile(this.#opts.log.file) } catch (err) { if ((err as NodeJS.ErrnoException).code === 'ENOENT') bytes = Buffer.alloc(0) }
+      if (bytes !== null && bytes.length === carried.bytes && logDigest(bytes) === carried.log) {
+        const states = new Map<string, RevisionState>()
+        for (let i = 0; i < carried.ids.length; i++) states.set(carried.ids[i]!, { rev: carried.revs[i]!, sig: carried.sigs[i]! })
+        return { states, carried: true }
+      }
+    }
+    // Not carried (or the log changed since): the next snapshot carries the log as it is now.
+    if (snapshot !== null) this.#snapshotStale = true
+    return { states: await this.#opts.log.load(), carried: false }
   }
 
   /**
@@ -846,8 +936,9 @@ export class CollectionIndex {
 
   async #scanDirectory (): Promise<Array<[string, string]>> {
     try { this.#dirMtime = (await stat(this.collection.dir)).mtimeMs } catch {}
-    const { found, problems } = await scanLayout(this.#layout)
+    const { found, problems, others } = await scanLayout(this.#layout)
     this.#problems = problems
+    this.#scanOthers = others
     return [...found]
   }
 

@@ -26,6 +26,12 @@ export interface EntryLayout {
 export interface LayoutScan {
   found: Map<string, string>
   problems: Map<string, string>
+  /**
+   * Ids whose file is not known to be the id's default one (`defaultFileOf`); every other id's
+   * file is. Told from the name a folder listing gave, so a restart need not compare each scanned
+   * path with the default one (that flattened 100,000 concatenated paths: issue 18, seventh pass).
+   */
+  others: Set<string>
 }
 
 /** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
@@ -79,11 +85,13 @@ export function isMarkdownLike (format: EntryFormat): boolean {
  * @returns the id (NFC), or null when the file is not an entry file of this collection
  */
 export function idOfPath (layout: EntryLayout, rel: string): string | null {
-  const posix = rel.split(path.sep).join('/')
+  const posix = path.sep === '/' ? rel : rel.split(path.sep).join('/')
   if (layout.files !== null) {
     for (const [id, file] of layout.files) if (path.relative(layout.dir, file).split(path.sep).join('/') === posix) return id
     return null
   }
+  // A name at the top of the folder (every file of a flat collection): no split, no join (issue 18).
+  if (!posix.includes('/')) return idOfTopName(layout, posix)
   const segments = posix.split('/')
   if (segments.some(s => s === '' || s.startsWith('.') || SKIPPED_DIRS.has(s))) return null
   if (segments.length > 1 && !layout.nested && layout.indexFile === null) return null
@@ -96,6 +104,40 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     return segments.slice(0, -1).join('/').normalize('NFC')
   }
   return [...segments.slice(0, -1), stem].join('/').normalize('NFC')
+}
+
+/**
+ * A plain id: ASCII letters, digits, `_` and `-`, starting with a letter or digit, at most 128
+ * characters (names.ts's ENTRY_ID). Its NFC form is itself, and `entryIdProblem` finds nothing in
+ * it unless it is a reserved name: a scan skips both for such ids (issue 18, restart).
+ */
+const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
+const RESERVED_IDS = new Set(['__proto__', 'prototype', 'constructor'])
+
+/** `idOfPath` of a file directly in a (not `files`) collection's folder: its name's stem. */
+function idOfTopName (layout: EntryLayout, name: string): string | null {
+  if (name === '' || name.startsWith('.') || SKIPPED_DIRS.has(name)) return null
+  const exts = EXTENSIONS.get(layout.format) ?? extensionsOf(layout.format)
+  let stem: string | null = null
+  // The extension as written (the common case, no lower-cased copy); no extension of a format is
+  // the end of another's, so the first match is the one `extensionOf` finds.
+  for (const ext of exts) if (name.endsWith(ext)) { stem = name.slice(0, -ext.length); break }
+  if (stem === null) {
+    const ext = extensionOf(name, exts)
+    if (ext === null) return null
+    stem = name.slice(0, -ext.length)
+  }
+  if (stem === '') return null
+  return PLAIN_ID.test(stem) ? stem : stem.normalize('NFC')
+}
+
+/**
+ * `entryIdProblem`, without its work for a plain id (the same answer: none).
+ * @param id an id a scan derived
+ * @returns the reason it is not a valid id, or null
+ */
+function scannedIdProblem (id: string): string | null {
+  return PLAIN_ID.test(id) && !RESERVED_IDS.has(id) ? null : entryIdProblem(id)
 }
 
 /**
@@ -217,23 +259,30 @@ export function resolvesInside (realDir: string, target: string): boolean {
 export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const found = new Map<string, string>()
   const problems = new Map<string, string>()
-  const add = (id: string, file: string): void => {
+  const others = new Set<string>()
+  const add = (id: string, file: string, isDefault: boolean): void => {
+    if (!isDefault) others.add(id)
     const other = found.get(id)
     if (other !== undefined) {
+      others.add(id)
       const names = [other, file].map(f => path.relative(layout.dir, f).split(path.sep).join('/')).sort()
       problems.set(id, `Two files map to this id (${names.join(', ')}): rename or remove one`)
       if (file < other) found.set(id, file)
       return
     }
     found.set(id, file)
-    const problem = entryIdProblem(id)
+    const problem = scannedIdProblem(id)
     if (problem !== null) problems.set(id, `The file name is not a valid entry id (it ${problem}): rename the file`)
   }
   if (layout.files !== null) {
-    for (const [id, file] of layout.files) found.set(id, file)
-    return { found, problems }
+    for (const [id, file] of layout.files) { found.set(id, file); others.add(id) }
+    return { found, problems, others }
   }
   const deep = layout.nested || layout.indexFile !== null
+  const ext = FORMAT_EXTENSIONS[layout.format][0]!
+  // A scanned path is `defaultFileOf`'s string only when the folder is written normalized.
+  const exact = path.normalize(layout.dir) === layout.dir
+  const bundleFile = layout.indexFile === null ? null : layout.indexFile + ext
   // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
   // would hold every listing alive together (heap the server keeps afterwards).
   const pending: Array<[string, string]> = [[path.normalize(layout.dir), '']]
@@ -248,21 +297,26 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
       }
       for (const d of dirents) {
         if (d.name.startsWith('.')) continue
-        const childRel = rel === '' ? d.name : `${rel}/${d.name}`
         if (d.isDirectory()) {
-          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([childPath(dir, d.name), childRel])
+          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([childPath(dir, d.name), rel === '' ? d.name : `${rel}/${d.name}`])
           continue
         }
         // Files and links to files (a link is checked when read); a linked folder is never entered.
         if (!d.isFile() && !d.isSymbolicLink()) continue
-        const id = idOfPath(layout, childRel)
-        if (id !== null) add(id, childPath(dir, d.name))
+        const id = rel === '' ? idOfTopName(layout, d.name) : idOfPath(layout, `${rel}/${d.name}`)
+        if (id === null) continue
+        // `<folder>/<id><ext>`, or a bundle's `<folder>/<id>/<index><ext>`, as `defaultFileOf` makes
+        // them (a deeper file of a nested collection is left to the full check).
+        const isDefault = exact && (rel === ''
+          ? (layout.indexFile === null || id === layout.indexFile) && d.name.length === id.length + ext.length && d.name.startsWith(id) && d.name.endsWith(ext)
+          : d.name === bundleFile && id === rel && id !== layout.indexFile)
+        add(id, childPath(dir, d.name), isDefault)
       }
     }
   }
   // Folders found by one walker are taken by any: keep walking until none is left.
   while (pending.length > 0) await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, walker))
-  return { found, problems }
+  return { found, problems, others }
 }
 
 /**

@@ -24,7 +24,7 @@ import { RowTable, RowTableWriter } from './row-table.js'
  * The snapshot format. Bump it whenever what a row holds or how it is computed changes (the fields
  * of `IndexRow`, `rowContent`, the search text, the signature): older snapshots are then ignored.
  */
-export const SNAPSHOT_FORMAT = 6
+export const SNAPSHOT_FORMAT = 7
 
 /** The folder of the snapshots, under `.git/cms`. */
 export const SNAPSHOT_DIR = 'index'
@@ -87,21 +87,27 @@ export class IndexSnapshot {
    * requests served between them.
    * @param rows the rows to persist, in list order (rows with a read error and racy rows already
    * left out)
+   * @param carried the revision states the rows carry (see `CarriedStates`), or null; a row the
+   * table cannot hold is added to its states
    * @returns resolves once the file is durable
    */
-  async write (rows: Iterable<StoredRow>): Promise<void> {
+  async write (rows: Iterable<StoredRow>, carried: CarriedStates | null = null): Promise<void> {
     await writeFileInStepsAtomic(this.file, async fd => {
       let flushed = 0
       const writer = new RowTableWriter(SNAPSHOT_FORMAT, this.key, this.#titleField, bytes => { writeAllSync(fd, bytes); flushed++ })
       for (const row of rows) {
-        // A row never parsed is the record it came from: its bytes are copied.
+        // A row never parsed is the record it came from: its bytes are copied (with its revision now).
         const lazy = row.lazySource()
-        if (lazy !== null && lazy.source instanceof RowTable) writer.copy(lazy.source, lazy.at)
+        if (lazy !== null && lazy.source instanceof RowTable) writer.copy(lazy.source, lazy.at, row.revision)
         else {
           const fields = row.fields
           const content = fields === undefined ? null : { fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
           // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
-          writer.add({ id: row.id, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, content })
+          if (!writer.add({ id: row.id, rev: row.revision, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, content }) && carried !== null) {
+            carried.ids.push(row.id)
+            carried.revs.push(row.revision)
+            carried.sigs.push(row.sig)
+          }
         }
         if (flushed > 0) {
           flushed = 0
@@ -109,10 +115,54 @@ export class IndexSnapshot {
           await new Promise(resolve => setImmediate(resolve))
         }
       }
-      writer.end()
+      writer.end(carried === null ? '' : JSON.stringify(carried))
     })
     await rm(this.#legacyFile, { force: true })
   }
+}
+
+/**
+ * The revision states a snapshot carries so that a restart need not parse the revision log (issue
+ * 18, seventh pass): every record holds its row's revision, and these are the states of the
+ * entries without a record (deleted ones, unreadable or racy rows, rows a record cannot hold), all
+ * as they were when the log's bytes hashed to `log`. A restart whose log still has those bytes
+ * (same length and SHA-256) takes the states from the snapshot; any other log is parsed as before.
+ */
+export interface CarriedStates {
+  /** SHA-256 (hex) of the revision log's bytes when the rows were taken. */
+  log: string
+  /** The log's length then. */
+  bytes: number
+  ids: string[]
+  revs: number[]
+  sigs: Array<string | null>
+}
+
+/**
+ * The carried states of a table, when it has well-formed ones.
+ * @param table a snapshot's table
+ * @returns the states, or null
+ */
+export function carriedStates (table: RowTable): CarriedStates | null {
+  if (table.carried === '') return null
+  let c: Partial<CarriedStates>
+  try { c = JSON.parse(table.carried) as Partial<CarriedStates> } catch { return null }
+  if (typeof c !== 'object' || c === null || typeof c.log !== 'string' || typeof c.bytes !== 'number' || !Array.isArray(c.ids) || !Array.isArray(c.revs) || !Array.isArray(c.sigs)) return null
+  if (c.revs.length !== c.ids.length || c.sigs.length !== c.ids.length) return null
+  for (let i = 0; i < c.ids.length; i++) {
+    const sig: unknown = c.sigs[i]
+    if (typeof c.ids[i] !== 'string' || typeof c.revs[i] !== 'number' || !(typeof sig === 'string' || sig === null)) return null
+  }
+  return c as CarriedStates
+}
+
+/**
+ * The digest a snapshot records of a revision log's bytes.
+ * @param bytes the log file's bytes
+ * @returns SHA-256, hex
+ */
+export function logDigest (bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex')
 }
 
 function writeAllSync (fd: number, bytes: Buffer): void {

@@ -48,6 +48,20 @@ export class RevisionLog {
     this.#file = path.join(stateDir, 'revisions', `${collection}.jsonl`)
   }
 
+  /** The log file's path (a snapshot records a digest of its bytes: `index-snapshot.ts`). */
+  get file (): string {
+    return this.#file
+  }
+
+  /**
+   * Writes a compaction planned at load now rather than later, and waits for any in flight.
+   * @returns resolves once the file holds what it will hold until the next append
+   */
+  async settle (): Promise<void> {
+    if (this.#pending !== null) this.#compact()
+    await this.#compacting
+  }
+
   /**
    * Reads the log into a map, compacting it when it holds many lines after its checkpoint.
    * @returns id -> last state

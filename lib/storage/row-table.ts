@@ -10,10 +10,12 @@
  *
  * Layout (little-endian): `MAGIC`, u32 format, u32 key length, the key (ASCII); then per row a
  * record: u32 record length, u32 id hash, f64 order, u8 flags (1: has an order), u8 signature
- * length, u16 id length, u16 file length, then the id (UTF-8), the signature (ASCII), the file
- * (UTF-8, absent when it is the id's default one) and the JSON payload; then the end: u32 0, u32 row
- * count, u32 CRC-32 of every byte before it. Anything that does not add up (magic, format, key,
- * lengths, count, checksum, a duplicate id) makes the whole table untrusted.
+ * length, u16 id length, u16 file length, u32 revision, then the id (UTF-8), the signature
+ * (ASCII), the file (UTF-8, absent when it is the id's default one) and the JSON payload; then the
+ * carried text (UTF-8, may be empty: what the writer adds about the table as a whole, see
+ * `carried`); then the end: u32 0, u32 row count, u32 carried text length, u32 CRC-32 of every byte
+ * before it. Anything that does not add up (magic, format, key, lengths, count, checksum, a
+ * duplicate id) makes the whole table untrusted.
  */
 import { closeSync, readSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
@@ -24,8 +26,10 @@ import type { RowContent, RowSource } from './index-row.js'
 
 /** The first bytes of a row table file. */
 const MAGIC = Buffer.from('GCMSROWS', 'latin1')
-const RECORD_HEAD = 22
-const END_BYTES = 12
+const RECORD_HEAD = 26
+/** Where a record's revision is (u32). */
+const REV_AT = 22
+const END_BYTES = 16
 const HAS_ORDER = 1
 /** From this size on, `release` lets go of a table's bytes (below it, an open file costs more). */
 const RELEASE_MIN_BYTES = 256 * 1024
@@ -81,6 +85,8 @@ interface Payload {
 /** A row as it goes into a record. */
 export interface RecordRow {
   id: string
+  /** The entry's revision (0 when the writer does not know it: a worker's table). */
+  rev?: number
   sig: string
   order: number | null
   /** Absolute path, or null when it is the id's default file. */
@@ -113,9 +119,12 @@ export class RowTable implements RowSource {
   readonly #hashes: Uint32Array
   readonly #slots: Int32Array
   readonly #titleField: string | null
+  /** The carried text (see `carried`). */
+  readonly #carried: string
 
-  private constructor (buf: Buffer, starts: Int32Array, hashes: Uint32Array, titleField: string | null, recordsEnd: number) {
+  private constructor (buf: Buffer, starts: Int32Array, hashes: Uint32Array, titleField: string | null, recordsEnd: number, carried: string) {
     this.#buf = buf
+    this.#carried = carried
     this.#recordsEnd = recordsEnd
     this.#starts = starts
     this.#hashes = hashes
@@ -153,9 +162,13 @@ export class RowTable implements RowSource {
     if (buf.readUInt32LE(MAGIC.length) !== format) return null
     const keyLength = buf.readUInt32LE(MAGIC.length + 4)
     if (head + keyLength + END_BYTES > buf.length || buf.toString('latin1', head, head + keyLength) !== key) return null
-    const end = buf.length - END_BYTES
-    if (buf.readUInt32LE(end) !== 0 || crc32(buf.subarray(0, end + 8)) !== buf.readUInt32LE(end + 8)) return null
-    const count = buf.readUInt32LE(end + 4)
+    const tail = buf.length - END_BYTES
+    if (buf.readUInt32LE(tail) !== 0 || crc32(buf.subarray(0, tail + 12)) !== buf.readUInt32LE(tail + 12)) return null
+    const count = buf.readUInt32LE(tail + 4)
+    const carriedLength = buf.readUInt32LE(tail + 8)
+    if (carriedLength > tail - head - keyLength) return null
+    // The records end where the carried text starts.
+    const end = tail - carriedLength
     // Each record takes more than RECORD_HEAD bytes: a count the bytes cannot hold is a lie.
     if (count > (end - head - keyLength) / RECORD_HEAD) return null
     const starts = new Int32Array(count)
@@ -171,7 +184,7 @@ export class RowTable implements RowSource {
       at += length
     }
     if (at !== end) return null
-    const table = new RowTable(buf, starts, hashes, titleField, end)
+    const table = new RowTable(buf, starts, hashes, titleField, end, buf.toString('utf8', end, tail))
     return table.#fillSlots() ? table : null
   }
 
@@ -193,6 +206,23 @@ export class RowTable implements RowSource {
       if (v === 0) return -1
       if (this.#hashes[v - 1] === h && this.#idEquals(v - 1, id)) return v - 1
     }
+  }
+
+  /**
+   * What the writer carried beside the rows (`RowTableWriter.end`), '' when nothing.
+   * @returns the text
+   */
+  get carried (): string {
+    return this.#carried
+  }
+
+  /**
+   * A record's revision.
+   * @param at record number
+   * @returns the revision written with it
+   */
+  rev (at: number): number {
+    return this.#buf !== null ? this.#buf.readUInt32LE(this.#starts[at]! + REV_AT) : this.#read(at).readUInt32LE(REV_AT)
   }
 
   /**
@@ -460,6 +490,7 @@ export class RowTableWriter {
     chunk[start + 17] = row.sig.length
     chunk.writeUInt16LE(idLength, start + 18)
     chunk.writeUInt16LE(fileLength, start + 20)
+    chunk.writeUInt32LE(row.rev ?? 0, start + REV_AT)
     let at = start + RECORD_HEAD + chunk.write(row.id, start + RECORD_HEAD)
     at += chunk.write(row.sig, at, 'latin1')
     if (row.file !== null) at += chunk.write(row.file, at)
@@ -472,21 +503,30 @@ export class RowTableWriter {
    * Adds a row that another table of the same collection holds unchanged, by copying its record.
    * @param table the table
    * @param at its record number there
+   * @param rev the row's revision now (written over the copied one; the record's when omitted)
    */
-  copy (table: RowTable, at: number): void {
+  copy (table: RowTable, at: number, rev?: number): void {
     const length = table.recordLength(at)
     const offset = this.#reserve(length)
     table.copyRecord(at, this.#chunk, offset)
+    if (rev !== undefined) this.#chunk.writeUInt32LE(rev, offset + REV_AT)
     this.#count++
   }
 
-  /** Writes the end (count and checksum) and flushes what is left. */
-  end (): void {
+  /**
+   * Writes the carried text, the end (count and checksum) and flushes what is left.
+   * @param carried text the reader gets back as `RowTable.carried` (checksummed with the rows)
+   */
+  end (carried = ''): void {
+    const text = Buffer.from(carried, 'utf8')
+    const start = this.#reserve(text.length)
+    text.copy(this.#chunk, start)
     const at = this.#reserve(END_BYTES)
     this.#chunk.writeUInt32LE(0, at)
     this.#chunk.writeUInt32LE(this.#count, at + 4)
-    this.#crc = crc32(this.#chunk.subarray(0, at + 8), this.#crc)
-    this.#chunk.writeUInt32LE(this.#crc, at + 8)
+    this.#chunk.writeUInt32LE(text.length, at + 8)
+    this.#crc = crc32(this.#chunk.subarray(0, at + 12), this.#crc)
+    this.#chunk.writeUInt32LE(this.#crc, at + 12)
     this.#flush(this.#chunk.subarray(0, this.#used))
     this.#used = 0
   }

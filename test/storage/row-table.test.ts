@@ -131,6 +131,47 @@ t.test('a released table reads its records from the file it was read from, even 
   t.same(Buffer.concat(parts), bytes, 'records copied from the file give the same table')
 })
 
+t.test('a record keeps its revision (a copy can write the current one), and the carried text comes back checksummed', async t => {
+  const key = 'k'.repeat(64)
+  const rows = [row('a', { rev: 7 }), row('b', { rev: 0xffffffff }), row('c')]
+  const parts: Buffer[] = []
+  const writer = new RowTableWriter(SNAPSHOT_FORMAT, key, 'title', chunk => { parts.push(Buffer.from(chunk)) }, 64)
+  for (const r of rows) writer.add(r)
+  const carried = JSON.stringify({ log: 'é'.repeat(40), ids: ['gone'], revs: [3], sigs: [null] })
+  writer.end(carried)
+  const bytes = Buffer.concat(parts)
+  const table = RowTable.parse(bytes, SNAPSHOT_FORMAT, key, 'title')
+  if (table === null) throw new Error('refused')
+  t.same(['a', 'b', 'c'].map(id => table.rev(table.find(id))), [7, 0xffffffff, 0], 'revisions (0 when not given)')
+  t.equal(table.carried, carried)
+  t.equal(tableBytesCarried(bytes), carried.length + 'é'.repeat(40).length, 'the carried text\'s byte length is in the end')
+  // Copied with the revision now (a lazy row whose entry was revised), or as it was.
+  const copied: Buffer[] = []
+  const copier = new RowTableWriter(SNAPSHOT_FORMAT, key, 'title', chunk => { copied.push(Buffer.from(chunk)) })
+  copier.copy(table, table.find('a'), 8)
+  copier.copy(table, table.find('b'))
+  copier.end()
+  const copy = RowTable.parse(Buffer.concat(copied), SNAPSHOT_FORMAT, key, 'title')
+  t.same([copy?.rev(0), copy?.rev(1), copy?.carried], [8, 0xffffffff, ''])
+  // Any byte of the carried text changed, or its length: refused.
+  const carriedAt = bytes.length - 16 - Buffer.byteLength(carried)
+  for (const at of [carriedAt, carriedAt + 10, bytes.length - 17]) {
+    const bad = Buffer.from(bytes)
+    bad[at] = bad[at]! ^ 1
+    t.equal(RowTable.parse(bad, SNAPSHOT_FORMAT, key, 'title'), null, `byte ${at} changed`)
+  }
+  const longer = Buffer.from(bytes)
+  longer.writeUInt32LE(longer.readUInt32LE(bytes.length - 8) + 1, bytes.length - 8)
+  t.equal(RowTable.parse(longer, SNAPSHOT_FORMAT, key, 'title'), null, 'a carried length that is not the bytes\'')
+  const huge = Buffer.from(bytes)
+  huge.writeUInt32LE(0xffffff00, bytes.length - 8)
+  t.equal(RowTable.parse(huge, SNAPSHOT_FORMAT, key, 'title'), null, 'a carried length past the start')
+})
+
+function tableBytesCarried (bytes: Buffer): number {
+  return bytes.readUInt32LE(bytes.length - 8)
+}
+
 /** A random but reproducible generator. */
 function random (seed: number): () => number {
   let s = seed
