@@ -17,6 +17,11 @@
  * it. So the service starts its workers with `startWorker`, which waits (blocking this thread, a
  * few milliseconds, once per index or search build) until the worker's first line of JavaScript
  * runs, its heap set up, and sets the flags again before this thread allocates anything more.
+ * Before the cap is reached there is nothing to undo (the growth factor is V8's own, which a heap
+ * setup leaves as it is), so `startWorker` does not wait then: the cap, once reached, waits for the
+ * heap setup of every worker started that way that has not said it is set up, before it turns
+ * growth off (a restart starts its stat worker before the young generation reaches the cap: that
+ * wait was 50-230 ms of a blocked main thread on the way to the first list, issue 18).
  * Other workers get them set again when online. Module loader hooks (`--import` with
  * `module.register`) start threads of their own that are not seen: under them the cap may be passed.
  */
@@ -42,6 +47,12 @@ const OLD_GENERATION_GROWING_PERCENT = 20
 /** Sets the flags again (after a worker's heap setup reset them); null when nothing is capped. */
 let reapply: (() => void) | null = null
 
+/** Whether growth is turned off (the cap reached); false when nothing is capped. */
+let growthOff = false
+
+/** The heap-setup flags of workers `startWorker` started before the cap was reached, until each is set up or exits. */
+const settingUp = new Set<Int32Array>()
+
 /** The longest `startWorker` waits for a worker's first line of JavaScript. */
 const WORKER_START_WAIT_MS = 2000
 
@@ -64,9 +75,22 @@ export function startWorker (file: URL, workerData: object): Worker {
   if (reapply === null) return new Worker(file, { workerData })
   const heapSetUp = new Int32Array(new SharedArrayBuffer(4))
   const worker = new Worker(WORKER_PRELUDE, { eval: true, workerData: { ...workerData, heapSetUp, workerModule: file.href } })
+  if (!growthOff) {
+    // Nothing to undo yet; the cap waits for this heap setup if it is reached first (waitForHeapSetUps).
+    settingUp.add(heapSetUp)
+    const done = (): void => { settingUp.delete(heapSetUp) }
+    worker.once('online', done).once('exit', done)
+    return worker
+  }
   Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
   reapply()
   return worker
+}
+
+/** Waits until every worker started before the cap was reached has its heap set up (see above). */
+function waitForHeapSetUps (): void {
+  for (const heapSetUp of settingUp) Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
+  settingUp.clear()
 }
 
 /**
@@ -86,6 +110,8 @@ export function capYoungGeneration (): () => void {
     // new_space counts both semi-spaces.
     if (newSpace !== undefined && newSpace.space_size >= 2 * MAX_SEMI_SPACE_BYTES) {
       capped = true
+      growthOff = true
+      waitForHeapSetUps()
       apply()
       observer.disconnect()
     }
@@ -102,5 +128,7 @@ export function capYoungGeneration (): () => void {
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null
+    growthOff = false
+    settingUp.clear()
   }
 }
