@@ -27,7 +27,7 @@
  */
 import v8 from 'node:v8'
 import { PerformanceObserver } from 'node:perf_hooks'
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads'
 
 /** The size each semi-space may reach. */
 const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
@@ -65,6 +65,58 @@ import(workerData.workerModule)
 `
 
 /**
+ * What the spare worker runs: it says its heap is set up, then waits for the module to load and its
+ * `workerData` on its own port (or for that port to close: then it ends, exit code 0). The module's
+ * `import { workerData } from 'node:worker_threads'` sees the data given (the builtin's ES module
+ * view is made on its first import, after the data is set, and synced anyway).
+ */
+const SPARE_PRELUDE = `
+const builtin = (name) => typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule(name) : require(name);
+const wt = builtin('node:worker_threads');
+const { heapSetUp, setUp } = wt.workerData;
+Atomics.store(heapSetUp, 0, 1);
+Atomics.notify(heapSetUp, 0);
+setUp.once('message', (start) => {
+  setUp.close();
+  wt.workerData = start.workerData;
+  builtin('node:module').syncBuiltinESMExports();
+  import(start.workerModule);
+});
+`
+
+/** How long the spare worker waits to be taken before it ends. */
+const SPARE_IDLE_MS = 5000
+
+/** A worker thread started with the cap, its heap set up before the cap can be reached; the next `startWorker` takes it. */
+let spare: { worker: Worker, heapSetUp: Int32Array, setUp: MessagePort, timer: NodeJS.Timeout } | null = null
+
+/**
+ * Starts the spare worker (see capYoungGeneration): unref'd while it waits, ended when not taken
+ * within SPARE_IDLE_MS.
+ */
+function startSpare (): void {
+  const heapSetUp = new Int32Array(new SharedArrayBuffer(4))
+  const { port1, port2 } = new MessageChannel()
+  const worker = new Worker(SPARE_PRELUDE, { eval: true, workerData: { heapSetUp, setUp: port2 }, transferList: [port2] })
+  worker.unref()
+  port1.unref()
+  settingUp.add(heapSetUp)
+  const done = (): void => { settingUp.delete(heapSetUp) }
+  worker.once('online', done).once('exit', done)
+  worker.once('exit', () => { if (spare?.worker === worker) endSpare() })
+  const timer = setTimeout(() => { if (spare?.worker === worker) endSpare() }, SPARE_IDLE_MS).unref()
+  spare = { worker, heapSetUp, setUp: port1, timer }
+}
+
+/** Ends the spare worker, if any, when not taken. */
+function endSpare (): void {
+  if (spare === null) return
+  clearTimeout(spare.timer)
+  spare.setUp.close()
+  spare = null
+}
+
+/**
  * Starts a worker thread, and when this process capped its young generation, sets the flags again
  * once the worker's heap is set up (see above), before returning.
  * @param file the worker's module
@@ -73,6 +125,20 @@ import(workerData.workerModule)
  */
 export function startWorker (file: URL, workerData: object): Worker {
   if (reapply === null) return new Worker(file, { workerData })
+  if (spare !== null) {
+    // The spare's heap was set up at the start: nothing to wait for once it said so.
+    const { worker, heapSetUp, setUp, timer } = spare
+    spare = null
+    clearTimeout(timer)
+    setUp.postMessage({ workerModule: file.href, workerData: { ...workerData, heapSetUp, workerModule: file.href } })
+    setUp.close()
+    worker.ref()
+    if (growthOff && Atomics.load(heapSetUp, 0) === 0) {
+      Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
+      reapply()
+    }
+    return worker
+  }
   const heapSetUp = new Int32Array(new SharedArrayBuffer(4))
   const worker = new Worker(WORKER_PRELUDE, { eval: true, workerData: { ...workerData, heapSetUp, workerModule: file.href } })
   if (!growthOff) {
@@ -124,12 +190,18 @@ export function capYoungGeneration (): () => void {
   reapply = apply
   apply()
   check()
+  // A worker started now has its heap set up long before the young generation reaches the cap:
+  // the first startWorker takes it without waiting (at a restart, the stat worker's; without it,
+  // a restart at 10,000 entries reached the cap before the stat worker started, and its main
+  // thread waited 50-100 ms for the worker's bootstrap).
+  if (!capped) startSpare()
   return () => {
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null
     growthOff = false
     settingUp.clear()
+    endSpare()
   }
 }
 
