@@ -88,8 +88,23 @@ await build({
 // (`./stat-worker.js`), the browser bundles (`../../dist/browser/`) and `fixtures-repo/` resolve as
 // they did from a chunk there.
 const serverFile = path.join(outdir, 'server.cjs')
+// An `await import()` of a module named at run time (a site's cms.config.mjs) becomes `__gitCmsImport(`,
+// which bin/git-cms passes in (an import() compiled in a vm.Script is experimental on Node 20).
+const importOutside = {
+  name: 'import-outside',
+  setup (b) {
+    b.onLoad({ filter: /[\\/]lib[\\/].*\.ts$/ }, args => {
+      const text = readFileSync(args.path, 'utf8')
+      // `await import(` only: the worker preludes in young-generation-cap.ts are strings holding an
+      // `import(` that runs in the worker.
+      if (!/\bawait import\((?![`'"])/.test(text)) return undefined
+      return { contents: text.replace(/\bawait import\((?![`'"])/g, 'await __gitCmsImport('), loader: 'ts' }
+    })
+  }
+}
 await build({
   ...common,
+  plugins: [importOutside],
   stdin: {
     contents: "export { main } from './lib/cli.ts'\nexport { capYoungGeneration, withStartFlags } from './lib/young-generation-cap.ts'\n",
     resolveDir: root,

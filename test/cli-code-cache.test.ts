@@ -18,7 +18,7 @@ const HEADER = MAGIC.length + 32 + 4
 /** Longer than the executable waits before it writes its cache. */
 const WRITE_WAIT_MS = 4500
 
-const files: Record<string, string> = {
+const files: Record<string, string | null> = {
   'cms.config.yaml': `collections:
   notes:
     format: md
@@ -35,6 +35,10 @@ for (let i = 0; i < 30; i++) files[`content/notes/n${i}.md`] = `---\ntitle: Note
 
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
+/** The same site with its config as an ES module (loaded with import() from the executable, not from the bundle's script). */
+const mjsFiles: Record<string, string | null> = { ...files, 'cms.config.yaml': null }
+mjsFiles['cms.config.mjs'] = `export default { collections: { notes: { format: 'md', titleField: 'title', schema: { type: 'object', required: ['title'], properties: { title: { type: 'string' }, body: { type: 'string' } } } } } }\n`
+
 /** Starts the server with a cache folder, checks it serves, keeps it running `ms`, stops it. */
 async function serveOnce (t: Test, repo: string, cacheDir: string, ms: number): Promise<void> {
   const server = await spawnServer(t, repo, { GIT_CMS_CODE_CACHE: cacheDir })
@@ -48,7 +52,7 @@ async function serveOnce (t: Test, repo: string, cacheDir: string, ms: number): 
   t.equal(found.pagination.total, 3, 'the full-text index finds its word')
   await sleep(ms)
   t.equal(await server.kill('SIGTERM'), 0, 'exits 0')
-  t.notMatch(server.stderr(), /error/i, 'nothing on stderr')
+  t.notMatch(server.stderr(), /error|warning/i, 'no error or warning on stderr')
 }
 
 /** The cache file's payload when whole and checked by its CRC, else null. */
@@ -111,7 +115,13 @@ t.test('the code cache: written once the start is behind, then used as it is; a 
     await serveOnce(t, await makeSite(t, files), file, WRITE_WAIT_MS)
     t.equal((await stat(file)).size, 0, 'blocked: the file in the way is left alone')
   })()
-  await Promise.all([...cases, reused, off, blocked])
+  // A cms.config.mjs (import() at run time), with a good cache.
+  const mjs = (async () => {
+    const dir = await tempDir(t, 'mjs')
+    await writeFile(path.join(dir, 'server.cjs.v8-cache'), good)
+    await serveOnce(t, await makeSite(t, mjsFiles), dir, 0)
+  })()
+  await Promise.all([...cases, reused, off, blocked, mjs])
 })
 
 async function tempDir (t: Test, name: string): Promise<string> {
