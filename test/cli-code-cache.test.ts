@@ -41,7 +41,8 @@ mjsFiles['cms.config.mjs'] = `export default { collections: { notes: { format: '
 
 /** Starts the server with a cache folder, checks it serves, keeps it running `ms`, stops it. */
 async function serveOnce (t: Test, repo: string, cacheDir: string, ms: number): Promise<void> {
-  const server = await spawnServer(t, repo, { GIT_CMS_CODE_CACHE: cacheDir })
+  // Without the test runner's V8 coverage (under it the executable neither makes nor takes a cache).
+  const server = await spawnServer(t, repo, { GIT_CMS_CODE_CACHE: cacheDir, NODE_V8_COVERAGE: '' })
   const cookie = await loginAt(server.url)
   const headers = { cookie }
   const list = await (await fetch(`${server.url}${API}/entries?collection=notes&pageSize=5`, { headers })).json() as { pagination: { total: number } }
@@ -103,7 +104,7 @@ t.test('the code cache: written once the start is behind, then used as it is; a 
     t.equal(after.mtimeMs, before.mtimeMs)
   })()
   const off = (async () => {
-    const server = await spawnServer(t, await makeSite(t, files), { GIT_CMS_CODE_CACHE: 'off' })
+    const server = await spawnServer(t, await makeSite(t, files), { GIT_CMS_CODE_CACHE: 'off', NODE_V8_COVERAGE: '' })
     await loginAt(server.url)
     await sleep(WRITE_WAIT_MS)
     t.equal(await server.kill('SIGTERM'), 0, 'off: serves, exits 0')
