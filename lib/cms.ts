@@ -99,10 +99,15 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
 export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
   // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).
-  const gitDir = await assertGitRepository(repoDir)
+  // The config is read and checked while `git rev-parse` runs (its own process; 10-30 ms of a
+  // restart's wall time, issue 18); a repository error still comes first.
+  const gitDirFound = assertGitRepository(repoDir)
+  const configLoaded = loadConfig(repoDir, opts.config)
+  configLoaded.catch(() => {})
+  const gitDir = await gitDirFound
   const env = opts.env ?? process.env
   const runtime = readRuntimeSettings(env)
-  const config = withDefaultRemote(await loadConfig(repoDir, opts.config), opts.defaultRemote)
+  const config = withDefaultRemote(await configLoaded, opts.defaultRemote)
   const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? 'info' }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)

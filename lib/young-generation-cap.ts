@@ -17,12 +17,17 @@
  * it. So the service starts its workers with `startWorker`, which waits (blocking this thread, a
  * few milliseconds, once per index or search build) until the worker's first line of JavaScript
  * runs, its heap set up, and sets the flags again before this thread allocates anything more.
+ * Before the cap is reached there is nothing to undo (the growth factor is V8's own, which a heap
+ * setup leaves as it is), so `startWorker` does not wait then: the cap, once reached, waits for the
+ * heap setup of every worker started that way that has not said it is set up, before it turns
+ * growth off (a restart starts its stat worker before the young generation reaches the cap: that
+ * wait was 50-230 ms of a blocked main thread on the way to the first list, issue 18).
  * Other workers get them set again when online. Module loader hooks (`--import` with
  * `module.register`) start threads of their own that are not seen: under them the cap may be passed.
  */
 import v8 from 'node:v8'
 import { PerformanceObserver } from 'node:perf_hooks'
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads'
 
 /** The size each semi-space may reach. */
 const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
@@ -42,6 +47,12 @@ const OLD_GENERATION_GROWING_PERCENT = 20
 /** Sets the flags again (after a worker's heap setup reset them); null when nothing is capped. */
 let reapply: (() => void) | null = null
 
+/** Whether growth is turned off (the cap reached); false when nothing is capped. */
+let growthOff = false
+
+/** The heap-setup flags of workers `startWorker` started before the cap was reached, until each is set up or exits. */
+const settingUp = new Set<Int32Array>()
+
 /** The longest `startWorker` waits for a worker's first line of JavaScript. */
 const WORKER_START_WAIT_MS = 2000
 
@@ -54,6 +65,58 @@ import(workerData.workerModule)
 `
 
 /**
+ * What the spare worker runs: it says its heap is set up, then waits for the module to load and its
+ * `workerData` on its own port (or for that port to close: then it ends, exit code 0). The module's
+ * `import { workerData } from 'node:worker_threads'` sees the data given (the builtin's ES module
+ * view is made on its first import, after the data is set, and synced anyway).
+ */
+const SPARE_PRELUDE = `
+const builtin = (name) => typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule(name) : require(name);
+const wt = builtin('node:worker_threads');
+const { heapSetUp, setUp } = wt.workerData;
+Atomics.store(heapSetUp, 0, 1);
+Atomics.notify(heapSetUp, 0);
+setUp.once('message', (start) => {
+  setUp.close();
+  wt.workerData = start.workerData;
+  builtin('node:module').syncBuiltinESMExports();
+  import(start.workerModule);
+});
+`
+
+/** How long the spare worker waits to be taken before it ends. */
+const SPARE_IDLE_MS = 5000
+
+/** A worker thread started with the cap, its heap set up before the cap can be reached; the next `startWorker` takes it. */
+let spare: { worker: Worker, heapSetUp: Int32Array, setUp: MessagePort, timer: NodeJS.Timeout } | null = null
+
+/**
+ * Starts the spare worker (see capYoungGeneration): unref'd while it waits, ended when not taken
+ * within SPARE_IDLE_MS.
+ */
+function startSpare (): void {
+  const heapSetUp = new Int32Array(new SharedArrayBuffer(4))
+  const { port1, port2 } = new MessageChannel()
+  const worker = new Worker(SPARE_PRELUDE, { eval: true, workerData: { heapSetUp, setUp: port2 }, transferList: [port2] })
+  worker.unref()
+  port1.unref()
+  settingUp.add(heapSetUp)
+  const done = (): void => { settingUp.delete(heapSetUp) }
+  worker.once('online', done).once('exit', done)
+  worker.once('exit', () => { if (spare?.worker === worker) endSpare() })
+  const timer = setTimeout(() => { if (spare?.worker === worker) endSpare() }, SPARE_IDLE_MS).unref()
+  spare = { worker, heapSetUp, setUp: port1, timer }
+}
+
+/** Ends the spare worker, if any, when not taken. */
+function endSpare (): void {
+  if (spare === null) return
+  clearTimeout(spare.timer)
+  spare.setUp.close()
+  spare = null
+}
+
+/**
  * Starts a worker thread, and when this process capped its young generation, sets the flags again
  * once the worker's heap is set up (see above), before returning.
  * @param file the worker's module
@@ -62,11 +125,38 @@ import(workerData.workerModule)
  */
 export function startWorker (file: URL, workerData: object): Worker {
   if (reapply === null) return new Worker(file, { workerData })
+  if (spare !== null) {
+    // The spare's heap was set up at the start: nothing to wait for once it said so.
+    const { worker, heapSetUp, setUp, timer } = spare
+    spare = null
+    clearTimeout(timer)
+    setUp.postMessage({ workerModule: file.href, workerData: { ...workerData, heapSetUp, workerModule: file.href } })
+    setUp.close()
+    worker.ref()
+    if (growthOff && Atomics.load(heapSetUp, 0) === 0) {
+      Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
+      reapply()
+    }
+    return worker
+  }
   const heapSetUp = new Int32Array(new SharedArrayBuffer(4))
   const worker = new Worker(WORKER_PRELUDE, { eval: true, workerData: { ...workerData, heapSetUp, workerModule: file.href } })
+  if (!growthOff) {
+    // Nothing to undo yet; the cap waits for this heap setup if it is reached first (waitForHeapSetUps).
+    settingUp.add(heapSetUp)
+    const done = (): void => { settingUp.delete(heapSetUp) }
+    worker.once('online', done).once('exit', done)
+    return worker
+  }
   Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
   reapply()
   return worker
+}
+
+/** Waits until every worker started before the cap was reached has its heap set up (see above). */
+function waitForHeapSetUps (): void {
+  for (const heapSetUp of settingUp) Atomics.wait(heapSetUp, 0, 0, WORKER_START_WAIT_MS)
+  settingUp.clear()
 }
 
 /**
@@ -86,6 +176,8 @@ export function capYoungGeneration (): () => void {
     // new_space counts both semi-spaces.
     if (newSpace !== undefined && newSpace.space_size >= 2 * MAX_SEMI_SPACE_BYTES) {
       capped = true
+      growthOff = true
+      waitForHeapSetUps()
       apply()
       observer.disconnect()
     }
@@ -98,9 +190,37 @@ export function capYoungGeneration (): () => void {
   reapply = apply
   apply()
   check()
+  // A worker started now has its heap set up long before the young generation reaches the cap:
+  // the first startWorker takes it without waiting (at a restart, the stat worker's; without it,
+  // a restart at 10,000 entries reached the cap before the stat worker started, and its main
+  // thread waited 50-100 ms for the worker's bootstrap).
+  if (!capped) startSpare()
   return () => {
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null
+    growthOff = false
+    settingUp.clear()
+    endSpare()
+  }
+}
+
+/**
+ * Runs a function with V8's flags as they were before `capYoungGeneration` set its own, then sets
+ * them again. For `bin/git-cms`'s code cache: V8 takes a cache only under the flags it was made
+ * with, and the executable loads its bundle before the cap sets them.
+ * @param fn what to run (synchronous, short: the young generation may grow meanwhile)
+ * @returns what it returns
+ */
+export function withStartFlags<T> (fn: () => T): T {
+  const restore = reapply
+  if (restore === null) return fn()
+  // V8's defaults: no fixed old generation growth, semi-spaces doubling.
+  v8.setFlagsFromString('--heap-growing-percent=0')
+  v8.setFlagsFromString('--semi-space-growth-factor=2')
+  try {
+    return fn()
+  } finally {
+    restore()
   }
 }

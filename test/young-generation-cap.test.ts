@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 
 // Runs in a fresh process: the cap changes a V8 flag for the whole process.
 const capModule = fileURLToPath(new URL('../dist/lib/young-generation-cap.js', import.meta.url))
-const script = (cap: boolean, worker: boolean | 'startWorker'): string => `
+const script = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarly'): string => `
   const v8 = await import('node:v8')
   const { Worker } = await import('node:worker_threads')
   const { capYoungGeneration, startWorker } = await import(${JSON.stringify(capModule)})
@@ -41,8 +41,32 @@ const script = (cap: boolean, worker: boolean | 'startWorker'): string => `
     await new Promise(resolve => setImmediate(resolve))
     await new Promise(resolve => setImmediate(resolve))
     // As the service starts its index and search workers: this thread goes on allocating at once,
-    // without a turn of its event loop (no 'online' event can come in between).
+    // without a turn of its event loop (no 'online' event can come in between). The first takes the
+    // spare worker started with the cap (set up long ago); the second is a new thread, whose heap
+    // setup startWorker waits for.
+    const workers = [1, 2].map(job => startWorker(new URL('data:text/javascript,' + encodeURIComponent("import { workerData } from 'node:worker_threads'; if (workerData.job !== " + job + ") process.exit(3); setTimeout(() => {}, 300)")), { job }))
+    const held = []
+    for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
+    held.length = 0
+    const codes = await Promise.all(workers.map(w => new Promise(resolve => w.once('exit', resolve))))
+    if (codes.some(code => code !== 0)) throw new Error('a worker did not see its workerData: ' + codes.join(' '))
+  }
+  if (${JSON.stringify(worker)} === 'startWorkerEarly') {
+    // As a restart starts its stat worker: before the cap is reached, so startWorker does not wait.
+    // This thread reaches the cap while the worker starts up, with no turn of its event loop in
+    // between (the gc observer has not seen it yet): once it does, the cap must wait for the
+    // worker's heap setup (which resets the growth factor) before turning growth off.
+    const churnNow = (n) => {
+      for (let i = 0; i < n; i++) {
+        const o = { a: i, b: 'x' + i, c: [i, { d: i }] }
+        if (i % 100 === 0) keep.push(o)
+        if (keep.length > 5000) keep.splice(0, 2500)
+      }
+    }
+    for (let i = 0; i < 40 && newSpace() < 16 * 1024 * 1024; i++) churnNow(500_000)
     const w = startWorker(new URL('data:text/javascript,setTimeout(() => {}, 300)'), { job: 1 })
+    await new Promise(resolve => setImmediate(resolve))
+    await new Promise(resolve => setImmediate(resolve))
     const held = []
     for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
     held.length = 0
@@ -53,7 +77,7 @@ const script = (cap: boolean, worker: boolean | 'startWorker'): string => `
 // Without the test runner's NODE_OPTIONS (it adds them to every child it spawns): its module loader
 // hooks start threads of their own, each of which resets the growth factor unseen (the executable
 // runs without hooks).
-const newSpace = (cap: boolean, worker: boolean | 'startWorker' = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
+const newSpace = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarly' = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
 
 t.test('the executable caps the young generation at two 8 MB semi-spaces', async t => {
   const capped = newSpace(true)
@@ -69,9 +93,16 @@ t.test('the cap holds after a worker thread starts', async t => {
   t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
 })
 
-t.test('a worker started with startWorker does not undo the cap, even while this thread keeps allocating', async t => {
+t.test('workers started with startWorker (the spare, then a new thread) do not undo the cap, even while this thread keeps allocating', async t => {
   const capped = newSpace(true, 'startWorker')
   const free = newSpace(false, 'startWorker')
   t.ok(capped <= 16 * 1024 * 1024, `capped, startWorker: ${(capped / 1048576).toFixed(1)} MB`)
+  t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
+})
+
+t.test('a worker started with startWorker before the cap is reached does not undo it when this thread reaches the cap while the worker starts up', async t => {
+  const capped = newSpace(true, 'startWorkerEarly')
+  const free = newSpace(false, 'startWorkerEarly')
+  t.ok(capped <= 16 * 1024 * 1024, `capped, startWorker before the cap: ${(capped / 1048576).toFixed(1)} MB`)
   t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
 })
