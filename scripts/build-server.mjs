@@ -67,8 +67,6 @@ const common = {
   target: 'node20',
   // Packages' ES module builds first (jsonc-parser's `main` is a UMD build esbuild cannot follow).
   mainFields: ['module', 'main'],
-  // The native file watcher loads its platform's binary by name at run time.
-  external: ['@parcel/watcher'],
   sourcemap: 'linked',
   logLevel: 'warning'
 }
