@@ -10,13 +10,13 @@ import { makeSite } from './helpers/site.js'
 /* bin/git-cms compiles the server bundle with a V8 code cache (GIT_CMS_CODE_CACHE: its folder, or
    `off`). A cache that is missing, cut, corrupt, made for another bundle or refused by V8 is
    ignored: the server compiles the bundle as without one, serves correctly, and writes a good one
-   once its start is behind it (3 s). A good one is used as it is (not written again). */
+   once its start is behind it (1 s; only `serve` and `demo` write one). A good one is used as it is (not written again). */
 
 const API = '/api/cms'
 const MAGIC = Buffer.from('git-cms v8 code cache 1\n')
 const HEADER = MAGIC.length + 32 + 4
 /** Longer than the executable waits before it writes its cache. */
-const WRITE_WAIT_MS = 4500
+const WRITE_WAIT_MS = 2500
 
 const files: Record<string, string | null> = {
   'cms.config.yaml': `collections:
