@@ -2,16 +2,17 @@
  * The stat worker: lstats a list of entry files in its own thread and posts back each file's
  * signature, so a restart's stat of every file (100,000 system calls and Stats objects) runs
  * beside the snapshot parse in the service's thread instead of after it. The first pass is posted
- * in chunks of CHUNK files (each an array, in order), so the service's thread takes the rows of a
- * chunk while the next is stat-ed. Then it waits: `true`
- * stats the same files again and posts the positions of those whose signature is not the one it
- * found first (the check once the file watcher listens, see `CollectionIndex.caughtUp`), `false`
- * ends it. Loads nothing but `file-signature.ts`. A link (to be checked against the repository) or
+ * in chunks of CHUNK files (`{ k, sigs }`: chunk k's results), so the service's thread takes the rows
+ * of a chunk while the next is stat-ed. The service's thread, when it would otherwise wait, stats
+ * chunks itself from the end of the list (`stat-files.ts`): each chunk is claimed by one thread
+ * only, through a shared flag per chunk. Then the worker waits: `{ again: true, filled }` (the
+ * service thread's chunks and their results) stats every file again and posts the positions of
+ * those whose signature is not the one found first (the check once the file watcher listens, see
+ * `CollectionIndex.caughtUp`), `false` ends it. Loads nothing but `stat-one.ts` and `file-signature.ts`. A link (to be checked against the repository) or
  * an error other than a missing file is left to the caller (undefined).
  */
-import { lstatSync } from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
-import { signatureOf } from './file-signature.js'
+import { STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
 
 /**
  * The files, joined by NUL (one string crosses threads far faster than 100,000 of them). Each path
@@ -20,40 +21,48 @@ import { signatureOf } from './file-signature.js'
  * (issue 18, seventh pass); a path cut for one stat dies young.
  */
 let joined = ''
+/** Per chunk: 0 unclaimed, 1 claimed (by this worker or the service's thread). */
+let claims: Int32Array | null = null
 
-/** Files per posted chunk of the first pass (matches the service thread's step between yields). */
-const CHUNK = 4096
-
-function statAll (post: ((chunk: Array<string | null | undefined>) => void) | null): Array<string | null | undefined> {
-  const sigs: Array<string | null | undefined> = []
-  let posted = 0
+/**
+ * Stats the files in order; in the first pass (`post`), only the chunks this worker claims, posting
+ * each (the others are left empty).
+ */
+function statAll (post: ((k: number, chunk: StatResult[]) => void) | null): StatResult[] {
+  const sigs: StatResult[] = []
+  let mine = true
   // The same paths as `joined.split('\0')` (none for an empty string).
-  for (let from = 0; joined !== '' && from <= joined.length;) {
+  for (let from = 0, i = 0; joined !== '' && from <= joined.length; i++) {
     let to = joined.indexOf('\0', from)
     if (to < 0) to = joined.length
-    const file = joined.slice(from, to)
-    from = to + 1
-    try {
-      const st = lstatSync(file, { throwIfNoEntry: false })
-      sigs.push(st === undefined ? null : st.isSymbolicLink() ? undefined : st.isFile() ? signatureOf(st) : null)
-    } catch {
-      sigs.push(undefined)
+    if (i % STAT_CHUNK === 0 && post !== null) {
+      if (mine && i > 0) post(i / STAT_CHUNK - 1, sigs.slice(i - STAT_CHUNK, i))
+      const k = i / STAT_CHUNK
+      mine = claims === null || k >= claims.length || Atomics.compareExchange(claims, k, 0, 1) === 0
     }
-    if (post !== null && sigs.length - posted === CHUNK) { post(sigs.slice(posted)); posted = sigs.length }
+    if (mine || post === null) sigs.push(statOne(joined.slice(from, to)))
+    else sigs.push(undefined)
+    from = to + 1
   }
-  if (post !== null && (posted < sigs.length || sigs.length === 0)) post(sigs.slice(posted))
+  if (post !== null && mine && sigs.length > 0) {
+    const last = Math.floor((sigs.length - 1) / STAT_CHUNK)
+    post(last, sigs.slice(last * STAT_CHUNK))
+  }
   return sigs
 }
 
-/** Stats the files, posts the first pass, then waits for `again` (true) or the end (false). */
-function run (given: string): void {
+/** Stats the files, posts the first pass, then waits for `again` or the end (false). */
+function run (given: string, shared: SharedArrayBuffer | undefined): void {
   joined = given
-  const first = statAll(chunk => { parentPort?.postMessage(chunk) })
-  parentPort?.once('message', (again: boolean) => { second(first, again) })
+  claims = shared === undefined ? null : new Int32Array(shared)
+  const first = statAll((k, sigs) => { parentPort?.postMessage({ k, sigs }) })
+  parentPort?.once('message', (again: false | { again: true, filled: Array<[number, StatResult[]]> }) => { second(first, again) })
 }
 
-function second (first: Array<string | null | undefined>, again: boolean): void {
-  if (again) {
+function second (first: StatResult[], again: false | { again: true, filled: Array<[number, StatResult[]]> }): void {
+  if (again !== false) {
+    // The chunks the service's thread stat-ed in the first pass.
+    for (const [k, sigs] of again.filled) for (let j = 0; j < sigs.length; j++) first[k * STAT_CHUNK + j] = sigs[j]
     const now = statAll(null)
     const changed: number[] = []
     for (let i = 0; i < now.length; i++) if (now[i] !== first[i] || now[i] === undefined) changed.push(i)
@@ -63,6 +72,6 @@ function second (first: Array<string | null | undefined>, again: boolean): void 
 }
 
 // The files come with the worker's data, or (a worker started before they were known) as its first message (false: none, end).
-const given = (workerData as { files?: string } | null)?.files
-if (given !== undefined) run(given)
-else parentPort?.once('message', (joined: string | false) => { if (joined === false) parentPort?.close(); else run(joined) })
+const data = workerData as { files?: string, claims?: SharedArrayBuffer } | null
+if (data?.files !== undefined) run(data.files, data.claims)
+else parentPort?.once('message', (msg: { files: string, claims: SharedArrayBuffer } | false) => { if (msg === false) parentPort?.close(); else run(msg.files, msg.claims) })

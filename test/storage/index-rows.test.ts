@@ -93,6 +93,25 @@ t.test('a waiting stat worker posts its first pass in chunks, in order; one neve
   t.throws(() => unused.pass(files), /already/)
 })
 
+t.test('the service thread stats chunks from the end while it waits; the second pass covers them too', async t => {
+  const dir = await realpath(t.testdir({ 'a.md': 'alpha', 'b.md': 'bravo!' }))
+  // 20,000 paths: five chunks, the last one short; every third a real file.
+  const files = Array.from({ length: 20_000 }, (_, i) => path.join(dir, i % 3 === 0 ? 'a.md' : i % 3 === 1 ? 'b.md' : `missing-${i}.md`))
+  const pass = startWaitingStatWorker().pass(files)
+  // Asking for everything at once: this thread claims chunks from the end while the worker goes on from the start.
+  t.equal(await pass.ready(20_000), true)
+  const a = statEntryFileNow(dir, files[0]!)
+  const b = statEntryFileNow(dir, files[1]!)
+  t.equal(pass.results.length, 20_000)
+  t.ok(pass.results.every((sig, i) => sig === (i % 3 === 0 ? a : i % 3 === 1 ? b : null)), 'each result at its file\'s position, whichever thread stat-ed it')
+  t.same(await pass.sigs, pass.results)
+  // An edit keeping the size: every position of that file changed, in the worker's chunks and in this thread's.
+  await new Promise(resolve => setTimeout(resolve, 20))
+  await writeFile(path.join(dir, 'a.md'), 'ALPHA')
+  const changed = await pass.again()
+  t.same(changed, files.flatMap((_, i) => i % 3 === 0 ? [i] : []), 'exactly the edited file\'s positions')
+})
+
 t.test('a restart of a collection large enough for the stat worker still notices edits, adds and deletes made while down', async t => {
   // 4,100 files: over the size from which a restart stats its files in a worker.
   const files: Record<string, string> = { 'cms.config.yaml': 'collections:\n  posts:\n    format: md\n    titleField: title\n' }
