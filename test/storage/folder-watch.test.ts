@@ -7,6 +7,7 @@ import { appendFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'nod
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setLostThreshold, watchFolders, type FolderWatch } from '../../lib/storage/folder-watch.js'
+import { closeInBackground, StagedFile, syncDirectory } from '../../lib/storage/atomic-write.js'
 
 interface Recorder {
   paths: Set<string>
@@ -167,4 +168,33 @@ t.test('a real overflow of the kernel queue (more events than max_queued_events,
   for (let i = 0; i < count; i++) writeFileSync(path.join(root, `o${i}.md`), 'x')
   await until(() => rec.lost > 0, 'onLost after the overflow')
   t.ok(rec.paths.size < count, `events were really lost (${rec.paths.size} of ${count} files told)`)
+})
+
+t.test('saves in a big flat folder are told as their entry files only: no folder path, no loss (issue 18, x1)', async t => {
+  // A save's file steps as group commits take them (hidden temporary file, fsync, rename over the
+  // entry keeping the old inode open, directory fsync). A folder path or a loss told here would make
+  // every CollectionIndex of the folder rescan it (or re-stat every row) on its next read: a save's
+  // cost would grow with the collection.
+  const root = await tempRoot(t)
+  const entries = 2000
+  for (let i = 0; i < entries; i++) writeFileSync(path.join(root, `p${i}.md`), `---\ntitle: p${i}\n---\nbody\n`)
+  const rec = await watched(t, root)
+  const told: string[] = []
+  const count = await watchFolders(root, { onPath: file => { told.push(file) }, onLost: () => { rec.lost++ } })
+  t.teardown(() => { count.close() })
+  const saved = Array.from({ length: 40 }, (_, i) => path.join(root, `p${(i * 47) % entries}.md`))
+  for (let i = 0; i < saved.length; i += 8) {
+    const group = await Promise.all(saved.slice(i, i + 8).map(async f => await StagedFile.create(f, `---\ntitle: saved ${i}\n---\nbody\n`)))
+    for (const f of group) await f.sync()
+    const old: number[] = []
+    for (const f of group) { const fd = await f.placeKeepingOld(); if (fd !== null) old.push(fd) }
+    await syncDirectory(root)
+    closeInBackground(old)
+  }
+  await until(() => saved.every(f => rec.paths.has(f)), 'every saved entry told')
+  // Events still on their way arrive within a few turns.
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.same([...rec.paths].filter(f => !saved.includes(f)), [], 'nothing but the saved entry files (no folder, no temporary file)')
+  t.equal(rec.lost, 0, 'no loss (which re-checks every file)')
+  t.ok(told.length <= saved.length * 3, `a few events per save (${told.length} for ${saved.length} saves)`)
 })
