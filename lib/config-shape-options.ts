@@ -13,9 +13,11 @@ import { configSchema } from './config-schema.js'
 export const CONFIG_AJV_OPTIONS = { allErrors: false, strict: false, validateSchema: false, code: { optimize: false } } as const
 
 /**
- * The SHA-256 of the config schema and the compile options, as the generated validator records it.
+ * The SHA-256 of the config schema, the compile options and ajv's version, as the generated
+ * validator records it.
+ * @param ajvVersion the installed ajv's version
  * @returns hex digest
  */
-export function configSchemaDigest (): string {
-  return createHash('sha256').update(JSON.stringify([configSchema, CONFIG_AJV_OPTIONS])).digest('hex')
+export function configSchemaDigest (ajvVersion: string): string {
+  return createHash('sha256').update(JSON.stringify([configSchema, CONFIG_AJV_OPTIONS, ajvVersion])).digest('hex')
 }

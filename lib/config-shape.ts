@@ -7,6 +7,7 @@ import { Ajv, type ErrorObject } from 'ajv'
 import { configSchema } from './config-schema.js'
 import { CONFIG_AJV_OPTIONS, configSchemaDigest } from './config-shape-options.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
+import { ajvVersion } from './content/ajv-version.js'
 
 /** An ajv validator: true when valid, its errors on `errors` otherwise. */
 export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorObject[] | null }
@@ -19,7 +20,7 @@ let check: ConfigShapeCheck | null = null
  * @returns the validator
  */
 export function configShapeCheck (): ConfigShapeCheck {
-  check ??= CONFIG_SCHEMA_DIGEST === configSchemaDigest()
+  check ??= CONFIG_SCHEMA_DIGEST === configSchemaDigest(ajvVersion())
     ? validateConfigSchema as ConfigShapeCheck
     : new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
   return check
@@ -30,5 +31,5 @@ export function configShapeCheck (): ConfigShapeCheck {
  * @returns true when the generated validator is current
  */
 export function configShapeIsGenerated (): boolean {
-  return CONFIG_SCHEMA_DIGEST === configSchemaDigest()
+  return CONFIG_SCHEMA_DIGEST === configSchemaDigest(ajvVersion())
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Writes lib/config-shape.generated.ts: ajv's standalone code of the config schema's validator
-// (lib/config-schema.ts compiled with lib/config-shape-options.ts's options), so that a start does
-// not compile it at run time (20-40 ms of every start, code a V8 code cache cannot hold; issue 18).
-// The code is made from this package's own schema, never from a site's input. The file records the
-// digest of the schema and options it was made from; lib/config-shape.ts compiles at run time
-// instead when they differ (a schema edited without running this script), and
-// test/config/config-shape.test.ts fails then. Run: `node scripts/generate-config-validator.mjs`
+// (lib/config-schema.ts compiled with lib/config-shape-options.ts's options), and
+// lib/content/draft7-meta.generated.ts: that of JSON Schema draft-07's meta-schema, which checks each
+// collection schema (with lib/content/draft7-options.ts's options), so that a start does not compile
+// them at run time (together 40-70 ms of every start, code a V8 code cache cannot hold; issue 18).
+// The code is made from this package's own schema and ajv's meta-schema, never from a site's input.
+// Each file records the digest of what it was made from (ajv's version included); the service
+// compiles at run time instead when it differs, and test/config/config-shape.test.ts fails then. Run: `node scripts/generate-config-validator.mjs`
 // (`--check`: exit 1 when the file is not what this script would write).
 import { build } from 'esbuild'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -15,24 +16,39 @@ import path from 'node:path'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const target = path.join(root, 'lib', 'config-shape.generated.ts')
+const metaTarget = path.join(root, 'lib', 'content', 'draft7-meta.generated.ts')
 
-/** The generated module's text. */
+/** The generated modules' texts. */
 export async function generatedConfigValidator () {
   const out = await build({
     absWorkingDir: root,
-    stdin: { contents: "export { configSchema } from './lib/config-schema.ts'\nexport * from './lib/config-shape-options.ts'\n", resolveDir: root, loader: 'ts' },
+    stdin: { contents: "export { configSchema } from './lib/config-schema.ts'\nexport * from './lib/config-shape-options.ts'\nexport * from './lib/content/draft7-options.ts'\n", resolveDir: root, loader: 'ts' },
     bundle: true,
     platform: 'node',
     format: 'esm',
     write: false,
     logLevel: 'warning'
   })
-  const { configSchema, CONFIG_AJV_OPTIONS, configSchemaDigest } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`)
+  const { configSchema, CONFIG_AJV_OPTIONS, configSchemaDigest, DRAFT7_AJV_OPTIONS, draft7MetaDigest } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`)
   const require = createRequire(path.join(root, 'package.json'))
   const { Ajv } = require('ajv')
   const standaloneCode = require('ajv/dist/standalone').default
+  const ajvVersion = require('ajv/package.json').version
   const ajv = new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code, source: true } })
-  let code = standaloneCode(ajv, ajv.compile(configSchema))
+  const config = moduleOf(standaloneCode(ajv, ajv.compile(configSchema)), 'lib/config-schema.ts', 'CONFIG_SCHEMA_DIGEST', configSchemaDigest(ajvVersion), 'validateConfigSchema', 'The config schema\'s validator, as ajv.compile(configSchema) with CONFIG_AJV_OPTIONS makes it.')
+  // The run-time instance runs patterns on a linear-time engine; the meta-schema has no pattern
+  // (checked: the engine's code would appear in the output).
+  const marker = 'GIT_CMS_PATTERN_ENGINE_USED'
+  const metaAjv = new Ajv({ ...DRAFT7_AJV_OPTIONS, code: { source: true, regExp: Object.assign((s, f) => new RegExp(s, f), { code: marker }) } })
+  const metaSource = standaloneCode(metaAjv, metaAjv.getSchema('http://json-schema.org/draft-07/schema'))
+  if (metaSource.includes(marker)) throw new Error('the draft-07 meta-schema uses a pattern: its validator needs the pattern engine')
+  const meta = moduleOf(metaSource, 'ajv\'s JSON Schema draft-07 meta-schema', 'DRAFT7_META_DIGEST', draft7MetaDigest(ajvVersion), 'validateDraft7Schema', 'The draft-07 meta-schema\'s validator, as an ajv instance with DRAFT7_AJV_OPTIONS compiles it to check a schema.')
+  return { config, meta }
+}
+
+/** An ES module of ajv's standalone (CommonJS) output. */
+function moduleOf (standalone, from, digestName, digest, exportName, doc) {
+  let code = standalone
   // CommonJS output: `module.exports = validate...; module.exports.default = ...`, and ajv's run-time
   // helpers by `require("ajv/dist/runtime/NAME")`. Made an ES module whose helpers are required in the
   // executable's bundle (where `require` exists and esbuild bundles them) and otherwise from node_modules.
@@ -43,12 +59,12 @@ export async function generatedConfigValidator () {
   if (/\brequire\(/.test(code)) throw new Error('unexpected standalone output: require left')
   const requireLines = helpers.map(name => `  ${JSON.stringify(name)}: typeof require === 'function' ? require(${JSON.stringify(name)}) : createRequire(import.meta.url)(${JSON.stringify(name)})`).join(',\n')
   return `// @ts-nocheck
-// GENERATED by scripts/generate-config-validator.mjs from lib/config-schema.ts: do not edit.
+// GENERATED by scripts/generate-config-validator.mjs from ${from}: do not edit.
 /* eslint-disable */
 import { createRequire } from 'node:module'
 
-/** The digest of the schema and options this validator was made from (configSchemaDigest()). */
-export const CONFIG_SCHEMA_DIGEST = ${JSON.stringify(configSchemaDigest())}
+/** The digest of what this validator was made from (ajv's version included). */
+export const ${digestName} = ${JSON.stringify(digest)}
 
 const helpers = {
 ${requireLines}
@@ -56,21 +72,23 @@ ${requireLines}
 
 ${code}
 
-/** The config schema's validator, as ajv.compile(configSchema) with CONFIG_AJV_OPTIONS makes it. */
-export const validateConfigSchema = validate
+/** ${doc} */
+export const ${exportName} = validate
 `
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = await generatedConfigValidator()
-  if (process.argv.includes('--check')) {
-    let current = ''
-    try { current = readFileSync(target, 'utf8') } catch {}
-    if (current !== text) {
-      process.stderr.write(`${path.relative(root, target)} is out of date: run node scripts/generate-config-validator.mjs\n`)
-      process.exit(1)
+  const { config, meta } = await generatedConfigValidator()
+  for (const [file, text] of [[target, config], [metaTarget, meta]]) {
+    if (process.argv.includes('--check')) {
+      let current = ''
+      try { current = readFileSync(file, 'utf8') } catch {}
+      if (current !== text) {
+        process.stderr.write(`${path.relative(root, file)} is out of date: run node scripts/generate-config-validator.mjs\n`)
+        process.exitCode = 1
+      }
+    } else {
+      writeFileSync(file, text)
     }
-  } else {
-    writeFileSync(target, text)
   }
 }
