@@ -20,10 +20,19 @@ let check: ConfigShapeCheck | null = null
  * @returns the validator
  */
 export function configShapeCheck (): ConfigShapeCheck {
-  check ??= CONFIG_SCHEMA_DIGEST === configSchemaDigest(ajvVersion())
+  check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
+  return check
+}
+
+/**
+ * The generated validator when the digest it records is the current one, else the schema compiled now.
+ * @param generatedDigest the digest the generated validator records
+ * @returns a validator
+ */
+export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
+  return generatedDigest === configSchemaDigest(ajvVersion())
     ? validateConfigSchema as ConfigShapeCheck
     : new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
-  return check
 }
 
 /**

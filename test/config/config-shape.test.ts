@@ -6,7 +6,7 @@ import path from 'node:path'
 import { Ajv } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
 import { CONFIG_AJV_OPTIONS } from '../../lib/config-shape-options.js'
-import { configShapeCheck, configShapeIsGenerated, type ConfigShapeCheck } from '../../lib/config-shape.js'
+import { configShapeCheck, configShapeCheckFor, configShapeIsGenerated, type ConfigShapeCheck } from '../../lib/config-shape.js'
 import { validateConfigSchema as generated } from '../../lib/config-shape.generated.js'
 
 const validateConfigSchema = generated as ConfigShapeCheck
@@ -85,6 +85,16 @@ t.test('the generated validator gives the same answer and errors as ajv compilin
     t.same(validateConfigSchema.errors ?? null, compiled.errors ?? null, `${label}: errors`)
   }
   t.ok(cases.filter(c => !compiled(c)).length >= 35, 'most cases are refused')
+})
+
+t.test('a generated validator made from another schema or ajv is not used: the schema is compiled now', async t => {
+  const fallback = configShapeCheckFor('0'.repeat(64))
+  t.not(fallback, validateConfigSchema, 'compiled at run time')
+  const compiled = new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
+  for (const input of cases) {
+    t.equal(fallback(input), compiled(input))
+    t.same(fallback.errors ?? null, compiled.errors ?? null)
+  }
 })
 
 t.test('normalizeConfig refuses a bad shape with the key and reason, as before', async t => {
