@@ -6,8 +6,9 @@
 // them at run time (together 40-70 ms of every start, code a V8 code cache cannot hold; issue 18).
 // The code is made from this package's own schema and ajv's meta-schema, never from a site's input.
 // Each file records the digest of what it was made from (ajv's version included); the service
-// compiles at run time instead when it differs, and test/config/config-shape.test.ts fails then. Run: `node scripts/generate-config-validator.mjs`
-// (`--check`: exit 1 when the file is not what this script would write).
+// compiles at run time instead when it differs, and test/config/config-shape.test.ts fails then.
+// Run by `npm run build` (first); alone: `node scripts/generate-config-validator.mjs` (`--check`:
+// exit 1 when a file is not what this script would write).
 import { build } from 'esbuild'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
