@@ -7,10 +7,11 @@ import { SchemaCompiler } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { Ajv, type ErrorObject } from 'ajv'
+import { type ErrorObject } from 'ajv'
+import { configShapeCheck } from './config-shape.js'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { configSchema, NAME_PATTERN } from './config-schema.js'
+import { NAME_PATTERN } from './config-schema.js'
 import { FORMAT_EXTENSIONS } from './content/formats.js'
 
 export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
@@ -127,12 +128,6 @@ export interface Config {
 
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
 
-// The config schema is this package's own (tested): checking it against JSON Schema's meta-schema
-// at every start only compiled the meta-schema, and the validator runs once per start, so ajv's
-// code optimization pass is not worth its time either (together about two thirds of the compile
-// time, issue 18).
-const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false, code: { optimize: false } })
-const validateConfigShape = ajv.compile(configSchema)
 
 /**
  * Finds and loads the repository's config file.
@@ -174,6 +169,7 @@ export function normalizeConfig (input: unknown): Config {
     throw new ConfigError('(root)', 'must be an object')
   }
   checkCollectionNames(input)
+  const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
     throw new ConfigError(keyOf(err), reasonOf(err))

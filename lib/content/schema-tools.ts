@@ -7,6 +7,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
 import { linearRegExp } from './linear-regexp.js'
+import { ajvVersion } from './ajv-version.js'
+import { DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './draft7-options.js'
+import { DRAFT7_META_DIGEST, validateDraft7Schema } from './draft7-meta.generated.js'
 
 export type JsonSchema = Record<string, unknown>
 type Validator = (data: unknown) => ValidationIssue[]
@@ -17,6 +20,19 @@ type Validator = (data: unknown) => ValidationIssue[]
    bundle's own ajv; unbundled (the library) it is resolved from node_modules. */
 const requireAjvFormats = (): unknown => typeof require === 'function' ? require('ajv-formats') : createRequire(import.meta.url)('ajv-formats')
 let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
+
+const DRAFT7_META_ID = 'http://json-schema.org/draft-07/schema'
+type MetaCheck = ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
+let generatedMeta: MetaCheck | null | undefined
+
+/* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs):
+   compiling it cost ~25-40 ms of every start that checks a collection schema (the config check
+   does), code a V8 code cache cannot hold (issue 18). Null when it was made from another ajv or
+   other options: then ajv compiles it as before. */
+function generatedDraft7Meta (): MetaCheck | null {
+  generatedMeta ??= DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion()) ? validateDraft7Schema as MetaCheck : null
+  return generatedMeta
+}
 
 /**
  * Compiles collection schemas once each; one instance per service (no shared module state).
@@ -32,6 +48,10 @@ export class SchemaCompiler {
   /** Validators by schema text: many collections sharing one schema compile it once (issue 18). */
   readonly #byText = new Map<string, Validator>()
   #formats = false
+  /* The meta-schema validator ajv would hold in the draft-07 instance: compiled at its first schema,
+     without formats ('plain') or with them. The instance checks schemas itself only when not
+     'plain' or for a schema naming its `$schema`, so that each check is exactly ajv's own. */
+  #draft7Meta: 'plain' | 'formats' | null = null
 
   /**
    * Returns the validator of a schema, compiling it on first use.
@@ -52,20 +72,36 @@ export class SchemaCompiler {
     const { $id: _ignored, ...withoutId } = schema
     if (!this.#formats && text.includes('"format"')) {
       addFormats ??= requireAjvFormats() as (ajv: Ajv | Ajv2020) => void
-      if (this.#draft7Instance !== null) addFormats(this.#draft7Instance)
+      if (this.#draft7Instance !== null) {
+        // ajv compiled its meta-schema validator without formats at the first schema: so here.
+        if (this.#draft7Meta === 'plain') this.#draft7Instance.getSchema(DRAFT7_META_ID)
+        addFormats(this.#draft7Instance)
+      }
       if (this.#draft2020Instance !== null) addFormats(this.#draft2020Instance)
       this.#formats = true
     }
-    const fn: ValidateFunction = is2020 ? this.#draft2020().compile(withoutId) : this.#draft7().compile(withoutId)
+    const fn: ValidateFunction = is2020 ? this.#draft2020().compile(withoutId) : this.#compileDraft7(withoutId)
     const validator: Validator = (data) => fn(data) ? [] : (fn.errors ?? []).map(toIssue)
     this.#cache.set(schema, validator)
     this.#byText.set(text, validator)
     return validator
   }
 
+  /* As ajv.compile with validateSchema on: the schema checked against the meta-schema first (the
+     same error, "schema is invalid: ..."), by the generated validator where it is ajv's own. */
+  #compileDraft7 (schema: JsonSchema): ValidateFunction {
+    const ajv = this.#draft7()
+    this.#draft7Meta ??= this.#formats ? 'formats' : 'plain'
+    const meta = this.#draft7Meta === 'plain' && schema.$schema === undefined ? generatedDraft7Meta() : null
+    if (meta === null) ajv.validateSchema(schema, true)
+    else if (!meta(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(meta.errors)}`)
+    return ajv.compile(schema)
+  }
+
   #draft7 (): Ajv {
     if (this.#draft7Instance === null) {
-      this.#draft7Instance = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } })
+      // Schemas are checked against the meta-schema by #compileDraft7.
+      this.#draft7Instance = new Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, code: { regExp: linearRegExp } })
       if (this.#formats && addFormats !== null) addFormats(this.#draft7Instance)
     }
     return this.#draft7Instance

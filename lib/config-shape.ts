@@ -1,0 +1,44 @@
+/**
+ * The check of a config's shape against lib/config-schema.ts: the validator ajv made from it at
+ * build time (lib/config-shape.generated.ts, by scripts/generate-config-validator.mjs), or when that
+ * file was made from another schema or other options, the same validator compiled now.
+ */
+import { Ajv, type ErrorObject } from 'ajv'
+import { configSchema } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, configSchemaDigest } from './config-shape-options.js'
+import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
+import { ajvVersion } from './content/ajv-version.js'
+
+/** An ajv validator: true when valid, its errors on `errors` otherwise. */
+export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
+let check: ConfigShapeCheck | null = null
+
+/**
+ * The config shape validator, made once per process: the generated one when it was made from this
+ * schema and these options (ajv's compile cost 20-40 ms of every start, issue 18), else compiled.
+ * @returns the validator
+ */
+export function configShapeCheck (): ConfigShapeCheck {
+  check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
+  return check
+}
+
+/**
+ * The generated validator when the digest it records is the current one, else the schema compiled now.
+ * @param generatedDigest the digest the generated validator records
+ * @returns a validator
+ */
+export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
+  return generatedDigest === configSchemaDigest(ajvVersion())
+    ? validateConfigSchema as ConfigShapeCheck
+    : new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
+}
+
+/**
+ * Whether the generated validator is used (it matches the schema and options); for tests.
+ * @returns true when the generated validator is current
+ */
+export function configShapeIsGenerated (): boolean {
+  return CONFIG_SCHEMA_DIGEST === configSchemaDigest(ajvVersion())
+}
