@@ -130,6 +130,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const locks = new KeyedLock()
     const webhook = new RebuildWebhook({ config, stateDir, log })
     const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
+    // The history journal's folder; the store is opened (a crash's journal folded) before the remote starts.
+    const history = new HistoryStore({ gitDir, packs, journalDir: path.join(stateDir, 'history-journal'), warn: (message, details) => log.warn(details, message) })
     remote = new RemoteSync({
       repoDir,
       stateDir,
@@ -138,6 +140,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       locks,
       content,
       gitOnPublish: runtime.gitOnPublish,
+      beforeCmsRefs: async () => { await history.flush() },
       env,
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
@@ -163,7 +166,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       content,
       auth,
       locks,
-      history: new HistoryStore({ gitDir, packs }),
+      history,
       drafts: new DraftStore({ gitDir, packs }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook,
@@ -173,6 +176,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       media,
       relativePath: (absolute) => path.relative(repoDir, absolute).split(path.sep).join('/')
     }
+    await history.open()
     const unfinished = await finishRecoveryPlan(services)
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
     // After the recovery plan (whose commit a pending push may be waiting for).
@@ -214,6 +218,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         await sweeping
         await liveContent.close()
         await liveAuth.close()
+        // Folds the journal: a clean stop leaves it empty and refs/cms/history complete.
+        await history.close()
         await packs.idle()
         await lock.release()
       }

@@ -35,6 +35,11 @@ export interface RemoteSyncOptions {
    * or the push finished at start after a crash).
    */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
+  /**
+   * Called before `refs/cms/*` are adopted or pushed: folds the history journal into
+   * `refs/cms/history`, so what travels holds every acknowledged save (issue 18).
+   */
+  beforeCmsRefs?: () => Promise<void>
 }
 
 /** The link to the git remote; inert (`enabled: false`) without `git.remote`. */
@@ -229,8 +234,13 @@ export class RemoteSync {
     this.state.report.upstreamCommit = outcome.commit
     this.state.set('ok', 'In sync with the remote.')
     // History and drafts follow on the queue, after the response (they are not what a rebuild needs).
-    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await pushCmsRefs(ctx) }).catch(() => {})
+    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await this.#flushHistory(); await pushCmsRefs(ctx) }).catch(() => {})
     return { outcome, delivered: pending?.published ?? [] }
+  }
+
+  /** Folds the history journal into its ref before refs/cms/* are compared, adopted or pushed. */
+  async #flushHistory (): Promise<void> {
+    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not fold the history journal before syncing refs/cms') })
   }
 
   /** A push from the sync itself (at start, after a crash): it announces what it delivered. */
@@ -296,6 +306,7 @@ export class RemoteSync {
       this.state.set('diverged', `This server's branch and ${ctx.remote}/${ctx.branch} have both moved; nothing is merged silently.`)
     }
     if (this.#opts.config.git.pushRefs && reason !== 'publish') {
+      await this.#flushHistory()
       await adoptCmsRefs(ctx).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
       await pushCmsRefs(ctx).catch(() => {})
     }

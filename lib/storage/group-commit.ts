@@ -48,6 +48,7 @@ import { readRef, lockRef, RefConflictError, RefLockedError, type RefLock, type 
 import { StagedFile, TEMP_PREFIX, closeInBackground, syncDirectories, syncFiles } from './atomic-write.js'
 import { ObjectBatch } from './object-batch.js'
 import { InodePool, openSpare, type FileIdentity, type Spare } from './inode-pool.js'
+import { CoalescedSync } from './coalesced-sync.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
 import path from 'node:path'
@@ -147,6 +148,10 @@ export class GroupCommit {
   #tmpCounter = 0
   /** Retired entry-file inodes, reused by later saves (replacing a file then frees nothing). */
   readonly #spares: InodePool
+  /** Per target path, the latest `placeAfter` not yet renamed: a later one renames after it. */
+  readonly #placing = new Map<string, Promise<void>>()
+  /** Coalesced folder fsyncs of `placeAfter` (bounded: a process writes into few folders). */
+  readonly #folderSyncs = new Map<string, CoalescedSync>()
 
   /**
    * @param gitDir the `.git` directory
@@ -179,6 +184,67 @@ export class GroupCommit {
       job.files.catch(() => {})
       this.#enqueue([job], false)
     })
+  }
+
+  /**
+   * Replaces files outside the groups, once `durable` resolved: for writes whose record of the state
+   * they replace is made durable elsewhere (the history journal, history-journal.ts), so they wait
+   * for no ref commit. Each file is written and fsynced under a temporary name at once, in the same
+   * round as `durable`; then renamed (after any earlier `placeAfter` of the same path), and its folder
+   * fsynced (one fsync shared by the placements made meanwhile). When `durable` or a file fails,
+   * nothing is replaced and the temporary files are removed.
+   * @param files the files to replace
+   * @param durable resolves once the record of what they replace is durable
+   * @returns resolves once the files are durable and in place
+   */
+  async placeAfter (files: readonly FileWrite[], durable: Promise<void>): Promise<void> {
+    if (files.length === 0) return await durable
+    // Renames of one path in call order (callers lock per entry; this keeps it true regardless).
+    const before: Array<Promise<void>> = []
+    let renamed!: () => void
+    const mine = new Promise<void>(resolve => { renamed = resolve })
+    for (const file of files) {
+      const earlier = this.#placing.get(file.path)
+      if (earlier !== undefined) before.push(earlier)
+      this.#placing.set(file.path, mine)
+    }
+    const held: number[] = []
+    try {
+      const prepared = this.#prepare(files)
+      let staged: StagedFile[]
+      try {
+        [staged] = await Promise.all([prepared, durable])
+      } catch (err) {
+        for (const file of await prepared.catch(() => [] as StagedFile[])) file.abort()
+        throw err
+      }
+      await Promise.all(before)
+      try {
+        for (const file of staged) {
+          const old = await file.placeKeepingOld()
+          if (old !== null) held.push(old)
+        }
+      } catch (err) {
+        for (const file of staged) file.abort()
+        throw err
+      }
+      renamed()
+      await Promise.all([...new Set(staged.map(f => path.dirname(f.target)))].map(async dir => { await this.#folderSync(dir).sync() }))
+    } finally {
+      renamed()
+      closeInBackground(held)
+      for (const file of files) if (this.#placing.get(file.path) === mine) this.#placing.delete(file.path)
+    }
+  }
+
+  #folderSync (dir: string): CoalescedSync {
+    let sync = this.#folderSyncs.get(dir)
+    if (sync === undefined) {
+      if (this.#folderSyncs.size >= 4096) this.#folderSyncs.clear()
+      sync = CoalescedSync.folder(dir)
+      this.#folderSyncs.set(dir, sync)
+    }
+    return sync
   }
 
   #enqueue (jobs: Job[], first: boolean): void {

@@ -2,12 +2,26 @@
  * Entry history on `refs/cms/history`: one document `{ "snapshots": [...] }` per entry, newest
  * last, at most 50, `ts` strictly increasing per entry. It travels with `git push`/`git fetch`
  * and never touches the working tree.
+ *
+ * With a journal (`journalDir`, what the service uses: issue 18, eighth pass), a save's snapshot is
+ * made durable by appending it to the history journal (history-journal.ts) in the same fsync round
+ * as the entry file's temporary file, and the file is renamed into place right after: no git commit
+ * on the save's path. The journal's snapshots are folded into the ref in the background, in large
+ * batches (FOLD_INTERVAL_MS while saves come, FOLD_IDLE_MS after the last one, and on `flush` /
+ * `close`), through the same group commit as before; a folded segment is dropped only once the ref
+ * holding its snapshots is durable. Every read sees the ref and the snapshots not folded yet as one
+ * (an overlay per entry), and `ts` is assigned against both. At `open` the segments a crash left
+ * are folded (idempotently: a snapshot whose ts is already in its entry's document is skipped)
+ * before history is read. Whatever reads or moves the ref as a git ref (a push, delete_collection)
+ * calls `flush` first. Without a journal every append is a commit on the ref (the tests of the
+ * commit path use that).
  */
 import type { EntryData } from '../content/formats.js'
-import { assertCollectionName, assertEntryId } from './names.js'
+import { assertCollectionName, assertEntryId, COLLECTION_NAME, isEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
-import type { PackStore } from './pack-store.js'
+import { PackStore } from './pack-store.js'
 import type { FileWrite } from './group-commit.js'
+import { HistoryJournal } from './history-journal.js'
 
 export type SnapshotAction = 'save' | 'put' | 'delete' | 'reorder' | 'publish' | 'restore'
 
@@ -25,6 +39,33 @@ export interface Snapshot {
 export const HISTORY_REF = 'refs/cms/history'
 /** How many snapshots an entry keeps; older ones are dropped. */
 export const MAX_SNAPSHOTS = 50
+/** While saves come, the journal is folded into the ref this often (the ref lags by at most this plus a fold). */
+export const FOLD_INTERVAL_MS = 200
+/** After the last save, the journal is folded this soon. */
+export const FOLD_IDLE_MS = 30
+
+/** A snapshot in the journal, not folded into the ref yet. */
+interface Unfolded {
+  collection: string
+  id: string
+  snapshot: Snapshot
+  /** The journal segment it is in. */
+  seq: number
+  /** Its write and sync succeeded (a fold takes only those). */
+  durable: boolean
+}
+
+/** Options of a HistoryStore. */
+export interface HistoryStoreOptions {
+  /** The `.git` directory. */
+  gitDir: string
+  /** Its packs (shared with the draft store). */
+  packs?: PackStore
+  /** The history journal's folder (`.git/cms/history-journal`); without it every append is a commit. */
+  journalDir?: string
+  /** Told what went wrong in the background (a fold that failed and will be retried, refused journal records). */
+  warn?: (message: string, details: Record<string, unknown>) => void
+}
 
 interface HistoryDoc { snapshots: Snapshot[] }
 
@@ -49,13 +90,61 @@ function isSnapshot (value: unknown): value is Snapshot {
     typeof s.action === 'string' && typeof s.editor === 'object' && s.editor !== null
 }
 
-/** The history of every entry, on one git ref. */
+/** The history of every entry, on one git ref (and its journal). */
 export class HistoryStore {
   private readonly store: RefTreeStore<HistoryDoc>
+  readonly #packs: PackStore
+  readonly #journal: HistoryJournal | null
+  readonly #warn: (message: string, details: Record<string, unknown>) => void
+  /** Snapshots in the journal not folded yet, per entry (`collection\0id`), oldest first. */
+  readonly #unfolded = new Map<string, Unfolded[]>()
+  #unfoldedCount = 0
+  /** Bumped when a fold removed snapshots from the overlay (a read that spans it reads again). */
+  #foldGeneration = 0
+  /** Resolves once the journal a previous process left is folded (`open`). */
+  #opened: Promise<void> | null = null
+  /** The fold running or queued; folds run one after the other. */
+  #folding: Promise<void> = Promise.resolve()
+  #intervalTimer: NodeJS.Timeout | null = null
+  #idleTimer: NodeJS.Timeout | null = null
+  #closed = false
 
-  /** @param opts `gitDir`: the `.git` directory; `packs`: its packs (shared with the draft store) */
-  constructor (opts: { gitDir: string, packs?: PackStore }) {
-    this.store = new RefTreeStore({ gitDir: opts.gitDir, ref: HISTORY_REF, codec, message: 'cms: history', packs: opts.packs })
+  /** @param opts `gitDir`: the `.git` directory; `packs`: its packs (shared with the draft store); `journalDir`: see HistoryStoreOptions */
+  constructor (opts: HistoryStoreOptions) {
+    this.#packs = opts.packs ?? new PackStore(opts.gitDir)
+    this.store = new RefTreeStore({ gitDir: opts.gitDir, ref: HISTORY_REF, codec, message: 'cms: history', packs: this.#packs })
+    this.#journal = opts.journalDir === undefined ? null : new HistoryJournal(opts.journalDir)
+    this.#warn = opts.warn ?? (() => {})
+  }
+
+  /**
+   * Opens the journal: reads the segments a previous process left (a crash), refuses records that
+   * are not well-formed snapshots of valid names, folds the others into the ref and drops the
+   * segments. History is read and appended only after this. Without a journal, nothing to do.
+   * @returns resolves once the journal is folded
+   */
+  async open (): Promise<void> {
+    this.#opened ??= this.#recover()
+    await this.#opened
+  }
+
+  async #recover (): Promise<void> {
+    const journal = this.#journal
+    if (journal === null) return
+    const segments = await journal.open()
+    let refused = 0
+    for (const segment of segments) {
+      if (segment.stopped !== null) this.#warn('a history journal segment ends with bytes that are not an intact record; they are ignored', { segment: segment.name, reason: segment.stopped, ignoredBytes: segment.ignoredBytes })
+      for (const payload of segment.payloads) {
+        const record = parseRecord(payload)
+        if (record === null) { refused++; continue }
+        this.#addUnfolded({ ...record, seq: segment.seq, durable: true })
+      }
+    }
+    if (refused > 0) this.#warn('history journal records that are not snapshots of valid entries were refused', { refused })
+    // Records of one entry in ts order (a hostile or repeated record may not be).
+    for (const list of this.#unfolded.values()) list.sort((a, b) => a.snapshot.ts - b.snapshot.ts)
+    if (journal.hasSealed) await this.#foldQueued()
   }
 
   /**
@@ -65,8 +154,18 @@ export class HistoryStore {
    * @returns the snapshots, newest last ([] when there are none)
    */
   async list (collection: string, id: string): Promise<Snapshot[]> {
-    const doc = await this.store.read(assertCollectionName(collection), assertEntryId(id))
-    return doc?.snapshots ?? []
+    const c = assertCollectionName(collection)
+    const i = assertEntryId(id)
+    if (this.#journal === null) return (await this.store.read(c, i))?.snapshots ?? []
+    await this.open()
+    for (;;) {
+      const generation = this.#foldGeneration
+      const onRef = (await this.store.read(c, i))?.snapshots ?? []
+      // A fold that landed while the ref was read took its snapshots out of the overlay: read again.
+      if (generation !== this.#foldGeneration) continue
+      const unfolded = this.#unfolded.get(keyOf(c, i))
+      return unfolded === undefined ? onRef : mergeSnapshots(onRef, unfolded.map(u => u.snapshot))
+    }
   }
 
   /**
@@ -81,14 +180,100 @@ export class HistoryStore {
   }
 
   /**
-   * Records snapshots, all in one commit. Each gets `ts = max(now, last ts of its entry + 1)`, so
-   * ts is strictly increasing per entry even within one millisecond; each entry keeps the newest 50.
+   * Records snapshots. Each gets `ts = max(now, last ts of its entry + 1)`, so ts is strictly
+   * increasing per entry even within one millisecond; each entry keeps the newest 50. With the
+   * journal the snapshots are durable in it when this resolves (and on the ref within a fold
+   * interval); without, they are one commit on the ref.
    * @param items the entries and their snapshots (without ts)
-   * @param files files replaced (atomically) only once the snapshots are durable on the ref, in the
-   *   same group commit: a save's new entry file, whose old state is the snapshot
+   * @param files files replaced (atomically) only once the snapshots are durable: a save's new
+   *   entry file, whose old state is the snapshot
    * @returns the stored snapshots, in the order of `items`
    */
   async append (items: Array<{ collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> }>, files: readonly FileWrite[] = []): Promise<Snapshot[]> {
+    if (this.#journal === null) return await this.#appendToRef(items, files)
+    const keys = items.map(item => ({ collection: assertCollectionName(item.collection), id: assertEntryId(item.id) }))
+    await this.open()
+    if (this.#closed) throw new Error('The history store is closed')
+    if (keys.length === 0) {
+      await this.#packs.group.placeAfter(files, Promise.resolve())
+      return []
+    }
+    let lastOnRef: number[]
+    for (;;) {
+      const generation = this.#foldGeneration
+      lastOnRef = await Promise.all(keys.map(async k => (await this.store.read(k.collection, k.id))?.snapshots.at(-1)?.ts ?? 0))
+      if (generation === this.#foldGeneration) break
+    }
+    // From here on synchronous: the ts of two appends of one entry never interleave.
+    const now = Date.now()
+    const records: Unfolded[] = []
+    const lastOf = new Map<string, number>()
+    const stored = keys.map((k, i) => {
+      const key = keyOf(k.collection, k.id)
+      const last = Math.max(lastOnRef[i]!, lastOf.get(key) ?? 0, this.#unfolded.get(key)?.at(-1)?.snapshot.ts ?? 0)
+      const snapshot: Snapshot = { ts: Math.max(now, last + 1), ...withoutTs(items[i]!.snapshot) }
+      lastOf.set(key, snapshot.ts)
+      records.push({ collection: k.collection, id: k.id, snapshot, seq: 0, durable: false })
+      return snapshot
+    })
+    const { seq, durable } = this.#journal.append(records.map(r => Buffer.from(JSON.stringify({ c: r.collection, i: r.id, s: r.snapshot }), 'utf8')))
+    for (const record of records) {
+      record.seq = seq
+      this.#addUnfolded(record)
+    }
+    // A record whose write or sync failed was never durable: its save fails, and it is not folded.
+    const written = durable.then(() => {
+      for (const record of records) record.durable = true
+    }, (err: unknown) => {
+      for (const record of records) this.#removeUnfolded(record)
+      throw err
+    })
+    this.#scheduleFold()
+    await this.#packs.group.placeAfter(files, written)
+    return stored
+  }
+
+  /**
+   * Drops the history of a whole collection (delete_collection).
+   * @param collection collection name
+   * @returns resolves once the change is on the ref
+   */
+  async removeCollection (collection: string): Promise<void> {
+    const c = assertCollectionName(collection)
+    // The journal's snapshots of the collection go to the ref first, so none comes back after.
+    await this.flush()
+    await this.store.update([{ type: 'removeCollection', collection: c }])
+  }
+
+  /**
+   * Folds every snapshot appended before this call into the ref, durably (before the ref is read
+   * or moved as a git ref: a push of refs/cms/*, delete_collection).
+   * @returns resolves once the ref holds them
+   */
+  async flush (): Promise<void> {
+    if (this.#journal === null) return
+    await this.open()
+    await this.#foldQueued()
+  }
+
+  /**
+   * Folds what is left and closes the journal: a clean stop leaves it empty.
+   * @returns resolves when closed
+   */
+  async close (): Promise<void> {
+    if (this.#journal === null || this.#closed) return
+    await this.open().catch(() => {})
+    this.#closed = true
+    this.#clearTimers()
+    try {
+      await this.#foldQueued()
+    } finally {
+      await this.#journal.close()
+    }
+  }
+
+  /** The commit per append of a store without a journal. */
+  async #appendToRef (items: Array<{ collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> }>, files: readonly FileWrite[]): Promise<Snapshot[]> {
     const stored = new Array<Snapshot>(items.length)
     const updates: Array<TreeUpdate<HistoryDoc>> = items.map((item, i) => ({
       type: 'update',
@@ -106,14 +291,119 @@ export class HistoryStore {
     return stored
   }
 
-  /**
-   * Drops the history of a whole collection (delete_collection).
-   * @param collection collection name
-   * @returns resolves once the change is on the ref
-   */
-  async removeCollection (collection: string): Promise<void> {
-    await this.store.update([{ type: 'removeCollection', collection: assertCollectionName(collection) }])
+  #addUnfolded (record: Unfolded): void {
+    const key = keyOf(record.collection, record.id)
+    const list = this.#unfolded.get(key)
+    if (list === undefined) this.#unfolded.set(key, [record])
+    else list.push(record)
+    this.#unfoldedCount++
   }
+
+  #removeUnfolded (record: Unfolded): void {
+    const key = keyOf(record.collection, record.id)
+    const list = this.#unfolded.get(key)
+    const at = list?.indexOf(record) ?? -1
+    if (at < 0) return
+    list!.splice(at, 1)
+    if (list!.length === 0) this.#unfolded.delete(key)
+    this.#unfoldedCount--
+  }
+
+  #scheduleFold (): void {
+    if (this.#closed) return
+    const fold = (): void => {
+      this.#clearTimers()
+      void this.#foldQueued().catch((err: unknown) => {
+        this.#warn('folding the history journal into the ref failed; the snapshots stay durable in the journal and the fold is retried', { err })
+        this.#scheduleFold()
+      })
+    }
+    if (this.#intervalTimer === null) {
+      this.#intervalTimer = setTimeout(fold, FOLD_INTERVAL_MS)
+      this.#intervalTimer.unref()
+    }
+    if (this.#idleTimer === null) {
+      this.#idleTimer = setTimeout(fold, FOLD_IDLE_MS)
+      this.#idleTimer.unref()
+    } else {
+      this.#idleTimer.refresh()
+    }
+  }
+
+  #clearTimers (): void {
+    if (this.#intervalTimer !== null) clearTimeout(this.#intervalTimer)
+    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer)
+    this.#intervalTimer = null
+    this.#idleTimer = null
+  }
+
+  /** Runs a fold after the one running (if any): it covers everything appended before this call. */
+  async #foldQueued (): Promise<void> {
+    const run = this.#folding.catch(() => {}).then(async () => { await this.#foldOnce() })
+    this.#folding = run
+    await run
+  }
+
+  /**
+   * Seals the journal's active segment, folds the snapshots of every sealed segment into one
+   * commit on the ref (through the group commit: pack, fsyncs, compare-and-swap), and once that is
+   * durable takes them out of the overlay and drops the segments.
+   */
+  async #foldOnce (): Promise<void> {
+    const journal = this.#journal!
+    if (this.#unfoldedCount === 0 && !journal.hasSealed) return
+    const upTo = await journal.rotate()
+    const folding: Unfolded[] = []
+    const updates: Array<TreeUpdate<HistoryDoc>> = []
+    for (const list of this.#unfolded.values()) {
+      const entry = list.filter(u => u.seq <= upTo && u.durable)
+      if (entry.length === 0) continue
+      folding.push(...entry)
+      const snapshots = entry.map(u => u.snapshot)
+      updates.push({ type: 'update', collection: entry[0]!.collection, id: entry[0]!.id, update: current => ({ snapshots: mergeSnapshots(current?.snapshots ?? [], snapshots) }) })
+    }
+    if (updates.length > 0) await this.store.update(updates)
+    // The ref holds them now (a read that began before this sees them in the overlay, or reads again).
+    this.#foldGeneration++
+    for (const record of folding) this.#removeUnfolded(record)
+    await journal.drop(upTo)
+  }
+}
+
+/** Names no collection may have (names.ts refuses them too). */
+const RESERVED_NAMES = new Set(['__proto__', 'prototype', 'constructor'])
+
+function keyOf (collection: string, id: string): string {
+  return `${collection}\u0000${id}`
+}
+
+/**
+ * Snapshots laid over a document's: those whose ts is already there are skipped, the others go in
+ * ts order, and the newest MAX_SNAPSHOTS are kept.
+ */
+function mergeSnapshots (onRef: readonly Snapshot[], extra: readonly Snapshot[]): Snapshot[] {
+  const last = onRef.at(-1)?.ts ?? 0
+  // The common case: every extra one is newer than the document's last.
+  if (extra.every((s, i) => s.ts > (i === 0 ? last : extra[i - 1]!.ts))) return [...onRef, ...extra].slice(-MAX_SNAPSHOTS)
+  const byTs = new Map<number, Snapshot>()
+  for (const s of onRef) byTs.set(s.ts, s)
+  for (const s of extra) if (!byTs.has(s.ts)) byTs.set(s.ts, s)
+  return [...byTs.values()].sort((a, b) => a.ts - b.ts).slice(-MAX_SNAPSHOTS)
+}
+
+/** A journal record as written by `append`, or null when it is anything else. */
+function parseRecord (payload: Buffer): { collection: string, id: string, snapshot: Snapshot } | null {
+  let value: unknown
+  try {
+    value = JSON.parse(payload.toString('utf8'))
+  } catch {
+    return null
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null
+  const { c, i, s } = value as { c?: unknown, i?: unknown, s?: unknown }
+  if (typeof c !== 'string' || !COLLECTION_NAME.test(c) || RESERVED_NAMES.has(c) || typeof i !== 'string' || !isEntryId(i)) return null
+  if (!isSnapshot(s) || !Number.isSafeInteger(s.ts) || s.ts <= 0) return null
+  return { collection: c, id: i, snapshot: s }
 }
 
 /** A caller passing a stray `ts` must not override the one we assign. */
