@@ -48,6 +48,12 @@ export interface CreateCmsOptions {
   logger?: Logger
   /** The git remote to sync with when the config names none (`serve --clone` passes `origin`). */
   defaultRemote?: string
+  /**
+   * How often the history journal is folded into `refs/cms/history`: every `intervalMs` while saves
+   * come (default 200) and `idleMs` after the last one (default 30). The ref lags the saves by about
+   * that; the saves are durable in the journal either way.
+   */
+  historyFold?: { intervalMs?: number, idleMs?: number }
 }
 
 /** A running-ready instance: what an embedding application needs, and nothing secret. */
@@ -131,7 +137,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const webhook = new RebuildWebhook({ config, stateDir, log })
     const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
     // The history journal's folder; the store is opened (a crash's journal folded) before the remote starts.
-    const history = new HistoryStore({ gitDir, packs, journalDir: path.join(stateDir, 'history-journal'), warn: (message, details) => log.warn(details, message) })
+    const history = new HistoryStore({ gitDir, packs, journalDir: path.join(stateDir, 'history-journal'), warn: (message, details) => log.warn(details, message), foldIntervalMs: opts.historyFold?.intervalMs, foldIdleMs: opts.historyFold?.idleMs })
     remote = new RemoteSync({
       repoDir,
       stateDir,

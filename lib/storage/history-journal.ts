@@ -127,9 +127,9 @@ export class HistoryJournal {
     const active = this.#active
     if (active === null) throw new Error('The history journal is not open')
     if (active.size === 0 && !active.broken) return active.seq - 1
-    const sealed = this.#rotateNow()
-    await Promise.all([...sealed.inFlight])
-    return sealed.seq
+    this.#rotateNow()
+    await Promise.all([...active.inFlight])
+    return active.seq
   }
 
   /**
@@ -160,7 +160,10 @@ export class HistoryJournal {
     if (active.size === 0 && !active.broken) await unlink(this.#pathOf(active.seq)).catch(() => {})
   }
 
-  /** Seals the active segment and makes a new one active (its name durable with its first records). */
+  /**
+   * Seals the active segment and makes a new one active (its name durable with its first records).
+   * @returns the new active segment
+   */
   #rotateNow (): Segment {
     const sealed = this.#active!
     this.#sealed.push(sealed.seq)

@@ -65,6 +65,10 @@ export interface HistoryStoreOptions {
   journalDir?: string
   /** Told what went wrong in the background (a fold that failed and will be retried, refused journal records). */
   warn?: (message: string, details: Record<string, unknown>) => void
+  /** The fold's interval while saves come (default FOLD_INTERVAL_MS). */
+  foldIntervalMs?: number
+  /** How soon after the last save the journal is folded (default FOLD_IDLE_MS). */
+  foldIdleMs?: number
 }
 
 interface HistoryDoc { snapshots: Snapshot[] }
@@ -108,6 +112,8 @@ export class HistoryStore {
   #intervalTimer: NodeJS.Timeout | null = null
   #idleTimer: NodeJS.Timeout | null = null
   #closed = false
+  readonly #foldIntervalMs: number
+  readonly #foldIdleMs: number
 
   /** @param opts `gitDir`: the `.git` directory; `packs`: its packs (shared with the draft store); `journalDir`: see HistoryStoreOptions */
   constructor (opts: HistoryStoreOptions) {
@@ -115,6 +121,8 @@ export class HistoryStore {
     this.store = new RefTreeStore({ gitDir: opts.gitDir, ref: HISTORY_REF, codec, message: 'cms: history', packs: this.#packs })
     this.#journal = opts.journalDir === undefined ? null : new HistoryJournal(opts.journalDir)
     this.#warn = opts.warn ?? (() => {})
+    this.#foldIntervalMs = opts.foldIntervalMs ?? FOLD_INTERVAL_MS
+    this.#foldIdleMs = opts.foldIdleMs ?? FOLD_IDLE_MS
   }
 
   /**
@@ -319,11 +327,11 @@ export class HistoryStore {
       })
     }
     if (this.#intervalTimer === null) {
-      this.#intervalTimer = setTimeout(fold, FOLD_INTERVAL_MS)
+      this.#intervalTimer = setTimeout(fold, this.#foldIntervalMs)
       this.#intervalTimer.unref()
     }
     if (this.#idleTimer === null) {
-      this.#idleTimer = setTimeout(fold, FOLD_IDLE_MS)
+      this.#idleTimer = setTimeout(fold, this.#foldIdleMs)
       this.#idleTimer.unref()
     } else {
       this.#idleTimer.refresh()

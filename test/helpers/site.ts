@@ -93,7 +93,7 @@ export interface TestServer {
 export async function startServer (t: Teardown, opts: Partial<CreateCmsOptions> & { files?: Record<string, string | null> } = {}): Promise<TestServer> {
   const repoDir = opts.repoDir ?? await makeSite(t, opts.files)
   const env = { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, ...opts.env }
-  const { cms, services } = await openCms({ repoDir, config: opts.config, env, logger: opts.logger ?? silentLogger() })
+  const { cms, services } = await openCms({ repoDir, config: opts.config, env, logger: opts.logger ?? silentLogger(), ...(opts.historyFold !== undefined ? { historyFold: opts.historyFold } : {}) })
   const server = createServer(cms.app.callback())
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
