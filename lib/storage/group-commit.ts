@@ -91,8 +91,16 @@ interface Job {
   attempts: number
   /** Resolved or rejected (a job settles once). */
   settled: boolean
-  resolve: () => void
+  resolve: (landed: LandedCommit | null) => void
   reject: (err: unknown) => void
+  /** The commit of its ref that holds its updates, once landed. */
+  landed: LandedCommit | null
+}
+
+/** A commit a group put on a ref, and the ref's value it was built on. */
+export interface LandedCommit {
+  commit: string
+  parent: string | null
 }
 
 interface RefCommit {
@@ -177,9 +185,20 @@ export class GroupCommit {
    * @returns resolves once everything is durable and in place
    */
   async submit (source: RefSource | null, updates: readonly unknown[], files: readonly FileWrite[] = []): Promise<void> {
-    if ((source === null || updates.length === 0) && files.length === 0) return
-    await new Promise<void>((resolve, reject) => {
-      const job: Job = { source: updates.length === 0 ? null : source, updates, files: this.#prepare(files), staged: [], attempts: 0, settled: false, resolve, reject }
+    await this.submitWithCommit(source, updates, files)
+  }
+
+  /**
+   * `submit`, telling which commit landed.
+   * @param source the ref's store (null: files only)
+   * @param updates the store's updates
+   * @param files files replaced once the ref update is durable
+   * @returns the commit that holds the updates and its parent (null: nothing changed on the ref)
+   */
+  async submitWithCommit (source: RefSource | null, updates: readonly unknown[], files: readonly FileWrite[] = []): Promise<LandedCommit | null> {
+    if ((source === null || updates.length === 0) && files.length === 0) return null
+    return await new Promise<LandedCommit | null>((resolve, reject) => {
+      const job: Job = { source: updates.length === 0 ? null : source, updates, files: this.#prepare(files), staged: [], attempts: 0, settled: false, resolve, reject, landed: null }
       // Handled when the group awaits it; this only keeps a failure from counting as unhandled first.
       job.files.catch(() => {})
       this.#enqueue([job], false)
@@ -463,6 +482,7 @@ export class GroupCommit {
           return c.spare !== null
         })
         landed.push(c)
+        for (const job of c.jobs) job.landed = { commit: c.commit, parent: c.head }
         // The ref holds it now: reading the ref gives the same.
         this.#forget(c.source.ref, owner)
       } catch (err) {
@@ -563,7 +583,7 @@ interface Staged {
 function done (job: Job): void {
   if (job.settled) return
   job.settled = true
-  job.resolve()
+  job.resolve(job.landed)
 }
 
 function fail (job: Job, err: unknown): void {

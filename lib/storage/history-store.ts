@@ -22,6 +22,7 @@ import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.j
 import { PackStore } from './pack-store.js'
 import type { FileWrite } from './group-commit.js'
 import { HistoryJournal } from './history-journal.js'
+import { readRef } from './git-refs.js'
 
 export type SnapshotAction = 'save' | 'put' | 'delete' | 'reorder' | 'publish' | 'restore'
 
@@ -112,11 +113,17 @@ export class HistoryStore {
   #intervalTimer: NodeJS.Timeout | null = null
   #idleTimer: NodeJS.Timeout | null = null
   #closed = false
+  readonly #gitDir: string
+  /** Per entry, the last ts of its document on the ref at `#knownHead` (so an append decodes no document). */
+  readonly #lastOnRef = new Map<string, number>()
+  /** The ref's value `#lastOnRef` describes (undefined: none yet). */
+  #knownHead: string | null | undefined = undefined
   readonly #foldIntervalMs: number
   readonly #foldIdleMs: number
 
   /** @param opts `gitDir`: the `.git` directory; `packs`: its packs (shared with the draft store); `journalDir`: see HistoryStoreOptions */
   constructor (opts: HistoryStoreOptions) {
+    this.#gitDir = opts.gitDir
     this.#packs = opts.packs ?? new PackStore(opts.gitDir)
     this.store = new RefTreeStore({ gitDir: opts.gitDir, ref: HISTORY_REF, codec, message: 'cms: history', packs: this.#packs })
     this.#journal = opts.journalDir === undefined ? null : new HistoryJournal(opts.journalDir)
@@ -152,7 +159,14 @@ export class HistoryStore {
     if (refused > 0) this.#warn('history journal records that are not snapshots of valid entries were refused', { refused })
     // Records of one entry in ts order (a hostile or repeated record may not be).
     for (const list of this.#unfolded.values()) list.sort((a, b) => a.snapshot.ts - b.snapshot.ts)
-    if (journal.hasSealed) await this.#foldQueued()
+    if (!journal.hasSealed) return
+    try {
+      await this.#foldQueued()
+    } catch (err) {
+      // Reads and appends see the journal's snapshots anyway (the overlay); the fold is retried.
+      this.#warn('folding the history journal left by the previous process failed; its snapshots stay durable in the journal and the fold is retried', { err })
+      this.#scheduleFold()
+    }
   }
 
   /**
@@ -209,8 +223,15 @@ export class HistoryStore {
     let lastOnRef: number[]
     for (;;) {
       const generation = this.#foldGeneration
-      lastOnRef = await Promise.all(keys.map(async k => (await this.store.read(k.collection, k.id))?.snapshots.at(-1)?.ts ?? 0))
-      if (generation === this.#foldGeneration) break
+      const head = await readRef(this.#gitDir, HISTORY_REF)
+      // Moved by someone else (or unknown yet): what was known of the documents is forgotten.
+      if (head !== this.#knownHead) {
+        this.#lastOnRef.clear()
+        this.#knownHead = head
+      }
+      lastOnRef = await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head)))
+      // A fold that landed meanwhile took snapshots out of the overlay: read again.
+      if (generation === this.#foldGeneration && head === this.#knownHead) break
     }
     // From here on synchronous: the ts of two appends of one entry never interleave.
     const now = Date.now()
@@ -278,6 +299,22 @@ export class HistoryStore {
     } finally {
       await this.#journal.close()
     }
+  }
+
+  /** Bounded: a process that saved more entries than this starts over (each is read again once). */
+  #remember (key: string, last: number): void {
+    if (this.#lastOnRef.size >= LAST_TS_ENTRIES && !this.#lastOnRef.has(key)) this.#lastOnRef.clear()
+    this.#lastOnRef.set(key, last)
+  }
+
+  /** The last ts of an entry's document on the ref at `head` (0: none), remembered per entry. */
+  async #lastTsOnRef (collection: string, id: string, head: string | null): Promise<number> {
+    const key = keyOf(collection, id)
+    const known = this.#lastOnRef.get(key)
+    if (known !== undefined) return known
+    const last = (await this.store.readAt(head, collection, id))?.snapshots.at(-1)?.ts ?? 0
+    if (this.#knownHead === head) this.#remember(key, last)
+    return last
   }
 
   /** The commit per append of a store without a journal. */
@@ -363,20 +400,41 @@ export class HistoryStore {
     const upTo = await journal.rotate()
     const folding: Unfolded[] = []
     const updates: Array<TreeUpdate<HistoryDoc>> = []
-    for (const list of this.#unfolded.values()) {
+    /** Each folded entry's last ts in the document that landed (the last run of its update). */
+    const lastOf = new Map<string, number>()
+    for (const [key, list] of this.#unfolded) {
       const entry = list.filter(u => u.seq <= upTo && u.durable)
       if (entry.length === 0) continue
       folding.push(...entry)
       const snapshots = entry.map(u => u.snapshot)
-      updates.push({ type: 'update', collection: entry[0]!.collection, id: entry[0]!.id, update: current => ({ snapshots: mergeSnapshots(current?.snapshots ?? [], snapshots) }) })
+      updates.push({
+        type: 'update',
+        collection: entry[0]!.collection,
+        id: entry[0]!.id,
+        update: current => {
+          const merged = mergeSnapshots(current?.snapshots ?? [], snapshots)
+          lastOf.set(key, merged.at(-1)?.ts ?? 0)
+          return { snapshots: merged }
+        }
+      })
     }
-    if (updates.length > 0) await this.store.update(updates)
+    const landed = updates.length > 0 ? await this.store.updateWithCommit(updates) : null
     // The ref holds them now (a read that began before this sees them in the overlay, or reads again).
     this.#foldGeneration++
     for (const record of folding) this.#removeUnfolded(record)
+    if (landed !== null && landed.parent === this.#knownHead) {
+      // Built on the value the cache describes: only the folded entries changed.
+      this.#knownHead = landed.commit
+      for (const [key, last] of lastOf) this.#remember(key, last)
+    } else if (updates.length > 0) {
+      this.#knownHead = undefined
+    }
     await journal.drop(upTo)
   }
 }
+
+/** How many entries' last ts the store remembers at most (~100 bytes each). */
+const LAST_TS_ENTRIES = 200_000
 
 /** Names no collection may have (names.ts refuses them too). */
 const RESERVED_NAMES = new Set(['__proto__', 'prototype', 'constructor'])

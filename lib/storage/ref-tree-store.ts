@@ -19,7 +19,7 @@ import { ObjectBatch, treeIdOffsets, type TreeItem } from './object-batch.js'
 import { GitObjectReader } from './git-object-reader.js'
 import { PackStore } from './pack-store.js'
 import { LruCache } from './lru-cache.js'
-import type { FileWrite, RefSource } from './group-commit.js'
+import type { FileWrite, LandedCommit, RefSource } from './group-commit.js'
 
 /** Where a document lives. */
 export interface DocKey {
@@ -172,6 +172,20 @@ export class RefTreeStore<T> implements RefSource {
   }
 
   /**
+   * Reads one document as of a given commit of the ref (a caller that read the ref itself).
+   * @param head the ref's value (null: no ref)
+   * @param collection collection name
+   * @param id entry id
+   * @returns the decoded document, or null when there is none
+   */
+  async readAt (head: string | null, collection: string, id: string): Promise<T | null> {
+    if (head === null) return null
+    const oid = await this.fileOid(await this.treeOfCommit(head), collection, id)
+    if (oid === null) return null
+    return this.codec.decode(await this.text(oid), { collection, id })
+  }
+
+  /**
    * Reads every document, or those of one collection or one entry.
    * @param scope optional collection and id
    * @returns the documents, sorted by collection then id
@@ -225,6 +239,15 @@ export class RefTreeStore<T> implements RefSource {
    */
   async update (updates: Array<TreeUpdate<T>>, files: readonly FileWrite[] = []): Promise<void> {
     await this.packs.group.submit(this, updates, files)
+  }
+
+  /**
+   * `update`, telling which commit landed.
+   * @param updates the changes, applied in order
+   * @returns the commit holding the change and its parent (null when nothing changed)
+   */
+  async updateWithCommit (updates: Array<TreeUpdate<T>>): Promise<LandedCommit | null> {
+    return await this.packs.group.submitWithCommit(this, updates)
   }
 
   /**

@@ -227,3 +227,27 @@ t.test('concurrent appends while folds land: every snapshot listed once, ts stri
   for (const [i, id] of ids.entries()) t.same(onRef(dir, 'posts', id), listed[i], `${id}: on the ref as listed`)
   t.ok(Number(gitIn(dir, ['rev-list', '--count', HISTORY_REF])) < ids.length * per / 2, 'folded in batches, not a commit per append')
 })
+
+t.test('an outside writer moving the ref (a fetched history adopted): the next ts follows its documents, not what this process remembered', async t => {
+  const { dir, gitDir, open } = setup(t)
+  const history = open()
+  const [first] = await history.append([{ collection: 'posts', id: 'a', snapshot: snap(1) }])
+  await history.flush()
+  // Another instance's history for the entry, with a snapshot later than anything here.
+  const future = first!.ts + 10_000_000
+  const doc = JSON.stringify({ snapshots: [first, { ts: future, data: { n: 99 }, action: 'save', editor }] }) + '\n'
+  const blob = gitIn(dir, ['hash-object', '-w', '--stdin'], doc)
+  const shard = gitIn(dir, ['mktree'], `100644 blob ${blob}\ta.json\n`)
+  const coll = gitIn(dir, ['mktree'], `040000 tree ${shard}\t${shardOf('a')}\n`)
+  const root = gitIn(dir, ['mktree'], `040000 tree ${coll}\tposts\n`)
+  const parent = (await readRef(gitDir, HISTORY_REF))!
+  const commit = gitIn(dir, ['commit-tree', root, '-p', parent, '-m', 'fetched'])
+  gitIn(dir, ['update-ref', HISTORY_REF, commit, parent])
+  const [next] = await history.append([{ collection: 'posts', id: 'a', snapshot: snap(2) }])
+  t.ok(next!.ts > future, 'after the outside snapshot')
+  const listed = await history.list('posts', 'a')
+  t.same(listed.map(s => s.data.n), [1, 99, 2], 'newest last')
+  await history.close()
+  t.same(onRef(dir, 'posts', 'a'), listed)
+  t.equal(gitIn(dir, ['rev-parse', `${HISTORY_REF}~1`]), commit, 'the fold built on the outside commit')
+})
