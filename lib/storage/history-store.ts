@@ -45,11 +45,17 @@ export const FOLD_INTERVAL_MS = 200
 /** After the last save, the journal is folded this soon. */
 export const FOLD_IDLE_MS = 30
 
-/** A snapshot in the journal, not folded into the ref yet. */
+/**
+ * A snapshot in the journal, not folded into the ref yet. It is kept as the record's bytes, not as
+ * objects: it lives until the next fold (a few hundred ms), long enough for the garbage collector to
+ * promote an object graph (the entry's whole data), and a buffer is one small object to promote.
+ */
 interface Unfolded {
   collection: string
   id: string
-  snapshot: Snapshot
+  ts: number
+  /** The journal record: `{ c, i, s }` as JSON (see `parseRecord`). */
+  payload: Buffer
   /** The journal segment it is in. */
   seq: number
   /** Its write and sync succeeded (a fold takes only those). */
@@ -153,12 +159,12 @@ export class HistoryStore {
       for (const payload of segment.payloads) {
         const record = parseRecord(payload)
         if (record === null) { refused++; continue }
-        this.#addUnfolded({ ...record, seq: segment.seq, durable: true })
+        this.#addUnfolded({ collection: record.collection, id: record.id, ts: record.snapshot.ts, payload, seq: segment.seq, durable: true })
       }
     }
     if (refused > 0) this.#warn('history journal records that are not snapshots of valid entries were refused', { refused })
     // Records of one entry in ts order (a hostile or repeated record may not be).
-    for (const list of this.#unfolded.values()) list.sort((a, b) => a.snapshot.ts - b.snapshot.ts)
+    for (const list of this.#unfolded.values()) list.sort((a, b) => a.ts - b.ts)
     if (!journal.hasSealed) return
     try {
       await this.#foldQueued()
@@ -186,7 +192,7 @@ export class HistoryStore {
       // A fold that landed while the ref was read took its snapshots out of the overlay: read again.
       if (generation !== this.#foldGeneration) continue
       const unfolded = this.#unfolded.get(keyOf(c, i))
-      return unfolded === undefined ? onRef : mergeSnapshots(onRef, unfolded.map(u => u.snapshot))
+      return unfolded === undefined ? onRef : mergeSnapshots(onRef, unfolded.map(snapshotOf))
     }
   }
 
@@ -239,13 +245,14 @@ export class HistoryStore {
     const lastOf = new Map<string, number>()
     const stored = keys.map((k, i) => {
       const key = keyOf(k.collection, k.id)
-      const last = Math.max(lastOnRef[i]!, lastOf.get(key) ?? 0, this.#unfolded.get(key)?.at(-1)?.snapshot.ts ?? 0)
+      const last = Math.max(lastOnRef[i]!, lastOf.get(key) ?? 0, this.#unfolded.get(key)?.at(-1)?.ts ?? 0)
       const snapshot: Snapshot = { ts: Math.max(now, last + 1), ...withoutTs(items[i]!.snapshot) }
       lastOf.set(key, snapshot.ts)
-      records.push({ collection: k.collection, id: k.id, snapshot, seq: 0, durable: false })
+      const payload = Buffer.from(JSON.stringify({ c: k.collection, i: k.id, s: snapshot }), 'utf8')
+      records.push({ collection: k.collection, id: k.id, ts: snapshot.ts, payload, seq: 0, durable: false })
       return snapshot
     })
-    const { seq, durable } = this.#journal.append(records.map(r => Buffer.from(JSON.stringify({ c: r.collection, i: r.id, s: r.snapshot }), 'utf8')))
+    const { seq, durable } = this.#journal.append(records.map(r => r.payload))
     for (const record of records) {
       record.seq = seq
       this.#addUnfolded(record)
@@ -406,7 +413,7 @@ export class HistoryStore {
       const entry = list.filter(u => u.seq <= upTo && u.durable)
       if (entry.length === 0) continue
       folding.push(...entry)
-      const snapshots = entry.map(u => u.snapshot)
+      const snapshots = entry.map(snapshotOf)
       updates.push({
         type: 'update',
         collection: entry[0]!.collection,
@@ -455,6 +462,11 @@ function mergeSnapshots (onRef: readonly Snapshot[], extra: readonly Snapshot[])
   for (const s of onRef) byTs.set(s.ts, s)
   for (const s of extra) if (!byTs.has(s.ts)) byTs.set(s.ts, s)
   return [...byTs.values()].sort((a, b) => a.ts - b.ts).slice(-MAX_SNAPSHOTS)
+}
+
+/** The snapshot of a record this process wrote or `parseRecord` accepted. */
+function snapshotOf (record: Unfolded): Snapshot {
+  return (JSON.parse(record.payload.toString('utf8')) as { s: Snapshot }).s
 }
 
 /** A journal record as written by `append`, or null when it is anything else. */
