@@ -6,7 +6,8 @@
  * fsyncs the temporary file, `commit()` renames it into place (or `abort()` removes it). Underneath
  * is `StagedFile`, which a group commit (group-commit.ts) uses for many files at once: a save's file
  * is staged (possibly into a spare inode under `.git/cms/spares/`, see inode-pool.ts) and renamed
- * only once the history snapshot of the state it replaces is on its ref.
+ * only once the history snapshot of the state it replaces is durable (in the history journal, or on
+ * its ref).
  *
  * The callback API is used (promisified) for the calls that may block (create, fsync):
  * fs/promises wraps every descriptor in a FileHandle, which measured about twice as slow for these

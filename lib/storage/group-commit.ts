@@ -3,6 +3,10 @@
  * every ref (`refs/cms/history`, each editor's `refs/cms/drafts/<id>`) and the entry files that go
  * with them, so concurrent saves share one pack and one round of fsyncs.
  *
+ * Files whose record of the replaced state is made durable elsewhere (the history journal: a base
+ * save's snapshot) do not wait for a group: `placeAfter` writes and fsyncs them at once and renames
+ * them as soon as that record is durable.
+ *
  * A job's files are written and fsynced under temporary names as soon as it is submitted (while
  * the groups before it are still being written). Later jobs queue up and form the next group. A
  * group has two halves, pipelined with the groups before and after it:
