@@ -441,7 +441,7 @@ export class HistoryStore {
 }
 
 /** How many entries' last ts the store remembers at most (~100 bytes each). */
-const LAST_TS_ENTRIES = 200_000
+const LAST_TS_ENTRIES = 100_000
 
 /** Names no collection may have (names.ts refuses them too). */
 const RESERVED_NAMES = new Set(['__proto__', 'prototype', 'constructor'])

@@ -3,7 +3,7 @@
  * port 0 over it, and a fingerprint of the repository's files and refs to prove that a refused
  * request changed nothing.
  */
-import { cp, mkdtemp, rm, writeFile, mkdir, readdir, readFile } from 'node:fs/promises'
+import { cp, mkdtemp, rm, writeFile, mkdir, readdir, readFile, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
@@ -129,12 +129,33 @@ export function silentLogger (): Logger {
 }
 
 /**
+ * Waits (3 s at most) until the service's history journal holds no snapshot that is not on
+ * `refs/cms/history` yet: an acknowledged save reaches the ref within the fold interval (README: the
+ * history journal), so a fingerprint taken right after a save would otherwise see its fold land later.
+ * @param repoDir the repository
+ */
+async function historyFolded (repoDir: string): Promise<void> {
+  const dir = path.join(repoDir, '.git', 'cms', 'history-journal')
+  for (const until = Date.now() + 3000; Date.now() < until;) {
+    let bytes = 0
+    try {
+      for (const name of await readdir(dir)) bytes += (await stat(path.join(dir, name))).size
+    } catch {
+      return
+    }
+    if (bytes === 0) return
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+}
+
+/**
  * A fingerprint of everything a refused request must not change: every file of the working tree
  * (outside .git), `git status`, and every ref.
  * @param repoDir the repository
  * @returns a string that differs when anything changed
  */
 export async function repoFingerprint (repoDir: string): Promise<string> {
+  await historyFolded(repoDir)
   const hash = createHash('sha256')
   const walk = async (dir: string): Promise<void> => {
     for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {

@@ -172,9 +172,9 @@ t.test('hostile or malformed journal content at open is refused: nothing of it r
 
 t.test('a journal of nothing but garbage changes no ref at open', async t => {
   const { dir, gitDir, journalDir, open } = setup(t, { warn: () => {} })
+  const fingerprint = await repoFingerprint(dir)
   mkdirSync(journalDir, { recursive: true })
   writeFileSync(path.join(journalDir, '0000000000000001.journal'), 'garbage')
-  const fingerprint = await repoFingerprint(dir)
   const history = open()
   await history.open()
   t.equal(await readRef(gitDir, HISTORY_REF), null, 'no ref created')
