@@ -45,6 +45,9 @@ async function inWorker (job: SegmentJob): Promise<BuiltSegment> {
   })
 }
 
+/** Node's debugger options (`--inspect`, `--inspect-brk=9229`, `--inspect-port` ...), left out of the search process's. */
+const INSPECT_FLAG = /^--(inspect|debug)(-[a-z-]+)?(=.*)?$/
+
 /** Entries sent to the search process per message (a few hundred kilobytes of JSON). */
 const ROWS_PER_MESSAGE = 4096
 
@@ -81,7 +84,11 @@ export async function writeSegmentFile (job: SegmentFileJob, signal: AbortSignal
 }
 
 async function inProcess (job: SegmentFileJob, signal: AbortSignal): Promise<void> {
-  const child = fork(fileURLToPath(WORKER), [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], signal, killSignal: 'SIGKILL' })
+  // Without the debugger flags of this process (a child under --inspect-brk would wait for one forever).
+  const execArgv = process.execArgv.filter(arg => !INSPECT_FLAG.test(arg))
+  const env = { ...process.env }
+  if (env.NODE_OPTIONS !== undefined) env.NODE_OPTIONS = env.NODE_OPTIONS.split(/\s+/).filter(arg => !INSPECT_FLAG.test(arg)).join(' ')
+  const child = fork(fileURLToPath(WORKER), [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], signal, killSignal: 'SIGKILL', execArgv, env })
   const exited = new Promise<void>((resolve, reject) => {
     let done = false
     let failure: string | null = null
