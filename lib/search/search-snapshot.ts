@@ -198,10 +198,11 @@ export class SearchSnapshot {
    * Writes the segment atomically (temp file, fsync, rename, directory fsync).
    * @param persisted the segment, its ids and signatures
    * @param build a token of this build, recorded in the header (see `read`)
+   * @param beforeRename called once the content is written, before the fsync and rename (may throw or exit)
    * @returns the written file as a source of the segment's terms and postings (from then on, the
    *   segment need not keep them in memory)
    */
-  async write (persisted: PersistedSegment, build?: string): Promise<SegmentFile> {
+  async write (persisted: PersistedSegment, build?: string, beforeRename?: () => void): Promise<SegmentFile> {
     const s = persisted.segment
     const terms = s.df.length
     const layout = arraysLayout(terms, s.docs, s.postings.byteLength)
@@ -240,7 +241,7 @@ export class SearchSnapshot {
     prefix.writeUInt32LE(headerBuf.byteLength, 8)
     // The header after the 16-byte prefix, then the zero padding up to 8.
     const head = Buffer.concat([prefix.subarray(0, PREFIX_BYTES), headerBuf, prefix.subarray(PREFIX_BYTES)])
-    const size = await writePartsAtomic(this.file, [head, ...parts])
+    const size = await writePartsAtomic(this.file, [head, ...parts], beforeRename)
     // The file just renamed into place (nothing else writes here: the instance lock).
     const handle = await open(this.file, 'r')
     let st
@@ -260,13 +261,14 @@ export class SearchSnapshot {
  * Writes a file's content given as parts atomically (see `writeFileInStepsAtomic`).
  * @returns the file's size
  */
-async function writePartsAtomic (file: string, parts: Uint8Array[]): Promise<number> {
+async function writePartsAtomic (file: string, parts: Uint8Array[], beforeRename?: () => void): Promise<number> {
   let size = 0
   await writeFileInStepsAtomic(file, fd => {
     for (const part of parts) {
       for (let at = 0; at < part.byteLength;) at += writeSync(fd, part, at, part.byteLength - at)
       size += part.byteLength
     }
+    beforeRename?.()
   })
   return size
 }

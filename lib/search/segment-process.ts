@@ -49,17 +49,22 @@ export function serveSegmentBuild (): void {
   const files: Array<[string, string]> = []
   const sigs: string[] = []
   let finished = false
-  // The parent gone (or it closed the channel to cancel): stop without writing.
+  // The parent gone (or it closed the channel to cancel): stop without writing. Reading the files
+  // hardly lets this event loop turn (small files are read synchronously), so the build also checks
+  // whether this process was handed to another parent, and so does the write before its rename.
   process.once('disconnect', () => { if (!finished) process.exit(1) })
+  const parent = process.ppid
+  const orphaned = (): void => { if (process.ppid !== parent) process.exit(1) }
   const answer = (message: SegmentProcessAnswer, code: number): void => {
     finished = true
     send(message, undefined, {}, () => { process.exit(code) })
   }
   const run = async (job: SegmentProcessStart): Promise<void> => {
-    const built = await buildSegment({ repoRealDir: job.repoRealDir, files, format: job.format, titleField: job.titleField })
+    const built = await buildSegment({ repoRealDir: job.repoRealDir, files, format: job.format, titleField: job.titleField }, orphaned)
     const ids = Array.from(built.order, i => (files[i] as [string, string])[0])
     const kept = Array.from(built.order, i => sigs[i] as string)
-    await new SearchSnapshot(job.place).write({ segment: built.segment, ids, sigs: kept }, job.build)
+    orphaned()
+    await new SearchSnapshot(job.place).write({ segment: built.segment, ids, sigs: kept }, job.build, orphaned)
   }
   process.on('message', (m: SegmentProcessMessage) => {
     if (m.kind === 'start') start = m
