@@ -28,6 +28,7 @@
 import v8 from 'node:v8'
 import { PerformanceObserver } from 'node:perf_hooks'
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads'
+import { createRequire } from 'node:module'
 
 /** The size each semi-space may reach. */
 const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
@@ -49,6 +50,12 @@ let reapply: (() => void) | null = null
 
 /** Whether growth is turned off (the cap reached); false when nothing is capped. */
 let growthOff = false
+
+/** Turns growth back on until the cap is reached again (the young generation shrank); null when nothing is capped. */
+let rearm: (() => void) | null = null
+
+/** Whether `afterStart` was called (once per process). */
+let afterStartCalled = false
 
 /** The heap-setup flags of workers `startWorker` started before the cap was reached, until each is set up or exits. */
 const settingUp = new Set<Int32Array>()
@@ -184,6 +191,14 @@ export function capYoungGeneration (): () => void {
   }
   const observer = new PerformanceObserver(check)
   observer.observe({ entryTypes: ['gc'] })
+  rearm = () => {
+    if (!capped) return
+    capped = false
+    growthOff = false
+    // V8's own factor (the one a heap setup leaves): the young generation grows back to the cap as needed.
+    v8.setFlagsFromString('--semi-space-growth-factor=2')
+    observer.observe({ entryTypes: ['gc'] })
+  }
   // A new worker's heap setup resets the growth factor (see above): set the flags again.
   const onWorker = (worker: Worker): void => { worker.once('online', apply) }
   process.on('worker', onWorker)
@@ -199,6 +214,7 @@ export function capYoungGeneration (): () => void {
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null
+    rearm = null
     growthOff = false
     settingUp.clear()
     endSpare()
@@ -222,5 +238,53 @@ export function withStartFlags<T> (fn: () => T): T {
     return fn()
   } finally {
     restore()
+  }
+}
+
+/** How long after the start's work is done the memory-reducing collection runs (more start work meanwhile waits for it). */
+const AFTER_START_QUIET_MS = 100
+
+/**
+ * Once the start's own work is done (the collection indexes warmed, their full-text indexes built
+ * or loaded and persisted), runs one memory-reducing full collection, when this process capped its
+ * young generation (`git-cms`, not an embedding application): what the start allocated and dropped
+ * (promoted rows, snapshot and segment buffers, the young generation grown to its cap or past it
+ * inside a long synchronous step) is returned to the system then, instead of staying committed until
+ * V8's memory reducer notices an idle process (tens of seconds, never under steady traffic; issue 18).
+ * It goes through the inspector's `HeapProfiler.collectGarbage` (an in-process session, the supported
+ * way to ask V8 for it: a low-memory notification, which also shrinks the young generation to its
+ * minimum); afterwards the young generation may grow again up to the cap. Without the inspector
+ * (a Node built without it) nothing is done.
+ * @param work resolves (or rejects) when the start's work is done; only the first call counts
+ * @returns resolves once the collection ran (or was skipped)
+ */
+export async function afterStart (work: Promise<unknown>): Promise<void> {
+  if (afterStartCalled) return
+  afterStartCalled = true
+  await work.catch(() => {})
+  if (rearm === null) return
+  await new Promise(resolve => setTimeout(resolve, AFTER_START_QUIET_MS).unref())
+  if (rearm === null) return
+  await reduceMemory()
+  rearm?.()
+}
+
+/** One memory-reducing full collection through an in-process inspector session. */
+async function reduceMemory (): Promise<void> {
+  let inspector: typeof import('node:inspector')
+  try {
+    // Loaded when used (2 ms at start otherwise); `require`, as `import()` is not available in the executable's script.
+    inspector = createRequire(import.meta.url)('node:inspector') as typeof import('node:inspector')
+  } catch {
+    return
+  }
+  const session = new inspector.Session()
+  try {
+    session.connect()
+    await new Promise<void>((resolve, reject) => { session.post('HeapProfiler.collectGarbage', err => { if (err !== null) reject(err); else resolve() }) })
+  } catch {
+    // Nothing to do: the heap stays as it is.
+  } finally {
+    session.disconnect()
   }
 }

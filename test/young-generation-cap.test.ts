@@ -106,3 +106,54 @@ t.test('a worker started with startWorker before the cap is reached does not und
   t.ok(capped <= 16 * 1024 * 1024, `capped, startWorker before the cap: ${(capped / 1048576).toFixed(1)} MB`)
   t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
 })
+
+// afterStart: once the start's work is done, one memory-reducing collection (the young generation
+// back to its minimum, the start's garbage gone), then growth up to the cap again.
+const afterStartScript = (cap: boolean): string => `
+  const v8 = await import('node:v8')
+  const { capYoungGeneration, afterStart } = await import(${JSON.stringify(capModule)})
+  if (${String(cap)}) capYoungGeneration()
+  const space = (name) => v8.getHeapSpaceStatistics().find(s => s.space_name === name)
+  let keep = []
+  const churn = async (n) => {
+    for (let i = 0; i < n; i++) {
+      const o = { a: i, b: 'x' + i, c: [i, { d: i }] }
+      if (i % 100 === 0) keep.push(o)
+      if (keep.length > 5000) keep.splice(0, 2500)
+      if (i % 100_000 === 0) await new Promise(resolve => setImmediate(resolve))
+    }
+  }
+  // The start: the young generation grown, 20 MB of old-generation objects dropped again.
+  let start = Array.from({ length: 200_000 }, (_, i) => ({ i, s: 'start' + i }))
+  for (let i = 0; i < 20 && space('new_space').space_size < 16 * 1024 * 1024; i++) await churn(500_000)
+  const before = { young: space('new_space').space_size, old: space('old_space').space_used_size }
+  let done
+  const work = new Promise(resolve => { done = resolve })
+  // A server's listening socket keeps its event loop alive (afterStart's own timer does not).
+  const alive = setInterval(() => {}, 1000)
+  const settled = afterStart(work)
+  start = null
+  done()
+  await settled
+  const after = { young: space('new_space').space_size, old: space('old_space').space_used_size }
+  // Traffic afterwards: the young generation grows back, up to the cap only.
+  await churn(3_000_000)
+  const held = []
+  for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
+  held.length = 0
+  await new Promise(resolve => setImmediate(resolve))
+  clearInterval(alive)
+  process.stdout.write(JSON.stringify({ before, after, later: space('new_space').space_size }))
+`
+const runAfterStart = (cap: boolean): { before: { young: number, old: number }, after: { young: number, old: number }, later: number } => JSON.parse(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', afterStartScript(cap)], { encoding: 'utf8' }))
+
+t.test('after the start\'s work, one memory-reducing collection; then the young generation grows back up to the cap only', async t => {
+  const capped = runAfterStart(true)
+  const mb = (n: number): string => `${(n / 1048576).toFixed(1)} MB`
+  t.ok(capped.before.young >= 16 * 1024 * 1024, `grown at the start: ${mb(capped.before.young)}`)
+  t.ok(capped.after.young <= 2 * 1024 * 1024, `shrunk: ${mb(capped.after.young)}`)
+  t.ok(capped.after.old < capped.before.old - 5 * 1024 * 1024, `the start's garbage collected: ${mb(capped.before.old)} -> ${mb(capped.after.old)}`)
+  t.ok(capped.later > capped.after.young && capped.later <= 16 * 1024 * 1024, `grown back to the cap at most: ${mb(capped.later)}`)
+  const free = runAfterStart(false)
+  t.ok(free.after.young >= 16 * 1024 * 1024, `an embedding application (no cap): nothing done (${mb(free.after.young)})`)
+})

@@ -25,13 +25,17 @@ export interface BuiltSegment {
   order: Uint32Array
 }
 
+/** How many files `buildSegment` reads between two calls of its `check`. */
+const CHECK_EVERY = 1024
+
 /**
  * Reads every file of the job and builds the segment (a file gone meanwhile is left out; an
  * unreadable one is indexed by its id only).
  * @param job the files
+ * @param check called every CHECK_EVERY files (the search process: is its parent still there?)
  * @returns the segment
  */
-export async function buildSegment (job: SegmentJob): Promise<BuiltSegment> {
+export async function buildSegment (job: SegmentJob, check?: () => void): Promise<BuiltSegment> {
   const order = Array.from(job.files.keys()).sort((a, b) => {
     const x = (job.files[a] as [string, string])[0]
     const y = (job.files[b] as [string, string])[0]
@@ -39,7 +43,8 @@ export async function buildSegment (job: SegmentJob): Promise<BuiltSegment> {
   })
   const builder = new SegmentBuilder()
   const kept: number[] = []
-  for (const i of order) {
+  for (const [n, i] of order.entries()) {
+    if (check !== undefined && n % CHECK_EVERY === 0) check()
     const [id, file] = job.files[i] as [string, string]
     const state = await readEntryFile(job.repoRealDir, file, formatOfFile(file, job.format))
     if (state.kind === 'missing') continue

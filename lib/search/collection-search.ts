@@ -24,7 +24,8 @@ import { isTitleKey, titlesOf } from '../content/entry-search.js'
 import { forEachTerm } from './tokenize.js'
 import { FullTextIndex } from './full-text-index.js'
 import { MAX_DOCS } from './ranking.js'
-import { readSegment } from './segment-reader.js'
+import { INLINE_MAX_FILES, readSegment, writeSegmentFile } from './segment-reader.js'
+import { randomBytes } from 'node:crypto'
 import { SearchSegment } from './search-segment.js'
 import { SegmentFileChanged } from './segment-file.js'
 import type { SearchSnapshot } from './search-snapshot.js'
@@ -123,6 +124,10 @@ export class CollectionSearch {
   #persisting: Promise<void> = Promise.resolve()
   /** Set by `flush` (on close): later builds are not persisted. */
   #closed = false
+  /** Aborted by `flush`: kills a search process building the segment file. */
+  readonly #abort = new AbortController()
+  /** The search process building the segment file, until it exited. */
+  #writing: Promise<void> | null = null
   /** Entries last indexed into an overlay document, for `#retitle` (oldest first, at most TITLED_MAX). */
   readonly #titled = new Map<string, TitledDoc>()
 
@@ -218,6 +223,22 @@ export class CollectionSearch {
     if (this.#built === null) this.#startBuild()
   }
 
+  /**
+   * Resolves once no build runs and the last full build is persisted (the start's work of this
+   * search done: young-generation-cap.ts `afterStart`); never rejects.
+   * @returns resolves when settled
+   */
+  async settled (): Promise<void> {
+    for (;;) {
+      const building = this.#building
+      if (building !== null) { await building.catch(() => {}); continue }
+      // The persist timer was set before this one: it has fired (and #persisting is its write) by then.
+      if (this.#persistTimer !== null) { await new Promise(resolve => setTimeout(resolve, PERSIST_DELAY_MS)); continue }
+      await this.#persisting
+      if (this.#building === null && this.#persistTimer === null) return
+    }
+  }
+
   /** Full builds finished (the first one unless the persisted segment was loaded, and each rebuild). */
   get builds (): number {
     return this.#builds
@@ -239,6 +260,9 @@ export class CollectionSearch {
   async flush (): Promise<void> {
     this.#closed = true
     if (this.#persistTimer !== null) { clearTimeout(this.#persistTimer); this.#persistTimer = null }
+    // A search process writing the file is killed, and gone before this resolves.
+    this.#abort.abort()
+    await this.#writing?.catch(() => {})
     await this.#persist()
   }
 
@@ -301,7 +325,8 @@ export class CollectionSearch {
     // A load that fails half-way (a file unreadable in an unexpected way) is a full build too.
     const loaded = this.#snapshot !== null && !this.#snapshotTried ? await this.#load(rows).catch(() => null) : null
     this.#snapshotTried = true
-    const fresh = loaded ?? await this.#fullBuild(rows)
+    if (loaded !== null) this.#loadStats = loaded.stats
+    const fresh = loaded?.index ?? await this.#fullBuild(rows, index)
     // The changes seen meanwhile, then the swap, in one synchronous step: none falls between.
     for (const [id, terms] of this.#pending ?? []) {
       if (terms === null) fresh.remove(id)
@@ -316,8 +341,18 @@ export class CollectionSearch {
     return fresh
   }
 
-  /** Reads every file into a new segment (in the worker), and plans its persisting. */
-  async #fullBuild (rows: readonly IndexRow[]): Promise<FullTextIndex> {
+  /**
+   * Reads every file into a new segment: for a big collection with a persisted segment, in the
+   * search process, which writes the file this thread then loads (`#buildFile`); else (or when
+   * that fails) in the worker, and plans its persisting.
+   */
+  async #fullBuild (rows: readonly IndexRow[], index: CollectionIndex): Promise<FullTextIndex> {
+    if (this.#snapshot !== null && !this.#closed && rows.length >= INLINE_MAX_FILES) {
+      const loaded = await this.#buildFile(rows, index, this.#snapshot).catch(() => null)
+      if (loaded !== null) return loaded
+      // Closed meanwhile (the process killed): nothing more to build for a store that is gone.
+      if (this.#closed) throw new Error('full-text index build cancelled: the service is closing')
+    }
     const startedAt = Date.now()
     const files: Array<[string, string]> = rows.map(r => [r.id, r.file])
     const sigs = rows.map(r => r.sig)
@@ -335,12 +370,47 @@ export class CollectionSearch {
   }
 
   /**
+   * Builds the segment file in the search process and loads it like a restart does, with the rows
+   * as they are once it is written: an entry whose row changed meanwhile is read again (and the
+   * changes seen meanwhile are replayed by `#build`). Its documents are recorded with the
+   * signatures their rows had when it started, '' for a file changed too shortly before to be
+   * trusted at a later start (racy, as `#persist` does); in this process those documents count
+   * while their row still has that signature (as a build in the worker takes what it read).
+   * @returns the loaded index, or null when the process failed or its file is in doubt
+   */
+  async #buildFile (rows: readonly IndexRow[], index: CollectionIndex, snapshot: SearchSnapshot): Promise<FullTextIndex | null> {
+    const startedAt = Date.now()
+    const build = randomBytes(12).toString('hex')
+    const racy = new Map<string, string>()
+    const sigs = rows.map(row => {
+      const ctime = signatureCtime(row.sig)
+      if (Number.isFinite(ctime) && ctime < startedAt - RACY_MS) return row.sig
+      racy.set(row.id, row.sig)
+      return ''
+    })
+    const job = { repoRealDir: this.#repoRealDir, format: this.#collection.format, titleField: this.#collection.titleField, rows, sigs, place: snapshot.place, build }
+    const writing = writeSegmentFile(job, this.#abort.signal)
+    this.#writing = writing
+    try {
+      await writing
+    } finally {
+      if (this.#writing === writing) this.#writing = null
+    }
+    if (this.#closed) return null
+    return (await this.#load(await index.all(), build, racy))?.index ?? null
+  }
+
+  /**
    * The persisted segment with the collection's current rows laid over it, or null when there is
    * none or it is in doubt. A document counts only while its entry's row has the signature of the
    * file it was built from; every other entry is read from its file into the overlay.
+   * @param rows the collection's rows now
+   * @param build the token of the build whose file to take (see `#buildFile`), if one
+   * @param racy signatures to count for documents recorded with '' (see `#buildFile`), by id
+   * @returns the index and what it took from the file and read, or null
    */
-  async #load (rows: readonly IndexRow[]): Promise<FullTextIndex | null> {
-    const persisted = await (this.#snapshot as SearchSnapshot).read()
+  async #load (rows: readonly IndexRow[], build?: string, racy?: ReadonlyMap<string, string>): Promise<{ index: FullTextIndex, stats: { fromSnapshot: number, read: number } } | null> {
+    const persisted = await (this.#snapshot as SearchSnapshot).read(build)
     if (persisted === null) return null
     const fresh = new FullTextIndex(persisted.segment, persisted.ids)
     // No map or set per id (100,000 of them): the ids are sorted, a row finds its document by
@@ -354,7 +424,7 @@ export class CollectionSearch {
       hasRow[doc] = 1
       // The row's own string (equal): the file's copy goes (100,000 ids, ~3 MB).
       ids[doc] = row.id
-      const sig = persisted.sigs[doc] as string
+      const sig = (persisted.sigs[doc] as string) || (racy?.get(row.id) ?? '')
       if (sig === '' || sig !== row.sig) { fresh.remove(row.id); toRead.push(row) }
     }
     for (let doc = 0; doc < ids.length; doc++) if (hasRow[doc] === 0) fresh.remove(ids[doc] as string)
@@ -370,8 +440,7 @@ export class CollectionSearch {
       }
     }
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker))
-    this.#loadStats = { fromSnapshot: rows.length - toRead.length, read: toRead.length }
-    return fresh
+    return { index: fresh, stats: { fromSnapshot: rows.length - toRead.length, read: toRead.length } }
   }
 
   /**

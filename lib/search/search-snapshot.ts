@@ -56,7 +56,19 @@ export interface LoadedSegment {
 /** Bytes of the postings hashed per read at load (not kept). */
 const HASH_CHUNK_BYTES = 1024 * 1024
 
+/** Where a segment file is and what it must carry: enough for the search process (search-worker.ts), which has no collection definition. */
+export interface SnapshotPlace {
+  /** Absolute path of the file. */
+  file: string
+  /** The collection definition key (`IndexSnapshot.key`). */
+  key: string
+  /** The repository's real path. */
+  repo: string
+}
+
 interface Header {
+  /** The build that wrote it (a random token the writer was given), when one was given. */
+  build?: string
   format: number
   key: string
   repo: string
@@ -80,21 +92,36 @@ export class SearchSnapshot {
   readonly #repo: string
 
   /**
-   * @param stateDir `.git/cms`
+   * @param stateDir `.git/cms` (or the file's place, as `place` gives it)
    * @param collection the collection (its definition is part of the key)
    * @param repoRealDir the repository's real path
    */
-  constructor (stateDir: string, collection: Collection, repoRealDir: string) {
-    this.file = path.join(stateDir, SEARCH_SNAPSHOT_DIR, `${collection.name}.bin`)
-    this.key = new IndexSnapshot(stateDir, collection, repoRealDir).key
-    this.#repo = repoRealDir
+  constructor (stateDir: string, collection: Collection, repoRealDir: string)
+  constructor (place: SnapshotPlace)
+  constructor (stateDir: string | SnapshotPlace, collection?: Collection, repoRealDir?: string) {
+    if (typeof stateDir !== 'string') {
+      this.file = stateDir.file
+      this.key = stateDir.key
+      this.#repo = stateDir.repo
+      return
+    }
+    const c = collection as Collection
+    this.file = path.join(stateDir, SEARCH_SNAPSHOT_DIR, `${c.name}.bin`)
+    this.key = new IndexSnapshot(stateDir, c, repoRealDir as string).key
+    this.#repo = repoRealDir as string
+  }
+
+  /** The file, key and repository path (to hand to another process). */
+  get place (): SnapshotPlace {
+    return { file: this.file, key: this.key, repo: this.#repo }
   }
 
   /**
    * Reads the persisted segment and checks it whole.
+   * @param build when given, the file counts only if written by the build given this token (`write`)
    * @returns it, or null when there is none or it is in doubt
    */
-  async read (): Promise<LoadedSegment | null> {
+  async read (build?: string): Promise<LoadedSegment | null> {
     let handle
     try {
       handle = await open(this.file, 'r')
@@ -102,7 +129,7 @@ export class SearchSnapshot {
       return null
     }
     try {
-      return await this.#read(handle)
+      return await this.#read(handle, build)
     } catch {
       return null
     } finally {
@@ -110,7 +137,7 @@ export class SearchSnapshot {
     }
   }
 
-  async #read (handle: FileHandle): Promise<LoadedSegment | null> {
+  async #read (handle: FileHandle, build: string | undefined): Promise<LoadedSegment | null> {
     const st = await handle.stat()
     const prefix = Buffer.alloc(PREFIX_BYTES)
     if ((await handle.read(prefix, 0, PREFIX_BYTES, 0)).bytesRead !== PREFIX_BYTES || !prefix.subarray(0, 8).equals(MAGIC)) return null
@@ -120,6 +147,7 @@ export class SearchSnapshot {
     if ((await handle.read(headerBuf, 0, headerBytes, PREFIX_BYTES)).bytesRead !== headerBytes) return null
     const h = JSON.parse(headerBuf.toString('utf8')) as unknown
     if (!isHeader(h) || h.format !== SEARCH_SNAPSHOT_FORMAT || h.key !== this.key || h.repo !== this.#repo) return null
+    if (build !== undefined && h.build !== build) return null
     const { at, total } = arraysLayout(h.terms, h.docs, h.postingsBytes)
     if (total !== h.arraysBytes || h.dictBytes !== h.dictChars * 2) return null
     const start = pad8(PREFIX_BYTES + headerBytes)
@@ -169,10 +197,12 @@ export class SearchSnapshot {
   /**
    * Writes the segment atomically (temp file, fsync, rename, directory fsync).
    * @param persisted the segment, its ids and signatures
+   * @param build a token of this build, recorded in the header (see `read`)
+   * @param beforeRename called once the content is written, before the fsync and rename (may throw or exit)
    * @returns the written file as a source of the segment's terms and postings (from then on, the
    *   segment need not keep them in memory)
    */
-  async write (persisted: PersistedSegment): Promise<SegmentFile> {
+  async write (persisted: PersistedSegment, build?: string, beforeRename?: () => void): Promise<SegmentFile> {
     const s = persisted.segment
     const terms = s.df.length
     const layout = arraysLayout(terms, s.docs, s.postings.byteLength)
@@ -191,6 +221,7 @@ export class SearchSnapshot {
     const hash = createHash('sha256')
     for (const part of parts) hash.update(part)
     const header: Header = {
+      ...(build !== undefined ? { build } : {}),
       format: SEARCH_SNAPSHOT_FORMAT,
       key: this.key,
       repo: this.#repo,
@@ -210,7 +241,7 @@ export class SearchSnapshot {
     prefix.writeUInt32LE(headerBuf.byteLength, 8)
     // The header after the 16-byte prefix, then the zero padding up to 8.
     const head = Buffer.concat([prefix.subarray(0, PREFIX_BYTES), headerBuf, prefix.subarray(PREFIX_BYTES)])
-    const size = await writePartsAtomic(this.file, [head, ...parts])
+    const size = await writePartsAtomic(this.file, [head, ...parts], beforeRename)
     // The file just renamed into place (nothing else writes here: the instance lock).
     const handle = await open(this.file, 'r')
     let st
@@ -230,13 +261,14 @@ export class SearchSnapshot {
  * Writes a file's content given as parts atomically (see `writeFileInStepsAtomic`).
  * @returns the file's size
  */
-async function writePartsAtomic (file: string, parts: Uint8Array[]): Promise<number> {
+async function writePartsAtomic (file: string, parts: Uint8Array[], beforeRename?: () => void): Promise<number> {
   let size = 0
   await writeFileInStepsAtomic(file, fd => {
     for (const part of parts) {
       for (let at = 0; at < part.byteLength;) at += writeSync(fd, part, at, part.byteLength - at)
       size += part.byteLength
     }
+    beforeRename?.()
   })
   return size
 }
@@ -291,6 +323,6 @@ function isHeader (v: unknown): v is Header {
   if (typeof v !== 'object' || v === null) return false
   const o = v as Record<string, unknown>
   const count = (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= 0
-  return typeof o.format === 'number' && typeof o.key === 'string' && typeof o.repo === 'string' && typeof o.sha256 === 'string' &&
+  return (o.build === undefined || typeof o.build === 'string') && typeof o.format === 'number' && typeof o.key === 'string' && typeof o.repo === 'string' && typeof o.sha256 === 'string' &&
     ['docs', 'terms', 'dictChars', 'postingsBytes', 'arraysBytes', 'dictBytes', 'idsBytes', 'sigsBytes'].every(k => count(o[k]))
 }

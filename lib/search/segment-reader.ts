@@ -1,10 +1,14 @@
 /**
  * Runs the search worker (`search-worker.ts`) over a collection's files, or builds in this thread
- * when the collection is small.
+ * when the collection is small; or runs the same module as a child process that writes the
+ * segment's file (`writeSegmentFile`).
  */
+import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildSegment, type BuiltSegment, type SegmentJob } from './build-segment.js'
+import type { SnapshotPlace } from './search-snapshot.js'
+import type { SegmentProcessAnswer, SegmentProcessMessage } from './segment-process.js'
 import { startWorker } from '../young-generation-cap.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
@@ -39,4 +43,79 @@ async function inWorker (job: SegmentJob): Promise<BuiltSegment> {
     worker.once('error', reject)
     worker.once('exit', (code) => { reject(new Error(`search worker exited with code ${code}`)) })
   })
+}
+
+/** Node's debugger options (`--inspect`, `--inspect-brk=9229`, `--inspect-port` ...), left out of the search process's. */
+const INSPECT_FLAG = /^--(inspect|debug)(-[a-z-]+)?(=.*)?$/
+
+/** Entries sent to the search process per message (a few hundred kilobytes of JSON). */
+const ROWS_PER_MESSAGE = 4096
+
+/** A segment to build into its file by the search process. */
+export interface SegmentFileJob {
+  repoRealDir: string
+  format: SegmentJob['format']
+  titleField: string | null
+  /** The entries (id and absolute file). */
+  rows: ReadonlyArray<{ readonly id: string, readonly file: string }>
+  /** The signature to record for each of `rows` ('' when not to be trusted). */
+  sigs: readonly string[]
+  /** The file to write. */
+  place: SnapshotPlace
+  /** The token the file's header gets (`SearchSnapshot.read(build)` takes only that file). */
+  build: string
+}
+
+/**
+ * Builds a segment in a child process (the search worker's module run as a process), which writes
+ * it to its file atomically and exits: the memory reading and tokenizing every file took goes back
+ * to the system with the process (a worker thread's stays in this process's malloc arenas). One
+ * build at a time, as for the worker.
+ * @param job the entries, and where to write
+ * @param signal aborting it kills the process (SIGKILL); the promise settles once it has exited
+ * @returns resolves once the file is written and the process has exited; rejects when the process
+ *   could not start, failed, died or was killed (a file it may have left is not its build's: read
+ *   it back with the build's token)
+ */
+export async function writeSegmentFile (job: SegmentFileJob, signal: AbortSignal): Promise<void> {
+  const turn = queue.then(async () => { signal.throwIfAborted(); await inProcess(job, signal) })
+  queue = turn.then(() => {}, () => {})
+  return await turn
+}
+
+async function inProcess (job: SegmentFileJob, signal: AbortSignal): Promise<void> {
+  // Without the debugger flags of this process (a child under --inspect-brk would wait for one forever).
+  const execArgv = process.execArgv.filter(arg => !INSPECT_FLAG.test(arg))
+  const env = { ...process.env }
+  if (env.NODE_OPTIONS !== undefined) env.NODE_OPTIONS = env.NODE_OPTIONS.split(/\s+/).filter(arg => !INSPECT_FLAG.test(arg)).join(' ')
+  const child = fork(fileURLToPath(WORKER), [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], signal, killSignal: 'SIGKILL', execArgv, env })
+  const exited = new Promise<void>((resolve, reject) => {
+    let done = false
+    let failure: string | null = null
+    child.on('message', (m: SegmentProcessAnswer) => {
+      if (m?.kind === 'done') done = true
+      else if (m?.kind === 'failed') failure = m.message
+    })
+    // An error after the start (a kill, a send) is followed by 'exit'; one before it is the only event.
+    child.on('error', err => { if (child.pid === undefined) reject(err) })
+    child.once('exit', (code, sig) => {
+      if (done && code === 0) resolve()
+      else reject(new Error(failure ?? `search process exited with ${sig ?? String(code)}`))
+    })
+  })
+  const send = async (message: SegmentProcessMessage): Promise<void> => {
+    await new Promise<void>((resolve, reject) => { child.send(message, err => { if (err !== null) reject(err); else resolve() }) })
+  }
+  try {
+    await send({ kind: 'start', repoRealDir: job.repoRealDir, format: job.format, titleField: job.titleField, place: job.place, build: job.build })
+    for (let at = 0; at < job.rows.length; at += ROWS_PER_MESSAGE) {
+      const rows = job.rows.slice(at, at + ROWS_PER_MESSAGE)
+      await send({ kind: 'rows', ids: rows.map(r => r.id), files: rows.map(r => r.file), sigs: job.sigs.slice(at, at + ROWS_PER_MESSAGE) })
+    }
+    await send({ kind: 'end' })
+  } catch {
+    // The process died or was killed: `exited` says how.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+  await exited
 }

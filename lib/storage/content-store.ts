@@ -17,6 +17,7 @@ import { CollectionSearch, searchOf } from '../search/collection-search.js'
 import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
 import { SearchSnapshot, SEARCH_SNAPSHOT_DIR } from '../search/search-snapshot.js'
 import { sweepTempFiles } from './temp-sweep.js'
+import { afterStart } from '../young-generation-cap.js'
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -152,6 +153,9 @@ export class ContentStore {
       }
     } finally {
       this.#startWatching()
+      // The start's work done (watch, second stat passes, full-text indexes built and persisted): its garbage goes.
+      const indexes = [...this.#indexes.values()]
+      void afterStart(Promise.all([this.#watching, ...indexes.map(async index => { await index.caughtUp; await searchOf(index)?.settled() })]))
     }
   }
 
