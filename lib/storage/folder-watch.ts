@@ -13,7 +13,8 @@
  * `fs.watch` user sharing the loop's inotify queue (the service has none).
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
-import { lstat, opendir, stat } from 'node:fs/promises'
+import { opendir } from 'node:fs/promises'
+import { lstatSync, statSync } from 'node:fs'
 import path from 'node:path'
 
 /** What a watch tells its owner. */
@@ -187,7 +188,9 @@ class TreeWatch implements FolderWatch {
           state.self = true
           let isDir = false
           // The root may be a link to a folder (watched through it); a link below is never followed.
-          try { isDir = (await (full === this.#root ? stat : lstat)(full)).isDirectory() } catch {}
+          // Synchronously: a page-cache lstat costs a few µs, the thread pool's round trip for it
+          // was the largest cost of a save's watch events on the service thread (issue 18).
+          try { isDir = ((full === this.#root ? statSync : lstatSync)(full, { throwIfNoEntry: false })?.isDirectory()) === true } catch {}
           if (this.#closed) return
           // A folder replaced or gone: its watches go (a new one at that path is watched afresh).
           if (full === this.#root) {
