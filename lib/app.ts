@@ -12,7 +12,6 @@ import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
 import { syncWebhookMiddleware } from './remote/sync-webhook.js'
-import { withDirectSave } from './http/direct-save.js'
 
 /**
  * Creates the Koa application.
@@ -39,10 +38,6 @@ export function createApp (services: Services): Koa {
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))
   app.use(serveUploads(services))
-  // A save's plain request is served without Koa (http/direct-save.ts): every listener the app
-  // gives (`app.callback()`) takes it first.
-  const koaCallback = app.callback.bind(app)
-  app.callback = () => withDirectSave(services, koaCallback())
   return app
 }
 

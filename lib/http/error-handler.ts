@@ -31,43 +31,27 @@ export function errorHandler (log: Logger): Middleware {
       await next()
       serializeJsonBody(ctx)
     } catch (err) {
-      const answer = errorAnswer(err, log, ctx.method, ctx.path)
-      ctx.status = answer.status
-      ctx.set(answer.headers)
-      ctx.body = answer.body
+      if (err instanceof CmsError) {
+        ctx.status = err.status
+        ctx.set(err.headers)
+        ctx.body = { error: err.message, code: err.code, ...err.details }
+        serializeJsonBody(ctx)
+        return
+      }
+      const e = (err ?? {}) as HttpLikeError
+      const status = [e.status, e.statusCode, e.httpCode].find((s): s is number => typeof s === 'number') ?? 500
+      if (status >= 400 && status < 500) {
+        ctx.status = status
+        ctx.body = { error: clientMessage(status, e), code: CLIENT_CODES[status] ?? 'bad_request' }
+        serializeJsonBody(ctx)
+        return
+      }
+      log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
+      ctx.status = 500
+      ctx.body = { error: 'Internal server error', code: 'internal' }
       serializeJsonBody(ctx)
     }
   }
-}
-
-/** What an error becomes: its status, headers and JSON body. */
-export interface ErrorAnswer {
-  status: number
-  headers: Record<string, string>
-  body: Record<string, unknown>
-}
-
-/**
- * The answer to an error thrown while serving a request (the error handler's, and the direct save
- * route's in direct-save.ts): a typed error's status, headers and body; a body parser's 4xx; else a
- * 500 that leaks nothing, logged with its stack.
- * @param err what was thrown
- * @param log where unexpected errors are logged
- * @param method the request's method (logged)
- * @param path the request's path (logged)
- * @returns the answer
- */
-export function errorAnswer (err: unknown, log: Logger, method: string, path: string): ErrorAnswer {
-  if (err instanceof CmsError) {
-    return { status: err.status, headers: err.headers, body: { error: err.message, code: err.code, ...err.details } }
-  }
-  const e = (err ?? {}) as HttpLikeError
-  const status = [e.status, e.statusCode, e.httpCode].find((s): s is number => typeof s === 'number') ?? 500
-  if (status >= 400 && status < 500) {
-    return { status, headers: {}, body: { error: clientMessage(status, e), code: CLIENT_CODES[status] ?? 'bad_request' } }
-  }
-  log.error({ err, method, path }, 'unexpected error')
-  return { status: 500, headers: {}, body: { error: 'Internal server error', code: 'internal' } }
 }
 
 /** Codes of 4xx errors thrown by the body parsers and Koa itself (not our classes). */
