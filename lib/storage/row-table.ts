@@ -217,6 +217,50 @@ export class RowTable implements RowSource {
   }
 
   /**
+   * Every record's id, in record order (one decode per record, before `release`).
+   * @returns the ids
+   */
+  ids (): string[] {
+    const ids = new Array<string>(this.#starts.length)
+    for (let at = 0; at < ids.length; at++) ids[at] = this.id(at)
+    return ids
+  }
+
+  /**
+   * Every record's id as the names of a packed stat list (`PackedFiles` in `stat-files.ts`): its
+   * UTF-8 bytes then a NUL, in shared memory, copied from the records without a string per id; an
+   * empty name for a record that names its own file (before `release`).
+   * @returns the names, and the records naming their own file
+   */
+  packIds (): { names: SharedArrayBuffer, own: number[] } {
+    const buf = this.#buf
+    if (buf === null) throw new Error('row table released')
+    const starts = this.#starts
+    let bytes = 0
+    for (let at = 0; at < starts.length; at++) {
+      const start = starts[at]!
+      bytes += (buf.readUInt16LE(start + 20) === 0 ? buf.readUInt16LE(start + 18) : 0) + 1
+    }
+    const names = new SharedArrayBuffer(bytes)
+    const out = new Uint8Array(names)
+    const own: number[] = []
+    let o = 0
+    for (let at = 0; at < starts.length; at++) {
+      const start = starts[at]!
+      if (buf.readUInt16LE(start + 20) === 0) {
+        // Byte by byte: a copy call per record costs more than its few bytes.
+        const from = start + RECORD_HEAD
+        const to = from + buf.readUInt16LE(start + 18)
+        for (let i = from; i < to; i++) out[o++] = buf[i]!
+      } else {
+        own.push(at)
+      }
+      out[o++] = 0
+    }
+    return { names, own }
+  }
+
+  /**
    * A record's revision.
    * @param at record number
    * @returns the revision written with it

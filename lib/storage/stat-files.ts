@@ -10,6 +10,40 @@ import { STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
+/**
+ * Files for a stat pass, without a string per file in this thread: the names of the files that
+ * are `<prefix><name><suffix>` (a collection's default files: folder, id, extension), NUL-joined
+ * UTF-8 in shared memory that the worker decodes once; an empty name is a file given whole in
+ * `own` (issue 18, eighth pass: building 100,000 paths and joining them held the worker's start
+ * back by ~50 ms of this thread).
+ */
+export interface PackedFiles {
+  count: number
+  /** The names, each followed by a NUL. */
+  names: SharedArrayBuffer
+  prefix: string
+  suffix: string
+  /** The files of the empty names, by position. */
+  own: Map<number, string>
+  /** The i-th file, in this thread (its share of the pass). */
+  at: (i: number) => string
+}
+
+/** What the worker gets: the NUL-joined files, or packed names. */
+type WorkerFiles = { files: string } | { names: SharedArrayBuffer, prefix: string, suffix: string, own: Array<[number, string]> }
+
+function workerFiles (files: readonly string[] | PackedFiles): WorkerFiles {
+  return Array.isArray(files) ? { files: files.join('\0') } : { names: (files as PackedFiles).names, prefix: (files as PackedFiles).prefix, suffix: (files as PackedFiles).suffix, own: [...(files as PackedFiles).own] }
+}
+
+function countOf (files: readonly string[] | PackedFiles): number {
+  return Array.isArray(files) ? files.length : (files as PackedFiles).count
+}
+
+function fileAtOf (files: readonly string[] | PackedFiles): (i: number) => string {
+  return Array.isArray(files) ? i => (files as readonly string[])[i]! : (files as PackedFiles).at
+}
+
 /** Per file: its signature, null when it is missing or not a file, undefined when the caller must stat it itself. */
 export type StatResults = StatResult[]
 
@@ -28,6 +62,14 @@ export interface StatPass {
    */
   ready: (count: number) => Promise<boolean>
   /**
+   * Stats chunks of the list here (from its end, as `ready` does) while `busy` holds, a turn of
+   * the event loop between chunks: this thread's share of the pass while it waits for other work
+   * (the folder scan's `readdir`, in the thread pool).
+   * @param busy checked before each chunk
+   * @returns resolves once `busy` is false or no chunk is left to claim
+   */
+  helpWhile: (busy: () => boolean) => Promise<void>
+  /**
    * Stats the files again and ends the worker.
    * @returns the positions of the files whose result differs from the first pass's (or is undefined)
    */
@@ -41,10 +83,10 @@ export interface StatPass {
  * @param files absolute entry file paths (no NUL in a path)
  * @returns the pass; the worker never keeps the process alive
  */
-export function startStatPass (files: readonly string[]): StatPass {
+export function startStatPass (files: readonly string[] | PackedFiles): StatPass {
   // Through startWorker, so the worker's heap set-up does not turn the young generation's growth back on.
-  const claims = new SharedArrayBuffer(4 * Math.ceil(files.length / STAT_CHUNK))
-  const worker = startWorker(WORKER, { files: files.join('\0'), claims })
+  const claims = new SharedArrayBuffer(4 * Math.ceil(countOf(files) / STAT_CHUNK))
+  const worker = startWorker(WORKER, { ...workerFiles(files), claims })
   return passOf(worker, failureOf(worker), files, new Int32Array(claims))
 }
 
@@ -52,10 +94,10 @@ export function startStatPass (files: readonly string[]): StatPass {
 export interface WaitingStatWorker {
   /**
    * Gives the worker its files (once).
-   * @param files absolute entry file paths (no NUL in a path)
+   * @param files absolute entry file paths (no NUL in a path), or packed
    * @returns the pass, as from `startStatPass`
    */
-  pass: (files: readonly string[]) => StatPass
+  pass: (files: readonly string[] | PackedFiles) => StatPass
   /** Ends the worker without a pass (once, instead of `pass`). */
   end: () => void
 }
@@ -75,8 +117,8 @@ export function startWaitingStatWorker (): WaitingStatWorker {
       if (given) throw new Error('stat worker already given its files')
       given = true
       worker.ref()
-      const claims = new SharedArrayBuffer(4 * Math.ceil(files.length / STAT_CHUNK))
-      worker.postMessage({ files: files.join('\0'), claims })
+      const claims = new SharedArrayBuffer(4 * Math.ceil(countOf(files) / STAT_CHUNK))
+      worker.postMessage({ ...workerFiles(files), claims })
       return passOf(worker, failed, files, new Int32Array(claims))
     },
     end: () => {
@@ -98,10 +140,12 @@ function failureOf (worker: Worker): Promise<never> {
 }
 
 /** The pass of a worker stat-ing `files` (its first pass coming in chunks), shared with this thread through `claims`. */
-function passOf (worker: Worker, failed: Promise<never>, files: readonly string[], claims: Int32Array): StatPass {
+function passOf (worker: Worker, failed: Promise<never>, list: readonly string[] | PackedFiles, claims: Int32Array): StatPass {
+  const count = countOf(list)
+  const fileAt = fileAtOf(list)
   const next = async <T>(): Promise<T> => await Promise.race([new Promise<T>(resolve => worker.once('message', resolve)), failed])
   const chunks = claims.length
-  const results: StatResults = new Array<StatResult>(files.length)
+  const results: StatResults = new Array<StatResult>(count)
   const done = new Uint8Array(chunks)
   // The chunks this thread stat-ed (told to the worker for its second pass).
   const mine: Array<[number, StatResult[]]> = []
@@ -129,7 +173,7 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
     done[k] = 1
     doneCount++
     while (prefix < chunks && done[prefix] === 1) prefix++
-    const upTo = prefix === chunks ? files.length : prefix * STAT_CHUNK
+    const upTo = prefix === chunks ? count : prefix * STAT_CHUNK
     const complete = doneCount === chunks
     if (complete) worker.off('message', onChunk)
     waiters = waiters.filter(w => { if (complete || w.count <= upTo) { w.resolve(true); return false } return true })
@@ -147,7 +191,7 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
     if (stealFrom < 0) return false
     const k = stealFrom--
     const chunk: StatResults = []
-    for (let i = k * STAT_CHUNK; i < Math.min(files.length, (k + 1) * STAT_CHUNK); i++) chunk.push(statOne(files[i]!))
+    for (let i = k * STAT_CHUNK; i < Math.min(count, (k + 1) * STAT_CHUNK); i++) chunk.push(statOne(fileAt(i)))
     mine.push([k, chunk])
     fill(k, chunk)
     return true
@@ -156,8 +200,8 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
   return {
     sigs,
     results,
-    ready: async (count: number) => {
-      const need = Math.min(count, files.length)
+    ready: async (upTo: number) => {
+      const need = Math.min(upTo, count)
       for (;;) {
         if (prefix === chunks || prefix * STAT_CHUNK >= need) return true
         if (broken) return false
@@ -168,6 +212,9 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
       if (prefix === chunks || prefix * STAT_CHUNK >= need) return true
       if (broken) return false
       return await new Promise<boolean>(resolve => { waiters.push({ count: need, resolve }) })
+    },
+    helpWhile: async (busy: () => boolean) => {
+      while (busy() && !broken && statOneChunk()) await new Promise(resolve => setImmediate(resolve))
     },
     again: async () => {
       await sigs

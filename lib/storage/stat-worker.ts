@@ -21,6 +21,11 @@ import { STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
  * (issue 18, seventh pass); a path cut for one stat dies young.
  */
 let joined = ''
+
+/** The files as given: NUL-joined, or packed names (`PackedFiles` in `stat-files.ts`). */
+type WorkerFiles = { files: string } | { names: SharedArrayBuffer, prefix: string, suffix: string, own: Array<[number, string]> }
+/** Packed names (`PackedFiles`): a file is `prefix + name + suffix`, or `own`'s for an empty name. */
+let packed: { prefix: string, suffix: string, own: Map<number, string> } | null = null
 /** Per chunk: 0 unclaimed, 1 claimed (by this worker or the service's thread). */
 let claims: Int32Array | null = null
 
@@ -31,8 +36,8 @@ let claims: Int32Array | null = null
 function statAll (post: ((k: number, chunk: StatResult[]) => void) | null): StatResult[] {
   const sigs: StatResult[] = []
   let mine = true
-  // The same paths as `joined.split('\0')` (none for an empty string).
-  for (let from = 0, i = 0; joined !== '' && from <= joined.length; i++) {
+  // The same paths as `joined.split('\0')` (none for an empty string); packed, each name ends with a NUL.
+  for (let from = 0, i = 0; packed !== null ? from < joined.length : joined !== '' && from <= joined.length; i++) {
     let to = joined.indexOf('\0', from)
     if (to < 0) to = joined.length
     if (i % STAT_CHUNK === 0 && post !== null) {
@@ -40,7 +45,7 @@ function statAll (post: ((k: number, chunk: StatResult[]) => void) | null): Stat
       const k = i / STAT_CHUNK
       mine = claims === null || k >= claims.length || Atomics.compareExchange(claims, k, 0, 1) === 0
     }
-    if (mine || post === null) sigs.push(statOne(joined.slice(from, to)))
+    if (mine || post === null) sigs.push(statOne(packed === null ? joined.slice(from, to) : from === to ? packed.own.get(i) ?? '' : packed.prefix + joined.slice(from, to) + packed.suffix))
     else sigs.push(undefined)
     from = to + 1
   }
@@ -52,8 +57,14 @@ function statAll (post: ((k: number, chunk: StatResult[]) => void) | null): Stat
 }
 
 /** Stats the files, posts the first pass, then waits for `again` or the end (false). */
-function run (given: string, shared: SharedArrayBuffer | undefined): void {
-  joined = given
+function run (given: WorkerFiles, shared: SharedArrayBuffer | undefined): void {
+  if ('files' in given) {
+    joined = given.files
+  } else {
+    // One decode of every name.
+    joined = Buffer.from(given.names).toString('utf8')
+    packed = { prefix: given.prefix, suffix: given.suffix, own: new Map(given.own) }
+  }
   claims = shared === undefined ? null : new Int32Array(shared)
   const first = statAll((k, sigs) => { parentPort?.postMessage({ k, sigs }) })
   parentPort?.once('message', (again: false | { again: true, filled: Array<[number, StatResult[]]> }) => { second(first, again) })
@@ -72,6 +83,6 @@ function second (first: StatResult[], again: false | { again: true, filled: Arra
 }
 
 // The files come with the worker's data, or (a worker started before they were known) as its first message (false: none, end).
-const data = workerData as { files?: string, claims?: SharedArrayBuffer } | null
-if (data?.files !== undefined) run(data.files, data.claims)
-else parentPort?.once('message', (msg: { files: string, claims: SharedArrayBuffer } | false) => { if (msg === false) parentPort?.close(); else run(msg.files, msg.claims) })
+const data = workerData as (WorkerFiles & { claims?: SharedArrayBuffer }) | null
+if (data !== null && ('files' in data || 'names' in data)) run(data, data.claims)
+else parentPort?.once('message', (msg: (WorkerFiles & { claims: SharedArrayBuffer }) | false) => { if (msg === false) parentPort?.close(); else run(msg, msg.claims) })
