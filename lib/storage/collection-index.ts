@@ -23,7 +23,7 @@ import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { carriedStates, logDigest, RACY_MS, signatureCtime, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
-import { STAT_CHUNK } from './stat-one.js'
+import { SIG_DIFFERS, SIG_SAME, SIG_SAME_RACY, SIG_UNKNOWN, STAT_CHUNK } from './stat-one.js'
 import { startStatPass, startWaitingStatWorker, statInWorker, type PackedFiles, type StatPass } from './stat-files.js'
 
 export type { IndexRow }
@@ -436,7 +436,7 @@ export class CollectionIndex {
     let recordIds: string[] | null = null
     let pass: StatPass | null = null
     if (snapshot !== null && snapshot.size >= STAT_WORKER_MIN_FILES) {
-      const files = this.#recordFiles(snapshot)
+      const files = this.#recordFiles(snapshot, statAt)
       pass = early?.pass(files) ?? startStatPass(files)
       recordIds = snapshot.ids()
       // This thread's share of the pass while the scan's `readdir` is under way.
@@ -609,6 +609,7 @@ export class CollectionIndex {
     const taken = new Uint8Array(size)
     let takenCount = 0
     const sigs = pass?.results ?? []
+    const flags = pass?.flags ?? null
     // The worker's results of the chunk about to be taken (false once it failed: the rest is
     // stat-ed here). `chunkAt` is taken before any stat this thread makes in the chunk.
     let workerOk = pass !== null
@@ -627,8 +628,21 @@ export class CollectionIndex {
       const own = snapshot.file(at)
       // The scan tells which files are their id's default one (no path compared for those).
       if (own === null ? others.has(id) && !isDefaultFile(this.#layout, id, file) : own !== file) { this.#carryRecord(snapshot, at, id, carried); continue }
+      // A packed pass tells how each file compares with its record (no string): the common case.
+      const flag = flags === null || !workerOk ? SIG_UNKNOWN : flags[at]!
+      if (flag === SIG_SAME || flag === SIG_SAME_RACY) {
+        const known = this.#states.get(id)
+        if (known === undefined ? carried : known.sig !== null && snapshot.sigEquals(at, known.sig)) {
+          // Carried with no other state, or the logged state has this very signature.
+          this.#put(StoredRow.lazy(this.#home, id, own, known?.rev ?? snapshot.rev(at), snapshot.order(at), snapshot, at), statAt, known?.sig ?? undefined, flag === SIG_SAME_RACY)
+          taken[at] = 1
+          takenCount++
+          continue
+        }
+      }
+      if (flag === SIG_DIFFERS) { this.#carryRecord(snapshot, at, id, carried); continue }
       // A result of the worker's was stat-ed after statAt; one of this thread's after chunkAt.
-      let sig = sigs[at]
+      let sig = flag === SIG_SAME || flag === SIG_SAME_RACY ? snapshot.sig(at) : sigs[at]
       let readAt = statAt
       if (sig === undefined) {
         readAt = chunkAt
@@ -669,18 +683,15 @@ export class CollectionIndex {
    * The files of a snapshot's records, in record order, for the stat pass: packed names (no string
    * per file here) when every default file is `<folder>/<id><ext>`.
    */
-  #recordFiles (snapshot: RowTable): string[] | PackedFiles {
+  #recordFiles (snapshot: RowTable, statAt: number): string[] | PackedFiles {
     const parts = defaultFileParts(this.#layout)
     if (parts === null) {
       const files = new Array<string>(snapshot.size)
       for (let at = 0; at < files.length; at++) files[at] = snapshot.file(at) ?? defaultFileOf(this.#layout, snapshot.id(at)) ?? ''
       return files
     }
-    const { names, own } = snapshot.packIds()
-    const ownFiles = new Map<number, string>()
-    for (const at of own) ownFiles.set(at, snapshot.file(at)!)
     const { prefix, suffix } = parts
-    return { count: snapshot.size, names, prefix, suffix, own: ownFiles, at: i => ownFiles.get(i) ?? prefix + snapshot.id(i) + suffix }
+    return { count: snapshot.size, records: snapshot.sharedRecords(), prefix, suffix, statAt, at: i => snapshot.file(i) ?? prefix + snapshot.id(i) + suffix, same: (i, sig) => snapshot.sigEquals(i, sig) }
   }
 
   /** Carried states: a record not taken (its file changed or is gone) is that entry's last known state. */
@@ -1060,16 +1071,17 @@ export class CollectionIndex {
    * @param entry the row
    * @param readAt when its file was stat-ed (before): a file changed that close to it is racy
    * @param sig the row's signature, when the caller has its string (a lazy row builds it when asked)
+   * @param racy whether the row is racy, when the caller knows (a packed stat pass tells)
    */
-  #put (entry: StoredRow, readAt: number, sig: string = entry.sig): void {
+  #put (entry: StoredRow, readAt: number, sig?: string, racy?: boolean): void {
     const before = this.#entries.get(entry.id)
     this.#entries.set(entry.id, entry)
     // The row now holds the entry's state.
     const state = this.#states.get(entry.id)
-    if (state !== undefined && state.rev === entry.revision && state.sig === sig) this.#states.delete(entry.id)
+    if (state !== undefined && state.rev === entry.revision && state.sig === (sig ?? entry.sig)) this.#states.delete(entry.id)
     // NaN (no ctime known) counts as racy: never persisted.
-    if (!(readAt - signatureCtime(sig) >= RACY_MS)) this.#racy.add(entry.id)
-    else this.#racy.delete(entry.id)
+    if (racy ?? !(readAt - signatureCtime(sig ?? entry.sig) >= RACY_MS)) this.#racy.add(entry.id)
+    else if (this.#racy.size > 0) this.#racy.delete(entry.id)
     if (before !== entry) this.#rowsChanged()
     if (this.#sorted === null) return
     if (before === undefined || before.order !== entry.order) this.#sorted = null

@@ -11,6 +11,7 @@
  * finds them sorted. A row whose content was never parsed is written again by copying its bytes.
  */
 import { createHash } from 'node:crypto'
+import { PASS_RACY_MS } from './stat-one.js'
 import { closeSync, open as openCallback, readFile as readFileCallback, writeSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { promisify } from 'node:util'
@@ -34,8 +35,9 @@ export const SNAPSHOT_DIR = 'index'
  * within the same file-system timestamp tick, unseen by its signature ("racily clean", as git calls
  * it): such rows are never persisted, so the next start reads their file again. Local file systems
  * stamp times from the kernel's coarse clock (a tick of 1-10 ms); a second leaves a wide margin.
+ * (Defined in `stat-one.ts`, which the stat worker loads, as it tells racy files too.)
  */
-export const RACY_MS = 1000
+export const RACY_MS = PASS_RACY_MS
 
 /** One collection's snapshot file. */
 export class IndexSnapshot {

@@ -5,35 +5,37 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Worker } from 'node:worker_threads'
 import { startWorker } from '../young-generation-cap.js'
-import { STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
+import { SIG_UNKNOWN, sigFlag, STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
- * Files for a stat pass, without a string per file in this thread: the names of the files that
- * are `<prefix><name><suffix>` (a collection's default files: folder, id, extension), NUL-joined
- * UTF-8 in shared memory that the worker decodes once; an empty name is a file given whole in
- * `own` (issue 18, eighth pass: building 100,000 paths and joining them held the worker's start
- * back by ~50 ms of this thread).
+ * Files for a stat pass without a string per file in this thread: a snapshot's records copied
+ * whole into shared memory (`RowTable.sharedRecords`), each naming its file or, when it is the
+ * id's default one, `<prefix><id><suffix>` (`record-file.ts`); the worker makes the paths (issue
+ * 18, eighth pass: building 100,000 paths and joining them here held the worker's start back).
  */
 export interface PackedFiles {
   count: number
-  /** The names, each followed by a NUL. */
-  names: SharedArrayBuffer
+  records: SharedArrayBuffer
   prefix: string
   suffix: string
-  /** The files of the empty names, by position. */
-  own: Map<number, string>
+  /** When the pass began, before any of its stats (`sigFlag`). */
+  statAt: number
   /** The i-th file, in this thread (its share of the pass). */
   at: (i: number) => string
+  /** Whether the i-th record's signature is this one, in this thread. */
+  same: (i: number, sig: string) => boolean
 }
 
-/** What the worker gets: the NUL-joined files, or packed names. */
-type WorkerFiles = { files: string } | { names: SharedArrayBuffer, prefix: string, suffix: string, own: Array<[number, string]> }
+/** What the worker gets: the NUL-joined files, or packed records. */
+type WorkerFiles = { files: string } | { records: SharedArrayBuffer, prefix: string, suffix: string, statAt: number }
 
 function workerFiles (files: readonly string[] | PackedFiles): WorkerFiles {
-  return Array.isArray(files) ? { files: files.join('\0') } : { names: (files as PackedFiles).names, prefix: (files as PackedFiles).prefix, suffix: (files as PackedFiles).suffix, own: [...(files as PackedFiles).own] }
+  if (Array.isArray(files)) return { files: files.join('\0') }
+  const { records, prefix, suffix, statAt } = files as PackedFiles
+  return { records, prefix, suffix, statAt }
 }
 
 function countOf (files: readonly string[] | PackedFiles): number {
@@ -51,8 +53,13 @@ export type StatResults = StatResult[]
 export interface StatPass {
   /** The first pass; rejects when the worker fails. */
   sigs: Promise<StatResults>
-  /** The first pass's results so far, by the files' positions (filled as the chunks are stat-ed; a hole is not stat-ed yet). */
+  /**
+   * The first pass's results so far, by the files' positions (filled as the chunks are stat-ed; a
+   * hole is not stat-ed yet); a packed pass fills `flags` instead.
+   */
   results: StatResults
+  /** A packed pass's results (`sigFlag`, by position), else null. */
+  flags: Uint8Array | null
   /**
    * Waits for the first pass's results up to a position; meanwhile this thread stats chunks of the
    * list itself, from its end (each chunk is claimed by one thread: on 2 cores the pass takes about
@@ -145,7 +152,10 @@ function passOf (worker: Worker, failed: Promise<never>, list: readonly string[]
   const fileAt = fileAtOf(list)
   const next = async <T>(): Promise<T> => await Promise.race([new Promise<T>(resolve => worker.once('message', resolve)), failed])
   const chunks = claims.length
-  const results: StatResults = new Array<StatResult>(count)
+  const packed = Array.isArray(list) ? null : list as PackedFiles
+  const results: StatResults = packed === null ? new Array<StatResult>(count) : []
+  // A hole (not stat-ed yet) reads as SIG_UNKNOWN, as a hole in `results` reads as undefined.
+  const flags = packed === null ? null : new Uint8Array(count).fill(SIG_UNKNOWN)
   const done = new Uint8Array(chunks)
   // The chunks this thread stat-ed (told to the worker for its second pass).
   const mine: Array<[number, StatResult[]]> = []
@@ -167,9 +177,10 @@ function passOf (worker: Worker, failed: Promise<never>, list: readonly string[]
       reject(err)
     })
   })
-  const fill = (k: number, chunk: StatResults): void => {
+  const fill = (k: number, chunk: StatResults | Uint8Array): void => {
     if (done[k] === 1) return
-    for (let j = 0; j < chunk.length; j++) results[k * STAT_CHUNK + j] = chunk[j]
+    if (flags !== null) flags.set(chunk as Uint8Array, k * STAT_CHUNK)
+    else for (let j = 0; j < chunk.length; j++) results[k * STAT_CHUNK + j] = (chunk as StatResults)[j]
     done[k] = 1
     doneCount++
     while (prefix < chunks && done[prefix] === 1) prefix++
@@ -179,7 +190,7 @@ function passOf (worker: Worker, failed: Promise<never>, list: readonly string[]
     waiters = waiters.filter(w => { if (complete || w.count <= upTo) { w.resolve(true); return false } return true })
     if (complete) settle(results)
   }
-  const onChunk = (msg: { k: number, sigs: StatResults }): void => { fill(msg.k, msg.sigs) }
+  const onChunk = (msg: { k: number, sigs: StatResults | Uint8Array }): void => { fill(msg.k, msg.sigs) }
   worker.on('message', onChunk)
   if (chunks === 0) settle(results)
   sigs.catch(() => {})
@@ -193,13 +204,23 @@ function passOf (worker: Worker, failed: Promise<never>, list: readonly string[]
     const chunk: StatResults = []
     for (let i = k * STAT_CHUNK; i < Math.min(count, (k + 1) * STAT_CHUNK); i++) chunk.push(statOne(fileAt(i)))
     mine.push([k, chunk])
-    fill(k, chunk)
+    if (packed !== null) {
+      const chunkFlags = new Uint8Array(chunk.length)
+      for (let j = 0; j < chunk.length; j++) {
+        const sig = chunk[j]
+        chunkFlags[j] = sigFlag(sig, typeof sig === 'string' && packed.same(k * STAT_CHUNK + j, sig), packed.statAt)
+      }
+      fill(k, chunkFlags)
+    } else {
+      fill(k, chunk)
+    }
     return true
   }
   let ended = false
   return {
     sigs,
     results,
+    flags,
     ready: async (upTo: number) => {
       const need = Math.min(upTo, count)
       for (;;) {
