@@ -33,8 +33,22 @@ export const PASS_RACY_MS = 1000
 export function sigFlag (sig: StatResult, same: boolean, statAt: number): number {
   if (sig === undefined) return SIG_UNKNOWN
   if (sig === null || !same) return SIG_DIFFERS
-  // The ctime is the signature's last field; NaN counts as racy.
-  return statAt - Number(sig.slice(sig.lastIndexOf(':') + 1)) >= PASS_RACY_MS ? SIG_SAME : SIG_SAME_RACY
+  // NaN (no ctime) counts as racy.
+  return statAt - signatureCtime(sig) >= PASS_RACY_MS ? SIG_SAME : SIG_SAME_RACY
+}
+
+/**
+ * The ctime (ms) a signature records, or NaN for a signature without one (an older format).
+ * @param sig a file signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`)
+ * @returns the ctime in milliseconds
+ */
+export function signatureCtime (sig: string): number {
+  // No split: this runs for every row a restart takes.
+  const first = sig.indexOf(':')
+  const second = first < 0 ? -1 : sig.indexOf(':', first + 1)
+  const third = second < 0 ? -1 : sig.indexOf(':', second + 1)
+  if (third < 0 || sig.includes(':', third + 1)) return Number.NaN
+  return Number(sig.slice(third + 1))
 }
 
 /** A file's signature, null when it is missing or not a file, undefined when the caller must stat it itself. */
