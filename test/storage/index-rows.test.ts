@@ -177,6 +177,34 @@ t.test('sigFlag', async t => {
   t.equal(sigFlag('5:1700000000000:7', true, 1800000000000), SIG_SAME_RACY, 'no ctime: racy')
 })
 
+t.test('a restart of a bundled collection large enough for the stat worker (a list of paths, not packed records) notices changes made while down', async t => {
+  const files: Record<string, string> = { 'cms.config.yaml': CONFIG }
+  for (let i = 0; i < 4100; i++) files[`content/bundles/b${String(i).padStart(4, '0')}/index.md`] = post(`Bundle ${String(i).padStart(4, '0')}`)
+  const repoDir = await makeSite(t, files, { fixtures: false })
+  await settle()
+  const first = await startServer(t, { repoDir })
+  await first.cms.ready
+  t.equal((await (await first.services.content.index('bundles')).all()).length, 4100)
+  await first.close()
+
+  const edited = path.join(repoDir, 'content/bundles/b2345/index.md')
+  const st = await stat(edited)
+  await writeFile(edited, post('Bundle 23X5'))
+  await utimes(edited, st.atime, st.mtime)
+  await rm(path.join(repoDir, 'content/bundles/b0008'), { recursive: true })
+  await mkdir(path.join(repoDir, 'content/bundles/fresh'))
+  await writeFile(path.join(repoDir, 'content/bundles/fresh/index.md'), post('Fresh'))
+  await settle()
+
+  const s = await startServer(t, { repoDir })
+  t.equal((await read(s, 'bundles', 'b2345'))?.data?.title, 'Bundle 23X5', 'the same-size, same-mtime edit is read')
+  t.equal(await read(s, 'bundles', 'b0008'), null, 'the deleted bundle is gone')
+  t.equal((await read(s, 'bundles', 'fresh'))?.data?.title, 'Fresh', 'the added bundle is there')
+  t.equal((await read(s, 'bundles', 'b4000'))?.data?.title, 'Bundle 4000')
+  t.same((await s.services.content.index('bundles')).loadStats, { fromSnapshot: 4098, read: 2 })
+  await s.close()
+})
+
 t.test('a restart of a collection large enough for the stat worker still notices edits, adds and deletes made while down', async t => {
   // 4,100 files: over the size from which a restart stats its files in a worker.
   const files: Record<string, string> = { 'cms.config.yaml': 'collections:\n  posts:\n    format: md\n    titleField: title\n' }
