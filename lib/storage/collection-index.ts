@@ -410,9 +410,9 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    // The snapshot is read (thread pool) beside the folder scan; the revision log is parsed once
-    // the scan has handed its files to the stat worker, beside its stats (issue 18, restart: the
-    // log's parse before the scan delayed the stat pass, the longest part of a restart, by as much).
+    // The snapshot and the revision log's bytes are read (thread pool) beside the folder scan; the
+    // stat pass over the snapshot's records starts once the snapshot is read, before the scan ends
+    // (issue 18, restart: anything before the stat pass delays the longest part of a restart).
     const snapshotReading = this.#opts.snapshot?.read() ?? Promise.resolve(null)
     // The log's bytes, read beside the snapshot for the carried states (one read in the thread pool).
     const logReading = this.#opts.snapshot != null ? this.#readLog() : Promise.resolve(null)
