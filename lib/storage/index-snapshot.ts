@@ -11,6 +11,10 @@
  * finds them sorted. A row whose content was never parsed is written again by copying its bytes.
  */
 import { createHash } from 'node:crypto'
+import { PASS_RACY_MS, signatureCtime } from './stat-one.js'
+
+/** The ctime a signature records (see `stat-one.ts`). */
+export { signatureCtime }
 import { closeSync, open as openCallback, readFile as readFileCallback, writeSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { promisify } from 'node:util'
@@ -34,8 +38,9 @@ export const SNAPSHOT_DIR = 'index'
  * within the same file-system timestamp tick, unseen by its signature ("racily clean", as git calls
  * it): such rows are never persisted, so the next start reads their file again. Local file systems
  * stamp times from the kernel's coarse clock (a tick of 1-10 ms); a second leaves a wide margin.
+ * (Defined in `stat-one.ts`, which the stat worker loads, as it tells racy files too.)
  */
-export const RACY_MS = 1000
+export const RACY_MS = PASS_RACY_MS
 
 /** One collection's snapshot file. */
 export class IndexSnapshot {
@@ -169,19 +174,6 @@ function writeAllSync (fd: number, bytes: Buffer): void {
   for (let at = 0; at < bytes.byteLength;) at += writeSync(fd, bytes, at, bytes.byteLength - at)
 }
 
-/**
- * The ctime (ms) a signature records, or NaN for a signature without one (an older format).
- * @param sig a file signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`)
- * @returns the ctime in milliseconds
- */
-export function signatureCtime (sig: string): number {
-  // No split: this runs for every row a restart takes.
-  const first = sig.indexOf(':')
-  const second = first < 0 ? -1 : sig.indexOf(':', first + 1)
-  const third = second < 0 ? -1 : sig.indexOf(':', second + 1)
-  if (third < 0 || sig.includes(':', third + 1)) return Number.NaN
-  return Number(sig.slice(third + 1))
-}
 
 const openFile = promisify(openCallback)
 const readWhole = promisify(readFileCallback) as (fd: number) => Promise<Buffer>

@@ -23,10 +23,10 @@ import type { EntryData } from '../content/formats.js'
 import type { ValidationIssue } from '../errors.js'
 import { titlesOf } from '../content/entry-search.js'
 import type { RowContent, RowSource } from './index-row.js'
+import { fileAt, idAt, RECORD_HEAD } from './record-file.js'
 
 /** The first bytes of a row table file. */
 const MAGIC = Buffer.from('GCMSROWS', 'latin1')
-const RECORD_HEAD = 26
 /** Where a record's revision is (u32). */
 const REV_AT = 22
 const END_BYTES = 16
@@ -37,10 +37,6 @@ const RELEASE_MIN_BYTES = 256 * 1024
 /** Closes a table's file when the table is collected without `release` having closed it. */
 const FILES = new FinalizationRegistry<number>(fd => { try { closeSync(fd) } catch {} })
 
-function idAt (buf: Buffer, start: number): string {
-  return buf.toString('utf8', start + RECORD_HEAD, start + RECORD_HEAD + buf.readUInt16LE(start + 18))
-}
-
 function sigAt (buf: Buffer, start: number): string {
   const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18)
   return buf.toString('latin1', from, from + buf[start + 17]!)
@@ -48,13 +44,6 @@ function sigAt (buf: Buffer, start: number): string {
 
 function orderAt (buf: Buffer, start: number): number | null {
   return (buf[start + 16]! & HAS_ORDER) !== 0 ? buf.readDoubleLE(start + 8) : null
-}
-
-function fileAt (buf: Buffer, start: number): string | null {
-  const length = buf.readUInt16LE(start + 20)
-  if (length === 0) return null
-  const from = start + RECORD_HEAD + buf.readUInt16LE(start + 18) + buf[start + 17]!
-  return buf.toString('utf8', from, from + length)
 }
 
 function payloadAt (buf: Buffer, start: number): Buffer {
@@ -214,6 +203,31 @@ export class RowTable implements RowSource {
    */
   get carried (): string {
     return this.#carried
+  }
+
+  /**
+   * Every record's id, in record order (one decode per record, before `release`).
+   * @returns the ids
+   */
+  ids (): string[] {
+    const ids = new Array<string>(this.#starts.length)
+    for (let at = 0; at < ids.length; at++) ids[at] = this.id(at)
+    return ids
+  }
+
+  /**
+   * A copy of every record's bytes in shared memory, for a stat pass in another thread
+   * (`PackedFiles` in `stat-files.ts`): one copy instead of a string per record here (before
+   * `release`). Walked with `recordFileAt` (`record-file.ts`).
+   * @returns the records, back to back
+   */
+  sharedRecords (): SharedArrayBuffer {
+    const buf = this.#buf
+    if (buf === null) throw new Error('row table released')
+    const from = this.#starts.length > 0 ? this.#starts[0]! : this.#recordsEnd
+    const shared = new SharedArrayBuffer(this.#recordsEnd - from)
+    buf.copy(new Uint8Array(shared), 0, from, this.#recordsEnd)
+    return shared
   }
 
   /**

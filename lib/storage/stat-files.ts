@@ -5,10 +5,46 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Worker } from 'node:worker_threads'
 import { startWorker } from '../young-generation-cap.js'
-import { STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
+import { SIG_UNKNOWN, sigFlag, STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./stat-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+
+/**
+ * Files for a stat pass without a string per file in this thread: a snapshot's records copied
+ * whole into shared memory (`RowTable.sharedRecords`), each naming its file or, when it is the
+ * id's default one, `<prefix><id><suffix>` (`record-file.ts`); the worker makes the paths (issue
+ * 18, eighth pass: building 100,000 paths and joining them here held the worker's start back).
+ */
+export interface PackedFiles {
+  count: number
+  records: SharedArrayBuffer
+  prefix: string
+  suffix: string
+  /** When the pass began, before any of its stats (`sigFlag`). */
+  statAt: number
+  /** The i-th file, in this thread (its share of the pass). */
+  at: (i: number) => string
+  /** Whether the i-th record's signature is this one, in this thread. */
+  same: (i: number, sig: string) => boolean
+}
+
+/** What the worker gets: the NUL-joined files, or packed records. */
+type WorkerFiles = { files: string } | { records: SharedArrayBuffer, prefix: string, suffix: string, statAt: number }
+
+function workerFiles (files: readonly string[] | PackedFiles): WorkerFiles {
+  if (Array.isArray(files)) return { files: files.join('\0') }
+  const { records, prefix, suffix, statAt } = files as PackedFiles
+  return { records, prefix, suffix, statAt }
+}
+
+function countOf (files: readonly string[] | PackedFiles): number {
+  return Array.isArray(files) ? files.length : (files as PackedFiles).count
+}
+
+function fileAtOf (files: readonly string[] | PackedFiles): (i: number) => string {
+  return Array.isArray(files) ? i => (files as readonly string[])[i]! : (files as PackedFiles).at
+}
 
 /** Per file: its signature, null when it is missing or not a file, undefined when the caller must stat it itself. */
 export type StatResults = StatResult[]
@@ -17,8 +53,13 @@ export type StatResults = StatResult[]
 export interface StatPass {
   /** The first pass; rejects when the worker fails. */
   sigs: Promise<StatResults>
-  /** The first pass's results so far, by the files' positions (filled as the chunks are stat-ed; a hole is not stat-ed yet). */
+  /**
+   * The first pass's results so far, by the files' positions (filled as the chunks are stat-ed; a
+   * hole is not stat-ed yet); a packed pass fills `flags` instead.
+   */
   results: StatResults
+  /** A packed pass's results (`sigFlag`, by position), else null. */
+  flags: Uint8Array | null
   /**
    * Waits for the first pass's results up to a position; meanwhile this thread stats chunks of the
    * list itself, from its end (each chunk is claimed by one thread: on 2 cores the pass takes about
@@ -27,6 +68,14 @@ export interface StatPass {
    * @returns true once `results` holds at least `count` (or every) result; false when the worker failed first
    */
   ready: (count: number) => Promise<boolean>
+  /**
+   * Stats chunks of the list here (from its end, as `ready` does) while `busy` holds, a turn of
+   * the event loop between chunks: this thread's share of the pass while it waits for other work
+   * (the folder scan's `readdir`, in the thread pool).
+   * @param busy checked before each chunk
+   * @returns resolves once `busy` is false or no chunk is left to claim
+   */
+  helpWhile: (busy: () => boolean) => Promise<void>
   /**
    * Stats the files again and ends the worker.
    * @returns the positions of the files whose result differs from the first pass's (or is undefined)
@@ -41,10 +90,10 @@ export interface StatPass {
  * @param files absolute entry file paths (no NUL in a path)
  * @returns the pass; the worker never keeps the process alive
  */
-export function startStatPass (files: readonly string[]): StatPass {
+export function startStatPass (files: readonly string[] | PackedFiles): StatPass {
   // Through startWorker, so the worker's heap set-up does not turn the young generation's growth back on.
-  const claims = new SharedArrayBuffer(4 * Math.ceil(files.length / STAT_CHUNK))
-  const worker = startWorker(WORKER, { files: files.join('\0'), claims })
+  const claims = new SharedArrayBuffer(4 * Math.ceil(countOf(files) / STAT_CHUNK))
+  const worker = startWorker(WORKER, { ...workerFiles(files), claims })
   return passOf(worker, failureOf(worker), files, new Int32Array(claims))
 }
 
@@ -52,10 +101,10 @@ export function startStatPass (files: readonly string[]): StatPass {
 export interface WaitingStatWorker {
   /**
    * Gives the worker its files (once).
-   * @param files absolute entry file paths (no NUL in a path)
+   * @param files absolute entry file paths (no NUL in a path), or packed
    * @returns the pass, as from `startStatPass`
    */
-  pass: (files: readonly string[]) => StatPass
+  pass: (files: readonly string[] | PackedFiles) => StatPass
   /** Ends the worker without a pass (once, instead of `pass`). */
   end: () => void
 }
@@ -75,8 +124,8 @@ export function startWaitingStatWorker (): WaitingStatWorker {
       if (given) throw new Error('stat worker already given its files')
       given = true
       worker.ref()
-      const claims = new SharedArrayBuffer(4 * Math.ceil(files.length / STAT_CHUNK))
-      worker.postMessage({ files: files.join('\0'), claims })
+      const claims = new SharedArrayBuffer(4 * Math.ceil(countOf(files) / STAT_CHUNK))
+      worker.postMessage({ ...workerFiles(files), claims })
       return passOf(worker, failed, files, new Int32Array(claims))
     },
     end: () => {
@@ -98,10 +147,15 @@ function failureOf (worker: Worker): Promise<never> {
 }
 
 /** The pass of a worker stat-ing `files` (its first pass coming in chunks), shared with this thread through `claims`. */
-function passOf (worker: Worker, failed: Promise<never>, files: readonly string[], claims: Int32Array): StatPass {
+function passOf (worker: Worker, failed: Promise<never>, list: readonly string[] | PackedFiles, claims: Int32Array): StatPass {
+  const count = countOf(list)
+  const fileAt = fileAtOf(list)
   const next = async <T>(): Promise<T> => await Promise.race([new Promise<T>(resolve => worker.once('message', resolve)), failed])
   const chunks = claims.length
-  const results: StatResults = new Array<StatResult>(files.length)
+  const packed = Array.isArray(list) ? null : list as PackedFiles
+  const results: StatResults = packed === null ? new Array<StatResult>(count) : []
+  // A hole (not stat-ed yet) reads as SIG_UNKNOWN, as a hole in `results` reads as undefined.
+  const flags = packed === null ? null : new Uint8Array(count).fill(SIG_UNKNOWN)
   const done = new Uint8Array(chunks)
   // The chunks this thread stat-ed (told to the worker for its second pass).
   const mine: Array<[number, StatResult[]]> = []
@@ -123,19 +177,20 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
       reject(err)
     })
   })
-  const fill = (k: number, chunk: StatResults): void => {
+  const fill = (k: number, chunk: StatResults | Uint8Array): void => {
     if (done[k] === 1) return
-    for (let j = 0; j < chunk.length; j++) results[k * STAT_CHUNK + j] = chunk[j]
+    if (flags !== null) flags.set(chunk as Uint8Array, k * STAT_CHUNK)
+    else for (let j = 0; j < chunk.length; j++) results[k * STAT_CHUNK + j] = (chunk as StatResults)[j]
     done[k] = 1
     doneCount++
     while (prefix < chunks && done[prefix] === 1) prefix++
-    const upTo = prefix === chunks ? files.length : prefix * STAT_CHUNK
+    const upTo = prefix === chunks ? count : prefix * STAT_CHUNK
     const complete = doneCount === chunks
     if (complete) worker.off('message', onChunk)
     waiters = waiters.filter(w => { if (complete || w.count <= upTo) { w.resolve(true); return false } return true })
     if (complete) settle(results)
   }
-  const onChunk = (msg: { k: number, sigs: StatResults }): void => { fill(msg.k, msg.sigs) }
+  const onChunk = (msg: { k: number, sigs: StatResults | Uint8Array }): void => { fill(msg.k, msg.sigs) }
   worker.on('message', onChunk)
   if (chunks === 0) settle(results)
   sigs.catch(() => {})
@@ -147,17 +202,27 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
     if (stealFrom < 0) return false
     const k = stealFrom--
     const chunk: StatResults = []
-    for (let i = k * STAT_CHUNK; i < Math.min(files.length, (k + 1) * STAT_CHUNK); i++) chunk.push(statOne(files[i]!))
+    for (let i = k * STAT_CHUNK; i < Math.min(count, (k + 1) * STAT_CHUNK); i++) chunk.push(statOne(fileAt(i)))
     mine.push([k, chunk])
-    fill(k, chunk)
+    if (packed !== null) {
+      const chunkFlags = new Uint8Array(chunk.length)
+      for (let j = 0; j < chunk.length; j++) {
+        const sig = chunk[j]
+        chunkFlags[j] = sigFlag(sig, typeof sig === 'string' && packed.same(k * STAT_CHUNK + j, sig), packed.statAt)
+      }
+      fill(k, chunkFlags)
+    } else {
+      fill(k, chunk)
+    }
     return true
   }
   let ended = false
   return {
     sigs,
     results,
-    ready: async (count: number) => {
-      const need = Math.min(count, files.length)
+    flags,
+    ready: async (upTo: number) => {
+      const need = Math.min(upTo, count)
       for (;;) {
         if (prefix === chunks || prefix * STAT_CHUNK >= need) return true
         if (broken) return false
@@ -168,6 +233,9 @@ function passOf (worker: Worker, failed: Promise<never>, files: readonly string[
       if (prefix === chunks || prefix * STAT_CHUNK >= need) return true
       if (broken) return false
       return await new Promise<boolean>(resolve => { waiters.push({ count: need, resolve }) })
+    },
+    helpWhile: async (busy: () => boolean) => {
+      while (busy() && !broken && statOneChunk()) await new Promise(resolve => setImmediate(resolve))
     },
     again: async () => {
       await sigs

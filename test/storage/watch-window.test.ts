@@ -85,6 +85,34 @@ for (const count of [3, 4100]) {
   })
 }
 
+t.test('4100 files: a file read at the build (changed while down) and edited again in the window is picked up', async t => {
+  // The stat pass covers the snapshot's records; a file read instead is checked against its row.
+  const files: Record<string, string> = { 'cms.config.yaml': CONFIG }
+  for (let i = 0; i < 4100; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}`)
+  const repoDir = await makeSite(t, files, { fixtures: false, commit: false })
+  await settle()
+  await previousRun(repoDir, 'posts')
+  await writeFile(path.join(repoDir, 'content/posts/p0002.md'), post('Post two, longer'))
+  await writeFile(path.join(repoDir, 'content/posts/added.md'), post('Added'))
+  await settle()
+
+  let subscribe = (): void => {}
+  const index = await openIndex(repoDir, 'posts', new Promise<void>(resolve => { subscribe = resolve }))
+  await index.ready()
+  t.same(index.loadStats, { fromSnapshot: 4099, read: 2 })
+  await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0002.md'), post('Post TWO, longer'))
+  await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/added.md'), post('ADDED'))
+  t.equal((await titles(index)).p0002, 'Post two, longer', 'served from the build\'s read meanwhile')
+
+  subscribe()
+  await index.caughtUp
+  const after = await titles(index)
+  t.equal(after.p0002, 'Post TWO, longer', 'the edit of a file read at the build is read once the watcher listens')
+  t.equal(after.added, 'ADDED', 'and of a file added while down')
+  t.equal(after.p0003, 'Post 0003')
+  await index.flushSnapshot()
+})
+
 t.test('a build from the files (no snapshot) checks them again too', async t => {
   const repoDir = await makeSite(t, { 'cms.config.yaml': CONFIG, 'content/posts/alpha.md': post('Alpha'), 'content/posts/bravo.md': post('Bravo') }, { fixtures: false, commit: false })
   await settle()
