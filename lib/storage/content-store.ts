@@ -29,6 +29,8 @@ export interface ContentStoreOptions {
 const INFER_SAMPLE = 50
 /** The watcher starts once `warm` has built every index, or this long after `start` at the latest. */
 const WATCH_START_MAX_MS = 2000
+/** How long after `warm` has built every index the watcher starts (see `warm`). */
+const WATCH_AFTER_WARM_MS = 100
 
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
@@ -151,7 +153,9 @@ export class ContentStore {
         } catch {}
       }
     } finally {
-      this.#startWatching()
+      // A moment later: the first lists, waiting for these builds, are answered first (the
+      // subscription's walk ran before their answers; issue 18). close() starts it at once.
+      setTimeout(() => { this.#startWatching() }, WATCH_AFTER_WARM_MS)
     }
   }
 
