@@ -66,14 +66,19 @@ export interface IndexOptions {
    * resolved means it never will (the store closed first): no second check is made. Default false.
    */
   isWatching?: () => boolean
+  /** From how many files a restart's stat passes run in a worker (default STAT_WORKER_MIN_FILES). */
+  statWorkerMinFiles?: number
 }
 
 const LOAD_CONCURRENCY = 64
 /**
  * From this many files on, a restart stats them in a worker thread while this one parses the
- * snapshot (below it, the worker's start costs about what the stats do).
+ * snapshot (below it, the worker's start costs about what the stats do). Was 4,000: at 10,000
+ * files the worker (its code cold, 7-10 microseconds per file at first) posted its first chunk 40-46 ms
+ * after it got the files, and this thread, done with its own chunk, waited for it; stat-ing all
+ * 10,000 here costs it ~25 ms more CPU and no wait, and the process ~85 ms less CPU (issue 18, y1).
  */
-const STAT_WORKER_MIN_FILES = 4000
+const STAT_WORKER_MIN_FILES = 16_384
 /** Fewer bytes than any snapshot record takes (hash, order, signature, id): a file of fewer than
  * STAT_WORKER_MIN_FILES times this many bytes cannot hold enough rows for the stat worker. */
 const MIN_RECORD_BYTES = 40
@@ -407,6 +412,10 @@ export class CollectionIndex {
   /** From this many files on, the reading is shared between workers (one per core). */
   static readonly #SPLIT_MIN_FILES = 20_000
 
+  get #statWorkerMinFiles (): number {
+    return this.#opts.statWorkerMinFiles ?? STAT_WORKER_MIN_FILES
+  }
+
   async #load (): Promise<void> {
     this.checkFolder()
     // The snapshot is read (thread pool) beside the folder scan; the revision log is parsed once
@@ -419,7 +428,7 @@ export class CollectionIndex {
     const watching = this.#opts.watching
     const live = watching === undefined || this.#opts.isWatching?.() === true
     // A snapshot large enough for the stat worker: the worker starts now, its start beside the scan.
-    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= STAT_WORKER_MIN_FILES * MIN_RECORD_BYTES ? startWaitingStatWorker() : null
+    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= this.#statWorkerMinFiles * MIN_RECORD_BYTES ? startWaitingStatWorker() : null
     const scanAt = Date.now()
     let found: Array<[string, string]>
     try {
@@ -433,7 +442,7 @@ export class CollectionIndex {
     // A large collection's files are stat-ed in a worker, beside the rest of the snapshot parse
     // (unless there is no snapshot to check them against).
     const statAt = Date.now()
-    const statWorker = this.#opts.snapshot != null && !snapshotGone && found.length >= STAT_WORKER_MIN_FILES
+    const statWorker = this.#opts.snapshot != null && !snapshotGone && found.length >= this.#statWorkerMinFiles
     if (!statWorker) early?.end()
     const pass = statWorker ? (early?.pass(found.map(entry => entry[1])) ?? startStatPass(found.map(entry => entry[1]))) : null
     // Its results are taken chunk by chunk as they come (`#takeFromSnapshot`), not awaited whole.
@@ -556,7 +565,7 @@ export class CollectionIndex {
       // No first pass to compare with (a build from the files): a large collection's rows are
       // stat-ed in a worker all the same, a small one's here.
       const rows = [...this.#entries.values()]
-      const sigs = rows.length >= STAT_WORKER_MIN_FILES ? await statInWorker(rows.map(row => row.file)).catch(() => null) : null
+      const sigs = rows.length >= this.#statWorkerMinFiles ? await statInWorker(rows.map(row => row.file)).catch(() => null) : null
       for (let i = 0; i < rows.length; i++) {
         if (sigs === null && i % 4096 === 4095) await new Promise(resolve => setImmediate(resolve))
         const row = rows[i]!

@@ -29,7 +29,7 @@ export interface ContentStoreOptions {
 const INFER_SAMPLE = 50
 /** The watcher starts once `warm` has built every index, or this long after `start` at the latest. */
 const WATCH_START_MAX_MS = 2000
-/** How long after `warm` has built every index the watcher starts (see `warm`). */
+/** How long after `warm` has built an index its full-text index starts building, and after every index the watcher starts (see `warm`). */
 const WATCH_AFTER_WARM_MS = 100
 
 /** Owns the indexes of every collection of one repository. */
@@ -148,8 +148,10 @@ export class ContentStore {
         try {
           const index = await this.index(c.name)
           await index.ready()
-          // The full-text index builds in the background (a search waits for it; lists do not).
-          searchOf(index)?.start()
+          // The full-text index builds in the background (a search waits for it, and starts it
+          // itself; lists do not), a moment later: the first lists waiting for this index are
+          // answered first (its load ran between their reads; issue 18).
+          setTimeout(() => { if (!this.#closed) searchOf(index)?.start() }, WATCH_AFTER_WARM_MS).unref()
         } catch {}
       }
     } finally {

@@ -20,7 +20,7 @@ async function settle (): Promise<void> {
 }
 
 /** An index over a site's collection, with a watcher subscription the test resolves by hand. */
-async function openIndex (repoDir: string, name: string, watching?: Promise<void>): Promise<CollectionIndex> {
+async function openIndex (repoDir: string, name: string, watching?: Promise<void>, statWorkerMinFiles?: number): Promise<CollectionIndex> {
   const repoReal = await realpath(repoDir)
   const registry = new CollectionRegistry(repoDir, await loadConfig(repoDir))
   await registry.load()
@@ -35,7 +35,8 @@ async function openIndex (repoDir: string, name: string, watching?: Promise<void
     validate: () => [],
     snapshot: new IndexSnapshot(stateDir, collection, repoReal),
     watching,
-    isWatching: () => listening
+    isWatching: () => listening,
+    statWorkerMinFiles
   })
 }
 
@@ -56,8 +57,11 @@ async function editKeepingSizeAndMtime (file: string, text: string): Promise<voi
   await utimes(file, st.atime, st.mtime)
 }
 
-for (const count of [3, 4100]) {
-  t.test(`${count} files: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
+// 4,100 files are stat-ed in this thread by default (below STAT_WORKER_MIN_FILES), and by the stat
+// worker when the index is told to use it from 4,000 files on.
+for (const [count, statWorkerMinFiles] of [[3, undefined], [4100, undefined], [4100, 4000]] as const) {
+  const where = statWorkerMinFiles === undefined ? 'this thread' : 'the stat worker'
+  t.test(`${count} files, stat-ed by ${where}: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
     const files: Record<string, string> = { 'cms.config.yaml': CONFIG }
     for (let i = 0; i < count; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}`)
     const repoDir = await makeSite(t, files, { fixtures: false, commit: false })
@@ -67,9 +71,14 @@ for (const count of [3, 4100]) {
 
     let subscribe = (): void => {}
     const watching = new Promise<void>(resolve => { subscribe = resolve })
-    const index = await openIndex(repoDir, 'posts', watching)
+    let workers = 0
+    const onWorker = (): void => { workers++ }
+    process.on('worker', onWorker)
+    t.teardown(() => { process.off('worker', onWorker) })
+    const index = await openIndex(repoDir, 'posts', watching, statWorkerMinFiles)
     await index.ready()
     t.same(index.loadStats, { fromSnapshot: count, read: 0 }, 'built from the snapshot before the watcher listens')
+    t.equal(workers, statWorkerMinFiles === undefined ? 0 : 1, `the files were stat-ed by ${where}`)
 
     // In the window: the same size and mtime, other text (no event: nothing is subscribed).
     await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0001.md'), post('Post 0OO1'))
