@@ -183,14 +183,23 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
-    const app = createApp(services)
     const liveContent = content
     // Build every collection index in the background, so the first list is fast; start-up
-    // (the listening line) does not wait for it.
+    // (the listening line) does not wait for it. It starts as the app is made, before the server
+    // listens, not after: its first reads (the folder, the snapshot, the revision log) run in the
+    // thread pool meanwhile (issue 18).
     let closing = false
-    const warming = new Promise<void>(resolve => setImmediate(resolve))
+    const warming = Promise.resolve()
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+    let app: Koa
+    try {
+      app = createApp(services)
+    } catch (err) {
+      closing = true
+      await warming
+      throw err
+    }
     // What waits for the first builds waits a moment more (AFTER_FIRST_BUILDS_MS): the first lists
     // are answered right after their build, and koa-body's load (10-20 ms of this thread at a
     // restart) and the sweep's walk, started at once, ran before that answer (issue 18). `close`
