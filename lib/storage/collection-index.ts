@@ -79,9 +79,15 @@ const LOAD_CONCURRENCY = 64
  * 10,000 here costs it ~25 ms more CPU and no wait, and the process ~85 ms less CPU (issue 18, y1).
  */
 const STAT_WORKER_MIN_FILES = 16_384
-/** Fewer bytes than any snapshot record takes (hash, order, signature, id): a file of fewer than
- * STAT_WORKER_MIN_FILES times this many bytes cannot hold enough rows for the stat worker. */
-const MIN_RECORD_BYTES = 40
+/**
+ * The stat worker starts before the folder scan only for a snapshot of at least
+ * STAT_WORKER_MIN_FILES times this many bytes (a record with a title and a few fields: the scale
+ * bench's take ~180). Was 40, fewer than any record takes: a worker started early for a smaller
+ * collection was ended unused, and it took the spare worker the full-text index would have used
+ * (issue 18, y1: 10,000 of the bench's rows are 1.8 MB). A larger collection of smaller records
+ * starts its worker after the scan, as before the early start.
+ */
+const EARLY_WORKER_RECORD_BYTES = 160
 
 /** A file's size, 0 when it cannot be stat-ed. */
 function snapshotBytes (file: string): number {
@@ -428,7 +434,7 @@ export class CollectionIndex {
     const watching = this.#opts.watching
     const live = watching === undefined || this.#opts.isWatching?.() === true
     // A snapshot large enough for the stat worker: the worker starts now, its start beside the scan.
-    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= this.#statWorkerMinFiles * MIN_RECORD_BYTES ? startWaitingStatWorker() : null
+    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= this.#statWorkerMinFiles * EARLY_WORKER_RECORD_BYTES ? startWaitingStatWorker() : null
     const scanAt = Date.now()
     let found: Array<[string, string]>
     try {
