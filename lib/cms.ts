@@ -37,6 +37,12 @@ import { MediaIndex } from './storage/media-index.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside } from './storage/safe-path.js'
 
+/**
+ * How long after the first index builds the work they let start (koa-body's load, the temp-file
+ * sweep) begins: long enough for the first lists, waiting for those builds, to be answered first.
+ */
+const AFTER_FIRST_BUILDS_MS = 100
+
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
   repoDir: string
@@ -187,18 +193,40 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
-    const app = createApp(services)
     const liveContent = content
     // Build every collection index in the background, so the first list is fast; start-up
-    // (the listening line) does not wait for it.
+    // (the listening line) does not wait for it. It starts as the app is made, before the server
+    // listens, not after: its first reads (the folder, the snapshot, the revision log) run in the
+    // thread pool meanwhile (issue 18).
     let closing = false
-    const warming = new Promise<void>(resolve => setImmediate(resolve))
+    const warming = Promise.resolve()
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+    let app: Koa
+    try {
+      app = createApp(services)
+    } catch (err) {
+      closing = true
+      await warming
+      throw err
+    }
+    // What waits for the first builds waits a moment more (AFTER_FIRST_BUILDS_MS): the first lists
+    // are answered right after their build, and koa-body's load (10-20 ms of this thread at a
+    // restart) and the sweep's walk, started at once, ran before that answer (issue 18). `close`
+    // ends the pause.
+    let endPause = (): void => {}
+    const settled = warming.then(async () => {
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(resolve, AFTER_FIRST_BUILDS_MS)
+        timer.unref()
+        endPause = () => { clearTimeout(timer); resolve() }
+        if (closing) endPause()
+      })
+    })
     // koa-body (with zod and formidable: 0.1-0.3 s of this thread's CPU) loads in the background
     // once the first builds are done: an editor's login and saves read their small JSON bodies
     // without it (small-json-body.ts), and loaded at start it only competed with the first list.
-    void warming.then(() => { if (!closing) preloadJsonParser() })
+    void settled.then(() => { if (!closing) preloadJsonParser() })
     // Temp files a killed predecessor left in the site's folders: a walk of every content folder
     // (0.25-0.86 s at 100,000 entries), so it runs after the first builds, not before listening.
     // Safe meanwhile: every reader skips hidden names (indexes, media, the watcher's events), a new
@@ -206,7 +234,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // only files whose ctime is before the lock file's are removed (the file system's clock, whose
     // coarse tick Date.now() would not match), so the sweep never takes the temp file of a write of
     // this instance in flight. It ends before the lock is released.
-    const sweeping = warming
+    const sweeping = settled
       .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })
     const liveAuth = auth
@@ -218,6 +246,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
         closing = true
+        endPause()
         await liveRemote.close()
         await media.close()
         await warming

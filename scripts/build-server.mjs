@@ -18,6 +18,7 @@ import { build } from 'esbuild'
 import { readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { packageStartWork } from './package-start-work.mjs'
 import path from 'node:path'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -102,7 +103,7 @@ const importOutside = {
 }
 await build({
   ...common,
-  plugins: [importOutside],
+  plugins: [importOutside, packageStartWork],
   stdin: {
     contents: "export { main } from './lib/cli.ts'\nexport { capYoungGeneration, withStartFlags } from './lib/young-generation-cap.ts'\n",
     resolveDir: root,

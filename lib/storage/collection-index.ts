@@ -67,16 +67,30 @@ export interface IndexOptions {
    * resolved means it never will (the store closed first): no second check is made. Default false.
    */
   isWatching?: () => boolean
+  /** From how many files a restart's stat passes run in a worker (default STAT_WORKER_MIN_FILES). */
+  statWorkerMinFiles?: number
 }
 
 const LOAD_CONCURRENCY = 64
 /**
  * From this many files on, a restart stats them in a worker thread while this one parses the
- * snapshot (below it, the worker's start costs about what the stats do).
+ * snapshot (below it, the worker's start costs about what the stats do). Was 4,000: at 10,000
+ * files the worker (its code cold, 7-10 microseconds per file at first) posted its first chunk 40-46 ms
+ * after it got the files, and this thread, done with its own chunk, waited for it; stat-ing all
+ * 10,000 here costs it ~25 ms more CPU and no wait, and the process ~85 ms less CPU (issue 18, y1).
  */
-const STAT_WORKER_MIN_FILES = 4000
-/** Fewer bytes than any snapshot record takes (hash, order, signature, id): a file of fewer than
- * STAT_WORKER_MIN_FILES times this many bytes cannot hold enough rows for the stat worker. */
+const STAT_WORKER_MIN_FILES = 16_384
+/**
+ * The stat worker starts before the folder scan only for a snapshot of at least
+ * STAT_WORKER_MIN_FILES times this many bytes (a record with a title and a few fields: the scale
+ * bench's take ~180). Was 40, fewer than any record takes: a worker started early for a smaller
+ * collection was ended unused, and it took the spare worker the full-text index would have used
+ * (issue 18, y1: 10,000 of the bench's rows are 1.8 MB). A larger collection of smaller records
+ * starts its worker after the scan, as before the early start.
+ */
+const EARLY_WORKER_RECORD_BYTES = 160
+
+/** Fewer bytes than any snapshot record takes (hash, order, signature, id): a bound on the rows a snapshot file can hold. */
 const MIN_RECORD_BYTES = 40
 
 /** A file's size, 0 when it cannot be stat-ed. */
@@ -408,6 +422,10 @@ export class CollectionIndex {
   /** From this many files on, the reading is shared between workers (one per core). */
   static readonly #SPLIT_MIN_FILES = 20_000
 
+  get #statWorkerMinFiles (): number {
+    return this.#opts.statWorkerMinFiles ?? STAT_WORKER_MIN_FILES
+  }
+
   async #load (): Promise<void> {
     this.checkFolder()
     // The snapshot and the revision log's bytes are read (thread pool) beside the folder scan; the
@@ -421,7 +439,7 @@ export class CollectionIndex {
     const watching = this.#opts.watching
     const live = watching === undefined || this.#opts.isWatching?.() === true
     // A snapshot large enough for the stat worker: the worker starts now, its start beside the scan.
-    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= STAT_WORKER_MIN_FILES * MIN_RECORD_BYTES ? startWaitingStatWorker() : null
+    const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= this.#statWorkerMinFiles * EARLY_WORKER_RECORD_BYTES ? startWaitingStatWorker() : null
     const scanAt = Date.now()
     // The folder scan runs beside the snapshot's read and the stat pass over the snapshot's files
     // (issue 18, eighth pass: the stats no longer wait for the scan, whose `readdir` of a
@@ -435,7 +453,7 @@ export class CollectionIndex {
     // The record ids, in record order (the rows taken keep these strings), and the pass over their files.
     let recordIds: string[] | null = null
     let pass: StatPass | null = null
-    if (snapshot !== null && snapshot.size >= STAT_WORKER_MIN_FILES) {
+    if (snapshot !== null && snapshot.size >= this.#statWorkerMinFiles) {
       const files = this.#recordFiles(snapshot, statAt)
       pass = early?.pass(files) ?? startStatPass(files)
       recordIds = snapshot.ids()
@@ -573,7 +591,7 @@ export class CollectionIndex {
         : [...this.#entries.values()].map(row => [row.id, row.file])
       // No first pass to compare with (a build from the files): a large collection's rows are
       // stat-ed in a worker all the same, a small one's here.
-      const sigs = toCheck.length >= STAT_WORKER_MIN_FILES ? await statInWorker(toCheck.map(entry => entry[1])).catch(() => null) : null
+      const sigs = toCheck.length >= this.#statWorkerMinFiles ? await statInWorker(toCheck.map(entry => entry[1])).catch(() => null) : null
       for (let i = 0; i < toCheck.length; i++) {
         if (sigs === null && i % 4096 === 4095) await new Promise(resolve => setImmediate(resolve))
         const [id, file] = toCheck[i]!

@@ -30,6 +30,8 @@ export interface ContentStoreOptions {
 const INFER_SAMPLE = 50
 /** The watcher starts once `warm` has built every index, or this long after `start` at the latest. */
 const WATCH_START_MAX_MS = 2000
+/** How long after `warm` has built an index its full-text index starts building, and after every index the watcher starts (see `warm`). */
+const WATCH_AFTER_WARM_MS = 100
 
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
@@ -147,15 +149,23 @@ export class ContentStore {
         try {
           const index = await this.index(c.name)
           await index.ready()
-          // The full-text index builds in the background (a search waits for it; lists do not).
-          searchOf(index)?.start()
+          // The full-text index builds in the background (a search waits for it, and starts it
+          // itself; lists do not), a moment later: the first lists waiting for this index are
+          // answered first (its load ran between their reads; issue 18).
+          setTimeout(() => { if (!this.#closed) searchOf(index)?.start() }, WATCH_AFTER_WARM_MS).unref()
         } catch {}
       }
     } finally {
-      this.#startWatching()
-      // The start's work done (watch, second stat passes, full-text indexes built and persisted): its garbage goes.
-      const indexes = [...this.#indexes.values()]
-      void afterStart(Promise.all([this.#watching, ...indexes.map(async index => { await index.caughtUp; await searchOf(index)?.settled() })]))
+      // A moment later: the first lists, waiting for these builds, are answered first (the
+      // subscription's walk ran before their answers; issue 18). close() starts it at once. The
+      // full-text builds' timers, set before this one with the same delay, have started by then.
+      setTimeout(() => {
+        this.#startWatching()
+        if (this.#closed) return
+        // The start's work done (watch, second stat passes, full-text indexes built and persisted): its garbage goes.
+        const indexes = [...this.#indexes.values()]
+        void afterStart(Promise.all([this.#watching, ...indexes.map(async index => { await index.caughtUp; await searchOf(index)?.settled() })]))
+      }, WATCH_AFTER_WARM_MS)
     }
   }
 

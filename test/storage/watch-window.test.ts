@@ -20,7 +20,7 @@ async function settle (): Promise<void> {
 }
 
 /** An index over a site's collection, with a watcher subscription the test resolves by hand. */
-async function openIndex (repoDir: string, name: string, watching?: Promise<void>): Promise<CollectionIndex> {
+async function openIndex (repoDir: string, name: string, watching?: Promise<void>, statWorkerMinFiles?: number): Promise<CollectionIndex> {
   const repoReal = await realpath(repoDir)
   const registry = new CollectionRegistry(repoDir, await loadConfig(repoDir))
   await registry.load()
@@ -35,7 +35,8 @@ async function openIndex (repoDir: string, name: string, watching?: Promise<void
     validate: () => [],
     snapshot: new IndexSnapshot(stateDir, collection, repoReal),
     watching,
-    isWatching: () => listening
+    isWatching: () => listening,
+    statWorkerMinFiles
   })
 }
 
@@ -56,30 +57,47 @@ async function editKeepingSizeAndMtime (file: string, text: string): Promise<voi
   await utimes(file, st.atime, st.mtime)
 }
 
-for (const count of [3, 4100]) {
-  t.test(`${count} files: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
+// 4,100 files are stat-ed in this thread by default (below STAT_WORKER_MIN_FILES), and by the stat
+// worker when the index is told to use it from 4,000 files on. Their titles are long enough that
+// the snapshot holds over 16,384 x 40 bytes (the early worker started, then ended unused, for a
+// snapshot that size, before the early start asked for 160 bytes a row) and over 4,000 x 160 (the
+// worker case starts it early).
+const LONG = ' with a title long enough for a snapshot of some size'.repeat(4)
+for (const [count, statWorkerMinFiles] of [[3, undefined], [4100, undefined], [4100, 4000]] as const) {
+  const where = statWorkerMinFiles === undefined ? 'this thread' : 'the stat worker'
+  const tail = count > 100 ? LONG : ''
+  t.test(`${count} files, stat-ed by ${where}: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
     const files: Record<string, string> = { 'cms.config.yaml': CONFIG }
-    for (let i = 0; i < count; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}`)
+    for (let i = 0; i < count; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}${tail}`)
     const repoDir = await makeSite(t, files, { fixtures: false, commit: false })
     await settle()
     await previousRun(repoDir, 'posts')
     await settle()
+    if (count > 100) {
+      const bytes = (await stat(new IndexSnapshot(path.join(repoDir, '.git', 'cms'), (await openIndex(repoDir, 'posts')).collection, await realpath(repoDir)).file)).size
+      t.ok(bytes > 16_384 * 40 && bytes > 4000 * 160, `the snapshot is large enough (${bytes} bytes)`)
+    }
 
     let subscribe = (): void => {}
     const watching = new Promise<void>(resolve => { subscribe = resolve })
-    const index = await openIndex(repoDir, 'posts', watching)
+    let workers = 0
+    const onWorker = (): void => { workers++ }
+    process.on('worker', onWorker)
+    t.teardown(() => { process.off('worker', onWorker) })
+    const index = await openIndex(repoDir, 'posts', watching, statWorkerMinFiles)
     await index.ready()
     t.same(index.loadStats, { fromSnapshot: count, read: 0 }, 'built from the snapshot before the watcher listens')
+    t.equal(workers, statWorkerMinFiles === undefined ? 0 : 1, `the files were stat-ed by ${where}`)
 
     // In the window: the same size and mtime, other text (no event: nothing is subscribed).
-    await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0001.md'), post('Post 0OO1'))
-    t.equal((await titles(index)).p0001, 'Post 0001', 'served from the build\'s stat meanwhile (the window the check closes)')
+    await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0001.md'), post(`Post 0OO1${tail}`))
+    t.equal((await titles(index)).p0001, `Post 0001${tail}`, 'served from the build\'s stat meanwhile (the window the check closes)')
 
     subscribe()
     await index.caughtUp
     const after = await titles(index)
-    t.equal(after.p0001, 'Post 0OO1', 'the edit is read once the watcher listens')
-    t.equal(after.p0002, 'Post 0002', 'the others are kept')
+    t.equal(after.p0001, `Post 0OO1${tail}`, 'the edit is read once the watcher listens')
+    t.equal(after.p0002, `Post 0002${tail}`, 'the others are kept')
     t.equal(Object.keys(after).length, count)
     await index.flushSnapshot()
   })
