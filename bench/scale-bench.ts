@@ -8,7 +8,7 @@
  * With BENCH_DIR set, the generated sites stay there between runs (`git-cms-scale-*`); otherwise
  * they are generated once per run in the temp directory and removed at the end.
  */
-import { access, readFile, rm, writeFile } from 'node:fs/promises'
+import { access, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ApiClient, runLoad } from './api-client.js'
@@ -17,6 +17,7 @@ import { spawnCms, type CmsProcess } from './cms-process.js'
 import type { SectionReport } from './report.js'
 import { collectionName, generateSite, postId, SEARCH_WORD, type SiteOptions } from './site-generator.js'
 import { median, summarize } from './stats.js'
+import { processCpuMs } from './process-cpu.js'
 
 const RESTARTS = 3
 const SAMPLES = 300
@@ -150,18 +151,6 @@ async function startToFirstList (dir: string, collection: string, expected: numb
   } catch (err) {
     await server.stop()
     throw err
-  }
-}
-
-/** A process's CPU time so far (user + system, every thread) from /proc; null elsewhere. */
-async function processCpuMs (pid: number): Promise<number | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in ticks of 10 ms.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return null
   }
 }
 

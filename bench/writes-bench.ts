@@ -4,7 +4,7 @@
  * file and its history, history read latency, at BENCH_ENTRIES (10,000) and at BENCH_SCALE_ENTRIES
  * (100,000) entries: the cost of a save must not grow with the collection.
  */
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
@@ -14,6 +14,7 @@ import { spawnCms, type CmsProcess } from './cms-process.js'
 import type { SectionReport } from './report.js'
 import type { GeneratedSite } from './site-generator.js'
 import { summarize } from './stats.js'
+import { processTreeCpuMs } from './process-cpu.js'
 
 const SEQUENTIAL = 200
 const CONCURRENT = 1600
@@ -129,52 +130,17 @@ const SETTLED_CPU_SHARE = 0.05
  */
 async function settled (pid: number): Promise<number | null> {
   const started = Date.now()
-  let before = await treeCpuMs(pid)
+  let before = await processTreeCpuMs(pid)
   if (before === null) return null
   while (Date.now() - started < SETTLE_MAX_MS) {
     await new Promise(resolve => setTimeout(resolve, SETTLE_STEP_MS))
-    const now = await treeCpuMs(pid)
+    const now = await processTreeCpuMs(pid)
     if (now === null) return null
     // A child that exited between two steps takes its CPU with it (the sum falls): not settled yet.
     if (now >= before && now - before < SETTLE_STEP_MS * SETTLED_CPU_SHARE) break
     before = now
   }
   return Date.now() - started
-}
-
-/**
- * CPU time (ms) of a process and its live descendants, from /proc/<pid>/stat and
- * /proc/<pid>/task/<tid>/children.
- * @param pid the root process
- * @returns the sum, or null when the root process cannot be read
- */
-async function treeCpuMs (pid: number): Promise<number | null> {
-  const own = await cpuMsOf(pid)
-  if (own === null) return null
-  let sum = own
-  for (const child of await childrenOf(pid)) sum += (await treeCpuMs(child)) ?? 0
-  return sum
-}
-
-async function cpuMsOf (pid: number): Promise<number | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return null
-  }
-}
-
-async function childrenOf (pid: number): Promise<number[]> {
-  const pids: number[] = []
-  try {
-    for (const tid of await readdir(`/proc/${pid}/task`)) {
-      const text = await readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '')
-      for (const p of text.split(' ')) if (/^\d+$/.test(p)) pids.push(Number(p))
-    }
-  } catch {}
-  return pids
 }
 
 async function signIn (server: CmsProcess, n: number): Promise<ApiClient[]> {

@@ -3,6 +3,7 @@ import { readFile, readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite, git } from '../helpers/site.js'
 import { spawnServer, loginAt } from '../helpers/spawn-server.js'
+import { saveUntilKilled } from '../helpers/save-burst.js'
 import { shardOf } from '../../lib/storage/ref-tree-store.js'
 
 const API = '/api/cms'
@@ -30,27 +31,7 @@ t.test('kill -9 during concurrent saves with the history journal: every acknowle
   const repo = await makeSite(t, files, { fixtures: false })
   const first = await spawnServer(t, repo)
   const cookie = await loginAt(first.url)
-  const acked = new Array<number>(ENTRIES).fill(0)
-  let stop = false
-  const worker = async (i: number): Promise<void> => {
-    for (let n = 1; !stop; n++) {
-      try {
-        const res = await fetch(`${first.url}${API}/mutate`, {
-          method: 'POST',
-          headers: { cookie, 'content-type': 'application/json', 'x-cms-request': '1' },
-          body: JSON.stringify({ type: 'save_field', collection: 'notes', id: `e${i}`, field: 'n', value: n })
-        })
-        if (res.status !== 200) return
-        acked[i] = n
-      } catch { return }
-    }
-  }
-  const workers = Array.from({ length: ENTRIES }, async (_, i) => await worker(i))
-  const deadline = Date.now() + 60000
-  while (Date.now() < deadline && acked.some(n => n < 5)) await new Promise(resolve => setTimeout(resolve, 20))
-  await first.kill('SIGKILL')
-  stop = true
-  await Promise.all(workers)
+  const acked = await saveUntilKilled(first, cookie, { collection: 'notes', entries: ENTRIES, minAcked: 5 })
   t.ok(acked.every(n => n > 0), `every client had saves acknowledged: ${acked.join(',')}`)
   // What the ref held at the kill (folds lag the saves): the journal holds the rest.
   const unfoldedAtKill = Array.from({ length: ENTRIES }, (_, i) => acked[i]! - onRef(repo, `e${i}`).length)

@@ -3,6 +3,7 @@ import { readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite, git } from '../helpers/site.js'
 import { spawnServer, loginAt } from '../helpers/spawn-server.js'
+import { saveUntilKilled } from '../helpers/save-burst.js'
 
 const API = '/api/cms'
 const ENTRIES = 8
@@ -13,28 +14,8 @@ t.test('kill -9 during a burst of saves leaves every entry before or after a sav
   const repo = await makeSite(t, files, { fixtures: false })
   const first = await spawnServer(t, repo)
   const cookie = await loginAt(first.url)
-  const acked = new Array<number>(ENTRIES).fill(0)
-  let stop = false
-  const worker = async (i: number): Promise<void> => {
-    for (let n = 1; !stop; n++) {
-      try {
-        const res = await fetch(`${first.url}${API}/mutate`, {
-          method: 'POST',
-          headers: { cookie, 'content-type': 'application/json', 'x-cms-request': '1' },
-          body: JSON.stringify({ type: 'save_field', collection: 'notes', id: `e${i}`, field: 'n', value: n })
-        })
-        if (res.status !== 200) return
-        acked[i] = n
-      } catch { return }
-    }
-  }
-  const workers = Array.from({ length: ENTRIES }, async (_, i) => await worker(i))
   // Kill in the middle of the burst: once every client has had a few saves acknowledged.
-  const deadline = Date.now() + 60000
-  while (Date.now() < deadline && acked.some(n => n < 3)) await new Promise(resolve => setTimeout(resolve, 20))
-  await first.kill('SIGKILL')
-  stop = true
-  await Promise.all(workers)
+  const acked = await saveUntilKilled(first, cookie, { collection: 'notes', entries: ENTRIES, minAcked: 3 })
   t.ok(acked.every(n => n > 0), `every client had saves acknowledged: ${acked.join(',')}`)
 
   const second = await spawnServer(t, repo)
