@@ -134,7 +134,7 @@ export function silentLogger (): Logger {
  * history journal), so a fingerprint taken right after a save would otherwise see its fold land later.
  * @param repoDir the repository
  */
-async function historyFolded (repoDir: string): Promise<void> {
+export async function historyFolded (repoDir: string): Promise<void> {
   const dir = path.join(repoDir, '.git', 'cms', 'history-journal')
   for (const until = Date.now() + 3000; Date.now() < until;) {
     let bytes = 0

@@ -65,7 +65,9 @@ t.test('many changes fold into a rebuild; changes made during it are kept', asyn
   await write(index, dir, 'p0030', 'Post 30', 'Late marmalade.\n')
   await index.recordDelete('p0031')
   for (let i = 0; i < 400 && search.builds < 2; i++) await new Promise(resolve => setTimeout(resolve, 25))
-  t.equal(search.builds, 2, 'rebuilt')
+  // At least one rebuild; the writes made after it started (past the threshold again)
+  // may start another at once, which a fast machine finishes within one poll.
+  t.ok(search.builds >= 2, `rebuilt (${search.builds - 1} rebuilds)`)
   const after = await search.ready()
   t.not(after, text, 'a new index')
   t.ok(after.overlaySize < text.overlaySize, 'the overlay folded in (but for the changes made during the rebuild)')
