@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs'
 import { promisify } from 'node:util'
+import { syncDirectory } from './atomic-write.js'
 
-const fsync = promisify(fs.fsync)
 const fdatasync = promisify(fs.fdatasync)
 
 /** Coalesced fsyncs of one open descriptor, or of a folder opened for each round. */
@@ -35,20 +35,7 @@ export class CoalescedSync {
    * @returns the coalescer
    */
   static folder (dir: string): CoalescedSync {
-    return new CoalescedSync(async () => {
-      let fd: number
-      try {
-        fd = fs.openSync(dir, 'r')
-      } catch {
-        return
-      }
-      try {
-        // Some file systems refuse fsync on a directory; the rename is still atomic there.
-        await fsync(fd).catch(() => {})
-      } finally {
-        fs.closeSync(fd)
-      }
-    })
+    return new CoalescedSync(async () => { await syncDirectory(dir) })
   }
 
   /**

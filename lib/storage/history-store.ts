@@ -17,7 +17,7 @@
  * commit path use that).
  */
 import type { EntryData } from '../content/formats.js'
-import { assertCollectionName, assertEntryId, COLLECTION_NAME, isEntryId } from './names.js'
+import { assertCollectionName, assertEntryId, isCollectionName, isEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
 import { PackStore } from './pack-store.js'
 import type { FileWrite } from './group-commit.js'
@@ -443,9 +443,6 @@ export class HistoryStore {
 /** How many entries' last ts the store remembers at most (~100 bytes each). */
 const LAST_TS_ENTRIES = 100_000
 
-/** Names no collection may have (names.ts refuses them too). */
-const RESERVED_NAMES = new Set(['__proto__', 'prototype', 'constructor'])
-
 function keyOf (collection: string, id: string): string {
   return `${collection}\u0000${id}`
 }
@@ -479,7 +476,7 @@ function parseRecord (payload: Buffer): { collection: string, id: string, snapsh
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null
   const { c, i, s } = value as { c?: unknown, i?: unknown, s?: unknown }
-  if (typeof c !== 'string' || !COLLECTION_NAME.test(c) || RESERVED_NAMES.has(c) || typeof i !== 'string' || !isEntryId(i)) return null
+  if (!isCollectionName(c) || typeof i !== 'string' || !isEntryId(i)) return null
   if (!isSnapshot(s) || !Number.isSafeInteger(s.ts) || s.ts <= 0) return null
   return { collection: c, id: i, snapshot: s }
 }

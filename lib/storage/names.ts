@@ -27,10 +27,17 @@ const MAX_SEGMENT_BYTES = 255
  * @returns the name, typed
  */
 export function assertCollectionName (value: unknown): string {
-  if (typeof value !== 'string' || !COLLECTION_NAME.test(value) || RESERVED.has(value)) {
-    throw new BadRequestError('Invalid collection name', { field: 'collection' })
-  }
+  if (!isCollectionName(value)) throw new BadRequestError('Invalid collection name', { field: 'collection' })
   return value
+}
+
+/**
+ * Whether a value is a valid collection name (what `assertCollectionName` accepts).
+ * @param value anything
+ * @returns true for a valid name
+ */
+export function isCollectionName (value: unknown): value is string {
+  return typeof value === 'string' && COLLECTION_NAME.test(value) && !RESERVED.has(value)
 }
 
 /**
