@@ -18,6 +18,7 @@ import type { SectionReport } from './report.js'
 import { collectionName, generateSite, postId, SEARCH_WORD, type SiteOptions } from './site-generator.js'
 import { median, summarize } from './stats.js'
 import { processCpuMs } from './process-cpu.js'
+import { readEveryFile } from './read-every-file.js'
 
 const RESTARTS = 3
 const SAMPLES = 300
@@ -78,6 +79,8 @@ async function scaleSite (ctx: BenchContext, report: SectionReport, opts: SiteOp
 async function startFigures (ctx: BenchContext, report: SectionReport, dir: string, label: string, collections: string[], perCollection: number, targets: Targets): Promise<void> {
   // A fresh clone: no service state at all (revision logs, persisted indexes).
   await rm(path.join(dir, '.git', 'cms'), { recursive: true, force: true })
+  // A fresh clone's files are in the page cache (its checkout just wrote them): so are these.
+  await readEveryFile(dir)
   let server: CmsProcess | null = null
   try {
     const cold = await startToFirstList(dir, collections[0] ?? 'posts', perCollection)
