@@ -12,6 +12,7 @@
  */
 import type { EntryFormat } from '../content/formats.js'
 import { buildSegment } from './build-segment.js'
+import { mergeSegment } from './merge-segment.js'
 import { SearchSnapshot, type SnapshotPlace } from './search-snapshot.js'
 
 /** The first message: what to build and where to write it. */
@@ -23,6 +24,12 @@ export interface SegmentProcessStart {
   place: SnapshotPlace
   /** The token written into the file's header (the parent reads back only that file). */
   build: string
+  /**
+   * Take the documents of the segment file now at `place` whose recorded signature is their
+   * entry's now, and read only the other entries (merge-segment.ts); a file in doubt or missing:
+   * read every entry.
+   */
+  reuse?: boolean
 }
 
 /** A chunk of the entries: ids, absolute files and the signature to record for each ('' when not to be trusted). */
@@ -36,8 +43,8 @@ export interface SegmentProcessRows {
 /** What the parent sends. */
 export type SegmentProcessMessage = SegmentProcessStart | SegmentProcessRows | { kind: 'end' }
 
-/** What the child answers. */
-export type SegmentProcessAnswer = { kind: 'done' } | { kind: 'failed', message: string }
+/** What the child answers (`reused`: documents taken from the previous segment file). */
+export type SegmentProcessAnswer = { kind: 'done', reused: number } | { kind: 'failed', message: string }
 
 /**
  * Runs the child's side: receives the job, builds, writes, answers, exits.
@@ -59,12 +66,16 @@ export function serveSegmentBuild (): void {
     finished = true
     send(message, undefined, {}, () => { process.exit(code) })
   }
-  const run = async (job: SegmentProcessStart): Promise<void> => {
-    const built = await buildSegment({ repoRealDir: job.repoRealDir, files, format: job.format, titleField: job.titleField }, orphaned)
+  const run = async (job: SegmentProcessStart): Promise<number> => {
+    const snapshot = new SearchSnapshot(job.place)
+    const segmentJob = { repoRealDir: job.repoRealDir, files, format: job.format, titleField: job.titleField }
+    const previous = job.reuse === true ? await snapshot.read() : null
+    const built = previous !== null ? await mergeSegment(segmentJob, sigs, previous, orphaned) : { ...await buildSegment(segmentJob, orphaned), reused: 0 }
     const ids = Array.from(built.order, i => (files[i] as [string, string])[0])
     const kept = Array.from(built.order, i => sigs[i] as string)
     orphaned()
-    await new SearchSnapshot(job.place).write({ segment: built.segment, ids, sigs: kept }, job.build, orphaned)
+    await snapshot.write({ segment: built.segment, ids, sigs: kept }, job.build, orphaned)
+    return built.reused
   }
   process.on('message', (m: SegmentProcessMessage) => {
     if (m.kind === 'start') start = m
@@ -73,7 +84,7 @@ export function serveSegmentBuild (): void {
       sigs.push(...m.sigs)
     } else if (m.kind === 'end') {
       if (start === null || files.length !== sigs.length) { answer({ kind: 'failed', message: 'incomplete job' }, 1); return }
-      run(start).then(() => { answer({ kind: 'done' }, 0) }, (err: Error) => { answer({ kind: 'failed', message: String(err?.message ?? err) }, 1) })
+      run(start).then(reused => { answer({ kind: 'done', reused }, 0) }, (err: Error) => { answer({ kind: 'failed', message: String(err?.message ?? err) }, 1) })
     }
   })
 }
