@@ -401,7 +401,8 @@ export class CollectionSearch {
     // rebuild reads only the entries changed since: merge-segment.ts).
     const job = { repoRealDir: this.#repoRealDir, format: this.#collection.format, titleField: this.#collection.titleField, rows, sigs, place: snapshot.place, build, reuse: true }
     const writing = writeSegmentFile(job, this.#abort.signal)
-    const exited = writing.then(() => {})
+    // Settles once the process exited, however it ended (`flush` waits for it; never a rejection of its own).
+    const exited = writing.then(() => {}, () => {})
     this.#writing = exited
     try {
       const { reused } = await writing
