@@ -11,7 +11,6 @@
 import { readEntryFile } from '../storage/entry-file.js'
 import { formatOfFile } from '../storage/entry-paths.js'
 import { bodyLength, entryTerms, IN_BODY } from './entry-terms.js'
-import { PostingList } from './postings.js'
 import type { SegmentData, SegmentView } from './search-segment.js'
 import { termOf } from './search-segment.js'
 import type { BuiltSegment, SegmentJob } from './build-segment.js'
@@ -105,7 +104,9 @@ class Bytes {
 
 /**
  * Merges the previous segment's terms (their postings renumbered, documents not taken left out)
- * with the read documents' terms into the new segment's arrays.
+ * with the read documents' terms into the new segment's arrays. Each run of a term (postings.ts) is
+ * decoded, renumbered, merged with the read documents' postings of that run and encoded again in one
+ * pass, straight into the new postings bytes.
  */
 function mergeTerms (view: SegmentView, renumber: Int32Array, fresh: Map<string, number[]>, bodyLen: number[]): SegmentData {
   const freshTerms = [...fresh.keys()].sort()
@@ -116,26 +117,65 @@ function mergeTerms (view: SegmentView, renumber: Int32Array, fresh: Map<string,
   const bodyStart: number[] = []
   const df: number[] = []
   const out = new Bytes()
-  const list = new PostingList()
-  const values = list.values
-  const taken: number[] = []
   let chars = 0
-  // The previous postings, a chunk of terms at a time (as a search reads them).
+  // The previous postings, a chunk of terms at a time (as a search reads them): `bytes[0]` is byte `base`.
   let bytes: Uint8Array = new Uint8Array(0)
   let base = 0
   let loaded = 0
   const { postStart: oldPost, bodyStart: oldBody } = view
-  const decode = (t: number): void => {
-    taken.length = 0
+  const load = (t: number): void => {
     const begin = oldPost[t] as number
-    if ((oldPost[t + 1] as number) > loaded) {
-      let last = t + 1
-      while (last < oldTerms && (oldPost[last + 1] as number) - begin <= view.chunk) last++
-      base = begin
-      loaded = oldPost[last] as number
-      bytes = view.postings(base, loaded)
+    if ((oldPost[t + 1] as number) <= loaded && begin >= base) return
+    let last = t + 1
+    while (last < oldTerms && (oldPost[last + 1] as number) - begin <= view.chunk) last++
+    base = begin
+    loaded = oldPost[last] as number
+    bytes = view.postings(base, loaded)
+  }
+  /** Encodes one run: the previous postings in bytes [from, to) renumbered, merged with the read ones of that run; returns how many. */
+  const run = (body: boolean, from: number, to: number, list: readonly number[] | undefined): number => {
+    let n = 0
+    let last = 0
+    const put = (doc: number, flags: number): void => {
+      let v = body ? (doc - last) * 4 + ((flags & 31) >> 3) : (doc - last) * 32 + (flags & 31)
+      last = doc
+      if (out.length + 8 > out.bytes.length) out.reserve(8)
+      const b = out.bytes
+      while (v >= 128) {
+        b[out.length++] = (v % 128) | 128
+        v = Math.floor(v / 128)
+      }
+      b[out.length++] = v
+      n++
     }
-    decodeRuns(bytes, begin - base, (oldBody[t] as number) - base, (oldPost[t + 1] as number) - base, renumber, taken)
+    // The read documents' postings of this run (body only: flags & 7 === IN_BODY), docs ascending.
+    let j = 0
+    const next = (): number => {
+      if (list === undefined) return -1
+      while (j < list.length && (((list[j] as number) & 7) === IN_BODY) !== body) j++
+      return j < list.length ? list[j] as number : -1
+    }
+    let f = next()
+    let i = from
+    let doc = 0
+    while (i < to) {
+      let c = bytes[i++] as number
+      let v = c & 127
+      let shift = 128
+      while (c >= 128) {
+        c = bytes[i++] as number
+        v += (c & 127) * shift
+        shift *= 128
+      }
+      let flags: number
+      if (body) { doc += Math.floor(v / 4); flags = IN_BODY | ((v & 3) << 3) } else { doc += Math.floor(v / 32); flags = v & 31 }
+      const now = renumber[doc] as number
+      if (now < 0) continue
+      while (f >= 0 && Math.floor(f / 32) < now) { put(Math.floor(f / 32), f & 31); j++; f = next() }
+      put(now, flags)
+    }
+    while (f >= 0) { put(Math.floor(f / 32), f & 31); j++; f = next() }
+    return n
   }
   try {
     let a = 0
@@ -143,32 +183,34 @@ function mergeTerms (view: SegmentView, renumber: Int32Array, fresh: Map<string,
     while (a < oldTerms || b < freshTerms.length) {
       const oldTerm = a < oldTerms ? termOf(view, a) : null
       const freshTerm = b < freshTerms.length ? freshTerms[b] as string : null
-      values.length = 0
+      const at = out.length
       let term: string
-      if (oldTerm !== null && (freshTerm === null || oldTerm < freshTerm)) {
-        decode(a++)
+      let count: number
+      let split: number
+      if (oldTerm !== null && (freshTerm === null || oldTerm <= freshTerm)) {
+        const list = oldTerm === freshTerm ? fresh.get(oldTerm) : undefined
+        if (list !== undefined) b++
+        const t = a++
+        load(t)
+        count = run(false, (oldPost[t] as number) - base, (oldBody[t] as number) - base, list)
+        split = out.length
+        count += run(true, (oldBody[t] as number) - base, (oldPost[t + 1] as number) - base, list)
         term = oldTerm
-        for (const v of taken) values.push(v)
-      } else if (oldTerm !== null && oldTerm === freshTerm) {
-        decode(a++)
-        b++
-        term = oldTerm
-        mergeAscending(taken, fresh.get(term) as number[], values)
       } else {
         term = freshTerm as string
         b++
-        for (const v of fresh.get(term) as number[]) values.push(v)
+        const list = fresh.get(term)
+        count = run(false, 0, 0, list)
+        split = out.length
+        count += run(true, 0, 0, list)
       }
-      if (values.length === 0) continue
+      if (count === 0) continue
       terms.push(term)
       termStart.push(chars)
-      postStart.push(out.length)
-      df.push(values.length)
-      chars += term.length
-      out.reserve(list.byteLength())
-      const [split, end] = list.encode(out.bytes, out.length)
+      postStart.push(at)
       bodyStart.push(split)
-      out.length = end
+      df.push(count)
+      chars += term.length
     }
   } finally {
     view.close()
@@ -185,45 +227,4 @@ function mergeTerms (view: SegmentView, renumber: Int32Array, fresh: Map<string,
     bodyLen: Uint16Array.from(bodyLen),
     docs: bodyLen.length
   }
-}
-
-/**
- * Decodes one term's two runs (postings.ts: the field run `gap << 5 | flags`, then the body-only
- * run `gap << 2 | count`) into `doc * 32 + flags` with each document renumbered, those not taken
- * left out, in ascending document order (the two runs merged).
- */
-function decodeRuns (bytes: Uint8Array, from: number, split: number, end: number, renumber: Int32Array, into: number[]): void {
-  const field: number[] = []
-  const body: number[] = []
-  let i = from
-  let doc = 0
-  while (i < end) {
-    if (i === split) doc = 0
-    let c = bytes[i++] as number
-    let v = c & 127
-    let shift = 128
-    while (c >= 128) {
-      c = bytes[i++] as number
-      v += (c & 127) * shift
-      shift *= 128
-    }
-    let flags: number
-    if (i <= split) { doc += Math.floor(v / 32); flags = v & 31 } else { doc += Math.floor(v / 4); flags = IN_BODY | ((v & 3) << 3) }
-    const now = renumber[doc] as number
-    if (now < 0) continue
-    ;(i <= split ? field : body).push(now * 32 + flags)
-  }
-  mergeAscending(field, body, into)
-}
-
-/** Merges two lists of `doc * 32 + flags` ascending by document (no document in both) into `into`. */
-function mergeAscending (x: readonly number[], y: readonly number[], into: number[]): void {
-  let i = 0
-  let j = 0
-  while (i < x.length && j < y.length) {
-    if ((x[i] as number) < (y[j] as number)) into.push(x[i++] as number)
-    else into.push(y[j++] as number)
-  }
-  while (i < x.length) into.push(x[i++] as number)
-  while (j < y.length) into.push(y[j++] as number)
 }
