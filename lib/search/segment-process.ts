@@ -6,7 +6,8 @@
  * when it exits. The server then loads the file as a restart does.
  *
  * Protocol (IPC, JSON): the parent sends `start`, then `rows` in chunks, then `end`; the child
- * builds, writes the file atomically with the build's token in its header, answers `done` (or
+ * builds (with `reuse`, from the segment file already at the place and the changed entries only:
+ * merge-segment.ts), writes the file atomically with the build's token in its header, answers `done` (or
  * `failed`) and exits. It exits at once (code 1) if the parent goes away first: nothing is written
  * for a server that is gone.
  */
@@ -14,6 +15,7 @@ import type { EntryFormat } from '../content/formats.js'
 import { buildSegment } from './build-segment.js'
 import { mergeSegment } from './merge-segment.js'
 import { SearchSnapshot, type SnapshotPlace } from './search-snapshot.js'
+import { SegmentFileChanged } from './segment-file.js'
 
 /** The first message: what to build and where to write it. */
 export interface SegmentProcessStart {
@@ -70,7 +72,9 @@ export function serveSegmentBuild (): void {
     const snapshot = new SearchSnapshot(job.place)
     const segmentJob = { repoRealDir: job.repoRealDir, files, format: job.format, titleField: job.titleField }
     const previous = job.reuse === true ? await snapshot.read() : null
-    const built = previous !== null ? await mergeSegment(segmentJob, sigs, previous, orphaned) : { ...await buildSegment(segmentJob, orphaned), reused: 0 }
+    // The previous file replaced between its check and the merge's reads (SegmentFileChanged): every file is read.
+    const merged = previous !== null ? await mergeSegment(segmentJob, sigs, previous, orphaned).catch((err: unknown) => { if (err instanceof SegmentFileChanged) return null; throw err }) : null
+    const built = merged ?? { ...await buildSegment(segmentJob, orphaned), reused: 0 }
     const ids = Array.from(built.order, i => (files[i] as [string, string])[0])
     const kept = Array.from(built.order, i => sigs[i] as string)
     orphaned()

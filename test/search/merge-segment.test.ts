@@ -7,7 +7,7 @@ import { buildSegment, type SegmentJob } from '../../lib/search/build-segment.js
 import { mergeSegment } from '../../lib/search/merge-segment.js'
 import { SearchSnapshot } from '../../lib/search/search-snapshot.js'
 import { SearchSegment, type SegmentData } from '../../lib/search/search-segment.js'
-import { SMALL_SEGMENT_BYTES } from '../../lib/search/segment-file.js'
+import { SegmentFileChanged, SMALL_SEGMENT_BYTES } from '../../lib/search/segment-file.js'
 import { FullTextIndex } from '../../lib/search/full-text-index.js'
 import { parseQuery } from '../../lib/search/search-query.js'
 
@@ -131,4 +131,22 @@ t.test('a merge whose previous segment has nothing valid reads every entry, and 
   same(t, none.segment, built.segment, 'none reused')
   const other = await mergeSegment(job, sigs.map(s => `${s}-later`), (await snapshot.read())!)
   t.equal(other.reused, 0, 'other signatures: every entry read')
+})
+
+t.test('a previous file replaced after its check: the merge refuses it (SegmentFileChanged; the search process then reads every file)', async t => {
+  const dir = await tempDir(t)
+  const files = new Map<string, string>()
+  for (let i = 0; i < 10; i++) {
+    await writeFile(path.join(dir, `${id(i)}.md`), entry(i, 'v1', 2))
+    files.set(id(i), `sig-${i}`)
+  }
+  const { job, sigs } = jobOf(dir, files)
+  const built = await buildSegment(job)
+  const snapshot = new SearchSnapshot({ file: path.join(dir, 'posts.bin'), key: 'k', repo: dir })
+  const ids = Array.from(built.order, i => job.files[i]![0])
+  await snapshot.write({ segment: built.segment, ids, sigs: Array.from(built.order, i => sigs[i] as string) })
+  const previous = await snapshot.read()
+  if (previous === null) throw new Error('not read back')
+  await snapshot.write({ segment: built.segment, ids, sigs: ids.map(() => '') })
+  await t.rejects(mergeSegment(job, sigs, previous), SegmentFileChanged)
 })
