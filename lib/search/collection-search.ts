@@ -118,6 +118,7 @@ export class CollectionSearch {
   /** Whether the persisted segment was tried (only by the first build of a process). */
   #snapshotTried = false
   #loadStats = { fromSnapshot: 0, read: 0 }
+  #fileBuildStats = { reused: 0, entries: 0 }
   /** The last full build, not persisted yet. */
   #unpersisted: BuildRecord | null = null
   #persistTimer: NodeJS.Timeout | null = null
@@ -313,6 +314,14 @@ export class CollectionSearch {
     }
   }
 
+  /**
+   * What the last build by the search process took: documents reused from the previous segment
+   * file (merge-segment.ts) and the entries it was given (both 0 before one ran).
+   */
+  get fileBuildStats (): { reused: number, entries: number } {
+    return { ...this.#fileBuildStats }
+  }
+
   /** Bytes the built index's arrays hold (0 before it is built). */
   get bytes (): number {
     return this.#built?.bytes ?? 0
@@ -388,13 +397,18 @@ export class CollectionSearch {
       racy.set(row.id, row.sig)
       return ''
     })
-    const job = { repoRealDir: this.#repoRealDir, format: this.#collection.format, titleField: this.#collection.titleField, rows, sigs, place: snapshot.place, build }
+    // What the segment file holds now is reused wherever its recorded signature is the row's (a
+    // rebuild reads only the entries changed since: merge-segment.ts).
+    const job = { repoRealDir: this.#repoRealDir, format: this.#collection.format, titleField: this.#collection.titleField, rows, sigs, place: snapshot.place, build, reuse: true }
     const writing = writeSegmentFile(job, this.#abort.signal)
-    this.#writing = writing
+    // Settles once the process exited, however it ended (`flush` waits for it; never a rejection of its own).
+    const exited = writing.then(() => {}, () => {})
+    this.#writing = exited
     try {
-      await writing
+      const { reused } = await writing
+      this.#fileBuildStats = { reused, entries: rows.length }
     } finally {
-      if (this.#writing === writing) this.#writing = null
+      if (this.#writing === exited) this.#writing = null
     }
     if (this.#closed) return null
     return (await this.#load(await index.all(), build, racy))?.index ?? null

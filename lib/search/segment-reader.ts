@@ -4,6 +4,7 @@
  * segment's file (`writeSegmentFile`).
  */
 import { fork } from 'node:child_process'
+import { setPriority } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildSegment, type BuiltSegment, type SegmentJob } from './build-segment.js'
@@ -51,6 +52,13 @@ const INSPECT_FLAG = /^--(inspect|debug)(-[a-z-]+)?(=.*)?$/
 /** Entries sent to the search process per message (a few hundred kilobytes of JSON). */
 const ROWS_PER_MESSAGE = 4096
 
+/**
+ * The search process's nice value: the lowest priority, so that saves, lists and searches (this
+ * process) take the CPU first; the build uses what they leave (issue 18: at 100,000 entries a
+ * full build is ~12 s of CPU, on a 2-core machine beside a sustained load of saves).
+ */
+export const SEARCH_PROCESS_NICE = 19
+
 /** A segment to build into its file by the search process. */
 export interface SegmentFileJob {
   repoRealDir: string
@@ -64,6 +72,8 @@ export interface SegmentFileJob {
   place: SnapshotPlace
   /** The token the file's header gets (`SearchSnapshot.read(build)` takes only that file). */
   build: string
+  /** Take what is still valid from the segment file now at `place` (see `SegmentProcessStart.reuse`). */
+  reuse?: boolean
 }
 
 /**
@@ -73,33 +83,36 @@ export interface SegmentFileJob {
  * build at a time, as for the worker.
  * @param job the entries, and where to write
  * @param signal aborting it kills the process (SIGKILL); the promise settles once it has exited
- * @returns resolves once the file is written and the process has exited; rejects when the process
- *   could not start, failed, died or was killed (a file it may have left is not its build's: read
- *   it back with the build's token)
+ * @returns once the file is written and the process has exited: how many documents it took from the
+ *   previous file (`reuse`); rejects when the process could not start, failed, died or was killed (a
+ *   file it may have left is not its build's: read it back with the build's token)
  */
-export async function writeSegmentFile (job: SegmentFileJob, signal: AbortSignal): Promise<void> {
-  const turn = queue.then(async () => { signal.throwIfAborted(); await inProcess(job, signal) })
+export async function writeSegmentFile (job: SegmentFileJob, signal: AbortSignal): Promise<{ reused: number }> {
+  const turn = queue.then(async () => { signal.throwIfAborted(); return await inProcess(job, signal) })
   queue = turn.then(() => {}, () => {})
   return await turn
 }
 
-async function inProcess (job: SegmentFileJob, signal: AbortSignal): Promise<void> {
+async function inProcess (job: SegmentFileJob, signal: AbortSignal): Promise<{ reused: number }> {
   // Without the debugger flags of this process (a child under --inspect-brk would wait for one forever).
   const execArgv = process.execArgv.filter(arg => !INSPECT_FLAG.test(arg))
   const env = { ...process.env }
   if (env.NODE_OPTIONS !== undefined) env.NODE_OPTIONS = env.NODE_OPTIONS.split(/\s+/).filter(arg => !INSPECT_FLAG.test(arg)).join(' ')
   const child = fork(fileURLToPath(WORKER), [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], signal, killSignal: 'SIGKILL', execArgv, env })
-  const exited = new Promise<void>((resolve, reject) => {
+  // Not fatal: a system that refuses leaves the build at this process's priority.
+  if (child.pid !== undefined) try { setPriority(child.pid, SEARCH_PROCESS_NICE) } catch {}
+  const exited = new Promise<{ reused: number }>((resolve, reject) => {
     let done = false
+    let reused = 0
     let failure: string | null = null
     child.on('message', (m: SegmentProcessAnswer) => {
-      if (m?.kind === 'done') done = true
+      if (m?.kind === 'done') { done = true; reused = typeof m.reused === 'number' ? m.reused : 0 }
       else if (m?.kind === 'failed') failure = m.message
     })
     // An error after the start (a kill, a send) is followed by 'exit'; one before it is the only event.
     child.on('error', err => { if (child.pid === undefined) reject(err) })
     child.once('exit', (code, sig) => {
-      if (done && code === 0) resolve()
+      if (done && code === 0) resolve({ reused })
       else reject(new Error(failure ?? `search process exited with ${sig ?? String(code)}`))
     })
   })
@@ -107,7 +120,7 @@ async function inProcess (job: SegmentFileJob, signal: AbortSignal): Promise<voi
     await new Promise<void>((resolve, reject) => { child.send(message, err => { if (err !== null) reject(err); else resolve() }) })
   }
   try {
-    await send({ kind: 'start', repoRealDir: job.repoRealDir, format: job.format, titleField: job.titleField, place: job.place, build: job.build })
+    await send({ kind: 'start', repoRealDir: job.repoRealDir, format: job.format, titleField: job.titleField, place: job.place, build: job.build, reuse: job.reuse === true })
     for (let at = 0; at < job.rows.length; at += ROWS_PER_MESSAGE) {
       const rows = job.rows.slice(at, at + ROWS_PER_MESSAGE)
       await send({ kind: 'rows', ids: rows.map(r => r.id), files: rows.map(r => r.file), sigs: job.sigs.slice(at, at + ROWS_PER_MESSAGE) })
@@ -117,5 +130,5 @@ async function inProcess (job: SegmentFileJob, signal: AbortSignal): Promise<voi
     // The process died or was killed: `exited` says how.
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   }
-  await exited
+  return await exited
 }

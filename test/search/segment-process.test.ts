@@ -1,5 +1,5 @@
 import t from 'tap'
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
 import { RevisionLog } from '../../lib/storage/revision-log.js'
@@ -178,4 +178,66 @@ t.test('closing while the search process builds kills it: gone when flush resolv
   t.notOk(existsSync(file), 'nor later')
   const leftovers = existsSync(path.dirname(file)) ? readdirSync(path.dirname(file)) : []
   t.same(leftovers.filter(f => !f.startsWith('.cms-tmp-')), [], 'at most a temp file, which the start sweeps')
+})
+
+// A rebuild reuses the previous file's unchanged documents and reads the changed ones: the answers
+// of a full build, with edits, deletes, title-only edits, adds and an entry edited during it.
+t.test('a merge rebuild answers as a full build; at nice 19', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async t => {
+  const { dir, open } = await site(t)
+  const first = open({ overlayRebuild: 0 })
+  await first.index.ready()
+  await first.search.ready()
+  await first.search.settled()
+  t.same(first.search.fileBuildStats, { reused: 0, entries: FILES }, 'the first build read every entry (no file yet)')
+  // Past FILES/10 changed entries (2 each: an overlay document and a dropped segment document) a rebuild starts.
+  const edit = async (i: number, title: string, body: string): Promise<void> => {
+    writeFileSync(path.join(dir, `${name(i)}.md`), `---\ntitle: ${title}\n---\n${body}\n`)
+    await first.index.recordWrite(name(i), { title, body })
+  }
+  for (const i of [1, 2, 3]) await edit(i, `Post ${i}`, `Rewritten damson${i}.`)
+  // Title-only edits: the same entry twice (the second patches its overlay document's title terms).
+  for (const i of [10, 11]) {
+    await edit(i, `Post ${i} heron`, `Common words and word${i}.`)
+    await edit(i, `Post ${i} osprey`, `Common words and word${i}.`)
+  }
+  for (const i of [20, 21]) {
+    unlinkSync(path.join(dir, `${name(i)}.md`))
+    await first.index.recordDelete(name(i))
+  }
+  writeFileSync(path.join(dir, 'p0005a.md'), '---\ntitle: Added\n---\nCommon words and medlar.\n')
+  await first.index.recordWrite('p0005a', { title: 'Added', body: 'Common words and medlar.' })
+  for (let i = 30; first.search.builds < 2 && searchProcesses().length === 0 && i < 60; i++) await edit(i, `Post ${i}`, `Common words and word${i} again.`)
+  const pid = await waitForSearchProcess()
+  t.equal(Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]), 19, 'the search process runs at nice 19')
+  // An edit while the rebuild runs: its new words, never its old ones.
+  await edit(100, 'Post 100', 'Persimmon.')
+  for (let i = 0; i < 2000 && first.search.builds < 2; i++) await new Promise(resolve => setTimeout(resolve, 25))
+  t.equal(first.search.builds, 2, 'rebuilt')
+  await first.search.settled()
+  const rows = (await first.index.all()).length
+  const stats = first.search.fileBuildStats
+  t.equal(stats.entries, rows, 'given every entry')
+  t.ok(stats.reused > FILES - 50 && stats.reused < rows, `the unchanged entries reused (${stats.reused} of ${rows}), the changed ones read`)
+  const text = await first.search.ready()
+
+  // A full build of the same files (the worker: no persisted segment) answers the same.
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
+  const fullSearch = new CollectionSearch(collection, realpathSync(path.dirname(path.dirname(dir))))
+  const fullIndex = new CollectionIndex({ collection, repoRealDir: realpathSync(path.dirname(path.dirname(dir))), log: new RevisionLog(path.join(path.dirname(path.dirname(dir)), 'state2'), 'posts'), validate: () => [], onEntryChange: fullSearch.onEntryChange })
+  fullSearch.attach(fullIndex)
+  await fullIndex.ready()
+  const full = await fullSearch.ready()
+  for (const q of ['common', 'damson2 ', 'word2 ', 'word1', 'heron', 'osprey', 'post 10', 'medlar', 'added', 'word20 ', 'persimmon', 'word100 ', 'again', 'common words word3']) {
+    t.same(find(text, q), find(full, q), `"${q}": the same entries as a full build`)
+  }
+  t.same(find(text, 'persimmon'), ['p0100'], 'the entry edited during the rebuild by its new word')
+  t.same(find(text, 'word100 '), [], 'not by its old one')
+  t.same(find(text, 'osprey'), ['p0010', 'p0011'], 'title-only edits by their last title')
+  t.same(find(text, 'heron'), [])
+  t.same(find(text, 'word20 '), [], 'deleted entries gone')
+  await first.search.flush()
+  const second = open()
+  await second.index.ready()
+  t.same(find(await second.search.ready(), 'persimmon'), ['p0100'], 'and the file loads at a restart')
+  t.equal(second.search.builds, 0)
 })
