@@ -126,6 +126,8 @@ export class HistoryStore {
   readonly #lastOnRef = new Map<string, number>()
   /** The ref's value `#lastOnRef` describes (undefined: none yet). */
   #knownHead: string | null | undefined = undefined
+  /** A fold's commit is being written: the ref may hold it before the fold learns its id. */
+  #foldWriting = false
   readonly #foldIntervalMs: number
   readonly #foldIdleMs: number
 
@@ -234,14 +236,18 @@ export class HistoryStore {
     for (;;) {
       const generation = this.#foldGeneration
       const head = await readRef(this.#gitDir, HISTORY_REF)
-      // Moved by someone else (or unknown yet): what was known of the documents is forgotten.
-      if (head !== this.#knownHead) {
+      // While a fold's commit is written the ref may already hold it: the fold itself then tells
+      // what changed (its entries only), and this append reads the documents at that value without
+      // remembering them. Otherwise a ref moved by someone else (or unknown yet) makes what was
+      // known of the documents forgotten.
+      const remembered = head === this.#knownHead || !this.#foldWriting
+      if (head !== this.#knownHead && remembered) {
         this.#lastOnRef.clear()
         this.#knownHead = head
       }
-      lastOnRef = await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head)))
+      lastOnRef = await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head, remembered)))
       // A fold that landed meanwhile took snapshots out of the overlay: read again.
-      if (generation === this.#foldGeneration && head === this.#knownHead) break
+      if (generation === this.#foldGeneration && (head === this.#knownHead || !remembered)) break
     }
     // From here on synchronous: the ts of two appends of one entry never interleave.
     const now = Date.now()
@@ -317,13 +323,19 @@ export class HistoryStore {
     this.#lastOnRef.set(key, last)
   }
 
-  /** The last ts of an entry's document on the ref at `head` (0: none), remembered per entry. */
-  async #lastTsOnRef (collection: string, id: string, head: string | null): Promise<number> {
+  /**
+   * The last ts of an entry's document on the ref at `head` (0: none), remembered per entry (when
+   * `remembered`: `head` is the value the remembered ones describe). A document this process wrote
+   * gives it without being decoded (its layout).
+   */
+  async #lastTsOnRef (collection: string, id: string, head: string | null, remembered: boolean): Promise<number> {
     const key = keyOf(collection, id)
-    const known = this.#lastOnRef.get(key)
+    const known = remembered ? this.#lastOnRef.get(key) : undefined
     if (known !== undefined) return known
-    const last = (await this.store.readAt(head, collection, id))?.snapshots.at(-1)?.ts ?? 0
-    if (this.#knownHead === head) this.#remember(key, last)
+    const doc = await this.store.readTextAt(head, collection, id)
+    const layout = doc?.layout as DocLayout | undefined
+    const last = doc === null ? 0 : layout !== undefined ? layout.last : codec.decode(doc.text, { collection, id }).snapshots.at(-1)?.ts ?? 0
+    if (remembered && this.#knownHead === head) this.#remember(key, last)
     return last
   }
 
@@ -434,7 +446,15 @@ export class HistoryStore {
         }
       })
     }
-    const landed = updates.length > 0 ? await this.store.updateWithCommit(updates) : null
+    let landed: Awaited<ReturnType<RefTreeStore<HistoryDoc>['updateWithCommit']>> = null
+    if (updates.length > 0) {
+      this.#foldWriting = true
+      try {
+        landed = await this.store.updateWithCommit(updates)
+      } finally {
+        this.#foldWriting = false
+      }
+    }
     // The ref holds them now (a read that began before this sees them in the overlay, or reads again).
     this.#foldGeneration++
     for (const record of folding) this.#removeUnfolded(record)

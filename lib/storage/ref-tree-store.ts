@@ -216,6 +216,21 @@ export class RefTreeStore<T> implements RefSource {
   }
 
   /**
+   * A document's text as of a given commit, with the layout the edit that wrote it returned (when
+   * this process wrote it and still remembers: see DocEdit), undecoded.
+   * @param head the ref's value (null: no ref)
+   * @param collection collection name
+   * @param id entry id
+   * @returns the text and layout, or null when there is no document
+   */
+  async readTextAt (head: string | null, collection: string, id: string): Promise<DocText | null> {
+    if (head === null) return null
+    const oid = await this.fileOid(await this.treeOfCommit(head), collection, id)
+    if (oid === null) return null
+    return { text: await this.text(oid), layout: this.layouts.get(oid) }
+  }
+
+  /**
    * Reads every document, or those of one collection or one entry.
    * @param scope optional collection and id
    * @returns the documents, sorted by collection then id

@@ -104,3 +104,39 @@ t.test('a document written by someone else is decoded and merged as before', asy
   t.same(await history.list('posts', 'x'), expected)
   await history.close()
 })
+
+t.test('appends while a fold is written and after it decode no history document this process wrote', async t => {
+  const { open } = setup(t)
+  const history = open()
+  await history.open()
+  const ids = Array.from({ length: 10 }, (_, i) => `e${i}`)
+  for (let i = 1; i <= 3; i++) await Promise.all(ids.map(async id => await history.append([{ collection: 'posts', id, snapshot: snap(i) }])))
+  await history.flush()
+  await history.append([{ collection: 'posts', id: 'e0', snapshot: snap(4) }])
+  const parse = JSON.parse
+  const decoded: string[] = []
+  JSON.parse = ((text: string, reviver?: (key: string, value: unknown) => unknown) => {
+    if (typeof text === 'string' && text.startsWith('{"snapshots":')) decoded.push(text.slice(0, 40))
+    return parse(text, reviver)
+  }) as typeof JSON.parse
+  let appends = 0
+  try {
+    // Saves of the other entries go on while the fold's commit is written (the ref moves before
+    // the fold learns its id) and after it.
+    let folded = false
+    const fold = history.flush().then(() => { folded = true })
+    for (let n = 5; !folded || appends < 40; n++) {
+      await history.append([{ collection: 'posts', id: ids[1 + (n % 9)]!, snapshot: snap(n) }])
+      appends++
+    }
+    await fold
+  } finally {
+    JSON.parse = parse
+  }
+  t.same(decoded, [], `no document decoded over ${appends} appends`)
+  for (const id of ids) {
+    const list = await history.list('posts', id)
+    t.ok(list.every((s, i) => i === 0 || s.ts > list[i - 1]!.ts), `${id}: ts strictly increasing`)
+  }
+  await history.close()
+})
