@@ -4,6 +4,7 @@ import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
 import { RevisionLog } from '../../lib/storage/revision-log.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
+import { BadRequestError } from '../../lib/errors.js'
 
 // `fileOf` (the path check of every save) resolves a plain file directly in a flat folder by the
 // folder's real path and one lstat, not by realpath's walk over every component of its path (issue
@@ -49,7 +50,7 @@ t.test('links are still resolved, and refused when they leave the folder', async
   writeFileSync(path.join(repo, '.git', 'config'), '')
   symlinkSync(path.join(repo, '.git', 'config'), path.join(dir, 'git.md'))
   const index = indexOf(repo, dir)
-  t.throws(() => index.fileOf('out'), { status: 400 }, 'a link out of the folder')
+  t.throws(() => index.fileOf('out'), new BadRequestError('The entry path leaves the collection folder'), 'a link out of the folder')
   t.same(realpaths(() => { t.equal(index.fileOf('in'), path.join(dir, 'in.md')) }), [dir, path.join(dir, 'in.md')], 'a link inside it is resolved')
-  t.throws(() => index.fileOf('git'), { status: 400 }, 'a link into .git')
+  t.throws(() => index.fileOf('git'), new BadRequestError('The entry path leaves the collection folder'), 'a link into .git')
 })
