@@ -85,7 +85,7 @@ const READ_CONCURRENCY = 32
 /** A batch of updates yields to the event loop after each run of this many (see build). */
 const YIELD_EVERY = 32
 /** How many blobs' edit layouts are kept (the documents written last: the next fold's likely edits). */
-const LAYOUTS_KEPT = 8192
+const LAYOUTS_KEPT = 4096
 
 type Tree = Map<string, TreeItem>
 
