@@ -7,7 +7,7 @@
  * The rows are persisted (`index-snapshot.ts`): a restart stats every file and reads only those
  * whose signature differs from the snapshot's.
  */
-import { readFileSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, statSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
@@ -384,7 +384,7 @@ export class CollectionIndex {
     const file = this.pathOf(id)
     if (file === null) throw new BadRequestError('Invalid entry id: it is not one of the collection\'s files', { field: 'id' })
     const folderReal = this.#folderReal()
-    const real = realPathOf(file)
+    const real = path.dirname(file) === this.collection.dir ? realPathInFolder(folderReal, file) : realPathOf(file)
     if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     if (isInside(path.join(this.#opts.repoRealDir, '.git'), real)) throw new ForbiddenError('Path is inside .git')
     return file
@@ -1152,6 +1152,23 @@ export class CollectionIndex {
     }
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
   }
+}
+
+/**
+ * `realPathOf` of a file directly in a folder whose real path is known: a name that is not a link
+ * (or does not exist) is resolved by the folder's real path, so one lstat replaces realpath's walk
+ * over every component of the path (one readlink each; issue 18, ninth pass). A link, or anything
+ * the lstat cannot tell, is resolved by `realPathOf`.
+ */
+function realPathInFolder (folderReal: string, file: string): string | null {
+  let st
+  try {
+    st = lstatSync(file, { throwIfNoEntry: false })
+  } catch {
+    return realPathOf(file)
+  }
+  if (st?.isSymbolicLink() === true) return realPathOf(file)
+  return path.join(folderReal, path.basename(file))
 }
 
 /** The file text a `get` just read an entry from, for a writer that edits that text (issue 18). */

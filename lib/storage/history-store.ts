@@ -18,7 +18,7 @@
  */
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId, isCollectionName, isEntryId } from './names.js'
-import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
+import { RefTreeStore, type DocCodec, type DocText, type TreeUpdate } from './ref-tree-store.js'
 import { PackStore } from './pack-store.js'
 import type { FileWrite } from './group-commit.js'
 import { HistoryJournal } from './history-journal.js'
@@ -56,6 +56,8 @@ interface Unfolded {
   ts: number
   /** The journal record: `{ c, i, s }` as JSON (see `parseRecord`). */
   payload: Buffer
+  /** Where the snapshot's own JSON text (`s`, the record's last member) starts in `payload` (see `encodeRecord`). */
+  sAt: number
   /** The journal segment it is in. */
   seq: number
   /** Its write and sync succeeded (a fold takes only those). */
@@ -124,6 +126,8 @@ export class HistoryStore {
   readonly #lastOnRef = new Map<string, number>()
   /** The ref's value `#lastOnRef` describes (undefined: none yet). */
   #knownHead: string | null | undefined = undefined
+  /** A fold's commit is being written: the ref may hold it before the fold learns its id. */
+  #foldWriting = false
   readonly #foldIntervalMs: number
   readonly #foldIdleMs: number
 
@@ -159,7 +163,9 @@ export class HistoryStore {
       for (const payload of segment.payloads) {
         const record = parseRecord(payload)
         if (record === null) { refused++; continue }
-        this.#addUnfolded({ collection: record.collection, id: record.id, ts: record.snapshot.ts, payload, seq: segment.seq, durable: true })
+        // Written again in the form `append` writes, so the fold can take the snapshot's text as it is.
+        const encoded = encodeRecord(record.collection, record.id, record.snapshot)
+        this.#addUnfolded({ collection: record.collection, id: record.id, ts: record.snapshot.ts, ...encoded, seq: segment.seq, durable: true })
       }
     }
     if (refused > 0) this.#warn('history journal records that are not snapshots of valid entries were refused', { refused })
@@ -230,14 +236,18 @@ export class HistoryStore {
     for (;;) {
       const generation = this.#foldGeneration
       const head = await readRef(this.#gitDir, HISTORY_REF)
-      // Moved by someone else (or unknown yet): what was known of the documents is forgotten.
-      if (head !== this.#knownHead) {
+      // While a fold's commit is written the ref may already hold it: the fold itself then tells
+      // what changed (its entries only), and this append reads the documents at that value without
+      // remembering them. Otherwise a ref moved by someone else (or unknown yet) makes what was
+      // known of the documents forgotten.
+      const remembered = head === this.#knownHead || !this.#foldWriting
+      if (head !== this.#knownHead && remembered) {
         this.#lastOnRef.clear()
         this.#knownHead = head
       }
-      lastOnRef = await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head)))
+      lastOnRef = await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head, remembered)))
       // A fold that landed meanwhile took snapshots out of the overlay: read again.
-      if (generation === this.#foldGeneration && head === this.#knownHead) break
+      if (generation === this.#foldGeneration && (head === this.#knownHead || !remembered)) break
     }
     // From here on synchronous: the ts of two appends of one entry never interleave.
     const now = Date.now()
@@ -248,8 +258,7 @@ export class HistoryStore {
       const last = Math.max(lastOnRef[i]!, lastOf.get(key) ?? 0, this.#unfolded.get(key)?.at(-1)?.ts ?? 0)
       const snapshot: Snapshot = { ts: Math.max(now, last + 1), ...withoutTs(items[i]!.snapshot) }
       lastOf.set(key, snapshot.ts)
-      const payload = Buffer.from(JSON.stringify({ c: k.collection, i: k.id, s: snapshot }), 'utf8')
-      records.push({ collection: k.collection, id: k.id, ts: snapshot.ts, payload, seq: 0, durable: false })
+      records.push({ collection: k.collection, id: k.id, ts: snapshot.ts, ...encodeRecord(k.collection, k.id, snapshot), seq: 0, durable: false })
       return snapshot
     })
     const { seq, durable } = this.#journal.append(records.map(r => r.payload))
@@ -314,13 +323,19 @@ export class HistoryStore {
     this.#lastOnRef.set(key, last)
   }
 
-  /** The last ts of an entry's document on the ref at `head` (0: none), remembered per entry. */
-  async #lastTsOnRef (collection: string, id: string, head: string | null): Promise<number> {
+  /**
+   * The last ts of an entry's document on the ref at `head` (0: none), remembered per entry (when
+   * `remembered`: `head` is the value the remembered ones describe). A document this process wrote
+   * gives it without being decoded (its layout).
+   */
+  async #lastTsOnRef (collection: string, id: string, head: string | null, remembered: boolean): Promise<number> {
     const key = keyOf(collection, id)
-    const known = this.#lastOnRef.get(key)
+    const known = remembered ? this.#lastOnRef.get(key) : undefined
     if (known !== undefined) return known
-    const last = (await this.store.readAt(head, collection, id))?.snapshots.at(-1)?.ts ?? 0
-    if (this.#knownHead === head) this.#remember(key, last)
+    const doc = await this.store.readTextAt(head, collection, id)
+    const layout = doc?.layout as DocLayout | undefined
+    const last = doc === null ? 0 : layout !== undefined ? layout.last : codec.decode(doc.text, { collection, id }).snapshots.at(-1)?.ts ?? 0
+    if (remembered && this.#knownHead === head) this.#remember(key, last)
     return last
   }
 
@@ -413,19 +428,33 @@ export class HistoryStore {
       const entry = list.filter(u => u.seq <= upTo && u.durable)
       if (entry.length === 0) continue
       folding.push(...entry)
-      const snapshots = entry.map(snapshotOf)
       updates.push({
         type: 'update',
         collection: entry[0]!.collection,
         id: entry[0]!.id,
+        // The document's text is edited directly: the snapshots' texts are the records' own, and
+        // a document this process wrote is appended to without being decoded (issue 18, ninth pass).
+        edit: before => {
+          const folded = foldText(before, entry)
+          lastOf.set(key, folded.layout.last)
+          return folded
+        },
         update: current => {
-          const merged = mergeSnapshots(current?.snapshots ?? [], snapshots)
+          const merged = mergeSnapshots(current?.snapshots ?? [], entry.map(snapshotOf))
           lastOf.set(key, merged.at(-1)?.ts ?? 0)
           return { snapshots: merged }
         }
       })
     }
-    const landed = updates.length > 0 ? await this.store.updateWithCommit(updates) : null
+    let landed: Awaited<ReturnType<RefTreeStore<HistoryDoc>['updateWithCommit']>> = null
+    if (updates.length > 0) {
+      this.#foldWriting = true
+      try {
+        landed = await this.store.updateWithCommit(updates)
+      } finally {
+        this.#foldWriting = false
+      }
+    }
     // The ref holds them now (a read that began before this sees them in the overlay, or reads again).
     this.#foldGeneration++
     for (const record of folding) this.#removeUnfolded(record)
@@ -463,7 +492,74 @@ function mergeSnapshots (onRef: readonly Snapshot[], extra: readonly Snapshot[])
 
 /** The snapshot of a record this process wrote or `parseRecord` accepted. */
 function snapshotOf (record: Unfolded): Snapshot {
-  return (JSON.parse(record.payload.toString('utf8')) as { s: Snapshot }).s
+  return JSON.parse(snapshotTextOf(record)) as Snapshot
+}
+
+/** The snapshot's JSON text in its record (what `JSON.stringify` gives for it: see `encodeRecord`). */
+function snapshotTextOf (record: Unfolded): string {
+  return record.payload.toString('utf8', record.sAt, record.payload.length - 1)
+}
+
+/**
+ * A journal record: `{"c":…,"i":…,"s":…}`, the text `JSON.stringify({ c, i, s })` gives, with
+ * where the snapshot's own text starts.
+ */
+function encodeRecord (collection: string, id: string, snapshot: Snapshot): { payload: Buffer, sAt: number } {
+  const head = `{"c":${JSON.stringify(collection)},"i":${JSON.stringify(id)},"s":`
+  return { payload: Buffer.from(`${head}${JSON.stringify(snapshot)}}`, 'utf8'), sAt: Buffer.byteLength(head, 'utf8') }
+}
+
+/** A history document's text as `codec.encode` writes it: this head, the snapshots' JSON texts joined by commas, this tail. */
+const DOC_HEAD = '{"snapshots":['
+const DOC_TAIL = ']}\n'
+
+/** Where each snapshot of a document text the fold made starts, and the last one's ts (see `foldText`). */
+interface DocLayout {
+  starts: number[]
+  last: number
+}
+
+/**
+ * The text (and its layout) of an entry's history document after a fold of its journal records:
+ * exactly `codec.encode({ snapshots: mergeSnapshots(decoded document, the records' snapshots) })`.
+ * A document this fold's store wrote (its layout known) whose last ts is older than the records'
+ * (the common case) is appended to: its oldest snapshots beyond MAX_SNAPSHOTS cut at their known
+ * starts, the records' texts added as they are, nothing decoded or encoded. Anything else is
+ * decoded and merged, and its snapshots encoded one by one (which gives the layout).
+ */
+function foldText (before: DocText | null, records: readonly Unfolded[]): { text: string, layout: DocLayout } {
+  const layout = before?.layout as DocLayout | undefined
+  const appendable = before === null || (layout !== undefined && before.text.startsWith(DOC_HEAD) && before.text.endsWith(DOC_TAIL))
+  const priorLast = layout?.last ?? 0
+  if (appendable && records.every((r, i) => r.ts > (i === 0 ? priorLast : records[i - 1]!.ts))) {
+    const texts = records.map(snapshotTextOf)
+    const priorCount = layout?.starts.length ?? 0
+    const drop = Math.max(0, priorCount + texts.length - MAX_SNAPSHOTS)
+    if (drop >= priorCount) return docOf(texts.slice(drop - priorCount), records.at(-1)!.ts)
+    const from = layout!.starts[drop]!
+    const prior = before!.text.slice(from, before!.text.length - DOC_TAIL.length)
+    const shift = DOC_HEAD.length - from
+    const starts = layout!.starts.slice(drop).map(at => at + shift)
+    let at = DOC_HEAD.length + prior.length + 1
+    for (const text of texts) {
+      starts.push(at)
+      at += text.length + 1
+    }
+    return { text: `${DOC_HEAD}${prior},${texts.join(',')}${DOC_TAIL}`, layout: { starts, last: records.at(-1)!.ts } }
+  }
+  const merged = mergeSnapshots(before === null ? [] : codec.decode(before.text, { collection: '', id: '' }).snapshots, records.map(snapshotOf))
+  return docOf(merged.map(s => JSON.stringify(s)), merged.at(-1)?.ts ?? 0)
+}
+
+/** A document of these snapshot texts, as `codec.encode` writes it, with its layout. */
+function docOf (texts: readonly string[], last: number): { text: string, layout: DocLayout } {
+  const starts = new Array<number>(texts.length)
+  let at = DOC_HEAD.length
+  for (let i = 0; i < texts.length; i++) {
+    starts[i] = at
+    at += texts[i]!.length + 1
+  }
+  return { text: `${DOC_HEAD}${texts.join(',')}${DOC_TAIL}`, layout: { starts, last } }
 }
 
 /** A journal record as written by `append`, or null when it is anything else. */

@@ -12,7 +12,7 @@
  * the ref; when an outside writer moved the ref meanwhile, its updates are recomputed on the new
  * value and retried.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { readRef, assertRefName } from './git-refs.js'
 import { COLLECTION_NAME, isEntryId } from './names.js'
 import { ObjectBatch, treeIdOffsets, type TreeItem } from './object-batch.js'
@@ -38,9 +38,27 @@ export interface DocCodec<T> {
   encode: (doc: T) => string
 }
 
+/**
+ * A document's text with what its writer remembered of its layout (`DocEdit`): kept per blob id for
+ * the documents this process wrote, so the next edit of one need not decode it.
+ */
+export interface DocText {
+  text: string
+  /** What the edit that made the text returned with it (undefined: not made by an edit, or forgotten). */
+  layout: unknown
+}
+
+/**
+ * Edits a document's text directly (the history fold appends snapshots to the text it wrote
+ * before, instead of decoding and encoding the whole document). Returns undefined to decline: the
+ * update's `update` function then runs on the decoded document as usual. It must give the exact
+ * text `encode(update(decode(before)))` would, and may only rely on a layout it made itself.
+ */
+export type DocEdit = (before: DocText | null) => { text: string, layout: unknown } | undefined
+
 /** One change: set or delete one document (return null to delete), or drop a whole collection. */
 export type TreeUpdate<T> =
-  | { type: 'update', collection: string, id: string, update: (current: T | null) => T | null }
+  | { type: 'update', collection: string, id: string, update: (current: T | null) => T | null, edit?: DocEdit }
   | { type: 'removeCollection', collection: string }
 
 /** Options of a RefTreeStore. */
@@ -66,6 +84,8 @@ const PATCH_MIN_ENTRIES = 32
 const READ_CONCURRENCY = 32
 /** A batch of updates yields to the event loop after each run of this many (see build). */
 const YIELD_EVERY = 32
+/** How many blobs' edit layouts are kept (the documents written last: the next fold's likely edits). */
+const LAYOUTS_KEPT = 4096
 
 type Tree = Map<string, TreeItem>
 
@@ -79,6 +99,8 @@ interface TreeDraft {
   children: Map<string, TreeDraft>
   /** Changed files: the new text, or null for deleted. */
   files: Map<string, string | null>
+  /** The layouts the edits of changed files returned (see DocEdit). */
+  layouts: Map<string, unknown>
 }
 
 /** An update function threw: only its own caller fails, not the others sharing the commit. */
@@ -94,7 +116,7 @@ class UpdateFunctionError extends Error {
  * @returns two hex digits
  */
 export function shardOf (id: string): string {
-  return createHash('sha1').update(id).digest('hex').slice(0, 2)
+  return hash('sha1', id).slice(0, 2)
 }
 
 /**
@@ -124,7 +146,11 @@ export function idOfTreeName (name: string): string | null {
   return isEntryId(id) && encodeTreeName(id) === encoded ? id : null
 }
 
+/** An id that is its own tree name (every id before section 11). */
+const PLAIN_NAME = /^[A-Za-z0-9_-]+$/
+
 function encodeTreeName (id: string): string {
+  if (PLAIN_NAME.test(id)) return id
   let out = ''
   for (const byte of Buffer.from(id, 'utf8')) {
     const c = String.fromCharCode(byte)
@@ -146,6 +172,8 @@ export class RefTreeStore<T> implements RefSource {
   private readonly trees = new LruCache<string, Tree>(200_000, tree => tree.size + 1)
   private readonly texts = new LruCache<string, string>(32 * 1024 * 1024, text => text.length + 64)
   private readonly counts = new LruCache<string, number>(64)
+  /** The layouts DocEdit functions returned with the texts of blobs this process wrote (a few hundred bytes each). */
+  private readonly layouts = new LruCache<string, unknown>(LAYOUTS_KEPT)
   /** Encoded large trees this process wrote, with their ids' offsets, to patch (see writeDraft). */
   private readonly encoded = new LruCache<string, { content: Buffer, offsets: Map<string, number> }>(4 * 1024 * 1024, e => e.content.length + e.offsets.size * 64)
 
@@ -185,6 +213,21 @@ export class RefTreeStore<T> implements RefSource {
     const oid = await this.fileOid(await this.treeOfCommit(head), collection, id)
     if (oid === null) return null
     return this.codec.decode(await this.text(oid), { collection, id })
+  }
+
+  /**
+   * A document's text as of a given commit, with the layout the edit that wrote it returned (when
+   * this process wrote it and still remembers: see DocEdit), undecoded.
+   * @param head the ref's value (null: no ref)
+   * @param collection collection name
+   * @param id entry id
+   * @returns the text and layout, or null when there is no document
+   */
+  async readTextAt (head: string | null, collection: string, id: string): Promise<DocText | null> {
+    if (head === null) return null
+    const oid = await this.fileOid(await this.treeOfCommit(head), collection, id)
+    if (oid === null) return null
+    return { text: await this.text(oid), layout: this.layouts.get(oid) }
   }
 
   /**
@@ -313,21 +356,33 @@ export class RefTreeStore<T> implements RefSource {
     const shard = await this.childDraft(collection, shardOf(update.id))
     const name = treeNameOf(update.id)
     let before: string | null
+    let layout: unknown
     if (shard.files.has(name)) {
       before = shard.files.get(name) ?? null
+      layout = shard.layouts.get(name)
     } else {
       const entry = shard.entries.get(name)
       before = entry === undefined ? null : await this.text(entry.oid)
+      layout = entry === undefined ? undefined : this.layouts.get(entry.oid)
     }
     let after: string | null
+    let afterLayout: unknown
     try {
-      const next = update.update(before === null ? null : this.codec.decode(before, key))
-      after = next === null ? null : this.codec.encode(next)
+      const edited = update.edit?.(before === null ? null : { text: before, layout })
+      if (edited !== undefined) {
+        after = edited.text
+        afterLayout = edited.layout
+      } else {
+        const next = update.update(before === null ? null : this.codec.decode(before, key))
+        after = next === null ? null : this.codec.encode(next)
+      }
     } catch (err) {
       throw new UpdateFunctionError(err)
     }
     if (after === before) return false
     shard.files.set(name, after)
+    if (afterLayout !== undefined) shard.layouts.set(name, afterLayout)
+    else shard.layouts.delete(name)
     shard.dirty = true
     collection.dirty = true
     return true
@@ -371,6 +426,8 @@ export class RefTreeStore<T> implements RefSource {
       if (text === null) { change(name, null); continue }
       const oid = batch.blob(Buffer.from(text, 'utf8'))
       this.texts.set(oid, text)
+      const layout = draft.layouts.get(name)
+      if (layout !== undefined) this.layouts.set(oid, layout)
       change(name, { mode: '100644', path: name, oid, type: 'blob' })
     }
     if (entries.size === 0 && !keepEmpty) return null
@@ -472,7 +529,7 @@ async function yieldToLoop (): Promise<void> {
 }
 
 function draftOf (entries: Tree, base: string | null): TreeDraft {
-  return { base, entries: new Map(entries), dirty: false, children: new Map(), files: new Map() }
+  return { base, entries: new Map(entries), dirty: false, children: new Map(), files: new Map(), layouts: new Map() }
 }
 
 /** A tree entry's mode as it is encoded (`040000` and `40000` are the same). */
