@@ -18,7 +18,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { openSpare, type FileIdentity } from './inode-pool.js'
+import { openSpare, type FileIdentity, type InodePool } from './inode-pool.js'
 
 const open = promisify(fs.open)
 const fsync = promisify(fs.fsync)
@@ -113,8 +113,71 @@ export class StagedFile {
   #fd: number | null
   #state: 'written' | 'synced' | 'placed' | 'aborted' = 'written'
 
-  private constructor (readonly tmp: string, readonly target: string, fd: number) {
+  /**
+   * @param tmp the temporary name next to the target
+   * @param target the path the content is for
+   * @param fd open for writing
+   * @param named its name in the inode pool (inode-pool.ts), kept once it is the target; null: none
+   * @param size its size in bytes
+   * @param pool the pool that gave the name
+   */
+  private constructor (readonly tmp: string, readonly target: string, fd: number, readonly named: string | null = null, readonly size = 0, private readonly pool: InodePool | null = null) {
     this.#fd = fd
+  }
+
+  /**
+   * Writes `data` into a file of the inode pool (a spare, or a new file there) and gives it the
+   * temporary name `tmp` next to the target as a second link, before its fsync (so the durable inode
+   * counts both names); placed, it keeps its pool name, and the file it replaces, placed the same
+   * way, keeps its own: the rename frees nothing and that file becomes a spare (see inode-pool.ts).
+   * @param target absolute path the content is for
+   * @param data the full content
+   * @param opts `tmp`: the temporary name next to the target; `pool`: the pool; `keep`: spares left
+   *   for ref locks; `learn`: told the identity of a file this call created
+   * @returns the staged file, or null when the pool cannot take it (the caller stages it the usual way)
+   */
+  static async createNamed (target: string, data: string | Uint8Array, opts: { tmp: string, pool: InodePool, keep: number, learn?: (identity: FileIdentity) => void }): Promise<StagedFile | null> {
+    const dir = path.dirname(target)
+    const pool = opts.pool
+    let file: string | null = null
+    let fd: number | null = null
+    const spare = pool.takeNamed(dir, Date.now(), opts.keep)
+    if (spare !== null) {
+      fd = openSpare(spare)
+      if (fd === null) pool.forget()
+      else file = spare.file
+    }
+    const reused = fd !== null
+    if (fd === null) {
+      file = pool.nameFor(dir)
+      if (file === null) return null
+      try {
+        fd = await createFile(file, 0o644)
+      } catch {
+        pool.forget()
+        return null
+      }
+      if (opts.learn !== undefined) {
+        const st = fs.fstatSync(fd)
+        opts.learn({ mode: st.mode & 0o7777, uid: st.uid })
+      }
+    }
+    const name = file!
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    try {
+      for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at, at)
+      if (reused) fs.ftruncateSync(fd, bytes.byteLength)
+      fs.linkSync(name, opts.tmp)
+    } catch (err) {
+      fs.closeSync(fd)
+      fs.rmSync(name, { force: true })
+      pool.forget()
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') pool.unlinkable(dir)
+      // A full disk or a folder gone is the usual way's to report.
+      return null
+    }
+    return new StagedFile(opts.tmp, target, fd, name, bytes.byteLength, pool)
   }
 
   /**
@@ -245,6 +308,10 @@ export class StagedFile {
       this.#fd = null
     }
     fs.rmSync(this.tmp, { force: true })
+    if (this.named !== null) {
+      fs.rmSync(this.named, { force: true })
+      this.pool?.forget()
+    }
   }
 }
 
