@@ -177,11 +177,12 @@ export class GroupCommit {
   }
 
   /**
-   * Takes over the spare inodes a previous process left (at start-up, under the instance lock).
-   * @returns resolves when done
+   * Takes over the spare inodes a previous process left (at start-up, under the instance lock): the
+   * first few hundred before this returns, the rest in the background (see `InodePool.adopt`).
+   * @returns resolves once the adoption started
    */
   async adoptSpares (): Promise<void> {
-    await this.#spares.adopt()
+    void this.#spares.adopt().catch(() => {})
   }
 
   /**

@@ -37,6 +37,8 @@ const MAX_FILE_BYTES = 256 * 1024
 const REUSE_AFTER_MS = 200
 /** Names in the pool folder at most: spares and the pool names of entry files (a few hundred KB of folder). */
 const MAX_NAMES = 4096
+/** Names `adopt` looks at per turn of the event loop. */
+const ADOPT_BATCH = 256
 
 /** A retired inode's name in the pool, and since when it may be reused. */
 export interface Spare {
@@ -76,18 +78,26 @@ export class InodePool {
   }
 
   /**
-   * Adopts the spares a previous process left (call once at start-up, under the instance lock).
-   * @returns resolves when listed
+   * Adopts the spares a previous process left (call once at start-up, under the instance lock, before
+   * this pool hands out or names anything). The folder is listed and its first ADOPT_BATCH names
+   * looked at before this returns to its caller; the rest (the pool may hold up to MAX_NAMES names,
+   * ~10 µs each to look at) in batches between turns of the event loop, so a start does not wait for
+   * them. Names this process gives meanwhile are never looked at (their prefix is this instance's).
+   * @returns resolves once every name was looked at
    */
   async adopt (): Promise<void> {
     let names: string[]
     try {
-      names = await fs.promises.readdir(this.#dir)
+      names = fs.readdirSync(this.#dir)
     } catch {
       return
     }
     this.#dirReady = true
+    const own = `${this.#prefix}-`
+    let looked = 0
     for (const name of names) {
+      if (name.startsWith(own)) continue
+      if (++looked % ADOPT_BATCH === 0) await new Promise(resolve => setImmediate(resolve))
       const file = path.join(this.#dir, name)
       let size: number
       try {

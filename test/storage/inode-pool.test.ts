@@ -184,3 +184,21 @@ t.test('a retired inode is handed out only once the rename that retired it is du
   t.equal(pool.retire(path.join(dir, 'big.md')), null, 'a large file is freed as usual, never kept')
   t.equal(pool.retire(path.join(dir, 'missing.md')), null, 'a new entry replaces nothing')
 })
+
+t.test('a start adopts the first few hundred spares at once and the rest between turns of the event loop', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const spareDir = path.join(gitDir, 'cms', 'spares')
+  mkdirSync(spareDir, { recursive: true })
+  for (let i = 0; i < 600; i++) writeFileSync(path.join(spareDir, `left-${i}`), 'old\n', { mode: 0o644 })
+  const pool = new InodePool(gitDir)
+  pool.learn({ mode: 0o644, uid: process.getuid?.() ?? 0 })
+  let turned = false
+  setImmediate(() => { turned = true })
+  const adopted = pool.adopt()
+  t.ok(pool.take(dir, Date.now()) !== null, 'spares of the first batch are there before the adoption finished')
+  await adopted
+  t.ok(turned, 'the adoption let the event loop turn')
+  let handed = 1
+  while (pool.take(dir, Date.now()) !== null) handed++
+  t.equal(handed, 600, 'every spare adopted in the end')
+})
