@@ -126,8 +126,8 @@ export class StagedFile {
   }
 
   /**
-   * Writes `data` into a file of the inode pool (a spare, or a new file there) and gives it the
-   * temporary name `tmp` next to the target as a second link, before its fsync (so the durable inode
+   * Writes `data` into a spare of the inode pool linked next to the target as the temporary name
+   * `tmp`, or into a new file `tmp` linked into the pool, before its fsync (so the durable inode
    * counts both names); placed, it keeps its pool name, and the file it replaces, placed the same
    * way, keeps its own: the rename frees nothing and that file becomes a spare (see inode-pool.ts).
    * @param target absolute path the content is for
@@ -139,45 +139,55 @@ export class StagedFile {
   static async createNamed (target: string, data: string | Uint8Array, opts: { tmp: string, pool: InodePool, keep: number, learn?: (identity: FileIdentity) => void }): Promise<StagedFile | null> {
     const dir = path.dirname(target)
     const pool = opts.pool
-    let file: string | null = null
-    let fd: number | null = null
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
     const spare = pool.takeNamed(dir, Date.now(), opts.keep)
-    if (spare !== null) {
-      fd = openSpare(spare)
-      if (fd === null) pool.forget()
-      else file = spare.file
-    }
-    const reused = fd !== null
-    if (fd === null) {
-      file = pool.nameFor(dir)
-      if (file === null) return null
+    const fd = spare === null ? null : openSpare(spare)
+    if (spare !== null && fd === null) pool.forget()
+    if (spare !== null && fd !== null) {
+      // A spare: overwritten (its blocks kept, the rest cut) and linked next to the target.
       try {
-        fd = await createFile(file, 0o644)
-      } catch {
+        for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at, at)
+        fs.ftruncateSync(fd, bytes.byteLength)
+        fs.linkSync(spare.file, opts.tmp)
+      } catch (err) {
+        fs.closeSync(fd)
+        fs.rmSync(spare.file, { force: true })
         pool.forget()
+        const code = (err as NodeJS.ErrnoException).code
+        if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') pool.unlinkable(dir)
+        // A full disk or a folder gone is the usual way's to report.
         return null
       }
-      if (opts.learn !== undefined) {
-        const st = fs.fstatSync(fd)
-        opts.learn({ mode: st.mode & 0o7777, uid: st.uid })
-      }
+      return new StagedFile(opts.tmp, target, fd, spare.file, bytes.byteLength, pool)
     }
-    const name = file!
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    // No spare: a new file next to the target, as `create` makes it (its inode allocated near its
+    // folder's, not in the pool folder's block group, which on this CI disk is the group of the
+    // entry files the first saves free: a create there scanned past every inode freed in the last
+    // 5 minutes), given its pool name by a link before its fsync.
+    const name = pool.nameFor(dir)
+    if (name === null) return null
+    const staged = await StagedFile.create(target, bytes, { tmp: opts.tmp, learn: opts.learn }).catch((err: unknown) => {
+      pool.forget()
+      throw err
+    })
     try {
-      for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at, at)
-      if (reused) fs.ftruncateSync(fd, bytes.byteLength)
-      fs.linkSync(name, opts.tmp)
+      fs.linkSync(staged.tmp, name)
     } catch (err) {
-      fs.closeSync(fd)
-      fs.rmSync(name, { force: true })
       pool.forget()
       const code = (err as NodeJS.ErrnoException).code
       if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') pool.unlinkable(dir)
-      // A full disk or a folder gone is the usual way's to report.
-      return null
+      // Staged all the same, without a pool name.
+      return staged
     }
-    return new StagedFile(opts.tmp, target, fd, name, bytes.byteLength, pool)
+    return staged.#withName(name, bytes.byteLength, pool)
+  }
+
+  /** This staged file, with its name in the pool. */
+  #withName (named: string, size: number, pool: InodePool): StagedFile {
+    const fd = this.#fd!
+    this.#fd = null
+    this.#state = 'aborted'
+    return new StagedFile(this.tmp, this.target, fd, named, size, pool)
   }
 
   /**

@@ -1,27 +1,28 @@
 /**
- * Retired entry-file inodes, kept for reuse: replacing a file by rename frees the old file's inode
- * and blocks, and on the CI machine's ext4 (no journal, mounted with `discard`) freeing blocks
- * discards them on the spot: 0.7-2 ms of kernel time per save, more than the rest of the save's
- * file work together. So before a save renames its new file over an entry, the entry's current
- * inode gets a second name under `.git/cms/spares/` (a hard link, 13 µs); the rename then frees
- * nothing. A later save writes its new content into such a spare (overwrite and truncate: no block
- * is freed while the content stays within its blocks), fsyncs it and renames it over its own
- * entry. A spare is reused only when it is a plain file with this one name left (nothing else
- * links to it), with the mode and owner our new files get, and only after REUSE_AFTER_MS, so a
- * process still reading the replaced file has long finished. Spares a killed process left are
- * adopted at the next start; at most MAX_SPARES files and MAX_BYTES bytes are kept (a file larger than
- * MAX_FILE_BYTES is never kept).
+ * Retired inodes, kept for reuse: replacing a file by rename frees the old file's inode and blocks,
+ * and on the CI machine's ext4 (no journal, mounted with `discard`) freeing blocks discards them on
+ * the spot (0.7-2 ms of kernel time per save measured), and allocating a new inode scans past every
+ * recently freed one of its block group. A later write puts its new content into a spare (overwrite
+ * and truncate: no block is freed while the content stays within its blocks) instead of a new file.
+ * A spare is reused only when it is a plain file with this one name left (nothing else links to it),
+ * with the mode and owner our new files get, only after REUSE_AFTER_MS (a process still reading the
+ * replaced file has long finished), and only once the rename that retired it is durable. Spares a
+ * killed process left are adopted at the next start; at most MAX_SPARES files and MAX_BYTES bytes
+ * are kept (a file larger than MAX_FILE_BYTES is never kept).
  *
- * Entry files (issue 18, ninth pass) are written in the pool and keep their pool name: a save writes
- * its new content into a spare (or a new file of the pool), gives it a second, temporary name in the
- * entry's folder (`link`), fsyncs it (its two names counted in the durable inode) and renames the
- * temporary name over the entry; the replaced file still has its pool name, so the rename frees
- * nothing, and once its folder's fsync succeeded that name is a spare for a later save. Linking a
- * file into the pool after it became an entry would change the entry's ctime (part of its
- * signature); here the second name is given before the file is an entry. A save then allocates and
- * frees no inode and no block (on this CI disk: no inode search, no discard, no bitmap writes, and
- * no write-back of the entry folder at the file's fsync). Entry files have two links meanwhile;
- * the pool's names are bounded (MAX_NAMES), beyond that saves work as before.
+ * Where spares come from: ref files (`retire`: the ref's inode gets a pool name just before its lock
+ * is renamed over it) and, since issue 18's ninth pass, entry files, which keep a name in the pool
+ * all their life: a save writes its new content into a spare and gives it a second, temporary name
+ * in the entry's folder (`link`), or writes a new temporary file there and gives it a pool name,
+ * fsyncs it (its two names counted in the durable inode) and renames the temporary name over the
+ * entry; the replaced file still has its pool name, so the rename frees nothing, and once its
+ * folder's fsync succeeded that name is a spare. Linking an entry into the pool once it is the entry
+ * would change its ctime (part of its signature, so a kill between the link and the rename would make
+ * the unchanged file look edited from outside); here the second name is given before the file is an
+ * entry, and a pool name with two links is never removed. A save that rewrites a spare allocates and
+ * frees no inode and no block (no inode search, no discard, no bitmap writes, no write-back of the
+ * entry folder at the file's fsync). Entry files have two links; the pool's names are bounded
+ * (MAX_NAMES), beyond that saves work as before.
  */
 import fs from 'node:fs'
 import path from 'node:path'
