@@ -18,7 +18,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { openSpare, type FileIdentity } from './inode-pool.js'
+import { openSpare, type FileIdentity, type InodePool } from './inode-pool.js'
 
 const open = promisify(fs.open)
 const fsync = promisify(fs.fsync)
@@ -113,8 +113,81 @@ export class StagedFile {
   #fd: number | null
   #state: 'written' | 'synced' | 'placed' | 'aborted' = 'written'
 
-  private constructor (readonly tmp: string, readonly target: string, fd: number) {
+  /**
+   * @param tmp the temporary name next to the target
+   * @param target the path the content is for
+   * @param fd open for writing
+   * @param named its name in the inode pool (inode-pool.ts), kept once it is the target; null: none
+   * @param size its size in bytes
+   * @param pool the pool that gave the name
+   */
+  private constructor (readonly tmp: string, readonly target: string, fd: number, readonly named: string | null = null, readonly size = 0, private readonly pool: InodePool | null = null) {
     this.#fd = fd
+  }
+
+  /**
+   * Writes `data` into a spare of the inode pool linked next to the target as the temporary name
+   * `tmp`, or into a new file `tmp` linked into the pool, before its fsync (so the durable inode
+   * counts both names); placed, it keeps its pool name, and the file it replaces, placed the same
+   * way, keeps its own: the rename frees nothing and that file becomes a spare (see inode-pool.ts).
+   * @param target absolute path the content is for
+   * @param data the full content
+   * @param opts `tmp`: the temporary name next to the target; `pool`: the pool; `keep`: spares left
+   *   for ref locks; `learn`: told the identity of a file this call created
+   * @returns the staged file, or null when the pool cannot take it (the caller stages it the usual way)
+   */
+  static async createNamed (target: string, data: string | Uint8Array, opts: { tmp: string, pool: InodePool, keep: number, learn?: (identity: FileIdentity) => void }): Promise<StagedFile | null> {
+    const dir = path.dirname(target)
+    const pool = opts.pool
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    const spare = pool.takeNamed(dir, Date.now(), opts.keep)
+    const fd = spare === null ? null : openSpare(spare)
+    if (spare !== null && fd === null) pool.forget()
+    if (spare !== null && fd !== null) {
+      // A spare: overwritten (its blocks kept, the rest cut) and linked next to the target.
+      try {
+        for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at, bytes.byteLength - at, at)
+        fs.ftruncateSync(fd, bytes.byteLength)
+        fs.linkSync(spare.file, opts.tmp)
+      } catch (err) {
+        fs.closeSync(fd)
+        fs.rmSync(spare.file, { force: true })
+        pool.forget()
+        const code = (err as NodeJS.ErrnoException).code
+        if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') pool.unlinkable(dir)
+        // A full disk or a folder gone is the usual way's to report.
+        return null
+      }
+      return new StagedFile(opts.tmp, target, fd, spare.file, bytes.byteLength, pool)
+    }
+    // No spare: a new file next to the target, as `create` makes it (its inode allocated near its
+    // folder's, not in the pool folder's block group, which on this CI disk is the group of the
+    // entry files the first saves free: a create there scanned past every inode freed in the last
+    // 5 minutes), given its pool name by a link before its fsync.
+    const name = pool.nameFor(dir)
+    if (name === null) return null
+    const staged = await StagedFile.create(target, bytes, { tmp: opts.tmp, learn: opts.learn }).catch((err: unknown) => {
+      pool.forget()
+      throw err
+    })
+    try {
+      fs.linkSync(staged.tmp, name)
+    } catch (err) {
+      pool.forget()
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK') pool.unlinkable(dir)
+      // Staged all the same, without a pool name.
+      return staged
+    }
+    return staged.#withName(name, bytes.byteLength, pool)
+  }
+
+  /** This staged file, with its name in the pool. */
+  #withName (named: string, size: number, pool: InodePool): StagedFile {
+    const fd = this.#fd!
+    this.#fd = null
+    this.#state = 'aborted'
+    return new StagedFile(this.tmp, this.target, fd, named, size, pool)
   }
 
   /**
@@ -245,6 +318,10 @@ export class StagedFile {
       this.#fd = null
     }
     fs.rmSync(this.tmp, { force: true })
+    if (this.named !== null) {
+      fs.rmSync(this.named, { force: true })
+      this.pool?.forget()
+    }
   }
 }
 

@@ -1,8 +1,15 @@
 /**
  * fsync requests on one file or folder, coalesced: a request is served by the first fsync that
  * starts after it was made (an fsync already under way may have started before the caller's write
- * or rename, so it does not count), and every request made while one fsync runs shares the next.
- * Under load, N concurrent saves wait for two fsyncs at most instead of making N.
+ * or rename, so it does not count), and every request made before that one starts shares it.
+ *
+ * A round starts at the end of the event loop's turn in which it was first asked for (setImmediate,
+ * after the poll phase), not at once: the requests of one turn (the saves whose HTTP requests, or
+ * whose file fsyncs, completed in the same poll phase) then share one fsync instead of two (the
+ * first one's, started at once, and the next one for the rest). An fsync is the dearest call of a
+ * save on this kind of machine (a thread-pool hand-off, a few block requests and a device flush,
+ * each request a VM exit on a virtio disk: issue 18, ninth pass); waiting for the end of the turn
+ * delays it by the rest of the turn's work, which the caller's other fsyncs overlap anyway.
  */
 import fs from 'node:fs'
 import { promisify } from 'node:util'
@@ -43,22 +50,27 @@ export class CoalescedSync {
    * @returns resolves when what was written (or renamed) before the call is durable
    */
   async sync (): Promise<void> {
-    if (this.#running === null) return await this.#start()
-    // One is under way (it may have started before the caller's write): share the next one.
-    this.#next ??= this.#running.then(noop, noop).then(async () => {
-      this.#next = null
-      return await this.#start()
-    })
+    // The round not started yet: it starts at the end of this turn, or after the one under way
+    // (which may have started before the caller's write), so every request until then shares it.
+    this.#next ??= this.#schedule()
     return await this.#next
   }
 
-  #start (): Promise<void> {
-    const run = this.target()
-    this.#running = run
-    const clear = (): void => { if (this.#running === run) this.#running = null }
-    run.then(clear, clear)
-    return run
+  #schedule (): Promise<void> {
+    const before = this.#running
+    return new Promise<void>((resolve, reject) => {
+      const start = (): void => {
+        // Requests from here on wait for the round after this one.
+        this.#next = null
+        const run = this.target()
+        this.#running = run
+        const clear = (): void => { if (this.#running === run) this.#running = null }
+        run.then(clear, clear)
+        run.then(resolve, reject)
+      }
+      const startAtEndOfTurn = (): void => { setImmediate(start) }
+      if (before === null) startAtEndOfTurn()
+      else before.then(startAtEndOfTurn, startAtEndOfTurn)
+    })
   }
 }
-
-function noop (): void {}

@@ -55,6 +55,7 @@ import { InodePool, openSpare, type FileIdentity, type Spare } from './inode-poo
 import { CoalescedSync } from './coalesced-sync.js'
 import type { PackStore, StagedPack } from './pack-store.js'
 import { StorageUnavailableError } from '../errors.js'
+import fs from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -164,6 +165,8 @@ export class GroupCommit {
   readonly #placing = new Map<string, Promise<void>>()
   /** Coalesced folder fsyncs of `placeAfter` (bounded: a process writes into few folders). */
   readonly #folderSyncs = new Map<string, CoalescedSync>()
+  /** Per target path, the pool name of the file this instance placed there (see inode-pool.ts). */
+  readonly #named = new Map<string, { file: string, size: number }>()
 
   /**
    * @param gitDir the `.git` directory
@@ -174,11 +177,12 @@ export class GroupCommit {
   }
 
   /**
-   * Takes over the spare inodes a previous process left (at start-up, under the instance lock).
-   * @returns resolves when done
+   * Takes over the spare inodes a previous process left (at start-up, under the instance lock): the
+   * first few hundred before this returns, the rest in the background (see `InodePool.adopt`).
+   * @returns resolves once the adoption started
    */
   async adoptSpares (): Promise<void> {
-    await this.#spares.adopt()
+    void this.#spares.adopt().catch(() => {})
   }
 
   /**
@@ -232,6 +236,7 @@ export class GroupCommit {
       this.#placing.set(file.path, mine)
     }
     const held: number[] = []
+    const retired: Spare[] = []
     try {
       const prepared = this.#prepare(files)
       let staged: StagedFile[]
@@ -243,20 +248,65 @@ export class GroupCommit {
       }
       await Promise.all(before)
       try {
-        for (const file of staged) {
-          const old = await file.placeKeepingOld()
-          if (old !== null) held.push(old)
-        }
+        await this.#placeFiles(staged, held, retired)
       } catch (err) {
         for (const file of staged) file.abort()
         throw err
       }
       renamed()
-      await Promise.all([...new Set(staged.map(f => path.dirname(f.target)))].map(async dir => { await this.#folderSync(dir).sync() }))
+      try {
+        await Promise.all([...new Set(staged.map(f => path.dirname(f.target)))].map(async dir => { await this.#folderSync(dir).sync() }))
+      } catch (err) {
+        this.#settleNamed(retired, false)
+        throw err
+      }
+      this.#settleNamed(retired, true)
     } finally {
       renamed()
       closeInBackground(held)
       for (const file of files) if (this.#placing.get(file.path) === mine) this.#placing.delete(file.path)
+    }
+  }
+
+  /**
+   * Renames staged files over their targets, in order. A target whose file this instance placed
+   * from the inode pool still has its pool name: the rename frees nothing (made synchronously), and
+   * that name is retired as a spare (`retired`, to settle once the folder fsync is done). Any other
+   * replaced file is held open (`held`, to close later: see `StagedFile.placeKeepingOld`).
+   */
+  async #placeFiles (staged: readonly StagedFile[], held: number[], retired: Spare[]): Promise<void> {
+    for (const file of staged) {
+      const before = this.#named.get(file.target)
+      if (before !== undefined) {
+        file.placeNow()
+        // When the pool keeps no more spares, the name goes (and with it the file) once the rename
+        // is durable: freed before, a power loss could bring the entry's old name back onto it.
+        retired.push(this.#spares.retireNamed(before.file, before.size) ?? { file: before.file, since: Number.NaN, size: -1 })
+      } else {
+        const old = await file.placeKeepingOld()
+        if (old !== null) held.push(old)
+      }
+      if (file.named === null) this.#named.delete(file.target)
+      else {
+        if (this.#named.size >= 16_384) this.#named.clear()
+        this.#named.set(file.target, { file: file.named, size: file.size })
+      }
+    }
+  }
+
+  /**
+   * Settles the pool names of replaced entry files once their folders' fsync returned: spares from
+   * now on (after the reuse delay), or, for those the full pool did not take (`size` -1), removed
+   * (which frees the file); when the fsync failed, nothing is reused or removed (the next start
+   * adopts them).
+   */
+  #settleNamed (retired: Spare[], durable: boolean): void {
+    const dropped = retired.filter(r => r.size < 0)
+    this.#spares.settle(retired.filter(r => r.size >= 0), durable, Date.now())
+    if (!durable) return
+    for (const r of dropped) {
+      this.#spares.forget()
+      unlinkInBackground(r.file)
     }
   }
 
@@ -429,6 +479,8 @@ export class GroupCommit {
   #spareFile (dir: string, keep: number): SpareFile | null {
     const spare = this.#spares.take(dir, Date.now(), keep)
     if (spare === null) return null
+    // The lock takes the spare's inode and drops its pool name (or the spare is gone).
+    this.#spares.forget()
     const fd = openSpare(spare)
     return fd === null ? null : { file: spare.file, fd }
   }
@@ -528,12 +580,10 @@ export class GroupCommit {
     // file look edited from outside (a revision of its own at the next start). Ref files only. The
     // replaced files are held open across the rename instead and closed (freed) once the jobs resolved.
     const held: number[] = []
+    const retired: Spare[] = []
     await Promise.all(placing.filter(j => !j.settled).map(async job => {
       try {
-        for (const file of job.staged) {
-          const old = await file.placeKeepingOld()
-          if (old !== null) held.push(old)
-        }
+        await this.#placeFiles(job.staged, held, retired)
         for (const file of job.staged) dirs.push(path.dirname(file.target))
       } catch (err) {
         fail(job, err)
@@ -542,8 +592,10 @@ export class GroupCommit {
     owner.markPlaced()
     try {
       await syncDirectories(dirs)
+      this.#settleNamed(retired, true)
       for (const job of placing) done(job)
     } catch (err) {
+      this.#settleNamed(retired, false)
       for (const job of placing) fail(job, err)
     } finally {
       closeInBackground(held)
@@ -557,7 +609,11 @@ export class GroupCommit {
       const dir = path.dirname(f.path)
       const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
       const learn = (identity: FileIdentity): void => { this.#spares.learn(identity) }
-      return await StagedFile.create(f.path, f.data, { tmp, reuse: this.#spares.take(dir, Date.now(), SPARES_FOR_LOCKS), learn })
+      // Written in the inode pool and linked next to the target (see inode-pool.ts); else as before,
+      // a new file next to it (a spare is no longer renamed out of the pool: a power loss on a
+      // journal-less file system could keep its pool name beside the entry's with one link counted).
+      return await StagedFile.createNamed(f.path, f.data, { tmp, pool: this.#spares, keep: SPARES_FOR_LOCKS, learn }) ??
+        await StagedFile.create(f.path, f.data, { tmp, learn })
     }))
     const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
@@ -582,6 +638,11 @@ interface Staged {
   placing: Job[]
   /** Whether the locks were taken (and fsynced) with the pack. */
   lockedEarly: boolean
+}
+
+/** Removes a file's name through the thread pool, without waiting (freeing it may wait for the device). */
+function unlinkInBackground (file: string): void {
+  fs.unlink(file, () => {})
 }
 
 function done (job: Job): void {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
 import { PackStore } from '../../lib/storage/pack-store.js'
@@ -10,7 +10,7 @@ import { TEMP_PREFIX } from '../../lib/storage/atomic-write.js'
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 const spares = (gitDir: string): string[] => { try { return readdirSync(path.join(gitDir, 'cms', 'spares')) } catch { return [] } }
 
-t.test('a replaced entry file is not kept as a spare: the link would change its ctime, part of its signature', async t => {
+t.test('an entry file keeps a name in the pool from before it is the entry: a save changes no other entry\'s signature, and the replaced file is kept, not freed', async t => {
   const { dir, gitDir } = makeRepo(t)
   const history = new HistoryStore({ gitDir, packs: new PackStore(gitDir) })
   const content = path.join(dir, 'content')
@@ -18,16 +18,60 @@ t.test('a replaced entry file is not kept as a spare: the link would change its 
   const save = async (name: string, text: string): Promise<void> => { await history.append([], [{ path: path.join(content, name), data: text }]) }
   await save('a.md', 'first a, a long first version of the file\n')
   await save('b.md', 'first b\n')
+  const a1 = statSync(path.join(content, 'a.md'))
   const b = statSync(path.join(content, 'b.md'))
+  t.equal(a1.nlink, 2, 'the entry file has its pool name too')
+  const inPool = (ino: number): string[] => spares(gitDir).filter(n => statSync(path.join(gitDir, 'cms', 'spares', n)).ino === ino)
+  t.equal(inPool(a1.ino).length, 1)
   await save('a.md', 'second a\n')
   t.equal(readFileSync(path.join(content, 'a.md'), 'utf8'), 'second a\n')
-  t.same(spares(gitDir), [], 'no spare taken from an entry file')
+  const kept = inPool(a1.ino)
+  t.equal(kept.length, 1, 'the replaced file was not freed: it is a spare now')
+  t.equal(statSync(path.join(gitDir, 'cms', 'spares', kept[0]!)).nlink, 1)
   await sleep(250)
   await save('a.md', 'third a\n')
   t.equal(readFileSync(path.join(content, 'a.md'), 'utf8'), 'third a\n')
-  t.same(spares(gitDir), [])
   const after = statSync(path.join(content, 'b.md'))
   t.same([after.ino, after.ctimeMs, after.mtimeMs], [b.ino, b.ctimeMs, b.mtimeMs], 'an entry not saved keeps its signature')
+  t.same(readdirSync(content).filter(f => f.startsWith(TEMP_PREFIX)), [])
+})
+
+t.test('saves reuse the inodes of the entry files they replaced (beyond the spares kept for ref locks)', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const packs = new PackStore(gitDir)
+  const history = new HistoryStore({ gitDir, packs, journalDir: path.join(gitDir, 'cms', 'history-journal'), foldIntervalMs: 3_600_000, foldIdleMs: 3_600_000 })
+  t.teardown(async () => { await history.close() })
+  const content = path.join(dir, 'content')
+  mkdirSync(content, { recursive: true })
+  const names = Array.from({ length: 48 }, (_, i) => `e${i}.md`)
+  const saveAll = async (round: number): Promise<void> => {
+    for (const name of names) await history.append([], [{ path: path.join(content, name), data: `${name} round ${round}\n` }])
+  }
+  await saveAll(1)
+  const first = new Set(names.map(n => statSync(path.join(content, n)).ino))
+  await saveAll(2)
+  const second = names.map(n => statSync(path.join(content, n)))
+  t.ok(second.every(st => st.nlink === 2), 'each entry file with its pool name')
+  await sleep(250)
+  await saveAll(3)
+  const third = names.map(n => statSync(path.join(content, n)).ino)
+  const reused = third.filter(ino => first.has(ino)).length
+  t.ok(reused >= names.length - 32, `the third round wrote into the files the second replaced (${reused} of ${names.length})`)
+  for (const name of names) t.equal(readFileSync(path.join(content, name), 'utf8'), `${name} round 3\n`)
+  t.same(readdirSync(content).filter(f => f.startsWith(TEMP_PREFIX)), [])
+})
+
+t.test('a set-group-ID folder gets its entry files made in it, as before (a file made in the pool would not get the folder\'s group)', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const history = new HistoryStore({ gitDir, packs: new PackStore(gitDir) })
+  const content = path.join(dir, 'shared')
+  mkdirSync(content, { recursive: true })
+  chmodSync(content, 0o2775)
+  for (const text of ['one\n', 'two\n']) await history.append([], [{ path: path.join(content, 'a.md'), data: text }])
+  const st = statSync(path.join(content, 'a.md'))
+  t.equal(st.nlink, 1, 'no pool name')
+  t.equal(st.gid, statSync(content).gid)
+  t.equal(readFileSync(path.join(content, 'a.md'), 'utf8'), 'two\n')
   t.same(readdirSync(content).filter(f => f.startsWith(TEMP_PREFIX)), [])
 })
 
@@ -39,14 +83,16 @@ t.test('a spare linked from elsewhere, a link or of another mode is never writte
   const outside = path.join(dir, 'outside.txt')
   writeFileSync(outside, 'precious\n', { mode: 0o644 })
   linkSync(outside, path.join(spareDir, 'linked'))
+  const linkedBefore = statSync(outside)
   t.equal(openSpare({ file: path.join(spareDir, 'linked'), identity }), null, 'two names: refused')
   t.equal(readFileSync(outside, 'utf8'), 'precious\n')
-  t.equal(statSync(outside).nlink, 1, 'and the spare name removed')
+  const linkedAfter = statSync(outside)
+  t.same([linkedAfter.nlink, linkedAfter.ctimeMs], [2, linkedBefore.ctimeMs], 'and its pool name left: removing it would change the other name\'s ctime')
   symlinkSync(outside, path.join(spareDir, 'symlink'))
   t.equal(openSpare({ file: path.join(spareDir, 'symlink'), identity }), null, 'a symbolic link: refused')
   writeFileSync(path.join(spareDir, 'exec'), 'x', { mode: 0o755 })
   t.equal(openSpare({ file: path.join(spareDir, 'exec'), identity }), null, 'another mode: refused')
-  t.same(readdirSync(spareDir), [])
+  t.same(readdirSync(spareDir), ['linked'])
   t.equal(readFileSync(outside, 'utf8'), 'precious\n')
 
   // Adopted at start-up: a killed process's spares are reused, not leaked.
@@ -137,4 +183,22 @@ t.test('a retired inode is handed out only once the rename that retired it is du
   writeFileSync(path.join(dir, 'big.md'), 'x'.repeat(300 * 1024))
   t.equal(pool.retire(path.join(dir, 'big.md')), null, 'a large file is freed as usual, never kept')
   t.equal(pool.retire(path.join(dir, 'missing.md')), null, 'a new entry replaces nothing')
+})
+
+t.test('a start adopts the first few hundred spares at once and the rest between turns of the event loop', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const spareDir = path.join(gitDir, 'cms', 'spares')
+  mkdirSync(spareDir, { recursive: true })
+  for (let i = 0; i < 600; i++) writeFileSync(path.join(spareDir, `left-${i}`), 'old\n', { mode: 0o644 })
+  const pool = new InodePool(gitDir)
+  pool.learn({ mode: 0o644, uid: process.getuid?.() ?? 0 })
+  let turned = false
+  setImmediate(() => { turned = true })
+  const adopted = pool.adopt()
+  t.ok(pool.take(dir, Date.now()) !== null, 'spares of the first batch are there before the adoption finished')
+  await adopted
+  t.ok(turned, 'the adoption let the event loop turn')
+  let handed = 1
+  while (pool.take(dir, Date.now()) !== null) handed++
+  t.equal(handed, 600, 'every spare adopted in the end')
 })
