@@ -45,6 +45,18 @@ const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
  */
 const OLD_GENERATION_GROWING_PERCENT = 20
 
+/**
+ * The caps start once the start's own work is done (`afterStart`), or this long after
+ * `capYoungGeneration` at the latest. Until then V8 grows both generations as it likes: a restart
+ * at 100,000 entries builds ~70 MB of rows from an empty heap, and with the old generation's fixed
+ * 20 % growth that took a full collection every few megabytes (each marking the whole heap) and
+ * promoted through 8 MB semi-spaces: 200-400 ms of the service thread's garbage collection on the
+ * way to the first list (issue 18, ninth pass). The memory-reducing collection at the end of the
+ * start returns what that left, and the caps hold from then on (RSS after warm-up is measured
+ * after it).
+ */
+const CAPS_AT_THE_LATEST_MS = 30_000
+
 /** Sets the flags again (after a worker's heap setup reset them); null when nothing is capped. */
 let reapply: (() => void) | null = null
 
@@ -172,13 +184,16 @@ function waitForHeapSetUps (): void {
  */
 export function capYoungGeneration (): () => void {
   let capped = false
+  // Not during the start (see CAPS_AT_THE_LATEST_MS): V8's own flags until then.
+  let armed = false
   const apply = (): void => {
+    if (!armed) return
     // The old generation: see OLD_GENERATION_GROWING_PERCENT.
     v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`)
     if (capped) v8.setFlagsFromString('--semi-space-growth-factor=1')
   }
   const check = (): void => {
-    if (capped) return
+    if (capped || !armed) return
     const newSpace = v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space')
     // new_space counts both semi-spaces.
     if (newSpace !== undefined && newSpace.space_size >= 2 * MAX_SEMI_SPACE_BYTES) {
@@ -190,8 +205,18 @@ export function capYoungGeneration (): () => void {
     }
   }
   const observer = new PerformanceObserver(check)
-  observer.observe({ entryTypes: ['gc'] })
+  const arm = (): void => {
+    if (armed) return
+    armed = true
+    clearTimeout(armLater)
+    apply()
+    observer.observe({ entryTypes: ['gc'] })
+    check()
+  }
+  const armLater = setTimeout(arm, CAPS_AT_THE_LATEST_MS).unref()
   rearm = () => {
+    // The first call, once the start's work is done: the caps begin.
+    if (!armed) { arm(); return }
     if (!capped) return
     capped = false
     growthOff = false
@@ -211,6 +236,7 @@ export function capYoungGeneration (): () => void {
   // thread waited 50-100 ms for the worker's bootstrap).
   if (!capped) startSpare()
   return () => {
+    clearTimeout(armLater)
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null

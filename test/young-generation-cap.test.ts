@@ -4,11 +4,17 @@ import { fileURLToPath } from 'node:url'
 
 // Runs in a fresh process: the cap changes a V8 flag for the whole process.
 const capModule = fileURLToPath(new URL('../dist/lib/young-generation-cap.js', import.meta.url))
-const script = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarly'): string => `
+const script = (cap: boolean | 'duringStart', worker: boolean | 'startWorker' | 'startWorkerEarly'): string => `
   const v8 = await import('node:v8')
   const { Worker } = await import('node:worker_threads')
-  const { capYoungGeneration, startWorker } = await import(${JSON.stringify(capModule)})
-  if (${String(cap)}) capYoungGeneration()
+  const { capYoungGeneration, startWorker, afterStart } = await import(${JSON.stringify(capModule)})
+  if (${JSON.stringify(cap)} !== false) capYoungGeneration()
+  if (${JSON.stringify(cap)} === true) {
+    // The caps begin once the start's work is done (afterStart; its timer does not keep the process alive).
+    const alive = setInterval(() => {}, 1000)
+    await afterStart(Promise.resolve())
+    clearInterval(alive)
+  }
   const newSpace = () => v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
   const keep = []
   const churn = async (n) => {
@@ -77,13 +83,18 @@ const script = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarl
 // Without the test runner's NODE_OPTIONS (it adds them to every child it spawns): its module loader
 // hooks start threads of their own, each of which resets the growth factor unseen (the executable
 // runs without hooks).
-const newSpace = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarly' = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
+const newSpace = (cap: boolean | 'duringStart', worker: boolean | 'startWorker' | 'startWorkerEarly' = false): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script(cap, worker)], { encoding: 'utf8' }))
 
 t.test('the executable caps the young generation at two 8 MB semi-spaces', async t => {
   const capped = newSpace(true)
   const free = newSpace(false)
   t.ok(capped <= 16 * 1024 * 1024, `capped: ${(capped / 1048576).toFixed(1)} MB`)
   t.ok(free > capped, `without the cap V8 grows it further: ${(free / 1048576).toFixed(1)} MB`)
+})
+
+t.test('during the start (before afterStart) V8 grows the young generation as it likes', async t => {
+  const duringStart = newSpace('duringStart')
+  t.ok(duringStart > 16 * 1024 * 1024, `not capped during the start: ${(duringStart / 1048576).toFixed(1)} MB`)
 })
 
 t.test('the cap holds after a worker thread starts', async t => {
