@@ -46,16 +46,19 @@ const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
 const OLD_GENERATION_GROWING_PERCENT = 20
 
 /**
- * The caps start once the start's own work is done (`afterStart`), or this long after
- * `capYoungGeneration` at the latest. Until then V8 grows both generations as it likes: a restart
- * at 100,000 entries builds ~70 MB of rows from an empty heap, and with the old generation's fixed
- * 20 % growth that took a full collection every few megabytes (each marking the whole heap) and
- * promoted through 8 MB semi-spaces: 200-400 ms of the service thread's garbage collection on the
- * way to the first list (issue 18, ninth pass). The memory-reducing collection at the end of the
- * start returns what that left, and the caps hold from then on (RSS after warm-up is measured
- * after it).
+ * The old generation's fixed growth starts once the start's first builds are done
+ * (`capOldGeneration`, called by the content store), or this long after `capYoungGeneration` at the
+ * latest. Until then V8 grows it as it likes: a restart at 100,000 entries builds ~70 MB of rows from
+ * an almost empty heap, and with 20 % growth that was a full collection every few megabytes, each
+ * marking the whole heap (5 full collections before the first list, 1 without; 200-400 ms of the
+ * service thread's garbage collection at the eighth pass; issue 18, ninth pass). The young
+ * generation is capped from the first line as before (not capping it during the start left it at
+ * 32 MB through a long warm-up: RSS after warm-up +10-15 MB at 1,000 collections).
  */
-const CAPS_AT_THE_LATEST_MS = 30_000
+const OLD_GENERATION_CAP_AT_THE_LATEST_MS = 30_000
+
+/** Sets the old generation's fixed growth from now on; null when nothing is capped or it is set. */
+let capOld: (() => void) | null = null
 
 /** Sets the flags again (after a worker's heap setup reset them); null when nothing is capped. */
 let reapply: (() => void) | null = null
@@ -184,16 +187,23 @@ function waitForHeapSetUps (): void {
  */
 export function capYoungGeneration (): () => void {
   let capped = false
-  // Not during the start (see CAPS_AT_THE_LATEST_MS): V8's own flags until then.
-  let armed = false
+  // Not during the start's first builds (see OLD_GENERATION_CAP_AT_THE_LATEST_MS).
+  let oldCapped = false
   const apply = (): void => {
-    if (!armed) return
     // The old generation: see OLD_GENERATION_GROWING_PERCENT.
-    v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`)
+    if (oldCapped) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`)
     if (capped) v8.setFlagsFromString('--semi-space-growth-factor=1')
   }
+  const capOldNow = (): void => {
+    clearTimeout(capOldLater)
+    capOld = null
+    oldCapped = true
+    apply()
+  }
+  const capOldLater = setTimeout(capOldNow, OLD_GENERATION_CAP_AT_THE_LATEST_MS).unref()
+  capOld = capOldNow
   const check = (): void => {
-    if (capped || !armed) return
+    if (capped) return
     const newSpace = v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space')
     // new_space counts both semi-spaces.
     if (newSpace !== undefined && newSpace.space_size >= 2 * MAX_SEMI_SPACE_BYTES) {
@@ -205,18 +215,8 @@ export function capYoungGeneration (): () => void {
     }
   }
   const observer = new PerformanceObserver(check)
-  const arm = (): void => {
-    if (armed) return
-    armed = true
-    clearTimeout(armLater)
-    apply()
-    observer.observe({ entryTypes: ['gc'] })
-    check()
-  }
-  const armLater = setTimeout(arm, CAPS_AT_THE_LATEST_MS).unref()
+  observer.observe({ entryTypes: ['gc'] })
   rearm = () => {
-    // The first call, once the start's work is done: the caps begin.
-    if (!armed) { arm(); return }
     if (!capped) return
     capped = false
     growthOff = false
@@ -236,7 +236,8 @@ export function capYoungGeneration (): () => void {
   // thread waited 50-100 ms for the worker's bootstrap).
   if (!capped) startSpare()
   return () => {
-    clearTimeout(armLater)
+    clearTimeout(capOldLater)
+    capOld = null
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null
@@ -245,6 +246,15 @@ export function capYoungGeneration (): () => void {
     settingUp.clear()
     endSpare()
   }
+}
+
+/**
+ * Starts the old generation's fixed growth (see OLD_GENERATION_GROWING_PERCENT), once the start's
+ * first builds are done; nothing when this process did not cap its young generation, or it is set
+ * already (`afterStart` sets it too, and it is set 30 s after the cap at the latest).
+ */
+export function capOldGeneration (): void {
+  capOld?.()
 }
 
 /**
@@ -288,6 +298,7 @@ export async function afterStart (work: Promise<unknown>): Promise<void> {
   if (afterStartCalled) return
   afterStartCalled = true
   await work.catch(() => {})
+  capOldGeneration()
   if (rearm === null) return
   await new Promise(resolve => setTimeout(resolve, AFTER_START_QUIET_MS).unref())
   if (rearm === null) return
