@@ -46,14 +46,15 @@ const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
 const OLD_GENERATION_GROWING_PERCENT = 20
 
 /**
- * The old generation's fixed growth starts once the start's first builds are done
- * (`capOldGeneration`, called by the content store), or this long after `capYoungGeneration` at the
- * latest. Until then V8 grows it as it likes: a restart at 100,000 entries builds ~70 MB of rows from
+ * The old generation's fixed growth starts once the start's first collection is built
+ * (`capOldGeneration`, called by the content store's warm-up), or this long after
+ * `capYoungGeneration` at the latest. Until then V8 grows it as it likes: a restart at 100,000 entries builds ~70 MB of rows from
  * an almost empty heap, and with 20 % growth that was a full collection every few megabytes, each
  * marking the whole heap (5 full collections before the first list, 1 without; 200-400 ms of the
  * service thread's garbage collection at the eighth pass; issue 18, ninth pass). The young
  * generation is capped from the first line as before (not capping it during the start left it at
- * 32 MB through a long warm-up: RSS after warm-up +10-15 MB at 1,000 collections).
+ * 32 MB through a long warm-up: RSS after warm-up +10-15 MB at 1,000 collections; so was the old
+ * generation, until the first collection rather than the whole warm-up: +0-30 MB there).
  */
 const OLD_GENERATION_CAP_AT_THE_LATEST_MS = 30_000
 

@@ -149,6 +149,9 @@ export class ContentStore {
         try {
           const index = await this.index(c.name)
           await index.ready()
+          // The first build done: the old generation's fixed growth from now on (young-generation-cap.ts;
+          // a warm-up of many collections left uncapped ended 10-30 MB larger).
+          capOldGeneration()
           // The full-text index builds in the background (a search waits for it, and starts it
           // itself; lists do not), a moment later: the first lists waiting for this index are
           // answered first (its load ran between their reads; issue 18).
@@ -160,7 +163,7 @@ export class ContentStore {
       // subscription's walk ran before their answers; issue 18). close() starts it at once. The
       // full-text builds' timers, set before this one with the same delay, have started by then.
       setTimeout(() => {
-        // The first builds are done: the old generation's fixed growth from now on (young-generation-cap.ts).
+        // (When no build succeeded.)
         capOldGeneration()
         this.#startWatching()
         if (this.#closed) return
