@@ -45,6 +45,22 @@ const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
  */
 const OLD_GENERATION_GROWING_PERCENT = 20
 
+/**
+ * The old generation's fixed growth starts once the start's first collection is built
+ * (`capOldGeneration`, called by the content store's warm-up), or this long after
+ * `capYoungGeneration` at the latest. Until then V8 grows it as it likes: a restart at 100,000 entries builds ~70 MB of rows from
+ * an almost empty heap, and with 20 % growth that was a full collection every few megabytes, each
+ * marking the whole heap (5 full collections before the first list, 1 without; 200-400 ms of the
+ * service thread's garbage collection at the eighth pass; issue 18, ninth pass). The young
+ * generation is capped from the first line as before (not capping it during the start left it at
+ * 32 MB through a long warm-up: RSS after warm-up +10-15 MB at 1,000 collections; so was the old
+ * generation, until the first collection rather than the whole warm-up: +0-30 MB there).
+ */
+const OLD_GENERATION_CAP_AT_THE_LATEST_MS = 30_000
+
+/** Sets the old generation's fixed growth from now on; null when nothing is capped or it is set. */
+let capOld: (() => void) | null = null
+
 /** Sets the flags again (after a worker's heap setup reset them); null when nothing is capped. */
 let reapply: (() => void) | null = null
 
@@ -172,11 +188,21 @@ function waitForHeapSetUps (): void {
  */
 export function capYoungGeneration (): () => void {
   let capped = false
+  // Not during the start's first builds (see OLD_GENERATION_CAP_AT_THE_LATEST_MS).
+  let oldCapped = false
   const apply = (): void => {
     // The old generation: see OLD_GENERATION_GROWING_PERCENT.
-    v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`)
+    if (oldCapped) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`)
     if (capped) v8.setFlagsFromString('--semi-space-growth-factor=1')
   }
+  const capOldNow = (): void => {
+    clearTimeout(capOldLater)
+    capOld = null
+    oldCapped = true
+    apply()
+  }
+  const capOldLater = setTimeout(capOldNow, OLD_GENERATION_CAP_AT_THE_LATEST_MS).unref()
+  capOld = capOldNow
   const check = (): void => {
     if (capped) return
     const newSpace = v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space')
@@ -211,6 +237,8 @@ export function capYoungGeneration (): () => void {
   // thread waited 50-100 ms for the worker's bootstrap).
   if (!capped) startSpare()
   return () => {
+    clearTimeout(capOldLater)
+    capOld = null
     observer.disconnect()
     process.off('worker', onWorker)
     reapply = null
@@ -219,6 +247,15 @@ export function capYoungGeneration (): () => void {
     settingUp.clear()
     endSpare()
   }
+}
+
+/**
+ * Starts the old generation's fixed growth (see OLD_GENERATION_GROWING_PERCENT), once the start's
+ * first builds are done; nothing when this process did not cap its young generation, or it is set
+ * already (`afterStart` sets it too, and it is set 30 s after the cap at the latest).
+ */
+export function capOldGeneration (): void {
+  capOld?.()
 }
 
 /**
@@ -262,6 +299,7 @@ export async function afterStart (work: Promise<unknown>): Promise<void> {
   if (afterStartCalled) return
   afterStartCalled = true
   await work.catch(() => {})
+  capOldGeneration()
   if (rearm === null) return
   await new Promise(resolve => setTimeout(resolve, AFTER_START_QUIET_MS).unref())
   if (rearm === null) return

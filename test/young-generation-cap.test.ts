@@ -157,3 +157,29 @@ t.test('after the start\'s work, one memory-reducing collection; then the young 
   const free = runAfterStart(false)
   t.ok(free.after.young >= 16 * 1024 * 1024, `an embedding application (no cap): nothing done (${mb(free.after.young)})`)
 })
+
+// The old generation's fixed growth starts once the start's first builds are done
+// (capOldGeneration): until then a heap built from nothing (a restart's rows) grows as V8 likes.
+const oldGrowthScript = (capOld: boolean): string => `
+  const { PerformanceObserver, constants } = await import('node:perf_hooks')
+  const { capYoungGeneration, capOldGeneration } = await import(${JSON.stringify(capModule)})
+  capYoungGeneration()
+  if (${String(capOld)}) capOldGeneration()
+  let majors = 0
+  new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++ }).observe({ entryTypes: ['gc'] })
+  // ~150 MB of rows kept (a restart at 100,000 entries builds ~70 MB).
+  const rows = []
+  for (let i = 0; i < 1_200_000; i++) {
+    rows.push({ id: 'post-' + i, file: null, rev: i, order: null, at: i })
+    if (i % 50_000 === 0) await new Promise(resolve => setImmediate(resolve))
+  }
+  await new Promise(resolve => setImmediate(resolve))
+  process.stdout.write(String(majors))
+`
+const fullCollections = (capOld: boolean): number => Number(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', oldGrowthScript(capOld)], { encoding: 'utf8' }))
+
+t.test('the old generation grows as V8 likes until the first builds are done, then at its fixed rate', async t => {
+  const duringStart = fullCollections(false)
+  const after = fullCollections(true)
+  t.ok(after > duringStart, `full collections building the same rows: ${duringStart} during the start, ${after} after capOldGeneration`)
+})

@@ -21,7 +21,7 @@ import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, defaultFileParts, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
-import { carriedStates, logDigest, RACY_MS, signatureCtime, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
+import { carriedStates, folderSignature, logDigest, RACY_MS, signatureCtime, snapshotFolder, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
 import { SIG_DIFFERS, SIG_SAME, SIG_SAME_RACY, SIG_UNKNOWN, STAT_CHUNK } from './stat-one.js'
 import { startStatPass, startWaitingStatWorker, statInWorker, type PackedFiles, type StatPass } from './stat-files.js'
@@ -137,6 +137,13 @@ export class CollectionIndex {
   #scanOthers = new Set<string>()
   /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
   #problems = new Map<string, string>()
+  /**
+   * The folder's signature (`folderSignature`) taken before the last scan, when that scan found a
+   * flat folder of default files only, no problem, changed at least RACY_MS before it; else null.
+   */
+  #scannedFolder: string | null = null
+  /** Whether the last build listed the folder (see `listedFolder`). */
+  #listedFolder = true
   /** Files a rescan found for ids about to be re-checked. */
   readonly #pendingFiles = new Map<string, string>()
   /** Entries whose file the service is replacing or removing right now: settled when recorded. */
@@ -441,15 +448,17 @@ export class CollectionIndex {
     // A snapshot large enough for the stat worker: the worker starts now, its start beside the scan.
     const early = this.#opts.snapshot != null && snapshotBytes(this.#opts.snapshot.file) >= this.#statWorkerMinFiles * EARLY_WORKER_RECORD_BYTES ? startWaitingStatWorker() : null
     const scanAt = Date.now()
-    // The folder scan runs beside the snapshot's read and the stat pass over the snapshot's files
-    // (issue 18, eighth pass: the stats no longer wait for the scan, whose `readdir` of a
-    // 100,000-file folder and per-name work took ~0.3 s before the first stat).
-    let scanned = false
-    const scanning = this.#scanDirectory().finally(() => { scanned = true })
-    scanning.catch(() => {})
     // Before any stat: a file changed that close to it is racy.
     const statAt = Date.now()
     const snapshot = await snapshotReading
+    // A snapshot whose folder signature is the folder's now lists exactly its files: no scan (issue
+    // 18, ninth pass: the listing of 100,000 names, their per-name work and garbage, ~0.2-0.3 s of
+    // this thread). Else the folder scan runs beside the stat pass over the snapshot's files
+    // (eighth pass: the stats do not wait for the scan).
+    const unscanned = snapshot !== null && this.#folderUnchanged(snapshot)
+    let scanned = unscanned
+    const scanning = unscanned ? Promise.resolve(null) : this.#scanDirectory().finally(() => { scanned = true })
+    scanning.catch(() => {})
     // The record ids, in record order (the rows taken keep these strings), and the pass over their files.
     let recordIds: string[] | null = null
     let pass: StatPass | null = null
@@ -462,7 +471,7 @@ export class CollectionIndex {
     } else {
       early?.end()
     }
-    let foundMap: Map<string, string>
+    let foundMap: Map<string, string> | null
     try {
       foundMap = await scanning
     } catch (err) {
@@ -480,13 +489,27 @@ export class CollectionIndex {
     const pending: RevisionChange[] = []
     // Entries whose file still has the signature the snapshot recorded are taken from it; every
     // other file is read. Any difference at all (a file added, removed, renamed, changed) shows.
-    const ids = snapshot === null ? [...foundMap] : await this.#takeFromSnapshot(snapshot, recordIds ?? snapshot.ids(), foundMap, others, pending, pass, statAt, carried)
+    let ids: Array<[string, string]>
+    if (snapshot === null) {
+      ids = [...foundMap!]
+    } else {
+      const took = await this.#takeFromSnapshot(snapshot, recordIds ?? snapshot.ids(), foundMap, others, pending, pass, statAt, carried)
+      ids = took.toRead
+      foundMap = took.found
+    }
+    const foundCount = foundMap?.size ?? snapshot!.size
+    this.#listedFolder = foundMap !== null
     // The rows are taken: a large snapshot's bytes stay in the file (read back per row on first
-    // use), once the first request waiting for this build has been served.
-    if (snapshot !== null) setImmediate(() => { snapshot.release() })
-    this.#loadStats = { fromSnapshot: foundMap.size - ids.length, read: ids.length }
-    // Anything read from files (or a snapshot that lists a file no longer there) makes a new snapshot.
-    if (snapshot === null || ids.length > 0 || snapshot.size !== foundMap.size - ids.length) this.#snapshotStale = true
+    // use), once the first request waiting for this build has been served (a timer: an immediate
+    // ran before that request's answer, which waits for its page's file reads; 5-15 ms of this
+    // thread at 10,000 and 100,000 entries, issue 18, ninth pass).
+    if (snapshot !== null) setTimeout(() => { snapshot.release() }, RELEASE_AFTER_MS).unref()
+    this.#loadStats = { fromSnapshot: foundCount - ids.length, read: ids.length }
+    // Anything read from files (or a snapshot that lists a file no longer there) makes a new
+    // snapshot; so does a scan that found the folder's signature other than the snapshot's, so that
+    // the next start needs no scan.
+    if (snapshot === null || ids.length > 0 || snapshot.size !== foundCount - ids.length) this.#snapshotStale = true
+    else if (foundMap !== null && this.#scannedFolder !== null && snapshotFolder(snapshot) !== this.#scannedFolder) this.#snapshotStale = true
     let read: Array<{ table: RowTable, odd: IndexRow[] }> | null = null
     const readAt = Date.now()
     if (ids.length >= CollectionIndex.#INLINE_MAX_FILES) {
@@ -615,14 +638,16 @@ export class CollectionIndex {
    * written in: the first list's sort then finds them sorted). A record is taken only when the scan
    * found its id with the very file the record names and that file's signature is the record's.
    * @param ids the records' ids, in record order
-   * @param found the scan's files by id
+   * @param found the scan's files by id; null when the folder was not scanned (its signature is the
+   *   snapshot's: the records are its files): then, when any record is not taken, it is scanned here
    * @param others the scan's ids whose file is not known to be their default one (`LayoutScan.others`)
    * @param pass the stat worker's pass over the records' files, in record order (null: stat them
    * here); its results are taken a chunk at a time as the worker posts them
    * @param statAt when the pass's stats began
-   * @returns the files still to read (found, and not taken)
+   * @returns the files still to read (found, and not taken), and the scan's files (null: not scanned)
    */
-  async #takeFromSnapshot (snapshot: RowTable, ids: readonly string[], found: ReadonlyMap<string, string>, others: ReadonlySet<string>, pending: RevisionChange[], pass: StatPass | null, statAt: number, carried: boolean): Promise<Array<[string, string]>> {
+  async #takeFromSnapshot (snapshot: RowTable, ids: readonly string[], scan: Map<string, string> | null, others: ReadonlySet<string>, pending: RevisionChange[], pass: StatPass | null, statAt: number, carried: boolean): Promise<{ toRead: Array<[string, string]>, found: Map<string, string> | null }> {
+    let found = scan
     const size = snapshot.size
     const taken = new Uint8Array(size)
     let takenCount = 0
@@ -640,12 +665,15 @@ export class CollectionIndex {
       // Requests for other collections go on meanwhile (a stat of 100,000 files takes a while).
       if (at % STAT_CHUNK === STAT_CHUNK - 1) await new Promise(resolve => setImmediate(resolve))
       const id = ids[at]!
-      const file = found.get(id)
-      // Gone (or another file for it, or a problem): not taken; carried, the record is its last known state.
-      if (file === undefined || this.#problems.has(id)) { this.#carryRecord(snapshot, at, id, carried); continue }
       const own = snapshot.file(at)
-      // The scan tells which files are their id's default one (no path compared for those).
-      if (own === null ? others.has(id) && !isDefaultFile(this.#layout, id, file) : own !== file) { this.#carryRecord(snapshot, at, id, carried); continue }
+      // Not scanned: the record's file is there (the stat says whether it changed).
+      let file = found === null ? own ?? undefined : found.get(id)
+      if (found !== null) {
+        // Gone (or another file for it, or a problem): not taken; carried, the record is its last known state.
+        if (file === undefined || this.#problems.has(id)) { this.#carryRecord(snapshot, at, id, carried); continue }
+        // The scan tells which files are their id's default one (no path compared for those).
+        if (own === null ? others.has(id) && !isDefaultFile(this.#layout, id, file) : own !== file) { this.#carryRecord(snapshot, at, id, carried); continue }
+      }
       // A packed pass tells how each file compares with its record (no string): the common case.
       const flag = flags === null || !workerOk ? SIG_UNKNOWN : flags[at]!
       if (flag === SIG_SAME || flag === SIG_SAME_RACY) {
@@ -664,7 +692,8 @@ export class CollectionIndex {
       let readAt = statAt
       if (sig === undefined) {
         readAt = chunkAt
-        try { sig = statNow(this.#opts.repoRealDir, file) } catch { sig = null }
+        file ??= defaultFileOf(this.#layout, id) ?? undefined
+        try { sig = file === undefined ? null : statNow(this.#opts.repoRealDir, file) } catch { sig = null }
       }
       if (sig === null || !snapshot.sigEquals(at, sig)) { this.#carryRecord(snapshot, at, id, carried); continue }
       // The common case without `#revise`'s object: the logged state has this very signature (or,
@@ -687,14 +716,68 @@ export class CollectionIndex {
       taken[at] = 1
       takenCount++
     }
-    // Every file found was a record taken (the common restart): nothing to read.
-    if (takenCount === found.size) return []
+    // Not scanned and every record taken (the common restart): nothing to read.
+    if (found === null && takenCount === size) return { toRead: [], found }
+    // A file changed while the service was down: the folder is listed, as without the signature
+    // (one changed file is the same doubt as any other).
+    found ??= await this.#scanDirectory()
+    // Every file found was a record taken: nothing to read.
+    if (takenCount === found.size) return { toRead: [], found }
     const toRead: Array<[string, string]> = []
     for (const entry of found) {
       const at = snapshot.find(entry[0])
       if (at < 0 || taken[at] === 0) toRead.push(entry)
     }
-    return toRead
+    return { toRead, found }
+  }
+
+  /**
+   * Whether the folder still has the signature the snapshot recorded (`snapshotFolder`): then the
+   * snapshot's records are exactly its entry files, and no scan is needed. Sets the folder's mtime
+   * the lists compare with, as a scan would.
+   */
+  #folderUnchanged (snapshot: RowTable): boolean {
+    if (!this.#isFlat()) return false
+    const recorded = snapshotFolder(snapshot)
+    if (recorded === null) return false
+    let st
+    try { st = statSync(this.collection.dir) } catch { return false }
+    if (folderSignature(st) !== recorded) return false
+    this.#dirMtime = st.mtimeMs
+    this.#scannedFolder = recorded
+    return true
+  }
+
+  /** A folder of entry files only (no nesting, bundles or files list): its own signature covers its listing. */
+  #isFlat (): boolean {
+    const layout = this.#layout
+    return layout.files === null && !layout.nested && layout.indexFile === null
+  }
+
+  /**
+   * The folder's signature to write beside these rows, when they are exactly its entry files: the
+   * folder listed between two stats that give this same signature, its last change at least RACY_MS
+   * before the first, and the listing naming each row's file, default ones only, and no other file
+   * and no problem. Else null (the next start scans the folder).
+   * @param rows the rows about to be written
+   */
+  async #folderOf (rows: readonly StoredRow[]): Promise<string | null> {
+    if (!this.#isFlat() || rows.length !== this.#entries.size) return null
+    const at = Date.now()
+    let before
+    try { before = statSync(this.collection.dir) } catch { return null }
+    if (!(at - Math.max(before.mtimeMs, before.ctimeMs) >= RACY_MS)) return null
+    let scan
+    try { scan = await scanLayout(this.#layout) } catch { return null }
+    if (scan.problems.size > 0 || scan.others.size > 0 || scan.found.size !== rows.length) return null
+    for (const row of rows) {
+      const file = scan.found.get(row.id)
+      if (file === undefined || !row.hasFile(file)) return null
+    }
+    let after
+    try { after = statSync(this.collection.dir) } catch { return null }
+    const signature = folderSignature(before)
+    return folderSignature(after) === signature ? signature : null
   }
 
   /**
@@ -723,6 +806,14 @@ export class CollectionIndex {
    */
   get loadStats (): { fromSnapshot: number, read: number } {
     return { ...this.#loadStats }
+  }
+
+  /**
+   * Whether the last build listed the collection folder (false: the snapshot's folder signature
+   * stood for the listing, `snapshotFolder`).
+   */
+  get listedFolder (): boolean {
+    return this.#listedFolder
   }
 
   /**
@@ -774,7 +865,7 @@ export class CollectionIndex {
       // Taken in the same turn as the rows: the log's bytes and the states beside the rows.
       const carried = this.#carriedStates()
       try {
-        await snapshot.write(rows, carried)
+        await snapshot.write(rows, carried, await this.#folderOf(rows))
       } catch {
         // Not written (a full disk, a read-only .git): the next start reads more files, nothing else.
         this.#snapshotStale = true
@@ -1020,10 +1111,16 @@ export class CollectionIndex {
   }
 
   async #scanDirectory (): Promise<Map<string, string>> {
-    try { this.#dirMtime = (await stat(this.collection.dir)).mtimeMs } catch {}
+    const at = Date.now()
+    let folder = null
+    try {
+      folder = await stat(this.collection.dir)
+      this.#dirMtime = folder.mtimeMs
+    } catch {}
     const { found, problems, others } = await scanLayout(this.#layout)
     this.#problems = problems
     this.#scanOthers = others
+    this.#scannedFolder = folder !== null && this.#isFlat() && problems.size === 0 && others.size === 0 && at - Math.max(folder.mtimeMs, folder.ctimeMs) >= RACY_MS ? folderSignature(folder) : null
     return found
   }
 
@@ -1170,6 +1267,9 @@ function realPathInFolder (folderReal: string, file: string): string | null {
   if (st?.isSymbolicLink() === true) return realPathOf(file)
   return path.join(folderReal, path.basename(file))
 }
+
+/** How long after a build its snapshot's buffer is released (`RowTable.release`): the first lists are answered first. */
+const RELEASE_AFTER_MS = 100
 
 /** The file text a `get` just read an entry from, for a writer that edits that text (issue 18). */
 const entryTexts = new WeakMap<IndexedEntry, string>()

@@ -94,11 +94,15 @@ export class IndexSnapshot {
    * left out)
    * @param carried the revision states the rows carry (see `CarriedStates`), or null; a row the
    * table cannot hold is added to its states
+   * @param folder the collection folder's signature when the rows are exactly its entry files
+   *   (`snapshotFolder`), or null; written only when every row becomes a record
    * @returns resolves once the file is durable
    */
-  async write (rows: Iterable<StoredRow>, carried: CarriedStates | null = null): Promise<void> {
+  async write (rows: Iterable<StoredRow>, carried: CarriedStates | null = null, folder: string | null = null): Promise<void> {
     await writeFileInStepsAtomic(this.file, async fd => {
       let flushed = 0
+      // The folder's signature is written only when every row became a record (see `snapshotFolder`).
+      let everyRow = true
       const writer = new RowTableWriter(SNAPSHOT_FORMAT, this.key, this.#titleField, bytes => { writeAllSync(fd, bytes); flushed++ })
       for (const row of rows) {
         // A row never parsed is the record it came from: its bytes are copied (with its revision now).
@@ -108,7 +112,9 @@ export class IndexSnapshot {
           const fields = row.fields
           const content = fields === undefined ? null : { fields, bodyAt: row.bodyAt, validationIssues: row.validationIssues, title: row.title, order: row.order }
           // A row whose data JSON cannot carry as it is (NaN, Infinity, -0 from YAML) is left out.
-          if (!writer.add({ id: row.id, rev: row.revision, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, content }) && carried !== null) {
+          const added = writer.add({ id: row.id, rev: row.revision, sig: row.sig, order: row.order, file: row.hasDefaultFile() ? null : row.file, content })
+          if (!added) everyRow = false
+          if (!added && carried !== null) {
             carried.ids.push(row.id)
             carried.revs.push(row.revision)
             carried.sigs.push(row.sig)
@@ -120,7 +126,8 @@ export class IndexSnapshot {
           await new Promise(resolve => setImmediate(resolve))
         }
       }
-      writer.end(carried === null ? '' : JSON.stringify(carried))
+      const withFolder = folder !== null && everyRow
+      writer.end(carried === null ? (withFolder ? JSON.stringify({ folder }) : '') : JSON.stringify(withFolder ? { ...carried, folder } : carried))
     })
     await rm(this.#legacyFile, { force: true })
   }
@@ -141,6 +148,37 @@ export interface CarriedStates {
   ids: string[]
   revs: number[]
   sigs: Array<string | null>
+}
+
+/**
+ * The signature of a collection folder (`folderSignature`) a snapshot records when its records are
+ * exactly the folder's entry files (issue 18, ninth pass): a flat folder whose listing, taken
+ * between two stats of the folder with this very signature at least RACY_MS after its last change,
+ * named the records' files and nothing else (no problem name, no file other than its id's default
+ * one). Any entry added, removed or renamed since changes the folder's mtime and ctime (a ctime no
+ * `touch` can set back), so a restart that finds this signature again needs no listing of the
+ * folder: the records are its files, each then stat-ed and compared as always.
+ * @param table a snapshot's table
+ * @returns the signature, or null when the snapshot records none
+ */
+export function snapshotFolder (table: RowTable): string | null {
+  if (table.carried === '') return null
+  try {
+    const folder: unknown = (JSON.parse(table.carried) as { folder?: unknown }).folder
+    return typeof folder === 'string' && folder !== '' ? folder : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A folder's signature: mtime, ctime and inode (an entry added, removed or renamed changes the
+ * first two; a folder put in its place, the inode).
+ * @param st the folder's stats
+ * @returns the signature
+ */
+export function folderSignature (st: { mtimeMs: number, ctimeMs: number, ino: number }): string {
+  return `${st.mtimeMs}:${st.ctimeMs}:${st.ino}`
 }
 
 /**

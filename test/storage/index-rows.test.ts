@@ -234,8 +234,9 @@ t.test('a restart of a collection large enough for the stat worker still notices
   t.equal((await read(s, 'posts', 'new'))?.data?.title, 'New one', 'the added file is there')
   t.equal((await read(s, 'posts', 'p0100'))?.data?.title, 'Post 0100', 'the renamed file is read')
   t.same(index.loadStats, { fromSnapshot: 4097, read: 3 })
-  // Untouched rows of a snapshot this large are read back from its file when first used.
-  await new Promise(resolve => setImmediate(resolve))
+  // Untouched rows of a snapshot this large are read back from its file when first used (the
+  // buffer is released 100 ms after the build: RELEASE_AFTER_MS).
+  await new Promise(resolve => setTimeout(resolve, 250))
   t.equal((await read(s, 'posts', 'p2000'))?.data?.title, 'Post 2000', 'a row parsed from the snapshot file')
   await s.close()
 
