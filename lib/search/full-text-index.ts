@@ -68,6 +68,11 @@ export class FullTextIndex {
     return this.#overlayIds.length + this.#deadBase
   }
 
+  /** Entries changed (indexed again, or removed) since the segment was built, each counted once. */
+  get changedEntries (): number {
+    return this.#overlayDoc.size
+  }
+
   /** Bytes held by the segment's arrays in memory and the dead marks (the overlay and the scratch arrays every index shares not counted). */
   get bytes (): number {
     return this.#segment.bytes + this.#dead.byteLength

@@ -78,6 +78,36 @@ t.test('many changes fold into a rebuild; changes made during it are kept', asyn
   t.equal(find(after, 'common').length, 40 - 20 - 1 - 1)
 })
 
+t.test('the rebuild comes past the documented count of changed entries, or past twice as many overlay documents', async t => {
+  const { index, search, dir } = setup(t, 40, { overlayRebuild: 5 })
+  await index.ready()
+  const text = await search.ready()
+  t.equal(search.builds, 1)
+  t.equal(text.overlaySize, 0, 'built from the files, nothing in the overlay')
+  // The limit is 5 + 40/10 = 9 changed entries. 9 entries changed once each: 18 overlay units
+  // (a new document and a dropped one each), which the old count took for past the limit.
+  for (let i = 0; i < 9; i++) await write(index, dir, `p${String(i).padStart(4, '0')}`, `Post ${i}`, `Changed once${i}.\n`)
+  t.equal(text.changedEntries, 9, `changed ${String(text.changedEntries)} units ${String(text.overlaySize)}`)
+  t.equal(text.overlaySize, 18)
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(search.builds, 1, 'no rebuild at the limit')
+  t.equal(await search.ready(), text, 'the same index')
+  // One entry's body changed again and again: one changed entry more, but a new document each time.
+  await write(index, dir, 'p0009', 'Post 9', 'Changed body 0.\n')
+  t.equal(text.changedEntries, 10, 'past the limit of changed entries')
+  for (let i = 0; i < 400 && search.builds < 2; i++) await new Promise(resolve => setTimeout(resolve, 25))
+  t.equal(search.builds, 2, 'rebuilt once past the limit of changed entries')
+  const after = await search.ready()
+  t.same(find(after, 'once3 '), ['p0003'])
+
+  // Past twice the limit in overlay documents with one entry only: rebuilt too.
+  for (let i = 0; i < 25 && search.builds < 3; i++) await write(index, dir, 'p0020', 'Post 20', `Body version${i}.\n`)
+  for (let i = 0; i < 400 && search.builds < 3; i++) await new Promise(resolve => setTimeout(resolve, 25))
+  t.equal(search.builds, 3, 'rebuilt past twice the limit in overlay documents')
+  t.ok((await search.ready()).changedEntries <= 1, 'from one changed entry')
+  t.same(find(await search.ready(), 'version24 '), ['p0020'])
+})
+
 t.test('a search before the index is built waits for all of it', async t => {
   const { search } = setup(t, 30)
   const [a, b] = await Promise.all([search.ready(), search.ready()])

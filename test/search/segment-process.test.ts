@@ -189,7 +189,7 @@ t.test('a merge rebuild answers as a full build; at nice 19', { skip: process.pl
   await first.search.ready()
   await first.search.settled()
   t.same(first.search.fileBuildStats, { reused: 0, entries: FILES }, 'the first build read every entry (no file yet)')
-  // Past FILES/10 changed entries (2 each: an overlay document and a dropped segment document) a rebuild starts.
+  // Past FILES/10 changed entries a rebuild starts.
   const edit = async (i: number, title: string, body: string): Promise<void> => {
     writeFileSync(path.join(dir, `${name(i)}.md`), `---\ntitle: ${title}\n---\n${body}\n`)
     await first.index.recordWrite(name(i), { title, body })
