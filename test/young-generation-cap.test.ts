@@ -4,12 +4,8 @@ import { fileURLToPath } from 'node:url'
 
 // Runs in a fresh process: the cap changes a V8 flag for the whole process.
 const capModule = fileURLToPath(new URL('../dist/lib/young-generation-cap.js', import.meta.url))
-const script = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarly'): string => `
-  const v8 = await import('node:v8')
-  const { Worker } = await import('node:worker_threads')
-  const { capYoungGeneration, startWorker } = await import(${JSON.stringify(capModule)})
-  if (${String(cap)}) capYoungGeneration()
-  const newSpace = () => v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
+/** The child scripts' garbage: short-lived objects, one in a hundred kept a while (`keep`), `churn(n)`. */
+const CHURN = `
   const keep = []
   const churn = async (n) => {
     for (let i = 0; i < n; i++) {
@@ -20,6 +16,14 @@ const script = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarl
       if (i % 100_000 === 0) await new Promise(resolve => setImmediate(resolve))
     }
   }
+`
+const script = (cap: boolean, worker: boolean | 'startWorker' | 'startWorkerEarly'): string => `
+  const v8 = await import('node:v8')
+  const { Worker } = await import('node:worker_threads')
+  const { capYoungGeneration, startWorker } = await import(${JSON.stringify(capModule)})
+  if (${String(cap)}) capYoungGeneration()
+  const newSpace = () => v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
+  ${CHURN}
   await churn(3_000_000)
   if (${String(worker === true)}) {
     // Until the cap is reached (and seen by the observer) when there is one.
@@ -114,15 +118,7 @@ const afterStartScript = (cap: boolean): string => `
   const { capYoungGeneration, afterStart } = await import(${JSON.stringify(capModule)})
   if (${String(cap)}) capYoungGeneration()
   const space = (name) => v8.getHeapSpaceStatistics().find(s => s.space_name === name)
-  let keep = []
-  const churn = async (n) => {
-    for (let i = 0; i < n; i++) {
-      const o = { a: i, b: 'x' + i, c: [i, { d: i }] }
-      if (i % 100 === 0) keep.push(o)
-      if (keep.length > 5000) keep.splice(0, 2500)
-      if (i % 100_000 === 0) await new Promise(resolve => setImmediate(resolve))
-    }
-  }
+  ${CHURN}
   // The start: the young generation grown, 20 MB of old-generation objects dropped again.
   let start = Array.from({ length: 200_000 }, (_, i) => ({ i, s: 'start' + i }))
   for (let i = 0; i < 20 && space('new_space').space_size < 16 * 1024 * 1024; i++) await churn(500_000)

@@ -3,9 +3,9 @@ import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { realpathSync } from 'node:fs'
-import { buildSegment, type SegmentJob } from '../../lib/search/build-segment.js'
+import { buildSegment, type BuiltSegment, type SegmentJob } from '../../lib/search/build-segment.js'
 import { mergeSegment } from '../../lib/search/merge-segment.js'
-import { SearchSnapshot } from '../../lib/search/search-snapshot.js'
+import { SearchSnapshot, type LoadedSegment } from '../../lib/search/search-snapshot.js'
 import { SearchSegment, type SegmentData } from '../../lib/search/search-segment.js'
 import { SegmentFileChanged, SMALL_SEGMENT_BYTES } from '../../lib/search/segment-file.js'
 import { FullTextIndex } from '../../lib/search/full-text-index.js'
@@ -38,6 +38,27 @@ function jobOf (dir: string, files: Map<string, string>): { job: SegmentJob, sig
     job: { repoRealDir: dir, files: entries.map(([name]) => [name, path.join(dir, `${name}.md`)]), format: 'md', titleField: 'title' },
     sigs: entries.map(([, sig]) => sig)
   }
+}
+
+/**
+ * N entries (`sig-<i>` as their signatures), their full build, and that build persisted and read back.
+ * @returns the job, its signatures, the build, the snapshot, the ids in document order, the segment read back
+ */
+async function persisted (t: Test, n: number): Promise<{ job: SegmentJob, sigs: string[], built: BuiltSegment, snapshot: SearchSnapshot, ids: string[], previous: LoadedSegment }> {
+  const dir = await tempDir(t)
+  const files = new Map<string, string>()
+  for (let i = 0; i < n; i++) {
+    await writeFile(path.join(dir, `${id(i)}.md`), entry(i, 'v1', 2))
+    files.set(id(i), `sig-${i}`)
+  }
+  const { job, sigs } = jobOf(dir, files)
+  const built = await buildSegment(job)
+  const snapshot = new SearchSnapshot({ file: path.join(dir, 'posts.bin'), key: 'k', repo: dir })
+  const ids = Array.from(built.order, i => job.files[i]![0])
+  await snapshot.write({ segment: built.segment, ids, sigs: Array.from(built.order, i => sigs[i] as string) })
+  const previous = await snapshot.read()
+  if (previous === null) throw new Error('not read back')
+  return { job, sigs, built, snapshot, ids, previous }
 }
 
 function same (t: Test, merged: SegmentData, full: SegmentData, what: string): void {
@@ -110,19 +131,7 @@ for (const [size, docs, ownWords] of [['small', 40, 2], ['big (postings read a c
 }
 
 t.test('a merge whose previous segment has nothing valid reads every entry, and one with everything valid reads none', async t => {
-  const dir = await tempDir(t)
-  const files = new Map<string, string>()
-  for (let i = 0; i < 30; i++) {
-    await writeFile(path.join(dir, `${id(i)}.md`), entry(i, 'v1', 2))
-    files.set(id(i), `sig-${i}`)
-  }
-  const { job, sigs } = jobOf(dir, files)
-  const built = await buildSegment(job)
-  const snapshot = new SearchSnapshot({ file: path.join(dir, 'posts.bin'), key: 'k', repo: dir })
-  const ids = Array.from(built.order, i => job.files[i]![0])
-  await snapshot.write({ segment: built.segment, ids, sigs: Array.from(built.order, i => sigs[i] as string) })
-  const previous = await snapshot.read()
-  if (previous === null) throw new Error('not read back')
+  const { job, sigs, built, snapshot, previous } = await persisted(t, 30)
   const all = await mergeSegment(job, sigs, previous)
   t.equal(all.reused, 30)
   same(t, all.segment, built.segment, 'all reused')
@@ -134,19 +143,7 @@ t.test('a merge whose previous segment has nothing valid reads every entry, and 
 })
 
 t.test('a previous file replaced after its check: the merge refuses it (SegmentFileChanged; the search process then reads every file)', async t => {
-  const dir = await tempDir(t)
-  const files = new Map<string, string>()
-  for (let i = 0; i < 10; i++) {
-    await writeFile(path.join(dir, `${id(i)}.md`), entry(i, 'v1', 2))
-    files.set(id(i), `sig-${i}`)
-  }
-  const { job, sigs } = jobOf(dir, files)
-  const built = await buildSegment(job)
-  const snapshot = new SearchSnapshot({ file: path.join(dir, 'posts.bin'), key: 'k', repo: dir })
-  const ids = Array.from(built.order, i => job.files[i]![0])
-  await snapshot.write({ segment: built.segment, ids, sigs: Array.from(built.order, i => sigs[i] as string) })
-  const previous = await snapshot.read()
-  if (previous === null) throw new Error('not read back')
+  const { job, sigs, built, snapshot, ids, previous } = await persisted(t, 10)
   await snapshot.write({ segment: built.segment, ids, sigs: ids.map(() => '') })
   await t.rejects(mergeSegment(job, sigs, previous), SegmentFileChanged)
 })

@@ -26,6 +26,25 @@ function setup (t: Test): { dir: string, open: () => HistoryStore } {
   return { dir, open: () => new HistoryStore({ gitDir, packs: new PackStore(gitDir), journalDir, ...MANUAL }) }
 }
 
+/**
+ * Runs `work` with JSON.parse watched: the history documents it decoded (their first characters).
+ * @returns one string per document decoded
+ */
+async function decodedDuring (work: () => Promise<void>): Promise<string[]> {
+  const parse = JSON.parse
+  const decoded: string[] = []
+  JSON.parse = ((text: string, reviver?: (key: string, value: unknown) => unknown) => {
+    if (typeof text === 'string' && text.startsWith('{"snapshots":')) decoded.push(text.slice(0, 40))
+    return parse(text, reviver)
+  }) as typeof JSON.parse
+  try {
+    await work()
+  } finally {
+    JSON.parse = parse
+  }
+  return decoded
+}
+
 /** The entry's document on the ref, as git stores it. */
 function blobOf (dir: string, id: string): string {
   return gitIn(dir, ['cat-file', 'blob', `${HISTORY_REF}:posts/${shardOf(id)}/${id}.json`]) + '\n'
@@ -57,17 +76,7 @@ t.test('a fold appends to a document this process wrote without decoding it', as
   for (let i = 1; i <= 12; i++) await history.append([{ collection: 'posts', id: 'a', snapshot: snap(i) }, { collection: 'posts', id: 'b', snapshot: snap(i) }])
   await history.flush()
   for (let i = 13; i <= 15; i++) await history.append([{ collection: 'posts', id: 'a', snapshot: snap(i) }, { collection: 'posts', id: 'b', snapshot: snap(i) }])
-  const parse = JSON.parse
-  const decoded: string[] = []
-  JSON.parse = ((text: string, reviver?: (key: string, value: unknown) => unknown) => {
-    if (typeof text === 'string' && text.startsWith('{"snapshots":')) decoded.push(text.slice(0, 40))
-    return parse(text, reviver)
-  }) as typeof JSON.parse
-  try {
-    await history.flush()
-  } finally {
-    JSON.parse = parse
-  }
+  const decoded = await decodedDuring(async () => { await history.flush() })
   t.same(decoded, [], 'no history document decoded by the fold')
   for (const id of ['a', 'b']) {
     const list = await history.list('posts', id)
@@ -113,14 +122,8 @@ t.test('appends while a fold is written and after it decode no history document 
   for (let i = 1; i <= 3; i++) await Promise.all(ids.map(async id => await history.append([{ collection: 'posts', id, snapshot: snap(i) }])))
   await history.flush()
   await history.append([{ collection: 'posts', id: 'e0', snapshot: snap(4) }])
-  const parse = JSON.parse
-  const decoded: string[] = []
-  JSON.parse = ((text: string, reviver?: (key: string, value: unknown) => unknown) => {
-    if (typeof text === 'string' && text.startsWith('{"snapshots":')) decoded.push(text.slice(0, 40))
-    return parse(text, reviver)
-  }) as typeof JSON.parse
   let appends = 0
-  try {
+  const decoded = await decodedDuring(async () => {
     // Saves of the other entries go on while the fold's commit is written (the ref moves before
     // the fold learns its id) and after it.
     let folded = false
@@ -130,9 +133,7 @@ t.test('appends while a fold is written and after it decode no history document 
       appends++
     }
     await fold
-  } finally {
-    JSON.parse = parse
-  }
+  })
   t.same(decoded, [], `no document decoded over ${appends} appends`)
   for (const id of ids) {
     const list = await history.list('posts', id)
