@@ -55,6 +55,9 @@ const searches = new WeakMap<CollectionIndex, CollectionSearch>()
 /** How many entries `#retitle` remembers (a few hundred bytes each). */
 const TITLED_MAX = 2048
 
+/** Saves recorded at most before they are indexed without waiting for a read (`#drain`). */
+const CHANGES_MAX = 4096
+
 /** What is remembered of an entry indexed into an overlay document. */
 interface TitledDoc {
   /** The overlay document of the index built now that its terms went into. */
@@ -136,6 +139,11 @@ export class CollectionSearch {
   #writing: Promise<void> | null = null
   /** Entries last indexed into an overlay document, for `#retitle` (oldest first, at most TITLED_MAX). */
   readonly #titled = new Map<string, TitledDoc>()
+  /**
+   * Changes recorded by `onEntryChange` and not indexed yet (latest data per id; null: removed):
+   * `#drain` indexes them before anything reads the index, each entry once however often it was saved.
+   */
+  #changes = new Map<string, EntryData | undefined | null>()
 
   /**
    * @param collection the collection
@@ -162,12 +170,40 @@ export class CollectionSearch {
   /**
    * Takes an entry change from the collection index: its data now (undefined when the file
    * cannot be read: the id alone stays searchable), or null when it was removed. Before any build
-   * started there is nothing to update: the build reads the files afterwards.
+   * started there is nothing to update: the build reads the files afterwards. Only recorded here
+   * (the latest per id): `#drain` indexes it before the next read of the index, so a save does not
+   * tokenize its entry, and an entry saved again and again before a search is tokenized once.
    * @param id entry id
    * @param data its data, undefined or null
    */
   readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
     if (this.#built === null && this.#pending === null) return
+    const changes = this.#changes
+    changes.delete(id)
+    changes.set(id, data)
+    // Bounded, and indexed once the changed entries may reach a rebuild's count (which `#drain`
+    // then starts, as each change did before).
+    const built = this.#built
+    const limit = built === null ? 0 : this.#overlayRebuild + built.size / 10
+    if (changes.size >= CHANGES_MAX || (built !== null && (built.changedEntries + changes.size > limit || built.overlaySize + 2 * changes.size > 2 * limit))) this.#drain()
+  }
+
+  /**
+   * Indexes the changes recorded by `onEntryChange` (in the order they last changed): into the
+   * build running (replayed onto it when it ends) and the index built, then starts a rebuild if the
+   * overlay grew past its limit. Called before every read of the index.
+   */
+  #drain (): void {
+    const changes = this.#changes
+    if (changes.size === 0) return
+    this.#changes = new Map()
+    if (this.#built === null && this.#pending === null) return
+    for (const [id, data] of changes) this.#apply(id, data)
+    this.#rebuildIfOverlayBig()
+  }
+
+  /** Indexes one entry change (as `onEntryChange` did on every save before `#drain`). */
+  #apply (id: string, data: EntryData | undefined | null): void {
     if (this.#retitle(id, data)) return
     const terms = data === null ? null : entryTerms(id, data, this.#collection.titleField)
     this.#pending?.set(id, terms)
@@ -176,7 +212,6 @@ export class CollectionSearch {
     if (terms === null) built.remove(id)
     else built.set(id, terms)
     this.#remember(id, data, terms)
-    this.#rebuildIfOverlayBig()
   }
 
   /**
@@ -251,6 +286,7 @@ export class CollectionSearch {
 
   /** Full builds finished (the first one unless the persisted segment was loaded, and each rebuild). */
   get builds (): number {
+    this.#drain()
     return this.#builds
   }
 
@@ -268,6 +304,7 @@ export class CollectionSearch {
    * @returns resolves once written (a failure is ignored: the file is only a hint)
    */
   async flush (): Promise<void> {
+    this.#drain()
     this.#closed = true
     if (this.#persistTimer !== null) { clearTimeout(this.#persistTimer); this.#persistTimer = null }
     // A search process writing the file is killed, and gone before this resolves.
@@ -278,6 +315,8 @@ export class CollectionSearch {
 
   /** Starts a build (the first, or a rebuild that folds the changed entries in). */
   #startBuild (): void {
+    // Indexed first (into the index it replaces, or dropped when there is none: the build reads the files).
+    this.#drain()
     if (this.#building !== null) return
     this.#pending = new Map()
     const building = this.#build()
@@ -296,9 +335,13 @@ export class CollectionSearch {
    * @returns the built index
    */
   async ready (): Promise<FullTextIndex> {
+    this.#drain()
     if (this.#built !== null) return this.#built
     if (this.#building === null) this.#startBuild()
-    return await (this.#building as Promise<FullTextIndex>)
+    const built = await (this.#building as Promise<FullTextIndex>)
+    // Changes recorded after the hand-over.
+    this.#drain()
+    return this.#built ?? built
   }
 
   /**
@@ -311,6 +354,8 @@ export class CollectionSearch {
   async use<T> (search: (index: FullTextIndex) => T): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const index = await this.ready()
+      // Saves recorded while the answer to `ready` was on its way too (never a stale search).
+      this.#drain()
       try {
         return search(index)
       } catch (err) {
@@ -333,6 +378,7 @@ export class CollectionSearch {
 
   /** Bytes the built index's arrays hold (0 before it is built). */
   get bytes (): number {
+    this.#drain()
     return this.#built?.bytes ?? 0
   }
 
@@ -346,6 +392,7 @@ export class CollectionSearch {
     if (loaded !== null) this.#loadStats = loaded.stats
     const fresh = loaded?.index ?? await this.#fullBuild(rows, index)
     // The changes seen meanwhile, then the swap, in one synchronous step: none falls between.
+    this.#drain()
     for (const [id, terms] of this.#pending ?? []) {
       if (terms === null) fresh.remove(id)
       else fresh.set(id, terms)
@@ -472,6 +519,7 @@ export class CollectionSearch {
    * was changed too shortly before the build to tell a later change by its signature (racy).
    */
   async #persist (): Promise<void> {
+    this.#drain()
     const record = this.#unpersisted
     const snapshot = this.#snapshot
     if (record === null || snapshot === null) { await this.#persisting; return }

@@ -87,6 +87,9 @@ t.test('the rebuild comes past the documented count of changed entries, or past 
   // The limit is 5 + 40/10 = 9 changed entries. 9 entries changed once each: 18 overlay units
   // (a new document and a dropped one each), which the old count took for past the limit.
   for (let i = 0; i < 9; i++) await write(index, dir, `p${String(i).padStart(4, '0')}`, `Post ${i}`, `Changed once${i}.\n`)
+  // Recorded only (never past the limit): indexed by the next read of the index.
+  t.equal(text.changedEntries, 0, 'not indexed by the saves')
+  t.equal(await search.ready(), text, 'the same index, read')
   t.equal(text.changedEntries, 9, `changed ${String(text.changedEntries)} units ${String(text.overlaySize)}`)
   t.equal(text.overlaySize, 18)
   await new Promise(resolve => setTimeout(resolve, 100))
@@ -94,14 +97,14 @@ t.test('the rebuild comes past the documented count of changed entries, or past 
   t.equal(await search.ready(), text, 'the same index')
   // One entry's body changed again and again: one changed entry more, but a new document each time.
   await write(index, dir, 'p0009', 'Post 9', 'Changed body 0.\n')
-  t.equal(text.changedEntries, 10, 'past the limit of changed entries')
+  t.equal(text.changedEntries, 10, 'past the limit of changed entries: indexed by the save, no read needed')
   for (let i = 0; i < 400 && search.builds < 2; i++) await new Promise(resolve => setTimeout(resolve, 25))
   t.equal(search.builds, 2, 'rebuilt once past the limit of changed entries')
   const after = await search.ready()
   t.same(find(after, 'once3 '), ['p0003'])
 
-  // Past twice the limit in overlay documents with one entry only: rebuilt too.
-  for (let i = 0; i < 25 && search.builds < 3; i++) await write(index, dir, 'p0020', 'Post 20', `Body version${i}.\n`)
+  // Past twice the limit in overlay documents with one entry only (searched after each save): rebuilt too.
+  for (let i = 0; i < 25 && search.builds < 3; i++) { await write(index, dir, 'p0020', 'Post 20', `Body version${i}.\n`); await search.ready() }
   for (let i = 0; i < 400 && search.builds < 3; i++) await new Promise(resolve => setTimeout(resolve, 25))
   t.equal(search.builds, 3, 'rebuilt past twice the limit in overlay documents')
   t.ok((await search.ready()).changedEntries <= 1, 'from one changed entry')
@@ -121,10 +124,12 @@ t.test('the overlay: changed entries replace their old terms; prefixes reach cha
   const text = await search.ready()
   await write(index, dir, 'p0001', 'Renamed lighthouse', 'Brand new words.\n')
   await write(index, dir, 'p0009', 'Added entry', 'Lighthousekeeper notes.\n')
+  t.equal(await search.ready(), text, 'the changes indexed by a read')
   t.same(find(text, 'word1 '), [], 'the old body')
   t.same(find(text, 'lighthouse '), ['p0001'], 'an exact word')
   t.same(find(text, 'lightho'), ['p0001', 'p0009'], 'a prefix, the title match first')
   await index.recordDelete('p0009')
+  await search.ready()
   t.same(find(text, 'lightho'), ['p0001'])
   t.equal(text.has('p0009'), false)
   t.equal(text.has('p0001'), true)

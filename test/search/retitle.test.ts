@@ -32,6 +32,8 @@ t.test('a title save patches the title terms of the entry\'s overlay document: t
     const { body, ...front } = data
     writeFileSync(path.join(dir, `${id}.md`), `---\n${Object.entries(front).map(([k, v]) => `${k}: ${typeof v === 'bigint' ? String(v) : JSON.stringify(v)}`).join('\n')}\n---\n${String(body)}`)
     await index.recordWrite(id, data)
+    // Indexed by the next read of the index.
+    t.equal(await search.ready(), text)
     const expected = entryTerms(id, data, 'title')
     for (const term of expected.keys()) vocabulary.add(term)
     const doc = text.overlayDocOf(id)
@@ -79,6 +81,7 @@ t.test('a title save patches the title terms of the entry\'s overlay document: t
   await save('p1', { title: 'Mu', subtitle: 'Iota', body: 'A new body with quince.\n', tags: ['kiwi'] }, 'title save after the other entry')
   t.equal(text.overlayDocOf('p1'), patchedDoc, 'control: a title save keeps its document')
   await index.recordDelete('p1')
+  await search.ready()
   t.equal(text.overlayDocOf('p1'), -1, 'removed')
   t.same(find(text, 'mu'), [])
   await save('p1', { title: 'Lambda', body }, 'back after a removal (indexed in full)')
