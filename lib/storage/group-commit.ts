@@ -167,6 +167,8 @@ export class GroupCommit {
   readonly #folderSyncs = new Map<string, CoalescedSync>()
   /** Per target path, the pool name of the file this instance placed there (see inode-pool.ts). */
   readonly #named = new Map<string, { file: string, size: number }>()
+  /** Tells the pool the mode and owner of a file we created (one function, not one per file). */
+  readonly #learn = (identity: FileIdentity): void => { this.#spares.learn(identity) }
 
   /**
    * @param gitDir the `.git` directory
@@ -246,7 +248,7 @@ export class GroupCommit {
         for (const file of await prepared.catch(() => [] as StagedFile[])) file.abort()
         throw err
       }
-      await Promise.all(before)
+      if (before.length > 0) await Promise.all(before)
       try {
         await this.#placeFiles(staged, held, retired)
       } catch (err) {
@@ -255,7 +257,9 @@ export class GroupCommit {
       }
       renamed()
       try {
-        await Promise.all([...new Set(staged.map(f => path.dirname(f.target)))].map(async dir => { await this.#folderSync(dir).sync() }))
+        // One folder (a save's file) is the usual case: its coalesced fsync without a set and a map.
+        if (staged.length === 1) await this.#folderSync(path.dirname(staged[0]!.target)).sync()
+        else await Promise.all([...new Set(staged.map(f => path.dirname(f.target)))].map(async dir => { await this.#folderSync(dir).sync() }))
       } catch (err) {
         this.#settleNamed(retired, false)
         throw err
@@ -605,16 +609,18 @@ export class GroupCommit {
   /** Writes and fsyncs files under temporary names (all removed again when one fails). */
   async #prepare (files: readonly FileWrite[]): Promise<StagedFile[]> {
     if (files.length === 0) return []
-    const results = await Promise.allSettled(files.map(async f => {
-      const dir = path.dirname(f.path)
-      const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
-      const learn = (identity: FileIdentity): void => { this.#spares.learn(identity) }
-      // Written in the inode pool and linked next to the target (see inode-pool.ts); else as before,
-      // a new file next to it (a spare is no longer renamed out of the pool: a power loss on a
-      // journal-less file system could keep its pool name beside the entry's with one link counted).
-      return await StagedFile.createNamed(f.path, f.data, { tmp, pool: this.#spares, keep: SPARES_FOR_LOCKS, learn }) ??
-        await StagedFile.create(f.path, f.data, { tmp, learn })
-    }))
+    if (files.length === 1) {
+      // A save's one file: no settling of a list (see below for the general case).
+      const file = await this.#stageOne(files[0]!)
+      try {
+        await file.sync()
+      } catch (err) {
+        file.abort()
+        throw err
+      }
+      return [file]
+    }
+    const results = await Promise.allSettled(files.map(async f => await this.#stageOne(f)))
     const staged = results.flatMap(r => r.status === 'fulfilled' ? [r.value] : [])
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     try {
@@ -625,6 +631,17 @@ export class GroupCommit {
       for (const file of staged) file.abort()
       throw err
     }
+  }
+
+  /** Writes one file under a temporary name next to its target (not fsynced yet). */
+  async #stageOne (f: FileWrite): Promise<StagedFile> {
+    const dir = path.dirname(f.path)
+    const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
+    // Written in the inode pool and linked next to the target (see inode-pool.ts); else as before,
+    // a new file next to it (a spare is no longer renamed out of the pool: a power loss on a
+    // journal-less file system could keep its pool name beside the entry's with one link counted).
+    return await StagedFile.createNamed(f.path, f.data, { tmp, pool: this.#spares, keep: SPARES_FOR_LOCKS, learn: this.#learn }) ??
+      await StagedFile.create(f.path, f.data, { tmp, learn: this.#learn })
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * The history journal's files: numbered segments `<16 digits>.journal` in one folder
  * (`.git/cms/history-journal/`), each a run of framed records (journal-frame.ts). Appends go to
- * the active segment: written synchronously (a few hundred bytes into the page cache), then made
- * durable by one fdatasync shared with every append made meanwhile (CoalescedSync). A new segment's
- * name is made durable (folder fsync) in the same round as its first records' data.
+ * the active segment: framed at once, and written (one synchronous write of every record appended
+ * since the last round, into the page cache) when the fdatasync round that makes them durable
+ * starts, shared with every append made meanwhile (CoalescedSync): one write and one fdatasync per
+ * round, not a write per append (issue 18, eleventh pass). A new segment's name is made durable
+ * (folder fsync) in the same round as its first records' data.
  *
  * The segments are folded into `refs/cms/history` elsewhere (history-store.ts): a fold seals the
  * active segment (`rotate`: later appends go to a new one), folds the records of the sealed
@@ -14,8 +16,11 @@
 import fs from 'node:fs'
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import { CoalescedSync } from './coalesced-sync.js'
 import { decodeFrames, encodeFrame, type DecodedFrames } from './journal-frame.js'
+
+const fdatasync = promisify(fs.fdatasync)
 
 const SEGMENT_NAME = /^(\d{16})\.journal$/
 
@@ -39,6 +44,10 @@ interface Segment {
   /** Its name made durable (folder fsync after the create). */
   created: Promise<void>
   data: CoalescedSync
+  /** Frames appended since the last round started, written when the next one starts (see `#flush`). */
+  pending: Buffer[]
+  /** The durability of the pending frames (shared by their appends: one round makes them all durable). */
+  pendingDurable: Promise<void> | null
   /** Appends whose durability is not settled yet (a seal waits for them). */
   inFlight: Set<Promise<unknown>>
   /** A write or sync failed: nothing more is appended here (a torn frame may end it). */
@@ -99,22 +108,46 @@ export class HistoryJournal {
     if (segment === null) throw new Error('The history journal is not open')
     // A segment a failed write may have torn is sealed; its intact records are still folded.
     if (segment.broken) segment = this.#rotateNow()
-    const frames = payloads.length === 1 ? encodeFrame(payloads[0]!) : Buffer.concat(payloads.map(encodeFrame))
+    // Framed first (a record over the limit throws here, before anything is queued).
+    const frames = payloads.map(encodeFrame)
+    for (const frame of frames) {
+      segment.pending.push(frame)
+      segment.size += frame.byteLength
+    }
+    // Written when the round that makes them durable starts (`#flush`): the appends of one round
+    // share one write, one fdatasync and this promise.
+    if (segment.pendingDurable === null) {
+      const durable = Promise.all([segment.created, segment.data.sync()]).then(() => {}, (err: unknown) => {
+        segment.broken = true
+        throw err
+      })
+      segment.pendingDurable = durable
+      const tracked = durable.catch(() => {})
+      segment.inFlight.add(tracked)
+      void tracked.then(() => segment.inFlight.delete(tracked))
+    }
+    return { seq: segment.seq, durable: segment.pendingDurable }
+  }
+
+  /**
+   * Writes the frames appended since the last round, at the start of the fdatasync round that makes
+   * them durable (synchronously, before the fdatasync: `CoalescedSync` runs its target at the round's
+   * start, and appends made from then on wait for the next round). A segment a failed write or sync
+   * may have torn gets nothing more: the round fails, and with it those appends.
+   */
+  #flush (segment: Segment): void {
+    const frames = segment.pending
+    segment.pending = []
+    segment.pendingDurable = null
+    if (frames.length === 0) return
+    if (segment.broken) throw new Error('The history journal segment failed a write or sync before')
+    const bytes = frames.length === 1 ? frames[0]! : Buffer.concat(frames)
     try {
-      for (let at = 0; at < frames.byteLength;) at += fs.writeSync(segment.fd, frames, at, frames.byteLength - at)
+      for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(segment.fd, bytes, at, bytes.byteLength - at)
     } catch (err) {
       segment.broken = true
       throw err
     }
-    segment.size += frames.byteLength
-    const durable = Promise.all([segment.created, segment.data.sync()]).then(() => {}, (err: unknown) => {
-      segment.broken = true
-      throw err
-    })
-    const tracked = durable.catch(() => {})
-    segment.inFlight.add(tracked)
-    void tracked.then(() => segment.inFlight.delete(tracked))
-    return { seq: segment.seq, durable }
   }
 
   /**
@@ -178,7 +211,13 @@ export class HistoryJournal {
     const created = this.#folderSync.sync()
     // Awaited by the segment's first appends; a failure fails them (and only them).
     created.catch(() => {})
-    return { seq, fd, size: 0, created, data: CoalescedSync.dataOf(fd), inFlight: new Set(), broken: false }
+    // Each round writes its frames, then fdatasyncs them (see `#flush`).
+    const data = new CoalescedSync(async () => {
+      this.#flush(segment)
+      await fdatasync(fd)
+    })
+    const segment: Segment = { seq, fd, size: 0, created, data, pending: [], pendingDurable: null, inFlight: new Set(), broken: false }
+    return segment
   }
 
   #pathOf (seq: number): string {

@@ -23,7 +23,7 @@ const CODE_TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blo
 const DELTA_CODES = new Set([6, 7])
 const IDX_MAGIC = 0xff744f63
 const LARGE_OFFSET = 0x80000000
-/** Objects smaller than this are stored uncompressed (see storedZlib). */
+/** Objects smaller than this are stored uncompressed (see storedZlibInto). */
 const STORE_BELOW = 4096
 /** The most one stored block holds (a larger tree is deflated). */
 const MAX_STORED = 65535
@@ -62,26 +62,34 @@ export function encodeEntry (object: PackObject): PackEntry {
   // Trees are mostly SHA-1s, which do not compress: a collection's tree of 256 shards (7.7 KB) was
   // deflated at every history commit for nothing.
   const store = content.length < STORE_BELOW || (object.type === 'tree' && content.length <= MAX_STORED)
-  const zlib = store ? storedZlib(content) : deflateSync(content, { level: 1 })
-  return { oid: object.oid, bytes: Buffer.concat([entryHeader(TYPE_CODES[object.type], content.length), zlib]) }
+  const type = TYPE_CODES[object.type]
+  if (!store) {
+    const header = entryHeader(type, content.length)
+    return { oid: object.oid, bytes: Buffer.concat([header, deflateSync(content, { level: 1 })]) }
+  }
+  // Header and stored stream written into one buffer (no separate stream to copy after the header).
+  const headerLength = entryHeaderLength(content.length)
+  const bytes = Buffer.allocUnsafe(headerLength + 2 + 5 + content.length + 4)
+  writeEntryHeader(bytes, type, content.length)
+  storedZlibInto(bytes, headerLength, content)
+  return { oid: object.oid, bytes }
 }
 
 /**
- * A zlib stream holding the bytes uncompressed (RFC 1950 header, RFC 1951 stored blocks, Adler-32).
- * Small objects (trees, commits, short documents) gain little from compression, and setting up a
- * zlib compressor costs more than the whole stored stream; `git gc` recompresses them anyway.
+ * A zlib stream holding the bytes uncompressed (RFC 1950 header, RFC 1951 stored blocks, Adler-32),
+ * written at `at` (2 + 5 + content.length + 4 bytes). Small objects (trees, commits, short
+ * documents) gain little from compression, and setting up a zlib compressor costs more than the
+ * whole stored stream; `git gc` recompresses them anyway.
  */
-function storedZlib (content: Buffer): Buffer {
+function storedZlibInto (out: Buffer, at: number, content: Buffer): void {
   // One stored block holds at most MAX_STORED (65535) bytes; encodeEntry never stores more.
-  const out = Buffer.alloc(2 + 5 + content.length + 4)
-  out[0] = 0x78
-  out[1] = 0x01
-  out[2] = 1
-  out.writeUInt16LE(content.length, 3)
-  out.writeUInt16LE(~content.length & 0xffff, 5)
-  content.copy(out, 7)
-  out.writeUInt32BE(adler32(content), 7 + content.length)
-  return out
+  out[at] = 0x78
+  out[at + 1] = 0x01
+  out[at + 2] = 1
+  out.writeUInt16LE(content.length, at + 3)
+  out.writeUInt16LE(~content.length & 0xffff, at + 5)
+  content.copy(out, at + 7)
+  out.writeUInt32BE(adler32(content), at + 7 + content.length)
 }
 
 function adler32 (data: Buffer): number {
@@ -106,7 +114,7 @@ function adler32 (data: Buffer): number {
  * @returns the pack, its index and its name
  */
 export function buildPack (objects: readonly PackObject[]): BuiltPack {
-  return buildPackOf([...new Map(objects.map(o => [o.oid, o])).values()].map(encodeEntry))
+  return packOf([...new Map(objects.map(o => [o.oid, o])).values()].map(encodeEntry))
 }
 
 /**
@@ -115,23 +123,48 @@ export function buildPack (objects: readonly PackObject[]): BuiltPack {
  * @returns the pack, its index and its name
  */
 export function buildPackOf (entries: readonly PackEntry[]): BuiltPack {
-  const unique = [...new Map(entries.map(e => [e.oid, e])).values()]
-  const header = Buffer.alloc(12)
-  header.write('PACK', 0, 'latin1')
-  header.writeUInt32BE(2, 4)
-  header.writeUInt32BE(unique.length, 8)
-  const parts: Buffer[] = [header]
-  let offset = header.length
+  return packOf([...new Map(entries.map(e => [e.oid, e])).values()])
+}
+
+/** The pack of distinct entries: written into one buffer (header, entries, checksum), hashed in place. */
+function packOf (unique: readonly PackEntry[]): BuiltPack {
+  let size = 12
+  for (const e of unique) size += e.bytes.length
+  const pack = Buffer.allocUnsafe(size + 20)
+  pack.write('PACK', 0, 'latin1')
+  pack.writeUInt32BE(2, 4)
+  pack.writeUInt32BE(unique.length, 8)
+  let offset = 12
   const indexed = unique.map((e) => {
-    parts.push(e.bytes)
+    e.bytes.copy(pack, offset)
     const entry = { oid: Buffer.from(e.oid, 'hex'), offset, crc: crc32(e.bytes) }
     offset += e.bytes.length
     return entry
   })
-  const body = Buffer.concat(parts)
-  const checksum = createHash('sha1').update(body).digest()
+  const checksum = createHash('sha1').update(pack.subarray(0, size)).digest()
+  checksum.copy(pack, size)
   indexed.sort((a, b) => Buffer.compare(a.oid, b.oid))
-  return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat([body, checksum]), idx: buildIndex(indexed, checksum), entries: unique }
+  return { name: `pack-${checksum.toString('hex')}`, pack, idx: buildIndex(indexed, checksum), entries: unique }
+}
+
+/** How many bytes `entryHeader` writes for an object of `size` bytes. */
+function entryHeaderLength (size: number): number {
+  let n = 1
+  for (let rest = Math.floor(size / 16); rest > 0; rest = Math.floor(rest / 128)) n++
+  return n
+}
+
+/** Writes `entryHeader`'s bytes at the start of `out`. */
+function writeEntryHeader (out: Buffer, type: number, size: number): void {
+  let at = 0
+  let byte = (type << 4) | (size & 0x0f)
+  let rest = Math.floor(size / 16)
+  while (rest > 0) {
+    out[at++] = byte | 0x80
+    byte = rest & 0x7f
+    rest = Math.floor(rest / 128)
+  }
+  out[at] = byte
 }
 
 /** `<type, size>` as git writes it: 3 type bits and 4 size bits, then 7 size bits per byte. */

@@ -89,6 +89,12 @@ const LAYOUTS_KEPT = 4096
 
 type Tree = Map<string, TreeItem>
 
+/** A tree's encoding kept for patching, and its ids' offsets (by name) once worked out. */
+interface EncodedTree {
+  content: Buffer
+  offsets: { map: Map<string, number> | null }
+}
+
 /** A mutable copy of one tree level while a batch is applied. */
 interface TreeDraft {
   /** The stored tree it was copied from (null: a new level). */
@@ -174,8 +180,11 @@ export class RefTreeStore<T> implements RefSource {
   private readonly counts = new LruCache<string, number>(64)
   /** The layouts DocEdit functions returned with the texts of blobs this process wrote (a few hundred bytes each). */
   private readonly layouts = new LruCache<string, unknown>(LAYOUTS_KEPT)
-  /** Encoded large trees this process wrote, with their ids' offsets, to patch (see writeDraft). */
-  private readonly encoded = new LruCache<string, { content: Buffer, offsets: Map<string, number> }>(4 * 1024 * 1024, e => e.content.length + e.offsets.size * 64)
+  /**
+   * Encoded large trees this process wrote, to patch (see writeDraft), with their ids' offsets once
+   * a patch needed them (shared by the trees patched from one encoding: same names, same offsets).
+   */
+  private readonly encoded = new LruCache<string, EncodedTree>(4 * 1024 * 1024, e => e.content.length * 2)
 
   /** @param opts git directory, ref, codec and commit message */
   constructor (opts: RefTreeStoreOptions<T>) {
@@ -406,16 +415,15 @@ export class RefTreeStore<T> implements RefSource {
     // When only ids of existing entries change (a shard's id in the collection's tree, a saved
     // entry's document in its shard), the base tree's encoding is patched (see treePatched).
     const base = draft.base === null ? undefined : this.encoded.get(draft.base)
-    const patches: Array<{ at: number, oid: string }> | null = base !== undefined ? [] : null
-    let patchable = patches !== null
+    const changed: Array<{ name: string, oid: string }> = []
+    let patchable = base !== undefined
     const change = (name: string, item: TreeItem | null): void => {
       const before = entries.get(name)
       if (item === null) entries.delete(name)
       else entries.set(name, item)
       if (!patchable) return
-      const at = base!.offsets.get(name)
-      if (item === null || before === undefined || at === undefined || before.type !== item.type || sameMode(before.mode) !== sameMode(item.mode)) patchable = false
-      else patches!.push({ at, oid: item.oid })
+      if (item === null || before === undefined || before.type !== item.type || sameMode(before.mode) !== sameMode(item.mode)) patchable = false
+      else changed.push({ name, oid: item.oid })
     }
     for (const [name, child] of draft.children) {
       if (!child.dirty) continue
@@ -431,17 +439,26 @@ export class RefTreeStore<T> implements RefSource {
       change(name, { mode: '100644', path: name, oid, type: 'blob' })
     }
     if (entries.size === 0 && !keepEmpty) return null
-    let oid: string
+    // The offsets of the base's ids, worked out only now that a patch needs them (a tree that gained
+    // or lost a name, as a shard does at an entry's first save, is encoded again and never needs them).
+    let patches: Array<{ at: number, oid: string }> | null = null
     if (patchable && base !== undefined) {
-      const patched = batch.treePatched(base.content, patches!)
+      const offsets = base.offsets.map ??= treeIdOffsets(base.content)
+      patches = []
+      for (const c of changed) {
+        const at = offsets.get(c.name)
+        if (at === undefined) { patches = null; break }
+        patches.push({ at, oid: c.oid })
+      }
+    }
+    let oid: string
+    if (patches !== null && base !== undefined) {
+      const patched = batch.treePatched(base.content, patches)
       oid = patched.oid
       this.encoded.set(oid, { content: patched.content, offsets: base.offsets })
     } else {
       oid = batch.tree([...entries.values()])
-      if (entries.size >= PATCH_MIN_ENTRIES) {
-        const content = batch.objects.at(-1)!.content
-        this.encoded.set(oid, { content, offsets: treeIdOffsets(content) })
-      }
+      if (entries.size >= PATCH_MIN_ENTRIES) this.encoded.set(oid, { content: batch.objects.at(-1)!.content, offsets: { map: null } })
     }
     this.trees.set(oid, entries)
     return oid

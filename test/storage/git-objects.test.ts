@@ -71,6 +71,35 @@ t.test('a batch is written as one pack of the objects git would write, read back
   await check(new GitObjectReader(gitDir, new PackStore(gitDir)), false)
 })
 
+t.test('objects of every entry header length, stored and deflated, are packed as git reads them', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const packs = new PackStore(gitDir)
+  const batch = new ObjectBatch()
+  // Sizes around the header's 4- and 7-bit size fields, and around the stored / deflated limit.
+  const sizes = [0, 1, 15, 16, 17, 2047, 2048, 2049, 4095, 4096, 70_000]
+  const blobs = sizes.map(size => {
+    const content = Buffer.alloc(size, 0)
+    for (let i = 0; i < size; i++) content[i] = (i * 31 + size) & 0xff
+    return { oid: batch.blob(content), content }
+  })
+  // A tree over 4 KiB (kept stored, up to one stored block) and one over 64 KiB (deflated).
+  const treeOf = (n: number): string => batch.tree(Array.from({ length: n }, (_, i) => ({ mode: '100644', path: `entry-${String(i).padStart(5, '0')}.json`, oid: blobs[i % blobs.length]!.oid, type: 'blob' as const })))
+  const trees = [treeOf(150), treeOf(1700)]
+  const built = buildPack(batch.objects)
+  const index = new PackIndex(built.idx)
+  t.equal(index.count, blobs.length + trees.length)
+  t.equal(built.pack.subarray(0, 4).toString('latin1'), 'PACK')
+  await packs.write(batch.objects)
+  const idx = (await packFiles(gitDir)).find(f => f === `${built.name}.idx`)
+  t.ok(idx, 'the pack is named by its checksum, as built')
+  t.match(gitIn(dir, ['verify-pack', '-v', path.join(gitDir, 'objects', 'pack', idx!)]), new RegExp(`non delta: ${blobs.length + trees.length} objects`))
+  for (const blob of blobs) t.equal(gitIn(dir, ['cat-file', '-s', blob.oid]), String(blob.content.length))
+  const reader = new GitObjectReader(gitDir, new PackStore(gitDir))
+  for (const blob of blobs) t.ok((await reader.readBlob(blob.oid)).equals(blob.content), `${blob.content.length} bytes read back`)
+  for (const tree of trees) t.equal(gitIn(dir, ['rev-parse', `${tree}^{tree}`]), tree)
+  t.equal((await reader.readTree(trees[1]!)).length, 1700)
+})
+
 t.test('many concurrent writes leave no temporary files, and merging keeps the pack count low', async t => {
   const { dir, gitDir } = makeRepo(t)
   const looseBefore = gitIn(dir, ['count-objects', '-v']).match(/^count: (\d+)/m)?.[1]

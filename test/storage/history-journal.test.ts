@@ -95,6 +95,30 @@ t.test('segments: appends are durable when they resolve, rotate seals, drop remo
   await journal.close()
 })
 
+t.test('the appends of one round are written together when the round starts, in append order, and share its durability', async t => {
+  const dir = tempDir(t)
+  const journal = new HistoryJournal(dir)
+  await journal.open()
+  const file = path.join(dir, readdirSync(dir)[0]!)
+  const first = Array.from({ length: 20 }, (_, i) => journal.append([Buffer.from(`a${i}`), Buffer.from(`b${i}`)]))
+  t.equal(statSync(file).size, 0, 'nothing is written by the append itself')
+  t.equal(new Set(first.map(a => a.durable)).size, 1, 'one durability for the appends of one round')
+  await first[0]!.durable
+  const afterFirst = decodeFrames(readFileSync(file))
+  t.same(afterFirst.payloads.map(text), first.flatMap((_, i) => [`a${i}`, `b${i}`]), 'every record, in append order, when the first resolves')
+  t.equal(afterFirst.stopped, null)
+  // Appends while a round runs go to the next one, after the records before them.
+  const second = journal.append([Buffer.from('c0')])
+  await new Promise<void>(resolve => setImmediate(resolve))
+  const third = journal.append([Buffer.from('c1')])
+  await Promise.all([second.durable, third.durable])
+  t.same(decodeFrames(readFileSync(file)).payloads.map(text).slice(-2), ['c0', 'c1'])
+  t.throws(() => journal.append([Buffer.from('ok'), Buffer.alloc(16 * 1024 * 1024 + 1)]), /over the limit/, 'a record over the limit refuses the whole append')
+  await journal.rotate()
+  t.same(decodeFrames(readFileSync(file)).payloads.map(text).slice(-2), ['c0', 'c1'], 'and queues none of it')
+  await journal.close()
+})
+
 t.test('a segment with a torn tail is read up to it; appends after a reopen go to a new segment, never after the torn bytes', async t => {
   const dir = tempDir(t)
   const journal = new HistoryJournal(dir)
