@@ -635,8 +635,12 @@ export class GroupCommit {
 
   /** Writes one file under a temporary name next to its target (not fsynced yet). */
   async #stageOne (f: FileWrite): Promise<StagedFile> {
-    const dir = path.dirname(f.path)
-    const tmp = path.join(dir, `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
+    // Next to the target: its folder and name cut at the last separator (the path is absolute and
+    // normalized by its caller), without path.join's normalizing of the whole string again.
+    const cut = f.path.lastIndexOf(path.sep)
+    const tmp = cut > 0
+      ? `${f.path.slice(0, cut + 1)}${this.#tmpPrefix}${this.#tmpCounter++}-${f.path.slice(cut + 1)}`
+      : path.join(path.dirname(f.path), `${this.#tmpPrefix}${this.#tmpCounter++}-${path.basename(f.path)}`)
     // Written in the inode pool and linked next to the target (see inode-pool.ts); else as before,
     // a new file next to it (a spare is no longer renamed out of the pool: a power loss on a
     // journal-less file system could keep its pool name beside the entry's with one link counted).

@@ -3,7 +3,7 @@
  * by their SHA-1, collected in memory so that PackStore writes them as one pack.
  */
 import { createHash } from 'node:crypto'
-import type { ObjectType, PackObject } from './pack-file.js'
+import { STORE_BELOW, storedBlobEntryOf, type ObjectType, type PackObject } from './pack-file.js'
 
 /** One entry of a tree object. */
 export interface TreeItem {
@@ -123,6 +123,21 @@ export class ObjectBatch {
    */
   blob (content: Buffer): string {
     return this.add('blob', content)
+  }
+
+  /**
+   * Adds a blob of a text's UTF-8 bytes: a small one encoded straight into its pack entry (see
+   * `storedBlobEntryOf`), a large one as `blob` does.
+   * @param text the file's text
+   * @returns the blob's object id
+   */
+  blobText (text: string): string {
+    const size = Buffer.byteLength(text, 'utf8')
+    if (size >= STORE_BELOW) return this.blob(Buffer.from(text, 'utf8'))
+    const { bytes, content } = storedBlobEntryOf(text, size)
+    const oid = createHash('sha1').update(`blob ${size}\0`).update(content).digest('hex')
+    this.objects.push({ oid, type: 'blob', content, entry: bytes })
+    return oid
   }
 
   /**

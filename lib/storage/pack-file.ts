@@ -15,6 +15,8 @@ export interface PackObject {
   oid: string
   type: ObjectType
   content: Buffer
+  /** Its pack entry when already encoded (see `storedBlobEntryOf`; `content` is then a view into it). */
+  entry?: Buffer
 }
 
 const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 }
@@ -24,7 +26,7 @@ const DELTA_CODES = new Set([6, 7])
 const IDX_MAGIC = 0xff744f63
 const LARGE_OFFSET = 0x80000000
 /** Objects smaller than this are stored uncompressed (see storedZlibInto). */
-const STORE_BELOW = 4096
+export const STORE_BELOW = 4096
 /** The most one stored block holds (a larger tree is deflated). */
 const MAX_STORED = 65535
 
@@ -58,6 +60,7 @@ export interface PackEntry {
  * @returns the entry
  */
 export function encodeEntry (object: PackObject): PackEntry {
+  if (object.entry !== undefined) return { oid: object.oid, bytes: object.entry }
   const content = object.content
   // Trees are mostly SHA-1s, which do not compress: a collection's tree of 256 shards (7.7 KB) was
   // deflated at every history commit for nothing.
@@ -82,14 +85,37 @@ export function encodeEntry (object: PackObject): PackEntry {
  * whole stored stream; `git gc` recompresses them anyway.
  */
 function storedZlibInto (out: Buffer, at: number, content: Buffer): void {
+  content.copy(out, at + 7)
+  storedZlibAround(out, at, content.length)
+}
+
+/** Writes the stored zlib stream's header and checksum around `length` bytes already at `at + 7`. */
+function storedZlibAround (out: Buffer, at: number, length: number): void {
   // One stored block holds at most MAX_STORED (65535) bytes; encodeEntry never stores more.
   out[at] = 0x78
   out[at + 1] = 0x01
   out[at + 2] = 1
-  out.writeUInt16LE(content.length, at + 3)
-  out.writeUInt16LE(~content.length & 0xffff, at + 5)
-  content.copy(out, at + 7)
-  out.writeUInt32BE(adler32(content), at + 7 + content.length)
+  out.writeUInt16LE(length, at + 3)
+  out.writeUInt16LE(~length & 0xffff, at + 5)
+  out.writeUInt32BE(adler32(out.subarray(at + 7, at + 7 + length)), at + 7 + length)
+}
+
+/**
+ * A blob's pack entry (stored: its UTF-8 bytes under STORE_BELOW) written straight from its text,
+ * with a view of its content inside the entry: a history document is encoded once, into the entry,
+ * not into a buffer of its own and then copied into the entry.
+ * @param text the blob's text
+ * @param size its UTF-8 length (less than STORE_BELOW)
+ * @returns the entry's bytes and the content's view into them
+ */
+export function storedBlobEntryOf (text: string, size: number): { bytes: Buffer, content: Buffer } {
+  if (size >= STORE_BELOW) throw new Error('A blob this large is deflated, not stored')
+  const headerLength = entryHeaderLength(size)
+  const bytes = Buffer.allocUnsafe(headerLength + 2 + 5 + size + 4)
+  writeEntryHeader(bytes, TYPE_CODES.blob, size)
+  if (bytes.write(text, headerLength + 7, size, 'utf8') !== size) throw new Error('The blob text is not as long as its given size')
+  storedZlibAround(bytes, headerLength, size)
+  return { bytes, content: bytes.subarray(headerLength + 7, headerLength + 7 + size) }
 }
 
 function adler32 (data: Buffer): number {

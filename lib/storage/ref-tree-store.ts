@@ -432,7 +432,8 @@ export class RefTreeStore<T> implements RefSource {
     }
     for (const [name, text] of draft.files) {
       if (text === null) { change(name, null); continue }
-      const oid = batch.blob(Buffer.from(text, 'utf8'))
+      // Encoded once, into its pack entry (no buffer of its own to copy into the entry).
+      const oid = batch.blobText(text)
       this.texts.set(oid, text)
       const layout = draft.layouts.get(name)
       if (layout !== undefined) this.layouts.set(oid, layout)

@@ -5,7 +5,7 @@ import { makeRepo, gitIn } from '../helpers/git-repo.js'
 import { ObjectBatch } from '../../lib/storage/object-batch.js'
 import { GitObjectReader } from '../../lib/storage/git-object-reader.js'
 import { PackStore } from '../../lib/storage/pack-store.js'
-import { buildPack, PackIndex } from '../../lib/storage/pack-file.js'
+import { buildPack, encodeEntry, PackIndex } from '../../lib/storage/pack-file.js'
 
 const packFiles = async (gitDir: string): Promise<string[]> => (await readdir(path.join(gitDir, 'objects', 'pack'))).sort()
 
@@ -98,6 +98,31 @@ t.test('objects of every entry header length, stored and deflated, are packed as
   for (const blob of blobs) t.ok((await reader.readBlob(blob.oid)).equals(blob.content), `${blob.content.length} bytes read back`)
   for (const tree of trees) t.equal(gitIn(dir, ['rev-parse', `${tree}^{tree}`]), tree)
   t.equal((await reader.readTree(trees[1]!)).length, 1700)
+})
+
+t.test('a blob added from its text is the blob of its UTF-8 bytes, packed as the same entry', async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const texts = ['', '{"a":1}\n', 'ü'.repeat(2047), 'x'.repeat(4095), 'é'.repeat(2048), 'y'.repeat(4096), `${'z'.repeat(4094)}é`, '\u{1F600}'.repeat(600)]
+  const fromText = new ObjectBatch()
+  const fromBytes = new ObjectBatch()
+  for (const text of texts) {
+    const oid = fromText.blobText(text)
+    t.equal(oid, fromBytes.blob(Buffer.from(text, 'utf8')), `${Buffer.byteLength(text)} bytes: same id`)
+  }
+  for (let i = 0; i < texts.length; i++) {
+    const a = fromText.objects[i]!
+    const b = fromBytes.objects[i]!
+    t.ok(a.content.equals(b.content), 'same content')
+    t.ok(encodeEntry(a).bytes.equals(encodeEntry(b).bytes), 'same pack entry')
+  }
+  t.equal(buildPack(fromText.objects).name, buildPack(fromBytes.objects).name, 'the same pack')
+  const packs = new PackStore(gitDir)
+  await packs.write(fromText.objects)
+  for (const text of texts) {
+    const oid = fromBytes.objects[texts.indexOf(text)]!.oid
+    t.equal(gitIn(dir, ['cat-file', '-s', oid]), String(Buffer.byteLength(text)))
+    t.equal((await new GitObjectReader(gitDir, new PackStore(gitDir)).readBlob(oid)).toString('utf8'), text)
+  }
 })
 
 t.test('many concurrent writes leave no temporary files, and merging keeps the pack count low', async t => {
