@@ -116,6 +116,8 @@ export class HistoryStore {
   #foldGeneration = 0
   /** Resolves once the journal a previous process left is folded (`open`). */
   #opened: Promise<void> | null = null
+  /** `#opened` resolved. */
+  #openDone = false
   /** The fold running or queued; folds run one after the other. */
   #folding: Promise<void> = Promise.resolve()
   #intervalTimer: NodeJS.Timeout | null = null
@@ -151,6 +153,7 @@ export class HistoryStore {
   async open (): Promise<void> {
     this.#opened ??= this.#recover()
     await this.#opened
+    this.#openDone = true
   }
 
   async #recover (): Promise<void> {
@@ -226,7 +229,8 @@ export class HistoryStore {
   async append (items: Array<{ collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> }>, files: readonly FileWrite[] = []): Promise<Snapshot[]> {
     if (this.#journal === null) return await this.#appendToRef(items, files)
     const keys = items.map(item => ({ collection: assertCollectionName(item.collection), id: assertEntryId(item.id) }))
-    await this.open()
+    // Opened once; a save after that awaits no promise for it.
+    if (!this.#openDone) await this.open()
     if (this.#closed) throw new Error('The history store is closed')
     if (keys.length === 0) {
       await this.#packs.group.placeAfter(files, Promise.resolve())
@@ -245,7 +249,10 @@ export class HistoryStore {
         this.#lastOnRef.clear()
         this.#knownHead = head
       }
-      lastOnRef = await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head, remembered)))
+      // One entry (a save) without a list of promises.
+      lastOnRef = keys.length === 1
+        ? [await this.#lastTsOnRef(keys[0]!.collection, keys[0]!.id, head, remembered)]
+        : await Promise.all(keys.map(async k => await this.#lastTsOnRef(k.collection, k.id, head, remembered)))
       // A fold that landed meanwhile took snapshots out of the overlay: read again.
       if (generation === this.#foldGeneration && (head === this.#knownHead || !remembered)) break
     }

@@ -121,6 +121,25 @@ t.test('a crash\'s journal is folded at the next open, idempotently: a segment a
   t.equal(gitIn(dir, ['fsck', '--no-progress']).includes('error'), false)
 })
 
+t.test('appends to a store nobody opened wait for the journal a previous process left; later appends follow them', async t => {
+  const { dir, open } = setup(t)
+  const first = open()
+  const left: Snapshot[] = []
+  for (let n = 1; n <= 3; n++) left.push(...await first.append([{ collection: 'posts', id: 'a', snapshot: snap(n) }]))
+  // No close: the process is gone. The next one appends at once, without calling open.
+  const second = open()
+  const [a, b] = await Promise.all([
+    second.append([{ collection: 'posts', id: 'a', snapshot: snap(4) }]),
+    second.append([{ collection: 'posts', id: 'a', snapshot: snap(5) }])
+  ])
+  t.ok(a[0]!.ts > left.at(-1)!.ts && b[0]!.ts > a[0]!.ts, 'ts after the journal left, strictly increasing')
+  const [c] = await second.append([{ collection: 'posts', id: 'a', snapshot: snap(6) }])
+  t.ok(c!.ts > b[0]!.ts)
+  t.same((await second.list('posts', 'a')).map(s => s.data.n), [1, 2, 3, 4, 5, 6])
+  await second.close()
+  t.same(onRef(dir, 'posts', 'a')!.map(s => s.data.n), [1, 2, 3, 4, 5, 6])
+})
+
 t.test('hostile or malformed journal content at open is refused: nothing of it reaches the ref, the working tree or any other ref', async t => {
   const warnings: Array<{ message: string, details: Record<string, unknown> }> = []
   const { dir, gitDir, journalDir, open } = setup(t, { warn: (message, details) => warnings.push({ message, details }) })
