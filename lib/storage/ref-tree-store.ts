@@ -496,18 +496,47 @@ export class RefTreeStore<T> implements RefSource {
     return text
   }
 
+  /**
+   * Reads in parallel what the updates will need and the caches lack. What is cached (the trees and
+   * the documents this process wrote: a fold's usual case) is looked up synchronously, without a
+   * promise per update; only the rest is read, READ_CONCURRENCY at a time.
+   */
   private async prefetch (rootOid: string, updates: ReadonlyArray<TreeUpdate<T>>): Promise<void> {
-    const keys = updates.flatMap(u => u.type === 'update' ? [u] : [])
-    for (let start = 0; start < keys.length; start += READ_CONCURRENCY) {
+    const missing: Array<{ collection: string, id: string }> = []
+    for (const u of updates) {
+      if (u.type !== 'update') continue
+      const oid = this.cachedFileOid(rootOid, u.collection, u.id)
+      if (oid === undefined || (oid !== null && this.texts.get(oid) === undefined)) missing.push(u)
+    }
+    for (let start = 0; start < missing.length; start += READ_CONCURRENCY) {
       if (start > 0) await yieldToLoop()
-      await Promise.all(keys.slice(start, start + READ_CONCURRENCY).map(async (u) => {
+      await Promise.all(missing.slice(start, start + READ_CONCURRENCY).map(async (u) => {
         const oid = await this.fileOid(rootOid, u.collection, u.id)
         if (oid !== null) await this.text(oid)
       }))
     }
   }
 
+  /** `fileOid` from the cached trees alone: undefined when a tree on the way is not cached. */
+  private cachedFileOid (rootOid: string, collection: string, id: string): string | null | undefined {
+    const root = this.trees.get(rootOid)
+    if (root === undefined) return undefined
+    const coll = root.get(collection)
+    if (coll?.type !== 'tree') return null
+    const shards = this.trees.get(coll.oid)
+    if (shards === undefined) return undefined
+    const shard = shards.get(shardOf(id))
+    if (shard?.type !== 'tree') return null
+    const files = this.trees.get(shard.oid)
+    if (files === undefined) return undefined
+    const file = files.get(treeNameOf(id))
+    return file?.type === 'blob' ? file.oid : null
+  }
+
   private async fileOid (rootOid: string, collection: string, id: string): Promise<string | null> {
+    // Cached trees (the usual case) without an await per level.
+    const cached = this.cachedFileOid(rootOid, collection, id)
+    if (cached !== undefined) return cached
     const coll = (await this.tree(rootOid)).get(collection)
     if (coll?.type !== 'tree') return null
     const shard = (await this.tree(coll.oid)).get(shardOf(id))

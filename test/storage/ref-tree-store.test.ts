@@ -73,6 +73,22 @@ t.test('a commit made by someone else in between is built upon, not overwritten'
   t.equal(gitIn(dir, ['rev-parse', `${REF}^`]), commit)
 })
 
+t.test('updates applied with cold caches (another store) and with warm ones read each document as it is', async t => {
+  const { gitDir } = makeRepo(t)
+  const warm = store(gitDir)
+  const add = (id: string, by: number): TreeUpdate<{ n: number }> => ({ type: 'update', collection: 'c', id, update: (current) => ({ n: (current?.n ?? 0) + by }) })
+  await warm.update(Array.from({ length: 300 }, (_, i) => add(`e${i}`, i)))
+  // A second store knows nothing: its trees and documents are read (the prefetch's reads).
+  const cold = store(gitDir)
+  await cold.update(Array.from({ length: 100 }, (_, i) => add(`e${i}`, 1000)))
+  // The first one has them cached but the ref moved: what it cached at the old root is not used.
+  await warm.update(Array.from({ length: 100 }, (_, i) => add(`e${i + 50}`, 100_000)))
+  const docs = new Map((await store(gitDir).list()).map(d => [d.id, d.doc.n]))
+  t.equal(docs.size, 300)
+  const expected = (i: number): number => i + (i < 100 ? 1000 : 0) + (i >= 50 && i < 150 ? 100_000 : 0)
+  t.equal(Array.from({ length: 300 }, (_, i) => i).filter(i => docs.get(`e${i}`) !== expected(i)).length, 0, 'every update applied to the document as it was')
+})
+
 function execGit (cwd: string, args: string[], env: Record<string, string>): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...env } }).trim()
 }
