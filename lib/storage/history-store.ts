@@ -122,6 +122,8 @@ export class HistoryStore {
   #folding: Promise<void> = Promise.resolve()
   #intervalTimer: NodeJS.Timeout | null = null
   #idleTimer: NodeJS.Timeout | null = null
+  /** When `#scheduleFold` was last called (ms since the epoch): the idle fold comes FOLD_IDLE_MS after it. */
+  #lastScheduled = 0
   #closed = false
   readonly #gitDir: string
   /** Per entry, the last ts of its document on the ref at `#knownHead` (so an append decodes no document). */
@@ -383,25 +385,43 @@ export class HistoryStore {
     this.#unfoldedCount--
   }
 
+  /**
+   * Arms the fold's timers: the interval one once, and the idle one, which fires FOLD_IDLE_MS after
+   * the last call. A call while the idle timer runs only notes its time (the timer, once due, waits
+   * for the rest of the idle time when calls came meanwhile): no timer re-armed and no closure made
+   * per save.
+   */
   #scheduleFold (): void {
     if (this.#closed) return
-    const fold = (): void => {
-      this.#clearTimers()
-      void this.#foldQueued().catch((err: unknown) => {
-        this.#warn('folding the history journal into the ref failed; the snapshots stay durable in the journal and the fold is retried', { err })
-        this.#scheduleFold()
-      })
-    }
+    this.#lastScheduled = Date.now()
     if (this.#intervalTimer === null) {
-      this.#intervalTimer = setTimeout(fold, this.#foldIntervalMs)
+      this.#intervalTimer = setTimeout(this.#timedFold, this.#foldIntervalMs)
       this.#intervalTimer.unref()
     }
     if (this.#idleTimer === null) {
-      this.#idleTimer = setTimeout(fold, this.#foldIdleMs)
+      this.#idleTimer = setTimeout(this.#idleDue, this.#foldIdleMs)
       this.#idleTimer.unref()
-    } else {
-      this.#idleTimer.refresh()
     }
+  }
+
+  /** The idle timer: folds once FOLD_IDLE_MS passed since the last `#scheduleFold`, else waits for the rest. */
+  readonly #idleDue = (): void => {
+    const rest = this.#lastScheduled + this.#foldIdleMs - Date.now()
+    if (rest > 0) {
+      this.#idleTimer = setTimeout(this.#idleDue, rest)
+      this.#idleTimer.unref()
+      return
+    }
+    this.#timedFold()
+  }
+
+  /** A timer's fold; a failed one is logged and scheduled again (its snapshots stay in the journal). */
+  readonly #timedFold = (): void => {
+    this.#clearTimers()
+    void this.#foldQueued().catch((err: unknown) => {
+      this.#warn('folding the history journal into the ref failed; the snapshots stay durable in the journal and the fold is retried', { err })
+      this.#scheduleFold()
+    })
   }
 
   #clearTimers (): void {

@@ -140,6 +140,25 @@ t.test('appends to a store nobody opened wait for the journal a previous process
   t.same(onRef(dir, 'posts', 'a')!.map(s => s.data.n), [1, 2, 3, 4, 5, 6])
 })
 
+t.test('the idle fold comes once appends pause for the idle time, not while they keep coming', async t => {
+  const { dir, gitDir, journalDir } = setup(t)
+  const history = new HistoryStore({ gitDir, packs: new PackStore(gitDir), journalDir, foldIntervalMs: 3_600_000, foldIdleMs: 500 })
+  await history.open()
+  const started = Date.now()
+  let n = 0
+  // Appends 100 ms apart for about a second: each one pushes the idle fold back.
+  while (Date.now() - started < 1_000) {
+    await history.append([{ collection: 'posts', id: 'steady', snapshot: snap(++n) }])
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  const last = Date.now()
+  t.equal(await readRef(gitDir, HISTORY_REF), null, 'no fold while appends came within the idle time')
+  while (await readRef(gitDir, HISTORY_REF) === null && Date.now() - last < 10_000) await new Promise(resolve => setTimeout(resolve, 20))
+  t.ok(Date.now() - last >= 380, 'the fold came after the pause (the last append was at most 100 ms before it started)')
+  t.equal(onRef(dir, 'posts', 'steady')?.length, n, 'and folded every snapshot')
+  await history.close()
+})
+
 t.test('hostile or malformed journal content at open is refused: nothing of it reaches the ref, the working tree or any other ref', async t => {
   const warnings: Array<{ message: string, details: Record<string, unknown> }> = []
   const { dir, gitDir, journalDir, open } = setup(t, { warn: (message, details) => warnings.push({ message, details }) })
