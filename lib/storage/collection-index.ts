@@ -16,6 +16,7 @@ import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, signatureSize, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
+import { WrittenTexts } from './written-texts.js'
 import { rowContent, StoredRow, type IndexRow, type RowContent, type RowHome, type RowRules } from './index-row.js'
 import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, defaultFileParts, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
@@ -169,6 +170,8 @@ export class CollectionIndex {
   #built = false
   /** The check of every file once the watcher listens (see `caughtUp`). */
   #caughtUp: Promise<void> = Promise.resolve()
+  /** The texts this service wrote lately: the next save of the entry needs no read of its file. */
+  readonly #written = new WrittenTexts()
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
@@ -332,11 +335,15 @@ export class CollectionIndex {
     const rev = this.lastRevision(id) + 1
     await this.#opts.log.append([{ id, rev, sig }])
     this.#setState(id, { rev, sig })
-    // The text just written tells where the body starts (read back when the file is not that size).
+    // The text just written tells where the body starts (read back when the file is not that size),
+    // and is kept for the entry's next save while the file keeps this signature.
     const rules = this.#rules(file)
+    const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
+    if (asWritten) this.#written.remember(id, file, sig, written.text)
+    else this.#written.forget(id)
     const text = !isMarkdownLike(rules.format)
       ? null
-      : written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig) ? written.text : await readTextIfUnchanged(file, sig)
+      : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues
     this.#store(id, file, sig, rev, rowContent(id, data, text, rules, issues !== undefined ? () => issues : this.#opts.validate), readAt)
@@ -1019,13 +1026,18 @@ export class CollectionIndex {
     const current = this.#entries.get(id)
     if (current?.bodyAt !== undefined) {
       // The common case in one open: a plain file (not a link) whose signature still matches is
-      // unchanged, so its body is where it was; anything else takes the full check below.
-      const text = await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
+      // unchanged, so its body is where it was; anything else takes the full check below. A text
+      // this service wrote there needs one lstat, no read.
+      const text = this.#written.textIfUnchanged(id, current.file, current.sig) ?? await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
       if (text !== null) return withText(entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) }), text)
     }
     const checked = await this.#refresh(id)
     if (checked === null) return null
-    return 'entry' in checked ? checked.entry : await this.#withData(checked.row)
+    if ('entry' in checked) return checked.entry
+    const entry = await this.#withData(checked.row)
+    // A data file (no body) this service wrote: its writer edits the kept text, no read either.
+    const text = entry !== null && checked.row.bodyAt === undefined ? this.#written.textIfUnchanged(id, checked.row.file, checked.row.sig) : undefined
+    return text !== undefined ? withText(entry as IndexedEntry, text) : entry
   }
 
   /** Re-checks one entry's file; re-reads it (giving all its data) only when its signature changed. */
@@ -1226,6 +1238,7 @@ export class CollectionIndex {
   }
 
   #remove (id: string): void {
+    this.#written.forget(id)
     this.#opts.onEntryChange?.(id, null)
     this.#racy.delete(id)
     if (this.#entries.delete(id)) {
