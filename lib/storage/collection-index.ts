@@ -20,7 +20,7 @@ import { WrittenTexts } from './written-texts.js'
 import { rowContent, StoredRow, type IndexRow, type RowContent, type RowHome, type RowRules } from './index-row.js'
 import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, defaultFileParts, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
-import { isInside } from './safe-path.js'
+import { isInside, relativeBelow } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { carriedStates, folderSignature, logDigest, RACY_MS, signatureCtime, snapshotFolder, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
@@ -172,10 +172,13 @@ export class CollectionIndex {
   #caughtUp: Promise<void> = Promise.resolve()
   /** The texts this service wrote lately: the next save of the entry needs no read of its file. */
   readonly #written = new WrittenTexts()
+  /** The repository's `.git` folder, real path (checked against at every save). */
+  readonly #gitReal: string
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
     this.#opts = opts
+    this.#gitReal = path.join(opts.repoRealDir, '.git')
     const { dir, format, nested, indexFile, files } = opts.collection
     this.#layout = { dir, format, nested, indexFile, files }
     const layout = this.#layout
@@ -203,7 +206,7 @@ export class CollectionIndex {
    * @param file absolute path that changed
    */
   onFileEvent (file: string): void {
-    const rel = path.relative(this.collection.dir, file)
+    const rel = relativeBelow(this.collection.dir, file) ?? path.relative(this.collection.dir, file)
     if (rel === '' || !isInside(this.collection.dir, file)) { if (rel === '') this.#rescan = true; return }
     const segments = rel.split(path.sep)
     // Hidden names (temporary files of atomic writes among them) are never entries.
@@ -400,7 +403,7 @@ export class CollectionIndex {
     const folderReal = this.#folderReal()
     const real = path.dirname(file) === this.collection.dir ? realPathInFolder(folderReal, file) : realPathOf(file)
     if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
-    if (isInside(path.join(this.#opts.repoRealDir, '.git'), real)) throw new ForbiddenError('Path is inside .git')
+    if (isInside(this.#gitReal, real)) throw new ForbiddenError('Path is inside .git')
     return file
   }
 
@@ -1150,7 +1153,7 @@ export class CollectionIndex {
   #folderReal (): string {
     const repoReal = this.#opts.repoRealDir
     const real = realPathOf(this.collection.dir)
-    if (real === null || !isInside(repoReal, real) || isInside(path.join(repoReal, '.git'), real)) {
+    if (real === null || !isInside(repoReal, real) || isInside(this.#gitReal, real)) {
       throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
     }
     return real
