@@ -2,13 +2,14 @@
  * Reading an entry file's text back only while it is the version the index saw: the index keeps
  * no Markdown body in memory and fetches it from the file when a read needs it.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { signatureOf } from './entry-file.js'
 import { SMALL_FILE_BYTES } from './quick-fs.js'
 
 /**
- * Reads a file's text if its signature still matches (one open, one fstat, one read).
+ * Reads a file's text if its signature still matches (one open, one fstat, one read, one close:
+ * `readFileSync` on the descriptor made a second fstat of its own, issue 18 eleventh pass).
  * @param file absolute entry file path
  * @param sig the signature the index holds for it
  * @param opts `noFollow`: refuse a symbolic link (then the caller's own checks decide)
@@ -26,7 +27,7 @@ export async function readTextIfUnchanged (file: string, sig: string, opts: { no
   try {
     const st = fstatSync(fd)
     if (!st.isFile() || signatureOf(st) !== sig) return null
-    if (st.size <= SMALL_FILE_BYTES) return readFileSync(fd, 'utf8')
+    if (st.size <= SMALL_FILE_BYTES) return readSized(fd, st.size)
   } catch {
     return null
   } finally {
@@ -39,4 +40,21 @@ export async function readTextIfUnchanged (file: string, sig: string, opts: { no
   } catch {
     return null
   }
+}
+
+/**
+ * The text of an open regular file whose size an fstat just gave: at most that many bytes, as
+ * `readFileSync(fd, 'utf8')` reads a regular file (it stops at the size it stat-ed, or earlier at
+ * the end of the file), decoded the same way (invalid UTF-8 becomes U+FFFD, a BOM is kept).
+ */
+function readSized (fd: number, size: number): string {
+  if (size === 0) return ''
+  const buf = Buffer.allocUnsafe(size)
+  let n = 0
+  while (n < size) {
+    const got = readSync(fd, buf, n, size - n, n)
+    if (got === 0) break
+    n += got
+  }
+  return buf.toString('utf8', 0, n)
 }
