@@ -8,8 +8,7 @@ import { signatureOf } from './entry-file.js'
 import { SMALL_FILE_BYTES } from './quick-fs.js'
 
 /**
- * Reads a file's text if its signature still matches (one open, one fstat, one read, one close:
- * `readFileSync` on the descriptor made a second fstat of its own, issue 18 eleventh pass).
+ * Reads a file's text if its signature still matches (one open, one fstat, one read, one close).
  * @param file absolute entry file path
  * @param sig the signature the index holds for it
  * @param opts `noFollow`: refuse a symbolic link (then the caller's own checks decide)
@@ -43,18 +42,22 @@ export async function readTextIfUnchanged (file: string, sig: string, opts: { no
 }
 
 /**
- * The text of an open regular file whose size an fstat just gave: at most that many bytes, as
- * `readFileSync(fd, 'utf8')` reads a regular file (it stops at the size it stat-ed, or earlier at
- * the end of the file), decoded the same way (invalid UTF-8 becomes U+FFFD, a BOM is kept).
+ * The text of an open regular file whose size an fstat just gave, in one read of a byte more than
+ * that size: a short read of a regular file is its end, so a file of that size needs no second
+ * read (`readFileSync(fd, 'utf8')` read until a read returned nothing: one more system call per
+ * read entry, issue 18 eleventh pass). Decoded as readFileSync decodes (invalid UTF-8 becomes
+ * U+FFFD, a BOM is kept).
+ * @returns the text, or null when the file is longer or shorter than the size now (changed since
+ *   the fstat: the caller's full check reads it again)
  */
-function readSized (fd: number, size: number): string {
-  if (size === 0) return ''
-  const buf = Buffer.allocUnsafe(size)
+function readSized (fd: number, size: number): string | null {
+  const buf = Buffer.allocUnsafe(size + 1)
   let n = 0
-  while (n < size) {
-    const got = readSync(fd, buf, n, size - n, n)
-    if (got === 0) break
+  while (n <= size) {
+    const want = size + 1 - n
+    const got = readSync(fd, buf, n, want, n)
     n += got
+    if (got < want) break
   }
-  return buf.toString('utf8', 0, n)
+  return n === size ? buf.toString('utf8', 0, n) : null
 }

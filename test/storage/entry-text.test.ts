@@ -6,8 +6,9 @@ import path from 'node:path'
 import { readTextIfUnchanged } from '../../lib/storage/entry-text.js'
 import { signatureOf } from '../../lib/storage/file-signature.js'
 
-// readTextIfUnchanged reads the descriptor it fstat-ed itself (no second fstat inside readFileSync):
-// the text must be what readFileSync(file, 'utf8') gives, for every kind of content.
+// readTextIfUnchanged reads the descriptor it fstat-ed in one read of the size plus a byte (readFileSync
+// read until a read returned nothing): the text must be what readFileSync(file, 'utf8') gives, for
+// every kind of content.
 
 t.test('the text readFileSync gives, only while the signature matches', async t => {
   const dir = await mkdtemp(path.join(tmpdir(), 'entry-text-'))
