@@ -30,12 +30,21 @@ export function isInside (root: string, target: string): boolean {
   // component, no empty one, no trailing `/`), as real paths are; then containment is a prefix
   // ending at a `/`. A root under a dot-folder (`<repo>/.git`, checked twice per save) is normal
   // too (issue 18, eleventh pass: it took path.relative's way before, as did every target outside).
-  if (path.sep === '/' && normalAbsolute(root) && normalAbsolute(target)) {
+  if (path.sep !== '/') return insideByRelative(root, target)
+  // Below a root with no `/.` at all, scanning the target's rest is enough (the usual "inside").
+  if (target.length > root.length && root.length > 1 && target.charCodeAt(root.length) === 47 && target.startsWith(root) &&
+    !root.includes('/.') && !root.includes('//') && root.charCodeAt(root.length - 1) !== 47 && root.charCodeAt(0) === 47 &&
+    target.indexOf('/.', root.length) === -1 && target.indexOf('//', root.length) === -1) return true
+  if (normalAbsolute(root) && normalAbsolute(target)) {
     if (target === root) return true
     if (!target.startsWith(root) || (root.length > 1 && target.charCodeAt(root.length) !== 47)) return false
     // As path.relative's answer is read below: a first name starting with `..` (`...`) counts as outside.
     return !target.startsWith('..', root.length === 1 ? 1 : root.length + 1)
   }
+  return insideByRelative(root, target)
+}
+
+function insideByRelative (root: string, target: string): boolean {
   const rel = path.relative(root, target)
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel) && rel.split(path.sep)[0] !== '..')
 }
