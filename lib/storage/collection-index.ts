@@ -170,8 +170,6 @@ export class CollectionIndex {
   #built = false
   /** The check of every file once the watcher listens (see `caughtUp`). */
   #caughtUp: Promise<void> = Promise.resolve()
-  /** The texts this service wrote lately: the next save of the entry needs no read of its file. */
-  readonly #written = new WrittenTexts()
   /** The repository's `.git` folder, real path (checked against at every save). */
   readonly #gitReal: string
 
@@ -342,8 +340,8 @@ export class CollectionIndex {
     // and is kept for the entry's next save while the file keeps this signature.
     const rules = this.#rules(file)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
-    if (asWritten) this.#written.remember(id, file, sig, written.text)
-    else this.#written.forget(id)
+    if (asWritten) writtenTexts.remember(file, sig, written.text)
+    else writtenTexts.forget(file)
     const text = !isMarkdownLike(rules.format)
       ? null
       : asWritten ? written.text : await readTextIfUnchanged(file, sig)
@@ -1031,7 +1029,7 @@ export class CollectionIndex {
       // The common case in one open: a plain file (not a link) whose signature still matches is
       // unchanged, so its body is where it was; anything else takes the full check below. A text
       // this service wrote there needs one lstat, no read.
-      const text = this.#written.textIfUnchanged(id, current.file, current.sig) ?? await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
+      const text = writtenTexts.textIfUnchanged(current.file, current.sig) ?? await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
       if (text !== null) return withText(entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) }), text)
     }
     const checked = await this.#refresh(id)
@@ -1039,7 +1037,7 @@ export class CollectionIndex {
     if ('entry' in checked) return checked.entry
     const entry = await this.#withData(checked.row)
     // A data file (no body) this service wrote: its writer edits the kept text, no read either.
-    const text = entry !== null && checked.row.bodyAt === undefined ? this.#written.textIfUnchanged(id, checked.row.file, checked.row.sig) : undefined
+    const text = entry !== null && checked.row.bodyAt === undefined ? writtenTexts.textIfUnchanged(checked.row.file, checked.row.sig) : undefined
     return text !== undefined ? withText(entry as IndexedEntry, text) : entry
   }
 
@@ -1241,7 +1239,8 @@ export class CollectionIndex {
   }
 
   #remove (id: string): void {
-    this.#written.forget(id)
+    const row = this.#entries.get(id)
+    if (row !== undefined) writtenTexts.forget(row.file)
     this.#opts.onEntryChange?.(id, null)
     this.#racy.delete(id)
     if (this.#entries.delete(id)) {
@@ -1283,6 +1282,12 @@ function realPathInFolder (folderReal: string, file: string): string | null {
   if (st?.isSymbolicLink() === true) return realPathOf(file)
   return path.join(folderReal, path.basename(file))
 }
+
+/**
+ * The texts this process wrote lately into entry files, all collections together (one bound): the
+ * entry's next save needs no read of its file.
+ */
+const writtenTexts = new WrittenTexts()
 
 /** How long after a build its snapshot's buffer is released (`RowTable.release`): the first lists are answered first. */
 const RELEASE_AFTER_MS = 100

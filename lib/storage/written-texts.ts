@@ -5,7 +5,8 @@
  * read, close): the same trust the index gives its rows, whose fields it serves while the file's
  * signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`) is unchanged. Any write by anyone changes the
  * ctime, which no user can set back, so an outside edit that keeps the size and sets the mtime back
- * is still noticed. A link (even to the same file) is never served from here.
+ * is still noticed. A link (even to the same file) is never served from here. Keyed by the file's
+ * absolute path, one bound for the whole process (however many collections and instances).
  */
 import { lstatSync } from 'node:fs'
 import { signatureOf } from './file-signature.js'
@@ -16,12 +17,11 @@ export const WRITTEN_TEXTS_MAX_ENTRIES = 1024
 export const WRITTEN_TEXTS_MAX_CHARS = 2 * 1024 * 1024
 
 interface WrittenText {
-  file: string
   sig: string
   text: string
 }
 
-/** A bounded map from entry id to the text the service last wrote into its file. */
+/** A bounded map from an entry file to the text the service last wrote into it. */
 export class WrittenTexts {
   readonly #texts = new Map<string, WrittenText>()
   readonly #maxEntries: number
@@ -39,15 +39,14 @@ export class WrittenTexts {
 
   /**
    * Keeps the text the service just wrote into an entry's file.
-   * @param id entry id
-   * @param file the file written
+   * @param file the file written (absolute path)
    * @param sig the file's signature stat-ed after the write
    * @param text the text written (the caller checked that its byte length is the signature's size)
    */
-  remember (id: string, file: string, sig: string, text: string): void {
-    this.forget(id)
+  remember (file: string, sig: string, text: string): void {
+    this.forget(file)
     if (text.length > this.#maxChars) return
-    this.#texts.set(id, { file, sig, text })
+    this.#texts.set(file, { sig, text })
     this.#chars += text.length
     for (const [oldest, kept] of this.#texts) {
       if (this.#texts.size <= this.#maxEntries && this.#chars <= this.#maxChars) break
@@ -57,37 +56,36 @@ export class WrittenTexts {
   }
 
   /**
-   * Drops an entry's text (deleted, or its file changed).
-   * @param id entry id
+   * Drops a file's text (its entry deleted, or the file changed).
+   * @param file absolute path
    */
-  forget (id: string): void {
-    const kept = this.#texts.get(id)
+  forget (file: string): void {
+    const kept = this.#texts.get(file)
     if (kept === undefined) return
-    this.#texts.delete(id)
+    this.#texts.delete(file)
     this.#chars -= kept.text.length
   }
 
   /**
-   * The text kept for an entry, when its file is the one written, still a plain file (not a link)
-   * and still has the signature the row holds (one lstat).
-   * @param id entry id
-   * @param file the entry's file now
+   * The text kept for a file, when it is still a plain file (not a link) with the signature the
+   * index holds for it, which is the one it had right after the write (one lstat).
+   * @param file the entry's file (absolute path)
    * @param sig the signature the index holds for it
    * @returns the text, or undefined (then the caller reads the file)
    */
-  textIfUnchanged (id: string, file: string, sig: string): string | undefined {
-    const kept = this.#texts.get(id)
+  textIfUnchanged (file: string, sig: string): string | undefined {
+    const kept = this.#texts.get(file)
     if (kept === undefined) return undefined
-    if (kept.file !== file || kept.sig !== sig) { this.forget(id); return undefined }
+    if (kept.sig !== sig) { this.forget(file); return undefined }
     let same = false
     try {
       const st = lstatSync(file, { throwIfNoEntry: false })
       same = st !== undefined && st.isFile() && signatureOf(st) === sig
     } catch {}
-    if (!same) { this.forget(id); return undefined }
+    if (!same) { this.forget(file); return undefined }
     // Recently used: kept longer.
-    this.#texts.delete(id)
-    this.#texts.set(id, kept)
+    this.#texts.delete(file)
+    this.#texts.set(file, kept)
     return kept.text
   }
 
