@@ -35,7 +35,7 @@ import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/default-remote.js'
 import { MediaIndex } from './storage/media-index.js'
 import { siteMediaRoots } from './storage/media-roots.js'
-import { isInside } from './storage/safe-path.js'
+import { isInside, relativeSlashPath } from './storage/safe-path.js'
 
 /**
  * How long after the first index builds the work they let start (koa-body's load, the temp-file
@@ -186,7 +186,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       plans: new RecoveryPlanStore(stateDir),
       remote,
       media,
-      relativePath: (absolute) => path.relative(repoDir, absolute).split(path.sep).join('/')
+      relativePath: (absolute) => relativeSlashPath(repoDir, absolute)
     }
     await history.open()
     const unfinished = await finishRecoveryPlan(services)

@@ -77,9 +77,14 @@ function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
   const status = ctx.status
   const text = JSON.stringify(body)
   ctx.body = text
-  ctx.status = status
-  ctx.type = 'application/json'
+  // Koa keeps both when the body was an object (its JSON branch set them): set only what changed
+  // (each set is a header lookup and validation, at every API answer; issue 18, eleventh pass).
+  if (ctx.status !== status) ctx.status = status
+  if (ctx.response.get('Content-Type') !== JSON_TYPE) ctx.type = 'application/json'
 }
+
+/** The Content-Type Koa gives `application/json`. */
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 function clientMessage (status: number, e: HttpLikeError): string {
   if (status === 413) return 'Request body too large'

@@ -16,10 +16,11 @@ import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, signatureSize, statEntryFile, statEntryFileNow as statNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
+import { WrittenTexts } from './written-texts.js'
 import { rowContent, StoredRow, type IndexRow, type RowContent, type RowHome, type RowRules } from './index-row.js'
 import { readTableInWorker } from './index-reader.js'
 import { candidateFiles, defaultFileOf, defaultFileParts, formatOfFile, idLayoutProblem, idOfPath, isDefaultFile, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
-import { isInside } from './safe-path.js'
+import { isInside, relativeBelow } from './safe-path.js'
 import type { RevisionLog, RevisionState } from './revision-log.js'
 import { carriedStates, folderSignature, logDigest, RACY_MS, signatureCtime, snapshotFolder, type CarriedStates, type IndexSnapshot } from './index-snapshot.js'
 import type { RowTable } from './row-table.js'
@@ -169,10 +170,13 @@ export class CollectionIndex {
   #built = false
   /** The check of every file once the watcher listens (see `caughtUp`). */
   #caughtUp: Promise<void> = Promise.resolve()
+  /** The repository's `.git` folder, real path (checked against at every save). */
+  readonly #gitReal: string
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
     this.#opts = opts
+    this.#gitReal = path.join(opts.repoRealDir, '.git')
     const { dir, format, nested, indexFile, files } = opts.collection
     this.#layout = { dir, format, nested, indexFile, files }
     const layout = this.#layout
@@ -200,7 +204,7 @@ export class CollectionIndex {
    * @param file absolute path that changed
    */
   onFileEvent (file: string): void {
-    const rel = path.relative(this.collection.dir, file)
+    const rel = relativeBelow(this.collection.dir, file) ?? path.relative(this.collection.dir, file)
     if (rel === '' || !isInside(this.collection.dir, file)) { if (rel === '') this.#rescan = true; return }
     const segments = rel.split(path.sep)
     // Hidden names (temporary files of atomic writes among them) are never entries.
@@ -332,11 +336,15 @@ export class CollectionIndex {
     const rev = this.lastRevision(id) + 1
     await this.#opts.log.append([{ id, rev, sig }])
     this.#setState(id, { rev, sig })
-    // The text just written tells where the body starts (read back when the file is not that size).
+    // The text just written tells where the body starts (read back when the file is not that size),
+    // and is kept for the entry's next save while the file keeps this signature.
     const rules = this.#rules(file)
+    const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
+    if (asWritten) writtenTexts.remember(file, sig, written.text)
+    else writtenTexts.forget(file)
     const text = !isMarkdownLike(rules.format)
       ? null
-      : written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig) ? written.text : await readTextIfUnchanged(file, sig)
+      : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues
     this.#store(id, file, sig, rev, rowContent(id, data, text, rules, issues !== undefined ? () => issues : this.#opts.validate), readAt)
@@ -393,7 +401,7 @@ export class CollectionIndex {
     const folderReal = this.#folderReal()
     const real = path.dirname(file) === this.collection.dir ? realPathInFolder(folderReal, file) : realPathOf(file)
     if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
-    if (isInside(path.join(this.#opts.repoRealDir, '.git'), real)) throw new ForbiddenError('Path is inside .git')
+    if (isInside(this.#gitReal, real)) throw new ForbiddenError('Path is inside .git')
     return file
   }
 
@@ -1019,13 +1027,18 @@ export class CollectionIndex {
     const current = this.#entries.get(id)
     if (current?.bodyAt !== undefined) {
       // The common case in one open: a plain file (not a link) whose signature still matches is
-      // unchanged, so its body is where it was; anything else takes the full check below.
-      const text = await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
+      // unchanged, so its body is where it was; anything else takes the full check below. A text
+      // this service wrote there needs one lstat, no read.
+      const text = writtenTexts.textIfUnchanged(current.file, current.sig) ?? await readTextIfUnchanged(current.file, current.sig, { noFollow: true })
       if (text !== null) return withText(entryOf(current, { ...current.fields, body: text.slice(current.bodyAt) }), text)
     }
     const checked = await this.#refresh(id)
     if (checked === null) return null
-    return 'entry' in checked ? checked.entry : await this.#withData(checked.row)
+    if ('entry' in checked) return checked.entry
+    const entry = await this.#withData(checked.row)
+    // A data file (no body) this service wrote: its writer edits the kept text, no read either.
+    const text = entry !== null && checked.row.bodyAt === undefined ? writtenTexts.textIfUnchanged(checked.row.file, checked.row.sig) : undefined
+    return text !== undefined ? withText(entry as IndexedEntry, text) : entry
   }
 
   /** Re-checks one entry's file; re-reads it (giving all its data) only when its signature changed. */
@@ -1138,7 +1151,7 @@ export class CollectionIndex {
   #folderReal (): string {
     const repoReal = this.#opts.repoRealDir
     const real = realPathOf(this.collection.dir)
-    if (real === null || !isInside(repoReal, real) || isInside(path.join(repoReal, '.git'), real)) {
+    if (real === null || !isInside(repoReal, real) || isInside(this.#gitReal, real)) {
       throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
     }
     return real
@@ -1226,6 +1239,8 @@ export class CollectionIndex {
   }
 
   #remove (id: string): void {
+    const row = this.#entries.get(id)
+    if (row !== undefined) writtenTexts.forget(row.file)
     this.#opts.onEntryChange?.(id, null)
     this.#racy.delete(id)
     if (this.#entries.delete(id)) {
@@ -1267,6 +1282,12 @@ function realPathInFolder (folderReal: string, file: string): string | null {
   if (st?.isSymbolicLink() === true) return realPathOf(file)
   return path.join(folderReal, path.basename(file))
 }
+
+/**
+ * The texts this process wrote lately into entry files, all collections together (one bound): the
+ * entry's next save needs no read of its file.
+ */
+const writtenTexts = new WrittenTexts()
 
 /** How long after a build its snapshot's buffer is released (`RowTable.release`): the first lists are answered first. */
 const RELEASE_AFTER_MS = 100
