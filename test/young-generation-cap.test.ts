@@ -215,3 +215,54 @@ t.test('under steady promotion the old generation grows by half its live size be
   t.ok(now > 0, `some full collections: ${now}`)
   t.ok(now * 1.3 <= ninthPass, `full collections for the same promoted garbage: ${now}, with 20 % growth ${ninthPass}`)
 })
+
+// A burst of saves (eleventh pass): while saves come in fast the young generation may grow to two
+// 16 MB semi-spaces (half the scavenges); after a quiet period without saves, one memory-reducing
+// collection gives it back, and it grows again up to the usual cap only.
+const burstScript = `
+  const v8 = await import('node:v8')
+  const { capYoungGeneration, noteSave } = await import(${JSON.stringify(capModule)})
+  capYoungGeneration()
+  const newSpace = () => v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
+  ${CHURN}
+  // Everything the next collections see survives: V8 grows the young generation whenever allowed.
+  const survive = async () => {
+    for (let round = 0; round < 3; round++) {
+      const held = []
+      for (let i = 0; i < 1_500_000; i++) held.push({ a: i, b: 'y' + i })
+      held.length = 0
+      await new Promise(resolve => setImmediate(resolve))
+    }
+  }
+  // A server's listening socket keeps its event loop alive (the burst's own timer does not).
+  const alive = setInterval(() => {}, 1000)
+  await churn(3_000_000)
+  await survive()
+  const capped = newSpace()
+  // An editor's saves, a few a second: not a burst.
+  for (let i = 0; i < 5; i++) { noteSave(); await churn(200_000) }
+  await survive()
+  const slow = newSpace()
+  // A burst: a hundred saves within a second.
+  for (let i = 0; i < 100; i++) noteSave()
+  await survive()
+  const burst = newSpace()
+  // Quiet: no save for longer than the burst's end waits.
+  await new Promise(resolve => setTimeout(resolve, 5000))
+  const quiet = newSpace()
+  await churn(3_000_000)
+  await survive()
+  const later = newSpace()
+  clearInterval(alive)
+  process.stdout.write(JSON.stringify({ capped, slow, burst, quiet, later }))
+`
+
+t.test('a burst of saves lets the young generation grow to two 16 MB semi-spaces; a quiet period gives it back', async t => {
+  const r = JSON.parse(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', burstScript], { encoding: 'utf8' })) as Record<string, number>
+  const mb = (n: number): string => `${(n / 1048576).toFixed(1)} MB`
+  t.ok(r.capped! <= 16 * 1024 * 1024, `capped before the burst: ${mb(r.capped!)}`)
+  t.ok(r.slow! <= 16 * 1024 * 1024, `a few saves a second leave the cap: ${mb(r.slow!)}`)
+  t.ok(r.burst! > 16 * 1024 * 1024 && r.burst! <= 32 * 1024 * 1024, `grown during the burst: ${mb(r.burst!)}`)
+  t.ok(r.quiet! <= 2 * 1024 * 1024, `given back after the quiet period: ${mb(r.quiet!)}`)
+  t.ok(r.later! <= 16 * 1024 * 1024, `then grows back up to the usual cap only: ${mb(r.later!)}`)
+})
