@@ -34,30 +34,6 @@ import { createRequire } from 'node:module'
 const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024
 
 /**
- * The size each semi-space may reach during a burst of saves (V8's own maximum on a 64-bit machine,
- * unless the process was started with another `--max-semi-space-size`). A save allocates ~130 KB of
- * short-lived objects: at ~1,000 saves/s two 8 MB semi-spaces meant ~20 scavenges a second, each
- * copying what the saves in flight hold; 16 MB halves their number (server CPU per save about -10 %,
- * see ARCHITECTURE, "Eleventh pass: the young generation during saves"). Only while saves come in
- * fast (BURST_SAVES within BURST_WINDOW_MS): after BURST_QUIET_MS without a save, one
- * memory-reducing collection gives the memory back and the cap is MAX_SEMI_SPACE_BYTES again, so
- * the RSS after a warm-up of reads is what it was.
- */
-const BURST_SEMI_SPACE_BYTES = 16 * 1024 * 1024
-
-/** Saves within BURST_WINDOW_MS that make a burst (an editor at work makes a few a second at most). */
-const BURST_SAVES = 50
-
-/** The window BURST_SAVES are counted in. */
-const BURST_WINDOW_MS = 1000
-
-/** How long without a save ends a burst (the young generation back to its cap). */
-const BURST_QUIET_MS = 3000
-
-/** How often the end of a burst is looked for. */
-const BURST_CHECK_MS = 1000
-
-/**
  * After each full collection V8 lets the old generation grow to its live size times a factor it
  * picks from the collector's speed, up to 4x on a machine with gigabytes of memory (its default
  * limit): with 60 MB of index rows alive (100,000 entries) the heap grew to 250 MB of mostly
@@ -73,6 +49,32 @@ const BURST_CHECK_MS = 1000
  * warm-up +2 to +9 MB (see ARCHITECTURE, "Tenth pass: garbage collection during saves").
  */
 const OLD_GENERATION_GROWING_PERCENT = 50
+
+/**
+ * The old generation's fixed growth during a burst of saves (BURST_SAVES within BURST_WINDOW_MS,
+ * counted by `noteSave`): the heap may reach twice its live size before the next full collection,
+ * so a burst of saves (~11 KB promoted per save) marks the whole heap half as often (at 10,000
+ * entries 2 full collections per 1,600 saves instead of 4-6; V8's helper threads -0.03 ms per save).
+ * After BURST_QUIET_MS without a save the growth is OLD_GENERATION_GROWING_PERCENT again, and V8's
+ * memory reducer returns the burst's garbage once the process is idle (measured: ~10 s after a burst,
+ * 190-200 MB back to ~148 MB at 10,000 entries, as without this). Reads never count: the RSS after a
+ * warm-up of reads is unchanged. (Semi-spaces of 16 MB during the burst were measured too and not
+ * kept: half the scavenges, each twice as long, no less CPU; see ARCHITECTURE, "Eleventh pass: the
+ * young generation during saves".)
+ */
+const BURST_OLD_GENERATION_GROWING_PERCENT = 100
+
+/** Saves within BURST_WINDOW_MS that make a burst (an editor at work makes a few a second at most). */
+const BURST_SAVES = 50
+
+/** The window BURST_SAVES are counted in. */
+const BURST_WINDOW_MS = 1000
+
+/** How long without a save ends a burst. */
+const BURST_QUIET_MS = 3000
+
+/** How often the end of a burst is looked for. */
+const BURST_CHECK_MS = 1000
 
 /**
  * The old generation's fixed growth starts once the start's first collection is built
@@ -99,7 +101,7 @@ let growthOff = false
 /** Turns growth back on until the cap is reached again (the young generation shrank); null when nothing is capped. */
 let rearm: (() => void) | null = null
 
-/** Counts a save towards a burst (see BURST_SEMI_SPACE_BYTES); null when nothing is capped. */
+/** Counts a save towards a burst (see BURST_OLD_GENERATION_GROWING_PERCENT); null when nothing is capped. */
 let onSave: (() => void) | null = null
 
 /** Whether `afterStart` was called (once per process). */
@@ -220,13 +222,13 @@ function waitForHeapSetUps (): void {
  */
 export function capYoungGeneration (): () => void {
   let capped = false
-  // The semi-spaces' cap: MAX_SEMI_SPACE_BYTES, or BURST_SEMI_SPACE_BYTES during a burst of saves.
-  let semiSpaceCap = MAX_SEMI_SPACE_BYTES
   // Not during the start's first builds (see OLD_GENERATION_CAP_AT_THE_LATEST_MS).
   let oldCapped = false
+  // A burst of saves (see BURST_OLD_GENERATION_GROWING_PERCENT): its end looked for every BURST_CHECK_MS.
+  let quiet: NodeJS.Timeout | null = null
   const apply = (): void => {
     // The old generation: see OLD_GENERATION_GROWING_PERCENT.
-    if (oldCapped) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`)
+    if (oldCapped) v8.setFlagsFromString(`--heap-growing-percent=${quiet !== null ? BURST_OLD_GENERATION_GROWING_PERCENT : OLD_GENERATION_GROWING_PERCENT}`)
     if (capped) v8.setFlagsFromString('--semi-space-growth-factor=1')
   }
   const capOldNow = (): void => {
@@ -241,7 +243,7 @@ export function capYoungGeneration (): () => void {
     if (capped) return
     const newSpace = v8.getHeapSpaceStatistics().find(s => s.space_name === 'new_space')
     // new_space counts both semi-spaces.
-    if (newSpace !== undefined && newSpace.space_size >= 2 * semiSpaceCap) {
+    if (newSpace !== undefined && newSpace.space_size >= 2 * MAX_SEMI_SPACE_BYTES) {
       capped = true
       growthOff = true
       waitForHeapSetUps()
@@ -259,20 +261,14 @@ export function capYoungGeneration (): () => void {
     v8.setFlagsFromString('--semi-space-growth-factor=2')
     observer.observe({ entryTypes: ['gc'] })
   }
-  // A burst of saves: the cap raised until BURST_QUIET_MS without a save (see BURST_SEMI_SPACE_BYTES).
   let windowStart = 0
   let inWindow = 0
   let lastSave = 0
-  let quiet: NodeJS.Timeout | null = null
-  const endBurst = async (): Promise<void> => {
-    if (Date.now() - lastSave < BURST_QUIET_MS || quiet === null) return
+  const endBurst = (): void => {
+    if (quiet === null || Date.now() - lastSave < BURST_QUIET_MS) return
     clearInterval(quiet)
     quiet = null
-    // What the burst grew and promoted goes back to the system; then growth up to the usual cap.
-    await reduceMemory()
-    if (rearm === null || quiet !== null) return
-    semiSpaceCap = MAX_SEMI_SPACE_BYTES
-    rearm()
+    apply()
   }
   onSave = () => {
     const now = Date.now()
@@ -283,9 +279,8 @@ export function capYoungGeneration (): () => void {
       inWindow = 0
     }
     if (++inWindow < BURST_SAVES) return
-    semiSpaceCap = BURST_SEMI_SPACE_BYTES
-    quiet = setInterval(() => { void endBurst() }, BURST_CHECK_MS).unref()
-    rearm?.()
+    quiet = setInterval(endBurst, BURST_CHECK_MS).unref()
+    apply()
   }
   // A new worker's heap setup resets the growth factor (see above): set the flags again.
   const onWorker = (worker: Worker): void => { worker.once('online', apply) }
@@ -315,9 +310,9 @@ export function capYoungGeneration (): () => void {
 }
 
 /**
- * Counts one save (the `mutate` command's): while saves come in fast the young generation may grow
- * to BURST_SEMI_SPACE_BYTES, and after a quiet period it is given back (see there). Nothing when this
- * process did not cap its young generation.
+ * Counts one save (the `mutate` command's): while saves come in fast the old generation grows by its
+ * live size between full collections, not by half of it (see BURST_OLD_GENERATION_GROWING_PERCENT).
+ * Nothing when this process did not cap its young generation.
  */
 export function noteSave (): void {
   onSave?.()
