@@ -247,7 +247,7 @@ const burstScript = `
   }
   const editor = await promote(3)
   const burst = await promote(3_000)
-  await new Promise(resolve => setTimeout(resolve, 4500))
+  await new Promise(resolve => setTimeout(resolve, 5500))
   const after = await promote(0)
   process.stdout.write(JSON.stringify({ editor, burst, after, rows: rows.length }))
 `
