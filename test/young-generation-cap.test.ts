@@ -215,3 +215,46 @@ t.test('under steady promotion the old generation grows by half its live size be
   t.ok(now > 0, `some full collections: ${now}`)
   t.ok(now * 1.3 <= ninthPass, `full collections for the same promoted garbage: ${now}, with 20 % growth ${ninthPass}`)
 })
+
+// A burst of saves (eleventh pass): while saves come in fast (noteSave, 50 within a second) the old
+// generation grows by its whole live size between full collections, not by half; once no save came
+// for 3 s, by half again. An editor's few saves a second are no burst.
+const burstScript = `
+  const { PerformanceObserver, constants } = await import('node:perf_hooks')
+  const { capYoungGeneration, capOldGeneration, noteSave } = await import(${JSON.stringify(capModule)})
+  capYoungGeneration()
+  capOldGeneration()
+  // ~20 MB of rows kept.
+  const rows = []
+  for (let i = 0; i < 160_000; i++) rows.push({ id: 'post-' + i, file: null, rev: i, order: null, at: i })
+  await new Promise(resolve => setImmediate(resolve))
+  let majors = 0
+  new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++ }).observe({ entryTypes: ['gc'] })
+  // Per-save objects kept a while (history documents, journal records): promoted, then dropped;
+  // \`saves\` saves noted over the run (spread evenly).
+  const ring = new Array(300_000).fill(null)
+  const promote = async (saves) => {
+    const before = majors
+    const every = saves > 0 ? Math.floor(5_000_000 / saves) : Infinity
+    for (let i = 0; i < 5_000_000; i++) {
+      ring[i % ring.length] = { i, s: 'saved ' + i, a: [i, i + 1] }
+      if (i % every === 0) noteSave()
+      if (i % 20_000 === 0) await new Promise(resolve => setImmediate(resolve))
+    }
+    // The last full collection's limit was set under the phase's growth: one more to end the phase.
+    await new Promise(resolve => setImmediate(resolve))
+    return majors - before
+  }
+  const editor = await promote(3)
+  const burst = await promote(3_000)
+  await new Promise(resolve => setTimeout(resolve, 5500))
+  const after = await promote(0)
+  process.stdout.write(JSON.stringify({ editor, burst, after, rows: rows.length }))
+`
+
+t.test('during a burst of saves the old generation grows by its live size between full collections; after a quiet period by half again', async t => {
+  const r = JSON.parse(execFileSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', burstScript], { encoding: 'utf8' })) as Record<string, number>
+  t.ok(r.editor! > 0 && r.after! > 0, `full collections without a burst: ${r.editor!} (an editor's saves), ${r.after!} (after the quiet period)`)
+  t.ok(r.burst! * 1.3 <= r.editor!, `full collections for the same promoted garbage: ${r.burst!} during a burst, ${r.editor!} without`)
+  t.ok(r.burst! * 1.3 <= r.after!, `back to half once the burst is over: ${r.after!} full collections`)
+})
