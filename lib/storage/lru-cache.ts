@@ -9,14 +9,27 @@ export class LruCache<K, V> {
   private total = 0
   private readonly maxWeight: number
   private readonly weigh: (value: V) => number
+  private readonly maxEntries: number
 
   /**
    * @param maxWeight the total weight kept at most
    * @param weigh the weight of one value (default 1: the cache counts entries)
+   * @param maxEntries the values kept at most, whatever their weight (default: no bound but the weight)
    */
-  constructor (maxWeight: number, weigh: (value: V) => number = () => 1) {
+  constructor (maxWeight: number, weigh: (value: V) => number = () => 1, maxEntries = Infinity) {
     this.maxWeight = maxWeight
     this.weigh = weigh
+    this.maxEntries = maxEntries
+  }
+
+  /** How many values are kept. */
+  get size (): number {
+    return this.values.size
+  }
+
+  /** The total weight of the values kept. */
+  get weight (): number {
+    return this.total
   }
 
   /**
@@ -48,9 +61,20 @@ export class LruCache<K, V> {
     this.values.set(key, { value, weight })
     this.total += weight
     for (const [oldest, entry] of this.values) {
-      if (this.total <= this.maxWeight) break
+      if (this.total <= this.maxWeight && this.values.size <= this.maxEntries) break
       this.values.delete(oldest)
       this.total -= entry.weight
     }
+  }
+
+  /**
+   * Forgets a value.
+   * @param key the key
+   */
+  delete (key: K): void {
+    const old = this.values.get(key)
+    if (old === undefined) return
+    this.values.delete(key)
+    this.total -= old.weight
   }
 }

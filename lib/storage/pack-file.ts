@@ -195,16 +195,9 @@ function writeEntryHeader (out: Buffer, type: number, size: number): void {
 
 /** `<type, size>` as git writes it: 3 type bits and 4 size bits, then 7 size bits per byte. */
 function entryHeader (type: number, size: number): Buffer {
-  const bytes: number[] = []
-  let byte = (type << 4) | (size & 0x0f)
-  let rest = Math.floor(size / 16)
-  while (rest > 0) {
-    bytes.push(byte | 0x80)
-    byte = rest & 0x7f
-    rest = Math.floor(rest / 128)
-  }
-  bytes.push(byte)
-  return Buffer.from(bytes)
+  const out = Buffer.allocUnsafe(entryHeaderLength(size))
+  writeEntryHeader(out, type, size)
+  return out
 }
 
 function buildIndex (entries: Array<{ oid: Buffer, offset: number, crc: number }>, packChecksum: Buffer): Buffer {

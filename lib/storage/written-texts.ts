@@ -10,6 +10,7 @@
  */
 import { lstatSync } from 'node:fs'
 import { signatureOf } from './file-signature.js'
+import { LruCache } from './lru-cache.js'
 
 /** How many texts are kept at most (the least recently written or used go first). */
 export const WRITTEN_TEXTS_MAX_ENTRIES = 1024
@@ -23,18 +24,15 @@ interface WrittenText {
 
 /** A bounded map from an entry file to the text the service last wrote into it. */
 export class WrittenTexts {
-  readonly #texts = new Map<string, WrittenText>()
-  readonly #maxEntries: number
-  readonly #maxChars: number
-  #chars = 0
+  /** Weighed by text length (UTF-16 code units). */
+  readonly #texts: LruCache<string, WrittenText>
 
   /**
    * @param maxEntries texts kept at most
    * @param maxChars total text length kept at most (a longer text is not kept)
    */
   constructor (maxEntries = WRITTEN_TEXTS_MAX_ENTRIES, maxChars = WRITTEN_TEXTS_MAX_CHARS) {
-    this.#maxEntries = maxEntries
-    this.#maxChars = maxChars
+    this.#texts = new LruCache<string, WrittenText>(maxChars, kept => kept.text.length, maxEntries)
   }
 
   /**
@@ -44,15 +42,7 @@ export class WrittenTexts {
    * @param text the text written (the caller checked that its byte length is the signature's size)
    */
   remember (file: string, sig: string, text: string): void {
-    this.forget(file)
-    if (text.length > this.#maxChars) return
     this.#texts.set(file, { sig, text })
-    this.#chars += text.length
-    for (const [oldest, kept] of this.#texts) {
-      if (this.#texts.size <= this.#maxEntries && this.#chars <= this.#maxChars) break
-      this.#texts.delete(oldest)
-      this.#chars -= kept.text.length
-    }
   }
 
   /**
@@ -60,10 +50,7 @@ export class WrittenTexts {
    * @param file absolute path
    */
   forget (file: string): void {
-    const kept = this.#texts.get(file)
-    if (kept === undefined) return
     this.#texts.delete(file)
-    this.#chars -= kept.text.length
   }
 
   /**
@@ -74,18 +61,15 @@ export class WrittenTexts {
    * @returns the text, or undefined (then the caller reads the file)
    */
   textIfUnchanged (file: string, sig: string): string | undefined {
+    // Marked recently used (kept longer); forgotten below when no longer the file's.
     const kept = this.#texts.get(file)
     if (kept === undefined) return undefined
-    if (kept.sig !== sig) { this.forget(file); return undefined }
     let same = false
     try {
-      const st = lstatSync(file, { throwIfNoEntry: false })
+      const st = kept.sig === sig ? lstatSync(file, { throwIfNoEntry: false }) : undefined
       same = st !== undefined && st.isFile() && signatureOf(st) === sig
     } catch {}
     if (!same) { this.forget(file); return undefined }
-    // Recently used: kept longer.
-    this.#texts.delete(file)
-    this.#texts.set(file, kept)
     return kept.text
   }
 
@@ -96,6 +80,6 @@ export class WrittenTexts {
 
   /** The total length of the texts kept (UTF-16 code units). */
   get chars (): number {
-    return this.#chars
+    return this.#texts.weight
   }
 }
