@@ -13,6 +13,7 @@ import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
 import { NAME_PATTERN } from './config-schema.js'
 import { FORMAT_EXTENSIONS } from './content/formats.js'
+import { isReservedKey } from './content/reserved-keys.js'
 
 export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
 export type JsonSchema = Record<string, unknown>
@@ -247,7 +248,7 @@ function checkListFields (name: string, def: CollectionDefinition): void {
   const props = def.schema?.properties
   for (const [i, field] of def.listFields.entries()) {
     const key = `collections.${name}.listFields.${i}`
-    if (['__proto__', 'prototype', 'constructor'].includes(field)) throw new ConfigError(key, `${JSON.stringify(field)} is not a field name`)
+    if (isReservedKey(field)) throw new ConfigError(key, `${JSON.stringify(field)} is not a field name`)
     if (field === 'id' || field === 'title' || def.schema === undefined) continue
     if (props === null || typeof props !== 'object' || !Object.hasOwn(props, field)) {
       const known = ['id', 'title', ...Object.keys(props ?? {})]

@@ -11,6 +11,7 @@ import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import { compareKeys, sortKeyOf } from './sort-keys.js'
 import { insertionPoint, sortRows, type SortSpec, type SortedRowsCache } from './sorted-rows.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 /** An entry as this editor's draft has it (a new entry, or an edited base one). */
 export interface DraftRow { kind: 'draft', record: DraftRecord }
@@ -21,7 +22,6 @@ export type ListRow = IndexRow | DraftRow
 /** Which entries a list shows by this editor's draft state. */
 export type DraftFilter = 'all' | 'only' | 'none'
 
-const RESERVED = new Set(['__proto__', 'prototype', 'constructor'])
 
 /**
  * Refuses (400, naming `sort`) a field that is neither `id`, `title` nor a property of the
@@ -36,7 +36,7 @@ export async function checkSortField (content: ContentStore, index: CollectionIn
   const { field } = spec
   if (field === 'id' || field === 'title') return
   const bad = (why: string): never => { throw new BadRequestError(`Query parameter sort: ${why}`, { field: 'sort' }) }
-  if (RESERVED.has(field)) bad(`${JSON.stringify(field)} is not a field name`)
+  if (isReservedKey(field)) bad(`${JSON.stringify(field)} is not a field name`)
   if (cache?.has(index.collection.name, all, index.revision, spec) === true) return
   if (field === 'body' && isMarkdownFormat(index.collection.format)) bad('the Markdown body cannot be sorted on')
   const schema = await content.schemaOf(index.collection)

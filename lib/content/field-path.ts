@@ -2,8 +2,8 @@
  * Dot paths into entry data (`a.b`, `sections.0.heading`) and the guard against prototype keys.
  */
 import { BadRequestError } from '../errors.js'
+import { isReservedKey } from './reserved-keys.js'
 
-const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor'])
 
 /**
  * Splits and checks a dot path: no empty segment, no prototype key.
@@ -14,7 +14,7 @@ export function parseFieldPath (field: string): string[] {
   const segments = field.split('.')
   for (const segment of segments) {
     if (segment === '') throw new BadRequestError('Invalid field path: empty segment', { field: 'field' })
-    if (FORBIDDEN_KEYS.has(segment)) throw new BadRequestError('Invalid field path: forbidden segment', { field: 'field' })
+    if (isReservedKey(segment)) throw new BadRequestError('Invalid field path: forbidden segment', { field: 'field' })
   }
   return segments
 }
@@ -72,7 +72,7 @@ export function assertNoPrototypeKeys (value: unknown, where = 'data'): void {
     if (node === null || typeof node !== 'object') continue
     if (Array.isArray(node)) { stack.push(...node); continue }
     for (const key of Object.keys(node)) {
-      if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
+      if (isReservedKey(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
       stack.push((node as Record<string, unknown>)[key])
     }
   }

@@ -3,6 +3,7 @@
  */
 import type { Context } from 'koa'
 import { BadRequestError } from '../errors.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 /**
  * A single string query parameter.
@@ -57,7 +58,7 @@ export function queryFieldName (ctx: Context, name: string): string | undefined 
   const raw = queryString(ctx, name)
   if (raw === undefined || raw === '') return undefined
   // eslint-disable-next-line no-control-regex
-  if (raw.length > 128 || /[\u0000-\u001f\u007f./]/.test(raw) || ['__proto__', 'prototype', 'constructor'].includes(raw)) {
+  if (raw.length > 128 || /[\u0000-\u001f\u007f./]/.test(raw) || isReservedKey(raw)) {
     throw new BadRequestError(`Query parameter ${name} must name a field of the collection`, { field: name })
   }
   return raw

@@ -4,9 +4,9 @@
  * fits the id grammar, so init can name the files the service would refuse as ids.
  */
 import path from 'node:path'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 const FORBIDDEN = /[\u0000-\u001f\u007f/\\:*?"<>|]/
-const RESERVED = new Set(['__proto__', 'prototype', 'constructor'])
 const MAX_SEGMENT_BYTES = 255
 const MAX_ID_BYTES = 1024
 
@@ -36,7 +36,7 @@ export function idProblem (id: string): string | null {
     if (FORBIDDEN.test(segment)) return 'holds a control character or one of \\ : * ? " < > |'
     if (/^[.-]/.test(segment)) return 'a part starts with "." or "-"'
     if (/[ .]$/.test(segment)) return 'a part ends with a space or "."'
-    if (RESERVED.has(segment)) return `"${segment}" is reserved`
+    if (isReservedKey(segment)) return `"${segment}" is reserved`
   }
   return null
 }

@@ -12,6 +12,7 @@ import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { readEntryFields, type FrontmatterKind, type InitFormat } from './read-entry-data.js'
 import { scanFolder } from './scan-content.js'
 import { entryIdOf, idProblem } from './entry-ids.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 /** One collection init will write. */
 export interface CollectionPlan {
@@ -58,7 +59,6 @@ const PAGE_FORMATS = new Set<InitFormat>(['md', 'mdx'])
 const MAX_ENTRY_BYTES = 2 * 1024 * 1024
 /** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
 const MAX_SAMPLED = 2000
-const RESERVED_KEYS = new Set(['__proto__', 'prototype', 'constructor'])
 const NAME = new RegExp(NAME_PATTERN)
 
 /**
@@ -195,7 +195,7 @@ async function readFields (repoDir: string, format: InitFormat, entries: string[
       const info = await lstat(full)
       if (info.size > MAX_ENTRY_BYTES) throw new Error(`larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MiB`)
       const fields = readEntryFields(format, await readFile(full, 'utf8'))
-      samples.push(Object.fromEntries(Object.entries(fields.data).filter(([key]) => !RESERVED_KEYS.has(key))))
+      samples.push(Object.fromEntries(Object.entries(fields.data).filter(([key]) => !isReservedKey(key))))
       if (fields.frontmatter !== null) kinds.push(fields.frontmatter)
     } catch (err) {
       unreadable.push({ path: rel, reason: (err as Error).message.split('\n')[0] ?? 'unreadable' })
@@ -240,7 +240,7 @@ function mostUsed<T> (values: T[]): T | null {
 /** A valid collection name from a folder name (`_posts` -> `posts`), unique within the config. */
 function uniqueName (suggested: string, taken: Set<string>): string {
   let base = suggested.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z0-9]+/, '').replace(/-+$/, '').slice(0, 60)
-  if (base === '' || RESERVED_KEYS.has(base)) base = 'content'
+  if (base === '' || isReservedKey(base)) base = 'content'
   let name = base
   for (let n = 2; taken.has(name) || !NAME.test(name); n++) name = `${base}-${n}`
   taken.add(name)

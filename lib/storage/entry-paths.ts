@@ -10,6 +10,7 @@ import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
 import { realpathNow } from './quick-fs.js'
 import { entryIdProblem } from './names.js'
 import { isInside } from './safe-path.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 /** The parts of a collection that decide where its files are. */
 export interface EntryLayout {
@@ -112,7 +113,6 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
  * it unless it is a reserved name: a scan skips both for such ids (issue 18, restart).
  */
 const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
-const RESERVED_IDS = new Set(['__proto__', 'prototype', 'constructor'])
 
 /** `idOfPath` of a file directly in a (not `files`) collection's folder: its name's stem. */
 function idOfTopName (layout: EntryLayout, name: string): string | null {
@@ -137,7 +137,7 @@ function idOfTopName (layout: EntryLayout, name: string): string | null {
  * @returns the reason it is not a valid id, or null
  */
 function scannedIdProblem (id: string): string | null {
-  return PLAIN_ID.test(id) && !RESERVED_IDS.has(id) ? null : entryIdProblem(id)
+  return PLAIN_ID.test(id) && !isReservedKey(id) ? null : entryIdProblem(id)
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Config } from '../config.js'
 import type { Collection, CollectionRegistry } from './collection-registry.js'
 import { extensionsOf } from './entry-paths.js'
 import { BadRequestError } from '../errors.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 /** One folder the library indexes. */
 export interface MediaRoot {
@@ -93,7 +94,6 @@ export async function siteMediaRoots (repoDir: string, config: Config, registry:
 
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u001f\u007f\\]/
-const RESERVED = new Set(['__proto__', 'prototype', 'constructor'])
 
 /**
  * Checks a media path from a request: repository-relative, `/`-separated, no empty, `.`, `..` or
@@ -112,7 +112,7 @@ export function assertMediaPath (value: unknown): string {
   for (const s of p.split('/')) {
     if (s === '' || s === '.' || s === '..') bad('empty, "." and ".." segments are not allowed')
     if (s.startsWith('.')) bad('hidden files are not in the library')
-    if (RESERVED.has(s)) bad(`"${s}" is reserved`)
+    if (isReservedKey(s)) bad(`"${s}" is reserved`)
   }
   return p
 }

@@ -9,11 +9,11 @@
  * `prototype` or `constructor`.
  */
 import { BadRequestError } from '../errors.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 
 export const COLLECTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
 /** The plain ids of flat collections before section 11 (kept for the demo and old ref names). */
 export const ENTRY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
-const RESERVED = new Set(['__proto__', 'prototype', 'constructor'])
 /** Control characters (C0, DEL, C1) and the characters no file name of ours may hold. */
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/
@@ -37,7 +37,7 @@ export function assertCollectionName (value: unknown): string {
  * @returns true for a valid name
  */
 export function isCollectionName (value: unknown): value is string {
-  return typeof value === 'string' && COLLECTION_NAME.test(value) && !RESERVED.has(value)
+  return typeof value === 'string' && COLLECTION_NAME.test(value) && !isReservedKey(value)
 }
 
 /**
@@ -47,7 +47,7 @@ export function isCollectionName (value: unknown): value is string {
  */
 export function entryIdProblem (id: string): string | null {
   if (id === '') return 'is empty'
-  if (RESERVED.has(id)) return 'is a reserved name'
+  if (isReservedKey(id)) return 'is a reserved name'
   if (Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES) return `is longer than ${MAX_ID_BYTES} bytes`
   if (FORBIDDEN_CHAR.test(id)) return 'holds a control character or one of \\ : * ? " < > |'
   for (const segment of id.split('/')) {

@@ -46,7 +46,7 @@ export function idProblem (id: string, nested: boolean): string {
       return 'Each part of an id is a file name: not empty, not starting with "." or "-", not ending with a space or ".".'
     }
   }
-  if (['__proto__', 'prototype', 'constructor'].includes(id)) return 'That id is reserved.'
+  if (isReservedKey(id)) return 'That id is reserved.'
   return ''
 }
 

@@ -1,0 +1,14 @@
+/**
+ * The property names that reach an object's prototype machinery. None of them is ever an entry id,
+ * a collection field, a field path segment or a key we assign from user input.
+ */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'constructor'])
+
+/**
+ * Whether a name is one of the reserved property names.
+ * @param name an id segment, field name or key
+ * @returns true for `__proto__`, `prototype` and `constructor`
+ */
+export function isReservedKey (name: string): boolean {
+  return RESERVED_KEYS.has(name)
+}
