@@ -1,3 +1,4 @@
+import { isReservedKey } from '../../content/reserved-keys.js'
 /** Settings and shared shapes of the Studio. */
 
 /** One collection as the shell lists it. */
