@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util'
 import type { Cms, OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
+import { requireGitVersion } from './git-version.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
 export interface CliStreams {
@@ -80,6 +81,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   let demoRepo: string | null = null
   let running: RunningServer
   try {
+    await requireGitVersion()
     let opened: OpenCms
     let password: string | null = null
     if (demo !== null) {
