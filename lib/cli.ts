@@ -74,7 +74,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   }
   if (invocation.command === 'init') return await runInit(invocation, streams)
   // Loaded only now, so --help and usage errors answer without loading the whole service; the
-  // demo's modules (and the Markdown renderer its pages use) load only for `demo`.
+  // demo's modules load only for `demo`.
   const [{ openCms }, { startServer }, demo] = await Promise.all([
     import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
   ])
