@@ -11,7 +11,7 @@ import { publishRoutes } from './http/publish-routes.js'
 import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
-import { syncWebhookMiddleware } from './remote/sync-webhook.js'
+import { syncWebhookMiddleware } from './http/sync-webhook.js'
 
 /**
  * Creates the Koa application.

@@ -17,7 +17,6 @@ import { CollectionSearch, searchOf } from '../search/collection-search.js'
 import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
 import { SearchSnapshot, SEARCH_SNAPSHOT_DIR } from '../search/search-snapshot.js'
 import { sweepTempFiles } from './temp-sweep.js'
-import { afterStart, capOldGeneration } from '../young-generation-cap.js'
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -149,9 +148,6 @@ export class ContentStore {
         try {
           const index = await this.index(c.name)
           await index.ready()
-          // The first build done: the old generation's fixed growth from now on (young-generation-cap.ts;
-          // a warm-up of many collections left uncapped ended 10-30 MB larger).
-          capOldGeneration()
           // The full-text index builds in the background (a search waits for it, and starts it
           // itself; lists do not), a moment later: the first lists waiting for this index are
           // answered first (its load ran between their reads; issue 18).
@@ -163,13 +159,7 @@ export class ContentStore {
       // subscription's walk ran before their answers; issue 18). close() starts it at once. The
       // full-text builds' timers, set before this one with the same delay, have started by then.
       setTimeout(() => {
-        // (When no build succeeded.)
-        capOldGeneration()
         this.#startWatching()
-        if (this.#closed) return
-        // The start's work done (watch, second stat passes, full-text indexes built and persisted): its garbage goes.
-        const indexes = [...this.#indexes.values()]
-        void afterStart(Promise.all([this.#watching, ...indexes.map(async index => { await index.caughtUp; await searchOf(index)?.settled() })]))
       }, WATCH_AFTER_WARM_MS)
     }
   }

@@ -3,11 +3,11 @@
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
 import type { JsonSchema } from '../content/schema-tools.js'
 import type { IndexRow, RowRules } from './index-row.js'
 import type { EntryLayout } from './entry-paths.js'
 import { RowTable } from './row-table.js'
-import { startWorker } from '../young-generation-cap.js'
 
 /** What the worker reads. */
 export interface IndexJob {
@@ -46,7 +46,7 @@ const WORKER = new URL(`./index-worker${path.extname(fileURLToPath(import.meta.u
  * and the rows it cannot carry; rejects when the worker fails
  */
 export async function readTableInWorker (job: IndexJob): Promise<{ table: RowTable, odd: IndexRow[] }> {
-  const worker = startWorker(WORKER, job)
+  const worker = new Worker(WORKER, { workerData: job })
   return await new Promise((resolve, reject) => {
     worker.once('message', (reply: IndexReply) => {
       const bytes = reply.table

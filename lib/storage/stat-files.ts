@@ -3,8 +3,7 @@
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Worker } from 'node:worker_threads'
-import { startWorker } from '../young-generation-cap.js'
+import { Worker } from 'node:worker_threads'
 import { SIG_UNKNOWN, sigFlag, STAT_CHUNK, statOne, type StatResult } from './stat-one.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
@@ -91,9 +90,8 @@ export interface StatPass {
  * @returns the pass; the worker never keeps the process alive
  */
 export function startStatPass (files: readonly string[] | PackedFiles): StatPass {
-  // Through startWorker, so the worker's heap set-up does not turn the young generation's growth back on.
   const claims = new SharedArrayBuffer(4 * Math.ceil(countOf(files) / STAT_CHUNK))
-  const worker = startWorker(WORKER, { ...workerFiles(files), claims })
+  const worker = new Worker(WORKER, { workerData: { ...workerFiles(files), claims } })
   return passOf(worker, failureOf(worker), files, new Int32Array(claims))
 }
 
@@ -115,7 +113,7 @@ export interface WaitingStatWorker {
  * @returns the waiting worker; it never keeps the process alive before `pass`
  */
 export function startWaitingStatWorker (): WaitingStatWorker {
-  const worker = startWorker(WORKER, {})
+  const worker = new Worker(WORKER, { workerData: {} })
   const failed = failureOf(worker)
   worker.unref()
   let given = false
