@@ -6,7 +6,7 @@ import Koa from 'koa'
 import type { Services } from './services.js'
 import { errorHandler } from './http/error-handler.js'
 import { apiMiddleware } from './http/api-router.js'
-import { writeRoutes, mutateRoute } from './http/write-routes.js'
+import { writeRoutes } from './http/write-routes.js'
 import { publishRoutes } from './http/publish-routes.js'
 import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
@@ -33,7 +33,7 @@ export function createApp (services: Services): Koa {
   })
   // The git host's push webhook: signed with git.syncSecret, no session (before the API's guards).
   app.use(syncWebhookMiddleware(services))
-  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes], { 'POST /mutate': mutateRoute(services) }))
+  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes]))
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))
   app.use(serveUploads(services))
