@@ -46,7 +46,7 @@ export function requireCsrfHeader (): Middleware {
  * so that the load runs while the service starts instead of on the first request with a body.
  */
 export function preloadJsonParser (): void {
-  import('koa-body').catch(() => {})
+  void import('koa-body').catch(() => {})
 }
 
 /**
