@@ -21,8 +21,8 @@ export const INTEGRITY_IDS = 4
 /** Accepted saves per entry: with the body save, under the 50 snapshots history keeps. */
 const SAVES_PER_ENTRY = 40
 const MAX_ATTEMPTS = 200
-/** The raced entries get a body of this size, so a write that is not atomic can be caught half done. */
-const BODY_BYTES = 256 * 1024
+/** The raced entries get a body of this size (history keeps it in each snapshot), so a write that is not atomic can be caught half done. */
+const BODY_BYTES = 64 * 1024
 
 interface EntryBody { entries: Array<{ id: string, revision: number, data?: { title?: unknown, body?: unknown } }> }
 interface Accepted { id: string, value: string, expected: number, revision: number }
