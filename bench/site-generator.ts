@@ -34,7 +34,7 @@ const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 've', 'so', 'pi', 'da', '
  * The vocabulary: VOCABULARY_SIZE deterministic pseudo-words of 2 to 4 syllables, most frequent
  * first (short ones first, as in real text), none equal to the three search words.
  */
-export const VOCABULARY: readonly string[] = (() => {
+const VOCABULARY: readonly string[] = (() => {
   const random = seededRandom(20_260_000)
   const seen = new Set([SEARCH_WORD, BODY_WORD, RARE_WORD])
   const words: string[] = []
