@@ -3,11 +3,12 @@
  * when the run ends. A pristine site of each size is generated once (never served) and every
  * section works on a clone of it.
  */
-import { cloneSite, generateSite, type GeneratedSite } from './site-generator.js'
+import { rm } from 'node:fs/promises'
+import { cloneSite, generateSite, makeRunDir, type GeneratedSite } from './site-generator.js'
 
 /** Settings and resources shared by the sections of one run. */
 export class BenchContext {
-  private readonly sites: GeneratedSite[] = []
+  private dir: Promise<string> | null = null
   private readonly templates = new Map<number, Promise<GeneratedSite>>()
   private readonly shared = new Map<number, Promise<GeneratedSite>>()
 
@@ -48,21 +49,24 @@ export class BenchContext {
     let template = this.templates.get(entries)
     if (template === undefined) {
       this.log(`generating a site of ${entries} posts`)
-      template = generateSite(entries)
+      template = generateSite(await this.runDir(), entries)
       this.templates.set(entries, template)
-      this.sites.push(await template)
     }
-    const site = await cloneSite(await template, extraConfig)
-    this.sites.push(site)
-    return site
+    return await cloneSite(await this.runDir(), await template, extraConfig)
+  }
+
+  /** This run's folder of sites, made on first use. */
+  private async runDir (): Promise<string> {
+    this.dir ??= makeRunDir()
+    return await this.dir
   }
 
   /**
-   * Removes every generated site.
+   * Removes this run's sites (its folder, nothing else).
    * @returns resolves when removed
    */
   async cleanup (): Promise<void> {
-    await Promise.all(this.sites.splice(0).map(async s => { await s.remove() }))
+    if (this.dir !== null) await rm(await this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
   }
 }
 
