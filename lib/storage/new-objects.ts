@@ -1,0 +1,106 @@
+/**
+ * Writes the objects of one commit with isomorphic-git's writers (writeBlob, writeTree,
+ * writeCommit) as loose objects, through a file system whose `writeFile` makes each object durable
+ * before it gets its name: a temporary `tmp_obj_*` file (git's own name for them, which `git gc`
+ * cleans), fsynced, renamed into place. The fsync and rename run in the background, so the writes
+ * of one commit (blobs, their trees, the commit) overlap instead of waiting for each level in turn
+ * (one commit: 4-5 levels of ~2 ms each); `durable()` waits for them all and fsyncs their
+ * directories, and a ref may name the commit only after that.
+ */
+import fs from 'node:fs'
+import { open, rename } from 'node:fs/promises'
+import path from 'node:path'
+import { hash, randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
+import zlib from 'node:zlib'
+import git from 'isomorphic-git'
+import type { TreeEntry } from './cat-file.js'
+
+const fsync = (fd: number): Promise<void> => new Promise((resolve, reject) => { fs.fsync(fd, err => { if (err === null) resolve(); else reject(err) }) })
+
+const deflate = promisify(zlib.deflate)
+
+/** The author and committer of every commit we write. */
+const AUTHOR = { name: 'git-cms', email: 'git-cms@users.git-cms.invalid' }
+
+/** The objects of one commit being written. */
+export class NewObjects {
+  readonly #gitdir: string
+  /** Renames in flight; each gives the directory it renamed into. */
+  readonly #pending: Array<Promise<string>> = []
+  readonly #fs: { promises: typeof fs.promises }
+
+  /** @param gitDir the repository's (common) git directory */
+  constructor (gitDir: string) {
+    this.#gitdir = gitDir
+    this.#fs = { promises: { ...fs.promises, writeFile: this.#writeFile as unknown as typeof fs.promises.writeFile } }
+  }
+
+  /**
+   * Writes a blob.
+   * @param text its content
+   * @returns its object id
+   */
+  async blob (text: string): Promise<string> {
+    // Hashed and deflated by node (zlib in the thread pool): isomorphic-git's own deflate goes
+    // through web streams, ~10x slower (3 ms for a 20 KB history document, 40 ms for 250 KB).
+    const content = Buffer.from(text, 'utf8')
+    const wrapped = Buffer.concat([Buffer.from(`blob ${content.length}\0`), content])
+    const oid = hash('sha1', wrapped)
+    await git.writeObject({ fs: this.#fs, gitdir: this.#gitdir, type: 'blob', object: await deflate(wrapped), format: 'deflated', oid })
+    return oid
+  }
+
+  /**
+   * Writes a tree (isomorphic-git puts the entries in git's order).
+   * @param entries its entries
+   * @returns its object id
+   */
+  async tree (entries: readonly TreeEntry[]): Promise<string> {
+    return await git.writeTree({ fs: this.#fs, gitdir: this.#gitdir, tree: entries.map(e => ({ ...e })) })
+  }
+
+  /**
+   * Writes a commit by git-cms.
+   * @param tree its root tree
+   * @param parent its parent (null: the first commit of a ref)
+   * @param message its message
+   * @returns its object id
+   */
+  async commit (tree: string, parent: string | null, message: string): Promise<string> {
+    const who = { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000), timezoneOffset: 0 }
+    return await git.writeCommit({ fs: this.#fs, gitdir: this.#gitdir, commit: { tree, parent: parent === null ? [] : [parent], author: who, committer: who, message } })
+  }
+
+  /**
+   * Waits until every object written so far is durable under its name.
+   * @returns resolves once the files and their directories are fsynced
+   */
+  async durable (): Promise<void> {
+    const dirs = new Set(await Promise.all(this.#pending))
+    await Promise.all([...dirs].map(async dir => {
+      const fd = fs.openSync(dir, 'r')
+      try { await fsync(fd) } finally { fs.closeSync(fd) }
+    }))
+  }
+
+  /** isomorphic-git's writeFile of a new loose object (its folder made by isomorphic-git on ENOENT). */
+  readonly #writeFile = async (file: string, data: Uint8Array): Promise<void> => {
+    const tmp = path.join(path.dirname(file), `tmp_obj_${randomBytes(6).toString('hex')}`)
+    const handle = await open(tmp, 'wx', 0o444)
+    try {
+      await handle.write(data)
+    } catch (err) {
+      await handle.close()
+      throw err
+    }
+    const placed = (async () => {
+      try { await fsync(handle.fd) } finally { await handle.close() }
+      await rename(tmp, file)
+      return path.dirname(file)
+    })()
+    // Awaited by durable(); this only keeps an early failure from counting as unhandled.
+    placed.catch(() => {})
+    this.#pending.push(placed)
+  }
+}
