@@ -87,11 +87,18 @@ export class CatFile {
   async read (name: string): Promise<GitObject | null> {
     if (this.#closed) throw new StorageUnavailableError('The repository is closed')
     if (/[\n\0]/.test(name)) throw new Error(`Invalid object name: ${JSON.stringify(name)}`)
-    const process = this.#process ??= new BatchProcess(this.#gitDir, exited => { if (this.#process === exited) this.#process = null })
-    return await new Promise<GitObject | null>((resolve, reject) => {
-      process.waiting.push({ resolve, reject })
-      process.child.stdin.write(`${name}\n`)
-    })
+    // A read is asked again once of a new process when the one it went to died (reads are idempotent).
+    for (let attempt = 1; ; attempt++) {
+      const process = this.#process ??= new BatchProcess(this.#gitDir, exited => { if (this.#process === exited) this.#process = null })
+      try {
+        return await new Promise<GitObject | null>((resolve, reject) => {
+          process.waiting.push({ resolve, reject })
+          process.child.stdin.write(`${name}\n`)
+        })
+      } catch (err) {
+        if (attempt === 2 || this.#closed) throw err
+      }
+    }
   }
 
   /**
