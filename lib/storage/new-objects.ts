@@ -2,13 +2,14 @@
  * Writes the objects of one commit with isomorphic-git's writers (writeBlob, writeTree,
  * writeCommit) as loose objects, through a file system whose `writeFile` makes each object durable
  * before it gets its name: a temporary `tmp_obj_*` file (git's own name for them, which `git gc`
- * cleans), fsynced, renamed into place. The fsync and rename run in the background, so the writes
- * of one commit (blobs, their trees, the commit) overlap instead of waiting for each level in turn
- * (one commit: 4-5 levels of ~2 ms each); `durable()` waits for them all and fsyncs their
- * directories, and a ref may name the commit only after that.
+ * cleans), fsynced, renamed into place. The objects of one commit (blobs, their trees, the commit)
+ * are all written first and made durable together by `durable()` (their fsyncs at once, then the
+ * renames, then their folders' fsyncs): an fsync per level would put 4-5 rounds in every save, and
+ * fsyncs in flight would hold the thread pool the next writes wait for. A ref may name the commit
+ * only after `durable()`. A kill before it leaves only temporary files.
  */
 import fs from 'node:fs'
-import { open, rename } from 'node:fs/promises'
+import { open, rename, rm, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { hash, randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
@@ -26,8 +27,8 @@ const AUTHOR = { name: 'git-cms', email: 'git-cms@users.git-cms.invalid' }
 /** The objects of one commit being written. */
 export class NewObjects {
   readonly #gitdir: string
-  /** Renames in flight; each gives the directory it renamed into. */
-  readonly #pending: Array<Promise<string>> = []
+  /** Objects written under a temporary name, not yet durable. */
+  readonly #written: Array<{ tmp: string, file: string, handle: FileHandle }> = []
   readonly #fs: { promises: typeof fs.promises }
 
   /** @param gitDir the repository's (common) git directory */
@@ -73,18 +74,39 @@ export class NewObjects {
   }
 
   /**
-   * Waits until every object written so far is durable under its name.
-   * @returns resolves once the files and their directories are fsynced
+   * Makes every object written so far durable under its name.
+   * @returns resolves once the files are fsynced, renamed, and their directories fsynced
    */
   async durable (): Promise<void> {
-    const dirs = new Set(await Promise.all(this.#pending))
-    await Promise.all([...dirs].map(async dir => {
+    const written = this.#written.splice(0)
+    try {
+      await Promise.all(written.map(async w => { await fsync(w.handle.fd) }))
+    } finally {
+      await Promise.all(written.map(async w => { await w.handle.close() }))
+    }
+    await Promise.all(written.map(async w => { await rename(w.tmp, w.file) }))
+    await Promise.all([...new Set(written.map(w => path.dirname(w.file)))].map(async dir => {
       const fd = fs.openSync(dir, 'r')
       try { await fsync(fd) } finally { fs.closeSync(fd) }
     }))
   }
 
-  /** isomorphic-git's writeFile of a new loose object (its folder made by isomorphic-git on ENOENT). */
+  /**
+   * Closes and removes what was written but not made durable (a build that wrote nothing new to
+   * the ref, or failed).
+   * @returns resolves once removed
+   */
+  async discard (): Promise<void> {
+    await Promise.all(this.#written.splice(0).map(async w => {
+      await w.handle.close()
+      await rm(w.tmp, { force: true })
+    }))
+  }
+
+  /**
+   * isomorphic-git's writeFile of a new loose object (its folder made by isomorphic-git on ENOENT):
+   * written under a temporary name now, fsynced and renamed by `durable`.
+   */
   readonly #writeFile = async (file: string, data: Uint8Array): Promise<void> => {
     const tmp = path.join(path.dirname(file), `tmp_obj_${randomBytes(6).toString('hex')}`)
     const handle = await open(tmp, 'wx', 0o444)
@@ -94,13 +116,6 @@ export class NewObjects {
       await handle.close()
       throw err
     }
-    const placed = (async () => {
-      try { await fsync(handle.fd) } finally { await handle.close() }
-      await rename(tmp, file)
-      return path.dirname(file)
-    })()
-    // Awaited by durable(); this only keeps an early failure from counting as unhandled.
-    placed.catch(() => {})
-    this.#pending.push(placed)
+    this.#written.push({ tmp, file, handle })
   }
 }

@@ -225,8 +225,10 @@ export class RefTreeStore<T> {
     const base = new BaseTree(this.#git, head)
     const failed = new Map<Job<T>, unknown>()
     let changes: Changes = { docs: new Map(), dropped: new Set() }
-    // The documents the jobs read, fetched at once (one pipelined round trip to git).
-    await Promise.all(jobs.flatMap(j => j.updates).map(async u => u.type === 'update' ? await base.text(u.collection, u.id) : null))
+    // The documents the jobs read and the trees above them, asked of git at once (pipelined).
+    await Promise.all([base.tree(''), ...jobs.flatMap(j => j.updates).flatMap(u => u.type === 'update'
+      ? [base.text(u.collection, u.id), base.tree(u.collection), base.tree(`${u.collection}/${shardOf(u.id)}`)]
+      : [])])
     for (const job of jobs) {
       // Applied to a copy, so a job that throws leaves nothing behind.
       const next: Changes = { docs: new Map(changes.docs), dropped: new Set(changes.dropped) }
@@ -238,12 +240,15 @@ export class RefTreeStore<T> {
       }
     }
     const objects = this.#git.newObjects()
-    const rootBefore = await base.tree('')
-    const root = await this.#writeRoot(base, objects, changes)
-    if (root === rootBefore.oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
-    const commit = await objects.commit(root, head, this.#message)
-    await objects.durable()
-    return { commit, failed }
+    try {
+      const root = await this.#writeRoot(base, objects, changes)
+      if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
+      const commit = await objects.commit(root, head, this.#message)
+      await objects.durable()
+      return { commit, failed }
+    } finally {
+      await objects.discard()
+    }
   }
 
   async #apply (base: BaseTree, changes: Changes, u: TreeUpdate<T>): Promise<void> {
