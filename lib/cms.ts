@@ -21,9 +21,11 @@ import { preloadJsonParser } from './http/guards.js'
 import type { Services } from './services.js'
 import { KeyedLock } from './storage/keyed-lock.js'
 import { HistoryStore } from './storage/history-store.js'
-import { PackStore } from './storage/pack-store.js'
+import { GitStore } from './storage/git-store.js'
 import { DraftStore } from './storage/draft-store.js'
-import { removeStaleLocks, readRef } from './storage/git-refs.js'
+import { removeStaleLocks } from './storage/update-ref.js'
+import isomorphicGit from 'isomorphic-git'
+import fs from 'node:fs'
 import { sweepTempFiles } from './storage/temp-sweep.js'
 import { resolveGitDirs } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
@@ -54,12 +56,6 @@ export interface CreateCmsOptions {
   logger?: Logger
   /** The git remote to sync with when the config names none (`serve --clone` passes `origin`). */
   defaultRemote?: string
-  /**
-   * How often the history journal is folded into `refs/cms/history`: every `intervalMs` while saves
-   * come (default 200) and `idleMs` after the last one (default 30). The ref lags the saves by about
-   * that; the saves are durable in the journal either way.
-   */
-  historyFold?: { intervalMs?: number, idleMs?: number }
 }
 
 /** A running-ready instance: what an embedding application needs, and nothing secret. */
@@ -126,6 +122,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   let content: ContentStore | null = null
   let auth: Awaited<ReturnType<typeof createAuth>> | null = null
   let remote: RemoteSync | null = null
+  // The repository's git processes (cat-file, update-ref), ended by close.
+  const git = new GitStore(gitDir)
   try {
     // First, so the file watcher's set-up (in its own thread) runs while the rest starts (issue 18);
     // an index waits for it before it stats or reads a file (ContentStore.watching).
@@ -133,17 +131,15 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
-    await removeStaleLocks(gitDir, 'refs/cms/', 0)
+    await removeStaleLocks(gitDir)
     // Uploads a killed process was still receiving: nothing there is ever needed after a restart.
     await rm(path.join(stateDir, 'uploads-tmp'), { recursive: true, force: true })
     auth = await createAuth({ config, runtime, stateDir, log })
-    const packs = new PackStore(gitDir)
-    await packs.sweepTemporary()
     const locks = new KeyedLock()
     const webhook = new RebuildWebhook({ config, stateDir, log })
     const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
-    // The history journal's folder; the store is opened (a crash's journal folded) before the remote starts.
-    const history = new HistoryStore({ gitDir, packs, journalDir: path.join(stateDir, 'history-journal'), warn: (message, details) => log.warn(details, message), foldIntervalMs: opts.historyFold?.intervalMs, foldIdleMs: opts.historyFold?.idleMs })
+    // An earlier version's history journal is folded into the ref by `open`, before the remote starts.
+    const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal') })
     remote = new RemoteSync({
       repoDir,
       stateDir,
@@ -179,7 +175,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       auth,
       locks,
       history,
-      drafts: new DraftStore({ gitDir, packs }),
+      drafts: new DraftStore({ git }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook,
       deployment,
@@ -253,9 +249,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         await sweeping
         await liveContent.close()
         await liveAuth.close()
-        // Folds the journal: a clean stop leaves it empty and refs/cms/history complete.
-        await history.close().catch((err: unknown) => { log.warn({ err }, 'could not fold the history journal at the stop; the next start folds it') })
-        await packs.idle()
+        await history.close()
+        await git.close()
         await lock.release()
       }
     }
@@ -264,6 +259,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     await remote?.close().catch(() => {})
     await content?.close().catch(() => {})
     await auth?.close().catch(() => {})
+    await git.close().catch(() => {})
     await lock.release()
     throw err
   }
@@ -281,7 +277,7 @@ async function assertGitRepository (repoDir: string): Promise<string> {
   try {
     const text = (await readFile(path.join(dirs.gitDir, 'HEAD'), 'utf8')).trim()
     const symbolic = /^ref: (refs\/heads\/\S+)$/.exec(text)
-    head = symbolic !== null ? await readRef(dirs.commonDir, symbolic[1]!) : /^[0-9a-f]{40}$/.test(text) ? text : null
+    head = symbolic !== null ? await isomorphicGit.resolveRef({ fs, gitdir: dirs.commonDir, ref: symbolic[1]! }) : /^[0-9a-f]{40}$/.test(text) ? text : null
   } catch {}
   if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
   return dirs.commonDir

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
-import { PackStore } from './pack-store.js'
+import type { GitStore } from './git-store.js'
 
 /** One editor's pending change of one entry. */
 export interface DraftRecord {
@@ -76,14 +76,12 @@ export function draftRef (editorId: string): string {
 
 /** Every editor's drafts, each on its own ref. */
 export class DraftStore {
-  private readonly gitDir: string
-  private readonly packs: PackStore
+  private readonly git: GitStore
   private readonly stores = new Map<string, RefTreeStore<DraftEntry>>()
 
-  /** @param opts `gitDir`: the `.git` directory; `packs`: its packs (shared with the history store) */
-  constructor (opts: { gitDir: string, packs?: PackStore }) {
-    this.gitDir = opts.gitDir
-    this.packs = opts.packs ?? new PackStore(opts.gitDir)
+  /** @param opts `git`: the repository's git store */
+  constructor (opts: { git: GitStore }) {
+    this.git = opts.git
   }
 
   /**
@@ -174,7 +172,7 @@ export class DraftStore {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)
     if (store === undefined) {
-      store = new RefTreeStore({ gitDir: this.gitDir, ref, codec, message: 'cms: drafts', packs: this.packs })
+      store = new RefTreeStore({ git: this.git, ref, codec, message: 'cms: drafts' })
       this.stores.set(ref, store)
     }
     return store

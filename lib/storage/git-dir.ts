@@ -1,15 +1,12 @@
 /**
- * Where a repository's git data lives, found by git's own rules once at start-up (`git rev-parse`),
- * or for the plain case (a `.git` folder of our own, nothing in its config that moves or changes
- * the repository) read from the folder itself: a `git` process cost ~10-15 ms of the start's main
- * thread (issue 18). Any other case (a `.git` file, a subfolder, not a repository) asks git:
+ * Where a repository's git data lives, found by git's own rules once at start-up (`git rev-parse`):
  * a plain checkout has `.git/`; a `git worktree` checkout has a `.git` file (`gitdir: ...`) naming
  * its own git dir (HEAD, index) inside the main repository's, whose common dir holds the refs and
  * objects. The service reads HEAD from the worktree's git dir, and keeps refs, objects and its
  * state (`cms/`) in the common dir: one service per repository, whichever checkout it serves.
  */
 import { execFile } from 'node:child_process'
-import { realpath, lstat, readFile, access } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { StartupError } from '../errors.js'
@@ -31,45 +28,6 @@ export interface GitDirs {
  * @returns its git dir and common dir (absolute)
  */
 export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
-  return await readPlainGitDir(repoDir) ?? await resolveGitDirsWithGit(repoDir)
-}
-
-/** Longest `.git/config` read for the plain case; a longer one is left to git. */
-const MAX_CONFIG_BYTES = 64 * 1024
-/* A config naming any of these is left to git: a moved work tree or git dir, a bare or otherwise
-   unusual repository, another object format or ref storage (extensions), included files. */
-const NOT_PLAIN_CONFIG = /worktree|bare\s*=(?!\s*false\s*$)|extensions|include|objectformat/im
-
-/**
- * The git dirs of a working tree whose top holds a plain `.git` folder, read without git: the
- * folder and the top are the process's user's (git refuses another's unless safe.directory says
- * so), HEAD names a branch or a commit, `objects/` and `refs/` exist, there is no `commondir`, and
- * the config names nothing that changes where the work tree, the git dir or the object format is.
- * @param repoDir the working tree (absolute)
- * @returns its git dir and common dir (both `.git`), or null: ask git
- */
-export async function readPlainGitDir (repoDir: string): Promise<GitDirs | null> {
-  const gitDir = path.join(repoDir, '.git')
-  try {
-    const uid = typeof process.geteuid === 'function' ? process.geteuid() : null
-    const [top, dot, config, head] = await Promise.all([lstat(repoDir), lstat(gitDir), readFile(path.join(gitDir, 'config'), 'utf8'), readFile(path.join(gitDir, 'HEAD'), 'utf8')])
-    if (uid === null || top.uid !== uid || dot.uid !== uid || !dot.isDirectory() || !top.isDirectory()) return null
-    if (config.length > MAX_CONFIG_BYTES || NOT_PLAIN_CONFIG.test(config)) return null
-    if (!/^(ref: refs\/[^\0\n]+|[0-9a-f]{40})\n?$/.test(head)) return null
-    await Promise.all([access(path.join(gitDir, 'objects')), access(path.join(gitDir, 'refs'))])
-    if (await access(path.join(gitDir, 'commondir')).then(() => true, () => false)) return null
-    return { gitDir, commonDir: gitDir }
-  } catch {
-    return null
-  }
-}
-
-/**
- * Resolves the git directories of a working tree's top directory with `git rev-parse`.
- * @param repoDir the working tree (absolute)
- * @returns its git dir and common dir (absolute)
- */
-export async function resolveGitDirsWithGit (repoDir: string): Promise<GitDirs> {
   // Variables such as GIT_DIR would point git elsewhere than the directory we were given.
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value

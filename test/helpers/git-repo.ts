@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { GitStore } from '../../lib/storage/git-store.js'
 
 interface TestDir { testdir: (content?: Record<string, string>) => string }
 
@@ -39,4 +40,16 @@ export function makeRepo (t: TestDir): { dir: string, gitDir: string } {
   gitIn(dir, ['add', '-A'])
   gitIn(dir, ['commit', '-q', '-m', 'site'])
   return { dir, gitDir: path.join(dir, '.git') }
+}
+
+/**
+ * A repository with its git store (closed when the test ends).
+ * @param t the tap test
+ * @returns the working tree, its `.git` directory and a git store on it
+ */
+export function makeRepoWithStore (t: TestDir & { teardown: (fn: () => Promise<void>) => void }): { dir: string, gitDir: string, git: GitStore } {
+  const repo = makeRepo(t)
+  const git = new GitStore(repo.gitDir)
+  t.teardown(async () => { await git.close() })
+  return { ...repo, git }
 }

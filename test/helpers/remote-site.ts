@@ -69,7 +69,7 @@ export interface Editor {
  * @param opts config overrides, extra files, environment
  * @returns the running site
  */
-export async function startRemoteSite (t: Teardown, opts: { config?: Partial<ConfigInput>, files?: Record<string, string>, env?: Record<string, string>, historyFold?: { intervalMs?: number, idleMs?: number } } = {}): Promise<RemoteSite> {
+export async function startRemoteSite (t: Teardown, opts: { config?: Partial<ConfigInput>, files?: Record<string, string>, env?: Record<string, string> } = {}): Promise<RemoteSite> {
   const repoDir = await makeSite(t, { ...remoteFiles, ...opts.files }, { fixtures: false })
   const host = await startGitHost(t, repoDir)
   git(repoDir, 'remote', 'add', 'origin', host.url)
@@ -79,7 +79,7 @@ export async function startRemoteSite (t: Teardown, opts: { config?: Partial<Con
   const sink = new Writable({ write (chunk: Buffer, _enc, done) { logs.push(chunk.toString()); done() } })
   const logger = pino({ level: 'debug' }, sink)
   const config = { ...remoteConfig, ...opts.config, git: opts.config?.git ?? remoteConfig.git } as ConfigInput
-  const s = await startServer(t, { repoDir, config, logger, env: { CMS_GIT_ON_PUBLISH: 'true', ...opts.env }, ...(opts.historyFold !== undefined ? { historyFold: opts.historyFold } : {}) })
+  const s = await startServer(t, { repoDir, config, logger, env: { CMS_GIT_ON_PUBLISH: 'true', ...opts.env } })
   const as = (id: string, name = id, roles = 'publisher'): Editor => {
     const headers = { 'x-user': id, 'x-user-name': name, 'x-user-roles': roles }
     return {

@@ -93,7 +93,7 @@ export interface TestServer {
 export async function startServer (t: Teardown, opts: Partial<CreateCmsOptions> & { files?: Record<string, string | null> } = {}): Promise<TestServer> {
   const repoDir = opts.repoDir ?? await makeSite(t, opts.files)
   const env = { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, ...opts.env }
-  const { cms, services } = await openCms({ repoDir, config: opts.config, env, logger: opts.logger ?? silentLogger(), ...(opts.historyFold !== undefined ? { historyFold: opts.historyFold } : {}) })
+  const { cms, services } = await openCms({ repoDir, config: opts.config, env, logger: opts.logger ?? silentLogger() })
   const server = createServer(cms.app.callback())
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -129,33 +129,12 @@ export function silentLogger (): Logger {
 }
 
 /**
- * Waits (3 s at most) until the service's history journal holds no snapshot that is not on
- * `refs/cms/history` yet: an acknowledged save reaches the ref within the fold interval (README: the
- * history journal), so a fingerprint taken right after a save would otherwise see its fold land later.
- * @param repoDir the repository
- */
-export async function historyFolded (repoDir: string): Promise<void> {
-  const dir = path.join(repoDir, '.git', 'cms', 'history-journal')
-  for (const until = Date.now() + 3000; Date.now() < until;) {
-    let bytes = 0
-    try {
-      for (const name of await readdir(dir)) bytes += (await stat(path.join(dir, name))).size
-    } catch {
-      return
-    }
-    if (bytes === 0) return
-    await new Promise(resolve => setTimeout(resolve, 10))
-  }
-}
-
-/**
  * A fingerprint of everything a refused request must not change: every file of the working tree
  * (outside .git), `git status`, and every ref.
  * @param repoDir the repository
  * @returns a string that differs when anything changed
  */
 export async function repoFingerprint (repoDir: string): Promise<string> {
-  await historyFolded(repoDir)
   const hash = createHash('sha256')
   const walk = async (dir: string): Promise<void> => {
     for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {

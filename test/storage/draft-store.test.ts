@@ -1,8 +1,8 @@
 import t from 'tap'
-import { makeRepo, gitIn } from '../helpers/git-repo.js'
+import { makeRepoWithStore, gitIn } from '../helpers/git-repo.js'
+import { GitStore } from '../../lib/storage/git-store.js'
 import { DraftStore, draftRef, type DraftRecord } from '../../lib/storage/draft-store.js'
 import { shardOf } from '../../lib/storage/ref-tree-store.js'
-import { readRef } from '../../lib/storage/git-refs.js'
 import { BadRequestError } from '../../lib/errors.js'
 
 const record = (collection: string, id: string, n = 1, extra: Partial<DraftRecord> = {}): DraftRecord => ({
@@ -20,8 +20,8 @@ function plantDoc (dir: string, ref: string, collection: string, id: string, tex
 }
 
 t.test('put, get, list, count and remove', async t => {
-  const { dir, gitDir } = makeRepo(t)
-  const drafts = new DraftStore({ gitDir })
+  const { dir, git } = makeRepoWithStore(t)
+  const drafts = new DraftStore({ git })
   t.equal(await drafts.get('alice', 'posts', 'a'), null)
   t.same(await drafts.list('alice'), [])
   t.equal(await drafts.count('alice'), 0)
@@ -36,7 +36,9 @@ t.test('put, get, list, count and remove', async t => {
   t.same((await drafts.list('alice', { collection: 'posts' })).map(d => d.id), ['a', 'b'])
   t.same(await drafts.list('alice', { collection: 'posts', id: 'b' }), [md])
   t.same(await drafts.list('alice', { collection: 'posts', id: 'nope' }), [])
-  t.same(await new DraftStore({ gitDir }).list('alice'), await drafts.list('alice'), 'a cold instance reads the same')
+  const cold = new GitStore(git.gitDir)
+  t.teardown(async () => { await cold.close() })
+  t.same(await new DraftStore({ git: cold }).list('alice'), await drafts.list('alice'), 'a cold instance reads the same')
 
   await drafts.put('alice', [record('posts', 'a', 7)])
   t.same((await drafts.get('alice', 'posts', 'a'))?.data, { n: 7 }, 'a put replaces the earlier draft')
@@ -45,21 +47,21 @@ t.test('put, get, list, count and remove', async t => {
   t.same(await drafts.remove('alice', [{ collection: 'posts', id: 'a' }, { collection: 'posts', id: 'missing' }, { collection: 'posts', id: 'a' }]), ['posts/a'])
   t.equal(await drafts.get('alice', 'posts', 'a'), null)
   t.equal(await drafts.count('alice'), 2)
-  const before = await readRef(gitDir, draftRef('alice'))
+  const before = await git.readRef(draftRef('alice'))
   t.same(await drafts.remove('alice', [{ collection: 'posts', id: 'missing' }]), [])
-  t.equal(await readRef(gitDir, draftRef('alice')), before, 'removing nothing writes no commit')
+  t.equal(await git.readRef(draftRef('alice')), before, 'removing nothing writes no commit')
 
   t.same(await drafts.remove('alice', [{ collection: 'posts', id: 'b' }, { collection: 'pages', id: 'z' }]), ['posts/b', 'pages/z'])
   t.equal(await drafts.count('alice'), 0)
-  t.ok(await readRef(gitDir, draftRef('alice')) !== null, 'the ref stays, with an empty tree')
+  t.ok(await git.readRef(draftRef('alice')) !== null, 'the ref stays, with an empty tree')
   t.equal(gitIn(dir, ['ls-tree', '-r', draftRef('alice')]), '')
   t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
   t.equal(gitIn(dir, ['status', '--porcelain']), '')
 })
 
 t.test("each editor has their own ref, and nobody sees another's drafts", async t => {
-  const { dir, gitDir } = makeRepo(t)
-  const drafts = new DraftStore({ gitDir })
+  const { dir, git } = makeRepoWithStore(t)
+  const drafts = new DraftStore({ git })
   const ids = ['alice', 'bob@example.com', 'auth0|123', 'a/b', '..', 'Ünïcode name', 'x'.repeat(300)]
   for (const [i, id] of ids.entries()) await drafts.put(id, [record('posts', `e${i}`)])
   const refs = ids.map(draftRef)
@@ -74,10 +76,10 @@ t.test("each editor has their own ref, and nobody sees another's drafts", async 
 })
 
 t.test('a record this version cannot read comes back as a legacy draft', async t => {
-  const { dir, gitDir } = makeRepo(t)
+  const { dir, git } = makeRepoWithStore(t)
   plantDoc(dir, draftRef('alice'), 'posts', 'old', '{"this is": not json')
   plantDoc(dir, draftRef('bob'), 'posts', 'old', JSON.stringify({ ...record('posts', 'old'), version: 2 }))
-  const drafts = new DraftStore({ gitDir })
+  const drafts = new DraftStore({ git })
   for (const editor of ['alice', 'bob']) {
     t.same(await drafts.list(editor), [{ legacy: true, collection: 'posts', id: 'old' }], editor)
     t.equal(await drafts.get(editor, 'posts', 'old'), null)
@@ -90,10 +92,10 @@ t.test('a record this version cannot read comes back as a legacy draft', async t
 })
 
 t.test('foreign files in the tree are ignored', async t => {
-  const { dir, gitDir } = makeRepo(t)
+  const { dir, git } = makeRepoWithStore(t)
   plantDoc(dir, draftRef('alice'), 'posts', 'not-in-its-shard', JSON.stringify(record('posts', 'x')))
   // Same blob but under the wrong shard: move it by re-planting with another id's shard.
-  const drafts = new DraftStore({ gitDir })
+  const drafts = new DraftStore({ git })
   t.same((await drafts.list('alice')).map(d => d.id), ['not-in-its-shard'])
   const blob = gitIn(dir, ['hash-object', '-w', '--stdin'], JSON.stringify(record('posts', 'x')))
   const wrongShard = shardOf('x') === '00' ? '01' : '00'
@@ -106,19 +108,21 @@ t.test('foreign files in the tree are ignored', async t => {
 })
 
 t.test('bad names are refused before any git access', async t => {
-  const { gitDir } = makeRepo(t)
-  const drafts = new DraftStore({ gitDir })
+  const { git } = makeRepoWithStore(t)
+  const drafts = new DraftStore({ git })
   await t.rejects(drafts.put('alice', [record('posts', '../x')]), BadRequestError)
   await t.rejects(drafts.put('alice', [record('Posts', 'x')]), BadRequestError)
   await t.rejects(drafts.list('alice', { collection: 'a/b' }), BadRequestError)
   await t.rejects(drafts.remove('alice', [{ collection: 'posts', id: '-x' }]), BadRequestError)
-  t.equal(await readRef(gitDir, draftRef('alice')), null)
+  t.equal(await git.readRef(draftRef('alice')), null)
 })
 
 t.test('20 concurrent puts and removes of one editor: none lost', async t => {
-  const { dir, gitDir } = makeRepo(t)
-  const drafts = new DraftStore({ gitDir })
-  const outside = new DraftStore({ gitDir })
+  const { dir, git } = makeRepoWithStore(t)
+  const drafts = new DraftStore({ git })
+  const outsideGit = new GitStore(git.gitDir)
+  t.teardown(async () => { await outsideGit.close() })
+  const outside = new DraftStore({ git: outsideGit })
   await drafts.put('alice', [record('posts', 'gone')])
   await Promise.all([
     ...Array.from({ length: 20 }, async (_, i) => await (i % 3 === 0 ? outside : drafts).put('alice', [record('posts', `e${i}`, i)])),
@@ -132,9 +136,9 @@ t.test('20 concurrent puts and removes of one editor: none lost', async t => {
 })
 
 t.test('a thousand drafts list and go in one commit, quickly', async t => {
-  const { dir, gitDir } = makeRepo(t)
-  await new DraftStore({ gitDir }).put('alice', Array.from({ length: 1000 }, (_, i) => record('posts', `e${i}`, i)))
-  const drafts = new DraftStore({ gitDir })
+  const { dir, git } = makeRepoWithStore(t)
+  await new DraftStore({ git }).put('alice', Array.from({ length: 1000 }, (_, i) => record('posts', `e${i}`, i)))
+  const drafts = new DraftStore({ git })
   const started = Date.now()
   const list = await drafts.list('alice')
   t.equal(list.length, 1000)

@@ -1,11 +1,10 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { makeRepo, gitIn } from '../helpers/git-repo.js'
-import { PackStore } from '../../lib/storage/pack-store.js'
+import { makeRepoWithStore, gitIn } from '../helpers/git-repo.js'
+import { GitStore } from '../../lib/storage/git-store.js'
 import { HistoryStore, HISTORY_REF, MAX_SNAPSHOTS, type Snapshot } from '../../lib/storage/history-store.js'
 import { shardOf } from '../../lib/storage/ref-tree-store.js'
-import { readRef } from '../../lib/storage/git-refs.js'
 import { BadRequestError, StorageUnavailableError } from '../../lib/errors.js'
 import { writeFile, rm } from 'node:fs/promises'
 
@@ -13,18 +12,18 @@ const editor = { id: 'alice', name: 'Alice' }
 const snap = (n: number, action: Snapshot['action'] = 'save'): Omit<Snapshot, 'ts'> => ({ data: { n }, action, editor, revision: n })
 
 t.test('an entry without history reads as empty and nothing is written', async t => {
-  const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   t.same(await history.list('posts', 'hello'), [])
   t.equal(await history.find('posts', 'hello', 1), null)
   await history.removeCollection('posts')
   t.same(await history.append([]), [])
-  t.equal(await readRef(gitDir, HISTORY_REF), null, 'no ref created for nothing')
+  t.equal(await git.readRef(HISTORY_REF), null, 'no ref created for nothing')
 })
 
 t.test('append, list and find; the document sits at its sharded path', async t => {
-  const { dir, gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { dir, git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   const [first] = await history.append([{ collection: 'posts', id: 'hello', snapshot: { ...snap(1), bodySource: '# Hi' } }])
   t.ok(first !== undefined && first.ts > 0)
   const [second] = await history.append([{ collection: 'posts', id: 'hello', snapshot: snap(2, 'delete') }])
@@ -36,15 +35,14 @@ t.test('append, list and find; the document sits at its sharded path', async t =
   t.same(await history.list('posts', 'other'), [])
 
   // Another instance (cold caches) reads the same, and so does git.
-  t.same(await new HistoryStore({ gitDir }).list('posts', 'hello'), list)
+  t.same(await new HistoryStore({ git: other(t, git) }).list('posts', 'hello'), list)
   const doc = JSON.parse(gitIn(dir, ['show', `${HISTORY_REF}:posts/${shardOf('hello')}/hello.json`])) as { snapshots: Snapshot[] }
   t.same(doc.snapshots, list)
 })
 
 t.test('the 51st snapshot drops the oldest', async t => {
-  const { gitDir } = makeRepo(t)
-  const packs = new PackStore(gitDir)
-  const history = new HistoryStore({ gitDir, packs })
+  const { git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   for (let n = 1; n <= MAX_SNAPSHOTS; n++) await history.append([{ collection: 'posts', id: 'a', snapshot: snap(n) }])
   let list = await history.list('posts', 'a')
   t.equal(list.length, 50)
@@ -53,13 +51,11 @@ t.test('the 51st snapshot drops the oldest', async t => {
   list = await history.list('posts', 'a')
   t.equal(list.length, 50)
   t.same(list.map(s => s.data.n), Array.from({ length: 50 }, (_, i) => i + 2), 'oldest gone, newest last')
-  // 51 commits are 51 packs: the background merge of a full tier must end before the folder goes.
-  await packs.idle()
 })
 
 t.test('ts is strictly increasing per entry, even within one millisecond', async t => {
-  const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   const stored = await history.append([1, 2, 3, 4, 5].map(n => ({ collection: 'posts', id: 'a', snapshot: snap(n) })))
   const more = await Promise.all([6, 7, 8].map(async n => await history.append([{ collection: 'posts', id: 'a', snapshot: snap(n) }])))
   const list = await history.list('posts', 'a')
@@ -71,51 +67,51 @@ t.test('ts is strictly increasing per entry, even within one millisecond', async
 })
 
 t.test('a stray ts from the caller is ignored', async t => {
-  const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   const [s] = await history.append([{ collection: 'posts', id: 'a', snapshot: { ...snap(1), ts: 5 } as unknown as Omit<Snapshot, 'ts'> }])
   t.ok(s!.ts > 1_000_000_000_000)
 })
 
 t.test('removeCollection drops one collection and keeps the others', async t => {
-  const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   await history.append([
     { collection: 'posts', id: 'a', snapshot: snap(1) },
     { collection: 'posts', id: 'b', snapshot: snap(2) },
     { collection: 'pages', id: 'a', snapshot: snap(3) }
   ])
-  const before = await readRef(gitDir, HISTORY_REF)
+  const before = await git.readRef(HISTORY_REF)
   await history.removeCollection('posts')
   t.same(await history.list('posts', 'a'), [])
   t.same(await history.list('posts', 'b'), [])
   t.equal((await history.list('pages', 'a')).length, 1)
-  t.not(await readRef(gitDir, HISTORY_REF), before)
+  t.not(await git.readRef(HISTORY_REF), before)
   await history.removeCollection('pages')
-  const emptied = await readRef(gitDir, HISTORY_REF)
+  const emptied = await git.readRef(HISTORY_REF)
   t.ok(emptied !== null, 'the ref is kept when empty')
   await history.removeCollection('pages')
-  t.equal(await readRef(gitDir, HISTORY_REF), emptied, 'removing nothing writes no commit')
+  t.equal(await git.readRef(HISTORY_REF), emptied, 'removing nothing writes no commit')
   await history.append([{ collection: 'posts', id: 'a', snapshot: snap(4) }])
   t.same((await history.list('posts', 'a')).map(s => s.data.n), [4], 'a re-created collection starts fresh')
 })
 
 t.test('bad names are refused before any git access', async t => {
-  const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   await t.rejects(history.append([{ collection: '../x', id: 'a', snapshot: snap(1) }]), BadRequestError)
   await t.rejects(history.append([{ collection: 'posts', id: 'a/../b', snapshot: snap(1) }]), BadRequestError)
   await t.rejects(history.list('posts', '-rf'), BadRequestError)
   await t.rejects(history.removeCollection('Posts'), BadRequestError)
-  t.equal(await readRef(gitDir, HISTORY_REF), null)
+  t.equal(await git.readRef(HISTORY_REF), null)
 })
 
 t.test('20 concurrent appends from two instances: none lost; git is happy; working tree untouched', async t => {
-  const { dir, gitDir } = makeRepo(t)
+  const { dir, gitDir, git } = makeRepoWithStore(t)
   const head = gitIn(dir, ['rev-parse', 'HEAD'])
-  const one = new HistoryStore({ gitDir })
+  const one = new HistoryStore({ git })
   // A second instance plays the outside writer: its commits make the first one's CAS fail.
-  const two = new HistoryStore({ gitDir })
+  const two = new HistoryStore({ git: other(t, git) })
   await Promise.all(Array.from({ length: 20 }, async (_, i) => {
     const store = i % 2 === 0 ? one : two
     await store.append([{ collection: 'posts', id: `e${i % 5}`, snapshot: snap(i) }])
@@ -127,7 +123,7 @@ t.test('20 concurrent appends from two instances: none lost; git is happy; worki
     seen.push(...list.map(s => Number(s.data.n)))
   }
   t.same(seen.sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i), 'every append landed')
-  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
+  t.equal(gitIn(dir, ['fsck', '--full', '--no-progress', '--strict', '--no-dangling']), '')
   const log = gitIn(dir, ['log', '--format=%an <%ae> %s', HISTORY_REF]).split('\n')
   t.ok(log.length >= 1 && log.length <= 20, `grouped into ${log.length} commits`)
   t.ok(log.every(l => l === 'git-cms <git-cms@users.git-cms.invalid> cms: history'))
@@ -137,12 +133,12 @@ t.test('20 concurrent appends from two instances: none lost; git is happy; worki
 })
 
 t.test('works after git gc packed the ref and the objects', async t => {
-  const { dir, gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { dir, gitDir, git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   await history.append([{ collection: 'posts', id: 'a', snapshot: snap(1) }])
   gitIn(dir, ['gc', '-q', '--prune=now'])
   t.notOk(existsSync(path.join(gitDir, HISTORY_REF)), 'the ref is packed')
-  const cold = new HistoryStore({ gitDir })
+  const cold = new HistoryStore({ git: other(t, git) })
   t.same((await cold.list('posts', 'a')).map(s => s.data.n), [1])
   await cold.append([{ collection: 'posts', id: 'a', snapshot: snap(2) }])
   t.same((await history.list('posts', 'a')).map(s => s.data.n), [1, 2])
@@ -150,8 +146,8 @@ t.test('works after git gc packed the ref and the objects', async t => {
 })
 
 t.test('a history document that is not ours reads as empty and is replaced by the next append', async t => {
-  const { dir, gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { dir, git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   await history.append([{ collection: 'posts', id: 'a', snapshot: snap(1) }])
   const blob = gitIn(dir, ['hash-object', '-w', '--stdin'], '{not json')
   const shard = gitIn(dir, ['mktree'], `100644 blob ${blob}\ta.json\n`)
@@ -167,14 +163,21 @@ t.test('a history document that is not ours reads as empty and is replaced by th
 })
 
 t.test('a ref locked by another process for too long gives a 503 and changes nothing', async t => {
-  const { gitDir } = makeRepo(t)
-  const history = new HistoryStore({ gitDir })
+  const { gitDir, git } = makeRepoWithStore(t)
+  const history = new HistoryStore({ git })
   await history.append([{ collection: 'posts', id: 'a', snapshot: snap(1) }])
-  const before = await readRef(gitDir, HISTORY_REF)
+  const before = await git.readRef(HISTORY_REF)
   await writeFile(path.join(gitDir, `${HISTORY_REF}.lock`), '')
   await t.rejects(history.append([{ collection: 'posts', id: 'a', snapshot: snap(2) }]), StorageUnavailableError)
-  t.equal(await readRef(gitDir, HISTORY_REF), before)
+  t.equal(await git.readRef(HISTORY_REF), before)
   await rm(path.join(gitDir, `${HISTORY_REF}.lock`))
   await history.append([{ collection: 'posts', id: 'a', snapshot: snap(3) }])
   t.same((await history.list('posts', 'a')).map(s => s.data.n), [1, 3], 'works again once the lock is gone')
 })
+
+/** A second git store on the same repository (another instance's, with cold processes). */
+function other (t: Test, git: GitStore): GitStore {
+  const store = new GitStore(git.gitDir)
+  t.teardown(async () => { await store.close() })
+  return store
+}

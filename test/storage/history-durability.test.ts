@@ -10,46 +10,32 @@ import { makeRepo, gitIn } from '../helpers/git-repo.js'
 const DIST = fileURLToPath(new URL('../../dist/lib/storage/', import.meta.url))
 const hasStrace = spawnSync('strace', ['-V']).status === 0
 
-t.test('a history commit fsyncs its pack, its index and the pack directory before the ref moves', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
+t.test('a history commit fsyncs every new object before its rename, all before the ref moves; git fsyncs the new ref value first', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
   const { dir, gitDir } = makeRepo(t)
   const trace = path.join(dir, 'trace.txt')
   const script = `
     const { HistoryStore } = await import(${JSON.stringify(path.join(DIST, 'history-store.js'))})
-    const { PackStore } = await import(${JSON.stringify(path.join(DIST, 'pack-store.js'))})
-    const history = new HistoryStore({ gitDir: ${JSON.stringify(gitDir)}, packs: new PackStore(${JSON.stringify(gitDir)}) })
+    const { GitStore } = await import(${JSON.stringify(path.join(DIST, 'git-store.js'))})
+    const git = new GitStore(${JSON.stringify(gitDir)})
+    const history = new HistoryStore({ git })
     await history.append([{ collection: 'notes', id: 'a', snapshot: { data: { n: 1 }, action: 'save', editor: { id: 'x', name: 'X' }, revision: 1 } }])
+    await git.close()
   `
   execFileSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--input-type=module', '-e', script])
   t.match(gitIn(gitDir, ['cat-file', '-t', 'refs/cms/history']), 'commit', 'the ref points at a readable commit')
-
-  // Completed calls in completion order (a call split over unfinished/resumed lines counts when it returns).
-  const pending = new Map<string, string>()
-  const calls: string[] = []
-  for (const line of readFileSync(trace, 'utf8').split('\n')) {
-    const m = /^(\d+)\s+(.*)$/.exec(line)
-    if (m === null) continue
-    const [, pid, text] = m as unknown as [string, string, string]
-    if (text.includes('<unfinished ...>')) { pending.set(pid, text.replace('<unfinished ...>', '')); continue }
-    const resumed = /^<\.\.\. \w+ resumed>(.*)$/.exec(text)
-    const full = resumed !== null ? (pending.get(pid) ?? '') + resumed[1] : text
-    if (/= 0$/.test(full.trim())) calls.push(full)
-  }
-  const first = (re: RegExp): number => calls.findIndex(c => re.test(c))
-  const last = (re: RegExp): number => calls.findLastIndex(c => re.test(c))
-  const refMoved = first(/rename.*refs\/cms\/history\.lock.*refs\/cms\/history"/)
-  const packRenamed = first(/rename.*tmp_pack_cms_.*\/pack-[0-9a-f]{40}\.pack"/)
-  const idxRenamed = first(/rename.*tmp_pack_cms_.*\/pack-[0-9a-f]{40}\.idx"/)
-  const tempSyncs = calls.map((c, i) => /fsync\(\d+<[^>]*tmp_pack_cms_[^>]*>\s*\)/.test(c) ? i : -1).filter(i => i >= 0)
-  const dirSync = last(/fsync\(\d+<[^>]*\/objects\/pack>\s*\)/)
-  t.ok(refMoved > 0, 'the ref was renamed into place')
-  t.ok(packRenamed >= 0 && idxRenamed >= 0, 'pack and index renamed into place')
-  t.equal(tempSyncs.length, 2, 'both temporary files fsynced')
-  t.ok(tempSyncs.every(i => i < packRenamed && i < idxRenamed), 'fsynced before their renames')
-  t.ok(idxRenamed < packRenamed, 'the index first: a kill between the two renames never leaves a pack without its index')
-  t.ok(dirSync > packRenamed, 'the pack directory fsynced after the renames')
-  t.ok(dirSync < refMoved, 'and before the ref moved')
-  const lockSynced = first(/fsync\(\d+<[^>]*refs\/cms\/history\.lock>\s*\)/)
-  t.ok(lockSynced >= 0 && lockSynced < refMoved, 'the new value fsynced in the lock file before the lock became the ref')
+  const calls = completedCalls(trace)
+  const refMoved = calls.findIndex(c => /rename.*refs\/cms\/history\.lock.*refs\/cms\/history"/.test(c))
+  const lockSynced = calls.findIndex(c => /fsync\(\d+<[^>]*refs\/cms\/history\.lock>\s*\)/.test(c))
+  const objectRenames = calls.flatMap((c, i) => /rename.*tmp_obj_\w+", ".*\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}"/.test(c) ? [i] : [])
+  const objectSyncs = calls.flatMap((c, i) => /fsync\(\d+<[^>]*tmp_obj_\w+>\s*\)/.test(c) ? [i] : [])
+  const dirSyncs = calls.flatMap((c, i) => /fsync\(\d+<[^>]*\/objects\/[0-9a-f]{2}>\s*\)/.test(c) ? [i] : [])
+  // A blob, its shard's tree, the collection's tree, the root tree and the commit.
+  t.equal(objectRenames.length, 5, 'five new objects renamed into place')
+  t.equal(objectSyncs.length, 5, 'each fsynced under its temporary name')
+  t.ok(Math.max(...objectSyncs) < refMoved && Math.max(...objectRenames) < refMoved, 'all before the ref moved')
+  t.ok(objectSyncs.every(s => objectRenames.some(r => r > s)) && Math.min(...objectSyncs) < Math.min(...objectRenames), 'fsynced before renamed')
+  t.ok(dirSyncs.length > 0 && Math.min(...dirSyncs) > Math.max(...objectRenames) && Math.max(...dirSyncs) < refMoved, 'their folders fsynced after the renames, before the ref moved')
+  t.ok(lockSynced >= 0 && lockSynced < refMoved, 'git fsynced the new value in the lock file before the lock became the ref')
 })
 
 t.test('a save replaces its entry file only after its fsync and after the history ref is durable, then fsyncs the folder', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
@@ -60,12 +46,14 @@ t.test('a save replaces its entry file only after its fsync and after the histor
   writeFileSync(path.join(content, 'a.json'), '{"n":1}\n')
   const script = `
     const { HistoryStore } = await import(${JSON.stringify(path.join(DIST, 'history-store.js'))})
-    const { PackStore } = await import(${JSON.stringify(path.join(DIST, 'pack-store.js'))})
-    const history = new HistoryStore({ gitDir: ${JSON.stringify(gitDir)}, packs: new PackStore(${JSON.stringify(gitDir)}) })
+    const { GitStore } = await import(${JSON.stringify(path.join(DIST, 'git-store.js'))})
+    const git = new GitStore(${JSON.stringify(gitDir)})
+    const history = new HistoryStore({ git })
     await history.append(
       [{ collection: 'notes', id: 'a', snapshot: { data: { n: 1 }, action: 'save', editor: { id: 'x', name: 'X' }, revision: 1 } }],
       [{ path: ${JSON.stringify(path.join(content, 'a.json'))}, data: '{"n":2}\\n' }]
     )
+    await git.close()
   `
   execFileSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--input-type=module', '-e', script])
   t.equal(readFileSync(path.join(content, 'a.json'), 'utf8'), '{"n":2}\n')

@@ -1,0 +1,22 @@
+/**
+ * Starts a git child process on a repository's git directory, with none of the caller's `GIT_*`
+ * variables (they would point git elsewhere) and a handler on stdin (a write after the process died
+ * fails quietly; its exit is what callers watch).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+
+/**
+ * Spawns `git --git-dir=<gitDir> <args>`.
+ * @param gitDir the git directory
+ * @param args git's arguments
+ * @returns the child process, its pipes open
+ */
+export function spawnGit (gitDir: string, args: readonly string[]): ChildProcessWithoutNullStreams {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
+  const child = spawn('git', [`--git-dir=${gitDir}`, ...args], { cwd: gitDir, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  child.stdin.on('error', () => {})
+  // A failed spawn (no git) is reported as a close with no answers; 'error' must not throw.
+  child.on('error', () => {})
+  return child
+}

@@ -1,0 +1,52 @@
+/**
+ * The git plumbing of one repository, owned by one instance (createCms) and closed with it: object
+ * and ref reads through a long-lived `git cat-file --batch`, compare-and-swap ref updates through a
+ * long-lived `git update-ref --stdin`, new objects through isomorphic-git (new-objects.ts).
+ */
+import { CatFile } from './cat-file.js'
+import { NewObjects } from './new-objects.js'
+import { RefUpdater } from './update-ref.js'
+
+/** One repository's git processes. */
+export class GitStore {
+  /** The repository's (common) git directory. */
+  readonly gitDir: string
+  /** Object reads. */
+  readonly objects: CatFile
+  /** Ref updates. */
+  readonly refs: RefUpdater
+
+  /** @param gitDir the repository's (common) git directory */
+  constructor (gitDir: string) {
+    this.gitDir = gitDir
+    this.objects = new CatFile(gitDir)
+    this.refs = new RefUpdater(gitDir, async ref => await this.readRef(ref))
+  }
+
+  /**
+   * A ref's commit, read by git (loose or packed).
+   * @param ref a full ref name
+   * @returns the commit id, or null when the ref does not exist
+   */
+  async readRef (ref: string): Promise<string | null> {
+    const object = await this.objects.read(ref)
+    return object?.type === 'commit' ? object.oid : null
+  }
+
+  /**
+   * Starts writing the objects of a commit.
+   * @returns the writer
+   */
+  newObjects (): NewObjects {
+    return new NewObjects(this.gitDir)
+  }
+
+  /**
+   * Ends the git processes once they answered what they were asked.
+   * @returns resolves once they exited
+   */
+  async close (): Promise<void> {
+    await this.refs.close()
+    await this.objects.close()
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Compare-and-swap ref updates through one long-lived `git update-ref --stdin`, one transaction at a
+ * time (`start`, `update <ref> <new> <old>`, `commit`): git takes `<ref>.lock`, checks the old value,
+ * fsyncs the new one (`core.fsync=reference`) and renames it into place, so a `git` command running
+ * at the same time is never overwritten. A failed check ends that process (git dies on it); the next
+ * update starts another. Once the ref moved, its directories are fsynced, so the new value survives
+ * a power loss when `update` resolves.
+ */
+import fs from 'node:fs'
+import { readdir, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
+import { spawnGit } from './git-process.js'
+import { StorageUnavailableError } from '../errors.js'
+
+const fsync = promisify(fs.fsync)
+const ZERO = '0'.repeat(40)
+const OID = /^[0-9a-f]{40}$/
+/** Refs we write: `refs/cms/` plus components git accepts (the callers build them). */
+const REF_NAME = /^refs\/cms\/(?:[A-Za-z0-9_@%=+-][A-Za-z0-9_@%=+.-]*\/)*[A-Za-z0-9_@%=+-][A-Za-z0-9_@%=+.-]*$/
+/** How long git waits for a `<ref>.lock` another process holds. */
+const LOCK_TIMEOUT_MS = 1000
+
+/**
+ * Asserts that a ref name is one of ours that git accepts.
+ * @param ref a full ref name such as `refs/cms/history`
+ * @returns the ref name
+ */
+export function assertRefName (ref: string): string {
+  if (!REF_NAME.test(ref) || ref.includes('..') || ref.split('/').some(c => c.endsWith('.lock') || c.endsWith('.'))) {
+    throw new Error(`Invalid ref name: ${JSON.stringify(ref)}`)
+  }
+  return ref
+}
+
+/** The answer lines of the running process, and who waits for them. */
+interface Transactions {
+  child: ChildProcessWithoutNullStreams
+  lines: string[]
+  waiter: (() => void) | null
+  exited: boolean
+  stderr: string
+}
+
+/** CAS updates of one repository's refs. */
+export class RefUpdater {
+  readonly #gitDir: string
+  #process: Transactions | null = null
+  /** Transactions run one after the other on the one process. */
+  #tail: Promise<unknown> = Promise.resolve()
+
+  /**
+   * @param gitDir the repository's (common) git directory
+   * @param readRef reads a ref's current value (to tell a refused update from a lost answer)
+   */
+  constructor (gitDir: string, private readonly readRef: (ref: string) => Promise<string | null>) {
+    this.#gitDir = gitDir
+  }
+
+  /**
+   * Points `ref` at `newOid` if it still holds `expected`.
+   * @param ref a full ref name under `refs/cms/`
+   * @param newOid the new commit
+   * @param expected the value it was built on (null: the ref must not exist)
+   * @returns 'ok' once the ref holds newOid durably, 'moved' when it held something else; throws
+   *   StorageUnavailableError when git could not update it (a lock held too long)
+   */
+  async update (ref: string, newOid: string, expected: string | null): Promise<'ok' | 'moved'> {
+    assertRefName(ref)
+    if (!OID.test(newOid) || (expected !== null && !OID.test(expected))) throw new Error('Invalid object id')
+    const run = this.#tail.then(async () => await this.#transaction(ref, newOid, expected))
+    this.#tail = run.catch(() => {})
+    const outcome = await run
+    if (outcome === 'ok') await this.#syncDirectories(ref)
+    return outcome
+  }
+
+  /** Ends the process (any transaction in flight finishes first). */
+  async close (): Promise<void> {
+    await this.#tail
+    const running = this.#process
+    if (running === null || running.exited) return
+    await new Promise<void>(resolve => { running.child.once('close', () => { resolve() }); running.child.stdin.end() })
+  }
+
+  async #transaction (ref: string, newOid: string, expected: string | null): Promise<'ok' | 'moved'> {
+    const p = this.#process !== null && !this.#process.exited ? this.#process : this.#start()
+    p.lines.length = 0
+    p.child.stdin.write(`start\nupdate ${ref} ${newOid} ${expected ?? ZERO}\ncommit\n`)
+    while (!p.exited && !(p.lines.length >= 2)) await new Promise<void>(resolve => { p.waiter = resolve })
+    if (p.lines[0] === 'start: ok' && p.lines[1] === 'commit: ok') return 'ok'
+    // git died on it: the ref tells what happened.
+    const actual = await this.readRef(ref)
+    if (actual === newOid) return 'ok'
+    if (actual !== expected) return 'moved'
+    throw new StorageUnavailableError(`${ref} could not be updated (${p.stderr.trim() || 'git update-ref exited'})`, { ref })
+  }
+
+  #start (): Transactions {
+    const child = spawnGit(this.#gitDir, ['-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
+    const p: Transactions = { child, lines: [], waiter: null, exited: false, stderr: '' }
+    let pending = ''
+    const wake = (): void => { const w = p.waiter; p.waiter = null; w?.() }
+    child.stdout.on('data', (chunk: Buffer) => {
+      const parts = (pending + chunk.toString('utf8')).split('\n')
+      pending = parts.pop() ?? ''
+      p.lines.push(...parts)
+      wake()
+    })
+    child.stderr.on('data', (chunk: Buffer) => { p.stderr = (p.stderr + chunk.toString('utf8')).slice(-2000) })
+    child.on('close', () => { p.exited = true; wake() })
+    this.#process = p
+    return p
+  }
+
+  /** The ref file's directory up to `refs/`: a new name in each must survive a power loss. */
+  async #syncDirectories (ref: string): Promise<void> {
+    const dirs: string[] = []
+    for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) dirs.push(path.join(this.#gitDir, dir))
+    await Promise.all(dirs.map(async dir => {
+      const fd = fs.openSync(dir, 'r')
+      try { await fsync(fd) } catch {} finally { fs.closeSync(fd) }
+    }))
+  }
+}
+
+/**
+ * Removes `*.lock` files a killed process left under `refs/cms/`. Called at start-up under the
+ * instance lock: the namespace is ours, so a lock there is a leftover.
+ * @param gitDir the git directory
+ * @returns the ref-relative paths removed
+ */
+export async function removeStaleLocks (gitDir: string): Promise<string[]> {
+  const removed: string[] = []
+  const walk = async (rel: string): Promise<void> => {
+    const names = await readdir(path.join(gitDir, rel), { withFileTypes: true }).catch(() => [])
+    for (const dirent of names) {
+      const child = `${rel}/${dirent.name}`
+      if (dirent.isDirectory()) await walk(child)
+      else if (dirent.name.endsWith('.lock') && (await stat(path.join(gitDir, child)).catch(() => null))?.isFile() === true) {
+        await rm(path.join(gitDir, child), { force: true })
+        removed.push(child)
+      }
+    }
+  }
+  await walk('refs/cms')
+  return removed
+}
