@@ -8,20 +8,15 @@
  * arrays and the heap it adds).
  */
 import { existsSync } from 'node:fs'
-import { rename, rm, writeFile } from 'node:fs/promises'
+import { rename, rm, stat, writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import path from 'node:path'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { ApiClient, runLoad } from './api-client.js'
 import { BenchContext, megabytes } from './bench-context.js'
 import { spawnCms, type CmsProcess } from './cms-process.js'
 import type { SectionReport } from './report.js'
 import { BODY_WORD, RARE_WORD, SEARCH_WORD, VOCABULARY, generateSite, postId, type GeneratedSite } from './site-generator.js'
 import { summarize } from './stats.js'
-import { buildSegment } from '../lib/search/build-segment.js'
-import { FullTextIndex } from '../lib/search/full-text-index.js'
-import { SearchSegment } from '../lib/search/search-segment.js'
 
 const SAMPLES = 100
 const FIGURE_MAX_MS = 8000
@@ -133,25 +128,10 @@ async function restartFigures (report: SectionReport, site: GeneratedSite, label
 
 type Timed = Awaited<ReturnType<ApiClient['get']>> & { body: ListBody }
 
-/** Builds the index in this process from the site's files: its arrays, the heap it adds, the time. */
+/** The size of the persisted full-text database (`.git/cms/fts/posts.sqlite`, WAL included). */
 async function indexOwnSize (report: SectionReport, site: GeneratedSite, label: (s: string) => string): Promise<void> {
-  v8.setFlagsFromString('--expose-gc')
-  const gc = vm.runInNewContext('gc') as () => void
-  const dir = path.join(site.dir, 'content', 'posts')
-  const files: Array<[string, string]> = site.ids.map(id => [id, path.join(dir, `${id}.md`)])
-  const settle = async (): Promise<NodeJS.MemoryUsage> => {
-    // Several collections, with turns of the event loop between (finalizers, freed array buffers).
-    for (let i = 0; i < 4; i++) { gc(); await new Promise(resolve => setImmediate(resolve)) }
-    return process.memoryUsage()
-  }
-  const before = await settle()
-  const started = performance.now()
-  const built = await buildSegment({ repoRealDir: site.dir, files, format: 'md', titleField: 'title' })
-  const ms = performance.now() - started
-  const index = new FullTextIndex(new SearchSegment(built.segment), Array.from(built.order, i => (files[i] as [string, string])[0]))
-  index.search({ words: [BODY_WORD], prefixLast: false })
-  const after = await settle()
-  report.info(label('index build, one thread (the server builds in a worker)'), ms, 'ms')
-  report.atMost(label('index typed arrays (dictionary, postings, scratch)'), megabytes(index.bytes), 'MB', site.ids.length <= 10_000 ? 10 : 40)
-  report.info(label('index memory added here, heap + array buffers (the heap moves by +-3 MB with GC)'), megabytes(after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers), 'MB', `heap ${megabytes(after.heapUsed - before.heapUsed).toFixed(1)} MB, array buffers ${megabytes(after.arrayBuffers - before.arrayBuffers).toFixed(1)} MB`)
+  const file = path.join(site.dir, '.git', 'cms', 'fts', 'posts.sqlite')
+  let bytes = 0
+  for (const suffix of ['', '-wal']) bytes += await stat(file + suffix).then(st => st.size, () => 0)
+  report.info(label('full-text database on disk'), megabytes(bytes), 'MB')
 }
