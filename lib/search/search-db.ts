@@ -25,8 +25,12 @@ const FORMAT_VERSION = 1
  */
 export const RANK_MAX = 2000
 
-/** Title, fields and body weights of the BM25 score. */
-const BM25 = 'bm25(text, 3, 1.5, 1)'
+/**
+ * Within a tier, BM25 over the body only (weights 0 for title and fields): FTS5 normalizes by the
+ * whole row's length, which would rank a short title above a longer one that holds the same words;
+ * ties keep document order (list order).
+ */
+const BM25 = 'bm25(text, 0, 0, 1)'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -114,9 +118,10 @@ export class SearchDb {
   }
 
   static #configure (db: Database.Database, created: boolean): SearchDb {
-    // A cache: WAL keeps each commit whole, NORMAL does not fsync every one.
+    // A cache of the files: WAL keeps each commit whole if the process dies; no fsync, which
+    // held the event loop for seconds on a busy disk (an OS crash can cost a rebuild).
     db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
+    db.pragma('synchronous = OFF')
     db.exec(SCHEMA)
     return new SearchDb(db, created)
   }
@@ -194,8 +199,8 @@ export class SearchDb {
   }
 
   /**
-   * The stored entries matching a query in rank order: by tier, then BM25 score (for a tier of
-   * at most RANK_MAX matches), then document number.
+   * The stored entries matching a query in rank order: by tier, then the body's BM25 score (for a
+   * tier of at most RANK_MAX matches), then document number.
    * @param query the parsed query (with words)
    * @param skip ids to leave out (they count in no tier)
    * @param limit how many ids to give at most (Infinity: all)
