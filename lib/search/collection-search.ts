@@ -177,7 +177,8 @@ export class CollectionSearch {
     const index = this.#index
     if (index === null) throw new Error('search not attached to a collection index')
     const rows = await index.all()
-    if (this.#stateDir !== null) await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true })
+    // (A folder that cannot be removed does not stop the search.)
+    if (this.#stateDir !== null) await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
     const { format, titleField } = this.#collection
     const db = SearchDb.open(this.#file, JSON.stringify({ format, titleField }))
     try {
