@@ -28,8 +28,8 @@ const LEGACY_DIR = 'search'
 export const RACY_MS = 1000
 /** Entries read and indexed per transaction while opening (each chunk ~10-40 ms, then the loop turns). */
 const CHUNK = 64
-/** Recorded changes indexed without waiting for a search beyond this many. */
-const CHANGES_MAX = 1000
+/** Recorded changes indexed without waiting for a search beyond this many (a turn of the loop later: ~30 ms). */
+const CHANGES_MAX = 100
 
 const searches = new WeakMap<CollectionIndex, CollectionSearch>()
 
@@ -59,6 +59,7 @@ export class CollectionSearch {
   #opening: Promise<SearchDb> | null = null
   /** Changes not indexed yet, latest per id (undefined: unreadable, null: removed). */
   #changes = new Map<string, EntryData | undefined | null>()
+  #drainQueued = false
   #closed = false
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
@@ -94,7 +95,14 @@ export class CollectionSearch {
     if (this.#closed || this.#opening === null) return
     this.#changes.delete(id)
     this.#changes.set(id, data)
-    if (this.#db !== null && this.#changes.size >= CHANGES_MAX) this.#drain(this.#db)
+    if (this.#db === null || this.#changes.size < CHANGES_MAX || this.#drainQueued) return
+    // After the save that reported it (which should not wait for the index); a failure drops the
+    // database (#drain), which the next search builds again.
+    this.#drainQueued = true
+    setImmediate(() => {
+      this.#drainQueued = false
+      try { if (this.#db !== null) this.#drain(this.#db) } catch {}
+    })
   }
 
   /** Starts opening the index in the background (a failure is reported to the next search). */
@@ -142,7 +150,8 @@ export class CollectionSearch {
         this.#drain(db)
         return search(db)
       } catch (err) {
-        if (attempt > 0 || !isDamaged(err)) throw err
+        // Retried once on a database built again: damaged, or dropped by a failed #drain.
+        if (attempt > 0 || !(isDamaged(err) || this.#db !== db)) throw err
         this.#discard(db)
       }
     }
@@ -216,18 +225,26 @@ export class CollectionSearch {
     }
   }
 
-  /** Indexes the recorded changes in one transaction. */
+  /**
+   * Indexes the recorded changes in one transaction. If that fails, the changes are not in the
+   * database: it is dropped (to be built again from the files) and the error thrown.
+   */
   #drain (db: SearchDb): void {
     if (this.#changes.size === 0) return
     const changes = this.#changes
     this.#changes = new Map()
     const titleField = this.#collection.titleField
-    db.transaction(() => {
-      for (const [id, data] of changes) {
-        if (data === null) db.remove(id)
-        else db.put(id, entryText(id, data, titleField), '')
-      }
-    })
+    try {
+      db.transaction(() => {
+        for (const [id, data] of changes) {
+          if (data === null) db.remove(id)
+          else db.put(id, entryText(id, data, titleField), '')
+        }
+      })
+    } catch (err) {
+      this.#discard(db)
+      throw err
+    }
   }
 
   /** Drops a damaged database: the next use builds it again from every entry. */
