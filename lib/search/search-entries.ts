@@ -1,13 +1,12 @@
 /**
  * `q` over one collection as one editor sees it: the base entries from the collection's
- * full-text index, the editor's own drafts (their data laid over base, deletions hidden) searched
- * as they are, one ranking of both; a page of ids in rank order and the total.
+ * full-text index (those the editor has a draft of left out), and the editor's own drafts (their
+ * data laid over base, deletions hidden) tiered the same way and placed first within their tier.
  */
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import { entryTerms } from './entry-terms.js'
-import { searchOf } from './collection-search.js'
-import { MAX_DOCS, rankKey } from './ranking.js'
+import { searchOf, type CollectionSearch } from './collection-search.js'
+import { entryText, tierOf } from './entry-text.js'
 import type { SearchQuery } from './search-query.js'
 
 /** One entry found: a base entry (draft null) or the editor's draft of one. */
@@ -24,6 +23,33 @@ export interface FoundPage {
   entries: FoundEntry[]
 }
 
+/** Every entry a search found, for a list that orders or filters them itself. */
+export interface FoundAll {
+  /** Base entries without a draft of this editor, in rank order. */
+  baseIds: string[]
+  /** This editor's drafts that match (deletions left out). */
+  drafts: DraftRecord[]
+}
+
+/** The search of an index, once the changes the index was told of (watcher, directory) reached it. */
+async function searchFor (index: CollectionIndex): Promise<CollectionSearch> {
+  await index.all()
+  const search = searchOf(index)
+  if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
+  return search
+}
+
+/** The editor's drafts that match, with their tier, in rank order (tier, then id). */
+function matchingDrafts (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Array<{ tier: number, draft: DraftRecord }> {
+  const found: Array<{ tier: number, draft: DraftRecord }> = []
+  for (const draft of drafts.values()) {
+    if (draft.kind === 'delete') continue
+    const tier = tierOf(entryText(draft.id, draft.data, index.collection.titleField), query)
+    if (tier !== null) found.push({ tier, draft })
+  }
+  return found.sort((a, b) => a.tier - b.tier || (a.draft.id < b.draft.id ? -1 : 1))
+}
+
 /**
  * Searches a collection for one editor.
  * @param index the collection's index (with its search attached)
@@ -34,45 +60,24 @@ export interface FoundPage {
  * @returns the page and the total
  */
 export async function searchEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<FoundPage> {
-  // The collection index takes the changes it has been told of (watcher, directory): each one
-  // reaches the full-text index before it is searched.
-  await index.all()
-  const search = searchOf(index)
-  if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
+  const search = await searchFor(index)
   if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
-  const { ranked, draftHits } = await search.use(text => {
-    const ranked = text.search(query, new Set(drafts.keys()), start + count)
-    const draftHits: Array<{ key: number, draft: DraftRecord }> = []
-    for (const draft of drafts.values()) {
-      if (draft.kind === 'delete') continue
-      const rank = text.rankTerms(query, entryTerms(draft.id, draft.data, index.collection.titleField))
-      if (rank !== null) draftHits.push({ key: rankKey(rank.tier, rank.score, MAX_DOCS - 1), draft })
-    }
-    return { ranked, draftHits }
+  const draftHits = matchingDrafts(index, query, drafts)
+  const skip = new Set(drafts.keys())
+  const { total, base } = await search.use(db => {
+    const { total, ids, tiers } = db.search(query, skip, start + count)
+    return { total, base: ids.map((id, k) => ({ id, tier: tiers[k] as number })) }
   })
-  draftHits.sort((a, b) => a.key - b.key || (a.draft.id < b.draft.id ? -1 : 1))
-  // Merge the two rankings up to the page's end.
-  const entries: FoundEntry[] = []
-  const keys = ranked.keys
+  // Merge the two rankings up to the page's end: within a tier, drafts first.
+  const ranked: FoundEntry[] = []
   let i = 0
   let j = 0
-  for (let rank = 0; rank < start + count && (i < keys.length || j < draftHits.length); rank++) {
-    const draftHit = draftHits[j]
-    const takeDraft = draftHit !== undefined && (i >= keys.length || draftHit.key < (keys[i] as number))
-    const found: FoundEntry = takeDraft ? { id: (draftHit as { draft: DraftRecord }).draft.id, draft: (draftHit as { draft: DraftRecord }).draft } : { id: ranked.idOf(keys[i] as number), draft: null }
-    if (takeDraft) j++
-    else i++
-    if (rank >= start) entries.push(found)
+  while (ranked.length < start + count && (i < base.length || j < draftHits.length)) {
+    const hit = draftHits[j]
+    const next = base[i]
+    if (hit !== undefined && (next === undefined || hit.tier <= next.tier)) { ranked.push({ id: hit.draft.id, draft: hit.draft }); j++ } else if (next !== undefined) { ranked.push({ id: next.id, draft: null }); i++ }
   }
-  return { total: ranked.total + draftHits.length, entries }
-}
-
-/** Every entry a search found, for a list that orders or filters them itself. */
-export interface FoundAll {
-  /** Base entries without a draft of this editor, in rank order. */
-  baseIds: string[]
-  /** This editor's drafts that match (deletions left out). */
-  drafts: DraftRecord[]
+  return { total: total + draftHits.length, entries: ranked.slice(start) }
 }
 
 /**
@@ -84,19 +89,8 @@ export interface FoundAll {
  * @returns the matching base ids in rank order and the matching drafts
  */
 export async function searchAllEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<FoundAll> {
-  await index.all()
-  const search = searchOf(index)
-  if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
+  const search = await searchFor(index)
   if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }
-  return await search.use(text => {
-    const ranked = text.search(query, new Set(drafts.keys()))
-    const baseIds: string[] = []
-    for (const key of ranked.keys) baseIds.push(ranked.idOf(key))
-    const found: DraftRecord[] = []
-    for (const draft of drafts.values()) {
-      if (draft.kind === 'delete') continue
-      if (text.rankTerms(query, entryTerms(draft.id, draft.data, index.collection.titleField)) !== null) found.push(draft)
-    }
-    return { baseIds, drafts: found }
-  })
+  const baseIds = await search.use(db => db.search(query, new Set(drafts.keys()), Infinity).ids)
+  return { baseIds, drafts: matchingDrafts(index, query, drafts).map(hit => hit.draft) }
 }

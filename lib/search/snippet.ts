@@ -5,7 +5,7 @@
  */
 import type { EntryData } from '../content/formats.js'
 import { isTitleKey, titlesOf } from '../content/entry-search.js'
-import { MAX_BODY_CHARS } from './entry-terms.js'
+import { MAX_BODY_CHARS } from './entry-text.js'
 import { matchesWord, type SearchQuery } from './search-query.js'
 import { wordsOf } from './tokenize.js'
 

@@ -15,7 +15,6 @@ import { CollectionIndex } from './collection-index.js'
 import { RevisionLog } from './revision-log.js'
 import { CollectionSearch, searchOf } from '../search/collection-search.js'
 import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
-import { SearchSnapshot, SEARCH_SNAPSHOT_DIR } from '../search/search-snapshot.js'
 import { sweepTempFiles } from './temp-sweep.js'
 
 export interface ContentStoreOptions {
@@ -73,7 +72,7 @@ export class ContentStore {
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
-    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR), path.join(this.#opts.stateDir, SEARCH_SNAPSHOT_DIR)])
+    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR)])
     await this.registry.load()
     const go = new Promise<void>(resolve => {
       const timer = setTimeout(resolve, WATCH_START_MAX_MS)
@@ -174,7 +173,7 @@ export class ContentStore {
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)
     if (existing !== undefined && existing.collection === collection) return existing
-    const search = new CollectionSearch(collection, this.repoRealDir, { snapshot: new SearchSnapshot(this.#opts.stateDir, collection, this.repoRealDir) })
+    const search = new CollectionSearch(collection, this.repoRealDir, { stateDir: this.#opts.stateDir })
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,
