@@ -19,7 +19,7 @@ import { open, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileInStepsAtomic } from '../storage/atomic-write.js'
 import type { Collection } from '../storage/collection-registry.js'
-import { IndexSnapshot } from '../storage/index-snapshot.js'
+import { definitionKey } from '../storage/index-store.js'
 import { SearchSegment, type SegmentData, type TermTable } from './search-segment.js'
 import { identityOf, SegmentFile, type SegmentFileLayout } from './segment-file.js'
 
@@ -107,7 +107,7 @@ export class SearchSnapshot {
     }
     const c = collection as Collection
     this.file = path.join(stateDir, SEARCH_SNAPSHOT_DIR, `${c.name}.bin`)
-    this.key = new IndexSnapshot(stateDir, c, repoRealDir as string).key
+    this.key = definitionKey(c)
     this.#repo = repoRealDir as string
   }
 

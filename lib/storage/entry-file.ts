@@ -7,24 +7,15 @@ import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
 import { isInside } from './safe-path.js'
-import { signatureOf } from './file-signature.js'
+import { signatureOf, signatureSize } from './file-signature.js'
 
-export { signatureOf }
+export { signatureOf, signatureSize }
 
 /** What reading a file gave: data, or why it cannot be read. */
 export type EntryFileState =
   | { kind: 'missing' }
   | { kind: 'ok', sig: string, data: EntryData, text: string }
   | { kind: 'unreadable', sig: string, message: string }
-
-/**
- * The file size a signature records.
- * @param sig a signature from signatureOf
- * @returns the size in bytes
- */
-export function signatureSize (sig: string): number {
-  return Number.parseInt(sig, 10)
-}
 
 /**
  * Stats a file the way reads do (following a link only when it stays in the repository).

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { mkdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite, startServer, type TestServer } from '../helpers/site.js'
-import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { RACY_MS } from '../../lib/storage/file-signature.js'
 import { searchOf } from '../../lib/search/collection-search.js'
 
 interface ListBody { entries: Array<{ id: string }>, pagination: { total: number } }

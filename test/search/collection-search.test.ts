@@ -2,7 +2,7 @@ import t from 'tap'
 import { writeFileSync, mkdirSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { parseQuery } from '../../lib/search/search-query.js'
@@ -10,7 +10,7 @@ import type { FullTextIndex } from '../../lib/search/full-text-index.js'
 import { readSegment, INLINE_MAX_FILES } from '../../lib/search/segment-reader.js'
 import { buildSegment } from '../../lib/search/build-segment.js'
 import { SearchSnapshot } from '../../lib/search/search-snapshot.js'
-import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { RACY_MS } from '../../lib/storage/file-signature.js'
 
 function setup (t: { testdir: () => string }, files: number, opts: { overlayRebuild?: number } = {}): { index: CollectionIndex, search: CollectionSearch, dir: string } {
   const repo = realpathSync(t.testdir())
@@ -19,7 +19,7 @@ function setup (t: { testdir: () => string }, files: number, opts: { overlayRebu
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const search = new CollectionSearch(collection, repo, opts)
-  const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+  const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
   search.attach(index)
   return { index, search, dir }
 }
@@ -150,7 +150,7 @@ t.test('a loaded segment whose files changed a lot while down is rebuilt (and ri
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
     const search = new CollectionSearch(collection, repo, { overlayRebuild: 5, snapshot: new SearchSnapshot(path.join(repo, 'state'), collection, repo) })
-    const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
     search.attach(index)
     return { index, search }
   }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { writeFileSync, mkdirSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { parseQuery } from '../../lib/search/search-query.js'
@@ -22,7 +22,7 @@ t.test('a title save patches the title terms of the entry\'s overlay document: t
   for (let i = 0; i < 6; i++) writeFileSync(path.join(dir, `p${i}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const search = new CollectionSearch(collection, repo)
-  const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+  const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
   search.attach(index)
   const text = await search.ready()
   const vocabulary = new Set<string>()

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { startServer, writeHeaders, type TestServer } from '../helpers/site.js'
 import { searchOf, CollectionSearch } from '../../lib/search/collection-search.js'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { parseQuery } from '../../lib/search/search-query.js'
 import type { FullTextIndex } from '../../lib/search/full-text-index.js'
@@ -79,7 +79,7 @@ t.test('saves past the bound are indexed without a read; a search then sees ever
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   // A rebuild threshold no save reaches here: only the bound on recorded saves drains them.
   const search = new CollectionSearch(collection, repo, { overlayRebuild: 1_000_000 })
-  const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+  const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
   search.attach(index)
   const text = await search.ready()
   t.equal(text.size, count)

@@ -2,14 +2,14 @@ import t from 'tap'
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { parseQuery } from '../../lib/search/search-query.js'
 import type { FullTextIndex } from '../../lib/search/full-text-index.js'
 import { INLINE_MAX_FILES } from '../../lib/search/segment-reader.js'
 import { SearchSnapshot } from '../../lib/search/search-snapshot.js'
-import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { RACY_MS } from '../../lib/storage/file-signature.js'
 
 // A collection of INLINE_MAX_FILES entries or more with a persisted segment is built by the search
 // process (segment-process.ts), which writes the file this process then loads.
@@ -28,7 +28,7 @@ async function site (t: { testdir: () => string }): Promise<{ repo: string, dir:
   const state = path.join(repo, 'state')
   const open = (opts: { overlayRebuild?: number } = {}): { index: CollectionIndex, search: CollectionSearch } => {
     const search = new CollectionSearch(collection, repo, { ...opts, snapshot: new SearchSnapshot(state, collection, repo) })
-    const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(state, 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(state), validate: () => [], onEntryChange: search.onEntryChange })
     search.attach(index)
     return { index, search }
   }
@@ -223,7 +223,7 @@ t.test('a merge rebuild answers as a full build; at nice 19', { skip: process.pl
   // A full build of the same files (the worker: no persisted segment) answers the same.
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const fullSearch = new CollectionSearch(collection, realpathSync(path.dirname(path.dirname(dir))))
-  const fullIndex = new CollectionIndex({ collection, repoRealDir: realpathSync(path.dirname(path.dirname(dir))), log: new RevisionLog(path.join(path.dirname(path.dirname(dir)), 'state2'), 'posts'), validate: () => [], onEntryChange: fullSearch.onEntryChange })
+  const fullIndex = new CollectionIndex({ collection, repoRealDir: realpathSync(path.dirname(path.dirname(dir))), store: new IndexStore(path.join(path.dirname(path.dirname(dir)), 'state2')), validate: () => [], onEntryChange: fullSearch.onEntryChange })
   fullSearch.attach(fullIndex)
   await fullIndex.ready()
   const full = await fullSearch.ready()
