@@ -391,7 +391,9 @@ export class CollectionIndex {
     if (state.kind === 'missing') return null
     const before = this.#rows.get(id)
     const known = before !== undefined ? before.sig : this.#lastSigs.get(id)
-    const rev = known === state.sig ? this.lastRevision(id) : this.lastRevision(id) + 1
+    // A signature an earlier version logged without the ctime: the same file when the rest matches.
+    const same = known === state.sig || (known != null && Number.isNaN(signatureCtime(known)) && state.sig.startsWith(`${known}:`))
+    const rev = same ? this.lastRevision(id) : this.lastRevision(id) + 1
     const problem = this.#problems.get(id)
     let content: RowContent | { message: string }
     if (state.kind !== 'ok' || problem !== undefined) {
@@ -416,7 +418,7 @@ export class CollectionIndex {
       if (at >= 0) this.#sorted[at] = row
       else this.#sorted = null
     }
-    const stored: StoredEntry = { id, rev, sig, file, content: JSON.stringify(content), checkedAt }
+    const stored: StoredEntry = { id, rev, sig, file, content: jsonOf(content), checkedAt }
     if (persist) this.#opts.store.put(this.collection.name, [stored])
     return stored
   }
@@ -527,6 +529,16 @@ export class CollectionIndex {
     }
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
   }
+}
+
+/** The content as JSON, or null when JSON cannot carry it (Infinity, NaN): read from the file next time. */
+function jsonOf (content: RowContent | { message: string }): string | null {
+  let exact = true
+  const json = JSON.stringify(content, (_key, value: unknown) => {
+    if (typeof value === 'number' && !Number.isFinite(value)) exact = false
+    return value
+  })
+  return exact ? json : null
 }
 
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {

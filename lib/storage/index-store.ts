@@ -44,11 +44,14 @@ export class IndexStore {
    */
   constructor (stateDir: string) {
     mkdirSync(stateDir, { recursive: true })
-    this.#db = new Database(path.join(stateDir, 'index.sqlite'))
-    this.#db.pragma('journal_mode = WAL')
-    // A crash of the process loses nothing in WAL mode; a power loss may lose the last saves' rows,
-    // which the next start reads again from the files (a revision then counts from the one before).
-    this.#db.pragma('synchronous = NORMAL')
+    const file = path.join(stateDir, 'index.sqlite')
+    try {
+      this.#db = openDatabase(file)
+    } catch {
+      // A damaged file: the files are the truth, so it is built again from them.
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
+      this.#db = openDatabase(file)
+    }
     this.#db.exec(`
       CREATE TABLE IF NOT EXISTS entries (collection TEXT NOT NULL, id TEXT NOT NULL, rev INTEGER NOT NULL,
         sig TEXT, file TEXT, content TEXT, checked_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, id)) WITHOUT ROWID;
@@ -130,6 +133,22 @@ export class IndexStore {
       }
     })()
     rmSync(logs, { recursive: true, force: true })
+  }
+}
+
+/** Opens the database in WAL mode and checks that it is one (throws on a damaged file). */
+function openDatabase (file: string): Database.Database {
+  const db = new Database(file)
+  try {
+    db.pragma('journal_mode = WAL')
+    // A crash of the process loses nothing in WAL mode; a power loss may lose the last saves' rows,
+    // which the next start reads again from the files.
+    db.pragma('synchronous = NORMAL')
+    db.prepare('SELECT count(*) FROM sqlite_master').get()
+    return db
+  } catch (err) {
+    db.close()
+    throw err
   }
 }
 
