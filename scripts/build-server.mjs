@@ -112,6 +112,8 @@ await build({
   },
   outfile: serverFile,
   format: 'cjs',
+  // A native addon: loaded from node_modules (its `bindings` lookup cannot run from a bundle).
+  external: ['better-sqlite3'],
   // Without comments (some are not ASCII, which made the source a two-byte string: twice the
   // memory, and 23 ms instead of 8 to read) and indentation: 6.5 -> 4.3 MB read at every start.
   minifyWhitespace: true,
