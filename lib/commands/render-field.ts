@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { BadRequestError, NotFoundError, UnreadableEntryError } from '../errors.js'
 import { parseFieldPath } from '../content/field-path.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { LruCache } from '../storage/lru-cache.js'
+import { LRUCache } from 'lru-cache'
 import { chunkEntryWeight, type ChunkCache, type ChunkCacheEntry } from '../content/markdown/chunk-cache.js'
 import { requireCollection, type CommandContext } from './command-context.js'
 
@@ -34,7 +34,7 @@ export interface RenderedField {
  * blocks that changed, not the whole body (a full render of 20 KB takes tens of milliseconds).
  */
 export interface RenderCache {
-  pages: LruCache<string, string>
+  pages: LRUCache<string, string>
   chunks: ChunkCache
 }
 
@@ -52,8 +52,8 @@ const CHUNK_CACHE_CHARS = 4 * 1024 * 1024
  */
 export function createRenderCache (): RenderCache {
   return {
-    pages: new LruCache<string, string>(CACHE_CHARS, html => html.length + 64),
-    chunks: new LruCache<string, ChunkCacheEntry>(CHUNK_CACHE_CHARS, chunkEntryWeight)
+    pages: new LRUCache<string, string>({ maxSize: CACHE_CHARS, sizeCalculation: html => html.length + 64 }),
+    chunks: new LRUCache<string, ChunkCacheEntry>({ maxSize: CHUNK_CACHE_CHARS, sizeCalculation: chunkEntryWeight })
   }
 }
 

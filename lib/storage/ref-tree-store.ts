@@ -18,7 +18,7 @@ import { COLLECTION_NAME, isEntryId } from './names.js'
 import { ObjectBatch, treeIdOffsets, type TreeItem } from './object-batch.js'
 import { GitObjectReader } from './git-object-reader.js'
 import { PackStore } from './pack-store.js'
-import { LruCache } from './lru-cache.js'
+import { LRUCache } from 'lru-cache'
 import type { FileWrite, LandedCommit, RefSource } from './group-commit.js'
 
 /** Where a document lives. */
@@ -174,17 +174,17 @@ export class RefTreeStore<T> implements RefSource {
   private readonly message: string
   private readonly packs: PackStore
   private readonly reader: GitObjectReader
-  private readonly commitTrees = new LruCache<string, string>(1000)
-  private readonly trees = new LruCache<string, Tree>(200_000, tree => tree.size + 1)
-  private readonly texts = new LruCache<string, string>(32 * 1024 * 1024, text => text.length + 64)
-  private readonly counts = new LruCache<string, number>(64)
+  private readonly commitTrees = new LRUCache<string, string>({ max: 1000 })
+  private readonly trees = new LRUCache<string, Tree>({ maxSize: 200_000, sizeCalculation: tree => tree.size + 1 })
+  private readonly texts = new LRUCache<string, string>({ maxSize: 32 * 1024 * 1024, sizeCalculation: text => text.length + 64 })
+  private readonly counts = new LRUCache<string, number>({ max: 64 })
   /** The layouts DocEdit functions returned with the texts of blobs this process wrote (a few hundred bytes each). */
-  private readonly layouts = new LruCache<string, unknown>(LAYOUTS_KEPT)
+  private readonly layouts = new LRUCache<string, { layout: unknown }>({ max: LAYOUTS_KEPT })
   /**
    * Encoded large trees this process wrote, to patch (see writeDraft), with their ids' offsets once
    * a patch needed them (shared by the trees patched from one encoding: same names, same offsets).
    */
-  private readonly encoded = new LruCache<string, EncodedTree>(4 * 1024 * 1024, e => e.content.length * 2)
+  private readonly encoded = new LRUCache<string, EncodedTree>({ maxSize: 4 * 1024 * 1024, sizeCalculation: e => Math.max(1, e.content.length * 2) })
 
   /** @param opts git directory, ref, codec and commit message */
   constructor (opts: RefTreeStoreOptions<T>) {
@@ -236,7 +236,7 @@ export class RefTreeStore<T> implements RefSource {
     if (head === null) return null
     const oid = await this.fileOid(await this.treeOfCommit(head), collection, id)
     if (oid === null) return null
-    return { text: await this.text(oid), layout: this.layouts.get(oid) }
+    return { text: await this.text(oid), layout: this.layouts.get(oid)?.layout }
   }
 
   /**
@@ -372,7 +372,7 @@ export class RefTreeStore<T> implements RefSource {
     } else {
       const entry = shard.entries.get(name)
       before = entry === undefined ? null : await this.text(entry.oid)
-      layout = entry === undefined ? undefined : this.layouts.get(entry.oid)
+      layout = entry === undefined ? undefined : this.layouts.get(entry.oid)?.layout
     }
     let after: string | null
     let afterLayout: unknown
@@ -436,7 +436,7 @@ export class RefTreeStore<T> implements RefSource {
       const oid = batch.blobText(text)
       this.texts.set(oid, text)
       const layout = draft.layouts.get(name)
-      if (layout !== undefined) this.layouts.set(oid, layout)
+      if (layout !== undefined) this.layouts.set(oid, { layout })
       change(name, { mode: '100644', path: name, oid, type: 'blob' })
     }
     if (entries.size === 0 && !keepEmpty) return null

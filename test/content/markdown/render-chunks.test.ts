@@ -10,13 +10,13 @@ import { renderMarkdown } from '../../../lib/content/markdown/index.js'
 import { renderMarkdownChunked, type ChunkedRender } from '../../../lib/content/markdown/render-chunks.js'
 import { chunkEntryWeight, type ChunkCacheEntry } from '../../../lib/content/markdown/chunk-cache.js'
 import { bodyChunks } from '../../../lib/content/markdown/body-chunks.js'
-import { LruCache } from '../../../lib/storage/lru-cache.js'
+import { LRUCache } from 'lru-cache'
 
 const opts = { collection: 'posts', id: 'p' }
-const newCache = (): LruCache<string, ChunkCacheEntry> => new LruCache<string, ChunkCacheEntry>(64 * 1024 * 1024, chunkEntryWeight)
+const newCache = (): LRUCache<string, ChunkCacheEntry> => new LRUCache<string, ChunkCacheEntry>({ maxSize: 64 * 1024 * 1024, sizeCalculation: chunkEntryWeight })
 
 /** Renders both ways and checks they agree; returns the chunked result. */
-function same (t: Test, body: string, cache: LruCache<string, ChunkCacheEntry>, name: string): ChunkedRender {
+function same (t: Test, body: string, cache: LRUCache<string, ChunkCacheEntry>, name: string): ChunkedRender {
   const full = renderMarkdown(body, opts)
   const chunked = renderMarkdownChunked(body, opts, cache)
   if (chunked.html !== full) {
