@@ -2,7 +2,8 @@
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
  * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`).
  */
-import { lstatNow, statNow, realpathNow, readText } from './quick-fs.js'
+import { lstatSync, realpathSync, statSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
@@ -41,14 +42,14 @@ export function statEntryFileNow (repoRealDir: string, file: string): string | n
 function statEntry (repoRealDir: string, file: string): Stats | null | 'link-outside' {
   let st: Stats
   try {
-    st = lstatNow(file)
+    st = lstatSync(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
   }
   if (st.isSymbolicLink()) {
     if (!linkStaysInside(repoRealDir, file)) return 'link-outside'
-    try { st = statNow(file) } catch { return null }
+    try { st = statSync(file) } catch { return null }
   }
   return st.isFile() ? st : null
 }
@@ -67,7 +68,7 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
   const sig = signatureOf(st)
   let text: string
   try {
-    text = await readText(file, st.size)
+    text = await readFile(file, 'utf8')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' }
     return { kind: 'unreadable', sig, message: 'The entry file cannot be read' }
@@ -82,7 +83,7 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
 
 function linkStaysInside (repoRealDir: string, file: string): boolean {
   try {
-    const real = realpathNow(file)
+    const real = realpathSync.native(file)
     return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
   } catch {
     return false

@@ -7,7 +7,7 @@
 import { readdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
-import { realpathNow } from './quick-fs.js'
+import { realpathSync } from 'node:fs'
 import { entryIdProblem } from './names.js'
 import { isInside } from './safe-path.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -237,8 +237,8 @@ export function realPathOf (target: string): string | null {
     try {
       // An existing path (the common case, a few times per save) without path.relative's and
       // path.join's string copies: realpath's answer is already absolute and normalized.
-      if (probe === target) return realpathNow(target)
-      return path.join(realpathNow(probe), path.relative(probe, target))
+      if (probe === target) return realpathSync.native(target)
+      return path.join(realpathSync.native(probe), path.relative(probe, target))
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if (code !== 'ENOENT') return null

@@ -8,7 +8,6 @@ import fs from 'node:fs'
 import { readFile, rm, mkdir, readdir, stat } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { readTinyText } from './quick-fs.js'
 import { createFile, syncDirectory } from './atomic-write.js'
 
 // Descriptor calls through the callback API (see atomic-write.ts for why).
@@ -68,7 +67,7 @@ export function assertRefName (ref: string): string {
  */
 export async function readRef (gitDir: string, ref: string): Promise<string | null> {
   assertRefName(ref)
-  const loose = readOptional(path.join(gitDir, ref), readTinyText)
+  const loose = readOptional(path.join(gitDir, ref), file => fs.readFileSync(file, 'utf8'))
   if (loose !== null) {
     const value = loose.trim()
     if (OID.test(value)) return value

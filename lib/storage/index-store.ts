@@ -26,7 +26,7 @@ export interface StoredEntry {
 }
 
 /** Rows read per query when a collection is loaded, so no load holds the event loop for long. */
-const LOAD_PAGE = 5000
+const LOAD_PAGE = 2000
 
 /** The entry store of one repository (opened once per service instance). */
 export class IndexStore {
