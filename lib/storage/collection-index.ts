@@ -531,11 +531,18 @@ export class CollectionIndex {
   }
 }
 
-/** The content as JSON, or null when JSON cannot carry it (Infinity, NaN): read from the file next time. */
+/**
+ * The content as JSON, or null when JSON cannot carry it exactly (Infinity, NaN, a big integer, a
+ * TOML date): such a row is read from its file at the next start.
+ */
 function jsonOf (content: RowContent | { message: string }): string | null {
   let exact = true
-  const json = JSON.stringify(content, (_key, value: unknown) => {
-    if (typeof value === 'number' && !Number.isFinite(value)) exact = false
+  const json = JSON.stringify(content, function (this: Record<string, unknown>, key: string, value: unknown) {
+    const raw = this[key]
+    if (typeof raw === 'bigint' || raw instanceof Date || (typeof raw === 'number' && !Number.isFinite(raw))) {
+      exact = false
+      return null
+    }
     return value
   })
   return exact ? json : null
