@@ -104,14 +104,6 @@ export class IndexStore {
     })()
   }
 
-  /**
-   * Forgets a collection's contents (deleted or redefined); its revisions stay.
-   * @param collection collection name
-   */
-  forgetContents (collection: string): void {
-    this.#db.prepare('UPDATE entries SET content = NULL WHERE collection = ?').run(collection)
-  }
-
   /** Closes the database. */
   close (): void {
     if (this.#db.open) this.#db.close()
