@@ -186,17 +186,6 @@ export function defaultFileOf (layout: EntryLayout, id: string): string | null {
 }
 
 /**
- * The parts every id's default file is made of, when it is `<prefix><id><suffix>` for any id (a
- * folder of files, nested or not; not `files`, not page bundles).
- * @param layout the collection's layout
- * @returns the folder with a separator and the extension, or null
- */
-export function defaultFileParts (layout: EntryLayout): { prefix: string, suffix: string } | null {
-  if (layout.files !== null || layout.indexFile !== null) return null
-  return { prefix: `${layout.dir}${path.sep}`, suffix: FORMAT_EXTENSIONS[layout.format][0]! }
-}
-
-/**
  * Whether a file is `defaultFileOf(layout, id)`, without building that path.
  * @param layout the collection's layout
  * @param id an entry id
