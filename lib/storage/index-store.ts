@@ -38,7 +38,7 @@ export class IndexStore {
 
   /**
    * Opens (or creates) the store under the service's state folder, removing the state of earlier
-   * versions once: `.git/cms/index/` snapshots and `.git/cms/spares` go, and the revisions of
+   * versions once: `.git/cms/index/` snapshots go, and the revisions of
    * `.git/cms/revisions/*.jsonl` are taken in so that no revision goes back.
    * @param stateDir `.git/cms`
    */
@@ -112,7 +112,6 @@ export class IndexStore {
   /** Takes in the state earlier versions kept (each step is safe to repeat after a crash). */
   #migrate (stateDir: string): void {
     rmSync(path.join(stateDir, 'index'), { recursive: true, force: true })
-    rmSync(path.join(stateDir, 'spares'), { recursive: true, force: true })
     const logs = path.join(stateDir, 'revisions')
     let files: string[]
     try { files = readdirSync(logs).filter(f => f.endsWith('.jsonl')) } catch { return }

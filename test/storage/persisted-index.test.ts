@@ -205,8 +205,6 @@ t.test('an earlier version\'s revision logs are taken in once: no revision goes 
   const state = path.join(repoDir, '.git', 'cms')
   await mkdir(path.join(state, 'index'), { recursive: true })
   await writeFile(path.join(state, 'index', 'posts.rows'), 'old snapshot')
-  await mkdir(path.join(state, 'spares'), { recursive: true })
-  await writeFile(path.join(state, 'spares', '0'), '')
   const legacy = async (id: string): Promise<string> => {
     const st = await stat(path.join(repoDir, 'content/posts', `${id}.md`))
     return `${st.size}:${st.mtimeMs}:${st.ino}`
@@ -230,7 +228,7 @@ t.test('an earlier version\'s revision logs are taken in once: no revision goes 
   t.equal((await read(s, 'posts', 'zulu'))?.revision, 11, 'a deleted entry re-created continues its count')
   t.equal((await read(s, 'posts', 'yankee'))?.revision, 7, 'one deleted in a checkpoint too')
   await s.close()
-  t.same((await readdir(state)).filter(f => ['index', 'spares', 'revisions'].includes(f)), [], 'the old state is removed')
+  t.same((await readdir(state)).filter(f => ['index', 'revisions'].includes(f)), [], 'the old state is removed')
   const again = await startServer(t, { repoDir })
   const revs = new Map((await list(again, 'posts')).map(v => [v.id, v.revision]))
   t.same([revs.get('alpha'), revs.get('zulu'), revs.get('yankee')], [7, 11, 7], 'and it stays so')
