@@ -147,14 +147,3 @@ export async function runLoad (concurrency: number, total: number, task: (i: num
   await Promise.all(Array.from({ length: concurrency }, async (_, w) => { await worker(w) }))
   return { latencies, elapsedMs: performance.now() - started, errors, firstError }
 }
-
-/**
- * Runs tasks with `concurrency` workers for a fixed time.
- * @param concurrency number of workers
- * @param durationMs how long to keep starting tasks
- * @param task runs task i
- * @returns latencies, wall time and errors
- */
-export async function runFor (concurrency: number, durationMs: number, task: (i: number) => Promise<number>): Promise<LoadResult> {
-  return await runLoad(concurrency, Infinity, async i => await task(i), durationMs)
-}

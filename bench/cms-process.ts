@@ -1,6 +1,6 @@
 /**
- * The real `bin/git-cms serve` in a child process: the bench measures the server alone (its RSS is
- * that process's, not the bench client's) and its cold start up to the listening line.
+ * Servers in child processes: the real `bin/git-cms serve`, and any Node server (decap-server), so
+ * the bench measures a server alone (its RSS is that process's, not the bench client's).
  */
 import { spawn, execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
@@ -24,13 +24,18 @@ const START_TIMEOUT_MS = 60_000
 export interface CmsProcess {
   url: string
   pid: number
-  /** Milliseconds from spawn to the `git-cms listening on` line. */
+  /** Milliseconds from spawn to the line that says it is ready. */
   startMs: number
   /**
    * The resident set size of the server process.
    * @returns bytes
    */
   rss: () => Promise<number>
+  /**
+   * The peak resident set size of the server process so far (VmHWM).
+   * @returns bytes
+   */
+  peakRss: () => Promise<number>
   /** Everything the process wrote to stderr so far. */
   stderr: () => string
   /**
@@ -47,11 +52,36 @@ export interface CmsProcess {
  * @returns the running process
  */
 export async function spawnCms (repoDir: string, env: Record<string, string> = {}): Promise<CmsProcess> {
-  const started = performance.now()
-  const child = spawn(process.execPath, [BIN, 'serve', '--repo', repoDir, '--port', '0'], {
-    env: { ...process.env, CMS_EDIT_PASSWORD: BENCH_PASSWORD, CMS_SESSION_SECRET: BENCH_SECRET, CMS_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
+  return await spawnServer({
+    args: [BIN, 'serve', '--repo', repoDir, '--port', '0'],
+    env: { CMS_EDIT_PASSWORD: BENCH_PASSWORD, CMS_SESSION_SECRET: BENCH_SECRET, CMS_LOG_LEVEL: 'warn', ...env },
+    ready: out => /git-cms listening on (http:\/\/\S+)/.exec(out)?.[1] ?? null
   })
+}
+
+/** How to start a Node server and tell that it is ready. */
+export interface ServerSpawn {
+  /** Arguments of `node`. */
+  args: string[]
+  /** Environment added to the bench's. */
+  env: Record<string, string>
+  /** Working directory (default: the bench's). */
+  cwd?: string
+  /**
+   * Reads the server's standard output so far.
+   * @returns its base URL once the server is ready, else null
+   */
+  ready: (stdout: string) => string | null
+}
+
+/**
+ * Spawns a Node server in a child process and waits until its output says it is ready.
+ * @param spec what to run and how to tell it is ready
+ * @returns the running process
+ */
+export async function spawnServer (spec: ServerSpawn): Promise<CmsProcess> {
+  const started = performance.now()
+  const child = spawn(process.execPath, spec.args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let err = ''
   child.stderr.on('data', (c: Buffer) => { err += c.toString() })
   const exited = new Promise<void>(resolve => { child.once('exit', () => { resolve() }) })
@@ -59,13 +89,13 @@ export async function spawnCms (repoDir: string, env: Record<string, string> = {
   try {
     url = await new Promise<string>((resolve, reject) => {
       let out = ''
-      const timer = setTimeout(() => { reject(new Error(`no listening line after ${START_TIMEOUT_MS} ms; stderr: ${lastLines(err)}`)) }, START_TIMEOUT_MS)
+      const timer = setTimeout(() => { reject(new Error(`not ready after ${START_TIMEOUT_MS} ms; stderr: ${lastLines(err)}`)) }, START_TIMEOUT_MS)
       child.stdout.on('data', (c: Buffer) => {
         out += c.toString()
-        const m = /git-cms listening on (http:\/\/\S+)/.exec(out)
-        if (m?.[1] !== undefined) { clearTimeout(timer); resolve(m[1]) }
+        const ready = spec.ready(out)
+        if (ready !== null) { clearTimeout(timer); resolve(ready) }
       })
-      child.once('exit', code => { clearTimeout(timer); reject(new Error(`server exited with ${String(code)}: ${lastLines(err)}`)) })
+      child.once('exit', code => { clearTimeout(timer); reject(new Error(`server exited with ${String(code)}: ${lastLines(err + out)}`)) })
     })
   } catch (error) {
     child.kill('SIGKILL')
@@ -73,6 +103,7 @@ export async function spawnCms (repoDir: string, env: Record<string, string> = {
   }
   const startMs = performance.now() - started
   // Keep draining stdout so the child never blocks on a full pipe.
+  child.stdout.removeAllListeners('data')
   child.stdout.resume()
   const pid = child.pid ?? 0
   return {
@@ -80,6 +111,7 @@ export async function spawnCms (repoDir: string, env: Record<string, string> = {
     pid,
     startMs,
     rss: async () => await processRss(pid),
+    peakRss: async () => await processPeakRss(pid),
     stderr: () => err,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return
@@ -108,6 +140,28 @@ export async function processRss (pid: number): Promise<number> {
   return Number(stdout.trim()) * 1024
 }
 
-function lastLines (text: string): string {
+/**
+ * The peak resident set size of a live process (VmHWM in /proc; the current RSS where there is no
+ * /proc).
+ * @param pid the process
+ * @returns bytes
+ */
+export async function processPeakRss (pid: number): Promise<number> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8')
+    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(status)
+    if (m?.[1] !== undefined) return Number(m[1]) * 1024
+  } catch {
+    // Not Linux.
+  }
+  return await processRss(pid)
+}
+
+/**
+ * The last lines of a process's output, for an error message.
+ * @param text the output
+ * @returns up to three lines joined by ' | '
+ */
+export function lastLines (text: string): string {
   return text.trim().split('\n').slice(-3).join(' | ')
 }

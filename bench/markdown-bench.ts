@@ -1,6 +1,7 @@
 /**
- * Markdown block editing: round-trip fidelity over the corpus in test/fixtures/markdown-corpus
- * and md_block conversion latency on a 20 KB document.
+ * Markdown block editing: round-trip fidelity over the corpus in test/fixtures/markdown-corpus.
+ * No longer a bench section (issue 28 retired its targets); the fidelity tests under
+ * test/content/markdown/ still use these helpers, which belong in test/helpers/.
  *
  * Fidelity, for every editable paragraph, heading and list item of every corpus document:
  * (a) sending back its own rendered innerHTML leaves the body byte-identical (target 100%);
@@ -10,15 +11,11 @@
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { performance } from 'node:perf_hooks'
 import { toHtml } from 'hast-util-to-html'
 import { visit } from 'unist-util-visit'
 import type { Element, Root } from 'hast'
 import { applyBlockEdit } from '../lib/content/markdown/index.js'
 import { renderTree } from '../lib/content/markdown/render.js'
-
-/** One bench figure, as the lead's runner reports it. */
-export interface BenchResult { name: string, value: number, unit: string, target: string, ok: boolean | null }
 
 /** One corpus document. */
 export interface CorpusDoc { name: string, body: string }
@@ -132,50 +129,3 @@ export function onlyChange (before: string, after: string): { removed: string, i
   const inserted = after.slice(p, after.length - s)
   return removed === '' ? { removed, inserted } : { removed, inserted: inserted + ' (and bytes removed)' }
 }
-
-function percentile (sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
-}
-
-/**
- * Runs the Markdown bench.
- * @returns fidelity (a), (b) and (c) in percent, md_block conversion latency p50/p95 on a 20 KB body
- */
-export async function markdownBench (): Promise<BenchResult[]> {
-  const docs = readCorpus()
-  const fidelity = corpusFidelity(docs)
-  const a = 100 * fidelity.identical / Math.max(1, fidelity.blocks)
-  const b = 100 * fidelity.appended / Math.max(1, fidelity.blocks)
-  const c = 100 * fidelity.inserted / Math.max(1, fidelity.blocks)
-  // A 20 KB document: the LF corpus documents joined, repeated as needed.
-  const lf = docs.filter(d => !d.body.includes('\r\n')).map(d => d.body)
-  let body = ''
-  for (let i = 0; body.length < 20_000; i++) body += (lf[i % lf.length] ?? '') + '\n'
-  const tree = renderTree(body, { collection: 'c', id: 'i' })
-  const paragraphs = blocksOf(tree).filter(el => el.tagName === 'p')
-  const target = paragraphs[Math.floor(paragraphs.length / 2)]
-  const times: number[] = []
-  if (target !== undefined) {
-    const src = target.properties.dataCmsSrc as string
-    const html = toHtml(target.children) + ' more'
-    for (let i = 0; i < 40; i++) {
-      const t0 = performance.now()
-      applyBlockEdit({ body, src, html })
-      times.push(performance.now() - t0)
-    }
-  }
-  times.sort((x, y) => x - y)
-  const p50 = percentile(times, 0.5)
-  const p95 = percentile(times, 0.95)
-  return [
-    { name: 'markdown fidelity (a) no-op edit keeps body', value: round(a), unit: '%', target: '100 %', ok: a === 100 },
-    { name: 'markdown fidelity (b) appended word only', value: round(b), unit: '%', target: '>= 99.5 %', ok: b >= 99.5 },
-    // Issue 15: no byte but the word's changes.
-    { name: 'markdown fidelity (c) body differs by the word alone', value: round(c), unit: '%', target: '>= 99 %', ok: c >= 99 },
-    // Issue 6's target: md_block p50 <= 10 ms on a 20 KB document.
-    { name: 'md_block conversion p50 (20 KB body)', value: round(p50), unit: 'ms', target: '<= 10 ms', ok: p50 <= 10 },
-    { name: 'md_block conversion p95 (20 KB body)', value: round(p95), unit: 'ms', target: '-', ok: null }
-  ]
-}
-
-function round (n: number): number { return Math.round(n * 100) / 100 }

@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises'
  * @param pid the process
  * @returns milliseconds, or null when /proc cannot tell
  */
-export async function processCpuMs (pid: number): Promise<number | null> {
+async function processCpuMs (pid: number): Promise<number | null> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in ticks of 10 ms.

@@ -1,99 +1,114 @@
 /**
- * Reads (issue 3): cold start of `git-cms serve` over a site of N Markdown posts, then list pages,
- * `q` searches and single reads over HTTP, their latency one at a time and their throughput with
- * concurrent clients, and the server's RSS after warm-up.
+ * Reads at each size: the first start (no service state, as on a fresh clone) and restarts with
+ * unchanged content, each timed from the process spawn to the first list that answers the whole
+ * collection; then list pages and `q` searches one at a time, and the server's RSS after warm-up.
  */
 import { performance } from 'node:perf_hooks'
-import { ApiClient, runLoad, runFor } from './api-client.js'
-import { BenchContext, megabytes } from './bench-context.js'
+import { ApiClient, runLoad } from './api-client.js'
+import { type BenchContext, megabytes } from './bench-context.js'
 import { spawnCms, type CmsProcess } from './cms-process.js'
+import { forgetServiceState } from './git-checks.js'
 import type { SectionReport } from './report.js'
-import { SEARCH_WORD, type GeneratedSite } from './site-generator.js'
-import { summarize, median } from './stats.js'
+import { BODY_WORD, SEARCH_WORD, type GeneratedSite } from './site-generator.js'
+import { median, summarize } from './stats.js'
+import { targetsFor } from './targets.js'
 
-const COLD_STARTS = 3
-const SAMPLES = 300
-const THROUGHPUT_MS = 5000
+const RESTARTS = 3
+const SAMPLES = 200
+const WARM_UP = 300
 /** Upper bound of each timed figure, so a slow server still finishes the bench in minutes. */
-const FIGURE_MAX_MS = 8000
+const FIGURE_MAX_MS = 10_000
+const FIRST_LIST_TIMEOUT_MS = 180_000
 
-interface ListBody { entries: Array<{ id: string }>, pagination: { total: number, totalPages: number } }
+interface ListBody { entries: Array<{ id: string }>, pagination: { total: number } }
 
 /**
- * Runs the reads section.
+ * Runs the reads section at every size.
  * @param ctx the run's settings
  * @param report where figures go
  */
 export async function readsBench (ctx: BenchContext, report: SectionReport): Promise<void> {
-  const genStarted = performance.now()
-  const site = await ctx.plainSite(ctx.entries)
-  report.info('generate site (fs + one git commit)', performance.now() - genStarted, 'ms')
-  await coldStartsAndReads(ctx, report, site)
+  for (const entries of ctx.sizes) {
+    const site = await ctx.sharedSite(entries)
+    await readsAt(ctx, report, site)
+  }
 }
 
-/**
- * Runs the reads figures over a nested, bundled layout (issue 14): Hugo-style page bundles in year
- * folders, `content/posts/<yyyy>/<name>/index.md` with images beside some, `indexFile: index`.
- * @param ctx the run's settings
- * @param report where figures go
- */
-export async function bundledReadsBench (ctx: BenchContext, report: SectionReport): Promise<void> {
-  const genStarted = performance.now()
-  const site = await ctx.site({ entries: ctx.entries, layout: 'bundles' })
-  report.info('generate site (fs + one git commit)', performance.now() - genStarted, 'ms')
-  await coldStartsAndReads(ctx, report, site)
-}
-
-async function coldStartsAndReads (ctx: BenchContext, report: SectionReport, site: GeneratedSite): Promise<void> {
-  const starts: number[] = []
+async function readsAt (ctx: BenchContext, report: SectionReport, site: GeneratedSite): Promise<void> {
+  const entries = site.ids.length
+  const targets = targetsFor(entries)
+  const at = `at ${entries}`
+  await forgetServiceState(site.dir)
   let server: CmsProcess | null = null
   try {
-    for (let i = 0; i < COLD_STARTS; i++) {
+    ctx.log(`reads ${at}: first start`)
+    const first = await startToFirstList(site.dir, entries)
+    server = first.server
+    report.atMost(`first start to first list ${at}`, first.ms, 'ms', targets.firstStartMs, `listening after ${first.server.startMs.toFixed(0)} ms; no .git/cms, no refs/cms`)
+    await server.stop()
+    server = null
+    const restarts: number[] = []
+    for (let i = 0; i < RESTARTS; i++) {
       await server?.stop()
-      server = await spawnCms(site.dir)
-      starts.push(server.startMs)
+      const run = await startToFirstList(site.dir, entries)
+      server = run.server
+      restarts.push(run.ms)
     }
-    report.atMost('cold start to listening (1st, no state)', starts[0] ?? NaN, 'ms', 1500)
-    report.atMost(`cold start to listening (median of ${COLD_STARTS})`, median(starts), 'ms', 1500, starts.map(ms => ms.toFixed(0)).join(', ') + ' ms')
+    report.atMost(`restart to first list ${at} (median of ${RESTARTS})`, median(restarts), 'ms', targets.restartMs, restarts.map(ms => ms.toFixed(0)).join(', ') + ' ms')
     if (server === null) throw new Error('no server')
-    await measureReads(ctx, report, server, site)
+
+    const client = new ApiClient(server.url)
+    await client.login()
+    const pages = Math.max(1, Math.ceil(entries / 24))
+    const list = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&page=${1 + ((i * 7919) % pages)}&pageSize=24`)).ms
+    const search = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&q=${SEARCH_WORD}&page=${1 + (i % 5)}`)).ms
+    const bodySearch = async (): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&q=${BODY_WORD}`)).ms
+    const single = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&id=${site.ids[(i * 104_729) % entries] ?? ''}`)).ms
+    const warm = await runLoad(ctx.concurrency, WARM_UP, async i => await [list, search, single][i % 3]!(i), FIGURE_MAX_MS * 3)
+    if (warm.errors > 0) throw new Error(`warm-up: ${warm.errors} errors, first: ${warm.firstError ?? ''}`)
+
+    for (const [name, fn] of [['list page of 24 p50', list], [`search q=${SEARCH_WORD} (title word, 1 in 10) p50`, search]] as const) {
+      const run = await runLoad(1, SAMPLES, fn, FIGURE_MAX_MS)
+      if (run.errors > 0) throw new Error(`${name}: ${run.errors} errors, first: ${run.firstError ?? ''}`)
+      const s = summarize(run.latencies)
+      report.atMost(`${name} ${at}`, s.p50, 'ms', targets.readP50Ms, `sequential, n=${s.count}, p95 ${s.p95.toFixed(1)} ms`)
+    }
+    for (const [name, fn] of [[`search q=${BODY_WORD} (body word, 1 in 3) p50`, bodySearch], ['single read (id=) p50', single]] as const) {
+      const run = await runLoad(1, SAMPLES / 2, fn, FIGURE_MAX_MS)
+      const s = summarize(run.latencies)
+      report.info(`${name} ${at}`, s.p50, 'ms', `n=${s.count}, p95 ${s.p95.toFixed(1)} ms${run.errors > 0 ? `, ${run.errors} errors: ${run.firstError ?? ''}` : ''}`)
+    }
+    report.atMost(`server RSS after warm-up ${at}`, megabytes(await server.rss()), 'MB', targets.rssMb, `server process only; peak so far ${megabytes(await server.peakRss()).toFixed(0)} MB`)
   } finally {
     await server?.stop()
   }
 }
 
-async function measureReads (ctx: BenchContext, report: SectionReport, server: CmsProcess, site: GeneratedSite): Promise<void> {
-  report.info('server RSS at listening (before indexing)', megabytes(await server.rss()), 'MB')
-  const client = new ApiClient(server.url)
-  await client.login()
-  const pages = Math.max(1, Math.ceil(site.ids.length / 24))
-
-  // The service indexes content after it starts listening: the first list pays for the index.
-  const first = await client.get<ListBody>('/entries?collection=posts&page=1&pageSize=24')
-  report.info('first list after start (index build)', first.ms, 'ms')
-  if (first.body.pagination.total !== site.ids.length) {
-    report.exactly('list total', first.body.pagination.total, site.ids.length)
+/**
+ * Spawns the server and times spawn -> the first list answered with the whole collection's total
+ * (a server may answer before its index is complete; that is not yet a list).
+ */
+async function startToFirstList (dir: string, expected: number): Promise<{ ms: number, server: CmsProcess }> {
+  const started = performance.now()
+  const server = await spawnCms(dir)
+  try {
+    const client = new ApiClient(server.url)
+    await client.login()
+    const deadline = started + FIRST_LIST_TIMEOUT_MS
+    let last = ''
+    while (performance.now() < deadline) {
+      try {
+        const res = await client.get<ListBody>('/entries?collection=posts&page=1&pageSize=24')
+        if (res.body.pagination.total === expected && res.body.entries.length > 0) return { ms: performance.now() - started, server }
+        last = `total ${res.body.pagination.total}, expected ${expected}`
+      } catch (err) {
+        last = err instanceof Error ? err.message : String(err)
+      }
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+    throw new Error(`no complete list after ${FIRST_LIST_TIMEOUT_MS} ms: ${last}`)
+  } catch (err) {
+    await server.stop()
+    throw err
   }
-
-  const list = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&page=${1 + ((i * 7919) % pages)}&pageSize=24`)).ms
-  const search = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&q=${encodeURIComponent(i % 2 === 0 ? SEARCH_WORD : `${SEARCH_WORD} ${i % 10}`)}`)).ms
-  const single = async (i: number): Promise<number> => (await client.get<ListBody>(`/entries?collection=posts&id=${encodeURIComponent(site.ids[(i * 7919) % site.ids.length] ?? '')}`)).ms
-
-  // Warm-up: every kind of request a few dozen times before anything is timed.
-  await runLoad(ctx.concurrency, 200, async i => await [list, search, single][i % 3]!(i), FIGURE_MAX_MS)
-
-  for (const [name, fn, max] of [['list page of 24', list, 5], ['q search', search, 20], ['single read (id=)', single, 2]] as const) {
-    const run = await runLoad(1, SAMPLES, fn, FIGURE_MAX_MS)
-    if (run.errors > 0) throw new Error(`${name}: ${run.errors} errors, first: ${run.firstError ?? ''}`)
-    const s = summarize(run.latencies)
-    report.atMost(`${name} p50`, s.p50, 'ms', max, `sequential, n=${s.count}`)
-    report.info(`${name} p95 / p99`, s.p95, 'ms', `p99 ${s.p99.toFixed(1)} ms`)
-  }
-
-  const mixed = await runFor(ctx.concurrency, THROUGHPUT_MS, async i => await [list, list, single, single, search][i % 5]!(i))
-  if (mixed.errors > 0) throw new Error(`mixed reads: ${mixed.errors} errors, first: ${mixed.firstError ?? ''}`)
-  const m = summarize(mixed.latencies)
-  report.info(`requests/s, ${ctx.concurrency} clients (2 list:2 id:1 q)`, (m.count * 1000) / mixed.elapsedMs, '/s', `n=${m.count}`)
-  report.info(`  mixed latency p50 / p95 / p99`, m.p50, 'ms', `p95 ${m.p95.toFixed(1)}, p99 ${m.p99.toFixed(1)} ms`)
-  report.atMost(`server RSS after warm-up (${ctx.entries} entries)`, megabytes(await server.rss()), 'MB', 150, 'server process only')
 }

@@ -1,6 +1,6 @@
 /**
- * Bench figures and how they are printed: one aligned table per section (figure, value, target,
- * OK/MISS) and a one-line summary, so a reader sees at once what holds.
+ * Bench figures and how they are printed: one aligned table per section (figure | measured |
+ * target | OK/MISS, `-` for information) and a one-line summary, so a reader sees at once what holds.
  */
 
 /** One bench figure. `ok` is null for a figure without a target (printed as information). */
@@ -20,7 +20,6 @@ export interface SectionResult {
   title: string
   rows: BenchRow[]
   error: string | null
-  skipped: string | null
 }
 
 /**
@@ -114,11 +113,7 @@ function status (row: BenchRow): string {
  */
 export function formatSection (result: SectionResult): string {
   const lines = [`== ${result.title} ==`]
-  if (result.skipped !== null) {
-    lines.push(`  ${result.skipped}`)
-    return lines.join('\n')
-  }
-  const table = [['figure', 'value', 'target', 'status'], ...result.rows.map(r => [
+  const table = [['figure', 'measured', 'target', 'status'], ...result.rows.map(r => [
     r.name,
     `${formatNumber(r.value)} ${r.unit}`.trim(),
     r.target,
@@ -127,7 +122,7 @@ export function formatSection (result: SectionResult): string {
   const widths = [0, 1, 2].map(i => Math.max(...table.map(cells => (cells[i] ?? '').length)))
   for (const cells of table) {
     const [name = '', value = '', target = '', state = ''] = cells
-    lines.push(`  ${name.padEnd(widths[0] ?? 0)}  ${value.padStart(widths[1] ?? 0)}  ${target.padEnd(widths[2] ?? 0)}  ${state}`)
+    lines.push(`  ${name.padEnd(widths[0] ?? 0)} | ${value.padStart(widths[1] ?? 0)} | ${target.padEnd(widths[2] ?? 0)} | ${state}`)
   }
   if (result.error !== null) lines.push(`  ERROR: section stopped: ${result.error}`)
   return lines.join('\n')
@@ -143,9 +138,7 @@ export function formatSummary (results: SectionResult[]): string {
   const ok = rows.filter(r => r.ok === true).length
   const miss = rows.filter(r => r.ok === false)
   const failed = results.filter(r => r.error !== null).map(r => r.section)
-  const skipped = results.filter(r => r.skipped !== null).map(r => r.section)
   const parts = [`${ok} OK`, `${miss.length} MISS${miss.length > 0 ? ` (${miss.map(r => r.name).join('; ')})` : ''}`]
   if (failed.length > 0) parts.push(`sections with errors: ${failed.join(', ')}`)
-  if (skipped.length > 0) parts.push(`not available: ${skipped.join(', ')}`)
   return `summary: ${parts.join(', ')}`
 }

@@ -1,24 +1,22 @@
 /**
- * `npm run bench`: generates site repositories, drives the real server over HTTP and prints one
- * table per section (figure, value, target, OK/MISS) and a summary line. Benches only print; they
- * never fail a test run.
+ * `npm run bench`: generates site repositories, drives the built server (`bin/git-cms serve`) over
+ * HTTP and prints one table per section (figure, measured, target, OK/MISS) and a summary line.
+ * Benches only print; they never fail a test run.
  *
- *   node dist/bench/run.js [reads|writes|drafts|remote|markdown|render|search|scale ...]
- *   BENCH_ENTRIES=1000 BENCH_CONCURRENCY=8 node dist/bench/run.js
- *   BENCH_DIR=/some/dir: where the generated sites go (default: the system temp directory)
- *   BENCH_SCALE_ENTRIES=20000: the larger entry count of the search and scale sections (default 100,000)
+ *   npm run bench -- [reads|writes|integrity|publish|decap ...]   (default: every section)
+ *   BENCH_ENTRIES=10000        the small size (default 10,000)
+ *   BENCH_SCALE_ENTRIES=100000 the large size of reads, writes and integrity (default 100,000; 0: none)
+ *   BENCH_CONCURRENCY=8        editors saving at once (default 8)
+ *   BENCH_DIR=/some/dir        where the generated sites go (default: the system temp directory)
  */
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { BenchContext } from './bench-context.js'
-import { draftsBench } from './drafts-bench.js'
-import { markdownSection, NotAvailableError } from './markdown-section.js'
-import { bundledReadsBench, readsBench } from './reads-bench.js'
-import { renderBench } from './render-bench.js'
-import { searchBench } from './search-bench.js'
-import { scaleBench } from './scale-bench.js'
-import { remoteBench } from './remote-bench.js'
+import { integrityBench } from './integrity-bench.js'
+import { publishBench } from './publish-bench.js'
+import { readsBench } from './reads-bench.js'
 import { SectionReport, formatSection, formatSummary, type SectionResult } from './report.js'
+import { sideBySideBench } from './side-by-side-bench.js'
 import { writesBench } from './writes-bench.js'
 
 interface Section {
@@ -27,33 +25,31 @@ interface Section {
   run: (ctx: BenchContext, report: SectionReport) => Promise<void>
 }
 
+const sizes = (ctx: BenchContext): string => ctx.sizes.map(n => n.toLocaleString('en-US')).join(' and ')
+
+/** In this order: reads first, so its first start is the first start of the shared sites. */
 const SECTIONS: Section[] = [
-  { name: 'reads', title: ctx => `reads (issue 3): ${ctx.entries} Markdown entries`, run: readsBench },
-  { name: 'bundles', title: ctx => `reads in a nested, bundled layout (issue 14): ${ctx.entries} page bundles in year folders`, run: bundledReadsBench },
-  { name: 'writes', title: ctx => `writes (issue 4): save_field with history, ${ctx.concurrency} clients`, run: writesBench },
-  { name: 'drafts', title: () => 'drafts and publish (issue 5): permissions policy, CMS_GIT_ON_PUBLISH=true', run: draftsBench },
-  { name: 'remote', title: () => 'git remote (issue 16): push on publish, upstream sync, reads during a sync', run: remoteBench },
-  { name: 'markdown', title: () => 'markdown (issue 6): block round-trip and md_block conversion', run: async (_ctx, report) => { await markdownSection(report) } },
-  { name: 'render', title: () => 'render (issue 15): GET /render of a 20 KB Markdown body', run: renderBench },
-  { name: 'search', title: () => 'full-text search (issue 17): q at 10,000 and 100,000 entries (BENCH_SCALE_ENTRIES)', run: searchBench },
-  { name: 'scale', title: () => `scale (issue 18): start-up, memory and lists at 10,000 and ${process.env.BENCH_SCALE_ENTRIES ?? '100,000'} entries, and over 1,000 collections`, run: scaleBench }
+  { name: 'reads', title: ctx => `reads: first start, restart, list and search, RSS, at ${sizes(ctx)} entries`, run: readsBench },
+  { name: 'writes', title: ctx => `writes: ${ctx.concurrency} editors saving at once (history + fsync), lost updates, at ${sizes(ctx)} entries`, run: writesBench },
+  { name: 'integrity', title: ctx => `integrity: racing saves with expectedRevision, torn reads, git fsck, at ${sizes(ctx)} entries`, run: integrityBench },
+  { name: 'publish', title: ctx => `publish: 100 drafts in one request (permissions policy, CMS_GIT_ON_PUBLISH=true), at ${ctx.entries.toLocaleString('en-US')} entries`, run: publishBench },
+  { name: 'decap', title: ctx => `side by side with decap-server (editorial modes, one server at a time), at ${ctx.entries.toLocaleString('en-US')} entries`, run: sideBySideBench }
 ]
 
-function positiveInt (value: string | undefined, fallback: number, name: string): number {
+function count (value: string | undefined, fallback: number, name: string, min: number): number {
   if (value === undefined || value === '') return fallback
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`${name} must be a positive integer, got '${value}'`)
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new Error(`${name} must be an integer >= ${min}, got '${value}'`)
   return Number(value)
 }
 
 async function runSection (section: Section, ctx: BenchContext): Promise<SectionResult> {
   const report = new SectionReport()
-  const result: SectionResult = { section: section.name, title: section.title(ctx), rows: report.rows, error: null, skipped: null }
+  const result: SectionResult = { section: section.name, title: section.title(ctx), rows: report.rows, error: null }
   const started = performance.now()
   try {
     await section.run(ctx, report)
   } catch (err) {
-    if (err instanceof NotAvailableError) result.skipped = err.message
-    else result.error = err instanceof Error ? err.message : String(err)
+    result.error = err instanceof Error ? err.message : String(err)
   }
   ctx.log(`${section.name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   return result
@@ -66,14 +62,16 @@ async function main (): Promise<number> {
     process.stderr.write(`unknown section(s): ${unknown.join(', ')}; sections: ${SECTIONS.map(s => s.name).join(', ')}\n`)
     return 2
   }
+  const small = count(process.env.BENCH_ENTRIES, 10_000, 'BENCH_ENTRIES', 1)
+  const large = count(process.env.BENCH_SCALE_ENTRIES, 100_000, 'BENCH_SCALE_ENTRIES', 0)
   const ctx = new BenchContext(
-    positiveInt(process.env.BENCH_ENTRIES, 10_000, 'BENCH_ENTRIES'),
-    positiveInt(process.env.BENCH_CONCURRENCY, 8, 'BENCH_CONCURRENCY'),
+    large > small ? [small, large] : [small],
+    count(process.env.BENCH_CONCURRENCY, 8, 'BENCH_CONCURRENCY', 1),
     line => { process.stderr.write(`[bench] ${line}\n`) }
   )
   const cpus = os.cpus()
-  process.stdout.write(`git-cms bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}\n`)
-  process.stdout.write(`entries ${ctx.entries}, concurrency ${ctx.concurrency}; server = \`bin/git-cms serve\` child process, client = this process (node:http, keep-alive)\n\n`)
+  process.stdout.write(`git-cms bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}, load average ${os.loadavg()[0]?.toFixed(1) ?? '?'}\n`)
+  process.stdout.write(`sizes ${sizes(ctx)}, concurrency ${ctx.concurrency}; server = \`bin/git-cms serve\` child process, client = this process (node:http, keep-alive)\n\n`)
   const started = performance.now()
   const results: SectionResult[] = []
   try {
@@ -85,7 +83,7 @@ async function main (): Promise<number> {
   } finally {
     await ctx.cleanup()
   }
-  process.stdout.write(`${formatSummary(results)} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`)
+  process.stdout.write(`${formatSummary(results)} (${((performance.now() - started) / 1000).toFixed(0)} s, load average at the end ${os.loadavg()[0]?.toFixed(1) ?? '?'})\n`)
   return 0
 }
 

@@ -1,25 +1,27 @@
 /**
- * A generated site repository for the benches: N Markdown posts (frontmatter title/date/tags and a
+ * Generated site repositories for the benches: N Markdown posts (frontmatter title/date/tags and a
  * body of a few paragraphs, 1-2 KB each, words drawn Zipf-like from a vocabulary of 4,000
- * deterministic pseudo-words) and a cms.config.yaml, written with plain fs calls and
- * committed once with the real git CLI.
- *
- * Sites go to the system temp directory, or BENCH_DIR. Where matters on the CI machine: its
- * journal-less ext4 makes creating a file cost 0.04 ms or 1 ms depending on how full and how
- * recently churned the directory's block group is (measured: /tmp 0.04 ms while this checkout,
- * next to node_modules, took 0.9 ms), and a save creates files.
+ * deterministic pseudo-words) and a cms.config.yaml, in one commit made with the real git CLI.
+ * Sites go to the system temp directory, or BENCH_DIR.
  */
-import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises'
-import { execFile } from 'node:child_process'
+import { mkdtemp, mkdir, readFile, writeFile, rm } from 'node:fs/promises'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { promisify } from 'node:util'
 import os from 'node:os'
 import path from 'node:path'
 
 const execFileAsync = promisify(execFile)
 
-/** Where generated sites go: BENCH_DIR, or the system temp directory. */
-function sitesDir (): string {
-  return process.env.BENCH_DIR ?? os.tmpdir()
+/**
+ * A new folder for one run's sites under BENCH_DIR or the system temp directory, so that a run
+ * removes only its own sites (other runs may be using the same temp directory).
+ * @returns its path
+ */
+export async function makeRunDir (): Promise<string> {
+  const root = process.env.BENCH_DIR ?? os.tmpdir()
+  await mkdir(root, { recursive: true })
+  return await mkdtemp(path.join(root, 'git-cms-bench-run-'))
 }
 
 /** A word that appears in about one title in ten (and in no body): the bench's title search term. */
@@ -38,7 +40,7 @@ const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 've', 'so', 'pi', 'da', '
  * The vocabulary: VOCABULARY_SIZE deterministic pseudo-words of 2 to 4 syllables, most frequent
  * first (short ones first, as in real text), none equal to the three search words.
  */
-export const VOCABULARY: readonly string[] = (() => {
+const VOCABULARY: readonly string[] = (() => {
   const random = seededRandom(20_260_000)
   const seen = new Set([SEARCH_WORD, BODY_WORD, RARE_WORD])
   const words: string[] = []
@@ -73,40 +75,11 @@ function zipfWord (random: () => number): string {
   return VOCABULARY[lo] ?? 'word'
 }
 
-/** The generated repository. */
+/** A generated repository. */
 export interface GeneratedSite {
   dir: string
   /** The ids of the posts, in order (`post-00000` ...). */
   ids: string[]
-  /**
-   * Removes the repository.
-   * @returns resolves when removed
-   */
-  remove: () => Promise<void>
-}
-
-/** What to generate. */
-export interface SiteOptions {
-  entries: number
-  /** Extra lines appended to cms.config.yaml (e.g. a permissions policy). */
-  extraConfig?: string
-  /**
-   * `flat` (default): `content/posts/<id>.md`. `bundles`: Hugo-style page bundles in year folders,
-   * `content/posts/<yyyy>/<name>/index.md` (id `<yyyy>/<name>`, `indexFile: index`), an image
-   * beside every tenth.
-   */
-  layout?: 'flat' | 'bundles'
-  /**
-   * Spreads the entries over this many collections (`content/c0000/` ...; each defined like `posts`
-   * in a `cms.config.json`, `extraConfig` ignored) instead of one `posts` collection (issue 18:
-   * many collections). Flat layout only.
-   */
-  collections?: number
-  /**
-   * Generates into this directory (created; must not exist) instead of a new temporary one, so a
-   * bench can keep a large site between runs.
-   */
-  dir?: string
 }
 
 /**
@@ -165,10 +138,9 @@ function postFile (i: number, random: () => number): string {
   return `---\ntitle: ${title}\ndate: '${day}'\ntags:\n  - ${tags[0] ?? ''}\n  - ${tags[1] ?? ''}\n---\n\n## ${sentence(4)}\n\n${paragraphs.join('\n\n')}\n`
 }
 
-// A 1x1 PNG: the image beside a bundle's index file.
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
 
-const CONFIG = `collections:
+/** The site's configuration: one Markdown collection of posts. */
+export const CONFIG = `collections:
   posts:
     format: md
     label: Posts
@@ -184,65 +156,77 @@ const CONFIG = `collections:
 `
 
 /**
- * The name of the i-th collection of a many-collections site.
- * @param i index
- * @returns the name (`c0000` ...)
+ * Writes a site of N posts as one commit on `main`: the blobs through `git fast-import` (one pack
+ * instead of N loose objects; about a fifth of the CPU of writing the files and `git add -A`), the
+ * trees through `git mktree` (fast-import's own tree building is quadratic in a folder's size: it
+ * had not finished 100,000 files in 10 minutes), then `git reset --hard` for the working tree.
+ * @param parent the run's folder
+ * @param entries number of posts
+ * @returns the repository and its post ids
  */
-export function collectionName (i: number): string {
-  return `c${String(i).padStart(4, '0')}`
+export async function generateSite (parent: string, entries: number): Promise<GeneratedSite> {
+  const dir = await mkdtemp(path.join(parent, 'site-'))
+  await runGit(dir, 'init', '-q', '-b', 'main')
+  const ids = Array.from({ length: entries }, (_, i) => postId(i))
+  const random = seededRandom(entries)
+  const marks = path.join(dir, '.git', 'bench-marks')
+  const importer = spawn('git', ['fast-import', '--quiet', `--export-marks=${marks}`], { cwd: dir, stdio: ['pipe', 'ignore', 'pipe'] })
+  let stderr = ''
+  importer.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+  const exited = new Promise<number | null>(resolve => { importer.once('close', resolve) })
+  // Mark i + 1 is post i; mark entries + 1 is the config.
+  const blob = (mark: number, text: string): string => `blob\nmark :${mark}\ndata ${Buffer.byteLength(text)}\n${text}\n`
+  let chunk = blob(entries + 1, CONFIG)
+  for (let i = 0; i < entries; i++) {
+    chunk += blob(i + 1, postFile(i, random))
+    if (chunk.length > 1 << 20 || i === entries - 1) {
+      if (!importer.stdin.write(chunk)) await once(importer.stdin, 'drain')
+      chunk = ''
+    }
+  }
+  importer.stdin.end(chunk)
+  const code = await exited
+  if (code !== 0) throw new Error(`git fast-import exited with ${String(code)}: ${stderr}`)
+  const shaOf = new Map((await readFile(marks, 'utf8')).split('\n').filter(l => l !== '').map(l => {
+    const [mark = '', sha = ''] = l.split(' ')
+    return [Number(mark.slice(1)), sha] as const
+  }))
+  const posts = await mktree(dir, ids.map((id, i) => `100644 blob ${shaOf.get(i + 1) ?? ''}\t${id}.md`))
+  const content = await mktree(dir, [`040000 tree ${posts}\tposts`])
+  const root = await mktree(dir, [`100644 blob ${shaOf.get(entries + 1) ?? ''}\tcms.config.yaml`, `040000 tree ${content}\tcontent`])
+  const commit = (await runGit(dir, 'commit-tree', root, '-m', `bench site with ${entries} posts`)).trim()
+  await runGit(dir, 'update-ref', 'refs/heads/main', commit)
+  await runGit(dir, 'reset', '--hard', '-q')
+  await rm(marks)
+  return { dir, ids }
 }
 
-/** A JSON config defining N collections like `posts`. */
-function manyCollectionsConfig (n: number): string {
-  const definition = {
-    format: 'md',
-    label: 'Posts',
-    titleField: 'title',
-    schema: { type: 'object', required: ['title'], properties: { title: { type: 'string', minLength: 1 }, date: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } }, body: { type: 'string' } } }
-  }
-  return JSON.stringify({ collections: Object.fromEntries(Array.from({ length: n }, (_, i) => [collectionName(i), definition])) }, null, 1) + '\n'
+/** Writes a tree object from `git ls-tree`-style lines and returns its id. */
+async function mktree (dir: string, lines: string[]): Promise<string> {
+  const child = spawn('git', ['mktree'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (c: Buffer) => { out += c.toString() })
+  const exited = new Promise<number | null>(resolve => { child.once('close', resolve) })
+  child.stdin.end(lines.join('\n') + '\n')
+  if (await exited !== 0) throw new Error('git mktree failed')
+  return out.trim()
 }
 
 /**
- * Writes a site of N posts into a temporary directory and commits it (`git add -A && git commit`).
- * @param opts number of entries and extra config
- * @returns the repository, its post ids, and a remover
+ * A copy of a generated site as a fresh clone has it (`git clone --local`, remote removed so the
+ * service sees no upstream), optionally with lines added to cms.config.yaml and committed.
+ * @param parent the run's folder
+ * @param site the site to copy (never served: a pristine template)
+ * @param extraConfig lines appended to cms.config.yaml (e.g. a permissions policy)
+ * @returns the copy
  */
-export async function generateSite (opts: SiteOptions): Promise<GeneratedSite> {
-  await mkdir(sitesDir(), { recursive: true })
-  let dir: string
-  if (opts.dir === undefined) {
-    dir = await mkdtemp(path.join(sitesDir(), 'git-cms-bench-'))
-  } else {
-    dir = opts.dir
-    await mkdir(dir)
+export async function cloneSite (parent: string, site: GeneratedSite, extraConfig = ''): Promise<GeneratedSite> {
+  const dir = await mkdtemp(path.join(parent, 'clone-'))
+  await runGit(dir, 'clone', '-q', '--local', site.dir, '.')
+  await runGit(dir, 'remote', 'remove', 'origin')
+  if (extraConfig !== '') {
+    await writeFile(path.join(dir, 'cms.config.yaml'), CONFIG + extraConfig)
+    await runGit(dir, 'commit', '-q', '-m', 'bench config', 'cms.config.yaml')
   }
-  const posts = path.join(dir, 'content', 'posts')
-  const bundles = opts.layout === 'bundles'
-  const collections = opts.collections ?? 0
-  const config = bundles ? CONFIG.replace('    format: md\n', '    format: md\n    indexFile: index\n') : CONFIG
-  // Many collections: a JSON config (parsing 12,000 lines of YAML alone took a second).
-  if (collections > 0) await writeFile(path.join(dir, 'cms.config.json'), manyCollectionsConfig(collections))
-  else await writeFile(path.join(dir, 'cms.config.yaml'), config + (opts.extraConfig ?? ''))
-  const random = seededRandom(opts.entries)
-  const ids = Array.from({ length: opts.entries }, (_, i) => bundles ? `${2000 + Math.floor(i / 500)}/${postId(i)}` : postId(i))
-  // Entry i of a many-collections site goes to collection i % collections.
-  const folderOf = (i: number): string => collections > 0 ? path.join(dir, 'content', collectionName(i % collections)) : posts
-  for (const folder of new Set(ids.map((_, i) => folderOf(i)))) await mkdir(folder, { recursive: true })
-  // Files are generated first (the generator is sequential), then written in batches.
-  const files = ids.map((id, i) => ({ file: path.join(folderOf(i), bundles ? `${id}/index.md` : `${id}.md`), text: postFile(i, random), image: bundles && i % 10 === 0 }))
-  const BATCH = 256
-  for (let i = 0; i < files.length; i += BATCH) {
-    await Promise.all(files.slice(i, i + BATCH).map(async f => {
-      if (bundles) await mkdir(path.dirname(f.file), { recursive: true })
-      await writeFile(f.file, f.text)
-      if (f.image) await writeFile(path.join(path.dirname(f.file), 'cover.png'), PNG)
-    }))
-  }
-  await runGit(dir, 'init', '-q', '-b', 'main')
-  await runGit(dir, 'add', '-A')
-  // Not detached: a commit of 100,000 files starts `git gc --auto`, which git would leave running in
-  // the background for 40-56 s, taking half a core from the figures timed next (z4).
-  await runGit(dir, '-c', 'gc.autoDetach=false', 'commit', '-q', '-m', `bench site with ${opts.entries} posts`)
-  return { dir, ids, remove: async () => { await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }) } }
+  return { dir, ids: site.ids }
 }

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util'
 import type { Cms, OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
+import { requireGitVersion } from './git-version.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
 export interface CliStreams {
@@ -73,13 +74,14 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   }
   if (invocation.command === 'init') return await runInit(invocation, streams)
   // Loaded only now, so --help and usage errors answer without loading the whole service; the
-  // demo's modules (and the Markdown renderer its pages use) load only for `demo`.
+  // demo's modules load only for `demo`.
   const [{ openCms }, { startServer }, demo] = await Promise.all([
     import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
   ])
   let demoRepo: string | null = null
   let running: RunningServer
   try {
+    await requireGitVersion()
     let opened: OpenCms
     let password: string | null = null
     if (demo !== null) {

@@ -11,7 +11,6 @@ import { updatePageLayout } from './update-page-layout.js'
 import { createCollection } from './create-collection.js'
 import { deleteCollection } from './delete-collection.js'
 import { markdownBlock } from './markdown-block.js'
-import { noteSave } from '../young-generation-cap.js'
 
 type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<{ revision: number, src?: string }>
 
@@ -33,7 +32,6 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
  * @returns the spec's success body (md_block adds the saved block's new `src`)
  */
 export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true, revision: number, src?: string }> {
-  noteSave()
   const handler = HANDLERS[cmd.type] as Handler<CommandType>
   const { revision, src } = await handler(ctx, cmd as never)
   return { ok: true, revision, ...(src !== undefined ? { src } : {}) }

@@ -15,10 +15,10 @@ import type { PlanItem } from '../publish/recovery-plan.js'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
 import { checkEntryScope, type CommandContext } from './command-context.js'
-import { withLocks } from './with-locks.js'
+import { withLocks } from '../storage/with-locks.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
 import { writeBaseFiles } from './write-base-files.js'
-import { deliverPublish, retryPush, type DeliveryFields } from '../remote/publish-delivery.js'
+import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
 export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
@@ -137,7 +137,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   // publish, even when it has nothing new to publish.
   const commitPending = services.runtime.gitOnPublish && response.published.length === 0 && await services.committer.hasPending()
   if (response.published.length === 0 && !commitPending) return response
-  // Commit, push to the git remote, then the rebuild webhook (lib/remote/publish-delivery.ts).
+  // Commit, push to the git remote, then the rebuild webhook (publish-delivery.ts).
   await deliverPublish(services, identity, response.published, writtenFiles, response)
   return response
 }

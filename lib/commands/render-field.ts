@@ -6,11 +6,10 @@
  * a 409, whatever generator rendered the page and however many drafts are pending.
  */
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import { BadRequestError, NotFoundError, UnreadableEntryError } from '../errors.js'
 import { parseFieldPath } from '../content/field-path.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { LRUCache } from 'lru-cache'
-import { chunkEntryWeight, type ChunkCache, type ChunkCacheEntry } from '../content/markdown/chunk-cache.js'
 import { requireCollection, type CommandContext } from './command-context.js'
 
 /** What the route asks for (strings straight from the query; validated here). */
@@ -28,33 +27,21 @@ export interface RenderedField {
 }
 
 /**
- * What an instance keeps of its renderings (see `createRenderCache`): the HTML of each body, by
- * entry, field and body digest (a page is loaded far more often than its body changes), and the
- * rendered chunks of bodies (render-chunks.ts), so a body changed by a save renders again only the
- * blocks that changed, not the whole body (a full render of 20 KB takes tens of milliseconds).
+ * The HTML an instance keeps of its renderings, by entry, field and body digest: a page is loaded
+ * far more often than its body changes, and a full render of a 20 KB body takes about 100 ms p50
+ * on the 2-core test machine.
  */
-export interface RenderCache {
-  pages: LRUCache<string, string>
-  chunks: ChunkCache
-}
+export type RenderCache = LRUCache<string, string>
 
-/** Characters of rendered HTML the page cache keeps at most (about 32 MB in UTF-16). */
+/** Characters of rendered HTML the cache keeps at most (about 32 MB in UTF-16). */
 const CACHE_CHARS = 16 * 1024 * 1024
-/**
- * Characters of rendered pieces the chunk cache keeps at most (about 8 MB in UTF-16: the chunks of
- * a hundred 20 KB bodies; a body is rendered chunk-wise only when it changed).
- */
-const CHUNK_CACHE_CHARS = 4 * 1024 * 1024
 
 /**
  * A cache for renderField, owned by one service instance.
  * @returns an empty cache
  */
 export function createRenderCache (): RenderCache {
-  return {
-    pages: new LRUCache<string, string>({ maxSize: CACHE_CHARS, sizeCalculation: html => html.length + 64 }),
-    chunks: new LRUCache<string, ChunkCacheEntry>({ maxSize: CHUNK_CACHE_CHARS, sizeCalculation: chunkEntryWeight })
-  }
+  return new LRUCache<string, string>({ maxSize: CACHE_CHARS, sizeCalculation: html => html.length + 64 })
 }
 
 /** The only field md_block edits by block, so the only one rendered with hints. */
@@ -82,13 +69,12 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
   const { body, revision } = await editorBody(ctx, collection, id)
   // The HTML is a function of the entry's name and the body alone (the hints are body offsets).
   const key = `${collection}\u0000${id}\u0000${field}\u0000${createHash('sha256').update(body).digest('base64')}`
-  let html = cache?.pages.get(key)
+  let html = cache?.get(key)
   if (html === undefined) {
     // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
-    const { renderMarkdown, renderMarkdownChunked } = await import('../content/markdown/index.js')
-    const opts = { collection, id, blockPath: field }
-    html = cache === undefined ? renderMarkdown(body, opts) : renderMarkdownChunked(body, opts, cache.chunks).html
-    cache?.pages.set(key, html)
+    const { renderMarkdown } = await import('../content/markdown/index.js')
+    html = renderMarkdown(body, { collection, id, blockPath: field })
+    cache?.set(key, html)
   }
   return { html, revision }
 }

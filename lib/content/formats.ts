@@ -11,8 +11,6 @@ import { EntryParseError } from './parse-error.js'
 import { splitMarkdown, bodyNeedsFence, type FrontmatterKind } from './frontmatter.js'
 import { parseYamlText, editYamlText, renderYaml, readYamlText } from './yaml-text.js'
 import type { Document } from 'yaml'
-import { readFlatYaml } from './flat-yaml.js'
-import { editFlatYaml } from './flat-yaml-edit.js'
 import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
 import { parseJsonText, editJsonText, renderJson } from './json-text.js'
 import { eolOf, isPlainObject } from './data-diff.js'
@@ -55,11 +53,6 @@ export function isMarkdownFormat (format: EntryFormat | string | undefined): for
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
   if (isMarkdownFormat(format)) return parseMarkdown(text).data
-  // Reads take the flat-YAML path when the text has that shape (same values, a fraction of the CPU).
-  if (format === 'yaml') {
-    const flat = readFlatYaml(text)
-    if (flat !== undefined) return flat
-  }
   return boundedDepth(asEntryData(format, parseDataText(format, text)))
 }
 
@@ -79,9 +72,7 @@ function boundedDepth (data: EntryData): EntryData {
  */
 export function parseMarkdown (text: string): { data: EntryData, head: string, body: string, kind: FrontmatterKind | null } {
   const parts = splitMarkdown(text)
-  // A flat YAML frontmatter (most are) is read without the full parser: same values.
-  const flat = parts.kind === 'yaml' ? readFlatYaml(parts.inner) : undefined
-  const front = flat ?? boundedDepth(parseFrontmatter(parts.kind, parts.inner))
+  const front = boundedDepth(parseFrontmatter(parts.kind, parts.inner))
   return { data: { ...front, body: parts.body }, head: parts.open + parts.inner + parts.close, body: parts.body, kind: parts.kind }
 }
 
@@ -95,10 +86,6 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, b
  */
 export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')
-  if (previousText !== undefined && format === 'yaml') {
-    const flat = flatEdit(previousText, data)
-    if (flat !== undefined) return flat
-  }
   if (previousText !== undefined) {
     let before: unknown
     try { before = parseDataText(format, previousText) } catch (err) {
@@ -174,9 +161,6 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     const parsed: { doc: Document.Parsed | null } = { doc: null }
     try {
       previous = splitMarkdown(previousText)
-      // A flat YAML frontmatter with a plain string change (a title save) needs no YAML parser.
-      const flat = previous.kind === 'yaml' ? flatEdit(previous.inner, front) : undefined
-      if (flat !== undefined) return previous.open + flat + previous.close + bodyText
       oldFront = parseFrontmatter(previous.kind, previous.inner, parsed)
     } catch (err) {
       if (!(err instanceof EntryParseError)) throw err
@@ -191,15 +175,6 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
   }
   return newFrontmatter(newKind, front, bodyText, eol)
-}
-
-/**
- * The edit of a flat YAML text (flat-yaml-edit.ts), or undefined when the text is not flat or the
- * change is not one it makes (then the full parser's edit runs).
- */
-function flatEdit (text: string, after: EntryData): string | undefined {
-  const before = readFlatYaml(text)
-  return before === undefined ? undefined : editFlatYaml(text, before, after)
 }
 
 function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData, doc: Document.Parsed | null): string {

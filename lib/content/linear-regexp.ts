@@ -9,11 +9,9 @@ import { createRequire } from 'node:module'
 import type { RE2JS } from 're2js'
 import type { CodeOptions } from 'ajv'
 
-/* re2js (260 KB, with Unicode tables built when it loads) is loaded on the first schema pattern:
-   most collections' schemas have none (issue 18). In the executable's bundle `require` exists and
-   the package is bundled; unbundled (the library) it is resolved from node_modules (its CommonJS
-   build). */
-let re2js: typeof RE2JS | null = null
+/* re2js (260 KB, with Unicode tables built when it loads) is loaded on the first schema pattern
+   (Node keeps it): most collections' schemas have none. In the executable's bundle `require`
+   exists and the package is bundled; unbundled (the library) it is resolved from node_modules. */
 const loadRe2js = (): typeof RE2JS => ((typeof require === 'function' ? require('re2js') : createRequire(import.meta.url)('re2js')) as { RE2JS: typeof RE2JS }).RE2JS
 
 type RegExpEngine = NonNullable<CodeOptions['regExp']>
@@ -36,7 +34,7 @@ export class UnsupportedPatternError extends Error {
 function compileLinear (pattern: string): { test: (s: string) => boolean, toString: () => string } {
   let compiled: RE2JS
   try {
-    re2js ??= loadRe2js()
+    const re2js = loadRe2js()
     compiled = re2js.compile(re2js.translateRegExp(pattern))
   } catch (err) {
     throw new UnsupportedPatternError(pattern, (err as Error).message)

@@ -284,7 +284,7 @@ function isPlainString (old: Node | null, value: unknown): old is Scalar & { ran
  * @param value a string
  * @returns true when it needs neither quoting nor escaping
  */
-export function isPlainSafeString (value: string): boolean {
+function isPlainSafeString (value: string): boolean {
   return PLAIN_SAFE.test(value) && !NOT_STRING_WORD.test(value) && !YAML11_NOT_STRING.test(value)
 }
 

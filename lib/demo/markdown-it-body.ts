@@ -7,7 +7,7 @@ import MarkdownIt from 'markdown-it'
 import { escapeHtml } from './html.js'
 
 /** A markdown-it renderer. */
-type MarkdownRenderer = InstanceType<typeof MarkdownIt>
+export type MarkdownRenderer = InstanceType<typeof MarkdownIt>
 
 /**
  * A markdown-it renderer as a generator would configure it: raw HTML escaped (never passed

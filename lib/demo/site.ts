@@ -8,10 +8,9 @@
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
-import { renderMarkdown } from '../content/markdown/index.js'
 import { ENTRY_ID } from '../storage/names.js'
 import { renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
-import { createMarkdownIt, markdownItBody } from './markdown-it-body.js'
+import type { MarkdownRenderer } from './markdown-it-body.js'
 
 /** The collections the example site reads (those of fixtures-repo/cms.config.yaml). */
 const POSTS = 'posts'
@@ -31,7 +30,8 @@ const FOREIGN_NOTE = '<p class="meta">This body was rendered by markdown-it, as 
  * @returns the middleware
  */
 export function demoSite (services: Services): Middleware {
-  const markdownIt = createMarkdownIt()
+  // Both Markdown renderers load on the first post shown: some 400 modules the demo's start need not wait for.
+  let markdownIt: MarkdownRenderer | null = null
   return async (ctx, next) => {
     const route = ctx.method === 'GET' || ctx.method === 'HEAD' ? routeOf(ctx.path) : null
     if (route === null) { await next(); return }
@@ -47,6 +47,7 @@ export function demoSite (services: Services): Middleware {
         const body = typeof post.data.body === 'string' ? post.data.body : ''
         const authorId = post.data.author
         const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
+        const { renderMarkdown } = await import('../content/markdown/index.js')
         html = renderPost(chrome, post, renderMarkdown(body, { collection: POSTS, id: post.id }), author)
       }
     } else if (route.kind === 'foreign-post') {
@@ -55,6 +56,8 @@ export function demoSite (services: Services): Middleware {
         const body = typeof post.data.body === 'string' ? post.data.body : ''
         const authorId = post.data.author
         const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
+        const { createMarkdownIt, markdownItBody } = await import('./markdown-it-body.js')
+        markdownIt ??= createMarkdownIt()
         html = renderPost(chrome, post, FOREIGN_NOTE + markdownItBody(markdownIt, POSTS, post.id, body), author)
       }
     } else {

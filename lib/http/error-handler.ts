@@ -64,11 +64,7 @@ const CLIENT_CODES: Record<number, string> = {
   415: 'unsupported_media_type'
 }
 
-/**
- * Turns an object or array body into its JSON text now, so a failure is caught above (and Koa's
- * response step, which tests an object body against the global `Response`, never loads Node's
- * fetch implementation for it: see app.ts).
- */
+/** Turns an object or array body into its JSON text now, so that a failure is caught above. */
 function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
   const body: unknown = ctx.body
   if (body === null || typeof body !== 'object') return
@@ -77,14 +73,10 @@ function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
   const status = ctx.status
   const text = JSON.stringify(body)
   ctx.body = text
-  // Koa keeps both when the body was an object (its JSON branch set them): set only what changed
-  // (each set is a header lookup and validation, at every API answer; issue 18, eleventh pass).
-  if (ctx.status !== status) ctx.status = status
-  if (ctx.response.get('Content-Type') !== JSON_TYPE) ctx.type = 'application/json'
+  // Setting a string body sets the status to 200 and keeps the JSON type Koa set for the object.
+  ctx.status = status
+  ctx.type = 'application/json'
 }
-
-/** The Content-Type Koa gives `application/json`. */
-const JSON_TYPE = 'application/json; charset=utf-8'
 
 function clientMessage (status: number, e: HttpLikeError): string {
   if (status === 413) return 'Request body too large'

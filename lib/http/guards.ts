@@ -7,7 +7,6 @@ import type { Middleware, Context } from 'koa'
 import { UnauthorizedError, MissingCsrfHeaderError, UnsupportedMediaTypeError, BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
-import { readSmallJson, smallJsonLength } from './small-json-body.js'
 
 /** Koa state set by `requireEditor`. */
 export interface EditorState {
@@ -42,40 +41,22 @@ export function requireCsrfHeader (): Middleware {
   }
 }
 
-/** koa-body's module, once asked for (by `preloadJsonParser` or the first JSON body). */
-let koaBodyModule: Promise<typeof import('koa-body')> | null = null
-
 /**
- * Starts loading koa-body (with zod, which checks its options: ~9 MB of heap and 0.1-0.3 s of CPU on
- * this machine) without waiting for it: `createApp` calls it so that the load runs while the start
- * waits for the file watcher's set-up, instead of on the first login (issue 18).
+ * Starts loading koa-body without waiting for it (it loads zod and formidable: about 150 ms of CPU),
+ * so that the load runs while the service starts instead of on the first request with a body.
  */
 export function preloadJsonParser (): void {
-  (koaBodyModule ??= import('koa-body')).catch(() => { koaBodyModule = null })
-}
-
-/** koa-body loads on the first JSON body (or while the service starts), not with this module. */
-async function loadJsonParser (): Promise<Middleware> {
-  const { koaBody } = await (koaBodyModule ??= import('koa-body'))
-  return koaBody({
-    json: true,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-    jsonStrict: true,
-    jsonLimit: JSON_LIMIT_BYTES,
-    includeUnparsed: false
-  })
+  void import('koa-body').catch(() => {})
 }
 
 /**
- * Parses a JSON body (415 for another type, 413 over 1 MiB, 400 when malformed or not an object).
- * An empty body reads as `{}`.
+ * Parses a JSON body with koa-body (415 for another type, 413 over 1 MiB, 400 when malformed, not an
+ * object, with a `__proto__` key or not matching its declared length). An empty body reads as `{}`.
  * @param opts `optional`: an absent body is allowed
  * @returns middleware
  */
 export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
-  let parser: Promise<Middleware> | null = null
+  let parser: Middleware | undefined
   return async (ctx, next) => {
     const length = ctx.get('content-length')
     const hasBody = (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== ''
@@ -85,20 +66,25 @@ export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
       await next()
       return
     }
-    // The plain case (a save's small body) is read directly; anything else goes through koa-body.
-    const small = smallJsonLength(ctx.req)
-    if (small > 0) {
-      ctx.request.body = await readSmallJson(ctx.req, small) as typeof ctx.request.body
-    } else {
-      if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
-      parser ??= loadJsonParser()
-      await (await parser)(ctx, async () => {})
-    }
+    if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
+    // koa-body loads on the first body (or from preloadJsonParser), not with this module.
+    parser ??= (await import('koa-body')).koaBody(JSON_PARSER_OPTIONS)
+    await parser(ctx, async () => {})
     const body: unknown = ctx.request.body
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
     await next()
   }
 }
+
+const JSON_PARSER_OPTIONS = {
+  json: true,
+  multipart: false,
+  urlencoded: false,
+  text: false,
+  jsonStrict: true,
+  jsonLimit: JSON_LIMIT_BYTES,
+  includeUnparsed: false
+} as const
 
 /**
  * The identity stored by `requireEditor`.

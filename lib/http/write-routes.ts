@@ -2,8 +2,6 @@
  * Write routes of the editor API: mutate, and history read/restore.
  */
 import type Router from '@koa/router'
-import compose from 'koa-compose'
-import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
 import { createCommandValidators } from '../commands/command-schemas.js'
 import { mutate } from '../commands/mutate.js'
@@ -13,20 +11,6 @@ import { jsonBody, identityOf } from './guards.js'
 import { queryString } from './query.js'
 
 /**
- * `POST /mutate` after the guards: the JSON body, the command's validation, the command. The API
- * middleware also serves it directly (see api-router.ts), without matching the routers.
- * @param services the instance
- * @returns the route's middleware
- */
-export function mutateRoute (services: Services): Middleware {
-  const validators = createCommandValidators()
-  return compose([jsonBody(), async (ctx) => {
-    const cmd = validators.mutate(ctx.request.body)
-    ctx.body = await mutate({ services, identity: identityOf(ctx) }, cmd)
-  }])
-}
-
-/**
  * Registers mutate and history routes on the (authenticated, CSRF-checked) API router.
  * @param router the API router
  * @param services the instance
@@ -34,7 +18,10 @@ export function mutateRoute (services: Services): Middleware {
 export function writeRoutes (router: Router, services: Services): void {
   const validators = createCommandValidators()
 
-  router.post('/mutate', mutateRoute(services))
+  router.post('/mutate', jsonBody(), async (ctx) => {
+    const cmd = validators.mutate(ctx.request.body)
+    ctx.body = await mutate({ services, identity: identityOf(ctx) }, cmd)
+  })
 
   // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
   router.post('/preview', jsonBody(), async (ctx) => {

@@ -5,7 +5,7 @@
  * `git merge-tree --write-tree`, the commits from `git commit-tree`, and HEAD moves with
  * `git reset --keep`, which refuses (changing nothing) when a local change would be overwritten.
  */
-import { withLocks } from '../commands/with-locks.js'
+import { withLocks } from '../storage/with-locks.js'
 import type { RemoteContext } from './remote-context.js'
 import { lockKeysOf } from './remote-context.js'
 import { changedPaths } from './git-queries.js'

@@ -5,7 +5,7 @@
  * fast-forward never loses a write; the changed entries are marked for a re-check so their new
  * revisions show at once.
  */
-import { withLocks } from '../commands/with-locks.js'
+import { withLocks } from '../storage/with-locks.js'
 import type { RemoteContext } from './remote-context.js'
 import { lockKeysOf } from './remote-context.js'
 import { changedPaths, resolveCommit } from './git-queries.js'

@@ -7,10 +7,10 @@ import { fork } from 'node:child_process'
 import { setPriority } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
 import { buildSegment, type BuiltSegment, type SegmentJob } from './build-segment.js'
 import type { SnapshotPlace } from './search-snapshot.js'
 import type { SegmentProcessAnswer, SegmentProcessMessage } from './segment-process.js'
-import { startWorker } from '../young-generation-cap.js'
 
 /** The worker module next to this one (`.js` when built, `.ts` under the tests' loader). */
 const WORKER = new URL(`./search-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -38,7 +38,7 @@ export async function readSegment (job: SegmentJob): Promise<BuiltSegment> {
 let queue: Promise<void> = Promise.resolve()
 
 async function inWorker (job: SegmentJob): Promise<BuiltSegment> {
-  const worker = startWorker(WORKER, job)
+  const worker = new Worker(WORKER, { workerData: job })
   return await new Promise<BuiltSegment>((resolve, reject) => {
     worker.once('message', (built: BuiltSegment) => { resolve(built) })
     worker.once('error', reject)

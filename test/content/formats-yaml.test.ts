@@ -196,3 +196,39 @@ t.test('hostile YAML: an alias bomb, a huge document, garbage are unreadable, qu
   t.throws(() => parseEntry('yaml', 'a: 1\na: 2\n'), EntryParseError, 'duplicate keys are ambiguous')
   t.same(parseMarkdown('---\nrun: !!js/function "function () { return 1 }"\n---\n').data, { run: 'function () { return 1 }', body: '' }, 'a tag never makes code: the value is a string')
 })
+
+t.test('a string value saved in a flat text keeps its line and quoting style', async t => {
+  // Flat texts as sites write them: plain, single- and double-quoted titles, lists, block scalars, CR LF.
+  const texts = [
+    'title: Old words\ndate: \'2024-01-02\'\ntags:\n  - a\n  - b\n',
+    "title: 'Old words'\nsummary: \"A summary\"\n",
+    'title: "Old words"\ncount: 3\n',
+    'note: first\ntitle: Last key\n',
+    'title: Old\r\ndraft: false\r\n',
+    'title: Old\nbody_text: |\n  title: not a key\n  more\nafter: y\n',
+    'title: Old\ntags: [a, b]\nsubtitle: Sub\n'
+  ]
+  for (const text of texts) {
+    const before = parseEntry('yaml', text)
+    for (const value of ['New title', 'Version 2.0 of it', 'x_y-z.', 'Nullable']) {
+      const out = serializeEntry('yaml', { ...before, title: value }, text)
+      t.same(parseEntry('yaml', out), { ...before, title: value }, `${JSON.stringify(text)} title=${value}`)
+      const line = text.split(/\r?\n/).find(l => l.startsWith('title:')) as string
+      const old = /^title: *(.*)$/.exec(line)?.[1] as string
+      const quote = old.startsWith("'") || old.startsWith('"') ? old[0] as string : ''
+      t.equal(out, text.replace(line, line.replace(old, quote + value + quote)), `${JSON.stringify(text)}: only the value changed`)
+    }
+  }
+})
+
+t.test('a prototype key never reaches the prototype, and the size bound holds', async t => {
+  const data = parseMarkdown('---\n__proto__:\n  polluted: 1\ntitle: x\n---\nbody').data
+  t.equal(Object.getPrototypeOf(data), Object.prototype)
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+  t.throws(() => parseEntry('yaml', 'a: ' + 'x'.repeat(2 * 1024 * 1024) + '\n'), EntryParseError, 'longer than the YAML bound')
+  const md = '---\ntitle: Old words\ntags:\n  - a\n---\n\n## Body\n\nText.\n'
+  t.equal(serializeEntry('md', { ...parseEntry('md', md), title: 'New words' }, md), md.replace('Old words', 'New words'))
+  t.equal(serializeEntry('md', { ...parseEntry('md', md), title: 'a: b' }, md), md.replace('Old words', '"a: b"'))
+  t.equal(serializeEntry('md', { title: 'New', body: 'Body\n' }, '---\ntitle: Old # note\n---\nBody\n'), '---\ntitle: New # note\n---\nBody\n')
+  t.equal(serializeEntry('yaml', { title: 'Old', n: 1 }, "title: 'Old'\nn: 1\n"), "title: 'Old'\nn: 1\n", 'unchanged data: the same text')
+})

@@ -6,7 +6,8 @@ import { normalizeConfig, type ConfigInput } from '../../lib/config.js'
 import { makeSite, git } from '../helpers/site.js'
 import { startReceiver } from '../helpers/receiver.js'
 
-async function setup (t: Test, status: NonNullable<ConfigInput['delivery']>['status']): Promise<{ dir: string, shas: string[], deployment: DeploymentStatus }> {
+/** A site with three commits; `timeoutMs` short only where a test waits for the timeout (a first fetch on a busy machine takes longer). */
+async function setup (t: Test, status: NonNullable<ConfigInput['delivery']>['status'], timeoutMs = 30_000): Promise<{ dir: string, shas: string[], deployment: DeploymentStatus }> {
   const dir = await makeSite(t, { 'content/a.json': '1\n' }, { fixtures: false })
   const shas = [git(dir, 'rev-parse', 'HEAD')]
   for (const n of [2, 3]) {
@@ -15,7 +16,7 @@ async function setup (t: Test, status: NonNullable<ConfigInput['delivery']>['sta
     shas.push(git(dir, 'rev-parse', 'HEAD'))
   }
   const config = normalizeConfig(status === undefined ? {} : { delivery: { status } })
-  const deployment = new DeploymentStatus({ repoDir: dir, gitDir: path.join(dir, '.git'), config, stateDir: path.join(dir, '.git', 'cms'), timeoutMs: 300 })
+  const deployment = new DeploymentStatus({ repoDir: dir, gitDir: path.join(dir, '.git'), config, stateDir: path.join(dir, '.git', 'cms'), timeoutMs })
   return { dir, shas, deployment }
 }
 
@@ -71,12 +72,12 @@ t.test('live, pending and unknown against what was published', async t => {
 t.test('an unreachable or slow status URL is unknown, promptly', async t => {
   const receiver = await startReceiver(t)
   receiver.reply = { status: 200, body: { commit: 'a'.repeat(40) }, delayMs: 3000 }
-  const slow = await setup(t, { url: receiver.url, target: 'production' })
+  const slow = await setup(t, { url: receiver.url, target: 'production' }, 300)
   await slow.deployment.recordPublished(slow.shas[2]!)
   const started = Date.now()
   t.match(await slow.deployment.read(), { configured: true, target: 'production', state: 'unknown' })
   t.ok(Date.now() - started < 2000)
-  const down = await setup(t, { url: 'http://127.0.0.1:1/status.json' })
+  const down = await setup(t, { url: 'http://127.0.0.1:1/status.json' }, 300)
   await down.deployment.recordPublished(down.shas[2]!)
   t.match(await down.deployment.read(), { configured: true, state: 'unknown', publishedCommit: down.shas[2] })
 })

@@ -13,16 +13,13 @@ import { editableBlocks, inlineHost, type EditableBlock } from './editable-block
 import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { sanitizeRendered } from './render.js'
 import { blockStyle } from './document-style.js'
-import { treeContext, type DocumentContext } from './document-context.js'
+import { treeContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
-import { bodyParser, parseBody, type BodyParser } from './parse-body.js'
+import { bodyParser } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
 import { definitionsFor } from './inline-render.js'
 import { sourceTokens } from './source-units.js'
 import { inlineTokens, visibleTokens } from './inline-tokens.js'
-import { blockWindow } from './block-window.js'
-
-export { parseBody }
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
@@ -52,18 +49,17 @@ export interface BlockEditResult {
 
 /**
  * Verifies the hint, sanitizes the HTML and splices its Markdown into the block's range.
- * Only the part of the body around the block is parsed (see block-window.ts), unless that part
- * cannot be sure to parse as the whole body does; the result is the same either way.
  * @param opts.body the current body (the editor's draft body when there is one)
  * @param opts.src the block's `data-cms-src`
  * @param opts.html the block's edited innerHTML
- * @param opts.window false to always parse the whole body (tests compare both paths)
  * @returns the new body and the block's new range
  */
-export function applyBlockEdit (opts: { body: string, src: string, html: string, window?: boolean }): BlockEditResult {
+export function applyBlockEdit (opts: { body: string, src: string, html: string }): BlockEditResult {
   const { body } = opts
   const parse = bodyParser()
-  const { block, document } = locateBlock(body, opts.src, parse, opts.window !== false)
+  const tree = parse(body)
+  const block = findBlock(body, opts.src, tree)
+  const document = treeContext(tree, body)
   const incoming = sanitizeInlineHtml(opts.html)
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   const host = inlineHost(block.node)
@@ -111,15 +107,10 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   return { body: next, start: block.start, end, changed: next !== body }
 }
 
-/**
- * Finds the editable block a hint names, or throws SourceMismatchError.
- * @param body the body
- * @param src the hint
- * @returns the block
- */
-export function findBlock (body: string, src: string, tree: Root = parseBody(body)): EditableBlock {
+/** The editable block a hint names, or SourceMismatchError. */
+function findBlock (body: string, src: string, tree: Root): EditableBlock {
   const hint = checkedHint(body, src)
-  const block = blockAt(tree, hint)
+  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
   if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
   return block
 }
@@ -132,23 +123,6 @@ function checkedHint (body: string, src: string): SourceHint {
     throw new SourceMismatchError()
   }
   return hint
-}
-
-function blockAt (tree: Root, hint: SourceHint): EditableBlock | undefined {
-  return editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
-}
-
-/**
- * The block a hint names and its document: from the block's window when the window has exactly
- * that block, else from the whole body, which alone decides a SourceMismatchError.
- */
-function locateBlock (body: string, src: string, parse: BodyParser, windowed: boolean): { block: EditableBlock, document: DocumentContext } {
-  const hint = checkedHint(body, src)
-  const window = windowed ? blockWindow(body, hint.start, hint.end, parse) : null
-  const block = window === null ? undefined : blockAt(window.tree, hint)
-  if (window !== null && block !== undefined) return { block, document: window }
-  const tree = parse(body)
-  return { block: findBlock(body, src, tree), document: treeContext(tree, body) }
 }
 
 function hasElement (root: HastRoot, tagName: string): boolean {

@@ -1,7 +1,6 @@
 /**
  * What editing one block needs to know of the rest of its document: the definitions its references
- * resolve to and the emphasis and strong markers the document uses. Built from the whole tree here;
- * block-window.ts builds the same from a window.
+ * resolve to and the emphasis and strong markers the document uses.
  */
 import type { Root, RootContent, Definition, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -18,7 +17,7 @@ export interface DocumentContext {
   definitions: RootContent[]
   /** Every link definition, at any depth, in document order. */
   linkDefinitions: Definition[]
-  /** The document's first markers; computed on first call, as it may cost a parse. */
+  /** The document's first markers; computed on first call (a walk of the whole tree). */
   markers: () => DocumentMarkers
 }
 

@@ -3,8 +3,6 @@
  * Re-exports only.
  */
 export { renderMarkdown, type RenderMarkdownOptions } from './render.js'
-export { renderMarkdownChunked, type ChunkedRender } from './render-chunks.js'
-export type { ChunkCache, ChunkCacheEntry } from './chunk-cache.js'
 export { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './cms-source-plugins.js'
 export { sourceHash, parseSourceHint, formatSourceHint, type SourceHint } from './source-hint.js'
 export { sanitizeInlineHtml } from './inline-sanitize.js'

@@ -6,7 +6,7 @@
  * `body`. Publishing onto a changed base diffs the old base against the new one by lines; changes
  * that stay outside every edited range are merged, one inside (or across) a range makes it stale.
  */
-import { lineDiff, type Replacement } from './line-diff.js'
+import { diffLines } from 'diff'
 
 /** One edit: `baseBody.slice(start, end)` replaced by `text`. */
 export interface MarkdownEdit {
@@ -14,6 +14,15 @@ export interface MarkdownEdit {
   end: number
   text: string
 }
+
+/** `old.slice(start, end)` replaced by `text`. */
+type Replacement = MarkdownEdit
+
+/**
+ * Lines changed at most for a line-by-line diff (Myers' diff costs lines times changes); beyond
+ * it the whole changed middle counts as one change (and overlaps any edit in it).
+ */
+const MAX_CHANGED_LINES = 500
 
 /** The payload stored as DraftRecord.markdown. */
 export interface MarkdownDraft {
@@ -120,7 +129,7 @@ export function mapBaseRange (draft: MarkdownDraft, start: number, end: number):
  */
 export function mergeMarkdownDraft (draft: MarkdownDraft, currentBaseBody: string): { body: string } | { stale: true } {
   if (currentBaseBody === draft.baseBody) return { body: draft.body }
-  const hunks = lineDiff(draft.baseBody, currentBaseBody)
+  const hunks = lineChanges(draft.baseBody, currentBaseBody)
   for (const hunk of hunks) {
     for (const edit of draft.edits) {
       const overlaps = hunk.start === hunk.end
@@ -131,6 +140,39 @@ export function mergeMarkdownDraft (draft: MarkdownDraft, currentBaseBody: strin
   }
   const all: Replacement[] = [...draft.edits, ...hunks].sort((a, b) => a.start - b.start || a.end - b.end)
   return { body: applyReplacements(draft.baseBody, all) }
+}
+
+/**
+ * The line changes from one text to another, as replacements of the first (jsdiff's diffLines).
+ * @param a the old text
+ * @param b the new text
+ * @returns sorted, non-overlapping replacements turning a into b
+ */
+export function lineChanges (a: string, b: string): Replacement[] {
+  const changes = diffLines(a, b, { maxEditLength: MAX_CHANGED_LINES })
+  if (changes === undefined) {
+    let head = 0
+    while (head < a.length && head < b.length && a[head] === b[head]) head++
+    let tail = 0
+    while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
+    return [{ start: head, end: a.length - tail, text: b.slice(head, b.length - tail) }]
+  }
+  const out: Replacement[] = []
+  let at = 0
+  let open: Replacement | null = null
+  for (const change of changes) {
+    if (!change.added && !change.removed) {
+      if (open !== null) out.push(open)
+      open = null
+      at += change.value.length
+      continue
+    }
+    open ??= { start: at, end: at, text: '' }
+    if (change.added) open.text += change.value
+    else { at += change.value.length; open.end = at }
+  }
+  if (open !== null) out.push(open)
+  return out
 }
 
 /**

@@ -1,6 +1,5 @@
 /**
- * The one Markdown parser md_block uses for bodies (CommonMark + GFM), shared by the full-body
- * parse and the block window.
+ * The one Markdown parser md_block uses for bodies (CommonMark + GFM, as renderMarkdown).
  */
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
@@ -18,13 +17,4 @@ export type BodyParser = (text: string) => Root
 export function bodyParser (): BodyParser {
   const processor = unified().use(remarkParse).use(remarkGfm).freeze()
   return (text) => processor.parse(text)
-}
-
-/**
- * Parses a body as md_block and renderMarkdown do (CommonMark + GFM).
- * @param body the Markdown body
- * @returns the tree with positions
- */
-export function parseBody (body: string): Root {
-  return bodyParser()(body)
 }

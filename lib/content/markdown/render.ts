@@ -8,8 +8,8 @@ import remarkRehype from 'remark-rehype'
 import rehypeParse from 'rehype-parse'
 import rehypeSanitize, { defaultSchema, type Options as Schema } from 'rehype-sanitize'
 import { toHtml } from 'hast-util-to-html'
-import type { Root as HastRoot } from 'hast'
-import { visit } from 'unist-util-visit'
+import type { Root as HastRoot, Element } from 'hast'
+import { visit, EXIT } from 'unist-util-visit'
 import { remarkCmsSource, rehypeCmsSource } from './cms-source-plugins.js'
 import { markdownTooDeep, plainTextTree } from './nesting-limit.js'
 
@@ -61,11 +61,44 @@ export function renderMarkdown (body: string, opts: RenderMarkdownOptions): stri
  */
 export function renderTree (body: string, opts: RenderMarkdownOptions): HastRoot {
   if (markdownTooDeep(body)) return plainTextTree(body, opts)
+  const rendered = renderRaw(body, opts, false)
   // Raw HTML may be split across Markdown nodes (an open tag in one, text, a close tag in another):
-  // only parsing the whole document, as a browser would, gives the tree to sanitize.
-  const tree = sanitizeRendered(toHtml(renderRaw(body, opts, false), { allowDangerousHtml: true }))
+  // only parsing the whole document, as a browser would, gives the tree to sanitize. Without raw
+  // HTML, line breaks to normalize or links inside links for the parser to take apart, that parse
+  // gives the tree back, so it is skipped (it is a third of a render).
+  const tree = needsHtmlParse(rendered, body)
+    ? sanitizeRendered(toHtml(rendered, { allowDangerousHtml: true }))
+    : sanitizeTree(asParsed(rendered))
   relinkClobberedIds(tree)
   return tree
+}
+
+function needsHtmlParse (tree: HastRoot, body: string): boolean {
+  if (body.includes('\r')) return true
+  let needed = false
+  visit(tree, (node) => {
+    if (node.type === 'raw' || (node.type === 'element' && node.tagName === 'a' && hasLinkInside(node))) {
+      needed = true
+      return EXIT
+    }
+  })
+  return needed
+}
+
+/** The HTML parser reads a data attribute without a value (remark-rehype's `true`) as ''. */
+function asParsed (tree: HastRoot): HastRoot {
+  visit(tree, 'element', (node) => {
+    for (const [name, value] of Object.entries(node.properties)) if (value === true && name.startsWith('data')) node.properties[name] = ''
+  })
+  return tree
+}
+
+function hasLinkInside (link: Element): boolean {
+  let found = false
+  visit(link, 'element', (node) => {
+    if (node !== link && node.tagName === 'a') { found = true; return EXIT }
+  })
+  return found
 }
 
 /**

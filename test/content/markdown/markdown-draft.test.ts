@@ -80,3 +80,15 @@ t.test('base ranges map into the draft body unless an edit touches them', async 
   const first = base.indexOf('First paragraph.')
   t.equal(mapBaseRange(d, first, first + 16), null, 'the edited block itself')
 })
+
+t.test('merge onto a long base rewritten below the edit: merged, in bounded time', async t => {
+  const lines = Array.from({ length: 3000 }, (_, i) => `Paragraph ${i}.\n\n`)
+  const long = lines.join('')
+  const d = blockEdit(emptyMarkdownDraft(long), 0, 'Paragraph 0, edited.')
+  const rewritten = lines.slice(0, 10).join('') + lines.slice(10).map(l => l.replace('.', ', rewritten.')).join('')
+  const started = Date.now()
+  const merged = mergeMarkdownDraft(d, rewritten)
+  t.same(merged, { body: rewritten.replace('Paragraph 0.', 'Paragraph 0, edited.') })
+  t.ok(Date.now() - started < 5000, `merged in ${Date.now() - started} ms`)
+  t.same(mergeMarkdownDraft(d, rewritten.replace('Paragraph 0.', 'Paragraph zero.')), { stale: true })
+})

@@ -68,3 +68,30 @@ t.test('the plugin pair gives the same stamps in a site pipeline', async t => {
   t.same(hints(html), hints(renderMarkdown(body, opts)))
   t.match(html, /^<div data-cms-md="posts\/hello#body">/)
 })
+
+t.test('a body without raw HTML renders as the HTML parser would read it back', async t => {
+  // The sanitizer runs on the rendered tree directly when the body has no raw HTML; a trailing
+  // comment (dropped by the sanitizer, leaving a line break) sends the same body through the serialize-and-parse path.
+  const { readCorpus } = await import('../../../bench/markdown-bench.js')
+  const bodies = readCorpus().map(d => d.body).concat([
+    '* [ ] task\n* [x] done\n',
+    'One[^x].\n\nTwo[^y] and one again[^x].\n\n[^y]: Why.\n\nThree.\n\n[^x]: Ex[^y].\n',
+    'Go [up](#fn-x).\n\nText[^x].\n\n[^x]: Note.\n',
+    '[a [b](c) d](e)\n',
+    'a  \nb\\\nc &amp; &copy; <http://x.y>\n\n| a | b |\n|---|:-:|\n| 1 | 2 |\n'
+  ])
+  for (const body of bodies) {
+    const direct = renderMarkdown(body, opts)
+    const parsed = renderMarkdown(body + '\n\n<!-- -->\n', opts).replace(/\n(?=\n<section data-footnotes|<\/div>$)/, '')
+    t.equal(direct, parsed, JSON.stringify(body.slice(0, 40)))
+  }
+})
+
+t.test('footnotes are numbered in document order; references resolve to the first definition, wherever it is', async t => {
+  const notes = renderMarkdown('One[^x].\n\nTwo[^y] and one again[^x].\n\n[^y]: Why.\n\nThree.\n\n[^x]: Ex[^y].\n', opts)
+  t.match(notes, /id="user-content-fnref-x-2"/)
+  t.match(notes, /<section data-footnotes/)
+  const later = renderMarkdown('See [the docs][d].\n\nOther.\n\n[d]: https://example.com/docs "Docs"\n\n[d]: https://example.com/second\n', opts)
+  t.match(later, /<a href="https:\/\/example.com\/docs" title="Docs">the docs<\/a>/)
+  t.match(renderMarkdown('Go [up](#top).\n\n<a id="top"></a>\n', opts), /href="#user-content-top"/)
+})

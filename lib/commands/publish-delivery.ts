@@ -7,10 +7,10 @@
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
-import { commitMessage } from '../commands/commit-message.js'
+import { commitMessage } from './commit-message.js'
 import { ForbiddenError } from '../errors.js'
-import type { PushOutcome } from './push-publish.js'
-import type { PublishedRef } from './sync-state.js'
+import type { PushOutcome } from '../remote/push-publish.js'
+import type { PublishedRef } from '../remote/sync-state.js'
 
 /** What this step adds to a publish response. */
 export interface DeliveryFields extends Partial<RebuildOutcome> {
