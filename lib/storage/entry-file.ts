@@ -2,7 +2,7 @@
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
  * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`).
  */
-import { lstatSync, realpathSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Stats } from 'node:fs'
@@ -11,6 +11,9 @@ import { isInside } from './safe-path.js'
 import { signatureOf, signatureSize } from './file-signature.js'
 
 export { signatureOf, signatureSize }
+
+/** Entry files up to this size are read synchronously; larger ones through the thread pool. */
+const SMALL_FILE_BYTES = 1024 * 1024
 
 /** What reading a file gave: data, or why it cannot be read. */
 export type EntryFileState =
@@ -68,7 +71,9 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
   const sig = signatureOf(st)
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    // A small file in one synchronous call (~15 µs), not four trips through the thread pool: a first
+    // start at 100,000 entries took 17 s with readFile, 10.9 s with this.
+    text = st.size <= SMALL_FILE_BYTES ? readFileSync(file, 'utf8') : await readFile(file, 'utf8')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' }
     return { kind: 'unreadable', sig, message: 'The entry file cannot be read' }
