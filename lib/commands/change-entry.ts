@@ -5,16 +5,14 @@
  * revision bump) or, when a permissions policy is active or the command always drafts (md_block),
  * writes the editor's private draft on their draft ref.
  */
-import { rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import { readText } from '../storage/quick-fs.js'
-import { signatureSize } from '../storage/entry-file.js'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
-import { textOfEntry, type CollectionIndex, type IndexedEntry } from '../storage/collection-index.js'
+import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { FileWrite } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
@@ -138,9 +136,7 @@ async function replaceBase (
   }
   let previousText: string | undefined
   if (base !== null && base.readError === undefined) {
-    // The index's signature was checked against the file just now (and the text kept when read then).
-    previousText = base.file === file ? textOfEntry(base) : undefined
-    if (previousText === undefined) try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
+    try { previousText = await readFile(file, 'utf8') } catch {}
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter })
   if (text === previousText) return { revision: current.revision, changed: false }

@@ -4,8 +4,7 @@
  * not written at all. The written entries are protected by a recovery plan, recorded in history
  * (action `publish`), optionally committed to git, and announced to the rebuild webhook.
  */
-import { readText } from '../storage/quick-fs.js'
-import { signatureSize } from '../storage/entry-file.js'
+import { readFile } from 'node:fs/promises'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
@@ -187,7 +186,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
   let previousText: string | undefined
   if (base !== null && base.data !== undefined) {
     // The index's signature was checked against the file just now.
-    try { previousText = await readText(file, signatureSize(base.sig)) } catch {}
+    try { previousText = await readFile(file, 'utf8') } catch {}
   }
   const text = data === null ? null : serializeEntry(index.formatOf(file), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null

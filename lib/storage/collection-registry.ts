@@ -12,7 +12,7 @@ import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
 import { BadRequestError } from '../errors.js'
 import { formatOfFile } from './entry-paths.js'
-import { realpathNow } from './quick-fs.js'
+import { realpathSync } from 'node:fs'
 import { isInside } from './safe-path.js'
 
 export type SchemaSource = 'explicit' | 'dynamic' | 'inferred'
@@ -200,8 +200,8 @@ export class CollectionRegistry {
 
   #staysInside (dir: string): boolean {
     try {
-      const real = realpathNow(dir)
-      const repoReal = realpathNow(this.#repoDir)
+      const real = realpathSync.native(dir)
+      const repoReal = realpathSync.native(this.#repoDir)
       return isInside(repoReal, real) && !isInside(path.join(repoReal, '.git'), real)
     } catch {
       return false

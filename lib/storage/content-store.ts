@@ -1,7 +1,7 @@
 /**
  * The repository's content as the service sees it: the collection registry, one index per
- * collection (built on first use), and one file watcher over the content directory that marks
- * changed entries for a re-check.
+ * collection (built on first use, persisted in one SQLite store), and one file watcher over the
+ * content folders that marks changed entries for a re-check.
  */
 import path from 'node:path'
 import { realpath, stat } from 'node:fs/promises'
@@ -12,9 +12,8 @@ import { SchemaCompiler, inferSchema, type JsonSchema } from '../content/schema-
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
-import { RevisionLog } from './revision-log.js'
+import { IndexStore } from './index-store.js'
 import { CollectionSearch, searchOf } from '../search/collection-search.js'
-import { IndexSnapshot, SNAPSHOT_DIR } from './index-snapshot.js'
 import { sweepTempFiles } from './temp-sweep.js'
 
 export interface ContentStoreOptions {
@@ -26,10 +25,6 @@ export interface ContentStoreOptions {
 }
 
 const INFER_SAMPLE = 50
-/** The watcher starts once `warm` has built every index, or this long after `start` at the latest. */
-const WATCH_START_MAX_MS = 2000
-/** How long after `warm` has built an index its full-text index starts building, and after every index the watcher starts (see `warm`). */
-const WATCH_AFTER_WARM_MS = 100
 
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
@@ -37,6 +32,7 @@ export class ContentStore {
   readonly schemas = new SchemaCompiler()
   readonly #opts: ContentStoreOptions
   readonly #indexes = new Map<string, CollectionIndex>()
+  #store: IndexStore | null = null
   #repoRealDir: string | null = null
   #subscriptions: FolderWatch[] = []
   /**
@@ -45,8 +41,6 @@ export class ContentStore {
    */
   readonly fileListeners = new Set<(file: string) => void>()
   #watching: Promise<void> = Promise.resolve()
-  /** Lets the watcher start (see `start`). */
-  #startWatching = (): void => {}
   /** Set once `#watching` has resolved with the watcher started (not closed first). */
   #listening = false
   #closed = false
@@ -63,33 +57,24 @@ export class ContentStore {
   }
 
   /**
-   * Resolves paths and loads collection definitions. The watcher starts once `warm` has built every
-   * index (or after WATCH_START_MAX_MS): its subscription walks and stats every file, as the first
-   * builds do, so on 2 cores it would only slow them; what changes meanwhile is found by each
-   * index's second check once it listens (see `watching`).
+   * Resolves paths, opens the index store and loads collection definitions; the watcher starts
+   * in the background (see `watching`).
    * @returns resolves when ready to serve
    */
   async start (): Promise<void> {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
-    // A snapshot write a killed process left half-done (the snapshots themselves are only hints).
-    await sweepTempFiles([path.join(this.#opts.stateDir, SNAPSHOT_DIR)])
+    this.#store = new IndexStore(this.#opts.stateDir)
     await this.registry.load()
-    const go = new Promise<void>(resolve => {
-      const timer = setTimeout(resolve, WATCH_START_MAX_MS)
-      timer.unref()
-      this.#startWatching = () => { clearTimeout(timer); resolve() }
-    })
-    this.#watching = go.then(async () => { await this.#watch() }).then(() => {
-      // Closed before it started: it never listens (and the indexes skip their second check).
+    this.#watching = this.#watch().then(() => {
+      // Closed before it started: it never listens.
       this.#listening = !this.#closed
     })
   }
 
   /**
-   * Resolves once the file watcher sees changes. It lists every folder of the content to watch
-   * each one (folder-watch.ts: 0.1-0.15 s for a 100,000-file folder), so nothing waits for it
-   * before serving: an index build stats its files before and checks them again once it resolves
-   * (`CollectionIndex.caughtUp`); the media index waits for it before its walk.
+   * Resolves once the file watcher sees changes. Nothing waits for it before serving: an index
+   * built before checks its files again once it resolves (`CollectionIndex.caughtUp`); the media
+   * index waits for it before its walk.
    * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
    */
   get watching (): Promise<void> {
@@ -108,7 +93,6 @@ export class ContentStore {
           onLost: () => { this.#onLost(root) },
           onError: err => this.#opts.onWatchError?.(err)
         })
-        // Closed while subscribing: close() has already let go of the others.
         if (this.#closed) { subscription.close(); return }
         this.#subscriptions.push(subscription)
       } catch (err) {
@@ -119,18 +103,17 @@ export class ContentStore {
   }
 
   /**
-   * Stops the watcher and persists every index that changed since its snapshot.
+   * Stops the watcher and closes the index store.
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
-    await Promise.all([...this.#indexes.values()].map(async index => { await index.flushSnapshot(); await searchOf(index)?.flush() }))
+    await Promise.all([...this.#indexes.values()].map(async index => { await searchOf(index)?.flush() }))
     this.#closed = true
-    this.#startWatching()
     await this.#watching
-    // A build's second stat pass, once the watcher listened (its worker must not outlive the store).
     await Promise.all([...this.#indexes.values()].map(async index => await index.caughtUp))
     for (const subscription of this.#subscriptions) subscription.close()
     this.#subscriptions = []
+    this.#store?.close()
   }
 
   /**
@@ -139,27 +122,16 @@ export class ContentStore {
    * @returns resolves when every index is built
    */
   async warm (stop: () => boolean = () => false): Promise<void> {
-    try {
-      for (const c of await this.registry.list()) {
-        if (stop()) return
-        // A collection that cannot be indexed (its folder a link leaving the repository) is
-        // refused when asked for; the others still warm.
-        try {
-          const index = await this.index(c.name)
-          await index.ready()
-          // The full-text index builds in the background (a search waits for it, and starts it
-          // itself; lists do not), a moment later: the first lists waiting for this index are
-          // answered first (its load ran between their reads; issue 18).
-          setTimeout(() => { if (!this.#closed) searchOf(index)?.start() }, WATCH_AFTER_WARM_MS).unref()
-        } catch {}
-      }
-    } finally {
-      // A moment later: the first lists, waiting for these builds, are answered first (the
-      // subscription's walk ran before their answers; issue 18). close() starts it at once. The
-      // full-text builds' timers, set before this one with the same delay, have started by then.
-      setTimeout(() => {
-        this.#startWatching()
-      }, WATCH_AFTER_WARM_MS)
+    for (const c of await this.registry.list()) {
+      if (stop()) return
+      // A collection that cannot be indexed (its folder a link leaving the repository) is
+      // refused when asked for; the others still warm.
+      try {
+        const index = await this.index(c.name)
+        await index.ready()
+        // The full-text index builds in the background (a search waits for it, and starts it itself).
+        if (!this.#closed) searchOf(index)?.start()
+      } catch {}
     }
   }
 
@@ -174,13 +146,13 @@ export class ContentStore {
     const existing = this.#indexes.get(name)
     if (existing !== undefined && existing.collection === collection) return existing
     const search = new CollectionSearch(collection, this.repoRealDir, { stateDir: this.#opts.stateDir })
+    if (this.#store === null) throw new Error('ContentStore not started')
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,
-      log: new RevisionLog(this.#opts.stateDir, name),
+      store: this.#store,
       validate: this.#validatorFor(collection),
       onEntryChange: search.onEntryChange,
-      snapshot: new IndexSnapshot(this.#opts.stateDir, collection, this.repoRealDir),
       watching: this.#watching,
       isWatching: () => this.#listening
     })
@@ -216,8 +188,7 @@ export class ContentStore {
   #validatorFor (collection: Collection): (data: EntryData) => [] | ReturnType<ReturnType<SchemaCompiler['validator']>> {
     const schema = collection.schema
     if (schema === null) return () => []
-    // Compiled on the first entry read from its file: a restart from the snapshot validates none,
-    // and the config check at start already refused a schema that does not compile (issue 18).
+    // Compiled on the first entry read from its file (a restart from the store validates none).
     let validate: ReturnType<SchemaCompiler['validator']> | null = null
     return (data) => (validate ??= this.schemas.validator(schema))(data)
   }

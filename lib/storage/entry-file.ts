@@ -2,29 +2,24 @@
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
  * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`).
  */
-import { lstatNow, statNow, realpathNow, readText } from './quick-fs.js'
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
 import { isInside } from './safe-path.js'
-import { signatureOf } from './file-signature.js'
+import { signatureOf, signatureSize } from './file-signature.js'
 
-export { signatureOf }
+export { signatureOf, signatureSize }
+
+/** Entry files up to this size are read synchronously; larger ones through the thread pool. */
+const SMALL_FILE_BYTES = 1024 * 1024
 
 /** What reading a file gave: data, or why it cannot be read. */
 export type EntryFileState =
   | { kind: 'missing' }
   | { kind: 'ok', sig: string, data: EntryData, text: string }
   | { kind: 'unreadable', sig: string, message: string }
-
-/**
- * The file size a signature records.
- * @param sig a signature from signatureOf
- * @returns the size in bytes
- */
-export function signatureSize (sig: string): number {
-  return Number.parseInt(sig, 10)
-}
 
 /**
  * Stats a file the way reads do (following a link only when it stays in the repository).
@@ -50,14 +45,14 @@ export function statEntryFileNow (repoRealDir: string, file: string): string | n
 function statEntry (repoRealDir: string, file: string): Stats | null | 'link-outside' {
   let st: Stats
   try {
-    st = lstatNow(file)
+    st = lstatSync(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
   }
   if (st.isSymbolicLink()) {
     if (!linkStaysInside(repoRealDir, file)) return 'link-outside'
-    try { st = statNow(file) } catch { return null }
+    try { st = statSync(file) } catch { return null }
   }
   return st.isFile() ? st : null
 }
@@ -76,7 +71,9 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
   const sig = signatureOf(st)
   let text: string
   try {
-    text = await readText(file, st.size)
+    // A small file in one synchronous call (~15 µs), not four trips through the thread pool: a first
+    // start at 100,000 entries took 17 s with readFile, 10.9 s with this.
+    text = st.size <= SMALL_FILE_BYTES ? readFileSync(file, 'utf8') : await readFile(file, 'utf8')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' }
     return { kind: 'unreadable', sig, message: 'The entry file cannot be read' }
@@ -91,7 +88,7 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
 
 function linkStaysInside (repoRealDir: string, file: string): boolean {
   try {
-    const real = realpathNow(file)
+    const real = realpathSync.native(file)
     return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
   } catch {
     return false

@@ -7,7 +7,7 @@
 import { readdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
-import { realpathNow } from './quick-fs.js'
+import { realpathSync } from 'node:fs'
 import { entryIdProblem } from './names.js'
 import { isInside } from './safe-path.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -186,17 +186,6 @@ export function defaultFileOf (layout: EntryLayout, id: string): string | null {
 }
 
 /**
- * The parts every id's default file is made of, when it is `<prefix><id><suffix>` for any id (a
- * folder of files, nested or not; not `files`, not page bundles).
- * @param layout the collection's layout
- * @returns the folder with a separator and the extension, or null
- */
-export function defaultFileParts (layout: EntryLayout): { prefix: string, suffix: string } | null {
-  if (layout.files !== null || layout.indexFile !== null) return null
-  return { prefix: `${layout.dir}${path.sep}`, suffix: FORMAT_EXTENSIONS[layout.format][0]! }
-}
-
-/**
  * Whether a file is `defaultFileOf(layout, id)`, without building that path.
  * @param layout the collection's layout
  * @param id an entry id
@@ -237,8 +226,8 @@ export function realPathOf (target: string): string | null {
     try {
       // An existing path (the common case, a few times per save) without path.relative's and
       // path.join's string copies: realpath's answer is already absolute and normalized.
-      if (probe === target) return realpathNow(target)
-      return path.join(realpathNow(probe), path.relative(probe, target))
+      if (probe === target) return realpathSync.native(target)
+      return path.join(realpathSync.native(probe), path.relative(probe, target))
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if (code !== 'ENOENT') return null

@@ -5,7 +5,9 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { signatureOf } from './entry-file.js'
-import { SMALL_FILE_BYTES } from './quick-fs.js'
+
+/** Files up to this size are read synchronously; larger ones through the thread pool. */
+const SMALL_FILE_BYTES = 1024 * 1024
 
 /**
  * Reads a file's text if its signature still matches (one open, one fstat, one read, one close).

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
 import { watchFolders, type FolderWatch } from './folder-watch.js'
 import { isInside } from './safe-path.js'
-import { lstatNow, realpathNow } from './quick-fs.js'
+import { lstatSync, realpathSync } from 'node:fs'
 import { mediaTypeOf, type MediaRoot } from './media-roots.js'
 
 /** One file of the library. */
@@ -197,7 +197,7 @@ export class MediaIndex {
   }
 
   async #build (): Promise<void> {
-    this.#repoReal = realpathNow(this.#opts.repoDir)
+    this.#repoReal = realpathSync.native(this.#opts.repoDir)
     this.#roots = (await this.#opts.roots()).sort((a, b) => b.dir.length - a.dir.length)
     for (const root of this.#roots) this.#waiting.add(root)
     await this.#adoptWaiting()
@@ -208,7 +208,7 @@ export class MediaIndex {
     for (const root of [...this.#waiting]) {
       if (this.#closed) return
       let st
-      try { st = lstatNow(root.dir) } catch { continue }
+      try { st = lstatSync(root.dir) } catch { continue }
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
       if (!this.#realInside(root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
@@ -255,7 +255,7 @@ export class MediaIndex {
   /** Whether a folder's real location is inside the repository and outside `.git`. */
   #realInside (dir: string): boolean {
     try {
-      const real = realpathNow(dir)
+      const real = realpathSync.native(dir)
       return isInside(this.#repoReal, real) && !isInside(path.join(this.#repoReal, '.git'), real)
     } catch { return false }
   }
@@ -370,7 +370,7 @@ export class MediaIndex {
       const folder = path.dirname(file)
       if (folder === root.dir) continue
       const isBundle = (root.entryExtensions ?? []).some(ext => {
-        try { return lstatNow(path.join(folder, `${root.indexFile ?? 'index'}${ext}`)).isFile() } catch { return false }
+        try { return lstatSync(path.join(folder, `${root.indexFile ?? 'index'}${ext}`)).isFile() } catch { return false }
       })
       if (isBundle) return root
     }

@@ -2,7 +2,7 @@
  * Path containment: every file the service reads or writes resolves inside the repository, never
  * under `.git/`, and never through a symbolic link that leaves the repository.
  */
-import { realpathNow } from './quick-fs.js'
+import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { ForbiddenError } from '../errors.js'
 
@@ -107,7 +107,7 @@ export async function assertRealInside (repoRealDir: string, target: string): Pr
   let real: string | null = null
   for (;;) {
     try {
-      real = realpathNow(probe)
+      real = realpathSync.native(probe)
       break
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err

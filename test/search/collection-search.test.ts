@@ -2,7 +2,7 @@ import t from 'tap'
 import { writeFileSync, mkdirSync, realpathSync, existsSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { CollectionSearch, RACY_MS } from '../../lib/search/collection-search.js'
 import { parseQuery } from '../../lib/search/search-query.js'
@@ -15,7 +15,7 @@ function setup (t: { testdir: () => string }, files: number, opts: { stateDir?: 
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
     const search = new CollectionSearch(collection, repo, { stateDir: opts.stateDir === true ? path.join(repo, 'state') : null })
-    const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
     search.attach(index)
     return { index, search }
   }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { startServer, writeHeaders, type TestServer } from '../helpers/site.js'
 import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { parseQuery } from '../../lib/search/search-query.js'
 
@@ -58,7 +58,7 @@ t.test('more saves than the bound on recorded changes before a search: it sees e
   for (let i = 0; i < count; i++) writeFileSync(path.join(dir, `${name(i)}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const search = new CollectionSearch(collection, repo)
-  const index = new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [], onEntryChange: search.onEntryChange })
+  const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
   search.attach(index)
   await search.ready()
   for (let i = 0; i < count; i++) {

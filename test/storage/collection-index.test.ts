@@ -1,14 +1,12 @@
 import t from 'tap'
 import { writeFileSync, mkdirSync, realpathSync } from 'node:fs'
 import path from 'node:path'
-import { readInWorker } from '../../lib/storage/index-reader.js'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import { SchemaCompiler } from '../../lib/content/schema-tools.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 
 const SCHEMA = { type: 'object', required: ['title'], properties: { title: { type: 'string' }, body: { type: 'string' } } }
-const RULES = { format: 'md' as const, titleField: 'title', orderField: 'order' }
 
 function site (t: { testdir: () => string }): { repo: string, dir: string } {
   const repo = realpathSync(t.testdir())
@@ -24,14 +22,13 @@ function site (t: { testdir: () => string }): { repo: string, dir: string } {
 function indexOf (repo: string, dir: string): CollectionIndex {
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: SCHEMA, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
   const validate = new SchemaCompiler().validator(SCHEMA)
-  return new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate })
+  return new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate })
 }
 
-t.test('the worker reads fields, where the body starts, issues and unreadable files', async t => {
+t.test('a build reads fields, where the body starts, issues and unreadable files', async t => {
   const { repo, dir } = site(t)
-  const files: Array<[string, string]> = ['a', 'b', 'c', 'd', 'gone'].map(id => [id, path.join(dir, `${id}.md`)])
-  const read = new Map((await readInWorker({ repoRealDir: repo, files, rules: RULES, schema: SCHEMA })).map(r => [r.id, r]))
-  t.same([...read.keys()].sort(), ['a', 'b', 'c', 'd'], 'a missing file is left out')
+  const read = new Map((await indexOf(repo, dir).all()).map(r => [r.id, r]))
+  t.same([...read.keys()].sort(), ['a', 'b', 'c', 'd'])
   t.match(read.get('a'), { fields: { title: 'A rather long title for a post', tags: ['x', 'y'] }, title: 'A rather long title for a post', order: null })
   const a = read.get('a')
   t.equal(a?.bodyAt, '---\ntitle: A rather long title for a post\ntags: [x, y]\n---\n'.length)

@@ -2,7 +2,7 @@ import t from 'tap'
 import fs, { writeFileSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { BadRequestError } from '../../lib/errors.js'
 
@@ -12,7 +12,7 @@ import { BadRequestError } from '../../lib/errors.js'
 
 function indexOf (repo: string, dir: string): CollectionIndex {
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
-  return new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate: () => [] })
+  return new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [] })
 }
 
 /** The paths given to realpath (the native one `fileOf` uses) while `fn` runs. */
@@ -23,19 +23,6 @@ function realpaths (fn: () => void): string[] {
   try { fn() } finally { fs.realpathSync.native = native }
   return seen
 }
-
-t.test('a plain file and a new file: the folder is resolved, the file is not', async t => {
-  const repo = realpathSync(t.testdir())
-  // The folder is reached through a link: its real path differs from its path.
-  mkdirSync(path.join(repo, 'real-posts'))
-  mkdirSync(path.join(repo, 'content'))
-  symlinkSync(path.join(repo, 'real-posts'), path.join(repo, 'content', 'posts'))
-  const dir = path.join(repo, 'content', 'posts')
-  writeFileSync(path.join(dir, 'a.md'), '---\ntitle: A\n---\n')
-  const index = indexOf(repo, dir)
-  t.same(realpaths(() => { t.equal(index.fileOf('a'), path.join(dir, 'a.md')) }), [dir], 'an existing plain file')
-  t.same(realpaths(() => { t.equal(index.fileOf('new'), path.join(dir, 'new.md')) }), [dir], 'a file not there yet')
-})
 
 t.test('links are still resolved, and refused when they leave the folder', async t => {
   const repo = realpathSync(t.testdir())

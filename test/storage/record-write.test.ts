@@ -2,7 +2,7 @@ import t from 'tap'
 import { writeFileSync, mkdirSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
 import { SchemaCompiler } from '../../lib/content/schema-tools.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 
@@ -17,7 +17,7 @@ function site (t: { testdir: () => string }, orderable: boolean): { dir: string,
   }
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: SCHEMA, titleField: 'title', orderField: 'order', metadata: { orderable } } as unknown as Collection
   const validate = new SchemaCompiler().validator(SCHEMA)
-  return { dir, index: new CollectionIndex({ collection, repoRealDir: repo, log: new RevisionLog(path.join(repo, 'state'), 'posts'), validate }) }
+  return { dir, index: new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate }) }
 }
 
 const text = (i: number, title: string, order: number, body: string): string => `---\ntitle: ${title}\norder: ${order}\n---\n${body}`

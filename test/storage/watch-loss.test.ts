@@ -9,7 +9,7 @@ import path from 'node:path'
 import { loadConfig } from '../../lib/config.js'
 import { ContentStore } from '../../lib/storage/content-store.js'
 import type { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { RACY_MS } from '../../lib/storage/file-signature.js'
 import { makeSite } from '../helpers/site.js'
 import { FLAT_AND_BUNDLED_CONFIG } from '../helpers/entry-api.js'
 

@@ -7,8 +7,8 @@ import path from 'node:path'
 import { loadConfig } from '../../lib/config.js'
 import { CollectionRegistry } from '../../lib/storage/collection-registry.js'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
-import { RevisionLog } from '../../lib/storage/revision-log.js'
-import { IndexSnapshot, RACY_MS } from '../../lib/storage/index-snapshot.js'
+import { IndexStore } from '../../lib/storage/index-store.js'
+import { RACY_MS } from '../../lib/storage/file-signature.js'
 import { makeSite } from '../helpers/site.js'
 import { FLAT_AND_BUNDLED_CONFIG } from '../helpers/entry-api.js'
 
@@ -20,7 +20,7 @@ async function settle (): Promise<void> {
 }
 
 /** An index over a site's collection, with a watcher subscription the test resolves by hand. */
-async function openIndex (repoDir: string, name: string, watching?: Promise<void>, statWorkerMinFiles?: number): Promise<CollectionIndex> {
+async function openIndex (repoDir: string, name: string, watching?: Promise<void>): Promise<CollectionIndex> {
   const repoReal = await realpath(repoDir)
   const registry = new CollectionRegistry(repoDir, await loadConfig(repoDir))
   await registry.load()
@@ -31,12 +31,10 @@ async function openIndex (repoDir: string, name: string, watching?: Promise<void
   return new CollectionIndex({
     collection,
     repoRealDir: repoReal,
-    log: new RevisionLog(stateDir, name),
+    store: new IndexStore(stateDir),
     validate: () => [],
-    snapshot: new IndexSnapshot(stateDir, collection, repoReal),
     watching,
-    isWatching: () => listening,
-    statWorkerMinFiles
+    isWatching: () => listening
   })
 }
 
@@ -44,7 +42,6 @@ async function openIndex (repoDir: string, name: string, watching?: Promise<void
 async function previousRun (repoDir: string, name: string): Promise<void> {
   const index = await openIndex(repoDir, name)
   await index.ready()
-  await index.flushSnapshot()
 }
 
 const titles = async (index: CollectionIndex): Promise<Record<string, unknown>> =>
@@ -63,31 +60,21 @@ async function editKeepingSizeAndMtime (file: string, text: string): Promise<voi
 // snapshot that size, before the early start asked for 160 bytes a row) and over 4,000 x 160 (the
 // worker case starts it early).
 const LONG = ' with a title long enough for a snapshot of some size'.repeat(4)
-for (const [count, statWorkerMinFiles] of [[3, undefined], [4100, undefined], [4100, 4000]] as const) {
-  const where = statWorkerMinFiles === undefined ? 'this thread' : 'the stat worker'
+for (const count of [3, 4100]) {
   const tail = count > 100 ? LONG : ''
-  t.test(`${count} files, stat-ed by ${where}: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
+  t.test(`${count} files: an edit between the build's stat and the subscription is picked up once the watcher listens`, async t => {
     const files: Record<string, string> = { 'cms.config.yaml': CONFIG }
     for (let i = 0; i < count; i++) files[`content/posts/p${String(i).padStart(4, '0')}.md`] = post(`Post ${String(i).padStart(4, '0')}${tail}`)
     const repoDir = await makeSite(t, files, { fixtures: false, commit: false })
     await settle()
     await previousRun(repoDir, 'posts')
     await settle()
-    if (count > 100) {
-      const bytes = (await stat(new IndexSnapshot(path.join(repoDir, '.git', 'cms'), (await openIndex(repoDir, 'posts')).collection, await realpath(repoDir)).file)).size
-      t.ok(bytes > 16_384 * 40 && bytes > 4000 * 160, `the snapshot is large enough (${bytes} bytes)`)
-    }
 
     let subscribe = (): void => {}
     const watching = new Promise<void>(resolve => { subscribe = resolve })
-    let workers = 0
-    const onWorker = (): void => { workers++ }
-    process.on('worker', onWorker)
-    t.teardown(() => { process.off('worker', onWorker) })
-    const index = await openIndex(repoDir, 'posts', watching, statWorkerMinFiles)
+    const index = await openIndex(repoDir, 'posts', watching)
     await index.ready()
-    t.same(index.loadStats, { fromSnapshot: count, read: 0 }, 'built from the snapshot before the watcher listens')
-    t.equal(workers, statWorkerMinFiles === undefined ? 0 : 1, `the files were stat-ed by ${where}`)
+    t.same(index.loadStats, { fromStore: count, read: 0 }, 'built from the store before the watcher listens')
 
     // In the window: the same size and mtime, other text (no event: nothing is subscribed).
     await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0001.md'), post(`Post 0OO1${tail}`))
@@ -99,8 +86,7 @@ for (const [count, statWorkerMinFiles] of [[3, undefined], [4100, undefined], [4
     t.equal(after.p0001, `Post 0OO1${tail}`, 'the edit is read once the watcher listens')
     t.equal(after.p0002, `Post 0002${tail}`, 'the others are kept')
     t.equal(Object.keys(after).length, count)
-    await index.flushSnapshot()
-  })
+    })
 }
 
 t.test('4100 files: a file read at the build (changed while down) and edited again in the window is picked up', async t => {
@@ -117,7 +103,7 @@ t.test('4100 files: a file read at the build (changed while down) and edited aga
   let subscribe = (): void => {}
   const index = await openIndex(repoDir, 'posts', new Promise<void>(resolve => { subscribe = resolve }))
   await index.ready()
-  t.same(index.loadStats, { fromSnapshot: 4099, read: 2 })
+  t.same(index.loadStats, { fromStore: 4099, read: 2 })
   await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0002.md'), post('Post TWO, longer'))
   await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/added.md'), post('ADDED'))
   t.equal((await titles(index)).p0002, 'Post two, longer', 'served from the build\'s read meanwhile')
@@ -128,7 +114,6 @@ t.test('4100 files: a file read at the build (changed while down) and edited aga
   t.equal(after.p0002, 'Post TWO, longer', 'the edit of a file read at the build is read once the watcher listens')
   t.equal(after.added, 'ADDED', 'and of a file added while down')
   t.equal(after.p0003, 'Post 0003')
-  await index.flushSnapshot()
 })
 
 t.test('a build from the files (no snapshot) checks them again too', async t => {
@@ -137,12 +122,11 @@ t.test('a build from the files (no snapshot) checks them again too', async t => 
   let subscribe = (): void => {}
   const index = await openIndex(repoDir, 'posts', new Promise<void>(resolve => { subscribe = resolve }))
   await index.ready()
-  t.same(index.loadStats, { fromSnapshot: 0, read: 2 })
+  t.same(index.loadStats, { fromStore: 0, read: 2 })
   await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/bravo.md'), post('BRAVO'))
   subscribe()
   await index.caughtUp
   t.same(await titles(index), { alpha: 'Alpha', bravo: 'BRAVO' })
-  await index.flushSnapshot()
 })
 
 t.test('adds and removals in the window, in a flat and in a bundled collection', async t => {
@@ -176,7 +160,6 @@ t.test('adds and removals in the window, in a flat and in a bundled collection',
   await Promise.all([posts.caughtUp, bundles.caughtUp])
   t.same(await titles(posts), { bravo: 'Bravo', charlie: 'Charlie' })
   t.same(await titles(bundles), { 'deep/three': 'Three', one: 'One' })
-  await Promise.all([posts.flushSnapshot(), bundles.flushSnapshot()])
 })
 
 t.test('a build that starts once the watcher listens makes no second check', async t => {
@@ -185,5 +168,4 @@ t.test('a build that starts once the watcher listens makes no second check', asy
   await index.ready()
   await index.caughtUp
   t.same(await titles(index), { alpha: 'Alpha' })
-  await index.flushSnapshot()
 })
