@@ -6,7 +6,7 @@
  * is read again, so deleting this file only costs a full read at the next start.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import type { Collection } from './collection-registry.js'
@@ -112,7 +112,26 @@ export class IndexStore {
   /** Takes in the state earlier versions kept (each step is safe to repeat after a crash). */
   #migrate (stateDir: string): void {
     rmSync(path.join(stateDir, 'index'), { recursive: true, force: true })
-    const logs = path.join(stateDir, 'revisions')
+    this.#migrateRevisionLogs(path.join(stateDir, 'revisions'))
+    // The inode pool of earlier versions hard-linked entry files under `spares/`: unlinking those
+    // changes the entry files' ctime, so the stored signatures lose their ctime first (a signature
+    // without one matches a file whose size, mtime and inode match) and no revision moves.
+    const spares = path.join(stateDir, 'spares')
+    if (existsSync(spares)) {
+      this.#db.transaction(() => {
+        const rows = this.#db.prepare('SELECT collection, id, sig FROM entries WHERE sig IS NOT NULL').all() as Array<{ collection: string, id: string, sig: string }>
+        const update = this.#db.prepare('UPDATE entries SET sig = ? WHERE collection = ? AND id = ?')
+        for (const row of rows) {
+          const parts = row.sig.split(':')
+          if (parts.length === 4) update.run(parts.slice(0, 3).join(':'), row.collection, row.id)
+        }
+      })()
+      rmSync(spares, { recursive: true, force: true })
+    }
+  }
+
+  /** Takes in the revision logs of earlier versions so that no revision goes back. */
+  #migrateRevisionLogs (logs: string): void {
     let files: string[]
     try { files = readdirSync(logs).filter(f => f.endsWith('.jsonl')) } catch { return }
     const take = this.#db.prepare(`INSERT INTO entries (collection, id, rev, sig, file, content) VALUES (?, ?, ?, ?, NULL, NULL)

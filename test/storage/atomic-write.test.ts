@@ -1,9 +1,9 @@
 import t from 'tap'
 import { readFile, readdir } from 'node:fs/promises'
-import { closeSync, fstatSync, lstatSync, readSync, statSync, symlinkSync, writeSync } from 'node:fs'
+import { chmodSync, lstatSync, statSync, symlinkSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { writeFileAtomic, prepareFileAtomic, TEMP_PREFIX, StagedFile, closeInBackground, createFile } from '../../lib/storage/atomic-write.js'
+import { writeFileAtomic, prepareFileAtomic, TEMP_PREFIX } from '../../lib/storage/atomic-write.js'
 
 const leftovers = async (dir: string): Promise<string[]> => (await readdir(dir)).filter(f => f.startsWith(TEMP_PREFIX))
 
@@ -49,57 +49,25 @@ t.test('a write that cannot happen leaves the target and no temporary file', asy
   t.same(await leftovers(dir), [], 'a failed commit removes its temporary file')
 })
 
-t.test('placeKeepingOld replaces the target and hands back the replaced file, still open, to be freed later', async t => {
-  const dir = t.testdir({ 'a.md': 'old\n' })
-  const file = path.join(dir, 'a.md')
-  const before = statSync(file)
-  const staged = await StagedFile.create(file, 'new\n')
-  await staged.sync()
-  const old = await staged.placeKeepingOld()
-  t.not(old, null, 'the replaced file is held open')
-  t.equal(await readFile(file, 'utf8'), 'new\n', 'the new content is in place')
-  const held = fstatSync(old!)
-  t.equal(held.ino, before.ino, 'the descriptor is the replaced inode')
-  t.equal(held.nlink, 0, 'which has no name left: closing it frees it')
-  const buf = Buffer.alloc(16)
-  t.equal(buf.toString('utf8', 0, readSync(old!, buf, 0, 16, 0)), 'old\n')
-  closeInBackground([old!])
-  t.same(await leftovers(dir), [])
-
-  // A new name: nothing replaced, nothing held.
-  const fresh = await StagedFile.create(path.join(dir, 'b.md'), 'b\n')
-  await fresh.sync()
-  t.equal(await fresh.placeKeepingOld(), null)
-  t.equal(await readFile(path.join(dir, 'b.md'), 'utf8'), 'b\n')
-})
-
-t.test('placeKeepingOld over a link or a FIFO: the name is replaced, the link target untouched, nothing blocks', async t => {
+t.test('a write over a link or a FIFO replaces the name: the link target is untouched, nothing blocks', async t => {
   const dir = t.testdir({ 'target.md': 'target\n' })
   symlinkSync(path.join(dir, 'target.md'), path.join(dir, 'link.md'))
-  const viaLink = await StagedFile.create(path.join(dir, 'link.md'), 'new\n')
-  await viaLink.sync()
-  t.equal(await viaLink.placeKeepingOld(), null, 'a link is not opened (replaced by a plain rename)')
+  await writeFileAtomic(path.join(dir, 'link.md'), 'new\n')
   t.equal(await readFile(path.join(dir, 'link.md'), 'utf8'), 'new\n')
   t.notOk(lstatSync(path.join(dir, 'link.md')).isSymbolicLink())
   t.equal(await readFile(path.join(dir, 'target.md'), 'utf8'), 'target\n', 'the file the link pointed to is untouched')
 
   execFileSync('mkfifo', [path.join(dir, 'pipe.md')])
-  const overFifo = await StagedFile.create(path.join(dir, 'pipe.md'), 'p\n')
-  await overFifo.sync()
-  const held = await overFifo.placeKeepingOld()
-  if (held !== null) closeInBackground([held])
+  await writeFileAtomic(path.join(dir, 'pipe.md'), 'p\n')
   t.equal(await readFile(path.join(dir, 'pipe.md'), 'utf8'), 'p\n', 'the FIFO was replaced without waiting for a writer')
   t.same(await leftovers(dir), [])
 })
 
-t.test('createFile creates a new file exclusively with its mode, and refuses an existing one', async t => {
-  const dir = t.testdir({ 'taken': 'x' })
-  const fd = await createFile(path.join(dir, 'new'), 0o640)
-  writeSync(fd, 'hello')
-  closeSync(fd)
-  t.equal(await readFile(path.join(dir, 'new'), 'utf8'), 'hello')
-  t.equal(statSync(path.join(dir, 'new')).mode & 0o777, 0o640 & ~process.umask())
-  await t.rejects(createFile(path.join(dir, 'taken'), 0o644), { code: 'EEXIST' })
-  t.equal(await readFile(path.join(dir, 'taken'), 'utf8'), 'x', 'the existing file is untouched')
-  await t.rejects(createFile(path.join(dir, 'missing', 'f'), 0o644), { code: 'ENOENT' })
+t.test('a replaced file keeps its mode; a new one gets 0644 less the umask', async t => {
+  const dir = t.testdir({ 'script.sh': 'old' })
+  chmodSync(path.join(dir, 'script.sh'), 0o750)
+  await writeFileAtomic(path.join(dir, 'script.sh'), 'new')
+  t.equal(statSync(path.join(dir, 'script.sh')).mode & 0o777, 0o750)
+  await writeFileAtomic(path.join(dir, 'new.md'), 'x')
+  t.equal(statSync(path.join(dir, 'new.md')).mode & 0o777, 0o644 & ~process.umask())
 })

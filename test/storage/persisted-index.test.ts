@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readFile, readdir, realpath, rm, stat, utimes, writeFile, mkdir } from 'node:fs/promises'
+import { link, readFile, readdir, realpath, rm, stat, utimes, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { listEntries, readEntry, type EntryView } from '../helpers/entry-api.js'
 import { makeSite, startServer, writeHeaders, type TestServer } from '../helpers/site.js'
@@ -233,4 +233,27 @@ t.test('an earlier version\'s revision logs are taken in once: no revision goes 
   const revs = new Map((await list(again, 'posts')).map(v => [v.id, v.revision]))
   t.same([revs.get('alpha'), revs.get('zulu'), revs.get('yankee')], [7, 11, 7], 'and it stays so')
   await again.close()
+})
+
+t.test('an earlier version\'s spare hard links are removed once, and no revision moves for it', async t => {
+  const repoDir = await site(t)
+  const state = path.join(repoDir, '.git', 'cms')
+  const full = async (id: string): Promise<string> => {
+    const st = await stat(path.join(repoDir, 'content/posts', `${id}.md`))
+    return `${st.size}:${st.mtimeMs}:${st.ino}:${st.ctimeMs}`
+  }
+  // The inode pool linked entry files under spares/ and logged signatures with the ctime of then.
+  await mkdir(path.join(state, 'spares'), { recursive: true })
+  await link(path.join(repoDir, 'content/posts/alpha.md'), path.join(state, 'spares', 'a1'))
+  await link(path.join(repoDir, 'content/posts/bravo.md'), path.join(state, 'spares', 'b1'))
+  const log = [{ id: 'alpha', rev: 5, sig: await full('alpha') }, { id: 'bravo', rev: 3, sig: await full('bravo') }]
+  await mkdir(path.join(state, 'revisions'), { recursive: true })
+  await writeFile(path.join(state, 'revisions', 'posts.jsonl'), log.map(l => JSON.stringify(l)).join('\n') + '\n')
+  const s = await startServer(t, { repoDir })
+  const revs = new Map((await list(s, 'posts')).map(v => [v.id, v.revision]))
+  t.same([revs.get('alpha'), revs.get('bravo')], [5, 3], 'unlinking the spares changed the ctimes, not the revisions')
+  t.equal((await readdir(state)).includes('spares'), false, 'the spares are gone')
+  await writeFile(path.join(repoDir, 'content/posts/alpha.md'), post('Alpha edited'))
+  t.equal((await read(s, 'posts', 'alpha'))?.revision, 6, 'a real edit afterwards still moves the revision')
+  await s.close()
 })
