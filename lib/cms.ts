@@ -13,6 +13,7 @@ import { pino, type Logger } from 'pino'
 import { loadConfig, type ConfigInput, type Config } from './config.js'
 import { readRuntimeSettings } from './runtime.js'
 import { ContentStore } from './storage/content-store.js'
+import { SiteSearch } from './search/site-search.js'
 import { createAuth } from './auth/create-auth.js'
 import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
 import { StartupError } from './errors.js'
@@ -120,6 +121,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const stateDir = path.join(gitDir, 'cms')
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
   let content: ContentStore | null = null
+  const search = new SiteSearch({ stateDir })
   let auth: Awaited<ReturnType<typeof createAuth>> | null = null
   let remote: RemoteSync | null = null
   // The repository's git processes (cat-file, update-ref), ended by close.
@@ -127,7 +129,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   try {
     // First, so the file watcher's set-up (in its own thread) runs while the rest starts (issue 18);
     // an index waits for it before it stats or reads a file (ContentStore.watching).
-    content = new ContentStore({ repoDir, stateDir, config, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -172,6 +174,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       runtime,
       log,
       content,
+      search,
       auth,
       locks,
       history,

@@ -16,6 +16,7 @@ import type { DeploymentStatus } from './publish/deployment-status.js'
 import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 import type { RemoteSync } from './remote/remote-sync.js'
 import type { MediaIndex } from './storage/media-index.js'
+import type { SiteSearch } from './search/site-search.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -28,6 +29,8 @@ export interface Services {
   runtime: RuntimeSettings
   log: Logger
   content: ContentStore
+  /** Full-text search beside each collection index. */
+  search: SiteSearch
   auth: AuthService
   /** Per-key FIFO locks: one writer per entry at a time, different entries in parallel. */
   locks: KeyedLock

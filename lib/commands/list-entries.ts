@@ -15,6 +15,7 @@ import { checkSortField, overlayPage, sortMatching, type DraftFilter, type Draft
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { parseQuery, type SearchQuery } from '../search/search-query.js'
 import { searchAllEntries, searchEntries } from '../search/search-entries.js'
+import type { SiteSearch } from '../search/site-search.js'
 import { snippetOf } from '../search/snippet.js'
 
 export const DEFAULT_PAGE_SIZE = 24
@@ -58,7 +59,7 @@ export interface ListEntriesResult {
  * @param input validated query and the editor's drafts
  * @returns the spec's entries response
  */
-export async function listEntries (content: ContentStore, input: ListEntriesInput): Promise<ListEntriesResult> {
+export async function listEntries (content: ContentStore, search: SiteSearch, input: ListEntriesInput): Promise<ListEntriesResult> {
   const index = await content.index(input.collection)
   const pageSize = Math.min(input.pageSize, MAX_PAGE_SIZE)
   const drafts = new Map<string, DraftRecord>()
@@ -85,14 +86,14 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
   const sort = input.sort === undefined ? null : { field: input.sort, direction: input.order ?? 'asc' }
   const draftFilter = input.draft ?? 'all'
   // Ranked search: one page straight from the full-text index.
-  if (query !== null && sort === null && draftFilter === 'all') return await searchPage(index, input.collection, query, drafts, input.page, pageSize)
+  if (query !== null && sort === null && draftFilter === 'all') return await searchPage(search, index, input.collection, query, drafts, input.page, pageSize)
   const all = await index.all()
   const start = (input.page - 1) * pageSize
   // Step 1, matching: the base rows `q` selects (in rank order), and the drafts it matches.
   let matching: readonly IndexRow[] = all
   let draftRecords: DraftRecord[] = [...drafts.values()].filter(d => d.kind !== 'delete')
   if (query !== null) {
-    const found = await searchAllEntries(index, query, drafts)
+    const found = await searchAllEntries(search, index, query, drafts)
     matching = rowsInOrder(all, found.baseIds)
     draftRecords = found.drafts
   }
@@ -127,8 +128,8 @@ export async function listEntries (content: ContentStore, input: ListEntriesInpu
 /**
  * A page of the entries matching `q`, ranked, each with the snippet of its first matching field.
  */
-async function searchPage (index: CollectionIndex, collection: string, query: SearchQuery, drafts: Map<string, DraftRecord>, page: number, pageSize: number): Promise<ListEntriesResult> {
-  const found = await searchEntries(index, query, drafts, (page - 1) * pageSize, pageSize)
+async function searchPage (search: SiteSearch, index: CollectionIndex, collection: string, query: SearchQuery, drafts: Map<string, DraftRecord>, page: number, pageSize: number): Promise<ListEntriesResult> {
+  const found = await searchEntries(search, index, query, drafts, (page - 1) * pageSize, pageSize)
   const entries: EntryView[] = []
   for (const hit of found.entries) {
     const entry = hit.draft === null ? await index.get(hit.id) : null

@@ -29,7 +29,7 @@ export function contentRoutes (router: Router, services: Services): void {
     const draft = queryEnum(ctx, 'draft', ['all', 'only', 'none'] as const)
     // The reader's own drafts are laid over base (the draft store caches by ref value: no git process).
     const drafts = await services.drafts.list(identityOf(ctx).id, { collection, ...(id !== undefined ? { id } : {}) })
-    ctx.body = await listEntries(services.content, {
+    ctx.body = await listEntries(services.content, services.search, {
       drafts,
       collection,
       id,

@@ -14,6 +14,7 @@ import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
+import { RACY_MS } from '../storage/file-signature.js'
 import { entryText } from './entry-text.js'
 import { isDamaged, SearchDb } from './search-db.js'
 
@@ -21,26 +22,10 @@ import { isDamaged, SearchDb } from './search-db.js'
 export const SEARCH_DIR = 'fts'
 /** The search segments of earlier versions, removed at the first open. */
 const LEGACY_DIR = 'search'
-/**
- * A file whose ctime is this close to the moment it was read may change again within the same
- * timestamp tick, keeping its signature: its text is stored as untrusted.
- */
-export const RACY_MS = 1000
 /** Entries read and indexed per transaction while opening (each chunk ~10-40 ms, then the loop turns). */
 const CHUNK = 64
 /** Recorded changes indexed without waiting for a search beyond this many (a turn of the loop later: ~30 ms). */
 const CHANGES_MAX = 100
-
-const searches = new WeakMap<CollectionIndex, CollectionSearch>()
-
-/**
- * The search of a collection index.
- * @param index a collection index
- * @returns its search, or undefined when none was attached
- */
-export function searchOf (index: CollectionIndex): CollectionSearch | undefined {
-  return searches.get(index)
-}
 
 /** Whether a signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`) names a file last changed well before `now`. */
 function trusted (sig: string, now: number): boolean {
@@ -81,7 +66,6 @@ export class CollectionSearch {
    */
   attach (index: CollectionIndex): void {
     this.#index = index
-    searches.set(index, this)
   }
 
   /**

@@ -5,7 +5,8 @@
  */
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import { searchOf, type CollectionSearch } from './collection-search.js'
+import type { CollectionSearch } from './collection-search.js'
+import type { SiteSearch } from './site-search.js'
 import { entryText, tierOf } from './entry-text.js'
 import type { SearchQuery } from './search-query.js'
 
@@ -32,11 +33,9 @@ export interface FoundAll {
 }
 
 /** The search of an index, once the changes the index was told of (watcher, directory) reached it. */
-async function searchFor (index: CollectionIndex): Promise<CollectionSearch> {
+async function searchFor (site: SiteSearch, index: CollectionIndex): Promise<CollectionSearch> {
   await index.all()
-  const search = searchOf(index)
-  if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
-  return search
+  return site.of(index)
 }
 
 /** The editor's drafts that match, with their tier, in rank order (tier, then id). */
@@ -52,15 +51,16 @@ function matchingDrafts (index: CollectionIndex, query: SearchQuery, drafts: Rea
 
 /**
  * Searches a collection for one editor.
- * @param index the collection's index (with its search attached)
+ * @param site the site's search
+ * @param index the collection's index
  * @param query the parsed query
  * @param drafts the editor's drafts of the collection, by id
  * @param start rank of the page's first entry (0-based)
  * @param count page size
  * @returns the page and the total
  */
-export async function searchEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<FoundPage> {
-  const search = await searchFor(index)
+export async function searchEntries (site: SiteSearch, index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<FoundPage> {
+  const search = await searchFor(site, index)
   if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
   const draftHits = matchingDrafts(index, query, drafts)
   const skip = new Set(drafts.keys())
@@ -83,13 +83,14 @@ export async function searchEntries (index: CollectionIndex, query: SearchQuery,
 /**
  * Searches a collection for one editor and gives every match, unpaged (for `q` with `sort` or
  * `draft`: the list orders and filters them).
- * @param index the collection's index (with its search attached)
+ * @param site the site's search
+ * @param index the collection's index
  * @param query the parsed query
  * @param drafts the editor's drafts of the collection, by id
  * @returns the matching base ids in rank order and the matching drafts
  */
-export async function searchAllEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<FoundAll> {
-  const search = await searchFor(index)
+export async function searchAllEntries (site: SiteSearch, index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<FoundAll> {
+  const search = await searchFor(site, index)
   if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }
   const baseIds = await search.use(db => db.search(query, new Set(drafts.keys()), Infinity).ids)
   return { baseIds, drafts: matchingDrafts(index, query, drafts).map(hit => hit.draft) }

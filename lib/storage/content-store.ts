@@ -13,8 +13,21 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
-import { CollectionSearch, searchOf } from '../search/collection-search.js'
 import { sweepTempFiles } from './temp-sweep.js'
+
+/**
+ * What sits beside a collection index (the full-text search, lib/search/): told of every entry
+ * change the index takes, started once the index is built, flushed when the store closes. Storage
+ * knows only this shape, so it imports nothing of search.
+ */
+export interface IndexCompanion {
+  /** Told of each change: the entry's data; undefined: unreadable; null: gone. */
+  onEntryChange: (id: string, data: EntryData | undefined | null) => void
+  /** The index is built: background work may start. */
+  start: () => void
+  /** Resolves once pending work is persisted (and the companion let go of its files). */
+  flush: () => Promise<void>
+}
 
 export interface ContentStoreOptions {
   repoDir: string
@@ -22,6 +35,8 @@ export interface ContentStoreOptions {
   stateDir: string
   config: Config
   onWatchError?: (err: Error) => void
+  /** Makes the companion of each new collection index (the full-text search). */
+  companion?: (index: CollectionIndex, repoRealDir: string) => IndexCompanion
 }
 
 const INFER_SAMPLE = 50
@@ -32,6 +47,7 @@ export class ContentStore {
   readonly schemas = new SchemaCompiler()
   readonly #opts: ContentStoreOptions
   readonly #indexes = new Map<string, CollectionIndex>()
+  readonly #companions = new Map<CollectionIndex, IndexCompanion>()
   #store: IndexStore | null = null
   #repoRealDir: string | null = null
   #subscriptions: FolderWatch[] = []
@@ -107,7 +123,7 @@ export class ContentStore {
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
-    await Promise.all([...this.#indexes.values()].map(async index => { await searchOf(index)?.flush() }))
+    await Promise.all([...this.#companions.values()].map(async companion => { await companion.flush() }))
     this.#closed = true
     await this.#watching
     await Promise.all([...this.#indexes.values()].map(async index => await index.caughtUp))
@@ -130,7 +146,7 @@ export class ContentStore {
         const index = await this.index(c.name)
         await index.ready()
         // The full-text index builds in the background (a search waits for it, and starts it itself).
-        if (!this.#closed) searchOf(index)?.start()
+        if (!this.#closed) this.#companions.get(index)?.start()
       } catch {}
     }
   }
@@ -145,18 +161,18 @@ export class ContentStore {
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)
     if (existing !== undefined && existing.collection === collection) return existing
-    const search = new CollectionSearch(collection, this.repoRealDir, { stateDir: this.#opts.stateDir })
     if (this.#store === null) throw new Error('ContentStore not started')
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,
       store: this.#store,
       validate: this.#validatorFor(collection),
-      onEntryChange: search.onEntryChange,
+      onEntryChange: (id, data) => { companion?.onEntryChange(id, data) },
       watching: this.#watching,
       isWatching: () => this.#listening
     })
-    search.attach(index)
+    const companion = this.#opts.companion?.(index, this.repoRealDir)
+    if (companion !== undefined) this.#companions.set(index, companion)
     this.#indexes.set(name, index)
     return index
   }
@@ -166,7 +182,13 @@ export class ContentStore {
    * @param name collection name
    */
   dropIndex (name: string): void {
+    const index = this.#indexes.get(name)
+    if (index === undefined) return
     this.#indexes.delete(name)
+    // Its companion lets go of its files (a re-created collection gets a new one).
+    const companion = this.#companions.get(index)
+    this.#companions.delete(index)
+    void companion?.flush().catch(() => {})
   }
 
   /**

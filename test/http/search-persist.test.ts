@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { makeSite, startServer, type TestServer } from '../helpers/site.js'
-import { RACY_MS, searchOf } from '../../lib/search/collection-search.js'
+import { RACY_MS } from '../../lib/storage/file-signature.js'
 
 interface ListBody { entries: Array<{ id: string }>, pagination: { total: number } }
 
@@ -35,8 +35,7 @@ async function q (s: TestServer, words: string): Promise<string[]> {
 }
 
 async function searchState (s: TestServer): Promise<{ builds: number, loadStats: { fromSnapshot: number, read: number } }> {
-  const search = searchOf(await s.services.content.index('posts'))
-  if (search === undefined) throw new Error('no search')
+  const search = s.services.search.of(await s.services.content.index('posts'))
   return { builds: search.builds, loadStats: search.loadStats }
 }
 
