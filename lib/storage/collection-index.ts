@@ -13,7 +13,7 @@ import { readEntryFile, signatureSize, statEntryFileNow } from './entry-file.js'
 import { readTextIfUnchanged } from './entry-text.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
-import { isInside, relativeBelow } from './safe-path.js'
+import { isInside } from './safe-path.js'
 import { RACY_MS, signatureCtime } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
 
@@ -117,7 +117,7 @@ export class CollectionIndex {
    * @param file absolute path that changed
    */
   onFileEvent (file: string): void {
-    const rel = relativeBelow(this.collection.dir, file) ?? path.relative(this.collection.dir, file)
+    const rel = path.relative(this.collection.dir, file)
     if (rel === '' || !isInside(this.collection.dir, file)) { if (rel === '') this.#rescan = true; return }
     // Hidden names (temporary files of atomic writes among them) are never entries.
     if (rel.split(path.sep).some(s => s.startsWith('.') || s === 'node_modules')) return

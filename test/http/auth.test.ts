@@ -180,8 +180,8 @@ t.test('logout revokes the session, also across a restart', async t => {
   t.equal(await entriesWith(s, cookie), 401, 'the replayed cookie is refused')
   t.same(await (await s.request(`${API}/auth/session`, { headers: { cookie } })).json(), { authenticated: false, identity: null })
   t.equal(await entriesWith(s, other), 200, 'another session is untouched')
-  const file = path.join(repoDir, '.git', 'cms', 'revoked-sessions.jsonl')
-  t.same(await readFile(file, 'utf8'), JSON.stringify({ id: editorId, exp }) + '\n')
+  const file = path.join(repoDir, '.git', 'cms', 'revoked-sessions.json')
+  t.same(JSON.parse(await readFile(file, 'utf8')), { [editorId]: exp })
 
   await s.close()
   const restarted = await startServer(t, { repoDir })
@@ -357,5 +357,5 @@ t.test('check order: 401, then CSRF 403, then 400, then permission 403', async t
 t.test('the revocation file is only created by a logout', async t => {
   const s = await startServer(t)
   await s.login()
-  await t.rejects(access(path.join(s.repoDir, '.git', 'cms', 'revoked-sessions.jsonl')))
+  await t.rejects(access(path.join(s.repoDir, '.git', 'cms', 'revoked-sessions.json')))
 })
