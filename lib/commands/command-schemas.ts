@@ -173,7 +173,7 @@ const schemaByType: Record<CommandType, object> = {
 
 /*
  * Compiled on first use, once per process: compiling all ten schemas cost about 150 ms of every
- * start (twice, one set per router) before the server could listen (issue 18). A compiled
+ * start before the server could listen. A compiled
  * function keeps no state between calls but its `errors` of the last call, read synchronously.
  */
 let ajv: Ajv | null = null

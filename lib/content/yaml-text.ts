@@ -48,8 +48,7 @@ export interface ReadYaml {
 
 /**
  * `parseYamlText` that also gives the parsed document, so that an edit of the same text
- * (`editYamlText`'s `parsed`) does not parse it again: the yaml package's parser costs about
- * 50 µs for a five-line frontmatter, the largest part of a save's edit.
+ * (`editYamlText`'s `parsed`) does not parse it again: parsing is the largest part of a save's edit.
  * @param text the YAML text
  * @returns its value (null for an empty text) and document; throws EntryParseError like parseYamlText
  */

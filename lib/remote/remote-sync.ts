@@ -36,8 +36,8 @@ export interface RemoteSyncOptions {
    */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
   /**
-   * Called before `refs/cms/*` are adopted or pushed: folds the history journal into
-   * `refs/cms/history`, so what travels holds every acknowledged save (issue 18).
+   * Called before `refs/cms/*` are adopted or pushed: waits for history appends in flight, so
+   * what travels holds every acknowledged save.
    */
   beforeCmsRefs?: () => Promise<void>
 }
@@ -238,7 +238,7 @@ export class RemoteSync {
     return { outcome, delivered: pending?.published ?? [] }
   }
 
-  /** Folds the history journal into its ref before refs/cms/* are compared, adopted or pushed. */
+  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
   async #flushHistory (): Promise<void> {
     await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not fold the history journal before syncing refs/cms') })
   }

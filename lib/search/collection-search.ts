@@ -20,11 +20,11 @@ import { isDamaged, SearchDb } from './search-db.js'
 
 /** Where the databases are, under the state folder (`.git/cms`). */
 export const SEARCH_DIR = 'fts'
-/** The search segments of earlier versions, removed at the first open. */
+/** The folder where earlier versions kept their search index, removed at the first open. */
 const LEGACY_DIR = 'search'
-/** Entries read and indexed per transaction while opening (each chunk ~10-40 ms, then the loop turns). */
+/** Entries read and indexed per transaction while opening, so the event loop turns between chunks. */
 const CHUNK = 64
-/** Recorded changes indexed without waiting for a search beyond this many (a turn of the loop later: ~30 ms). */
+/** Recorded changes beyond this many are indexed without waiting for a search. */
 const CHANGES_MAX = 100
 
 /** Whether a signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`) names a file last changed well before `now`. */

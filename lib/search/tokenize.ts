@@ -41,9 +41,8 @@ export function forEachTerm (text: string, each: (term: string) => void): void {
 
 /**
  * `forEachTerm` of folded ASCII text (most of it): the runs of `[a-z0-9]`, found by char codes
- * instead of a regular expression (whose match arrays were most of the bytes the first full-text
- * indexing of an entry on save allocated: issue 18). The same terms as `/[a-z0-9]+/g` gives
- * (test/search/tokenize.test.ts compares them).
+ * instead of a regular expression, whose match arrays were most of what indexing an entry allocated.
+ * The same terms as `/[a-z0-9]+/g` (test/search/tokenize.test.ts compares them).
  */
 function forEachAsciiTerm (folded: string, each: (term: string) => void): void {
   const n = folded.length

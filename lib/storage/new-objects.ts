@@ -71,9 +71,7 @@ export class NewObjects {
 
   /**
    * Writes one object with isomorphic-git's writeObject, hashed and deflated by node (zlib in the
-   * thread pool): isomorphic-git's own deflate goes through web streams, ~10x slower (3 ms for a
-   * 20 KB history document; its writeTree and writeCommit took 3-4 ms each, most of a save's 15 ms
-   * of object writes at a load of 8 on 2 cores).
+   * thread pool): isomorphic-git's own deflate goes through web streams, about 10x slower.
    */
   async #write (type: 'blob' | 'tree' | 'commit', content: Buffer): Promise<string> {
     const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])
