@@ -27,16 +27,6 @@ export type EntryFileState =
  * @param file absolute entry file path
  * @returns the signature, null when missing, or 'link-outside' for a refused link
  */
-export async function statEntryFile (repoRealDir: string, file: string): Promise<string | null | 'link-outside'> {
-  return statEntryFileNow(repoRealDir, file)
-}
-
-/**
- * `statEntryFile`, synchronously (a loop over every file of a collection).
- * @param repoRealDir the repository's real path
- * @param file absolute entry file path
- * @returns the signature, null when missing, or 'link-outside' for a refused link
- */
 export function statEntryFileNow (repoRealDir: string, file: string): string | null | 'link-outside' {
   const st = statEntry(repoRealDir, file)
   return st === null || st === 'link-outside' ? st : signatureOf(st)
