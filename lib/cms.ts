@@ -220,13 +220,9 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // koa-body (with zod and formidable: 0.1-0.3 s of CPU) loads once the first builds are done,
     // not on the first request with a body.
     void settled.then(() => { if (!closing) preloadJsonParser() })
-    // Temp files a killed predecessor left in the site's folders: a walk of every content folder
-    // (0.25-0.86 s at 100,000 entries), so it runs after the first builds, not before listening.
-    // Safe meanwhile: every reader skips hidden names (indexes, media, the watcher's events), a new
-    // temp name is random and opened exclusively (a clash fails that write, never mixes files), and
-    // only files whose ctime is before the lock file's are removed (the file system's clock, whose
-    // coarse tick Date.now() would not match), so the sweep never takes the temp file of a write of
-    // this instance in flight. It ends before the lock is released.
+    // Temp files a killed predecessor left: a walk of every content folder (0.25-0.86 s at 100,000
+    // entries), so after the first builds. Safe meanwhile: readers skip hidden names, and only files
+    // whose ctime is before the lock file's (the file system's clock) go, never a write in flight.
     const sweeping = settled
       .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })

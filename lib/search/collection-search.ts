@@ -1,13 +1,11 @@
 /**
  * The full-text search of one collection: a SearchDb kept in step with the collection index.
  *
- * It opens on first use (`start` after the warm-up, or the first `q`): every entry whose stored
- * signature is not its row's signature now (changed, added, or stored as untrusted) is read and
- * indexed, ids without a row are removed; a missing or doubtful database is built from every
- * entry. A search before that is done waits for it (never an answer from part of the index).
- * Afterwards the collection index reports each change it takes (`onEntryChange`); changes are
- * recorded and indexed together before the next search, stored with signature '' (read again at
- * the next start, since the hook does not say which file state the data came from).
+ * It opens on first use (`start` after the warm-up, or the first `q`): entries whose stored
+ * signature differs from their row's are indexed again, ids without a row removed, a missing or
+ * doubtful database rebuilt; a search waits for that. Then changes the index reports
+ * (`onEntryChange`) are indexed together before the next search, with signature '' (read again at
+ * the next start: the hook does not say which file state the data came from).
  */
 import { rm } from 'node:fs/promises'
 import path from 'node:path'

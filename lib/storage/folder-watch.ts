@@ -3,13 +3,10 @@
  * (inotify on Linux) per folder under a root, each event passed on by path: one handle per folder
  * and nothing per file (a watcher with a tree of every file took 27 MB at 100,000 entries).
  *
- * Lost events: when the kernel's event queue overflows (more than `max_queued_events` events
- * unread), inotify drops the rest and queues one IN_Q_OVERFLOW event, which libuv discards (its
- * watch descriptor, -1, matches no handle): nothing tells `fs.watch` users. But libuv reads the
- * inotify descriptor until it is empty in one go, so an overflow always comes with a full queue's
- * worth of events delivered within one turn of the event loop: past half of that, every watch is
- * told `onLost` (its owner then re-checks every file). Holds as long as this process has no other
- * `fs.watch` user sharing the loop's inotify queue (the service has none).
+ * Lost events: libuv discards inotify's IN_Q_OVERFLOW, so nothing tells `fs.watch` users. But an
+ * overflow always comes with a full queue's worth of events within one turn of the event loop:
+ * past half of `max_queued_events`, every watch is told `onLost` (its owner re-checks every file).
+ * This holds while no other `fs.watch` user shares the inotify queue (the service has none).
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { opendir } from 'node:fs/promises'
@@ -155,8 +152,8 @@ class TreeWatch implements FolderWatch {
     if (this.#closed) return null
     const folders: string[] = []
     try {
-      // Read a batch at a time (not `readdir`, whose scandir allocates every name of a 100,000-file
-      // folder at once in a pool thread's malloc arena, which keeps the memory afterwards).
+      // A batch at a time: `readdir` allocates every name of a large folder at once, memory the
+      // thread pool's malloc arena keeps.
       for await (const e of await opendir(dir, { bufferSize: LIST_BATCH })) {
         if (ignored(e.name)) continue
         // Links are not followed (the readers never follow a link out of a folder either).
