@@ -1,10 +1,8 @@
 /**
- * The service's link to its git remote (CONTRACT 13), owned by `createCms`: it resolves the remote
- * and branch at start, finishes a push a crash interrupted, fetches on the interval, on the signed
- * sync webhook and before each publish, fast-forwards upstream changes into the working tree,
- * pushes publish commits and `refs/cms/*`, and keeps the report the Studio and
- * `GET /deployment` show. All of it runs one step at a time on its own queue, in git child
- * processes; reads never wait for it.
+ * The service's link to its git remote (CONTRACT 13), owned by `createCms`: finishes a push a crash
+ * interrupted, fetches (interval, sync webhook, before each publish), fast-forwards upstream changes,
+ * pushes publish commits and `refs/cms/*`, and keeps the report the Studio and `GET /deployment`
+ * show. One step at a time on its own queue, in git child processes; reads never wait for it.
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
