@@ -198,8 +198,7 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
 }
 
 /**
- * The new data's issues (which the index's row of it records: `recordWrite` takes them instead of
- * validating the same data again; it is the same schema compiler), and those of them the
+ * The new data's issues (passed to `recordWrite`, which then need not validate again), and those the
  * current data did not have: stored issues never block a write.
  */
 function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): { issues: ValidationIssue[], added: ValidationIssue[] } {
