@@ -108,8 +108,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
 export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
   // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).
-  // The config is read and checked while `git rev-parse` runs (its own process; 10-30 ms of a
-  // restart's wall time, issue 18); a repository error still comes first.
+  // The config is read while `git rev-parse` runs (its own process); a repository error comes first.
   const gitDirFound = assertGitRepository(repoDir)
   const configLoaded = loadConfig(repoDir, opts.config)
   configLoaded.catch(() => {})
@@ -127,8 +126,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
   try {
-    // First, so the file watcher's set-up (in its own thread) runs while the rest starts (issue 18);
-    // an index waits for it before it stats or reads a file (ContentStore.watching).
+    // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
+    // it stats or reads a file (ContentStore.watching).
     content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
@@ -193,10 +192,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
     const liveContent = content
-    // Build every collection index in the background, so the first list is fast; start-up
-    // (the listening line) does not wait for it. It starts as the app is made, before the server
-    // listens, not after: its first reads (the folder, the snapshot, the revision log) run in the
-    // thread pool meanwhile (issue 18).
+    // Every collection index is built in the background, started before the server listens (which
+    // does not wait for it), so the first list is fast.
     let closing = false
     const warming = Promise.resolve()
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
@@ -209,10 +206,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       await warming
       throw err
     }
-    // What waits for the first builds waits a moment more (AFTER_FIRST_BUILDS_MS): the first lists
-    // are answered right after their build, and koa-body's load (10-20 ms of this thread at a
-    // restart) and the sweep's walk, started at once, ran before that answer (issue 18). `close`
-    // ends the pause.
+    // What waits for the first builds waits AFTER_FIRST_BUILDS_MS more, so that the first lists are
+    // answered before koa-body's load and the temp sweep take this thread. `close` ends the pause.
     let endPause = (): void => {}
     const settled = warming.then(async () => {
       await new Promise<void>(resolve => {
@@ -222,17 +217,12 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         if (closing) endPause()
       })
     })
-    // koa-body (with zod and formidable: 0.1-0.3 s of this thread's CPU) loads in the background
-    // once the first builds are done: an editor's login and saves read their small JSON bodies
-    // without it (small-json-body.ts), and loaded at start it only competed with the first list.
+    // koa-body (with zod and formidable: 0.1-0.3 s of CPU) loads once the first builds are done,
+    // not on the first request with a body.
     void settled.then(() => { if (!closing) preloadJsonParser() })
-    // Temp files a killed predecessor left in the site's folders: a walk of every content folder
-    // (0.25-0.86 s at 100,000 entries), so it runs after the first builds, not before listening.
-    // Safe meanwhile: every reader skips hidden names (indexes, media, the watcher's events), a new
-    // temp name is random and opened exclusively (a clash fails that write, never mixes files), and
-    // only files whose ctime is before the lock file's are removed (the file system's clock, whose
-    // coarse tick Date.now() would not match), so the sweep never takes the temp file of a write of
-    // this instance in flight. It ends before the lock is released.
+    // Temp files a killed predecessor left: a walk of every content folder (0.25-0.86 s at 100,000
+    // entries), so after the first builds. Safe meanwhile: readers skip hidden names, and only files
+    // whose ctime is before the lock file's (the file system's clock) go, never a write in flight.
     const sweeping = settled
       .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })

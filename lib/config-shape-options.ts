@@ -5,10 +5,8 @@
 import { createHash } from 'node:crypto'
 import { configSchema } from './config-schema.js'
 
-// The config schema is this package's own (tested): checking it against JSON Schema's meta-schema
-// at every start only compiled the meta-schema, and the validator runs once per start, so ajv's
-// code optimization pass is not worth its time either (together about two thirds of the compile
-// time, issue 18).
+// The schema is this package's own (tested), so it is not checked against the meta-schema; the
+// validator runs once per start, so ajv's code optimization is not worth its time either.
 /** Ajv's options for the config schema. */
 export const CONFIG_AJV_OPTIONS = { allErrors: false, strict: false, validateSchema: false, code: { optimize: false } } as const
 

@@ -16,7 +16,7 @@ let check: ConfigShapeCheck | null = null
 
 /**
  * The config shape validator, made once per process: the generated one when it was made from this
- * schema and these options (ajv's compile cost 20-40 ms of every start, issue 18), else compiled.
+ * schema and these options (ajv's compile cost 20-40 ms of every start), else compiled.
  * @returns the validator
  */
 export function configShapeCheck (): ConfigShapeCheck {

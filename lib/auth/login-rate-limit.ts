@@ -3,9 +3,8 @@
  * while a client is over it, every attempt (a correct one too) is refused with the seconds until
  * the oldest counted failure leaves the window. In process memory, per instance, as the spec says.
  *
- * Hand-written rather than a package because it needs no timers (nothing to stop on close), a
- * hard bound on the number of clients it remembers, and a check-and-record that runs without an
- * await in between, so parallel wrong guesses cannot all slip under the limit.
+ * Hand-written: no timers (nothing to stop on close), a bound on the clients it remembers, and a
+ * check-and-record without an await between, so parallel wrong guesses cannot slip under the limit.
  */
 
 /** Settings of a limiter. */

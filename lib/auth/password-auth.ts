@@ -55,9 +55,8 @@ export class PasswordAuth {
   private readonly compareKey = randomBytes(32)
   /**
    * Cookie values whose signature and claims were verified, with their claims (oldest first, at
-   * most VERIFIED_CACHE_SIZE): a request with one of them skips the HMAC (issue 18: it was computed
-   * at every request). Keyed by the whole value, so only that exact text hits; expiry and revocation
-   * are still checked at every request.
+   * most VERIFIED_CACHE_SIZE): a request with one of them skips the HMAC. Keyed by the whole value;
+   * expiry and revocation are still checked at every request.
    */
   private readonly verified = new Map<string, SessionClaims>()
 

@@ -3,8 +3,8 @@
  * expired anyway, so a replayed cookie stays refused across restarts. The store is one JSON object
  * `{ <editorId>: <exp> }` in `.git/cms/revoked-sessions.json`, rewritten atomically (and pruned of
  * expired ids) at each logout: logouts are rare and the live set is small. A damaged file stops the
- * start rather than re-admit logged-out sessions. The append-only log of earlier versions
- * (`revoked-sessions.jsonl`) is taken in at load (a torn last line dropped) and removed.
+ * start rather than re-admit logged-out sessions. Earlier versions' `revoked-sessions.jsonl` is
+ * taken in at load and removed.
  */
 import { readFile, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'

@@ -25,7 +25,7 @@ const SESSION_IN_HEADER = new RegExp(`(?:^|;) *${SESSION_COOKIE_NAME}=([^;]*)`)
 /**
  * The session cookie's value in a request's Cookie header, read as Koa's `ctx.cookies.get(name,
  * { signed: false })` reads it (the first `name=` after the start or a `;` and spaces, one pair of
- * double quotes taken off), without building Koa's Cookies object at every request (issue 18).
+ * double quotes taken off), without building Koa's Cookies object at every request.
  * @param header the Cookie header (undefined when absent)
  * @returns the value, or undefined
  */

@@ -76,8 +76,7 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
   const key = toDraft ? `draft:${input.identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
   return await services.locks.run(key, async () => {
     // A base write checks its entry's path (folder and file, links resolved) before it reads the
-    // entry, and writes there unless the entry's path changed meanwhile (issue 18: the read's own
-    // folder check was the same `realpath` again).
+    // entry, so the read need not check the folder again; it writes there unless the path changed.
     const checked = toDraft ? null : index.fileOf(input.id)
     const base = await index.get(input.id, { folderChecked: checked !== null })
     const draft = toDraft ? await services.drafts.get(input.identity.id, input.collection, input.id) : null
@@ -115,8 +114,7 @@ async function writeBase (
   base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome, issues?: ValidationIssue[]
 ): Promise<ChangeEntryResult> {
   // `checked` was checked against links leaving the folder, the repository or into `.git` before
-  // the read (what `assertRealInside` checked again here before issue 18); the read may have found
-  // the entry at another path, which is then checked in turn.
+  // the read; the read may have found the entry at another path, which is then checked in turn.
   const file = index.pathOf(input.id) === checked ? checked : index.fileOf(input.id)
   return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome, issues))
 }
@@ -140,9 +138,8 @@ async function replaceBase (
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter })
   if (text === previousText) return { revision: current.revision, changed: false }
-  // One group commit with the other saves in flight: the new file is written and fsynced together
-  // with the history pack, and replaces the entry only once the snapshot of the state it replaces
-  // is durable on its ref.
+  // The new file is written and fsynced alongside the history append, and replaces the entry only
+  // once the snapshot of the state it replaces is durable on its ref.
   await recordReplaced(services, input, base, [{ path: file, data: text }])
   const revision = await index.recordWrite(input.id, outcome.data, { file, text, issues })
   await services.committer.track([services.relativePath(file)])
@@ -178,7 +175,7 @@ async function writeDraft (
 
 async function recordReplaced (services: Services, input: ChangeEntryInput, entry: IndexedEntry | null, files: FileWrite[] = []): Promise<void> {
   if (entry?.data === undefined) {
-    // Nothing to keep (a new entry): the files alone, still grouped with the other saves.
+    // Nothing to keep (a new entry): the files alone.
     await services.history.append([], files)
     return
   }
@@ -201,8 +198,7 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
 }
 
 /**
- * The new data's issues (which the index's row of it records: `recordWrite` takes them instead of
- * validating the same data again, issue 18; it is the same schema compiler), and those of them the
+ * The new data's issues (passed to `recordWrite`, which then need not validate again), and those the
  * current data did not have: stored issues never block a write.
  */
 function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): { issues: ValidationIssue[], added: ValidationIssue[] } {

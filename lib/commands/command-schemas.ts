@@ -171,11 +171,8 @@ const schemaByType: Record<CommandType, object> = {
   delete_collection: deleteCollection
 }
 
-/*
- * Compiled on first use, once per process: compiling all ten schemas cost about 150 ms of every
- * start (twice, one set per router) before the server could listen (issue 18). A compiled
- * function keeps no state between calls but its `errors` of the last call, read synchronously.
- */
+/* Compiled on first use, once per process (all ten cost ~150 ms before the server could listen).
+   A compiled function keeps no state between calls but its last `errors`, read synchronously. */
 let ajv: Ajv | null = null
 const compiled = new Map<object, ValidateFunction>()
 

@@ -1,10 +1,7 @@
 /**
- * Deleting a file of the media library. The file is removed from the working tree like any other
- * direct write of the service: with `CMS_GIT_ON_PUBLISH=true` its path is remembered and the next
- * publish commits the removal (git history keeps the old bytes); without it the removal is an
- * uncommitted change of the working tree, as an upload is an uncommitted addition.
- * A file that entries (or drafts) still reference is refused with 409 `media_in_use` and the list
- * of them, unless the request says `force`.
+ * Deleting a file of the media library, like any direct write of the service: the next publish
+ * commits the removal with `CMS_GIT_ON_PUBLISH=true`, else it stays an uncommitted change. A file
+ * that entries (or drafts) still reference is refused with 409 `media_in_use`, unless `force`.
  */
 import path from 'node:path'
 import { lstat, realpath, unlink } from 'node:fs/promises'

@@ -1,9 +1,7 @@
 /**
- * Which entries still reference a media file: the entry files of every collection that contain
- * the file's URL (for a page-bundle file: its bundle's own files that contain its name), found with
- * `git grep -F` over the working tree (tracked and untracked files), and every editor's drafts
- * (the trees of `refs/cms/drafts/*`) that contain it. A scan, not an index: it runs only when an
- * editor is about to delete a file.
+ * Which entries still reference a media file: entry files containing its URL (a page-bundle file:
+ * its bundle's files containing its name) and editors' drafts containing it, found with `git grep -F`.
+ * A scan, not an index: it runs only before a file is deleted.
  */
 import path from 'node:path'
 import { NotFoundError } from '../errors.js'

@@ -28,8 +28,7 @@ export interface RenderedField {
 
 /**
  * The HTML an instance keeps of its renderings, by entry, field and body digest: a page is loaded
- * far more often than its body changes, and a full render of a 20 KB body takes about 100 ms p50
- * on the 2-core test machine.
+ * far more often than its body changes, and rendering a 20 KB body takes about 100 ms.
  */
 export type RenderCache = LRUCache<string, string>
 

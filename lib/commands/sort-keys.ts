@@ -20,7 +20,7 @@ const MISSING = 4
 const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)\s*(Z|[+-]\d{2}:?\d{2})?)?$/
 
 /* One collator for the whole process: a fixed locale, numeric runs compared as numbers. Made on
-   the first text comparison: ICU's set-up cost ~10-17 ms of every start at import (issue 18), and
+   the first text comparison: ICU's set-up cost ~10-17 ms of every start at import, and
    lists ordered by dates or numbers never need it. */
 let collator: Intl.Collator | null = null
 

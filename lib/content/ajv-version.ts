@@ -4,10 +4,10 @@ import { createRequire } from 'node:module'
 let version: string | null = null
 
 /**
- * The installed ajv's version (bundled with the executable's ajv; else from node_modules).
+ * The installed ajv's version, read once from node_modules.
  * @returns the `version` of ajv's package.json
  */
 export function ajvVersion (): string {
-  version ??= ((typeof require === 'function' ? require('ajv/package.json') : createRequire(import.meta.url)('ajv/package.json')) as { version: string }).version
+  version ??= (createRequire(import.meta.url)('ajv/package.json') as { version: string }).version
   return version
 }

@@ -32,9 +32,8 @@ export function diffData (before: unknown, after: unknown): DataChange[] {
 }
 
 function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
-  // Without isDeepStrictEqual where its answer is known (issue 18: it compared a save's whole data,
-  // then each member again): the same value, or a scalar on either side (equal only when
-  // Object.is, which the line before checked).
+  // No isDeepStrictEqual where its answer is known: the same value, or a scalar on either side
+  // (equal only when Object.is).
   if (Object.is(before, after)) return
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) {
     out.push({ op: 'set', path, value: after })

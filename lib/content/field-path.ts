@@ -23,7 +23,7 @@ export function parseFieldPath (field: string): string[] {
  * Returns a copy of `data` with `value` set at `segments`, creating objects on the way. An array
  * on the way is indexed by a numeric segment (at most one past its end). Only the objects and
  * arrays on the path are copied (shallow); every other value is shared with `data`, which is never
- * changed (a save of a title copied the whole entry, its body included, before: issue 18).
+ * changed, so a save of a title does not copy the whole entry.
  * @param data the current entry data
  * @param segments a parsed path
  * @param value the new value

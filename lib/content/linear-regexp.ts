@@ -9,10 +9,9 @@ import { createRequire } from 'node:module'
 import type { RE2JS } from 're2js'
 import type { CodeOptions } from 'ajv'
 
-/* re2js (260 KB, with Unicode tables built when it loads) is loaded on the first schema pattern
-   (Node keeps it): most collections' schemas have none. In the executable's bundle `require`
-   exists and the package is bundled; unbundled (the library) it is resolved from node_modules. */
-const loadRe2js = (): typeof RE2JS => ((typeof require === 'function' ? require('re2js') : createRequire(import.meta.url)('re2js')) as { RE2JS: typeof RE2JS }).RE2JS
+/* re2js (260 KB, with Unicode tables built when it loads) is loaded on the first schema pattern:
+   most collections' schemas have none. */
+const loadRe2js = (): typeof RE2JS => (createRequire(import.meta.url)('re2js') as { RE2JS: typeof RE2JS }).RE2JS
 
 type RegExpEngine = NonNullable<CodeOptions['regExp']>
 

@@ -14,21 +14,17 @@ import { DRAFT7_META_DIGEST, validateDraft7Schema } from './draft7-meta.generate
 export type JsonSchema = Record<string, unknown>
 type Validator = (data: unknown) => ValidationIssue[]
 
-/* ajv-formats (a CommonJS package) is loaded on the first schema that names a `format`: most sites'
-   schemas name none, and loading and adding it cost ~80 ms of every start (issue 18). In the
-   executable's bundle (scripts/build-server.mjs) `require` exists and this call is bundled with the
-   bundle's own ajv; unbundled (the library) it is resolved from node_modules. */
-const requireAjvFormats = (): unknown => typeof require === 'function' ? require('ajv-formats') : createRequire(import.meta.url)('ajv-formats')
+/* ajv-formats (CommonJS) is loaded on the first schema that names a `format`: most sites' schemas
+   name none, and loading it cost ~80 ms of every start. */
+const requireAjvFormats = (): unknown => createRequire(import.meta.url)('ajv-formats')
 let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
 
 const DRAFT7_META_ID = 'http://json-schema.org/draft-07/schema'
 type MetaCheck = ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
 let generatedMeta: MetaCheck | null | undefined
 
-/* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs):
-   compiling it cost ~25-40 ms of every start that checks a collection schema (the config check
-   does), code a V8 code cache cannot hold (issue 18). Null when it was made from another ajv or
-   other options: then ajv compiles it as before. */
+/* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs),
+   so a start does not compile it; null when made from another ajv or other options (ajv compiles it then). */
 function generatedDraft7Meta (): MetaCheck | null {
   generatedMeta ??= DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion()) ? validateDraft7Schema as MetaCheck : null
   return generatedMeta
@@ -39,13 +35,12 @@ function generatedDraft7Meta (): MetaCheck | null {
  * Patterns run on a linear-time engine (`linear-regexp.ts`): schemas come from sites and editors.
  */
 export class SchemaCompiler {
-  /* Each made on its first schema: creating an ajv instance adds (and resolves the URIs of) its
-     meta-schemas (2020-12 has eight), most sites' schemas are draft-07, and the content store's
-     compiler has nothing to compile at a restart from the persisted index (issue 18). */
+  /* Each made on its first schema: creating an instance adds its meta-schemas (2020-12 has eight),
+     and most sites' schemas are draft-07. */
   #draft7Instance: Ajv | null = null
   #draft2020Instance: Ajv2020 | null = null
   readonly #cache = new WeakMap<object, Validator>()
-  /** Validators by schema text: many collections sharing one schema compile it once (issue 18). */
+  /** Validators by schema text: many collections sharing one schema compile it once. */
   readonly #byText = new Map<string, Validator>()
   #formats = false
   /* The meta-schema validator ajv would hold in the draft-07 instance: compiled at its first schema,

@@ -48,8 +48,7 @@ export interface ReadYaml {
 
 /**
  * `parseYamlText` that also gives the parsed document, so that an edit of the same text
- * (`editYamlText`'s `parsed`) does not parse it again: the yaml package's parser costs about
- * 50 µs for a five-line frontmatter, the largest part of a save's edit.
+ * (`editYamlText`'s `parsed`) does not parse it again: parsing is the largest part of a save's edit.
  * @param text the YAML text
  * @returns its value (null for an empty text) and document; throws EntryParseError like parseYamlText
  */
@@ -266,8 +265,8 @@ function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unkn
 /**
  * A string as the yaml package writes it in place of a plain string scalar: itself, when it is
  * plain-safe in any context (a letter first; letters, digits, spaces, `_`, `.` and `-` after; not a
- * word some schema reads as null, a boolean or a number). Saves mostly change such strings (titles),
- * and rendering a one-pair document for them cost more than the rest of the edit.
+ * word some schema reads as null, a boolean or a number): saves mostly change such strings (titles),
+ * and rendering a document for them cost more than the rest of the edit.
  */
 const PLAIN_SAFE = /^[A-Za-z](?:[A-Za-z0-9 _.-]{0,1998}[A-Za-z0-9_.])?$/
 const NOT_STRING_WORD = /^(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)$/

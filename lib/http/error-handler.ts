@@ -3,9 +3,8 @@
  * body `{ error, code, ...details }`; body-parser errors keep their 4xx status; anything else is a
  * 500 `{ error, code: 'internal' }` whose body leaks nothing (the stack goes to the log).
  *
- * A JSON body is serialized here, inside the handler, not by Koa after the middleware returned:
- * Koa's own serialization runs outside every middleware, so a body it cannot serialize (too deep,
- * too large) used to become Koa's plain-text 500 with nothing logged (the app is silent).
+ * A JSON body is serialized here, not by Koa after the middleware returned, so a body that cannot
+ * be serialized (too deep, too large) becomes a logged JSON 500, not Koa's silent plain-text one.
  */
 import type { Middleware } from 'koa'
 import type { Logger } from 'pino'

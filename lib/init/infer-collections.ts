@@ -1,8 +1,7 @@
 /**
  * Turns the content sources a generator suggests into collection definitions: which files of a
  * folder are entries (flat, nested, page bundles), one collection per format found there (md and
- * mdx together: a Markdown collection reads both), the
- * frontmatter kind most files use, and a JSON Schema inferred from the entries' fields.
+ * mdx together), the frontmatter kind most files use, and a schema inferred from the entries' fields.
  */
 import { lstat, readFile } from 'node:fs/promises'
 import path from 'node:path'

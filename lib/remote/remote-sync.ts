@@ -1,10 +1,8 @@
 /**
- * The service's link to its git remote (CONTRACT 13), owned by `createCms`: it resolves the remote
- * and branch at start, finishes a push a crash interrupted, fetches on the interval, on the signed
- * sync webhook and before each publish, fast-forwards upstream changes into the working tree,
- * pushes publish commits and `refs/cms/*`, and keeps the report the Studio and
- * `GET /deployment` show. All of it runs one step at a time on its own queue, in git child
- * processes; reads never wait for it.
+ * The service's link to its git remote (CONTRACT 13), owned by `createCms`: finishes a push a crash
+ * interrupted, fetches (interval, sync webhook, before each publish), fast-forwards upstream changes,
+ * pushes publish commits and `refs/cms/*`, and keeps the report the Studio and `GET /deployment`
+ * show. One step at a time on its own queue, in git child processes; reads never wait for it.
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
@@ -36,8 +34,8 @@ export interface RemoteSyncOptions {
    */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
   /**
-   * Called before `refs/cms/*` are adopted or pushed: folds the history journal into
-   * `refs/cms/history`, so what travels holds every acknowledged save (issue 18).
+   * Called before `refs/cms/*` are adopted or pushed: waits for history appends in flight, so
+   * what travels holds every acknowledged save.
    */
   beforeCmsRefs?: () => Promise<void>
 }
@@ -238,7 +236,7 @@ export class RemoteSync {
     return { outcome, delivered: pending?.published ?? [] }
   }
 
-  /** Folds the history journal into its ref before refs/cms/* are compared, adopted or pushed. */
+  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
   async #flushHistory (): Promise<void> {
     await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not fold the history journal before syncing refs/cms') })
   }

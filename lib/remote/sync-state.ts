@@ -1,10 +1,8 @@
 /**
  * What the service knows about its git remote: the in-memory report (last fetch, last push, the
- * upstream state) and the two records that must survive a crash, under `.git/cms/`:
- * `pending-push.json` (a publish commit that has not reached the remote yet, written before the
- * commit, so a kill between commit and push is finished at the next start) and
- * `upstream-diverged.json` (the remote branch was rewritten; nothing is merged or pushed until the
- * histories are linear again).
+ * upstream state) and two records under `.git/cms/` that survive a crash: `pending-push.json` (written
+ * before a publish commit, so a kill before its push is finished at the next start) and
+ * `upstream-diverged.json` (the remote branch was rewritten; nothing merges or pushes until linear).
  */
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'

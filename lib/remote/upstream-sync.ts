@@ -1,9 +1,7 @@
 /**
- * Bringing upstream changes in: fetch the remote branch (and `refs/cms/*`) in a git child process,
- * then fast-forward the working tree when the local branch is an ancestor of the remote's. git
- * itself refuses to overwrite local changes (the service's uncommitted writes included), so a
- * fast-forward never loses a write; the changed entries are marked for a re-check so their new
- * revisions show at once.
+ * Bringing upstream changes in: fetch the remote branch (and `refs/cms/*`), then fast-forward when
+ * the local branch is an ancestor of the remote's (git refuses to overwrite local changes, so no
+ * write is lost); the changed entries are marked for a re-check so their new revisions show at once.
  */
 import { withLocks } from '../storage/with-locks.js'
 import type { RemoteContext } from './remote-context.js'

@@ -1,13 +1,11 @@
 /**
  * The full-text search of one collection: a SearchDb kept in step with the collection index.
  *
- * It opens on first use (`start` after the warm-up, or the first `q`): every entry whose stored
- * signature is not its row's signature now (changed, added, or stored as untrusted) is read and
- * indexed, ids without a row are removed; a missing or doubtful database is built from every
- * entry. A search before that is done waits for it (never an answer from part of the index).
- * Afterwards the collection index reports each change it takes (`onEntryChange`); changes are
- * recorded and indexed together before the next search, stored with signature '' (read again at
- * the next start, since the hook does not say which file state the data came from).
+ * It opens on first use (`start` after the warm-up, or the first `q`): entries whose stored
+ * signature differs from their row's are indexed again, ids without a row removed, a missing or
+ * doubtful database rebuilt; a search waits for that. Then changes the index reports
+ * (`onEntryChange`) are indexed together before the next search, with signature '' (read again at
+ * the next start: the hook does not say which file state the data came from).
  */
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -20,11 +18,11 @@ import { isDamaged, SearchDb } from './search-db.js'
 
 /** Where the databases are, under the state folder (`.git/cms`). */
 export const SEARCH_DIR = 'fts'
-/** The search segments of earlier versions, removed at the first open. */
+/** The folder where earlier versions kept their search index, removed at the first open. */
 const LEGACY_DIR = 'search'
-/** Entries read and indexed per transaction while opening (each chunk ~10-40 ms, then the loop turns). */
+/** Entries read and indexed per transaction while opening, so the event loop turns between chunks. */
 const CHUNK = 64
-/** Recorded changes indexed without waiting for a search beyond this many (a turn of the loop later: ~30 ms). */
+/** Recorded changes beyond this many are indexed without waiting for a search. */
 const CHANGES_MAX = 100
 
 /** Whether a signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`) names a file last changed well before `now`. */

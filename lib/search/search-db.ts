@@ -1,14 +1,10 @@
 /**
- * One collection's full-text index: an SQLite database with an FTS5 table (better-sqlite3), kept
- * in `.git/cms/fts/<collection>.sqlite`. It is a cache of the entry files: any doubt about it
- * (another definition key, a file SQLite cannot read, one shorter than its pages) and it is
- * removed and built again from the files.
- *
- * `entries` maps each id to its document number (the FTS rowid, which also orders ties) and the
- * signature of the file its text came from ('' when not to be trusted at the next start). `text`
- * is contentless (the entry files hold the text): a title, a fields and a body column of folded
- * terms, with prefix indexes of 2 and 3 characters (without them a two-letter prefix took 0.8 s
- * at 100,000 entries; with them ~25 ms).
+ * One collection's full-text index: SQLite FTS5 in `.git/cms/fts/<collection>.sqlite`, a cache of
+ * the entry files, rebuilt from them at any doubt (another definition key, an unreadable or short file).
+ * `entries` maps each id to its document number (the FTS rowid, which orders ties) and its file's
+ * signature ('' when untrusted at the next start). `text` is contentless: title, fields and body
+ * columns of folded terms, with prefix indexes of 2 and 3 characters (a two-letter prefix at 100,000
+ * entries: 0.8 s without them, ~25 ms with them).
  */
 import Database from 'better-sqlite3'
 import { mkdirSync, rmSync, statSync } from 'node:fs'

@@ -40,10 +40,8 @@ export function forEachTerm (text: string, each: (term: string) => void): void {
 }
 
 /**
- * `forEachTerm` of folded ASCII text (most of it): the runs of `[a-z0-9]`, found by char codes
- * instead of a regular expression (whose match arrays were most of the bytes the first full-text
- * indexing of an entry on save allocated: issue 18). The same terms as `/[a-z0-9]+/g` gives
- * (test/search/tokenize.test.ts compares them).
+ * `forEachTerm` of folded ASCII text: the runs of `[a-z0-9]`, found by char codes (a regular
+ * expression's match arrays were most of what indexing allocated); the same terms as `/[a-z0-9]+/g`.
  */
 function forEachAsciiTerm (folded: string, each: (term: string) => void): void {
   const n = folded.length

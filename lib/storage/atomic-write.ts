@@ -2,13 +2,9 @@
  * Atomic file replacement: write a temporary file in the same directory, fsync it, rename it over
  * the target, fsync the directory. A reader, or a crash, never sees half a file.
  *
- * In two steps when the caller has something to do in between: `prepareFileAtomic` writes and
- * fsyncs the temporary file, `commit()` renames it into place (or `abort()` removes it). A save
- * uses the two steps to rename only once the history snapshot of what it replaces is on its ref.
- *
- * Not the write-file-atomic package: its temporary name (`<file>.<hash>`) is not hidden, so one left
- * by a killed process would be listed as an entry and shown by `git status`; ours start with
- * TEMP_PREFIX, which the start-up sweep removes.
+ * `prepareFileAtomic` splits it in two (a save renames only once the history snapshot of what it
+ * replaces is on its ref). Not write-file-atomic: its temporary names are not hidden, so a killed
+ * process's would be listed as entries; ours start with TEMP_PREFIX, which the start-up sweep removes.
  */
 import fs from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'

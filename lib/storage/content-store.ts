@@ -13,7 +13,6 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
-import { sweepTempFiles } from './temp-sweep.js'
 
 /**
  * What sits beside a collection index (the full-text search, lib/search/): told of every entry

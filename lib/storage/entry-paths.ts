@@ -29,8 +29,7 @@ export interface LayoutScan {
   problems: Map<string, string>
   /**
    * Ids whose file is not known to be the id's default one (`defaultFileOf`); every other id's
-   * file is. Told from the name a folder listing gave, so a restart need not compare each scanned
-   * path with the default one (that flattened 100,000 concatenated paths: issue 18, seventh pass).
+   * file is. Told from the listed name, so a restart need not compare each path with the default.
    */
   others: Set<string>
 }
@@ -91,7 +90,7 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     for (const [id, file] of layout.files) if (path.relative(layout.dir, file).split(path.sep).join('/') === posix) return id
     return null
   }
-  // A name at the top of the folder (every file of a flat collection): no split, no join (issue 18).
+  // A name at the top of the folder (every file of a flat collection): no split, no join.
   if (!posix.includes('/')) return idOfTopName(layout, posix)
   const segments = posix.split('/')
   if (segments.some(s => s === '' || s.startsWith('.') || SKIPPED_DIRS.has(s))) return null
@@ -110,7 +109,7 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
 /**
  * A plain id: ASCII letters, digits, `_` and `-`, starting with a letter or digit, at most 128
  * characters (names.ts's ENTRY_ID). Its NFC form is itself, and `entryIdProblem` finds nothing in
- * it unless it is a reserved name: a scan skips both for such ids (issue 18, restart).
+ * it unless it is a reserved name: a scan skips both for such ids.
  */
 const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
 
@@ -171,7 +170,7 @@ export function newFileOf (layout: EntryLayout, id: string): string | null {
 }
 
 /**
- * `newFileOf` for the index's rows (issue 18: a row derives its file from its id): the same path
+ * `newFileOf` for the index's rows (a row derives its file from its id): the same path
  * for a valid id, by concatenation (no normalization: it runs for every row a restart takes). Any
  * file that differs from it is recorded in its row, so an id it would mis-join only costs a string.
  * @param layout the collection's layout
@@ -321,7 +320,7 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
 
 /**
  * `path.join(dir, name)` for a normalized folder and a name `readdir` gave (no separator, never `.`
- * or `..`): the same string without normalizing it again (a third of a 100,000-file scan; issue 18).
+ * or `..`): the same string without normalizing it again (a third of a 100,000-file scan).
  */
 function childPath (dir: string, name: string): string {
   return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name

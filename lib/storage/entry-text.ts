@@ -46,9 +46,8 @@ export async function readTextIfUnchanged (file: string, sig: string, opts: { no
 /**
  * The text of an open regular file whose size an fstat just gave, in one read of a byte more than
  * that size: a short read of a regular file is its end, so a file of that size needs no second
- * read (`readFileSync(fd, 'utf8')` read until a read returned nothing: one more system call per
- * read entry, issue 18 eleventh pass). Decoded as readFileSync decodes (invalid UTF-8 becomes
- * U+FFFD, a BOM is kept).
+ * read (`readFileSync(fd, 'utf8')` reads until a read returns nothing). Decoded as readFileSync
+ * decodes (invalid UTF-8 becomes U+FFFD, a BOM is kept).
  * @returns the text, or null when the file is longer or shorter than the size now (changed since
  *   the fstat: the caller's full check reads it again)
  */

@@ -1,16 +1,12 @@
 /**
  * A file watcher that keeps no record of the files it watches: one non-recursive `fs.watch`
- * (inotify on Linux) per folder under a root, each event passed on by path. `@parcel/watcher`,
- * used before, kept a tree of every watched file in native memory (27 MB at 100,000 entries,
- * issue 18); this keeps one handle per folder and nothing per file.
+ * (inotify on Linux) per folder under a root, each event passed on by path: one handle per folder
+ * and nothing per file (a watcher with a tree of every file took 27 MB at 100,000 entries).
  *
- * Lost events: when the kernel's event queue overflows (more than `max_queued_events` events
- * unread), inotify drops the rest and queues one IN_Q_OVERFLOW event, which libuv discards (its
- * watch descriptor, -1, matches no handle): nothing tells `fs.watch` users. But libuv reads the
- * inotify descriptor until it is empty in one go, so an overflow always comes with a full queue's
- * worth of events delivered within one turn of the event loop: past half of that, every watch is
- * told `onLost` (its owner then re-checks every file). Holds as long as this process has no other
- * `fs.watch` user sharing the loop's inotify queue (the service has none).
+ * Lost events: libuv discards inotify's IN_Q_OVERFLOW, so nothing tells `fs.watch` users. But an
+ * overflow always comes with a full queue's worth of events within one turn of the event loop:
+ * past half of `max_queued_events`, every watch is told `onLost` (its owner re-checks every file).
+ * This holds while no other `fs.watch` user shares the inotify queue (the service has none).
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { opendir } from 'node:fs/promises'
@@ -79,10 +75,8 @@ function ignored (name: string): boolean {
 
 /**
  * Folders of one tree listed at once. Each open listing holds glibc's directory buffer (32 KB)
- * and libuv's request: listing every folder of a tree at once (10,000 Hugo page bundles) took
- * 300 MB at its peak, and the service thread's malloc heap kept ~100 MB of it afterwards (RSS
- * after warm-up 250-260 MB instead of ~100, issue 18, eleventh pass). 8 keeps the thread pool
- * (4 threads) busy.
+ * and libuv's request: listing every folder of 10,000 Hugo page bundles at once peaked at 300 MB,
+ * ~100 MB of which the heap kept. 8 keeps the thread pool (4 threads) busy.
  */
 const LIST_CONCURRENCY = 8
 
@@ -158,8 +152,8 @@ class TreeWatch implements FolderWatch {
     if (this.#closed) return null
     const folders: string[] = []
     try {
-      // Read a batch at a time (not `readdir`, whose scandir allocates every name of a 100,000-file
-      // folder at once in a pool thread's malloc arena, which keeps the memory afterwards).
+      // A batch at a time: `readdir` allocates every name of a large folder at once, memory the
+      // thread pool's malloc arena keeps.
       for await (const e of await opendir(dir, { bufferSize: LIST_BATCH })) {
         if (ignored(e.name)) continue
         // Links are not followed (the readers never follow a link out of a folder either).
@@ -210,8 +204,7 @@ class TreeWatch implements FolderWatch {
           state.self = true
           let isDir = false
           // The root may be a link to a folder (watched through it); a link below is never followed.
-          // Synchronously: a page-cache lstat costs a few µs, the thread pool's round trip for it
-          // was the largest cost of a save's watch events on the service thread (issue 18).
+          // Synchronously: a page-cache lstat is cheaper than the thread pool's round trip.
           try { isDir = ((full === this.#root ? statSync : lstatSync)(full, { throwIfNoEntry: false })?.isDirectory()) === true } catch {}
           if (this.#closed) return
           // A folder replaced or gone: its watches go (a new one at that path is watched afresh).

@@ -1,9 +1,7 @@
 /**
- * Where a repository's git data lives, found by git's own rules once at start-up (`git rev-parse`):
- * a plain checkout has `.git/`; a `git worktree` checkout has a `.git` file (`gitdir: ...`) naming
- * its own git dir (HEAD, index) inside the main repository's, whose common dir holds the refs and
- * objects. The service reads HEAD from the worktree's git dir, and keeps refs, objects and its
- * state (`cms/`) in the common dir: one service per repository, whichever checkout it serves.
+ * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD is read from
+ * the checkout's git dir (a `git worktree` has its own), refs, objects and the service's state
+ * (`cms/`) live in the common dir: one service per repository, whichever checkout it serves.
  */
 import { execFile } from 'node:child_process'
 import { realpath } from 'node:fs/promises'

@@ -113,9 +113,8 @@ export class IndexStore {
   #migrate (stateDir: string): void {
     rmSync(path.join(stateDir, 'index'), { recursive: true, force: true })
     this.#migrateRevisionLogs(path.join(stateDir, 'revisions'))
-    // The inode pool of earlier versions hard-linked entry files under `spares/`: unlinking those
-    // changes the entry files' ctime, so the stored signatures lose their ctime first (a signature
-    // without one matches a file whose size, mtime and inode match) and no revision moves.
+    // Earlier versions hard-linked entry files under `spares/`: unlinking those changes the files'
+    // ctime, so the stored signatures drop their ctime first and no revision moves.
     const spares = path.join(stateDir, 'spares')
     if (existsSync(spares)) {
       this.#db.transaction(() => {

@@ -1,11 +1,8 @@
 /**
- * One service process per repository: `.git/cms/instance.lock` names the process that serves it,
- * as `{ pid, start, boot }`: its pid, its start time (field 22 of `/proc/<pid>/stat`, clock ticks
- * since boot) and the boot id (`/proc/sys/kernel/random/boot_id`). A pid alone is not enough: in a
- * container the service is pid 1 again after a `kill -9` or an OOM kill, and a bare pid would name
- * a live process (ourselves) forever. The lock is stale, and taken over, when its pid is our own,
- * is dead, or is alive but started at another time or in another boot (a reused pid). Without
- * `/proc` (not Linux) only liveness is checked. The old format (a bare pid) is still read.
+ * One service process per repository: `.git/cms/instance.lock` holds `{ pid, start, boot }` (the
+ * start time from `/proc/<pid>/stat`, the boot id), since a bare pid is reused (pid 1 again in a
+ * container after a kill). The lock is stale, and taken over, when its pid is our own, is dead, or
+ * started at another time or boot. Without `/proc` only liveness is checked. A bare pid is still read.
  */
 import { open, readFile, rm, mkdir } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'

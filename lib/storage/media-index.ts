@@ -1,10 +1,8 @@
 /**
- * The media library's in-memory index: every media file under the media roots (media-roots.ts),
- * built once in the background, kept current by the service's own uploads and deletions
- * (`noteFile`, `forget`) and by a file watcher on each root (changes made with git, an editor or
- * a shell). Lists, searches and pages answer from memory; no request walks a directory.
- * Symbolic links are never followed or listed, and a root whose real path leaves the repository
- * (or enters `.git`) is not indexed.
+ * The media library's in-memory index of every media file under the media roots (media-roots.ts):
+ * built once in the background, kept current by the service's uploads and deletions and by a file
+ * watcher on each root; no request walks a directory. Links are never followed or listed, and a
+ * root whose real path leaves the repository (or enters `.git`) is not indexed.
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'

@@ -1,12 +1,8 @@
 /**
- * Writes the objects of one commit as loose objects with isomorphic-git's `writeObject`, through a
- * file system whose `writeFile` makes each object durable
- * before it gets its name: a temporary `tmp_obj_*` file (git's own name for them, which `git gc`
- * cleans), fsynced, renamed into place. The objects of one commit (blobs, their trees, the commit)
- * are all written first and made durable together by `durable()` (their fsyncs at once, then the
- * renames, then their folders' fsyncs): an fsync per level would put 4-5 rounds in every save, and
- * fsyncs in flight would hold the thread pool the next writes wait for. A ref may name the commit
- * only after `durable()`. A kill before it leaves only temporary files.
+ * Writes the objects of one commit as loose objects with isomorphic-git's `writeObject`, each first
+ * as a `tmp_obj_*` file (git's own name, which `git gc` cleans). `durable()` fsyncs them all at once,
+ * renames them, then fsyncs their folders: one round per save instead of one per tree level. A ref
+ * may name the commit only after `durable()`; a kill before it leaves only temporary files.
  */
 import fs from 'node:fs'
 import { open, rename, rm, type FileHandle } from 'node:fs/promises'
@@ -71,9 +67,7 @@ export class NewObjects {
 
   /**
    * Writes one object with isomorphic-git's writeObject, hashed and deflated by node (zlib in the
-   * thread pool): isomorphic-git's own deflate goes through web streams, ~10x slower (3 ms for a
-   * 20 KB history document; its writeTree and writeCommit took 3-4 ms each, most of a save's 15 ms
-   * of object writes at a load of 8 on 2 cores).
+   * thread pool): isomorphic-git's own deflate goes through web streams, about 10x slower.
    */
   async #write (type: 'blob' | 'tree' | 'commit', content: Buffer): Promise<string> {
     const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])

@@ -4,11 +4,9 @@
  * however many entries a collection has). Reads go through `git cat-file --batch` and always see
  * the ref as it is now, outside writers included.
  *
- * Updates of one ref go through a plain queue: while one commit is being written, later updates
- * wait, and then all of them go into the next commit together (8 editors saving at once make one
- * commit, not 8 in a row). A commit lands by compare-and-swap on the value it was built on; when an
- * outside writer moved the ref meanwhile, the updates are applied again to the new value. An update
- * resolves only once its change is durably on the ref.
+ * Updates that arrive while a commit is written go together into the next one (8 editors saving at
+ * once make one commit, not 8). A commit lands by compare-and-swap; when an outside writer moved the
+ * ref meanwhile, the updates are applied again. An update resolves once it is durably on the ref.
  */
 import { hash } from 'node:crypto'
 import { COLLECTION_NAME, isEntryId } from './names.js'

@@ -24,7 +24,7 @@ export async function sweepTempFiles (dirs: string[], createdBefore?: number): P
     } catch {
       return
     }
-    // A folder of 100,000 entries: only folders and our own files get a path (issue 18).
+    // A folder of 100,000 entries: only folders and our own files get a path.
     for (const item of items) {
       if (item.isDirectory()) await visit(path.join(dir, item.name))
       else if (item.name.startsWith(TEMP_PREFIX) && item.isFile()) {

@@ -1,10 +1,8 @@
 /**
  * Compare-and-swap ref updates through one long-lived `git update-ref --stdin`, one transaction at a
- * time (`start`, `update <ref> <new> <old>`, `commit`): git takes `<ref>.lock`, checks the old value,
- * fsyncs the new one (`core.fsync=reference`) and renames it into place, so a `git` command running
- * at the same time is never overwritten. A failed check ends that process (git dies on it); the next
- * update starts another. Once the ref moved, its directories are fsynced, so the new value survives
- * a power loss when `update` resolves.
+ * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one, so a concurrent `git`
+ * command is never overwritten. A failed check ends the process (the next update starts another).
+ * The ref's directories are fsynced before `update` resolves, so the value survives a power loss.
  */
 import fs from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'

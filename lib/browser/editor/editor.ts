@@ -3,13 +3,9 @@
  * and the `[data-cms-src]` blocks of `[data-cms-md]` wrappers become editable when clicked or
  * focused; blur or Ctrl+S saves (`save_field` / `md_block`), Escape cancels.
  *
- * Before anything is editable, a `[data-cms-md]` element that holds no hinted blocks (another
- * generator rendered it: Hugo, Jekyll, Eleventy, markdown-it) or whose entry has the editor's
- * drafts gets the field as the server renders it for this editor (`GET /render`): their draft,
- * with hints that fit the body md_block checks.
- *
- * What is typed in a block is kept in localStorage until it is saved (unsaved-blocks.ts); after a
- * crash or a closed tab the page offers it back, saying when the entry or the block moved since.
+ * A `[data-cms-md]` element without hinted blocks (another generator rendered it) or whose entry
+ * has the editor's drafts first gets the field as the server renders it for them (`GET /render`).
+ * Typed text is kept in localStorage until saved (unsaved-blocks.ts) and offered back after a crash.
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'

@@ -2,9 +2,9 @@
  * The Markdown body editor: CodeMirror 6 with its Markdown language, a toolbar (headings, bold,
  * italic, link, list, quote, code, image), Ctrl/Cmd+B, I and K, a live preview rendered by the
  * server (`POST /preview`, the same sanitized renderMarkdown), and images pasted, dropped or chosen
- * uploaded (`POST /upload`) and inserted as Markdown at the cursor, or chosen from the media library
- * (media-picker.tsx) and inserted there. The document is only what the
- * editor typed: opening it changes nothing. MDX bodies are edited as plain text (no preview).
+ * uploaded (`POST /upload`) or chosen from the media library (media-picker.tsx) and inserted at the
+ * cursor. The document is only what the editor typed: opening it changes nothing. MDX bodies are
+ * edited as plain text (no preview).
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'

@@ -2,19 +2,13 @@
  * `spliceInlineEdit`: an edited block's content written back by changing only the source bytes of
  * what the editor changed (CONTRACT 11, "Edits change only what the editor changed").
  *
- * The block's own rendering is traced to its source (source-units.ts) and diffed, token by token,
- * against the edited HTML (jsdiff's `diffArrays`). Then:
- * - unchanged tokens keep their source bytes (and so do images, footnote references, entities,
- *   code spans, inline HTML, link titles and references, and the wrapping of lines around them);
- * - text typed or deleted inside text is spliced into the source, the typed text escaped where
- *   Markdown would read it as syntax;
- * - elements typed between kept tokens (a word made bold) are written there by `convert` (today's
- *   HTML to Markdown conversion), joined with the tokens between until their tags balance; an
- *   element removed or changed (an image, a code span, a link's target) rewrites the block's
- *   top-level node that holds it the same way.
- * The result is parsed and rendered again and must show exactly the edited HTML (skipped when only
- * letters, digits and spaces were typed or deleted inside prose); when it does not (typed text that
- * turns into syntax even escaped), the caller falls back to converting the block.
+ * The block's rendering is traced to its source (source-units.ts) and diffed token by token against
+ * the edited HTML (jsdiff's `diffArrays`). Unchanged tokens keep their source bytes (images,
+ * entities, code spans, inline HTML, link titles, line wrapping); text typed or deleted inside text
+ * is spliced in, escaped where Markdown would read it as syntax; elements typed between kept tokens
+ * (a word made bold) are written by `convert`, and an element removed or changed rewrites the
+ * top-level node that holds it. The result must render to exactly the edited HTML (not checked when
+ * only letters, digits and spaces changed inside prose); otherwise the caller converts the block.
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
