@@ -238,7 +238,7 @@ export class RemoteSync {
 
   /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
   async #flushHistory (): Promise<void> {
-    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not fold the history journal before syncing refs/cms') })
+    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
   }
 
   /** A push from the sync itself (at start, after a crash): it announces what it delivered. */
