@@ -16,6 +16,11 @@ import type { TreeEntry } from './cat-file.js'
 const fsync = (fd: number): Promise<void> => new Promise((resolve, reject) => { fs.fsync(fd, err => { if (err === null) resolve(); else reject(err) }) })
 
 const deflate = promisify(zlib.deflate)
+/**
+ * git's own level for loose objects (`core.looseCompression` defaults to 1): a history document of
+ * 90 KB deflated in 3.8 ms at level 1 against 14 ms at zlib's default 6; `git gc` recompresses.
+ */
+const LOOSE_LEVEL = 1
 
 /** The author and committer of every commit we write. */
 const AUTHOR = 'git-cms <git-cms@users.git-cms.invalid>'
@@ -72,7 +77,7 @@ export class NewObjects {
   async #write (type: 'blob' | 'tree' | 'commit', content: Buffer): Promise<string> {
     const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])
     const oid = hash('sha1', wrapped)
-    await git.writeObject({ fs: this.#fs, gitdir: this.#gitdir, type, object: await deflate(wrapped), format: 'deflated', oid })
+    await git.writeObject({ fs: this.#fs, gitdir: this.#gitdir, type, object: await deflate(wrapped, { level: LOOSE_LEVEL }), format: 'deflated', oid })
     return oid
   }
 

@@ -4,7 +4,7 @@
  * with drafts pending, can be edited block by block without a 409.
  */
 import t, { type Test } from 'tap'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { startServer, repoFingerprint, type TestServer } from '../helpers/site.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
@@ -82,7 +82,10 @@ t.test('a body changed on disk is rendered afresh; the same body of another entr
   const { s, ann } = await setup(t)
   t.same(await (await ann.render('collection=posts&id=hello')).json(), { html: render(BODY), revision: 1 })
   const changed = BODY.replace('Last paragraph.', 'Last paragraph, changed outside.')
-  await writeFile(path.join(s.repoDir, 'content/posts/hello.md'), `---\ntitle: Hello\n---\n${changed}`)
+  // Replaced in one step (as an editor saves): a truncate-then-write could be seen half-way by a
+  // concurrent read (the search's open), which is a change of its own.
+  await writeFile(path.join(s.repoDir, 'content/posts/.hello.md.tmp'), `---\ntitle: Hello\n---\n${changed}`)
+  await rename(path.join(s.repoDir, 'content/posts/.hello.md.tmp'), path.join(s.repoDir, 'content/posts/hello.md'))
   t.same(await (await ann.render('collection=posts&id=hello')).json(), { html: render(changed), revision: 2 }, 'not the cached HTML')
   await writeFile(path.join(s.repoDir, 'content/posts/twin.md'), `---\ntitle: Twin\n---\n${changed}`)
   const twin = await (await ann.render('collection=posts&id=twin')).json() as { html: string }
