@@ -184,7 +184,8 @@ export class CollectionSearch {
       for (let i = 0; i < toRead.length; i += CHUNK) {
         if (this.#closed) throw new Error('The full-text index closed while it opened')
         const chunk = toRead.slice(i, i + CHUNK)
-        const entries = await index.freshen(chunk)
+        // As the index holds them: a re-check here could read an outside writer's file half-way.
+        const entries = await index.peek(chunk)
         const now = Date.now()
         db.transaction(() => {
           const found = new Set<string>()

@@ -216,6 +216,26 @@ export class CollectionIndex {
   }
 
   /**
+   * The given entries as the index holds them, without re-checking their files (so without
+   * taking any change): for a background reader (the search's open) that must not observe an
+   * outside writer half-way. A Markdown body is read only while the file still has the row's
+   * signature; otherwise the entry comes with `sig: ''` and no body, and its change reaches the
+   * reader through `onEntryChange` once the index takes it.
+   * @param rows rows of `all()`
+   * @returns the entries still in the index
+   */
+  async peek (rows: readonly IndexRow[]): Promise<IndexedEntry[]> {
+    const found = await Promise.all(rows.map(async r => {
+      const row = this.#rows.get(r.id)
+      if (row === undefined) return null
+      if (row.bodyAt === undefined) return entryOf(row, row.fields)
+      const text = await readTextIfUnchanged(row.file, row.sig)
+      return text !== null ? entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) }) : { ...entryOf(row, row.fields), sig: '' }
+    }))
+    return found.filter((e): e is IndexedEntry => e !== null)
+  }
+
+  /**
    * The revision an entry has, or had before it was deleted (0 when it never existed).
    * @param id entry id
    * @returns the revision number
