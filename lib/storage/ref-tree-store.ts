@@ -101,6 +101,22 @@ interface Job<T> {
   reject: (err: unknown) => void
 }
 
+/** A commit whose compare-and-swap is in flight: `landed` is true once the ref holds `head`. */
+interface Landing<T> {
+  head: string | null
+  /** Its jobs, settled when it lands (false: still to be applied). */
+  jobs: Array<Job<T>>
+  landed: Promise<boolean>
+}
+
+/** Resolves each job, or rejects those whose update threw. */
+function settle<T> (jobs: ReadonlyArray<Job<T>>, failed: ReadonlyMap<Job<T>, unknown>): void {
+  for (const job of jobs) {
+    if (failed.has(job)) job.reject(failed.get(job))
+    else job.resolve()
+  }
+}
+
 /** The documents a commit changes: text, or null for deleted; and the collections it drops. */
 interface Changes {
   docs: Map<string, DocKey & { text: string | null }>
@@ -188,17 +204,66 @@ export class RefTreeStore<T> {
     await this.#draining
   }
 
+  /**
+   * Takes the queue in batches. A batch's commit is built on the one before it while that one's
+   * compare-and-swap is in flight (objects durable first, then the ref, in each commit's own order):
+   * 8 editors saving at once wait for one fsync round less per commit.
+   */
   async #drain (): Promise<void> {
-    while (this.#queue.length > 0) {
+    let landing: Landing<T> | null = null
+    while (this.#queue.length > 0 || landing !== null) {
       const jobs = this.#queue
       this.#queue = []
-      await this.#commit(jobs)
+      if (jobs.length > 0) {
+        landing = await this.#pipeline(jobs, landing)
+      } else if (landing !== null) {
+        if (!await landing.landed) await this.#commit(landing.jobs)
+        landing = null
+      }
     }
     this.#draining = null
   }
 
-  /** Builds one commit of the jobs on the ref's value and lands it; settles every job. */
+  /**
+   * Builds the jobs' commit on the value the ref holds once `previous` lands, then starts its own
+   * compare-and-swap. When `previous` did not land as built (an outside writer moved the ref), both
+   * go again, one after the other, on the ref as it is.
+   * @returns the commit in flight, or null when the jobs are settled already
+   */
+  async #pipeline (jobs: Array<Job<T>>, previous: Landing<T> | null): Promise<Landing<T> | null> {
+    let head: string | null
+    let built: { commit: string | null, failed: Map<Job<T>, unknown> }
+    try {
+      head = previous !== null ? previous.head : await this.#git.readRef(this.ref)
+      built = await this.#build(head, jobs)
+    } catch (err) {
+      if (previous !== null && !await previous.landed) await this.#commit(previous.jobs)
+      for (const job of jobs) job.reject(err)
+      return null
+    }
+    if (previous !== null && !await previous.landed) {
+      await this.#commit(previous.jobs)
+      await this.#commit(jobs)
+      return null
+    }
+    if (built.commit === null) {
+      settle(jobs, built.failed)
+      return { head, jobs: [], landed: Promise.resolve(true) }
+    }
+    const landed = this.#git.refs.update(this.ref, built.commit, head).then(outcome => {
+      if (outcome !== 'ok') return false
+      settle(jobs, built.failed)
+      return true
+    }, (err: unknown) => {
+      for (const job of jobs.splice(0)) job.reject(err)
+      return false
+    })
+    return { head: built.commit, jobs, landed }
+  }
+
+  /** Builds one commit of the jobs on the ref's value and lands it, trying again when the ref moved; settles every job. */
   async #commit (jobs: Array<Job<T>>): Promise<void> {
+    if (jobs.length === 0) return
     let failed = new Map<Job<T>, unknown>()
     try {
       for (let attempt = 1; ; attempt++) {
@@ -212,10 +277,7 @@ export class RefTreeStore<T> {
       for (const job of jobs) job.reject(err)
       return
     }
-    for (const job of jobs) {
-      if (failed.has(job)) job.reject(failed.get(job))
-      else job.resolve()
-    }
+    settle(jobs, failed)
   }
 
   /** Applies the jobs in order on `head` and writes the commit (null: nothing changed). */
