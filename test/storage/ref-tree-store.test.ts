@@ -72,6 +72,37 @@ t.test('a commit made by someone else in between is built upon, not overwritten'
   t.equal(gitIn(dir, ['rev-parse', `${REF}^`]), commit)
 })
 
+t.test('a commit built on one in flight is built again when an outside writer moves the ref meanwhile: every update lands, the outside change stays', async t => {
+  const { dir, gitDir, git } = makeRepoWithStore(t)
+  const s = store(git)
+  await s.update([set('c', 'a', 1)])
+  let outside = ''
+  const first = s.update([set('c', 'b', 2)])
+  // Queued while the first commit is written, so built on it; its update moves the ref as plain git
+  // would, before or after the first commit lands (either way both must land on top of it).
+  const second = s.update([{ type: 'update', collection: 'c', id: 'c', update: () => { if (outside === '') outside = outsideCommit(dir, gitDir, 'z'); return { n: 3 } } }])
+  await Promise.all([first, second])
+  t.same((await s.list()).map(d => `${d.id}=${d.doc.n}`), ['a=1', 'b=2', 'c=3', 'z=9'])
+  t.equal(gitIn(dir, ['merge-base', '--is-ancestor', outside, REF]), '', 'the outside commit is in the history')
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
+})
+
+/** Adds `<id>.json` = {"n":9} on top of the ref with plain git, by compare-and-swap (the store may hold the ref's lock a moment). */
+function outsideCommit (dir: string, gitDir: string, id: string): string {
+  for (;;) {
+    const head = gitIn(dir, ['rev-parse', REF])
+    const env = { GIT_INDEX_FILE: `${gitDir}/outside-index` }
+    execGit(dir, ['read-tree', head], env)
+    const blob = gitIn(dir, ['hash-object', '-w', '--stdin'], '{"n":9}\n')
+    execGit(dir, ['update-index', '--add', '--cacheinfo', `100644,${blob},c/${shardOf(id)}/${id}.json`], env)
+    const commit = gitIn(dir, ['commit-tree', execGit(dir, ['write-tree'], env), '-p', head, '-m', 'outside'])
+    try {
+      gitIn(dir, ['update-ref', REF, commit, head])
+      return commit
+    } catch {}
+  }
+}
+
 t.test('updates applied with cold caches (another store) and with warm ones read each document as it is', async t => {
   const { gitDir, git } = makeRepoWithStore(t)
   const warm = store(git)
