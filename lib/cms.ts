@@ -5,7 +5,7 @@
  * internals (`openCms`) are for this package's own CLI and tests, never re-exported.
  */
 import path from 'node:path'
-import { stat, readFile, rm } from 'node:fs/promises'
+import { stat, rm } from 'node:fs/promises'
 import type Koa from 'koa'
 import type { Middleware } from 'koa'
 import compose from 'koa-compose'
@@ -25,8 +25,7 @@ import { HistoryStore } from './storage/history-store.js'
 import { GitStore } from './storage/git-store.js'
 import { DraftStore } from './storage/draft-store.js'
 import { removeStaleLocks } from './storage/update-ref.js'
-import isomorphicGit from 'isomorphic-git'
-import fs from 'node:fs'
+import { execFile } from 'node:child_process'
 import { sweepTempFiles } from './storage/temp-sweep.js'
 import { resolveGitDirs } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
@@ -264,16 +263,22 @@ async function assertGitRepository (repoDir: string): Promise<string> {
   } catch {
     throw new StartupError(`${repoDir} is not a directory`)
   }
-  const dirs = await resolveGitDirs(repoDir)
-  // HEAD is a symbolic ref to a branch (or a detached commit id); the branch must exist.
-  let head: string | null = null
-  try {
-    const text = (await readFile(path.join(dirs.gitDir, 'HEAD'), 'utf8')).trim()
-    const symbolic = /^ref: (refs\/heads\/\S+)$/.exec(text)
-    head = symbolic !== null ? await isomorphicGit.resolveRef({ fs, gitdir: dirs.commonDir, ref: symbolic[1]! }) : /^[0-9a-f]{40}$/.test(text) ? text : null
-  } catch {}
+  // HEAD is a branch that exists (or a detached commit id): git resolves it, loose or packed, as
+  // the repository's own HEAD.
+  const [dirs, head] = await Promise.all([resolveGitDirs(repoDir), headCommit(repoDir)])
   if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
   return dirs.commonDir
+}
+
+/** What `git rev-parse --verify HEAD` gives in a working tree, or null (none, or no git). */
+async function headCommit (repoDir: string): Promise<string | null> {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
+  return await new Promise(resolve => {
+    execFile('git', ['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env }, (err, stdout) => {
+      resolve(err === null && /^[0-9a-f]{40}$/.test(stdout.trim()) ? stdout.trim() : null)
+    })
+  })
 }
 
 /** A deep copy of the config without the values of keys named `secret` (frozen like the original). */
