@@ -72,7 +72,7 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   if (before.text !== after.text) {
     const changes = diffChars(before.text, after.text, { maxEditLength: MAX_EDIT_LENGTH })
     if (changes === undefined) throw new UnmappableEditError('The edit changes too much of the block at once; edit it in smaller steps')
-    const plan = planEdit(changes, pairing, source, chars, block, body)
+    const plan = planEdit(changes, input.after, after.text.length, pairing, source, chars, block, body)
     result = writeEdit(plan, chars, block, body, parse)
   }
   if (input.marks !== undefined && input.marks.length > 0) {
@@ -94,14 +94,15 @@ export function findEditable (tree: Root, body: string, src: string): ListedBloc
 interface Plan { replacements: Replacement[], expected: Expected[] }
 
 /** Turns the DOM diff into source replacements and the text the block should then read. */
-function planEdit (changes: ReturnType<typeof diffChars>, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock, body: string): Plan {
+function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afterLength: number, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock, body: string): Plan {
   const replacements: Replacement[] = []
   const deleted = new Set<number>()
   const inserts = new Map<number, Array<{ text: string, key: string }>>()
   let at = 0
+  let ai = 0
   for (let c = 0; c < changes.length; c++) {
     const change = changes[c]!
-    if (!change.added && !change.removed) { at += change.value.length; continue }
+    if (!change.added && !change.removed) { at += change.value.length; ai += change.value.length; continue }
     let removed = 0
     let typed = ''
     if (change.removed) { removed = change.value.length; if (changes[c + 1]?.added === true) typed = changes[++c]!.value }
@@ -114,11 +115,16 @@ function planEdit (changes: ReturnType<typeof diffChars>, pairing: NonNullable<R
       pieces.forEach((piece, i) => replacements.push({ ...piece, text: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : '' }))
       if (typed !== '') addInsert(inserts, raw[0], typed, keyOf(first.anc))
     } else {
-      const { pos, anc, raw } = insertionPoint(at, pairing, source, chars, block)
-      replacements.push({ start: pos, end: pos, text: escapeFor(typed, anc, body, pos) })
-      addInsert(inserts, raw, typed, keyOf(anc))
+      const { pos, anc, raw, edge } = insertionPoint(at, pairing, source, chars, block)
+      // Text typed after an image or before one keeps the space the DOM shows between them.
+      let text = typed
+      if (edge === 'end' && ai === 0 && /^[\s\u00a0]/.test(afterRaw) && /\S/.test(body[pos - 1] ?? '')) text = ' ' + text
+      if (edge === 'start' && ai + typed.length === afterLength && /[\s\u00a0]$/.test(afterRaw) && /\S/.test(body[pos] ?? '')) text += ' '
+      replacements.push({ start: pos, end: pos, text: escapeFor(text, anc, body, pos) })
+      addInsert(inserts, raw, text, keyOf(anc))
     }
     at += removed
+    ai += typed.length
   }
   const expected: Expected[] = []
   for (let r = 0; r <= chars.chars.length; r++) {
@@ -182,14 +188,15 @@ function coveredBy (node: Container, r0: number, r1: number, chars: BlockChars):
  * containers that one closes (a word typed after a link is not part of the link); at the content's
  * start or end when nothing of the block's text is on that side.
  */
-function insertionPoint (at: number, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock): { pos: number, anc: readonly Container[], raw: number } {
+function insertionPoint (at: number, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock): { pos: number, anc: readonly Container[], raw: number, edge?: 'start' | 'end' } {
   let j = at - 1
   while (j >= 0 && (pairing.lo[j] ?? -1) === -1) j--
   const aRaw = j < 0 ? -1 : source.to[pairing.hi[j]!]! - 1
   const bRaw = aRaw + 1
   const content = contentRange(block)
-  if (aRaw < 0) return { pos: content.start, anc: [], raw: 0 }
-  if (bRaw >= chars.chars.length) return { pos: content.end, anc: [], raw: chars.chars.length }
+  // Nothing of the block's text before: its start, unless nothing of it follows either.
+  if (aRaw < 0 && source.text.length > 0) return { pos: content.start, anc: [], raw: 0, edge: 'start' }
+  if (!/[^\s\u00a0]/.test(chars.text.slice(bRaw))) return { pos: content.end, anc: [], raw: chars.chars.length, edge: 'end' }
   const a = chars.chars[aRaw]!
   const b = chars.chars[bRaw]!
   let p = 0
