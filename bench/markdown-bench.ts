@@ -15,6 +15,7 @@ import { toHtml } from 'hast-util-to-html'
 import { visit } from 'unist-util-visit'
 import type { Element, Root } from 'hast'
 import { applyBlockEdit } from '../lib/content/markdown/index.js'
+import { applyTextEdit } from '../lib/content/markdown/text-edit.js'
 import { renderTree } from '../lib/content/markdown/render.js'
 
 /** One corpus document. */
@@ -77,12 +78,34 @@ function skeleton (tree: Root, emptied: number): string {
   return normalize(toHtml(copy))
 }
 
+/** How a block edit is sent: md_block's edited HTML, or md_edit's DOM text before and after. */
+export type BlockEditor = 'md_block' | 'md_edit'
+
+/** A rendered element's text as a browser's textContent gives it. */
+function domText (node: Element | Root): string {
+  let text = ''
+  visit(node, 'text', (t) => { text += t.value })
+  return text
+}
+
+/** One block edit through the chosen command's content function; the body unchanged when refused. */
+function editBlock (editor: BlockEditor, body: string, src: string, block: Element, appended: string): { body: string, start: number, end: number, changed: boolean } {
+  if (editor === 'md_block') return applyBlockEdit({ body, src, html: toHtml(block.children) + appended })
+  const before = domText(block)
+  try {
+    return applyTextEdit({ body, src, before, after: before + appended })
+  } catch (err) {
+    return { body, start: 0, end: 0, changed: false, error: (err as Error).message } as never
+  }
+}
+
 /**
  * Measures fidelity over documents.
  * @param docs the documents
+ * @param editor the command whose edits are measured (md_block by default)
  * @returns the counts
  */
-export function corpusFidelity (docs: CorpusDoc[]): Fidelity {
+export function corpusFidelity (docs: CorpusDoc[], editor: BlockEditor = 'md_block'): Fidelity {
   const result: Fidelity = { blocks: 0, identical: 0, appended: 0, inserted: 0, failures: [], identityFailures: [], insertFailures: [] }
   for (const doc of docs) {
     const tree = renderTree(doc.body, { collection: 'c', id: 'i' })
@@ -90,12 +113,11 @@ export function corpusFidelity (docs: CorpusDoc[]): Fidelity {
     blocks.forEach((block, i) => {
       if (!INLINE_HOSTS.has(block.tagName)) return
       const src = block.properties.dataCmsSrc as string
-      const inner = toHtml(block.children)
       result.blocks++
-      const same = applyBlockEdit({ body: doc.body, src, html: inner })
-      if (same.body === doc.body && !same.changed) result.identical++
+      const same = editBlock(editor, doc.body, src, block, '')
+      if (same.body === doc.body && !same.changed && (same as { error?: string }).error === undefined) result.identical++
       else result.identityFailures.push(`${doc.name} ${src}`)
-      const edited = applyBlockEdit({ body: doc.body, src, html: inner + ' ' + WORD })
+      const edited = editBlock(editor, doc.body, src, block, ' ' + WORD)
       const after = renderTree(edited.body, { collection: 'c', id: 'i' })
       const afterBlocks = blocksOf(after)
       const expected = structuredClone(block)
@@ -105,7 +127,7 @@ export function corpusFidelity (docs: CorpusDoc[]): Fidelity {
         skeleton(after, i) === skeleton(tree, i) &&
         normalize(toHtml(got.children)) === normalize(toHtml(expected.children))
       if (ok) result.appended++
-      else result.failures.push(`${doc.name} ${src}: ${JSON.stringify(edited.body.slice(edited.start, edited.end))}`)
+      else result.failures.push(`${doc.name} ${src}: ${(edited as { error?: string }).error ?? JSON.stringify(edited.body.slice(edited.start, edited.end))}`)
       const change = onlyChange(doc.body, edited.body)
       if (change.inserted === ' ' + WORD || change.inserted === WORD + ' ') result.inserted++
       else result.insertFailures.push(`${doc.name} ${src}: ${JSON.stringify(change)}`)
