@@ -5,7 +5,7 @@
  * The generator's own markup (images, permalinks, footnote references, highlighting) is never read
  * back as the author's text and cannot be typed into.
  */
-import { isGeneratorMarkup, walkOwnText } from './page-blocks.js'
+import { isGeneratorMarkup, walkOwnText, spaced } from './page-blocks.js'
 
 /** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
 export const MARK_ATTRIBUTE = 'data-cms-mark'
@@ -41,7 +41,7 @@ function pieces (block: Element): Piece[] {
  */
 export function textAndMarks (block: Element): { text: string, marks: TextMark[] } {
   const all = pieces(block)
-  const text = all.map(p => p.node instanceof HTMLBRElement ? '\n' : p.node.data).join('')
+  const text = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
   const marks: TextMark[] = []
   for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) {
     const type = MARK_TYPES[el.tagName]
@@ -87,7 +87,7 @@ function position (all: Piece[], offset: number, preferEnd: boolean): [Node, num
  */
 export function applyTextChange (block: Element, next: string): void {
   const all = pieces(block)
-  const now = all.map(p => p.node instanceof HTMLBRElement ? '\n' : p.node.data).join('')
+  const now = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
   if (now === next) return
   let prefix = 0
   const shortest = Math.min(now.length, next.length)

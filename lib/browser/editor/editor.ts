@@ -489,20 +489,20 @@ export class InlineEditor {
     const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
     if (cmd === undefined) return
     e.preventDefault()
-    if (s.kind === 'block') this.format(cmd)
+    if (s.kind !== 'field') this.format(cmd)
   }
 
   private onPaste (e: ClipboardEvent): void {
     const s = this.session
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
-    insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind === 'block')
+    insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
     this.keepUnsaved()
   }
 
   private format (cmd: 'bold' | 'italic' | 'code' | 'link'): void {
     const s = this.session
-    if (s === null || s.kind !== 'block') return
+    if (s === null || s.kind === 'field') return
     if (document.activeElement !== s.el) {
       s.el.focus()
       if (s.range !== null) {

@@ -66,14 +66,23 @@ export function walkOwnText (block: Element, visit: (node: Text | HTMLBRElement)
 }
 
 /**
- * A block's own text as a reader sees it (`<br>` as a line break).
+ * A block's own text as a reader sees it (`<br>` as a line break, no-break spaces as spaces).
  * @param block the block element
  * @returns the text
  */
 export function ownText (block: Element): string {
   let text = ''
-  walkOwnText(block, (n) => { text += n instanceof HTMLBRElement ? '\n' : n.data })
+  walkOwnText(block, (n) => { text += n instanceof HTMLBRElement ? '\n' : spaced(n.data) })
   return text
+}
+
+/**
+ * A text node's text with no-break spaces as spaces (a browser types one at the end of a text).
+ * @param data a text node's data
+ * @returns the same length of text
+ */
+export function spaced (data: string): string {
+  return data.replace(/\u00a0/g, ' ')
 }
 
 /** Whether the element holds words (or an image) of its own, outside nested blocks. */
