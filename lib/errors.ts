@@ -121,6 +121,13 @@ export class UnreadableEntryError extends CmsError {
   }
 }
 
+/** 422: an in-place edit cannot be placed exactly in the Markdown source (the reason says why). */
+export class UnmappableEditError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(422, 'unmappable_edit', message, details)
+  }
+}
+
 /** 429: too many failed logins; carries `Retry-After` in seconds. */
 export class RateLimitedError extends CmsError {
   constructor (retryAfterSeconds: number) {

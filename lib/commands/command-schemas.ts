@@ -16,6 +16,18 @@ export interface DeleteEntryCommand { type: 'delete_entry', collection: string, 
 export interface ReorderEntriesCommand { type: 'reorder_entries', collection: string, order: string[], expectedRevision?: number }
 export interface UpdatePageLayoutCommand { type: 'update_page_layout', collection: string, id: string, layout: unknown[], expectedRevision?: number }
 export interface MdBlockCommand { type: 'md_block', collection: string, id: string, blockPath: string, src: string, html: string, expectedRevision?: number }
+export interface MdEditMark { type: 'strong' | 'em' | 'code' | 'link', start: number, end: number, href?: string }
+export interface MdEditCommand {
+  type: 'md_edit'
+  collection: string
+  id: string
+  field: string
+  src: string
+  before: string
+  after: string
+  marks?: MdEditMark[]
+  expectedRevision?: number
+}
 export interface CreateCollectionCommand {
   type: 'create_collection'
   collection: string
@@ -37,7 +49,7 @@ export interface DeleteCollectionCommand { type: 'delete_collection', collection
 
 export type MutateCommand =
   | SaveFieldCommand | PutEntryCommand | DeleteEntryCommand | ReorderEntriesCommand
-  | UpdatePageLayoutCommand | MdBlockCommand | CreateCollectionCommand | DeleteCollectionCommand
+  | UpdatePageLayoutCommand | MdBlockCommand | MdEditCommand | CreateCollectionCommand | DeleteCollectionCommand
 
 export type CommandType = MutateCommand['type']
 
@@ -94,6 +106,43 @@ const mdBlock: JSONSchemaType<MdBlockCommand> = {
     expectedRevision: revision
   }
 } as unknown as JSONSchemaType<MdBlockCommand>
+
+/** The most characters of a block's DOM text md_edit takes (a block is a paragraph, not a page). */
+export const MAX_BLOCK_TEXT = 100000
+/** The most marks one md_edit may apply. */
+export const MAX_MARKS = 32
+
+const mdEdit: JSONSchemaType<MdEditCommand> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'collection', 'id', 'field', 'src', 'before', 'after'],
+  properties: {
+    type: { type: 'string', const: 'md_edit' },
+    collection: name,
+    id: entryId,
+    field: { type: 'string', minLength: 1, maxLength: 200 },
+    src: { type: 'string', minLength: 1, maxLength: 100 },
+    before: { type: 'string', maxLength: MAX_BLOCK_TEXT },
+    after: { type: 'string', maxLength: MAX_BLOCK_TEXT },
+    marks: {
+      type: 'array',
+      nullable: true,
+      maxItems: MAX_MARKS,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'start', 'end'],
+        properties: {
+          type: { type: 'string', enum: ['strong', 'em', 'code', 'link'] },
+          start: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
+          end: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
+          href: { type: 'string', nullable: true, minLength: 1, maxLength: 2048 }
+        }
+      }
+    },
+    expectedRevision: revision
+  }
+} as unknown as JSONSchemaType<MdEditCommand>
 
 const createCollection: JSONSchemaType<CreateCollectionCommand> = {
   type: 'object',
@@ -167,6 +216,7 @@ const schemaByType: Record<CommandType, object> = {
   reorder_entries: reorderEntries,
   update_page_layout: updatePageLayout,
   md_block: mdBlock,
+  md_edit: mdEdit,
   create_collection: createCollection,
   delete_collection: deleteCollection
 }

@@ -7,7 +7,6 @@ import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
-import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand } from './command-schemas.js'
@@ -21,6 +20,24 @@ export interface MarkdownBlockResult {
   src?: string
 }
 
+/** What a block edit computed: the new body and the block's range in it. */
+export interface BodyEdit {
+  body: string
+  start: number
+  end: number
+  changed: boolean
+}
+
+/** Which block of which entry an edit targets. */
+export interface BlockTarget {
+  collection: string
+  id: string
+  src: string
+  expectedRevision?: number | null
+  /** The command's name, for messages. */
+  command: string
+}
+
 /**
  * Runs md_block.
  * @param ctx command context
@@ -29,64 +46,77 @@ export interface MarkdownBlockResult {
  * rendering the body afresh)
  */
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
-  try {
-    return await saveBlock(ctx, cmd)
-  } catch (err) {
-    if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src }
-    throw err
-  }
-}
-
-/** Thrown from inside the change to leave storage alone: the edit changes nothing. */
-class UnchangedBlock extends Error {
-  constructor (readonly revision: number, readonly src: string) { super('unchanged') }
-}
-
-async function saveBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
-  const collection = assertCollectionName(cmd.collection)
-  const id = assertEntryId(cmd.id)
-  const def = await requireCollection(ctx, collection)
-  if (!isMarkdownFormat(def.format)) throw new BadRequestError('md_block needs a Markdown collection', { collection })
-  await requirePermission(ctx, 'edit', collection, id)
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
   // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
   const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
-  let src: string | undefined
-  const result = await changeEntry(ctx.services, {
-    collection,
-    id,
-    identity: ctx.identity,
-    expectedRevision: cmd.expectedRevision,
-    action: 'save',
-    target: 'draft',
-    apply: (current) => {
-      if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
-      const body = typeof current.data.body === 'string' ? current.data.body : ''
-      if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
-      // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
-      const previous = current.draft?.markdown
-      const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
-      let edit: BlockEditResult
-      const checked = draftHint(draft, cmd.src)
-      try {
-        edit = applyBlockEdit({ body, src: checked, html: cmd.html })
-      } catch (err) {
-        if (err instanceof SourceMismatchError) throw new StaleSourceError(current.revision)
-        if (err instanceof UneditableBlockError) throw new BadRequestError(err.message, { src: cmd.src })
-        throw err
-      }
-      // A block sent back as it renders already is no edit: no draft is made or bumped.
-      if (!edit.changed) throw new UnchangedBlock(current.revision, checked)
-      src = hintAfterEdit(body, edit.body, checked)
-      const oldEnd = edit.end - (edit.body.length - body.length)
-      return {
-        data: { ...current.data, body: edit.body },
-        markdown: recordMarkdownEdit(draft, edit.start, oldEnd, edit.body)
-      }
+  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, (body, checked, current) => {
+    try {
+      return applyBlockEdit({ body, src: checked, html: cmd.html })
+    } catch (err) {
+      if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
+      if (err instanceof UneditableBlockError) throw new BadRequestError(err.message, { src: cmd.src })
+      throw err
     }
   })
-  return { revision: result.revision, ...(src !== undefined ? { src } : {}) }
+  return { revision, ...(src !== undefined ? { src } : {}) }
+}
+
+/** Thrown from inside the change to leave storage alone: the edit changes nothing. */
+class UnchangedBlock<E> extends Error {
+  constructor (readonly revision: number, readonly src: string, readonly edit: E) { super('unchanged') }
+}
+
+/**
+ * One block edit of an entry's Markdown body, saved into the editor's private draft: the hint is
+ * checked against the body the editor sees (their draft body when they have one; a hint from the
+ * published page is mapped through their recorded edits), the edit is recorded so publish can merge
+ * it onto a newer base, and an edit that changes nothing writes nothing.
+ * @param ctx command context
+ * @param target the entry, the block's hint and the expected revision
+ * @param apply computes the edit of the body (throws a CmsError to refuse)
+ * @returns the revision, the block's hint in the saved body and the edit
+ */
+export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext, target: BlockTarget, apply: (body: string, src: string, revision: number, mdx: boolean) => E): Promise<{ revision: number, src?: string, edit?: E }> {
+  const collection = assertCollectionName(target.collection)
+  const id = assertEntryId(target.id)
+  const def = await requireCollection(ctx, collection)
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
+  await requirePermission(ctx, 'edit', collection, id)
+  let src: string | undefined
+  let edit: E | undefined
+  try {
+    const result = await changeEntry(ctx.services, {
+      collection,
+      id,
+      identity: ctx.identity,
+      expectedRevision: target.expectedRevision,
+      action: 'save',
+      target: 'draft',
+      apply: (current) => {
+        if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
+        const body = typeof current.data.body === 'string' ? current.data.body : ''
+        if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
+        // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
+        const previous = current.draft?.markdown
+        const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
+        const checked = draftHint(draft, target.src)
+        edit = apply(body, checked, current.revision, def.format === 'mdx')
+        // A block sent back as it renders already is no edit: no draft is made or bumped.
+        if (!edit.changed) throw new UnchangedBlock(current.revision, checked, edit)
+        src = hintAfterEdit(body, edit.body, checked)
+        const oldEnd = edit.end - (edit.body.length - body.length)
+        return {
+          data: { ...current.data, body: edit.body },
+          markdown: recordMarkdownEdit(draft, edit.start, oldEnd, edit.body)
+        }
+      }
+    })
+    return { revision: result.revision, ...(src !== undefined ? { src } : {}), ...(edit !== undefined ? { edit } : {}) }
+  } catch (err) {
+    if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src, edit: err.edit as E }
+    throw err
+  }
 }
 
 /**

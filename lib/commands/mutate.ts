@@ -11,8 +11,12 @@ import { updatePageLayout } from './update-page-layout.js'
 import { createCollection } from './create-collection.js'
 import { deleteCollection } from './delete-collection.js'
 import { markdownBlock } from './markdown-block.js'
+import { markdownEdit } from './md-edit.js'
 
-type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<{ revision: number, src?: string }>
+/** What a command answers: its revision, and for block edits the block's new hint (and md_edit's block). */
+interface CommandResult { revision: number, src?: string, block?: { src: string, text: string } }
+
+type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<CommandResult>
 
 const HANDLERS: { [T in CommandType]: Handler<T> } = {
   save_field: saveField,
@@ -21,6 +25,7 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
   reorder_entries: reorderEntries,
   update_page_layout: updatePageLayout,
   md_block: markdownBlock,
+  md_edit: markdownEdit,
   create_collection: createCollection,
   delete_collection: deleteCollection
 }
@@ -29,10 +34,10 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
  * Executes one validated command.
  * @param ctx command context
  * @param cmd the command
- * @returns the spec's success body (md_block adds the saved block's new `src`)
+ * @returns the spec's success body (md_block adds the saved block's new `src`, md_edit also `block`)
  */
-export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true, revision: number, src?: string }> {
+export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true } & CommandResult> {
   const handler = HANDLERS[cmd.type] as Handler<CommandType>
-  const { revision, src } = await handler(ctx, cmd as never)
-  return { ok: true, revision, ...(src !== undefined ? { src } : {}) }
+  const { revision, src, block } = await handler(ctx, cmd as never)
+  return { ok: true, revision, ...(src !== undefined ? { src } : {}), ...(block !== undefined ? { block } : {}) }
 }

@@ -78,8 +78,14 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
   return { html, revision }
 }
 
-/** The body md_block would check a hint against: the editor's draft body, else the base body. */
-async function editorBody (ctx: CommandContext, collection: string, id: string): Promise<{ body: string, revision: number }> {
+/**
+ * The body md_block would check a hint against: the editor's draft body, else the base body.
+ * @param ctx command context
+ * @param collection the collection
+ * @param id the entry
+ * @returns the body and the revision the editor sees
+ */
+export async function editorBody (ctx: CommandContext, collection: string, id: string): Promise<{ body: string, revision: number }> {
   const { services, identity } = ctx
   const index = await services.content.index(collection)
   const draft = await services.drafts.get(identity.id, collection, id)

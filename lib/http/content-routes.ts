@@ -1,5 +1,5 @@
 /**
- * Read routes of the editor API: entries, schema, collections-metadata, render.
+ * Read routes of the editor API: entries, schema, collections-metadata, render, blocks.
  */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
@@ -7,6 +7,7 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { renderField, createRenderCache } from '../commands/render-field.js'
+import { listBlocks } from '../commands/list-blocks.js'
 import { queryString, queryPositiveInt, queryEnum, queryFieldName } from './query.js'
 import { SortedRowsCache } from '../commands/sorted-rows.js'
 import { identityOf } from './guards.js'
@@ -60,5 +61,14 @@ export function contentRoutes (router: Router, services: Services): void {
       id: queryString(ctx, 'id'),
       field: queryString(ctx, 'field')
     }, renderCache)
+  })
+
+  // A Markdown body's source blocks as this editor sees it, to pair with a generator's rendering.
+  router.get('/blocks', async (ctx) => {
+    ctx.body = await listBlocks({ services, identity: identityOf(ctx) }, {
+      collection: queryString(ctx, 'collection'),
+      id: queryString(ctx, 'id'),
+      field: queryString(ctx, 'field')
+    })
   })
 }

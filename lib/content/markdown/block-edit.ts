@@ -115,8 +115,13 @@ function findBlock (body: string, src: string, tree: Root): EditableBlock {
   return block
 }
 
-/** The hint, if it parses and its hash matches the body's text at its range. */
-function checkedHint (body: string, src: string): SourceHint {
+/**
+ * The hint, if it parses and its hash matches the body's text at its range.
+ * @param body the body
+ * @param src the hint
+ * @returns the parsed hint, or SourceMismatchError
+ */
+export function checkedHint (body: string, src: string): SourceHint {
   const hint = parseSourceHint(src)
   if (hint === null) throw new SourceMismatchError('Malformed source hint')
   if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {

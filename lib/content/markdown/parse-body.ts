@@ -1,10 +1,13 @@
 /**
- * The one Markdown parser md_block uses for bodies (CommonMark + GFM, as renderMarkdown).
+ * The one Markdown parser block edits use for bodies (CommonMark + GFM, as renderMarkdown), and its
+ * MDX variant (remark-mdx: ESM, JSX and expressions read as such, never as prose).
  */
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
 import remarkGfm from 'remark-gfm'
+import remarkMdx from 'remark-mdx'
 import type { Root } from 'mdast'
+import type {} from 'mdast-util-mdx'
 
 /** Parses Markdown text to an mdast tree with positions. */
 export type BodyParser = (text: string) => Root
@@ -12,9 +15,12 @@ export type BodyParser = (text: string) => Root
 /**
  * Builds a parser configured as renderMarkdown's (CommonMark + GFM); one per edit, reused for
  * every parse the edit makes.
+ * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
  * @returns the parser
  */
-export function bodyParser (): BodyParser {
-  const processor = unified().use(remarkParse).use(remarkGfm).freeze()
+export function bodyParser (opts: { mdx?: boolean } = {}): BodyParser {
+  const processor = opts.mdx === true
+    ? unified().use(remarkParse).use(remarkMdx).use(remarkGfm).freeze()
+    : unified().use(remarkParse).use(remarkGfm).freeze()
   return (text) => processor.parse(text)
 }

@@ -169,7 +169,33 @@ const PUNCTUATION = /^[!-/:-@[-`{-~]$/
  * does not follow from the source (the node is then an atom).
  */
 function alignText (value: string, body: string, start: number, end: number): number[] | null {
-  const offsets: number[] = []
+  const extents = textExtents(value, body, start, end)
+  return extents === null ? null : [...extents.starts, extents.end]
+}
+
+/** Where each character of a text node's value is in the source (see textExtents). */
+export interface TextExtents {
+  /** The source offset each character starts at. */
+  starts: number[]
+  /** The source offset each character's own source ends at (a whole escape or reference). */
+  ends: number[]
+  /** Where the value's source ends. */
+  end: number
+}
+
+/**
+ * Where each character of a text node's value is in the source: a backslash escape or a character
+ * reference maps to its whole source (every character it decodes to shares it), whitespace and
+ * container prefixes (`>`) that the value dropped at line ends belong to no character.
+ * @param value the text node's value
+ * @param body the body
+ * @param start the node's start offset
+ * @param end the node's end offset
+ * @returns the extents, or null when the value does not follow from the source
+ */
+export function textExtents (value: string, body: string, start: number, end: number): TextExtents | null {
+  const starts: number[] = []
+  const ends: number[] = []
   let k = start
   let i = 0
   let lineStart = false
@@ -179,7 +205,7 @@ function alignText (value: string, body: string, start: number, end: number): nu
     const s = body[k] as string
     // Escapes and references first: `\\` and `&amp;` read as one character each.
     if (s === '\\' && body[k + 1] === c && PUNCTUATION.test(c)) {
-      offsets.push(k); i++; k += 2; lineStart = false
+      starts.push(k); ends.push(k + 2); i++; k += 2; lineStart = false
       continue
     }
     if (s === '&') {
@@ -187,21 +213,20 @@ function alignText (value: string, body: string, start: number, end: number): nu
       const decoded = ref === undefined ? undefined : decodeEntity(ref)
       if (ref !== undefined && decoded !== undefined && decoded !== '' && decoded !== ref && value.startsWith(decoded, i)) {
         // Every character of the reference starts at the reference: it is never cut.
-        for (let n = 0; n < decoded.length; n++) offsets.push(k)
+        for (let n = 0; n < decoded.length; n++) { starts.push(k); ends.push(k + ref.length) }
         i += decoded.length; k += ref.length; lineStart = false
         continue
       }
     }
     if (s === c && !(lineStart && s === '>')) {
-      offsets.push(k); i++; k++
+      starts.push(k); ends.push(k + 1); i++; k++
       lineStart = c === '\n'
       continue
     }
     if (s === ' ' || s === '\t' || s === '\r' || (lineStart && s === '>')) { k++; continue }
     return null
   }
-  offsets.push(k)
-  return offsets
+  return { starts, ends, end: k }
 }
 
 /** The unit's tokens with the source range of each. */

@@ -1,0 +1,48 @@
+/**
+ * `GET /blocks`: the source blocks of a Markdown (or MDX) body as the signed-in editor sees it
+ * (their draft body when they have one), for the in-place editor to pair with the blocks the site's
+ * generator rendered (CONTRACT 14): each block's hint, kind, plain text and whether it is editable.
+ */
+import { BadRequestError } from '../errors.js'
+import { isMarkdownFormat } from '../content/formats.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { requireCollection, type CommandContext } from './command-context.js'
+import { editorBody } from './render-field.js'
+import type { SourceBlock } from '../content/markdown/block-list.js'
+
+/** What the route asks for (strings straight from the query; validated here). */
+export interface ListBlocksInput {
+  collection: unknown
+  id: unknown
+  /** The field; only `body` (the default). */
+  field?: unknown
+}
+
+/** The answer: the revision the blocks were read from and the blocks. */
+export interface BlockList {
+  revision: number
+  blocks: SourceBlock[]
+}
+
+/**
+ * Lists the source blocks of one entry's body.
+ * @param ctx command context
+ * @param input collection, id and field
+ * @returns the revision and the blocks
+ */
+export async function listBlocks (ctx: CommandContext, input: ListBlocksInput): Promise<BlockList> {
+  const collection = assertCollectionName(input.collection)
+  const id = assertEntryId(input.id)
+  const field = input.field ?? 'body'
+  if (field !== 'body') throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
+  const def = await requireCollection(ctx, collection)
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', collection })
+  const { body, revision } = await editorBody(ctx, collection, id)
+  // The Markdown toolchain loads on first use, not at start-up.
+  const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
+  // A body too deep to parse renders as plain text: nothing in it is a block.
+  if (markdownTooDeep(body)) return { revision, blocks: [] }
+  const { bodyParser } = await import('../content/markdown/parse-body.js')
+  const { sourceBlocks } = await import('../content/markdown/block-list.js')
+  return { revision, blocks: sourceBlocks(bodyParser({ mdx: def.format === 'mdx' })(body), body) }
+}

@@ -1,0 +1,50 @@
+/**
+ * `md_edit`: an edit the in-place editor saw in a generator's DOM of one Markdown block (the block's
+ * text before and after, and the formatting applied), written into the editor's private draft at
+ * the source positions of the text that changed (CONTRACT 11 and 14). Drafts, hints, 409s and
+ * publish work as for md_block; an edit that cannot be placed exactly is a 422 with the reason.
+ */
+import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
+import type { MdEditCommand } from './command-schemas.js'
+import type { CommandContext } from './command-context.js'
+import { editMarkdownBlock } from './markdown-block.js'
+
+/** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
+export interface MarkdownEditResult {
+  revision: number
+  src?: string
+  block?: { src: string, text: string }
+}
+
+/**
+ * Runs md_edit.
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the draft's revision and the block's new hint and text
+ */
+export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MarkdownEditResult> {
+  if (cmd.field !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { field: 'field', value: cmd.field })
+  for (const mark of cmd.marks ?? []) {
+    if (mark.end <= mark.start || mark.end > cmd.after.length) throw new BadRequestError('Invalid command: a mark\'s range must lie within after', { field: 'marks' })
+    if ((mark.type === 'link') !== (mark.href !== undefined)) throw new BadRequestError('Invalid command: a link mark needs href, other marks take none', { field: 'marks' })
+  }
+  // The Markdown toolchain loads on first use, not at start-up.
+  const markdown = await import('../content/markdown/text-edit.js')
+  const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
+  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+    try {
+      return markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx })
+    } catch (err) {
+      if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
+      if (err instanceof UneditableBlockError) throw new UnmappableEditError(err.message, { src: cmd.src })
+      if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
+      throw err
+    }
+  })
+  const blockSrc = src
+  return {
+    revision,
+    ...(src !== undefined ? { src } : {}),
+    ...(blockSrc !== undefined && edit !== undefined ? { block: { src: blockSrc, text: edit.text } } : {})
+  }
+}

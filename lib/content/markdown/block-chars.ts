@@ -1,0 +1,132 @@
+/**
+ * A block's plain text as a reader sees it (markup removed, entities decoded, link text kept, images'
+ * alt dropped, hard breaks as "\n", soft line breaks as spaces), each character traced to the source
+ * bytes it came from through the parser's positions: the text-offset to source-offset map that
+ * `md_edit` splices through.
+ */
+import type { Nodes, PhrasingContent } from 'mdast'
+import type {} from 'mdast-util-mdx'
+import { textExtents } from './source-units.js'
+
+/** An inline node that holds the characters of its children (or of its own value). */
+export type Container = Extract<PhrasingContent, { type: 'emphasis' | 'strong' | 'delete' | 'link' | 'linkReference' | 'inlineCode' | 'mdxJsxTextElement' }>
+
+/** One character of the block's text. */
+export interface TextChar {
+  /** Source offset of its own bytes (-1: it has none that an edit may touch). */
+  start: number
+  /** End of its own bytes (a whole escape or character reference). */
+  end: number
+  /** Where the next character of the same node starts (whitespace and prefixes after it included). */
+  next: number
+  /** The containers it sits in, outermost first (shared by the characters of a node). */
+  anc: readonly Container[]
+  /** The node it comes from. */
+  leaf: object
+}
+
+/** A block's text and its map to the source. */
+export interface BlockChars {
+  text: string
+  /** One per UTF-16 unit of `text`. */
+  chars: TextChar[]
+}
+
+/**
+ * The text of phrasing content and where each of its characters is in the body.
+ * @param children the block's phrasing content (positions in body offsets)
+ * @param body the body
+ * @returns the text and the map
+ */
+export function phrasingChars (children: PhrasingContent[], body: string): BlockChars {
+  const out: BlockChars = { text: '', chars: [] }
+  walk(children, body, [], false, out)
+  return out
+}
+
+/**
+ * The plain text of any node (a reader's view, as phrasingChars gives it; no map).
+ * @param node a block or inline node
+ * @param body the body
+ * @returns the text
+ */
+export function plainText (node: Nodes, body: string): string {
+  if (node.type === 'code' || node.type === 'inlineCode') return node.value
+  if (node.type === 'html' || node.type === 'mdxjsEsm' || node.type === 'mdxFlowExpression' || node.type === 'definition') return ''
+  if (node.type === 'paragraph' || node.type === 'heading') return phrasingChars(node.children, body).text
+  if (!('children' in node)) return 'value' in node && node.type === 'text' ? node.value : ''
+  const parts = (node.children as Nodes[]).map(child => plainText(child, body)).filter(s => s !== '')
+  return parts.join(node.type === 'tableRow' ? '\t' : '\n')
+}
+
+function walk (nodes: PhrasingContent[], body: string, anc: readonly Container[], opaque: boolean, out: BlockChars): void {
+  for (const node of nodes) {
+    const start = node.position?.start.offset
+    const end = node.position?.end.offset
+    switch (node.type) {
+      case 'text': {
+        const extents = opaque || start === undefined || end === undefined ? null : textExtents(node.value, body, start, end)
+        for (let i = 0; i < node.value.length; i++) {
+          const s = extents?.starts[i] ?? -1
+          const e = extents?.ends[i] ?? -1
+          const next = extents === null ? -1 : (extents.starts[i + 1] ?? extents.end)
+          const c = node.value[i] as string
+          push(out, c === '\n' || c === '\r' ? ' ' : c, { start: s, end: e, next, anc, leaf: node })
+        }
+        break
+      }
+      case 'inlineCode':
+        codeChars(node, body, [...anc, node], opaque, out)
+        break
+      case 'break':
+        push(out, '\n', { start: opaque ? -1 : start ?? -1, end: end ?? -1, next: end ?? -1, anc, leaf: node })
+        break
+      case 'emphasis': case 'strong': case 'delete':
+        walk(node.children, body, [...anc, node], opaque, out)
+        break
+      case 'link': case 'linkReference': {
+        // An autolink's text is its URL, and a collapsed or shortcut reference's text is its label:
+        // editing either would change what it points at, so their characters are not mapped.
+        const literal = node.type === 'link' && start !== undefined && body[start] !== '['
+        const label = node.type === 'linkReference' && node.referenceType !== 'full'
+        walk(node.children, body, [...anc, node], opaque || literal || label, out)
+        break
+      }
+      case 'mdxJsxTextElement':
+        // JSX is never rewritten: its text shows, but no edit may touch it.
+        walk(node.children, body, [...anc, node], true, out)
+        break
+      default:
+        // Images (alt dropped), footnote references, raw HTML tags and MDX expressions: no text.
+        break
+    }
+  }
+}
+
+function push (out: BlockChars, c: string, char: TextChar): void {
+  out.text += c
+  out.chars.push(char)
+}
+
+/** A code span's characters: its content between the backtick runs (line endings read as spaces). */
+function codeChars (node: Extract<PhrasingContent, { type: 'inlineCode' }>, body: string, anc: readonly Container[], opaque: boolean, out: BlockChars): void {
+  const start = node.position?.start.offset
+  const end = node.position?.end.offset
+  let k = -1
+  let stop = -1
+  if (!opaque && start !== undefined && end !== undefined) {
+    const fence = /^`+/.exec(body.slice(start, end))?.[0].length ?? 0
+    k = start + fence
+    stop = end - fence
+    const inner = body.slice(k, stop).replace(/\r\n?/g, ' ')
+    // One space is stripped from each side when both have one and the content is not all spaces.
+    if (inner.length >= 2 && /^[ \n]/.test(inner) && /[ \n]$/.test(inner) && /[^ \n]/.test(inner)) { k++; stop-- }
+  }
+  for (let i = 0; i < node.value.length; i++) {
+    const c = node.value[i] as string
+    if (k < 0 || k >= stop) { push(out, c, { start: -1, end: -1, next: -1, anc, leaf: node }); continue }
+    const width = body[k] === '\r' && body[k + 1] === '\n' ? 2 : 1
+    push(out, c, { start: k, end: k + width, next: k + width, anc, leaf: node })
+    k += width
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The source blocks of a body in document order, for the editor to pair with the blocks a
+ * generator rendered (CONTRACT 14): each block's source hint, kind, plain text and whether it can
+ * be edited in place. The units are md_block's (editable-blocks.ts): a list item holding one
+ * paragraph is one block, a longer one gives its children; likewise a block quote.
+ */
+import type { Root, RootContent, Nodes } from 'mdast'
+import type {} from 'mdast-util-mdx'
+import { fromHtml } from 'hast-util-from-html'
+import { visit } from 'unist-util-visit'
+import { inlineHost, isCode } from './editable-blocks.js'
+import { plainText } from './block-chars.js'
+import { formatSourceHint } from './source-hint.js'
+
+/** What a block is. */
+export type BlockKind = 'paragraph' | 'heading' | 'listItem' | 'blockquote' | 'code' | 'table' | 'html' |
+'thematicBreak' | 'definition' | 'mdx'
+
+/** One source block. */
+export interface SourceBlock {
+  /** `<start>:<end>:<hash>` (CONTRACT 7). */
+  src: string
+  kind: BlockKind
+  /** A heading's level. */
+  depth?: number
+  /** Its plain text as a reader sees it. */
+  text: string
+  editable: boolean
+}
+
+/** A block with its node (for the edit). */
+export interface ListedBlock extends SourceBlock {
+  node: RootContent
+  start: number
+  end: number
+}
+
+const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
+
+/**
+ * Lists the blocks of a parsed body.
+ * @param tree the body's tree (positions required)
+ * @param body the body
+ * @returns the blocks, in document order
+ */
+export function listBlocks (tree: Root, body: string): ListedBlock[] {
+  const out: ListedBlock[] = []
+  for (const child of tree.children) visitBlock(child, body, out)
+  return out
+}
+
+/**
+ * The answer of `GET /blocks`: the blocks without their nodes.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the blocks
+ */
+export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
+  return listBlocks(tree, body).map(({ src, kind, depth, text, editable }) => ({ src, kind, ...(depth !== undefined ? { depth } : {}), text, editable }))
+}
+
+function visitBlock (node: RootContent, body: string, out: ListedBlock[]): void {
+  if (node.type === 'yaml') return
+  if (node.type === 'list') {
+    for (const item of node.children) visitBlock(item, body, out)
+    return
+  }
+  if (node.type === 'listItem' || node.type === 'blockquote') {
+    const children = node.children
+    const single = children.length === 0 || (children.length === 1 && children[0]?.type === 'paragraph')
+    if (single) { push(node, node.type, body, out); return }
+    for (const child of children) visitBlock(child, body, out)
+    return
+  }
+  push(node, kindOf(node), body, out)
+}
+
+function kindOf (node: RootContent): BlockKind {
+  if (MDX.has(node.type)) return 'mdx'
+  switch (node.type) {
+    case 'paragraph': case 'heading': case 'code': case 'table': case 'html': case 'thematicBreak': case 'definition':
+      return node.type
+    case 'footnoteDefinition':
+      return 'definition'
+    default:
+      return 'html'
+  }
+}
+
+function push (node: RootContent, kind: BlockKind, body: string, out: ListedBlock[]): void {
+  const start = node.position?.start.offset
+  const end = node.position?.end.offset
+  if (start === undefined || end === undefined || start >= end) return
+  // A paragraph MDX or a template language reads as code (an import, a JSX tag, `{{< x >}}`).
+  const code = inlineHost(node) !== null && isCode(node)
+  const actual: BlockKind = code ? 'mdx' : kind
+  const editable = !code && (actual === 'paragraph' || actual === 'heading' || actual === 'listItem' || actual === 'blockquote')
+  out.push({
+    node,
+    start,
+    end,
+    src: formatSourceHint(body, start, end),
+    kind: actual,
+    ...(node.type === 'heading' ? { depth: node.depth } : {}),
+    text: textOf(node, body),
+    editable
+  })
+}
+
+function textOf (node: RootContent, body: string): string {
+  if (node.type === 'html') return htmlText(node.value)
+  if (node.type === 'code') return node.value
+  const host = inlineHost(node as Nodes)
+  return readerText(plainText(host ?? node, body))
+}
+
+/** Whitespace as a reader sees it: runs collapsed to one space, none around a line break, ends trimmed. */
+function readerText (text: string): string {
+  return text.replace(/[ \t\r\f]+/g, ' ').replace(/ ?\n ?/g, '\n').trim()
+}
+
+/** The text a browser shows for a raw HTML block (script and style content left out). */
+function htmlText (html: string): string {
+  let text = ''
+  visit(fromHtml(html, { fragment: true }), (node, _i, parent) => {
+    if (node.type !== 'text') return
+    if (parent?.type === 'element' && (parent.tagName === 'script' || parent.tagName === 'style')) return
+    text += node.value
+  })
+  return text.replace(/\s+/g, ' ').trim()
+}

@@ -1,0 +1,257 @@
+/**
+ * `applyTextEdit`: an edit seen in a generator's DOM of one block (its text before and after, and
+ * the formatting applied) written into the Markdown source at the positions of the text that
+ * changed (CONTRACT 11 and 14). The DOM text is paired with the block's source text (dom-text.ts),
+ * the before -> after change is a character diff (jsdiff), and each changed range goes through the
+ * block's text-offset -> source-offset map (block-chars.ts) to the bytes it came from. Only those
+ * bytes change; an edit that cannot be placed exactly is refused, never guessed.
+ */
+import { diffChars } from 'diff'
+import type { Root } from 'mdast'
+import { bodyParser, type BodyParser } from './parse-body.js'
+import { listBlocks, type ListedBlock } from './block-list.js'
+import type { BlockChars, Container } from './block-chars.js'
+import { inlineHost } from './editable-blocks.js'
+import { collapse, pairTexts } from './dom-text.js'
+import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
+import { applyTextMarks, type TextMark } from './text-marks.js'
+import { UnmappableEditError, keyOf, reading, readBack, blockChars } from './text-reading.js'
+
+export type { TextMark }
+export { UnmappableEditError }
+
+/** What applyTextEdit returns. */
+export interface TextEditResult {
+  /** The new body (the same string when nothing changed). */
+  body: string
+  /** The block's range in the new body. */
+  start: number
+  end: number
+  changed: boolean
+  /** The block's plain text in the new body. */
+  text: string
+}
+
+/** What an edit is. */
+export interface TextEditInput {
+  body: string
+  src: string
+  /** The block's DOM text before the edit. */
+  before: string
+  /** Its DOM text after the edit. */
+  after: string
+  marks?: TextMark[]
+  mdx?: boolean
+}
+
+/** Most characters typed and deleted in one edit for the diff to go on (Myers' diff is O(N·D)). */
+const MAX_EDIT_LENGTH = 2000
+
+interface Replacement { start: number, end: number, text: string }
+/** What the block's text should read after the edit: characters of the old text kept, or typed. */
+interface Expected { raw: number, insert?: string, key?: string }
+
+/**
+ * Applies one DOM edit of one block to the body.
+ * @param input the body, the block's hint, its DOM text before and after, and marks
+ * @returns the new body and the block's new range and text
+ */
+export function applyTextEdit (input: TextEditInput): TextEditResult {
+  const parse = bodyParser({ mdx: input.mdx === true })
+  const { body } = input
+  const tree = parse(body)
+  const block = findEditable(tree, body, input.src)
+  const chars = blockChars(block, body)
+  const source = collapse(chars.text)
+  const before = collapse(input.before)
+  const after = collapse(input.after)
+  const pairing = pairTexts(before.text, source.text)
+  // A DOM text that shares less than half of the block's text shows another block (a stale page).
+  if (pairing === null || pairing.matched * 2 < source.text.length) throw new SourceMismatchError('The block\'s text does not match its source')
+  let result: TextEditResult = { body, start: block.start, end: block.end, changed: false, text: block.text }
+  if (before.text !== after.text) {
+    const changes = diffChars(before.text, after.text, { maxEditLength: MAX_EDIT_LENGTH })
+    if (changes === undefined) throw new UnmappableEditError('The edit changes too much of the block at once; edit it in smaller steps')
+    const plan = planEdit(changes, pairing, source, chars, block, body)
+    result = writeEdit(plan, chars, block, body, parse)
+  }
+  if (input.marks !== undefined && input.marks.length > 0) {
+    const marked = applyTextMarks({ body: result.body, start: result.start, end: result.end, after: input.after, marks: input.marks, parse })
+    result = { ...marked, changed: marked.body !== body }
+  }
+  return result
+}
+
+/** The editable block a hint names (409 when it names none, 422-like when it names code). */
+export function findEditable (tree: Root, body: string, src: string): ListedBlock {
+  const hint = checkedHint(body, src)
+  const block = listBlocks(tree, body).find(b => b.start === hint.start && b.end === hint.end)
+  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
+  if (!block.editable) throw new UneditableBlockError(block.kind)
+  return block
+}
+
+interface Plan { replacements: Replacement[], expected: Expected[] }
+
+/** Turns the DOM diff into source replacements and the text the block should then read. */
+function planEdit (changes: ReturnType<typeof diffChars>, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock, body: string): Plan {
+  const replacements: Replacement[] = []
+  const deleted = new Set<number>()
+  const inserts = new Map<number, Array<{ text: string, key: string }>>()
+  let at = 0
+  for (let c = 0; c < changes.length; c++) {
+    const change = changes[c]!
+    if (!change.added && !change.removed) { at += change.value.length; continue }
+    let removed = 0
+    let typed = ''
+    if (change.removed) { removed = change.value.length; if (changes[c + 1]?.added === true) typed = changes[++c]!.value }
+    else typed = change.value
+    if (removed > 0) {
+      const raw = pairedRaw(at, at + removed, pairing, source)
+      for (let r = raw[0]; r < raw[1]; r++) deleted.add(r)
+      const pieces = deletionPieces(raw[0], raw[1], chars, typed === '')
+      const first = chars.chars[raw[0]]!
+      pieces.forEach((piece, i) => replacements.push({ ...piece, text: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : '' }))
+      if (typed !== '') addInsert(inserts, raw[0], typed, keyOf(first.anc))
+    } else {
+      const { pos, anc, raw } = insertionPoint(at, pairing, source, chars, block)
+      replacements.push({ start: pos, end: pos, text: escapeFor(typed, anc, body, pos) })
+      addInsert(inserts, raw, typed, keyOf(anc))
+    }
+    at += removed
+  }
+  const expected: Expected[] = []
+  for (let r = 0; r <= chars.chars.length; r++) {
+    for (const insert of inserts.get(r) ?? []) for (const ch of insert.text) expected.push({ raw: -1, insert: ch, key: insert.key })
+    if (r < chars.chars.length && !deleted.has(r)) expected.push({ raw: r })
+  }
+  return { replacements, expected }
+}
+
+function addInsert (inserts: Map<number, Array<{ text: string, key: string }>>, raw: number, text: string, key: string): void {
+  const list = inserts.get(raw) ?? []
+  list.push({ text, key })
+  inserts.set(raw, list)
+}
+
+/** The raw source-text characters that DOM characters [from, to) show; all must have a source. */
+function pairedRaw (from: number, to: number, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>): [number, number] {
+  let lo = Number.POSITIVE_INFINITY
+  let hi = -1
+  for (let j = from; j < to; j++) {
+    const l = pairing.lo[j] ?? -1
+    if (l === -1) throw new UnmappableEditError('The edit changes text the generator added (an anchor, a footnote number, a typographic mark)')
+    lo = Math.min(lo, l)
+    hi = Math.max(hi, pairing.hi[j] ?? l)
+  }
+  return [source.from[lo]!, source.to[hi]!]
+}
+
+/**
+ * The source ranges that deleting raw characters [r0, r1) removes: one per node they come from, or
+ * a whole container (emphasis, link, code span) when every character of it goes.
+ */
+function deletionPieces (r0: number, r1: number, chars: BlockChars, wholeContainers: boolean): Array<{ start: number, end: number }> {
+  const pieces: Array<{ start: number, end: number }> = []
+  for (let r = r0; r < r1;) {
+    const char = chars.chars[r]!
+    if (char.start < 0) throw new UnmappableEditError('The edit changes text that has no source of its own (an autolink, a reference label, JSX)')
+    const covered = wholeContainers ? char.anc.find(node => coveredBy(node, r0, r1, chars)) : undefined
+    if (covered !== undefined) {
+      pieces.push({ start: covered.position!.start.offset!, end: covered.position!.end.offset! })
+      while (r < r1 && chars.chars[r]!.anc.includes(covered)) r++
+      continue
+    }
+    let s = r
+    while (s + 1 < r1 && chars.chars[s + 1]!.leaf === char.leaf && chars.chars[s + 1]!.start >= 0) s++
+    pieces.push({ start: char.start, end: chars.chars[s]!.next })
+    r = s + 1
+  }
+  return pieces
+}
+
+function coveredBy (node: Container, r0: number, r1: number, chars: BlockChars): boolean {
+  for (let r = 0; r < chars.chars.length; r++) {
+    if (chars.chars[r]!.anc.includes(node) && (r < r0 || r >= r1)) return false
+  }
+  return node.position?.start.offset !== undefined && node.position.end.offset !== undefined
+}
+
+/**
+ * Where text typed at DOM index `at` goes: after the source character before it, outside the
+ * containers that one closes (a word typed after a link is not part of the link); at the content's
+ * start or end when nothing of the block's text is on that side.
+ */
+function insertionPoint (at: number, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock): { pos: number, anc: readonly Container[], raw: number } {
+  let j = at - 1
+  while (j >= 0 && (pairing.lo[j] ?? -1) === -1) j--
+  const aRaw = j < 0 ? -1 : source.to[pairing.hi[j]!]! - 1
+  const bRaw = aRaw + 1
+  const content = contentRange(block)
+  if (aRaw < 0) return { pos: content.start, anc: [], raw: 0 }
+  if (bRaw >= chars.chars.length) return { pos: content.end, anc: [], raw: chars.chars.length }
+  const a = chars.chars[aRaw]!
+  const b = chars.chars[bRaw]!
+  let p = 0
+  while (p < a.anc.length && a.anc[p] === b.anc[p]) p++
+  if (a.anc.length > p) return { pos: a.anc[p]!.position!.end.offset!, anc: a.anc.slice(0, p), raw: bRaw }
+  if (a.start < 0) throw new UnmappableEditError('The edit falls next to text that has no source of its own')
+  return { pos: a.next, anc: a.anc, raw: bRaw }
+}
+
+/** Where the block's inline content starts and ends (after the marker of an empty block). */
+function contentRange (block: ListedBlock): { start: number, end: number } {
+  const host = inlineHost(block.node)
+  const first = host?.children[0]?.position?.start.offset
+  const last = host?.children[host.children.length - 1]?.position?.end.offset
+  if (first === undefined || last === undefined) return { start: block.end, end: block.end }
+  return { start: first, end: last }
+}
+
+/** Typed text as Markdown in its place: verbatim in a code span, else escaped where it would be syntax. */
+function escapeFor (text: string, anc: readonly Container[], body: string, pos: number): string {
+  if (anc.some(node => node.type === 'inlineCode')) return text
+  let out = text.replace(/[\\`*_[\]<>~|{}]/g, '\\$&').replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
+  const line = body.slice(body.lastIndexOf('\n', pos - 1) + 1, pos)
+  if (/^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(?:#{1,6}[ \t]+)?$/.test(line)) {
+    out = out.replace(/^([ \t]*)([#>+\-=:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
+  }
+  return out
+}
+
+/** Applies the replacements and checks the block reads as expected; escapes fully on a second try. */
+function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: string, parse: BodyParser): TextEditResult {
+  const sorted = [...plan.replacements].sort((x, y) => x.start - y.start || x.end - y.end)
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i]!.start < sorted[i - 1]!.end) throw new UnmappableEditError('The edit\'s changes overlap in the source')
+  }
+  if (sorted.some(r => r.start < block.start || r.end > block.end)) throw new UnmappableEditError('The edit falls outside the block')
+  const expected = expectedText(plan.expected, chars)
+  for (const full of [false, true]) {
+    let next = ''
+    let cursor = 0
+    for (const r of sorted) {
+      const text = full && r.text !== '' ? reescape(r.text) : r.text
+      next += body.slice(cursor, r.start) + text
+      cursor = r.end
+    }
+    next += body.slice(cursor)
+    const end = block.end + next.length - body.length
+    const found = readBack(next, block, end, parse)
+    if (found !== null && found.reads === expected) return { body: next, start: block.start, end, changed: next !== body, text: found.text }
+  }
+  throw new UnmappableEditError('The edit cannot be written without changing how the rest of the block reads')
+}
+
+/** Escapes every ASCII punctuation character of typed text that minimal escaping left bare. */
+function reescape (text: string): string {
+  return text.replace(/\\([!-/:-@[-`{-~])|([!-/:-@[-`{-~])/g, (m, escaped: string | undefined, bare: string | undefined) => escaped !== undefined ? m : `\\${bare ?? ''}`)
+}
+
+/** The block's expected reading: its collapsed text, each non-space character with its containers. */
+function expectedText (expected: Expected[], chars: BlockChars): string {
+  return reading(expected.map(e => e.raw >= 0
+    ? { c: chars.text[e.raw]!, key: keyOf(chars.chars[e.raw]!.anc) }
+    : { c: e.insert!, key: e.key ?? '' }))
+}
+

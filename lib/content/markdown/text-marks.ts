@@ -1,0 +1,129 @@
+/**
+ * Formatting an editor applied to a block's text (`marks` of md_edit): each mark wraps the source
+ * of the characters it covers, found through the block's text-offset -> source-offset map, in the
+ * document's own markers (`**`/`__`, `*`/`_`), a code span or an inline link. Nothing else changes.
+ */
+import type { BodyParser } from './parse-body.js'
+import { listBlocks, type ListedBlock } from './block-list.js'
+import { phrasingChars, type BlockChars } from './block-chars.js'
+import { inlineHost } from './editable-blocks.js'
+import { collapse, pairTexts } from './dom-text.js'
+import { firstMarkers } from './document-context.js'
+import { isAllowedHref } from './inline-sanitize.js'
+import { UnmappableEditError, readBack } from './text-reading.js'
+
+/** One piece of formatting, as offsets into the DOM text after the edit. */
+export interface TextMark {
+  type: 'strong' | 'em' | 'code' | 'link'
+  start: number
+  end: number
+  /** The link's target (http, https, mailto or relative). */
+  href?: string
+}
+
+const NODE_OF: Record<TextMark['type'], string> = { strong: 'strong', em: 'emphasis', code: 'inlineCode', link: 'link' }
+
+/**
+ * Wraps the source of each mark's characters.
+ * @param input the body, the block's range in it, the DOM text the offsets count in, the marks
+ * @returns the new body, the block's range and text
+ */
+export function applyTextMarks (input: { body: string, start: number, end: number, after: string, marks: TextMark[], parse: BodyParser }): { body: string, start: number, end: number, text: string } {
+  let { body, end } = input
+  let text = ''
+  for (const mark of input.marks) {
+    if (mark.type === 'link' && (typeof mark.href !== 'string' || !isAllowedHref(mark.href) || /[\s<>]/.test(mark.href.trim()))) {
+      throw new UnmappableEditError('A link needs an http, https, mailto or relative href without spaces or angle brackets')
+    }
+    const tree = input.parse(body)
+    const block = listBlocks(tree, body).find(b => b.start === input.start && b.end === end)
+    const host = block === undefined ? null : inlineHost(block.node)
+    if (block === undefined || host === null) throw new UnmappableEditError('The block has no text to format')
+    const chars = phrasingChars(host.children, body)
+    const range = markedChars(mark, input.after, chars)
+    text = block.text
+    if (range === null) continue
+    const [r0, r1] = range
+    const first = chars.chars[r0]!
+    if (first.anc.some(node => node.type === NODE_OF[mark.type])) continue
+    if (mark.type === 'link' && first.anc.some(node => node.type === 'link' || node.type === 'linkReference')) {
+      throw new UnmappableEditError('A link cannot go inside another link')
+    }
+    const from = first.start
+    const to = chars.chars[r1]!.end
+    const wrapped = wrap(mark, body, from, to, chars.text.slice(r0, r1 + 1), markers(tree, body))
+    const next = body.slice(0, from) + wrapped + body.slice(to)
+    const nextEnd = end + next.length - body.length
+    const found = readBack(next, block, nextEnd, input.parse)
+    if (found === null || collapse(found.text).text !== collapse(block.text).text || !marked(next, block.start, nextEnd, input.parse, mark, from)) {
+      throw new UnmappableEditError(`The ${mark.type} mark cannot be written without changing how the block reads`)
+    }
+    body = next
+    end = nextEnd
+    text = found.text
+  }
+  return { body, start: input.start, end, text }
+}
+
+/** The raw characters a mark covers (whitespace at its ends left out), all in one container. */
+function markedChars (mark: TextMark, after: string, chars: BlockChars): [number, number] | null {
+  if (mark.start < 0 || mark.end > after.length || mark.start >= mark.end) throw new UnmappableEditError('A mark\'s range is outside the text')
+  const dom = collapse(after)
+  const source = collapse(chars.text)
+  const pairing = pairTexts(dom.text, source.text)
+  if (pairing === null) throw new UnmappableEditError('The block\'s text does not match the edit')
+  let lo = Number.POSITIVE_INFINITY
+  let hi = -1
+  for (let k = 0; k < dom.text.length; k++) {
+    if (dom.from[k]! < mark.start || dom.to[k]! > mark.end || dom.text[k] === ' ') continue
+    const l = pairing.lo[k] ?? -1
+    if (l === -1) throw new UnmappableEditError('A mark covers text the generator added')
+    lo = Math.min(lo, l)
+    hi = Math.max(hi, pairing.hi[k] ?? l)
+  }
+  if (hi < 0) return null
+  const r0 = source.from[lo]!
+  const r1 = source.to[hi]! - 1
+  const anc = chars.chars[r0]!.anc
+  for (let r = r0; r <= r1; r++) {
+    const char = chars.chars[r]!
+    if (char.start < 0) throw new UnmappableEditError('A mark covers text that has no source of its own')
+    if (char.anc !== anc && !(char.anc.length === anc.length && char.anc.every((n, i) => n === anc[i]))) {
+      throw new UnmappableEditError('A mark must lie within one run of formatting')
+    }
+  }
+  return [r0, r1]
+}
+
+/** The document's emphasis and strong markers. */
+function markers (tree: Parameters<typeof firstMarkers>[0], body: string): { emphasis: string, strong: string } {
+  const found = firstMarkers(tree, body, {})
+  return { emphasis: found.emphasis ?? '*', strong: (found.strong ?? '*').repeat(2) }
+}
+
+function wrap (mark: TextMark, body: string, from: number, to: number, text: string, style: { emphasis: string, strong: string }): string {
+  const source = body.slice(from, to)
+  // `_` does not open or close emphasis inside a word.
+  const intraword = /[\p{L}\p{N}]/u.test(body[from - 1] ?? '') || /[\p{L}\p{N}]/u.test(body[to] ?? '')
+  if (mark.type === 'strong') return intraword && style.strong === '__' ? `**${source}**` : `${style.strong}${source}${style.strong}`
+  if (mark.type === 'em') return intraword && style.emphasis === '_' ? `*${source}*` : `${style.emphasis}${source}${style.emphasis}`
+  if (mark.type === 'code') {
+    const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map(m => m[0].length))
+    const fence = '`'.repeat(longest + 1)
+    const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : ''
+    return `${fence}${pad}${text}${pad}${fence}`
+  }
+  const href = (mark.href ?? '').trim()
+  const destination = /[()]/.test(href) ? `<${href}>` : href
+  return `[${source}](${destination})`
+}
+
+/** Whether the characters at `from` in the new block sit in the mark's kind of node. */
+function marked (body: string, start: number, end: number, parse: BodyParser, mark: TextMark, from: number): boolean {
+  const block: ListedBlock | undefined = listBlocks(parse(body), body).find(b => b.start === start && b.end === end)
+  const host = block === undefined ? null : inlineHost(block.node)
+  if (host === null) return false
+  const chars = phrasingChars(host.children, body)
+  const char = chars.chars.find(c => c.start >= from)
+  return char?.anc.some(node => node.type === NODE_OF[mark.type] && (mark.type !== 'link' || (node.type === 'link' && node.url === (mark.href ?? '').trim()))) === true
+}

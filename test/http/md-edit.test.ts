@@ -1,0 +1,210 @@
+/**
+ * GET /blocks and the md_edit command over HTTP: the source blocks a page's editor pairs with the
+ * generator's rendering, and DOM edits written into the draft at the bytes of the text that changed.
+ * One server for the file; each test starts with no drafts.
+ */
+import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { startServer, repoFingerprint, writeHeaders, git } from '../helpers/site.js'
+
+const API = '/api/cms'
+const config = {
+  collections: {
+    posts: { format: 'md' as const, schema: { type: 'object', required: ['title'], properties: { title: { type: 'string' }, body: { type: 'string' } } } },
+    pages: { format: 'mdx' as const },
+    notes: { format: 'json' as const }
+  }
+}
+const BODY = [
+  '## Getting *started* {#start}',
+  '',
+  'Read [the guide](https://example.com/guide "Guide") first, see ![a cat](cat.png) and say "hello" -- twice.',
+  '',
+  '- https://gohugo.io/documentation/',
+  '- an item with `code` and&nbsp;more',
+  '',
+  '```js',
+  'let x = 1',
+  '```',
+  '',
+  '<div class="note">Raw HTML</div>',
+  '',
+  '[ref]: https://example.com/ref',
+  ''
+].join('\n')
+const FILE = 'content/posts/hello.md'
+const SOURCE = `---\ntitle: Hello\n---\n${BODY}`
+const MDX = [
+  "import Tabs from './Tabs.astro'",
+  'export const meta = { a: 1 }',
+  '',
+  'Some *MDX* prose with {meta.a} inside.',
+  '',
+  '<Tabs items={["a"]}>',
+  '  Tab text',
+  '</Tabs>',
+  '',
+  '## A heading',
+  ''
+].join('\n')
+const files = {
+  [FILE]: SOURCE,
+  'content/pages/intro.mdx': `---\ntitle: Intro\n---\n${MDX}`,
+  'content/notes/a.json': '{"n":0}\n'
+}
+
+const s = await startServer(t, { config, files })
+const cookie = await s.login()
+const get = async (p: string): Promise<Response> => await s.request(API + p, { headers: { cookie } })
+const mutate = async (body: unknown): Promise<Response> => await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify(body) })
+interface Block { src: string, kind: string, depth?: number, text: string, editable: boolean }
+const blocks = async (query = 'collection=posts&id=hello&field=body'): Promise<{ revision: number, blocks: Block[] }> => {
+  const res = await get(`/blocks?${query}`)
+  t.equal(res.status, 200, `/blocks?${query}`)
+  return await res.json() as { revision: number, blocks: Block[] }
+}
+const draftBody = async (id = 'hello', collection = 'posts'): Promise<string | undefined> => {
+  const entry = (await (await get(`/entries?collection=${collection}&id=${encodeURIComponent(id)}`)).json()).entries[0]
+  return entry?.data?.body
+}
+const draftRefs = (): string => git(s.repoDir, 'for-each-ref', 'refs/cms/drafts/')
+const edit = (src: string, before: string, after: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  ({ type: 'md_edit', collection: 'posts', id: 'hello', field: 'body', src, before, after, ...extra })
+const reset = async (): Promise<void> => {
+  await s.request(`${API}/draft`, { method: 'DELETE', headers: writeHeaders(cookie), body: '{}' })
+}
+
+t.test('GET /blocks lists every block with its kind, text and hint', async t => {
+  const { revision, blocks: list } = await blocks()
+  t.equal(revision, 1)
+  t.same(list.map(b => [b.kind, b.editable, b.text]), [
+    ['heading', true, 'Getting started {#start}'],
+    ['paragraph', true, 'Read the guide first, see and say "hello" -- twice.'],
+    ['listItem', true, 'https://gohugo.io/documentation/'],
+    ['listItem', true, 'an item with code and\u00a0more'],
+    ['code', false, 'let x = 1'],
+    ['html', false, 'Raw HTML'],
+    ['definition', false, '']
+  ])
+  t.equal(list[0]?.depth, 2)
+  for (const b of list) {
+    const [start, end] = b.src.split(':').map(Number) as [number, number]
+    t.ok(BODY.slice(start, end).length > 0, `${b.src} is a range of the body`)
+  }
+  t.equal((await get('/blocks?collection=posts&id=nope')).status, 404)
+  t.equal((await get('/blocks?collection=notes&id=a')).status, 400, 'a JSON entry has no blocks')
+  t.equal((await get('/blocks?collection=posts&id=hello&field=title')).status, 400)
+  t.equal((await get('/blocks?collection=posts&id=__proto__')).status, 400)
+  t.equal((await s.request(`${API}/blocks?collection=posts&id=hello`)).status, 401, 'signed in only')
+})
+
+t.test('a word typed in a paragraph with a link and an image inserts only its bytes', async t => {
+  t.teardown(reset)
+  const para = (await blocks()).blocks[1] as Block
+  const before = 'Read the guide first, see and say \u201chello\u201d \u2013 twice.'
+  const res = await mutate(edit(para.src, before, before.replace('first,', 'first and foremost,')))
+  t.equal(res.status, 200)
+  const answer = await res.json()
+  const expected = BODY.replace('first, see', 'first and foremost, see')
+  t.equal(await draftBody(), expected)
+  t.equal(answer.ok, true)
+  t.equal(answer.revision, 2)
+  t.equal(answer.block.src, answer.src)
+  t.equal(answer.block.text, 'Read the guide first and foremost, see and say "hello" -- twice.')
+  t.equal(await readFile(path.join(s.repoDir, FILE), 'utf8'), SOURCE, 'the base file is untouched')
+  // A second edit of the same block with the answered hint, at the typographic quotes.
+  const again = await mutate(edit(answer.block.src, answer.block.text, answer.block.text.replace('"hello"', '"hello there"')))
+  t.equal(again.status, 200)
+  t.equal(await draftBody(), expected.replace('"hello"', '"hello there"'))
+})
+
+t.test('bold, a link, a list item and a heading', async t => {
+  t.teardown(reset)
+  let list = (await blocks()).blocks
+  const para = list[1] as Block
+  const text = para.text
+  let res = await mutate(edit(para.src, text, text, { marks: [{ type: 'strong', start: text.indexOf('twice'), end: text.indexOf('twice') + 5 }] }))
+  t.equal(res.status, 200)
+  t.equal(await draftBody(), BODY.replace('twice.', '**twice**.'))
+  list = (await blocks()).blocks
+  const bold = list[1] as Block
+  res = await mutate(edit(bold.src, bold.text, bold.text, { marks: [{ type: 'link', start: 0, end: 4, href: 'https://example.org/read' }] }))
+  t.equal(res.status, 200)
+  t.equal(await draftBody(), BODY.replace('twice.', '**twice**.').replace('Read [the', '[Read](https://example.org/read) [the'))
+  // The bare URL list item of a Hugo post: the appended word stays outside the URL.
+  list = (await blocks()).blocks
+  const item = list[2] as Block
+  res = await mutate(edit(item.src, item.text, item.text + ' zebra'))
+  t.equal(res.status, 200)
+  t.match(await draftBody(), /\n- https:\/\/gohugo\.io\/documentation\/ zebra\n/)
+  const heading = (await blocks()).blocks[0] as Block
+  // The generator's heading shows an anchor symbol the source does not have.
+  res = await mutate(edit(heading.src, 'Getting started {#start}\u00b6', 'Getting well started {#start}\u00b6'))
+  t.equal(res.status, 200)
+  t.match(await draftBody(), /^## Getting well \*started\* \{#start\}\n/)
+  const code = (await blocks()).blocks[3] as Block
+  res = await mutate(edit(code.src, code.text, code.text.replace('code', 'mode')))
+  t.equal(res.status, 200)
+  t.match(await draftBody(), /- an item with `mode` and&nbsp;more/)
+  // Publishing writes exactly those changes.
+  const pub = await s.request(`${API}/publish`, { method: 'POST', headers: writeHeaders(cookie), body: '{}' })
+  t.equal(pub.status, 200)
+  t.equal(await readFile(path.join(s.repoDir, FILE), 'utf8'), SOURCE
+    .replace('twice.', '**twice**.').replace('Read [the', '[Read](https://example.org/read) [the')
+    .replace('documentation/\n', 'documentation/ zebra\n').replace('Getting *', 'Getting well *').replace('`code`', '`mode`'))
+})
+
+t.test('bad input changes nothing', async t => {
+  t.teardown(reset)
+  const { revision, blocks: list } = await blocks()
+  const para = list[1] as Block
+  const fingerprint = await repoFingerprint(s.repoDir)
+  const refs = draftRefs()
+  const fileBefore = await readFile(path.join(s.repoDir, FILE), 'utf8')
+  const cases: Array<[string, Record<string, unknown>, number, RegExp?]> = [
+    ['before of the wrong type', edit(para.src, 5 as unknown as string, 'x'), 400],
+    ['after missing', { type: 'md_edit', collection: 'posts', id: 'hello', field: 'body', src: para.src, before: para.text }, 400],
+    ['marks of the wrong shape', edit(para.src, para.text, para.text, { marks: [{ type: 'blink', start: 0, end: 1 }] }), 400],
+    ['a mark beyond the text', edit(para.src, para.text, para.text, { marks: [{ type: 'em', start: 0, end: 9999 }] }), 400],
+    ['a forged src', edit(para.src.replace(/:[0-9a-f]{16}$/, ':0123456789abcdef'), para.text, para.text + ' x'), 409],
+    ['a src that names no block', edit('0:3:' + '0'.repeat(16), para.text, para.text + ' x'), 409],
+    ['a javascript: link', edit(para.src, para.text, para.text, { marks: [{ type: 'link', start: 0, end: 4, href: 'javascript:alert(1)' }] }), 422],
+    ['a link mark without href', edit(para.src, para.text, para.text, { marks: [{ type: 'link', start: 0, end: 4 }] }), 400],
+    ['an oversized after', edit(para.src, para.text, 'x'.repeat(100001)), 400],
+    ['__proto__ as id', { ...edit(para.src, para.text, para.text + ' x'), id: '__proto__' }, 400],
+    ['../ as id', { ...edit(para.src, para.text, para.text + ' x'), id: '../hello' }, 400],
+    ['a field other than body', { ...edit(para.src, para.text, para.text + ' x'), field: 'title' }, 400],
+    ['an edit of generator-only text', edit(para.src, para.text + ' 1', para.text + ' 2'), 422],
+    ['an edit of an autolink', edit(((await blocks()).blocks[2] as Block).src, 'https://gohugo.io/documentation/', 'https://gohugo.io/docs/'), 422],
+    ['an edit of a code block', edit(((await blocks()).blocks[4] as Block).src, 'let x = 1', 'let x = 2'), 422],
+    ['an unknown field', { ...edit(para.src, para.text, para.text + ' x'), html: '<b>x</b>' }, 400]
+  ]
+  for (const [name, body, status] of cases) {
+    const res = await mutate(body)
+    t.equal(res.status, status, name)
+    const answer = await res.json()
+    t.type(answer.error, 'string', `${name}: an error with a reason`)
+    if (status === 409) t.equal(answer.currentRevision, revision, `${name}: the current revision`)
+  }
+  t.equal(await repoFingerprint(s.repoDir), fingerprint, 'files, refs and commits unchanged')
+  t.equal(draftRefs(), refs, 'no draft ref')
+  t.equal(await readFile(path.join(s.repoDir, FILE), 'utf8'), fileBefore)
+})
+
+t.test('MDX: Markdown blocks are editable, ESM and JSX never', async t => {
+  t.teardown(reset)
+  const { blocks: list } = await blocks('collection=pages&id=intro')
+  t.same(list.map(b => [b.kind, b.editable]), [['mdx', false], ['paragraph', true], ['mdx', false], ['heading', true]])
+  const para = list[1] as Block
+  t.equal(para.text, 'Some MDX prose with inside.')
+  let res = await mutate({ ...edit(para.src, 'Some MDX prose with 1 inside.', 'Some MDX prose with 1 inside, edited.'), collection: 'pages', id: 'intro' })
+  t.equal(res.status, 200)
+  t.equal(await draftBody('intro', 'pages'), MDX.replace('inside.', 'inside, edited.'))
+  const now = (await blocks('collection=pages&id=intro')).blocks
+  res = await mutate({ ...edit((now[2] as Block).src, 'Tab text', 'Tab text!'), collection: 'pages', id: 'intro' })
+  t.equal(res.status, 422, 'JSX is never edited')
+  const typed = await mutate({ ...edit((now[3] as Block).src, 'A heading', 'A {heading} <b>'), collection: 'pages', id: 'intro' })
+  t.equal(typed.status, 200, 'braces and tags typed into MDX prose')
+  t.match(await draftBody('intro', 'pages'), /\n## A \\\{heading\\\} \\<b\\>\n/)
+})
