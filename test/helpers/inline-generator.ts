@@ -137,6 +137,17 @@ export async function checkGeneratorPage (t: Test, plan: GeneratorPlan): Promise
     t.equal(git(s.repoDir, 'diff', '--numstat'), `${lines}\t${lines}\t${built.file}`, `git: ${lines} lines changed, in that file only`)
   })
 
+  await t.test('signing in from the page (#edit) returns to the page, editable', async t => {
+    const page = await newPage(t, browser)
+    await page.goto(`${url}#edit`)
+    const link = page.getByRole('link', { name: 'Sign in to edit' })
+    await link.click()
+    await page.getByLabel('Password').fill(TEST_PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(u => u.href === url)
+    await t.resolves(page.waitForSelector('[data-cms-md][data-cms-alignment]'), 'back on the page, the editor loaded')
+  })
+
   await t.test('hostile HTML pasted into a block is stored as text', async t => {
     const page = await signedIn(t, browser, site)
     await page.goto(url)
