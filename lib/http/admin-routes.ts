@@ -14,6 +14,7 @@ import type { Middleware } from 'koa'
 import { sendAsset } from './send-asset.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
+import { safeRedirectTarget } from '../auth/redirect-target.js'
 
 /** What the Studio reads from the shell's `#cms-studio-config` block. */
 export interface StudioShellConfig {
@@ -121,7 +122,8 @@ export function adminMiddleware (services: Services): Middleware {
       apiBasePath,
       mountPath,
       authMode: services.auth.mode,
-      loginUrl: services.auth.loginUrl(mountPath + '/cms'),
+      // From a site's "Sign in to edit" (`?return=/page`): the provider sends the editor back there.
+      loginUrl: services.auth.loginUrl(typeof ctx.query.return === 'string' ? safeRedirectTarget(ctx.query.return) : mountPath + '/cms'),
       collections,
       styleNonce
     })

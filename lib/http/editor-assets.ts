@@ -1,6 +1,6 @@
 /**
  * Serves the inline editor's browser assets under `/__cms/`: `bootstrap.js` (with the configured
- * API base path prepended, so the script a site includes needs no configuration), `editor.js` and
+ * API base path and admin path prepended, so the script a site includes needs no configuration), `editor.js` and
  * `editor.css`, bundled by scripts/build-browser.mjs into dist/browser/. With
  * `enableInlineEditor: false` these paths are passed on (404 unless the host app serves them).
  */
@@ -43,12 +43,22 @@ export function apiBaseStatement (apiBasePath: string): string {
 }
 
 /**
+ * The line telling bootstrap.js where the sign-in page is (its "Sign in to edit" link).
+ * @param mountPath the admin mount path
+ * @returns a statement setting `window.__CMS_ADMIN__`
+ */
+export function adminPathStatement (mountPath: string): string {
+  return `window.__CMS_ADMIN__=${JSON.stringify(mountPath).replace(/</g, '\\u003c')};\n`
+}
+
+/**
  * Builds the middleware serving `/__cms/bootstrap.js`, `/__cms/editor.js` and `/__cms/editor.css`.
  * @param services the instance (its config decides whether the editor is enabled and the API path)
  * @returns Koa middleware that passes every other request on
  */
 export function editorAssetsMiddleware (services: Services): Middleware {
-  const { enableInlineEditor, apiBasePath } = services.config
+  const { enableInlineEditor, apiBasePath, enableAdmin } = services.config
+  const prelude = apiBaseStatement(apiBasePath) + (enableAdmin ? adminPathStatement(services.config.mountPath.replace(/\/+$/, '')) : '')
   const dir = editorAssetDir()
   return async (ctx, next) => {
     const name = ctx.path.startsWith(EDITOR_ASSET_PREFIX) ? ctx.path.slice(EDITOR_ASSET_PREFIX.length) : ''
@@ -56,7 +66,7 @@ export function editorAssetsMiddleware (services: Services): Middleware {
     if (!enableInlineEditor || type === undefined || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
     if (dir === null) throw new NotFoundError('The editor assets are not built (run npm run build)')
     let bytes = await readFile(path.join(dir, name))
-    if (name === 'bootstrap.js') bytes = Buffer.concat([Buffer.from(apiBaseStatement(apiBasePath)), bytes])
+    if (name === 'bootstrap.js') bytes = Buffer.concat([Buffer.from(prelude), bytes])
     sendAsset(ctx, bytes, type)
   }
 }

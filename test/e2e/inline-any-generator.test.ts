@@ -1,7 +1,8 @@
 /**
- * Inline editing on a page another Markdown engine rendered (contract section 12), in a real
- * browser: the demo site's `/markdown-it/posts/<id>` renders the body with markdown-it, its
- * container marked only with `data-cms-md`; the editor swaps in the server's hinted rendering.
+ * Inline editing on a page another Markdown engine rendered (contract sections 12 and 14), in a
+ * real browser: the demo site's `/markdown-it/posts/<id>` renders the body with markdown-it, its
+ * container marked only with `data-cms-md`; the editor pairs its blocks with the source blocks
+ * (`GET /blocks`) and keeps markdown-it's DOM.
  */
 import t, { type Test } from 'tap'
 import Koa from 'koa'
@@ -67,7 +68,6 @@ async function signIn (t: Test, page: Page, site: string): Promise<void> {
 /** Opens a page and waits until the editor made its blocks editable. */
 async function openEditor (page: Page, url: string): Promise<void> {
   await page.goto(url)
-  await page.getByRole('toolbar', { name: 'Inline editor' }).waitFor()
   await page.locator('[data-cms-md] [data-cms-src].cms-editable').first().waitFor()
 }
 
@@ -129,15 +129,16 @@ if (!hasChromium()) {
     const { url, file } = await site()
     const page = await newPage(t)
     await signIn(t, page, url)
-    const renders: string[] = []
-    page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/render') renders.push(new URL(r.url()).search) })
+    const asked: string[] = []
+    page.on('request', (r: Request) => { if (new URL(r.url()).pathname.startsWith('/api/cms/')) asked.push(new URL(r.url()).pathname + new URL(r.url()).search) })
     await openEditor(page, `${url}/markdown-it/posts/plain`)
-    t.same(renders, ['?collection=posts&id=plain&field=body'], 'the hinted rendering was asked for once')
+    t.same(asked.filter(p => /\/(?:blocks|render)\?/.test(p)), ['/api/cms/blocks?collection=posts&id=plain&field=body'], 'the source blocks were asked for once, no rendering')
     t.equal(await page.locator('[data-cms-md]').count(), 1, 'the container stays, no wrapper inside it')
     t.equal(await page.locator('[data-cms-md] [data-cms-src]').count(), 4, 'paragraph, paragraph, heading, paragraph')
 
     const res = await appendTo(page, blockWith(page, 'Plain words'), WORD)
-    t.equal(res.status(), 200, 'md_block accepted the served hint')
+    t.equal(res.status(), 200, 'md_edit accepted the edit')
+    t.match(res.request().postDataJSON(), { type: 'md_edit', before: 'Plain words in a paragraph.', after: `Plain words in a paragraph.${WORD}` })
     await t.resolves(status(page).filter({ hasText: 'Draft saved' }).waitFor())
     t.equal(await read(file('plain'), 'utf8'), SOURCE, 'only a draft so far')
     await publish(t, page, 'plain')
@@ -165,7 +166,6 @@ if (!hasChromium()) {
     await openEditor(page, post)
     t.equal((await appendTo(page, blockWith(page, 'Plain words'), WORD)).status(), 200)
     await page.reload()
-    await page.getByRole('toolbar', { name: 'Inline editor' }).waitFor()
     await t.resolves(blockWith(page, `Plain words in a paragraph.${WORD}`).waitFor(), 'the draft text is shown after the reload')
     await t.resolves(status(page).filter({ hasText: 'You have 1 unpublished draft.' }).waitFor())
     // The block already edited (its base hint is stale) and another one.
@@ -185,7 +185,7 @@ if (!hasChromium()) {
     await page.addInitScript('delete Crypto.prototype.subtle')
     await signIn(t, page, url)
     const renders: string[] = []
-    page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/render') renders.push(r.url()) })
+    page.on('request', (r: Request) => { if (/^\/api\/cms\/(?:render|blocks)$/.test(new URL(r.url()).pathname)) renders.push(r.url()) })
     await openEditor(page, `${url}/markdown-it/posts/insecure`)
     t.equal(await page.evaluate('typeof crypto.subtle'), 'undefined', 'no crypto.subtle')
     t.equal(await page.evaluate('window.isSecureContext'), false, `http://${INSECURE_HOST} is not a secure context`)
@@ -193,13 +193,13 @@ if (!hasChromium()) {
     t.equal((await appendTo(page, blockWith(page, 'The last paragraph'), ' Second')).status(), 200, 'a later block after a save')
     t.equal((await appendTo(page, blockWith(page, 'Plain words'), ' Again')).status(), 200, 'the saved block again')
     t.equal(await page.locator('.cms-locked').count(), 0, 'nothing locked')
-    t.equal(renders.length, 1, 'hints moved by md_block\'s answers: no render after the saves')
+    t.equal(renders.length, 1, 'hints moved by md_edit\'s answers: no block list after the saves')
     await publish(t, page, 'insecure')
     t.equal(await read(file('insecure'), 'utf8'),
       SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))
   })
 
-  t.test('raw HTML in the body stays inert after the swap', async t => {
+  t.test('raw HTML in the body stays inert (markdown-it escaped it; the editor keeps its DOM)', async t => {
     const { url } = await site()
     const page = await newPage(t)
     await signIn(t, page, url)
@@ -207,11 +207,11 @@ if (!hasChromium()) {
     await page.waitForTimeout(200)
     t.equal(await page.evaluate('window.pwned'), undefined, 'nothing ran')
     const html = await page.locator('[data-cms-md]').innerHTML()
-    t.match(html, /data-cms-src=/, 'the served rendering is in place')
-    t.notMatch(html, /onerror|onload|<script|javascript:/i)
+    t.match(html, /data-cms-src=/, 'blocks are paired')
+    t.equal(await page.locator('[data-cms-md] :is(script, svg, img, [onerror], [onload], a[href^="javascript:"])').count(), 0, 'no element of the raw HTML exists')
   })
 
-  t.test('without md_block\'s src (an older server) the editor takes hints from GET /render', async t => {
+  t.test('without md_edit\'s block hint (an older server) the editor pairs the blocks with GET /blocks again', async t => {
     const { url, file } = await site()
     const page = await newPage(t)
     await signIn(t, page, url)
@@ -220,17 +220,18 @@ if (!hasChromium()) {
       const response = await route.fetch()
       const body = await response.json() as Record<string, unknown>
       delete body.src
+      delete body.block
       await route.fulfill({ response, json: body })
     })
     const renders: string[] = []
-    page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/render') renders.push(r.url()) })
+    page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/blocks') renders.push(r.url()) })
     await openEditor(page, `${url}/markdown-it/posts/fallback`)
     t.equal((await appendTo(page, blockWith(page, 'Plain words'), WORD)).status(), 200)
     t.equal((await appendTo(page, blockWith(page, 'The last paragraph'), ' Second')).status(), 200, 'a later block after a save')
     t.equal((await appendTo(page, blockWith(page, 'Plain words'), ' Again')).status(), 200, 'the saved block again')
     await status(page).filter({ hasText: 'Draft saved' }).waitFor()
     t.equal(await page.locator('.cms-locked').count(), 0, 'nothing locked')
-    t.ok(renders.length >= 3, `rendered afresh after the saves (${renders.length} renders)`)
+    t.ok(renders.length >= 3, `paired afresh after the saves (${renders.length} block lists)`)
     await publish(t, page, 'fallback')
     t.equal(await read(file('fallback'), 'utf8'),
       SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))

@@ -50,6 +50,11 @@ async function replaceText (page: Page, target: ReturnType<Page['locator']>, tex
   await page.keyboard.type(text)
 }
 
+/** Waits until the editor made the page's blocks editable (its toolbar shows once editing starts). */
+async function editorReady (page: Page): Promise<void> {
+  await page.locator('[data-cms-md] [data-cms-src].cms-editable').first().waitFor()
+}
+
 async function blur (target: ReturnType<Page['locator']>): Promise<void> {
   // The callback runs in the page, where the element has blur().
   await target.evaluate((el) => { (el as unknown as { blur: () => void }).blur() })
@@ -89,17 +94,18 @@ if (!hasChromium()) {
     page.on('request', (r: Request) => { if (r.url().endsWith('/api/cms/mutate')) mutations.push(r.postDataJSON()) })
     await page.goto(`${s.site}/post`)
     const toolbar = page.getByRole('toolbar', { name: 'Inline editor' })
-    await toolbar.waitFor()
+    await editorReady(page)
+    t.equal(await toolbar.count(), 0, 'no toolbar before editing starts')
+
+    // A Markdown paragraph: click, type, blur -> an md_block draft; the base file is untouched.
+    const first = block(page, 0)
+    await replaceText(page, first, 'The first paragraph, edited in place.')
     for (const name of ['Bold', 'Italic', 'Code', 'Link', 'Publish', 'Discard']) {
       const b = toolbar.getByRole('button', { name, exact: true })
       t.equal(await b.count(), 1, `button ${name}`)
       const box = await b.boundingBox()
       t.ok(box !== null && box.x >= 0 && box.x + box.width <= 390, `${name} fits in 390 px`)
     }
-
-    // A Markdown paragraph: click, type, blur -> an md_block draft; the base file is untouched.
-    const first = block(page, 0)
-    await replaceText(page, first, 'The first paragraph, edited in place.')
     t.equal(await first.getAttribute('contenteditable'), 'true')
     await screenshot(page, 'inline-editor-editing')
     await blur(first)
@@ -172,7 +178,7 @@ if (!hasChromium()) {
 
     // Stale block: the file changes behind the page's back, then a later block is edited.
     await page.reload()
-    await toolbar.waitFor()
+    await editorReady(page)
     const current = await read(file, 'utf8')
     await write(file, current.replace('The first paragraph, edited in place.', 'Changed by someone else, with a longer text.'))
     const last = block(page, 3)
@@ -194,7 +200,7 @@ if (!hasChromium()) {
     const page = await browser.newPage()
     await page.request.post(`${s.site}/api/cms/auth/login`, { data: { password: TEST_PASSWORD } })
     await page.goto(`${s.site}/post`)
-    await page.getByRole('toolbar').waitFor()
+    await editorReady(page)
     const first = block(page, 0)
     await replaceText(page, first, 'To be discarded. ')
     // Paste arrives as plain text: the HTML flavour (an image with a handler, bold) is ignored.

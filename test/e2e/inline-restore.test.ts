@@ -63,7 +63,7 @@ async function open (t: Test, context: BrowserContext, s: { site: string }): Pro
   const mutations: unknown[] = []
   page.on('request', (r: Request) => { if (r.url().endsWith('/api/cms/mutate')) mutations.push(r.postDataJSON()) })
   await page.goto(`${s.site}/post`)
-  await page.getByRole('toolbar', { name: 'Inline editor' }).waitFor()
+  await page.locator('.cms-ui .cms-toolbar').waitFor({ state: 'attached' })
   await status(page).filter({ hasText: /Click any outlined text|unsaved text/ }).waitFor()
   return { page, mutations }
 }

@@ -2,6 +2,7 @@
  * The editor API as the inline editor uses it: same-origin JSON requests with the request-forgery
  * header on every mutating call.
  */
+import type { SourceBlock } from './align.js'
 
 /** A response: its status and parsed JSON body (null when there was none or it was not JSON). */
 export interface ApiResponse {
@@ -87,6 +88,24 @@ export class CmsApi {
     template.innerHTML = html
     const wrapper = template.content.firstElementChild
     return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
+  }
+
+  /**
+   * The source blocks of a Markdown field as this editor sees it (their draft body when they have
+   * one): `GET /blocks`.
+   * @param collection collection name
+   * @param id entry id
+   * @param field the field path (`body`)
+   * @returns the blocks in body order, or null when they cannot be read
+   */
+  async blocks (collection: string, id: string, field: string): Promise<SourceBlock[] | null> {
+    const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}&field=${encodeURIComponent(field)}`
+    const res = await this.request('GET', `/blocks${q}`)
+    const list = res.status === 200 ? res.body?.blocks : undefined
+    if (!Array.isArray(list)) return null
+    return list.filter((b): b is SourceBlock => b !== null && typeof b === 'object' &&
+      typeof (b as SourceBlock).src === 'string' && typeof (b as SourceBlock).kind === 'string' && typeof (b as SourceBlock).text === 'string')
+      .map(b => ({ src: b.src, kind: b.kind, text: b.text, editable: b.editable === true, ...(typeof b.depth === 'number' ? { depth: b.depth } : {}) }))
   }
 
   /**

@@ -1,11 +1,13 @@
 /**
  * The small script a site includes (`<script src="/__cms/bootstrap.js">`): when the page has a
  * `data-cms` or `data-cms-md` element and the visitor is a signed-in editor, it loads the inline
- * editor (`editor.js` and `editor.css` next to this script). Otherwise it loads nothing else.
- * The server prepends `window.__CMS_API__ = "<apiBasePath>"`.
+ * editor (`editor.js` and `editor.css` next to this script). Otherwise it loads nothing else, and
+ * changes nothing, except on a page opened with `#edit`: there a signed-out visitor gets a "Sign in
+ * to edit" link to the Studio's sign-in, which returns to this page afterwards.
+ * The server prepends `window.__CMS_API__ = "<apiBasePath>"` and `window.__CMS_ADMIN__ = "<mountPath>"`.
  */
 
-type CmsWindow = Window & { __CMS_API__?: string }
+type CmsWindow = Window & { __CMS_API__?: string, __CMS_ADMIN__?: string }
 
 // A classic script shares the page's global scope: keep every name inside this function.
 (() => {
@@ -24,7 +26,7 @@ type CmsWindow = Window & { __CMS_API__?: string }
     } catch {
       return
     }
-    if (session?.authenticated !== true) return
+    if (session?.authenticated !== true) { offerSignIn(); return }
     const css = document.createElement('link')
     css.rel = 'stylesheet'
     css.href = assetBase + 'editor.css'
@@ -33,6 +35,17 @@ type CmsWindow = Window & { __CMS_API__?: string }
     editor.type = 'module'
     editor.src = assetBase + 'editor.js'
     document.head.appendChild(editor)
+  }
+
+  /** On a page opened with `#edit`: a link to sign in that comes back to this page. */
+  function offerSignIn (): void {
+    const admin = (window as CmsWindow).__CMS_ADMIN__
+    if (location.hash !== '#edit' || admin === undefined) return
+    const link = document.createElement('a')
+    link.href = `${admin}?return=${encodeURIComponent(location.pathname + location.search)}`
+    link.textContent = 'Sign in to edit'
+    link.setAttribute('style', 'position:fixed;right:1rem;bottom:1rem;z-index:2147483000;padding:0.5rem 0.9rem;background:#1a5fb4;color:#fff;font:600 15px/1.4 system-ui,sans-serif;border-radius:6px;text-decoration:none')
+    document.body.appendChild(link)
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => { void start() })

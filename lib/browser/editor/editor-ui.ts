@@ -2,6 +2,8 @@
  * The editor's own interface, fixed at the bottom of the viewport: a toolbar (formatting, Publish,
  * Discard), a live status line, a panel for conflicts that keeps what the editor typed, and after a
  * crash the offer of the unsaved text the browser kept ("Restore unsaved changes" / "Discard").
+ * Until editing starts (or a panel opens) it covers nothing: the toolbar is not shown and the status
+ * line is read by screen readers only, so signed in the page looks as signed out.
  */
 
 /** One block's kept text as the restore offer shows it. */
@@ -70,7 +72,7 @@ export class EditorUi {
    */
   constructor (handlers: EditorUiHandlers) {
     this.root = document.createElement('div')
-    this.root.className = 'cms-ui'
+    this.root.className = 'cms-ui cms-idle'
     const toolbar = document.createElement('div')
     toolbar.className = 'cms-toolbar'
     toolbar.setAttribute('role', 'toolbar')
@@ -102,6 +104,7 @@ export class EditorUi {
     this.status.className = 'cms-status'
     this.status.setAttribute('role', 'status')
     this.status.setAttribute('aria-live', 'polite')
+    this.status.tabIndex = -1
 
     this.panel = document.createElement('section')
     this.panel.className = 'cms-panel'
@@ -115,7 +118,18 @@ export class EditorUi {
 
     this.root.append(this.offer, this.panel, this.status, toolbar)
     document.body.appendChild(this.root)
+  }
+
+  /** Shows the toolbar and the status line (once editing starts; they stay from then on). */
+  activate (): void {
+    this.root.classList.remove('cms-idle')
     document.body.classList.add('cms-editing-page')
+  }
+
+  /** Moves the focus to the status line (after a save, so the outcome is read out). */
+  focusStatus (): void {
+    this.activate()
+    this.status.focus()
   }
 
   /**
@@ -169,6 +183,7 @@ export class EditorUi {
     row.append(copy, reload, close)
     this.panel.append(h, p, area, row)
     this.panel.hidden = false
+    this.activate()
   }
 
   /**
@@ -213,6 +228,7 @@ export class EditorUi {
     row.append(yes, no)
     this.offer.append(row)
     this.offer.hidden = false
+    this.activate()
   }
 
   /**

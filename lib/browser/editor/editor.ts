@@ -1,10 +1,12 @@
 /**
  * The inline editor, loaded by bootstrap.js for a signed-in editor. Elements bound with `data-cms`
  * and the `[data-cms-src]` blocks of `[data-cms-md]` wrappers become editable when clicked or
- * focused; blur or Ctrl+S saves (`save_field` / `md_block`), Escape cancels.
+ * focused; blur or Ctrl+S saves (`save_field`, `md_edit` or `md_block`), Escape cancels.
  *
- * A `[data-cms-md]` element without hinted blocks (another generator rendered it) or whose entry
- * has the editor's drafts first gets the field as the server renders it for them (`GET /render`).
+ * A `[data-cms-md]` element another generator rendered (no hinted blocks) keeps its DOM: its blocks
+ * are paired with the entry's source blocks (`GET /blocks`, aligned-page.ts) and an edit sends the
+ * block's text before and after (`md_edit`). A page of our own `renderMarkdown` carries hints and
+ * saves with `md_block`; when the editor has drafts of its entry it shows `GET /render`'s draft.
  * Typed text is kept in localStorage until saved (unsaved-blocks.ts) and offered back after a crash.
  */
 import { CmsApi } from './api.js'
@@ -12,6 +14,9 @@ import { parseBinding, parseHint, type Binding } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type RestoreItem, type ToolbarCommand } from './editor-ui.js'
+import { markAligned } from './aligned-page.js'
+import { textAndMarks, clearMarks, freezeGeneratorMarkup, placeCaret, MARK_ATTRIBUTE } from './aligned-edit.js'
+import { ownText } from './page-blocks.js'
 import { clearUnsavedBlock, keptBlocks, unsavedBlockKey, writeUnsavedBlock, type KeptBlock } from './unsaved-blocks.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
@@ -21,7 +26,8 @@ const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
 /** One element being edited. */
 interface EditSession {
   el: HTMLElement
-  kind: 'field' | 'block'
+  /** A `data-cms` field, a hinted block of our rendering, or a block aligned with the source. */
+  kind: 'field' | 'block' | 'aligned'
   binding: Binding
   wrapper: HTMLElement | null
   /** innerHTML when editing began (Escape restores it). */
@@ -38,6 +44,10 @@ interface EditSession {
   index: number
   /** The entry's revision once `revision` resolved (kept with the unsaved text). */
   knownRevision: number | null
+  /** An aligned block's own text when editing began (md_edit's `before`). */
+  textBefore: string
+  /** Makes the generator's markup in an aligned block editable again (it is frozen while edited). */
+  thaw: (() => void) | null
 }
 
 /** The inline editor of one page. */
@@ -55,6 +65,8 @@ export class InlineEditor {
   private draftedAtLoad = new Set<string>()
   /** Wrappers whose content was replaced by the served rendering. */
   private readonly served = new WeakSet<HTMLElement>()
+  /** Wrappers a generator rendered, whose blocks were paired with the source. */
+  private readonly aligned = new WeakSet<HTMLElement>()
   /** The pending (debounced) write of the current block's unsaved text. */
   private keepTimer: number | undefined
   private keepPending: (() => void) | null = null
@@ -77,7 +89,10 @@ export class InlineEditor {
     void this.start()
   }
 
-  /** Swaps in the served rendering where the page's cannot be edited, then makes targets editable. */
+  /**
+   * Pairs each generator-rendered wrapper with its source blocks (our own rendering with drafts
+   * pending gets the served draft instead), then makes targets editable.
+   */
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
     const drafts = await this.api.drafts()
@@ -86,8 +101,9 @@ export class InlineEditor {
     const failed = await Promise.all(wrappers.map(async (wrapper) => {
       const binding = parseBinding(wrapper.dataset.cmsMd)
       if (binding === null) return false
-      const foreign = hintedBlocks(wrapper).length === 0
-      if (!foreign && !this.draftedAtLoad.has(`${binding.collection}/${binding.id}`)) return false
+      const drafted = this.draftedAtLoad.has(`${binding.collection}/${binding.id}`)
+      if (hintedBlocks(wrapper).length === 0 || this.aligned.has(wrapper)) return !await this.align(wrapper, binding, drafted)
+      if (!drafted) return false
       const served = await this.api.renderField(binding.collection, binding.id, binding.path)
       if (served === null) return true
       this.swapIn(wrapper, served)
@@ -147,9 +163,11 @@ export class InlineEditor {
       for (const f of found) {
         if (f.el === null || !f.el.isConnected || f.el.dataset.cmsLocked !== undefined) continue
         const original = f.el.innerHTML
+        const aligned = f.el.dataset.cmsAligned !== undefined
+        const textBefore = aligned ? ownText(f.el) : ''
         f.el.innerHTML = f.kept.html
-        // Saved like a block the editor just left (md_block); a successful save clears the key.
-        void this.enqueueSave({ el: f.el, kind: 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null })
+        // Saved like a block the editor just left (md_edit or md_block); a successful save clears the key.
+        void this.enqueueSave({ el: f.el, kind: aligned ? 'aligned' : 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null, textBefore, thaw: null })
       }
     }, () => {
       for (const f of found) clearUnsavedBlock(f.kept.key)
@@ -177,6 +195,21 @@ export class InlineEditor {
     const write = this.keepPending
     this.keepPending = null
     write?.()
+  }
+
+  /**
+   * Pairs a generator-rendered wrapper's blocks with the entry's source blocks (`GET /blocks`).
+   * @returns false when the source blocks could not be read
+   */
+  private async align (wrapper: HTMLElement, binding: Binding, drafted: boolean): Promise<boolean> {
+    const source = await this.api.blocks(binding.collection, binding.id, binding.path)
+    if (source === null) return false
+    this.aligned.add(wrapper)
+    const active = this.session?.el
+    const result = markAligned(wrapper, source, drafted, (el) => this.ui.contains(el) || el === active)
+    wrapper.dataset.cmsAlignment = `${result.editable}/${result.blocks} ${result.ms.toFixed(1)}ms`
+    for (const el of hintedBlocks(wrapper)) this.prepare(el)
+    return true
   }
 
   /** Replaces a wrapper's content with the served rendering (children only: the wrapper stays). */
@@ -249,8 +282,9 @@ export class InlineEditor {
       this.ui.say('This element is not bound to an entry the editor understands.', 'error')
       return
     }
-    const kind = isField ? 'field' : 'block'
+    const kind = isField ? 'field' : el.dataset.cmsAligned !== undefined ? 'aligned' : 'block'
     const src = el.dataset.cmsSrc
+    const original = el.innerHTML
     if (kind === 'field') {
       try { el.contentEditable = 'plaintext-only' } catch { el.contentEditable = 'true' }
     } else {
@@ -263,18 +297,23 @@ export class InlineEditor {
       kind,
       binding,
       wrapper,
-      original: el.innerHTML,
-      baseline: kind === 'field' ? el.textContent ?? '' : el.innerHTML,
+      original,
+      baseline: kind === 'field' ? el.textContent ?? '' : original,
       revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
       range: null,
-      unsavedKey: kind === 'block' && src !== undefined ? unsavedBlockKey(binding, src) : null,
+      unsavedKey: kind !== 'field' && src !== undefined ? unsavedBlockKey(binding, src) : null,
       index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
-      knownRevision: null
+      knownRevision: null,
+      textBefore: kind === 'aligned' ? ownText(el) : '',
+      thaw: kind === 'aligned' ? freezeGeneratorMarkup(el) : null
     }
     const session = this.session
     void session.revision.then(r => { session.knownRevision = r ?? null }, () => {})
-    this.ui.setFormatting(kind === 'block')
+    this.ui.activate()
+    this.ui.setFormatting(kind !== 'field')
     if (document.activeElement !== el) el.focus()
+    // Reached with Tab (or clicked before it was editable): the caret goes into the text.
+    if (rangeInside(el) === null) placeCaret(el)
   }
 
   /** Ends the session; saves it when asked and something changed. */
@@ -283,6 +322,7 @@ export class InlineEditor {
     if (s === null) return
     this.flushUnsaved()
     this.session = null
+    s.thaw?.()
     s.el.removeAttribute('contenteditable')
     s.el.classList.remove('cms-active')
     this.ui.setFormatting(false)
@@ -309,6 +349,7 @@ export class InlineEditor {
     s.baseline = current
     this.queue = this.queue.then(async () => {
       if (s.kind === 'field') await this.saveField(s, current)
+      else if (s.kind === 'aligned') await this.saveAligned(s)
       else await this.saveBlock(s, current)
     }).catch(() => {
       this.ui.say('Not saved: something went wrong.', 'error')
@@ -370,6 +411,34 @@ export class InlineEditor {
     }
   }
 
+  /**
+   * Saves an aligned block: its text before and after the edit, and the formatting the toolbar
+   * added (`md_edit`); the server applies the change at the source positions of the changed text.
+   */
+  private async saveAligned (s: EditSession): Promise<void> {
+    const { collection, id, path } = s.binding
+    const src = s.el.dataset.cmsSrc
+    const hint = parseHint(src)
+    const wrapper = s.wrapper
+    if (hint === null || wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
+    const { text: after, marks } = textAndMarks(s.el)
+    if (after === s.textBefore && marks.length === 0) return
+    this.ui.say('Saving…')
+    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
+    if (res.status !== 200) { this.failed(s, res.status, res.body, after); return }
+    const key = `${collection}/${id}`
+    this.savedHere.add(key)
+    s.textBefore = after
+    clearMarks(s.el)
+    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
+    this.markDraft(s.el, 'Draft saved')
+    const block = res.body?.block as { src?: unknown } | undefined
+    const answered = typeof block?.src === 'string' ? block.src : res.body?.src
+    if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
+    // The answer does not continue the page's hints: pair the blocks with the draft's again.
+    if (!await this.align(wrapper, s.binding, true)) this.ui.say('Draft saved. Reload the page to edit more of it.')
+  }
+
   private markDraft (el: HTMLElement, message: string): void {
     el.classList.remove('cms-conflict')
     el.classList.add('cms-draft')
@@ -400,7 +469,14 @@ export class InlineEditor {
     if (s === null || (this.editing(e.target) === null && !this.ui.contains(e.target as Node))) return
     const mod = e.ctrlKey || e.metaKey
     if (e.key === 'Escape') { e.preventDefault(); this.cancel(); return }
-    if (mod && e.key.toLowerCase() === 's') { e.preventDefault(); void this.enqueueSave(s); return }
+    if (mod && e.key.toLowerCase() === 's') {
+      // Saves and leaves the text; the focus goes to the message that says how the save went.
+      e.preventDefault()
+      this.end(true)
+      s.el.blur()
+      void this.queue.then(() => { this.ui.focusStatus() })
+      return
+    }
     if (this.editing(e.target) === null) return
     if (e.key === 'Enter' && !e.isComposing) {
       e.preventDefault()
@@ -413,20 +489,20 @@ export class InlineEditor {
     const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
     if (cmd === undefined) return
     e.preventDefault()
-    if (s.kind === 'block') this.format(cmd)
+    if (s.kind !== 'field') this.format(cmd)
   }
 
   private onPaste (e: ClipboardEvent): void {
     const s = this.session
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
-    insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind === 'block')
+    insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
     this.keepUnsaved()
   }
 
   private format (cmd: 'bold' | 'italic' | 'code' | 'link'): void {
     const s = this.session
-    if (s === null || s.kind !== 'block') return
+    if (s === null || s.kind === 'field') return
     if (document.activeElement !== s.el) {
       s.el.focus()
       if (s.range !== null) {
@@ -455,12 +531,18 @@ export class InlineEditor {
         sel?.removeAllRanges()
         sel?.addRange(range)
       }
-      applyLink(s.el, href.trim())
+      if (applyLink(s.el, href.trim())) this.markAdded(s)
       this.keepUnsaved()
       return
     }
-    toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')
+    if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) this.markAdded(s)
     this.keepUnsaved()
+  }
+
+  /** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
+  private markAdded (s: EditSession): void {
+    const added = rangeInside(s.el)?.startContainer
+    if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && /^(?:STRONG|EM|CODE|A)$/.test(added.tagName)) added.setAttribute(MARK_ATTRIBUTE, '')
   }
 
   private async command (cmd: ToolbarCommand): Promise<void> {

@@ -12,6 +12,7 @@ import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
 import { MediaPage, MEDIA_SEGMENT } from './media-page.js'
 import { pathParts, type StudioConfig } from './types.js'
+import { safeRedirectTarget } from '../../auth/redirect-target.js'
 
 /** @returns the settings embedded by the server */
 function readConfig (): StudioConfig {
@@ -46,6 +47,9 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
   if (session === null) return <main class="loading"><p>Loading…</p></main>
   if (!session.authenticated) {
     return <SignIn api={api} config={config} onSignedIn={async () => {
+      // Signed in from a site's page (bootstrap.js's "Sign in to edit"): back to that page.
+      const back = new URLSearchParams(location.search).get('return')
+      if (back !== null && safeRedirectTarget(back) === back) { location.assign(back); return }
       setSession(await api.session())
       const target = path.startsWith(config.mountPath + '/cms') ? path : config.mountPath + '/cms'
       navigate(target)

@@ -1,0 +1,152 @@
+/**
+ * Editing a block of a generator's page in place (contract section 14): the block's text before and
+ * after, the formatting the toolbar added (as offsets into the text after), the text of a draft put
+ * into the block without touching the rest of its markup, and the caret placed in its text.
+ * The generator's own markup (images, permalinks, footnote references, highlighting) is never read
+ * back as the author's text and cannot be typed into.
+ */
+import { isGeneratorMarkup, walkOwnText, spaced } from './page-blocks.js'
+
+/** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
+export const MARK_ATTRIBUTE = 'data-cms-mark'
+
+/** Formatting added in an edit, as offsets into the text after it. */
+export interface TextMark {
+  type: 'strong' | 'em' | 'code' | 'link'
+  start: number
+  end: number
+  href?: string
+}
+
+const MARK_TYPES: Record<string, TextMark['type']> = { STRONG: 'strong', EM: 'em', CODE: 'code', A: 'link' }
+
+/** One piece of a block's own text with its offset. */
+interface Piece { node: Text | HTMLBRElement, start: number, length: number }
+
+function pieces (block: Element): Piece[] {
+  const out: Piece[] = []
+  let at = 0
+  walkOwnText(block, (node) => {
+    const length = node instanceof HTMLBRElement ? 1 : node.data.length
+    out.push({ node, start: at, length })
+    at += length
+  })
+  return out
+}
+
+/**
+ * A block's own text and the formatting the toolbar added in it.
+ * @param block the block element
+ * @returns the text and the marks (offsets into it)
+ */
+export function textAndMarks (block: Element): { text: string, marks: TextMark[] } {
+  const all = pieces(block)
+  const text = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
+  const marks: TextMark[] = []
+  for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) {
+    const type = MARK_TYPES[el.tagName]
+    const inside = all.filter(p => el.contains(p.node))
+    const first = inside[0]
+    const last = inside[inside.length - 1]
+    if (type === undefined || first === undefined || last === undefined) continue
+    const mark: TextMark = { type, start: first.start, end: last.start + last.length }
+    if (type === 'link') mark.href = el.getAttribute('href') ?? ''
+    if (mark.end > mark.start) marks.push(mark)
+  }
+  return { text, marks }
+}
+
+/**
+ * Forgets which elements the toolbar added (after they were saved).
+ * @param block the block element
+ */
+export function clearMarks (block: Element): void {
+  for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) el.removeAttribute(MARK_ATTRIBUTE)
+}
+
+/** A DOM position at a text offset of the block (start side: after a piece that ends there). */
+function position (all: Piece[], offset: number, preferEnd: boolean): [Node, number] | null {
+  for (const p of all) {
+    const inside = preferEnd ? offset > p.start && offset <= p.start + p.length : offset >= p.start && offset < p.start + p.length
+    if (!inside) continue
+    if (p.node instanceof HTMLBRElement) {
+      const parent = p.node.parentNode!
+      const index = Array.prototype.indexOf.call(parent.childNodes, p.node) as number
+      return [parent, offset === p.start ? index : index + 1]
+    }
+    return [p.node, offset - p.start]
+  }
+  return null
+}
+
+/**
+ * Shows another text in a block, changing only the part between the common start and end of the
+ * two texts, so the block's images, links and other markup outside that part stay as they are.
+ * @param block the block element
+ * @param next the text to show
+ */
+export function applyTextChange (block: Element, next: string): void {
+  const all = pieces(block)
+  const now = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
+  if (now === next) return
+  let prefix = 0
+  const shortest = Math.min(now.length, next.length)
+  while (prefix < shortest && now[prefix] === next[prefix]) prefix++
+  let suffix = 0
+  while (suffix < shortest - prefix && now[now.length - 1 - suffix] === next[next.length - 1 - suffix]) suffix++
+  const middle = next.slice(prefix, next.length - suffix)
+  const range = document.createRange()
+  const start = position(all, prefix, prefix > 0) ?? position(all, prefix, false)
+  const end = position(all, now.length - suffix, true) ?? start
+  if (start === null || end === null) {
+    block.append(document.createTextNode(middle))
+    return
+  }
+  range.setStart(start[0], start[1])
+  range.setEnd(end[0], end[1])
+  range.deleteContents()
+  if (middle !== '') range.insertNode(document.createTextNode(middle))
+}
+
+/**
+ * Makes the generator's markup inside a block (and blocks nested in it) impossible to type into
+ * while it is edited.
+ * @param block the block being edited
+ * @returns undoes it
+ */
+export function freezeGeneratorMarkup (block: Element): () => void {
+  const frozen: HTMLElement[] = []
+  const walk = (el: Element): void => {
+    for (let c = el.firstElementChild; c !== null; c = c.nextElementSibling) {
+      if (!(c instanceof HTMLElement)) continue
+      const generator = isGeneratorMarkup(c) || /^(?:P|H[1-6]|LI|PRE|TABLE|BLOCKQUOTE|UL|OL|DL|DIV|FIGURE|PICTURE|IMG|SVG|VIDEO)$/.test(c.tagName)
+      if (generator) { c.contentEditable = 'false'; frozen.push(c); continue }
+      walk(c)
+    }
+  }
+  walk(block)
+  return () => { for (const el of frozen) el.removeAttribute('contenteditable') }
+}
+
+/**
+ * Puts the caret in a block's text: at the end of its last text that is not inside a link, so Tab
+ * into a block lets the editor type at once.
+ * @param block the block just focused
+ */
+export function placeCaret (block: Element): void {
+  const sel = window.getSelection()
+  if (sel === null) return
+  const texts = pieces(block).filter(p => p.node instanceof Text && p.node.data.trim() !== '' && p.node.parentElement?.closest('a') === null)
+  const last = texts[texts.length - 1]
+  const range = document.createRange()
+  if (last === undefined) {
+    range.selectNodeContents(block)
+    range.collapse(false)
+  } else {
+    const node = last.node as Text
+    range.setStart(node, node.data.replace(/\s+$/, '').length)
+    range.collapse(true)
+  }
+  sel.removeAllRanges()
+  sel.addRange(range)
+}
