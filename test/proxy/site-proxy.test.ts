@@ -46,7 +46,7 @@ async function listen (t: Test, server: Server): Promise<string> {
 }
 
 if (!hasHugo()) {
-  t.plan(0, 'Debian hugo is not installed at /usr/bin/hugo')
+  t.comment('Debian hugo is not installed at /usr/bin/hugo: the hugo server tests are skipped')
 } else {
   t.test('in front of hugo server', async t => {
     const site = await buildProxySite(t)
