@@ -11,6 +11,7 @@ export const URL_PLACEHOLDERS = ['id', 'slug', 'year', 'month', 'day'] as const
 
 const PLACEHOLDER = /\{(id|slug|year|month|day)\}/g
 const DATE_PREFIX = /^(\d{4})-(\d{2})-(\d{2})(?:-|$)/
+const DATE_VALUE = /^(\d{4})-(\d{2})-(\d{2})/
 const INDEX_NAMES = new Set(['_index', 'index'])
 
 /**
@@ -70,8 +71,8 @@ export function normalizeUrlPath (urlPath: string): string {
 }
 
 function dateOf (value: unknown): RegExpExecArray | null {
-  if (value instanceof Date && !Number.isNaN(value.getTime())) return DATE_PREFIX.exec(value.toISOString())
-  return typeof value === 'string' ? DATE_PREFIX.exec(value) : null
+  if (value instanceof Date && !Number.isNaN(value.getTime())) return DATE_VALUE.exec(value.toISOString())
+  return typeof value === 'string' ? DATE_VALUE.exec(value) : null
 }
 
 /** Each `/` segment percent-encoded as a browser would send it (spaces and the like). */

@@ -92,6 +92,9 @@ if (!hasHugo()) {
   })
 }
 
+/** A page whose templates already mark the body and include the script. */
+const MARKED = '<!doctype html><body><div data-cms-md="posts/hello#body"><p>Hello</p></div><script src="/__cms/bootstrap.js" defer></script></body>'
+
 t.test('what reaches the upstream, and what comes back', async t => {
   let seen: { method?: string, url?: string, host?: string, cookie?: string, body: string } = { body: '' }
   const upstream = createServer((req, res) => {
@@ -104,6 +107,11 @@ t.test('what reaches the upstream, and what comes back', async t => {
       if (req.url === '/zipped') {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip', etag: '"abc"' })
         res.end(gzipSync('<!doctype html><title>z</title><p>Zipped page</p>'))
+        return
+      }
+      if (req.url === '/marked') {
+        res.writeHead(200, { 'content-type': 'text/html' })
+        res.end(MARKED)
         return
       }
       if (req.url === '/data.json') {
@@ -140,6 +148,9 @@ t.test('what reaches the upstream, and what comes back', async t => {
   t.equal(zipped.headers.get('content-encoding'), null, 'a compressed page is sent decompressed')
   t.equal(zipped.headers.get('etag'), null, 'and without the upstream\'s validator')
   t.equal(await zipped.text(), `<!doctype html><title>z</title><p>Zipped page</p>${TAG}`, 'no </body>: the tag goes at the end')
+
+  const marked = await fetch(`${base}/marked`, { headers: { cookie: session } })
+  t.equal(await marked.text(), MARKED, 'a page the templates already mark is sent as it is, signed in too')
 
   const json = await new Promise<{ encoding: string | undefined, bytes: Buffer }>((resolve, reject) => {
     http.get(`${base}/data.json`, { headers: { 'accept-encoding': 'gzip' } }, res => {
