@@ -98,7 +98,11 @@ async function sendPage (ctx: Context, services: Services, status: number, heade
   if (await services.auth.identify(ctx) !== null) {
     const tree = parsePage(page.toString('utf8'))
     if (!hasEditorBinding(tree)) {
-      const match = await matchPage(services, ctx.path, tree)
+      // The page is the site's either way: a failed match (an index that cannot be built) only leaves it unmarked.
+      const match = await matchPage(services, ctx.path, tree).catch((err: unknown) => {
+        services.log.warn({ err, path: ctx.path }, 'cannot match the page to an entry')
+        return null
+      })
       if (match !== null) {
         attribute = { at: match.body.attributeAt, text: bodyAttribute(match.collection, match.id) }
         services.log.debug({ path: ctx.path, collection: match.collection, id: match.id, by: match.by, score: match.body.score }, 'page matched to an entry')
