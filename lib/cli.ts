@@ -1,6 +1,6 @@
 /**
- * The command line: `git-cms serve [--repo DIR] [--port N] [--host H]`, `git-cms demo [--port N]` and
- * `git-cms init [--repo DIR] [--force]`.
+ * The command line: `git-cms serve [--repo DIR] [--port N] [--host H] [--proxy URL | --site DIR]`,
+ * `git-cms demo [--port N]` and `git-cms init [--repo DIR] [--force]`.
  * `bin/git-cms` hands it argv and the environment; everything else (refusals, the listening line,
  * signals, the demo repository) happens here.
  */
@@ -28,6 +28,8 @@ export const EXIT_USAGE = 2
 export const USAGE = `Usage:
   git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
   git-cms serve --clone URL --repo DIR [...]        clone the site (and its refs/cms/*) into an empty DIR, then serve it
+  git-cms serve [...] --proxy URL                   also serve the site of a running dev server (hugo server ...) on this origin
+  git-cms serve [...] --site DIR                    also serve a built site folder (public/, _site/ ...) on this origin
   git-cms demo  [--port N] [--host H]                serve a throwaway copy of the example site
   git-cms init  [--repo DIR] [--force]               detect the site's generator and write cms.config.yaml
   git-cms --help                                     show this help
@@ -51,6 +53,10 @@ interface Invocation {
   force: boolean
   /** `--clone URL`: make DIR a clone of the site's remote first. */
   clone?: string
+  /** `--proxy URL`: the generator dev server whose site is served beside the API. */
+  proxy?: string
+  /** `--site DIR`: the built site folder served beside the API. */
+  site?: string
 }
 
 /**
@@ -99,9 +105,12 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
       opened = await openCms({ repoDir: invocation.repo ?? process.cwd(), env })
     }
     const cms = opened.cms
+    const site = await siteOf(opened, invocation)
     warnAboutSettings(opened.services, streams)
     running = await listen(cms, invocation, startServer)
+    if (site !== null) running.server.on('upgrade', site)
     streams.stdout.write(`git-cms listening on ${running.url}\n`)
+    if (invocation.proxy !== undefined || invocation.site !== undefined) streams.stdout.write(`site: ${running.url}/ (${invocation.proxy ?? invocation.site ?? ''})\n`)
     if (demoRepo !== null) {
       streams.stdout.write(`password: ${password ?? '(the one set in CMS_EDIT_PASSWORD or EDIT_PASSWORD)'}\nsite: ${running.url}/\nadmin: ${running.url}${cms.config.mountPath}\nrepository: ${demoRepo}\n`)
     } else {
@@ -146,6 +155,8 @@ function parseInvocation (argv: string[]): Invocation {
       port: { type: 'string' },
       host: { type: 'string' },
       force: { type: 'boolean' },
+      proxy: { type: 'string' },
+      site: { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -159,13 +170,19 @@ function parseInvocation (argv: string[]): Invocation {
   if (values.repo === '') throw new UsageError('--repo needs a value')
   if (values.force === true && command !== 'init') throw new UsageError('--force is for init')
   if (command === 'init' && (values.port !== undefined || values.host !== undefined)) throw new UsageError('init writes a config and serves nothing; --port and --host are for serve and demo')
+  if ((values.proxy !== undefined || values.site !== undefined) && command !== 'serve') throw new UsageError(`--${values.proxy !== undefined ? 'proxy' : 'site'} is for serve`)
+  if (values.proxy !== undefined && values.site !== undefined) throw new UsageError('--proxy and --site cannot be combined: the site comes from a dev server or from a folder')
+  if (values.proxy === '') throw new UsageError('--proxy needs a URL')
+  if (values.site === '') throw new UsageError('--site needs a folder')
+  if (values.proxy !== undefined && !/^https?:\/\/[^/?#]/i.test(values.proxy)) throw new UsageError(`--proxy needs an http:// or https:// address, got '${values.proxy}'`)
+  const site = { ...(values.proxy !== undefined ? { proxy: values.proxy } : {}), ...(values.site !== undefined ? { site: values.site } : {}) }
   if (values.clone !== undefined) {
     if (command !== 'serve') throw new UsageError('--clone is for serve')
     if (values.clone === '') throw new UsageError('--clone needs a URL')
     if (values.repo === undefined) throw new UsageError('--clone needs --repo DIR (an empty or missing directory)')
-    return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: false, clone: values.clone }
+    return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: false, clone: values.clone, ...site }
   }
-  return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true }
+  return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true, ...site }
 }
 
 function parsePort (value: string | undefined): number {
@@ -180,6 +197,30 @@ async function listen (cms: Cms, invocation: Invocation, start: typeof import('.
   } catch (err) {
     await cms.close().catch(() => {})
     throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
+  }
+}
+
+/**
+ * Mounts `--proxy`'s or `--site`'s site after git-cms's own routes; a bad address or folder closes
+ * the instance and refuses to start.
+ * @returns the listener for WebSocket upgrades (`--proxy`), else null
+ */
+async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
+  if (invocation.proxy === undefined && invocation.site === undefined) return null
+  const [{ siteMiddleware, isOwnPath }, { upstreamOrigin, upgradeForwarder }, { siteFolder }] = await Promise.all([
+    import('./http/site-proxy.js'), import('./http/site-proxy-upstream.js'), import('./http/static-site.js')
+  ])
+  try {
+    if (invocation.proxy !== undefined) {
+      const upstream = upstreamOrigin(invocation.proxy)
+      opened.cms.app.use(siteMiddleware(opened.services, { proxy: upstream }))
+      return upgradeForwarder(upstream, p => isOwnPath(opened.cms.config, p))
+    }
+    opened.cms.app.use(siteMiddleware(opened.services, { folder: await siteFolder(invocation.site ?? '.') }))
+    return null
+  } catch (err) {
+    await opened.cms.close().catch(() => {})
+    throw err
   }
 }
 

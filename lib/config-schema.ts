@@ -16,6 +16,7 @@ const collectionSchema = {
     files: { type: 'array', minItems: 1, maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 1024 } },
     uploadsDir: { type: 'string', minLength: 1, maxLength: 1024 },
     uploadsUrl: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' },
+    url: { type: 'string', maxLength: 1024, pattern: '^/[^\\s{}?#]*(\\{(id|slug|year|month|day)\\}[^\\s{}?#]*)*$' },
     schema: { type: 'object' },
     label: { type: 'string' },
     description: { type: 'string' },

@@ -60,6 +60,8 @@ export interface CollectionDefinition {
   /** Where uploads for this collection go, and their URL prefix (defaults: the top-level keys). */
   uploadsDir?: string
   uploadsUrl?: string
+  /** The address the site gives each entry, e.g. `/posts/{slug}/` (placeholders: lib/http/page-match-url.ts). */
+  url?: string
   schema?: JsonSchema
   label?: string
   description?: string

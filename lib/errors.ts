@@ -136,6 +136,13 @@ export class RateLimitedError extends CmsError {
   }
 }
 
+/** 502: the site `serve --proxy` forwards to did not answer. */
+export class BadGatewayError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(502, 'bad_gateway', message, details)
+  }
+}
+
 /** 503: storage is unavailable or required draft support is missing. */
 export class StorageUnavailableError extends CmsError {
   constructor (message: string, details: ErrorDetails = {}) {

@@ -1,0 +1,89 @@
+/**
+ * In real Chromium, the zero-change path: git-cms with `--proxy` in front of `hugo server` (Debian's
+ * hugo, serving test/fixtures/proxy-site/ whose templates mark nothing). Signed out the page loads
+ * nothing but bootstrap.js; after signing in on the same origin, the post's body element is marked
+ * and its paragraph takes typed text, which a publish writes into the Markdown file.
+ */
+import t, { type Test } from 'tap'
+import { createServer } from 'node:http'
+import { spawn } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import net, { type AddressInfo } from 'node:net'
+import path from 'node:path'
+import type { Request } from 'playwright-core'
+import { openCms } from '../../lib/cms.js'
+import { siteMiddleware } from '../../lib/http/site-proxy.js'
+import { silentLogger, TEST_PASSWORD, TEST_SECRET } from '../helpers/site.js'
+import { ensureBrowserBundle, hasChromium, launchBrowser } from '../helpers/browser.js'
+import { buildProxySite, hasHugo, HUGO } from '../helpers/proxy-site.js'
+
+async function freePort (): Promise<number> {
+  const probe = net.createServer()
+  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise(resolve => probe.close(resolve))
+  return port
+}
+
+async function startHugo (t: Test, repoDir: string): Promise<string> {
+  const port = await freePort()
+  const child = spawn(HUGO, ['server', '--source', repoDir, '--bind', '127.0.0.1', '--port', String(port), '--disableLiveReload'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill('SIGKILL') })
+  let out = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('Web Server is available')) resolve() })
+    child.once('exit', code => { reject(new Error(`hugo server exited ${code}: ${out}`)) })
+  })
+  return `http://127.0.0.1:${port}`
+}
+
+if (!hasChromium() || !hasHugo()) {
+  t.plan(0, 'Chromium or Debian hugo is not installed')
+} else {
+  ensureBrowserBundle('editor')
+  ensureBrowserBundle('studio')
+
+  t.test('sign in on the proxied origin, then type into a block of the hugo page', async t => {
+    const site = await buildProxySite(t)
+    const hugo = await startHugo(t, site.repoDir)
+    const { cms, services } = await openCms({ repoDir: site.repoDir, env: { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET }, logger: silentLogger() })
+    cms.app.use(siteMiddleware(services, { proxy: new URL(hugo) }))
+    const server = createServer(cms.app.callback())
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    t.teardown(async () => { server.closeAllConnections(); await new Promise(resolve => server.close(resolve)); await cms.close() })
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const file = path.join(site.repoDir, 'content/posts/tide-tables.md')
+    const source = await readFile(file, 'utf8')
+
+    const browser = await launchBrowser(t)
+    const page = await browser.newPage()
+    const requested: string[] = []
+    page.on('request', (r: Request) => { requested.push(new URL(r.url()).pathname) })
+    await page.goto(`${base}/posts/tide-tables/`)
+    await page.waitForLoadState('networkidle')
+    t.ok(requested.includes('/__cms/bootstrap.js'), 'signed out: the injected bootstrap loads')
+    t.notOk(requested.includes('/__cms/editor.js'), 'signed out: nothing else does')
+    t.equal(await page.locator('[data-cms-md]').count(), 0, 'signed out: no element is marked')
+
+    await page.goto(`${base}/admin`)
+    await page.getByLabel('Password').fill(TEST_PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { name: 'Collections' }).waitFor()
+
+    await page.goto(`${base}/posts/tide-tables/`)
+    await page.getByRole('toolbar', { name: 'Inline editor' }).waitFor()
+    t.equal(await page.locator('div.post-body[data-cms-md="posts/tide-tables#body"]').count(), 1, 'the body element names its entry')
+    const block = page.locator('[data-cms-md] [data-cms-src]', { hasText: 'Tide tables list' })
+    await block.waitFor()
+    await block.click()
+    await page.keyboard.press('Control+End')
+    await page.keyboard.type(' Inserted')
+    const saved = page.waitForResponse(r => r.url().endsWith('/api/cms/mutate'))
+    await block.evaluate((el) => { (el as unknown as { blur: () => void }).blur() })
+    t.equal((await saved).status(), 200, 'the block saved as a draft')
+    t.equal(await readFile(file, 'utf8'), source, 'the file is unchanged until publish')
+    await page.getByRole('toolbar').getByRole('button', { name: 'Publish' }).click()
+    await page.locator('.cms-ui [role=status]').filter({ hasText: 'Published 1 entry: posts/tide-tables' }).waitFor()
+    t.equal(await readFile(file, 'utf8'), source.replace('plan a crossing.', 'plan a crossing. Inserted'), 'the file differs by the typed word alone')
+  })
+}
