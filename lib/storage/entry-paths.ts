@@ -21,6 +21,11 @@ export interface EntryLayout {
   indexFile: 'index' | '_index' | null
   /** For a `files` collection: id -> absolute file; null otherwise. */
   files: ReadonlyMap<string, string> | null
+  /**
+   * Only these folders below `dir` hold entries (`/`-separated; a multilingual collection's locale
+   * folders when none of its locales sits at the root); null or absent: all of `dir`.
+   */
+  roots?: readonly string[] | null
 }
 
 /** What a scan found: every entry file by id, and ids that are listed unreadable (and why). */
@@ -90,6 +95,7 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     for (const [id, file] of layout.files) if (path.relative(layout.dir, file).split(path.sep).join('/') === posix) return id
     return null
   }
+  if (!inRoots(layout, posix)) return null
   // A name at the top of the folder (every file of a flat collection): no split, no join.
   if (!posix.includes('/')) return idOfTopName(layout, posix)
   const segments = posix.split('/')
@@ -104,6 +110,13 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     return segments.slice(0, -1).join('/').normalize('NFC')
   }
   return [...segments.slice(0, -1), stem].join('/').normalize('NFC')
+}
+
+/** Whether a path below the folder is inside one of the layout's roots (no roots: anywhere). */
+function inRoots (layout: EntryLayout, rel: string): boolean {
+  const roots = layout.roots
+  if (roots === null || roots === undefined) return true
+  return roots.some(root => root === '' || rel.startsWith(root + '/'))
 }
 
 /**
@@ -210,6 +223,7 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
     return 'holds a / but the collection is neither nested nor made of page bundles'
   }
   if (layout.files !== null && !layout.files.has(id)) return 'is not one of the collection\'s files'
+  if (!inRoots(layout, id)) return `is in none of the collection's locale folders (${(layout.roots ?? []).join(', ')})`
   return null
 }
 
@@ -284,7 +298,10 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const bundleFile = layout.indexFile === null ? null : layout.indexFile + ext
   // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
   // would hold every listing alive together (heap the server keeps afterwards).
-  const pending: Array<[string, string]> = [[path.normalize(layout.dir), '']]
+  const top = path.normalize(layout.dir)
+  const pending: Array<[string, string]> = layout.roots === null || layout.roots === undefined || layout.roots.includes('')
+    ? [[top, '']]
+    : layout.roots.map(root => [path.join(top, ...root.split('/')), root])
   const walker = async (): Promise<void> => {
     for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
       const [dir, rel] = next
