@@ -66,7 +66,7 @@ const NAME = new RegExp(NAME_PATTERN)
  * Front-matter keys generators read as per-page switches (Eleventy's, Jekyll's, Hugo's): never
  * required, even when every sampled entry has one (a 404 page's `permalink`).
  */
-const PER_PAGE_SWITCHES = new Set(['permalink', 'eleventyExcludeFromCollections', 'eleventyComputed', 'eleventyNavigation', 'draft', 'published', 'layout', 'sitemap', 'aliases', 'url', 'slug', 'weight', 'linkTitle', 'menu', 'type', 'outputs', 'headless', 'build', 'cascade', 'lang', 'template', 'pagination', 'tags', 'redirect_from', 'exclude', 'noindex'])
+const PER_PAGE_SWITCHES = new Set(['permalink', 'eleventyExcludeFromCollections', 'eleventyComputed', 'eleventyImport', 'draft', 'published', 'layout', 'sitemap', 'aliases', 'outputs', 'headless', 'build', 'cascade', 'pagination', 'redirect_from', 'redirect_to', 'noindex', 'template'])
 
 /**
  * Scans every source and plans its collections.

@@ -178,7 +178,7 @@ export function candidateFiles (layout: EntryLayout, id: string): string[] {
 export function newFileOf (layout: EntryLayout, id: string): string | null {
   if (layout.files !== null) return layout.files.get(id) ?? null
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  if (layout.indexFile !== null && id !== layout.indexFile) return path.join(layout.dir, id, layout.indexFile + ext)
+  if (isBundleId(layout, id)) return path.join(layout.dir, id, layout.indexFile + ext)
   return path.join(layout.dir, id + ext)
 }
 
@@ -193,8 +193,19 @@ export function newFileOf (layout: EntryLayout, id: string): string | null {
 export function defaultFileOf (layout: EntryLayout, id: string): string | null {
   if (layout.files !== null) return layout.files.get(id) ?? null
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  if (layout.indexFile !== null && id !== layout.indexFile) return `${layout.dir}${path.sep}${id}${path.sep}${layout.indexFile}${ext}`
+  if (isBundleId(layout, id)) return `${layout.dir}${path.sep}${id}${path.sep}${layout.indexFile}${ext}`
   return `${layout.dir}${path.sep}${id}${ext}`
+}
+
+/**
+ * Whether a new entry of this id is a page bundle's index file: in a bundle collection, every id
+ * but one naming an index page itself (`docs/_index`, Hugo's section page, and `index`), whose
+ * file is `<id>.<ext>` (a bundle folder named `_index` would be a page Hugo never renders).
+ */
+function isBundleId (layout: EntryLayout, id: string): layout is EntryLayout & { indexFile: 'index' | '_index' } {
+  if (layout.indexFile === null || id === layout.indexFile) return false
+  const last = id.slice(id.lastIndexOf('/') + 1)
+  return last !== 'index' && last !== '_index'
 }
 
 /**
@@ -205,7 +216,7 @@ export function defaultFileOf (layout: EntryLayout, id: string): string | null {
  * @returns true when equal
  */
 export function isDefaultFile (layout: EntryLayout, id: string, file: string): boolean {
-  if (layout.files !== null || (layout.indexFile !== null && id !== layout.indexFile)) return defaultFileOf(layout, id) === file
+  if (layout.files !== null || isBundleId(layout, id)) return defaultFileOf(layout, id) === file
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
   const dir = layout.dir
   return file.length === dir.length + 1 + id.length + ext.length && file.startsWith(dir) && file[dir.length] === path.sep &&
