@@ -2,6 +2,8 @@
  * The JSON Schema of `cms.config.*`. Ajv validates the loaded file against it, so a wrong key or
  * type is reported by name before the service starts.
  */
+import { LOCALE_PATTERN } from './content/i18n-layout.js'
+
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
 
 const collectionSchema = {
@@ -29,7 +31,22 @@ const collectionSchema = {
     titleField: { type: 'string', minLength: 1 },
     orderField: { type: 'string', minLength: 1 },
     layoutField: { type: 'string', minLength: 1 },
-    listFields: { type: 'array', maxItems: 12, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 128 } }
+    listFields: { type: 'array', maxItems: 12, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 128 } },
+    i18n: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['locales'],
+      properties: {
+        locales: { type: 'array', minItems: 1, maxItems: 200, uniqueItems: true, items: { type: 'string', pattern: LOCALE_PATTERN } },
+        layout: { enum: ['folder', 'suffix', 'dirs'] },
+        rootLocale: { type: 'string', pattern: LOCALE_PATTERN },
+        folders: {
+          type: 'object',
+          propertyNames: { pattern: LOCALE_PATTERN },
+          additionalProperties: { type: 'string', minLength: 1, maxLength: 1024 }
+        }
+      }
+    }
   }
 } as const
 

@@ -76,6 +76,20 @@ export interface CollectionDefinition {
   layoutField?: string
   /** Fields shown as sortable columns of the Studio's list (`id`, `title` or schema properties). */
   listFields?: string[]
+  /** The collection's translations (CONTRACT section 15). */
+  i18n?: I18nDefinition
+}
+
+/** A collection's `i18n` key as written. */
+export interface I18nDefinition {
+  /** Default locale first. */
+  locales: string[]
+  /** Default `folder`. */
+  layout?: 'folder' | 'suffix' | 'dirs'
+  /** folder: the locale whose files sit at the collection's root. */
+  rootLocale?: string
+  /** dirs: each locale's folder, relative to the repository. */
+  folders?: Record<string, string>
 }
 
 /** The config as a site writes it: every key optional. */
@@ -181,6 +195,7 @@ export function normalizeConfig (input: unknown): Config {
   checkAuth(c.auth)
   for (const [name, def] of Object.entries(c.collections ?? {})) checkCollectionPaths(name, def)
   for (const [name, def] of Object.entries(c.collections ?? {})) checkListFields(name, def)
+  for (const [name, def] of Object.entries(c.collections ?? {})) checkI18n(name, def, trimSlash(c.contentDir ?? 'content'))
   // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
   const schemas = new SchemaCompiler()
   for (const [name, def] of Object.entries(c.collections ?? {})) {
@@ -255,6 +270,38 @@ function checkListFields (name: string, def: CollectionDefinition): void {
     if (props === null || typeof props !== 'object' || !Object.hasOwn(props, field)) {
       const known = ['id', 'title', ...Object.keys(props ?? {})]
       throw new ConfigError(key, `${JSON.stringify(field)} is not a field of the collection's schema (known: ${[...new Set(known)].join(', ')})`)
+    }
+  }
+}
+
+/**
+ * `i18n`: the root locale is one of the locales; `dirs` names a folder inside the collection's
+ * folder for locales (the others are file-name suffixes), `folder` and `dirs` need a nested or
+ * bundle collection, and a `files` collection has no layout for translations.
+ */
+function checkI18n (name: string, def: CollectionDefinition, contentDir: string): void {
+  const i18n = def.i18n
+  if (i18n === undefined) return
+  const key = `collections.${name}.i18n`
+  const layout = i18n.layout ?? 'folder'
+  if (def.files !== undefined) throw new ConfigError(key, 'cannot be combined with files')
+  if (i18n.rootLocale !== undefined && !i18n.locales.includes(i18n.rootLocale)) {
+    throw new ConfigError(`${key}.rootLocale`, `${JSON.stringify(i18n.rootLocale)} is not one of the locales`)
+  }
+  if (layout !== 'suffix' && def.nested !== true && def.indexFile === undefined) {
+    throw new ConfigError(`${key}.layout`, `${JSON.stringify(layout)} puts locales in folders: the collection needs nested: true or indexFile`)
+  }
+  if (layout !== 'dirs' && i18n.folders !== undefined) throw new ConfigError(`${key}.folders`, 'is only for layout: dirs')
+  if (layout === 'suffix' && i18n.rootLocale !== undefined) throw new ConfigError(`${key}.rootLocale`, 'is not for layout: suffix (files without a suffix are the first locale)')
+  if (layout !== 'dirs') return
+  if (i18n.folders === undefined || Object.keys(i18n.folders).length === 0) throw new ConfigError(`${key}.folders`, 'is required with layout: dirs')
+  const collectionFolder = (def.folder ?? `${contentDir}/${name}`).replace(/\/+$/, '')
+  for (const [locale, folder] of Object.entries(i18n.folders)) {
+    if (!i18n.locales.includes(locale)) throw new ConfigError(`${key}.folders.${locale}`, 'is not one of the locales')
+    checkRepoPath(`${key}.folders.${locale}`, folder)
+    const rel = path.posix.relative(collectionFolder, folder.replace(/\/+$/, ''))
+    if (rel.startsWith('..') || path.posix.isAbsolute(rel)) {
+      throw new ConfigError(`${key}.folders.${locale}`, `${JSON.stringify(folder)} must be inside the collection's folder ${JSON.stringify(collectionFolder)}`)
     }
   }
 }

@@ -5,10 +5,16 @@ import type { ValidationIssue } from '../errors.js'
 import type { EntryData } from '../content/formats.js'
 import type { IndexedEntry } from '../storage/collection-index.js'
 import type { Snippet } from '../search/snippet.js'
+import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
 
 /** An entry as the API returns it. */
 export interface EntryView {
   id: string
+  /** In a multilingual collection: the entry's locale and the key its translations share. */
+  locale?: string
+  translationKey?: string
+  /** With `id=` in a multilingual collection: locale -> id of each translation that exists. */
+  translations?: Record<string, string>
   data?: EntryData
   revision: number
   validationIssues?: ValidationIssue[]
@@ -23,13 +29,29 @@ export interface EntryView {
  * @param entry the indexed entry
  * @returns the view
  */
-export function toEntryView (entry: IndexedEntry): EntryView {
-  const view: EntryView = { id: entry.id, revision: entry.revision }
+export function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null = null): EntryView {
+  const view: EntryView = withLocale({ id: entry.id, revision: entry.revision }, layout)
   if (entry.readError !== undefined) {
     view.readError = entry.readError
     return view
   }
   view.data = entry.data
   if (entry.validationIssues !== undefined) view.validationIssues = entry.validationIssues
+  return view
+}
+
+/**
+ * Adds the entry's `locale` and `translationKey` (a collection without `i18n`: nothing).
+ * @param view an entry view
+ * @param layout the collection's locale layout, or null
+ * @returns the same view
+ */
+export function withLocale<T extends { id: string, locale?: string, translationKey?: string }> (view: T, layout: LocaleLayout | null): T {
+  if (layout === null) return view
+  const where = localeOfId(layout, view.id)
+  if (where !== null) {
+    view.locale = where.locale
+    view.translationKey = where.translationKey
+  }
   return view
 }

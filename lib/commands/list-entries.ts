@@ -4,11 +4,12 @@
  * (full text: ids, every string field and the body; ranked, each with a snippet; see lib/search/),
  * sorted by a field and filtered by draft state, or one entry by `id`.
  */
-import { UnreadableEntryError, NotFoundError } from '../errors.js'
+import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { IndexRow } from '../storage/collection-index.js'
-import { toEntryView, type EntryView } from './entry-view.js'
+import { toEntryView, withLocale, type EntryView } from './entry-view.js'
+import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
 import { sortRows, type SortedRowsCache } from './sorted-rows.js'
 import type { SortDirection } from './sort-keys.js'
 import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
@@ -36,6 +37,8 @@ export interface ListEntriesInput {
   draft?: DraftFilter
   /** The instance's cache of sorted orders. */
   sortCache?: SortedRowsCache
+  /** Only the entries of this locale (a multilingual collection's). */
+  locale?: string
 }
 
 export interface Pagination {
@@ -65,6 +68,8 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
   const drafts = new Map<string, DraftRecord>()
   for (const d of input.drafts ?? []) if (!('legacy' in d)) drafts.set(d.id, d)
   const titleField = index.collection.titleField
+  const layout = index.collection.i18n
+  const locale = input.locale === undefined ? null : checkLocale(input.collection, layout, input.locale)
 
   if (input.id !== undefined) {
     index.checkFolder()
@@ -72,21 +77,21 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
     const draft = drafts.get(input.id)
     if (draft !== undefined) {
       if (draft.kind === 'delete') throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
-      return { collection: input.collection, entries: [draftView(draft)], pagination: paginate(1, pageSize, 1) }
+      return { collection: input.collection, entries: [await withTranslations(index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
     }
     const entry = await index.get(input.id)
     if (entry === null) throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
     if (entry.readError !== undefined) {
       throw new UnreadableEntryError('Stored entry cannot be read', { collection: input.collection, id: input.id, readError: entry.readError, revision: entry.revision })
     }
-    return { collection: input.collection, entries: [toEntryView(entry)], pagination: paginate(1, pageSize, 1) }
+    return { collection: input.collection, entries: [await withTranslations(index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
   }
 
   const query = parseQuery(input.q)
   const sort = input.sort === undefined ? null : { field: input.sort, direction: input.order ?? 'asc' }
   const draftFilter = input.draft ?? 'all'
   // Ranked search: one page straight from the full-text index.
-  if (query !== null && sort === null && draftFilter === 'all') return await searchPage(search, index, input.collection, query, drafts, input.page, pageSize)
+  if (query !== null && sort === null && draftFilter === 'all' && locale === null) return await searchPage(search, index, input.collection, query, drafts, input.page, pageSize)
   const all = await index.all()
   const start = (input.page - 1) * pageSize
   // Step 1, matching: the base rows `q` selects (in rank order), and the drafts it matches.
@@ -96,6 +101,11 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
     const found = await searchAllEntries(search, index, query, drafts)
     matching = rowsInOrder(all, found.baseIds)
     draftRecords = found.drafts
+  }
+  if (locale !== null && layout !== null) {
+    matching = matching.filter(row => localeOfId(layout, row.id)?.locale === locale)
+    draftRecords = draftRecords.filter(d => localeOfId(layout, d.id)?.locale === locale)
+    for (const [id] of drafts) if (localeOfId(layout, id)?.locale !== locale) drafts.delete(id)
   }
   // Step 2, order and draft state (list-order.ts): a cached sorted order, the drafts laid over.
   if (sort !== null) await checkSortField(content, index, all, sort, input.sortCache)
@@ -108,7 +118,7 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
     // No per-entry objects here: a list request allocating one per entry of a big collection
     // makes V8 allocate them straight into the old generation, which then grows for good.
     const base = draftFilter === 'only' ? [] : ordered
-    const entries = (await index.freshen(base.slice(start, start + pageSize))).map(e => withSnippet(toEntryView(e), query, titleField))
+    const entries = (await index.freshen(base.slice(start, start + pageSize))).map(e => withSnippet(toEntryView(e, layout), query, titleField))
     return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, base.length) }
   }
   const draftRows: DraftRow[] = draftRecords.map(record => ({ kind: 'draft', record }))
@@ -118,9 +128,9 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
   const fresh = new Map((await index.freshen(pageRows.filter(isBase))).map(e => [e.id, e]))
   const entries: EntryView[] = []
   for (const row of pageRows) {
-    if (!isBase(row)) { entries.push(withSnippet(draftView(row.record), query, titleField)); continue }
+    if (!isBase(row)) { entries.push(withSnippet(draftView(row.record, layout), query, titleField)); continue }
     const entry = fresh.get(row.id)
-    if (entry !== undefined) entries.push(withSnippet(toEntryView(entry), query, titleField))
+    if (entry !== undefined) entries.push(withSnippet(toEntryView(entry, layout), query, titleField))
   }
   return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, total) }
 }
@@ -133,7 +143,8 @@ async function searchPage (search: SiteSearch, index: CollectionIndex, collectio
   const entries: EntryView[] = []
   for (const hit of found.entries) {
     const entry = hit.draft === null ? await index.get(hit.id) : null
-    const view = hit.draft !== null ? draftView(hit.draft) : entry !== null ? toEntryView(entry) : null
+    const layout = index.collection.i18n
+    const view = hit.draft !== null ? draftView(hit.draft, layout) : entry !== null ? toEntryView(entry, layout) : null
     if (view === null) continue
     entries.push(withSnippet(view, query, index.collection.titleField))
   }
@@ -162,8 +173,24 @@ function isBase (row: ListRow): row is IndexRow {
   return !('record' in row)
 }
 
-function draftView (draft: DraftRecord): EntryView {
-  return { id: draft.id, data: draft.data, revision: draft.revision, draft: true }
+function draftView (draft: DraftRecord, layout: LocaleLayout | null): EntryView {
+  return withLocale({ id: draft.id, data: draft.data, revision: draft.revision, draft: true }, layout)
+}
+
+/** `locale=` names one of the collection's locales (400 otherwise, and on a collection of one language). */
+function checkLocale (collection: string, layout: LocaleLayout | null, locale: string): string {
+  if (layout === null) throw new BadRequestError(`Collection ${collection} has no i18n: locale= does not apply`, { field: 'locale' })
+  if (!layout.locales.includes(locale)) throw new BadRequestError(`locale must be one of ${layout.locales.join(', ')}`, { field: 'locale' })
+  return locale
+}
+
+/** A single read answers which translations of the entry exist (`translations`, itself included). */
+async function withTranslations (index: CollectionIndex, view: EntryView): Promise<EntryView> {
+  const layout = index.collection.i18n
+  if (layout === null || view.translationKey === undefined) return view
+  const ids = new Set((await index.all()).map(row => row.id))
+  view.translations = translationsOf(layout, view.translationKey, id => ids.has(id))
+  return view
 }
 
 function paginate (page: number, pageSize: number, total: number): Pagination {

@@ -8,6 +8,7 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { PutEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
+import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /**
@@ -40,9 +41,24 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
           throw new ForbiddenError(`Collection ${collection} is a singleton; its only entry is ${def.metadata.singletonId}`)
         }
         if (!def.metadata.creatable) throw new ForbiddenError(`Collection ${collection} does not allow new entries`)
+        if (def.i18n !== null) assertLocaleId(def.i18n, id)
       }
       return { data: isMarkdownFormat(def.format) ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data }
     }
   })
   return { revision: result.revision }
+}
+
+/**
+ * A new entry of a multilingual collection goes where the layout puts one of its locales (400
+ * otherwise): under a locale's folder, or at the root for the root locale, but not in a folder
+ * named like a locale the site does not have (`de/intro` beside `en`, `fr`).
+ */
+function assertLocaleId (layout: LocaleLayout, id: string): void {
+  const where = localeOfId(layout, id)
+  const first = id.split('/')[0] ?? ''
+  const unknownLocaleFolder = layout.layout === 'folder' && id.includes('/') && /^[a-z]{2,3}([-_][A-Za-z]{2,4})?$/.test(first) && !layout.locales.includes(first)
+  if (where === null || unknownLocaleFolder) {
+    throw new BadRequestError(`Invalid entry id: it is in none of the locales of the collection (${layout.locales.join(', ')}); a translation's id is the one its layout gives it`, { field: 'id' })
+  }
 }

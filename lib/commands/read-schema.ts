@@ -12,6 +12,8 @@ export interface SchemaResponse {
   schema: JsonSchema
   template: unknown
   metadata: CollectionMetadata
+  /** A multilingual collection's locales (default first) and where each one's entries sit. */
+  i18n?: { locales: string[], layout: 'folder' | 'suffix' | 'dirs', rootLocale: string | null, prefixes: Record<string, string> }
 }
 
 /** A dynamic collection record as `collections-metadata` lists it. */
@@ -38,7 +40,10 @@ export async function readSchema (content: ContentStore, name: string): Promise<
   const collection = await content.registry.get(name)
   if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
   const schema = await content.schemaOf(collection)
-  return { collection: name, source: collection.source, schema, template: templateOf(schema), metadata: collection.metadata }
+  const response: SchemaResponse = { collection: name, source: collection.source, schema, template: templateOf(schema), metadata: collection.metadata }
+  const i18n = collection.i18n
+  if (i18n !== null) response.i18n = { locales: [...i18n.locales], layout: i18n.layout, rootLocale: i18n.rootLocale, prefixes: Object.fromEntries(i18n.prefixes) }
+  return response
 }
 
 /**

@@ -1,5 +1,8 @@
 /**
- * Dot paths into entry data (`a.b`, `sections.0.heading`) and the guard against prototype keys.
+ * Field paths into entry data and the guard against prototype keys. Two forms: a dot path
+ * (`a.b`, `sections.0.heading`), and for keys that hold a dot (Starlight's `component.preview`) a
+ * JSON array of keys and indexes (`["component.preview"]`, `["sections", 0, "a.b"]`): a path that
+ * starts with `[` is always read as JSON.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
@@ -11,12 +14,36 @@ import { isReservedKey } from './reserved-keys.js'
  * @returns its segments
  */
 export function parseFieldPath (field: string): string[] {
-  const segments = field.split('.')
+  const segments = field.startsWith('[') ? jsonPath(field) : field.split('.')
+  if (segments.length === 0) throw new BadRequestError('Invalid field path: no key', { field: 'field' })
   for (const segment of segments) {
     if (segment === '') throw new BadRequestError('Invalid field path: empty segment', { field: 'field' })
     if (isReservedKey(segment)) throw new BadRequestError('Invalid field path: forbidden segment', { field: 'field' })
   }
   return segments
+}
+
+/** A JSON array path: strings (keys) and non-negative integers (list indexes), as segments. */
+function jsonPath (field: string): string[] {
+  let parsed: unknown
+  try { parsed = JSON.parse(field) } catch {
+    throw new BadRequestError('Invalid field path: a path starting with [ must be a JSON array of keys', { field: 'field' })
+  }
+  if (!Array.isArray(parsed) || !parsed.every(p => typeof p === 'string' || (Number.isSafeInteger(p) && (p as number) >= 0))) {
+    throw new BadRequestError('Invalid field path: a JSON path holds only strings and non-negative integers', { field: 'field' })
+  }
+  return parsed.map(p => String(p))
+}
+
+/**
+ * A field path in the form that names these keys: the dot path when no key holds a dot (or
+ * starts the path with `[`), else the JSON array.
+ * @param segments keys and indexes
+ * @returns the path for `save_field`'s `field`
+ */
+export function formatFieldPath (segments: ReadonlyArray<string | number>): string {
+  const plain = segments.every(s => typeof s === 'number' || (s !== '' && !s.includes('.')))
+  return plain && !String(segments[0] ?? '').startsWith('[') ? segments.join('.') : JSON.stringify(segments)
 }
 
 /**

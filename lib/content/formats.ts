@@ -13,6 +13,7 @@ import { parseYamlText, editYamlText, renderYaml, readYamlText } from './yaml-te
 import type { Document } from 'yaml'
 import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
 import { parseJsonText, editJsonText, renderJson } from './json-text.js'
+import { parseJsFrontmatter, editJsFrontmatter } from './js-frontmatter.js'
 import { eolOf, isPlainObject } from './data-diff.js'
 import { dataTooDeep, MAX_DATA_DEPTH } from './data-depth.js'
 
@@ -33,7 +34,7 @@ export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
 /** Options of serializeEntry. */
 export interface SerializeOptions {
   /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
-  frontmatter?: FrontmatterKind
+  frontmatter?: Exclude<FrontmatterKind, 'js'>
 }
 
 /**
@@ -144,13 +145,14 @@ function parseFrontmatter (kind: FrontmatterKind | null, inner: string, parsed?:
     parsed.doc = read.doc
   } else if (kind === 'yaml') value = inner.trim() === '' ? {} : parseYamlText(inner)
   else if (kind === 'toml') value = parseTomlText(inner)
+  else if (kind === 'js') value = parseJsFrontmatter(inner)
   else value = parseJsonText(inner)
   if (value === null) return {}
   if (!isPlainObject(value)) throw new EntryParseError(`Markdown frontmatter must be a ${kind.toUpperCase()} mapping`)
   return value
 }
 
-function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: FrontmatterKind): string {
+function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: Exclude<FrontmatterKind, 'js'>): string {
   const { body, ...front } = data
   const bodyText = typeof body === 'string' ? body : ''
   const eol = previousText === undefined ? '\n' : eolOf(previousText)
@@ -180,10 +182,11 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
 function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData, doc: Document.Parsed | null): string {
   if (kind === 'yaml') return editYamlText(inner, before, after, doc)
   if (kind === 'toml') return editTomlText(inner, before, after)
+  if (kind === 'js') return editJsFrontmatter(inner, before, after)
   return editJsonText(inner, before, after)
 }
 
-function newFrontmatter (kind: FrontmatterKind, front: EntryData, body: string, eol: string): string {
+function newFrontmatter (kind: Exclude<FrontmatterKind, 'js'>, front: EntryData, body: string, eol: string): string {
   if (Object.keys(front).length === 0) return bodyNeedsFence(body) ? `---${eol}---${eol}${body}` : body
   const withEol = (s: string): string => s.replace(/\r?\n/g, eol)
   if (kind === 'toml') return withEol(`+++\n${renderToml(front)}+++\n`) + body

@@ -1,12 +1,13 @@
 /**
  * Finds a Markdown file's frontmatter, without evaluating anything: YAML between `---` lines, TOML
  * between `+++` lines, or a JSON object at the top of the file (Hugo's `{ ... }`, ended where the
- * object closes). `---<language>` with any language but YAML (`---js`, `---coffee`) is refused.
+ * object closes), or Eleventy's JavaScript between `---js` (or `---javascript`) and `---` lines (read
+ * by js-frontmatter.ts, never run). `---<language>` with any other language (`---coffee`) is refused.
  */
 import { EntryParseError } from './parse-error.js'
 
 /** The frontmatter kinds a file may carry. */
-export type FrontmatterKind = 'yaml' | 'toml' | 'json'
+export type FrontmatterKind = 'yaml' | 'toml' | 'json' | 'js'
 
 /** A Markdown file cut into its parts; `open + inner + close + body` is the whole text. */
 export interface MarkdownParts {
@@ -33,8 +34,13 @@ export function splitMarkdown (text: string): MarkdownParts {
   if (fence !== null) {
     const marker = fence[2]!
     const info = fence[3]!.trim()
+    if (marker === '---' && (info === 'js' || info === 'javascript')) {
+      const parts = closeFence(text, fence[0].length, marker)
+      if (parts === null) throw new EntryParseError('JavaScript frontmatter is never closed')
+      return { kind: 'js', open: fence[0], ...parts }
+    }
     if (marker === '---' && info !== '' && info !== 'yaml' && info !== 'yml' && /^[A-Za-z]/.test(info)) {
-      throw new EntryParseError(`Frontmatter language "${info.slice(0, 40)}" is not supported (YAML, TOML or JSON only)`)
+      throw new EntryParseError(`Frontmatter language "${info.slice(0, 40)}" is not supported (YAML, TOML, JSON or JavaScript data only)`)
     }
     if (info === '' || (marker === '---' && (info === 'yaml' || info === 'yml'))) {
       const parts = closeFence(text, fence[0].length, marker)

@@ -40,7 +40,8 @@ export function contentRoutes (router: Router, services: Services): void {
       sort,
       order,
       draft,
-      sortCache
+      sortCache,
+      locale: queryString(ctx, 'locale')
     })
   })
 

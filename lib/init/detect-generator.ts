@@ -7,6 +7,7 @@
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { readEntryFields, type InitFormat } from './read-entry-data.js'
+import { astroLocales, below, commonFolder, hugoLanguages, localeFolders, orderLocales, type InitI18n } from './detect-locales.js'
 
 /** The generators init recognises. */
 export type Generator = 'hugo' | 'jekyll' | 'astro' | 'eleventy' | 'markdown'
@@ -28,6 +29,12 @@ export interface ContentSource {
   recursive: boolean
   /** Only Markdown (md, mdx) files are content here; other files are the generator's own (Eleventy directory data). */
   pagesOnly: boolean
+  /** A folder holding `index.md(x)` is one page (Hugo's leaf bundles); other generators: false. */
+  bundles?: boolean
+  /** The collection's translations (CONTRACT section 15). */
+  i18n?: InitI18n
+  /** Only these folders below `folder` hold entries (locale folders when no locale sits at the root). */
+  roots?: string[]
 }
 
 /** What detection found. */
@@ -63,12 +70,30 @@ async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
   // config.* alone is too common a name: it is Hugo's only beside Hugo's own folders.
   if (shared === null || (own === null && !(await anyDir(repoDir, ['content', 'archetypes', 'layouts', 'themes'])))) return null
   const config = await readConfigData(repoDir, shared)
+  if (config.languages === undefined) {
+    const languagesFile = await firstFile(repoDir, ['config/_default/languages.toml', 'config/_default/languages.yaml', 'config/_default/languages.yml', 'config/_default/languages.json'])
+    if (languagesFile !== null) config.languages = await readConfigData(repoDir, languagesFile)
+  }
   const contentDir = safeRelative(config.contentDir) ?? 'content'
   const dataDir = safeRelative(config.dataDir) ?? 'data'
-  const sources: ContentSource[] = [{ folder: contentDir, name: 'pages', kind: 'folder', recursive: false, pagesOnly: true }]
-  for (const sub of await subfolders(repoDir, contentDir)) sources.push({ folder: `${contentDir}/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
+  const languages = hugoLanguages(config, contentDir, safeRelative)
+  const dirs = languages === null ? [] : [...new Set(languages.contentDirs.values())]
+  const sources: ContentSource[] = []
+  const notes: string[] = []
+  if (languages !== null && dirs.length > 1) {
+    // A content folder per language: one collection over all of them, each file in its language.
+    const base = commonFolder(dirs)
+    const folders = Object.fromEntries([...languages.contentDirs].map(([l, dir]) => [l, dir]))
+    const roots = dirs.map(dir => below(base, dir))
+    sources.push({ folder: base, name: 'pages', kind: 'folder', recursive: true, pagesOnly: true, bundles: true, i18n: { locales: languages.locales, layout: 'dirs', folders }, ...(roots.includes('') ? {} : { roots }) })
+    notes.push(`Languages ${languages.locales.join(', ')}: one collection over ${dirs.map(d => `${d}/`).join(', ')}`)
+  } else {
+    const i18n: InitI18n | undefined = languages === null ? undefined : { locales: languages.locales, layout: 'suffix' }
+    sources.push({ folder: contentDir, name: 'pages', kind: 'folder', recursive: false, pagesOnly: true, ...(i18n === undefined ? {} : { i18n }) })
+    for (const sub of await subfolders(repoDir, contentDir)) sources.push({ folder: `${contentDir}/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false, bundles: true, ...(i18n === undefined ? {} : { i18n }) })
+  }
   sources.push(...await dataSources(repoDir, dataDir))
-  return { generator: 'hugo', configFile: shared, sources, notes: [] }
+  return { generator: 'hugo', configFile: shared, sources, notes }
 }
 
 async function detectJekyll (repoDir: string): Promise<DetectedSite | null> {
@@ -97,10 +122,8 @@ async function detectJekyll (repoDir: string): Promise<DetectedSite | null> {
   sources.push({ folder: source, name: 'pages', kind: 'files', recursive: false, pagesOnly: true })
   // Any other folder Jekyll renders (not `_`-prefixed, not excluded) may hold pages: `blog/`, `docs/`.
   const excluded = new Set(['assets', 'vendor', 'node_modules', '_site', ...stringList(config.exclude)])
-  for (const sub of await subfolders(repoDir, source)) {
-    if (sub.startsWith('_') || excluded.has(sub)) continue
-    sources.push({ folder: at(sub), name: sub, kind: 'folder', recursive: true, pagesOnly: true })
-  }
+  const pageFolders = (await subfolders(repoDir, source)).filter(sub => !sub.startsWith('_') && !excluded.has(sub))
+  sources.push(...byLocale(source, pageFolders, config))
   return { generator: 'jekyll', configFile, sources, notes }
 }
 
@@ -126,6 +149,16 @@ async function detectAstro (repoDir: string): Promise<DetectedSite | null> {
       notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)
     }
   }
+  const i18n = configFile === null ? null : astroLocales(await readSmall(repoDir, configFile))
+  if (i18n !== null) {
+    for (const source of sources) {
+      const inFolders = (await subfolders(repoDir, source.folder)).filter(sub => i18n.locales.includes(sub))
+      if (inFolders.length === 0) continue
+      source.i18n = i18n
+      if (i18n.rootLocale === undefined) source.roots = inFolders
+      notes.push(`Locales ${i18n.locales.join(', ')} in ${source.folder}/${i18n.rootLocale === undefined ? '' : ` (${i18n.rootLocale} at its root)`}`)
+    }
+  }
   return { generator: 'astro', configFile: configFile ?? 'package.json', sources, notes }
 }
 
@@ -141,10 +174,8 @@ async function detectEleventy (repoDir: string): Promise<DetectedSite | null> {
   const output = safeRelative(stringOption(text, 'output')) ?? '_site'
   const skip = new Set([includes, data, output, layouts ?? includes, 'assets', 'node_modules', 'public', 'static', 'css', 'js', 'img', 'images', 'fonts'])
   const sources: ContentSource[] = [{ folder: input, name: 'pages', kind: input === '.' ? 'files' : 'folder', recursive: false, pagesOnly: true }]
-  for (const sub of await subfolders(repoDir, input)) {
-    if (skip.has(sub) || (input === '.' && sub === output)) continue
-    sources.push({ folder: inInput(sub), name: sub, kind: 'folder', recursive: true, pagesOnly: true })
-  }
+  const pageFolders = (await subfolders(repoDir, input)).filter(sub => !skip.has(sub) && !(input === '.' && sub === output))
+  sources.push(...byLocale(input, pageFolders, {}))
   sources.push(...await dataSources(repoDir, inInput(data)))
   return { generator: 'eleventy', configFile: configFile ?? 'package.json', sources, notes: [] }
 }
@@ -162,6 +193,20 @@ async function detectMarkdown (repoDir: string): Promise<DetectedSite> {
     sources.push({ folder: '.', name: 'pages', kind: 'files', recursive: false, pagesOnly: true })
   }
   return { generator: 'markdown', configFile: null, sources, notes: [] }
+}
+
+/**
+ * Page folders of a site: one collection each, except folders named like locale codes (two or
+ * more), which form one collection whose files are in the locale their folder names.
+ */
+function byLocale (parent: string, folders: string[], config: Record<string, unknown>): ContentSource[] {
+  const at = (sub: string): string => parent === '.' ? sub : `${parent}/${sub}`
+  const codes = localeFolders(folders)
+  const sources: ContentSource[] = folders.filter(sub => !codes.includes(sub)).map(sub => ({ folder: at(sub), name: sub, kind: 'folder', recursive: true, pagesOnly: true }))
+  if (codes.length > 0) {
+    sources.push({ folder: parent, name: 'translated', kind: 'folder', recursive: true, pagesOnly: true, i18n: { locales: orderLocales(codes, config), layout: 'folder' }, roots: codes })
+  }
+  return sources
 }
 
 /** A data folder: its own files are one `files` collection; each subfolder a folder collection. */

@@ -12,6 +12,7 @@ import { readEntryFields, type FrontmatterKind, type InitFormat } from './read-e
 import { scanFolder } from './scan-content.js'
 import { entryIdOf, idProblem } from './entry-ids.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import type { InitI18n } from './detect-locales.js'
 
 /** One collection init will write. */
 export interface CollectionPlan {
@@ -22,13 +23,15 @@ export interface CollectionPlan {
   /** The files (files collections), relative to the repository. */
   files: string[] | null
   format: InitFormat
-  frontmatter: FrontmatterKind | null
+  frontmatter: Exclude<FrontmatterKind, 'js'> | null
   nested: boolean
   indexFile: 'index' | null
   titleField: string | null
   schema: JsonSchema
   /** Entry files, relative to the repository (readable or not). */
   entries: string[]
+  /** The collection's translations. */
+  i18n: InitI18n | null
 }
 
 /** A file that looks like an entry but could not be read. */
@@ -59,6 +62,11 @@ const MAX_ENTRY_BYTES = 2 * 1024 * 1024
 /** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
 const MAX_SAMPLED = 2000
 const NAME = new RegExp(NAME_PATTERN)
+/**
+ * Front-matter keys generators read as per-page switches (Eleventy's, Jekyll's, Hugo's): never
+ * required, even when every sampled entry has one (a 404 page's `permalink`).
+ */
+const PER_PAGE_SWITCHES = new Set(['permalink', 'eleventyExcludeFromCollections', 'eleventyComputed', 'eleventyImport', 'draft', 'published', 'layout', 'sitemap', 'aliases', 'outputs', 'headless', 'build', 'cascade', 'pagination', 'redirect_from', 'redirect_to', 'noindex', 'template'])
 
 /**
  * Scans every source and plans its collections.
@@ -73,6 +81,8 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
   for (const source of sources) {
     const asFiles = source.kind === 'files' || (source.folder === '.' && !source.recursive)
     const scan = await scanFolder(repoDir, source.folder, { recursive: !asFiles && source.recursive })
+    // Locale folders only, when no locale sits at the root (the service reads no other file there).
+    if (source.roots !== undefined) scan.files = scan.files.filter(file => source.roots?.some(root => file.startsWith(root + '/')) === true)
     const at = (rel: string): string => source.folder === '.' ? rel : `${source.folder}/${rel}`
     if (scan.leavesRepository) result.links.push(source.folder)
     result.links.push(...scan.links.map(at))
@@ -86,7 +96,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       if (entries.length === 0) continue
       for (const rel of entries) claimed.add(rel)
       for (const file of group.entries) {
-        const problem = idProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles ? 'index' : null }))
+        const problem = idProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles && source.bundles === true ? 'index' : null }))
         if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
       }
       const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)
@@ -98,11 +108,12 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
         files: asFiles ? entries : null,
         format: group.format,
         frontmatter: PAGE_FORMATS.has(group.format) ? mostUsed(fields.kinds) ?? 'yaml' : null,
-        nested: group.nested,
-        indexFile: group.bundles ? 'index' : null,
+        nested: group.nested || (source.i18n !== undefined && source.i18n.layout !== 'suffix'),
+        indexFile: group.bundles && source.bundles === true ? 'index' : null,
         titleField: titleFieldOf(fields.samples),
         schema: schemaOf(group.format, fields.samples),
-        entries
+        entries,
+        i18n: source.i18n ?? null
       })
     }
   }
@@ -151,13 +162,14 @@ function filesGroups (files: string[], source: ContentSource): Map<InitFormat, F
 }
 
 /**
- * A folder's entries, one group per format: a subfolder holding `index.<md|mdx>` is a page bundle
- * (one entry; everything else inside belongs to it); any other file of a format is an entry, and
- * one below a subfolder makes the collection nested.
+ * A folder's entries, one group per format: where the generator makes page bundles (Hugo), a
+ * subfolder holding `index.<md|mdx>` is a bundle (one entry; its images belong to it, and the
+ * Markdown files beside it stay entries, as the service lists them); any other file of a format
+ * is an entry, and one below a subfolder makes the collection nested.
  */
 function folderGroups (files: string[], source: ContentSource): Map<InitFormat, FormatGroup> {
   const bundleDirs = new Set<string>()
-  for (const file of files) {
+  for (const file of source.bundles === true ? files : []) {
     const dir = path.posix.dirname(file)
     const format = formatOf(file)
     if (dir !== '.' && format !== undefined && PAGE_FORMATS.has(format) && path.posix.basename(file, path.posix.extname(file)) === 'index') bundleDirs.add(dir)
@@ -177,7 +189,6 @@ function folderGroups (files: string[], source: ContentSource): Map<InitFormat, 
     if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
     const bundle = insideBundle(file)
     const isBundleIndex = bundle !== null && path.posix.dirname(file) === bundle && path.posix.basename(file, path.posix.extname(file)) === 'index' && PAGE_FORMATS.has(format)
-    if (bundle !== null && !isBundleIndex) continue
     const group = addTo(groups, format, file)
     if (isBundleIndex) group.bundles = true
     if (isBundleIndex ? (bundle ?? '').includes('/') : file.includes('/')) group.nested = true
@@ -185,9 +196,9 @@ function folderGroups (files: string[], source: ContentSource): Map<InitFormat, 
   return groups
 }
 
-async function readFields (repoDir: string, format: InitFormat, entries: string[], unreadable: UnreadableFile[]): Promise<{ samples: Array<Record<string, unknown>>, kinds: FrontmatterKind[] }> {
+async function readFields (repoDir: string, format: InitFormat, entries: string[], unreadable: UnreadableFile[]): Promise<{ samples: Array<Record<string, unknown>>, kinds: Array<Exclude<FrontmatterKind, 'js'>> }> {
   const samples: Array<Record<string, unknown>> = []
-  const kinds: FrontmatterKind[] = []
+  const kinds: Array<Exclude<FrontmatterKind, 'js'>> = []
   for (const rel of entries.slice(0, MAX_SAMPLED)) {
     const full = path.join(repoDir, rel)
     try {
@@ -195,7 +206,8 @@ async function readFields (repoDir: string, format: InitFormat, entries: string[
       if (info.size > MAX_ENTRY_BYTES) throw new Error(`larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MiB`)
       const fields = readEntryFields(format, await readFile(full, 'utf8'))
       samples.push(Object.fromEntries(Object.entries(fields.data).filter(([key]) => !isReservedKey(key))))
-      if (fields.frontmatter !== null) kinds.push(fields.frontmatter)
+      // New files get YAML, TOML or JSON: a site's `---js` files keep theirs.
+      if (fields.frontmatter !== null && fields.frontmatter !== 'js') kinds.push(fields.frontmatter)
     } catch (err) {
       unreadable.push({ path: rel, reason: (err as Error).message.split('\n')[0] ?? 'unreadable' })
     }
@@ -207,7 +219,7 @@ async function readFields (repoDir: string, format: InitFormat, entries: string[
 function schemaOf (format: InitFormat, samples: Array<Record<string, unknown>>): JsonSchema {
   const schema = inferSchema(samples)
   const properties = schema.properties as Record<string, JsonSchema>
-  const required = samples.length === 0 ? [] : Object.keys(properties).filter(key => samples.every(s => Object.hasOwn(s, key)))
+  const required = samples.length === 0 ? [] : Object.keys(properties).filter(key => !PER_PAGE_SWITCHES.has(key) && samples.every(s => Object.hasOwn(s, key)))
   for (const [key, property] of Object.entries(properties)) {
     // Only ever empty (`image:`): any text may go there later.
     if (property.type === 'null') properties[key] = { type: ['string', 'null'] }

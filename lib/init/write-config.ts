@@ -32,6 +32,7 @@ export function renderConfig (collections: CollectionPlan[], header: string): st
     if (c.indexFile !== null) definition.indexFile = c.indexFile
     if (c.files !== null) definition.creatable = false
     if (c.titleField !== null) definition.titleField = c.titleField
+    if (c.i18n !== null) definition.i18n = structuredClone(c.i18n)
     definition.schema = c.schema
     defined[c.name] = definition
   }

@@ -89,8 +89,10 @@ export class CollectionIndex {
     this.collection = opts.collection
     this.#opts = opts
     this.#gitReal = path.join(opts.repoRealDir, '.git')
-    const { dir, format, nested, indexFile, files } = opts.collection
-    this.#layout = { dir, format, nested, indexFile, files }
+    const { dir, format, nested, indexFile, files, i18n } = opts.collection
+    // Locales in folders and none at the root: only the locales' folders hold entries.
+    const roots = i18n === null || i18n.layout === 'suffix' || i18n.rootLocale !== null ? null : [...i18n.prefixes.values()]
+    this.#layout = { dir, format, nested, indexFile, files, roots }
   }
 
   /**

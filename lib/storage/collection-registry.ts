@@ -5,7 +5,8 @@
  */
 import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { Config, CollectionDefinition } from '../config.js'
+import type { Config, CollectionDefinition, I18nDefinition } from '../config.js'
+import type { LocaleLayout } from '../content/i18n-layout.js'
 import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
@@ -56,6 +57,8 @@ export interface Collection {
   files: ReadonlyMap<string, string> | null
   /** Where this collection's uploads go and their URL prefix; null: the top-level keys. */
   uploads: { dir: string, url: string } | null
+  /** The collection's translations (config `i18n`); null: one language. */
+  i18n: LocaleLayout | null
   createdAt?: number
   updatedAt?: number
 }
@@ -284,9 +287,31 @@ export class CollectionRegistry {
       files,
       uploads: def.uploadsDir === undefined
         ? null
-        : { dir: def.uploadsDir.replace(/\/+$/, ''), url: (def.uploadsUrl ?? this.#config.uploadsUrl).replace(/(.)\/+$/, '$1') }
+        : { dir: def.uploadsDir.replace(/\/+$/, ''), url: (def.uploadsUrl ?? this.#config.uploadsUrl).replace(/(.)\/+$/, '$1') },
+      i18n: def.i18n === undefined ? null : resolveLocaleLayout(def.i18n, path.relative(this.#repoDir, dir).split(path.sep).join('/') || '.')
     }
   }
+}
+
+/**
+ * A collection's `i18n` with the locales' folders as id prefixes below the collection folder.
+ * `folder`: each locale's folder is its code, except the root locale's; `dirs`: the configured
+ * folders (the one that is the collection folder itself holds the root locale).
+ */
+function resolveLocaleLayout (def: I18nDefinition, collectionFolder: string): LocaleLayout {
+  const layout = def.layout ?? 'folder'
+  const prefixes = new Map<string, string>()
+  let rootLocale = def.rootLocale ?? null
+  if (layout === 'folder') {
+    for (const locale of def.locales) prefixes.set(locale, locale === rootLocale ? '' : locale)
+  } else if (layout === 'dirs') {
+    for (const [locale, folder] of Object.entries(def.folders ?? {})) {
+      const rel = path.posix.relative(collectionFolder === '.' ? '' : collectionFolder, folder.replace(/\/+$/, ''))
+      prefixes.set(locale, rel)
+      if (rel === '') rootLocale = locale
+    }
+  }
+  return { locales: def.locales, layout, rootLocale, prefixes }
 }
 
 /** The format most of a folder's files have; null when it holds no file of a known format. */

@@ -21,6 +21,11 @@ export interface EntryLayout {
   indexFile: 'index' | '_index' | null
   /** For a `files` collection: id -> absolute file; null otherwise. */
   files: ReadonlyMap<string, string> | null
+  /**
+   * Only these folders below `dir` hold entries (`/`-separated; a multilingual collection's locale
+   * folders when none of its locales sits at the root); null or absent: all of `dir`.
+   */
+  roots?: readonly string[] | null
 }
 
 /** What a scan found: every entry file by id, and ids that are listed unreadable (and why). */
@@ -90,6 +95,7 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     for (const [id, file] of layout.files) if (path.relative(layout.dir, file).split(path.sep).join('/') === posix) return id
     return null
   }
+  if (!inRoots(layout, posix)) return null
   // A name at the top of the folder (every file of a flat collection): no split, no join.
   if (!posix.includes('/')) return idOfTopName(layout, posix)
   const segments = posix.split('/')
@@ -104,6 +110,13 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     return segments.slice(0, -1).join('/').normalize('NFC')
   }
   return [...segments.slice(0, -1), stem].join('/').normalize('NFC')
+}
+
+/** Whether a path below the folder is inside one of the layout's roots (no roots: anywhere). */
+function inRoots (layout: EntryLayout, rel: string): boolean {
+  const roots = layout.roots
+  if (roots === null || roots === undefined) return true
+  return roots.some(root => root === '' || rel.startsWith(root + '/'))
 }
 
 /**
@@ -165,7 +178,7 @@ export function candidateFiles (layout: EntryLayout, id: string): string[] {
 export function newFileOf (layout: EntryLayout, id: string): string | null {
   if (layout.files !== null) return layout.files.get(id) ?? null
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  if (layout.indexFile !== null && id !== layout.indexFile) return path.join(layout.dir, id, layout.indexFile + ext)
+  if (isBundleId(layout, id)) return path.join(layout.dir, id, layout.indexFile + ext)
   return path.join(layout.dir, id + ext)
 }
 
@@ -180,8 +193,19 @@ export function newFileOf (layout: EntryLayout, id: string): string | null {
 export function defaultFileOf (layout: EntryLayout, id: string): string | null {
   if (layout.files !== null) return layout.files.get(id) ?? null
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  if (layout.indexFile !== null && id !== layout.indexFile) return `${layout.dir}${path.sep}${id}${path.sep}${layout.indexFile}${ext}`
+  if (isBundleId(layout, id)) return `${layout.dir}${path.sep}${id}${path.sep}${layout.indexFile}${ext}`
   return `${layout.dir}${path.sep}${id}${ext}`
+}
+
+/**
+ * Whether a new entry of this id is a page bundle's index file: in a bundle collection, every id
+ * but one naming an index page itself (`docs/_index`, Hugo's section page, and `index`), whose
+ * file is `<id>.<ext>` (a bundle folder named `_index` would be a page Hugo never renders).
+ */
+function isBundleId (layout: EntryLayout, id: string): layout is EntryLayout & { indexFile: 'index' | '_index' } {
+  if (layout.indexFile === null || id === layout.indexFile) return false
+  const last = id.slice(id.lastIndexOf('/') + 1)
+  return last !== 'index' && last !== '_index'
 }
 
 /**
@@ -192,7 +216,7 @@ export function defaultFileOf (layout: EntryLayout, id: string): string | null {
  * @returns true when equal
  */
 export function isDefaultFile (layout: EntryLayout, id: string, file: string): boolean {
-  if (layout.files !== null || (layout.indexFile !== null && id !== layout.indexFile)) return defaultFileOf(layout, id) === file
+  if (layout.files !== null || isBundleId(layout, id)) return defaultFileOf(layout, id) === file
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
   const dir = layout.dir
   return file.length === dir.length + 1 + id.length + ext.length && file.startsWith(dir) && file[dir.length] === path.sep &&
@@ -210,6 +234,7 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
     return 'holds a / but the collection is neither nested nor made of page bundles'
   }
   if (layout.files !== null && !layout.files.has(id)) return 'is not one of the collection\'s files'
+  if (!inRoots(layout, id)) return `is in none of the collection's locale folders (${(layout.roots ?? []).join(', ')})`
   return null
 }
 
@@ -284,7 +309,10 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const bundleFile = layout.indexFile === null ? null : layout.indexFile + ext
   // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
   // would hold every listing alive together (heap the server keeps afterwards).
-  const pending: Array<[string, string]> = [[path.normalize(layout.dir), '']]
+  const top = path.normalize(layout.dir)
+  const pending: Array<[string, string]> = layout.roots === null || layout.roots === undefined || layout.roots.includes('')
+    ? [[top, '']]
+    : layout.roots.map(root => [path.join(top, ...root.split('/')), root])
   const walker = async (): Promise<void> => {
     for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
       const [dir, rel] = next

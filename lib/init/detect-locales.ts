@@ -1,0 +1,158 @@
+/**
+ * The languages of a site, for `git cms init` (CONTRACT section 15): Hugo's `languages` (a content
+ * folder per language, or file-name suffixes), Starlight's and Astro's `locales` in the Astro config
+ * (read by parsing it with acorn, never by running it), and folders named like locale codes.
+ */
+import { parse, type Node } from 'acorn'
+import path from 'node:path'
+import { isLocaleCode } from '../content/i18n-layout.js'
+
+/** A collection's `i18n` as init writes it. */
+export interface InitI18n {
+  locales: string[]
+  layout: 'folder' | 'suffix' | 'dirs'
+  rootLocale?: string
+  folders?: Record<string, string>
+}
+
+/** Hugo's languages: default first, each with its content folder. */
+export interface HugoLanguages {
+  locales: string[]
+  /** locale -> content folder (relative to the repository). */
+  contentDirs: Map<string, string>
+}
+
+/** A folder name that reads as a locale code (`en`, `fr`, `pt-br`, `zh_CN`). */
+const LOCALE_FOLDER = /^[a-z]{2,3}([-_][A-Za-z]{2,4})?$/
+
+/**
+ * Hugo's `languages` table: the default language first (`defaultContentLanguage`, else by weight),
+ * each one's `contentDir`, or the site's top-level `contentDir` when it names none.
+ * @param config the site config's data
+ * @param contentDir the top-level content folder
+ * @param safe turns a configured folder into a safe relative path (null: refused)
+ * @returns the languages, or null when the site has fewer than two
+ */
+export function hugoLanguages (config: Record<string, unknown>, contentDir: string, safe: (value: unknown) => string | null): HugoLanguages | null {
+  const table = config.languages
+  if (table === null || typeof table !== 'object' || Array.isArray(table)) return null
+  const entries = Object.entries(table as Record<string, unknown>).filter(([code]) => isLocaleCode(code))
+  if (entries.length < 2) return null
+  const weight = (v: unknown): number => typeof (v as { weight?: unknown })?.weight === 'number' ? (v as { weight: number }).weight : 0
+  entries.sort((a, b) => weight(a[1]) - weight(b[1]))
+  const defaultLanguage = typeof config.defaultContentLanguage === 'string' ? config.defaultContentLanguage : entries[0]![0]
+  const locales = [defaultLanguage, ...entries.map(([code]) => code).filter(code => code !== defaultLanguage)]
+  const contentDirs = new Map<string, string>()
+  for (const [code, value] of entries) {
+    const own = (value as { contentDir?: unknown } | null)?.contentDir
+    contentDirs.set(code, (own === undefined ? null : safe(own)) ?? contentDir)
+  }
+  if (!contentDirs.has(defaultLanguage)) contentDirs.set(defaultLanguage, contentDir)
+  return { locales, contentDirs }
+}
+
+/**
+ * The folder holding every one of some folders (their longest common path).
+ * @param folders relative paths
+ * @returns the common folder (`.` when none)
+ */
+export function commonFolder (folders: string[]): string {
+  const split = folders.map(f => f.split('/'))
+  const first = split[0] ?? []
+  let n = 0
+  while (n < first.length && split.every(s => s[n] === first[n])) n++
+  return n === 0 ? '.' : first.slice(0, n).join('/')
+}
+
+/**
+ * The locales an Astro config names: Starlight's `locales: { root: { lang }, fr: {...} }` or
+ * Astro's `i18n: { locales: [...], defaultLocale }`. The file is parsed, never evaluated; a config
+ * acorn cannot parse (TypeScript syntax) is not read.
+ * @param text the config's source
+ * @returns the layout (`folder`, root locale when one sits at the root), or null
+ */
+export function astroLocales (text: string): InitI18n | null {
+  let ast: Node
+  try { ast = parse(text, { ecmaVersion: 'latest', sourceType: 'module' }) } catch { return null }
+  let found: InitI18n | null = null
+  visit(ast, node => {
+    if (found !== null || node.type !== 'ObjectExpression') return
+    const props = propertiesOf(node)
+    const locales = props.get('locales')
+    const defaultLocale = literalOf(props.get('defaultLocale'))
+    if (locales?.type === 'ObjectExpression') {
+      const codes: string[] = []
+      let rootLocale: string | undefined
+      for (const [key, value] of propertiesOf(locales)) {
+        if (key === 'root') {
+          const lang = literalOf(propertiesOf(value).get('lang'))
+          rootLocale = (typeof lang === 'string' ? lang : 'en').toLowerCase()
+        } else if (isLocaleCode(key)) codes.push(key)
+      }
+      if (rootLocale !== undefined) codes.unshift(rootLocale)
+      else if (typeof defaultLocale === 'string' && codes.includes(defaultLocale)) codes.unshift(...codes.splice(codes.indexOf(defaultLocale), 1))
+      if (codes.length > 1) found = { locales: [...new Set(codes)], layout: 'folder', ...(rootLocale === undefined ? {} : { rootLocale }) }
+    } else if (locales?.type === 'ArrayExpression') {
+      const codes = (locales as unknown as { elements: Node[] }).elements.map(literalOf).filter((c): c is string => typeof c === 'string' && isLocaleCode(c))
+      const first = typeof defaultLocale === 'string' && codes.includes(defaultLocale) ? defaultLocale : codes[0]
+      if (first !== undefined && codes.length > 1) found = { locales: [first, ...codes.filter(c => c !== first)], layout: 'folder', rootLocale: first }
+    }
+  })
+  return found
+}
+
+/**
+ * Of a folder's subfolders, those named like locale codes, when there are at least two.
+ * @param subfolders folder names
+ * @returns the locale folders (empty when fewer than two)
+ */
+export function localeFolders (subfolders: string[]): string[] {
+  const codes = subfolders.filter(name => LOCALE_FOLDER.test(name) && isLocaleCode(name))
+  return codes.length >= 2 ? codes : []
+}
+
+/**
+ * The default locale of a folder-per-locale site: the config's `lang` or `default_lang` when it
+ * is one of them, else `en` when present, else the first.
+ * @param codes the locale folders
+ * @param config the generator config's data
+ * @returns the codes, default first
+ */
+export function orderLocales (codes: string[], config: Record<string, unknown>): string[] {
+  const named = [config.default_lang, config.defaultLocale, config.lang].find((v): v is string => typeof v === 'string' && codes.includes(v))
+  const first = named ?? (codes.includes('en') ? 'en' : codes[0])
+  return first === undefined ? codes : [first, ...codes.filter(c => c !== first)]
+}
+
+/**
+ * Relative path helper for `dirs` layouts: a folder below the collection folder.
+ * @param base the collection folder
+ * @param folder a locale's folder
+ * @returns the path below base ('' for base itself)
+ */
+export function below (base: string, folder: string): string {
+  return base === '.' ? folder : path.posix.relative(base, folder)
+}
+
+function visit (node: unknown, fn: (node: Node) => void): void {
+  if (node === null || typeof node !== 'object') return
+  if (Array.isArray(node)) { for (const child of node) visit(child, fn); return }
+  if (typeof (node as { type?: unknown }).type === 'string') fn(node as Node)
+  for (const [key, value] of Object.entries(node)) if (key !== 'type' && value !== null && typeof value === 'object') visit(value, fn)
+}
+
+/** An object literal's properties by static key. */
+function propertiesOf (node: Node | undefined): Map<string, Node> {
+  const out = new Map<string, Node>()
+  if (node?.type !== 'ObjectExpression') return out
+  for (const prop of (node as unknown as { properties: Array<{ type: string, key: Node, value: Node, computed: boolean }> }).properties) {
+    if (prop.type !== 'Property' || prop.computed) continue
+    const key = prop.key.type === 'Identifier' ? (prop.key as unknown as { name: string }).name : literalOf(prop.key)
+    if (typeof key === 'string') out.set(key, prop.value)
+  }
+  return out
+}
+
+function literalOf (node: Node | undefined): unknown {
+  return node?.type === 'Literal' ? (node as unknown as { value: unknown }).value : undefined
+}
