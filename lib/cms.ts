@@ -37,6 +37,7 @@ import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
 import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/default-remote.js'
 import { MediaIndex } from './storage/media-index.js'
+import { BoundedRenderer } from './commands/bounded-render.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
 
@@ -165,6 +166,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       shared: { covers: dir => liveRegistry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { liveStore.fileListeners.add(onFile); return () => liveStore.fileListeners.delete(onFile) } },
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
+    const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })
     const services: Services = {
       repoDir,
       gitDir,
@@ -184,6 +186,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       plans: new RecoveryPlanStore(stateDir),
       remote,
       media,
+      markdown,
       relativePath: (absolute) => relativeSlashPath(repoDir, absolute)
     }
     await history.open()
@@ -236,6 +239,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       close: async () => {
         closing = true
         endPause()
+        await markdown.close()
         await liveRemote.close()
         await media.close()
         await warming
