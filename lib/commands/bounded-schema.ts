@@ -1,9 +1,10 @@
 /**
  * Bounds on what `create_collection` accepts. Compiling a schema is synchronous (ajv generates and
  * compiles a validator) and its time grows with the schema: 10,000 properties (536 KB) held the
- * event loop 17 s. A schema of at most MAX_SCHEMA_CHARS compiles in tens of milliseconds (800
- * properties, 50 KB, took 150 ms on an idle core), and at most MAX_DYNAMIC_COLLECTIONS of them keep
- * a start and the first list quick.
+ * event loop 17 s. Compile time grows about linearly with the properties (measured on 2 cores under a
+ * load average of 25: 800 properties, 50 KB, 1.5 s; the largest schema allowed here, 1.0 s with its
+ * first write; a tenth of that on an idle core), and at most MAX_DYNAMIC_COLLECTIONS of them keep a
+ * start and the first list quick (each compiles on its first use, never all at once).
  */
 import { LimitExceededError, PayloadTooLargeError } from '../errors.js'
 
