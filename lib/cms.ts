@@ -38,6 +38,7 @@ import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/default-remote.js'
 import { MediaIndex } from './storage/media-index.js'
 import { BoundedRenderer } from './commands/bounded-render.js'
+import { RecordSigner } from './storage/record-signature.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
 
@@ -141,7 +142,9 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const webhook = new RebuildWebhook({ config, stateDir, log })
     const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
     // An earlier version's history journal is folded into the ref by `open`, before the remote starts.
-    const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal') })
+    // Every refs/cms commit is signed; a fetched one is adopted only when signed by this site.
+    const signer = new RecordSigner(runtime.sessionSecret)
+    const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal'), signer })
     remote = new RemoteSync({
       repoDir,
       stateDir,
@@ -150,6 +153,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       locks,
       content,
       gitOnPublish: runtime.gitOnPublish,
+      signer,
       beforeCmsRefs: async () => { await history.flush() },
       env,
       announce: async (commit, published) => {
@@ -179,7 +183,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       auth,
       locks,
       history,
-      drafts: new DraftStore({ git }),
+      drafts: new DraftStore({ git, signer }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook,
       deployment,
