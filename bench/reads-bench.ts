@@ -78,10 +78,42 @@ async function readsAt (ctx: BenchContext, report: SectionReport, site: Generate
       const s = summarize(run.latencies)
       report.info(`${name} ${at}`, s.p50, 'ms', `n=${s.count}, p95 ${s.p95.toFixed(1)} ms${run.errors > 0 ? `, ${run.errors} errors: ${run.firstError ?? ''}` : ''}`)
     }
+    await renderFigures(report, server.url, at)
     report.atMost(`server RSS after warm-up ${at}`, megabytes(await server.rss()), 'MB', targets.rssMb, `server process only; peak so far ${megabytes(await server.peakRss()).toFixed(0)} MB`)
   } finally {
     await server?.stop()
   }
+}
+
+/** Renders of a 20 KB body timed. */
+const RENDER_SAMPLES = 30
+
+/**
+ * A 20 KB body rendered in this process (renderMarkdown, as before the render worker) and through
+ * `POST /preview` (the server's worker thread, with its time limit): the bound must cost nothing
+ * measurable, so the second p50 stays within 10% of the first.
+ */
+async function renderFigures (report: SectionReport, url: string, at: string): Promise<void> {
+  const paragraph = 'A paragraph with *emphasis*, a [link](https://example.com) and `code`, as posts have.\n\n'
+  const body = '# Title\n\n' + paragraph.repeat(Math.ceil(20_000 / paragraph.length))
+  const { renderMarkdown } = await import('../lib/content/markdown/index.js')
+  const direct: number[] = []
+  for (let i = 0; i < RENDER_SAMPLES; i++) {
+    const started = performance.now()
+    renderMarkdown(body, { collection: 'posts', id: 'bench' })
+    direct.push(performance.now() - started)
+  }
+  // A new connection: the list client's kept-alive one may have timed out during the loop above.
+  const client = new ApiClient(url)
+  await client.login()
+  await client.post('/preview', { body, collection: 'posts', id: 'bench' })
+  const run = await runLoad(1, RENDER_SAMPLES, async () => (await client.post('/preview', { body, collection: 'posts', id: 'bench' })).ms, FIGURE_MAX_MS)
+  if (run.errors > 0) throw new Error(`preview: ${run.errors} errors, first: ${run.firstError ?? ''}`)
+  client.close()
+  const inProcess = median(direct)
+  const preview = summarize(run.latencies).p50
+  report.info(`render of a 20 KB body in process p50 ${at}`, inProcess, 'ms', `renderMarkdown, n=${RENDER_SAMPLES}`)
+  report.atMost(`render of a 20 KB body through POST /preview p50 ${at}`, preview, 'ms', inProcess * 1.1, 'worker thread with time limit, HTTP included; target: in-process p50 + 10%')
 }
 
 /**

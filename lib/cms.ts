@@ -36,6 +36,8 @@ import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
 import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/default-remote.js'
 import { MediaIndex } from './storage/media-index.js'
+import { BoundedRenderer } from './commands/bounded-render.js'
+import { RecordSigner } from './storage/record-signature.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
 
@@ -139,7 +141,9 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const webhook = new RebuildWebhook({ config, stateDir, log })
     const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
     // An earlier version's history journal is folded into the ref by `open`, before the remote starts.
-    const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal') })
+    // Every refs/cms commit is signed; a fetched one is adopted only when signed by this site.
+    const signer = new RecordSigner(runtime.sessionSecret)
+    const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal'), signer })
     remote = new RemoteSync({
       repoDir,
       stateDir,
@@ -148,6 +152,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       locks,
       content,
       gitOnPublish: runtime.gitOnPublish,
+      signer,
       beforeCmsRefs: async () => { await history.flush() },
       env,
       announce: async (commit, published) => {
@@ -164,6 +169,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       shared: { covers: dir => liveRegistry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { liveStore.fileListeners.add(onFile); return () => liveStore.fileListeners.delete(onFile) } },
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
+    const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })
     const services: Services = {
       repoDir,
       gitDir,
@@ -176,13 +182,14 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       auth,
       locks,
       history,
-      drafts: new DraftStore({ git }),
+      drafts: new DraftStore({ git, signer }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook,
       deployment,
       plans: new RecoveryPlanStore(stateDir),
       remote,
       media,
+      markdown,
       relativePath: (absolute) => relativeSlashPath(repoDir, absolute)
     }
     await history.open()
@@ -235,6 +242,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       close: async () => {
         closing = true
         endPause()
+        await markdown.close()
         await liveRemote.close()
         await media.close()
         await warming

@@ -128,6 +128,20 @@ export class UnmappableEditError extends CmsError {
   }
 }
 
+/** 422: a Markdown body is refused by the renderer's limits (length, time or memory); `error` says which. */
+export class RenderRefusedError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(422, 'render_refused', message, details)
+  }
+}
+
+/** 422: a request is within the body limit but over another documented limit (schema depth, collection count). */
+export class LimitExceededError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(422, 'limit_exceeded', message, details)
+  }
+}
+
 /** 429: too many failed logins; carries `Retry-After` in seconds. */
 export class RateLimitedError extends CmsError {
   constructor (retryAfterSeconds: number) {

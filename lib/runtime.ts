@@ -16,6 +16,8 @@ export interface RuntimeSettings {
   trustProxy: boolean
   gitOnPublish: boolean
   production: boolean
+  /** Milliseconds one Markdown render may take (CMS_RENDER_TIME_LIMIT_MS, default 10,000). */
+  renderTimeLimitMs: number
 }
 
 /**
@@ -40,8 +42,16 @@ export function readRuntimeSettings (env: NodeJS.ProcessEnv): RuntimeSettings {
     secretGenerated: secret === null,
     trustProxy: env.CMS_TRUST_PROXY === 'true',
     gitOnPublish: env.CMS_GIT_ON_PUBLISH === 'true',
-    production
+    production,
+    renderTimeLimitMs: positiveInteger(env.CMS_RENDER_TIME_LIMIT_MS, 'CMS_RENDER_TIME_LIMIT_MS') ?? 10_000
   }
+}
+
+function positiveInteger (value: string | undefined, name: string): number | null {
+  if (value === undefined || value === '') return null
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new StartupError(`${name} must be a positive whole number of milliseconds`)
+  return n
 }
 
 function nonEmpty (value: string | undefined): string | null {

@@ -17,6 +17,7 @@ import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 import type { RemoteSync } from './remote/remote-sync.js'
 import type { MediaIndex } from './storage/media-index.js'
 import type { SiteSearch } from './search/site-search.js'
+import type { BoundedRenderer } from './commands/bounded-render.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -45,6 +46,8 @@ export interface Services {
   remote: RemoteSync
   /** The media library's index (uploads folders and page-bundle images). */
   media: MediaIndex
+  /** Markdown rendering in a worker thread, within a time limit (GET /render, POST /preview). */
+  markdown: BoundedRenderer
   /**
    * A repository-relative path (forward slashes) of an absolute path inside it.
    * @param absolute a path inside the repository

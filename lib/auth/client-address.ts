@@ -4,6 +4,7 @@
  * client sends are ignored; with it, only what the nearest proxy wrote is believed.
  */
 import type { IncomingMessage } from 'node:http'
+import { isIPv6 } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 
 /**
@@ -22,6 +23,26 @@ export function clientAddress (req: IncomingMessage, trustProxy: boolean): strin
     if (last !== undefined) return last
   }
   return req.socket.remoteAddress ?? 'unknown'
+}
+
+/**
+ * The key a client's failed logins count under: an IPv4 address as it is, an IPv6 address by its
+ * /64 (one host is usually given a whole /64, so keying by /128 gives it 2^64 buckets).
+ * @param address a client address (from clientAddress)
+ * @returns the key, such as `2001:db8:0:1::/64`
+ */
+export function rateLimitKey (address: string): string {
+  const bare = address.replace(/^\[|\]$/g, '').split('%')[0] ?? ''
+  if (!isIPv6(bare)) return address
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
+  if (mapped !== null) return mapped[1]!
+  const [head = '', tail] = bare.split('::')
+  const first = head === '' ? [] : head.split(':')
+  const last = tail === undefined || tail === '' ? [] : tail.split(':')
+  // An IPv4 tail (`::1.2.3.4`) is two groups.
+  const lastCount = last.length + (last.some(g => g.includes('.')) ? 1 : 0)
+  const groups = tail === undefined ? first : [...first, ...Array<string>(8 - first.length - lastCount).fill('0'), ...last]
+  return groups.slice(0, 4).map(g => g.includes('.') ? g : parseInt(g, 16).toString(16)).join(':') + '::/64'
 }
 
 /**

@@ -16,7 +16,7 @@ import { PasswordAuth } from './password-auth.js'
 import { LoginRateLimiter } from './login-rate-limit.js'
 import { RevokedSessions } from './revocations.js'
 import { sessionCookieOf, sessionSetCookie, clearSessionSetCookie } from './session-cookie.js'
-import { clientAddress, isHttps } from './client-address.js'
+import { clientAddress, isHttps, rateLimitKey } from './client-address.js'
 
 /** What createAuth needs from the instance. */
 export interface CreateAuthOptions {
@@ -76,7 +76,7 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
     identify: async (ctx) => password.identify(cookieOf(ctx)),
     loginUrl: () => null,
     login: async (ctx, submitted): Promise<Identity> => {
-      const result = password.login(submitted, clientAddress(ctx.req, runtime.trustProxy))
+      const result = password.login(submitted, rateLimitKey(clientAddress(ctx.req, runtime.trustProxy)))
       ctx.append('Set-Cookie', sessionSetCookie(result.cookie, secure(ctx)))
       return result.identity
     },

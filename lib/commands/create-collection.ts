@@ -11,16 +11,18 @@ import { assertRealInside } from '../storage/safe-path.js'
 import { DYNAMIC_DIR, type DynamicCollectionFile } from '../storage/collection-registry.js'
 import type { CreateCollectionCommand } from './command-schemas.js'
 import { requirePermission, type CommandContext } from './command-context.js'
+import { assertCollectionRoom, assertSchemaBounds } from './bounded-schema.js'
 
 /**
  * Runs create_collection (409 when a collection of that name exists; 400 for a schema that does
- * not compile).
+ * not compile; 413/422 over the schema and collection limits of bounded-schema.ts).
  * @param ctx command context
  * @param cmd the validated command
  * @returns the new collection's revision
  */
 export async function createCollection (ctx: CommandContext, cmd: CreateCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)
+  assertSchemaBounds(cmd.schema)
   assertNoPrototypeKeys(cmd.schema, 'schema')
   try {
     ctx.services.content.schemas.validator(cmd.schema)
@@ -31,6 +33,7 @@ export async function createCollection (ctx: CommandContext, cmd: CreateCollecti
   const { services } = ctx
   return await services.locks.run(`collection:${name}`, async () => {
     if (await services.content.registry.get(name) !== null) throw new ConflictError(`Collection ${name} already exists`, { collection: name })
+    assertCollectionRoom((await services.content.registry.listDynamic()).length)
     const now = Date.now()
     const file: DynamicCollectionFile = { schema: cmd.schema, format: cmd.format ?? 'json', metadata: cmd.metadata ?? {}, created_at: now, updated_at: now }
     const target = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)

@@ -4,6 +4,7 @@
  */
 import { BadRequestError, PayloadTooLargeError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import type { BoundedRenderer } from './bounded-render.js'
 
 /** The longest body (characters) the preview renders. */
 export const PREVIEW_MAX_CHARS = 500_000
@@ -11,16 +12,16 @@ export const PREVIEW_MAX_CHARS = 500_000
 /**
  * Renders a preview of unsaved Markdown.
  * @param input the request body: `{ body, collection, id }`
+ * @param renderer the instance's renderer (a worker thread with a time limit)
  * @returns `{ html }`, sanitized
  */
-export async function previewMarkdown (input: Record<string, unknown>): Promise<{ html: string }> {
+export async function previewMarkdown (input: Record<string, unknown>, renderer: BoundedRenderer): Promise<{ html: string }> {
   const { body } = input
   if (typeof body !== 'string') throw new BadRequestError('body must be a string', { field: 'body' })
   if (body.length > PREVIEW_MAX_CHARS) throw new PayloadTooLargeError(`body is longer than ${PREVIEW_MAX_CHARS} characters`, { field: 'body', limit: PREVIEW_MAX_CHARS })
   const collection = assertCollectionName(input.collection)
   const id = assertEntryId(input.id)
-  // The renderer (unified, micromark, parse5: a third of the server's code) loads on first use, so
-  // a start and the reads never pay for it.
-  const { renderMarkdown } = await import('../content/markdown/index.js')
-  return { html: renderMarkdown(body, { collection, id }) }
+  // The worker (unified, micromark, parse5: a third of the server's code) starts on first use, so a
+  // start and the reads never pay for it.
+  return { html: await renderer.render(body, { collection, id }) }
 }

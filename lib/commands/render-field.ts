@@ -70,9 +70,8 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
   const key = `${collection}\u0000${id}\u0000${field}\u0000${createHash('sha256').update(body).digest('base64')}`
   let html = cache?.get(key)
   if (html === undefined) {
-    // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
-    const { renderMarkdown } = await import('../content/markdown/index.js')
-    html = renderMarkdown(body, { collection, id, blockPath: field })
+    // In the instance's worker thread, within its time limit (a long or hostile body is a 422).
+    html = await ctx.services.markdown.render(body, { collection, id, blockPath: field })
     cache?.set(key, html)
   }
   return { html, revision }

@@ -25,7 +25,7 @@ export function writeRoutes (router: Router, services: Services): void {
 
   // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
   router.post('/preview', jsonBody(), async (ctx) => {
-    ctx.body = await previewMarkdown(ctx.request.body as Record<string, unknown>)
+    ctx.body = await previewMarkdown(ctx.request.body as Record<string, unknown>, services.markdown)
   })
 
   router.get('/history', async (ctx) => {

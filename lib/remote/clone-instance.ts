@@ -35,9 +35,9 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
     await git.run(['clone', '--quiet', '--no-recurse-submodules', '--origin', 'origin', '--', url, target])
     const inRepo = new GitRunner({ baseDir: target, env })
     inRepo.rememberUrl(url)
-    // History and drafts, as the local refs and as the remote's values last fetched (the lease of
-    // the next push of refs/cms/*).
-    await inRepo.run(['fetch', '--quiet', '--no-tags', 'origin', '+refs/cms/*:refs/cms/*', '+refs/cms/*:refs/cms-upstream/origin/*'])
+    // History and drafts, as the remote's values last fetched: the first sync adopts those signed by
+    // this site (record-signature-check.ts), never a record anyone with push access planted.
+    await inRepo.run(['fetch', '--quiet', '--no-tags', 'origin', '+refs/cms/*:refs/cms-upstream/origin/*'])
   } catch (err) {
     // Leave nothing half-made: an empty directory stays empty, a missing one stays missing.
     if (created) await rm(target, { recursive: true, force: true }).catch(() => {})

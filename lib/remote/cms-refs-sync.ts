@@ -8,6 +8,7 @@
  */
 import type { RemoteContext } from './remote-context.js'
 import { isAncestor, listRefs } from './git-queries.js'
+import { isSiteRecord, signedLocalTip } from './record-signature-check.js'
 
 const ZERO = '0'.repeat(40)
 
@@ -35,6 +36,11 @@ export async function adoptCmsRefs (ctx: RemoteContext): Promise<{ adopted: stri
     if (ours === theirs) continue
     if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
     if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) { diverged.push(name); continue }
+    if (!await isSiteRecord(ctx, name, theirs)) {
+      // Anyone who can push refs/cms/* could otherwise plant a draft an editor publishes, or a history.
+      ctx.log.warn({ ref: `refs/cms/${name}`, commit: theirs }, 'a fetched refs/cms ref is not signed by this site; ignored')
+      continue
+    }
     try {
       // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
       await ctx.git.run(['update-ref', `refs/cms/${name}`, theirs, ours ?? ZERO])
@@ -58,10 +64,13 @@ export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string
   const { local, remote } = await bothSides(ctx)
   const args: string[] = []
   const names: string[] = []
-  for (const [name, ours] of local) {
+  for (const [name, tip] of local) {
     if (!isCmsRefName(name)) continue
     const theirs = remote.get(name)
-    if (theirs === ours) continue
+    if (theirs === tip) continue
+    const ours = await signedLocalTip(ctx, name, tip)
+    if (ours === null) continue
+    local.set(name, ours)
     if (theirs !== undefined && !await isAncestor(ctx.git, theirs, ours)) continue
     args.push(`--force-with-lease=refs/cms/${name}:${theirs ?? ''}`)
     names.push(name)

@@ -1,6 +1,7 @@
 /**
  * Removes credentials from text git wrote before it is logged or returned: the userinfo of any
- * URL (`https://user:token@host` becomes `https://***@host`), well-known token shapes (GitHub,
+ * URL (`https://user:token@host` becomes `https://***@host`), the query of any URL
+ * (`?private_token=...` becomes `?***`), well-known token shapes (GitHub,
  * GitLab, Bitbucket, bearer headers), and any secret the caller knows by value.
  */
 
@@ -16,6 +17,8 @@ const TOKEN_PATTERNS: readonly RegExp[] = [
 
 /** `scheme://userinfo@` in a URL; the userinfo may hold a token. */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"]+@/gi
+/** The query of a URL (`?private_token=...`); a git remote's query is only ever a credential. */
+const URL_QUERY = /\b([a-z][a-z0-9+.-]*:\/\/[^\s?#'"]+)\?[^\s#'"]*/gi
 
 /**
  * Redacts credentials from a message.
@@ -29,24 +32,35 @@ export function redactSecrets (text: string, secrets: readonly string[] = []): s
     if (secret.length >= 4) out = out.split(secret).join('***')
   }
   out = out.replace(URL_USERINFO, '$1***@')
+  out = out.replace(URL_QUERY, '$1?***')
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, '***')
   return out
 }
 
 /**
- * The secret parts of a remote URL (its userinfo: user name and password, raw and percent-decoded).
+ * The secret parts of a remote URL (its userinfo: user name and password; the values of its query),
+ * raw and percent-decoded.
  * @param url a remote URL as git has it configured
  * @returns the values to redact (empty when the URL carries none)
  */
 export function secretsOfUrl (url: string): string[] {
+  const query = /\?([^#]*)/.exec(url.trim())?.[1] ?? ''
+  const queryValues = query.split('&').map(pair => pair.slice(pair.indexOf('=') + 1)).filter(v => v.length >= 4)
   const m = /^[a-z][a-z0-9+.-]*:\/\/([^/@]+)@/i.exec(url.trim())
-  if (m === null) return []
+  if (m === null) return longestFirst(withDecoded(queryValues))
   const userinfo = m[1]!
   // With a password, the user name is usually a plain word (`oauth2`, `git`) and stays; without
   // one, the user name is the token (`https://<token>@github.com`).
   const colon = userinfo.indexOf(':')
   const parts = colon === -1 ? [userinfo] : [userinfo, userinfo.slice(colon + 1)]
-  const decoded = parts.map(p => { try { return decodeURIComponent(p) } catch { return p } })
-  // Long parts first, so a token is removed whole before a shorter piece of it could be.
-  return [...new Set([...parts, ...decoded])].filter(p => p.length >= 4).sort((a, b) => b.length - a.length)
+  return longestFirst(withDecoded([...parts, ...queryValues]))
+}
+
+function withDecoded (parts: string[]): string[] {
+  return [...parts, ...parts.map(p => { try { return decodeURIComponent(p) } catch { return p } })]
+}
+
+/** Long parts first, so a token is removed whole before a shorter piece of it could be. */
+function longestFirst (parts: string[]): string[] {
+  return [...new Set(parts)].filter(p => p.length >= 4).sort((a, b) => b.length - a.length)
 }

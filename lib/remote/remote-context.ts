@@ -7,6 +7,7 @@ import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { GitRunner } from './git-remote.js'
 import type { SyncState } from './sync-state.js'
+import type { RecordSigner } from '../storage/record-signature.js'
 
 /** The parts one remote step needs, resolved once at start. */
 export interface RemoteContext {
@@ -25,6 +26,8 @@ export interface RemoteContext {
   content: ContentStore
   /** The content directory, repository-relative (entry lock keys are derived from its paths). */
   contentDir: string
+  /** Checks that a fetched refs/cms tip is a record of this site, and signs local tips before a push. */
+  signer: RecordSigner
 }
 
 /**

@@ -4,6 +4,7 @@
  * pushes publish commits and `refs/cms/*`, and keeps the report the Studio and `GET /deployment`
  * show. One step at a time on its own queue, in git child processes; reads never wait for it.
  */
+import type { RecordSigner } from '../storage/record-signature.js'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import type { KeyedLock } from '../storage/keyed-lock.js'
@@ -27,6 +28,8 @@ export interface RemoteSyncOptions {
   content: ContentStore
   /** Whether publishes make commits (`CMS_GIT_ON_PUBLISH=true`); pushes need them. */
   gitOnPublish: boolean
+  /** Signs and checks refs/cms records: a fetched ref is adopted only when its tip is signed by this site. */
+  signer: RecordSigner
   env?: NodeJS.ProcessEnv
   /**
    * Announces pushed publishes to the rebuild webhook (for a push that completes later: a retry,
@@ -96,7 +99,8 @@ export class RemoteSync {
       log: this.#opts.log,
       locks: this.#opts.locks,
       content: this.#opts.content,
-      contentDir: this.#opts.config.contentDir
+      contentDir: this.#opts.config.contentDir,
+      signer: this.#opts.signer
     }
     const pending = await this.state.pending()
     this.state.report.pushPending = pending !== null

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
+import { signedMessage, type RecordSigner } from './record-signature.js'
 import type { GitStore } from './git-store.js'
 
 /** One editor's pending change of one entry. */
@@ -78,10 +79,12 @@ export function draftRef (editorId: string): string {
 export class DraftStore {
   private readonly git: GitStore
   private readonly stores = new Map<string, RefTreeStore<DraftEntry>>()
+  private readonly signer: RecordSigner | undefined
 
-  /** @param opts `git`: the repository's git store */
-  constructor (opts: { git: GitStore }) {
+  /** @param opts `git`: the repository's git store; `signer`: signs each commit (record-signature.ts) */
+  constructor (opts: { git: GitStore, signer?: RecordSigner }) {
     this.git = opts.git
+    this.signer = opts.signer
   }
 
   /**
@@ -172,7 +175,7 @@ export class DraftStore {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)
     if (store === undefined) {
-      store = new RefTreeStore({ git: this.git, ref, codec, message: 'cms: drafts' })
+      store = new RefTreeStore({ git: this.git, ref, codec, message: signedMessage(this.signer, ref, 'cms: drafts') })
       this.stores.set(ref, store)
     }
     return store

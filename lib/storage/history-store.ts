@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
+import { signedMessage, type RecordSigner } from './record-signature.js'
 import { prepareFileAtomic, type PreparedWrite } from './atomic-write.js'
 import { readOldJournal } from './journal-migration.js'
 import type { GitStore } from './git-store.js'
@@ -41,6 +42,8 @@ export interface HistoryStoreOptions {
   git: GitStore
   /** Where an earlier version kept its history journal (`.git/cms/history-journal`): folded in by `open`. */
   journalDir?: string
+  /** Signs each commit of the ref (record-signature.ts). */
+  signer?: RecordSigner
 }
 
 interface HistoryDoc { snapshots: Snapshot[] }
@@ -72,7 +75,7 @@ export class HistoryStore {
 
   /** @param opts the git store, and where an earlier version's journal may be */
   constructor (opts: HistoryStoreOptions) {
-    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: 'cms: history' })
+    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: signedMessage(opts.signer, HISTORY_REF, 'cms: history') })
     this.#journalDir = opts.journalDir
   }
 

@@ -44,8 +44,8 @@ export interface RefTreeStoreOptions<T> {
   /** The full ref name, such as `refs/cms/history`. */
   ref: string
   codec: DocCodec<T>
-  /** The commit message of every update. */
-  message: string
+  /** The commit message of every update, or a function of the commit's tree and parent (a signed one). */
+  message: string | ((tree: string, parent: string | null) => string)
 }
 
 const SHARD = /^[0-9a-f]{2}$/
@@ -129,7 +129,7 @@ export class RefTreeStore<T> {
   readonly ref: string
   readonly #git: GitStore
   readonly #codec: DocCodec<T>
-  readonly #message: string
+  readonly #message: string | ((tree: string, parent: string | null) => string)
   #queue: Array<Job<T>> = []
   /** The commit being written (resolves when it and everything queued behind it are done). */
   #draining: Promise<void> | null = null
@@ -303,7 +303,7 @@ export class RefTreeStore<T> {
     try {
       const root = await this.#writeRoot(base, objects, changes)
       if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
-      const commit = await objects.commit(root, head, this.#message)
+      const commit = await objects.commit(root, head, typeof this.#message === 'string' ? this.#message : this.#message(root, head))
       await objects.durable()
       return { commit, failed }
     } finally {

@@ -1,0 +1,70 @@
+/**
+ * Signatures of the draft and history records this site writes (the commits of `refs/cms/*`). A
+ * commit's message ends with a `Cms-Signature:` trailer, an HMAC over the ref's name, the commit's
+ * tree and its parent, with a key derived from `CMS_SESSION_SECRET`: only an instance of this site
+ * can make one. A fetched ref is adopted only when its tip carries a valid one; as the parent's
+ * hash commits to everything below it, a signed tip vouches for the whole chain, and a record
+ * pushed on top by anyone else leaves an unsigned tip.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+
+const TRAILER = 'Cms-Signature: v1 '
+const SIGNATURE_HEX = /^[0-9a-f]{64}$/
+
+/** Signs and checks refs/cms commits with the site's key. */
+export class RecordSigner {
+  readonly #key: Buffer
+
+  /** @param sessionSecret the site's CMS_SESSION_SECRET (the record key is derived from it) */
+  constructor (sessionSecret: string) {
+    this.#key = createHmac('sha256', sessionSecret).update('git-cms refs/cms record signature v1').digest()
+  }
+
+  /**
+   * The message of a signed commit.
+   * @param ref the full ref name (`refs/cms/drafts/ann`)
+   * @param message the commit's message
+   * @param tree the commit's tree
+   * @param parent its parent, or null for a first commit
+   * @returns the message with its signature trailer
+   */
+  sign (ref: string, message: string, tree: string, parent: string | null): string {
+    return `${message}\n\n${TRAILER}${this.#mac(ref, tree, parent)}`
+  }
+
+  /**
+   * Whether a commit's text (as `git cat-file commit` prints it) is a record of this site on `ref`.
+   * @param ref the full ref name the commit is the tip of
+   * @param commitText the raw commit object
+   * @returns true when it has one parent at most and a valid signature for that ref
+   */
+  verify (ref: string, commitText: string): boolean {
+    const headerEnd = commitText.indexOf('\n\n')
+    if (headerEnd < 0) return false
+    const headers = commitText.slice(0, headerEnd).split('\n')
+    const tree = headers.find(h => h.startsWith('tree '))?.slice(5)
+    const parents = headers.filter(h => h.startsWith('parent ')).map(h => h.slice(7))
+    if (tree === undefined || parents.length > 1) return false
+    const lines = commitText.slice(headerEnd + 2).trimEnd().split('\n')
+    const last = lines[lines.length - 1] ?? ''
+    if (!last.startsWith(TRAILER)) return false
+    const given = last.slice(TRAILER.length)
+    if (!SIGNATURE_HEX.test(given)) return false
+    return timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(this.#mac(ref, tree, parents[0] ?? null), 'hex'))
+  }
+
+  #mac (ref: string, tree: string, parent: string | null): string {
+    return createHmac('sha256', this.#key).update(`${ref}\n${tree}\n${parent ?? ''}`).digest('hex')
+  }
+}
+
+/**
+ * The commit message function of a RefTreeStore whose commits are signed (or the plain message).
+ * @param signer the site's signer (undefined: unsigned, as in tests of the store alone)
+ * @param ref the full ref name
+ * @param message the commit message
+ * @returns what RefTreeStore's `message` option takes
+ */
+export function signedMessage (signer: RecordSigner | undefined, ref: string, message: string): string | ((tree: string, parent: string | null) => string) {
+  return signer === undefined ? message : (tree, parent) => signer.sign(ref, message, tree, parent)
+}

@@ -1,0 +1,97 @@
+import t from 'tap'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { startServer, writeHeaders } from '../helpers/site.js'
+import { BoundedRenderer } from '../../lib/commands/bounded-render.js'
+
+const API = '/api/cms'
+// Short, so that the hostile bodies below reach it quickly; the default is 10 s.
+const TIME_LIMIT_MS = 1500
+/** The event loop may stall this long at most while a hostile body renders (today: seconds). */
+const MAX_STALL_MS = 700
+
+const paragraphs = (bytes: number): string => {
+  const para = 'A paragraph of plain words that goes on for a while, as paragraphs do.\n\n'
+  return para.repeat(Math.ceil(bytes / para.length))
+}
+const references = Array.from({ length: 2000 }, (_, i) => `[ref${i}]: https://example.com/${i}`).join('\n') + '\n\n' +
+  Array.from({ length: 2000 }, (_, i) => `[ref${i}] and [other${i}]`).join('\n\n') + '\n'
+/** A table whose header has `cols` cells and whose short rows are each padded to as many. */
+const wideTable = (cols: number): string => '|' + 'a|'.repeat(cols) + '\n|' + '-|'.repeat(cols) + '\n' + '|x|\n'.repeat(300)
+const deepDivs = '<div>'.repeat(5000) + 'deep' + '</div>'.repeat(5000) + '\n'
+const frontmatter = (title: string): string => `---\ntitle: ${title}\n---\n`
+
+/** Runs `work` and reports the longest the event loop was held meanwhile. */
+async function stallDuring<T> (work: () => Promise<T>): Promise<{ result: T, stallMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 10 })
+  histogram.enable()
+  try {
+    const result = await work()
+    return { result, stallMs: histogram.max / 1e6 }
+  } finally {
+    histogram.disable()
+  }
+}
+
+t.test('hostile bodies never hold the event loop, through GET /render and POST /preview', async t => {
+  const s = await startServer(t, {
+    env: { CMS_RENDER_TIME_LIMIT_MS: String(TIME_LIMIT_MS) },
+    files: {
+      'content/posts/long.md': frontmatter('Long') + paragraphs(900_000),
+      'content/posts/references.md': frontmatter('References') + references,
+      'content/posts/huge.md': frontmatter('Huge') + paragraphs(2_000_000)
+    }
+  })
+  const cookie = await s.login()
+  const render = async (id: string): Promise<Response> => await s.request(`${API}/render?collection=posts&id=${id}`, { headers: { cookie } })
+  const preview = async (body: unknown): Promise<Response> =>
+    await s.request(`${API}/preview`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ body, collection: 'posts', id: 'p' }) })
+
+  // The worker starts on the first render; an ordinary body renders with its hints.
+  const hello = await render('hello-world')
+  t.equal(hello.status, 200)
+  t.match((await hello.json()).html, /data-cms-src=/)
+
+  for (const [name, request] of [
+    ['900 KB of paragraphs (GET /render)', async () => await render('long')],
+    ['2,000 link references (GET /render)', async () => await render('references')],
+    ['a table padded to 600 columns (preview)', async () => await preview(wideTable(600))]
+  ] as const) {
+    const { result, stallMs } = await stallDuring(request)
+    t.ok(stallMs < MAX_STALL_MS, `${name}: the event loop was held ${Math.round(stallMs)} ms at most`)
+    // Rendered within the limit, or refused with the reason.
+    t.ok(result.status === 200 || result.status === 422, `${name}: ${result.status}`)
+    if (result.status === 422) t.match(await result.json(), { code: 'render_refused', error: /longer than|too large/ }, `${name}: the reason`)
+    else await result.arrayBuffer()
+  }
+
+  const deep = await preview(deepDivs)
+  t.equal(deep.status, 200, '<div> nested 5,000 deep is not a 500')
+  const deepHtml = (await deep.json()).html as string
+  t.match(deepHtml, /^<div data-cms-md="posts\/p#body"><pre>&#x3C;div>/, 'shown as escaped text')
+  t.notMatch(deepHtml, /<div><div>/)
+
+  const huge = await stallDuring(async () => await render('huge'))
+  t.equal(huge.result.status, 422, 'a body over the length limit is refused')
+  t.match(await huge.result.json(), { code: 'render_refused', limit: 1_000_000, error: /longer than 1000000 characters/ })
+
+  // After a worker was ended, the next render starts a new one.
+  const again = await render('hello-world')
+  t.equal(again.status, 200)
+})
+
+t.test('closing ends a runaway render at once instead of waiting for it', async t => {
+  const renderer = new BoundedRenderer({ timeLimitMs: 600_000 })
+  t.teardown(async () => { await renderer.close() })
+  t.match(await renderer.render('*hi*', { collection: 'posts', id: 'p' }), /<em>hi<\/em>/)
+  const runaway = renderer.render(wideTable(800).repeat(3), { collection: 'posts', id: 'p' })
+  const queued = renderer.render('queued', { collection: 'posts', id: 'p' })
+  const refused = Promise.all([
+    t.rejects(runaway, { status: 422, code: 'render_refused' }),
+    t.rejects(queued, { status: 422, code: 'render_refused' })
+  ])
+  const started = performance.now()
+  await renderer.close()
+  await refused
+  t.ok(performance.now() - started < 10_000, `closed in ${Math.round(performance.now() - started)} ms`)
+  await t.rejects(renderer.render('after', { collection: 'posts', id: 'p' }), { code: 'render_refused' })
+})
