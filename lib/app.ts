@@ -3,6 +3,8 @@
  * and uploads. No business logic lives here.
  */
 import Koa from 'koa'
+import compress from 'koa-compress'
+import { constants as zlib } from 'node:zlib'
 import type { Services } from './services.js'
 import { errorHandler } from './http/error-handler.js'
 import { apiMiddleware } from './http/api-router.js'
@@ -12,6 +14,7 @@ import { uploadRoutes, serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
 import { syncWebhookMiddleware } from './http/sync-webhook.js'
+import { searchRoutes } from './http/search-routes.js'
 
 /**
  * Creates the Koa application.
@@ -25,6 +28,15 @@ export function createApp (services: Services): Koa {
   app.silent = true
   app.on('error', (err: unknown) => { services.log.error({ err }, 'error outside the error handler') })
   app.use(errorHandler(services.log))
+  // Studio and editor assets and JSON over 1 KB, brotli or gzip as the client accepts (brotli at
+  // quality 5: the Studio's bundle in about 10 ms, within 3% of quality 11's size).
+  app.use(compress({
+    threshold: 1024,
+    br: { params: { [zlib.BROTLI_PARAM_QUALITY]: 5 } },
+    gzip: { level: 6 },
+    deflate: false,
+    zstd: false
+  } as compress.CompressOptions))
   app.use(async (ctx, next) => {
     // Credentialed cross-origin access is never granted.
     ctx.remove('Access-Control-Allow-Credentials')
@@ -33,7 +45,7 @@ export function createApp (services: Services): Koa {
   })
   // The git host's push webhook: signed with git.syncSecret, no session (before the API's guards).
   app.use(syncWebhookMiddleware(services))
-  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes]))
+  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes, searchRoutes]))
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))
   app.use(serveUploads(services))

@@ -1,32 +1,42 @@
 #!/usr/bin/env node
 // Bundles the Studio and the inline editor with esbuild into dist/browser/ (run by `npm run build`).
 // Entry points are fixed here; each one is optional so the build works while a part is being written.
+// The Studio is split (ES module chunks `studio-<name>-<hash>.js`): what its first screen does not
+// need (CodeMirror, the media library, the word diff) loads when a page first asks for it.
 import { build } from 'esbuild'
 import { existsSync } from 'node:fs'
+import { readdir, rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const entries = [
+const present = list => list.filter(e => existsSync(path.join(root, e.in)))
+const common = {
+  absWorkingDir: root,
+  outdir: 'dist/browser',
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  target: ['es2020'],
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  legalComments: 'none',
+  logLevel: 'warning'
+}
+
+// Chunks of an earlier build would pile up: remove them first.
+const out = path.join(root, 'dist/browser')
+if (existsSync(out)) {
+  for (const name of await readdir(out)) if (/^studio-.+\.js$/.test(name)) await rm(path.join(out, name))
+}
+
+const single = present([
   { in: 'lib/browser/editor/bootstrap.ts', out: 'bootstrap' },
   { in: 'lib/browser/editor/editor.ts', out: 'editor' },
   { in: 'lib/browser/editor/editor.css', out: 'editor' },
-  { in: 'lib/browser/studio/main.tsx', out: 'studio' },
   { in: 'lib/browser/studio/studio.css', out: 'studio' }
-].filter(e => existsSync(path.join(root, e.in)))
+])
+if (single.length > 0) await build({ ...common, entryPoints: single })
 
-if (entries.length > 0) {
-  await build({
-    absWorkingDir: root,
-    entryPoints: entries,
-    outdir: 'dist/browser',
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    target: ['es2020'],
-    jsx: 'automatic',
-    jsxImportSource: 'preact',
-    legalComments: 'none',
-    logLevel: 'warning'
-  })
-}
+const studio = present([{ in: 'lib/browser/studio/main.tsx', out: 'studio' }])
+if (studio.length > 0) await build({ ...common, entryPoints: studio, splitting: true, chunkNames: 'studio-[name]-[hash]' })

@@ -75,8 +75,8 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
     authorizer,
     identify: async (ctx) => password.identify(cookieOf(ctx)),
     loginUrl: () => null,
-    login: async (ctx, submitted): Promise<Identity> => {
-      const result = password.login(submitted, rateLimitKey(clientAddress(ctx.req, runtime.trustProxy)))
+    login: async (ctx, submitted, name): Promise<Identity> => {
+      const result = password.login(submitted, rateLimitKey(clientAddress(ctx.req, runtime.trustProxy)), name)
       ctx.append('Set-Cookie', sessionSetCookie(result.cookie, secure(ctx)))
       return result.identity
     },

@@ -2,6 +2,7 @@
  * What counts as a safe identity: the spec's id grammar, and the shape check that makes a
  * malformed identity from an adapter deny access instead of leaking into drafts and history.
  */
+import { createHash } from 'node:crypto'
 import type { Identity } from '../config.js'
 
 /** The spec's grammar for identity ids (it keys the draft ref `refs/cms/drafts/<id>`). */
@@ -34,4 +35,33 @@ export function toIdentity (value: unknown): { identity: Identity } | { problem:
   if (v.roles !== undefined && !(Array.isArray(v.roles) && v.roles.every(r => typeof r === 'string'))) return { problem: 'bad_roles' }
   const roles = Array.isArray(v.roles) ? [...(v.roles as string[])] : []
   return { identity: { id: v.id, name: typeof v.name === 'string' && v.name !== '' ? v.name : v.id, roles } }
+}
+
+/** The longest name accepted at sign-in (characters, after cleaning). */
+export const MAX_EDITOR_NAME = 64
+
+/**
+ * The name typed at sign-in as it is shown: control characters dropped, white space collapsed,
+ * NFC. Empty means "no name".
+ * @param raw what was typed
+ * @returns the cleaned name
+ */
+export function cleanEditorName (raw: string): string {
+  // eslint-disable-next-line no-control-regex
+  return raw.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, '').replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * The stable editorId of a name given at sign-in (password mode): `name-<slug>-<hash>`, where the
+ * slug is the name's ASCII letters and digits (at most 24, for people reading refs) and the hash
+ * 16 hex of the SHA-256 of the name compared case- and width-insensitively. Always matches the
+ * identity grammar, whatever the name holds (`../`, `/`, quotes, emoji): never a path.
+ * @param name a cleaned, non-empty name
+ * @returns the editorId
+ */
+export function editorIdForName (name: string): string {
+  const key = name.normalize('NFKC').toLowerCase()
+  const slug = key.normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24).replace(/-+$/, '')
+  const hash = createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 16)
+  return slug === '' ? `name-${hash}` : `name-${slug}-${hash}`
 }

@@ -1,7 +1,8 @@
 /**
  * Password mode: one shared editor password. A login checks the password in constant time under
- * the rate limit and issues a session with a fresh random editorId; a session is a signed cookie
- * that logout revokes until it expires.
+ * the rate limit and issues a session with a fresh random editorId, or, when the editor gives a
+ * name, the editorId derived from that name (so their drafts outlive the session); a session is a
+ * signed cookie that logout revokes until it expires.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { CmsError, RateLimitedError, UnauthorizedError } from '../errors.js'
@@ -9,6 +10,7 @@ import type { Identity } from '../config.js'
 import { signSession, verifySession, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
 import type { LoginRateLimiter } from './login-rate-limit.js'
 import type { RevokedSessions } from './revocations.js'
+import { cleanEditorName, editorIdForName } from './identity.js'
 
 /** 503: password sign-in is not possible because no password is configured. */
 export class PasswordNotConfiguredError extends CmsError {
@@ -40,8 +42,8 @@ export interface PasswordAuthOptions {
 const VERIFIED_CACHE_SIZE = 1024
 
 /** The identity of a password-mode session. */
-function editorIdentity (editorId: string): Identity {
-  return { id: editorId, name: 'Editor', roles: ['editor'] }
+function editorIdentity (claims: SessionClaims): Identity {
+  return { id: claims.editorId, name: claims.name ?? 'Editor', roles: ['editor'] }
 }
 
 /** Password login, session verification and logout; one instance per service. */
@@ -82,9 +84,10 @@ export class PasswordAuth {
    * Check, compare and count run without an await, so parallel guesses are counted exactly.
    * @param password the submitted password
    * @param clientKey the rate-limit key of the client
+   * @param name the editor's name, optional: the same name gets the same editorId (its drafts)
    * @returns the new identity and its cookie
    */
-  login (password: string, clientKey: string): LoginResult {
+  login (password: string, clientKey: string, name = ''): LoginResult {
     if (this.password === null) throw new PasswordNotConfiguredError()
     const now = this.now()
     const retryAfter = this.limiter.retryAfter(clientKey, now)
@@ -94,8 +97,11 @@ export class PasswordAuth {
       throw new UnauthorizedError('Wrong password')
     }
     this.limiter.reset(clientKey)
-    const claims: SessionClaims = { editorId: randomBytes(16).toString('base64url'), exp: now + SESSION_TTL_MS }
-    return { identity: editorIdentity(claims.editorId), cookie: signSession(this.secret, claims), claims }
+    const shown = cleanEditorName(name)
+    const claims: SessionClaims = shown === ''
+      ? { editorId: randomBytes(16).toString('base64url'), exp: now + SESSION_TTL_MS }
+      : { editorId: editorIdForName(shown), exp: now + SESSION_TTL_MS, name: shown, sid: randomBytes(16).toString('base64url') }
+    return { identity: editorIdentity(claims), cookie: signSession(this.secret, claims), claims }
   }
 
   /**
@@ -105,7 +111,7 @@ export class PasswordAuth {
    */
   identify (cookie: string | undefined): Identity | null {
     const claims = this.verify(cookie)
-    return claims === null ? null : editorIdentity(claims.editorId)
+    return claims === null ? null : editorIdentity(claims)
   }
 
   /**
@@ -115,7 +121,7 @@ export class PasswordAuth {
    */
   async logout (cookie: string | undefined): Promise<void> {
     const claims = this.verify(cookie)
-    if (claims !== null) await this.revocations.revoke(claims.editorId, claims.exp, this.now())
+    if (claims !== null) await this.revocations.revoke(claims.sid ?? claims.editorId, claims.exp, this.now())
   }
 
   private verify (cookie: string | undefined): SessionClaims | null {
@@ -132,7 +138,7 @@ export class PasswordAuth {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string)
       this.verified.set(cookie, claims)
     }
-    if (this.revocations.has(claims.editorId, now)) return null
+    if (this.revocations.has(claims.sid ?? claims.editorId, now)) return null
     return claims
   }
 

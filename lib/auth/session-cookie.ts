@@ -17,6 +17,12 @@ export interface SessionClaims {
   editorId: string
   /** Expiry, milliseconds since epoch. */
   exp: number
+  /**
+   * A sign-in with a name: the name shown as the editor's (editorId derives from it), and this
+   * session's own random id, which logout revokes (the editorId stays usable by a new sign-in).
+   */
+  name?: string
+  sid?: string
 }
 
 /** The session cookie's value in a Cookie header, as the `cookies` package's `get` finds it. */
@@ -49,7 +55,8 @@ const SIGNATURE_BYTES = 32
  * @returns `<payload>.<signature>`
  */
 export function signSession (secret: string, claims: SessionClaims): string {
-  const payload = Buffer.from(JSON.stringify({ editor: true, editorId: claims.editorId, exp: claims.exp })).toString('base64url')
+  const named = claims.name !== undefined && claims.sid !== undefined ? { name: claims.name, sid: claims.sid } : {}
+  const payload = Buffer.from(JSON.stringify({ editor: true, editorId: claims.editorId, exp: claims.exp, ...named })).toString('base64url')
   return `${payload}.${hmac(secret, payload).toString('base64url')}`
 }
 
@@ -116,8 +123,10 @@ function parsePayload (payload: string): SessionClaims | null {
     return null
   }
   if (data === null || typeof data !== 'object') return null
-  const d = data as { editor?: unknown, editorId?: unknown, exp?: unknown }
+  const d = data as { editor?: unknown, editorId?: unknown, exp?: unknown, name?: unknown, sid?: unknown }
   if (d.editor !== true || typeof d.exp !== 'number' || !Number.isFinite(d.exp)) return null
   if (!isSafeIdentityId(d.editorId)) return null
-  return { editorId: d.editorId, exp: d.exp }
+  if (d.name === undefined && d.sid === undefined) return { editorId: d.editorId, exp: d.exp }
+  if (typeof d.name !== 'string' || d.name === '' || !isSafeIdentityId(d.sid)) return null
+  return { editorId: d.editorId, exp: d.exp, name: d.name, sid: d.sid }
 }

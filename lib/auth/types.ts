@@ -48,7 +48,7 @@ export interface AuthService {
    * @param password the submitted password
    * @returns the new session's identity
    */
-  login: (ctx: Context, password: string) => Promise<Identity>
+  login: (ctx: Context, password: string, name?: string) => Promise<Identity>
   /**
    * Ends the session: clears the cookie and, in password mode, revokes the cookie's editorId
    * until it expires. Never throws for a missing or invalid cookie.

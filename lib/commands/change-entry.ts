@@ -18,6 +18,7 @@ import type { FileWrite } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { Identity } from '../config.js'
 import type { Services } from '../services.js'
+import { relationIssues } from './relation-check.js'
 
 export type SnapshotAction = Snapshot['action']
 
@@ -46,8 +47,12 @@ export interface ChangeEntryInput {
   expectedRevision?: number | null
   /** The history action recorded for the replaced state (base writes). */
   action: SnapshotAction
-  /** 'auto' drafts when a policy is active; 'draft' always drafts; 'base' always writes base. */
-  target?: 'auto' | 'draft' | 'base'
+  /**
+   * 'auto' drafts when a policy is active; 'draft' always drafts; 'base' always writes base;
+   * 'follow' is 'auto' that also drafts when the editor already has a draft of the entry, so a
+   * Studio save after an in-place (md_block) draft goes into that draft instead of conflicting.
+   */
+  target?: 'auto' | 'follow' | 'draft' | 'base'
   /** May the change replace an unreadable file? (put_entry with a matching expectedRevision) */
   replacesUnreadable?: boolean
   /**
@@ -72,7 +77,8 @@ export interface ChangeEntryResult {
  */
 export async function changeEntry (services: Services, input: ChangeEntryInput): Promise<ChangeEntryResult> {
   const index = await services.content.index(input.collection)
-  const toDraft = input.target === 'draft' || (input.target !== 'base' && services.auth.authorizer.active)
+  const toDraft = input.target === 'draft' || (input.target !== 'base' && services.auth.authorizer.active) ||
+    (input.target === 'follow' && await services.drafts.get(input.identity.id, input.collection, input.id) !== null)
   const key = toDraft ? `draft:${input.identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
   return await services.locks.run(key, async () => {
     // A base write checks its entry's path (folder and file, links resolved) before it reads the
@@ -93,7 +99,8 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
     if (outcome.data !== null) {
       assertDataDepth(outcome.data)
       const validation = checkIssues(current.data, services, index, outcome.data)
-      if (validation.added.length > 0) throw new SchemaValidationError(validation.added)
+      const added = [...validation.added, ...await relationIssues(services, input.identity, index.collection.schema, current.data, outcome.data)]
+      if (added.length > 0) throw new SchemaValidationError(added)
       issues = validation.issues
     }
     if (toDraft) return await writeDraft(services, input, index, current, outcome)

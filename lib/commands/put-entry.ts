@@ -33,6 +33,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
     id,
     identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
+    target: 'follow',
     action: 'put',
     replacesUnreadable: true,
     apply: (current) => {

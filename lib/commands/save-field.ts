@@ -32,6 +32,7 @@ export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Pr
     id,
     identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
+    target: 'follow',
     action: 'save',
     apply: (current) => {
       if (!current.exists) throw new NotFoundError('Entry not found', { collection, id })

@@ -1,7 +1,8 @@
 /**
  * Serves the admin Studio under `config.mountPath` (default `/admin`): one HTML shell for `/admin`,
  * `/admin/cms`, `/admin/cms/<collection>` and `/admin/cms/<collection>/<id>` (the browser code
- * routes between them), and the bundled assets `/admin/assets/studio.js|.css` from dist/browser/.
+ * routes between them), and the bundled assets `/admin/assets/studio.js|.css` (and the split
+ * bundle's `studio-<name>-<hash>.js` chunks) from dist/browser/.
  * The shell carries its settings (API path, auth mode, the collections) in a JSON block, because
  * the Content-Security-Policy allows no inline script. With `enableAdmin: false` nothing is served.
  */
@@ -22,7 +23,9 @@ export interface StudioShellConfig {
   mountPath: string
   authMode: 'password' | 'provider'
   loginUrl: string | null
-  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null }>
+  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null, titleField: string | null }>
+  /** Whether every edit goes to the editor's draft (a permissions policy is active). */
+  drafts: boolean
   /** This response's CSP nonce for the style elements the Markdown editor (CodeMirror) adds. */
   styleNonce?: string
 }
@@ -31,6 +34,9 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
   ['studio.js', 'text/javascript; charset=utf-8'],
   ['studio.css', 'text/css; charset=utf-8']
 ])
+
+/** The split bundle's chunks (scripts/build-browser.mjs), loaded by studio.js when a page needs them. */
+const STUDIO_CHUNK = /^studio-[A-Za-z0-9_-]+\.js$/
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-NONCE'; img-src 'self' data: blob:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -94,7 +100,7 @@ export function adminMiddleware (services: Services): Middleware {
     const rest = ctx.path.slice(mountPath.length)
     if (rest.startsWith('/assets/')) {
       const name = rest.slice('/assets/'.length)
-      const type = ASSETS.get(name)
+      const type = ASSETS.get(name) ?? (STUDIO_CHUNK.test(name) ? 'text/javascript; charset=utf-8' : undefined)
       if (type === undefined) { await next(); return }
       const dir = studioAssetDir()
       if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
@@ -115,7 +121,8 @@ export function adminMiddleware (services: Services): Middleware {
       singletonId: c.metadata.singletonId,
       nested: c.nested || c.indexFile !== null,
       format: c.format,
-      listFields: c.listFields
+      listFields: c.listFields,
+      titleField: c.titleField
     }))
     const styleNonce = randomBytes(18).toString('base64')
     const body = studioShell({
@@ -125,6 +132,7 @@ export function adminMiddleware (services: Services): Middleware {
       // From a site's "Sign in to edit" (`?return=/page`): the provider sends the editor back there.
       loginUrl: services.auth.loginUrl(typeof ctx.query.return === 'string' ? safeRedirectTarget(ctx.query.return) : mountPath + '/cms'),
       collections,
+      drafts: services.auth.authorizer.active,
       styleNonce
     })
     ctx.set('Cache-Control', 'no-store')

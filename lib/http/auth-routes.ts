@@ -1,12 +1,13 @@
 /**
  * The public auth routes under `apiBasePath`: login (password mode only), session, logout.
- * Login and logout need no request-forgery header; login takes a JSON body `{ password }`.
+ * Login and logout need no request-forgery header; login takes a JSON body `{ password, name? }`.
  */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { BadRequestError, ConflictError } from '../errors.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
 import { jsonBody } from './guards.js'
+import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
 
 /**
  * Registers the public auth routes.
@@ -21,9 +22,11 @@ export function authRoutes (router: Router, services: Services): void {
     if (auth.mode === 'provider') throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled')
     await next()
   }, jsonBody(), async (ctx) => {
-    const { password } = ctx.request.body as { password?: unknown }
+    const { password, name } = ctx.request.body as { password?: unknown, name?: unknown }
     if (typeof password !== 'string' || password === '') throw new BadRequestError('password must be a non-empty string')
-    const identity = await auth.login(ctx, password)
+    if (name !== undefined && typeof name !== 'string') throw new BadRequestError('name must be a string', { field: 'name' })
+    if (name !== undefined && cleanEditorName(name).length > MAX_EDITOR_NAME) throw new BadRequestError(`name is longer than ${MAX_EDITOR_NAME} characters`, { field: 'name' })
+    const identity = await auth.login(ctx, password, name)
     ctx.body = { ok: true, identity }
   })
 

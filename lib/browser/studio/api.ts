@@ -24,6 +24,8 @@ export interface Issue { path: string, code: string, message: string }
 export interface Entry { id: string, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
 /** With `q`: an excerpt of the field where an entry matched, `marks` the query words' [start, end) in it. */
 export interface Snippet { field: string, text: string, marks: Array<[number, number]> }
+/** One collection's hits of GET /search. */
+export interface SearchGroup { collection: string, label: string, total: number, entries: Array<{ id: string, title: string, draft?: true, snippet?: Snippet }> }
 /** Pagination of a list. */
 export interface Pagination { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
 /** A JSON Schema, as far as the form needs it. */
@@ -87,8 +89,10 @@ export class Api {
 
   /** @returns the session */
   async session (): Promise<Session> { return await this.call('GET', '/auth/session') }
-  /** @param password the password @returns the login answer */
-  async login (password: string): Promise<unknown> { return await this.call('POST', '/auth/login', { password }, false) }
+  /** @param password the password @param name the editor's name ('' for none) @returns the login answer */
+  async login (password: string, name = ''): Promise<unknown> { return await this.call('POST', '/auth/login', name.trim() === '' ? { password } : { password, name }, false) }
+  /** @param q the query @returns the hits of every collection, grouped */
+  async searchAll (q: string): Promise<{ groups: SearchGroup[] }> { return await this.call('GET', `/search?q=${encodeURIComponent(q)}`) }
   /** @returns the logout answer (may carry a provider redirect) */
   async logout (): Promise<{ redirect?: string }> { return await this.call('POST', '/auth/logout', undefined, false) }
 

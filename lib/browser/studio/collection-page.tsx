@@ -1,10 +1,11 @@
-/** A collection: its entries as links, a full-text search box (each match with its snippet) filtering as you type, pages, create, delete, reorder. */
+/** A collection: its entries as links, a full-text search box (each match with its snippet) filtering as you type, pages, New (new-entry.tsx), delete, reorder. */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Entry, JsonSchema, Pagination } from './api.js'
-import { entryTitle, idProblem, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { DraftFilterControl, EntryCells, SortHeader, listColumns, type DraftFilter, type ListSort } from './list-columns.js'
 import { SearchSnippet } from './search-snippet.js'
+import { NewEntry } from './new-entry.js'
 
 const PAGE_SIZE = 24
 
@@ -14,7 +15,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [page, setPage] = useState(1)
   const [list, setList] = useState<{ entries: Entry[], pagination: Pagination } | null>(null)
   const [error, setError] = useState('')
-  const [newId, setNewId] = useState('')
+  const [creating, setCreating] = useState(false)
   const [tick, setTick] = useState(0)
   const [sort, setSort] = useState<ListSort | null>(null)
   const [draft, setDraft] = useState<DraftFilter>('all')
@@ -32,17 +33,6 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
     return () => clearTimeout(timer)
   }, [q, page, tick, sort, draft])
 
-  const create = async (e: Event): Promise<void> => {
-    e.preventDefault()
-    const id = newId.trim().normalize('NFC')
-    const problem = idProblem(id, collection.nested)
-    if (problem !== '') { setError(problem); return }
-    try {
-      const schema = await api.schema(collection.name)
-      await api.mutate({ type: 'put_entry', collection: collection.name, id, data: { ...(schema.template ?? {}) } })
-      navigate(`${base}/${encodeURIComponent(id)}`)
-    } catch (err) { setError(`Could not create “${id}”: ${(err as Error).message}`) }
-  }
   const remove = async (entry: Entry): Promise<void> => {
     if (!confirm(`Delete “${entryTitle(entry.id, entry.data)}”? Its history is kept.`)) return
     try {
@@ -80,6 +70,10 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
       <nav class="crumbs" aria-label="Breadcrumb"><a href={`${config.mountPath}/cms`}>Collections</a> / <span>{collection.label}</span></nav>
       <h1><span aria-hidden="true">{collection.icon}</span> {collection.label}</h1>
       {collection.description !== '' && <p class="muted">{collection.description}</p>}
+      {collection.creatable && collection.singletonId === null && !creating && (
+        <p><button type="button" class="new-btn" onClick={() => setCreating(true)}>New {collection.label}</button></p>
+      )}
+      {creating && <NewEntry api={api} config={config} collection={collection} navigate={navigate} onCancel={() => { setCreating(false); focusSoon('.new-btn') }} />}
       <div class="toolbar">
         <label for="search" class="search-label">Search</label>
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
@@ -121,13 +115,6 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
           <span>Page {pg.page} of {pg.totalPages}</span>
           <button type="button" class="secondary" disabled={!pg.hasNext} onClick={() => setPage(page + 1)}>Next page</button>
         </nav>
-      )}
-      {collection.creatable && collection.singletonId === null && (
-        <form class="create" onSubmit={e => { void create(e) }}>
-          <label for="new-id">New entry id</label>
-          <input id="new-id" type="text" value={newId} onInput={e => setNewId((e.currentTarget as HTMLInputElement).value)} />
-          <button type="submit">Create</button>
-        </form>
       )}
     </section>
   )

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { Api, PublishReport } from './api.js'
 import { PublishResult } from './publish-result.js'
 import { SyncStatus } from './sync-status.js'
+import { SearchEverywhere } from './search-everywhere.js'
 import type { StudioConfig } from './types.js'
 
 /** @param props api and config @returns the "Collections" page */
@@ -29,6 +30,7 @@ export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }):
   return (
     <section>
       <h1>Collections</h1>
+      <SearchEverywhere api={api} config={config} />
       {drafts > 0 && (
         <p class="badge-line">
           <span class="badge draft">Draft</span> You have {drafts} unpublished {drafts === 1 ? 'draft' : 'drafts'}.{' '}

@@ -1,7 +1,8 @@
 /**
- * One entry: the schema form, Save with optimistic locking (a conflict keeps what was typed and
- * offers Reload or Overwrite), inline validation issues, draft state and Publish, and history
- * with a field-by-field diff and Restore. What is typed is kept in the browser (unsaved.ts) until it
+ * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft,
+ * and in words where a save goes: the editor's draft, or the site's files), optimistic locking (a
+ * conflict keeps what was typed and offers a choice per field: conflict-panel.tsx), inline
+ * validation issues, and history in words with Restore (history-panel.tsx). What is typed is kept in the browser (unsaved.ts) until it
  * is saved; reopening the entry offers to restore it, showing both versions when the entry moved.
  */
 import type { JSX } from 'preact'
@@ -10,7 +11,9 @@ import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type Publi
 import { Field, fieldLabel } from './schema-form.js'
 import { applyRecord, clearUnsaved, diffValues, pruneUnsaved, readUnsaved, writeUnsaved, type UnsavedRecord } from './unsaved.js'
 import { PublishResult } from './publish-result.js'
-import { entryTitle, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { ConflictPanel } from './conflict-panel.js'
+import { HistoryPanel } from './history-panel.js'
+import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
 
@@ -22,7 +25,7 @@ function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSch
   return { ...schema, type: 'object', properties }
 }
 
-/** @param v any value @returns a short readable text */
+/** @param v any value @returns a short readable text (the unsaved-changes comparison) */
 function show (v: unknown): string {
   if (v === undefined) return '(empty)'
   const s = typeof v === 'string' ? v : JSON.stringify(v)
@@ -38,7 +41,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
   const [values, setValues] = useState<Record<string, unknown>>({})
   const [issues, setIssues] = useState<Issue[]>([])
   const [message, setMessage] = useState<{ kind: 'ok' | 'error', text: string } | null>(null)
-  const [conflict, setConflict] = useState<number | null>(null)
+  const [conflict, setConflict] = useState<{ revision: number, theirs: Entry | null } | null>(null)
   const [history, setHistory] = useState<Snapshot[] | null>(null)
   const [report, setReport] = useState<PublishReport | null>(null)
   const [busy, setBusy] = useState(false)
@@ -48,6 +51,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
   const [unsavedStatus, setUnsavedStatus] = useState('')
   // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
   const touched = useRef(false)
+  const loaded = useRef(false)
   const timer = useRef<number | undefined>(undefined)
   const pending = useRef<(() => void) | null>(null)
   /** Writes the pending unsaved changes now instead of after the debounce. */
@@ -72,6 +76,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       setIssues(e.validationIssues ?? [])
       setConflict(null)
       setOffer(stored)
+      if (!loaded.current) { loaded.current = true; focusSoon('main h1') }
       if (stored !== null) {
         setUnsavedStatus(stored.revision === e.revision
           ? 'This browser kept unsaved changes to this entry. Restore them or discard them.'
@@ -122,15 +127,17 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
     setUnsavedStatus('Unsaved changes discarded.')
   }
 
-  const save = async (expectedRevision: number): Promise<void> => {
-    if (entry === null) return
+  const save = async (expectedRevision: number, resolved?: Record<string, unknown>): Promise<void> => {
+    if (entry === null || busy) return
     setBusy(true)
     setMessage(null)
     // What was typed is in storage before the request: a failed save keeps it there.
     flush()
     try {
       // The loaded data merged with the form keeps fields the schema does not list.
-      const data = { ...(entry.data ?? {}), ...values }
+      const data = resolved ?? { ...(entry.data ?? {}), ...values }
+      if (resolved !== undefined) setValues(resolved)
+      const drafting = config.drafts === true || entry.draft === true
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
@@ -145,16 +152,21 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       const e = fresh?.entries.find(x => x.id === id)
       if (e !== undefined) setEntry(e)
       await loadHistory()
-      setMessage({ kind: 'ok', text: 'Saved.' })
+      setMessage({ kind: 'ok', text: drafting || e?.draft === true ? 'Saved. Your draft holds the change; only you see it until you publish.' : 'Saved. The site\'s files were written: the change is live after the next build.' })
+      focusSoon('#save-message')
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && typeof err.body.currentRevision === 'number') {
-        setConflict(err.body.currentRevision)
+        const revision = err.body.currentRevision
+        setConflict({ revision, theirs: null })
+        focusSoon('#conflict')
+        api.entries(collection.name, { id }).then(r => setConflict({ revision, theirs: r.entries.find(x => x.id === id) ?? null }), () => {})
       } else if (err instanceof ApiError && Array.isArray(err.body.issues)) {
         setIssues(err.body.issues as Issue[])
         setMessage({ kind: 'error', text: 'Not saved: some fields are not valid. See the messages next to them.' })
       } else {
         setMessage({ kind: 'error', text: `Not saved: ${(err as Error).message}` })
       }
+      focusSoon('#save-message')
     } finally { setBusy(false) }
   }
   const restore = async (snap: Snapshot): Promise<void> => {
@@ -165,6 +177,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       await load()
       await loadHistory()
       setMessage({ kind: 'ok', text: 'Restored.' })
+      focusSoon('#save-message')
     } catch (err) { setMessage({ kind: 'error', text: `Could not restore: ${(err as Error).message}` }) }
   }
   const publish = async (): Promise<void> => {
@@ -173,6 +186,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       setReport(await api.publish({ collection: collection.name, id }))
       await load()
       void loadHistory()
+      focusSoon('.report')
     } catch (err) { setMessage({ kind: 'error', text: `Could not publish: ${(err as Error).message}` }) }
   }
 
@@ -183,8 +197,20 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       setReport(null)
       await load()
       setMessage({ kind: 'ok', text: 'Draft discarded.' })
+      focusSoon('#save-message')
     } catch (err) { setMessage({ kind: 'error', text: `Could not discard the draft: ${(err as Error).message}` }) }
   }
+
+  // Ctrl+S / Cmd+S saves from anywhere on the page (the browser's own "save page" is not wanted here).
+  const saveNow = useRef<() => void>(() => {})
+  saveNow.current = () => { if (entry !== null) void save(conflict?.revision ?? entry.revision) }
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's') { e.preventDefault(); saveNow.current() }
+    }
+    addEventListener('keydown', onKey)
+    return () => removeEventListener('keydown', onKey)
+  }, [])
 
   const crumbs = (
     <nav class="crumbs" aria-label="Breadcrumb">
@@ -197,11 +223,12 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
 
   const fs = formSchema(schema, entry.data ?? {})
   const current = entry.data ?? {}
+  const drafting = config.drafts === true || entry.draft === true
   return (
     <section class="entry">
       {crumbs}
       <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}</h1>
-      <p class="muted">Revision {entry.revision}</p>
+      <p class="muted">{drafting ? 'Your draft' : 'Published on the site'} · revision {entry.revision}</p>
       <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>
       {offer !== null && (
         <section class="unsaved" aria-labelledby="unsaved-heading">
@@ -223,7 +250,24 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
         </section>
       )}
       <div class="layout">
-        <form class="editor" onSubmit={e => { e.preventDefault(); void save(entry.revision) }}>
+        <form class="editor" onSubmit={e => { e.preventDefault(); void save(conflict?.revision ?? entry.revision) }}>
+          <div class="action-bar" role="group" aria-label="Save and publish">
+            <button type="submit" disabled={busy} aria-describedby="save-mode">Save</button>
+            {entry.draft === true && <button type="button" class="secondary" onClick={() => { void publish() }}>Publish</button>}
+            {entry.draft === true && <button type="button" class="danger" onClick={() => { void discard() }}>Discard draft</button>}
+            <span id="save-mode" class="save-mode">
+              {drafting
+                ? <><span class="badge draft">Draft</span> Saving keeps changes in your draft; only you see them until you publish.</>
+                : <>Saving writes the site's files at once (no draft).</>}
+            </span>
+            <span class="muted small">Ctrl+S saves</span>
+            <p id="save-message" tabIndex={-1} class={message === null ? 'message' : message.kind === 'ok' ? 'message ok' : 'message error'} role={message?.kind === 'error' ? 'alert' : 'status'}>{message?.text ?? ''}</p>
+          </div>
+          {conflict !== null && (
+            <ConflictPanel schema={fs} base={current} mine={{ ...current, ...values }} theirs={conflict.theirs} busy={busy}
+              onResolve={(data, revision) => { void save(revision, data) }} onReload={() => { void load() }} onOverwrite={revision => { void save(revision) }} />
+          )}
+          {report !== null && <PublishResult report={report} />}
           {Object.entries(fs.properties ?? {}).map(([k, s]) => (
             <Field key={k} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
               markdown={collection.format === 'md' || collection.format === 'mdx' ? collection.format : undefined}
@@ -235,58 +279,8 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
               }} />
           ))}
           {issues.filter(i => !(i.path.split('.')[0]! in (fs.properties ?? {}))).map(i => <p class="issue" role="alert" key={i.path + i.code}>{i.path === '' ? '' : `${i.path}: `}{i.message}</p>)}
-          <div class="save-bar">
-            <button type="submit" disabled={busy}>Save</button>
-            {entry.draft === true && <button type="button" class="secondary" onClick={() => { void publish() }}>Publish</button>}
-            {entry.draft === true && <button type="button" class="danger" onClick={() => { void discard() }}>Discard draft</button>}
-            {message !== null && <p class={message.kind === 'ok' ? 'ok' : 'error'} role={message.kind === 'ok' ? 'status' : 'alert'}>{message.text}</p>}
-          </div>
-          {conflict !== null && (
-            <div class="conflict" role="alert">
-              <p>This entry was changed by someone else since you opened it (now revision {conflict}). Your typed changes are still in the form.</p>
-              <button type="button" class="secondary" onClick={() => { void load() }}>Reload</button>
-              <button type="button" class="danger" onClick={() => { void save(conflict) }}>Overwrite</button>
-            </div>
-          )}
-          {report !== null && <PublishResult report={report} />}
         </form>
-        <aside class="history" aria-labelledby="history-heading">
-          <h2 id="history-heading">History</h2>
-          <p class="muted small">Earlier versions, newest first. Open one to compare it with the current version (then → now).</p>
-          {history === null
-            ? <p>Loading…</p>
-            : history.length === 0
-              ? <p class="muted">No earlier versions.</p>
-              : (
-                <ul>
-                  {[...history].reverse().map(snap => {
-                    const keys = [...new Set([...Object.keys(snap.data ?? {}), ...Object.keys(current)])]
-                    const changed = keys.filter(k => JSON.stringify(snap.data?.[k]) !== JSON.stringify(current[k]))
-                    const when = new Date(snap.ts).toLocaleString()
-                    return (
-                      <li key={snap.ts}>
-                        <details>
-                          <summary>{when} · {snap.action} · {snap.editor?.name ?? 'unknown'}</summary>
-                          {changed.length === 0
-                            ? <p class="muted">Same as the current version.</p>
-                            : (
-                              <dl class="diff" aria-label="Then → now">
-                                {changed.map(k => (
-                                  <div key={k}>
-                                    <dt>{k}</dt>
-                                    <dd><del>{show(snap.data?.[k])}</del> → <ins>{show(current[k])}</ins></dd>
-                                  </div>
-                                ))}
-                              </dl>
-                              )}
-                          <button type="button" class="secondary" aria-label={`Restore the version of ${when}`} onClick={() => { void restore(snap) }}>Restore</button>
-                        </details>
-                      </li>
-                    )
-                  })}
-                </ul>
-                )}
-        </aside>
+        <HistoryPanel history={history} current={current} schema={fs} onRestore={snap => { void restore(snap) }} />
       </div>
     </section>
   )

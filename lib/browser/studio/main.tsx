@@ -5,13 +5,13 @@
  */
 import { render } from 'preact'
 import type { JSX } from 'preact'
-import { useEffect, useState, useCallback } from 'preact/hooks'
+import { useEffect, useRef, useState, useCallback } from 'preact/hooks'
 import { Api, ApiError, type Session } from './api.js'
 import { Dashboard } from './dashboard.js'
 import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
 import { MediaPage, MEDIA_SEGMENT } from './media-page.js'
-import { pathParts, type StudioConfig } from './types.js'
+import { focusSoon, pathParts, type StudioConfig } from './types.js'
 import { safeRedirectTarget } from '../../auth/redirect-target.js'
 
 /** @returns the settings embedded by the server */
@@ -31,6 +31,8 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
     history.pushState(null, '', to)
     setPath(to)
     window.scrollTo(0, 0)
+    // The new page's heading takes focus (an entry page focuses its own once it has loaded).
+    focusSoon('main h1')
   }, [])
   useEffect(() => {
     const onPop = (): void => setPath(location.pathname)
@@ -98,6 +100,9 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
 /** @param props api, config and what to do after sign-in @returns the sign-in form */
 function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, onSignedIn: () => Promise<void> }): JSX.Element {
   const [password, setPassword] = useState('')
+  const [name, setName] = useState('')
+  const field = useRef<HTMLInputElement>(null)
+  useEffect(() => { field.current?.focus() }, [])
   const [error, setError] = useState('')
   const [busy, setBusy] = useState(false)
   const submit = async (e: Event): Promise<void> => {
@@ -105,7 +110,7 @@ function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, 
     setBusy(true)
     setError('')
     try {
-      await api.login(password)
+      await api.login(password, name)
       await onSignedIn()
     } catch (err) {
       const status = err instanceof ApiError ? err.status : 0
@@ -120,8 +125,12 @@ function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, 
         : (
           <form onSubmit={e => { void submit(e) }}>
             <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required
+            <input id="password" name="password" type="password" autocomplete="current-password" required ref={field}
               value={password} onInput={e => setPassword((e.currentTarget as HTMLInputElement).value)} />
+            <label for="editor-name">Your name <span class="muted">(optional)</span></label>
+            <input id="editor-name" name="name" type="text" autocomplete="name" maxLength={64} aria-describedby="editor-name-help"
+              value={name} onInput={e => setName((e.currentTarget as HTMLInputElement).value)} />
+            <p id="editor-name-help" class="muted small">With a name, your drafts wait for you after signing out and on other devices, and history shows your name.</p>
             {error !== '' && <p class="error" role="alert">{error}</p>}
             <button type="submit" disabled={busy}>Sign in</button>
           </form>

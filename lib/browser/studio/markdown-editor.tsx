@@ -15,7 +15,8 @@ import { EditorSelection, Prec } from '@codemirror/state'
 import type { Api } from './api.js'
 import { MediaPicker } from './media-picker.js'
 
-interface Props {
+/** The editor's props. */
+export interface MarkdownEditorProps {
   api: Api
   id: string
   label: string
@@ -78,7 +79,7 @@ function insertAtCursor (view: EditorView, text: string): void {
 }
 
 /** @param props the field @returns the editor, its toolbar and the preview */
-export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange }: Props): JSX.Element {
+export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange }: MarkdownEditorProps): JSX.Element {
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)
   const fileInput = useRef<HTMLInputElement>(null)

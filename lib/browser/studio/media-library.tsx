@@ -38,7 +38,8 @@ export interface MediaPick {
   entry: { collection: string, id: string } | null
 }
 
-interface Props {
+/** The library's props. */
+export interface MediaLibraryProps {
   api: Api
   config: StudioConfig
   /** Picker mode: Insert instead of Delete. */
@@ -55,7 +56,7 @@ function insertProblem (file: MediaFile, entry: MediaPick['entry']): string {
 }
 
 /** @param props api, config, picker settings @returns the library */
-export function MediaLibrary ({ api, config, pick, idPrefix }: Props): JSX.Element {
+export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps): JSX.Element {
   const [q, setQ] = useState('')
   const [folder, setFolder] = useState('')
   const [type, setType] = useState<'' | 'image' | 'pdf'>(pick !== undefined ? 'image' : '')

@@ -6,7 +6,7 @@
 import type { JSX } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
 import type { Api } from './api.js'
-import { MediaLibrary } from './media-library.js'
+import { LazyMediaLibrary } from './lazy-parts.js'
 import type { MediaFile } from './media-api.js'
 import type { StudioConfig } from './types.js'
 
@@ -34,7 +34,6 @@ export function MediaPicker ({ api, purpose, onPick, onClose }: Props): JSX.Elem
     const done = (): void => closed.current()
     d.addEventListener('close', done)
     if (!d.open) d.showModal()
-    d.querySelector<HTMLInputElement>('input[type=search]')?.focus()
     return () => { d.removeEventListener('close', done); if (d.open) d.close() }
   }, [])
   return (
@@ -43,7 +42,7 @@ export function MediaPicker ({ api, purpose, onPick, onClose }: Props): JSX.Elem
         <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
         <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>
       </div>
-      <MediaLibrary api={api} config={studioConfig()} idPrefix="picker"
+      <LazyMediaLibrary api={api} config={studioConfig()} idPrefix="picker" focusSearch
         pick={{ entry: api.uploadScope, onPick: (file, url) => { dialog.current?.close(); onPick(file, url) } }} />
     </dialog>
   )

@@ -6,7 +6,8 @@
 import type { JSX } from 'preact'
 import type { Api, JsonSchema, Issue } from './api.js'
 import { useState } from 'preact/hooks'
-import { MarkdownEditor } from './markdown-editor.js'
+import { LazyMarkdownEditor } from './lazy-parts.js'
+import { ChipsField, ObjectItems, RelationField, idFor, relationOf } from './structured-fields.js'
 import { MediaPicker } from './media-picker.js'
 
 const IMAGE_NAMES = new Set(['image', 'cover', 'avatar', 'thumbnail', 'photo', 'logo'])
@@ -56,10 +57,9 @@ interface FieldProps {
   label?: string
   /** The entry format when the body is Markdown (`md` or `mdx`): the body gets the Markdown editor. */
   markdown?: 'md' | 'mdx'
+  /** Whether the schema requires the field (marked, and `aria-required`). */
+  required?: boolean
 }
-
-/** @param path field path @returns a DOM id for it */
-const idFor = (path: string): string => 'f-' + path.replace(/[^A-Za-z0-9_-]/g, '_')
 
 /** @param props issues and path @returns the inline messages for this field, if any */
 function Issues ({ issues, path }: { issues: Issue[], path: string }): JSX.Element | null {
@@ -93,9 +93,22 @@ export function Field (props: FieldProps): JSX.Element {
   if (type === 'array') {
     const list = Array.isArray(value) ? value : []
     const itemSchema = schema.items ?? { type: 'string' }
-    const blank = (): unknown => {
-      const t = typeOf(itemSchema)
-      return t === 'object' ? {} : t === 'number' || t === 'integer' ? 0 : t === 'boolean' ? false : t === 'array' ? [] : ''
+    const itemType = typeOf(itemSchema)
+    const blank = (): unknown => itemType === 'object' ? {} : itemType === 'number' || itemType === 'integer' ? 0 : itemType === 'boolean' ? false : itemType === 'array' ? [] : ''
+    if (itemType === 'string' && itemSchema.enum === undefined && relationOf(itemSchema) === null) {
+      return <ChipsField id={id} label={label} value={value} invalid={invalid} onChange={onChange} issue={<Issues issues={issues} path={path} />} />
+    }
+    if (itemType === 'object') {
+      return (
+        <>
+          <ObjectItems label={label} list={list} itemSchema={itemSchema} issues={issues} path={path} onChange={onChange} blank={blank}
+            renderItem={(item, i, summary) => (
+              <Field api={props.api} name={`${name} ${i + 1}`} label={summary} path={`${path}.${i}`} schema={itemSchema} value={item} issues={issues}
+                onChange={v => onChange(list.map((x, j) => j === i ? v : x))} />
+            )} />
+          <Issues issues={issues} path={path} />
+        </>
+      )
     }
     return (
       <fieldset class="group">
@@ -112,6 +125,10 @@ export function Field (props: FieldProps): JSX.Element {
         <Issues issues={issues} path={path} />
       </fieldset>
     )
+  }
+  const relation = relationOf(schema)
+  if (relation !== null && type === 'string') {
+    return <RelationField api={props.api} id={id} label={label} collection={relation} value={value} invalid={invalid} described={described} onChange={onChange} issue={<Issues issues={issues} path={path} />} />
   }
   if (type === 'boolean') {
     return (
@@ -147,7 +164,7 @@ export function Field (props: FieldProps): JSX.Element {
   } else if (path === 'body' && props.markdown !== undefined && props.api.uploadScope !== null) {
     const { collection, id: entryId } = props.api.uploadScope
     control = (
-      <MarkdownEditor api={props.api} id={id} label={label} value={typeof value === 'string' ? value : ''} mdx={props.markdown === 'mdx'}
+      <LazyMarkdownEditor api={props.api} id={id} label={label} value={typeof value === 'string' ? value : ''} mdx={props.markdown === 'mdx'}
         preview={async body => await props.api.preview(collection, entryId, body)} onChange={v => onChange(v)} />
     )
   } else if (path === 'body' || schema.format === 'markdown' || (typeof schema.maxLength === 'number' ? schema.maxLength > 200 : /description|summary|excerpt|bio|text|content/i.test(name))) {
@@ -171,7 +188,7 @@ export function Field (props: FieldProps): JSX.Element {
   }
   return (
     <div class="field">
-      <label for={id}>{label}</label>
+      <label for={id}>{label}{props.required === true && <span class="req"> (required)</span>}</label>
       {control}
       <Issues issues={issues} path={path} />
     </div>

@@ -17,6 +17,8 @@ export interface StudioCollection {
   format?: string
   /** Columns of the list (config `listFields`); null: title and date when present. */
   listFields?: string[] | null
+  /** The field that titles an entry (config `titleField`), asked first for a new entry. */
+  titleField?: string | null
 }
 
 /** What the server embeds in `#cms-studio-config`. */
@@ -26,6 +28,8 @@ export interface StudioConfig {
   authMode: 'password' | 'provider'
   loginUrl: string | null
   collections: StudioCollection[]
+  /** Whether every edit goes to the editor's draft (a permissions policy is active). */
+  drafts?: boolean
   /** The page's CSP nonce for style elements (CodeMirror's styles). */
   styleNonce?: string
 }
@@ -80,4 +84,29 @@ export function entryTitle (id: string, data: Record<string, unknown> | undefine
     if (typeof v === 'string' && v.trim() !== '') return v
   }
   return id
+}
+
+/**
+ * A slug of a title in the id grammar: lower-case ASCII letters and digits joined by single
+ * hyphens (accents dropped), at most 80 characters.
+ * @param title the title
+ * @returns the slug, '' when the title has no letter or digit
+ */
+export function slugOf (title: string): string {
+  return title.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80).replace(/-+$/, '')
+}
+
+/**
+ * Moves focus to an element once it exists (a page's heading after a page change, a message after
+ * a save), so a keyboard or screen-reader user is told where they are.
+ * @param selector what to focus
+ */
+export function focusSoon (selector: string): void {
+  requestAnimationFrame(() => {
+    const el = document.querySelector<HTMLElement>(selector)
+    if (el === null) return
+    // A heading or message is made focusable from script only; a control keeps its Tab stop.
+    if (el.tabIndex < 0 && !el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1')
+    el.focus({ preventScroll: selector !== 'main h1' })
+  })
 }

@@ -1,0 +1,64 @@
+/**
+ * One search over every collection (the Studio's dashboard box): each collection's ranked
+ * full-text search (the site search, as `GET /entries?q=` runs it), the first few hits of each
+ * with their snippets, grouped by collection. Collections without a hit are left out.
+ */
+import { BadRequestError } from '../errors.js'
+import type { Services } from '../services.js'
+import { entryTitleOf } from './entry-title.js'
+import { listEntries } from './list-entries.js'
+import type { EntryView } from './entry-view.js'
+import type { CommandContext } from './command-context.js'
+
+/** Hits shown per collection. */
+export const SEARCH_HITS_PER_COLLECTION = 5
+/** The longest query accepted (characters). */
+export const MAX_SEARCH_QUERY = 200
+
+/** One collection's hits. */
+export interface SearchGroup {
+  collection: string
+  label: string
+  total: number
+  entries: Array<{ id: string, title: string, draft?: true, snippet?: EntryView['snippet'] }>
+}
+
+/**
+ * Searches every collection.
+ * @param ctx command context (the editor's drafts are searched too)
+ * @param q the query
+ * @returns the groups, in the collections' order
+ */
+export async function searchEverywhere (ctx: CommandContext, q: unknown): Promise<{ q: string, groups: SearchGroup[] }> {
+  if (typeof q !== 'string' || q.trim() === '') throw new BadRequestError('q must be a non-empty string', { field: 'q' })
+  if (q.length > MAX_SEARCH_QUERY) throw new BadRequestError(`q is longer than ${MAX_SEARCH_QUERY} characters`, { field: 'q' })
+  const { services, identity } = ctx
+  const groups: SearchGroup[] = []
+  for (const def of await services.content.registry.list()) {
+    const found = await searchOne(services, identity.id, def.name, q)
+    if (found === null || found.entries.length === 0) continue
+    groups.push({
+      collection: def.name,
+      label: def.metadata.label,
+      total: found.pagination.total,
+      entries: found.entries.map(e => ({
+        id: e.id,
+        title: entryTitleOf(e.id, e.data, def.titleField),
+        ...(e.draft === true ? { draft: true as const } : {}),
+        ...(e.snippet !== undefined ? { snippet: e.snippet } : {})
+      }))
+    })
+  }
+  return { q, groups }
+}
+
+async function searchOne (services: Services, editorId: string, collection: string, q: string): Promise<Awaited<ReturnType<typeof listEntries>> | null> {
+  try {
+    const drafts = await services.drafts.list(editorId, { collection })
+    return await listEntries(services.content, services.search, { collection, q, page: 1, pageSize: SEARCH_HITS_PER_COLLECTION, drafts })
+  } catch (err) {
+    // A collection whose folder is missing or unreadable has no hits; the others still answer.
+    services.log.warn({ err, collection }, 'search skipped a collection')
+    return null
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * `GET /search?q=`: one search over every collection, grouped by collection with snippets.
+ */
+import type Router from '@koa/router'
+import type { Services } from '../services.js'
+import { searchEverywhere } from '../commands/search-everywhere.js'
+import { identityOf } from './guards.js'
+import { queryString } from './query.js'
+
+/**
+ * Registers the search route on the (authenticated) API router.
+ * @param router the API router
+ * @param services the instance
+ */
+export function searchRoutes (router: Router, services: Services): void {
+  router.get('/search', async (ctx) => {
+    ctx.body = await searchEverywhere({ services, identity: identityOf(ctx) }, queryString(ctx, 'q'))
+  })
+}

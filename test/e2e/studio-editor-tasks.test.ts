@@ -1,0 +1,263 @@
+/**
+ * The Studio's editor tasks on the bundled demo site (fixtures-repo, as `npm start` serves it), in
+ * Chromium, each timed and its steps printed: create a post with an image ("New", title first, the
+ * id derived, required fields checked in the form, a taken id answered with a free one); one draft
+ * model (an in-place draft then a Studio save by the same named editor: no conflict; Publish and
+ * Discard draft); resolve a conflict field by field; history in words with a word diff far down
+ * the body, and restore; a relation picker that refuses an id that does not exist. The repository
+ * (files, refs, commits) is checked after each save, publish and discard.
+ */
+import t from 'tap'
+import { readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
+import matter from 'gray-matter'
+import type { Page } from 'playwright-core'
+import { startServer, TEST_PASSWORD, writeHeaders, git, type TestServer } from '../helpers/site.js'
+import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
+import { makePng } from '../helpers/png.js'
+import { renderMarkdown } from '../../lib/content/markdown/index.js'
+import { editorIdForName } from '../../lib/auth/identity.js'
+
+const API = '/api/cms'
+const NAME = 'Maria Ortiz'
+
+/** @returns the front matter and body of a file of the repository */
+async function read (s: TestServer, rel: string): Promise<{ data: Record<string, unknown>, body: string }> {
+  const m = matter(await readFile(path.join(s.repoDir, rel), 'utf8'))
+  return { data: m.data, body: m.content }
+}
+
+/** A timed editor task: its steps are printed with the time it took. */
+function task (name: string): { step: (what: string) => void, done: () => void } {
+  const start = Date.now()
+  const steps: string[] = []
+  return {
+    step: what => { steps.push(what) },
+    done: () => { console.log(`# task "${name}": ${steps.length} steps, ${Date.now() - start} ms\n${steps.map((s, i) => `#   ${i + 1}. ${s}`).join('\n')}`) }
+  }
+}
+
+/** Signs in over the API with a name; the cookie pair. */
+async function apiLogin (s: TestServer, name: string): Promise<string> {
+  const res = await s.request(`${API}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: TEST_PASSWORD, name }) })
+  return (res.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+}
+
+/** @returns the named editor's drafts, as `<collection>/<id>` */
+const draftsOf = async (s: TestServer, name = NAME): Promise<string[]> => (await s.services.drafts.keys(editorIdForName(name))).map(k => `${k.collection}/${k.id}`)
+
+if (!hasChromium()) {
+  t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
+} else {
+  ensureBrowserBundle('studio')
+
+  t.test('editor tasks on the demo site', async t => {
+    const s = await startServer(t)
+    const head = git(s.repoDir, 'rev-parse', 'HEAD').trim()
+    const browser = await launchBrowser(t)
+    const page: Page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    page.on('pageerror', err => { t.fail(`page error: ${err.message}`) })
+
+    // Sign in: the password field has focus; a name gives a stable editor id.
+    await page.goto(`${s.url}/admin`)
+    await page.getByLabel('Password').waitFor()
+    t.equal(await page.evaluate(() => document.activeElement?.id), 'password', 'the password field has focus')
+    await page.keyboard.type(TEST_PASSWORD)
+    await page.getByLabel('Your name').fill(NAME)
+    await screenshot(page, 'studio-signin-name')
+    await page.getByLabel('Password').press('Enter')
+    await page.getByRole('heading', { name: 'Collections' }).waitFor()
+    await page.getByText(NAME).waitFor()
+
+    await t.test('create a post with an image', async t => {
+      const tk = task('create a post with an image')
+      await page.getByRole('link', { name: /Posts/ }).first().click()
+      await page.getByRole('heading', { name: /Posts/ }).waitFor()
+      tk.step('open Posts')
+      await page.getByRole('button', { name: 'New Posts' }).click()
+      tk.step('press "New Posts"')
+      await page.waitForFunction(() => document.activeElement?.id === 'f-title')
+      t.pass('the title field has focus')
+      // Required fields are checked before anything is sent.
+      await page.getByRole('button', { name: 'Create' }).click()
+      await page.locator('#f-title-issue').waitFor()
+      t.match(await page.locator('#f-title-issue').textContent(), /Fill in Title/)
+      t.equal(git(s.repoDir, 'status', '--porcelain', 'content'), '', 'nothing written')
+      await page.locator('#new-entry').getByLabel('Title').fill('Bakery window')
+      tk.step('type the title "Bakery window"')
+      t.equal(await page.getByLabel('Id (file name)').inputValue(), 'bakery-window', 'the id is derived from the title')
+      await page.getByLabel('Upload Cover image').setInputFiles({ name: 'window.png', mimeType: 'image/png', buffer: makePng(4, 3, 90) })
+      await page.getByText('Uploaded.').waitFor()
+      tk.step('upload a cover image')
+      await page.getByLabel('Cover image description').fill('Loaves in a bakery window')
+      tk.step('describe the image')
+      await screenshot(page, 'studio-new-entry')
+      await page.getByRole('button', { name: 'Create' }).click()
+      tk.step('press Create')
+      await page.locator('h1', { hasText: 'Bakery window' }).or(page.locator('#new-entry [role=alert]')).first().waitFor()
+      t.equal(await page.locator('#new-entry [role=alert]').count(), 0, await page.locator('#new-entry [role=alert]').allTextContents().then(x => x.join(' | ')))
+      t.match(new URL(page.url()).pathname, '/admin/cms/posts/bakery-window')
+      const created = await read(s, 'content/posts/bakery-window.md')
+      t.equal(created.data.title, 'Bakery window')
+      t.match(created.data.cover, /^\/uploads\/\d{4}\/\d{2}\/window-[0-9a-f]{8}\.png$/)
+      t.ok((await stat(path.join(s.repoDir, 'public', created.data.cover as string))).isFile(), 'the image is stored')
+      t.equal(git(s.repoDir, 'rev-parse', 'HEAD').trim(), head, 'no commit (git on publish is off)')
+      t.same(await draftsOf(s), [], 'no draft: the file was written')
+      t.match(git(s.repoDir, 'status', '--porcelain', 'content/posts'), /\?\? content\/posts\/bakery-window\.md/)
+      // The direct mode says so in words.
+      t.match(await page.locator('#save-mode').textContent(), /writes the site's files/)
+      tk.done()
+
+      // The same title again: the id is taken, a free one is offered and used.
+      await page.goto(`${s.url}/admin/cms/posts`)
+      await page.getByRole('button', { name: 'New Posts' }).click()
+      await page.locator('#new-entry').getByLabel('Title').fill('Bakery window')
+      await page.getByRole('button', { name: 'Create' }).click()
+      await page.getByText(/already exists/).waitFor()
+      await page.getByRole('button', { name: 'Use “bakery-window-2”' }).click()
+      t.equal(await page.getByLabel('Id (file name)').inputValue(), 'bakery-window-2')
+      await page.getByRole('button', { name: 'Create' }).click()
+      await page.getByRole('heading', { name: /Bakery window/ }).waitFor()
+      t.equal((await read(s, 'content/posts/bakery-window-2.md')).data.title, 'Bakery window')
+      t.equal((await read(s, 'content/posts/bakery-window.md')).data.cover, created.data.cover, 'the first one is untouched')
+    })
+
+    await t.test('edit and publish: one draft model', async t => {
+      const tk = task('edit and publish')
+      const file = 'content/posts/hello-world.md'
+      const before = await readFile(path.join(s.repoDir, file), 'utf8')
+      // An in-place draft by the same editor (the same name: the same editorId).
+      const cookie = await apiLogin(s, NAME)
+      const body = (await read(s, file)).body
+      const src = [...renderMarkdown(before.slice(before.indexOf('---', 3) + 4), { collection: 'posts', id: 'hello-world' }).matchAll(/data-cms-src="([^"]+)"/g)][0]?.[1]
+      const md = await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'md_block', collection: 'posts', id: 'hello-world', blockPath: 'body', src, html: 'Welcome, edited in place.' }) })
+      t.equal(md.status, 200, `in-place draft (${body.length} chars of body)`)
+      await page.goto(`${s.url}/admin/cms/posts`)
+      await page.locator('.entries li', { hasText: 'Hello, world' }).locator('.badge', { hasText: 'Draft' }).waitFor()
+      tk.step('see "Draft" in the list')
+      await page.getByRole('link', { name: 'Hello, world' }).click()
+      await page.locator('h1 .badge', { hasText: 'Draft' }).waitFor()
+      t.equal(await page.evaluate(() => document.activeElement?.tagName), 'H1', 'focus on the heading after the page change')
+      await page.getByLabel('Title').fill('Hello, bakery world')
+      tk.step('change the title')
+      await page.keyboard.press('Control+s')
+      tk.step('press Ctrl+S')
+      await page.getByText('Saved. Your draft holds the change').waitFor()
+      t.equal(await page.evaluate(() => document.activeElement?.id), 'save-message', 'focus on the message after the save')
+      t.equal(await page.getByText(/changed by someone else/).count(), 0, 'no conflict with the editor\'s own draft')
+      t.equal(await readFile(path.join(s.repoDir, file), 'utf8'), before, 'the file is untouched until Publish')
+      t.same(await draftsOf(s), ['posts/hello-world'], 'the save went into the named editor\'s draft')
+      // The action bar stays on screen while the form scrolls.
+      await page.mouse.wheel(0, 2000)
+      await page.waitForFunction(() => scrollY > 300)
+      const bar = await page.locator('.action-bar').boundingBox()
+      t.ok(bar !== null && bar.y >= 0 && bar.y < 100, `the action bar stays on screen (y=${bar?.y ?? 'none'})`)
+      await screenshot(page, 'studio-draft-bar')
+      await page.getByRole('button', { name: 'Publish' }).click()
+      tk.step('press Publish')
+      await page.getByText('Published posts/hello-world.').waitFor()
+      const published = await read(s, file)
+      t.equal(published.data.title, 'Hello, bakery world')
+      t.match(published.body, /edited in place/, 'the in-place edit is published with it')
+      t.same(await draftsOf(s), [], 'the draft is consumed')
+      tk.done()
+
+      // Discard draft: a new in-place draft, then Discard on the entry; the file stays.
+      const now = await readFile(path.join(s.repoDir, file), 'utf8')
+      const src2 = [...renderMarkdown(published.body, { collection: 'posts', id: 'hello-world' }).matchAll(/data-cms-src="([^"]+)"/g)][0]?.[1]
+      t.equal((await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'md_block', collection: 'posts', id: 'hello-world', blockPath: 'body', src: src2, html: 'To be thrown away.' }) })).status, 200)
+      await page.reload()
+      page.once('dialog', d => { void d.accept() })
+      await page.getByRole('button', { name: 'Discard draft' }).click()
+      await page.getByText('Draft discarded.').waitFor()
+      t.equal(await readFile(path.join(s.repoDir, file), 'utf8'), now, 'the file stays')
+      t.same(await draftsOf(s), [], 'no draft left')
+    })
+
+    await t.test('resolve a conflict field by field', async t => {
+      const tk = task('resolve a conflict field by field')
+      const file = 'content/posts/writing-alt-text.md'
+      await page.goto(`${s.url}/admin/cms/posts/writing-alt-text`)
+      await page.getByLabel('Title').waitFor()
+      const mineDate = '2026-03-03'
+      await page.getByLabel('Title').fill('Alt text, my way')
+      await page.getByLabel('Publication date').fill(mineDate)
+      tk.step('change title and date')
+      // Someone else saves title and the image description meanwhile.
+      const other = await apiLogin(s, 'Sam')
+      const cur = await (await s.request(`${API}/entries?collection=posts&id=writing-alt-text`, { headers: { cookie: other } })).json() as { entries: Array<{ revision: number, data: Record<string, unknown> }> }
+      const e = cur.entries[0]!
+      t.equal((await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(other), body: JSON.stringify({ type: 'put_entry', collection: 'posts', id: 'writing-alt-text', data: { ...e.data, title: 'Alt text, their way', coverAlt: 'Their description' }, expectedRevision: e.revision }) })).status, 200)
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      tk.step('press Save: the conflict shows both values')
+      await page.getByRole('heading', { name: 'This entry was changed by someone else' }).waitFor()
+      const title = page.getByRole('group', { name: 'Title' })
+      await title.getByText('Alt text, their way').waitFor()
+      await title.getByText('Alt text, my way').waitFor()
+      await screenshot(page, 'studio-conflict-fields')
+      await title.getByLabel('Take theirs').check()
+      tk.step('Title: take theirs')
+      t.ok(await page.getByRole('group', { name: 'Publication date' }).getByLabel('Keep mine').isChecked(), 'a field only I changed keeps mine')
+      t.ok(await page.getByRole('group', { name: 'Cover image description' }).getByLabel('Take theirs').isChecked(), 'a field only they changed takes theirs')
+      await page.getByRole('button', { name: 'Save my choices' }).click()
+      tk.step('press "Save my choices"')
+      await page.getByText('Saved.').first().waitFor()
+      const saved = await read(s, file)
+      t.equal(saved.data.title, 'Alt text, their way')
+      t.equal(saved.data.date, mineDate)
+      t.equal(saved.data.coverAlt, 'Their description')
+      t.equal(await page.getByLabel('Title').inputValue(), 'Alt text, their way', 'the form shows what was written')
+      tk.done()
+    })
+
+    await t.test('history in words; restore an old version', async t => {
+      const tk = task('restore an old version')
+      const file = 'content/posts/static-sites-in-2026.md'
+      const original = await read(s, file)
+      // Sam makes the body long, then changes one word near its end.
+      const other = await apiLogin(s, 'Sam')
+      const put = async (body: string): Promise<void> => {
+        const cur = await (await s.request(`${API}/entries?collection=posts&id=static-sites-in-2026`, { headers: { cookie: other } })).json() as { entries: Array<{ revision: number, data: Record<string, unknown> }> }
+        t.equal((await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(other), body: JSON.stringify({ type: 'put_entry', collection: 'posts', id: 'static-sites-in-2026', data: { ...cur.entries[0]!.data, body }, expectedRevision: cur.entries[0]!.revision }) })).status, 200)
+      }
+      const long = original.body + '\n' + 'Bread and sites both need patience and a warm oven. '.repeat(12) + 'The last loaf is rye.\n'
+      await put(long)
+      const restored = (await read(s, file)).body
+      await put(long.replace('loaf is rye', 'loaf is CHANGEDWORD'))
+      t.ok(long.indexOf('rye') > 600, 'the change is far down the body')
+      const words = ['rye']
+      const last = 0
+      await page.goto(`${s.url}/admin/cms/posts/static-sites-in-2026`)
+      const item = page.locator('.history summary', { hasText: /^Edited by Sam, / }).first()
+      await item.waitFor()
+      await item.click()
+      tk.step('open "Edited by Sam, …" in the history')
+      const newest = page.locator('.history li').first()
+      await newest.locator('ins', { hasText: /^CHANGEDWORD$/ }).waitFor()
+      t.equal(await newest.locator('del', { hasText: new RegExp(`^${words[last] as string}$`) }).count(), 1, 'the replaced word is shown removed, alone')
+      await screenshot(page, 'studio-history-words')
+      page.once('dialog', d => { void d.accept() })
+      await page.locator('.history li').first().getByRole('button', { name: /Restore/ }).click()
+      tk.step('press Restore')
+      await page.getByText('Restored.').waitFor()
+      t.equal((await read(s, file)).body, restored, 'the version before the change is back')
+      tk.done()
+    })
+
+    await t.test('a relation picker stores an entry id; an unknown id is refused', async t => {
+      await page.goto(`${s.url}/admin/cms/posts/drafts-and-publishing`)
+      await page.getByText(/Chosen: .*\(maria\)/).waitFor()
+      await page.getByLabel('Author').fill('Tom')
+      await page.getByRole('button', { name: /^Choose Tom/ }).click()
+      await page.getByText(/Chosen: .*\(tom\)/).waitFor()
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await page.getByText('Saved.').first().waitFor()
+      t.equal((await read(s, 'content/posts/drafts-and-publishing.md')).data.author, 'tom')
+      // An id that does not exist: the server refuses (400) and nothing changes.
+      const cookie = await apiLogin(s, NAME)
+      const res = await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'save_field', collection: 'posts', id: 'drafts-and-publishing', field: 'author', value: 'nobody' }) })
+      t.equal(res.status, 400)
+      t.equal((await read(s, 'content/posts/drafts-and-publishing.md')).data.author, 'tom')
+    })
+  })
+}
