@@ -39,6 +39,7 @@ import { withDefaultRemote } from './remote/default-remote.js'
 import { MediaIndex } from './storage/media-index.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
+import { CmsMetrics } from './metrics/cms-metrics.js'
 
 /**
  * How long after the first index builds the work they let start (koa-body's load, the temp-file
@@ -125,10 +126,12 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   let remote: RemoteSync | null = null
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
+  const metrics = config.metrics.enabled ? new CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote?.state.report.lastFetchAt ?? null }) : null
+  const readiness = { indexesBuilt: false, closing: false }
   try {
     // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
     // it stats or reads a file (ContentStore.watching).
-    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -151,11 +154,15 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       gitOnPublish: runtime.gitOnPublish,
       beforeCmsRefs: async () => { await history.flush() },
       env,
+      ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { metrics.push(kind, ok) } } : {}),
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
         if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
       }
     })
+    // Drafts and history reach the git host within seconds of the write (CONTRACT 18).
+    const liveRemoteLink = remote
+    git.refs.listeners.add(() => { liveRemoteLink.schedulePush() })
     const liveRegistry = content.registry
     const liveStore = content
     const media = new MediaIndex({
@@ -184,6 +191,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       plans: new RecoveryPlanStore(stateDir),
       remote,
       media,
+      readiness,
+      metrics,
       relativePath: (absolute) => relativeSlashPath(repoDir, absolute)
     }
     await history.open()
@@ -198,6 +207,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const warming = Promise.resolve()
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+      .finally(() => { readiness.indexesBuilt = true })
     let app: Koa
     try {
       app = createApp(services)
@@ -235,6 +245,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
         closing = true
+        readiness.closing = true
         endPause()
         await liveRemote.close()
         await media.close()
@@ -276,14 +287,14 @@ async function assertGitRepository (repoDir: string): Promise<string> {
   return dirs.commonDir
 }
 
-/** A deep copy of the config without the values of keys named `secret` (frozen like the original). */
+/** A deep copy of the config without the values of keys named `secret` or `token` (frozen like the original). */
 function withoutSecrets (config: Config): Config {
   const copy = (value: unknown): unknown => {
     if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) {
       return Array.isArray(value) ? Object.freeze(value.map(copy)) : value
     }
     const out: Record<string, unknown> = {}
-    for (const [key, inner] of Object.entries(value)) if (!/secret/i.test(key)) out[key] = copy(inner)
+    for (const [key, inner] of Object.entries(value)) if (!/secret|token/i.test(key)) out[key] = copy(inner)
     return Object.freeze(out)
   }
   return copy(config) as Config

@@ -17,6 +17,7 @@ import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 import type { RemoteSync } from './remote/remote-sync.js'
 import type { MediaIndex } from './storage/media-index.js'
 import type { SiteSearch } from './search/site-search.js'
+import type { CmsMetrics } from './metrics/cms-metrics.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -45,6 +46,10 @@ export interface Services {
   remote: RemoteSync
   /** The media library's index (uploads folders and page-bundle images). */
   media: MediaIndex
+  /** What `GET /readyz` reports: set by `createCms` once the first index builds end, and at close. */
+  readiness: { indexesBuilt: boolean, closing: boolean }
+  /** The Prometheus metrics (null unless `metrics.enabled`). */
+  metrics: CmsMetrics | null
   /**
    * A repository-relative path (forward slashes) of an absolute path inside it.
    * @param absolute a path inside the repository

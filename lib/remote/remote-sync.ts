@@ -17,6 +17,9 @@ import { pushHead, type PushOutcome } from './push-publish.js'
 import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
 import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
 
+/** What asked for a sync (logged). */
+export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
+
 /** What `createCms` hands the remote link. */
 export interface RemoteSyncOptions {
   repoDir: string
@@ -38,7 +41,15 @@ export interface RemoteSyncOptions {
    * what travels holds every acknowledged save.
    */
   beforeCmsRefs?: () => Promise<void>
+  /** Told of every push and whether it succeeded (metrics). */
+  onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
+
+/**
+ * How long after a write of `refs/cms/*` their push starts: writes meanwhile travel in the same
+ * push, and the host has them within this plus one push (CONTRACT 18: within 5 s).
+ */
+export const CMS_REFS_PUSH_DELAY_MS = 1000
 
 /** The link to the git remote; inert (`enabled: false`) without `git.remote`. */
 export class RemoteSync {
@@ -50,6 +61,7 @@ export class RemoteSync {
   readonly #queue = new Queue()
   #ctx: RemoteContext | null = null
   #timer: NodeJS.Timeout | null = null
+  #pushTimer: NodeJS.Timeout | null = null
   #queued: Promise<SyncReport> | null = null
   #closed = false
 
@@ -118,7 +130,38 @@ export class RemoteSync {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
     this.#timer = null
+    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
+    this.#pushTimer = null
     await this.#queue.run('remote', async () => {})
+  }
+
+  /**
+   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon: one push
+   * CMS_REFS_PUSH_DELAY_MS after the first write that asked, carrying every write made until it
+   * starts, whatever `pullInterval` is. A push refused because the remote moved fetches, adopts
+   * and pushes again at once.
+   */
+  schedulePush (): void {
+    if (this.#ctx === null || this.#closed || !this.#opts.config.git.pushRefs || this.#pushTimer !== null) return
+    this.#pushTimer = setTimeout(() => {
+      this.#pushTimer = null
+      void this.#queue.run('remote', async () => {
+        if (this.#closed || this.#ctx === null) return
+        await this.#flushHistory()
+        if (!await this.#pushRefs(this.#ctx)) await this.#syncNow('push')
+      }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not push refs/cms') })
+    }, CMS_REFS_PUSH_DELAY_MS)
+  }
+
+  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
+  async #pushRefs (ctx: RemoteContext): Promise<boolean> {
+    const outcome = await pushCmsRefs(ctx).catch((err: Error) => ({ error: err.message }))
+    if ('error' in outcome) {
+      this.#opts.onPush?.('cms_refs', false)
+      return false
+    }
+    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
+    return this.state.report.divergedRefs.length === 0
   }
 
   /**
@@ -137,7 +180,7 @@ export class RemoteSync {
    * @param reason what asked for it (logged)
    * @returns the report afterwards
    */
-  async sync (reason: 'start' | 'interval' | 'webhook' | 'publish' | 'manual'): Promise<SyncReport> {
+  async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
     if (this.#queued !== null) return await this.#queued
     const run = this.#queue.run('remote', async () => {
@@ -219,6 +262,7 @@ export class RemoteSync {
       return { outcome: { ok: false, error }, delivered: [] }
     }
     const outcome = await pushHead(ctx)
+    this.#opts.onPush?.('publish', outcome.ok)
     if (!outcome.ok) {
       await this.state.failPending(outcome.error)
       if (this.state.report.state !== 'diverged' && this.state.report.state !== 'error') this.state.set('ahead', 'A publish commit waits on this server: its push failed (Retry push sends it).')
@@ -232,7 +276,7 @@ export class RemoteSync {
     this.state.report.upstreamCommit = outcome.commit
     this.state.set('ok', 'In sync with the remote.')
     // History and drafts follow on the queue, after the response (they are not what a rebuild needs).
-    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await this.#flushHistory(); await pushCmsRefs(ctx) }).catch(() => {})
+    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await this.#flushHistory(); await this.#pushRefs(ctx) }).catch(() => {})
     return { outcome, delivered: pending?.published ?? [] }
   }
 
@@ -247,7 +291,7 @@ export class RemoteSync {
     if (outcome.ok && delivered.length > 0) await this.#opts.announce?.(outcome.commit, delivered).catch(() => {})
   }
 
-  async #syncNow (reason: string): Promise<void> {
+  async #syncNow (reason: SyncReason | 'push'): Promise<void> {
     const ctx = this.#ctx!
     const { report } = this.state
     let fetched: { previous: string | null, upstream: string | null }
@@ -306,7 +350,7 @@ export class RemoteSync {
     if (this.#opts.config.git.pushRefs && reason !== 'publish') {
       await this.#flushHistory()
       await adoptCmsRefs(ctx).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
-      await pushCmsRefs(ctx).catch(() => {})
+      await this.#pushRefs(ctx)
     }
   }
 }
