@@ -40,6 +40,8 @@ import { MediaIndex } from './storage/media-index.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
 import { CmsMetrics } from './metrics/cms-metrics.js'
+import type { SharedRevocations } from './auth/types.js'
+import type { SharedDocument } from './remote/shared-document-ref.js'
 
 /**
  * How long after the first index builds the work they let start (koa-body's load, the temp-file
@@ -154,6 +156,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       gitOnPublish: runtime.gitOnPublish,
       beforeCmsRefs: async () => { await history.flush() },
       env,
+      ...(auth.sharedRevocations !== null ? { shared: [revocationsDocument(auth.sharedRevocations)] } : {}),
       ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { metrics.push(kind, ok) } } : {}),
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
@@ -163,6 +166,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // Drafts and history reach the git host within seconds of the write (CONTRACT 18).
     const liveRemoteLink = remote
     git.refs.listeners.add(() => { liveRemoteLink.schedulePush() })
+    auth.sharedRevocations?.onRevoke(() => { liveRemoteLink.schedulePush() })
     const liveRegistry = content.registry
     const liveStore = content
     const media = new MediaIndex({
@@ -266,6 +270,16 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     await git.close().catch(() => {})
     await lock.release()
     throw err
+  }
+}
+
+/** The revoked sessions as the document shared on `refs/cms/revocations`. */
+function revocationsDocument (shared: SharedRevocations): SharedDocument {
+  return {
+    name: 'revocations',
+    text: () => shared.text(),
+    merge: async (text) => await shared.merge(text),
+    empty: (text) => Object.keys((JSON.parse(text) as { revoked: object }).revoked).length === 0
   }
 }
 

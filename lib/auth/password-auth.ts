@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { CmsError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { Identity } from '../config.js'
-import { signSession, verifySession, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
+import { signSession, verifySession, boundEditorId, isBoundTo, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
 import type { LoginRateLimiter } from './login-rate-limit.js'
 import type { RevokedSessions } from './revocations.js'
 
@@ -94,7 +94,7 @@ export class PasswordAuth {
       throw new UnauthorizedError('Wrong password')
     }
     this.limiter.reset(clientKey)
-    const claims: SessionClaims = { editorId: randomBytes(16).toString('base64url'), exp: now + SESSION_TTL_MS }
+    const claims: SessionClaims = { editorId: boundEditorId(this.secret, this.password), exp: now + SESSION_TTL_MS }
     return { identity: editorIdentity(claims.editorId), cookie: signSession(this.secret, claims), claims }
   }
 
@@ -128,7 +128,8 @@ export class PasswordAuth {
     }
     if (claims === null) {
       claims = verifySession(this.secret, cookie, now)
-      if (claims === null) return null
+      // A session made under another password (CMS_EDIT_PASSWORD changed) has ended.
+      if (claims === null || !isBoundTo(this.secret, this.password, claims.editorId)) return null
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string)
       this.verified.set(cookie, claims)
     }

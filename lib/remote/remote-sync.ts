@@ -15,6 +15,7 @@ import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream, fastForward } from './upstream-sync.js'
 import { pushHead, type PushOutcome } from './push-publish.js'
 import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
+import { syncSharedDocument, type SharedDocument } from './shared-document-ref.js'
 import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
 
 /** What asked for a sync (logged). */
@@ -41,6 +42,8 @@ export interface RemoteSyncOptions {
    * what travels holds every acknowledged save.
    */
   beforeCmsRefs?: () => Promise<void>
+  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
+  shared?: SharedDocument[]
   /** Told of every push and whether it succeeded (metrics). */
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
@@ -148,9 +151,17 @@ export class RemoteSync {
       void this.#queue.run('remote', async () => {
         if (this.#closed || this.#ctx === null) return
         await this.#flushHistory()
+        await this.#syncShared(this.#ctx)
         if (!await this.#pushRefs(this.#ctx)) await this.#syncNow('push')
       }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not push refs/cms') })
     }, CMS_REFS_PUSH_DELAY_MS)
+  }
+
+  /** Merges the shared documents with the remote's versions as last fetched. */
+  async #syncShared (ctx: RemoteContext): Promise<void> {
+    for (const doc of this.#opts.shared ?? []) {
+      await syncSharedDocument(ctx, doc).catch((err: Error) => { this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
+    }
   }
 
   /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
@@ -349,7 +360,8 @@ export class RemoteSync {
     }
     if (this.#opts.config.git.pushRefs && reason !== 'publish') {
       await this.#flushHistory()
-      await adoptCmsRefs(ctx).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
+      await this.#syncShared(ctx)
+      await adoptCmsRefs(ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
       await this.#pushRefs(ctx)
     }
   }
