@@ -15,6 +15,8 @@ import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
 import { syncWebhookMiddleware } from './http/sync-webhook.js'
 import { searchRoutes } from './http/search-routes.js'
+import { healthMiddleware } from './http/health-routes.js'
+import { requestMetricsMiddleware, metricsRouteMiddleware } from './http/metrics-routes.js'
 
 /**
  * Creates the Koa application.
@@ -27,6 +29,9 @@ export function createApp (services: Services): Koa {
   // headers went out) is logged here with its stack.
   app.silent = true
   app.on('error', (err: unknown) => { services.log.error({ err }, 'error outside the error handler') })
+  const { metrics } = services
+  // Outermost: it sees the status the error handler set, and the route the router matched.
+  if (metrics !== null) app.use(requestMetricsMiddleware(services, metrics))
   app.use(errorHandler(services.log))
   // Studio and editor assets and JSON over 1 KB, brotli or gzip as the client accepts (brotli at
   // quality 5: the Studio's bundle in about 10 ms, within 3% of quality 11's size).
@@ -43,6 +48,9 @@ export function createApp (services: Services): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff')
     await next()
   })
+  // Liveness, readiness and metrics: outside apiBasePath, no session, no content.
+  app.use(healthMiddleware(services))
+  if (metrics !== null) app.use(metricsRouteMiddleware(metrics, services.config.metrics.token))
   // The git host's push webhook: signed with git.syncSecret, no session (before the API's guards).
   app.use(syncWebhookMiddleware(services))
   app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes, searchRoutes]))

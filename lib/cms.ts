@@ -40,6 +40,9 @@ import { BoundedRenderer } from './commands/bounded-render.js'
 import { RecordSigner } from './storage/record-signature.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
+import { CmsMetrics } from './metrics/cms-metrics.js'
+import type { SharedRevocations } from './auth/types.js'
+import type { SharedDocument } from './remote/shared-document-ref.js'
 
 /**
  * How long after the first index builds the work they let start (koa-body's load, the temp-file
@@ -126,10 +129,12 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   let remote: RemoteSync | null = null
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
+  const metrics = config.metrics.enabled ? new CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote?.state.report.lastFetchAt ?? null }) : null
+  const readiness = { indexesBuilt: false, closing: false }
   try {
     // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
     // it stats or reads a file (ContentStore.watching).
-    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error') })
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -155,11 +160,17 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       signer,
       beforeCmsRefs: async () => { await history.flush() },
       env,
+      ...(auth.sharedRevocations !== null ? { shared: [revocationsDocument(auth.sharedRevocations)] } : {}),
+      ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { metrics.push(kind, ok) } } : {}),
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
         if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
       }
     })
+    // Drafts and history reach the git host within seconds of the write (CONTRACT 18).
+    const liveRemoteLink = remote
+    git.refs.listeners.add(() => { liveRemoteLink.schedulePush() })
+    auth.sharedRevocations?.onRevoke(() => { liveRemoteLink.schedulePush() })
     const liveRegistry = content.registry
     const liveStore = content
     const media = new MediaIndex({
@@ -190,6 +201,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       remote,
       media,
       markdown,
+      readiness,
+      metrics,
       relativePath: (absolute) => relativeSlashPath(repoDir, absolute)
     }
     await history.open()
@@ -204,6 +217,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const warming = Promise.resolve()
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+      .finally(() => { readiness.indexesBuilt = true })
     let app: Koa
     try {
       app = createApp(services)
@@ -241,6 +255,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
         closing = true
+        readiness.closing = true
         endPause()
         await markdown.close()
         await liveRemote.close()
@@ -262,6 +277,16 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     await git.close().catch(() => {})
     await lock.release()
     throw err
+  }
+}
+
+/** The revoked sessions as the document shared on `refs/cms/revocations`. */
+function revocationsDocument (shared: SharedRevocations): SharedDocument {
+  return {
+    name: 'revocations',
+    text: () => shared.text(),
+    merge: async (text) => await shared.merge(text),
+    empty: (text) => Object.keys((JSON.parse(text) as { revoked: object }).revoked).length === 0
   }
 }
 
@@ -289,14 +314,14 @@ async function headCommit (repoDir: string): Promise<string | null> {
   })
 }
 
-/** A deep copy of the config without the values of keys named `secret` (frozen like the original). */
+/** A deep copy of the config without the values of keys named `secret` or `token` (frozen like the original). */
 function withoutSecrets (config: Config): Config {
   const copy = (value: unknown): unknown => {
     if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) {
       return Array.isArray(value) ? Object.freeze(value.map(copy)) : value
     }
     const out: Record<string, unknown> = {}
-    for (const [key, inner] of Object.entries(value)) if (!/secret/i.test(key)) out[key] = copy(inner)
+    for (const [key, inner] of Object.entries(value)) if (!/secret|token/i.test(key)) out[key] = copy(inner)
     return Object.freeze(out)
   }
   return copy(config) as Config

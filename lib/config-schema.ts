@@ -120,6 +120,14 @@ export const configSchema = {
         syncSecret: { type: 'string', minLength: 16 }
       }
     },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        token: { type: 'string', minLength: 16, maxLength: 1024 }
+      }
+    },
     permissions: {
       type: 'object',
       additionalProperties: {

@@ -110,6 +110,13 @@ export interface ConfigInput {
   auth?: AuthAdapter | TrustedHeaderAuth
   permissions?: Record<string, Array<AuthAction | '*'>>
   git?: { remote?: string, branch?: string, pushOnPublish?: boolean, pushRefs?: boolean, pullInterval?: number, syncSecret?: string }
+  metrics?: { enabled?: boolean, token?: string }
+}
+
+/** `GET /metrics` (CONTRACT 18): off unless enabled; with a token, only for `Bearer <token>`. */
+export interface MetricsConfig {
+  enabled: boolean
+  token: string | null
 }
 
 /** The git remote settings (CONTRACT 13); `remote: null` means local only. */
@@ -141,6 +148,7 @@ export interface Config {
   auth: AuthAdapter | TrustedHeaderAuth | null
   permissions: Record<string, Array<AuthAction | '*'>> | null
   git: GitRemoteConfig
+  metrics: MetricsConfig
 }
 
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
@@ -228,7 +236,8 @@ export function normalizeConfig (input: unknown): Config {
       pushRefs: c.git?.pushRefs ?? c.git?.remote !== undefined,
       pullInterval: c.git?.pullInterval ?? 60,
       syncSecret: c.git?.syncSecret ?? null
-    })
+    }),
+    metrics: Object.freeze({ enabled: c.metrics?.enabled ?? false, token: c.metrics?.token ?? null })
   }
   return Object.freeze(config)
 }

@@ -18,6 +18,7 @@ import type { RemoteSync } from './remote/remote-sync.js'
 import type { MediaIndex } from './storage/media-index.js'
 import type { SiteSearch } from './search/site-search.js'
 import type { BoundedRenderer } from './commands/bounded-render.js'
+import type { CmsMetrics } from './metrics/cms-metrics.js'
 
 export interface Services {
   /** The site repository (its working tree). */
@@ -48,6 +49,10 @@ export interface Services {
   media: MediaIndex
   /** Markdown rendering in a worker thread, within a time limit (GET /render, POST /preview). */
   markdown: BoundedRenderer
+  /** What `GET /readyz` reports: set by `createCms` once the first index builds end, and at close. */
+  readiness: { indexesBuilt: boolean, closing: boolean }
+  /** The Prometheus metrics (null unless `metrics.enabled`). */
+  metrics: CmsMetrics | null
   /**
    * A repository-relative path (forward slashes) of an absolute path inside it.
    * @param absolute a path inside the repository

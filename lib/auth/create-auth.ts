@@ -56,6 +56,7 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
         clearCookie(ctx)
         return { redirect: provider.logoutUrl(redirectTo) }
       },
+      sharedRevocations: null,
       close: async () => {}
     }
   }
@@ -84,6 +85,11 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
       await password.logout(cookieOf(ctx))
       clearCookie(ctx)
       return { redirect: null }
+    },
+    sharedRevocations: {
+      text: () => revocations.sharedText(runtime.sessionSecret),
+      merge: async (text) => await revocations.mergeShared(text, runtime.sessionSecret),
+      onRevoke: (listener) => { revocations.listeners.add(listener) }
     },
     close: async () => { await revocations.flush() }
   }

@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { CmsError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { Identity } from '../config.js'
-import { signSession, verifySession, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
+import { signSession, verifySession, boundEditorId, isBoundTo, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
 import type { LoginRateLimiter } from './login-rate-limit.js'
 import type { RevokedSessions } from './revocations.js'
 import { cleanEditorName, editorIdForName } from './identity.js'
@@ -97,10 +97,13 @@ export class PasswordAuth {
       throw new UnauthorizedError('Wrong password')
     }
     this.limiter.reset(clientKey)
+    // The session's own id (the editorId, or a named sign-in's sid) carries the password's tag, so
+    // a new CMS_EDIT_PASSWORD ends every older session (CONTRACT 17).
     const shown = cleanEditorName(name)
+    const bound = boundEditorId(this.secret, this.password)
     const claims: SessionClaims = shown === ''
-      ? { editorId: randomBytes(16).toString('base64url'), exp: now + SESSION_TTL_MS }
-      : { editorId: editorIdForName(shown), exp: now + SESSION_TTL_MS, name: shown, sid: randomBytes(16).toString('base64url') }
+      ? { editorId: bound, exp: now + SESSION_TTL_MS }
+      : { editorId: editorIdForName(shown), exp: now + SESSION_TTL_MS, name: shown, sid: bound }
     return { identity: editorIdentity(claims), cookie: signSession(this.secret, claims), claims }
   }
 
@@ -134,7 +137,8 @@ export class PasswordAuth {
     }
     if (claims === null) {
       claims = verifySession(this.secret, cookie, now)
-      if (claims === null) return null
+      // A session made under another password (CMS_EDIT_PASSWORD changed) has ended.
+      if (claims === null || !isBoundTo(this.secret, this.password, claims.sid ?? claims.editorId)) return null
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string)
       this.verified.set(cookie, claims)
     }

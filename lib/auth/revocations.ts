@@ -5,7 +5,12 @@
  * expired ids) at each logout: logouts are rare and the live set is small. A damaged file stops the
  * start rather than re-admit logged-out sessions. Earlier versions' `revoked-sessions.jsonl` is
  * taken in at load and removed.
+ *
+ * Several instances of one site share their revocations through the git remote (CONTRACT 17):
+ * `sharedText` is the signed document that travels on `refs/cms/revocations`, `mergeShared` takes
+ * in another instance's (a document without this site's signature is ignored).
  */
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { readFile, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileAtomic, TEMP_PREFIX } from '../storage/atomic-write.js'
@@ -23,6 +28,8 @@ export class RevokedSessions {
   readonly #revoked: Map<string, number>
   /** Writes run one after another, so an older state never lands after a newer one. */
   #writing: Promise<void> = Promise.resolve()
+  /** Told after each revocation made here is on disk (the remote link schedules its push). */
+  readonly listeners = new Set<() => void>()
 
   private constructor (file: string, revoked: Map<string, number>) {
     this.file = file
@@ -100,6 +107,45 @@ export class RevokedSessions {
     // A failed write must not block later ones; the caller still sees its own failure.
     this.#writing = write.catch(() => {})
     await write
+    for (const listener of this.listeners) listener()
+  }
+
+  /**
+   * The document that travels on `refs/cms/revocations`: the live revocations, sorted, with an
+   * HMAC made with a key derived from the session secret.
+   * @param secret the session secret
+   * @param now the current time in ms
+   * @returns the document's text
+   */
+  sharedText (secret: string, now: number = Date.now()): string {
+    const revoked = Object.fromEntries([...this.#revoked].filter(([, exp]) => exp > now).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+    return JSON.stringify({ version: 1, revoked, mac: documentMac(secret, revoked) }) + '\n'
+  }
+
+  /**
+   * Takes in another instance's document: every live revocation it holds that is new here (or
+   * later) is added and persisted. A document that is not this site's (wrong or missing
+   * signature, wrong shape) changes nothing.
+   * @param text the document's text
+   * @param secret the session secret
+   * @param now the current time in ms
+   * @returns how many revocations were added, or null when the document was refused
+   */
+  async mergeShared (text: string, secret: string, now: number = Date.now()): Promise<number | null> {
+    const revoked = verifiedRevocations(text, secret)
+    if (revoked === null) return null
+    let added = 0
+    for (const [id, exp] of Object.entries(revoked)) {
+      if (exp <= now || (this.#revoked.get(id) ?? 0) >= exp) continue
+      this.#revoked.set(id, exp)
+      added++
+    }
+    if (added > 0) {
+      const write = this.#writing.then(async () => { await this.#write(now) })
+      this.#writing = write.catch(() => {})
+      await write
+    }
+    return added
   }
 
   /** @returns resolves once every revocation made so far is written */
@@ -116,6 +162,28 @@ export class RevokedSessions {
     for (const [id, e] of this.#revoked) if (e <= now) this.#revoked.delete(id)
     await writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.#revoked)) + '\n')
   }
+}
+
+/** The MAC of a revocations document: HMAC-SHA256 with a key derived from the session secret. */
+function documentMac (secret: string, revoked: Record<string, number>): string {
+  const key = createHmac('sha256', secret).update('git-cms revocations key').digest()
+  return createHmac('sha256', key).update(JSON.stringify(revoked)).digest('base64url')
+}
+
+/** The revocations of a document signed by this site, or null. */
+function verifiedRevocations (text: string, secret: string): Record<string, number> | null {
+  let data: unknown
+  try { data = JSON.parse(text) } catch { return null }
+  const doc = data as { version?: unknown, revoked?: unknown, mac?: unknown } | null
+  if (doc === null || typeof doc !== 'object' || doc.version !== 1 || typeof doc.mac !== 'string') return null
+  const revoked = doc.revoked
+  if (revoked === null || typeof revoked !== 'object' || Array.isArray(revoked)) return null
+  const entries = Object.entries(revoked as Record<string, unknown>)
+  if (!entries.every(([id, exp]) => isSafeIdentityId(id) && typeof exp === 'number' && Number.isFinite(exp))) return null
+  const expected = Buffer.from(documentMac(secret, revoked as Record<string, number>))
+  const actual = Buffer.from(doc.mac)
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return null
+  return revoked as Record<string, number>
 }
 
 async function readOptional (file: string): Promise<string | null> {

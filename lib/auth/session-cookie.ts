@@ -3,7 +3,7 @@
  * payload is base64url JSON `{ editor: true, editorId, exp }` (exp in milliseconds since epoch)
  * and the signature is base64url HMAC-SHA256 of the payload text with the session secret.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isSafeIdentityId } from './identity.js'
 
 /** The cookie's name. */
@@ -109,6 +109,42 @@ function cookieHeader (value: string, maxAgeSeconds: number, secure: boolean): s
   const parts = [`${SESSION_COOKIE_NAME}=${value}`, `Max-Age=${maxAgeSeconds}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
   if (secure) parts.push('Secure')
   return parts.join('; ')
+}
+
+/** A bound editorId: 16 random bytes, then 9 bytes of the password's tag (base64url: 22 + 12). */
+const RANDOM_CHARS = 22
+const TAG_CHARS = 12
+
+/**
+ * A new password-mode editorId bound to the password it is issued under (CONTRACT 17): random,
+ * followed by a tag only the session secret and this password make, so that a new
+ * `CMS_EDIT_PASSWORD` ends every older session while the cookie keeps the spec's wire format.
+ * @param secret the session secret
+ * @param password the editor password the session is made with
+ * @returns a 34-character id matching the identity id grammar
+ */
+export function boundEditorId (secret: string, password: string): string {
+  const random = randomBytes(16).toString('base64url')
+  return random + passwordTag(secret, password, random)
+}
+
+/**
+ * Whether an editorId was issued under this password (and this secret).
+ * @param secret the session secret
+ * @param password the current editor password
+ * @param editorId the id a verified cookie carries
+ * @returns true when its tag is this password's
+ */
+export function isBoundTo (secret: string, password: string, editorId: string): boolean {
+  if (editorId.length !== RANDOM_CHARS + TAG_CHARS) return false
+  const expected = Buffer.from(passwordTag(secret, password, editorId.slice(0, RANDOM_CHARS)))
+  const actual = Buffer.from(editorId.slice(RANDOM_CHARS))
+  return actual.length === expected.length && timingSafeEqual(actual, expected)
+}
+
+function passwordTag (secret: string, password: string, random: string): string {
+  // The message starts with text no base64url cookie payload can hold (NUL), so it never signs one.
+  return createHmac('sha256', secret).update('git-cms session password\0').update(random).update('\0').update(password, 'utf8').digest().subarray(0, 9).toString('base64url')
 }
 
 function hmac (secret: string, payload: string): Buffer {

@@ -57,11 +57,30 @@ export interface AuthService {
    * @returns the provider's logout URL (provider mode), else null
    */
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
+  /** The revocations instances of one site share through the git remote (password mode), else null. */
+  readonly sharedRevocations: SharedRevocations | null
   /**
    * Stops timers and flushes state.
    * @returns resolves when closed
    */
   close: () => Promise<void>
+}
+
+/** Logouts that travel between the instances of a site (on `refs/cms/revocations`). */
+export interface SharedRevocations {
+  /** The signed document of this instance's live revocations. */
+  text: () => string
+  /**
+   * Takes in another instance's document (ignored unless signed by this site).
+   * @param text the document
+   * @returns how many revocations were added, or null when refused
+   */
+  merge: (text: string) => Promise<number | null>
+  /**
+   * Calls `listener` after each logout on this instance.
+   * @param listener the callback
+   */
+  onRevoke: (listener: () => void) => void
 }
 
 /** An external identity provider, as the service uses it (built from `config.auth`). */

@@ -24,14 +24,15 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
 /**
  * Adopts fetched remote refs where the local ref is absent or behind; reports the diverged ones.
  * @param ctx the remote context
+ * @param merged names (under refs/cms/) whose owner merges the remote's version itself (skipped)
  * @returns the names (under refs/cms/) of refs adopted and of refs diverged
  */
-export async function adoptCmsRefs (ctx: RemoteContext): Promise<{ adopted: string[], diverged: string[] }> {
+export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[] }> {
   const { local, remote } = await bothSides(ctx)
   const adopted: string[] = []
   const diverged: string[] = []
   for (const [name, theirs] of remote) {
-    if (!isCmsRefName(name)) continue
+    if (!isCmsRefName(name) || merged.has(name)) continue
     const ours = local.get(name)
     if (ours === theirs) continue
     if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
@@ -89,7 +90,7 @@ export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string
   return { pushed: names }
 }
 
-/** A name under refs/cms/ the service itself writes (history, drafts of one editor). */
+/** A name under refs/cms/ the service itself writes (history, revocations, drafts of one editor). */
 function isCmsRefName (name: string): boolean {
-  return name === 'history' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
+  return name === 'history' || name === 'revocations' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
 }

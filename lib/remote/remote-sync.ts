@@ -16,7 +16,11 @@ import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream, fastForward } from './upstream-sync.js'
 import { pushHead, type PushOutcome } from './push-publish.js'
 import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
+import { syncSharedDocument, type SharedDocument } from './shared-document-ref.js'
 import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
+
+/** What asked for a sync (logged). */
+export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
 
 /** What `createCms` hands the remote link. */
 export interface RemoteSyncOptions {
@@ -41,7 +45,17 @@ export interface RemoteSyncOptions {
    * what travels holds every acknowledged save.
    */
   beforeCmsRefs?: () => Promise<void>
+  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
+  shared?: SharedDocument[]
+  /** Told of every push and whether it succeeded (metrics). */
+  onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
+
+/**
+ * How long after a write of `refs/cms/*` their push starts: writes meanwhile travel in the same
+ * push, and the host has them within this plus one push (CONTRACT 18: within 5 s).
+ */
+export const CMS_REFS_PUSH_DELAY_MS = 1000
 
 /** The link to the git remote; inert (`enabled: false`) without `git.remote`. */
 export class RemoteSync {
@@ -53,6 +67,7 @@ export class RemoteSync {
   readonly #queue = new Queue()
   #ctx: RemoteContext | null = null
   #timer: NodeJS.Timeout | null = null
+  #pushTimer: NodeJS.Timeout | null = null
   #queued: Promise<SyncReport> | null = null
   #closed = false
 
@@ -122,7 +137,46 @@ export class RemoteSync {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
     this.#timer = null
+    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
+    this.#pushTimer = null
     await this.#queue.run('remote', async () => {})
+  }
+
+  /**
+   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon: one push
+   * CMS_REFS_PUSH_DELAY_MS after the first write that asked, carrying every write made until it
+   * starts, whatever `pullInterval` is. A push refused because the remote moved fetches, adopts
+   * and pushes again at once.
+   */
+  schedulePush (): void {
+    if (this.#ctx === null || this.#closed || !this.#opts.config.git.pushRefs || this.#pushTimer !== null) return
+    this.#pushTimer = setTimeout(() => {
+      this.#pushTimer = null
+      void this.#queue.run('remote', async () => {
+        if (this.#closed || this.#ctx === null) return
+        await this.#flushHistory()
+        await this.#syncShared(this.#ctx)
+        if (!await this.#pushRefs(this.#ctx)) await this.#syncNow('push')
+      }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not push refs/cms') })
+    }, CMS_REFS_PUSH_DELAY_MS)
+  }
+
+  /** Merges the shared documents with the remote's versions as last fetched. */
+  async #syncShared (ctx: RemoteContext): Promise<void> {
+    for (const doc of this.#opts.shared ?? []) {
+      await syncSharedDocument(ctx, doc).catch((err: Error) => { this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
+    }
+  }
+
+  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
+  async #pushRefs (ctx: RemoteContext): Promise<boolean> {
+    const outcome = await pushCmsRefs(ctx).catch((err: Error) => ({ error: err.message }))
+    if ('error' in outcome) {
+      this.#opts.onPush?.('cms_refs', false)
+      return false
+    }
+    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
+    return this.state.report.divergedRefs.length === 0
   }
 
   /**
@@ -141,7 +195,7 @@ export class RemoteSync {
    * @param reason what asked for it (logged)
    * @returns the report afterwards
    */
-  async sync (reason: 'start' | 'interval' | 'webhook' | 'publish' | 'manual'): Promise<SyncReport> {
+  async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
     if (this.#queued !== null) return await this.#queued
     const run = this.#queue.run('remote', async () => {
@@ -223,6 +277,7 @@ export class RemoteSync {
       return { outcome: { ok: false, error }, delivered: [] }
     }
     const outcome = await pushHead(ctx)
+    this.#opts.onPush?.('publish', outcome.ok)
     if (!outcome.ok) {
       await this.state.failPending(outcome.error)
       if (this.state.report.state !== 'diverged' && this.state.report.state !== 'error') this.state.set('ahead', 'A publish commit waits on this server: its push failed (Retry push sends it).')
@@ -236,7 +291,7 @@ export class RemoteSync {
     this.state.report.upstreamCommit = outcome.commit
     this.state.set('ok', 'In sync with the remote.')
     // History and drafts follow on the queue, after the response (they are not what a rebuild needs).
-    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await this.#flushHistory(); await pushCmsRefs(ctx) }).catch(() => {})
+    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await this.#flushHistory(); await this.#pushRefs(ctx) }).catch(() => {})
     return { outcome, delivered: pending?.published ?? [] }
   }
 
@@ -251,7 +306,7 @@ export class RemoteSync {
     if (outcome.ok && delivered.length > 0) await this.#opts.announce?.(outcome.commit, delivered).catch(() => {})
   }
 
-  async #syncNow (reason: string): Promise<void> {
+  async #syncNow (reason: SyncReason | 'push'): Promise<void> {
     const ctx = this.#ctx!
     const { report } = this.state
     let fetched: { previous: string | null, upstream: string | null }
@@ -309,8 +364,9 @@ export class RemoteSync {
     }
     if (this.#opts.config.git.pushRefs && reason !== 'publish') {
       await this.#flushHistory()
-      await adoptCmsRefs(ctx).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
-      await pushCmsRefs(ctx).catch(() => {})
+      await this.#syncShared(ctx)
+      await adoptCmsRefs(ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
+      await this.#pushRefs(ctx)
     }
   }
 }

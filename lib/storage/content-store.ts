@@ -36,6 +36,8 @@ export interface ContentStoreOptions {
   onWatchError?: (err: Error) => void
   /** Makes the companion of each new collection index (the full-text search). */
   companion?: (index: CollectionIndex, repoRealDir: string) => IndexCompanion
+  /** Told when a new collection index has been built, with the seconds it took (metrics). */
+  onIndexBuilt?: (seconds: number) => void
 }
 
 const INFER_SAMPLE = 50
@@ -173,6 +175,11 @@ export class ContentStore {
     const companion = this.#opts.companion?.(index, this.repoRealDir)
     if (companion !== undefined) this.#companions.set(index, companion)
     this.#indexes.set(name, index)
+    const onBuilt = this.#opts.onIndexBuilt
+    if (onBuilt !== undefined) {
+      const started = performance.now()
+      index.ready().then(() => { onBuilt((performance.now() - started) / 1000) }, () => {})
+    }
     return index
   }
 

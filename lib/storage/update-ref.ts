@@ -44,6 +44,8 @@ interface Transactions {
 /** CAS updates of one repository's refs. */
 export class RefUpdater {
   readonly #gitDir: string
+  /** Told of every ref this updater moved (the remote link schedules the push of `refs/cms/*`). */
+  readonly listeners = new Set<(ref: string) => void>()
   #process: Transactions | null = null
   /** Transactions run one after the other on the one process. */
   #tail: Promise<unknown> = Promise.resolve()
@@ -70,7 +72,10 @@ export class RefUpdater {
     const run = this.#tail.then(async () => await this.#transaction(ref, newOid, expected))
     this.#tail = run.catch(() => {})
     const outcome = await run
-    if (outcome === 'ok') await this.#syncDirectories(ref)
+    if (outcome === 'ok') {
+      await this.#syncDirectories(ref)
+      for (const listener of this.listeners) listener(ref)
+    }
     return outcome
   }
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { PasswordAuth } from '../../lib/auth/password-auth.js'
 import { LoginRateLimiter } from '../../lib/auth/login-rate-limit.js'
 import { RevokedSessions } from '../../lib/auth/revocations.js'
-import { SESSION_TTL_MS, signSession } from '../../lib/auth/session-cookie.js'
+import { SESSION_TTL_MS, signSession, boundEditorId } from '../../lib/auth/session-cookie.js'
 
 const SECRET = 'a-session-secret-of-at-least-32-characters'
 const START = 1_800_000_000_000
@@ -63,13 +63,29 @@ t.test('only the exact verified text is remembered: altered, forged and malforme
   t.ok(a.identify(cookie), 'control: the real cookie still works')
 })
 
+t.test('a session is bound to the password it was made with: a new password ends it, the same secret notwithstanding', async t => {
+  const clock = { now: START }
+  const dir = t.testdir()
+  const make = async (password: string): Promise<PasswordAuth> => new PasswordAuth({ password, sessionSecret: SECRET, limiter: new LoginRateLimiter(), revocations: await RevokedSessions.load(dir, clock.now), now: () => clock.now })
+  const before = await make('pw')
+  const { cookie, identity } = before.login('pw', 'client')
+  t.same(before.identify(cookie), identity)
+  t.same((await make('pw')).identify(cookie), identity, 'same password after a restart: still signed in')
+  const after = await make('a new password')
+  t.equal(after.identify(cookie), null, 'a new CMS_EDIT_PASSWORD ends the old session')
+  const fresh = after.login('a new password', 'client')
+  t.same(after.identify(fresh.cookie), fresh.identity, 'a login under the new password works')
+  t.equal(before.identify(fresh.cookie), null, 'and means nothing under the old one')
+  t.match(identity.id, /^[A-Za-z0-9_-]{34}$/, 'the editorId keeps the identity grammar')
+})
+
 t.test('the memory of verified cookies is bounded: the oldest is verified again, still accepted', async t => {
   const clock = { now: START }
   const a = await auth(t, clock)
   const first = a.login('pw', 'client')
   t.ok(a.identify(first.cookie))
   let accepted = 0
-  for (let i = 0; i < 1100; i++) if (a.identify(signSession(SECRET, { editorId: `e${i}`, exp: START + 1000 })) !== null) accepted++
+  for (let i = 0; i < 1100; i++) if (a.identify(signSession(SECRET, { editorId: boundEditorId(SECRET, 'pw'), exp: START + 1000 })) !== null) accepted++
   t.equal(accepted, 1100)
   const remembered = (a as unknown as { verified: Map<string, unknown> }).verified
   t.ok(remembered.size <= 1024, `at most 1,024 remembered (${remembered.size})`)

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http'
 import { pino, type Logger } from 'pino'
 import { startServer as startSiteServer, repoFingerprint, makeSite, TEST_PASSWORD, TEST_SECRET, type TestServer } from '../helpers/site.js'
 import { signCookie, cookiePayload } from '../helpers/auth.js'
+import { boundEditorId } from '../../lib/auth/session-cookie.js'
 import type { AuthAdapter, ConfigInput, Identity } from '../../lib/config.js'
 
 const API = '/api/cms'
@@ -162,7 +163,8 @@ t.test('broken, forged and expired cookies are 401; a correctly signed one is ac
     t.same(await (await s.request(`${API}/auth/session`, { headers: { cookie } })).json(), { authenticated: false, identity: null }, `${name}: session`)
   }
   t.equal(await entriesWith(s, real), 200, 'control: the real cookie works')
-  t.equal(await entriesWith(s, signCookie(TEST_SECRET, { editor: true, editorId: 'forged-but-valid', exp })), 200, 'control: the wire format is the spec\'s')
+  t.equal(await entriesWith(s, signCookie(TEST_SECRET, { editor: true, editorId: boundEditorId(TEST_SECRET, TEST_PASSWORD), exp })), 200, 'control: the wire format is the spec\'s')
+  t.equal(await entriesWith(s, signCookie(TEST_SECRET, { editor: true, editorId: 'forged-but-unbound', exp })), 401, 'an editorId not made under this password is refused (CONTRACT 17)')
 })
 
 t.test('logout revokes the session, also across a restart', async t => {

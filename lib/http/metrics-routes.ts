@@ -1,0 +1,79 @@
+/**
+ * `GET /metrics` (Prometheus text format, when `metrics.enabled`; with `metrics.token`, only for
+ * `Authorization: Bearer <token>`), and the outermost middleware that times every request by its
+ * route pattern (`ctx._matchedRoute` of @koa/router, or the area a path belongs to: never the raw
+ * path, so no id or name reaches a label).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Context, Middleware } from 'koa'
+import type { Services } from '../services.js'
+import type { CmsMetrics } from '../metrics/cms-metrics.js'
+import { CmsError } from '../errors.js'
+
+/**
+ * Times and counts every request (runs first, so it sees the status the error handler set).
+ * @param services the instance
+ * @param metrics its metrics
+ * @returns middleware
+ */
+export function requestMetricsMiddleware (services: Services, metrics: CmsMetrics): Middleware {
+  const { apiBasePath: api } = services.config
+  const routeOf = routeLabeler(services)
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint()
+    try {
+      await next()
+    } finally {
+      const route = routeOf(ctx)
+      const status = ctx.status
+      metrics.request(ctx.method, route, status, Number(process.hrtime.bigint() - started) / 1e9)
+      if (ctx.method === 'POST' && status < 400) {
+        if (route === `${api}/mutate` || route === `${api}/history`) metrics.save()
+        else if (route === `${api}/publish`) metrics.publish()
+      }
+    }
+  }
+}
+
+/**
+ * The `/metrics` route.
+ * @param metrics the instance's metrics
+ * @param token the bearer token a scrape must carry (null: none)
+ * @returns middleware answering `/metrics`, passing on everything else
+ */
+export function metricsRouteMiddleware (metrics: CmsMetrics, token: string | null): Middleware {
+  const expected = token === null ? null : digest(token)
+  return async (ctx, next) => {
+    if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
+    ctx.set('Cache-Control', 'no-store')
+    if (expected !== null) {
+      const m = /^Bearer (.+)$/.exec(ctx.get('authorization'))
+      // Compared as digests: equal lengths, constant time.
+      if (m === null || !timingSafeEqual(digest(m[1]!), expected)) throw new CmsError(401, 'unauthorized', 'A metrics scrape needs Authorization: Bearer <metrics.token>', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' })
+    }
+    const { text, contentType } = await metrics.scrape()
+    ctx.type = contentType
+    ctx.body = text
+  }
+}
+
+function digest (value: string): Buffer {
+  return createHash('sha256').update(value).digest()
+}
+
+/** The label of a request's route: the router's pattern, or a fixed name for the area of the path. */
+function routeLabeler (services: Services): (ctx: Context) => string {
+  const { apiBasePath, mountPath, uploadsUrl } = services.config
+  const under = (p: string, base: string): boolean => p === base || p.startsWith(base.endsWith('/') ? base : base + '/')
+  return (ctx) => {
+    const matched = (ctx as Context & { _matchedRoute?: unknown })._matchedRoute
+    if (typeof matched === 'string') return matched
+    const p = ctx.path
+    if (p === '/healthz' || p === '/readyz' || p === '/metrics') return p
+    if (under(p, apiBasePath)) return `${apiBasePath}/*`
+    if (under(p, mountPath)) return `${mountPath}/*`
+    if (under(p, '/__cms')) return '/__cms/*'
+    if (under(p, uploadsUrl)) return `${uploadsUrl}/*`
+    return 'other'
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The Prometheus metrics of one instance (CONTRACT 18), on a prom-client Registry of its own (two
+ * instances in one process share nothing). Labels are route patterns, methods, status codes and
+ * fixed words: never a path, an entry id, a title or an editor's name.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/** What a push was for: a publish commit, or `refs/cms/*` (drafts, history, revocations). */
+export type PushKind = 'publish' | 'cms_refs'
+
+/** Reads the state the gauges report at scrape time. */
+export interface MetricsSources {
+  /** When the last fetch from the git remote succeeded (ms), null before the first or without a remote. */
+  lastFetchAt: () => number | null
+  /** Whether a git remote is configured. */
+  remoteEnabled: boolean
+}
+
+/** The metrics of one instance. */
+export class CmsMetrics {
+  readonly registry = new Registry()
+  readonly #requests: Counter<'method' | 'route' | 'status'>
+  readonly #duration: Histogram<'method' | 'route' | 'status'>
+  readonly #saves: Counter
+  readonly #publishes: Counter
+  readonly #conflicts: Counter<'route'>
+  readonly #pushes: Counter<'kind'>
+  readonly #pushFailures: Counter<'kind'>
+  readonly #indexBuilds: Counter
+  readonly #indexBuildSeconds: Histogram
+
+  /** @param sources the state the sync-lag gauge reads when scraped */
+  constructor (sources: MetricsSources) {
+    const registers = [this.registry]
+    collectDefaultMetrics({ register: this.registry })
+    this.#requests = new Counter({ name: 'cms_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: ['method', 'route', 'status'], registers })
+    this.#duration = new Histogram({
+      name: 'cms_http_request_duration_seconds',
+      help: 'HTTP request latency by route pattern, method and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers
+    })
+    this.#saves = new Counter({ name: 'cms_saves_total', help: 'Writes that succeeded (mutations and restores)', registers })
+    this.#publishes = new Counter({ name: 'cms_publishes_total', help: 'Publishes that were answered 200', registers })
+    this.#conflicts = new Counter({ name: 'cms_conflicts_total', help: 'Requests answered 409 (expectedRevision or stale source), by route pattern', labelNames: ['route'], registers })
+    this.#pushes = new Counter({ name: 'cms_git_pushes_total', help: 'Pushes to the git remote that succeeded', labelNames: ['kind'], registers })
+    this.#pushFailures = new Counter({ name: 'cms_git_push_failures_total', help: 'Pushes to the git remote that failed', labelNames: ['kind'], registers })
+    this.#indexBuilds = new Counter({ name: 'cms_index_builds_total', help: 'Collection indexes built', registers })
+    this.#indexBuildSeconds = new Histogram({ name: 'cms_index_build_duration_seconds', help: 'Time to build a collection index', buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30], registers })
+    // eslint-disable-next-line no-new
+    new Gauge({
+      name: 'cms_sync_lag_seconds',
+      help: 'Seconds since the last successful fetch from the git remote (-1: none yet or no remote)',
+      registers,
+      collect () {
+        const at = sources.remoteEnabled ? sources.lastFetchAt() : null
+        this.set(at === null ? -1 : Math.max(0, (Date.now() - at) / 1000))
+      }
+    })
+  }
+
+  /**
+   * Records one answered request.
+   * @param method the HTTP method
+   * @param route the route pattern (never the raw path)
+   * @param status the response status
+   * @param seconds how long it took
+   */
+  request (method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) }
+    this.#requests.inc(labels)
+    this.#duration.observe(labels, seconds)
+    if (status === 409) this.#conflicts.inc({ route })
+  }
+
+  /** Counts a successful write. */
+  save (): void { this.#saves.inc() }
+
+  /** Counts a successful publish. */
+  publish (): void { this.#publishes.inc() }
+
+  /**
+   * Counts a push to the remote.
+   * @param kind what was pushed
+   * @param ok whether it succeeded
+   */
+  push (kind: PushKind, ok: boolean): void {
+    if (ok) this.#pushes.inc({ kind })
+    else this.#pushFailures.inc({ kind })
+  }
+
+  /**
+   * Counts an index build.
+   * @param seconds how long it took
+   */
+  indexBuilt (seconds: number): void {
+    this.#indexBuilds.inc()
+    this.#indexBuildSeconds.observe(seconds)
+  }
+
+  /**
+   * The text a scrape gets.
+   * @returns Prometheus text format and its content type
+   */
+  async scrape (): Promise<{ text: string, contentType: string }> {
+    return { text: await this.registry.metrics(), contentType: this.registry.contentType }
+  }
+}

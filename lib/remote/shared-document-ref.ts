@@ -1,0 +1,63 @@
+/**
+ * A document several instances of one site share through the git remote (the revoked sessions,
+ * CONTRACT 17): it lives on its own ref under `refs/cms/`, one file in one commit. At each sync the
+ * remote's version (as last fetched) is taken in by the owner, which merges it into its own; when
+ * this instance's text differs from its ref, or the remote's commit is not yet part of it, a new
+ * commit is made whose parents are both, so the push that follows is a fast-forward.
+ */
+import type { RemoteContext } from './remote-context.js'
+import { isAncestor, resolveCommit } from './git-queries.js'
+
+const ZERO = '0'.repeat(40)
+/** The committer of the service's own commits on shared refs. */
+const COMMITTER = { GIT_AUTHOR_NAME: 'git-cms', GIT_AUTHOR_EMAIL: 'git-cms@localhost', GIT_COMMITTER_NAME: 'git-cms', GIT_COMMITTER_EMAIL: 'git-cms@localhost' }
+
+/** A document the owner can write out and merge another instance's version into. */
+export interface SharedDocument {
+  /** Its name under `refs/cms/` (and the file name in the commit, with `.json`). */
+  name: string
+  /** This instance's current text. */
+  text: () => string
+  /** Whether the text holds nothing worth sharing (no ref is made for it then). */
+  empty: (text: string) => boolean
+  /**
+   * Takes in another instance's text (the owner checks it and ignores what it refuses).
+   * @param text the remote's text
+   */
+  merge: (text: string) => Promise<unknown>
+}
+
+/**
+ * Merges the remote's version of the document into this instance's and records the result on the
+ * local ref (with compare-and-swap; a ref moved meanwhile is left for the next sync).
+ * @param ctx the remote context
+ * @param doc the document
+ * @returns true when the local ref changed
+ */
+export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument): Promise<boolean> {
+  const ref = `refs/cms/${doc.name}`
+  const file = `${doc.name}.json`
+  const ours = await resolveCommit(ctx.git, ref)
+  const theirs = await resolveCommit(ctx.git, `${ctx.cmsTracking}${doc.name}`)
+  const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.git, theirs, ours))
+  if (theirsNew) {
+    const text = await ctx.git.run(['cat-file', 'blob', `${theirs}:${file}`]).catch(() => null)
+    if (text !== null) await doc.merge(text)
+  }
+  const text = doc.text()
+  const current = ours === null ? null : await ctx.git.run(['cat-file', 'blob', `${ours}:${file}`]).catch(() => null)
+  if (!theirsNew && current === text) return false
+  // Nothing to share yet, and nothing to take in: no ref.
+  if (ours === null && theirs === null && doc.empty(text)) return false
+  const blob = (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
+  const tree = (await ctx.git.run(['mktree'], { input: `100644 blob ${blob}\t${file}\n` })).trim()
+  const parents = [ours, theirsNew ? theirs : null].filter((p): p is string => p !== null).flatMap(p => ['-p', p])
+  const commit = (await ctx.git.run(['commit-tree', tree, ...parents, '-m', `cms: ${doc.name}`], { env: COMMITTER })).trim()
+  try {
+    await ctx.git.run(['update-ref', ref, commit, ours ?? ZERO])
+  } catch (err) {
+    ctx.log.info({ ref, err: (err as Error).message }, 'a shared refs/cms document moved meanwhile; the next sync merges it')
+    return false
+  }
+  return true
+}
