@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { spawn } from 'node:child_process'
+import net, { type AddressInfo } from 'node:net'
 import { git, TEST_PASSWORD, TEST_SECRET } from './site.js'
 import { BIN } from './spawn-server.js'
 
@@ -100,4 +101,27 @@ export async function spawnServe (t: { teardown: (fn: () => unknown) => void }, 
     child.once('exit', code => { reject(new Error(`exited ${code}: ${err}`)) })
   })
   return { url, stdout: () => out }
+}
+
+/**
+ * Starts `hugo server` on a free port and resolves once it says it serves (killed at teardown).
+ * @param t the tap test
+ * @param repoDir the site
+ * @param args further flags (`--disableLiveReload`)
+ * @returns its origin
+ */
+export async function startHugoServer (t: { teardown: (fn: () => unknown) => void }, repoDir: string, args: string[] = []): Promise<string> {
+  const probe = net.createServer()
+  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise(resolve => probe.close(resolve))
+  const child = spawn(HUGO, ['server', '--source', repoDir, '--bind', '127.0.0.1', '--port', String(port), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill('SIGKILL') })
+  let out = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('Web Server is available')) resolve() })
+    child.stderr.on('data', (c: Buffer) => { out += c.toString() })
+    child.once('exit', code => { reject(new Error(`hugo server exited ${code}: ${out}`)) })
+  })
+  return `http://127.0.0.1:${port}`
 }

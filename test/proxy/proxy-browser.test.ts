@@ -4,38 +4,17 @@
  * nothing but bootstrap.js; after signing in on the same origin, the post's body element is marked
  * and its paragraph takes typed text, which a publish writes into the Markdown file.
  */
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createServer } from 'node:http'
-import { spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
-import net, { type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import type { Request } from 'playwright-core'
 import { openCms } from '../../lib/cms.js'
 import { siteMiddleware } from '../../lib/http/site-proxy.js'
 import { silentLogger, TEST_PASSWORD, TEST_SECRET } from '../helpers/site.js'
 import { ensureBrowserBundle, hasChromium, launchBrowser } from '../helpers/browser.js'
-import { buildProxySite, hasHugo, HUGO } from '../helpers/proxy-site.js'
-
-async function freePort (): Promise<number> {
-  const probe = net.createServer()
-  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as AddressInfo
-  await new Promise(resolve => probe.close(resolve))
-  return port
-}
-
-async function startHugo (t: Test, repoDir: string): Promise<string> {
-  const port = await freePort()
-  const child = spawn(HUGO, ['server', '--source', repoDir, '--bind', '127.0.0.1', '--port', String(port), '--disableLiveReload'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => { child.kill('SIGKILL') })
-  let out = ''
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('Web Server is available')) resolve() })
-    child.once('exit', code => { reject(new Error(`hugo server exited ${code}: ${out}`)) })
-  })
-  return `http://127.0.0.1:${port}`
-}
+import { buildProxySite, hasHugo, startHugoServer } from '../helpers/proxy-site.js'
 
 if (!hasChromium() || !hasHugo()) {
   t.plan(0, 'Chromium or Debian hugo is not installed')
@@ -45,7 +24,7 @@ if (!hasChromium() || !hasHugo()) {
 
   t.test('sign in on the proxied origin, then type into a block of the hugo page', async t => {
     const site = await buildProxySite(t)
-    const hugo = await startHugo(t, site.repoDir)
+    const hugo = await startHugoServer(t, site.repoDir, ['--disableLiveReload'])
     const { cms, services } = await openCms({ repoDir: site.repoDir, env: { CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET }, logger: silentLogger() })
     cms.app.use(siteMiddleware(services, { proxy: new URL(hugo) }))
     const server = createServer(cms.app.callback())

@@ -5,9 +5,7 @@
  */
 import t, { type Test } from 'tap'
 import http, { createServer, type Server } from 'node:http'
-import net from 'node:net'
 import { gzipSync } from 'node:zlib'
-import { spawn } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -15,29 +13,7 @@ import { openCms } from '../../lib/cms.js'
 import { siteMiddleware } from '../../lib/http/site-proxy.js'
 import { silentLogger, TEST_PASSWORD, TEST_SECRET, makeSite } from '../helpers/site.js'
 import { loginAt } from '../helpers/spawn-server.js'
-import { buildProxySite, hasHugo, HUGO, spawnServe, TAG, withoutTag } from '../helpers/proxy-site.js'
-
-async function freePort (): Promise<number> {
-  const probe = net.createServer()
-  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as AddressInfo
-  await new Promise(resolve => probe.close(resolve))
-  return port
-}
-
-/** Starts `hugo server` on the fixture and resolves once it says it serves. */
-async function startHugo (t: Test, repoDir: string): Promise<string> {
-  const port = await freePort()
-  const child = spawn(HUGO, ['server', '--source', repoDir, '--bind', '127.0.0.1', '--port', String(port), '--appendPort=true'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => { child.kill('SIGKILL') })
-  let out = ''
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('Web Server is available')) resolve() })
-    child.stderr.on('data', (c: Buffer) => { out += c.toString() })
-    child.once('exit', code => { reject(new Error(`hugo server exited ${code}: ${out}`)) })
-  })
-  return `http://127.0.0.1:${port}`
-}
+import { buildProxySite, hasHugo, startHugoServer, spawnServe, TAG, withoutTag } from '../helpers/proxy-site.js'
 
 async function listen (t: Test, server: Server): Promise<string> {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -55,7 +31,7 @@ if (!hasHugo()) {
       await mkdir(path.dirname(path.join(site.repoDir, own)), { recursive: true })
       await writeFile(path.join(site.repoDir, own), 'SHADOW')
     }
-    const hugo = await startHugo(t, site.repoDir)
+    const hugo = await startHugoServer(t, site.repoDir)
     const server = await spawnServe(t, ['--repo', site.repoDir, '--proxy', hugo])
     const cookie = await loginAt(server.url)
 
