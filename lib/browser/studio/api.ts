@@ -21,7 +21,7 @@ export class ApiError extends Error {
 /** A validation issue as the API reports it. */
 export interface Issue { path: string, code: string, message: string }
 /** One entry of a list. */
-export interface Entry { id: string, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
+export interface Entry { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
 /** With `q`: an excerpt of the field where an entry matched, `marks` the query words' [start, end) in it. */
 export interface Snippet { field: string, text: string, marks: Array<[number, number]> }
 /** One collection's hits of GET /search. */
@@ -102,7 +102,7 @@ export class Api {
    * @param opts page, pageSize, q, id, sort, order, draft
    * @returns entries and pagination
    */
-  async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string, sort?: string, order?: string, draft?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
+  async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string, sort?: string, order?: string, draft?: string, locale?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
     const qs = new URLSearchParams({ collection })
     for (const [k, v] of Object.entries(opts)) if (v !== undefined && v !== '') qs.set(k, String(v))
     return await this.call('GET', `/entries?${qs.toString()}`)

@@ -6,6 +6,7 @@ import { entryTitle, focusSoon, type Navigate, type StudioCollection, type Studi
 import { DraftFilterControl, EntryCells, SortHeader, listColumns, type DraftFilter, type ListSort } from './list-columns.js'
 import { SearchSnippet } from './search-snippet.js'
 import { NewEntry } from './new-entry.js'
+import { LocaleBadge, LocaleFilter, useLocales } from './languages.js'
 
 const PAGE_SIZE = 24
 
@@ -20,6 +21,8 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [sort, setSort] = useState<ListSort | null>(null)
   const [draft, setDraft] = useState<DraftFilter>('all')
   const [schema, setSchema] = useState<JsonSchema | null>(null)
+  const [locale, setLocale] = useState('')
+  const locales = useLocales(api, collection.name)
   useEffect(() => { api.schema(collection.name).then(r => setSchema(r.schema), () => {}) }, [])
   const columns = listColumns(collection.listFields ?? null, schema)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
@@ -27,11 +30,11 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   useEffect(() => {
     // Debounced so typing a word sends one request, not one per key.
     const timer = setTimeout(() => {
-      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft }).then(r => { setList(r); setError('') },
+      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { setList(r); setError('') },
         (err: Error) => setError(`Could not load the entries: ${err.message}`))
     }, q === '' ? 0 : 200)
     return () => clearTimeout(timer)
-  }, [q, page, tick, sort, draft])
+  }, [q, page, tick, sort, draft, locale])
 
   const remove = async (entry: Entry): Promise<void> => {
     if (!confirm(`Delete “${entryTitle(entry.id, entry.data)}”? Its history is kept.`)) return
@@ -79,6 +82,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
         <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
+        {locales !== null && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null
@@ -93,6 +97,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                 <li key={entry.id}>
                   <span class="title-cell">
                   <a href={`${base}/${encodeURIComponent(entry.id)}`}>{entryTitle(entry.id, entry.data)}</a>
+                  <LocaleBadge locale={entry.locale} />
                   {entry.draft === true && <span class="badge draft">Draft</span>}
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}

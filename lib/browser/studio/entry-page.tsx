@@ -14,6 +14,7 @@ import { PublishResult } from './publish-result.js'
 import { ConflictPanel } from './conflict-panel.js'
 import { HistoryPanel } from './history-panel.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { TranslationSource, TranslationsPanel } from './languages.js'
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
 
@@ -33,7 +34,7 @@ function show (v: unknown): string {
 }
 
 /** @param props the entry to edit @returns the entry page */
-export function EntryPage ({ api, config, collection, id }: Props): JSX.Element {
+export function EntryPage ({ api, config, collection, id, navigate }: Props): JSX.Element {
   // Uploads from this entry's fields go where its collection keeps files (beside a page bundle).
   const entryApi = useMemo(() => api.forEntry(collection.name, id), [api, collection.name, id])
   const [entry, setEntry] = useState<Entry | null>(null)
@@ -229,6 +230,8 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
       {crumbs}
       <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}</h1>
       <p class="muted">{drafting ? 'Your draft' : 'Published on the site'} · revision {entry.revision}</p>
+      <TranslationsPanel api={api} collection={collection.name} entry={entry} navigate={navigate}
+        entryUrl={other => `${config.mountPath}/cms/${encodeURIComponent(collection.name)}/${encodeURIComponent(other)}`} />
       <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>
       {offer !== null && (
         <section class="unsaved" aria-labelledby="unsaved-heading">
@@ -250,6 +253,7 @@ export function EntryPage ({ api, config, collection, id }: Props): JSX.Element 
         </section>
       )}
       <div class="layout">
+        <TranslationSource api={api} collection={collection.name} id={id} />
         <form class="editor" onSubmit={e => { e.preventDefault(); void save(conflict?.revision ?? entry.revision) }}>
           <div class="action-bar" role="group" aria-label="Save and publish">
             <button type="submit" disabled={busy} aria-describedby="save-mode">Save</button>

@@ -1,0 +1,141 @@
+/**
+ * The Studio's languages (CONTRACT section 15): an entry's locale in lists, a filter by locale, and
+ * on an entry its translations, the missing ones each with "Translate to <locale>", which creates
+ * the translation at the id the collection's layout gives it, pre-filled from the source.
+ */
+import type { JSX } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import type { Api } from './api.js'
+
+/** A collection's languages as `GET /schema` gives them. */
+export interface LocaleInfo {
+  locales: string[]
+  layout: 'folder' | 'suffix' | 'dirs'
+  rootLocale: string | null
+  /** folder, dirs: each locale's id prefix ('' for the root locale). */
+  prefixes: Record<string, string>
+}
+
+/**
+ * The id a translation key has in a locale (the server's lib/content/i18n-layout.ts idForLocale).
+ * @param info the collection's languages
+ * @param key the translation key
+ * @param locale a locale
+ * @returns the id
+ */
+export function translationId (info: LocaleInfo, key: string, locale: string): string {
+  const first = info.locales[0] ?? ''
+  if (info.layout === 'suffix') return locale === first ? key : `${key}.${locale}`
+  const prefix = info.prefixes[locale]
+  if (prefix === undefined) {
+    const base = info.prefixes[first] ?? ''
+    return `${base === '' ? '' : base + '/'}${key}.${locale}`
+  }
+  return prefix === '' ? key : `${prefix}/${key}`
+}
+
+/**
+ * The collection's languages, or null for a collection of one language.
+ * @param api the API client
+ * @param collection the collection's name
+ * @returns the languages once loaded
+ */
+export function useLocales (api: Api, collection: string): LocaleInfo | null {
+  const [info, setInfo] = useState<LocaleInfo | null>(null)
+  useEffect(() => {
+    api.schema(collection).then(r => setInfo((r as { i18n?: LocaleInfo }).i18n ?? null), () => {})
+  }, [collection])
+  return info
+}
+
+/** @param props the languages, the chosen locale ('' for all) and its setter @returns the locale filter */
+export function LocaleFilter ({ info, value, onChange }: { info: LocaleInfo, value: string, onChange: (locale: string) => void }): JSX.Element {
+  return (
+    <label class="locale-filter">Language{' '}
+      <select value={value} onChange={e => onChange((e.currentTarget as HTMLSelectElement).value)}>
+        <option value="">All languages</option>
+        {info.locales.map(l => <option key={l} value={l}>{l}</option>)}
+      </select>
+    </label>
+  )
+}
+
+/** @param props the entry's locale @returns its badge */
+export function LocaleBadge ({ locale }: { locale?: string }): JSX.Element | null {
+  return locale === undefined ? null : <span class="badge locale" title={`Language: ${locale}`}>{locale}</span>
+}
+
+/**
+ * An entry's translations: links to those that exist, and for each missing one a "Translate to"
+ * button that creates it from the source's data and opens it.
+ * @param props api, collection, the entry (id, locale, translationKey, translations, data), where entries open
+ * @returns the panel (nothing for a collection of one language)
+ */
+export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate }: {
+  api: Api
+  collection: string
+  entry: { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, data?: Record<string, unknown> }
+  entryUrl: (id: string) => string
+  navigate: (url: string) => void
+}): JSX.Element | null {
+  const info = useLocales(api, collection)
+  const [error, setError] = useState('')
+  if (info === null || entry.translationKey === undefined) return null
+  const key = entry.translationKey
+  const existing = entry.translations ?? {}
+  const translate = async (locale: string): Promise<void> => {
+    const id = translationId(info, key, locale)
+    try {
+      await api.mutate({ type: 'put_entry', collection, id, data: { ...(entry.data ?? {}) } })
+      // The new entry opens with its source beside it (kept for this tab only).
+      sessionStorage.setItem(sourceKey(collection, id), entry.id)
+      navigate(entryUrl(id))
+    } catch (err) { setError(`Could not create the ${locale} translation: ${(err as Error).message}`) }
+  }
+  return (
+    <aside class="translations" aria-label="Translations">
+      <h2>Translations</h2>
+      <ul>
+        {info.locales.map(locale => {
+          const id = existing[locale]
+          if (locale === entry.locale) return <li key={locale}><LocaleBadge locale={locale} /> this entry</li>
+          if (id !== undefined) return <li key={locale}><LocaleBadge locale={locale} /> <a href={entryUrl(id)}>{id}</a></li>
+          return (
+            <li key={locale}><LocaleBadge locale={locale} /> <span class="badge bad">Missing</span>{' '}
+              <button type="button" class="secondary" onClick={() => { void translate(locale) }}>Translate to {locale}</button>
+            </li>
+          )
+        })}
+      </ul>
+      {error !== '' && <p class="error" role="alert">{error}</p>}
+    </aside>
+  )
+}
+
+function sourceKey (collection: string, id: string): string {
+  return `git-cms-translation-source:${collection}/${id}`
+}
+
+/**
+ * The source of a translation, shown beside its form (read-only), when the entry was opened from
+ * "Translate to" in this tab.
+ * @param props api, collection, the translation's id
+ * @returns the source's fields, or nothing
+ */
+export function TranslationSource ({ api, collection, id }: { api: Api, collection: string, id: string }): JSX.Element | null {
+  const sourceId = sessionStorage.getItem(sourceKey(collection, id))
+  const [data, setData] = useState<Record<string, unknown> | null>(null)
+  useEffect(() => {
+    if (sourceId === null) return
+    api.entries(collection, { id: sourceId }).then(r => setData(r.entries[0]?.data ?? null), () => {})
+  }, [sourceId])
+  if (sourceId === null || data === null) return null
+  return (
+    <aside class="translation-source" aria-label={`Source: ${sourceId}`}>
+      <h2>Source ({sourceId})</h2>
+      <dl>
+        {Object.entries(data).map(([k, v]) => [<dt key={`k-${k}`}>{k}</dt>, <dd key={`v-${k}`}>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>])}
+      </dl>
+    </aside>
+  )
+}

@@ -1,0 +1,72 @@
+/**
+ * The Studio's languages in a real browser, on a Starlight-shaped docs collection (root locale
+ * English, French in its folder): filter the list by locale, see a missing translation on the
+ * source entry, "Translate to fr" opens the new entry pre-filled with its source beside it, save,
+ * publish, and the new file is at the layout's path with the bytes expected.
+ */
+import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { startServer, TEST_PASSWORD } from '../helpers/site.js'
+import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
+
+const CONFIG = {
+  permissions: { editor: ['*' as const] },
+  collections: {
+    docs: { folder: 'src/content/docs', format: 'md' as const, nested: true, label: 'Docs', i18n: { locales: ['en', 'fr'], layout: 'folder' as const, rootLocale: 'en' } }
+  }
+}
+const FILES = {
+  'src/content/docs/index.md': '---\ntitle: Welcome\n---\nHello.\n',
+  'src/content/docs/fr/index.md': '---\ntitle: Bienvenue\n---\nBonjour.\n',
+  'src/content/docs/guides/example.md': '---\ntitle: Example Guide\ndescription: A guide.\n---\nGuides lead a user.\n'
+}
+
+if (!hasChromium()) {
+  t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
+} else {
+  ensureBrowserBundle('studio')
+
+  t.test('filter by locale, translate side by side, save, publish', async t => {
+    const s = await startServer(t, { files: FILES, config: CONFIG })
+    const browser = await launchBrowser(t)
+    const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage()
+    page.on('pageerror', err => { t.fail(`page error: ${err.message}`) })
+    await page.goto(`${s.url}/admin`)
+    await page.getByLabel('Password').fill(TEST_PASSWORD)
+    await page.getByLabel('Password').press('Enter')
+    await page.getByRole('heading', { name: 'Collections' }).waitFor()
+
+    await page.goto(`${s.url}/admin/cms/docs`)
+    await page.locator('.entries li').first().waitFor()
+    t.equal(await page.locator('.entries li').count(), 3, 'all languages listed')
+    t.same((await page.locator('.entries .badge.locale').allTextContents()).sort(), ['en', 'en', 'fr'], 'each entry shows its locale')
+    await page.getByLabel('Language').selectOption('fr')
+    await page.waitForFunction(() => document.querySelectorAll('.entries li').length === 1)
+    t.same(await page.locator('.entries .title-cell a').allTextContents(), ['Bienvenue'], 'the French entries only')
+
+    await page.goto(`${s.url}/admin/cms/docs/${encodeURIComponent('guides/example')}`)
+    const panel = page.getByRole('complementary', { name: 'Translations' })
+    await panel.waitFor()
+    t.ok(await panel.getByText('Missing').isVisible(), 'the missing French translation is shown')
+    await panel.getByRole('button', { name: 'Translate to fr' }).click()
+    await page.waitForURL(/fr%2Fguides%2Fexample$/)
+    const source = page.getByRole('complementary', { name: 'Source: guides/example' })
+    await source.waitFor()
+    t.ok(await source.getByText('A guide.').isVisible(), 'the source beside the form')
+    const title = page.getByLabel('Title', { exact: false }).first()
+    t.equal(await title.inputValue(), 'Example Guide', 'pre-filled from the source')
+    await title.fill('Exemple de guide')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByText('Saved.').waitFor()
+    await page.getByRole('button', { name: 'Publish' }).click()
+    const file = path.join(s.repoDir, 'src/content/docs/fr/guides/example.md')
+    let text = ''
+    for (let i = 0; i < 200 && text === ''; i++) {
+      text = await readFile(file, 'utf8').catch(() => '')
+      if (text === '') await page.waitForTimeout(50)
+    }
+    t.equal(text, '---\ntitle: Exemple de guide\ndescription: A guide.\n---\nGuides lead a user.\n', 'the new file at the layout\'s path, with these bytes')
+    t.comment(`figure: translated side by side and published to src/content/docs/fr/guides/example.md (${Buffer.byteLength(text)} bytes)`)
+  })
+}
