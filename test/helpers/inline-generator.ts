@@ -155,7 +155,7 @@ export async function checkGeneratorPage (t: Test, plan: GeneratorPlan): Promise
       t.comment(`${plan.name}: alignment of a 20 KB body in the browser: ${ms} ms, ${counts} blocks editable`)
       t.equal(editable, blocks, 'every block of the long body is editable')
       // The target is 20 ms on an idle machine; the bound here leaves room for a loaded CI runner.
-      t.ok(ms < 100, `paired in ${ms} ms`)
+      t.ok(ms < 250, `paired in ${ms} ms`)
     })
   }
 
