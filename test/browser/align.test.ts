@@ -63,13 +63,15 @@ t.test('a 20 KB body pairs in well under 20 ms', async t => {
   }
   alignBlocks(page, source)
   const runs: number[] = []
+  // CPU time, not wall time: other processes on a busy machine do not count against the budget.
   for (let r = 0; r < 5; r++) {
-    const began = performance.now()
+    const began = process.cpuUsage()
     const pairs = alignBlocks(page, source)
-    runs.push(performance.now() - began)
+    const used = process.cpuUsage(began)
+    runs.push((used.user + used.system) / 1000)
     if (r === 0) t.equal(pairs.filter(p => p !== null).length, source.length, 'every source block paired')
   }
   const median = runs.sort((a, b) => a - b)[2]!
-  t.comment(`alignment of a ${(size / 1000).toFixed(0)} KB body (${source.length} blocks): median ${median.toFixed(2)} ms`)
+  t.comment(`alignment of a ${(size / 1000).toFixed(0)} KB body (${source.length} blocks): median ${median.toFixed(2)} ms of CPU`)
   t.ok(median < 20, `median ${median.toFixed(2)} ms`)
 })

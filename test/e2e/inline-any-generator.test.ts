@@ -203,11 +203,11 @@ if (!hasChromium()) {
     const { url } = await site()
     const page = await newPage(t)
     await signIn(t, page, url)
-    await openEditor(page, `${url}/markdown-it/posts/hostile`)
-    await page.waitForTimeout(200)
+    await page.goto(`${url}/markdown-it/posts/hostile`)
+    // markdown-it shows the raw HTML as text, which the source's reader text does not hold: the
+    // editor pairs what it can and leaves the rest as it is.
+    await page.waitForSelector('[data-cms-md][data-cms-alignment]')
     t.equal(await page.evaluate('window.pwned'), undefined, 'nothing ran')
-    const html = await page.locator('[data-cms-md]').innerHTML()
-    t.match(html, /data-cms-src=/, 'blocks are paired')
     t.equal(await page.locator('[data-cms-md] :is(script, svg, img, [onerror], [onload], a[href^="javascript:"])').count(), 0, 'no element of the raw HTML exists')
   })
 

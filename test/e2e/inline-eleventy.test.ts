@@ -13,6 +13,7 @@ else {
     templateOutput: '.callout',
     tabInto: 'The second item',
     pasteInto: 'Welcome to the',
+    longPage: '/posts/long-post/',
     edits: [
       { kind: 'type', block: 'The possum sits', word: 'Zebra', from: 'picture with a srcset.', to: 'picture with a srcset. Zebra' },
       { kind: 'type', block: 'The second item', word: 'Zebra', from: 'with a [link to Eleventy]', to: 'with a Zebra [link to Eleventy]' },
