@@ -1,7 +1,7 @@
 /**
  * The git plumbing of one repository, owned by one instance (createCms) and closed with it: object
  * and ref reads through a long-lived `git cat-file --batch`, compare-and-swap ref updates through a
- * long-lived `git update-ref --stdin`, new objects through isomorphic-git (new-objects.ts).
+ * long-lived `git update-ref --stdin`, new objects with plain fs (new-objects.ts).
  */
 import { CatFile } from './cat-file.js'
 import { NewObjects } from './new-objects.js'
