@@ -57,7 +57,11 @@ if (!hasChromium()) {
 
     // A new entry in a subfolder, from the collection page.
     await page.goto(`${s.url}/admin/cms/blog`)
-    await page.getByLabel('New entry id').fill('2024/first of the year')
+    await page.getByRole('button', { name: /^New / }).click()
+    const title = page.locator('#new-entry').getByLabel('Title')
+    await page.getByLabel('Id (file name)').waitFor()
+    if (await title.count() > 0) await title.fill('First of the year')
+    await page.getByLabel('Id (file name)').fill('2024/first of the year')
     await page.getByRole('button', { name: 'Create' }).click()
     await page.getByRole('button', { name: 'Save' }).waitFor()
     t.equal(new URL(page.url()).pathname, `/admin/cms/blog/${encodeURIComponent('2024/first of the year')}`)
@@ -65,9 +69,12 @@ if (!hasChromium()) {
 
     // An id that escapes is refused in the browser and creates nothing.
     await page.getByRole('link', { name: 'Blog' }).click()
-    await page.getByLabel('New entry id').fill('../outside')
+    await page.getByRole('button', { name: /^New / }).click()
+    await page.getByLabel('Id (file name)').waitFor()
+    if (await title.count() > 0) await title.fill('Outside')
+    await page.getByLabel('Id (file name)').fill('../outside')
     await page.getByRole('button', { name: 'Create' }).click()
-    await page.getByRole('alert').waitFor()
+    await page.locator('#new-entry [role=alert]').first().waitFor()
     t.notOk(await stat(path.join(repo, 'src/content/outside.md')).then(() => true, () => false))
   })
 }

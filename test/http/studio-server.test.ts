@@ -144,7 +144,7 @@ t.test('GET /search: every collection, grouped, with snippets; bad queries are 4
   const res = await s.request(`${API}/search?q=bakery`, { headers: { cookie } })
   t.equal(res.status, 200)
   const body = await res.json()
-  t.match(body.groups.map((g: any) => g.collection), ['authors'].concat(body.groups.length > 1 ? [String] : []))
+  t.ok(body.groups.some((g: any) => g.collection === 'authors'), 'authors matched')
   t.ok(body.groups.some((g: any) => g.collection === 'posts'), 'posts matched too')
   const authors = body.groups.find((g: any) => g.collection === 'authors')
   t.match(authors, { total: 1, entries: [{ id: 'maria', title: 'Maria bakery fan', snippet: { text: /bakery/ } }] })

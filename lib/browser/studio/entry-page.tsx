@@ -159,6 +159,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       if (err instanceof ApiError && err.status === 409 && typeof err.body.currentRevision === 'number') {
         const revision = err.body.currentRevision
         setConflict({ revision, theirs: null })
+        void loadHistory()
         focusSoon('#conflict')
         api.entries(collection.name, { id }).then(r => setConflict({ revision, theirs: r.entries.find(x => x.id === id) ?? null }), () => {})
       } else if (err instanceof ApiError && Array.isArray(err.body.issues)) {

@@ -182,7 +182,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
           <button key={t.name} type="button" class="secondary" aria-label={t.name} title={t.name}
             onMouseDown={e => e.preventDefault()} onClick={() => { if (view.current !== null) t.run(view.current) }}>{t.text}</button>
         ))}
-        <button type="button" class="secondary" aria-label="Image" title="Image: upload and insert" onClick={() => fileInput.current?.click()}>Img</button>
+        <button type="button" class="secondary" aria-label="Image" title="Image: upload and insert" onClick={() => fileInput.current?.click()}>Image</button>
         <input ref={fileInput} type="file" accept="image/*" hidden aria-label="Image file"
           onChange={e => { const input = e.currentTarget as HTMLInputElement; uploadAll(input.files); input.value = '' }} />
         <button type="button" class="secondary" aria-label="Choose image from library" title="Choose an image from the media library and insert it"
@@ -203,7 +203,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
       <div class="md-panes">
         <div class="md-source" ref={host} />
         {!mdx && (
-          <section class="md-preview" aria-label={`${label} preview`}>
+          <section class="md-preview" aria-label={`${label} preview`} tabIndex={0}>
             {/* The server sanitized this HTML with renderMarkdown's allowlist. */}
             <div class="md-preview-body" dangerouslySetInnerHTML={{ __html: html }} />
           </section>

@@ -221,7 +221,7 @@ function ImageField (props: FieldProps & { label: string }): JSX.Element {
       <input id={id} type="text" value={url} onInput={e => onChange((e.currentTarget as HTMLInputElement).value)} />
       <label for={id + '-file'} class="sub">Upload {label}</label>
       <input id={id + '-file'} type="file" accept="image/*" onChange={e => { void upload(e) }} />
-      <button type="button" class="secondary choose-media" aria-label={`Choose ${label} from the media library`} onClick={() => setPicking(true)}>Choose from library</button>
+      <button type="button" class="secondary choose-media" onClick={() => setPicking(true)}>Choose {label} from the media library</button>
       <p id={id + '-status'} class="status" role="status" />
       {picking && (
         <MediaPicker api={api} purpose={label} onClose={() => setPicking(false)} onPick={(file, picked) => {

@@ -20,7 +20,7 @@ export function SearchEverywhere ({ api, config }: { api: Api, config: StudioCon
   }, [q])
   const total = groups?.reduce((n, g) => n + g.total, 0) ?? 0
   return (
-    <section class="search-all" aria-labelledby="search-all-label">
+    <section class="search-all" aria-label="Search every collection">
       <label id="search-all-label" for="search-all">Search everything</label>
       <input id="search-all" type="search" value={q} placeholder="Every collection: titles, text and bodies" aria-describedby="search-all-status"
         onInput={e => setQ((e.currentTarget as HTMLInputElement).value)} />
