@@ -50,9 +50,9 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
   // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
   const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
-  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, (body, checked, current) => {
+  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, (body, checked, current, mdx) => {
     try {
-      return applyBlockEdit({ body, src: checked, html: cmd.html })
+      return applyBlockEdit({ body, src: checked, html: cmd.html, mdx })
     } catch (err) {
       if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
       if (err instanceof UneditableBlockError) throw new BadRequestError(err.message, { src: cmd.src })

@@ -62,7 +62,7 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
   if (typeof field !== 'string' || field.length > MAX_FIELD_LENGTH) throw new BadRequestError('Invalid field path', { field: 'field' })
   parseFieldPath(field)
   const def = await requireCollection(ctx, collection)
-  if (def.format !== 'md' || field !== MARKDOWN_FIELD) {
+  if ((def.format !== 'md' && def.format !== 'mdx') || field !== MARKDOWN_FIELD) {
     throw new BadRequestError('Only the body of a Markdown entry can be rendered', { field: 'field', collection, value: field })
   }
   const { body, revision } = await editorBody(ctx, collection, id)
@@ -71,7 +71,7 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
   let html = cache?.get(key)
   if (html === undefined) {
     // In the instance's worker thread, within its time limit (a long or hostile body is a 422).
-    html = await ctx.services.markdown.render(body, { collection, id, blockPath: field })
+    html = await ctx.services.markdown.render(body, { collection, id, blockPath: field, mdx: def.format === 'mdx' })
     cache?.set(key, html)
   }
   return { html, revision }

@@ -208,3 +208,22 @@ t.test('MDX: Markdown blocks are editable, ESM and JSX never', async t => {
   t.equal(typed.status, 200, 'braces and tags typed into MDX prose')
   t.match(await draftBody('intro', 'pages'), /\n## A \\\{heading\\\} \\<b\\>\n/)
 })
+
+t.test('MDX: /render answers the Markdown blocks with hints; ESM and expressions render nothing', async t => {
+  t.teardown(reset)
+  const res = await get('/render?collection=pages&id=intro&field=body')
+  t.equal(res.status, 200)
+  const { html } = await res.json() as { html: string }
+  t.notMatch(html, /import|export|meta\.a/, 'no ESM or expression source')
+  t.match(html, /<p data-cms-src="[^"]+">Some <em>MDX<\/em> prose with  inside\.<\/p>/)
+  t.match(html, /<div>\s*<p>Tab text<\/p>\s*<\/div>/, 'JSX children shown, without a hint')
+  const hints = [...html.matchAll(/data-cms-src="([^"]+)"/g)].map(m => m[1])
+  const { blocks: list } = await blocks('collection=pages&id=intro')
+  t.same(hints, list.filter(b => b.editable).map(b => b.src), 'the same blocks as /blocks lists editable')
+  const saved = await mutate({ type: 'md_block', collection: 'pages', id: 'intro', blockPath: 'body', src: hints[0], html: 'Some <em>MDX</em> prose with  inside, edited.' })
+  t.equal(saved.status, 400, 'md_block never drops an MDX expression it cannot see')
+  t.equal(await draftBody('intro', 'pages'), MDX, 'nothing saved')
+  const heading = await mutate({ type: 'md_block', collection: 'pages', id: 'intro', blockPath: 'body', src: hints[1], html: 'A heading, edited' })
+  t.equal(heading.status, 200, 'md_block edits an MDX heading')
+  t.equal(await draftBody('intro', 'pages'), MDX.replace('## A heading', '## A heading, edited'))
+})

@@ -7,7 +7,8 @@ import { toHtml } from 'hast-util-to-html'
 import remarkRehype from 'remark-rehype'
 import { visit } from 'unist-util-visit'
 import type { Root as HastRoot, Element } from 'hast'
-import type { Root, RootContent, Heading } from 'mdast'
+import type { Root, RootContent, Heading, PhrasingContent } from 'mdast'
+import type {} from 'mdast-util-mdx'
 import { parseSourceHint, sourceHash, type SourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
@@ -31,8 +32,8 @@ export class SourceMismatchError extends Error {
 
 /** The block has no inline content to edit (code, table, thematic break) and the edit changes it. */
 export class UneditableBlockError extends Error {
-  constructor (kind: string) {
-    super(`A ${kind} block cannot be edited in place`)
+  constructor (kind: string, message = `A ${kind} block cannot be edited in place`) {
+    super(message)
     this.name = 'UneditableBlockError'
   }
 }
@@ -52,11 +53,12 @@ export interface BlockEditResult {
  * @param opts.body the current body (the editor's draft body when there is one)
  * @param opts.src the block's `data-cms-src`
  * @param opts.html the block's edited innerHTML
+ * @param opts.mdx the body is MDX (its ESM and JSX are never blocks)
  * @returns the new body and the block's new range
  */
-export function applyBlockEdit (opts: { body: string, src: string, html: string }): BlockEditResult {
+export function applyBlockEdit (opts: { body: string, src: string, html: string, mdx?: boolean }): BlockEditResult {
   const { body } = opts
-  const parse = bodyParser()
+  const parse = bodyParser({ mdx: opts.mdx === true })
   const tree = parse(body)
   const block = findBlock(body, opts.src, tree)
   const document = treeContext(tree, body)
@@ -104,7 +106,21 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string 
   }
   const next = body.slice(0, from) + lead + text + body.slice(to)
   const end = block.end + (next.length - body.length)
+  // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
+  if (!keepsMdx(host.children, body, next.slice(block.start, end))) throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   return { body: next, start: block.start, end, changed: next !== body }
+}
+
+/** Whether the new block text still holds the source of each MDX expression and JSX node, in order. */
+function keepsMdx (children: PhrasingContent[], body: string, text: string): boolean {
+  let at = 0
+  for (const node of children) {
+    if (node.type !== 'mdxTextExpression' && node.type !== 'mdxJsxTextElement') continue
+    const found = text.indexOf(body.slice(node.position?.start.offset ?? 0, node.position?.end.offset ?? 0), at)
+    if (found < 0) return false
+    at = found + 1
+  }
+  return true
 }
 
 /** The editable block a hint names, or SourceMismatchError. */

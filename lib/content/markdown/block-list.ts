@@ -41,11 +41,17 @@ const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
  * Lists the blocks of a parsed body.
  * @param tree the body's tree (positions required)
  * @param body the body
+ * @param at only the block starting at this offset (an edit looks up one block; text and hash are
+ * computed for the blocks listed only)
  * @returns the blocks, in document order
  */
-export function listBlocks (tree: Root, body: string): ListedBlock[] {
+export function listBlocks (tree: Root, body: string, at?: number): ListedBlock[] {
   const out: ListedBlock[] = []
-  for (const child of tree.children) visitBlock(child, body, out)
+  for (const child of tree.children) {
+    const start = child.position?.start.offset ?? 0
+    const end = child.position?.end.offset ?? 0
+    if (at === undefined || (start <= at && at < end)) visitBlock(child, body, out, at)
+  }
   return out
 }
 
@@ -59,20 +65,20 @@ export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
   return listBlocks(tree, body).map(({ src, kind, depth, text, editable }) => ({ src, kind, ...(depth !== undefined ? { depth } : {}), text, editable }))
 }
 
-function visitBlock (node: RootContent, body: string, out: ListedBlock[]): void {
+function visitBlock (node: RootContent, body: string, out: ListedBlock[], at: number | undefined): void {
   if (node.type === 'yaml') return
   if (node.type === 'list') {
-    for (const item of node.children) visitBlock(item, body, out)
+    for (const item of node.children) visitBlock(item, body, out, at)
     return
   }
   if (node.type === 'listItem' || node.type === 'blockquote') {
     const children = node.children
     const single = children.length === 0 || (children.length === 1 && children[0]?.type === 'paragraph')
-    if (single) { push(node, node.type, body, out); return }
-    for (const child of children) visitBlock(child, body, out)
+    if (single) { push(node, node.type, body, out, at); return }
+    for (const child of children) visitBlock(child, body, out, at)
     return
   }
-  push(node, kindOf(node), body, out)
+  push(node, kindOf(node), body, out, at)
 }
 
 function kindOf (node: RootContent): BlockKind {
@@ -87,10 +93,10 @@ function kindOf (node: RootContent): BlockKind {
   }
 }
 
-function push (node: RootContent, kind: BlockKind, body: string, out: ListedBlock[]): void {
+function push (node: RootContent, kind: BlockKind, body: string, out: ListedBlock[], at: number | undefined): void {
   const start = node.position?.start.offset
   const end = node.position?.end.offset
-  if (start === undefined || end === undefined || start >= end) return
+  if (start === undefined || end === undefined || start >= end || (at !== undefined && start !== at)) return
   // A paragraph MDX or a template language reads as code (an import, a JSX tag, `{{< x >}}`).
   const code = inlineHost(node) !== null && isCode(node)
   const actual: BlockKind = code ? 'mdx' : kind

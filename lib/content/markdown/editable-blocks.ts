@@ -29,7 +29,8 @@ export interface EditableBlock {
   looseList?: boolean
 }
 
-const NOT_BLOCKS = new Set(['html', 'definition', 'footnoteDefinition', 'yaml', 'toml'])
+// MDX's ESM, expressions and JSX elements are code, never edited in place.
+const NOT_BLOCKS = new Set(['html', 'definition', 'footnoteDefinition', 'yaml', 'toml', 'mdxjsEsm', 'mdxFlowExpression', 'mdxJsxFlowElement'])
 
 /**
  * Lists the editable blocks of a tree in document order.

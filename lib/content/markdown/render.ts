@@ -10,6 +10,8 @@ import rehypeSanitize, { defaultSchema, type Options as Schema } from 'rehype-sa
 import { toHtml } from 'hast-util-to-html'
 import type { Root as HastRoot, Element } from 'hast'
 import { visit, EXIT } from 'unist-util-visit'
+import remarkMdx from 'remark-mdx'
+import type { State as MdxState } from 'mdast-util-to-hast'
 import { remarkCmsSource, rehypeCmsSource } from './cms-source-plugins.js'
 import { markdownTooDeep, plainTextTree } from './nesting-limit.js'
 
@@ -21,6 +23,20 @@ export interface RenderMarkdownOptions {
   blockPath?: string
   /** Pass raw HTML in the Markdown through unsanitized (only for fully trusted content). */
   allowDangerousHtml?: boolean
+  /**
+   * Read the body as MDX (an `.mdx` file): `import`/`export` lines and expressions render nothing,
+   * a JSX element renders its Markdown children (in a `div` or `span`, without hints: never editable).
+   */
+  mdx?: boolean
+}
+
+/** What MDX nodes render to: nothing for code, their children for JSX elements. */
+const MDX_HANDLERS = {
+  mdxjsEsm: () => undefined,
+  mdxFlowExpression: () => undefined,
+  mdxTextExpression: () => undefined,
+  mdxJsxFlowElement: (state: MdxState, node: Parameters<MdxState['all']>[0]) => ({ type: 'element' as const, tagName: 'div', properties: {}, children: state.all(node) }),
+  mdxJsxTextElement: (state: MdxState, node: Parameters<MdxState['all']>[0]) => ({ type: 'element' as const, tagName: 'span', properties: {}, children: state.all(node) })
 }
 
 /** The prefix the sanitizer puts in front of every id. */
@@ -150,10 +166,10 @@ export function sanitizeTree (tree: HastRoot): HastRoot {
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
   const processor = unified()
     .use(remarkParse)
-    .use(remarkGfm)
+    .use(opts.mdx === true ? [remarkMdx, remarkGfm] : [remarkGfm])
     .use(remarkCmsSource)
     // rehype-sanitize prefixes ids itself; remark-rehype must not do it a second time.
-    .use(remarkRehype, { allowDangerousHtml: true, ...(trusted ? {} : { clobberPrefix: '' }) })
+    .use(remarkRehype, { allowDangerousHtml: true, ...(trusted ? {} : { clobberPrefix: '' }), ...(opts.mdx === true ? { handlers: MDX_HANDLERS } : {}) })
     .use(rehypeCmsSource, { collection: opts.collection, id: opts.id, blockPath: opts.blockPath })
   return processor.runSync(processor.parse(body), body)
 }

@@ -85,7 +85,7 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
 /** The editable block a hint names (409 when it names none, 422-like when it names code). */
 export function findEditable (tree: Root, body: string, src: string): ListedBlock {
   const hint = checkedHint(body, src)
-  const block = listBlocks(tree, body).find(b => b.start === hint.start && b.end === hint.end)
+  const block = listBlocks(tree, body, hint.start).find(b => b.end === hint.end)
   if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
   if (!block.editable) throw new UneditableBlockError(block.kind)
   return block

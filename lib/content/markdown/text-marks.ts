@@ -36,7 +36,7 @@ export function applyTextMarks (input: { body: string, start: number, end: numbe
       throw new UnmappableEditError('A link needs an http, https, mailto or relative href without spaces or angle brackets')
     }
     const tree = input.parse(body)
-    const block = listBlocks(tree, body).find(b => b.start === input.start && b.end === end)
+    const block = listBlocks(tree, body, input.start).find(b => b.end === end)
     const host = block === undefined ? null : inlineHost(block.node)
     if (block === undefined || host === null) throw new UnmappableEditError('The block has no text to format')
     const chars = phrasingChars(host.children, body)
@@ -120,7 +120,7 @@ function wrap (mark: TextMark, body: string, from: number, to: number, text: str
 
 /** Whether the characters at `from` in the new block sit in the mark's kind of node. */
 function marked (body: string, start: number, end: number, parse: BodyParser, mark: TextMark, from: number): boolean {
-  const block: ListedBlock | undefined = listBlocks(parse(body), body).find(b => b.start === start && b.end === end)
+  const block: ListedBlock | undefined = listBlocks(parse(body), body, start).find(b => b.end === end)
   const host = block === undefined ? null : inlineHost(block.node)
   if (host === null) return false
   const chars = phrasingChars(host.children, body)

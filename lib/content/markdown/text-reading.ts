@@ -46,7 +46,7 @@ export function reading (items: Array<{ c: string, key: string }>): string {
 /** The block at the same start in a new body, its reading and text; null when the block changed kind or extent. */
 export function readBack (next: string, block: ListedBlock, end: number, parse: BodyParser): { reads: string, text: string } | null {
   const tree = parse(next)
-  const again = listBlocks(tree, next).find(b => b.start === block.start)
+  const again = listBlocks(tree, next, block.start)[0]
   if (again === undefined || again.end !== end || again.kind !== block.kind || again.depth !== block.depth || !again.editable) return null
   const chars = blockChars(again, next)
   return { reads: reading(chars.chars.map((ch, i) => ({ c: chars.text[i]!, key: keyOf(ch.anc) }))), text: again.text }
