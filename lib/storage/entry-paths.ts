@@ -4,6 +4,7 @@
  * (`<folder>/<id>/<indexFile>.<ext>`, id = the folder's path) and lists of single files. One id
  * is one file: two files that map to one id make that id an unreadable entry until one is renamed.
  */
+import { fileNameProblem } from './bounded-file-name.js'
 import { readdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
@@ -210,7 +211,8 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
     return 'holds a / but the collection is neither nested nor made of page bundles'
   }
   if (layout.files !== null && !layout.files.has(id)) return 'is not one of the collection\'s files'
-  return null
+  const file = newFileOf(layout, id)
+  return file === null ? null : fileNameProblem(file)
 }
 
 /**

@@ -1,7 +1,9 @@
 import t from 'tap'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
-import { git, makeSite, startServer, TEST_PASSWORD } from '../helpers/site.js'
+import { git, makeSite, repoFingerprint, startServer, TEST_PASSWORD, writeHeaders } from '../helpers/site.js'
 import { API, remoteConfig, remoteFiles, SYNC_SECRET } from '../helpers/remote-site.js'
 import { rateLimitKey } from '../../lib/auth/client-address.js'
 import type { ConfigInput } from '../../lib/config.js'
@@ -39,4 +41,21 @@ t.test('failed logins count by IPv6 /64', async t => {
   for (let i = 1; i <= 5; i++) t.equal(await login(`2001:db8:1:2::${i}`), 401, `failure ${i}, each from another /128`)
   t.equal(await login('2001:db8:1:2:ffff::9', TEST_PASSWORD), 429, 'the /64 is limited, the right password too')
   t.equal(await login('2001:db8:1:3::1', TEST_PASSWORD), 200, 'the next /64 is not')
+})
+
+t.test('an id whose file the file system cannot hold is a 400 that leaves nothing behind', async t => {
+  const s = await startServer(t, { config: { collections: { notes: { format: 'json', nested: true } } } as unknown as ConfigInput })
+  const cookie = await s.login()
+  const before = await repoFingerprint(s.repoDir)
+  const put = async (id: string): Promise<Response> => await s.request(`${API}/mutate`, {
+    method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'put_entry', collection: 'notes', id, data: { n: 1 } })
+  })
+  for (const [name, id] of [['a 252-byte segment', 'x'.repeat(252)], ['4 x 250 bytes', Array.from({ length: 4 }, (_, i) => String(i).repeat(250)).join('/')], ['multi-byte', 'é'.repeat(120)]] as const) {
+    const res = await put(id)
+    t.equal(res.status, 400, name)
+    t.match(await res.json(), { code: 'bad_request', field: 'id', error: /file name longer than/ }, `${name}: the reason`)
+  }
+  t.equal(await repoFingerprint(s.repoDir), before, 'nothing written')
+  t.notOk(existsSync(path.join(s.repoDir, 'content/notes', '0'.repeat(250))), 'no empty folder')
+  t.equal((await put('y'.repeat(200))).status, 200, 'a long name that fits is written')
 })
