@@ -59,3 +59,28 @@ t.test('an id whose file the file system cannot hold is a 400 that leaves nothin
   t.notOk(existsSync(path.join(s.repoDir, 'content/notes', '0'.repeat(250))), 'no empty folder')
   t.equal((await put('y'.repeat(200))).status, 200, 'a long name that fits is written')
 })
+
+t.test('GET /media/references and a refused delete never name another editor\'s draft', async t => {
+  const config = {
+    auth: { provider: 'trusted-header', idHeader: 'x-user', nameHeader: 'x-user-name', rolesHeader: 'x-user-roles' },
+    permissions: { editor: ['*'] }
+  } as unknown as ConfigInput
+  const s = await startServer(t, { config })
+  const as = (id: string) => ({ 'x-user': id, 'x-user-name': id, 'x-user-roles': 'editor' })
+  const media = '/uploads/2026/01/maria-b917fe43.png'
+  const saved = await s.request(`${API}/mutate`, {
+    method: 'POST',
+    headers: { ...as('alice'), 'content-type': 'application/json', 'x-cms-request': '1' },
+    body: JSON.stringify({ type: 'save_field', collection: 'posts', id: 'hello-world', field: 'cover', value: media })
+  })
+  t.equal(saved.status, 200, 'Alice drafts a reference')
+  const refsAs = async (id: string): Promise<string> => await (await s.request(`${API}/media/references?path=public${media}`, { headers: as(id) })).text()
+  const alice = await refsAs('alice')
+  t.ok((JSON.parse(alice) as { references: Array<Record<string, unknown>> }).references.some(r => r.id === 'hello-world' && r.draft === true && r.editor === 'alice'), 'Alice sees her own draft')
+  const bob = await refsAs('bob')
+  t.notMatch(bob, /alice|"draft"/, 'Bob sees neither Alice nor her draft')
+  t.match(JSON.parse(bob), { otherDrafts: 1 }, 'only that a draft uses it')
+  const refused = await s.request(`${API}/media?path=public${media}`, { method: 'DELETE', headers: { ...as('bob'), 'x-cms-request': '1' } })
+  t.equal(refused.status, 409, 'still in use')
+  t.notMatch(await refused.text(), /alice|"draft"/, 'the 409 names no other editor either')
+})
