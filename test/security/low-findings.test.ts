@@ -6,6 +6,7 @@ import { pino } from 'pino'
 import { git, makeSite, repoFingerprint, startServer, TEST_PASSWORD, writeHeaders } from '../helpers/site.js'
 import { API, remoteConfig, remoteFiles, SYNC_SECRET } from '../helpers/remote-site.js'
 import { rateLimitKey } from '../../lib/auth/client-address.js'
+import { initSite } from '../../lib/init/init-site.js'
 import type { ConfigInput } from '../../lib/config.js'
 
 t.test('a token in the remote URL\'s query never reaches GET /deployment nor the log', async t => {
@@ -83,4 +84,12 @@ t.test('GET /media/references and a refused delete never name another editor\'s 
   const refused = await s.request(`${API}/media?path=public${media}`, { method: 'DELETE', headers: { ...as('bob'), 'x-cms-request': '1' } })
   t.equal(refused.status, 409, 'still in use')
   t.notMatch(await refused.text(), /alice|"draft"/, 'the 409 names no other editor either')
+})
+
+t.test('git cms init never writes a config that serve refuses (a folder name holding a newline)', async t => {
+  const repoDir = await makeSite(t, { 'content/posts/a.md': '---\ntitle: A\n---\nText\n', 'content/we\nird/b.md': '---\ntitle: B\n---\nText\n' }, { fixtures: false })
+  const result = await initSite({ repoDir, force: true })
+  t.ok(result.inferred.badNames.some(b => b.path.includes('we\nird')), 'the folder is reported')
+  const s = await startServer(t, { repoDir })
+  t.ok(s.cms.config.collections.posts, 'serve accepts the config and has the other collection')
 })
