@@ -194,7 +194,7 @@ export class InitRefusedError extends Error {
 
 /** 409: a media file that entries (or drafts) still reference; `references` lists them. */
 export class MediaInUseError extends CmsError {
-  constructor (path: string, references: unknown[]) {
-    super(409, 'media_in_use', 'Entries still reference this file; delete with force=true to remove it anyway', { path, references })
+  constructor (path: string, references: unknown[], otherDrafts = 0) {
+    super(409, 'media_in_use', 'Entries still reference this file; delete with force=true to remove it anyway', { path, references, otherDrafts })
   }
 }

@@ -22,8 +22,8 @@ export async function deleteMedia (ctx: CommandContext, raw: unknown, opts: { fo
   const { services } = ctx
   const file = await requireMediaFile(ctx, raw)
   await requirePermission(ctx, 'delete', file.entry?.collection ?? file.collection, file.entry?.id)
-  const references = await referencesOf(ctx, file)
-  if (references.length > 0 && !opts.force) throw new MediaInUseError(file.path, references)
+  const { references, otherDrafts } = await referencesOf(ctx, file)
+  if ((references.length > 0 || otherDrafts > 0) && !opts.force) throw new MediaInUseError(file.path, references, otherDrafts)
   const root = services.media.rootOf(file.path)
   if (root === undefined) throw new NotFoundError('No such file in the media library', { path: file.path })
   const abs = path.join(services.repoDir, ...file.path.split('/'))

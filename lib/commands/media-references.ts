@@ -46,21 +46,25 @@ export async function requireMediaFile (ctx: CommandContext, raw: unknown): Prom
  * @param raw the `path` parameter
  * @returns the file's path and URL, and the references (sorted, without duplicates)
  */
-export async function findMediaReferences (ctx: CommandContext, raw: unknown): Promise<{ path: string, url: string, references: MediaReference[] }> {
+export async function findMediaReferences (ctx: CommandContext, raw: unknown): Promise<{ path: string, url: string, references: MediaReference[], otherDrafts: number }> {
   const file = await requireMediaFile(ctx, raw)
-  return { path: file.path, url: file.url, references: await referencesOf(ctx, file) }
+  const { references, otherDrafts } = await referencesOf(ctx, file)
+  return { path: file.path, url: file.url, references, otherDrafts }
 }
 
 /**
- * The references of a library file (see the module comment for where they are searched).
+ * The references of a library file (see the module comment for where they are searched). Another
+ * editor's drafts are private: they are only counted, never named (neither the editor nor the entry).
  * @param ctx command context
  * @param file the file
- * @returns the references
+ * @returns the saved entries' and this editor's drafts' references, and how many drafts of other
+ *   editors reference the file
  */
-export async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<MediaReference[]> {
+export async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<{ references: MediaReference[], otherDrafts: number }> {
   const { repoDir, content } = ctx.services
   const collections = await content.registry.list()
   const found = new Map<string, MediaReference>()
+  const others = new Set<string>()
   const add = (r: MediaReference): void => { found.set(JSON.stringify([r.collection, r.id, r.draft ?? false, r.editor ?? '', r.file ?? '']), r) }
 
   // A page-bundle file is referenced by its bare name, from its own page only.
@@ -78,8 +82,14 @@ export async function referencesOf (ctx: CommandContext, file: MediaFile): Promi
     const id = name === undefined || rest.length > 0 ? null : idOfTreeName(name)
     if (collection === undefined || id === null || shard !== shardOf(id)) continue
     if (bundle !== undefined && (collection !== bundle.collection || id !== bundle.id)) continue
-    add({ collection, id, draft: true, editor: hit.ref.slice(DRAFTS_REF_PREFIX.length) })
+    const editor = hit.ref.slice(DRAFTS_REF_PREFIX.length)
+    if (editor === ctx.identity.id) add({ collection, id, draft: true, editor })
+    else others.add(JSON.stringify([editor, collection, id]))
   }
+  return { references: sortedReferences(found), otherDrafts: others.size }
+}
+
+function sortedReferences (found: Map<string, MediaReference>): MediaReference[] {
   return [...found.values()].sort((a, b) => a.collection.localeCompare(b.collection) || a.id.localeCompare(b.id) || Number(a.draft ?? false) - Number(b.draft ?? false))
 }
 

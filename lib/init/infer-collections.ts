@@ -67,6 +67,8 @@ const NAME = new RegExp(NAME_PATTERN)
  * required, even when every sampled entry has one (a 404 page's `permalink`).
  */
 const PER_PAGE_SWITCHES = new Set(['permalink', 'eleventyExcludeFromCollections', 'eleventyComputed', 'eleventyImport', 'draft', 'published', 'layout', 'sitemap', 'aliases', 'outputs', 'headless', 'build', 'cascade', 'pagination', 'redirect_from', 'redirect_to', 'noindex', 'template'])
+// eslint-disable-next-line no-control-regex
+const UNNAMEABLE_PATH = /[\u0000-\u001f\u007f\\]/
 
 /**
  * Scans every source and plans its collections.
@@ -79,6 +81,11 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
   const taken = new Set<string>()
   const claimed = new Set<string>()
   for (const source of sources) {
+    // cms.config cannot name such a folder (serve refuses a control character or a backslash in a path).
+    if (UNNAMEABLE_PATH.test(source.folder)) {
+      result.badNames.push({ path: source.folder, reason: 'its folder name holds a control character or a backslash, which cms.config cannot name' })
+      continue
+    }
     const asFiles = source.kind === 'files' || (source.folder === '.' && !source.recursive)
     const scan = await scanFolder(repoDir, source.folder, { recursive: !asFiles && source.recursive })
     // Locale folders only, when no locale sits at the root (the service reads no other file there).
@@ -92,7 +99,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       : folderGroups(scan.files, source)
     const ordered = [...groups.values()].sort((a, b) => b.entries.length - a.entries.length)
     for (const group of ordered) {
-      const entries = group.entries.map(at).filter(rel => !claimed.has(rel))
+      const entries = group.entries.map(at).filter(rel => !claimed.has(rel) && !(asFiles && UNNAMEABLE_PATH.test(rel)))
       if (entries.length === 0) continue
       for (const rel of entries) claimed.add(rel)
       for (const file of group.entries) {

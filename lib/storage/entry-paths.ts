@@ -4,6 +4,7 @@
  * (`<folder>/<id>/<indexFile>.<ext>`, id = the folder's path) and lists of single files. One id
  * is one file: two files that map to one id make that id an unreadable entry until one is renamed.
  */
+import { fileNameProblem } from './bounded-file-name.js'
 import { readdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
@@ -235,7 +236,8 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
   }
   if (layout.files !== null && !layout.files.has(id)) return 'is not one of the collection\'s files'
   if (!inRoots(layout, id)) return `is in none of the collection's locale folders (${(layout.roots ?? []).join(', ')})`
-  return null
+  const file = newFileOf(layout, id)
+  return file === null ? null : fileNameProblem(file)
 }
 
 /**

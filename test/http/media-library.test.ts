@@ -192,7 +192,7 @@ t.test('references list entries and drafts; delete warns with them, force delete
   const { s, cookie, get, list, upload, del } = await setup(t, { env: { CMS_GIT_ON_PUBLISH: 'true' } })
   const harbour = 'public/uploads/2026/01/harbour-at-dusk-340535e6.png'
   const refs = await (await get(`/media/references?path=${encodeURIComponent(harbour)}`)).json()
-  t.same(refs, { path: harbour, url: '/uploads/2026/01/harbour-at-dusk-340535e6.png', references: [{ collection: 'posts', id: 'editing-in-place', file: 'content/posts/editing-in-place.md' }] })
+  t.same(refs, { path: harbour, url: '/uploads/2026/01/harbour-at-dusk-340535e6.png', references: [{ collection: 'posts', id: 'editing-in-place', file: 'content/posts/editing-in-place.md' }], otherDrafts: 0 })
   const bundle = await (await get('/media/references?path=content/blog/trip/view.png')).json()
   t.same(bundle.references, [{ collection: 'blog', id: 'trip', file: 'content/blog/trip/index.md' }], 'a bundle image is referenced by its page')
   t.same((await (await get('/media/references?path=static/images/sunset.png')).json()).references, [{ collection: 'gallery', id: 'one', file: 'content/gallery/one.json' }])
