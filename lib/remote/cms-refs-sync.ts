@@ -8,6 +8,7 @@
  */
 import type { RemoteContext } from './remote-context.js'
 import { isAncestor, listRefs } from './git-queries.js'
+import { mergeHistory } from './history-merge.js'
 
 const ZERO = '0'.repeat(40)
 
@@ -35,7 +36,12 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
     const ours = local.get(name)
     if (ours === theirs) continue
     if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
-    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) { diverged.push(name); continue }
+    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) {
+      // Several instances record history: both sides' snapshots are kept (a merge commit).
+      if (name === 'history' && await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) { adopted.push(name); continue }
+      diverged.push(name)
+      continue
+    }
     try {
       // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
       await ctx.git.run(['update-ref', `refs/cms/${name}`, theirs, ours ?? ZERO])
