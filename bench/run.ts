@@ -3,7 +3,7 @@
  * HTTP and prints one table per section (figure, measured, target, OK/MISS) and a summary line.
  * Benches only print; they never fail a test run.
  *
- *   npm run bench -- [reads|writes|integrity|publish|decap ...]   (default: every section)
+ *   npm run bench -- [reads|writes|integrity|publish|ops|decap ...]   (default: every section)
  *   BENCH_ENTRIES=10000        the small size (default 10,000)
  *   BENCH_SCALE_ENTRIES=100000 the large size of reads, writes and integrity (default 100,000; 0: none)
  *   BENCH_CONCURRENCY=8        editors saving at once (default 8)
@@ -18,6 +18,7 @@ import { readsBench } from './reads-bench.js'
 import { SectionReport, formatSection, formatSummary, type SectionResult } from './report.js'
 import { sideBySideBench } from './side-by-side-bench.js'
 import { writesBench } from './writes-bench.js'
+import { opsBench } from './ops-bench.js'
 
 interface Section {
   name: string
@@ -33,6 +34,7 @@ const SECTIONS: Section[] = [
   { name: 'writes', title: ctx => `writes: ${ctx.concurrency} editors saving at once (history + fsync), lost updates, at ${sizes(ctx)} entries`, run: writesBench },
   { name: 'integrity', title: ctx => `integrity: racing saves with expectedRevision, torn reads, git fsck, at ${sizes(ctx)} entries`, run: integrityBench },
   { name: 'publish', title: ctx => `publish: 100 drafts in one request (permissions policy, CMS_GIT_ON_PUBLISH=true), at ${ctx.entries.toLocaleString('en-US')} entries`, run: publishBench },
+  { name: 'ops', title: () => 'ops: drafts on the git host, a publish seen by another instance, the cost of metrics (200 entries)', run: opsBench },
   { name: 'decap', title: ctx => `side by side with decap-server (editorial modes, one server at a time), at ${ctx.entries.toLocaleString('en-US')} entries`, run: sideBySideBench }
 ]
 

@@ -160,7 +160,7 @@ export class RemoteSync {
         // Refused (the remote moved): fetch, adopt or merge, push again.
         if (!await this.#pushRefs(this.#ctx)) await this.#syncNow('push')
       }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not push refs/cms') })
-        .finally(() => { if (this.#refusedPushes > 0) this.schedulePush() })
+
     }, delay)
     this.#pushTimer.unref()
   }
@@ -178,6 +178,8 @@ export class RemoteSync {
     if ('error' in outcome) {
       this.#opts.onPush?.('cms_refs', false)
       this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
+      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
+      this.schedulePush()
       return false
     }
     if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
