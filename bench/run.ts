@@ -3,7 +3,7 @@
  * HTTP and prints one table per section (figure, measured, target, OK/MISS) and a summary line.
  * Benches only print; they never fail a test run.
  *
- *   npm run bench -- [reads|writes|integrity|publish|blocks|studio|decap ...]   (default: every section)
+ *   npm run bench -- [reads|writes|integrity|publish|blocks|studio|ops|decap ...]   (default: every section)
  *   BENCH_ENTRIES=10000        the small size (default 10,000)
  *   BENCH_SCALE_ENTRIES=100000 the large size of reads, writes and integrity (default 100,000; 0: none)
  *   BENCH_CONCURRENCY=8        editors saving at once (default 8)
@@ -20,6 +20,7 @@ import { SectionReport, formatSection, formatSummary, type SectionResult } from 
 import { sideBySideBench } from './side-by-side-bench.js'
 import { studioBench } from './studio-bench.js'
 import { writesBench } from './writes-bench.js'
+import { opsBench } from './ops-bench.js'
 
 interface Section {
   name: string
@@ -37,6 +38,7 @@ const SECTIONS: Section[] = [
   { name: 'publish', title: ctx => `publish: 100 drafts in one request (permissions policy, CMS_GIT_ON_PUBLISH=true), at ${ctx.entries.toLocaleString('en-US')} entries`, run: publishBench },
   { name: 'studio', title: () => 'studio: the Studio in Chromium on the demo site (JS of the dashboard, first paint of an entry page)', run: studioBench },
   { name: 'blocks', title: () => 'blocks: the source block list and md_edit at 20 KB and 1 MB (server, in process), and the round-trip corpus', run: blocksBench },
+  { name: 'ops', title: () => 'ops: drafts on the git host, a publish seen by another instance, the cost of metrics (200 entries)', run: opsBench },
   { name: 'decap', title: ctx => `side by side with decap-server (editorial modes, one server at a time), at ${ctx.entries.toLocaleString('en-US')} entries`, run: sideBySideBench }
 ]
 

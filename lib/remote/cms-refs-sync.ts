@@ -9,6 +9,7 @@
 import type { RemoteContext } from './remote-context.js'
 import { isAncestor, listRefs } from './git-queries.js'
 import { isSiteRecord, signedLocalTip } from './record-signature-check.js'
+import { mergeHistory } from './history-merge.js'
 
 const ZERO = '0'.repeat(40)
 
@@ -36,10 +37,15 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
     const ours = local.get(name)
     if (ours === theirs) continue
     if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
-    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) { diverged.push(name); continue }
     if (!await isSiteRecord(ctx, name, theirs)) {
       // Anyone who can push refs/cms/* could otherwise plant a draft an editor publishes, or a history.
       ctx.log.warn({ ref: `refs/cms/${name}`, commit: theirs }, 'a fetched refs/cms ref is not signed by this site; ignored')
+      continue
+    }
+    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) {
+      // Several instances record history: both sides' snapshots are kept (a signed merge commit).
+      if (name === 'history' && await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) { adopted.push(name); continue }
+      diverged.push(name)
       continue
     }
     try {

@@ -68,6 +68,8 @@ export class RemoteSync {
   #ctx: RemoteContext | null = null
   #timer: NodeJS.Timeout | null = null
   #pushTimer: NodeJS.Timeout | null = null
+  /** Pushes of refs/cms/* refused in a row (0 after one that went through). */
+  #refusedPushes = 0
   #queued: Promise<SyncReport> | null = null
   #closed = false
 
@@ -150,15 +152,21 @@ export class RemoteSync {
    */
   schedulePush (): void {
     if (this.#ctx === null || this.#closed || !this.#opts.config.git.pushRefs || this.#pushTimer !== null) return
+    // After refused pushes (another instance pushing the same refs, an unreachable host) the next
+    // try waits longer: 1 s, 2 s, 4 s ... at most a minute.
+    const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
     this.#pushTimer = setTimeout(() => {
       this.#pushTimer = null
       void this.#queue.run('remote', async () => {
         if (this.#closed || this.#ctx === null) return
         await this.#flushHistory()
         await this.#syncShared(this.#ctx)
+        // Refused (the remote moved): fetch, adopt or merge, push again.
         if (!await this.#pushRefs(this.#ctx)) await this.#syncNow('push')
       }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not push refs/cms') })
-    }, CMS_REFS_PUSH_DELAY_MS)
+
+    }, delay)
+    this.#pushTimer.unref()
   }
 
   /** Merges the shared documents with the remote's versions as last fetched. */
@@ -173,9 +181,13 @@ export class RemoteSync {
     const outcome = await pushCmsRefs(ctx).catch((err: Error) => ({ error: err.message }))
     if ('error' in outcome) {
       this.#opts.onPush?.('cms_refs', false)
+      this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
+      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
+      this.schedulePush()
       return false
     }
     if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
+    this.#refusedPushes = 0
     return this.state.report.divergedRefs.length === 0
   }
 

@@ -25,18 +25,18 @@ export class RecordSigner {
    * @param ref the full ref name (`refs/cms/drafts/ann`)
    * @param message the commit's message
    * @param tree the commit's tree
-   * @param parent its parent, or null for a first commit
+   * @param parent its parent (its parents, for a merge of two instances' histories), or null for a first commit
    * @returns the message with its signature trailer
    */
-  sign (ref: string, message: string, tree: string, parent: string | null): string {
-    return `${message}\n\n${TRAILER}${this.#mac(ref, tree, parent)}`
+  sign (ref: string, message: string, tree: string, parent: string | readonly string[] | null): string {
+    return `${message}\n\n${TRAILER}${this.#mac(ref, tree, typeof parent === 'string' ? parent : parent?.join(' ') ?? null)}`
   }
 
   /**
    * Whether a commit's text (as `git cat-file commit` prints it) is a record of this site on `ref`.
    * @param ref the full ref name the commit is the tip of
    * @param commitText the raw commit object
-   * @returns true when it has one parent at most and a valid signature for that ref
+   * @returns true when it has a valid signature for that ref (over its tree and every parent)
    */
   verify (ref: string, commitText: string): boolean {
     const headerEnd = commitText.indexOf('\n\n')
@@ -44,13 +44,13 @@ export class RecordSigner {
     const headers = commitText.slice(0, headerEnd).split('\n')
     const tree = headers.find(h => h.startsWith('tree '))?.slice(5)
     const parents = headers.filter(h => h.startsWith('parent ')).map(h => h.slice(7))
-    if (tree === undefined || parents.length > 1) return false
+    if (tree === undefined) return false
     const lines = commitText.slice(headerEnd + 2).trimEnd().split('\n')
     const last = lines[lines.length - 1] ?? ''
     if (!last.startsWith(TRAILER)) return false
     const given = last.slice(TRAILER.length)
     if (!SIGNATURE_HEX.test(given)) return false
-    return timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(this.#mac(ref, tree, parents[0] ?? null), 'hex'))
+    return timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(this.#mac(ref, tree, parents.length === 0 ? null : parents.join(' ')), 'hex'))
   }
 
   #mac (ref: string, tree: string, parent: string | null): string {
