@@ -41,14 +41,19 @@ t.test('refs/cms travel between two instances: adopted when behind, kept local w
   t.equal(git(dirB, 'rev-parse', 'refs/cms/drafts/ann'), git(a.s.repoDir, 'rev-parse', 'refs/cms/drafts/ann'), 'B follows A')
   t.equal(await draftCount(b), 2)
 
-  // Both move: neither side's ref is overwritten.
+  // Both move: neither side's ref is overwritten. Each pushes its drafts about a second after the
+  // save (CONTRACT 18): one push lands, the other is refused by its lease and reported at its sync.
   t.equal(await save(a.s, 'a', 3), 200)
   t.equal(await save(b, 'b', 4), 200)
-  await sync(a.s)
-  const ours = git(dirB, 'rev-parse', 'refs/cms/drafts/ann')
-  const report = await sync(b)
+  const refA = git(a.s.repoDir, 'rev-parse', 'refs/cms/drafts/ann')
+  const refB = git(dirB, 'rev-parse', 'refs/cms/drafts/ann')
+  const deadline = Date.now() + 60_000
+  while (![refA, refB].includes(hostRef(a.host, 'refs/cms/drafts/ann')) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 25))
+  const aWon = hostRef(a.host, 'refs/cms/drafts/ann') === refA
+  const [loser, loserDir, loserRef, winnerRef] = aWon ? [b, dirB, refB, refA] : [a.s, a.s.repoDir, refA, refB]
+  const report = await sync(loser)
   t.same(report.sync.divergedRefs, ['refs/cms/drafts/ann'], 'reported')
-  t.equal(git(dirB, 'rev-parse', 'refs/cms/drafts/ann'), ours, 'B keeps its own')
-  t.equal(hostRef(a.host, 'refs/cms/drafts/ann'), git(a.s.repoDir, 'rev-parse', 'refs/cms/drafts/ann'), "the host keeps A's")
-  t.ok(logs.some(l => l.includes('refs/cms refs changed both here and on the remote')), 'logged')
+  t.equal(git(loserDir, 'rev-parse', 'refs/cms/drafts/ann'), loserRef, 'the other keeps its own')
+  t.equal(hostRef(a.host, 'refs/cms/drafts/ann'), winnerRef, 'the host keeps the first push')
+  t.ok([...logs, ...a.logs].some(l => l.includes('refs/cms refs changed both here and on the remote')), 'logged')
 })
