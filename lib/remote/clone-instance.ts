@@ -8,6 +8,8 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { StartupError } from '../errors.js'
 import { GitRunner } from './git-remote.js'
+import { RecordSigner } from '../storage/record-signature.js'
+import { isCmsRefName } from './cms-refs-sync.js'
 
 /**
  * Makes DIR a clone of the URL (with `refs/cms/*`) unless it already is a git repository.
@@ -38,6 +40,7 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
     // History and drafts, as the remote's values last fetched: the first sync adopts those signed by
     // this site (record-signature-check.ts), never a record anyone with push access planted.
     await inRepo.run(['fetch', '--quiet', '--no-tags', 'origin', '+refs/cms/*:refs/cms-upstream/origin/*'])
+    await adoptSignedRefs(inRepo, env)
   } catch (err) {
     // Leave nothing half-made: an empty directory stays empty, a missing one stays missing.
     if (created) await rm(target, { recursive: true, force: true }).catch(() => {})
@@ -45,4 +48,23 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
     throw new StartupError(`could not clone the site: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`)
   }
   return 'cloned'
+}
+
+/**
+ * Takes the fetched refs/cms refs whose tips this site signed as the clone's own before the service
+ * starts, so a standby serves its drafts and history from its first request (the start sync would
+ * otherwise adopt them only after listening). Without CMS_SESSION_SECRET nothing is adopted here.
+ */
+async function adoptSignedRefs (git: GitRunner, env: NodeJS.ProcessEnv): Promise<void> {
+  const secret = env.CMS_SESSION_SECRET
+  if (secret === undefined || secret === '') return
+  const signer = new RecordSigner(secret)
+  const listed = await git.run(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/cms-upstream/origin/'])
+  for (const line of listed.split('\n').filter(Boolean)) {
+    const [ref, sha] = line.split(' ') as [string, string]
+    const name = ref.slice('refs/cms-upstream/origin/'.length)
+    if (!isCmsRefName(name)) continue
+    const text = await git.run(['cat-file', 'commit', sha]).catch(() => null)
+    if (text !== null && signer.verify(`refs/cms/${name}`, text)) await git.run(['update-ref', `refs/cms/${name}`, sha, ''])
+  }
 }

@@ -97,6 +97,6 @@ export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string
 }
 
 /** A name under refs/cms/ the service itself writes (history, revocations, drafts of one editor). */
-function isCmsRefName (name: string): boolean {
+export function isCmsRefName (name: string): boolean {
   return name === 'history' || name === 'revocations' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
 }

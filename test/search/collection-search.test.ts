@@ -13,7 +13,7 @@ function setup (t: { testdir: () => string }, files: number, opts: { stateDir?: 
   const dir = path.join(repo, 'content', 'posts')
   mkdirSync(dir, { recursive: true })
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
-  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
     const search = new CollectionSearch(collection, repo, { stateDir: opts.stateDir === true ? path.join(repo, 'state') : null })
     const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })

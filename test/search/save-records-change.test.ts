@@ -56,7 +56,7 @@ t.test('more saves than the bound on recorded changes before a search: it sees e
   const count = 1200
   const name = (i: number): string => `p${String(i).padStart(4, '0')}`
   for (let i = 0; i < count; i++) writeFileSync(path.join(dir, `${name(i)}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
-  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const search = new CollectionSearch(collection, repo)
   const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
   search.attach(index)
