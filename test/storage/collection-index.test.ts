@@ -20,7 +20,7 @@ function site (t: { testdir: () => string }): { repo: string, dir: string } {
 }
 
 function indexOf (repo: string, dir: string): CollectionIndex {
-  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: SCHEMA, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: SCHEMA, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const validate = new SchemaCompiler().validator(SCHEMA)
   return new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate })
 }

@@ -11,7 +11,7 @@ import { BadRequestError } from '../../lib/errors.js'
 // 18, ninth pass); links are resolved, and refused when they leave the folder, as before.
 
 function indexOf (repo: string, dir: string): CollectionIndex {
-  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false } } as unknown as Collection
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   return new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [] })
 }
 

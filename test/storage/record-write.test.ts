@@ -15,7 +15,7 @@ function site (t: { testdir: () => string }, orderable: boolean): { dir: string,
   for (let i = 0; i < 40; i++) {
     writeFileSync(path.join(dir, `p${String(i).padStart(2, '0')}.md`), `---\ntitle: Post ${i}\norder: ${(i * 7) % 40}\n---\nBody ${i}\n`)
   }
-  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: SCHEMA, titleField: 'title', orderField: 'order', metadata: { orderable } } as unknown as Collection
+  const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: SCHEMA, titleField: 'title', orderField: 'order', metadata: { orderable }, i18n: null } as unknown as Collection
   const validate = new SchemaCompiler().validator(SCHEMA)
   return { dir, index: new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate }) }
 }
