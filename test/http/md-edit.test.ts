@@ -46,6 +46,8 @@ const MDX = [
   '</Tabs>',
   '',
   '## A heading',
+  '',
+  '<Callout>A one-line component</Callout>',
   ''
 ].join('\n')
 const files = {
@@ -195,7 +197,7 @@ t.test('bad input changes nothing', async t => {
 t.test('MDX: Markdown blocks are editable, ESM and JSX never', async t => {
   t.teardown(reset)
   const { blocks: list } = await blocks('collection=pages&id=intro')
-  t.same(list.map(b => [b.kind, b.editable]), [['mdx', false], ['paragraph', true], ['mdx', false], ['heading', true]])
+  t.same(list.map(b => [b.kind, b.editable]), [['mdx', false], ['paragraph', true], ['mdx', false], ['heading', true], ['mdx', false]], 'a one-line component too')
   const para = list[1] as Block
   t.equal(para.text, 'Some MDX prose with inside.')
   let res = await mutate({ ...edit(para.src, 'Some MDX prose with 1 inside.', 'Some MDX prose with 1 inside, edited.'), collection: 'pages', id: 'intro' })

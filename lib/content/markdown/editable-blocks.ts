@@ -90,8 +90,8 @@ export function inlineHost (node: Nodes): Paragraph | Heading | null {
 
 /**
  * Whether a block is MDX ESM, JSX or an expression (or a template tag) rather than prose: its
- * first inline node is text starting with `import `, `export `, `{` or `<X`, or raw HTML opening with a
- * capitalised tag name or a fragment.
+ * first inline node is an MDX JSX element or expression, text starting with `import `, `export `, `{`
+ * or `<X`, or raw HTML opening with a capitalised tag name or a fragment.
  * @param node the block
  * @returns true when the block must never be edited in place
  */
@@ -99,6 +99,8 @@ export function isCode (node: Nodes): boolean {
   const host = inlineHost(node)
   const first = host?.children[0]
   if (first === undefined) return false
+  // MDX's parser: a paragraph opening with a JSX element or an expression (`<Callout>text</Callout>`).
+  if ((first.type as string) === 'mdxJsxTextElement' || (first.type as string) === 'mdxTextExpression') return true
   // A JSX tag whose attributes are not HTML's (`<Tabs items={['a']}>`) is text, not raw HTML.
   if (first.type === 'text') return /^(?:(?:import|export)[ \t{*]|\{|<\/?[A-Z])/.test(first.value)
   if (first.type === 'html') return /^<\/?(?:[A-Z]|>)/.test(first.value)
