@@ -46,7 +46,7 @@ export interface UploadTarget {
 }
 
 /**
- * Decides where an upload goes, before its body is read: a page bundle's own folder (when the
+ * Decides where an upload goes, before its body is read: an existing page bundle's own folder (when the
  * collection has `indexFile` and the entry's file is `<id>/<indexFile>.<ext>`; the URL is then the
  * bare file name, relative to the page), else the collection's `uploadsDir`/`uploadsUrl`, else the
  * top-level ones. Bad names are 400 and an unknown collection 404, before anything is written.
@@ -68,8 +68,9 @@ export async function resolveUploadTarget (ctx: CommandContext, query: { collect
   index.checkFolder()
   if (id !== undefined) {
     index.checkId(id)
-    if (collection.indexFile !== null) {
-      await index.get(id)
+    // A bundle's own folder only for an entry that exists: an upload never makes a bundle folder
+    // for an entry nobody created (it goes to the collection's uploads instead, as without an id).
+    if (collection.indexFile !== null && await index.get(id) !== null) {
       const file = index.fileOf(id)
       if (path.basename(file, path.extname(file)) === collection.indexFile && path.dirname(file) !== collection.dir) {
         return { dir: path.dirname(file), url: '', dated: false, collection: name, id }

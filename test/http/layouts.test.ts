@@ -167,6 +167,13 @@ t.test('Hugo: page bundles (index and _index), root pages, names with spaces and
   const served = await c.s.request(ownUrl)
   t.equal(served.status, 200, 'the collection\'s uploads are served at their URL')
   t.equal(served.headers.get('content-type'), 'image/png')
+
+  // An upload for a bundle entry that does not exist makes no bundle folder: it goes to the
+  // collection's uploads (issue 31).
+  const early = await upload(c, '?collection=post&id=not-yet')
+  t.equal(early.status, 200)
+  t.match((await early.json()).url, /^\/images\/\d{4}\/\d{2}\/file-[0-9a-f]{8}\.png$/, 'stored with the collection\'s uploads')
+  t.notOk(await c.exists('content/post/not-yet'), 'no folder for an entry nobody created')
 })
 
 t.test('Astro: nested folders, .mdx beside .md, one id one file', async t => {
