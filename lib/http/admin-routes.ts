@@ -23,7 +23,7 @@ export interface StudioShellConfig {
   mountPath: string
   authMode: 'password' | 'provider'
   loginUrl: string | null
-  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null, titleField: string | null }>
+  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null, titleField: string | null, url: string | null }>
   /** Whether every edit goes to the editor's draft (a permissions policy is active). */
   drafts: boolean
   /** This response's CSP nonce for the style elements the Markdown editor (CodeMirror) adds. */
@@ -122,7 +122,8 @@ export function adminMiddleware (services: Services): Middleware {
       nested: c.nested || c.indexFile !== null,
       format: c.format,
       listFields: c.listFields,
-      titleField: c.titleField
+      titleField: c.titleField,
+      url: services.config.collections[c.name]?.url ?? null
     }))
     const styleNonce = randomBytes(18).toString('base64')
     const body = studioShell({

@@ -76,7 +76,7 @@ if (!hasChromium()) {
       tk.step('open Posts')
       await page.getByRole('button', { name: 'New Posts' }).click()
       tk.step('press "New Posts"')
-      await page.waitForFunction("document.activeElement?.id === 'f-title'")
+      await page.waitForFunction(() => (globalThis as any).document.activeElement?.id === 'f-title')
       t.pass('the title field has focus')
       // Required fields are checked before anything is sent.
       await page.getByRole('button', { name: 'Create' }).click()
@@ -149,7 +149,7 @@ if (!hasChromium()) {
       t.same(await draftsOf(s), ['posts/hello-world'], 'the save went into the named editor\'s draft')
       // The action bar stays on screen while the form scrolls.
       await page.mouse.wheel(0, 2000)
-      await page.waitForFunction('scrollY > 300')
+      await page.waitForFunction(() => (globalThis as any).scrollY > 300)
       const bar = await page.locator('.action-bar').boundingBox()
       t.ok(bar !== null && bar.y >= 0 && bar.y < 100, `the action bar stays on screen (y=${bar?.y ?? 'none'})`)
       await screenshot(page, 'studio-draft-bar')
@@ -179,6 +179,9 @@ if (!hasChromium()) {
       const file = 'content/posts/writing-alt-text.md'
       await page.goto(`${s.url}/admin/cms/posts/writing-alt-text`)
       await page.getByLabel('Title').waitFor()
+      // The collection's `url` pattern gives the entry's page on the site.
+      const onSite = page.getByRole('link', { name: 'View on site' })
+      t.equal(await onSite.getAttribute('href'), '/posts/writing-alt-text', 'View on site links the entry\'s page')
       const mineDate = '2026-03-03'
       await page.getByLabel('Title').fill('Alt text, my way')
       await page.getByLabel('Publication date').fill(mineDate)

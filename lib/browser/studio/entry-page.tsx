@@ -15,6 +15,7 @@ import { ConflictPanel } from './conflict-panel.js'
 import { HistoryPanel } from './history-panel.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { TranslationSource, TranslationsPanel } from './languages.js'
+import { entryUrl } from '../../http/page-match-url.js'
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
 
@@ -226,11 +227,14 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const fs = formSchema(schema, entry.data ?? {})
   const current = entry.data ?? {}
   const drafting = config.drafts === true || entry.draft === true
+  // The page the site builds for this entry (the collection's `url` pattern), as published.
+  const onSite = collection.url != null ? entryUrl(collection.url, id, current) : null
   return (
     <section class="entry">
       {crumbs}
       <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}</h1>
       <p class="muted">{drafting ? 'Your draft' : 'Published on the site'} · revision {entry.revision}</p>
+      {onSite !== null && <p><a href={onSite}>View on site</a></p>}
       <TranslationsPanel api={api} collection={collection.name} entry={entry} navigate={navigate}
         entryUrl={other => `${config.mountPath}/cms/${encodeURIComponent(collection.name)}/${encodeURIComponent(other)}`} />
       <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>

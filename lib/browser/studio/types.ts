@@ -19,6 +19,8 @@ export interface StudioCollection {
   listFields?: string[] | null
   /** The field that titles an entry (config `titleField`), asked first for a new entry. */
   titleField?: string | null
+  /** Where the site shows an entry (config `url`, e.g. `/posts/{slug}/`): "View on site". */
+  url?: string | null
 }
 
 /** What the server embeds in `#cms-studio-config`. */
