@@ -8,6 +8,7 @@ import { BadRequestError, StaleSourceError, UnmappableEditError } from '../error
 import type { MdEditCommand } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { editMarkdownBlock } from './markdown-block.js'
+import { assertBlockEditableLength } from './list-blocks.js'
 
 /** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
 export interface MarkdownEditResult {
@@ -32,6 +33,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+    assertBlockEditableLength(body)
     try {
       return markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx })
     } catch (err) {

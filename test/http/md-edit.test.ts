@@ -6,6 +6,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { createHash } from 'node:crypto'
 import { startServer, repoFingerprint, writeHeaders, git } from '../helpers/site.js'
 
 const API = '/api/cms'
@@ -53,7 +54,8 @@ const MDX = [
 const files = {
   [FILE]: SOURCE,
   'content/pages/intro.mdx': `---\ntitle: Intro\n---\n${MDX}`,
-  'content/notes/a.json': '{"n":0}\n'
+  'content/notes/a.json': '{"n":0}\n',
+  'content/posts/long.md': `---\ntitle: Long\n---\n${'A paragraph of plain words.\n\n'.repeat(2000)}`
 }
 
 const s = await startServer(t, { config, files })
@@ -228,4 +230,17 @@ t.test('MDX: /render answers the Markdown blocks with hints; ESM and expressions
   const heading = await mutate({ type: 'md_block', collection: 'pages', id: 'intro', blockPath: 'body', src: hints[1], html: 'A heading, edited' })
   t.equal(heading.status, 200, 'md_block edits an MDX heading')
   t.equal(await draftBody('intro', 'pages'), MDX.replace('## A heading', '## A heading, edited'))
+})
+
+t.test('a body over the block-editing limit: /blocks and md_edit answer 422 limit_exceeded, nothing changes', async t => {
+  const fingerprint = await repoFingerprint(s.repoDir)
+  const listed = await get('/blocks?collection=posts&id=long&field=body')
+  t.equal(listed.status, 422)
+  t.match(await listed.json(), { code: 'limit_exceeded', limit: 50000 })
+  const first = 'A paragraph of plain words.'
+  const hint = `0:${first.length}:${createHash('sha256').update(first).digest('hex').slice(0, 16)}`
+  const res = await mutate({ ...edit(hint, first, 'A paragraph of plain words, edited.'), id: 'long' })
+  t.equal(res.status, 422)
+  t.match(await res.json(), { code: 'limit_exceeded' })
+  t.equal(await repoFingerprint(s.repoDir), fingerprint, 'files, refs and commits unchanged')
 })
