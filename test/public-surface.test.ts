@@ -1,11 +1,11 @@
 import t from 'tap'
 import { readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import * as api from '../lib/index.js'
 import { makeSite, TEST_PASSWORD, TEST_SECRET } from './helpers/site.js'
+import { fromRoot } from './helpers/repo-root.js'
 
-const LIB = fileURLToPath(new URL('../lib/', import.meta.url))
+const LIB = fromRoot('lib/')
 
 t.test('lib/index.ts exports exactly the public surface (no internals such as openCms)', async t => {
   t.same(Object.keys(api).sort(), [

@@ -1,7 +1,6 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { Ajv } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
@@ -12,8 +11,9 @@ import { validateConfigSchema as generated } from '../../lib/config-shape.genera
 const validateConfigSchema = generated as ConfigShapeCheck
 import { normalizeConfig } from '../../lib/config.js'
 import { ConfigError } from '../../lib/errors.js'
+import { ROOT } from '../helpers/repo-root.js'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+const root = ROOT
 
 t.test('lib/config-shape.generated.ts is what the generator makes from the current schema', async t => {
   // Fails when config-schema.ts (or the options) changed without regenerating: then the service

@@ -6,11 +6,11 @@ import { mkdir } from 'node:fs/promises'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { fromRoot } from './repo-root.js'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-export const SCREENSHOT_DIR = fileURLToPath(new URL('../output/screenshots/', import.meta.url))
+export const SCREENSHOT_DIR = fromRoot('test/output/screenshots/')
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -50,7 +50,7 @@ export async function screenshot (page: Page, name: string): Promise<string> {
   return file
 }
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const ROOT = fromRoot('/')
 
 /**
  * Bundles the browser code (scripts/build-browser.mjs) when a bundle is missing or older than its

@@ -4,11 +4,11 @@
  */
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { git, makeSite } from './site.js'
+import { fromRoot } from './repo-root.js'
 
 /** The folder holding the example sites. */
-export const EXAMPLE_SITES_DIR = fileURLToPath(new URL('../fixtures/sites/', import.meta.url))
+export const EXAMPLE_SITES_DIR = fromRoot('test/fixtures/sites/')
 
 /** The example sites, by generator. */
 export const EXAMPLE_SITES = ['hugo', 'jekyll', 'astro', 'eleventy'] as const

@@ -11,12 +11,12 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import Koa from 'koa'
 import { git, startServer, listenOnLoopback, type TestServer } from './site.js'
+import { fromRoot } from './repo-root.js'
 
 const run = promisify(execFile)
-const FIXTURES = fileURLToPath(new URL('../fixtures/generators/', import.meta.url))
+const FIXTURES = fromRoot('test/fixtures/generators/')
 
 /** The generators the fixtures cover. */
 export type GeneratorName = 'eleventy' | 'hugo' | 'jekyll' | 'mdx'

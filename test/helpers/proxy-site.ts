@@ -7,13 +7,13 @@ import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { spawn } from 'node:child_process'
 import net, { type AddressInfo } from 'node:net'
 import { git, TEST_PASSWORD, TEST_SECRET } from './site.js'
 import { BIN } from './spawn-server.js'
+import { fromRoot } from './repo-root.js'
 
-export const FIXTURE = fileURLToPath(new URL('../fixtures/proxy-site/', import.meta.url))
+export const FIXTURE = fromRoot('test/fixtures/proxy-site/')
 export const HUGO = '/usr/bin/hugo'
 
 /** The config: `posts` gives its `url` pattern (or not), `pages` never does. */

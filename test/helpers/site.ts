@@ -10,12 +10,12 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { openCms, type Cms, type CreateCmsOptions } from '../../lib/cms.js'
 import { pino, type Logger } from 'pino'
 import type { Services } from '../../lib/services.js'
+import { fromRoot } from './repo-root.js'
 
-export const FIXTURES_REPO = fileURLToPath(new URL('../../fixtures-repo/', import.meta.url))
+export const FIXTURES_REPO = fromRoot('fixtures-repo/')
 export const TEST_PASSWORD = 'correct horse battery staple'
 export const TEST_SECRET = 'test-session-secret-0123456789-abcdefghij'
 

@@ -2,10 +2,10 @@
  * Test helper: the real `bin/git-cms serve` in a child process (for SIGKILL and restart tests).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { TEST_PASSWORD, TEST_SECRET } from './site.js'
+import { fromRoot } from './repo-root.js'
 
-export const BIN = fileURLToPath(new URL('../../bin/git-cms', import.meta.url))
+export const BIN = fromRoot('bin/git-cms')
 
 /** A spawned server. */
 export interface SpawnedServer {

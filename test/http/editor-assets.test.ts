@@ -5,11 +5,11 @@ import { statSync, readdirSync } from 'node:fs'
 import vm from 'node:vm'
 import { get } from 'node:http'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { startServer, repoFingerprint } from '../helpers/site.js'
 import { apiBaseStatement, editorAssetDir } from '../../lib/http/editor-assets.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const ROOT = fromRoot('/')
 
 /** Bundles the browser code when dist/browser is missing or older than lib/browser/editor. */
 function ensureBundle (): void {

@@ -8,13 +8,13 @@
 import t from 'tap'
 import { cp, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import { readFile } from 'node:fs/promises'
 import { initSite } from '../../lib/init/init-site.js'
 import { git, makeSite, startServer } from '../helpers/site.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
+const FIXTURES = fromRoot('test/fixtures/')
 const API = '/api/cms'
 
 interface Expected { collection: string, locale: string, translationKey: string }

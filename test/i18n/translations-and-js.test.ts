@@ -9,12 +9,12 @@ import { cp, readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { initSite } from '../../lib/init/init-site.js'
 import { git, makeSite, repoFingerprint, startServer, writeHeaders, type TestServer } from '../helpers/site.js'
 import { changedLines } from '../helpers/text-diff.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
+const FIXTURES = fromRoot('test/fixtures/')
 const API = '/api/cms'
 
 async function siteServer (t: Test, fixture: string, files: Record<string, string> = {}): Promise<{ s: TestServer, cookie: string, get: (q: string) => Promise<{ status: number, body: any }>, mutate: (body: unknown) => Promise<{ status: number, body: any }> }> {

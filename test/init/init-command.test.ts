@@ -9,13 +9,13 @@ import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm, symlink, writeFile, mkdir, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import { EXAMPLE_SITES, makeExampleSite, type ExampleSiteName } from '../helpers/example-site.js'
 import { contentFilesOf, entriesOf, type LayoutKeys } from '../helpers/site-entries.js'
 import { makeSite, repoFingerprint } from '../helpers/site.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const BIN = fileURLToPath(new URL('../../bin/git-cms', import.meta.url))
+const BIN = fromRoot('bin/git-cms')
 
 interface Run { code: number, stdout: string, stderr: string }
 

@@ -7,13 +7,13 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import { EXAMPLE_SITES, makeExampleSite } from '../helpers/example-site.js'
 import { entriesOf, type LayoutKeys } from '../helpers/site-entries.js'
 import { git, startServer } from '../helpers/site.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const BIN = fileURLToPath(new URL('../../bin/git-cms', import.meta.url))
+const BIN = fromRoot('bin/git-cms')
 
 async function init (dir: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {

@@ -3,14 +3,14 @@ import { mkdtemp, readFile, rm, symlink, mkdir } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { spawn, execFileSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { makeSite, TEST_PASSWORD, TEST_SECRET } from '../helpers/site.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
 // The packed package and the recipes under examples/deploy/, run outside a container: the tarball
 // is what `npm pack` makes from the current build (the suite builds before tap); its install step
 // is replaced by unpacking it beside the production dependencies already installed (a real
 // `npm install -g` of it into a prefix is `npm run pack:install-check`, which needs the registry).
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const ROOT = fromRoot('/')
 const DEPLOY = path.join(ROOT, 'examples', 'deploy')
 
 interface Packed { dir: string, files: string[] }

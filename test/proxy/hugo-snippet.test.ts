@@ -8,12 +8,12 @@ import { execFileSync } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { openCms } from '../../lib/cms.js'
 import { git, silentLogger } from '../helpers/site.js'
 import { FIXTURE, hasHugo, HUGO } from '../helpers/proxy-site.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const ROOT = fromRoot('/')
 
 /** The lines of the first go-html-template block after a marker, without the script tag. */
 async function snippet (file: string, marker: string): Promise<string> {

@@ -6,9 +6,9 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fromRoot } from '../helpers/repo-root.js'
 
-const watchModule = fileURLToPath(new URL('../../dist/lib/storage/folder-watch.js', import.meta.url))
+const watchModule = fromRoot('dist/lib/storage/folder-watch.js')
 const YEARS = 20
 const BUNDLES_PER_YEAR = 200
 

@@ -2,12 +2,12 @@ import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { makeRepo, gitIn } from '../helpers/git-repo.js'
+import { fromRoot } from '../helpers/repo-root.js'
 
 // The order of system calls is what durability is about, so it is observed as it happens: strace
 // records what the real code path (the built dist/, as the server runs it) asks the kernel, in order.
-const DIST = fileURLToPath(new URL('../../dist/lib/storage/', import.meta.url))
+const DIST = fromRoot('dist/lib/storage/')
 const hasStrace = spawnSync('strace', ['-V']).status === 0
 
 t.test('a history commit fsyncs every new object before its rename, all before the ref moves; git fsyncs the new ref value first', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
