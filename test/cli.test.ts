@@ -6,6 +6,7 @@ import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { BIN } from './helpers/spawn-server.js'
 import { makeSite, repoFingerprint, TEST_PASSWORD, TEST_SECRET } from './helpers/site.js'
+import { main } from '../lib/cli.js'
 
 /** The environment without any CMS variable (or NODE_ENV) of the developer's shell. */
 function cleanEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -17,16 +18,26 @@ function cleanEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 interface Finished { code: number | null, stdout: string, stderr: string }
 
-/** Runs the CLI to its end (refusals and usage errors). */
+/** Runs the executable to its end (usage errors, a refusal); tap's timeout catches a hang. */
 async function runToEnd (args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
   child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60000)
   const code = await new Promise<number | null>(resolve => child.once('close', c => resolve(c)))
-  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+/**
+ * Runs the CLI's main() in this process to its end, with the streams it writes captured: the
+ * executable only hands it argv and the environment and exits with its code (which the spawned
+ * cases here and test/cli-executable.test.ts prove), so a refusal needs no process of its own.
+ */
+async function mainToEnd (args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, env, { stdout: { write: (s: string) => { stdout += s } }, stderr: { write: (s: string) => { stderr += s } } })
   return { code, stdout, stderr }
 }
 
@@ -40,14 +51,14 @@ async function startCli (t: Test, args: string[], env: NodeJS.ProcessEnv): Promi
   child.stderr!.on('data', (c: Buffer) => { err += c.toString() })
   const exit = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  // No timer of its own: tap's timeout catches a start that hangs.
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), 60000)
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString()
       const m = /^git-cms listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
-      if (m !== null) { clearTimeout(timer); resolve(m[1]!) }
+      if (m !== null) resolve(m[1]!)
     })
-    child.once('exit', code => { clearTimeout(timer); reject(new Error(`exited ${String(code)}: ${err}`)) })
+    child.once('exit', code => { reject(new Error(`exited ${String(code)}: ${err}`)) })
   })
   return { child, url, out: () => out, err: () => err, exit }
 }
@@ -86,7 +97,8 @@ t.test('serve refuses to start with one clear line on stderr', async t => {
     ['production with a short secret', site, cleanEnv({ NODE_ENV: 'production', CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: 'short-secret' }), /at least 32/],
     ['production with the password as secret', site, cleanEnv({ NODE_ENV: 'production', CMS_EDIT_PASSWORD: long, CMS_SESSION_SECRET: long }), /differ from the editor password/]
   ]
-  const results = await Promise.all(cases.map(async ([, dir, env]) => await runToEnd(['serve', '--repo', dir, '--port', '0'], env)))
+  const results: Finished[] = []
+  for (const [, dir, env] of cases) results.push(await mainToEnd(['serve', '--repo', dir, '--port', '0'], env))
   cases.forEach(([name, , , message], i) => {
     const r = results[i]!
     t.equal(r.code, 1, `${name}: exit code`)

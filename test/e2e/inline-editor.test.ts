@@ -64,11 +64,20 @@ if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
   ensureBrowserBundle('editor')
+  // One browser for the file; each test has a context (cookies, storage) of its own.
+  const browser = await launchBrowser(t)
+  const newPage = async (t: Test): Promise<Page> => {
+    const page = await browser.newPage()
+    t.teardown(async () => { await page.context().close() })
+    return page
+  }
+
+  // The two tests that leave the file as it was share a server; the one that publishes has its own.
+  const unchanged = startSite(t)
 
   t.test('signed out: only bootstrap.js is loaded and nothing is editable', async t => {
-    const s = await startSite(t)
-    const browser = await launchBrowser(t)
-    const page = await browser.newPage()
+    const s = await unchanged
+    const page = await newPage(t)
     const requests: string[] = []
     page.on('request', (r: Request) => { requests.push(new URL(r.url()).pathname) })
     const session = page.waitForResponse(r => r.url().endsWith('/api/cms/auth/session'))
@@ -85,8 +94,8 @@ if (!hasChromium()) {
   t.test('signed in: edit blocks and a title, Escape, publish, stale block', async t => {
     const s = await startSite(t)
     const file = path.join(s.repoDir, POST)
-    const browser = await launchBrowser(t)
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
+    t.teardown(async () => { await context.close() })
     const page = await context.newPage()
     const login = await page.request.post(`${s.site}/api/cms/auth/login`, { data: { password: TEST_PASSWORD } })
     t.equal(login.status(), 200)
@@ -195,9 +204,8 @@ if (!hasChromium()) {
   })
 
   t.test('Discard drops the drafts and reloads', async t => {
-    const s = await startSite(t)
-    const browser = await launchBrowser(t)
-    const page = await browser.newPage()
+    const s = await unchanged
+    const page = await newPage(t)
     await page.request.post(`${s.site}/api/cms/auth/login`, { data: { password: TEST_PASSWORD } })
     await page.goto(`${s.site}/post`)
     await editorReady(page)

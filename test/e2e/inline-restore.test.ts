@@ -100,10 +100,11 @@ if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
 } else {
   ensureBrowserBundle('editor')
+  // One browser for the file; each test has a server and a context (storage) of its own.
+  const browser = await launchBrowser(t)
 
   t.test('a block typed into survives a renderer crash: Discard changes nothing, Restore saves it', async t => {
     const s = await startSite(t)
-    const browser = await launchBrowser(t)
     const context = await signedInContext(t, browser, s)
     const fingerprint = await repoFingerprint(s.repoDir)
 
@@ -155,7 +156,6 @@ if (!hasChromium()) {
 
   t.test('when the entry and the block changed since the typing, the offer says so and shows both', async t => {
     const s = await startSite(t)
-    const browser = await launchBrowser(t)
     const context = await signedInContext(t, browser, s)
     await typeAndCrash(t, context, s, 1, 'My version of the second paragraph.')
     // Someone else changes that paragraph (a git pull, a text editor).

@@ -1,16 +1,16 @@
 /**
- * The in-place editor's checks on a page a real generator built (test/e2e/inline-<generator>.test.ts):
+ * The in-place editor's checks on a page a real generator built (test/e2e/inline-generators.test.ts):
  * the element's pixels signed out and signed in before any edit, how many of the body's text
  * blocks are editable, one-word insertions in a paragraph holding an image (and a footnote
  * reference), a list item and a heading, bold, a link, publish and the file's exact change, and
- * hostile text pasted into a block. Each file builds its site once and uses one browser.
+ * hostile text pasted into a block. Each generator's site is built once; one browser serves all.
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Test } from 'tap'
 import type { Browser, Page, Locator, Request } from 'playwright-core'
 import { git, TEST_PASSWORD } from './site.js'
-import { launchBrowser, ensureBrowserBundle, SCREENSHOT_DIR } from './browser.js'
+import { SCREENSHOT_DIR } from './browser.js'
 import { serveGeneratorSite, GENERATOR_PAGES, type GeneratorName } from './generator-sites.js'
 
 /** One edit: the block (by its text), what is typed or formatted, and the source it must give. */
@@ -36,14 +36,14 @@ const LINK = 'https://example.org/page'
 const HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 
 /**
- * Runs the checks for one generator.
- * @param t the file's tap test
+ * Runs the checks for one generator: builds its site, serves it, and edits it in the browser.
+ * @param t the generator's tap test (its site and server go at its teardown)
+ * @param browser the file's browser (each check opens a context of its own)
  * @param plan what to edit
  */
-export async function checkGeneratorPage (t: Test, plan: GeneratorPlan): Promise<void> {
-  ensureBrowserBundle('editor')
+export async function checkGeneratorPage (t: Test, browser: Browser, plan: GeneratorPlan): Promise<void> {
   const built = GENERATOR_PAGES[plan.name]
-  const [browser, { s, site }] = await Promise.all([launchBrowser(t), serveGeneratorSite(t, plan.name)])
+  const { s, site } = await serveGeneratorSite(t, plan.name)
   const url = site + built.url
   const file = path.join(s.repoDir, built.file)
   const original = await readFile(file, 'utf8')

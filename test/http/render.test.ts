@@ -56,7 +56,12 @@ async function setup (t: Test): Promise<{ s: TestServer, ann: Editor, bob: Edito
 }
 
 // Tests that write drafts only share one server; each has editors of its own (drafts are private).
-const shared = startServer(t, { config, files: { ...files, 'content/posts/evil.md': `---\ntitle: Evil\n---\n${HOSTILE}` } })
+/** A body with footnotes, a definition and raw HTML, saved again and again by one test. */
+const NOTES = '# Notes\n\nIntro with a call[^a] and [a link][r].\n\n<details>\n<summary>More</summary>\n\n' +
+  'Hidden *text*[^b].\n\n</details>\n\nMiddle paragraph.\n\n[^a]: Note a, see [r].\n\n[^b]: Note b.\n\n' +
+  '[r]: https://example.com/r "R"\n\nLast paragraph[^a].\n'
+
+const shared = startServer(t, { config, files: { ...files, 'content/posts/evil.md': `---\ntitle: Evil\n---\n${HOSTILE}`, 'content/posts/notes.md': `---\ntitle: Notes\n---\n${NOTES}` } })
 async function sharedSetup (name: string): Promise<{ s: TestServer, ann: Editor, bob: Editor }> {
   const s = await shared
   return { s, ann: editor(s, `${name}-ann`), bob: editor(s, `${name}-bob`) }
@@ -166,11 +171,8 @@ t.test('md_block answers the saved block\'s hint in the draft body: the one the 
 })
 
 t.test('a body saved again and again is rendered as renderMarkdown renders it: footnotes, definitions, raw HTML', async t => {
-  let body = '# Notes\n\nIntro with a call[^a] and [a link][r].\n\n<details>\n<summary>More</summary>\n\n' +
-    'Hidden *text*[^b].\n\n</details>\n\nMiddle paragraph.\n\n[^a]: Note a, see [r].\n\n[^b]: Note b.\n\n' +
-    '[r]: https://example.com/r "R"\n\nLast paragraph[^a].\n'
-  const s = await startServer(t, { config, files: { ...files, 'content/posts/notes.md': `---\ntitle: Notes\n---\n${body}` } })
-  const ann = editor(s, 'ann')
+  let body = NOTES
+  const { ann } = await sharedSetup('notes')
   const notes = (text: string): string => renderMarkdown(text, { collection: 'posts', id: 'notes' })
   let served = await (await ann.render('collection=posts&id=notes')).json() as { html: string }
   t.equal(served.html, notes(body), 'base')
