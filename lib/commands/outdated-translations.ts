@@ -6,7 +6,7 @@
  */
 import type { ContentStore } from '../storage/content-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import { lastCommitsOf } from '../storage/last-commits.js'
+import { isAncestor, lastCommitsOf } from '../storage/last-commits.js'
 
 /**
  * The locales whose translation is older than the source.
@@ -28,13 +28,17 @@ export async function outdatedTranslations (content: ContentStore, repoDir: stri
   const source = paths.get(sourceLocale!)
   if (source === undefined) return []
   const last = await lastCommitsOf(repoDir, [...paths.values()])
-  const sourceRank = last.get(source)?.rank
-  if (sourceRank === undefined) return []
+  const sourceCommit = last.get(source)
+  if (sourceCommit === undefined) return []
   const outdated: string[] = []
   for (const [locale, file] of paths) {
-    const rank = last.get(file)?.rank
-    // A higher rank is an older commit: the source changed after this translation last did.
-    if (locale !== sourceLocale && rank !== undefined && rank > sourceRank) outdated.push(locale)
+    const own = last.get(file)
+    if (locale === sourceLocale || own === undefined || own.commit === sourceCommit.commit) continue
+    // Later by commit time; commits of one second (scripts, tests) by ancestry.
+    const later = sourceCommit.time !== own.time
+      ? sourceCommit.time > own.time
+      : await isAncestor(repoDir, own.commit, sourceCommit.commit)
+    if (later) outdated.push(locale)
   }
   return outdated
 }
