@@ -15,6 +15,8 @@ export interface EntryView {
   translationKey?: string
   /** With `id=` in a multilingual collection: locale -> id of each translation that exists. */
   translations?: Record<string, string>
+  /** With `translations`: the locales whose translation is older than the source (the first locale's entry). */
+  outdatedTranslations?: string[]
   data?: EntryData
   revision: number
   validationIssues?: ValidationIssue[]

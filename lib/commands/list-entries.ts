@@ -10,6 +10,7 @@ import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { IndexRow } from '../storage/collection-index.js'
 import { toEntryView, withLocale, type EntryView } from './entry-view.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
+import { outdatedTranslations } from './outdated-translations.js'
 import { sortRows, type SortedRowsCache } from './sorted-rows.js'
 import type { SortDirection } from './sort-keys.js'
 import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
@@ -39,6 +40,8 @@ export interface ListEntriesInput {
   sortCache?: SortedRowsCache
   /** Only the entries of this locale (a multilingual collection's). */
   locale?: string
+  /** The repository's work tree: a single read of a translation says which are outdated. */
+  repoDir?: string
 }
 
 export interface Pagination {
@@ -77,14 +80,14 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
     const draft = drafts.get(input.id)
     if (draft !== undefined) {
       if (draft.kind === 'delete') throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
-      return { collection: input.collection, entries: [await withTranslations(index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
+      return { collection: input.collection, entries: [await withTranslations(content, input.repoDir, index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
     }
     const entry = await index.get(input.id)
     if (entry === null) throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
     if (entry.readError !== undefined) {
       throw new UnreadableEntryError('Stored entry cannot be read', { collection: input.collection, id: input.id, readError: entry.readError, revision: entry.revision })
     }
-    return { collection: input.collection, entries: [await withTranslations(index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
+    return { collection: input.collection, entries: [await withTranslations(content, input.repoDir, index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
   }
 
   const query = parseQuery(input.q)
@@ -184,12 +187,16 @@ function checkLocale (collection: string, layout: LocaleLayout | null, locale: s
   return locale
 }
 
-/** A single read answers which translations of the entry exist (`translations`, itself included). */
-async function withTranslations (index: CollectionIndex, view: EntryView): Promise<EntryView> {
+/**
+ * A single read answers which translations of the entry exist (`translations`, itself included)
+ * and which of them are older than their source (`outdatedTranslations`).
+ */
+async function withTranslations (content: ContentStore, repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
   const layout = index.collection.i18n
   if (layout === null || view.translationKey === undefined) return view
   const ids = new Set((await index.all()).map(row => row.id))
   view.translations = translationsOf(layout, view.translationKey, id => ids.has(id))
+  if (repoDir !== undefined) view.outdatedTranslations = await outdatedTranslations(content, repoDir, index, view.translations)
   return view
 }
 

@@ -41,7 +41,8 @@ export function contentRoutes (router: Router, services: Services): void {
       order,
       draft,
       sortCache,
-      locale: queryString(ctx, 'locale')
+      locale: queryString(ctx, 'locale'),
+      repoDir: services.repoDir
     })
   })
 

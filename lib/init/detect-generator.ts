@@ -65,8 +65,8 @@ export async function detectGenerator (repoDir: string): Promise<DetectedSite> {
 }
 
 async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
-  const own = await firstFile(repoDir, ['hugo.toml', 'hugo.yaml', 'hugo.yml', 'hugo.json', 'config/_default/hugo.toml', 'config/_default/hugo.yaml', 'config/_default/hugo.json'])
-  const shared = own ?? await firstFile(repoDir, ['config.toml', 'config.yaml', 'config.yml', 'config.json', 'config/_default/config.toml', 'config/_default/config.yaml'])
+  const own = await firstFile(repoDir, ['hugo.toml', 'hugo.yaml', 'hugo.yml', 'hugo.json', 'config/_default/hugo.toml', 'config/_default/hugo.yaml', 'config/_default/hugo.yml', 'config/_default/hugo.json'])
+  const shared = own ?? await firstFile(repoDir, ['config.toml', 'config.yaml', 'config.yml', 'config.json', 'config/_default/config.toml', 'config/_default/config.yaml', 'config/_default/config.yml', 'config/_default/config.json'])
   // config.* alone is too common a name: it is Hugo's only beside Hugo's own folders.
   if (shared === null || (own === null && !(await anyDir(repoDir, ['content', 'archetypes', 'layouts', 'themes'])))) return null
   const config = await readConfigData(repoDir, shared)
@@ -149,6 +149,8 @@ async function detectAstro (repoDir: string): Promise<DetectedSite | null> {
       notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)
     }
   }
+  // Markdown files under src/pages are pages Astro renders as they are (the .astro files beside them are code).
+  if (await isDir(repoDir, 'src/pages')) sources.push({ folder: 'src/pages', name: 'pages', kind: 'folder', recursive: true, pagesOnly: true })
   const i18n = configFile === null ? null : astroLocales(await readSmall(repoDir, configFile))
   if (i18n !== null) {
     for (const source of sources) {

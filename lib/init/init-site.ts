@@ -31,7 +31,7 @@ export async function initSite (opts: { repoDir: string, force: boolean }): Prom
   const site = await detectGenerator(repoDir)
   const inferred = await inferCollections(repoDir, site.sources)
   const header = [
-    `git-cms configuration written by \`git cms init\` for a ${GENERATOR_NAMES[site.generator]} site${site.configFile === null ? '' : ` (${site.configFile})`}.`,
+    `git-cms configuration written by \`git cms init\` for ${/^[AEIOU]/.test(GENERATOR_NAMES[site.generator]) ? 'an' : 'a'} ${GENERATOR_NAMES[site.generator]} site${site.configFile === null ? '' : ` (${site.configFile})`}.`,
     'Schemas are inferred from the entries found; edit labels, schemas and rules freely (README: Configuration).'
   ].join('\n')
   const configText = renderConfig(inferred.collections, header)

@@ -74,6 +74,15 @@ export class ContentStore {
   }
 
   /**
+   * A file's path in the repository, as git names it.
+   * @param file an absolute path inside the repository (an entry's `pathOf`)
+   * @returns the `/`-separated path relative to the work tree
+   */
+  repoPathOf (file: string): string {
+    return path.relative(this.#opts.repoDir, file).split(path.sep).join('/')
+  }
+
+  /**
    * Resolves paths, opens the index store and loads collection definitions; the watcher starts
    * in the background (see `watching`).
    * @returns resolves when ready to serve

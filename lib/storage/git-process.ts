@@ -12,9 +12,24 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
  * @returns the child process, its pipes open
  */
 export function spawnGit (gitDir: string, args: readonly string[]): ChildProcessWithoutNullStreams {
+  return spawnIn(gitDir, [`--git-dir=${gitDir}`, ...args])
+}
+
+/**
+ * Spawns git in a work tree, which finds its own git directory (a `git worktree` checkout's HEAD
+ * is its own, not the main one's).
+ * @param workTree the repository's work tree
+ * @param args git's arguments
+ * @returns the child process, its pipes open
+ */
+export function spawnGitInWorkTree (workTree: string, args: readonly string[]): ChildProcessWithoutNullStreams {
+  return spawnIn(workTree, args)
+}
+
+function spawnIn (cwd: string, args: readonly string[]): ChildProcessWithoutNullStreams {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
-  const child = spawn('git', [`--git-dir=${gitDir}`, ...args], { cwd: gitDir, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn('git', args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
   child.stdin.on('error', () => {})
   // A failed spawn (no git) is reported as a close with no answers; 'error' must not throw.
   child.on('error', () => {})

@@ -2,12 +2,13 @@
  * The Studio's languages in a real browser, on a Starlight-shaped docs collection (root locale
  * English, French in its folder): filter the list by locale, see a missing translation on the
  * source entry, "Translate to fr" opens the new entry pre-filled with its source beside it, save,
- * publish, and the new file is at the layout's path with the bytes expected.
+ * publish, and the new file is at the layout's path with the bytes expected. A source committed
+ * after its translation marks the translation outdated, in words, on it and in the panel.
  */
 import t from 'tap'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { startServer, TEST_PASSWORD } from '../helpers/site.js'
+import { git, startServer, TEST_PASSWORD } from '../helpers/site.js'
 import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
 
 const CONFIG = {
@@ -36,6 +37,19 @@ if (!hasChromium()) {
     await page.getByLabel('Password').fill(TEST_PASSWORD)
     await page.getByLabel('Password').press('Enter')
     await page.getByRole('heading', { name: 'Collections' }).waitFor()
+
+    // The English source committed after its French translation: fr/index is outdated.
+    await writeFile(path.join(s.repoDir, 'src/content/docs/index.md'), '---\ntitle: Welcome\n---\nHello, reader.\n')
+    git(s.repoDir, 'commit', '-q', '-am', 'English source edited')
+    await page.goto(`${s.url}/admin/cms/docs/${encodeURIComponent('fr/index')}`)
+    const outdated = page.getByRole('heading', { level: 1 }).getByText('Outdated: the en source changed since')
+    await outdated.waitFor()
+    t.ok(await outdated.isVisible(), 'the translation says it is outdated, in words')
+    await page.goto(`${s.url}/admin/cms/docs/index`)
+    const sourcePanel = page.getByRole('complementary', { name: 'Translations' })
+    await sourcePanel.getByRole('link', { name: 'fr/index' }).waitFor()
+    t.equal(await sourcePanel.locator('li', { hasText: 'fr/index' }).getByText('Outdated: the en source changed since').count(), 1, 'the source\'s panel marks the French translation')
+    t.equal(await page.getByRole('heading', { level: 1 }).getByText('Outdated').count(), 0, 'the source itself is not outdated')
 
     await page.goto(`${s.url}/admin/cms/docs`)
     await page.locator('.entries li').first().waitFor()

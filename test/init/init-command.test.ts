@@ -1,8 +1,10 @@
 /**
- * `git-cms init` as a real process over copies of the example sites: the config it writes covers
- * every content file with the right layout keys, the summary tells what it found, an existing
- * config is never replaced without --force, and bad repositories or links leaving the repository
- * are refused or ignored.
+ * `git-cms init` over copies of the example sites: the config it writes covers every content file
+ * with the right layout keys, the summary tells what it found, an existing config is never replaced
+ * without --force, and bad repositories or links leaving the repository are refused or ignored.
+ * A few cases spawn the real executable (exit codes, the current directory, a site end to end);
+ * the others run in this process through `main`, the function bin/git-cms hands argv to, with its
+ * output captured: the same parsing, refusals, summary and exit codes, without a Node start each.
  */
 import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
@@ -14,12 +16,22 @@ import { EXAMPLE_SITES, makeExampleSite, type ExampleSiteName } from '../helpers
 import { contentFilesOf, entriesOf, type LayoutKeys } from '../helpers/site-entries.js'
 import { makeSite, repoFingerprint } from '../helpers/site.js'
 import { fromRoot } from '../helpers/repo-root.js'
+import { main } from '../../lib/cli.js'
 
 const BIN = fromRoot('bin/git-cms')
 
 interface Run { code: number, stdout: string, stderr: string }
 
+/** Runs the command line in this process, as bin/git-cms would (argv, environment, exit code, output). */
 async function cli (...args: string[]): Promise<Run> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, process.env, { stdout: { write: (text: string) => { stdout += text } }, stderr: { write: (text: string) => { stderr += text } } })
+  return { code, stdout, stderr }
+}
+
+/** Spawns the real executable. */
+async function spawnCli (...args: string[]): Promise<Run> {
   return await cliIn(process.cwd(), ...args)
 }
 
@@ -105,7 +117,8 @@ const SITE_CHECKS: Partial<Record<ExampleSiteName, (t: Test, collections: Record
 // The four sites are copied and initialised at once (each is its own process); the tests below read the results.
 const initialised = new Map(EXAMPLE_SITES.map(site => [site, (async () => {
   const dir = await makeExampleSite(t, site)
-  return { dir, run: await cli('init', '--repo', dir) }
+  // One site through the real executable, end to end; the others in this process.
+  return { dir, run: site === 'hugo' ? await spawnCli('init', '--repo', dir) : await cli('init', '--repo', dir) }
 })()]))
 
 for (const site of EXAMPLE_SITES) {
@@ -169,7 +182,7 @@ t.test('--repo that is not a directory, missing, or not a git repository: a clea
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'git-cms-init-'))
   t.teardown(async () => { await rm(tmp, { recursive: true, force: true }) })
   await writeFile(path.join(tmp, 'a-file'), 'x')
-  const file = await cli('init', '--repo', path.join(tmp, 'a-file'))
+  const file = await spawnCli('init', '--repo', path.join(tmp, 'a-file'))
   t.equal(file.code, 1)
   t.match(file.stderr, /a-file is not a directory\n$/)
   const missing = await cli('init', '--repo', path.join(tmp, 'missing'))
@@ -184,7 +197,7 @@ t.test('--repo that is not a directory, missing, or not a git repository: a clea
 })
 
 t.test('usage errors exit 2', async t => {
-  const port = await cli('init', '--port', '4000')
+  const port = await spawnCli('init', '--port', '4000')
   t.equal(port.code, 2)
   t.match(port.stderr, /--port and --host are for serve and demo/)
   const force = await cli('serve', '--force')

@@ -1,7 +1,8 @@
 /**
  * The Hugo template snippets of docs/inline-editing.md and the README, taken from those files and
  * built by Debian's hugo over test/fixtures/proxy-site/ (a leaf page, a page bundle, section pages,
- * a nested folder and the home page): each page's `data-cms-md` names an entry `serve` lists.
+ * a nested folder and the home page), served with docs/configuration.md's Hugo example config: each
+ * page's `data-cms-md` names an entry `serve` lists.
  */
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
@@ -43,7 +44,11 @@ if (!hasHugo()) {
   await writeFile(path.join(repoDir, 'content/posts/guides/_index.md'), '---\ntitle: Guides\n---\nGuides for the quay.\n')
   await writeFile(path.join(repoDir, 'content/posts/guides/knots.md'), '---\ntitle: Knots\n---\nKnots for the quay.\n')
   await writeFile(path.join(repoDir, 'content/posts/guides/rigging/index.md'), '---\ntitle: Rigging\n---\nRigging for the quay.\n')
-  await writeFile(path.join(repoDir, 'cms.config.yaml'), 'collections:\n  pages: { folder: content, format: md }\n  posts: { folder: content/posts, format: md, nested: true, indexFile: index }\n')
+  // The config is docs/configuration.md's Hugo example, as written there.
+  const configuration = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8')
+  const example = /```yaml\n(# Hugo:[\s\S]*?)```/.exec(configuration)
+  if (example === null) throw new Error('no Hugo example in docs/configuration.md')
+  await writeFile(path.join(repoDir, 'cms.config.yaml'), example[1]!)
   git(repoDir, 'init', '-q', '-b', 'main')
   git(repoDir, 'add', '-A')
   git(repoDir, 'commit', '-q', '-m', 'site')

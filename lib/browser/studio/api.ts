@@ -21,7 +21,7 @@ export class ApiError extends Error {
 /** A validation issue as the API reports it. */
 export interface Issue { path: string, code: string, message: string }
 /** One entry of a list. */
-export interface Entry { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
+export interface Entry { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, outdatedTranslations?: string[], data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
 /** With `q`: an excerpt of the field where an entry matched, `marks` the query words' [start, end) in it. */
 export interface Snippet { field: string, text: string, marks: Array<[number, number]> }
 /** One collection's hits of GET /search. */

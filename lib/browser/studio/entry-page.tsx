@@ -14,7 +14,7 @@ import { PublishResult } from './publish-result.js'
 import { ConflictPanel } from './conflict-panel.js'
 import { HistoryPanel } from './history-panel.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
-import { TranslationSource, TranslationsPanel } from './languages.js'
+import { OutdatedBadge, TranslationSource, TranslationsPanel } from './languages.js'
 import { entryUrl } from '../../http/page-match-url.js'
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
@@ -232,7 +232,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   return (
     <section class="entry">
       {crumbs}
-      <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}</h1>
+      <h1>{entryTitle(id, current)} {entry.draft === true && <span class="badge draft">Draft</span>}
+        {entry.locale !== undefined && entry.outdatedTranslations?.includes(entry.locale) === true && <> <OutdatedBadge source={Object.keys(entry.translations ?? {})[0] ?? ''} /></>}</h1>
       <p class="muted">{drafting ? 'Your draft' : 'Published on the site'} · revision {entry.revision}</p>
       {onSite !== null && <p><a href={onSite}>View on site</a></p>}
       <TranslationsPanel api={api} collection={collection.name} entry={entry} navigate={navigate}

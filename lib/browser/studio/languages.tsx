@@ -1,7 +1,8 @@
 /**
  * The Studio's languages (CONTRACT section 15): an entry's locale in lists, a filter by locale, and
  * on an entry its translations, the missing ones each with "Translate to <locale>", which creates
- * the translation at the id the collection's layout gives it, pre-filled from the source.
+ * the translation at the id the collection's layout gives it, pre-filled from the source; and the
+ * translations older than their source (the server's `outdatedTranslations`), in words.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
@@ -74,7 +75,7 @@ export function LocaleBadge ({ locale }: { locale?: string }): JSX.Element | nul
 export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate }: {
   api: Api
   collection: string
-  entry: { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, data?: Record<string, unknown> }
+  entry: { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, outdatedTranslations?: string[], data?: Record<string, unknown> }
   entryUrl: (id: string) => string
   navigate: (url: string) => void
 }): JSX.Element | null {
@@ -83,6 +84,11 @@ export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate 
   if (info === null || entry.translationKey === undefined) return null
   const key = entry.translationKey
   const existing = entry.translations ?? {}
+  const outdated = new Set(entry.outdatedTranslations ?? [])
+  const source = info.locales[0] ?? ''
+  const mark = (locale: string): JSX.Element | null => outdated.has(locale)
+    ? <>{' '}<OutdatedBadge source={source} /></>
+    : null
   const translate = async (locale: string): Promise<void> => {
     const id = translationId(info, key, locale)
     try {
@@ -98,8 +104,8 @@ export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate 
       <ul>
         {info.locales.map(locale => {
           const id = existing[locale]
-          if (locale === entry.locale) return <li key={locale}><LocaleBadge locale={locale} /> this entry</li>
-          if (id !== undefined) return <li key={locale}><LocaleBadge locale={locale} /> <a href={entryUrl(id)}>{id}</a></li>
+          if (locale === entry.locale) return <li key={locale}><LocaleBadge locale={locale} /> this entry{mark(locale)}</li>
+          if (id !== undefined) return <li key={locale}><LocaleBadge locale={locale} /> <a href={entryUrl(id)}>{id}</a>{mark(locale)}</li>
           return (
             <li key={locale}><LocaleBadge locale={locale} /> <span class="badge bad">Missing</span>{' '}
               <button type="button" class="secondary" onClick={() => { void translate(locale) }}>Translate to {locale}</button>
@@ -110,6 +116,15 @@ export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate 
       {error !== '' && <p class="error" role="alert">{error}</p>}
     </aside>
   )
+}
+
+/**
+ * Says that a translation is older than its source.
+ * @param props the source's locale
+ * @returns the badge
+ */
+export function OutdatedBadge ({ source }: { source: string }): JSX.Element {
+  return <span class="badge bad outdated" title={`The ${source} source changed in a later commit than this translation`}>Outdated: the {source} source changed since</span>
 }
 
 function sourceKey (collection: string, id: string): string {

@@ -1,0 +1,44 @@
+/**
+ * Which translations of an entry are outdated (CONTRACT section 15): their source, the entry of
+ * the collection's first locale, changed in a later commit than they did. "Changed" is a commit
+ * on the site's branch (HEAD): a save not yet committed and an editor's draft count once they are
+ * published into a commit; a file no commit touched is never outdated and outdates nothing.
+ */
+import type { ContentStore } from '../storage/content-store.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
+import { isAncestor, lastCommitsOf } from '../storage/last-commits.js'
+
+/**
+ * The locales whose translation is older than the source.
+ * @param content the content store
+ * @param repoDir the repository's work tree
+ * @param index the collection's index
+ * @param translations locale -> id of each translation that exists, the first locale's first
+ * @returns the outdated locales, in the layout's order (empty without a source)
+ */
+export async function outdatedTranslations (content: ContentStore, repoDir: string, index: CollectionIndex, translations: Record<string, string>): Promise<string[]> {
+  const sourceLocale = index.collection.i18n?.locales[0]
+  const sourceId = sourceLocale === undefined ? undefined : translations[sourceLocale]
+  if (sourceId === undefined) return []
+  const paths = new Map<string, string>()
+  for (const [locale, id] of Object.entries(translations)) {
+    const file = index.pathOf(id)
+    if (file !== null) paths.set(locale, content.repoPathOf(file))
+  }
+  const source = paths.get(sourceLocale!)
+  if (source === undefined) return []
+  const last = await lastCommitsOf(repoDir, [...paths.values()])
+  const sourceCommit = last.get(source)
+  if (sourceCommit === undefined) return []
+  const outdated: string[] = []
+  for (const [locale, file] of paths) {
+    const own = last.get(file)
+    if (locale === sourceLocale || own === undefined || own.commit === sourceCommit.commit) continue
+    // Later by commit time; commits of one second (scripts, tests) by ancestry.
+    const later = sourceCommit.time !== own.time
+      ? sourceCommit.time > own.time
+      : await isAncestor(repoDir, own.commit, sourceCommit.commit)
+    if (later) outdated.push(locale)
+  }
+  return outdated
+}

@@ -1,0 +1,65 @@
+/**
+ * When a few files last changed in the repository's history, asked of git itself: one
+ * `git log -1` per file, in parallel (a translation's files, for "outdated"). One path per process
+ * lets git use the changed-path Bloom filters of a commit-graph; git 2.39 uses none for a log over
+ * several paths. Paths are `--literal-pathspecs` after `--`, never read as options or globs.
+ */
+import { spawnGitInWorkTree } from './git-process.js'
+
+/**
+ * How long one look-up may walk history before the file is answered unknown. A file untouched for
+ * 1,000 commits of a 10k-entry folder took 6 s of CPU (30 s at load 25) without a commit-graph;
+ * 0.07 s with `git commit-graph write --reachable --changed-paths`.
+ */
+const LOG_TIMEOUT_MS = 3_000
+
+/** A file's last commit on HEAD. */
+export interface LastCommit {
+  commit: string
+  /** Committer time, seconds since the epoch. */
+  time: number
+}
+
+/**
+ * The last commit of each path on HEAD. Paths no commit touched (new, never committed) and paths
+ * whose look-up ran out of time are absent.
+ * @param workTree the repository's work tree
+ * @param paths repository-relative, `/`-separated paths
+ * @returns path -> its last commit
+ */
+export async function lastCommitsOf (workTree: string, paths: readonly string[]): Promise<Map<string, LastCommit>> {
+  const found = new Map<string, LastCommit>()
+  await Promise.all([...new Set(paths)].map(async file => {
+    const out = await gitOutput(workTree, ['--literal-pathspecs', 'log', '-1', '--no-renames', '--format=%H %ct', 'HEAD', '--', file])
+    const m = /^([0-9a-f]{40,64}) (\d+)$/.exec(out.trim())
+    if (m !== null) found.set(file, { commit: m[1]!, time: Number(m[2]) })
+  }))
+  return found
+}
+
+/**
+ * Whether one commit is an ancestor of another (or the same), by `git merge-base --is-ancestor`.
+ * @param workTree the repository's work tree
+ * @param ancestor a commit id
+ * @param descendant a commit id
+ * @returns true when `ancestor` is reachable from `descendant`
+ */
+export async function isAncestor (workTree: string, ancestor: string, descendant: string): Promise<boolean> {
+  const child = spawnGitInWorkTree(workTree, ['merge-base', '--is-ancestor', ancestor, descendant])
+  child.stdout.resume()
+  child.stderr.resume()
+  return await new Promise(resolve => child.on('close', code => resolve(code === 0)))
+}
+
+/** git's standard output, or '' when it failed or ran out of time. */
+async function gitOutput (workTree: string, args: string[]): Promise<string> {
+  const child = spawnGitInWorkTree(workTree, args)
+  const timer = setTimeout(() => child.kill(), LOG_TIMEOUT_MS)
+  let out = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (chunk: string) => { out += chunk })
+  child.stderr.resume()
+  const code = await new Promise<number | null>(resolve => child.on('close', resolve))
+  clearTimeout(timer)
+  return code === 0 ? out : ''
+}
