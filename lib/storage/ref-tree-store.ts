@@ -303,11 +303,11 @@ export class RefTreeStore<T> {
     try {
       const root = await this.#writeRoot(base, objects, changes)
       if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
-      const commit = await objects.commit(root, head, typeof this.#message === 'string' ? this.#message : this.#message(root, head))
+      const commit = objects.commit(root, head, typeof this.#message === 'string' ? this.#message : this.#message(root, head))
       await objects.durable()
       return { commit, failed }
     } finally {
-      await objects.discard()
+      objects.discard()
     }
   }
 
@@ -340,16 +340,16 @@ export class RefTreeStore<T> {
       const tree = entryMap(fresh ? [] : (await base.tree(collection)).entries)
       await Promise.all([...shards].map(async ([shard, docs]) => {
         const files = entryMap(fresh ? [] : (await base.tree(`${collection}/${shard}`)).entries)
-        await Promise.all(docs.map(async doc => {
+        for (const doc of docs) {
           const name = treeNameOf(doc.id)
           if (doc.text === null) files.delete(name)
-          else files.set(name, { mode: '100644', path: name, oid: await objects.blob(doc.text), type: 'blob' })
-        }))
-        await setTree(objects, tree, shard, files)
+          else files.set(name, { mode: '100644', path: name, oid: objects.blob(doc.text), type: 'blob' })
+        }
+        setTree(objects, tree, shard, files)
       }))
-      await setTree(objects, root, collection, tree)
+      setTree(objects, root, collection, tree)
     }))
-    return await objects.tree([...root.values()])
+    return objects.tree([...root.values()])
   }
 
   /** The document files in scope at the ref's current commit, sorted by collection then id. */
@@ -410,9 +410,9 @@ function entryMap (entries: readonly TreeEntry[]): Map<string, TreeEntry> {
 }
 
 /** Puts a subtree into its parent, or removes it when it ended up empty. */
-async function setTree (objects: NewObjects, parent: Map<string, TreeEntry>, name: string, entries: Map<string, TreeEntry>): Promise<void> {
+function setTree (objects: NewObjects, parent: Map<string, TreeEntry>, name: string, entries: Map<string, TreeEntry>): void {
   if (entries.size === 0) parent.delete(name)
-  else parent.set(name, { mode: '40000', path: name, oid: await objects.tree([...entries.values()]), type: 'tree' })
+  else parent.set(name, { mode: '40000', path: name, oid: objects.tree([...entries.values()]), type: 'tree' })
 }
 
 function compare (a: string, b: string): number {
