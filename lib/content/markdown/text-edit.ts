@@ -15,6 +15,8 @@ import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
 import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
 import { applyTextMarks, type TextMark } from './text-marks.js'
+import { regionParser } from './region-parse.js'
+import { firstMarkers } from './document-context.js'
 import { UnmappableEditError, keyOf, reading, readBack, blockChars } from './text-reading.js'
 
 export type { TextMark }
@@ -61,6 +63,8 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   const { body } = input
   const tree = parse(body)
   const block = findEditable(tree, body, input.src)
+  // The checks after the edit parse the block's top-level node alone, not the whole body again.
+  const reparse = regionParser(tree, body, block.start, parse)
   const chars = blockChars(block, body)
   const source = collapse(chars.text)
   const before = collapse(input.before)
@@ -73,10 +77,11 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
     const changes = diffChars(before.text, after.text, { maxEditLength: MAX_EDIT_LENGTH })
     if (changes === undefined) throw new UnmappableEditError('The edit changes too much of the block at once; edit it in smaller steps')
     const plan = planEdit(changes, input.after, after.text.length, pairing, source, chars, block, body)
-    result = writeEdit(plan, chars, block, body, parse)
+    result = writeEdit(plan, chars, block, body, reparse)
   }
   if (input.marks !== undefined && input.marks.length > 0) {
-    const marked = applyTextMarks({ body: result.body, start: result.start, end: result.end, after: input.after, marks: input.marks, parse })
+    const markers = firstMarkers(tree, body, {})
+    const marked = applyTextMarks({ body: result.body, start: result.start, end: result.end, after: input.after, marks: input.marks, parse: reparse, markers })
     result = { ...marked, changed: marked.body !== body }
   }
   return result
