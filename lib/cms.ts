@@ -12,6 +12,7 @@ import compose from 'koa-compose'
 import { pino, type Logger } from 'pino'
 import { loadConfig, type ConfigInput, type Config } from './config.js'
 import { readRuntimeSettings } from './runtime.js'
+import { createBlockOutlineCache } from './commands/block-outlines.js'
 import { ContentStore } from './storage/content-store.js'
 import { SiteSearch } from './search/site-search.js'
 import { createAuth } from './auth/create-auth.js'
@@ -202,6 +203,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       media,
       markdown,
       readiness,
+      blockOutlines: createBlockOutlineCache(),
       metrics,
       relativePath: (absolute) => relativeSlashPath(repoDir, absolute)
     }

@@ -18,6 +18,7 @@ import type { RemoteSync } from './remote/remote-sync.js'
 import type { MediaIndex } from './storage/media-index.js'
 import type { SiteSearch } from './search/site-search.js'
 import type { BoundedRenderer } from './commands/bounded-render.js'
+import type { BlockOutlineCache } from './commands/block-outlines.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 
 export interface Services {
@@ -51,6 +52,8 @@ export interface Services {
   markdown: BoundedRenderer
   /** What `GET /readyz` reports: set by `createCms` once the first index builds end, and at close. */
   readiness: { indexesBuilt: boolean, closing: boolean }
+  /** The outlines of Markdown bodies the in-place editor lists and edits (GET /blocks, md_edit). */
+  blockOutlines: BlockOutlineCache
   /** The Prometheus metrics (null unless `metrics.enabled`). */
   metrics: CmsMetrics | null
   /**

@@ -10,6 +10,7 @@ import { requireCollection, type CommandContext } from './command-context.js'
 import { editorBody } from './render-field.js'
 import { LimitExceededError } from '../errors.js'
 import type { SourceBlock } from '../content/markdown/block-list.js'
+import { outlineKey } from './block-outlines.js'
 
 /**
  * The longest body the in-place editor lists and edits block by block. Block listing and md_edit
@@ -61,7 +62,13 @@ export async function listBlocks (ctx: CommandContext, input: ListBlocksInput): 
   const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
   // A body too deep to parse renders as plain text: nothing in it is a block.
   if (markdownTooDeep(body)) return { revision, blocks: [] }
+  const mdx = def.format === 'mdx'
+  const key = outlineKey(body, mdx)
+  const known = ctx.services.blockOutlines.get(key)
+  if (known !== undefined) return { revision, blocks: known.blocks }
   const { bodyParser } = await import('../content/markdown/parse-body.js')
-  const { sourceBlocks } = await import('../content/markdown/block-list.js')
-  return { revision, blocks: sourceBlocks(bodyParser({ mdx: def.format === 'mdx' })(body), body) }
+  const { outlineOf } = await import('../content/markdown/body-outline.js')
+  const outline = outlineOf(bodyParser({ mdx })(body), body)
+  ctx.services.blockOutlines.set(key, outline)
+  return { revision, blocks: outline.blocks }
 }

@@ -9,6 +9,7 @@ import type { MdEditCommand } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { editMarkdownBlock } from './markdown-block.js'
 import { assertBlockEditableLength } from './list-blocks.js'
+import { outlineKey } from './block-outlines.js'
 
 /** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
 export interface MarkdownEditResult {
@@ -35,7 +36,10 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
     try {
-      return markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx })
+      const outlines = ctx.services.blockOutlines
+      const edit = markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline: outlines.get(outlineKey(body, mdx)) })
+      outlines.set(outlineKey(edit.body, mdx), edit.outline)
+      return edit
     } catch (err) {
       if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
       if (err instanceof UneditableBlockError) throw new UnmappableEditError(err.message, { src: cmd.src })

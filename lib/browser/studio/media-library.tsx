@@ -75,7 +75,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
 
   useEffect(() => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
-    const range = SIZES[size] ?? {}
+    const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
     // Debounced so typing a word sends one request, not one per key.
     const timer = setTimeout(() => {
       listMedia(api, { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })

@@ -15,6 +15,8 @@ import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
 import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
 import { applyTextMarks, type TextMark } from './text-marks.js'
+import { regionParser } from './region-parse.js'
+import { outlineOf, outlineAfterEdit, type BodyOutline } from './body-outline.js'
 import { UnmappableEditError, keyOf, reading, readBack, blockChars } from './text-reading.js'
 
 export type { TextMark }
@@ -30,6 +32,8 @@ export interface TextEditResult {
   changed: boolean
   /** The block's plain text in the new body. */
   text: string
+  /** The new body's outline. */
+  outline: BodyOutline
 }
 
 /** What an edit is. */
@@ -42,6 +46,8 @@ export interface TextEditInput {
   after: string
   marks?: TextMark[]
   mdx?: boolean
+  /** The body's outline when it is known (else the body is parsed whole once). */
+  outline?: BodyOutline
 }
 
 /** Most characters typed and deleted in one edit for the diff to go on (Myers' diff is O(N·D)). */
@@ -59,7 +65,11 @@ interface Expected { raw: number, insert?: string, key?: string }
 export function applyTextEdit (input: TextEditInput): TextEditResult {
   const parse = bodyParser({ mdx: input.mdx === true })
   const { body } = input
-  const tree = parse(body)
+  const hint = checkedHint(body, input.src)
+  const outline = input.outline ?? outlineOf(parse(body), body)
+  // Only the block's top-level node is parsed, before the edit and in the checks after it.
+  const region = regionParser(outline, body, hint.start, parse)
+  const tree = region.parse(body)
   const block = findEditable(tree, body, input.src)
   const chars = blockChars(block, body)
   const source = collapse(chars.text)
@@ -68,18 +78,21 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   const pairing = pairTexts(before.text, source.text)
   // A DOM text that shares less than half of the block's text shows another block (a stale page).
   if (pairing === null || pairing.matched * 2 < source.text.length) throw new SourceMismatchError('The block\'s text does not match its source')
-  let result: TextEditResult = { body, start: block.start, end: block.end, changed: false, text: block.text }
+  let result = { body, start: block.start, end: block.end, changed: false, text: block.text }
   if (before.text !== after.text) {
     const changes = diffChars(before.text, after.text, { maxEditLength: MAX_EDIT_LENGTH })
     if (changes === undefined) throw new UnmappableEditError('The edit changes too much of the block at once; edit it in smaller steps')
     const plan = planEdit(changes, input.after, after.text.length, pairing, source, chars, block, body)
-    result = writeEdit(plan, chars, block, body, parse)
+    result = writeEdit(plan, chars, block, body, region.parse)
   }
   if (input.marks !== undefined && input.marks.length > 0) {
-    const marked = applyTextMarks({ body: result.body, start: result.start, end: result.end, after: input.after, marks: input.marks, parse })
+    const marked = applyTextMarks({ body: result.body, start: result.start, end: result.end, after: input.after, marks: input.marks, parse: region.parse, markers: outline.markers })
     result = { ...marked, changed: marked.body !== body }
   }
-  return result
+  if (result.body === body) return { ...result, outline }
+  const alone = region.parseNode(result.body)
+  const next = alone === null ? outlineOf(parse(result.body), result.body) : outlineAfterEdit(outline, body, result.body, region.index, alone)
+  return { ...result, outline: next }
 }
 
 /** The editable block a hint names (409 when it names none, 422-like when it names code). */
@@ -227,7 +240,7 @@ function escapeFor (text: string, anc: readonly Container[], body: string, pos: 
 }
 
 /** Applies the replacements and checks the block reads as expected; escapes fully on a second try. */
-function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: string, parse: BodyParser): TextEditResult {
+function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: string, parse: BodyParser): Omit<TextEditResult, 'outline'> {
   const sorted = [...plan.replacements].sort((x, y) => x.start - y.start || x.end - y.end)
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i]!.start < sorted[i - 1]!.end) throw new UnmappableEditError('The edit\'s changes overlap in the source')

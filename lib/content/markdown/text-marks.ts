@@ -8,7 +8,7 @@ import { listBlocks, type ListedBlock } from './block-list.js'
 import { phrasingChars, type BlockChars } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
-import { firstMarkers } from './document-context.js'
+import type { DocumentMarkers } from './document-context.js'
 import { isAllowedHref } from './inline-sanitize.js'
 import { UnmappableEditError, readBack } from './text-reading.js'
 
@@ -25,12 +25,14 @@ const NODE_OF: Record<TextMark['type'], string> = { strong: 'strong', em: 'empha
 
 /**
  * Wraps the source of each mark's characters.
- * @param input the body, the block's range in it, the DOM text the offsets count in, the marks
+ * @param input the body, the block's range in it, the DOM text the offsets count in, the marks, the parser
+ * for read-backs and the document's emphasis and strong markers
  * @returns the new body, the block's range and text
  */
-export function applyTextMarks (input: { body: string, start: number, end: number, after: string, marks: TextMark[], parse: BodyParser }): { body: string, start: number, end: number, text: string } {
+export function applyTextMarks (input: { body: string, start: number, end: number, after: string, marks: TextMark[], parse: BodyParser, markers: DocumentMarkers }): { body: string, start: number, end: number, text: string } {
   let { body, end } = input
   let text = ''
+  const style = { emphasis: input.markers.emphasis ?? '*', strong: (input.markers.strong ?? '*').repeat(2) }
   for (const mark of input.marks) {
     if (mark.type === 'link' && (typeof mark.href !== 'string' || !isAllowedHref(mark.href) || /[\s<>]/.test(mark.href.trim()))) {
       throw new UnmappableEditError('A link needs an http, https, mailto or relative href without spaces or angle brackets')
@@ -51,7 +53,7 @@ export function applyTextMarks (input: { body: string, start: number, end: numbe
     }
     const from = first.start
     const to = chars.chars[r1]!.end
-    const wrapped = wrap(mark, body, from, to, chars.text.slice(r0, r1 + 1), markers(tree, body))
+    const wrapped = wrap(mark, body, from, to, chars.text.slice(r0, r1 + 1), style)
     const next = body.slice(0, from) + wrapped + body.slice(to)
     const nextEnd = end + next.length - body.length
     const found = readBack(next, block, nextEnd, input.parse)
@@ -93,12 +95,6 @@ function markedChars (mark: TextMark, after: string, chars: BlockChars): [number
     }
   }
   return [r0, r1]
-}
-
-/** The document's emphasis and strong markers. */
-function markers (tree: Parameters<typeof firstMarkers>[0], body: string): { emphasis: string, strong: string } {
-  const found = firstMarkers(tree, body, {})
-  return { emphasis: found.emphasis ?? '*', strong: (found.strong ?? '*').repeat(2) }
 }
 
 function wrap (mark: TextMark, body: string, from: number, to: number, text: string, style: { emphasis: string, strong: string }): string {
