@@ -1,12 +1,14 @@
 /**
- * Bounds on what `create_collection` accepts. Compiling a schema is synchronous (ajv generates and
- * compiles a validator) and its time grows with the schema: 10,000 properties (536 KB) held the
- * event loop 17 s. Compile time grows about linearly with the properties (measured on 2 cores under a
- * load average of 25: 800 properties, 50 KB, 1.5 s; the largest schema allowed here, 1.0 s with its
- * first write; a tenth of that on an idle core), and at most MAX_DYNAMIC_COLLECTIONS of them keep a
- * start and the first list quick (each compiles on its first use, never all at once).
+ * Bounds on what `create_collection` accepts. Compiling a schema's time grows with the schema
+ * (10,000 properties, 536 KB: 17 s), so it runs in a thread (content/thread-schema-compiler.ts,
+ * within a time limit), and these bounds keep each compile short there (the largest schema allowed:
+ * 1-1.8 s on 2 cores at a load of 25, a tenth of that idle) and a site's collections few (each
+ * compiles on its first use, never all at once).
  */
-import { LimitExceededError, PayloadTooLargeError } from '../errors.js'
+import { BadRequestError, LimitExceededError, PayloadTooLargeError } from '../errors.js'
+import { SchemaCompileError } from '../content/thread-schema-compiler.js'
+import type { JsonSchema, Validator } from '../content/schema-tools.js'
+import type { Services } from '../services.js'
 
 /** Longest schema (characters of its JSON text) create_collection accepts. */
 export const MAX_SCHEMA_CHARS = 16_384
@@ -43,5 +45,21 @@ export function assertSchemaBounds (schema: unknown): void {
 export function assertCollectionRoom (count: number): void {
   if (count >= MAX_DYNAMIC_COLLECTIONS) {
     throw new LimitExceededError(`a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, { field: 'collection', limit: MAX_DYNAMIC_COLLECTIONS })
+  }
+}
+
+/**
+ * The validator of a collection's schema, compiled off the event loop (thread-schema-compiler.ts).
+ * @param services the instance
+ * @param schema the schema
+ * @returns its validator; 400 when the schema does not compile, 422 when compiling it is too costly
+ */
+export async function schemaValidator (services: Services, schema: JsonSchema): Promise<Validator> {
+  try {
+    return await services.content.schemas.validator(schema)
+  } catch (err) {
+    if (!(err instanceof SchemaCompileError)) throw err
+    if (err.tooCostly) throw new LimitExceededError(err.message, { field: 'schema' })
+    throw new BadRequestError(`schema is not a valid JSON Schema: ${err.message}`, { field: 'schema' })
   }
 }

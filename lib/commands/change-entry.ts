@@ -18,6 +18,7 @@ import type { FileWrite } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { Identity } from '../config.js'
 import type { Services } from '../services.js'
+import { schemaValidator } from './bounded-schema.js'
 import { relationIssues } from './relation-check.js'
 
 export type SnapshotAction = Snapshot['action']
@@ -98,7 +99,7 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
     let issues: ValidationIssue[] | undefined
     if (outcome.data !== null) {
       assertDataDepth(outcome.data)
-      const validation = checkIssues(current.data, services, index, outcome.data)
+      const validation = await checkIssues(current.data, services, index, outcome.data)
       const added = [...validation.added, ...await relationIssues(services, input.identity, index.collection.schema, current.data, outcome.data)]
       if (added.length > 0) throw new SchemaValidationError(added)
       issues = validation.issues
@@ -208,10 +209,10 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
  * The new data's issues (passed to `recordWrite`, which then need not validate again), and those the
  * current data did not have: stored issues never block a write.
  */
-function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): { issues: ValidationIssue[], added: ValidationIssue[] } {
+async function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): Promise<{ issues: ValidationIssue[], added: ValidationIssue[] }> {
   const schema = index.collection.schema
   if (schema === null) return { issues: [], added: [] }
-  const validate = services.content.schemas.validator(schema)
+  const validate = await schemaValidator(services, schema)
   const issues = validate(data)
   // Valid new data (the common case) needs no look at the old data's issues.
   if (issues.length === 0) return { issues, added: issues }

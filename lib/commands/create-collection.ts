@@ -3,7 +3,7 @@
  */
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import { BadRequestError, ConflictError } from '../errors.js'
+import { ConflictError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertCollectionName } from '../storage/names.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
@@ -11,7 +11,7 @@ import { assertRealInside } from '../storage/safe-path.js'
 import { DYNAMIC_DIR, type DynamicCollectionFile } from '../storage/collection-registry.js'
 import type { CreateCollectionCommand } from './command-schemas.js'
 import { requirePermission, type CommandContext } from './command-context.js'
-import { assertCollectionRoom, assertSchemaBounds } from './bounded-schema.js'
+import { assertCollectionRoom, assertSchemaBounds, schemaValidator } from './bounded-schema.js'
 
 /**
  * Runs create_collection (409 when a collection of that name exists; 400 for a schema that does
@@ -24,11 +24,7 @@ export async function createCollection (ctx: CommandContext, cmd: CreateCollecti
   const name = assertCollectionName(cmd.collection)
   assertSchemaBounds(cmd.schema)
   assertNoPrototypeKeys(cmd.schema, 'schema')
-  try {
-    ctx.services.content.schemas.validator(cmd.schema)
-  } catch (err) {
-    throw new BadRequestError(`schema is not a valid JSON Schema: ${(err as Error).message}`, { field: 'schema' })
-  }
+  await schemaValidator(ctx.services, cmd.schema)
   await requirePermission(ctx, 'manage_collections', name)
   const { services } = ctx
   return await services.locks.run(`collection:${name}`, async () => {

@@ -17,6 +17,7 @@ import type { PublishBody } from './command-schemas.js'
 import { checkEntryScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/with-locks.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
+import { schemaValidator } from './bounded-schema.js'
 import { writeBaseFiles } from './write-base-files.js'
 import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
@@ -175,7 +176,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     data = record.kind === 'delete' ? null : (record.data ?? {})
   }
   if (data !== null && index.collection.schema !== null) {
-    const validate = services.content.schemas.validator(index.collection.schema)
+    const validate = await schemaValidator(services, index.collection.schema)
     const known = new Set((base?.data === undefined ? [] : validate(base.data)).map(i => `${i.path}\u0000${i.code}`))
     const added = validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
     if (added.length > 0) {

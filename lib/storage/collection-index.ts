@@ -36,8 +36,8 @@ export interface IndexOptions {
   collection: Collection
   repoRealDir: string
   store: IndexStore
-  /** Returns the validation issues of data against the collection's schema. */
-  validate: (data: EntryData) => ValidationIssue[]
+  /** Returns the validation issues of data against the collection's schema (async while its schema compiles). */
+  validate: (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]>
   /** Told of every entry change the index takes (data; undefined: unreadable; null: gone): the full-text search (lib/search/). */
   onEntryChange?: (id: string, data: EntryData | undefined | null) => void
   /**
@@ -267,8 +267,8 @@ export class CollectionIndex {
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
     const text = !isMarkdownLike(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
-    const issues = written?.issues
-    const content = rowContent(id, data, text, rules, issues !== undefined ? () => issues : this.#opts.validate)
+    const issues = written?.issues ?? await this.#opts.validate(data)
+    const content = rowContent(id, data, text, rules, () => issues)
     const rev = this.lastRevision(id) + 1
     this.#put(id, file, sig, rev, content)
     this.#opts.onEntryChange?.(id, data)
@@ -422,7 +422,9 @@ export class CollectionIndex {
       content = { message: problem ?? (state as { message: string }).message }
       this.#opts.onEntryChange?.(id, undefined)
     } else {
-      content = rowContent(id, state.data, state.text, rules, this.#opts.validate)
+      const checked = this.#opts.validate(state.data)
+      const issues = checked instanceof Promise ? await checked : checked
+      content = rowContent(id, state.data, state.text, rules, () => issues)
       this.#opts.onEntryChange?.(id, state.data)
     }
     return this.#put(id, file, state.sig, rev, content, checkedAt, persist)

@@ -7,8 +7,9 @@ import path from 'node:path'
 import { realpath, stat } from 'node:fs/promises'
 import { watchFolders, type FolderWatch } from './folder-watch.js'
 import type { Config } from '../config.js'
-import { NotFoundError } from '../errors.js'
-import { SchemaCompiler, inferSchema, type JsonSchema } from '../content/schema-tools.js'
+import { NotFoundError, type ValidationIssue } from '../errors.js'
+import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
+import { ThreadSchemaCompiler } from '../content/thread-schema-compiler.js'
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, type Collection } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
@@ -45,7 +46,7 @@ const INFER_SAMPLE = 50
 /** Owns the indexes of every collection of one repository. */
 export class ContentStore {
   readonly registry: CollectionRegistry
-  readonly schemas = new SchemaCompiler()
+  readonly schemas = new ThreadSchemaCompiler()
   readonly #opts: ContentStoreOptions
   readonly #indexes = new Map<string, CollectionIndex>()
   readonly #companions = new Map<CollectionIndex, IndexCompanion>()
@@ -140,6 +141,7 @@ export class ContentStore {
     for (const subscription of this.#subscriptions) subscription.close()
     this.#subscriptions = []
     this.#store?.close()
+    await this.schemas.close()
   }
 
   /**
@@ -222,12 +224,12 @@ export class ContentStore {
     return schema
   }
 
-  #validatorFor (collection: Collection): (data: EntryData) => [] | ReturnType<ReturnType<SchemaCompiler['validator']>> {
+  #validatorFor (collection: Collection): (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]> {
     const schema = collection.schema
     if (schema === null) return () => []
     // Compiled on the first entry read from its file (a restart from the store validates none).
-    let validate: ReturnType<SchemaCompiler['validator']> | null = null
-    return (data) => (validate ??= this.schemas.validator(schema))(data)
+    let validate: Validator | null = null
+    return (data) => validate !== null ? validate(data) : this.schemas.validator(schema).then(v => (validate = v)(data))
   }
 
   /**

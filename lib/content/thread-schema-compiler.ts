@@ -1,0 +1,146 @@
+/**
+ * Collection schemas compiled off the service's event loop. ajv's compile of the largest schema
+ * allowed (16 KB, 337 string properties) held the event loop 200-320 ms at a load of 7 on 2 cores
+ * (1,400 ms at a load of 25). So a thread generates the validator's code (ajv's standalone code),
+ * runs it once and hands over the code with V8's code cache of it: this thread then only loads
+ * compiled code, 3-29 ms at a load of 29 where compiling the same code here took 130-350 ms.
+ * A compile over the time limit ends the thread (422).
+ */
+import { createRequire } from 'node:module'
+import vm from 'node:vm'
+import { WorkerPool, type JobFailure } from './worker-pool.js'
+import { issuesOf, type JsonSchema, type Validator } from './schema-tools.js'
+import { linearRegExp } from './linear-regexp.js'
+
+/** Milliseconds one schema may take to compile (the largest allowed takes 1.4 s on 2 cores at a load of 24). */
+export const SCHEMA_COMPILE_TIME_LIMIT_MS = 10_000
+/** Longest validator module accepted from the thread: the largest schema allowed makes 160 KB. */
+const MAX_VALIDATOR_SOURCE_CHARS = 2_000_000
+const WORKER_HEAP_MB = 256
+
+/** A schema that does not compile: `tooCostly` when over the time, memory or code limit. */
+export class SchemaCompileError extends Error {
+  readonly tooCostly: boolean
+  constructor (message: string, tooCostly: boolean) {
+    super(message)
+    this.name = 'SchemaCompileError'
+    this.tooCostly = tooCostly
+  }
+}
+
+/* The modules ajv's standalone code requires: its runtime helpers and ajv-formats' formats. */
+const requireFromHere = createRequire(import.meta.url)
+function requireRuntime (id: string): unknown {
+  if (!id.startsWith('ajv/dist/runtime/') && id !== 'ajv-formats/dist/formats') throw new Error(`validator module requires ${id}`)
+  return requireFromHere(id)
+}
+
+/** A validator's code, compiled: what the thread hands over. */
+export interface CompiledValidator {
+  /** A script evaluating to a function of (module, exports, require, linearRegExp). */
+  script: string
+  /** V8's code cache of the script, made after every function in it was compiled. */
+  cache: Uint8Array
+}
+
+type ModuleFunction = (module: { exports: unknown }, exports: unknown, require: (id: string) => unknown, regExp: unknown) => Array<((data: unknown) => unknown) | null>
+
+/**
+ * Wraps ajv's standalone code (a CommonJS module) into a script whose function also returns every
+ * validate function it defines, so that the thread can call each once: V8 compiles a function
+ * on its first call, and the code cache holds only the functions compiled.
+ * @param source the module's text (`SchemaCompiler.standaloneSource`)
+ * @returns the script
+ */
+export function validatorScript (source: string): string {
+  const names = [...new Set(source.match(/\bfunction validate\d+\(/g) ?? [])].map(m => m.slice('function '.length, -1))
+  // A name found inside a schema string is not defined: typeof keeps it from throwing.
+  const defined = names.map(n => `typeof ${n} === 'function' ? ${n} : null`).join(', ')
+  return `(function (module, exports, require, linearRegExp) {${source}\nreturn [${defined}]\n})`
+}
+
+/**
+ * Evaluates a validator script (with its code cache when given).
+ * @param script from `validatorScript`
+ * @param cache V8's code cache of it
+ * @returns the module's validator and the functions it defines
+ */
+export function runValidatorScript (script: string, cache?: Uint8Array): { validate: (data: unknown) => boolean, functions: Array<(data: unknown) => unknown> } {
+  const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js', ...(cache !== undefined ? { cachedData: Buffer.from(cache.buffer, cache.byteOffset, cache.byteLength) } : {}) })
+  const module: { exports: unknown } = { exports: {} }
+  // The code is ajv's, generated from the schema with every schema string quoted by ajv.
+  const functions = (compiled.runInThisContext() as ModuleFunction)(module, module.exports, requireRuntime, linearRegExp)
+  return { validate: module.exports as (data: unknown) => boolean, functions: functions.filter(f => f !== null) }
+}
+
+/**
+ * Makes the code cache of a validator script: runs it and calls each of its functions once.
+ * @param script from `validatorScript`
+ * @returns the code cache
+ */
+export function validatorCodeCache (script: string): Uint8Array {
+  const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js' })
+  const module: { exports: unknown } = { exports: {} }
+  const functions = (compiled.runInThisContext() as ModuleFunction)(module, module.exports, requireRuntime, linearRegExp)
+  for (const fn of functions) {
+    try { fn?.({}) } catch {}
+  }
+  return compiled.createCachedData()
+}
+
+/** Compiles schemas in a worker thread, once each; one instance per service. */
+export class ThreadSchemaCompiler {
+  readonly #pool: WorkerPool<JsonSchema, CompiledValidator>
+  /** Validators by schema text: many collections sharing one schema compile it once. */
+  readonly #byText = new Map<string, Promise<Validator>>()
+
+  constructor (opts: { timeLimitMs?: number } = {}) {
+    // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
+    const file = import.meta.url.endsWith('.ts') ? './schema-compile-thread.ts' : './schema-compile-thread.js'
+    this.#pool = new WorkerPool({
+      file: new URL(file, import.meta.url),
+      size: 1,
+      timeLimitMs: opts.timeLimitMs ?? SCHEMA_COMPILE_TIME_LIMIT_MS,
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing')
+    })
+  }
+
+  /**
+   * The validator of a schema, compiled in the thread on first use.
+   * @param schema a JSON Schema (draft-07, or 2020-12 by its `$schema`)
+   * @returns its validator; rejects with SchemaCompileError when the schema does not compile
+   */
+  async validator (schema: JsonSchema): Promise<Validator> {
+    const text = JSON.stringify(schema)
+    let compiled = this.#byText.get(text)
+    if (compiled === undefined) {
+      compiled = this.#compile(schema)
+      this.#byText.set(text, compiled)
+      // A failure is not kept: the next use tries again (a closing service, a busy machine).
+      compiled.catch(() => { if (this.#byText.get(text) === compiled) this.#byText.delete(text) })
+    }
+    return await compiled
+  }
+
+  async #compile (schema: JsonSchema): Promise<Validator> {
+    let compiled: CompiledValidator
+    try {
+      compiled = await this.#pool.run(schema)
+    } catch (err) {
+      throw err instanceof SchemaCompileError ? err : new SchemaCompileError((err as Error).message, false)
+    }
+    if (compiled.script.length > MAX_VALIDATOR_SOURCE_CHARS) {
+      throw new SchemaCompileError(`the schema compiles to more than ${MAX_VALIDATOR_SOURCE_CHARS} characters of code`, true)
+    }
+    return issuesOf(runValidatorScript(compiled.script, compiled.cache).validate)
+  }
+
+  /**
+   * Ends the thread.
+   * @returns resolves when it has exited
+   */
+  async close (): Promise<void> {
+    await this.#pool.close()
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * A small fixed pool of worker threads, each running one job at a time within a time limit: the
+ * work whose cost does not follow its input's size (Markdown rendering, schema compilation) runs
+ * here, where a runaway job holds one thread that can be ended, never the service's event loop.
+ * Threads start on demand (a second only while the first is busy) and a job over the time limit,
+ * the heap or the stack ends its thread; the next job starts a new one.
+ *
+ * The thread's module answers each `{ id, job }` with `{ id, reply }` (or `{ id, error }`), after
+ * posting `{ ready: true }` once its imports are loaded: a job's time starts then, not while the
+ * thread starts. Node has no pool of its own and none is installed (piscina, workerpool).
+ */
+import { Worker, type ResourceLimits } from 'node:worker_threads'
+
+/** Why a job did not finish. */
+export type JobFailure = 'timeout' | 'crashed' | 'closing'
+
+/** Settings of a WorkerPool. */
+export interface WorkerPoolOptions {
+  /** The thread's module. */
+  file: URL
+  /** Threads at most (jobs beyond wait for a free one). */
+  size: number
+  /** Milliseconds one job may run before its thread is ended. */
+  timeLimitMs: number
+  resourceLimits?: ResourceLimits
+  /** The error a job that did not finish rejects with. */
+  failure: (why: JobFailure, detail: string) => Error
+}
+
+/** What the thread's module posts. */
+export type PoolReply<R> = { id: number, reply: R } | { id: number, error: string } | { ready: true }
+
+interface Pending<J, R> {
+  id: number
+  job: J
+  resolve: (reply: R) => void
+  reject: (err: Error) => void
+}
+
+interface Slot<J, R> {
+  worker: Worker
+  ready: boolean
+  running: Pending<J, R> | null
+  timer: NodeJS.Timeout | null
+}
+
+/** Runs jobs in up to `size` worker threads, each job within the time limit. */
+export class WorkerPool<J, R> {
+  readonly #opts: WorkerPoolOptions
+  readonly #slots = new Set<Slot<J, R>>()
+  readonly #queue: Array<Pending<J, R>> = []
+  #nextId = 1
+  #closed = false
+
+  constructor (opts: WorkerPoolOptions) {
+    this.#opts = opts
+  }
+
+  /** Milliseconds one job may run. */
+  get timeLimitMs (): number { return this.#opts.timeLimitMs }
+
+  /**
+   * Runs one job in a thread.
+   * @param job what the thread's module receives
+   * @returns its reply; rejects with the `failure` error when the job did not finish, or with an
+   *   Error of the thread's message when the job threw
+   */
+  async run (job: J): Promise<R> {
+    if (this.#closed) throw this.#opts.failure('closing', 'the service is closing')
+    return await new Promise<R>((resolve, reject) => {
+      this.#queue.push({ id: this.#nextId++, job, resolve, reject })
+      this.#dispatch()
+    })
+  }
+
+  /**
+   * Ends every thread; jobs running or waiting are refused.
+   * @returns resolves when the threads have exited
+   */
+  async close (): Promise<void> {
+    this.#closed = true
+    for (const pending of this.#queue.splice(0)) pending.reject(this.#opts.failure('closing', 'the service is closing'))
+    await Promise.all([...this.#slots].map(async slot => { await this.#end(slot, 'closing', 'the service is closing') }))
+  }
+
+  #dispatch (): void {
+    while (this.#queue.length > 0) {
+      const slot = [...this.#slots].find(s => s.running === null) ?? (this.#slots.size < this.#opts.size ? this.#start() : null)
+      if (slot === null) return
+      const next = this.#queue.shift()!
+      slot.running = next
+      slot.worker.postMessage({ id: next.id, job: next.job })
+      if (slot.ready) this.#startTimer(slot)
+    }
+  }
+
+  #startTimer (slot: Slot<J, R>): void {
+    slot.timer = setTimeout(() => { void this.#end(slot, 'timeout', `took longer than ${this.#opts.timeLimitMs} ms`) }, this.#opts.timeLimitMs)
+  }
+
+  #start (): Slot<J, R> {
+    const worker = new Worker(this.#opts.file, { resourceLimits: this.#opts.resourceLimits })
+    worker.unref()
+    const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null }
+    worker.on('message', (message: PoolReply<R>) => {
+      if (!this.#slots.has(slot)) return
+      if ('ready' in message) {
+        slot.ready = true
+        if (slot.running !== null) this.#startTimer(slot)
+        return
+      }
+      const running = slot.running
+      if (running === null || running.id !== message.id) return
+      this.#free(slot)
+      if ('reply' in message) running.resolve(message.reply)
+      else running.reject(new Error(message.error))
+      this.#dispatch()
+    })
+    // An error (the heap or stack limit included) ends the thread: the next job starts a new one.
+    worker.on('error', (err) => { void this.#end(slot, 'crashed', err.message) })
+    worker.on('exit', () => { void this.#end(slot, 'crashed', 'the thread stopped') })
+    this.#slots.add(slot)
+    return slot
+  }
+
+  /** Ends a thread (once) and refuses its running job. */
+  async #end (slot: Slot<J, R>, why: JobFailure, detail: string): Promise<void> {
+    if (!this.#slots.delete(slot)) return
+    const running = slot.running
+    this.#free(slot)
+    running?.reject(this.#opts.failure(why, detail))
+    const exited = slot.worker.terminate()
+    if (!this.#closed) this.#dispatch()
+    await exited
+  }
+
+  #free (slot: Slot<J, R>): void {
+    if (slot.timer !== null) clearTimeout(slot.timer)
+    slot.timer = null
+    slot.running = null
+  }
+}
