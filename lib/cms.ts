@@ -194,7 +194,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       auth,
       locks,
       history,
-      drafts: new DraftStore({ git, signer }),
+      drafts: new DraftStore({ git, signer, keepEmptyRefs: config.git.pushRefs }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook,
       deployment,

@@ -120,6 +120,13 @@ export const configSchema = {
         syncSecret: { type: 'string', minLength: 16 }
       }
     },
+    preview: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        stylesheets: { type: 'array', maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 1024 } }
+      }
+    },
     metrics: {
       type: 'object',
       additionalProperties: false,

@@ -111,6 +111,12 @@ export interface ConfigInput {
   permissions?: Record<string, Array<AuthAction | '*'>>
   git?: { remote?: string, branch?: string, pushOnPublish?: boolean, pushRefs?: boolean, pullInterval?: number, syncSecret?: string }
   metrics?: { enabled?: boolean, token?: string }
+  preview?: { stylesheets?: string[] }
+}
+
+/** The Studio's body preview (CONTRACT 16): the site's own stylesheets, as paths on the site. */
+export interface PreviewConfig {
+  stylesheets: readonly string[]
 }
 
 /** `GET /metrics` (CONTRACT 18): off unless enabled; with a token, only for `Bearer <token>`. */
@@ -149,6 +155,7 @@ export interface Config {
   permissions: Record<string, Array<AuthAction | '*'>> | null
   git: GitRemoteConfig
   metrics: MetricsConfig
+  preview: PreviewConfig
 }
 
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
@@ -203,6 +210,8 @@ export function normalizeConfig (input: unknown): Config {
   checkAuth(c.auth)
   for (const [name, def] of Object.entries(c.collections ?? {})) checkCollectionPaths(name, def)
   for (const [name, def] of Object.entries(c.collections ?? {})) checkListFields(name, def)
+  const ownPrefixes = [c.apiBasePath ?? '/api/cms', c.mountPath ?? '/admin', '/__cms'].map(trimSlash)
+  c.preview?.stylesheets?.forEach((href, i) => { checkStylesheet(`preview.stylesheets.${i}`, href, ownPrefixes) })
   for (const [name, def] of Object.entries(c.collections ?? {})) checkI18n(name, def, trimSlash(c.contentDir ?? 'content'))
   // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
   const schemas = new SchemaCompiler()
@@ -237,7 +246,8 @@ export function normalizeConfig (input: unknown): Config {
       pullInterval: c.git?.pullInterval ?? 60,
       syncSecret: c.git?.syncSecret ?? null
     }),
-    metrics: Object.freeze({ enabled: c.metrics?.enabled ?? false, token: c.metrics?.token ?? null })
+    metrics: Object.freeze({ enabled: c.metrics?.enabled ?? false, token: c.metrics?.token ?? null }),
+    preview: Object.freeze({ stylesheets: Object.freeze([...(c.preview?.stylesheets ?? [])]) })
   }
   return Object.freeze(config)
 }
@@ -354,6 +364,21 @@ function checkRepoPath (key: string, value: string): void {
   const segments = value.replace(/\/+$/, '').split('/')
   if (value !== '.' && segments.some(s => s === '' || s === '.' || s === '..')) bad('must not hold empty, . or .. segments')
   if (segments[0]?.toLowerCase() === '.git') bad('must not be under .git')
+}
+
+/**
+ * Checks a stylesheet of `preview.stylesheets`: a path on the site itself (one leading `/`, so the
+ * browser asks the Studio's own origin, never another host), of letters, digits and `/ _ . ~ + -`
+ * with an optional `?query`, no `.`/`..` segment, and not one of git-cms's own addresses.
+ */
+function checkStylesheet (key: string, value: string, ownPrefixes: string[]): void {
+  const bad = (reason: string): never => { throw new ConfigError(key, `${JSON.stringify(value)} ${reason}`) }
+  if (!value.startsWith('/') || value.startsWith('//')) bad('must be a path on the site, starting with a single / (no scheme, no other host)')
+  if (!/^\/[A-Za-z0-9/_.~+-]*(\?[A-Za-z0-9_.~+=&-]*)?$/.test(value)) bad('may hold only letters, digits and / _ . ~ + - (then an optional ?query)')
+  const segments = value.split('?')[0]!.split('/').slice(1)
+  if (segments.some(s => s === '.' || s === '..' || s === '')) bad('must not hold empty, . or .. segments')
+  const own = ownPrefixes.find(p => p !== '/' && (value === p || value.startsWith(p + '/') || value.startsWith(p + '?')))
+  if (own !== undefined) bad(`is under git-cms's own ${own}, not the site's`)
 }
 
 function checkAuth (auth: unknown): void {

@@ -26,6 +26,8 @@ export interface StudioShellConfig {
   collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null, titleField: string | null, url: string | null }>
   /** Whether every edit goes to the editor's draft (a permissions policy is active). */
   drafts: boolean
+  /** The site's stylesheets the body preview uses (config `preview.stylesheets`), paths on the site. */
+  previewStylesheets: readonly string[]
   /** This response's CSP nonce for the style elements the Markdown editor (CodeMirror) adds. */
   styleNonce?: string
 }
@@ -134,6 +136,7 @@ export function adminMiddleware (services: Services): Middleware {
       loginUrl: services.auth.loginUrl(typeof ctx.query.return === 'string' ? safeRedirectTarget(ctx.query.return) : mountPath + '/cms'),
       collections,
       drafts: services.auth.authorizer.active,
+      previewStylesheets: services.config.preview.stylesheets,
       styleNonce
     })
     ctx.set('Cache-Control', 'no-store')

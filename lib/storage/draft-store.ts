@@ -81,10 +81,17 @@ export class DraftStore {
   private readonly stores = new Map<string, RefTreeStore<DraftEntry>>()
   private readonly signer: RecordSigner | undefined
 
-  /** @param opts `git`: the repository's git store; `signer`: signs each commit (record-signature.ts) */
-  constructor (opts: { git: GitStore, signer?: RecordSigner }) {
+  private readonly keepEmptyRefs: boolean
+
+  /**
+   * @param opts `git`: the repository's git store; `signer`: signs each commit (record-signature.ts);
+   *   `keepEmptyRefs`: keep an editor's ref once it holds no draft (with refs synced to a remote,
+   *   a deleted ref would be fetched back from it), else it is deleted
+   */
+  constructor (opts: { git: GitStore, signer?: RecordSigner, keepEmptyRefs?: boolean }) {
     this.git = opts.git
     this.signer = opts.signer
+    this.keepEmptyRefs = opts.keepEmptyRefs ?? false
   }
 
   /**
@@ -175,7 +182,7 @@ export class DraftStore {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)
     if (store === undefined) {
-      store = new RefTreeStore({ git: this.git, ref, codec, message: signedMessage(this.signer, ref, 'cms: drafts') })
+      store = new RefTreeStore({ git: this.git, ref, codec, message: signedMessage(this.signer, ref, 'cms: drafts'), deleteWhenEmpty: !this.keepEmptyRefs })
       this.stores.set(ref, store)
     }
     return store

@@ -46,6 +46,8 @@ export interface RefTreeStoreOptions<T> {
   codec: DocCodec<T>
   /** The commit message of every update, or a function of the commit's tree and parent (a signed one). */
   message: string | ((tree: string, parent: string | null) => string)
+  /** Delete the ref (compare-and-swap) when an update leaves it holding no document, rather than commit an empty tree. */
+  deleteWhenEmpty?: boolean
 }
 
 const SHARD = /^[0-9a-f]{2}$/
@@ -117,6 +119,13 @@ function settle<T> (jobs: ReadonlyArray<Job<T>>, failed: ReadonlyMap<Job<T>, unk
   }
 }
 
+/** A built commit: its id, null when nothing changed, DELETED when the ref is to go. */
+const DELETED = Symbol('deleted')
+interface Built<T> {
+  commit: string | null | typeof DELETED
+  failed: Map<Job<T>, unknown>
+}
+
 /** The documents a commit changes: text, or null for deleted; and the collections it drops. */
 interface Changes {
   docs: Map<string, DocKey & { text: string | null }>
@@ -130,6 +139,7 @@ export class RefTreeStore<T> {
   readonly #git: GitStore
   readonly #codec: DocCodec<T>
   readonly #message: string | ((tree: string, parent: string | null) => string)
+  readonly #deleteWhenEmpty: boolean
   #queue: Array<Job<T>> = []
   /** The commit being written (resolves when it and everything queued behind it are done). */
   #draining: Promise<void> | null = null
@@ -140,6 +150,7 @@ export class RefTreeStore<T> {
     this.#git = opts.git
     this.#codec = opts.codec
     this.#message = opts.message
+    this.#deleteWhenEmpty = opts.deleteWhenEmpty ?? false
   }
 
   /**
@@ -232,7 +243,7 @@ export class RefTreeStore<T> {
    */
   async #pipeline (jobs: Array<Job<T>>, previous: Landing<T> | null): Promise<Landing<T> | null> {
     let head: string | null
-    let built: { commit: string | null, failed: Map<Job<T>, unknown> }
+    let built: Built<T>
     try {
       head = previous !== null ? previous.head : await this.#git.readRef(this.ref)
       built = await this.#build(head, jobs)
@@ -250,7 +261,7 @@ export class RefTreeStore<T> {
       settle(jobs, built.failed)
       return { head, jobs: [], landed: Promise.resolve(true) }
     }
-    const landed = this.#git.refs.update(this.ref, built.commit, head).then(outcome => {
+    const landed = this.#land(built, head).then(outcome => {
       if (outcome !== 'ok') return false
       settle(jobs, built.failed)
       return true
@@ -258,7 +269,7 @@ export class RefTreeStore<T> {
       for (const job of jobs.splice(0)) job.reject(err)
       return false
     })
-    return { head: built.commit, jobs, landed }
+    return { head: built.commit === DELETED ? null : built.commit, jobs, landed }
   }
 
   /** Builds one commit of the jobs on the ref's value and lands it, trying again when the ref moved; settles every job. */
@@ -270,7 +281,7 @@ export class RefTreeStore<T> {
         const head = await this.#git.readRef(this.ref)
         const built = await this.#build(head, jobs)
         failed = built.failed
-        if (built.commit === null || await this.#git.refs.update(this.ref, built.commit, head) === 'ok') break
+        if (built.commit === null || await this.#land(built, head) === 'ok') break
         if (attempt === MAX_ATTEMPTS) throw new StorageUnavailableError(`${this.ref} keeps changing under us`, { ref: this.ref })
       }
     } catch (err) {
@@ -280,8 +291,15 @@ export class RefTreeStore<T> {
     settle(jobs, failed)
   }
 
-  /** Applies the jobs in order on `head` and writes the commit (null: nothing changed). */
-  async #build (head: string | null, jobs: Array<Job<T>>): Promise<{ commit: string | null, failed: Map<Job<T>, unknown> }> {
+  /** Moves the ref from `head` to the built commit, or deletes it (compare-and-swap either way). */
+  async #land (built: Built<T>, head: string | null): Promise<'ok' | 'moved'> {
+    if (built.commit === null) return 'ok'
+    if (built.commit === DELETED) return head === null ? 'ok' : await this.#git.refs.remove(this.ref, head)
+    return await this.#git.refs.update(this.ref, built.commit, head)
+  }
+
+  /** Applies the jobs in order on `head` and writes the commit (null: nothing changed; DELETED: the ref goes). */
+  async #build (head: string | null, jobs: Array<Job<T>>): Promise<Built<T>> {
     const base = new BaseTree(this.#git, head)
     const failed = new Map<Job<T>, unknown>()
     let changes: Changes = { docs: new Map(), dropped: new Set() }
@@ -303,6 +321,7 @@ export class RefTreeStore<T> {
     try {
       const root = await this.#writeRoot(base, objects, changes)
       if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
+      if (root === EMPTY_TREE && this.#deleteWhenEmpty) return { commit: DELETED, failed }
       const commit = objects.commit(root, head, typeof this.#message === 'string' ? this.#message : this.#message(root, head))
       await objects.durable()
       return { commit, failed }

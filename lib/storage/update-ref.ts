@@ -69,6 +69,23 @@ export class RefUpdater {
   async update (ref: string, newOid: string, expected: string | null): Promise<'ok' | 'moved'> {
     assertRefName(ref)
     if (!OID.test(newOid) || (expected !== null && !OID.test(expected))) throw new Error('Invalid object id')
+    return await this.#run(ref, newOid, expected)
+  }
+
+  /**
+   * Deletes `ref` if it still holds `expected` (a writer that moved it meanwhile keeps its value).
+   * @param ref a full ref name under `refs/cms/`
+   * @param expected the value it must hold
+   * @returns 'ok' once the ref is gone durably, 'moved' when it held something else
+   */
+  async remove (ref: string, expected: string): Promise<'ok' | 'moved'> {
+    assertRefName(ref)
+    if (!OID.test(expected)) throw new Error('Invalid object id')
+    return await this.#run(ref, null, expected)
+  }
+
+  /** Runs one transaction after the ones before it; tells the listeners of a ref that moved. */
+  async #run (ref: string, newOid: string | null, expected: string | null): Promise<'ok' | 'moved'> {
     const run = this.#tail.then(async () => await this.#transaction(ref, newOid, expected))
     this.#tail = run.catch(() => {})
     const outcome = await run
@@ -87,10 +104,12 @@ export class RefUpdater {
     await new Promise<void>(resolve => { running.child.once('close', () => { resolve() }); running.child.stdin.end() })
   }
 
-  async #transaction (ref: string, newOid: string, expected: string | null): Promise<'ok' | 'moved'> {
+  /** `newOid` null: delete the ref (then `expected` is set). */
+  async #transaction (ref: string, newOid: string | null, expected: string | null): Promise<'ok' | 'moved'> {
     const p = this.#process !== null && !this.#process.exited ? this.#process : this.#start()
     p.lines.length = 0
-    p.child.stdin.write(`start\nupdate ${ref} ${newOid} ${expected ?? ZERO}\ncommit\n`)
+    const change = newOid === null ? `delete ${ref} ${expected ?? ZERO}` : `update ${ref} ${newOid} ${expected ?? ZERO}`
+    p.child.stdin.write(`start\n${change}\ncommit\n`)
     while (!p.exited && !(p.lines.length >= 2)) await new Promise<void>(resolve => { p.waiter = resolve })
     if (p.lines[0] === 'start: ok' && p.lines[1] === 'commit: ok') return 'ok'
     // git died on it: the ref tells what happened.
@@ -122,7 +141,9 @@ export class RefUpdater {
     const dirs: string[] = []
     for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) dirs.push(path.join(this.#gitDir, dir))
     await Promise.all(dirs.map(async dir => {
-      const fd = fs.openSync(dir, 'r')
+      let fd: number
+      // A directory git removed with the last ref in it (a delete) has nothing to keep.
+      try { fd = fs.openSync(dir, 'r') } catch { return }
       try { await fsync(fd) } catch {} finally { fs.closeSync(fd) }
     }))
   }

@@ -53,8 +53,11 @@ t.test('put, get, list, count and remove', async t => {
 
   t.same(await drafts.remove('alice', [{ collection: 'posts', id: 'b' }, { collection: 'pages', id: 'z' }]), ['posts/b', 'pages/z'])
   t.equal(await drafts.count('alice'), 0)
-  t.ok(await git.readRef(draftRef('alice')) !== null, 'the ref stays, with an empty tree')
-  t.equal(gitIn(dir, ['ls-tree', '-r', draftRef('alice')]), '')
+  t.equal(await git.readRef(draftRef('alice')), null, 'the ref is deleted once it holds no draft')
+  t.equal(gitIn(dir, ['for-each-ref', 'refs/cms/drafts/']), '', 'no draft ref is left')
+  t.same(await drafts.remove('alice', [{ collection: 'posts', id: 'b' }]), [], 'removing from no ref is a no-op')
+  await drafts.put('alice', [record('posts', 'again')])
+  t.same((await drafts.list('alice')).map(d => d.id), ['again'], 'a later put makes the ref again')
   t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
   t.equal(gitIn(dir, ['status', '--porcelain']), '')
 })
@@ -117,6 +120,42 @@ t.test('bad names are refused before any git access', async t => {
   t.equal(await git.readRef(draftRef('alice')), null)
 })
 
+t.test('with keepEmptyRefs (refs synced to a remote), an emptied ref stays, with an empty tree', async t => {
+  const { dir, git } = makeRepoWithStore(t)
+  const drafts = new DraftStore({ git, keepEmptyRefs: true })
+  await drafts.put('alice', [record('posts', 'a')])
+  await drafts.remove('alice', [{ collection: 'posts', id: 'a' }])
+  t.ok(await git.readRef(draftRef('alice')) !== null, 'the ref stays')
+  t.equal(gitIn(dir, ['ls-tree', '-r', draftRef('alice')]), '')
+})
+
+t.test('deleting an emptied ref is a compare-and-swap: a save racing it survives', async t => {
+  const { dir, git } = makeRepoWithStore(t)
+  // The primitive: a delete expecting an old value leaves a moved ref alone.
+  await new DraftStore({ git }).put('carol', [record('posts', 'x')])
+  const old = await git.readRef(draftRef('carol'))
+  await new DraftStore({ git }).put('carol', [record('posts', 'y')])
+  const now = await git.readRef(draftRef('carol'))
+  t.equal(await git.refs.remove(draftRef('carol'), old!), 'moved')
+  t.equal(await git.readRef(draftRef('carol')), now, 'the moved ref keeps its value')
+  // Another process's save landing while this one empties the ref: never lost, whichever lands first.
+  const outsideGit = new GitStore(git.gitDir)
+  t.teardown(async () => { await outsideGit.close() })
+  const drafts = new DraftStore({ git })
+  const outside = new DraftStore({ git: outsideGit })
+  for (let round = 0; round < 15; round++) {
+    await drafts.put('alice', [record('posts', 'gone')])
+    await Promise.all([
+      drafts.remove('alice', [{ collection: 'posts', id: 'gone' }]),
+      outside.put('alice', [record('posts', `kept${round}`, round)])
+    ])
+    t.same((await drafts.list('alice')).map(d => d.id), [`kept${round}`], `round ${round}: the racing save is there`)
+    await outside.remove('alice', [{ collection: 'posts', id: `kept${round}` }])
+    t.equal(await git.readRef(draftRef('alice')), null, `round ${round}: emptied, the ref is gone`)
+  }
+  t.equal(gitIn(dir, ['fsck', '--no-progress', '--strict', '--no-dangling']), '')
+})
+
 t.test('20 concurrent puts and removes of one editor: none lost', async t => {
   const { dir, git } = makeRepoWithStore(t)
   const drafts = new DraftStore({ git })
@@ -147,5 +186,6 @@ t.test('a thousand drafts list and go in one commit, quickly', async t => {
   const elapsed = Date.now() - started
   // The target is 3 s for a whole publish; the bound leaves room for a busy CI machine.
   t.ok(elapsed < 5000, `cold list + remove of 1000 took ${elapsed} ms`)
-  t.equal(gitIn(dir, ['rev-list', '--count', draftRef('alice')]), '2')
+  t.equal(await git.readRef(draftRef('alice')), null, 'one delete of the emptied ref, no second commit')
+  t.equal(gitIn(dir, ['for-each-ref', 'refs/cms/drafts/']), '')
 })

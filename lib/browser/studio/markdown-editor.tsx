@@ -14,6 +14,7 @@ import { keymap } from '@codemirror/view'
 import { EditorSelection, Prec } from '@codemirror/state'
 import type { Api } from './api.js'
 import { MediaPicker } from './media-picker.js'
+import { SitePreview, siteStylesheets } from './site-preview.js'
 
 /** The editor's props. */
 export interface MarkdownEditorProps {
@@ -89,6 +90,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
   // Documents this editor sent up and may still see come back as `value` (a render behind typing).
   const echoes = useRef<string[]>([])
   const [html, setHtml] = useState('')
+  const [stylesheets] = useState(siteStylesheets)
   const [status, setStatus] = useState('')
   const [picking, setPicking] = useState(false)
 
@@ -203,10 +205,14 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
       <div class="md-panes">
         <div class="md-source" ref={host} />
         {!mdx && (
-          <section class="md-preview" aria-label={`${label} preview`} tabIndex={0}>
-            {/* The server sanitized this HTML with renderMarkdown's allowlist. */}
-            <div class="md-preview-body" dangerouslySetInnerHTML={{ __html: html }} />
-          </section>
+          stylesheets.length > 0
+            ? <section class="md-preview framed" aria-label={`${label} preview`}><SitePreview label={label} html={html} stylesheets={stylesheets} /></section>
+            : (
+              <section class="md-preview" aria-label={`${label} preview`} tabIndex={0}>
+                {/* The server sanitized this HTML with renderMarkdown's allowlist. */}
+                <div class="md-preview-body" dangerouslySetInnerHTML={{ __html: html }} />
+              </section>
+              )
         )}
       </div>
       <p class="status" role="status" aria-live="polite">{status}</p>

@@ -32,6 +32,8 @@ export interface StudioConfig {
   collections: StudioCollection[]
   /** Whether every edit goes to the editor's draft (a permissions policy is active). */
   drafts?: boolean
+  /** The site's stylesheets (paths on the site) the Markdown body preview uses; none: the Studio's look. */
+  previewStylesheets?: string[]
   /** The page's CSP nonce for style elements (CodeMirror's styles). */
   styleNonce?: string
 }
