@@ -13,9 +13,10 @@ import type { SourceBlock } from '../content/markdown/block-list.js'
 import { outlineKey } from './block-outlines.js'
 
 /**
- * The longest body the in-place editor lists and edits block by block. Block listing and md_edit
- * grow faster than the body (bench, quiet machine: 20 KB 71/130 ms, 1 MB 18/35 s), so past this a
- * body is edited whole, in the Studio, rather than holding the service for seconds.
+ * The longest body the in-place editor lists and edits block by block. An edit with the body's
+ * outline kept (block-outlines.ts) parses one top-level node (1 MB: 222 ms at load 21), but a body's
+ * first list is one whole parse, which grows faster than the body (load 21: 20 KB 0.97 s, 1 MB 106 s;
+ * ~65 ms for 20 KB on a quiet machine), so past this a body is edited whole, in the Studio.
  */
 export const MAX_BLOCK_BODY_CHARS = 50_000
 
