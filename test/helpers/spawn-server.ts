@@ -23,6 +23,9 @@ export interface SpawnedServer {
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
+/** Long enough for a start on a loaded CI machine: the limit only catches a hang. */
+const START_LIMIT_MS = 90_000
+
 /**
  * Spawns `git-cms serve --repo DIR --port 0` and waits for its listening line.
  * @param t the tap test (kills the process at teardown)
@@ -31,7 +34,24 @@ interface Teardown { teardown: (fn: () => unknown) => void }
  * @returns the running server
  */
 export async function spawnServer (t: Teardown, repoDir: string, env: Record<string, string> = {}): Promise<SpawnedServer> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--repo', repoDir, '--port', '0'], {
+  return await spawnServe(t, ['--repo', repoDir], env)
+}
+
+/**
+ * Spawns `git-cms serve --clone URL --repo DIR --port 0` (a new instance cloned from the site's
+ * remote) and waits for its listening line.
+ * @param t the tap test (kills the process at teardown)
+ * @param url the remote to clone
+ * @param dir the empty or missing directory to clone into
+ * @param env extra environment
+ * @returns the running server
+ */
+export async function spawnCloneServer (t: Teardown, url: string, dir: string, env: Record<string, string> = {}): Promise<SpawnedServer> {
+  return await spawnServe(t, ['--clone', url, '--repo', dir], env)
+}
+
+async function spawnServe (t: Teardown, args: string[], env: Record<string, string>): Promise<SpawnedServer> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args, '--port', '0'], {
     env: { ...process.env, CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -41,7 +61,7 @@ export async function spawnServer (t: Teardown, repoDir: string, env: Record<str
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
-    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), 20000)
+    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), START_LIMIT_MS)
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString()
       const m = /git-cms listening on (http:\/\/\S+)/.exec(out)

@@ -1,10 +1,10 @@
 import t from 'tap'
-import { stat, mkdtemp, rm } from 'node:fs/promises'
+import { stat, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { makeSite, git, TEST_PASSWORD, TEST_SECRET } from '../helpers/site.js'
-import { spawnServer, loginAt, BIN } from '../helpers/spawn-server.js'
+import { spawnServer, spawnCloneServer, loginAt, BIN } from '../helpers/spawn-server.js'
 import { startGitHost } from '../helpers/git-http-server.js'
 import { hostRef, gitAsync, SYNC_SECRET, API } from '../helpers/remote-site.js'
 
@@ -14,7 +14,8 @@ const files = {
   'content/notes/b.json': '{"n":0}\n'
 }
 
-const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 30000): Promise<void> => {
+// Generous: the limit only catches a hang, and a loaded machine is slow.
+const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 120_000): Promise<void> => {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
     if (await check()) return
@@ -28,8 +29,8 @@ t.test('kill -9 between the publish commit and its push: the push happens at the
   const host = await startGitHost(t, repo)
   git(repo, 'remote', 'add', 'origin', host.url)
   await gitAsync(repo, 'fetch', '--quiet', 'origin')
-  // The push waits in the host's hook long enough to be killed in the middle, then fails anyway.
-  await host.hook('pre-receive', 'while read old new ref; do\n  if [ "$ref" = refs/heads/main ]; then touch "$GIT_DIR/in-hook"; sleep 3; exit 1; fi\ndone\nexit 0')
+  // The push waits in the host's hook until the server is killed in the middle, then fails anyway.
+  await host.hook('pre-receive', 'while read old new ref; do\n  if [ "$ref" = refs/heads/main ]; then touch "$GIT_DIR/in-hook"; i=0; while [ ! -f "$GIT_DIR/killed" ] && [ -d "$GIT_DIR" ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; exit 1; fi\ndone\nexit 0')
   const first = await spawnServer(t, repo, { CMS_GIT_ON_PUBLISH: 'true' })
   const cookie = await loginAt(first.url)
   const headers = { cookie, 'content-type': 'application/json', 'x-cms-request': '1' }
@@ -38,6 +39,7 @@ t.test('kill -9 between the publish commit and its push: the push happens at the
   const publishing = fetch(`${first.url}${API}/publish`, { method: 'POST', headers, body: '{}' }).catch(() => null)
   await until('the push to reach the hook', async () => await stat(path.join(host.bareDir, 'in-hook')).then(() => true, () => false))
   await first.kill('SIGKILL')
+  await writeFile(path.join(host.bareDir, 'killed'), '')
   await publishing
   const committed = git(repo, 'rev-parse', 'HEAD')
   t.not(committed, before, 'the publish commit was made')
@@ -81,18 +83,8 @@ t.test('serve --clone on an empty directory serves the same entries, history and
   const root = await mkdtemp(path.join(os.tmpdir(), 'git-cms-clone-'))
   t.teardown(async () => { await rm(root, { recursive: true, force: true }) })
   const dir = path.join(root, 'site')
-  const child = spawn(process.execPath, [BIN, 'serve', '--clone', host.url, '--repo', dir, '--port', '0'], {
-    env: { ...process.env, CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'warn', CMS_GIT_ON_PUBLISH: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  let stderr = ''
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); const m = /listening on (\S+)/.exec(out); if (m !== null) resolve(m[1]!) })
-    child.once('exit', code => { reject(new Error(`exited ${String(code)}: ${stderr}`)) })
-  })
+  const clone = await spawnCloneServer(t, host.url, dir, { CMS_GIT_ON_PUBLISH: 'true' })
+  const url = clone.url
   // The same session cookie (same signing secret): the same editor, whose drafts came along.
   const cookie2 = cookie
   const get2 = async (p: string): Promise<unknown> => await (await fetch(`${url}${API}${p}`, { headers: { cookie: cookie2 } })).json()
@@ -101,9 +93,8 @@ t.test('serve --clone on an empty directory serves the same entries, history and
   const clonedHistory = await get2('/history?collection=notes&id=a') as { history: Array<{ data: unknown, action: string }> }
   t.same(clonedHistory.history.map(h => [h.action, h.data]), history.history.map(h => [h.action, h.data]), 'the same history')
   t.match(await get2('/draft'), { count: 1 }, 'the same drafts')
-  t.notOk(stderr.includes(host.token), 'the token is never printed')
-  child.kill('SIGTERM')
-  await new Promise(resolve => child.once('exit', resolve))
+  t.notOk(clone.stderr().includes(host.token), 'the token is never printed')
+  await clone.kill('SIGTERM')
 
   // Not empty and not a repository: refused, nothing touched.
   const other = path.join(root, 'other')
