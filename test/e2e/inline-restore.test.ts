@@ -79,7 +79,8 @@ async function typeAndCrash (t: Test, context: BrowserContext, s: { site: string
   await page.keyboard.type(text)
   await page.waitForFunction(([prefix, typed]) => {
     const store = (globalThis as unknown as { localStorage: Record<string, string> & Win['localStorage'] }).localStorage
-    return Object.keys(store).some(k => k.startsWith(prefix!) && (store.getItem(k) ?? '').includes(typed!))
+    // Kept with the entry's revision (the editor reads it while the typing starts).
+    return Object.keys(store).some(k => k.startsWith(prefix!) && (store.getItem(k) ?? '').includes(typed!) && /"revision":\d/.test(store.getItem(k) ?? ''))
   }, [PREFIX, text])
   t.same(mutations, [], 'nothing was saved while typing')
   const crashed = new Promise(resolve => page.once('crash', resolve))

@@ -308,7 +308,11 @@ export class InlineEditor {
       thaw: kind === 'aligned' ? freezeGeneratorMarkup(el) : null
     }
     const session = this.session
-    void session.revision.then(r => { session.knownRevision = r ?? null }, () => {})
+    // Text typed before the revision arrived was kept without it: keep it again, with it.
+    void session.revision.then(r => {
+      session.knownRevision = r ?? null
+      if (this.session === session && session.el.innerHTML !== session.original) this.keepUnsaved()
+    }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
     if (document.activeElement !== el) el.focus()
