@@ -135,7 +135,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   try {
     // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
     // it stats or reads a file (ContentStore.watching).
-    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error') })
+    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.

@@ -3,9 +3,11 @@
  * while a client is over it, every attempt (a correct one too) is refused with the seconds until
  * the oldest counted failure leaves the window. In process memory, per instance, as the spec says.
  *
- * Hand-written: no timers (nothing to stop on close), a bound on the clients it remembers, and a
+ * The clients are kept in an LRU cache bounded by count (lru-cache): a flood of distinct clients
+ * forgets the least recently seen first. No timers (nothing to stop on close), and a
  * check-and-record without an await between, so parallel wrong guesses cannot slip under the limit.
  */
+import { LRUCache } from 'lru-cache'
 
 /** Settings of a limiter. */
 export interface LoginRateLimitOptions {
@@ -22,8 +24,8 @@ export class LoginRateLimiter {
   readonly maxFailures: number
   readonly windowMs: number
   readonly maxClients: number
-  /** Client key -> times of its recent failures, oldest first. Map order = least recently failed first. */
-  private readonly failures = new Map<string, number[]>()
+  /** Client key -> times of its recent failures, oldest first. */
+  private readonly failures: LRUCache<string, number[]>
 
   /**
    * @param opts limits (defaults: 5 failures per 15 minutes, 10 000 clients)
@@ -32,6 +34,7 @@ export class LoginRateLimiter {
     this.maxFailures = opts.maxFailures ?? 5
     this.windowMs = opts.windowMs ?? 15 * 60 * 1000
     this.maxClients = opts.maxClients ?? 10_000
+    this.failures = new LRUCache<string, number[]>({ max: this.maxClients })
   }
 
   /**
@@ -57,9 +60,7 @@ export class LoginRateLimiter {
     recent.push(now)
     // Only the newest maxFailures times can ever matter.
     if (recent.length > this.maxFailures) recent.splice(0, recent.length - this.maxFailures)
-    this.failures.delete(key)
     this.failures.set(key, recent)
-    this.prune(now)
   }
 
   /**
@@ -84,15 +85,5 @@ export class LoginRateLimiter {
     const recent = times.filter(ts => ts > now - this.windowMs)
     if (recent.length === 0) this.failures.delete(key)
     return recent
-  }
-
-  private prune (now: number): void {
-    // The map is ordered by last failure, so the stalest keys come first: drop the expired ones,
-    // then (under a flood of distinct clients) the least recently active beyond the bound.
-    for (const [key, times] of this.failures) {
-      const newest = times[times.length - 1] ?? 0
-      if (newest > now - this.windowMs && this.failures.size <= this.maxClients) break
-      this.failures.delete(key)
-    }
   }
 }

@@ -7,35 +7,21 @@
  */
 import { BadRequestError, LimitExceededError, PayloadTooLargeError } from '../errors.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
+import { MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/schema-bounds.js'
 import type { JsonSchema, Validator } from '../content/schema-tools.js'
 import type { Services } from '../services.js'
 
-/** Longest schema (characters of its JSON text) create_collection accepts. */
-export const MAX_SCHEMA_CHARS = 16_384
-/** Deepest nesting of objects and arrays in a schema (`allOf` in `allOf` counts two per level). */
-export const MAX_SCHEMA_DEPTH = 24
-/** Most dynamic collections a site may hold (create_collection beyond is a 422). */
-export const MAX_DYNAMIC_COLLECTIONS = 100
+export { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH, MAX_DYNAMIC_COLLECTIONS } from '../content/schema-bounds.js'
 
 /**
  * Refuses a schema over the depth (422) or size (413) limit, before anything compiles it.
  * @param schema the schema from the request
  */
 export function assertSchemaBounds (schema: unknown): void {
-  // Depth first and without recursion: the text's length is measured by JSON.stringify, which recurses.
-  const stack: Array<[unknown, number]> = [[schema, 1]]
-  while (stack.length > 0) {
-    const [node, level] = stack.pop()!
-    if (node === null || typeof node !== 'object') continue
-    if (level > MAX_SCHEMA_DEPTH) {
-      throw new LimitExceededError(`schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, { field: 'schema', limit: MAX_SCHEMA_DEPTH })
-    }
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, level + 1])
-  }
-  const chars = JSON.stringify(schema).length
-  if (chars > MAX_SCHEMA_CHARS) {
-    throw new PayloadTooLargeError(`schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, { field: 'schema', limit: MAX_SCHEMA_CHARS, length: chars })
-  }
+  const over = schemaOverLimit(schema)
+  if (over === null) return
+  if (over.kind === 'depth') throw new LimitExceededError(over.message, { field: 'schema', limit: over.limit })
+  throw new PayloadTooLargeError(over.message, { field: 'schema', limit: over.limit, length: over.length })
 }
 
 /**

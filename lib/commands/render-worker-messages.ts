@@ -3,12 +3,8 @@
  */
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 
-/** One body to render. */
+/** One body to render (the thread answers with its HTML, through the WorkerPool's messages). */
 export interface RenderJob {
-  id: number
   body: string
   opts: RenderMarkdownOptions
 }
-
-/** The HTML of one job, or why it failed; or, once, that the worker is ready. */
-export type RenderReply = { id: number, html: string } | { id: number, error: string } | { ready: true }

@@ -1,28 +1,29 @@
 /**
  * The worker thread that renders Markdown for `BoundedRenderer`: one message in (`RenderJob`), one
- * out (`RenderReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
+ * out (its HTML, as WorkerPool's `PoolReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
  * link references) holds this thread, which can be ended, and never the service's event loop.
  */
 import { parentPort } from 'node:worker_threads'
 import { toHtml } from 'hast-util-to-html'
 import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
-import type { RenderJob, RenderReply } from './render-worker-messages.js'
+import type { RenderJob } from './render-worker-messages.js'
+import type { PoolReply } from '../content/worker-pool.js'
 
-parentPort?.on('message', (job: RenderJob) => {
-  parentPort?.postMessage(render(job))
+parentPort?.on('message', ({ id, job }: { id: number, job: RenderJob }) => {
+  parentPort?.postMessage(render(id, job))
 })
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
-parentPort?.postMessage({ ready: true } satisfies RenderReply)
+parentPort?.postMessage({ ready: true } satisfies PoolReply<string>)
 
-function render (job: RenderJob): RenderReply {
+function render (id: number, job: RenderJob): PoolReply<string> {
   try {
-    return { id: job.id, html: renderMarkdown(job.body, job.opts) }
+    return { id, reply: renderMarkdown(job.body, job.opts) }
   } catch (err) {
     // The parser and tree walkers recurse once per nesting level: HTML nested thousands deep
     // (which the Markdown depth scan does not count) overflows the stack. Such a body is shown as
     // escaped text, as a body too deeply nested in Markdown is.
-    if (err instanceof RangeError) return { id: job.id, html: toHtml(plainTextTree(job.body, job.opts)) }
-    return { id: job.id, error: err instanceof Error ? err.message : String(err) }
+    if (err instanceof RangeError) return { id, reply: toHtml(plainTextTree(job.body, job.opts)) }
+    return { id, error: err instanceof Error ? err.message : String(err) }
   }
 }

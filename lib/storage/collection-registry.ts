@@ -11,7 +11,8 @@ import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, LimitExceededError } from '../errors.js'
+import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
 import { isInside } from './safe-path.js'
@@ -74,6 +75,14 @@ export interface DynamicCollectionFile {
 
 /** Where dynamic collection definitions live, relative to the repository. */
 export const DYNAMIC_DIR = '.cms/collections'
+/**
+ * Largest definition file read: the largest schema allowed, pretty-printed 24 levels deep as
+ * create_collection writes it, with its metadata, stays well under it.
+ */
+const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
+
+/** Told of a definition that arrived through git over a bound: the collection is refused. */
+export type OnCollectionRefused = (name: string, reason: string) => void
 
 /** Resolves collections; one instance per service. */
 export class CollectionRegistry {
@@ -84,12 +93,16 @@ export class CollectionRegistry {
   /** Inferred collections seen so far; their format is guessed once from the files present. */
   #inferred = new Map<string, Collection>()
   readonly #explicit = new Map<string, Collection>()
+  /** Dynamic definitions over a bound (they arrived through git): name -> why. */
+  readonly #refused = new Map<string, string>()
+  readonly #onRefused: OnCollectionRefused
   #loaded = false
 
-  constructor (repoDir: string, config: Config) {
+  constructor (repoDir: string, config: Config, onRefused: OnCollectionRefused = () => {}) {
     this.#repoDir = repoDir
     this.#config = config
     this.#contentRoot = path.join(repoDir, config.contentDir)
+    this.#onRefused = onRefused
   }
 
   /** Absolute path of the content directory. */
@@ -97,24 +110,42 @@ export class CollectionRegistry {
 
   /**
    * Reads the dynamic collection definitions (once; later changes go through `setDynamic`).
+   * Definitions that arrived through git are held to create_collection's bounds: one over them
+   * (or past the count, in name order) is refused, never compiled, and reported to `onRefused`.
    * @returns resolves when loaded
    */
   async load (): Promise<void> {
     if (this.#loaded) return
     const dir = path.join(this.#repoDir, DYNAMIC_DIR)
     let names: string[] = []
-    try { names = await readdir(dir) } catch {}
+    try { names = (await readdir(dir)).sort() } catch {}
     for (const file of names) {
       const name = file.replace(/\.json$/, '')
       if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || name in this.#config.collections) continue
       try {
-        const parsed = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as DynamicCollectionFile
-        this.#dynamic.set(name, this.#resolveDynamic(name, parsed))
+        const reason = await this.#overBound(path.join(dir, file))
+        if (typeof reason === 'string') {
+          this.#refused.set(name, reason)
+          this.#onRefused(name, reason)
+          continue
+        }
+        this.#dynamic.set(name, this.#resolveDynamic(name, reason))
       } catch {
         // An unreadable definition is skipped; the directory still shows as an inferred collection.
       }
     }
     this.#loaded = true
+  }
+
+  /** Reads a definition file: why it is over a bound, or its content. */
+  async #overBound (file: string): Promise<string | DynamicCollectionFile> {
+    const { size } = await stat(file)
+    if (size > MAX_DEFINITION_FILE_BYTES) return `its definition file is larger than ${MAX_DEFINITION_FILE_BYTES} bytes`
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as DynamicCollectionFile
+    const over = schemaOverLimit(parsed.schema)
+    if (over !== null) return over.message
+    if (this.#dynamic.size >= MAX_DYNAMIC_COLLECTIONS) return `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`
+    return parsed
   }
 
   /**
@@ -123,6 +154,7 @@ export class CollectionRegistry {
    * @param file its definition, or null when deleted
    */
   setDynamic (name: string, file: DynamicCollectionFile | null): void {
+    this.#refused.delete(name)
     if (file === null) this.#dynamic.delete(name)
     else this.#dynamic.set(name, this.#resolveDynamic(name, file))
   }
@@ -146,6 +178,10 @@ export class CollectionRegistry {
     }
     const dynamic = this.#dynamic.get(name)
     if (dynamic !== undefined) return dynamic
+    const refused = this.#refused.get(name)
+    if (refused !== undefined) {
+      throw new LimitExceededError(`Collection ${name} is not read: ${refused} (${DYNAMIC_DIR}/${name}.json)`, { collection: name })
+    }
     const dir = path.join(this.#contentRoot, name)
     let st
     try {

@@ -11,7 +11,7 @@ import { NotFoundError, type ValidationIssue } from '../errors.js'
 import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
 import { ThreadSchemaCompiler } from '../content/thread-schema-compiler.js'
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
-import { CollectionRegistry, type Collection } from './collection-registry.js'
+import { CollectionRegistry, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
 
@@ -39,6 +39,8 @@ export interface ContentStoreOptions {
   companion?: (index: CollectionIndex, repoRealDir: string) => IndexCompanion
   /** Told when a new collection index has been built, with the seconds it took (metrics). */
   onIndexBuilt?: (seconds: number) => void
+  /** Told of a collection definition over a bound (it arrived through git): it is not read. */
+  onCollectionRefused?: OnCollectionRefused
 }
 
 const INFER_SAMPLE = 50
@@ -65,7 +67,7 @@ export class ContentStore {
 
   constructor (opts: ContentStoreOptions) {
     this.#opts = opts
-    this.registry = new CollectionRegistry(opts.repoDir, opts.config)
+    this.registry = new CollectionRegistry(opts.repoDir, opts.config, opts.onCollectionRefused)
   }
 
   /** The repository's real path (symlinks resolved); set by `start`. */

@@ -83,10 +83,13 @@ t.test('closing ends a runaway render at once instead of waiting for it', async 
   const renderer = new BoundedRenderer({ timeLimitMs: 600_000 })
   t.teardown(async () => { await renderer.close() })
   t.match(await renderer.render('*hi*', { collection: 'posts', id: 'p' }), /<em>hi<\/em>/)
+  // Two runaways hold both threads: the third render waits for one.
   const runaway = renderer.render(wideTable(800).repeat(3), { collection: 'posts', id: 'p' })
+  const other = renderer.render(wideTable(800).repeat(3), { collection: 'posts', id: 'q' })
   const queued = renderer.render('queued', { collection: 'posts', id: 'p' })
   const refused = Promise.all([
     t.rejects(runaway, { status: 422, code: 'render_refused' }),
+    t.rejects(other, { status: 422, code: 'render_refused' }),
     t.rejects(queued, { status: 422, code: 'render_refused' })
   ])
   const started = performance.now()
@@ -94,4 +97,23 @@ t.test('closing ends a runaway render at once instead of waiting for it', async 
   await refused
   t.ok(performance.now() - started < 10_000, `closed in ${Math.round(performance.now() - started)} ms`)
   await t.rejects(renderer.render('after', { collection: 'posts', id: 'p' }), { code: 'render_refused' })
+})
+
+t.test("one editor's runaway render does not hold another's", async t => {
+  // A long limit: the runaway runs all through the test (rendered alone, it takes minutes).
+  const renderer = new BoundedRenderer({ timeLimitMs: 600_000 })
+  t.teardown(async () => { await renderer.close() })
+  t.match(await renderer.render('*hi*', { collection: 'posts', id: 'p' }), /<em>hi<\/em>/)
+  const runaway = renderer.render(wideTable(800).repeat(3), { collection: 'posts', id: 'slow' })
+  let runawaySettled = false
+  const refused = runaway.then(() => { runawaySettled = true }, () => { runawaySettled = true })
+  const started = performance.now()
+  t.match(await renderer.render('*quick*', { collection: 'posts', id: 'other' }), /<em>quick<\/em>/)
+  const ms = performance.now() - started
+  // The second thread starts meanwhile (a few seconds on a busy machine); before, the render
+  // waited for the runaway to end (20 s on 2 cores at a load of 18, or the time limit).
+  t.notOk(runawaySettled, `answered in ${Math.round(ms)} ms, while the runaway still ran`)
+  t.match(await renderer.render('*again*', { collection: 'posts', id: 'other' }), /<em>again<\/em>/, 'and the next one too')
+  await renderer.close()
+  await refused
 })
