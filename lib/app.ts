@@ -33,7 +33,8 @@ export function createApp (services: Services): Koa {
   // Outermost: it sees the status the error handler set, and the route the router matched.
   if (metrics !== null) app.use(requestMetricsMiddleware(services, metrics))
   app.use(errorHandler(services.log))
-  // Studio and editor assets and JSON over 1 KB, brotli or gzip as the client accepts. Brotli at
+  // Editor assets and JSON over 1 KB, brotli or gzip as the client accepts (the Studio's assets are
+  // compressed at build time and sent with their Content-Encoding, which koa-compress leaves alone). Brotli at
   // koa-compress's quality 4: the 618 KB CodeMirror chunk at quality 11 took 13 s on a loaded 2-core
   // machine (quality 5: 0.7 s, 12% larger).
   app.use(compress({

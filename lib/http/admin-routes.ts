@@ -7,12 +7,11 @@
  * the Content-Security-Policy allows no inline script. With `enableAdmin: false` nothing is served.
  */
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Middleware } from 'koa'
-import { sendAsset } from './send-asset.js'
+import { sendBuiltAsset } from './send-asset.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
@@ -106,7 +105,7 @@ export function adminMiddleware (services: Services): Middleware {
       if (type === undefined) { await next(); return }
       const dir = studioAssetDir()
       if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
-      sendAsset(ctx, await readFile(path.join(dir, name)), type)
+      await sendBuiltAsset(ctx, dir, name, type)
       return
     }
     if (!isPage(rest)) { await next(); return }

@@ -3,21 +3,51 @@
  * browser never runs a stale bundle after an upgrade and never downloads an unchanged one twice.
  */
 import { createHash } from 'node:crypto'
+import { readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
 import type { Context } from 'koa'
+
+/** The encodings the build writes beside a Studio asset (scripts/build-browser.mjs), best first. */
+const PRECOMPRESSED = [['br', '.br'], ['gzip', '.gz']] as const
 
 /**
  * Answers with the asset's bytes, or 304 when the client's ETag matches.
  * @param ctx the Koa context
  * @param bytes the asset's content
  * @param type its content type
+ * @param encoded the same content compressed, sent instead (with its own ETag) when given
  */
-export function sendAsset (ctx: Context, bytes: Buffer, type: string): void {
+export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }): void {
   ctx.set('Cache-Control', 'no-cache')
   ctx.set('X-Content-Type-Options', 'nosniff')
-  ctx.etag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
+  const tag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
+  ctx.etag = encoded === undefined ? tag : `${tag}-${encoded.encoding}`
   ctx.type = type
   ctx.status = 200
   if (ctx.fresh) { ctx.status = 304; return }
+  if (encoded !== undefined) ctx.set('Content-Encoding', encoded.encoding)
   // Koa sends only the headers (with the length) for HEAD.
-  ctx.body = bytes
+  ctx.body = encoded?.bytes ?? bytes
+}
+
+/**
+ * Answers with a built asset, as the `.br` or `.gz` file the build wrote beside it when the client
+ * accepts that encoding (koa-compress then leaves it alone), else as is. A compressed file older
+ * than the asset (a partial rebuild) is not used.
+ * @param ctx the Koa context
+ * @param dir the folder of built assets
+ * @param name the asset's file name (checked by the caller)
+ * @param type its content type
+ */
+export async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string): Promise<void> {
+  const file = path.join(dir, name)
+  const [bytes, built] = await Promise.all([readFile(file), stat(file)])
+  ctx.vary('Accept-Encoding')
+  // Brotli whenever accepted (browsers list it after gzip, at the same weight).
+  const chosen = PRECOMPRESSED.find(([encoding]) => ctx.acceptsEncodings(encoding) === encoding)
+  const compressed = chosen === undefined
+    ? null
+    : await stat(file + chosen[1]).then(async st => st.mtimeMs >= built.mtimeMs ? await readFile(file + chosen[1]) : null, () => null)
+  if (chosen !== undefined && compressed !== null) { sendAsset(ctx, bytes, type, { encoding: chosen[0], bytes: compressed }); return }
+  sendAsset(ctx, bytes, type)
 }

@@ -6,12 +6,13 @@
  * assets and JSON over 1 KB are compressed.
  */
 import t from 'tap'
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { startServer, repoFingerprint, writeHeaders, git, TEST_PASSWORD, type TestServer } from '../helpers/site.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 import { editorIdForName, isSafeIdentityId } from '../../lib/auth/identity.js'
 import { ensureBrowserBundle } from '../helpers/browser.js'
+import { studioAssetDir } from '../../lib/http/admin-routes.js'
 
 ensureBrowserBundle('studio')
 ensureBrowserBundle('editor')
@@ -168,6 +169,28 @@ t.test('assets and JSON over 1 KB are compressed as the client accepts', async t
   const studio = await s.request('/admin/assets/studio.js', { headers: { 'accept-encoding': 'gzip' } })
   t.equal(studio.headers.get('content-encoding'), 'gzip')
   t.ok((await studio.text()).length > 1024, 'fetch decodes it')
+  // Studio assets are sent as the build compressed them (scripts/build-browser.mjs), not again per request.
+  const dir = studioAssetDir() as string
+  const chunk = (await readdir(dir)).find(n => /^studio-markdown-editor-.+\.js$/.test(n)) as string
+  const plain = await readFile(path.join(dir, chunk))
+  const tags = new Set<string>()
+  for (const [encoding, expected, suffix] of [['gzip, br', 'br', '.br'], ['gzip', 'gzip', '.gz'], ['identity', null, '']] as const) {
+    const res = await s.request(`/admin/assets/${chunk}`, { headers: { 'accept-encoding': encoding } })
+    t.equal(res.headers.get('content-encoding'), expected, `${chunk} with ${encoding}`)
+    t.equal(Number(res.headers.get('content-length')), (await stat(path.join(dir, chunk + suffix))).size, 'the file the build wrote, as is')
+    t.match(res.headers.get('vary') ?? '', /Accept-Encoding/i)
+    t.ok(Buffer.from(await res.arrayBuffer()).equals(plain), 'decodes to the asset')
+    const etag = res.headers.get('etag') ?? ''
+    tags.add(etag)
+    // (fetch adds `Cache-Control: no-cache`, which bypasses revalidation, unless one is given.)
+    const again = await s.request(`/admin/assets/${chunk}`, { headers: { 'accept-encoding': encoding, 'if-none-match': etag, 'cache-control': 'max-age=0' } })
+    t.equal(again.status, 304, `revalidated (${encoding})`)
+  }
+  t.equal(tags.size, 3, 'one ETag per encoding')
+  const other = await s.request(`/admin/assets/${chunk}`, { headers: { 'accept-encoding': 'br', 'if-none-match': [...tags][1] as string, 'cache-control': 'max-age=0' } })
+  t.equal(other.status, 200, 'the gzip ETag does not revalidate the brotli body')
+  t.equal(other.headers.get('content-encoding'), 'br')
+  await other.arrayBuffer()
   const small = await s.request(`${API}/auth/session`, { headers: { 'accept-encoding': 'gzip' } })
   t.equal(small.headers.get('content-encoding'), null, 'a small JSON answer is sent as it is')
   const big = await s.request(`${API}/schema?collection=posts`, { headers: { cookie, 'accept-encoding': 'gzip' } })

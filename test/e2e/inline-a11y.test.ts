@@ -1,0 +1,69 @@
+/**
+ * axe-core (its own source injected into the page) on a site page with the in-place editor in
+ * Chromium, signed in: once the editor is ready, and while a block is being edited. No critical and
+ * no serious violation.
+ */
+import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import Koa from 'koa'
+import matter from 'gray-matter'
+import type { Page } from 'playwright-core'
+import { startServer, listenOnLoopback, TEST_PASSWORD } from '../helpers/site.js'
+import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
+import { renderMarkdown } from '../../lib/content/markdown/index.js'
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+const POST = 'content/posts/inline.md'
+const SOURCE = '---\ntitle: Inline editing\n---\n## A heading\n\nThe first paragraph, with a [link](https://example.org/).\n\n- one\n- two\n'
+
+interface Violation { id: string, impact: string | null, help: string, nodes: Array<{ target: unknown[] }> }
+
+/** Runs axe on the page; the critical and serious violations, each as one line. */
+async function severe (page: Page, source: string): Promise<string[]> {
+  if (await page.evaluate('typeof axe') === 'undefined') await page.addScriptTag({ content: source })
+  const violations = await page.evaluate<Violation[]>('axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations)')
+  return violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
+    .map(v => `${v.impact ?? ''} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map(n => JSON.stringify(n.target)).join(', ')})`)
+}
+
+if (!hasChromium()) {
+  t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
+} else {
+  ensureBrowserBundle('editor')
+
+  t.test('axe: 0 critical, 0 serious on a page with the in-place editor', async t => {
+    const s = await startServer(t, { files: { [POST]: SOURCE } })
+    // One site page, `/post`, rendered from the base file, loading the editor's bootstrap.
+    const app = new Koa()
+    app.use(async (ctx, next) => {
+      if (ctx.path !== '/post') { await next(); return }
+      const file = matter(await readFile(path.join(s.repoDir, POST), 'utf8'))
+      ctx.type = 'html'
+      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Post</title>
+<script src="/__cms/bootstrap.js"></script></head>
+<body><main><h1>Inline editing</h1><article>${renderMarkdown(file.content, { collection: 'posts', id: 'inline' })}</article></main></body></html>`
+    })
+    app.use(s.cms.middleware())
+    const { origin } = await listenOnLoopback(t, app.callback())
+    const source = await readFile(AXE, 'utf8')
+    const browser = await launchBrowser(t)
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
+    t.teardown(async () => { await context.close() })
+    t.equal((await context.request.post(`${origin}/api/cms/auth/login`, { data: { password: TEST_PASSWORD } })).status(), 200)
+    const page = await context.newPage()
+    page.on('pageerror', err => { t.fail(`page error: ${err.message}`) })
+    await page.goto(`${origin}/post`)
+    await page.locator('.cms-ui .cms-toolbar').waitFor({ state: 'attached' })
+    await page.locator('.cms-ui [role=status]').filter({ hasText: /Click any outlined text/ }).waitFor()
+    t.same(await severe(page, source), [], 'the editor ready')
+    // Editing a block: its toolbar and state shown.
+    await page.locator('[data-cms-md] [data-cms-src]').nth(1).click()
+    await page.keyboard.press('End')
+    await page.keyboard.type(' Typed.')
+    await page.locator('[data-cms-md] [data-cms-src]', { hasText: 'Typed.' }).waitFor()
+    t.same(await severe(page, source), [], 'a block being edited')
+  })
+}
