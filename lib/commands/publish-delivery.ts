@@ -27,16 +27,18 @@ export interface DeliveryFields extends Partial<RebuildOutcome> {
  * @param published the entries published
  * @param writtenFiles repository-relative paths written
  * @param response the publish response, completed in place
- * @returns resolves when done
+ * @returns `lost: true` when another instance pushed a change of the same files first and this
+ *   publish's commit was dropped (the working tree has the remote's version; nothing announced)
  */
-export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<void> {
+export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
   let announce: PublishedRef[] = published
   if (services.runtime.gitOnPublish) {
-    const { result, push, delivered } = await services.remote.commitAndPush(published, async () => await services.committer.commit({
+    const { result, push, delivered, lost } = await services.remote.commitAndPush(published, writtenFiles, async () => await services.committer.commit({
       paths: writtenFiles,
       author: { name: identity.name, email: `${identity.id}@users.git-cms.invalid` },
       message: commitMessage(published)
     }))
+    if (lost) return { lost }
     if ('commit' in result && result.commit !== null) {
       response.commit = result.commit
     } else if ('commitError' in result) {
@@ -56,10 +58,11 @@ export async function deliverPublish (services: Services, identity: Identity, pu
       // The host has not got the commit: a rebuild now would build the old content. The webhook
       // is called once the push succeeds (retryPush, the next publish, or the next start).
       response.rebuild = { triggered: false, ok: false }
-      return
+      return { lost: false }
     }
   }
   Object.assign(response, await announceRebuild(services, response.commit, announce))
+  return { lost: false }
 }
 
 /**

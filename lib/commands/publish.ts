@@ -68,6 +68,30 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     return { ok: true, published: [], conflicts: [], failed: [], ...await services.webhook.retry() }
   }
   if (body.retryPush === true) return { ok: true, published: [], conflicts: [], failed: [], ...await retryPush(services, identity) }
+  for (let attempt = 1; ; attempt++) {
+    const { response, lost } = await publishDrafts(ctx, body)
+    if (lost.length === 0) return response
+    // Another instance pushed a change of the same files first: this publish's commit was dropped.
+    // The drafts come back; run again, where the entries it changed are stale (conflicts) and the
+    // others publish.
+    await services.drafts.restore(identity.id, lost)
+    if (attempt === MAX_ATTEMPTS) {
+      return { ok: true, published: [], conflicts: [...response.conflicts, ...lost.map(r => conflictItem(r, 'stale_entry'))], failed: response.failed }
+    }
+  }
+}
+
+/** How often a publish that lost to another instance's push is run again (its drafts given back). */
+const MAX_ATTEMPTS = 3
+
+/**
+ * One run of a publish.
+ * @param ctx command context
+ * @param body the validated publish body
+ * @returns the response, and the drafts it consumed when its commit lost to another instance's push
+ */
+async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{ response: PublishResponse, lost: DraftRecord[] }> {
+  const { services, identity } = ctx
   // Upstream changes first, so drafts made on an older base are caught as stale_entry.
   await services.remote.beforePublish()
   const scope = {
@@ -90,6 +114,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   const unfinished = await finishRecoveryPlan(services)
   const keys = entries.flatMap(e => [`entry:${e.collection}/${e.id}`, `draft:${identity.id}:${e.collection}/${e.id}`])
   const writtenFiles: string[] = []
+  const consumedRecords: DraftRecord[] = []
 
   await withLocks(services.locks, ['publish', ...keys], async () => {
     const ready: Ready[] = []
@@ -126,6 +151,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
         continue
       }
       consumed.push({ collection: r.record.collection, id: r.record.id })
+      consumedRecords.push(r.record)
       writtenFiles.push(items[i]!.file)
       response.published.push({ collection: r.record.collection, id: r.record.id, revision: result.revision, deleted: r.text === null })
     }
@@ -137,10 +163,10 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   // Earlier writes whose commit did not happen (a refused hook, a crash) are committed by the next
   // publish, even when it has nothing new to publish.
   const commitPending = services.runtime.gitOnPublish && response.published.length === 0 && await services.committer.hasPending()
-  if (response.published.length === 0 && !commitPending) return response
+  if (response.published.length === 0 && !commitPending) return { response, lost: [] }
   // Commit, push to the git remote, then the rebuild webhook (publish-delivery.ts).
-  await deliverPublish(services, identity, response.published, writtenFiles, response)
-  return response
+  const { lost } = await deliverPublish(services, identity, response.published, writtenFiles, response)
+  return { response, lost: lost ? consumedRecords : [] }
 }
 
 async function prepare (ctx: CommandContext, record: DraftRecord, response: PublishResponse): Promise<Ready | null> {
@@ -195,11 +221,15 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
 }
 
 function conflict (response: PublishResponse, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {
-  response.conflicts.push({
+  response.conflicts.push(conflictItem(entry, code, currentRevision))
+}
+
+function conflictItem (entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): ConflictItem {
+  return {
     collection: entry.collection,
     id: entry.id,
     code,
     message: CONFLICT_MESSAGES[code],
     ...(currentRevision !== undefined ? { currentRevision } : {})
-  })
+  }
 }

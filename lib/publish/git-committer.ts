@@ -201,7 +201,9 @@ export class GitCommitter {
     // The editor/pager keys are ours (`true`, `cat`); GIT_CONFIG_GLOBAL/NOSYSTEM are the service's
     // own environment, passed on so git reads the same config the operator's shell would.
     const unsafe = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true }
-    const options = { baseDir: this.#repoDir, timeout: { block: this.#timeoutMs }, allowEnvironment: OUR_GIT_ENV, unsafe, input }
+    // Done when the output is closed, not 50 ms after exit (simple-git's default answered an empty
+    // HEAD on a busy event loop: a publish reported commit ''); a silent command still times out.
+    const options = { baseDir: this.#repoDir, timeout: { block: this.#timeoutMs }, completion: { onClose: true, onExit: false }, allowEnvironment: OUR_GIT_ENV, unsafe, input }
     // simple-git loads on the first commit, not at start-up.
     const { simpleGit } = await import('simple-git')
     const probe = simpleGit(options).env(env)

@@ -4,10 +4,19 @@
  * writes redacted before anyone sees it. One child process per remote step, never per read.
  */
 import type { SimpleGit } from 'simple-git'
+import type { Logger } from 'pino'
 import { redactSecrets, secretsOfUrl } from './redact.js'
 
 /** How long one git command may stay silent before it is stopped. */
 const GIT_TIMEOUT_MS = 60_000
+
+/**
+ * A command is done when its output is closed, not 50 ms after it exited (simple-git's default):
+ * on a busy event loop that default answered before stdout was read, an empty or cut answer
+ * (a publish commit reported as '', a history merge's `commit-tree` given an empty tree id: "not a
+ * valid object name"). A silent command is still stopped by the timeout.
+ */
+const COMPLETE_ON_CLOSE = { onClose: true, onExit: false } as const
 
 /** A git command that failed; its message is already redacted. */
 export class GitCommandError extends Error {
@@ -43,6 +52,8 @@ export interface GitRunnerOptions {
   timeoutMs?: number
   /** The environment to take the whitelisted variables from (default `process.env`). */
   env?: NodeJS.ProcessEnv
+  /** Told of each command, its duration and outcome at `debug` level (the arguments, never the input). */
+  log?: Logger
 }
 
 /** Runs git commands in one repository and redacts what they say. */
@@ -51,11 +62,13 @@ export class GitRunner {
   readonly #timeoutMs: number
   readonly #env: Record<string, string>
   readonly #secrets = new Set<string>()
+  readonly #log: Logger | undefined
   #git: Promise<typeof import('simple-git')> | null = null
 
   constructor (opts: GitRunnerOptions) {
     this.#baseDir = opts.baseDir
     this.#timeoutMs = opts.timeoutMs ?? GIT_TIMEOUT_MS
+    this.#log = opts.log
     const env: Record<string, string> = {}
     for (const k of PASSED_ENV) {
       const v = (opts.env ?? process.env)[k]
@@ -91,10 +104,15 @@ export class GitRunner {
    */
   async run (args: string[], opts: { input?: Buffer | string, env?: Record<string, string> } = {}): Promise<string> {
     const { git } = await this.#client(opts.input, opts.env)
+    const started = Date.now()
     try {
-      return await git.raw(args)
+      const out = await git.raw(args)
+      this.#logged(args, started, 0)
+      return out
     } catch (err) {
-      throw new GitCommandError(this.#message(err))
+      const error = new GitCommandError(this.#message(err))
+      this.#logged(args, started, error.message)
+      throw error
     }
   }
 
@@ -105,13 +123,21 @@ export class GitRunner {
    */
   async test (args: string[]): Promise<boolean> {
     const { git, exitCode } = await this.#client(undefined, undefined)
+    const started = Date.now()
     try {
       await git.raw(args)
+      this.#logged(args, started, 0)
       return true
     } catch (err) {
+      this.#logged(args, started, exitCode())
       if (exitCode() === 1) return false
       throw new GitCommandError(this.#message(err))
     }
+  }
+
+  #logged (args: string[], started: number, outcome: number | string): void {
+    if (this.#log?.isLevelEnabled('debug') !== true) return
+    this.#log.debug({ git: this.redact(args.join(' ')), ms: Date.now() - started, ...(typeof outcome === 'number' ? { exit: outcome } : { error: outcome }) }, 'git command')
   }
 
   async #client (input: Buffer | string | undefined, extra: Record<string, string> | undefined): Promise<{ git: SimpleGit, exitCode: () => number }> {
@@ -122,6 +148,7 @@ export class GitRunner {
     const options = {
       baseDir: this.#baseDir,
       timeout: { block: this.#timeoutMs },
+      completion: COMPLETE_ON_CLOSE,
       allowEnvironment: ALLOWED_GIT_ENV,
       unsafe,
       ...(input !== undefined ? { input: () => input } : {}),

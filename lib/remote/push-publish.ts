@@ -12,6 +12,9 @@ import { isAncestor, resolveCommit } from './git-queries.js'
 /** The `push` part of a publish response. */
 export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }
 
+/** A push refused because the remote branch changed the same files (`upstream` is its tip). */
+export interface PushOverlap { ok: false, error: string, overlap: string[], upstream: string }
+
 /** How often a push is retried after the remote moved under it. */
 const MAX_ATTEMPTS = 3
 
@@ -20,7 +23,7 @@ const MAX_ATTEMPTS = 3
  * @param ctx the remote context
  * @returns the pushed commit, or why it was not pushed (redacted)
  */
-export async function pushHead (ctx: RemoteContext): Promise<PushOutcome> {
+export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushOverlap> {
   const diverged = await ctx.state.diverged()
   for (let attempt = 1; ; attempt++) {
     const head = await resolveCommit(ctx.git, 'HEAD')
@@ -41,7 +44,7 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome> {
     let upstream: string | null
     let previous: string | null
     try {
-      ({ upstream, previous } = await fetchUpstream(ctx, false))
+      ({ upstream, previous } = await fetchUpstream(ctx))
     } catch (err) {
       return { ok: false, error: (err as Error).message }
     }
@@ -56,13 +59,18 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome> {
     const replayed = await replayCommits(ctx, head, upstream)
     if ('overlap' in replayed) {
       const shown = replayed.overlap.slice(0, 5).join(', ') + (replayed.overlap.length > 5 ? ` and ${replayed.overlap.length - 5} more` : '')
-      return { ok: false, error: `the remote branch ${ctx.branch} changed the same files since the last sync (${shown}); the commit stays on this server` }
+      return { ok: false, error: `the remote branch ${ctx.branch} changed the same files since the last sync (${shown}); the commit stays on this server`, overlap: replayed.overlap, upstream }
     }
     if ('error' in replayed) return { ok: false, error: replayed.error }
   }
 }
 
-/** A rejection because the remote branch is not an ancestor of what we push. */
+/**
+ * A rejection because the remote branch is not an ancestor of what we push, or moved while the
+ * host updated it (another instance's push held the ref's lock: `failed to update ref`,
+ * `cannot lock ref`).
+ */
 function isNonFastForward (message: string): boolean {
+  if (/cannot lock ref|failed to (update|lock) ref|\(failed to lock\)|incorrect old value/i.test(message)) return true
   return /\[rejected\]|non-fast-forward|fetch first|stale info|\(rejected\)/i.test(message) && !/remote rejected|hook declined/i.test(message)
 }

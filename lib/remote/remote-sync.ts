@@ -1,8 +1,9 @@
 /**
  * The service's link to its git remote (CONTRACT 13), owned by `createCms`: finishes a push a crash
  * interrupted, fetches (interval, sync webhook, before each publish), fast-forwards upstream changes,
- * pushes publish commits and `refs/cms/*`, and keeps the report the Studio and `GET /deployment`
- * show. One step at a time on its own queue, in git child processes; reads never wait for it.
+ * pushes publish commits, and keeps the report the Studio and `GET /deployment` show. Branch work
+ * goes one step at a time on its own queue, `refs/cms/*` on another (cms-refs-link.ts), both in git
+ * child processes; reads never wait for either.
  */
 import type { RecordSigner } from '../storage/record-signature.js'
 import type { Logger } from 'pino'
@@ -15,9 +16,10 @@ import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
 import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream, fastForward } from './upstream-sync.js'
 import { pushHead, type PushOutcome } from './push-publish.js'
-import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
-import { syncSharedDocument, type SharedDocument } from './shared-document-ref.js'
+import type { SharedDocument } from './shared-document-ref.js'
+import { CmsRefsLink } from './cms-refs-link.js'
 import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
+import { dropLostPublish } from './drop-lost-publish.js'
 
 /** What asked for a sync (logged). */
 export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
@@ -51,11 +53,6 @@ export interface RemoteSyncOptions {
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
 
-/**
- * How long after a write of `refs/cms/*` their push starts: writes meanwhile travel in the same
- * push, and the host has them within this plus one push (CONTRACT 18: within 5 s).
- */
-export const CMS_REFS_PUSH_DELAY_MS = 1000
 
 /** The link to the git remote; inert (`enabled: false`) without `git.remote`. */
 export class RemoteSync {
@@ -66,10 +63,9 @@ export class RemoteSync {
   readonly #git: GitRunner
   readonly #queue = new Queue()
   #ctx: RemoteContext | null = null
+  /** The refs/cms half (null until the remote is known, or with `git.pushRefs` off). */
+  #refs: CmsRefsLink | null = null
   #timer: NodeJS.Timeout | null = null
-  #pushTimer: NodeJS.Timeout | null = null
-  /** Pushes of refs/cms/* refused in a row (0 after one that went through). */
-  #refusedPushes = 0
   #queued: Promise<SyncReport> | null = null
   #closed = false
 
@@ -79,7 +75,7 @@ export class RemoteSync {
     this.enabled = git.remote !== null
     this.pushOnPublish = this.enabled && git.pushOnPublish && opts.gitOnPublish
     this.state = new SyncState(opts.stateDir, git.remote, git.branch)
-    this.#git = new GitRunner({ baseDir: opts.repoDir, ...(opts.env !== undefined ? { env: opts.env } : {}) })
+    this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, ...(opts.env !== undefined ? { env: opts.env } : {}) })
   }
 
   /**
@@ -119,6 +115,15 @@ export class RemoteSync {
       contentDir: this.#opts.config.contentDir,
       signer: this.#opts.signer
     }
+    if (git.pushRefs) {
+      const { log, beforeCmsRefs, shared, onPush } = this.#opts
+      this.#refs = new CmsRefsLink(this.#ctx, {
+        log,
+        ...(beforeCmsRefs !== undefined ? { beforeCmsRefs } : {}),
+        ...(shared !== undefined ? { shared } : {}),
+        ...(onPush !== undefined ? { onPush: (ok: boolean) => { onPush('cms_refs', ok) } } : {})
+      })
+    }
     const pending = await this.state.pending()
     this.state.report.pushPending = pending !== null
     this.state.report.pushError = pending?.error ?? null
@@ -139,56 +144,16 @@ export class RemoteSync {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
     this.#timer = null
-    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
-    this.#pushTimer = null
+    await this.#refs?.close()
     await this.#queue.run('remote', async () => {})
   }
 
   /**
-   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon: one push
-   * CMS_REFS_PUSH_DELAY_MS after the first write that asked, carrying every write made until it
-   * starts, whatever `pullInterval` is. A push refused because the remote moved fetches, adopts
-   * and pushes again at once.
+   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon (about a second
+   * after the first write that asked, whatever `pullInterval` is; cms-refs-link.ts).
    */
   schedulePush (): void {
-    if (this.#ctx === null || this.#closed || !this.#opts.config.git.pushRefs || this.#pushTimer !== null) return
-    // After refused pushes (another instance pushing the same refs, an unreachable host) the next
-    // try waits longer: 1 s, 2 s, 4 s ... at most a minute.
-    const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
-    this.#pushTimer = setTimeout(() => {
-      this.#pushTimer = null
-      void this.#queue.run('remote', async () => {
-        if (this.#closed || this.#ctx === null) return
-        await this.#flushHistory()
-        await this.#syncShared(this.#ctx)
-        // Refused (the remote moved): fetch, adopt or merge, push again.
-        if (!await this.#pushRefs(this.#ctx)) await this.#syncNow('push')
-      }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not push refs/cms') })
-
-    }, delay)
-    this.#pushTimer.unref()
-  }
-
-  /** Merges the shared documents with the remote's versions as last fetched. */
-  async #syncShared (ctx: RemoteContext): Promise<void> {
-    for (const doc of this.#opts.shared ?? []) {
-      await syncSharedDocument(ctx, doc).catch((err: Error) => { this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
-    }
-  }
-
-  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
-  async #pushRefs (ctx: RemoteContext): Promise<boolean> {
-    const outcome = await pushCmsRefs(ctx).catch((err: Error) => ({ error: err.message }))
-    if ('error' in outcome) {
-      this.#opts.onPush?.('cms_refs', false)
-      this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
-      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
-      this.schedulePush()
-      return false
-    }
-    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
-    this.#refusedPushes = 0
-    return this.state.report.divergedRefs.length === 0
+    if (!this.#closed) this.#refs?.schedulePush()
   }
 
   /**
@@ -202,20 +167,23 @@ export class RemoteSync {
   }
 
   /**
-   * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed).
-   * Calls while one is waiting share it.
+   * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed), then
+   * (except before a publish) syncs `refs/cms/*`. Calls while one is waiting share it.
    * @param reason what asked for it (logged)
    * @returns the report afterwards
    */
   async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
     if (this.#queued !== null) return await this.#queued
-    const run = this.#queue.run('remote', async () => {
-      this.#queued = null
-      if (this.#closed) return this.state.report
-      await this.#syncNow(reason)
+    const run = (async () => {
+      await this.#queue.run('remote', async () => {
+        this.#queued = null
+        if (!this.#closed) await this.#syncNow(reason)
+      })
+      // Before a publish only the branch matters (refs/cms/* follow the publish's push).
+      if (reason !== 'publish') await this.#refs?.sync()
       return this.state.report
-    })
+    })()
     this.#queued = run
     return await run
   }
@@ -237,25 +205,29 @@ export class RemoteSync {
   /**
    * Makes a publish commit and pushes it, in one step of the queue: the pending push is recorded
    * before the commit (so a kill between commit and push is finished at the next start), the push
-   * follows it, and nothing else touches HEAD in between.
+   * follows it, and nothing else touches HEAD in between. When another instance pushed a change of
+   * the same files first and this commit is the only unpushed one, holding only `written`, the
+   * commit is dropped and the working tree takes the remote's version (`lost: true`: the caller
+   * gives the drafts back).
    * @param published the entries of this publish
+   * @param written the repository-relative paths the publish wrote
    * @param commit makes the commit (the committer)
-   * @returns the commit result, the push outcome (null when pushes are off or nothing was committed)
-   *   and the entries the push delivered (to announce to the rebuild webhook)
+   * @returns the commit result, the push outcome (null when pushes are off or nothing was committed),
+   *   the entries the push delivered (to announce to the rebuild webhook), and whether it lost
    */
-  async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[] }> {
-    if (!this.pushOnPublish) return { result: await this.exclusive(commit), push: null, delivered: [] }
+  async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
+    if (!this.pushOnPublish) return { result: await this.exclusive(commit), push: null, delivered: [], lost: false }
     return await this.#queue.run('remote', async () => {
       const earlier = await this.state.pending()
       await this.state.addPending(published)
       const result = await commit()
-      const made = 'commit' in result && result.commit !== null
-      if (!made && earlier === null) {
+      const made = 'commit' in result && result.commit !== null ? result.commit : null
+      if (made === null && earlier === null) {
         await this.state.clearPending()
-        return { result, push: null, delivered: [] }
+        return { result, push: null, delivered: [], lost: false }
       }
-      const { outcome, delivered } = await this.#push()
-      return { result, push: outcome, delivered }
+      const { outcome, delivered, lost } = await this.#push(made !== null && earlier === null ? { commit: made, written } : null)
+      return { result, push: lost ? null : outcome, delivered, lost }
     })
   }
 
@@ -280,21 +252,31 @@ export class RemoteSync {
     return this.pushOnPublish && (await this.state.pending())?.error !== undefined
   }
 
-  /** Pushes HEAD; on success forgets the pending push and gives the entries it delivered. */
-  async #push (): Promise<{ outcome: PushOutcome, delivered: PublishedRef[] }> {
+  /**
+   * Pushes HEAD; on success forgets the pending push and gives the entries it delivered.
+   * @param droppable the publish commit just made, when it may be dropped on losing a race
+   */
+  async #push (droppable: { commit: string, written: readonly string[] } | null = null): Promise<{ outcome: PushOutcome, delivered: PublishedRef[], lost: boolean }> {
     const ctx = this.#ctx
     if (ctx === null) {
       const error = this.state.report.message
       await this.state.failPending(error)
-      return { outcome: { ok: false, error }, delivered: [] }
+      return { outcome: { ok: false, error }, delivered: [], lost: false }
     }
-    const outcome = await pushHead(ctx)
-    this.#opts.onPush?.('publish', outcome.ok)
+    const pushed = await pushHead(ctx)
+    this.#opts.onPush?.('publish', pushed.ok)
+    if ('overlap' in pushed && droppable !== null && await dropLostPublish(ctx, droppable.commit, pushed.upstream, droppable.written)) {
+      await this.state.clearPending()
+      this.state.report.localCommit = pushed.upstream
+      this.state.set('ok', 'In sync with the remote.')
+      return { outcome: { ok: false, error: pushed.error }, delivered: [], lost: true }
+    }
+    const outcome: PushOutcome = pushed.ok ? pushed : { ok: false, error: pushed.error }
     if (!outcome.ok) {
       await this.state.failPending(outcome.error)
       if (this.state.report.state !== 'diverged' && this.state.report.state !== 'error') this.state.set('ahead', 'A publish commit waits on this server: its push failed (Retry push sends it).')
       this.#opts.log.warn({ error: outcome.error }, 'push of the publish commit failed; it stays on this server (retryPush sends it)')
-      return { outcome, delivered: [] }
+      return { outcome, delivered: [], lost: false }
     }
     const pending = await this.state.pending()
     await this.state.clearPending()
@@ -302,14 +284,9 @@ export class RemoteSync {
     this.state.report.localCommit = outcome.commit
     this.state.report.upstreamCommit = outcome.commit
     this.state.set('ok', 'In sync with the remote.')
-    // History and drafts follow on the queue, after the response (they are not what a rebuild needs).
-    if (this.#opts.config.git.pushRefs) void this.#queue.run('remote', async () => { await this.#flushHistory(); await this.#pushRefs(ctx) }).catch(() => {})
-    return { outcome, delivered: pending?.published ?? [] }
-  }
-
-  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
-  async #flushHistory (): Promise<void> {
-    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
+    // History and drafts follow on their queue, after the response (they are not what a rebuild needs).
+    this.#refs?.pushSoon()
+    return { outcome, delivered: pending?.published ?? [], lost: false }
   }
 
   /** A push from the sync itself (at start, after a crash): it announces what it delivered. */
@@ -318,13 +295,12 @@ export class RemoteSync {
     if (outcome.ok && delivered.length > 0) await this.#opts.announce?.(outcome.commit, delivered).catch(() => {})
   }
 
-  async #syncNow (reason: SyncReason | 'push'): Promise<void> {
+  async #syncNow (reason: SyncReason): Promise<void> {
     const ctx = this.#ctx!
     const { report } = this.state
     let fetched: { previous: string | null, upstream: string | null }
     try {
-      // Before a publish only the branch matters (refs/cms/* follow the publish's push).
-      fetched = await fetchUpstream(ctx, this.#opts.config.git.pushRefs && reason !== 'publish')
+      fetched = await fetchUpstream(ctx)
       report.lastFetchAt = Date.now()
       report.lastFetchError = null
     } catch (err) {
@@ -373,12 +349,6 @@ export class RemoteSync {
       this.state.set('ahead', 'This server has commits the remote does not (they were not made by a publish, so they are not pushed).')
     } else {
       this.state.set('diverged', `This server's branch and ${ctx.remote}/${ctx.branch} have both moved; nothing is merged silently.`)
-    }
-    if (this.#opts.config.git.pushRefs && reason !== 'publish') {
-      await this.#flushHistory()
-      await this.#syncShared(ctx)
-      await adoptCmsRefs(ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
-      await this.#pushRefs(ctx)
     }
   }
 }

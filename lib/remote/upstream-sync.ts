@@ -1,5 +1,5 @@
 /**
- * Bringing upstream changes in: fetch the remote branch (and `refs/cms/*`), then fast-forward when
+ * Bringing upstream changes in: fetch the remote branch (or `refs/cms/*`), then fast-forward when
  * the local branch is an ancestor of the remote's (git refuses to overwrite local changes, so no
  * write is lost); the changed entries are marked for a re-check so their new revisions show at once.
  */
@@ -8,28 +8,37 @@ import type { RemoteContext } from './remote-context.js'
 import { lockKeysOf } from './remote-context.js'
 import { changedPaths, resolveCommit } from './git-queries.js'
 
+/** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
+async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<void> {
+  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
+}
+
 /**
- * Fetches the remote branch into its tracking ref (and the remote's `refs/cms/*` into
- * `refs/cms-upstream/<remote>/` when asked).
+ * Fetches the remote branch into its tracking ref.
  * @param ctx the remote context
- * @param withCmsRefs fetch `refs/cms/*` too
  * @returns the tracking ref's value before and after the fetch (null when absent)
  */
-export async function fetchUpstream (ctx: RemoteContext, withCmsRefs: boolean): Promise<{ previous: string | null, upstream: string | null }> {
+export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: string | null, upstream: string | null }> {
   const previous = await resolveCommit(ctx.git, ctx.tracking)
-  const specs = [`+refs/heads/${ctx.branch}:${ctx.tracking}`]
-  if (withCmsRefs) specs.push(`+refs/cms/*:${ctx.cmsTracking}*`)
-  // No tags, no submodules, no prune of anything else: only the refs named here.
-  const fetch = async (refspecs: string[]): Promise<string> => await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
   try {
-    await fetch(specs)
+    await fetchRefspecs(ctx, [`+refs/heads/${ctx.branch}:${ctx.tracking}`])
   } catch (err) {
     // An empty repository on the host (or a branch not created yet): the next push creates it.
     if (!/couldn't find remote ref/i.test((err as Error).message)) throw err
-    if (specs.length > 1) await fetch(specs.slice(1))
     return { previous, upstream: null }
   }
   return { previous, upstream: await resolveCommit(ctx.git, ctx.tracking) }
+}
+
+/**
+ * Fetches the remote's `refs/cms/*` into `refs/cms-upstream/<remote>/` (their values as last
+ * fetched; adopted or merged by cms-refs-sync.ts). A separate fetch from the branch's, so the two
+ * queues never update the same refs at once.
+ * @param ctx the remote context
+ * @returns resolves when fetched
+ */
+export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
+  await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
 }
 
 /**

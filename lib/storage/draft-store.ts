@@ -135,6 +135,21 @@ export class DraftStore {
   }
 
   /**
+   * Gives drafts back (a publish whose commit lost to another instance's push): each record is
+   * stored again unless the editor has made another draft of that entry meanwhile; one commit.
+   * @param editorId the editor
+   * @param records the records the publish had consumed
+   * @returns resolves once they are on the editor's ref
+   */
+  async restore (editorId: string, records: DraftRecord[]): Promise<void> {
+    const updates: Array<TreeUpdate<DraftEntry>> = records.map(record => {
+      const key: DocKey = { collection: assertCollectionName(record.collection), id: assertEntryId(record.id) }
+      return { type: 'update', ...key, update: (current) => current ?? { ...record, ...key } }
+    })
+    await this.storeOf(editorId).update(updates)
+  }
+
+  /**
    * Removes drafts, in one commit.
    * @param editorId the editor
    * @param keys the entries whose drafts go

@@ -1,0 +1,143 @@
+/**
+ * `refs/cms/*` (drafts, history, the shared documents such as revocations) between this instance and
+ * the remote, on a queue of its own: this work touches only refs/cms refs and objects, never HEAD,
+ * the index or the working tree, so a publish's commit and push never wait behind it (under load one
+ * cycle of it was about thirty git processes). A write asks for a push (`schedulePush`, debounced); a
+ * sync fetches the remote's refs, takes them in (adopt, merge history, merge shared documents) and
+ * pushes what is ahead, each push with a lease (cms-refs-sync.ts).
+ */
+import type { Logger } from 'pino'
+import { KeyedLock as Queue } from '../storage/keyed-lock.js'
+import type { RemoteContext } from './remote-context.js'
+import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
+import { syncSharedDocument, type SharedDocument } from './shared-document-ref.js'
+import { fetchCmsRefs } from './upstream-sync.js'
+
+/**
+ * How long after a write of `refs/cms/*` their push starts: writes meanwhile travel in the same
+ * push, and the host has them within this plus one push (CONTRACT 18: within 5 s).
+ */
+export const CMS_REFS_PUSH_DELAY_MS = 1000
+
+/** What the link needs beside the remote context. */
+export interface CmsRefsLinkOptions {
+  log: Logger
+  /** Waits for history appends in flight, so what travels holds every acknowledged save. */
+  beforeCmsRefs?: () => Promise<void>
+  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
+  shared?: SharedDocument[]
+  /** Told of every push of refs/cms and whether it succeeded (metrics). */
+  onPush?: (ok: boolean) => void
+}
+
+/** The refs/cms half of the remote link; created once the remote is known. */
+export class CmsRefsLink {
+  readonly #ctx: RemoteContext
+  readonly #opts: CmsRefsLinkOptions
+  readonly #queue = new Queue()
+  #pushTimer: NodeJS.Timeout | null = null
+  /** Pushes refused in a row (0 after one that went through). */
+  #refusedPushes = 0
+  #closed = false
+
+  constructor (ctx: RemoteContext, opts: CmsRefsLinkOptions) {
+    this.#ctx = ctx
+    this.#opts = opts
+  }
+
+  /**
+   * Asks for `refs/cms/*` to reach the remote soon: one push CMS_REFS_PUSH_DELAY_MS after the
+   * first write that asked, carrying every write made until it starts. A push refused because the
+   * remote moved fetches, takes the remote's refs in and pushes again at once; after refusals in a
+   * row (another instance pushing the same refs, an unreachable host) the next try waits longer:
+   * 1 s, 2 s, 4 s ... at most a minute.
+   */
+  schedulePush (): void {
+    if (this.#closed || this.#pushTimer !== null) return
+    const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
+    this.#pushTimer = setTimeout(() => {
+      this.#pushTimer = null
+      void this.#step(async () => {
+        await this.#flushHistory()
+        await this.#syncShared()
+        if (!await this.#push()) await this.#syncNow(true)
+      })
+    }, delay)
+    this.#pushTimer.unref()
+  }
+
+  /**
+   * Pushes what is ahead now (after a publish's push), without waiting for it.
+   */
+  pushSoon (): void {
+    void this.#step(async () => { await this.#flushHistory(); await this.#push() })
+  }
+
+  /**
+   * Fetches the remote's refs/cms, takes them in and pushes what is ahead, one step of the queue.
+   * @returns resolves when done (failures are logged and retried later)
+   */
+  async sync (): Promise<void> {
+    await this.#step(async () => { await this.#syncNow(true) })
+  }
+
+  /**
+   * Stops the push timer and waits for the step in flight.
+   * @returns resolves when idle
+   */
+  async close (): Promise<void> {
+    this.#closed = true
+    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
+    this.#pushTimer = null
+    await this.#queue.run('refs', async () => {})
+  }
+
+  async #step (fn: () => Promise<void>): Promise<void> {
+    await this.#queue.run('refs', async () => {
+      if (!this.#closed) await fn()
+    }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not sync refs/cms') })
+  }
+
+  async #syncNow (fetch: boolean): Promise<void> {
+    if (fetch) {
+      try {
+        await fetchCmsRefs(this.#ctx)
+      } catch (err) {
+        this.#opts.log.warn({ error: (err as Error).message }, 'could not fetch refs/cms from the git remote')
+        this.schedulePush()
+        return
+      }
+    }
+    await this.#flushHistory()
+    await this.#syncShared()
+    await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
+    await this.#push()
+  }
+
+  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
+  async #push (): Promise<boolean> {
+    const outcome = await pushCmsRefs(this.#ctx).catch((err: Error) => ({ error: err.message }))
+    if ('error' in outcome) {
+      this.#opts.onPush?.(false)
+      this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
+      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
+      this.schedulePush()
+      return false
+    }
+    if (outcome.pushed.length > 0) this.#opts.onPush?.(true)
+    this.#refusedPushes = 0
+    return this.#ctx.state.report.divergedRefs.length === 0
+  }
+
+  /** Merges the shared documents with the remote's versions as last fetched. */
+  async #syncShared (): Promise<void> {
+    for (const doc of this.#opts.shared ?? []) {
+      await syncSharedDocument(this.#ctx, doc).catch((err: Error) => { this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
+    }
+  }
+
+  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
+  async #flushHistory (): Promise<void> {
+    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
+  }
+}

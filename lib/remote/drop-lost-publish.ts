@@ -1,0 +1,44 @@
+/**
+ * A publish that lost a race: another instance pushed a change of the same files first, so this
+ * instance's publish commit can never be pushed as it is. When that commit is the only one the
+ * remote lacks and holds nothing but the files this publish wrote, it is dropped and the working
+ * tree takes the remote's version (`git reset --keep`, holding the entry locks), so the instance
+ * serves what the host has and the publish's drafts can be given back as conflicts. Anything else
+ * (earlier unpushed commits, direct writes carried by the commit) stays, as a failed push.
+ */
+import { withLocks } from '../storage/with-locks.js'
+import type { RemoteContext } from './remote-context.js'
+import { lockKeysOf } from './remote-context.js'
+import { changedPaths, isAncestor, resolveCommit } from './git-queries.js'
+
+/**
+ * Drops the publish commit `commit` in favour of the remote branch's tip `upstream`.
+ * @param ctx the remote context
+ * @param commit the publish commit that lost (HEAD)
+ * @param upstream the remote branch's tip, as just fetched
+ * @param written the repository-relative paths the publish wrote
+ * @returns true when HEAD and the working tree now are `upstream`
+ */
+export async function dropLostPublish (ctx: RemoteContext, commit: string, upstream: string, written: readonly string[]): Promise<boolean> {
+  if (await resolveCommit(ctx.git, 'HEAD') !== commit) return false
+  const parent = await resolveCommit(ctx.git, `${commit}^`)
+  if (parent === null || !await isAncestor(ctx.git, parent, upstream)) return false
+  const own = new Set(written)
+  if (!(await changedPaths(ctx.git, parent, commit)).every(p => own.has(p))) return false
+  const paths = await changedPaths(ctx.git, commit, upstream)
+  try {
+    await withLocks(ctx.locks, lockKeysOf(ctx, paths), async () => {
+      try {
+        // Refuses (changing nothing) when a local change would be overwritten.
+        await ctx.git.run(['reset', '--quiet', '--keep', upstream])
+      } finally {
+        ctx.content.markPathsChanged(paths)
+      }
+    })
+  } catch (err) {
+    ctx.log.warn({ commit, upstream, error: (err as Error).message }, 'could not drop a publish commit that lost to another instance; it stays on this server')
+    return false
+  }
+  ctx.log.info({ commit, upstream, files: paths.length }, 'a publish lost to another instance\'s push of the same files; its commit was dropped and its drafts kept')
+  return true
+}
