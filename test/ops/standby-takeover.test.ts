@@ -2,9 +2,8 @@ import t from 'tap'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { spawn } from 'node:child_process'
-import { makeSite, git, TEST_PASSWORD, TEST_SECRET } from '../helpers/site.js'
-import { spawnServer, loginAt, BIN } from '../helpers/spawn-server.js'
+import { makeSite, git } from '../helpers/site.js'
+import { spawnServer, spawnCloneServer, loginAt } from '../helpers/spawn-server.js'
 import { startGitDaemon, until } from '../helpers/git-daemon.js'
 
 const API = '/api/cms'
@@ -54,24 +53,13 @@ t.test('drafts and history reach the host within seconds of the save; a standby 
 
   const root = await mkdtemp(path.join(os.tmpdir(), 'git-cms-standby-'))
   t.teardown(async () => { await rm(root, { recursive: true, force: true }) })
-  const child = spawn(process.execPath, [BIN, 'serve', '--clone', host.url, '--repo', path.join(root, 'site'), '--port', '0'], {
-    env: { ...process.env, CMS_EDIT_PASSWORD: TEST_PASSWORD, CMS_SESSION_SECRET: TEST_SECRET, CMS_LOG_LEVEL: 'warn', CMS_GIT_ON_PUBLISH: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  let stderr = ''
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); const m = /listening on (\S+)/.exec(out); if (m !== null) resolve(m[1]!) })
-    child.once('exit', code => { reject(new Error(`exited ${String(code)}: ${stderr}`)) })
-  })
+  const standbyServer = await spawnCloneServer(t, host.url, path.join(root, 'site'), { CMS_GIT_ON_PUBLISH: 'true' })
+  const url = standbyServer.url
   const standby = await get(url, '/entries?collection=notes') as { entries: Array<{ id: string, data: unknown }> }
   t.same(standby.entries.map(e => [e.id, e.data]), entries.entries.map(e => [e.id, e.data]), 'the same entries, the draft laid over')
   t.same(standby.entries.find(e => e.id === 'b')?.data, { n: 7 }, 'the draft saved after the publish')
   const standbyHistory = await get(url, '/history?collection=notes&id=a') as { history: Array<{ data: unknown, action: string }> }
   t.same(standbyHistory.history.map(h => [h.action, h.data]), history.history.map(h => [h.action, h.data]), 'the same history')
   t.match(await get(url, '/draft'), { count: 1 }, 'the same drafts')
-  child.kill('SIGTERM')
-  await new Promise(resolve => child.once('exit', resolve))
+  await standbyServer.kill('SIGTERM')
 })
