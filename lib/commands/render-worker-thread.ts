@@ -8,10 +8,11 @@ import { toHtml } from 'hast-util-to-html'
 import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
 import type { RenderJob } from './render-worker-messages.js'
-import type { PoolReply } from '../content/worker-pool.js'
+import type { PoolReply, PoolRequest } from '../content/worker-pool.js'
 
-parentPort?.on('message', ({ id, job }: { id: number, job: RenderJob }) => {
-  parentPort?.postMessage(render(id, job))
+parentPort?.on('message', (request: PoolRequest<RenderJob>) => {
+  if ('leave' in request) parentPort?.close()
+  else parentPort?.postMessage(render(request.id, request.job))
 })
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
 parentPort?.postMessage({ ready: true } satisfies PoolReply<string>)

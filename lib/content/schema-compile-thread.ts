@@ -5,12 +5,14 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { SchemaCompiler, type JsonSchema } from './schema-tools.js'
-import type { PoolReply } from './worker-pool.js'
+import type { PoolReply, PoolRequest } from './worker-pool.js'
 import { validatorCodeCache, validatorScript, type CompiledValidator } from './thread-schema-compiler.js'
 
 const compiler = new SchemaCompiler({ source: true })
 
-parentPort?.on('message', ({ id, job }: { id: number, job: JsonSchema }) => {
+parentPort?.on('message', (request: PoolRequest<JsonSchema>) => {
+  if ('leave' in request) { parentPort?.close(); return }
+  const { id, job } = request
   let message: PoolReply<CompiledValidator>
   try {
     const script = validatorScript(compiler.standaloneSource(job))

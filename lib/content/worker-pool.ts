@@ -7,7 +7,7 @@
  *
  * The thread's module answers each `{ id, job }` with `{ id, reply }` (or `{ id, error }`), after
  * posting `{ ready: true }` once its imports are loaded: a job's time starts then, not while the
- * thread starts. Node has no pool of its own and none is installed (piscina, workerpool).
+ * thread starts. On `{ leave: true }` it closes its port, so an idle thread ends well (exit 0). Node has no pool of its own and none is installed (piscina, workerpool).
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 
@@ -26,6 +26,9 @@ export interface WorkerPoolOptions {
   /** The error a job that did not finish rejects with. */
   failure: (why: JobFailure, detail: string) => Error
 }
+
+/** What the pool posts to the thread's module: a job, or `leave` (close the port and exit). */
+export type PoolRequest<J> = { id: number, job: J } | { leave: true }
 
 /** What the thread's module posts. */
 export type PoolReply<R> = { id: number, reply: R } | { id: number, error: string } | { ready: true }
@@ -89,7 +92,7 @@ export class WorkerPool<J, R> {
       if (slot === null) return
       const next = this.#queue.shift()!
       slot.running = next
-      slot.worker.postMessage({ id: next.id, job: next.job })
+      slot.worker.postMessage({ id: next.id, job: next.job } satisfies PoolRequest<J>)
       if (slot.ready) this.#startTimer(slot)
     }
   }
@@ -129,9 +132,18 @@ export class WorkerPool<J, R> {
     const running = slot.running
     this.#free(slot)
     running?.reject(this.#opts.failure(why, detail))
-    const exited = slot.worker.terminate()
+    const exited = why === 'closing' && running === null ? this.#leave(slot.worker) : slot.worker.terminate()
     if (!this.#closed) this.#dispatch()
     await exited
+  }
+
+  /** Asks an idle thread to leave (it exits 0, as a thread that finished); ends it after a second. */
+  async #leave (worker: Worker): Promise<void> {
+    const exited = new Promise<void>(resolve => { worker.once('exit', () => { resolve() }) })
+    worker.postMessage({ leave: true } satisfies PoolRequest<never>)
+    const timer = setTimeout(() => { void worker.terminate() }, 1000)
+    await exited
+    clearTimeout(timer)
   }
 
   #free (slot: Slot<J, R>): void {
