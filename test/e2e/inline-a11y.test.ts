@@ -5,28 +5,17 @@
  */
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import path from 'node:path'
 import Koa from 'koa'
 import matter from 'gray-matter'
 import type { Page } from 'playwright-core'
 import { startServer, listenOnLoopback, TEST_PASSWORD } from '../helpers/site.js'
+import { axeSource, severe } from '../helpers/axe.js'
 import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const POST = 'content/posts/inline.md'
 const SOURCE = '---\ntitle: Inline editing\n---\n## A heading\n\nThe first paragraph, with a [link](https://example.org/).\n\n- one\n- two\n'
-
-interface Violation { id: string, impact: string | null, help: string, nodes: Array<{ target: unknown[] }> }
-
-/** Runs axe on the page; the critical and serious violations, each as one line. */
-async function severe (page: Page, source: string): Promise<string[]> {
-  if (await page.evaluate('typeof axe') === 'undefined') await page.addScriptTag({ content: source })
-  const violations = await page.evaluate<Violation[]>('axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations)')
-  return violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
-    .map(v => `${v.impact ?? ''} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map(n => JSON.stringify(n.target)).join(', ')})`)
-}
 
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
@@ -48,7 +37,7 @@ if (!hasChromium()) {
     })
     app.use(s.cms.middleware())
     const { origin } = await listenOnLoopback(t, app.callback())
-    const source = await readFile(AXE, 'utf8')
+    const source = await axeSource()
     const browser = await launchBrowser(t)
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
     t.teardown(async () => { await context.close() })

@@ -5,23 +5,11 @@
  * history open, and the media library: no critical and no serious violation.
  */
 import t from 'tap'
-import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { startServer, TEST_PASSWORD, writeHeaders } from '../helpers/site.js'
+import { axeSource, severe } from '../helpers/axe.js'
 import { hasChromium, launchBrowser, ensureBrowserBundle, screenshot } from '../helpers/browser.js'
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
-
-interface Violation { id: string, impact: string | null, help: string, nodes: Array<{ target: unknown[] }> }
-
-/** Runs axe on the page; the critical and serious violations, each as one line. */
-async function severe (page: Page, source: string): Promise<string[]> {
-  if (await page.evaluate('typeof axe') === 'undefined') await page.addScriptTag({ content: source })
-  const violations = await page.evaluate<Violation[]>('axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations)')
-  return violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
-    .map(v => `${v.impact ?? ''} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map(n => JSON.stringify(n.target)).join(', ')})`)
-}
 
 if (!hasChromium()) {
   t.plan(0, 'Chromium is not installed at /usr/bin/chromium')
@@ -29,7 +17,7 @@ if (!hasChromium()) {
   ensureBrowserBundle('studio')
 
   t.test('axe: 0 critical, 0 serious on every Studio page', async t => {
-    const source = await readFile(AXE, 'utf8')
+    const source = await axeSource()
     const s = await startServer(t)
     const browser = await launchBrowser(t)
     // The Studio's CSP forbids inline scripts; the injected axe source is the test's, not the page's.
