@@ -4,15 +4,11 @@
  * no serious violation.
  */
 import t from 'tap'
-import { readFile } from 'node:fs/promises'
-import path from 'node:path'
-import Koa from 'koa'
-import matter from 'gray-matter'
 import type { Page } from 'playwright-core'
-import { startServer, listenOnLoopback, TEST_PASSWORD } from '../helpers/site.js'
+import { TEST_PASSWORD } from '../helpers/site.js'
+import { startPostSite } from '../helpers/post-site.js'
 import { axeSource, severe } from '../helpers/axe.js'
 import { hasChromium, launchBrowser, ensureBrowserBundle } from '../helpers/browser.js'
-import { renderMarkdown } from '../../lib/content/markdown/index.js'
 
 const POST = 'content/posts/inline.md'
 const SOURCE = '---\ntitle: Inline editing\n---\n## A heading\n\nThe first paragraph, with a [link](https://example.org/).\n\n- one\n- two\n'
@@ -23,20 +19,7 @@ if (!hasChromium()) {
   ensureBrowserBundle('editor')
 
   t.test('axe: 0 critical, 0 serious on a page with the in-place editor', async t => {
-    const s = await startServer(t, { files: { [POST]: SOURCE } })
-    // One site page, `/post`, rendered from the base file, loading the editor's bootstrap.
-    const app = new Koa()
-    app.use(async (ctx, next) => {
-      if (ctx.path !== '/post') { await next(); return }
-      const file = matter(await readFile(path.join(s.repoDir, POST), 'utf8'))
-      ctx.type = 'html'
-      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>Post</title>
-<script src="/__cms/bootstrap.js"></script></head>
-<body><main><h1>Inline editing</h1><article>${renderMarkdown(file.content, { collection: 'posts', id: 'inline' })}</article></main></body></html>`
-    })
-    app.use(s.cms.middleware())
-    const { origin } = await listenOnLoopback(t, app.callback())
+    const { site: origin } = await startPostSite(t, POST, SOURCE, 'Inline editing')
     const source = await axeSource()
     const browser = await launchBrowser(t)
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } })

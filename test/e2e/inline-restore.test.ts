@@ -7,14 +7,12 @@
  * entry and the block changed meanwhile the offer says so and shows both texts.
  */
 import t, { type Test } from 'tap'
-import Koa from 'koa'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import matter from 'gray-matter'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { startServer, repoFingerprint, git, TEST_PASSWORD, type TestServer, listenOnLoopback } from '../helpers/site.js'
+import { repoFingerprint, git, TEST_PASSWORD, type TestServer } from '../helpers/site.js'
+import { startPostSite } from '../helpers/post-site.js'
 import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
-import { renderMarkdown } from '../../lib/content/markdown/index.js'
 
 const POST = 'content/posts/inline.md'
 const SOURCE = '---\ntitle: Inline editing\n---\nThe first paragraph.\n\nThe second paragraph.\n'
@@ -24,20 +22,7 @@ interface Win { localStorage: { getItem: (k: string) => string | null } }
 
 /** The CMS plus one site page, `/post`, rendered from the base file on every request. */
 async function startSite (t: Test): Promise<TestServer & { site: string }> {
-  const s = await startServer(t, { files: { [POST]: SOURCE } })
-  const app = new Koa()
-  app.use(async (ctx, next) => {
-    if (ctx.path !== '/post') { await next(); return }
-    const file = matter(await readFile(path.join(s.repoDir, POST), 'utf8'))
-    ctx.type = 'html'
-    ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>Post</title>
-<script src="/__cms/bootstrap.js"></script></head>
-<body><main><article>${renderMarkdown(file.content, { collection: 'posts', id: 'inline' })}</article></main></body></html>`
-  })
-  app.use(s.cms.middleware())
-  const { origin } = await listenOnLoopback(t, app.callback())
-  return { ...s, site: origin }
+  return await startPostSite(t, POST, SOURCE)
 }
 
 const block = (page: Page, n: number): ReturnType<Page['locator']> => page.locator('[data-cms-md] [data-cms-src]').nth(n)
