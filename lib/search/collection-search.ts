@@ -8,6 +8,7 @@
  * the next start: the hook does not say which file state the data came from).
  */
 import { rm } from 'node:fs/promises'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import type { Collection } from '../storage/collection-registry.js'
@@ -171,6 +172,10 @@ export class CollectionSearch {
     // (A folder that cannot be removed does not stop the search.)
     if (this.#stateDir !== null) await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
     const { format, titleField } = this.#collection
+    // Opening a database is a few ms of synchronous work: in a turn of its own, so that the
+    // warm-up's opens of many collections never run back to back ahead of a request.
+    await nextTurn()
+    if (this.#closed) throw new Error('The full-text index closed while it opened')
     const db = SearchDb.open(this.#file, JSON.stringify({ format, titleField }))
     try {
       const stored = db.signatures()

@@ -27,6 +27,13 @@ const manyReferences = (): Record<string, unknown> => {
   return schema
 }
 
+/** How long ajv takes to compile the largest schema in this thread, now (titles keep each compile unlike any other). */
+function timeCompile (title: string): number {
+  const started = performance.now()
+  new SchemaCompiler().validator(largestSchema(title))
+  return performance.now() - started
+}
+
 /** Runs `work` and reports the longest the event loop was held meanwhile. */
 async function stallDuring (work: () => Promise<void>): Promise<number> {
   const histogram = monitorEventLoopDelay({ resolution: 10 })
@@ -58,9 +65,7 @@ t.test('schemas at the size limit compile off the event loop: create_collection,
   const list = async (collection: string): Promise<Response> => await s.request(`${API}/entries?collection=${collection}`, { headers: { cookie } })
 
   // What the event loop was held before: ajv compiling one such schema in this thread, now.
-  const started = performance.now()
-  new SchemaCompiler().validator(largestSchema('Ref'))
-  const compileMs = performance.now() - started
+  const compileMs = timeCompile('Ref')
   // On a busy machine every wait grows (2 cores at a load of 25: the compile takes 1-1.8 s, loading
   // its compiled code up to 100 ms, opening a collection's search index 100 ms): the bound grows
   // with what the compile itself takes here, and stays half of it.
@@ -95,7 +100,9 @@ t.test('schemas at the size limit compile off the event loop: create_collection,
     for (let i = 10; i < 13; i++) t.equal((await list(`c${i}`)).status, 200, `first list of c${i}`)
     t.equal((await mutate({ type: 'put_entry', collection: 'c13', id: 'first', data: { field0: 'x' } })).status, 200, 'a first write')
   })
-  t.ok(restarted < bound, `a restart with ${MAX_DYNAMIC_COLLECTIONS} collections held the event loop ${Math.round(restarted)} ms at most`)
+  // The load of a busy machine changes over the minute this test takes: measured again after the restart.
+  const restartBound = Math.max(bound, timeCompile('Rf2') / 2)
+  t.ok(restarted < restartBound, `a restart with ${MAX_DYNAMIC_COLLECTIONS} collections held the event loop ${Math.round(restarted)} ms at most`)
 
   // A write still checks the schema: the compiled validator is the collection's.
   const wrong = await mutate({ type: 'put_entry', collection: 'c13', id: 'wrong', data: { field0: 5 } })
