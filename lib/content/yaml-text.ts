@@ -188,32 +188,28 @@ function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   return node
 }
 
-/** Renders `value` as it follows a key's `:` (or a sequence's `-`), with `\n` line endings. */
-function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null, style: Style): string {
+/**
+ * Renders `key: value` (or `- value` when key is null) as the yaml package writes it, the value
+ * in the style of the node it replaces, with `\n` line endings.
+ */
+function render (key: string | null, value: unknown, old: Node | null, style: Style): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = styledNode(doc, value, old)
-  if (indicator === 'map') {
-    const map = new YAMLMap()
-    map.items.push(new Pair(new Scalar('k'), node))
-    doc.contents = map
-  } else {
+  if (key === null) {
     const seq = new YAMLSeq()
     seq.items.push(node)
     doc.contents = seq
+  } else {
+    const map = new YAMLMap()
+    map.items.push(new Pair(doc.createNode(key), node))
+    doc.contents = map
   }
-  const out = doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding })
-  return out.slice(indicator === 'map' ? 2 : 1).replace(/\n$/, '')
+  return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
 }
 
-/** Renders a whole `key: value` line (or lines), with `\n` line endings. */
-function renderPair (key: string, value: unknown, style: Style): string {
-  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-  const map = new YAMLMap()
-  const node = doc.createNode(value) as Node
-  quoteForYaml11(node, value)
-  map.items.push(new Pair(doc.createNode(key), node))
-  doc.contents = map
-  return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
+/** Renders `value` as it follows a key's `:` (or a sequence's `-`). */
+function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null, style: Style): string {
+  return indicator === 'map' ? render('k', value, old, style).slice(2) : render(null, value, old, style).slice(1)
 }
 
 function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unknown, eol: string, style: Style): string | null {
@@ -255,7 +251,7 @@ function addKey (text: string, map: YAMLMap, key: string, value: unknown, eol: s
   const indent = ' '.repeat(column(text, keyStart))
   const lastNode = (last.value as Node | null) ?? last.key
   const at = nextLineStart(text, valueEnd(text, lastNode))
-  const line = indent + indentRest(renderPair(key, value, style), indent, eol) + eol
+  const line = indent + indentRest(render(key, value, null, style), indent, eol) + eol
   if (at === text.length && !text.endsWith('\n')) return text + eol + line
   return splice(text, at, at, line)
 }
@@ -310,7 +306,7 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
 }
 
 function appendRootKey (text: string, key: string, value: unknown, eol: string, style: Style): string {
-  const line = indentRest(renderPair(key, value, style), '', eol) + eol
+  const line = indentRest(render(key, value, null, style), '', eol) + eol
   if (text === '' || text.endsWith('\n')) return text + line
   return text + eol + line
 }
