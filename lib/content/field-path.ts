@@ -36,17 +36,6 @@ function jsonPath (field: string): string[] {
 }
 
 /**
- * A field path in the form that names these keys: the dot path when no key holds a dot (or
- * starts the path with `[`), else the JSON array.
- * @param segments keys and indexes
- * @returns the path for `save_field`'s `field`
- */
-export function formatFieldPath (segments: ReadonlyArray<string | number>): string {
-  const plain = segments.every(s => typeof s === 'number' || (s !== '' && !s.includes('.')))
-  return plain && !String(segments[0] ?? '').startsWith('[') ? segments.join('.') : JSON.stringify(segments)
-}
-
-/**
  * Returns a copy of `data` with `value` set at `segments`, creating objects on the way. An array
  * on the way is indexed by a numeric segment (at most one past its end). Only the objects and
  * arrays on the path are copied (shallow); every other value is shared with `data`, which is never

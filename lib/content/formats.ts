@@ -9,8 +9,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
 import { splitMarkdown, bodyNeedsFence, type FrontmatterKind } from './frontmatter.js'
-import { parseYamlText, editYamlText, renderYaml, readYamlText } from './yaml-text.js'
-import type { Document } from 'yaml'
+import { parseYamlText, editYamlText, renderYaml } from './yaml-text.js'
 import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
 import { parseJsonText, editJsonText, renderJson } from './json-text.js'
 import { parseJsFrontmatter, editJsFrontmatter } from './js-frontmatter.js'
@@ -136,14 +135,10 @@ function renderData (format: EntryFormat, data: EntryData): string {
   return renderYaml(data)
 }
 
-function parseFrontmatter (kind: FrontmatterKind | null, inner: string, parsed?: { doc: Document.Parsed | null }): EntryData {
+function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
   let value: unknown
-  if (kind === 'yaml' && parsed !== undefined && inner.trim() !== '') {
-    const read = readYamlText(inner)
-    value = read.value
-    parsed.doc = read.doc
-  } else if (kind === 'yaml') value = inner.trim() === '' ? {} : parseYamlText(inner)
+  if (kind === 'yaml') value = inner.trim() === '' ? {} : parseYamlText(inner)
   else if (kind === 'toml') value = parseTomlText(inner)
   else if (kind === 'js') value = parseJsFrontmatter(inner)
   else value = parseJsonText(inner)
@@ -159,11 +154,9 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
   if (previousText !== undefined) {
     let previous: ReturnType<typeof splitMarkdown> | undefined
     let oldFront: EntryData | undefined
-    // A YAML frontmatter is parsed once: its document also serves the edit.
-    const parsed: { doc: Document.Parsed | null } = { doc: null }
     try {
       previous = splitMarkdown(previousText)
-      oldFront = parseFrontmatter(previous.kind, previous.inner, parsed)
+      oldFront = parseFrontmatter(previous.kind, previous.inner)
     } catch (err) {
       if (!(err instanceof EntryParseError)) throw err
       // The previous file was unreadable: write it anew.
@@ -171,7 +164,7 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     if (previous !== undefined && oldFront !== undefined && previous.kind !== null) {
       const head = isDeepStrictEqual(oldFront, front)
         ? previous.inner
-        : editFrontmatter(previous.kind, previous.inner, oldFront, front, parsed.doc)
+        : editFrontmatter(previous.kind, previous.inner, oldFront, front)
       return previous.open + head + previous.close + bodyText
     }
     if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
@@ -179,8 +172,8 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
   return newFrontmatter(newKind, front, bodyText, eol)
 }
 
-function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData, doc: Document.Parsed | null): string {
-  if (kind === 'yaml') return editYamlText(inner, before, after, doc)
+function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData): string {
+  if (kind === 'yaml') return editYamlText(inner, before, after)
   if (kind === 'toml') return editTomlText(inner, before, after)
   if (kind === 'js') return editJsFrontmatter(inner, before, after)
   return editJsonText(inner, before, after)

@@ -180,7 +180,6 @@ function addKey (text: string, slots: Slots, path: DataPath, value: unknown, eol
   if (value === null) return text
   const parent = path.slice(0, -1)
   const parentSlot = slots.values.get(pathKey(parent))
-  if (parentSlot !== undefined && parentSlot.node.type !== 'TOMLInlineTable') return null
   if (parentSlot !== undefined) return null
   const rendered = renderValue(value, null)
   if (rendered === null) return null

@@ -36,40 +36,16 @@ const RENDER_OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0 }
  * @returns the value (null for an empty text); throws EntryParseError when it cannot be read
  */
 export function parseYamlText (text: string): unknown {
-  return readYamlText(text).value
-}
-
-/** A YAML text read once: its value, and the parsed document an edit of that same text splices by. */
-export interface ReadYaml {
-  value: unknown
-  /** The text's own document (null when only the flow-end repair made it readable). */
-  doc: Document.Parsed | null
-}
-
-/**
- * `parseYamlText` that also gives the parsed document, so that an edit of the same text
- * (`editYamlText`'s `parsed`) does not parse it again: parsing is the largest part of a save's edit.
- * @param text the YAML text
- * @returns its value (null for an empty text) and document; throws EntryParseError like parseYamlText
- */
-export function readYamlText (text: string): ReadYaml {
   if (text.length > MAX_YAML_LENGTH) throw new EntryParseError(`YAML text longer than ${MAX_YAML_LENGTH} characters`)
   try {
-    const doc = parseDocument(text, PARSE_OPTIONS)
-    return { value: valueOf(doc), doc }
+    return parse(text, PARSE_OPTIONS)
   } catch (err) {
     const repaired = repairFlowEnds(text)
     if (repaired !== text) {
-      try { return { value: parse(repaired, PARSE_OPTIONS), doc: null } } catch {}
+      try { return parse(repaired, PARSE_OPTIONS) } catch {}
     }
     throw new EntryParseError(yamlMessage(err))
   }
-}
-
-/** What `parse()` of the yaml package gives for a parsed document (its first error thrown). */
-function valueOf (doc: Document.Parsed): unknown {
-  if (doc.errors.length > 0) throw doc.errors[0]
-  return doc.toJS({ maxAliasCount: PARSE_OPTIONS.maxAliasCount })
 }
 
 /**
@@ -91,22 +67,16 @@ export function renderYaml (value: unknown): string {
  * @param text the current text
  * @param before the data it holds (as parseYamlText gives it)
  * @param after the data to write
- * @param parsed the document of `text` from `readYamlText`, when the caller has it (not parsed again)
  * @returns the new text (the same text when nothing changed)
  */
-export function editYamlText (text: string, before: unknown, after: unknown, parsed: Document.Parsed | null = null): string {
+export function editYamlText (text: string, before: unknown, after: unknown): string {
   const changes = diffData(before, after)
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
   let current = repairFlowEnds(text, true, padded)
-  // The caller's document is of `text`: it serves the first change when no repair changed the text.
-  let doc = current === text ? parsed : null
   try {
-    for (const change of changes) {
-      current = applyChange(current, change, after, doc)
-      doc = null
-    }
+    for (const change of changes) current = applyChange(current, change, after)
     current = unpad(current, padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
@@ -115,10 +85,10 @@ export function editYamlText (text: string, before: unknown, after: unknown, par
 }
 
 /** Applies one change; when it cannot be placed minimally, replaces the nearest enclosing value. */
-function applyChange (text: string, change: DataChange, after: unknown, parsed: Document.Parsed | null): string {
+function applyChange (text: string, change: DataChange, after: unknown): string {
   let c: DataChange = change
   for (;;) {
-    const edited = tryChange(text, c, parsed)
+    const edited = tryChange(text, c)
     if (edited !== null) return edited
     if (c.path.length === 0) throw new Error('unplaceable')
     const parent = c.path.slice(0, -1)
@@ -126,10 +96,9 @@ function applyChange (text: string, change: DataChange, after: unknown, parsed: 
   }
 }
 
-function tryChange (text: string, change: DataChange, parsed: Document.Parsed | null): string | null {
+function tryChange (text: string, change: DataChange): string | null {
   if (change.path.length === 0) return null
-  // (An edit only reads the document's ranges: the same document serves every try on this text.)
-  const doc = parsed ?? parseDocument(text, PARSE_OPTIONS)
+  const doc = parseDocument(text, PARSE_OPTIONS)
   if (doc.errors.length > 0) return null
   const parentPath = change.path.slice(0, -1)
   const key = change.path[change.path.length - 1]!
@@ -219,38 +188,33 @@ function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   return node
 }
 
-/** Renders `value` as it follows a key's `:` (or a sequence's `-`), with `\n` line endings. */
-function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null, style: Style): string {
+/**
+ * Renders `key: value` (or `- value` when key is null) as the yaml package writes it, the value
+ * in the style of the node it replaces, with `\n` line endings.
+ */
+function render (key: string | null, value: unknown, old: Node | null, style: Style): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = styledNode(doc, value, old)
-  if (indicator === 'map') {
-    const map = new YAMLMap()
-    map.items.push(new Pair(new Scalar('k'), node))
-    doc.contents = map
-  } else {
+  if (key === null) {
     const seq = new YAMLSeq()
     seq.items.push(node)
     doc.contents = seq
+  } else {
+    const map = new YAMLMap()
+    map.items.push(new Pair(doc.createNode(key), node))
+    doc.contents = map
   }
-  const out = doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding })
-  return out.slice(indicator === 'map' ? 2 : 1).replace(/\n$/, '')
+  return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
 }
 
-/** Renders a whole `key: value` line (or lines), with `\n` line endings. */
-function renderPair (key: string, value: unknown, style: Style): string {
-  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-  const map = new YAMLMap()
-  const node = doc.createNode(value) as Node
-  quoteForYaml11(node, value)
-  map.items.push(new Pair(doc.createNode(key), node))
-  doc.contents = map
-  return doc.toString({ ...RENDER_OPTIONS, indentSeq: style.indentSeq, flowCollectionPadding: style.flowPadding }).replace(/\n$/, '')
+/** Renders `value` as it follows a key's `:` (or a sequence's `-`). */
+function renderAfter (indicator: 'map' | 'seq', value: unknown, old: Node | null, style: Style): string {
+  return indicator === 'map' ? render('k', value, old, style).slice(2) : render(null, value, old, style).slice(1)
 }
 
 function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unknown, eol: string, style: Style): string | null {
   const old = pair.value
   const indent = ' '.repeat(column(text, pair.key.range![0]))
-  if (isPlainString(old, value)) return splice(text, old.range[0], old.range[1], value as string)
   const rendered = renderAfter('map', value, old, style)
   if (old !== null && old.range != null && isInline(old) && rendered.startsWith(' ') && !rendered.includes('\n') && !(isScalar(old) && old.source === '' && old.range[0] === old.range[1])) {
     return splice(text, old.range[0], old.range[1], rendered.slice(1))
@@ -260,31 +224,6 @@ function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unkn
   const end = old?.range != null ? Math.max(valueEnd(text, old), colon + 1) : colon + 1
   if (old?.range != null && old.range[0] < colon) return null
   return splice(text, colon + 1, end, indentRest(rendered, indent, eol))
-}
-
-/**
- * A string as the yaml package writes it in place of a plain string scalar: itself, when it is
- * plain-safe in any context (a letter first; letters, digits, spaces, `_`, `.` and `-` after; not a
- * word some schema reads as null, a boolean or a number): saves mostly change such strings (titles),
- * and rendering a document for them cost more than the rest of the edit.
- */
-const PLAIN_SAFE = /^[A-Za-z](?:[A-Za-z0-9 _.-]{0,1998}[A-Za-z0-9_.])?$/
-const NOT_STRING_WORD = /^(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)$/
-
-function isPlainString (old: Node | null, value: unknown): old is Scalar & { range: [number, number, number] } {
-  return typeof value === 'string' && old !== null && isScalar(old) && old.type === 'PLAIN' && typeof old.value === 'string' &&
-    old.range != null && old.source !== '' && old.range[0] < old.range[1] && isPlainSafeString(value)
-}
-
-/**
- * Whether a string is written as it is in place of a plain string scalar (and inside quotes in
- * place of a quoted one): plain-safe in any context and read back as the same string by YAML 1.2
- * and 1.1 readers.
- * @param value a string
- * @returns true when it needs neither quoting nor escaping
- */
-function isPlainSafeString (value: string): boolean {
-  return PLAIN_SAFE.test(value) && !NOT_STRING_WORD.test(value) && !YAML11_NOT_STRING.test(value)
 }
 
 function setSeqItem (text: string, seq: YAMLSeq, item: Node, value: unknown, eol: string, style: Style): string | null {
@@ -312,7 +251,7 @@ function addKey (text: string, map: YAMLMap, key: string, value: unknown, eol: s
   const indent = ' '.repeat(column(text, keyStart))
   const lastNode = (last.value as Node | null) ?? last.key
   const at = nextLineStart(text, valueEnd(text, lastNode))
-  const line = indent + indentRest(renderPair(key, value, style), indent, eol) + eol
+  const line = indent + indentRest(render(key, value, null, style), indent, eol) + eol
   if (at === text.length && !text.endsWith('\n')) return text + eol + line
   return splice(text, at, at, line)
 }
@@ -367,7 +306,7 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
 }
 
 function appendRootKey (text: string, key: string, value: unknown, eol: string, style: Style): string {
-  const line = indentRest(renderPair(key, value, style), '', eol) + eol
+  const line = indentRest(render(key, value, null, style), '', eol) + eol
   if (text === '' || text.endsWith('\n')) return text + line
   return text + eol + line
 }

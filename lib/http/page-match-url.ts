@@ -6,9 +6,6 @@
  * prefix). A section page's `_index` (or `index`) id stands for its folder. Pure: imports nothing.
  */
 
-/** The placeholders a `url` pattern may hold. */
-export const URL_PLACEHOLDERS = ['id', 'slug', 'year', 'month', 'day'] as const
-
 const PLACEHOLDER = /\{(id|slug|year|month|day)\}/g
 const DATE_PREFIX = /^(\d{4})-(\d{2})-(\d{2})(?:-|$)/
 const DATE_VALUE = /^(\d{4})-(\d{2})-(\d{2})/

@@ -10,7 +10,8 @@ import { NAME_PATTERN } from '../config-schema.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { readEntryFields, type FrontmatterKind, type InitFormat } from './read-entry-data.js'
 import { scanFolder } from './scan-content.js'
-import { entryIdOf, idProblem } from './entry-ids.js'
+import { entryIdOf } from './entry-ids.js'
+import { entryIdProblem } from '../storage/names.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 import type { InitI18n } from './detect-locales.js'
 
@@ -103,7 +104,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       if (entries.length === 0) continue
       for (const rel of entries) claimed.add(rel)
       for (const file of group.entries) {
-        const problem = idProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles && source.bundles === true ? 'index' : null }))
+        const problem = entryIdProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles && source.bundles === true ? 'index' : null }).normalize('NFC'))
         if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
       }
       const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)

@@ -11,7 +11,6 @@ import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
 import { realpathSync } from 'node:fs'
 import { entryIdProblem } from './names.js'
 import { isInside } from './safe-path.js'
-import { isReservedKey } from '../content/reserved-keys.js'
 
 /** The parts of a collection that decide where its files are. */
 export interface EntryLayout {
@@ -33,17 +32,12 @@ export interface EntryLayout {
 export interface LayoutScan {
   found: Map<string, string>
   problems: Map<string, string>
-  /**
-   * Ids whose file is not known to be the id's default one (`defaultFileOf`); every other id's
-   * file is. Told from the listed name, so a restart need not compare each path with the default.
-   */
-  others: Set<string>
 }
 
 /** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
 const SKIPPED_DIRS = new Set(['node_modules'])
 const MARKDOWN_FAMILY: EntryFormat[] = ['md', 'mdx']
-/** How many folders a scan reads at once. */
+/** How many folders a scan reads at once (a walk of 10,000 bundle folders all in flight held every listing). */
 const SCAN_CONCURRENCY = 8
 
 /**
@@ -57,9 +51,6 @@ export function extensionsOf (format: EntryFormat): string[] {
   const own = FORMAT_EXTENSIONS[format]
   return [...own, ...MARKDOWN_FAMILY.flatMap(f => FORMAT_EXTENSIONS[f]).filter(e => !own.includes(e))]
 }
-
-/** `extensionsOf` of every format, computed once: `idOfPath` runs for every file of a scan. */
-const EXTENSIONS: ReadonlyMap<EntryFormat, readonly string[]> = new Map((Object.keys(FORMAT_EXTENSIONS) as EntryFormat[]).map(f => [f, extensionsOf(f)]))
 
 /**
  * The format a file is read with: the one its extension names.
@@ -97,14 +88,13 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
     return null
   }
   if (!inRoots(layout, posix)) return null
-  // A name at the top of the folder (every file of a flat collection): no split, no join.
-  if (!posix.includes('/')) return idOfTopName(layout, posix)
   const segments = posix.split('/')
   if (segments.some(s => s === '' || s.startsWith('.') || SKIPPED_DIRS.has(s))) return null
   if (segments.length > 1 && !layout.nested && layout.indexFile === null) return null
   const base = segments[segments.length - 1]!
-  const ext = extensionOf(base, EXTENSIONS.get(layout.format) ?? extensionsOf(layout.format))
-  if (ext === null) return null
+  const lower = base.toLowerCase()
+  const ext = extensionsOf(layout.format).find(e => lower.endsWith(e))
+  if (ext === undefined) return null
   const stem = base.slice(0, -ext.length)
   if (stem === '') return null
   if (layout.indexFile !== null && stem === layout.indexFile && segments.length > 1) {
@@ -118,39 +108,6 @@ function inRoots (layout: EntryLayout, rel: string): boolean {
   const roots = layout.roots
   if (roots === null || roots === undefined) return true
   return roots.some(root => root === '' || rel.startsWith(root + '/'))
-}
-
-/**
- * A plain id: ASCII letters, digits, `_` and `-`, starting with a letter or digit, at most 128
- * characters (names.ts's ENTRY_ID). Its NFC form is itself, and `entryIdProblem` finds nothing in
- * it unless it is a reserved name: a scan skips both for such ids.
- */
-const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
-
-/** `idOfPath` of a file directly in a (not `files`) collection's folder: its name's stem. */
-function idOfTopName (layout: EntryLayout, name: string): string | null {
-  if (name === '' || name.startsWith('.') || SKIPPED_DIRS.has(name)) return null
-  const exts = EXTENSIONS.get(layout.format) ?? extensionsOf(layout.format)
-  let stem: string | null = null
-  // The extension as written (the common case, no lower-cased copy); no extension of a format is
-  // the end of another's, so the first match is the one `extensionOf` finds.
-  for (const ext of exts) if (name.endsWith(ext)) { stem = name.slice(0, -ext.length); break }
-  if (stem === null) {
-    const ext = extensionOf(name, exts)
-    if (ext === null) return null
-    stem = name.slice(0, -ext.length)
-  }
-  if (stem === '') return null
-  return PLAIN_ID.test(stem) ? stem : stem.normalize('NFC')
-}
-
-/**
- * `entryIdProblem`, without its work for a plain id (the same answer: none).
- * @param id an id a scan derived
- * @returns the reason it is not a valid id, or null
- */
-function scannedIdProblem (id: string): string | null {
-  return PLAIN_ID.test(id) && !isReservedKey(id) ? null : entryIdProblem(id)
 }
 
 /**
@@ -184,21 +141,6 @@ export function newFileOf (layout: EntryLayout, id: string): string | null {
 }
 
 /**
- * `newFileOf` for the index's rows (a row derives its file from its id): the same path
- * for a valid id, by concatenation (no normalization: it runs for every row a restart takes). Any
- * file that differs from it is recorded in its row, so an id it would mis-join only costs a string.
- * @param layout the collection's layout
- * @param id an entry id
- * @returns absolute path, or null when the layout has no place for it
- */
-export function defaultFileOf (layout: EntryLayout, id: string): string | null {
-  if (layout.files !== null) return layout.files.get(id) ?? null
-  const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  if (isBundleId(layout, id)) return `${layout.dir}${path.sep}${id}${path.sep}${layout.indexFile}${ext}`
-  return `${layout.dir}${path.sep}${id}${ext}`
-}
-
-/**
  * Whether a new entry of this id is a page bundle's index file: in a bundle collection, every id
  * but one naming an index page itself (`docs/_index`, Hugo's section page, and `index`), whose
  * file is `<id>.<ext>` (a bundle folder named `_index` would be a page Hugo never renders).
@@ -207,21 +149,6 @@ function isBundleId (layout: EntryLayout, id: string): layout is EntryLayout & {
   if (layout.indexFile === null || id === layout.indexFile) return false
   const last = id.slice(id.lastIndexOf('/') + 1)
   return last !== 'index' && last !== '_index'
-}
-
-/**
- * Whether a file is `defaultFileOf(layout, id)`, without building that path.
- * @param layout the collection's layout
- * @param id an entry id
- * @param file absolute path
- * @returns true when equal
- */
-export function isDefaultFile (layout: EntryLayout, id: string, file: string): boolean {
-  if (layout.files !== null || isBundleId(layout, id)) return defaultFileOf(layout, id) === file
-  const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  const dir = layout.dir
-  return file.length === dir.length + 1 + id.length + ext.length && file.startsWith(dir) && file[dir.length] === path.sep &&
-    file.startsWith(id, dir.length + 1) && file.endsWith(ext)
 }
 
 /**
@@ -250,9 +177,6 @@ export function realPathOf (target: string): string | null {
   let probe = target
   for (;;) {
     try {
-      // An existing path (the common case, a few times per save) without path.relative's and
-      // path.join's string copies: realpath's answer is already absolute and normalized.
-      if (probe === target) return realpathSync.native(target)
       return path.join(realpathSync.native(probe), path.relative(probe, target))
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
@@ -285,32 +209,20 @@ export function resolvesInside (realDir: string, target: string): boolean {
 export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const found = new Map<string, string>()
   const problems = new Map<string, string>()
-  const others = new Set<string>()
-  const add = (id: string, file: string, isDefault: boolean): void => {
-    if (!isDefault) others.add(id)
+  if (layout.files !== null) return { found: new Map(layout.files), problems }
+  const add = (id: string, file: string): void => {
     const other = found.get(id)
     if (other !== undefined) {
-      others.add(id)
       const names = [other, file].map(f => path.relative(layout.dir, f).split(path.sep).join('/')).sort()
       problems.set(id, `Two files map to this id (${names.join(', ')}): rename or remove one`)
       if (file < other) found.set(id, file)
       return
     }
     found.set(id, file)
-    const problem = scannedIdProblem(id)
+    const problem = entryIdProblem(id)
     if (problem !== null) problems.set(id, `The file name is not a valid entry id (it ${problem}): rename the file`)
   }
-  if (layout.files !== null) {
-    for (const [id, file] of layout.files) { found.set(id, file); others.add(id) }
-    return { found, problems, others }
-  }
   const deep = layout.nested || layout.indexFile !== null
-  const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  // A scanned path is `defaultFileOf`'s string only when the folder is written normalized.
-  const exact = path.normalize(layout.dir) === layout.dir
-  const bundleFile = layout.indexFile === null ? null : layout.indexFile + ext
-  // A bounded number of folders is read at once: a walk of 10,000 bundle folders all in flight
-  // would hold every listing alive together (heap the server keeps afterwards).
   const top = path.normalize(layout.dir)
   const pending: Array<[string, string]> = layout.roots === null || layout.roots === undefined || layout.roots.includes('')
     ? [[top, '']]
@@ -326,40 +238,21 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
       }
       for (const d of dirents) {
         if (d.name.startsWith('.')) continue
+        const below = rel === '' ? d.name : `${rel}/${d.name}`
         if (d.isDirectory()) {
-          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([childPath(dir, d.name), rel === '' ? d.name : `${rel}/${d.name}`])
+          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([path.join(dir, d.name), below])
           continue
         }
         // Files and links to files (a link is checked when read); a linked folder is never entered.
         if (!d.isFile() && !d.isSymbolicLink()) continue
-        const id = rel === '' ? idOfTopName(layout, d.name) : idOfPath(layout, `${rel}/${d.name}`)
-        if (id === null) continue
-        // `<folder>/<id><ext>`, or a bundle's `<folder>/<id>/<index><ext>`, as `defaultFileOf` makes
-        // them (a deeper file of a nested collection is left to the full check).
-        const isDefault = exact && (rel === ''
-          ? (layout.indexFile === null || id === layout.indexFile) && d.name.length === id.length + ext.length && d.name.startsWith(id) && d.name.endsWith(ext)
-          : d.name === bundleFile && id === rel && id !== layout.indexFile)
-        add(id, childPath(dir, d.name), isDefault)
+        const id = idOfPath(layout, below)
+        if (id !== null) add(id, path.join(dir, d.name))
       }
     }
   }
   // Folders found by one walker are taken by any: keep walking until none is left.
   while (pending.length > 0) await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, walker))
-  return { found, problems, others }
-}
-
-/**
- * `path.join(dir, name)` for a normalized folder and a name `readdir` gave (no separator, never `.`
- * or `..`): the same string without normalizing it again (a third of a 100,000-file scan).
- */
-function childPath (dir: string, name: string): string {
-  return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name
-}
-
-function extensionOf (base: string, exts: readonly string[]): string | null {
-  const lower = base.toLowerCase()
-  for (const ext of exts) if (lower.endsWith(ext)) return base.slice(base.length - ext.length)
-  return null
+  return { found, problems }
 }
 
 /**

@@ -158,6 +158,11 @@ t.test('a .json data file keeps its indentation and key order; a new key goes la
   t.same(JSON.parse(appended), [{ id: 1 }, { id: 2 }, { id: 3 }], 'written as a list again')
   t.same(changedLines(list, appended), { removed: ['  { "id": 2 }\n'], added: ['  { "id": 2 },\n', '  {\n', '    "id": 3\n', '  }\n'] })
   t.equal(serializeEntry('json', { title: 'New' }), '{\n  "title": "New"\n}\n', 'new files: two-space indent')
+  const inline = '{\n  "links": { "web": "a", "mail": null },\n  "n": 1\n}\n'
+  t.same(changedLines(inline, edit('json', inline, d => { delete (d.links as EntryData).mail })), {
+    removed: ['  "links": { "web": "a", "mail": null },\n'], added: ['  "links": { "web": "a" },\n']
+  }, 'a one-line object loses a key on its line')
+  t.equal(edit('json', '{\n  "only": 1\n}\n', d => { delete d.only; d.other = 2 }), '{\n  "other": 2\n}\n', 'an emptied object gets its new key on a line of its own')
 })
 
 t.test('new Markdown files get the frontmatter kind asked for', async t => {

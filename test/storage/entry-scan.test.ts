@@ -1,25 +1,8 @@
 import t from 'tap'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { extensionsOf, idOfPath, isDefaultFile, scanLayout, type EntryLayout } from '../../lib/storage/entry-paths.js'
+import { idOfPath, scanLayout, type EntryLayout } from '../../lib/storage/entry-paths.js'
 import { entryIdProblem } from '../../lib/storage/names.js'
-import type { EntryFormat } from '../../lib/content/formats.js'
-
-// The per-name work before issue 18's seventh pass, kept here as the reference the scan's fast
-// path (a name at the top of the folder, a plain id) must agree with.
-function referenceIdOfPath (layout: EntryLayout, rel: string): string | null {
-  const segments = rel.split('/')
-  if (segments.some(s => s === '' || s.startsWith('.') || s === 'node_modules')) return null
-  if (segments.length > 1 && !layout.nested && layout.indexFile === null) return null
-  const base = segments[segments.length - 1]!
-  const lower = base.toLowerCase()
-  const ext = extensionsOf(layout.format).find(e => lower.endsWith(e))
-  if (ext === undefined) return null
-  const stem = base.slice(0, -ext.length)
-  if (stem === '') return null
-  if (layout.indexFile !== null && stem === layout.indexFile && segments.length > 1) return segments.slice(0, -1).join('/').normalize('NFC')
-  return [...segments.slice(0, -1), stem].join('/').normalize('NFC')
-}
 
 const NAMES = [
   'post-00001.md', 'Post.MD', 'a.Markdown', 'b.mdx', 'c.mdX', '.hidden.md', '.md', 'md', 'x.md.bak', 'node_modules',
@@ -28,16 +11,22 @@ const NAMES = [
   'plain.yaml', 'plain.yml', 'plain.json', 'plain.toml', 'index.md', '_index.md', 'a b.md', 'ünï.markdown'
 ]
 
-t.test('a name at the top of the folder gets the same id as before, in every format and layout', async t => {
-  for (const format of ['md', 'mdx', 'json', 'yaml', 'toml'] as EntryFormat[]) {
-    for (const [nested, indexFile] of [[false, null], [true, null], [false, 'index'], [false, '_index']] as Array<[boolean, 'index' | '_index' | null]>) {
-      const layout: EntryLayout = { dir: '/site/content/x', format, nested, indexFile, files: null }
-      for (const name of NAMES) {
-        t.equal(idOfPath(layout, name), referenceIdOfPath(layout, name), `${format} ${String(nested)} ${String(indexFile)}: ${name}`)
-        t.equal(idOfPath(layout, `sub/${name}`), referenceIdOfPath(layout, `sub/${name}`), `deeper: ${name}`)
-      }
-    }
+t.test('a path below the folder gives its id, by layout', async t => {
+  const names = ['post-00001.md', 'Post.MD', 'a.Markdown', 'b.mdx', '.hidden.md', '.md', 'md', 'x.md.bak', 'node_modules',
+    'Cafe\u0301.md', 'plain.yaml', 'index.md', '_index.md', 'sub/x.md', 'sub/index.md', 'node_modules/x.md', '.git/x.md']
+  const top = { 'post-00001.md': 'post-00001', 'Post.MD': 'Post', 'a.Markdown': 'a', 'b.mdx': 'b', 'Cafe\u0301.md': 'Caf\u00e9', 'index.md': 'index', '_index.md': '_index' }
+  const expected: Array<[Partial<EntryLayout>, Record<string, string>]> = [
+    [{ format: 'md', nested: false, indexFile: null }, top],
+    [{ format: 'md', nested: true, indexFile: null }, { ...top, 'sub/x.md': 'sub/x', 'sub/index.md': 'sub/index' }],
+    [{ format: 'md', nested: false, indexFile: 'index' }, { ...top, 'sub/x.md': 'sub/x', 'sub/index.md': 'sub' }],
+    [{ format: 'yaml', nested: false, indexFile: null }, { 'plain.yaml': 'plain' }]
+  ]
+  for (const [part, ids] of expected) {
+    const layout = { dir: '/site/content/x', files: null, ...part } as EntryLayout
+    const got = Object.fromEntries(names.map(n => [n, idOfPath(layout, n)]).filter(([, id]) => id !== null))
+    t.same(got, ids, JSON.stringify(part))
   }
+  t.equal(idOfPath({ dir: '/s', format: 'yaml', nested: false, indexFile: null, files: null }, 'a.yml'), 'a', '.yml is YAML too')
 })
 
 t.test('a scan lists the same problems as entryIdProblem, plain ids included', async t => {
@@ -52,10 +41,10 @@ t.test('a scan lists the same problems as entryIdProblem, plain ids included', a
   await mkdir(path.join(dir, 'folder.md'))
   await symlink('post-00001.md', path.join(dir, 'linked.md'))
   const layout: EntryLayout = { dir, format: 'md', nested: false, indexFile: null, files: null }
-  const { found, problems, others } = await scanLayout(layout)
+  const { found, problems } = await scanLayout(layout)
   const expected = new Map<string, string>()
   for (const name of written) {
-    const id = referenceIdOfPath(layout, name)
+    const id = idOfPath(layout, name)
     if (id !== null) expected.set(id, path.join(dir, name))
   }
   expected.set('linked', path.join(dir, 'linked.md'))
@@ -66,36 +55,29 @@ t.test('a scan lists the same problems as entryIdProblem, plain ids included', a
     t.equal(problems.has(id), problem !== null, `${id}: a problem exactly when entryIdProblem finds one`)
     if (problem !== null) t.match(problems.get(id), problem)
   }
-  for (const [id, file] of found) t.equal(others.has(id), !isDefaultFile(layout, id, file), `${id}: among the others exactly when its file is not the default one`)
-  t.ok(others.has('a') && others.has('b') && others.has('Post') && !others.has('post-00001'))
   t.ok(problems.has('__proto__') && problems.has('constructor') && problems.has('prototype'), 'reserved names are problems')
   t.notOk(problems.has('x'.repeat(128)), 'a plain id of 128 characters is fine')
   t.ok(problems.has('-dash') && problems.has('trailing ') && problems.has('a:b'), 'other bad names are problems')
   t.notOk(problems.has('café') || problems.has('ünï'), 'a valid id that is not plain is fine')
 })
 
-t.test('two files for one id are a problem in the fast path too', async t => {
+t.test('two files for one id are a problem', async t => {
   const dir = t.testdir({ 'a.md': 'x', 'a.markdown': 'y', 'B.md': 'z', 'B.MD': 'w' })
-  const { found, problems, others } = await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files: null })
+  const { found, problems } = await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files: null })
   t.match(problems.get('a'), /Two files map to this id \(a.markdown, a.md\)/)
   t.equal(found.get('a'), path.join(dir, 'a.markdown'))
   t.match(problems.get('B'), /Two files map to this id/)
-  t.ok(others.has('a') && others.has('B'), 'an id of two files is never taken for a default one')
 })
 
-t.test('in a bundled or nested folder only a top-level file named <id><first extension> is known default', async t => {
-  const dir = t.testdir({ 'two.md': 'x', 'index.md': 'y', one: { 'index.md': 'z' }, deep: { 'x.md': 'w' } })
-  for (const [nested, indexFile] of [[false, 'index'], [true, null]] as Array<[boolean, 'index' | null]>) {
-    const layout: EntryLayout = { dir, format: 'md', nested, indexFile, files: null }
-    const { found, others } = await scanLayout(layout)
-    t.ok(found.size >= 3)
-    for (const [id, file] of found) if (!others.has(id)) t.ok(isDefaultFile(layout, id, file), `${String(indexFile)}: ${id} known default, and it is`)
-    if (indexFile !== null) t.same([...others].sort(), ['deep/x', 'two'], 'a bundle\'s index file and the folder\'s own index are known default')
-    else t.same([...others].sort(), ['deep/x', 'one/index'], 'a nested file below the top is checked in full')
-  }
-  const unnormalized = `${dir}/./`
-  const scan = await scanLayout({ dir: unnormalized, format: 'md', nested: false, indexFile: null, files: null })
-  t.same([...scan.others].sort(), [...scan.found.keys()].sort(), 'a folder not written normalized: nothing known default')
+t.test('a bundled or nested folder is walked below the top; a files collection lists its files', async t => {
+  const dir = t.testdir({ 'two.md': 'x', 'index.md': 'y', one: { 'index.md': 'z' }, deep: { 'x.md': 'w' }, node_modules: { 'n.md': 'n' } })
+  const bundles = await scanLayout({ dir, format: 'md', nested: false, indexFile: 'index', files: null })
+  t.same([...bundles.found.keys()].sort(), ['deep/x', 'index', 'one', 'two'])
+  t.equal(bundles.found.get('one'), path.join(dir, 'one', 'index.md'))
+  const nested = await scanLayout({ dir, format: 'md', nested: true, indexFile: null, files: null })
+  t.same([...nested.found.keys()].sort(), ['deep/x', 'index', 'one/index', 'two'])
+  const flat = await scanLayout({ dir: `${dir}/./`, format: 'md', nested: false, indexFile: null, files: null })
+  t.same([...flat.found.keys()].sort(), ['index', 'two'], 'a flat collection stays at the top')
   const files = new Map([['a', path.join(dir, 'two.md')]])
-  t.ok((await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files })).others.has('a'), 'a files collection: every id')
+  t.same([...(await scanLayout({ dir, format: 'md', nested: false, indexFile: null, files })).found], [['a', path.join(dir, 'two.md')]])
 })
