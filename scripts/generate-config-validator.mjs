@@ -4,8 +4,8 @@
 // lib/content/draft7-meta.generated.ts: that of JSON Schema draft-07's meta-schema, which checks each
 // collection schema (with lib/content/draft7-options.ts's options), so that a start does not compile
 // them at run time (together 40-70 ms of every start, code a V8 code cache cannot hold), and
-// lib/commands/command-validators.generated.ts: the validators of the command bodies
-// (lib/commands/command-schema-table.ts), which a process's first write compiled on the event loop
+// lib/content/command-validators.generated.ts: the validators of the command bodies
+// (lib/content/command-schema-table.ts), which a process's first write compiled on the event loop
 // (60 ms of CPU on a quiet machine).
 // The code is made from this package's own schemas and ajv's meta-schema, never from a site's input.
 // Each file records the digest of what it was made from (ajv's version included); the service
@@ -21,13 +21,13 @@ import path from 'node:path'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const target = path.join(root, 'lib', 'config-shape.generated.ts')
 const metaTarget = path.join(root, 'lib', 'content', 'draft7-meta.generated.ts')
-const commandTarget = path.join(root, 'lib', 'commands', 'command-validators.generated.ts')
+const commandTarget = path.join(root, 'lib', 'content', 'command-validators.generated.ts')
 
 /** The generated modules' texts. */
 export async function generatedConfigValidator () {
   const out = await build({
     absWorkingDir: root,
-    stdin: { contents: "export { configSchema } from './lib/config-schema.ts'\nexport * from './lib/config-shape-options.ts'\nexport * from './lib/content/draft7-options.ts'\nexport { commandSchemas, COMMAND_AJV_OPTIONS, commandSchemasDigest } from './lib/commands/command-schema-table.ts'\n", resolveDir: root, loader: 'ts' },
+    stdin: { contents: "export { configSchema } from './lib/config-schema.ts'\nexport * from './lib/config-shape-options.ts'\nexport * from './lib/content/draft7-options.ts'\nexport { commandSchemas, COMMAND_AJV_OPTIONS, commandSchemasDigest } from './lib/content/command-schema-table.ts'\n", resolveDir: root, loader: 'ts' },
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -51,7 +51,7 @@ export async function generatedConfigValidator () {
   const commandAjv = new Ajv({ ...COMMAND_AJV_OPTIONS, code: { source: true } })
   for (const [name, schema] of Object.entries(commandSchemas)) commandAjv.addSchema(schema, name)
   const commandSource = standaloneCode(commandAjv, Object.fromEntries(Object.keys(commandSchemas).map(name => [name, name])))
-  const commands = moduleOf(commandSource, 'lib/commands/command-schema-table.ts', 'COMMAND_SCHEMAS_DIGEST', commandSchemasDigest(ajvVersion), 'commandValidatorsGenerated', 'Each command body\'s validator by its name, as ajv.compile(schema) with COMMAND_AJV_OPTIONS makes it.')
+  const commands = moduleOf(commandSource, 'lib/content/command-schema-table.ts', 'COMMAND_SCHEMAS_DIGEST', commandSchemasDigest(ajvVersion), 'commandValidatorsGenerated', 'Each command body\'s validator by its name, as ajv.compile(schema) with COMMAND_AJV_OPTIONS makes it.')
   return { config, meta, commands }
 }
 

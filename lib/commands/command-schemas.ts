@@ -1,18 +1,14 @@
 /**
- * The checks of every mutate command's body and of the history and publish bodies, with the
- * validators ajv made at build time from command-schema-table.ts (command-validators.generated.ts,
- * by scripts/generate-config-validator.mjs), or when that file was made from other schemas or
- * options, the same validators compiled on first use (a first write then held the event loop
- * 60 ms of CPU on a quiet machine, 3-10 times that under load).
+ * The checks of every mutate command's body and of the history and publish bodies: the command's
+ * validator (content/command-validators.ts), and a 400 naming the field otherwise.
  */
-import { Ajv, type ValidateFunction } from 'ajv'
+import type { ValidateFunction } from 'ajv'
 import { BadRequestError } from '../errors.js'
-import { ajvVersion } from '../content/ajv-version.js'
-import { COMMAND_AJV_OPTIONS, commandSchemas, commandSchemasDigest, type CommandSchemaName, type CommandType, type MutateCommand, type PublishBody, type RestoreBody } from './command-schema-table.js'
-import { COMMAND_SCHEMAS_DIGEST, commandValidatorsGenerated } from './command-validators.generated.js'
+import { commandSchemas, type CommandType, type MutateCommand, type PublishBody, type RestoreBody } from '../content/command-schema-table.js'
+import { commandValidator, firstCommandError } from '../content/command-validators.js'
 
-export type * from './command-schema-table.js'
-export { MAX_BLOCK_TEXT, MAX_MARKS } from './command-schema-table.js'
+export type * from '../content/command-schema-table.js'
+export { MAX_BLOCK_TEXT, MAX_MARKS } from '../content/command-schema-table.js'
 
 /** The validators of the command bodies; `commandValidators` gives them. */
 export interface CommandValidators {
@@ -24,38 +20,6 @@ export interface CommandValidators {
   mutate: (body: unknown) => MutateCommand
   restore: (body: unknown) => RestoreBody
   publish: (body: unknown) => PublishBody
-}
-
-/* Once per process: whether the generated validators are current, and the run-time compiles when
-   they are not. A validator keeps no state between calls but its last `errors`, read synchronously. */
-let generatedIsCurrent: boolean | null = null
-let ajv: Ajv | null = null
-const compiled = new Map<CommandSchemaName, ValidateFunction>()
-
-/**
- * Whether the generated validators were made from these schemas, options and ajv version (they are
- * used then); for tests.
- * @returns true when command-validators.generated.ts is current
- */
-export function commandValidatorsAreGenerated (): boolean {
-  generatedIsCurrent ??= COMMAND_SCHEMAS_DIGEST === commandSchemasDigest(ajvVersion())
-  return generatedIsCurrent
-}
-
-/**
- * The validator of one command body: the generated one when current, else compiled now.
- * @param name a mutate command's type, `restore` or `publish`
- * @returns the validator
- */
-export function commandValidator (name: CommandSchemaName): ValidateFunction {
-  if (commandValidatorsAreGenerated()) return (commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction>)[name]
-  let fn = compiled.get(name)
-  if (fn === undefined) {
-    ajv ??= new Ajv({ ...COMMAND_AJV_OPTIONS })
-    fn = ajv.compile(commandSchemas[name])
-    compiled.set(name, fn)
-  }
-  return fn
 }
 
 const mutateTypes = Object.keys(commandSchemas).filter(name => name !== 'restore' && name !== 'publish')
@@ -82,16 +46,6 @@ export function createCommandValidators (): CommandValidators {
 
 function check<T> (validate: ValidateFunction, body: unknown): T {
   if (validate(body)) return body as T
-  const err = validate.errors?.[0]
-  const where = err === undefined ? '' : err.instancePath.replace(/^\//, '').replace(/\//g, '.')
-  let reason = err?.message ?? 'is invalid'
-  let field = where
-  if (err?.keyword === 'additionalProperties') {
-    field = String((err.params as { additionalProperty: string }).additionalProperty)
-    reason = 'is not a known field'
-  } else if (err?.keyword === 'required') {
-    field = String((err.params as { missingProperty: string }).missingProperty)
-    reason = 'is required'
-  }
+  const { field, reason } = firstCommandError(validate)
   throw new BadRequestError(`Invalid command: ${field === '' ? 'body' : field} ${reason}`, { field })
 }

@@ -1,8 +1,9 @@
 import t from 'tap'
 import { Ajv, type ValidateFunction } from 'ajv'
-import { commandValidator, commandValidatorsAreGenerated, createCommandValidators } from '../../lib/commands/command-schemas.js'
-import { COMMAND_AJV_OPTIONS, commandSchemas, type CommandSchemaName } from '../../lib/commands/command-schema-table.js'
-import { commandValidatorsGenerated } from '../../lib/commands/command-validators.generated.js'
+import { createCommandValidators } from '../../lib/commands/command-schemas.js'
+import { commandValidator, commandValidatorsAreGenerated } from '../../lib/content/command-validators.js'
+import { COMMAND_AJV_OPTIONS, commandSchemas, type CommandSchemaName } from '../../lib/content/command-schema-table.js'
+import { commandValidatorsGenerated } from '../../lib/content/command-validators.generated.js'
 import { BadRequestError } from '../../lib/errors.js'
 
 /** One body of every kind, as a process's first requests send them. */

@@ -2,7 +2,7 @@
  * The JSON Schemas of every mutate command and of the history and publish bodies. Each schema is
  * typed with ajv's `JSONSchemaType`, so the TypeScript type and the runtime check cannot drift.
  * scripts/generate-config-validator.mjs makes their validators at build time
- * (command-validators.generated.ts); command-schemas.ts checks bodies with them.
+ * (command-validators.generated.ts); command-validators.ts gives them.
  */
 import { createHash } from 'node:crypto'
 import type { JSONSchemaType } from 'ajv'
