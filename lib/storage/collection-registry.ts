@@ -11,7 +11,9 @@ import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
-import { BadRequestError, LimitExceededError } from '../errors.js'
+import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
+import { invalidDefinition } from './definition-check.js'
+import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
@@ -81,8 +83,24 @@ export const DYNAMIC_DIR = '.cms/collections'
  */
 const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
 
-/** Told of a definition that arrived through git over a bound: the collection is refused. */
+/** Told of a definition that arrived through git over a bound or invalid: the collection is refused. */
 export type OnCollectionRefused = (name: string, reason: string) => void
+
+/** Why a dynamic definition is refused: over a bound (422 limit_exceeded) or invalid (422 collection_refused). */
+interface Refusal { reason: string, invalid: boolean, format: EntryFormat | null }
+
+/**
+ * The error of a collection whose schema does not compile (it arrived through git: create_collection
+ * compiles before it writes): 422 `limit_exceeded` when too costly, else `collection_refused`.
+ * @param name the collection
+ * @param err what compiling threw
+ * @returns the error to throw (`err` itself when it is not a compile failure)
+ */
+export function schemaRefusal (name: string, err: unknown): unknown {
+  if (!(err instanceof SchemaCompileError)) return err
+  const message = `Collection ${name} is not read: its schema does not compile: ${err.message} (${DYNAMIC_DIR}/${name}.json)`
+  return err.tooCostly ? new LimitExceededError(message, { collection: name }) : new CollectionRefusedError(message, { collection: name })
+}
 
 /** Resolves collections; one instance per service. */
 export class CollectionRegistry {
@@ -93,8 +111,8 @@ export class CollectionRegistry {
   /** Inferred collections seen so far; their format is guessed once from the files present. */
   #inferred = new Map<string, Collection>()
   readonly #explicit = new Map<string, Collection>()
-  /** Dynamic definitions over a bound (they arrived through git): name -> why. */
-  readonly #refused = new Map<string, string>()
+  /** Dynamic definitions over a bound or invalid (they arrived through git): name -> why. */
+  readonly #refused = new Map<string, Refusal>()
   readonly #onRefused: OnCollectionRefused
   #loaded = false
 
@@ -110,8 +128,9 @@ export class CollectionRegistry {
 
   /**
    * Reads the dynamic collection definitions (once; later changes go through `setDynamic`).
-   * Definitions that arrived through git are held to create_collection's bounds: one over them
-   * (or past the count, in name order) is refused, never compiled, and reported to `onRefused`.
+   * Definitions that arrived through git are held to create_collection's bounds and shape: one over
+   * them (or past the count, in name order), or not JSON, is refused, never compiled, and reported
+   * to `onRefused`.
    * @returns resolves when loaded
    */
   async load (): Promise<void> {
@@ -122,30 +141,54 @@ export class CollectionRegistry {
     for (const file of names) {
       const name = file.replace(/\.json$/, '')
       if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || name in this.#config.collections) continue
+      let read: Refusal | DynamicCollectionFile
       try {
-        const reason = await this.#overBound(path.join(dir, file))
-        if (typeof reason === 'string') {
-          this.#refused.set(name, reason)
-          this.#onRefused(name, reason)
-          continue
-        }
-        this.#dynamic.set(name, this.#resolveDynamic(name, reason))
-      } catch {
-        // An unreadable definition is skipped; the directory still shows as an inferred collection.
+        read = await this.#overBound(path.join(dir, file))
+      } catch (err) {
+        read = { reason: `its definition file cannot be read: ${(err as Error).message}`, invalid: true, format: null }
       }
+      if ('reason' in read) {
+        this.#refused.set(name, read)
+        this.#onRefused(name, read.reason)
+        continue
+      }
+      this.#dynamic.set(name, this.#resolveDynamic(name, read))
     }
     this.#loaded = true
   }
 
-  /** Reads a definition file: why it is over a bound, or its content. */
-  async #overBound (file: string): Promise<string | DynamicCollectionFile> {
+  /** Reads a definition file: why it is over a bound or invalid, or its content. */
+  async #overBound (file: string): Promise<Refusal | DynamicCollectionFile> {
     const { size } = await stat(file)
-    if (size > MAX_DEFINITION_FILE_BYTES) return `its definition file is larger than ${MAX_DEFINITION_FILE_BYTES} bytes`
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as DynamicCollectionFile
-    const over = schemaOverLimit(parsed.schema)
-    if (over !== null) return over.message
-    if (this.#dynamic.size >= MAX_DYNAMIC_COLLECTIONS) return `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`
-    return parsed
+    if (size > MAX_DEFINITION_FILE_BYTES) return { reason: `its definition file is larger than ${MAX_DEFINITION_FILE_BYTES} bytes`, invalid: false, format: null }
+    let parsed: unknown
+    try { parsed = JSON.parse(await readFile(file, 'utf8')) } catch (err) {
+      return { reason: `its definition file is not JSON: ${(err as Error).message}`, invalid: true, format: null }
+    }
+    const named = (parsed as { format?: unknown } | null)?.format ?? 'json'
+    const format = typeof named === 'string' && Object.hasOwn(FORMAT_EXTENSIONS, named) ? named as EntryFormat : null
+    // The shape first (create_collection's schema looks at the schema's top only), then its size.
+    const invalid = invalidDefinition(parsed)
+    if (invalid !== null) return { reason: invalid, invalid: true, format }
+    const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)
+    if (over !== null) return { reason: over.message, invalid: false, format }
+    if (this.#dynamic.size >= MAX_DYNAMIC_COLLECTIONS) return { reason: `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, invalid: false, format }
+    return parsed as DynamicCollectionFile
+  }
+
+  /**
+   * A dynamic collection refused at load (over a bound or invalid): its folder and the extensions
+   * of its entry files (its format's when the definition names a known one, else every format's),
+   * so that delete_collection can remove it.
+   * @param name a valid collection name
+   * @returns null when the collection is not refused
+   */
+  async refused (name: string): Promise<{ dir: string, extensions: string[] } | null> {
+    await this.load()
+    const refusal = this.#refused.get(name)
+    if (refusal === undefined) return null
+    const formats = refusal.format === null ? Object.values(FORMAT_EXTENSIONS) : [FORMAT_EXTENSIONS[refusal.format]]
+    return { dir: path.join(this.#contentRoot, name), extensions: formats.flat() }
   }
 
   /**
@@ -180,7 +223,8 @@ export class CollectionRegistry {
     if (dynamic !== undefined) return dynamic
     const refused = this.#refused.get(name)
     if (refused !== undefined) {
-      throw new LimitExceededError(`Collection ${name} is not read: ${refused} (${DYNAMIC_DIR}/${name}.json)`, { collection: name })
+      const message = `Collection ${name} is not read: ${refused.reason} (${DYNAMIC_DIR}/${name}.json)`
+      throw refused.invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
     }
     const dir = path.join(this.#contentRoot, name)
     let st
