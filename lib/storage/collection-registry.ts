@@ -3,7 +3,7 @@
  * from `.cms/collections/<name>.json` (created through the API), and inferred ones, which are any
  * other directory under `contentDir`.
  */
-import { lstat, readdir, readFile, stat } from 'node:fs/promises'
+import { lstat, readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config, CollectionDefinition, I18nDefinition } from '../config.js'
 import type { LocaleLayout } from '../content/i18n-layout.js'
@@ -12,9 +12,8 @@ import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
 import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
-import { invalidDefinition } from './definition-check.js'
+import { readDefinition, type Refusal } from './definition-file.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
 import { isInside } from './safe-path.js'
@@ -77,17 +76,9 @@ export interface DynamicCollectionFile {
 
 /** Where dynamic collection definitions live, relative to the repository. */
 export const DYNAMIC_DIR = '.cms/collections'
-/**
- * Largest definition file read: the largest schema allowed, pretty-printed 24 levels deep as
- * create_collection writes it, with its metadata, stays well under it.
- */
-const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
 
 /** Told of a definition that arrived through git over a bound or invalid: the collection is refused. */
 export type OnCollectionRefused = (name: string, reason: string) => void
-
-/** Why a dynamic definition is refused: over a bound (422 limit_exceeded) or invalid (422 collection_refused). */
-interface Refusal { reason: string, invalid: boolean, format: EntryFormat | null }
 
 /**
  * The error of a collection whose schema does not compile (it arrived through git: create_collection
@@ -114,6 +105,8 @@ export class CollectionRegistry {
   /** Dynamic definitions over a bound or invalid (they arrived through git): name -> why. */
   readonly #refused = new Map<string, Refusal>()
   readonly #onRefused: OnCollectionRefused
+  /** Definitions git rewrote since they were read: read again at the next look-up. */
+  readonly #changed = new Set<string>()
   #loaded = false
 
   constructor (repoDir: string, config: Config, onRefused: OnCollectionRefused = () => {}) {
@@ -134,46 +127,58 @@ export class CollectionRegistry {
    * @returns resolves when loaded
    */
   async load (): Promise<void> {
-    if (this.#loaded) return
+    if (this.#loaded) {
+      if (this.#changed.size > 0) await this.#reload()
+      return
+    }
     const dir = path.join(this.#repoDir, DYNAMIC_DIR)
     let names: string[] = []
     try { names = (await readdir(dir)).sort() } catch {}
     for (const file of names) {
       const name = file.replace(/\.json$/, '')
       if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || name in this.#config.collections) continue
-      let read: Refusal | DynamicCollectionFile
-      try {
-        read = await this.#overBound(path.join(dir, file))
-      } catch (err) {
-        read = { reason: `its definition file cannot be read: ${(err as Error).message}`, invalid: true, format: null }
-      }
-      if ('reason' in read) {
-        this.#refused.set(name, read)
-        this.#onRefused(name, read.reason)
-        continue
-      }
-      this.#dynamic.set(name, this.#resolveDynamic(name, read))
+      const read = await readDefinition(path.join(dir, file), this.#dynamic.size)
+      if (read !== null) this.#take(name, read)
     }
     this.#loaded = true
   }
 
-  /** Reads a definition file: why it is over a bound or invalid, or its content. */
-  async #overBound (file: string): Promise<Refusal | DynamicCollectionFile> {
-    const { size } = await stat(file)
-    if (size > MAX_DEFINITION_FILE_BYTES) return { reason: `its definition file is larger than ${MAX_DEFINITION_FILE_BYTES} bytes`, invalid: false, format: null }
-    let parsed: unknown
-    try { parsed = JSON.parse(await readFile(file, 'utf8')) } catch (err) {
-      return { reason: `its definition file is not JSON: ${(err as Error).message}`, invalid: true, format: null }
+  #take (name: string, read: Refusal | DynamicCollectionFile): void {
+    if ('reason' in read) {
+      this.#refused.set(name, read)
+      this.#onRefused(name, read.reason)
+    } else {
+      this.#dynamic.set(name, this.#resolveDynamic(name, read))
     }
-    const named = (parsed as { format?: unknown } | null)?.format ?? 'json'
-    const format = typeof named === 'string' && Object.hasOwn(FORMAT_EXTENSIONS, named) ? named as EntryFormat : null
-    // The shape first (create_collection's schema looks at the schema's top only), then its size.
-    const invalid = invalidDefinition(parsed)
-    if (invalid !== null) return { reason: invalid, invalid: true, format }
-    const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)
-    if (over !== null) return { reason: over.message, invalid: false, format }
-    if (this.#dynamic.size >= MAX_DYNAMIC_COLLECTIONS) return { reason: `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, invalid: false, format }
-    return parsed as DynamicCollectionFile
+  }
+
+  /**
+   * Takes note of definition files git rewrote (a pull): each is read again at the next look-up.
+   * @param paths repository-relative paths (forward slashes)
+   * @returns the names of the collections whose definitions changed
+   */
+  definitionsChanged (paths: readonly string[]): string[] {
+    const names: string[] = []
+    for (const p of paths) {
+      const name = p.startsWith(`${DYNAMIC_DIR}/`) && p.endsWith('.json') ? p.slice(DYNAMIC_DIR.length + 1, -'.json'.length) : ''
+      if (!COLLECTION_NAME.test(name) || Object.hasOwn(this.#config.collections, name)) continue
+      this.#changed.add(name)
+      names.push(name)
+    }
+    return names
+  }
+
+  /** Reads the changed definitions again: new, changed, removed, or refused as at load. */
+  async #reload (): Promise<void> {
+    const names = [...this.#changed]
+    this.#changed.clear()
+    for (const name of names) {
+      // The collection read again is not counted against itself; a removed file ends it.
+      const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
+      this.#dynamic.delete(name)
+      this.#refused.delete(name)
+      if (read !== null) this.#take(name, read)
+    }
   }
 
   /**

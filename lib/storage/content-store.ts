@@ -245,6 +245,8 @@ export class ContentStore {
    * @param paths repository-relative paths (forward slashes)
    */
   markPathsChanged (paths: readonly string[]): void {
+    // A pulled `.cms/collections/<name>.json` redefines the collection: read again, indexed anew.
+    for (const name of this.registry.definitionsChanged(paths)) this.dropIndex(name)
     for (const p of paths) this.#onFileEvent(path.join(this.#opts.repoDir, ...p.split('/')))
   }
 
