@@ -10,6 +10,7 @@ import { outlineOf } from '../lib/content/markdown/body-outline.js'
 import { applyTextEdit } from '../lib/content/markdown/text-edit.js'
 import { createBlockOutlineCache, outlineKey } from '../lib/commands/block-outlines.js'
 import { readCorpus, corpusFidelity } from './markdown-bench.js'
+import { boundedRenderFigures } from './bounded-render-bench.js'
 import type { SectionReport } from './report.js'
 import type { BenchContext } from './bench-context.js'
 
@@ -70,12 +71,14 @@ function measure (body: string, runs: number, coldRuns: number): Timings {
  */
 export async function blocksBench (_ctx: BenchContext, report: SectionReport): Promise<void> {
   const load = (): string => `(load ${os.loadavg()[0]?.toFixed(1) ?? '?'})`
-  const small = measure(bodyOf(20 * 1024), RUNS, 10)
+  const smallBody = bodyOf(20 * 1024)
+  const small = measure(smallBody, RUNS, 10)
   report.atMost(`20 KB body: block list, first view (whole parse), p50 ${load()}`, median(small.coldList), 'ms', 30)
   report.atMost(`20 KB body: block list, outline kept, p50 ${load()}`, median(small.list), 'ms', 30)
   report.atMost(`20 KB body: md_edit of one paragraph, outline kept, p50 ${load()}`, median(small.edit), 'ms', 30)
   report.atMost(`20 KB body: md_edit of one paragraph, no outline, p50 ${load()}`, median(small.coldEdit), 'ms', 30)
   report.atMost(`20 KB body: longest single call (event loop held) ${load()}`, Math.max(...small.coldList, ...small.list, ...small.coldEdit, ...small.edit), 'ms', 100)
+  await boundedRenderFigures(report, smallBody, RUNS, load)
   const large = measure(bodyOf(1024 * 1024), 5, 1)
   report.atMost(`1 MB body: block list, first view (whole parse) ${load()}`, median(large.coldList), 'ms', 1000)
   report.atMost(`1 MB body: block list, outline kept, p50 ${load()}`, median(large.list), 'ms', 1000)

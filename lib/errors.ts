@@ -142,6 +142,13 @@ export class LimitExceededError extends CmsError {
   }
 }
 
+/** 422: a collection's definition (`.cms/collections/<name>.json`, arrived through git) is invalid or its schema does not compile. */
+export class CollectionRefusedError extends CmsError {
+  constructor (message: string, details: ErrorDetails = {}) {
+    super(422, 'collection_refused', message, details)
+  }
+}
+
 /** 429: too many failed logins; carries `Retry-After` in seconds. */
 export class RateLimitedError extends CmsError {
   constructor (retryAfterSeconds: number) {

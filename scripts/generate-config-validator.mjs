@@ -3,8 +3,11 @@
 // (lib/config-schema.ts compiled with lib/config-shape-options.ts's options), and
 // lib/content/draft7-meta.generated.ts: that of JSON Schema draft-07's meta-schema, which checks each
 // collection schema (with lib/content/draft7-options.ts's options), so that a start does not compile
-// them at run time (together 40-70 ms of every start, code a V8 code cache cannot hold).
-// The code is made from this package's own schema and ajv's meta-schema, never from a site's input.
+// them at run time (together 40-70 ms of every start, code a V8 code cache cannot hold), and
+// lib/content/command-validators.generated.ts: the validators of the command bodies
+// (lib/content/command-schema-table.ts), which a process's first write compiled on the event loop
+// (60 ms of CPU on a quiet machine).
+// The code is made from this package's own schemas and ajv's meta-schema, never from a site's input.
 // Each file records the digest of what it was made from (ajv's version included); the service
 // compiles at run time instead when it differs, and test/config/config-shape.test.ts fails then.
 // Run by `npm run build` (first); alone: `node scripts/generate-config-validator.mjs` (`--check`:
@@ -18,19 +21,20 @@ import path from 'node:path'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const target = path.join(root, 'lib', 'config-shape.generated.ts')
 const metaTarget = path.join(root, 'lib', 'content', 'draft7-meta.generated.ts')
+const commandTarget = path.join(root, 'lib', 'content', 'command-validators.generated.ts')
 
 /** The generated modules' texts. */
 export async function generatedConfigValidator () {
   const out = await build({
     absWorkingDir: root,
-    stdin: { contents: "export { configSchema } from './lib/config-schema.ts'\nexport * from './lib/config-shape-options.ts'\nexport * from './lib/content/draft7-options.ts'\n", resolveDir: root, loader: 'ts' },
+    stdin: { contents: "export { configSchema } from './lib/config-schema.ts'\nexport * from './lib/config-shape-options.ts'\nexport * from './lib/content/draft7-options.ts'\nexport { commandSchemas, COMMAND_AJV_OPTIONS, commandSchemasDigest } from './lib/content/command-schema-table.ts'\n", resolveDir: root, loader: 'ts' },
     bundle: true,
     platform: 'node',
     format: 'esm',
     write: false,
     logLevel: 'warning'
   })
-  const { configSchema, CONFIG_AJV_OPTIONS, configSchemaDigest, DRAFT7_AJV_OPTIONS, draft7MetaDigest } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`)
+  const { configSchema, CONFIG_AJV_OPTIONS, configSchemaDigest, DRAFT7_AJV_OPTIONS, draft7MetaDigest, commandSchemas, COMMAND_AJV_OPTIONS, commandSchemasDigest } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`)
   const require = createRequire(path.join(root, 'package.json'))
   const { Ajv } = require('ajv')
   const standaloneCode = require('ajv/dist/standalone').default
@@ -44,7 +48,11 @@ export async function generatedConfigValidator () {
   const metaSource = standaloneCode(metaAjv, metaAjv.getSchema('http://json-schema.org/draft-07/schema'))
   if (metaSource.includes(marker)) throw new Error('the draft-07 meta-schema uses a pattern: its validator needs the pattern engine')
   const meta = moduleOf(metaSource, 'ajv\'s JSON Schema draft-07 meta-schema', 'DRAFT7_META_DIGEST', draft7MetaDigest(ajvVersion), 'validateDraft7Schema', 'The draft-07 meta-schema\'s validator, as an ajv instance with DRAFT7_AJV_OPTIONS compiles it to check a schema.')
-  return { config, meta }
+  const commandAjv = new Ajv({ ...COMMAND_AJV_OPTIONS, code: { source: true } })
+  for (const [name, schema] of Object.entries(commandSchemas)) commandAjv.addSchema(schema, name)
+  const commandSource = standaloneCode(commandAjv, Object.fromEntries(Object.keys(commandSchemas).map(name => [name, name])))
+  const commands = moduleOf(commandSource, 'lib/content/command-schema-table.ts', 'COMMAND_SCHEMAS_DIGEST', commandSchemasDigest(ajvVersion), 'commandValidatorsGenerated', 'Each command body\'s validator by its name, as ajv.compile(schema) with COMMAND_AJV_OPTIONS makes it.')
+  return { config, meta, commands }
 }
 
 /** An ES module of ajv's standalone (CommonJS) output. */
@@ -54,6 +62,9 @@ function moduleOf (standalone, from, digestName, digest, exportName, doc) {
   // helpers by `require("ajv/dist/runtime/NAME")`: made an ES module whose helpers come from node_modules.
   const helpers = [...new Set([...code.matchAll(/require\("(ajv\/dist\/runtime\/[a-z0-9]+)"\)/g)].map(m => m[1]))]
   code = code.replace(/^"use strict";/, '').replace(/module\.exports = (\w+);module\.exports\.default = \w+;/, 'const validate = $1;')
+  // Several validators: `exports.NAME = validateN;` each, gathered in one object (functions are hoisted).
+  const named = [...code.matchAll(/exports\.(\w+) = (\w+);/g)].map(m => `${m[1]}: ${m[2]}`)
+  if (named.length > 0) code = code.replace(/exports\.(\w+) = (\w+);/g, '') + `\nconst validate = { ${named.join(', ')} };`
   if (code.includes('module.exports')) throw new Error('unexpected standalone output: module.exports left')
   code = code.replace(/require\("(ajv\/dist\/runtime\/[a-z0-9]+)"\)/g, (_, name) => `helpers[${JSON.stringify(name)}]`)
   if (/\brequire\(/.test(code)) throw new Error('unexpected standalone output: require left')
@@ -80,8 +91,8 @@ export const ${exportName} = validate
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { config, meta } = await generatedConfigValidator()
-  for (const [file, text] of [[target, config], [metaTarget, meta]]) {
+  const { config, meta, commands } = await generatedConfigValidator()
+  for (const [file, text] of [[target, config], [metaTarget, meta], [commandTarget, commands]]) {
     if (process.argv.includes('--check')) {
       let current = ''
       try { current = readFileSync(file, 'utf8') } catch {}

@@ -10,6 +10,7 @@ import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/schema-bounds.js'
 import type { JsonSchema, Validator } from '../content/schema-tools.js'
 import type { Services } from '../services.js'
+import { schemaRefusal } from '../storage/collection-registry.js'
 
 export { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH, MAX_DYNAMIC_COLLECTIONS } from '../content/schema-bounds.js'
 
@@ -38,13 +39,16 @@ export function assertCollectionRoom (count: number): void {
  * The validator of a collection's schema, compiled off the event loop (thread-schema-compiler.ts).
  * @param services the instance
  * @param schema the schema
- * @returns its validator; 400 when the schema does not compile, 422 when compiling it is too costly
+ * @param collection the stored collection whose schema it is; none for create_collection's
+ * @returns its validator; when the schema does not compile, 400 for create_collection's and 422
+ * (`collection_refused`) for a stored one (it arrived through git); 422 when compiling is too costly
  */
-export async function schemaValidator (services: Services, schema: JsonSchema): Promise<Validator> {
+export async function schemaValidator (services: Services, schema: JsonSchema, collection?: string): Promise<Validator> {
   try {
     return await services.content.schemas.validator(schema)
   } catch (err) {
     if (!(err instanceof SchemaCompileError)) throw err
+    if (collection !== undefined) throw schemaRefusal(collection, err)
     if (err.tooCostly) throw new LimitExceededError(err.message, { field: 'schema' })
     throw new BadRequestError(`schema is not a valid JSON Schema: ${err.message}`, { field: 'schema' })
   }

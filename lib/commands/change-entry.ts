@@ -212,7 +212,7 @@ async function recordReplaced (services: Services, input: ChangeEntryInput, entr
 async function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): Promise<{ issues: ValidationIssue[], added: ValidationIssue[] }> {
   const schema = index.collection.schema
   if (schema === null) return { issues: [], added: [] }
-  const validate = await schemaValidator(services, schema)
+  const validate = await schemaValidator(services, schema, index.collection.name)
   const issues = validate(data)
   // Valid new data (the common case) needs no look at the old data's issues.
   if (issues.length === 0) return { issues, added: issues }

@@ -1,201 +1,14 @@
 /**
- * The JSON Schemas of every mutate command and of the history and publish bodies. Each schema is
- * typed with ajv's `JSONSchemaType`, so the TypeScript type and the runtime check cannot drift.
+ * The checks of every mutate command's body and of the history and publish bodies: the command's
+ * validator (content/command-validators.ts), and a 400 naming the field otherwise.
  */
-import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv'
+import type { ValidateFunction } from 'ajv'
 import { BadRequestError } from '../errors.js'
+import { commandSchemas, type CommandType, type MutateCommand, type PublishBody, type RestoreBody } from '../content/command-schema-table.js'
+import { commandValidator, firstCommandError } from '../content/command-validators.js'
 
-const name = { type: 'string', minLength: 1, maxLength: 200 } as const
-/** An entry id: the grammar (up to 1,024 bytes) is checked by assertEntryId. */
-const entryId = { type: 'string', minLength: 1, maxLength: 1024 } as const
-const revision = { type: 'integer', minimum: 0, nullable: true } as const
-
-export interface SaveFieldCommand { type: 'save_field', collection: string, id: string, field: string, value: unknown, expectedRevision?: number }
-export interface PutEntryCommand { type: 'put_entry', collection: string, id: string, data: Record<string, unknown>, expectedRevision?: number }
-export interface DeleteEntryCommand { type: 'delete_entry', collection: string, id: string, expectedRevision?: number }
-export interface ReorderEntriesCommand { type: 'reorder_entries', collection: string, order: string[], expectedRevision?: number }
-export interface UpdatePageLayoutCommand { type: 'update_page_layout', collection: string, id: string, layout: unknown[], expectedRevision?: number }
-export interface MdBlockCommand { type: 'md_block', collection: string, id: string, blockPath: string, src: string, html: string, expectedRevision?: number }
-export interface MdEditMark { type: 'strong' | 'em' | 'code' | 'link', start: number, end: number, href?: string }
-export interface MdEditCommand {
-  type: 'md_edit'
-  collection: string
-  id: string
-  field: string
-  src: string
-  before: string
-  after: string
-  marks?: MdEditMark[]
-  expectedRevision?: number
-}
-export interface CreateCollectionCommand {
-  type: 'create_collection'
-  collection: string
-  schema: Record<string, unknown>
-  format?: 'json' | 'yaml' | 'md'
-  metadata?: {
-    label?: string
-    description?: string
-    icon?: string
-    creatable?: boolean
-    orderable?: boolean
-    deletable?: boolean
-    singletonId?: string | null
-    order?: number
-  }
-  expectedRevision?: number
-}
-export interface DeleteCollectionCommand { type: 'delete_collection', collection: string, expectedRevision?: number }
-
-export type MutateCommand =
-  | SaveFieldCommand | PutEntryCommand | DeleteEntryCommand | ReorderEntriesCommand
-  | UpdatePageLayoutCommand | MdBlockCommand | MdEditCommand | CreateCollectionCommand | DeleteCollectionCommand
-
-export type CommandType = MutateCommand['type']
-
-/* The `value` of save_field and the items of layout are any JSON value; ajv's typing of "any"
-   needs the `{}` schema with `nullable`. */
-const anyValue = {} as JSONSchemaType<unknown>
-
-const saveField: JSONSchemaType<SaveFieldCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'field', 'value'],
-  properties: { type: { type: 'string', const: 'save_field' }, collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue, expectedRevision: revision }
-} as unknown as JSONSchemaType<SaveFieldCommand>
-
-const putEntry: JSONSchemaType<PutEntryCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'data'],
-  properties: { type: { type: 'string', const: 'put_entry' }, collection: name, id: entryId, data: { type: 'object', required: [] }, expectedRevision: revision }
-} as unknown as JSONSchemaType<PutEntryCommand>
-
-const deleteEntry: JSONSchemaType<DeleteEntryCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id'],
-  properties: { type: { type: 'string', const: 'delete_entry' }, collection: name, id: entryId, expectedRevision: revision }
-} as unknown as JSONSchemaType<DeleteEntryCommand>
-
-const reorderEntries: JSONSchemaType<ReorderEntriesCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'order'],
-  properties: { type: { type: 'string', const: 'reorder_entries' }, collection: name, order: { type: 'array', items: entryId, maxItems: 100000 }, expectedRevision: revision }
-} as unknown as JSONSchemaType<ReorderEntriesCommand>
-
-const updatePageLayout: JSONSchemaType<UpdatePageLayoutCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'layout'],
-  properties: { type: { type: 'string', const: 'update_page_layout' }, collection: name, id: entryId, layout: { type: 'array', items: anyValue }, expectedRevision: revision }
-} as unknown as JSONSchemaType<UpdatePageLayoutCommand>
-
-const mdBlock: JSONSchemaType<MdBlockCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'blockPath', 'src', 'html'],
-  properties: {
-    type: { type: 'string', const: 'md_block' },
-    collection: name,
-    id: entryId,
-    blockPath: { type: 'string', minLength: 1, maxLength: 200 },
-    src: { type: 'string', minLength: 1, maxLength: 100 },
-    html: { type: 'string', maxLength: 200000 },
-    expectedRevision: revision
-  }
-} as unknown as JSONSchemaType<MdBlockCommand>
-
-/** The most characters of a block's DOM text md_edit takes (a block is a paragraph, not a page). */
-export const MAX_BLOCK_TEXT = 100000
-/** The most marks one md_edit may apply. */
-export const MAX_MARKS = 32
-
-const mdEdit: JSONSchemaType<MdEditCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'field', 'src', 'before', 'after'],
-  properties: {
-    type: { type: 'string', const: 'md_edit' },
-    collection: name,
-    id: entryId,
-    field: { type: 'string', minLength: 1, maxLength: 200 },
-    src: { type: 'string', minLength: 1, maxLength: 100 },
-    before: { type: 'string', maxLength: MAX_BLOCK_TEXT },
-    after: { type: 'string', maxLength: MAX_BLOCK_TEXT },
-    marks: {
-      type: 'array',
-      nullable: true,
-      maxItems: MAX_MARKS,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['type', 'start', 'end'],
-        properties: {
-          type: { type: 'string', enum: ['strong', 'em', 'code', 'link'] },
-          start: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
-          end: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
-          href: { type: 'string', nullable: true, minLength: 1, maxLength: 2048 }
-        }
-      }
-    },
-    expectedRevision: revision
-  }
-} as unknown as JSONSchemaType<MdEditCommand>
-
-const createCollection: JSONSchemaType<CreateCollectionCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'schema'],
-  properties: {
-    type: { type: 'string', const: 'create_collection' },
-    collection: name,
-    schema: { type: 'object', required: [] },
-    format: { type: 'string', enum: ['json', 'yaml', 'md'], nullable: true },
-    metadata: {
-      type: 'object',
-      nullable: true,
-      additionalProperties: false,
-      required: [],
-      properties: {
-        label: { type: 'string', nullable: true, maxLength: 200 },
-        description: { type: 'string', nullable: true, maxLength: 2000 },
-        icon: { type: 'string', nullable: true, maxLength: 200 },
-        creatable: { type: 'boolean', nullable: true },
-        orderable: { type: 'boolean', nullable: true },
-        deletable: { type: 'boolean', nullable: true },
-        singletonId: { type: 'string', nullable: true, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
-        order: { type: 'number', nullable: true }
-      }
-    },
-    expectedRevision: revision
-  }
-} as unknown as JSONSchemaType<CreateCollectionCommand>
-
-const deleteCollection: JSONSchemaType<DeleteCollectionCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection'],
-  properties: { type: { type: 'string', const: 'delete_collection' }, collection: name, expectedRevision: revision }
-} as unknown as JSONSchemaType<DeleteCollectionCommand>
-
-export interface RestoreBody { collection: string, id: string, ts: number }
-const restoreBody: JSONSchemaType<RestoreBody> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['collection', 'id', 'ts'],
-  properties: { collection: name, id: entryId, ts: { type: 'integer', minimum: 0 } }
-}
-
-export interface PublishBody { collection?: string, id?: string, retryRebuild?: boolean, retryPush?: boolean }
-const publishBody: JSONSchemaType<PublishBody> = {
-  type: 'object',
-  additionalProperties: false,
-  required: [],
-  dependencies: { id: ['collection'] },
-  properties: { collection: { ...name, nullable: true }, id: { ...entryId, nullable: true }, retryRebuild: { type: 'boolean', nullable: true }, retryPush: { type: 'boolean', nullable: true } }
-}
+export type * from '../content/command-schema-table.js'
+export { MAX_BLOCK_TEXT, MAX_MARKS } from '../content/command-schema-table.js'
 
 /** The validators of the command bodies; `commandValidators` gives them. */
 export interface CommandValidators {
@@ -209,48 +22,22 @@ export interface CommandValidators {
   publish: (body: unknown) => PublishBody
 }
 
-const schemaByType: Record<CommandType, object> = {
-  save_field: saveField,
-  put_entry: putEntry,
-  delete_entry: deleteEntry,
-  reorder_entries: reorderEntries,
-  update_page_layout: updatePageLayout,
-  md_block: mdBlock,
-  md_edit: mdEdit,
-  create_collection: createCollection,
-  delete_collection: deleteCollection
-}
-
-/* Compiled on first use, once per process (all ten cost ~150 ms before the server could listen).
-   A compiled function keeps no state between calls but its last `errors`, read synchronously. */
-let ajv: Ajv | null = null
-const compiled = new Map<object, ValidateFunction>()
-
-function compiledOf (schema: object): ValidateFunction {
-  let fn = compiled.get(schema)
-  if (fn === undefined) {
-    ajv ??= new Ajv({ allErrors: false, strict: false })
-    fn = ajv.compile(schema)
-    compiled.set(schema, fn)
-  }
-  return fn
-}
+const mutateTypes = Object.keys(commandSchemas).filter(name => name !== 'restore' && name !== 'publish')
 
 const validators: CommandValidators = {
   mutate: (body) => {
     const type = (body as { type?: unknown }).type
-    if (typeof type !== 'string' || !Object.hasOwn(schemaByType, type)) {
-      throw new BadRequestError(`Unknown command type; expected one of ${Object.keys(schemaByType).join(', ')}`, { field: 'type' })
+    if (typeof type !== 'string' || !mutateTypes.includes(type)) {
+      throw new BadRequestError(`Unknown command type; expected one of ${mutateTypes.join(', ')}`, { field: 'type' })
     }
-    return check<MutateCommand>(compiledOf(schemaByType[type as CommandType]), body)
+    return check<MutateCommand>(commandValidator(type as CommandType), body)
   },
-  restore: (body) => check<RestoreBody>(compiledOf(restoreBody), body),
-  publish: (body) => check<PublishBody>(compiledOf(publishBody), body)
+  restore: (body) => check<RestoreBody>(commandValidator('restore'), body),
+  publish: (body) => check<PublishBody>(commandValidator('publish'), body)
 }
 
 /**
- * The command validators: each schema is compiled on its first use and shared by every router
- * and instance of the process.
+ * The command validators, shared by every router and instance of the process.
  * @returns the validators
  */
 export function createCommandValidators (): CommandValidators {
@@ -259,16 +46,6 @@ export function createCommandValidators (): CommandValidators {
 
 function check<T> (validate: ValidateFunction, body: unknown): T {
   if (validate(body)) return body as T
-  const err = validate.errors?.[0]
-  const where = err === undefined ? '' : err.instancePath.replace(/^\//, '').replace(/\//g, '.')
-  let reason = err?.message ?? 'is invalid'
-  let field = where
-  if (err?.keyword === 'additionalProperties') {
-    field = String((err.params as { additionalProperty: string }).additionalProperty)
-    reason = 'is not a known field'
-  } else if (err?.keyword === 'required') {
-    field = String((err.params as { missingProperty: string }).missingProperty)
-    reason = 'is required'
-  }
+  const { field, reason } = firstCommandError(validate)
   throw new BadRequestError(`Invalid command: ${field === '' ? 'body' : field} ${reason}`, { field })
 }

@@ -2,11 +2,16 @@
  * `delete_collection`: remove a dynamic collection with all its entries and history. Its revision
  * log stays, so a collection created again under the same name never reuses a revision. Only entry
  * files are removed: other files in its folder (notes, assets, files of another format) stay, and
- * a folder is removed only when that leaves it empty.
+ * a folder is removed only when that leaves it empty. A collection refused at load (its definition
+ * arrived through git invalid or over a bound) or whose schema does not compile is deleted too: its
+ * entry files are then the files of its format (of every format when it names none known) at the
+ * top of its folder.
  */
-import { rm, rmdir } from 'node:fs/promises'
+import { readdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
-import { ConflictError, RevisionConflictError } from '../errors.js'
+import { CmsError, ConflictError, RevisionConflictError } from '../errors.js'
+import { FORMAT_EXTENSIONS } from '../content/formats.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
 import { assertCollectionName } from '../storage/names.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { DYNAMIC_DIR } from '../storage/collection-registry.js'
@@ -21,22 +26,32 @@ import { requireCollection, requirePermission, type CommandContext } from './com
  */
 export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)
-  const def = await requireCollection(ctx, name)
+  const { services } = ctx
+  // A definition refused at load (it arrived through git) is deleted without reading its entries.
+  const refused = await services.content.registry.refused(name)
+  const def = refused === null ? await requireCollection(ctx, name) : null
   await requirePermission(ctx, 'manage_collections', name)
-  if (def.source !== 'dynamic') {
+  if (def !== null && def.source !== 'dynamic') {
     throw new ConflictError(`Collection ${name} is ${def.source === 'explicit' ? 'defined in the config' : 'a directory without a definition'}; only collections created through the API can be deleted`)
   }
-  const { services } = ctx
   return await services.locks.run(`collection:${name}`, async () => {
-    const index = await services.content.index(name)
-    await index.ready()
-    const revision = index.revision
+    let index: CollectionIndex | null = null
+    if (def !== null) {
+      index = await services.content.index(name)
+      // A schema that does not compile (it arrived through git) leaves the index unreadable.
+      try { await index.ready() } catch (err) {
+        if (!(err instanceof CmsError && err.status === 422 && err.details.collection === name)) throw err
+        index = null
+      }
+    }
+    const revision = index?.revision ?? 0
     const expected = cmd.expectedRevision ?? undefined
-    if (expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
-    await assertRealInside(services.content.repoRealDir, def.dir)
+    if (index !== null && expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
+    const dir = def?.dir ?? refused?.dir ?? path.join(services.content.registry.contentRoot, name)
+    await assertRealInside(services.content.repoRealDir, dir)
     await services.history.removeCollection(name)
-    const entryFiles = (await index.all()).map(e => e.file)
-    await removeEntryFiles(def.dir, entryFiles)
+    const entryFiles = index !== null ? (await index.all()).map(e => e.file) : await filesWithExtensions(dir, refused?.extensions ?? Object.values(FORMAT_EXTENSIONS).flat())
+    await removeEntryFiles(dir, entryFiles)
     const files = entryFiles.map(f => services.relativePath(f))
     const definition = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
     await rm(definition, { force: true })
@@ -45,6 +60,13 @@ export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollecti
     services.content.dropIndex(name)
     return { revision: revision + 1 }
   })
+}
+
+/** The files of a folder (not its subfolders) whose extension is one of these. */
+async function filesWithExtensions (dir: string, extensions: string[]): Promise<string[]> {
+  let names: string[] = []
+  try { names = await readdir(dir) } catch {}
+  return names.filter(n => !n.startsWith('.') && extensions.includes(path.extname(n).toLowerCase())).map(n => path.join(dir, n))
 }
 
 /** Removes the entry files, then each folder they were in that is left empty, up to the collection's. */

@@ -202,7 +202,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     data = record.kind === 'delete' ? null : (record.data ?? {})
   }
   if (data !== null && index.collection.schema !== null) {
-    const validate = await schemaValidator(services, index.collection.schema)
+    const validate = await schemaValidator(services, index.collection.schema, index.collection.name)
     const known = new Set((base?.data === undefined ? [] : validate(base.data)).map(i => `${i.path}\u0000${i.code}`))
     const added = validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
     if (added.length > 0) {

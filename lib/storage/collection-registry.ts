@@ -3,7 +3,7 @@
  * from `.cms/collections/<name>.json` (created through the API), and inferred ones, which are any
  * other directory under `contentDir`.
  */
-import { lstat, readdir, readFile, stat } from 'node:fs/promises'
+import { lstat, readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config, CollectionDefinition, I18nDefinition } from '../config.js'
 import type { LocaleLayout } from '../content/i18n-layout.js'
@@ -11,8 +11,9 @@ import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
-import { BadRequestError, LimitExceededError } from '../errors.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
+import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
+import { readDefinition, type Refusal } from './definition-file.js'
+import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
 import { isInside } from './safe-path.js'
@@ -75,14 +76,22 @@ export interface DynamicCollectionFile {
 
 /** Where dynamic collection definitions live, relative to the repository. */
 export const DYNAMIC_DIR = '.cms/collections'
-/**
- * Largest definition file read: the largest schema allowed, pretty-printed 24 levels deep as
- * create_collection writes it, with its metadata, stays well under it.
- */
-const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
 
-/** Told of a definition that arrived through git over a bound: the collection is refused. */
+/** Told of a definition that arrived through git over a bound or invalid: the collection is refused. */
 export type OnCollectionRefused = (name: string, reason: string) => void
+
+/**
+ * The error of a collection whose schema does not compile (it arrived through git: create_collection
+ * compiles before it writes): 422 `limit_exceeded` when too costly, else `collection_refused`.
+ * @param name the collection
+ * @param err what compiling threw
+ * @returns the error to throw (`err` itself when it is not a compile failure)
+ */
+export function schemaRefusal (name: string, err: unknown): unknown {
+  if (!(err instanceof SchemaCompileError)) return err
+  const message = `Collection ${name} is not read: its schema does not compile: ${err.message} (${DYNAMIC_DIR}/${name}.json)`
+  return err.tooCostly ? new LimitExceededError(message, { collection: name }) : new CollectionRefusedError(message, { collection: name })
+}
 
 /** Resolves collections; one instance per service. */
 export class CollectionRegistry {
@@ -93,9 +102,11 @@ export class CollectionRegistry {
   /** Inferred collections seen so far; their format is guessed once from the files present. */
   #inferred = new Map<string, Collection>()
   readonly #explicit = new Map<string, Collection>()
-  /** Dynamic definitions over a bound (they arrived through git): name -> why. */
-  readonly #refused = new Map<string, string>()
+  /** Dynamic definitions over a bound or invalid (they arrived through git): name -> why. */
+  readonly #refused = new Map<string, Refusal>()
   readonly #onRefused: OnCollectionRefused
+  /** Definitions git rewrote since they were read: read again at the next look-up. */
+  readonly #changed = new Set<string>()
   #loaded = false
 
   constructor (repoDir: string, config: Config, onRefused: OnCollectionRefused = () => {}) {
@@ -110,42 +121,79 @@ export class CollectionRegistry {
 
   /**
    * Reads the dynamic collection definitions (once; later changes go through `setDynamic`).
-   * Definitions that arrived through git are held to create_collection's bounds: one over them
-   * (or past the count, in name order) is refused, never compiled, and reported to `onRefused`.
+   * Definitions that arrived through git are held to create_collection's bounds and shape: one over
+   * them (or past the count, in name order), or not JSON, is refused, never compiled, and reported
+   * to `onRefused`.
    * @returns resolves when loaded
    */
   async load (): Promise<void> {
-    if (this.#loaded) return
+    if (this.#loaded) {
+      if (this.#changed.size > 0) await this.#reload()
+      return
+    }
     const dir = path.join(this.#repoDir, DYNAMIC_DIR)
     let names: string[] = []
     try { names = (await readdir(dir)).sort() } catch {}
     for (const file of names) {
       const name = file.replace(/\.json$/, '')
       if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || name in this.#config.collections) continue
-      try {
-        const reason = await this.#overBound(path.join(dir, file))
-        if (typeof reason === 'string') {
-          this.#refused.set(name, reason)
-          this.#onRefused(name, reason)
-          continue
-        }
-        this.#dynamic.set(name, this.#resolveDynamic(name, reason))
-      } catch {
-        // An unreadable definition is skipped; the directory still shows as an inferred collection.
-      }
+      const read = await readDefinition(path.join(dir, file), this.#dynamic.size)
+      if (read !== null) this.#take(name, read)
     }
     this.#loaded = true
   }
 
-  /** Reads a definition file: why it is over a bound, or its content. */
-  async #overBound (file: string): Promise<string | DynamicCollectionFile> {
-    const { size } = await stat(file)
-    if (size > MAX_DEFINITION_FILE_BYTES) return `its definition file is larger than ${MAX_DEFINITION_FILE_BYTES} bytes`
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as DynamicCollectionFile
-    const over = schemaOverLimit(parsed.schema)
-    if (over !== null) return over.message
-    if (this.#dynamic.size >= MAX_DYNAMIC_COLLECTIONS) return `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`
-    return parsed
+  #take (name: string, read: Refusal | DynamicCollectionFile): void {
+    if ('reason' in read) {
+      this.#refused.set(name, read)
+      this.#onRefused(name, read.reason)
+    } else {
+      this.#dynamic.set(name, this.#resolveDynamic(name, read))
+    }
+  }
+
+  /**
+   * Takes note of definition files git rewrote (a pull): each is read again at the next look-up.
+   * @param paths repository-relative paths (forward slashes)
+   * @returns the names of the collections whose definitions changed
+   */
+  definitionsChanged (paths: readonly string[]): string[] {
+    const names: string[] = []
+    for (const p of paths) {
+      const name = p.startsWith(`${DYNAMIC_DIR}/`) && p.endsWith('.json') ? p.slice(DYNAMIC_DIR.length + 1, -'.json'.length) : ''
+      if (!COLLECTION_NAME.test(name) || Object.hasOwn(this.#config.collections, name)) continue
+      this.#changed.add(name)
+      names.push(name)
+    }
+    return names
+  }
+
+  /** Reads the changed definitions again: new, changed, removed, or refused as at load. */
+  async #reload (): Promise<void> {
+    const names = [...this.#changed]
+    this.#changed.clear()
+    for (const name of names) {
+      // The collection read again is not counted against itself; a removed file ends it.
+      const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
+      this.#dynamic.delete(name)
+      this.#refused.delete(name)
+      if (read !== null) this.#take(name, read)
+    }
+  }
+
+  /**
+   * A dynamic collection refused at load (over a bound or invalid): its folder and the extensions
+   * of its entry files (its format's when the definition names a known one, else every format's),
+   * so that delete_collection can remove it.
+   * @param name a valid collection name
+   * @returns null when the collection is not refused
+   */
+  async refused (name: string): Promise<{ dir: string, extensions: string[] } | null> {
+    await this.load()
+    const refusal = this.#refused.get(name)
+    if (refusal === undefined) return null
+    const formats = refusal.format === null ? Object.values(FORMAT_EXTENSIONS) : [FORMAT_EXTENSIONS[refusal.format]]
+    return { dir: path.join(this.#contentRoot, name), extensions: formats.flat() }
   }
 
   /**
@@ -180,7 +228,8 @@ export class CollectionRegistry {
     if (dynamic !== undefined) return dynamic
     const refused = this.#refused.get(name)
     if (refused !== undefined) {
-      throw new LimitExceededError(`Collection ${name} is not read: ${refused} (${DYNAMIC_DIR}/${name}.json)`, { collection: name })
+      const message = `Collection ${name} is not read: ${refused.reason} (${DYNAMIC_DIR}/${name}.json)`
+      throw refused.invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
     }
     const dir = path.join(this.#contentRoot, name)
     let st

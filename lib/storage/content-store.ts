@@ -12,7 +12,7 @@ import { NotFoundError, type ValidationIssue } from '../errors.js'
 import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
 import { ThreadSchemaCompiler } from '../content/thread-schema-compiler.js'
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
-import { CollectionRegistry, type Collection, type OnCollectionRefused } from './collection-registry.js'
+import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
 
@@ -235,7 +235,8 @@ export class ContentStore {
     if (schema === null) return () => []
     // Compiled on the first entry read from its file (a restart from the store validates none).
     let validate: Validator | null = null
-    return (data) => validate !== null ? validate(data) : this.schemas.validator(schema).then(v => (validate = v)(data))
+    // A schema that does not compile arrived through git: 422 with the reason, never a 500.
+    return (data) => validate !== null ? validate(data) : this.schemas.validator(schema).then(v => (validate = v)(data), (err: unknown) => { throw schemaRefusal(collection.name, err) })
   }
 
   /**
@@ -244,6 +245,8 @@ export class ContentStore {
    * @param paths repository-relative paths (forward slashes)
    */
   markPathsChanged (paths: readonly string[]): void {
+    // A pulled `.cms/collections/<name>.json` redefines the collection: read again, indexed anew.
+    for (const name of this.registry.definitionsChanged(paths)) this.dropIndex(name)
     for (const p of paths) this.#onFileEvent(path.join(this.#opts.repoDir, ...p.split('/')))
   }
 
