@@ -393,7 +393,10 @@ export class CollectionIndex {
   /** Once the watcher listens: marks every row whose file changed since the build (events missed before). */
   async #recheckAll (): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
-    this.#rescan = true
+    // An add or removal in a flat folder changes its mtime, which the next list checks anyway; deeper
+    // ones need a scan.
+    const { nested, indexFile, files, roots } = this.#layout
+    if (nested || indexFile !== null || files !== null || roots != null) this.#rescan = true
     let n = 0
     for (const row of [...this.#rows.values()]) {
       if (++n % CHUNK === 0) await yieldNow()
