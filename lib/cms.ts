@@ -27,7 +27,6 @@ import { HistoryStore } from './storage/history-store.js'
 import { GitStore } from './storage/git-store.js'
 import { DraftStore } from './storage/draft-store.js'
 import { removeStaleLocks } from './storage/update-ref.js'
-import { execFile } from 'node:child_process'
 import { sweepTempFiles } from './storage/temp-sweep.js'
 import { resolveGitDirs } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
@@ -306,20 +305,9 @@ async function assertGitRepository (repoDir: string): Promise<string> {
   }
   // HEAD is a branch that exists (or a detached commit id): git resolves it, loose or packed, as
   // the repository's own HEAD.
-  const [dirs, head] = await Promise.all([resolveGitDirs(repoDir), headCommit(repoDir)])
-  if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
+  const dirs = await resolveGitDirs(repoDir)
+  if (dirs.head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
   return dirs.commonDir
-}
-
-/** What `git rev-parse --verify HEAD` gives in a working tree, or null (none, or no git). */
-async function headCommit (repoDir: string): Promise<string | null> {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
-  return await new Promise(resolve => {
-    execFile('git', ['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env }, (err, stdout) => {
-      resolve(err === null && /^[0-9a-f]{40}$/.test(stdout.trim()) ? stdout.trim() : null)
-    })
-  })
 }
 
 /** A deep copy of the config without the values of keys named `secret` or `token` (frozen like the original). */
