@@ -81,13 +81,16 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   if (invocation.command === 'init') return await runInit(invocation, streams)
   // Loaded only now, so --help and usage errors answer without loading the whole service; the
   // demo's modules load only for `demo`.
+  // `git --version` runs while this thread loads the service's modules (half of a restart's CPU).
+  const gitChecked = requireGitVersion()
+  gitChecked.catch(() => {})
   const [{ openCms }, { startServer }, demo] = await Promise.all([
     import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
   ])
   let demoRepo: string | null = null
   let running: RunningServer
   try {
-    await requireGitVersion()
+    await gitChecked
     let opened: OpenCms
     let password: string | null = null
     if (demo !== null) {

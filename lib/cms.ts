@@ -12,6 +12,7 @@ import compose from 'koa-compose'
 import { pino, type Logger } from 'pino'
 import { loadConfig, type ConfigInput, type Config } from './config.js'
 import { readRuntimeSettings } from './runtime.js'
+import { SchemaCompiler } from './content/schema-tools.js'
 import { createBlockOutlineCache } from './commands/block-outlines.js'
 import { ContentStore } from './storage/content-store.js'
 import { SiteSearch } from './search/site-search.js'
@@ -26,7 +27,6 @@ import { HistoryStore } from './storage/history-store.js'
 import { GitStore } from './storage/git-store.js'
 import { DraftStore } from './storage/draft-store.js'
 import { removeStaleLocks } from './storage/update-ref.js'
-import { execFile } from 'node:child_process'
 import { sweepTempFiles } from './storage/temp-sweep.js'
 import { resolveGitDirs } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
@@ -41,7 +41,7 @@ import { BoundedRenderer } from './commands/bounded-render.js'
 import { RecordSigner } from './storage/record-signature.js'
 import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
-import { CmsMetrics } from './metrics/cms-metrics.js'
+import type { CmsMetrics } from './metrics/cms-metrics.js'
 import type { SharedRevocations } from './auth/types.js'
 import type { SharedDocument } from './remote/shared-document-ref.js'
 
@@ -115,7 +115,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).
   // The config is read while `git rev-parse` runs (its own process); a repository error comes first.
   const gitDirFound = assertGitRepository(repoDir)
-  const configLoaded = loadConfig(repoDir, opts.config)
+  const configSchemas = new SchemaCompiler()
+  const configLoaded = loadConfig(repoDir, opts.config, configSchemas)
   configLoaded.catch(() => {})
   const gitDir = await gitDirFound
   const env = opts.env ?? process.env
@@ -123,6 +124,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const config = withDefaultRemote(await configLoaded, opts.defaultRemote)
   const log = opts.logger ?? pino({ level: env.CMS_LOG_LEVEL ?? 'info' }, pino.destination(2))
   const stateDir = path.join(gitDir, 'cms')
+  // prom-client loads only for a site that enables metrics.
+  const metricsModule = config.metrics.enabled ? await import('./metrics/cms-metrics.js') : null
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
   let content: ContentStore | null = null
   const search = new SiteSearch({ stateDir })
@@ -130,12 +133,12 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   let remote: RemoteSync | null = null
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
-  const metrics = config.metrics.enabled ? new CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote?.state.report.lastFetchAt ?? null }) : null
+  const metrics: CmsMetrics | null = metricsModule !== null ? new metricsModule.CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote?.state.report.lastFetchAt ?? null }) : null
   const readiness = { indexesBuilt: false, closing: false }
   try {
     // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
     // it stats or reads a file (ContentStore.watching).
-    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
+    content = new ContentStore({ repoDir, stateDir, config, configSchemas, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -240,8 +243,9 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       })
     })
     // koa-body (with zod and formidable: 0.1-0.3 s of CPU) loads once the first builds are done,
-    // not on the first request with a body.
+    // not on the first request with a body; the full-text indexes open (or build) then too.
     void settled.then(() => { if (!closing) preloadJsonParser() })
+    const searching = settled.then(async () => { await liveContent.startCompanions(() => closing) })
     // Temp files a killed predecessor left: a walk of every content folder (0.25-0.86 s at 100,000
     // entries), so after the first builds. Safe meanwhile: readers skip hidden names, and only files
     // whose ctime is before the lock file's (the file system's clock) go, never a write in flight.
@@ -264,6 +268,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         await media.close()
         await warming
         await sweeping
+        await searching
         await liveContent.close()
         await liveAuth.close()
         await history.close()
@@ -300,20 +305,9 @@ async function assertGitRepository (repoDir: string): Promise<string> {
   }
   // HEAD is a branch that exists (or a detached commit id): git resolves it, loose or packed, as
   // the repository's own HEAD.
-  const [dirs, head] = await Promise.all([resolveGitDirs(repoDir), headCommit(repoDir)])
-  if (head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
+  const dirs = await resolveGitDirs(repoDir)
+  if (dirs.head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
   return dirs.commonDir
-}
-
-/** What `git rev-parse --verify HEAD` gives in a working tree, or null (none, or no git). */
-async function headCommit (repoDir: string): Promise<string | null> {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
-  return await new Promise(resolve => {
-    execFile('git', ['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env }, (err, stdout) => {
-      resolve(err === null && /^[0-9a-f]{40}$/.test(stdout.trim()) ? stdout.trim() : null)
-    })
-  })
 }
 
 /** A deep copy of the config without the values of keys named `secret` or `token` (frozen like the original). */

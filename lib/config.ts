@@ -194,9 +194,10 @@ export async function readConfigFile (repoDir: string): Promise<{ input: unknown
 /**
  * Validates a raw config and fills in the defaults.
  * @param input the config as written (an object)
+ * @param schemas compiles the collections' schemas to check them (the service keeps its validators)
  * @returns a frozen Config
  */
-export function normalizeConfig (input: unknown): Config {
+export function normalizeConfig (input: unknown, schemas = new SchemaCompiler()): Config {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError('(root)', 'must be an object')
   }
@@ -214,7 +215,6 @@ export function normalizeConfig (input: unknown): Config {
   c.preview?.stylesheets?.forEach((href, i) => { checkStylesheet(`preview.stylesheets.${i}`, href, ownPrefixes) })
   for (const [name, def] of Object.entries(c.collections ?? {})) checkI18n(name, def, trimSlash(c.contentDir ?? 'content'))
   // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
-  const schemas = new SchemaCompiler()
   for (const [name, def] of Object.entries(c.collections ?? {})) {
     if (def.schema !== undefined) {
       try { schemas.validator(def.schema) } catch (err) {
@@ -256,12 +256,14 @@ export function normalizeConfig (input: unknown): Config {
  * Loads, validates and fills in the config of a repository.
  * @param repoDir the site repository
  * @param override a config object that replaces the file (for `createCms({ config })`)
+ * @param schemas the compiler that checks the collections' schemas (`SchemaCompiler.compiled` then
+ *   gives their validators, so the service does not compile them a second time)
  * @returns the frozen Config
  */
-export async function loadConfig (repoDir: string, override?: ConfigInput): Promise<Config> {
-  if (override !== undefined) return normalizeConfig(override)
+export async function loadConfig (repoDir: string, override?: ConfigInput, schemas?: SchemaCompiler): Promise<Config> {
+  if (override !== undefined) return normalizeConfig(override, schemas)
   const { input } = await readConfigFile(repoDir)
-  return normalizeConfig(input)
+  return normalizeConfig(input, schemas)
 }
 
 /** A collection key that is not a valid name is named with the folder key that reads that folder. */

@@ -9,7 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { watchFolders, type FolderWatch } from './folder-watch.js'
 import type { Config } from '../config.js'
 import { NotFoundError, type ValidationIssue } from '../errors.js'
-import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
+import { inferSchema, type JsonSchema, type SchemaCompiler, type Validator } from '../content/schema-tools.js'
 import { ThreadSchemaCompiler } from '../content/thread-schema-compiler.js'
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
@@ -42,6 +42,8 @@ export interface ContentStoreOptions {
   onIndexBuilt?: (seconds: number) => void
   /** Told of a collection definition over a bound (it arrived through git): it is not read. */
   onCollectionRefused?: OnCollectionRefused
+  /** The compiler that checked the config's schemas at start: their validators are used as they are. */
+  configSchemas?: SchemaCompiler
 }
 
 const INFER_SAMPLE = 50
@@ -148,7 +150,8 @@ export class ContentStore {
   }
 
   /**
-   * Warms the index of every collection (after the server listens, so start-up stays fast).
+   * Warms the index of every collection (after the server listens, so start-up stays fast). The
+   * full-text indexes wait for `startCompanions`, so that the first lists do not wait for them.
    * @param stop checked between collections: true ends the warm-up early
    * @returns resolves when every index is built
    */
@@ -158,13 +161,24 @@ export class ContentStore {
       // A collection that cannot be indexed (its folder a link leaving the repository) is
       // refused when asked for; the others still warm.
       try {
-        const index = await this.index(c.name)
-        await index.ready()
-        // The full-text index builds in the background (a search waits for it, and starts it itself).
-        if (!this.#closed) this.#companions.get(index)?.start()
+        await (await this.index(c.name)).ready()
       } catch {}
       // One collection per turn of the event loop: with 100 collections whose indexes load from
       // disk, the chained awaits otherwise ran as one 150 ms task ahead of every request.
+      await nextTurn()
+    }
+  }
+
+  /**
+   * Starts the companion (full-text index) of every index built so far, one per turn of the event
+   * loop; a search starts its own meanwhile.
+   * @param stop checked between collections: true ends early
+   * @returns resolves when every companion has been started (not built)
+   */
+  async startCompanions (stop: () => boolean = () => false): Promise<void> {
+    for (const companion of [...this.#companions.values()]) {
+      if (stop() || this.#closed) return
+      companion.start()
       await nextTurn()
     }
   }
@@ -233,9 +247,10 @@ export class ContentStore {
   #validatorFor (collection: Collection): (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]> {
     const schema = collection.schema
     if (schema === null) return () => []
-    // Compiled on the first entry read from its file (a restart from the store validates none).
-    let validate: Validator | null = null
-    // A schema that does not compile arrived through git: 422 with the reason, never a 500.
+    // A schema of the config was compiled by its check at start (no second compile, no compile
+    // thread); another is compiled on the first entry read from its file (a restart from the store
+    // validates none). A schema that does not compile arrived through git: 422 with the reason, never a 500.
+    let validate: Validator | null = this.#opts.configSchemas?.compiled(schema) ?? null
     return (data) => validate !== null ? validate(data) : this.schemas.validator(schema).then(v => (validate = v)(data), (err: unknown) => { throw schemaRefusal(collection.name, err) })
   }
 

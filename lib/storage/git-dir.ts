@@ -17,6 +17,8 @@ export interface GitDirs {
   gitDir: string
   /** The repository's common dir: refs, objects, packs, and the service's `cms/` state. */
   commonDir: string
+  /** The commit HEAD names (a branch's, or a detached one), or null before the first commit. */
+  head: string | null
 }
 
 /**
@@ -31,12 +33,17 @@ export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
   let lines: string[]
   try {
-    const { stdout } = await run('git', ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format'], { cwd: repoDir, env })
+    // One git process: `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
+    const { stdout } = await run('git', ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env })
     lines = stdout.split('\n')
-  } catch {
-    throw new StartupError(`${repoDir} is not a git repository (git rev-parse found none); run git init and commit first`)
+  } catch (err) {
+    const { code, stdout } = err as { code?: unknown, stdout?: unknown }
+    if (code !== 1 || typeof stdout !== 'string' || stdout.split('\n').length < 4) {
+      throw new StartupError(`${repoDir} is not a git repository (git rev-parse found none); run git init and commit first`)
+    }
+    lines = stdout.split('\n')
   }
-  const [top, gitDir, commonDir, format] = lines
+  const [top, gitDir, commonDir, format, headLine] = lines
   if (top === undefined || gitDir === undefined || commonDir === undefined || top === '') {
     throw new StartupError(`${repoDir} is not a git working tree`)
   }
@@ -46,5 +53,6 @@ export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
   if (format !== 'sha1') {
     throw new StartupError(`${repoDir} is a ${format === 'sha256' ? 'SHA-256' : String(format)} repository; git-cms writes history and drafts as SHA-1 git objects and packs, so it serves only SHA-1 repositories`)
   }
-  return { gitDir: path.resolve(repoDir, gitDir), commonDir: path.resolve(repoDir, commonDir) }
+  const head = headLine !== undefined && /^[0-9a-f]{40}$/.test(headLine) ? headLine : null
+  return { gitDir: path.resolve(repoDir, gitDir), commonDir: path.resolve(repoDir, commonDir), head }
 }

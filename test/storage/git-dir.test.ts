@@ -1,5 +1,5 @@
 import t from 'tap'
-import { access, readFile, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
+import { access, readFile, mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { makeSite, git, startServer, writeHeaders, silentLogger } from '../helpers/site.js'
@@ -47,9 +47,17 @@ t.test('a directory that is not a repository, or a subdirectory of one, is refus
   await t.rejects(createCms({ repoDir: path.join(site, 'content'), logger: silentLogger(), env: {} }), { name: 'StartupError', message: /not a git repository \(it lies inside the working tree of/ })
 })
 
+t.test('a repository without a commit is refused, and nothing is written into it', async t => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-unborn-'))
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
+  git(dir, 'init', '-q', '-b', 'main')
+  await t.rejects(createCms({ repoDir: dir, logger: silentLogger(), env: {} }), { name: 'StartupError', message: /has no commit yet/ })
+  await t.rejects(stat(path.join(dir, '.git', 'cms')), { code: 'ENOENT' }, 'no service state')
+})
+
 t.test('a plain .git folder gives the same dirs as git rev-parse', async t => {
   const site = await makeSite(t)
-  t.same(await resolveGitDirs(site), { gitDir: path.join(site, '.git'), commonDir: path.join(site, '.git') })
+  t.same(await resolveGitDirs(site), { gitDir: path.join(site, '.git'), commonDir: path.join(site, '.git'), head: git(site, 'rev-parse', 'HEAD').trim() })
 })
 
 t.test('worktrees, separate git dirs, subfolders and non-repositories are answered as git rev-parse says', async t => {
@@ -59,14 +67,14 @@ t.test('worktrees, separate git dirs, subfolders and non-repositories are answer
   // A worktree checkout: `.git` is a file naming its git dir.
   const worktree = path.join(parent, 'checkout')
   git(main, 'worktree', 'add', '-q', '-b', 'other', worktree)
-  t.same(await resolveGitDirs(worktree), { gitDir: path.join(main, '.git', 'worktrees', 'checkout'), commonDir: path.join(main, '.git') })
+  t.same(await resolveGitDirs(worktree), { gitDir: path.join(main, '.git', 'worktrees', 'checkout'), commonDir: path.join(main, '.git'), head: git(main, 'rev-parse', 'HEAD').trim() })
   // A submodule-style checkout: `.git` is a file naming a git dir elsewhere (--separate-git-dir).
   const separate = path.join(parent, 'separate')
   const store = path.join(parent, 'modules', 'separate.git')
   await mkdir(path.dirname(store))
   git(parent, 'init', '-q', '-b', 'main', `--separate-git-dir=${store}`, separate)
   t.match(await readFile(path.join(separate, '.git'), 'utf8'), /^gitdir: /)
-  t.same(await resolveGitDirs(separate), { gitDir: store, commonDir: store })
+  t.same(await resolveGitDirs(separate), { gitDir: store, commonDir: store, head: null }, 'no commit yet: no head')
   // A subfolder of a repository, and a folder that is none.
   await t.rejects(resolveGitDirs(path.join(main, 'content')), { name: 'StartupError', message: /lies inside the working tree of/ })
   const none = path.join(parent, 'none')
@@ -78,5 +86,5 @@ t.test('worktrees, separate git dirs, subfolders and non-repositories are answer
   // A detached HEAD is served.
   const detached = await makeSite(t)
   git(detached, 'checkout', '-q', '--detach')
-  t.same(await resolveGitDirs(detached), { gitDir: path.join(detached, '.git'), commonDir: path.join(detached, '.git') })
+  t.same(await resolveGitDirs(detached), { gitDir: path.join(detached, '.git'), commonDir: path.join(detached, '.git'), head: git(detached, 'rev-parse', 'HEAD').trim() })
 })
