@@ -1,14 +1,16 @@
 /**
  * The outlines of the bodies the in-place editor lists and edits (body-outline.ts), kept by one
  * service instance and keyed by the body itself (its format and digest), so a draft and the
- * published body never mix. `GET /blocks` stores the outline it parsed; md_edit finds it and parses
- * only the edited block's top-level node, then stores the new body's outline for the next edit.
- * Kept because one whole parse misses the target: a 20 KB body takes ~65 ms to parse on the bench
- * machine (target 30 ms for the list and an edit); an edit with the outline takes a few ms.
+ * published body never mix. A body's first outline is parsed in a render thread (`GET /blocks`, or
+ * md_edit when none is kept); md_edit finds it and parses only the edited block's top-level node,
+ * then stores the new body's outline for the next edit. Kept because one parse misses the target:
+ * a 20 KB body takes ~95 ms to parse on the bench machine (target 30 ms for the list and an edit);
+ * with the outline, the list takes 0.1 ms and an edit a few ms.
  */
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
+import type { BoundedRenderer } from './bounded-render.js'
 
 /** Outlines by body; owned by one service instance. */
 export type BlockOutlineCache = LRUCache<string, BodyOutline>
@@ -35,4 +37,20 @@ export function createBlockOutlineCache (): BlockOutlineCache {
  */
 export function outlineKey (body: string, mdx: boolean): string {
   return `${mdx ? 'mdx' : 'md'}:${createHash('sha256').update(body).digest('base64')}`
+}
+
+/**
+ * A body's outline: the kept one, else parsed in a render thread (never on the event loop) and kept.
+ * @param services the instance's outline cache and render threads
+ * @param body the body
+ * @param mdx whether it is parsed as MDX
+ * @returns the outline; rejects with RenderRefusedError (422) when the parse is too slow or too large
+ */
+export async function bodyOutline (services: { blockOutlines: BlockOutlineCache, markdown: BoundedRenderer }, body: string, mdx: boolean): Promise<BodyOutline> {
+  const key = outlineKey(body, mdx)
+  const known = services.blockOutlines.get(key)
+  if (known !== undefined) return known
+  const outline = await services.markdown.outline(body, mdx)
+  services.blockOutlines.set(key, outline)
+  return outline
 }

@@ -10,15 +10,15 @@ import { requireCollection, type CommandContext } from './command-context.js'
 import { editorBody } from './render-field.js'
 import { LimitExceededError } from '../errors.js'
 import type { SourceBlock } from '../content/markdown/block-list.js'
-import { outlineKey } from './block-outlines.js'
+import { bodyOutline } from './block-outlines.js'
+import { RENDER_MAX_CHARS } from './bounded-render.js'
 
 /**
- * The longest body the in-place editor lists and edits block by block. An edit with the body's
- * outline kept (block-outlines.ts) parses one top-level node (1 MB: 222 ms at load 21), but a body's
- * first list is one whole parse, which grows faster than the body (load 21: 20 KB 0.97 s, 1 MB 106 s;
- * ~65 ms for 20 KB on a quiet machine), so past this a body is edited whole, in the Studio.
+ * The longest body the in-place editor lists and edits block by block: the longest one rendered.
+ * A body's outline is parsed in a render thread, in time that follows its length (body-regions.ts);
+ * an edit with the outline kept parses one top-level node.
  */
-export const MAX_BLOCK_BODY_CHARS = 50_000
+export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
 
 /**
  * Refuses (422) a body too long for block editing.
@@ -63,13 +63,6 @@ export async function listBlocks (ctx: CommandContext, input: ListBlocksInput): 
   const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
   // A body too deep to parse renders as plain text: nothing in it is a block.
   if (markdownTooDeep(body)) return { revision, blocks: [] }
-  const mdx = def.format === 'mdx'
-  const key = outlineKey(body, mdx)
-  const known = ctx.services.blockOutlines.get(key)
-  if (known !== undefined) return { revision, blocks: known.blocks }
-  const { bodyParser } = await import('../content/markdown/parse-body.js')
-  const { outlineOf } = await import('../content/markdown/body-outline.js')
-  const outline = outlineOf(bodyParser({ mdx })(body), body)
-  ctx.services.blockOutlines.set(key, outline)
+  const outline = await bodyOutline(ctx.services, body, def.format === 'mdx')
   return { revision, blocks: outline.blocks }
 }

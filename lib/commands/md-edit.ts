@@ -9,7 +9,13 @@ import type { MdEditCommand } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { editMarkdownBlock } from './markdown-block.js'
 import { assertBlockEditableLength } from './list-blocks.js'
-import { outlineKey } from './block-outlines.js'
+import { bodyOutline, outlineKey } from './block-outlines.js'
+import type { BodyOutline } from '../content/markdown/body-outline.js'
+
+/** Thrown from inside the change when the body's outline is not kept: it is parsed off the event loop, then the edit runs again. */
+class OutlineWanted extends Error {
+  constructor (readonly body: string, readonly mdx: boolean) { super('outline wanted') }
+}
 
 /** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
 export interface MarkdownEditResult {
@@ -33,11 +39,13 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   // The Markdown toolchain loads on first use, not at start-up.
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
-  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  const outlines = ctx.services.blockOutlines
+  const run = async (wait: boolean): ReturnType<typeof editMarkdownBlock<ReturnType<typeof markdown.applyTextEdit>>> => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
+    const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
+    if (outline === undefined && wait) throw new OutlineWanted(body, mdx)
     try {
-      const outlines = ctx.services.blockOutlines
-      const edit = markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline: outlines.get(outlineKey(body, mdx)) })
+      const edit = markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline })
       outlines.set(outlineKey(edit.body, mdx), edit.outline)
       return edit
     } catch (err) {
@@ -47,6 +55,16 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
       throw err
     }
   })
+  let result
+  try {
+    result = await run(true)
+  } catch (err) {
+    if (!(err instanceof OutlineWanted)) throw err
+    await bodyOutline(ctx.services, err.body, err.mdx)
+    // Kept now, unless another edit changed the body meanwhile (then this one parses it).
+    result = await run(false)
+  }
+  const { revision, src, edit } = result
   const blockSrc = src
   return {
     revision,

@@ -8,3 +8,11 @@ export interface RenderJob {
   body: string
   opts: RenderMarkdownOptions
 }
+
+/** One body to outline for block editing (the thread answers with its BodyOutline). */
+export interface OutlineJob {
+  outline: { body: string, mdx: boolean }
+}
+
+/** What the thread is asked. */
+export type MarkdownJob = RenderJob | OutlineJob

@@ -1,21 +1,32 @@
 /**
- * The worker thread that renders Markdown for `BoundedRenderer`: one message in (`RenderJob`), one
- * out (its HTML, as WorkerPool's `PoolReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
+ * The worker thread that renders Markdown for `BoundedRenderer`: one message in (`RenderJob`, or
+ * `OutlineJob` for a body's block outline), one out (its HTML or outline, as WorkerPool's `PoolReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
  * link references) holds this thread, which can be ended, and never the service's event loop.
  */
 import { parentPort } from 'node:worker_threads'
 import { toHtml } from 'hast-util-to-html'
 import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
-import type { RenderJob } from './render-worker-messages.js'
+import { bodyParser } from '../content/markdown/parse-body.js'
+import { outlineOf, type BodyOutline } from '../content/markdown/body-outline.js'
+import type { MarkdownJob, RenderJob } from './render-worker-messages.js'
 import type { PoolReply, PoolRequest } from '../content/worker-pool.js'
 
-parentPort?.on('message', (request: PoolRequest<RenderJob>) => {
+parentPort?.on('message', (request: PoolRequest<MarkdownJob>) => {
   if ('leave' in request) parentPort?.close()
+  else if ('outline' in request.job) parentPort?.postMessage(outline(request.id, request.job.outline))
   else parentPort?.postMessage(render(request.id, request.job))
 })
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
 parentPort?.postMessage({ ready: true } satisfies PoolReply<string>)
+
+function outline (id: number, job: { body: string, mdx: boolean }): PoolReply<BodyOutline> {
+  try {
+    return { id, reply: outlineOf(bodyParser({ mdx: job.mdx })(job.body), job.body) }
+  } catch (err) {
+    return { id, error: err instanceof Error ? err.message : String(err) }
+  }
+}
 
 function render (id: number, job: RenderJob): PoolReply<string> {
   try {

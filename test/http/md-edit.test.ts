@@ -5,9 +5,15 @@
  */
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { startServer, repoFingerprint, writeHeaders, git } from '../helpers/site.js'
+import { fromRoot } from '../helpers/repo-root.js'
+import { bodyParser } from '../../lib/content/markdown/parse-body.js'
+import { outlineOf } from '../../lib/content/markdown/body-outline.js'
+import { MAX_BLOCK_BODY_CHARS } from '../../lib/commands/list-blocks.js'
 
 const API = '/api/cms'
 const config = {
@@ -34,6 +40,14 @@ const BODY = [
   '[ref]: https://example.com/ref',
   ''
 ].join('\n')
+/** About 200 KB of the round-trip corpus's LF documents: four times the old limit of block editing. */
+const LARGE = ((): string => {
+  const dir = fromRoot('test/fixtures/markdown-corpus')
+  const docs = readdirSync(dir).filter(f => f.endsWith('.md')).sort().map(f => readFileSync(path.join(dir, f), 'utf8')).filter(d => !d.includes('\r'))
+  let body = ''
+  for (let i = 0; body.length < 200_000; i++) body += (docs[i % docs.length] as string) + '\n\n'
+  return body
+})()
 const FILE = 'content/posts/hello.md'
 const SOURCE = `---\ntitle: Hello\n---\n${BODY}`
 const MDX = [
@@ -55,10 +69,21 @@ const files = {
   [FILE]: SOURCE,
   'content/pages/intro.mdx': `---\ntitle: Intro\n---\n${MDX}`,
   'content/notes/a.json': '{"n":0}\n',
-  'content/posts/long.md': `---\ntitle: Long\n---\n${'A paragraph of plain words.\n\n'.repeat(2000)}`
+  'content/posts/long.md': `---\ntitle: Long\n---\n${'A paragraph of plain words.\n\n'.repeat(Math.ceil(MAX_BLOCK_BODY_CHARS / 29) + 1)}`,
+  'content/posts/large.md': `---\ntitle: Large\n---\n${LARGE}`,
+  'content/posts/large-cold.md': `---\ntitle: Large too\n---\n${LARGE}\nThe end.\n`
 }
 
-const s = await startServer(t, { config, files })
+// What the event loop was held before: the whole parse of the large body, here, now (the bound
+// grows with it on a busy machine and stays a quarter of it). Taken before the server starts: a
+// loop held for seconds lets the server close the client's idle keep-alive connection under it.
+const LARGE_OUTLINE = ((): { expected: ReturnType<typeof outlineOf>['blocks'], parseMs: number } => {
+  const started = performance.now()
+  const expected = outlineOf(bodyParser()(LARGE), LARGE).blocks
+  return { expected, parseMs: performance.now() - started }
+})()
+// A 200 KB body parses in a render thread in ~1 s, several on a busy machine: the time limit is not what is tested here.
+const s = await startServer(t, { config, files, env: { CMS_RENDER_TIME_LIMIT_MS: '120000' } })
 const cookie = await s.login()
 const get = async (p: string): Promise<Response> => await s.request(API + p, { headers: { cookie } })
 const mutate = async (body: unknown): Promise<Response> => await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify(body) })
@@ -236,11 +261,48 @@ t.test('a body over the block-editing limit: /blocks and md_edit answer 422 limi
   const fingerprint = await repoFingerprint(s.repoDir)
   const listed = await get('/blocks?collection=posts&id=long&field=body')
   t.equal(listed.status, 422)
-  t.match(await listed.json(), { code: 'limit_exceeded', limit: 50000 })
+  t.match(await listed.json(), { code: 'limit_exceeded', limit: MAX_BLOCK_BODY_CHARS })
   const first = 'A paragraph of plain words.'
   const hint = `0:${first.length}:${createHash('sha256').update(first).digest('hex').slice(0, 16)}`
   const res = await mutate({ ...edit(hint, first, 'A paragraph of plain words, edited.'), id: 'long' })
   t.equal(res.status, 422)
   t.match(await res.json(), { code: 'limit_exceeded' })
   t.equal(await repoFingerprint(s.repoDir), fingerprint, 'files, refs and commits unchanged')
+})
+
+/** Runs `work` and reports the longest the event loop was held meanwhile. */
+async function stallDuring (work: () => Promise<void>): Promise<number> {
+  const histogram = monitorEventLoopDelay({ resolution: 10 })
+  histogram.enable()
+  try {
+    await work()
+    return histogram.max / 1e6
+  } finally {
+    histogram.disable()
+  }
+}
+
+t.test('a 200 KB body: /blocks lists what a whole parse gives and md_edit saves a word, never holding the event loop', async t => {
+  const { expected, parseMs } = LARGE_OUTLINE
+  const bound = Math.max(100, parseMs / 4)
+  t.comment(`the body parses in ${Math.round(parseMs)} ms here; bound ${Math.round(bound)} ms`)
+  let listed: { blocks: Block[] } | undefined
+  let saved: Response | undefined
+  let cold: Response | undefined
+  const target = expected.filter(b => b.kind === 'paragraph' && b.editable && b.text.length > 20)[200]
+  if (target === undefined) throw new Error('no paragraph to edit')
+  const stall = await stallDuring(async () => {
+    listed = await blocks('collection=posts&id=large&field=body')
+    saved = await mutate({ ...edit(target.src, target.text, target.text + ' zyxword'), id: 'large' })
+    // No outline kept for this body: md_edit has it parsed in a render thread first.
+    cold = await mutate({ ...edit(target.src, target.text, target.text + ' zyxword'), id: 'large-cold' })
+  })
+  t.same(listed?.blocks, expected, 'the blocks of a whole parse')
+  t.equal(saved?.status, 200, 'md_edit saved')
+  t.equal(cold?.status, 200, 'md_edit with no outline kept saved')
+  const [start, end] = target.src.split(':').map(Number) as [number, number]
+  const after = LARGE.slice(0, start) + LARGE.slice(start, end) + ' zyxword' + LARGE.slice(end)
+  t.equal(await draftBody('large'), after, 'only the word was added')
+  t.equal(await draftBody('large-cold'), `${after}\nThe end.\n`, 'only the word was added')
+  t.ok(stall < bound, `the event loop was held ${Math.round(stall)} ms at most (bound ${Math.round(bound)} ms)`)
 })

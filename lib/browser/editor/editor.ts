@@ -12,43 +12,21 @@
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
-import { toggleInline, applyLink, isAllowedHref, insertPlainText, rangeInside } from './inline-format.js'
-import { EditorUi, type RestoreItem, type ToolbarCommand } from './editor-ui.js'
+import { insertPlainText, rangeInside } from './inline-format.js'
+import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned } from './aligned-page.js'
-import { textAndMarks, clearMarks, freezeGeneratorMarkup, placeCaret, MARK_ATTRIBUTE } from './aligned-edit.js'
+import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
 import { ownText } from './page-blocks.js'
-import { clearUnsavedBlock, keptBlocks, unsavedBlockKey, writeUnsavedBlock, type KeptBlock } from './unsaved-blocks.js'
+import { clearUnsavedBlock } from './unsaved-blocks.js'
+import { failedSave, markDraft, openSession, type EditSession } from './edit-session.js'
+import { UnsavedKeeper } from './unsaved-keeper.js'
+import { unsavedOffers } from './unsaved-offers.js'
+import { publishDrafts } from './publish-report.js'
+import { formatBlock, type FormatCommand } from './format-command.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
-
-/** One element being edited. */
-interface EditSession {
-  el: HTMLElement
-  /** A `data-cms` field, a hinted block of our rendering, or a block aligned with the source. */
-  kind: 'field' | 'block' | 'aligned'
-  binding: Binding
-  wrapper: HTMLElement | null
-  /** innerHTML when editing began (Escape restores it). */
-  original: string
-  /** What a save compares against: textContent (field) or innerHTML (block) at the last save. */
-  baseline: string
-  /** The entry's revision when editing began (fields send it as expectedRevision). */
-  revision: Promise<number | undefined>
-  /** The selection, kept while the focus is on the toolbar. */
-  range: Range | null
-  /** Where a block's unsaved text is kept in the browser (null for fields). */
-  unsavedKey: string | null
-  /** The block's position among its wrapper's hinted blocks. */
-  index: number
-  /** The entry's revision once `revision` resolved (kept with the unsaved text). */
-  knownRevision: number | null
-  /** An aligned block's own text when editing began (md_edit's `before`). */
-  textBefore: string
-  /** Makes the generator's markup in an aligned block editable again (it is frozen while edited). */
-  thaw: (() => void) | null
-}
 
 /** The inline editor of one page. */
 export class InlineEditor {
@@ -68,8 +46,7 @@ export class InlineEditor {
   /** Wrappers a generator rendered, whose blocks were paired with the source. */
   private readonly aligned = new WeakSet<HTMLElement>()
   /** The pending (debounced) write of the current block's unsaved text. */
-  private keepTimer: number | undefined
-  private keepPending: (() => void) | null = null
+  private readonly keeper = new UnsavedKeeper()
 
   /**
    * Sets up the page: makes bound elements focusable and adds the toolbar.
@@ -84,8 +61,8 @@ export class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keepUnsaved() }, true)
-    addEventListener('pagehide', () => { this.flushUnsaved() })
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keeper.keep(this.session) }, true)
+    addEventListener('pagehide', () => { this.keeper.flush() })
     void this.start()
   }
 
@@ -123,40 +100,9 @@ export class InlineEditor {
    * typing began from. Nothing on the page changes until the editor chooses.
    */
   private async offerUnsaved (): Promise<void> {
-    const found: Array<{ kept: KeptBlock, el: HTMLElement | null, wrapper: HTMLElement, binding: Binding, sourceMoved: boolean }> = []
-    for (const wrapper of Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))) {
-      const binding = parseBinding(wrapper.dataset.cmsMd)
-      if (binding === null) continue
-      const blocks = hintedBlocks(wrapper)
-      for (const kept of keptBlocks(binding)) {
-        const same = blocks.find(b => b.dataset.cmsSrc === kept.src) ?? null
-        if (same !== null && same.innerHTML === kept.html) { clearUnsavedBlock(kept.key); continue }
-        found.push({ kept, el: same ?? blocks[kept.index] ?? null, wrapper, binding, sourceMoved: same === null })
-      }
-    }
-    if (found.length === 0) return
-    const revisions = new Map<string, number | undefined>()
-    for (const f of found) {
-      const entry = `${f.binding.collection}/${f.binding.id}`
-      if (!revisions.has(entry)) revisions.set(entry, (await this.api.readEntry(f.binding.collection, f.binding.id))?.revision)
-    }
-    const items: RestoreItem[] = found.map(f => {
-      const now = revisions.get(`${f.binding.collection}/${f.binding.id}`)
-      const notes: string[] = []
-      const revisionMoved = f.kept.revision !== null && now !== undefined && now !== f.kept.revision
-      if (revisionMoved) notes.push(`The entry changed since you typed this (revision ${f.kept.revision ?? '?'} then, ${now} now).`)
-      if (f.sourceMoved) {
-        notes.push(f.el === null
-          ? 'This block is no longer on the page: Restore cannot put the text back. Copy it from here.'
-          : 'The text of this block changed since you typed this: Restore replaces what the page shows now.')
-      }
-      return {
-        title: `Block ${f.kept.index + 1} of ${f.binding.collection}/${f.binding.id}`,
-        notes,
-        mine: textOf(f.kept.html),
-        now: (revisionMoved || f.sourceMoved) && f.el !== null ? textOf(f.el.innerHTML) : null
-      }
-    })
+    const offer = await unsavedOffers(this.api)
+    if (offer === null) return
+    const { found, items } = offer
     const n = found.length
     this.ui.say(`This browser kept unsaved text of ${n} ${n === 1 ? 'block' : 'blocks'} on this page: restore it or discard it.`)
     this.ui.offerRestore(items, () => {
@@ -173,28 +119,6 @@ export class InlineEditor {
       for (const f of found) clearUnsavedBlock(f.kept.key)
       this.ui.say('Unsaved text discarded.')
     })
-  }
-
-  /** Keeps the current block's text in the browser after a short pause in typing. */
-  private keepUnsaved (): void {
-    const s = this.session
-    if (s === null || s.unsavedKey === null) return
-    const key = s.unsavedKey
-    this.keepPending = () => {
-      const html = s.el.innerHTML
-      if (html === s.original) clearUnsavedBlock(key)
-      else writeUnsavedBlock(key, { html, original: s.original, revision: s.knownRevision, index: s.index, at: Date.now() })
-    }
-    window.clearTimeout(this.keepTimer)
-    this.keepTimer = window.setTimeout(() => { this.flushUnsaved() }, 250)
-  }
-
-  /** Writes the pending unsaved text now. */
-  private flushUnsaved (): void {
-    window.clearTimeout(this.keepTimer)
-    const write = this.keepPending
-    this.keepPending = null
-    write?.()
   }
 
   /**
@@ -282,36 +206,13 @@ export class InlineEditor {
       this.ui.say('This element is not bound to an entry the editor understands.', 'error')
       return
     }
-    const kind = isField ? 'field' : el.dataset.cmsAligned !== undefined ? 'aligned' : 'block'
-    const src = el.dataset.cmsSrc
-    const original = el.innerHTML
-    if (kind === 'field') {
-      try { el.contentEditable = 'plaintext-only' } catch { el.contentEditable = 'true' }
-    } else {
-      el.contentEditable = 'true'
-    }
-    el.classList.add('cms-active')
-    el.spellcheck = true
-    this.session = {
-      el,
-      kind,
-      binding,
-      wrapper,
-      original,
-      baseline: kind === 'field' ? el.textContent ?? '' : original,
-      revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
-      range: null,
-      unsavedKey: kind !== 'field' && src !== undefined ? unsavedBlockKey(binding, src) : null,
-      index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
-      knownRevision: null,
-      textBefore: kind === 'aligned' ? ownText(el) : '',
-      thaw: kind === 'aligned' ? freezeGeneratorMarkup(el) : null
-    }
+    this.session = openSession(el, binding, wrapper, this.api.readEntry(binding.collection, binding.id).then(r => r?.revision))
+    const kind = this.session.kind
     const session = this.session
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) this.keepUnsaved()
+      if (this.session === session && session.el.innerHTML !== session.original) this.keeper.keep(this.session)
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -324,7 +225,7 @@ export class InlineEditor {
   private end (save: boolean): void {
     const s = this.session
     if (s === null) return
-    this.flushUnsaved()
+    this.keeper.flush()
     this.session = null
     s.thaw?.()
     s.el.removeAttribute('contenteditable')
@@ -337,7 +238,7 @@ export class InlineEditor {
     const s = this.session
     if (s === null) return
     s.el.innerHTML = s.original
-    this.keepPending = null
+    this.keeper.drop()
     this.end(false)
     if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
     s.el.blur()
@@ -347,7 +248,7 @@ export class InlineEditor {
   private enqueueSave (s: EditSession): Promise<void> {
     // The text kept in the browser is written now, so a keep still pending cannot land after the
     // save's success cleared it (and offer back, on the next visit, text that was saved).
-    this.flushUnsaved()
+    this.keeper.flush()
     const current = s.kind === 'field' ? s.el.textContent ?? '' : s.el.innerHTML
     if (current === s.baseline) return this.queue
     s.baseline = current
@@ -366,12 +267,12 @@ export class InlineEditor {
     this.ui.say('Saving…')
     const expectedRevision = await s.revision
     const res = await this.api.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
-    if (res.status !== 200) { this.failed(s, res.status, res.body, value); return }
+    if (res.status !== 200) { failedSave(this.ui, s, res.status, res.body, value); return }
     const revision = typeof res.body?.revision === 'number' ? res.body.revision : undefined
     s.revision = Promise.resolve(revision)
     // Without a permissions policy save_field writes the file itself; under one it is a draft.
     const entry = await this.api.readEntry(collection, id)
-    if (entry?.draft === true) this.markDraft(s.el, 'Draft saved')
+    if (entry?.draft === true) markDraft(this.ui, s.el, 'Draft saved')
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
@@ -386,13 +287,13 @@ export class InlineEditor {
     if (res.status !== 200) {
       // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
       const olderDraft = res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
-      this.failed(s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
+      failedSave(this.ui, s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
       return
     }
     this.savedHere.add(key)
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) clearUnsavedBlock(s.unsavedKey)
-    this.markDraft(s.el, 'Draft saved')
+    markDraft(this.ui, s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
@@ -429,43 +330,18 @@ export class InlineEditor {
     if (after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
     const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
-    if (res.status !== 200) { this.failed(s, res.status, res.body, after); return }
+    if (res.status !== 200) { failedSave(this.ui, s, res.status, res.body, after); return }
     const key = `${collection}/${id}`
     this.savedHere.add(key)
     s.textBefore = after
     clearMarks(s.el)
     if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
-    this.markDraft(s.el, 'Draft saved')
+    markDraft(this.ui, s.el, 'Draft saved')
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
     // The answer does not continue the page's hints: pair the blocks with the draft's again.
     if (!await this.align(wrapper, s.binding, true)) this.ui.say('Draft saved. Reload the page to edit more of it.')
-  }
-
-  private markDraft (el: HTMLElement, message: string): void {
-    el.classList.remove('cms-conflict')
-    el.classList.add('cms-draft')
-    el.dataset.cmsState = 'draft'
-    this.ui.say(message)
-  }
-
-  private failed (s: EditSession, status: number, body: Record<string, unknown> | null, text: string, conflictMessage?: string): void {
-    const error = typeof body?.error === 'string' ? body.error : `HTTP ${status}`
-    // The text stays in the element; the next blur retries unless the element is locked below.
-    s.baseline = s.kind === 'field' ? s.el.textContent ?? '' : s.original
-    if (status === 409) {
-      s.el.classList.add('cms-conflict')
-      s.el.dataset.cmsLocked = 'This text changed elsewhere. Reload the page to edit it; copy your text first.'
-      s.el.classList.add('cms-locked')
-      const rev = typeof body?.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
-      this.ui.say('Not saved: changed elsewhere. Reload the page to continue.', 'error')
-      this.ui.showConflict(conflictMessage ?? `This content was changed elsewhere since the page was loaded${rev}. Your text was not saved; it is kept below and in the page. Copy it, then reload the page to edit the current version.`, text)
-      return
-    }
-    if (status === 401) { this.ui.say('Not saved: you are signed out. Sign in again in another tab, then edit again.', 'error'); return }
-    if (status === 0) { this.ui.say('Not saved: the server cannot be reached.', 'error'); return }
-    this.ui.say(`Not saved: ${error}`, 'error')
   }
 
   private onKeyDown (e: KeyboardEvent): void {
@@ -486,7 +362,7 @@ export class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); this.keepUnsaved() }
+      else { insertPlainText(s.el, '\n', true); this.keeper.keep(this.session) }
       return
     }
     if (!mod || e.altKey) return
@@ -501,52 +377,17 @@ export class InlineEditor {
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    this.keepUnsaved()
+    this.keeper.keep(this.session)
   }
 
-  private format (cmd: 'bold' | 'italic' | 'code' | 'link'): void {
+  private format (cmd: FormatCommand): void {
     const s = this.session
     if (s === null || s.kind === 'field') return
-    if (document.activeElement !== s.el) {
-      s.el.focus()
-      if (s.range !== null) {
-        const sel = window.getSelection()
-        sel?.removeAllRanges()
-        sel?.addRange(s.range)
-      }
-    }
-    if (cmd === 'link') {
-      const range = rangeInside(s.el)?.cloneRange() ?? null
-      this.prompting = true
-      let href: string | null
-      try {
-        href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')
-      } finally {
-        this.prompting = false
-      }
-      if (href === null) return
-      if (!isAllowedHref(href.trim()) || href.trim() === 'https://') {
-        this.ui.say('Link not added: use an http(s) or mailto address, or a path on this site.', 'error')
-        return
-      }
-      s.el.focus()
-      if (range !== null) {
-        const sel = window.getSelection()
-        sel?.removeAllRanges()
-        sel?.addRange(range)
-      }
-      if (applyLink(s.el, href.trim())) this.markAdded(s)
-      this.keepUnsaved()
-      return
-    }
-    if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) this.markAdded(s)
-    this.keepUnsaved()
-  }
-
-  /** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
-  private markAdded (s: EditSession): void {
-    const added = rangeInside(s.el)?.startContainer
-    if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && /^(?:STRONG|EM|CODE|A)$/.test(added.tagName)) added.setAttribute(MARK_ATTRIBUTE, '')
+    formatBlock(s, cmd, {
+      ui: this.ui,
+      prompting: (on) => { this.prompting = on },
+      keep: () => { this.keeper.keep(this.session) }
+    })
   }
 
   private async command (cmd: ToolbarCommand): Promise<void> {
@@ -558,38 +399,7 @@ export class InlineEditor {
   private async publish (): Promise<void> {
     if (this.session !== null) this.end(true)
     await this.queue
-    this.ui.say('Publishing…')
-    const res = await this.api.request('POST', '/publish', {})
-    if (res.status !== 200 || res.body === null) {
-      this.ui.say(`Not published: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error')
-      return
-    }
-    const list = (key: string): Array<Record<string, unknown>> => {
-      const v = res.body?.[key]
-      return Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => x !== null && typeof x === 'object') : []
-    }
-    const name = (x: Record<string, unknown>): string => `${String(x.collection)}/${String(x.id)}`
-    const published = list('published')
-    const conflicts = list('conflicts')
-    const failed = list('failed')
-    const parts: string[] = []
-    if (published.length === 0 && conflicts.length === 0 && failed.length === 0) parts.push('Nothing to publish.')
-    if (published.length > 0) parts.push(`Published ${published.length} ${published.length === 1 ? 'entry' : 'entries'}: ${published.map(name).join(', ')}.`)
-    for (const c of conflicts) parts.push(`Not published ${name(c)}: ${typeof c.message === 'string' ? c.message : String(c.code)}.`)
-    for (const f of failed) parts.push(`Failed ${name(f)}: ${typeof f.error === 'string' ? f.error : 'error'}.`)
-    if (typeof res.body.commit === 'string') parts.push(`Commit ${res.body.commit.slice(0, 7)}.`)
-    if (typeof res.body.commitError === 'string') parts.push(`Not committed: ${res.body.commitError}`)
-    const rebuild = res.body.rebuild as { triggered?: unknown, ok?: unknown } | undefined
-    if (rebuild?.triggered === true) parts.push(rebuild.ok === true ? 'Site rebuild started.' : 'The site rebuild could not be started.')
-    this.ui.say(parts.join(' '), conflicts.length + failed.length > 0 ? 'error' : 'info')
-    const done = new Set(published.map(name))
-    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.cms-draft'))) {
-      const b = parseBinding(el.dataset.cms ?? el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)
-      if (b !== null && done.has(`${b.collection}/${b.id}`)) {
-        el.classList.remove('cms-draft')
-        el.dataset.cmsState = 'published'
-      }
-    }
+    await publishDrafts(this.api, this.ui)
   }
 
   private async discard (): Promise<void> {
@@ -601,11 +411,6 @@ export class InlineEditor {
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
   }
-}
-
-/** The text of kept HTML, parsed in an inert document (nothing in it runs or loads). */
-function textOf (html: string): string {
-  return new DOMParser().parseFromString(html, 'text/html').body.textContent ?? ''
 }
 
 // bootstrap.js sets the API base path before it loads this module.

@@ -8,13 +8,15 @@ import remarkGfm from 'remark-gfm'
 import remarkMdx from 'remark-mdx'
 import type { Root } from 'mdast'
 import type {} from 'mdast-util-mdx'
+import { parseInRegions } from './body-regions.js'
 
 /** Parses Markdown text to an mdast tree with positions. */
 export type BodyParser = (text: string) => Root
 
 /**
  * Builds a parser configured as renderMarkdown's (CommonMark + GFM); one per edit, reused for
- * every parse the edit makes.
+ * every parse the edit makes. A long text is parsed region by region (body-regions.ts), in time
+ * that follows its length.
  * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
  * @returns the parser
  */
@@ -22,5 +24,6 @@ export function bodyParser (opts: { mdx?: boolean } = {}): BodyParser {
   const processor = opts.mdx === true
     ? unified().use(remarkParse).use(remarkMdx).use(remarkGfm).freeze()
     : unified().use(remarkParse).use(remarkGfm).freeze()
-  return (text) => processor.parse(text)
+  const parse = (text: string): Root => processor.parse(text)
+  return (text) => parseInRegions(text, parse)
 }

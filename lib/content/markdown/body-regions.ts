@@ -1,0 +1,237 @@
+/**
+ * Parsing a long body region by region, with the tree a whole parse gives. micromark's cost grows
+ * faster than the body: each list item and lazy line copies the events of the whole document so far
+ * (micromark 4's document tokenizer), and a whole body's events stay alive until its tree is built,
+ * so a 1 MB body took 17.7 s. A region is cut only before a line that starts at column 0, is not a
+ * list marker and follows a blank line: there every block of the lines before has ended, so the
+ * region parses alone as it does inside the body. That is checked, not assumed: the region is parsed
+ * with a sentinel line after it, which must come out as a top-level paragraph of its own (an open
+ * fence, HTML block or JSX element swallows it, and the region grows to the next cut). A region
+ * naming a link or footnote label defined in another region is parsed again with that definition
+ * before it, so its references resolve as in the whole body.
+ */
+import type { Root, RootContent } from 'mdast'
+import { visit } from 'unist-util-visit'
+
+/** Parses Markdown text to an mdast tree with positions. */
+type Parse = (text: string) => Root
+
+/** The characters a region holds at least (where the body allows a cut). */
+const REGION_CHARS = 2000
+
+/** Appended to a region to check that every block of it has ended: it must parse as a paragraph of its own. */
+const SENTINEL = 'x'
+
+/** A definition found in a region: its normalized label and a one-line definition of it. */
+interface Label { identifier: string, line: string, footnote: boolean }
+
+interface Region { start: number, end: number, tree: Root, labels: Label[] }
+
+/**
+ * Parses a body region by region; the tree is the one `parse(body)` gives.
+ * @param body the body
+ * @param parse the parser of a whole text
+ * @param regionChars the characters a region holds at least (tests cut at every line they can)
+ * @returns the body's tree
+ */
+export function parseInRegions (body: string, parse: Parse, regionChars = REGION_CHARS): Root {
+  const cuts = cutCandidates(body)
+  // micromark leaves a byte order mark out of its offsets.
+  if (cuts.length === 0 || body.startsWith('\uFEFF')) return parse(body)
+  const regions: Region[] = []
+  let start = 0
+  let next = 0
+  while (start < body.length) {
+    const region = firstRegion(body, start, cuts, next, parse, regionChars)
+    if (region === null) return parse(body)
+    regions.push(region)
+    start = region.end
+    while (next < cuts.length && (cuts[next] as number) <= start) next++
+  }
+  const definedIn = definitionRegions(regions)
+  const children: RootContent[] = []
+  let line = 0
+  let counted = 0
+  for (const [index, region] of regions.entries()) {
+    line += lineBreaks(body, counted, region.start)
+    counted = region.start
+    const text = body.slice(region.start, region.end)
+    const prefix = definitionsNamed(text, index, definedIn)
+    const tail = region.end === body.length ? '' : SENTINEL
+    const tree = prefix === '' ? region.tree : parse(prefix + text + tail)
+    for (const child of tree.children) {
+      const offset = child.position?.start.offset ?? 0
+      if (offset < prefix.length || offset >= prefix.length + text.length) continue
+      shift(child, region.start - prefix.length, line - lineBreaks(prefix, 0, prefix.length))
+      children.push(child)
+    }
+  }
+  return {
+    type: 'root',
+    children,
+    position: { start: { line: 1, column: 1, offset: 0 }, end: endPoint(body) }
+  }
+}
+
+/**
+ * The region starting at `start`: up to the first cut `regionChars` on whose sentinel check
+ * passes, the next cut twice as far each time one fails, the rest of the body when none passes.
+ * Null when the rest does not parse alone (an MDX error): the body is then parsed whole.
+ */
+function firstRegion (body: string, start: number, cuts: number[], from: number, parse: Parse, regionChars: number): Region | null {
+  let want = regionChars
+  let i = from
+  for (;;) {
+    while (i < cuts.length && (cuts[i] as number) - start < want) i++
+    const end = cuts[i] ?? body.length
+    const text = body.slice(start, end)
+    const tree = tryParse(end === body.length ? text : text + SENTINEL, parse)
+    if (tree !== null && (end === body.length || closedAt(tree, text.length))) {
+      if (end < body.length) tree.children.pop()
+      return { start, end, tree, labels: labelsOf(tree, text) }
+    }
+    if (end === body.length) return null
+    want = 2 * (end - start)
+  }
+}
+
+function tryParse (text: string, parse: Parse): Root | null {
+  try {
+    return parse(text)
+  } catch {
+    // MDX: an element or expression left open at the region's end.
+    return null
+  }
+}
+
+/** Whether the tree's last top-level node is the sentinel's paragraph at `at` and none before reaches it. */
+function closedAt (tree: Root, at: number): boolean {
+  const last = tree.children[tree.children.length - 1]
+  if (last?.type !== 'paragraph' || last.position?.start.offset !== at || last.position.end.offset !== at + SENTINEL.length) return false
+  const before = tree.children[tree.children.length - 2]
+  return (before?.position?.end.offset ?? 0) <= at
+}
+
+/**
+ * The offsets where a region may start: a line at column 0 after a blank line, not starting with
+ * whitespace or a list marker (a list goes on past blank lines while its items do).
+ */
+function cutCandidates (body: string): number[] {
+  const cuts: number[] = []
+  let blank = false
+  let at = 0
+  while (at < body.length) {
+    let end = body.indexOf('\n', at)
+    if (end === -1) end = body.length
+    const first = body[at] as string
+    const isBlank = /^[ \t\r]*$/.test(body.slice(at, end))
+    if (blank && !isBlank && !/[ \t\-+*0-9]/.test(first)) cuts.push(at)
+    blank = isBlank
+    at = end + 1
+  }
+  return cuts
+}
+
+/** Every link and footnote definition of a region's tree, with its label as the region's source writes it. */
+function labelsOf (tree: Root, text: string): Label[] {
+  const out: Label[] = []
+  visit(tree, (node) => {
+    if (node.type !== 'definition' && node.type !== 'footnoteDefinition') return
+    const footnote = node.type === 'footnoteDefinition'
+    const open = (node.position?.start.offset ?? 0) + (footnote ? 2 : 1)
+    const label = /^(?:[^\\[\]]|\\[^])*/.exec(text.slice(open, open + 1000))?.[0] ?? ''
+    out.push({ identifier: node.identifier, line: footnote ? `[^${label}]: x` : `[${label}]: #`, footnote })
+  })
+  return out
+}
+
+/** Each label (`^label` for a footnote): its one-line definition and the regions defining it. */
+type DefinedIn = Map<string, { line: string, regions: Set<number> }>
+
+function definitionRegions (regions: Region[]): DefinedIn {
+  const out: DefinedIn = new Map()
+  for (const [index, region] of regions.entries()) {
+    for (const label of region.labels) {
+      const key = label.footnote ? `^${label.identifier}` : label.identifier
+      const known = out.get(key) ?? { line: label.line, regions: new Set<number>() }
+      known.regions.add(index)
+      out.set(key, known)
+    }
+  }
+  return out
+}
+
+/** A bracketed text that may be a link label (a label holds no unescaped bracket, 999 characters at most). */
+const BRACKETED = /\[((?:[^\\[\]]|\\[^]){0,999})\]/g
+
+/**
+ * The definitions, one a paragraph, of the labels the region's brackets name that only other
+ * regions define, ending in a blank line ('' when there are none).
+ */
+function definitionsNamed (text: string, index: number, definedIn: DefinedIn): string {
+  if (definedIn.size === 0) return ''
+  const lines = new Set<string>()
+  for (const match of text.matchAll(BRACKETED)) {
+    // As mdast normalizes an identifier: whitespace collapsed and trimmed, case folded.
+    const key = (match[1] as string).replace(/[\t\n\r ]+/g, ' ').replace(/^ | $/g, '').toLowerCase().toUpperCase().toLowerCase()
+    const defined = definedIn.get(key)
+    if (defined !== undefined && !defined.regions.has(index)) lines.add(defined.line)
+  }
+  return lines.size === 0 ? '' : [...lines].join('\n\n') + '\n\n'
+}
+
+/** Moves every position of a subtree by `offset` characters and `lines` lines (a region starts a line). */
+function shift (node: RootContent, offset: number, lines: number): void {
+  visit(node, (n) => {
+    const { position } = n
+    if (position?.start.offset === undefined || position.end.offset === undefined) return
+    // New points: a parser may share one point between nodes.
+    n.position = {
+      start: { ...position.start, line: position.start.line + lines, offset: position.start.offset + offset },
+      end: { ...position.end, line: position.end.line + lines, offset: position.end.offset + offset }
+    }
+    const estree = (n.data as { estree?: unknown } | undefined)?.estree
+    if (estree !== undefined) shiftEstree(estree, offset, lines, new Set())
+  })
+}
+
+interface EstreePoint { line: number, offset?: number }
+
+/** Moves the positions of an MDX expression's or ESM's JavaScript tree (`start`, `end`, `range`, `loc`). */
+function shiftEstree (value: unknown, offset: number, lines: number, seen: Set<object>): void {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return
+  seen.add(value)
+  if (Array.isArray(value)) {
+    for (const item of value) shiftEstree(item, offset, lines, seen)
+    return
+  }
+  const node = value as { type?: unknown, start?: unknown, end?: unknown, range?: unknown, loc?: { start?: EstreePoint, end?: EstreePoint } }
+  if (typeof node.type === 'string' || 'loc' in node) {
+    if (typeof node.start === 'number') node.start += offset
+    if (typeof node.end === 'number') node.end += offset
+    if (Array.isArray(node.range)) node.range = node.range.map((v: unknown) => typeof v === 'number' ? v + offset : v)
+    for (const point of [node.loc?.start, node.loc?.end]) {
+      if (point === undefined) continue
+      point.line += lines
+      if (typeof point.offset === 'number') point.offset += offset
+    }
+  }
+  for (const [key, child] of Object.entries(node)) if (key !== 'loc' && key !== 'range') shiftEstree(child, offset, lines, seen)
+}
+
+/** Line endings in `text` between `from` and `to` (as micromark counts lines: CRLF, CR, LF). */
+function lineBreaks (text: string, from: number, to: number): number {
+  let n = 0
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 10) n++
+    else if (c === 13 && text.charCodeAt(i + 1) !== 10) n++
+  }
+  return n
+}
+
+/** The point at the end of the body. */
+function endPoint (body: string): { line: number, column: number, offset: number } {
+  const lastBreak = Math.max(body.lastIndexOf('\n'), body.lastIndexOf('\r'))
+  return { line: lineBreaks(body, 0, body.length) + 1, column: body.length - lastBreak, offset: body.length }
+}
