@@ -32,7 +32,8 @@ export class HttpStatusError extends Error {
 /** One editor session against one server. */
 export class ApiClient {
   private cookie = ''
-  private readonly agent = new http.Agent({ keepAlive: true })
+  /** An idle kept-alive socket is dropped before the server's 5 s keep-alive timeout closes it under us (ECONNRESET). */
+  private readonly agent = new http.Agent({ keepAlive: true, timeout: 4000 })
 
   /**
    * @param baseUrl the server (`http://127.0.0.1:PORT`)
@@ -52,6 +53,17 @@ export class ApiClient {
     if (this.cookie === '') throw new Error('login answered 200 without a session cookie')
     const body = JSON.parse(text) as { identity?: { id: string } }
     return { id: body.identity?.id ?? '' }
+  }
+
+  /**
+   * The same session against another server (another instance of the same site).
+   * @param baseUrl that server
+   * @returns a client carrying this client's session cookie
+   */
+  sameSessionOn (baseUrl: string): ApiClient {
+    const other = new ApiClient(baseUrl, this.apiBase)
+    other.cookie = this.cookie
+    return other
   }
 
   /**

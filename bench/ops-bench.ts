@@ -69,6 +69,17 @@ export async function opsBench (ctx: BenchContext, report: SectionReport): Promi
       return res.body.entries.some(e => e.id === ids[0] && e.data?.title === 'ops draft 0')
     }, 60_000)
     report.atMost(`publish visible on another instance (pullInterval ${PULL_INTERVAL_S} s)`, seen ? (performance.now() - published) / 1000 : Infinity, 's', PULL_INTERVAL_S + 1, `${result.body.published.length} published`)
+
+    // A logout travels like a draft (pushed about a second after it) and is taken in at the other
+    // instance's next fetch: within the push delay, the pull interval and a second.
+    const onSecond = editor.sameSessionOn(second.url)
+    const authenticated = async (): Promise<boolean> => (await onSecond.get<{ authenticated: boolean }>('/auth/session')).body.authenticated
+    if (!await authenticated()) throw new Error('the session made on the first instance is not valid on the second')
+    await editor.post('/auth/logout', {})
+    const loggedOut = performance.now()
+    const ended = await until(async () => !await authenticated(), 60_000)
+    report.atMost(`logout seen on another instance (pullInterval ${PULL_INTERVAL_S} s)`, ended ? (performance.now() - loggedOut) / 1000 : Infinity, 's', PULL_INTERVAL_S + 2)
+    onSecond.close()
   } finally {
     await first.stop()
     await second.stop()

@@ -2,7 +2,8 @@
 // `npm run pack:install-check`: what a site owner does with the package, for real. Packs this
 // clone (`npm pack` builds once through `prepare`; `--no-build` packs the current build), installs
 // the tarball with `npm install -g --prefix <temp>` (production dependencies from the registry or
-// npm's cache; nothing is built at install), then runs the installed `git-cms` on a throwaway site
+// npm's cache; git-cms itself is not built at install, better-sqlite3 downloads its binary from
+// github.com or compiles it with python3, make and g++), then runs the installed `git-cms` on a throwaway site
 // and asks /healthz and /readyz. Prints each step's time; exit 1 on any failure. Not in the test
 // suite: the install fetches dependencies and takes minutes.
 import { execFileSync, spawn } from 'node:child_process'

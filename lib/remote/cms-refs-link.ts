@@ -12,6 +12,7 @@ import type { RemoteContext } from './remote-context.js'
 import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
 import { syncSharedDocument, type SharedDocument } from './shared-document-ref.js'
 import { fetchCmsRefs } from './upstream-sync.js'
+import { listRefs } from './git-queries.js'
 
 /**
  * How long after a write of `refs/cms/*` their push starts: writes meanwhile travel in the same
@@ -38,6 +39,10 @@ export class CmsRefsLink {
   #pushTimer: NodeJS.Timeout | null = null
   /** Pushes refused in a row (0 after one that went through). */
   #refusedPushes = 0
+  /** The refs listing after the last sync that left nothing to do (null: the next sync does it all). */
+  #settled: string | null = null
+  /** A sync step queued and not started yet. */
+  #waiting: Promise<void> | null = null
   #closed = false
 
   constructor (ctx: RemoteContext, opts: CmsRefsLinkOptions) {
@@ -59,7 +64,7 @@ export class CmsRefsLink {
       this.#pushTimer = null
       void this.#step(async () => {
         await this.#flushHistory()
-        await this.#syncShared()
+        await this.#syncShared((await this.#listing()).tips)
         if (!await this.#push()) await this.#syncNow(true)
       })
     }, delay)
@@ -75,10 +80,14 @@ export class CmsRefsLink {
 
   /**
    * Fetches the remote's refs/cms, takes them in and pushes what is ahead, one step of the queue.
+   * Calls while one waits to start share it (slow steps never pile up behind each other).
    * @returns resolves when done (failures are logged and retried later)
    */
   async sync (): Promise<void> {
-    await this.#step(async () => { await this.#syncNow(true) })
+    if (this.#waiting !== null) { await this.#waiting; return }
+    const step = this.#step(async () => { this.#waiting = null; await this.#syncNow(true) })
+    this.#waiting = step
+    await step
   }
 
   /**
@@ -108,10 +117,23 @@ export class CmsRefsLink {
         return
       }
     }
+    const refs = await this.#listing()
+    // Neither the remote's refs nor ours moved since a sync that left nothing to do: nothing to
+    // adopt, merge or push (a write here schedules its own push). An idle sync is then two git
+    // processes instead of a dozen, which is what kept a logout from reaching another loaded instance.
+    if (fetch && refs.text === this.#settled) return
+    this.#settled = null
     await this.#flushHistory()
-    await this.#syncShared()
-    await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote') })
-    await this.#push()
+    const shared = await this.#syncShared(refs.tips)
+    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return null })
+    const pushed = await this.#push()
+    if (shared && adopted !== null && adopted.retry.length === 0 && pushed) this.#settled = (await this.#listing()).text
+  }
+
+  /** Every local refs/cms ref and the remote's as last fetched, in one git process. */
+  async #listing (): Promise<{ text: string, tips: Map<string, string> }> {
+    const tips = await listRefs(this.#ctx.git, 'refs/cms/', this.#ctx.cmsTracking)
+    return { text: JSON.stringify([...tips]), tips }
   }
 
   /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
@@ -129,11 +151,18 @@ export class CmsRefsLink {
     return this.#ctx.state.report.divergedRefs.length === 0
   }
 
-  /** Merges the shared documents with the remote's versions as last fetched. */
-  async #syncShared (): Promise<void> {
+  /**
+   * Merges the shared documents with the remote's versions as last fetched.
+   * @param tips the refs as just listed
+   * @returns false when one of them could not be merged
+   */
+  async #syncShared (tips: Map<string, string>): Promise<boolean> {
+    let ok = true
     for (const doc of this.#opts.shared ?? []) {
-      await syncSharedDocument(this.#ctx, doc).catch((err: Error) => { this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
+      const known = { ours: tips.get(`refs/cms/${doc.name}`) ?? null, theirs: tips.get(`${this.#ctx.cmsTracking}${doc.name}`) ?? null }
+      await syncSharedDocument(this.#ctx, doc, known).catch((err: Error) => { ok = false; this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
     }
+    return ok
   }
 
   /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */

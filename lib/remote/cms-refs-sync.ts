@@ -16,9 +16,11 @@ const ZERO = '0'.repeat(40)
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
 async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
   const local = new Map<string, string>()
-  for (const [ref, sha] of await listRefs(ctx.git, 'refs/cms/')) local.set(ref.slice('refs/cms/'.length), sha)
   const remote = new Map<string, string>()
-  for (const [ref, sha] of await listRefs(ctx.git, ctx.cmsTracking)) remote.set(ref.slice(ctx.cmsTracking.length), sha)
+  for (const [ref, sha] of await listRefs(ctx.git, 'refs/cms/', ctx.cmsTracking)) {
+    if (ref.startsWith('refs/cms/')) local.set(ref.slice('refs/cms/'.length), sha)
+    else if (ref.startsWith(ctx.cmsTracking)) remote.set(ref.slice(ctx.cmsTracking.length), sha)
+  }
   return { local, remote }
 }
 
@@ -26,12 +28,14 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
  * Adopts fetched remote refs where the local ref is absent or behind; reports the diverged ones.
  * @param ctx the remote context
  * @param merged names (under refs/cms/) whose owner merges the remote's version itself (skipped)
- * @returns the names (under refs/cms/) of refs adopted and of refs diverged
+ * @returns the names (under refs/cms/) of refs adopted, of refs diverged, and of refs a write here
+ *   moved meanwhile (the next sync tries them again)
  */
-export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[] }> {
+export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
   const { local, remote } = await bothSides(ctx)
   const adopted: string[] = []
   const diverged: string[] = []
+  const retry: string[] = []
   for (const [name, theirs] of remote) {
     if (!isCmsRefName(name) || merged.has(name)) continue
     const ours = local.get(name)
@@ -53,12 +57,13 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
       await ctx.git.run(['update-ref', `refs/cms/${name}`, theirs, ours ?? ZERO])
       adopted.push(name)
     } catch (err) {
+      retry.push(name)
       ctx.log.info({ ref: `refs/cms/${name}`, err: (err as Error).message }, 'a fetched refs/cms ref was not adopted; the next sync retries')
     }
   }
   if (diverged.length > 0) ctx.log.warn({ refs: diverged.map(n => `refs/cms/${n}`) }, 'refs/cms refs changed both here and on the remote; keeping the local ones and not pushing them')
   ctx.state.report.divergedRefs = diverged.map(n => `refs/cms/${n}`)
-  return { adopted, diverged }
+  return { adopted, diverged, retry }
 }
 
 /**

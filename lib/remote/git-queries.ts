@@ -44,13 +44,13 @@ export async function changedPaths (git: GitRunner, from: string, to: string): P
 }
 
 /**
- * The values of every ref under a prefix.
+ * The values of every ref under some prefixes (one git process).
  * @param git the runner
- * @param prefix e.g. `refs/cms/`
+ * @param prefixes e.g. `refs/cms/`
  * @returns ref name -> sha
  */
-export async function listRefs (git: GitRunner, prefix: string): Promise<Map<string, string>> {
-  const out = await git.run(['for-each-ref', '--format=%(objectname) %(refname)', prefix])
+export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<Map<string, string>> {
+  const out = await git.run(['for-each-ref', '--format=%(objectname) %(refname)', ...prefixes])
   const refs = new Map<string, string>()
   for (const line of out.split('\n')) {
     const m = /^([0-9a-f]{40}) (\S+)$/.exec(line.trim())

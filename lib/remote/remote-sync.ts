@@ -66,7 +66,8 @@ export class RemoteSync {
   /** The refs/cms half (null until the remote is known, or with `git.pushRefs` off). */
   #refs: CmsRefsLink | null = null
   #timer: NodeJS.Timeout | null = null
-  #queued: Promise<SyncReport> | null = null
+  /** The branch step of a sync waiting to start (later calls share it). */
+  #queued: Promise<void> | null = null
   #closed = false
 
   constructor (opts: RemoteSyncOptions) {
@@ -167,25 +168,28 @@ export class RemoteSync {
   }
 
   /**
-   * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed), then
-   * (except before a publish) syncs `refs/cms/*`. Calls while one is waiting share it.
+   * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed) and,
+   * on its own queue at the same time (except before a publish), syncs `refs/cms/*`. Calls while
+   * one is waiting share it.
    * @param reason what asked for it (logged)
    * @returns the report afterwards
    */
   async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
-    if (this.#queued !== null) return await this.#queued
-    const run = (async () => {
-      await this.#queue.run('remote', async () => {
+    // Before a publish only the branch matters (refs/cms/* follow the publish's push). Otherwise
+    // refs/cms/* are fetched on their own queue every time, never waiting for the branch's work: a
+    // revocation or a draft from another instance is taken in at the next fetch.
+    const refs = reason === 'publish' ? undefined : this.#refs?.sync()
+    let branch = this.#queued
+    if (branch === null) {
+      branch = this.#queue.run('remote', async () => {
         this.#queued = null
         if (!this.#closed) await this.#syncNow(reason)
       })
-      // Before a publish only the branch matters (refs/cms/* follow the publish's push).
-      if (reason !== 'publish') await this.#refs?.sync()
-      return this.state.report
-    })()
-    this.#queued = run
-    return await run
+      this.#queued = branch
+    }
+    await Promise.all([branch, refs])
+    return this.state.report
   }
 
   /**

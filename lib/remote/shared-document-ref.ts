@@ -3,7 +3,8 @@
  * CONTRACT 17): it lives on its own ref under `refs/cms/`, one file in one commit. At each sync the
  * remote's version (as last fetched) is taken in by the owner, which merges it into its own; when
  * this instance's text differs from its ref, or the remote's commit is not yet part of it, a new
- * commit is made whose parents are both, so the push that follows is a fast-forward.
+ * signed commit is made whose parents are both, so the push that follows is a fast-forward; when
+ * the merged text is the remote's, the remote's commit is taken as it is.
  */
 import type { RemoteContext } from './remote-context.js'
 import { isAncestor, resolveCommit } from './git-queries.js'
@@ -29,32 +30,44 @@ export interface SharedDocument {
 
 /**
  * Merges the remote's version of the document into this instance's and records the result on the
- * local ref (with compare-and-swap; a ref moved meanwhile is left for the next sync).
+ * local ref (with compare-and-swap; a ref moved meanwhile is left for the next sync). When the merged
+ * text is the remote's, the local ref takes the remote's commit: instances that hold the same
+ * revocations hold the same commit, so nothing goes back and forth between them. A new commit is
+ * signed like every record of refs/cms.
  * @param ctx the remote context
  * @param doc the document
+ * @param tips the local ref's and the remote's commit when the caller already listed them
  * @returns true when the local ref changed
  */
-export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument): Promise<boolean> {
+export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips?: { ours: string | null, theirs: string | null }): Promise<boolean> {
   const ref = `refs/cms/${doc.name}`
   const file = `${doc.name}.json`
-  const ours = await resolveCommit(ctx.git, ref)
-  const theirs = await resolveCommit(ctx.git, `${ctx.cmsTracking}${doc.name}`)
+  const ours = tips !== undefined ? tips.ours : await resolveCommit(ctx.git, ref)
+  const theirs = tips !== undefined ? tips.theirs : await resolveCommit(ctx.git, `${ctx.cmsTracking}${doc.name}`)
   const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.git, theirs, ours))
+  let theirText: string | null = null
   if (theirsNew) {
-    const text = await ctx.git.run(['cat-file', 'blob', `${theirs}:${file}`]).catch(() => null)
-    if (text !== null) await doc.merge(text)
+    theirText = await ctx.git.run(['cat-file', 'blob', `${theirs}:${file}`]).catch(() => null)
+    if (theirText !== null) await doc.merge(theirText)
   }
   const text = doc.text()
+  if (theirsNew && text === theirText) return await moveRef(ctx, ref, theirs, ours)
   const current = ours === null ? null : await ctx.git.run(['cat-file', 'blob', `${ours}:${file}`]).catch(() => null)
   if (!theirsNew && current === text) return false
   // Nothing to share yet, and nothing to take in: no ref.
   if (ours === null && theirs === null && doc.empty(text)) return false
   const blob = (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
   const tree = (await ctx.git.run(['mktree'], { input: `100644 blob ${blob}\t${file}\n` })).trim()
-  const parents = [ours, theirsNew ? theirs : null].filter((p): p is string => p !== null).flatMap(p => ['-p', p])
-  const commit = (await ctx.git.run(['commit-tree', tree, ...parents, '-m', `cms: ${doc.name}`], { env: COMMITTER })).trim()
+  const parents = [ours, theirsNew ? theirs : null].filter((p): p is string => p !== null)
+  const message = ctx.signer.sign(ref, `cms: ${doc.name}`, tree, parents.length === 0 ? null : parents)
+  const commit = (await ctx.git.run(['commit-tree', tree, ...parents.flatMap(p => ['-p', p]), '-F', '-'], { input: message, env: COMMITTER })).trim()
+  return await moveRef(ctx, ref, commit, ours)
+}
+
+/** Sets the local ref from `ours` to `to` (compare-and-swap); false when it moved meanwhile. */
+async function moveRef (ctx: RemoteContext, ref: string, to: string, ours: string | null): Promise<boolean> {
   try {
-    await ctx.git.run(['update-ref', ref, commit, ours ?? ZERO])
+    await ctx.git.run(['update-ref', ref, to, ours ?? ZERO])
   } catch (err) {
     ctx.log.info({ ref, err: (err as Error).message }, 'a shared refs/cms document moved meanwhile; the next sync merges it')
     return false

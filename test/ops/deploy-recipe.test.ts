@@ -8,8 +8,10 @@ import { fromRoot } from '../helpers/repo-root.js'
 
 // The packed package and the recipes under examples/deploy/, run outside a container: the tarball
 // is what `npm pack` makes from the current build (the suite builds before tap); its install step
-// is replaced by unpacking it beside the production dependencies already installed (a real
-// `npm install -g` of it into a prefix is `npm run pack:install-check`, which needs the registry).
+// is replaced by unpacking it beside the production dependencies already installed. A real
+// `npm install -g` of it into a prefix is `npm run pack:install-check`: it needs the registry or an
+// npm cache holding the production packages, and github.com for better-sqlite3's prebuilt binary or
+// else a C++ toolchain to compile it (minutes; docs/deployment.md), so it is not in the suite.
 const ROOT = fromRoot('/')
 const DEPLOY = path.join(ROOT, 'examples', 'deploy')
 

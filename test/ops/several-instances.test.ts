@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { makeSite, startServer, git, writeHeaders, type TestServer } from '../helpers/site.js'
 import { startGitDaemon, until, type GitDaemon } from '../helpers/git-daemon.js'
+import { pino } from 'pino'
 
 const API = '/api/cms'
 /** The site, each instance fetching every `pullInterval` seconds (0: only before a publish and when a push was refused). */
@@ -19,12 +20,14 @@ const seed = (pullInterval: number): Record<string, string> => ({
 const SYNC_SECRET = 'sync-secret-0123456789abcdef'
 
 /** A separate clone of the host with its own server (same password and secret as the others). */
-async function instance (t: { teardown: (fn: () => unknown) => void }, host: GitDaemon): Promise<TestServer> {
+async function instance (t: { teardown: (fn: () => unknown) => void }, host: GitDaemon, name = ''): Promise<TestServer> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'git-cms-instance-'))
   t.teardown(async () => { await rm(root, { recursive: true, force: true }) })
   const dir = path.join(root, 'site')
   execFileSync('git', ['clone', '--quiet', host.url, dir])
-  return await startServer(t, { repoDir: dir, env: { CMS_GIT_ON_PUBLISH: 'true' }, ...(process.env.OPS_DEBUG !== undefined ? { logger: (await import('pino')).pino({ level: 'debug' }, (await import('pino')).pino.destination(2)) } : {}) })
+  // OPS_DEBUG=1: each instance's git commands and sync steps on stderr, tagged with its name.
+  const logger = process.env.OPS_DEBUG !== undefined ? pino({ level: 'debug' }, pino.destination(2)).child({ instance: name }) : undefined
+  return await startServer(t, { repoDir: dir, env: { CMS_GIT_ON_PUBLISH: 'true' }, ...(logger !== undefined ? { logger } : {}) })
 }
 
 const session = async (s: TestServer, cookie: string): Promise<boolean> =>
@@ -32,8 +35,8 @@ const session = async (s: TestServer, cookie: string): Promise<boolean> =>
 
 t.test('a logout on one instance ends the session on the other; a revocation not signed by the site is ignored', async t => {
   const host = await startGitDaemon(t, await makeSite(t, seed(1), { fixtures: false }))
-  const a = await instance(t, host)
-  const b = await instance(t, host)
+  const a = await instance(t, host, 'A')
+  const b = await instance(t, host, 'B')
   const cookie = await a.login()
   const other = await b.login()
   t.ok(await session(b, cookie), 'a session made on A holds on B')
@@ -41,10 +44,17 @@ t.test('a logout on one instance ends the session on the other; a revocation not
   t.equal((await a.request(`${API}/auth/logout`, { method: 'POST', headers: { cookie } })).status, 200)
   t.notOk(await session(a, cookie), 'ended on A at once')
   const loggedOut = Date.now()
+  if (process.env.OPS_DEBUG !== undefined) process.stderr.write(JSON.stringify({ msg: 'logout', time: loggedOut }) + '\n')
   await until('the logout to reach B', async () => !await session(b, cookie))
   t.comment(`session ended on B ${Date.now() - loggedOut} ms after the logout on A`)
   t.not(host.ref('refs/cms/revocations'), '', 'the revocations travel on refs/cms/revocations')
   t.ok(await session(b, other), 'the other session still holds')
+  // B holds what A pushed and nothing more: it takes A's commit as it is instead of making its own
+  // (which A would take in with a commit of its own, and so on at every sync).
+  const pushed = git(a.repoDir, 'rev-parse', 'refs/cms/revocations')
+  await until('B to hold A\'s revocations commit', () => { try { return git(b.repoDir, 'rev-parse', 'refs/cms/revocations') === pushed } catch { return false } })
+  t.equal(host.ref('refs/cms/revocations'), pushed, 'the host holds A\'s commit, not a merge of it')
+  t.equal(git(a.repoDir, 'rev-list', '--count', 'refs/cms/revocations'), '1', 'one commit: the logout')
 
   // Someone with push access plants a revocation of the other session, without the site's key.
   const clone = path.join(await mkdtemp(path.join(os.tmpdir(), 'git-cms-attacker-')), 'c')
@@ -64,7 +74,7 @@ t.test('a logout on one instance ends the session on the other; a revocation not
 
 t.test('three instances publish one entry at the same moment: one wins, the others get a conflict and keep their drafts; history on the host holds every snapshot', async t => {
   const host = await startGitDaemon(t, await makeSite(t, seed(0), { fixtures: false }))
-  const servers = await Promise.all([0, 1, 2].map(async () => await instance(t, host)))
+  const servers = await Promise.all([0, 1, 2].map(async (i) => await instance(t, host, String(i))))
   const cookies = await Promise.all(servers.map(async s => await s.login()))
   const post = async (i: number, p: string, body: unknown): Promise<Response> => await servers[i]!.request(`${API}${p}`, { method: 'POST', headers: writeHeaders(cookies[i]!), body: JSON.stringify(body), signal: AbortSignal.timeout(PUBLISH_LIMIT_MS) })
   const drafts = async (i: number): Promise<string[]> => ((await (await servers[i]!.request(`${API}/draft`, { headers: { cookie: cookies[i]! } })).json()) as { entries: string[] }).entries
