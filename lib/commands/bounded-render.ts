@@ -10,7 +10,7 @@ import { RenderRefusedError } from '../errors.js'
 import { WorkerPool, type JobFailure } from '../content/worker-pool.js'
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-import type { MarkdownJob } from './render-worker-messages.js'
+import type { BlockEditJob, BlockEditReply, MarkdownJob } from './render-worker-messages.js'
 
 /** Longest body (characters) rendered at all; a longer one is refused before any parse. */
 export const RENDER_MAX_CHARS = 1_000_000
@@ -36,7 +36,7 @@ const RENDER_THREADS = 2
 /** Renders Markdown in worker threads, each body within the time limit. */
 export class BoundedRenderer {
   readonly timeLimitMs: number
-  readonly #pool: WorkerPool<MarkdownJob, string | BodyOutline>
+  readonly #pool: WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply>
   #closed = false
 
   constructor (opts: BoundedRendererOptions = {}) {
@@ -87,6 +87,24 @@ export class BoundedRenderer {
     if (this.#closed) throw new RenderRefusedError('The service is closing')
     try {
       return await this.#pool.run({ outline: { body, mdx } }) as BodyOutline
+    } catch (err) {
+      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be parsed: ${(err as Error).message}`)
+    }
+  }
+
+  /**
+   * An md_block edit of a body (applyBlockEdit), in a worker thread: it parses the whole body, which
+   * takes ~5 ms of CPU per KB (micromark), past what the event loop may be held.
+   * @param job the body, the block's hint, the edited HTML and whether the body is MDX
+   * @returns the edit or why it was refused; rejects with RenderRefusedError (422) as render does
+   */
+  async blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditReply> {
+    if (job.body.length > RENDER_MAX_CHARS) {
+      throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not parsed`, { limit: RENDER_MAX_CHARS, length: job.body.length })
+    }
+    if (this.#closed) throw new RenderRefusedError('The service is closing')
+    try {
+      return await this.#pool.run({ blockEdit: job }) as BlockEditReply
     } catch (err) {
       throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be parsed: ${(err as Error).message}`)
     }

@@ -11,6 +11,8 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
+import type { BlockEditReply } from './render-worker-messages.js'
+import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /** md_block's result: the draft's revision and the saved block's hint in the draft body. */
@@ -48,18 +50,34 @@ export interface BlockTarget {
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
-  // The Markdown toolchain (unified, remark, rehype) loads on first use, not at start-up.
-  const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
-  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, (body, checked, current, mdx) => {
+  // The edit parses the whole body (~5 ms of CPU per KB): it is computed in a render thread for the
+  // body the change sees, then applied inside the change when that body is still the one computed for.
+  const computed = new Map<string, BlockEditReply>()
+  const keyOf = (body: string, src: string, mdx: boolean): string => `${mdx ? 'mdx' : 'md'}:${src}\n${body}`
+  const apply = (body: string, checked: string, current: number, mdx: boolean): BlockEditResult => {
+    const reply = computed.get(keyOf(body, checked, mdx))
+    if (reply === undefined) throw new BlockEditWanted(body, checked, mdx, current)
+    if ('result' in reply) return reply.result
+    if (reply.refused === 'mismatch') throw new StaleSourceError(current)
+    throw new BadRequestError(reply.message, { src: cmd.src })
+  }
+  for (let attempt = 0; ; attempt++) {
     try {
-      return applyBlockEdit({ body, src: checked, html: cmd.html, mdx })
+      const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply)
+      return { revision, ...(src !== undefined ? { src } : {}) }
     } catch (err) {
-      if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
-      if (err instanceof UneditableBlockError) throw new BadRequestError(err.message, { src: cmd.src })
-      throw err
+      if (!(err instanceof BlockEditWanted)) throw err
+      // Other saves kept changing the body under this one: its source hint is stale.
+      if (attempt === 3) throw new StaleSourceError(err.revision)
+      const { body, src, mdx } = err
+      computed.set(keyOf(body, src, mdx), await ctx.services.markdown.blockEdit({ body, src, html: cmd.html, mdx }))
     }
-  })
-  return { revision, ...(src !== undefined ? { src } : {}) }
+  }
+}
+
+/** Thrown from inside the change when the edit of the body it sees is not computed yet. */
+class BlockEditWanted extends Error {
+  constructor (readonly body: string, readonly src: string, readonly mdx: boolean, readonly revision: number) { super('block edit wanted') }
 }
 
 /** Thrown from inside the change to leave storage alone: the edit changes nothing. */

@@ -1,6 +1,6 @@
 /**
  * The worker thread that renders Markdown for `BoundedRenderer`: one message in (`RenderJob`, or
- * `OutlineJob` for a body's block outline), one out (its HTML or outline, as WorkerPool's `PoolReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
+ * `OutlineJob` for a body's block outline, `BlockEditJob` for an md_block edit), one out (its HTML or outline, as WorkerPool's `PoolReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
  * link references) holds this thread, which can be ended, and never the service's event loop.
  */
 import { parentPort } from 'node:worker_threads'
@@ -9,12 +9,14 @@ import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
 import { bodyParser } from '../content/markdown/parse-body.js'
 import { outlineOf, type BodyOutline } from '../content/markdown/body-outline.js'
-import type { MarkdownJob, RenderJob } from './render-worker-messages.js'
+import { applyBlockEdit, SourceMismatchError, UneditableBlockError } from '../content/markdown/block-edit.js'
+import type { BlockEditJob, BlockEditReply, MarkdownJob, RenderJob } from './render-worker-messages.js'
 import type { PoolReply, PoolRequest } from '../content/worker-pool.js'
 
 parentPort?.on('message', (request: PoolRequest<MarkdownJob>) => {
   if ('leave' in request) parentPort?.close()
   else if ('outline' in request.job) parentPort?.postMessage(outline(request.id, request.job.outline))
+  else if ('blockEdit' in request.job) parentPort?.postMessage(blockEdit(request.id, request.job.blockEdit))
   else parentPort?.postMessage(render(request.id, request.job))
 })
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
@@ -24,6 +26,17 @@ function outline (id: number, job: { body: string, mdx: boolean }): PoolReply<Bo
   try {
     return { id, reply: outlineOf(bodyParser({ mdx: job.mdx })(job.body), job.body) }
   } catch (err) {
+    return { id, error: err instanceof Error ? err.message : String(err) }
+  }
+}
+
+function blockEdit (id: number, job: BlockEditJob['blockEdit']): PoolReply<BlockEditReply> {
+  try {
+    return { id, reply: { result: applyBlockEdit(job) } }
+  } catch (err) {
+    // The two refusals the command maps to its own statuses travel as answers, not as errors.
+    if (err instanceof SourceMismatchError) return { id, reply: { refused: 'mismatch', message: err.message } }
+    if (err instanceof UneditableBlockError) return { id, reply: { refused: 'uneditable', message: err.message } }
     return { id, error: err instanceof Error ? err.message : String(err) }
   }
 }

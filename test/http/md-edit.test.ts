@@ -71,7 +71,8 @@ const files = {
   'content/notes/a.json': '{"n":0}\n',
   'content/posts/long.md': `---\ntitle: Long\n---\n${'A paragraph of plain words.\n\n'.repeat(Math.ceil(MAX_BLOCK_BODY_CHARS / 29) + 1)}`,
   'content/posts/large.md': `---\ntitle: Large\n---\n${LARGE}`,
-  'content/posts/large-cold.md': `---\ntitle: Large too\n---\n${LARGE}\nThe end.\n`
+  'content/posts/large-cold.md': `---\ntitle: Large too\n---\n${LARGE}\nThe end.\n`,
+  'content/posts/large-block.md': `---\ntitle: Large by block\n---\n${LARGE}`
 }
 
 // What the event loop was held before: the whole parse of the large body, here, now (the bound
@@ -270,6 +271,12 @@ t.test('a body over the block-editing limit: /blocks and md_edit answer 422 limi
   t.equal(await repoFingerprint(s.repoDir), fingerprint, 'files, refs and commits unchanged')
 })
 
+/** The source text a block hint names in the large body. */
+function sourceOf (src: string): string {
+  const [start, end] = src.split(':').map(Number) as [number, number]
+  return LARGE.slice(start, end)
+}
+
 /** Runs `work` and reports the longest the event loop was held meanwhile. */
 async function stallDuring (work: () => Promise<void>): Promise<number> {
   const histogram = monitorEventLoopDelay({ resolution: 10 })
@@ -291,7 +298,12 @@ t.test('a 200 KB body: /blocks lists what a whole parse gives and md_edit saves 
   let cold: Response | undefined
   const target = expected.filter(b => b.kind === 'paragraph' && b.editable && b.text.length > 20)[200]
   if (target === undefined) throw new Error('no paragraph to edit')
+  // md_block (our own renderMarkdown pages) parses the whole body too: in a render thread as well.
+  const plain = expected.filter(b => b.kind === 'paragraph' && b.editable && b.text.length > 20 && !/[&<>*_`[\]\\\n]/.test(b.text) && sourceOf(b.src) === b.text)[0]
+  if (plain === undefined) throw new Error('no plain paragraph to edit')
+  let byBlock: Response | undefined
   const stall = await stallDuring(async () => {
+    byBlock = await mutate({ type: 'md_block', collection: 'posts', id: 'large-block', blockPath: 'body', src: plain.src, html: `${plain.text} zyxword` })
     listed = await blocks('collection=posts&id=large&field=body')
     saved = await mutate({ ...edit(target.src, target.text, target.text + ' zyxword'), id: 'large' })
     // No outline kept for this body: md_edit has it parsed in a render thread first.
@@ -304,5 +316,9 @@ t.test('a 200 KB body: /blocks lists what a whole parse gives and md_edit saves 
   const after = LARGE.slice(0, start) + LARGE.slice(start, end) + ' zyxword' + LARGE.slice(end)
   t.equal(await draftBody('large'), after, 'only the word was added')
   t.equal(await draftBody('large-cold'), `${after}\nThe end.\n`, 'only the word was added')
+  t.equal(byBlock?.status, 200, 'md_block saved')
+  const [plainStart, plainEnd] = plain.src.split(':').map(Number) as [number, number]
+  t.equal(await draftBody('large-block'), LARGE.slice(0, plainEnd) + ' zyxword' + LARGE.slice(plainEnd), 'md_block added only the word')
+  t.equal(LARGE.slice(plainStart, plainEnd), plain.text)
   t.ok(stall < bound, `the event loop was held ${Math.round(stall)} ms at most (bound ${Math.round(bound)} ms)`)
 })
