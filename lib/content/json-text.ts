@@ -40,6 +40,9 @@ export function renderJson (value: unknown): string {
 export function editJsonText (text: string, before: unknown, after: unknown): string {
   const changes = diffData(before, after)
   if (changes.length === 0) return text
+  // A file written as JSON.stringify writes it (no space anywhere) stays in that style.
+  const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
+  if (JSON.stringify(before) === text.slice(0, text.length - trailing.length)) return JSON.stringify(after) + trailing
   const unit = indentUnit(text)
   const formattingOptions: FormattingOptions = { insertSpaces: unit !== '\t', tabSize: unit === '\t' ? 1 : unit.length, eol: eolOf(text) }
   let current = text
@@ -59,7 +62,6 @@ export function editJsonText (text: string, before: unknown, after: unknown): st
     }
     if (isDeepStrictEqual(JSON.parse(current), after)) return current
   } catch {}
-  const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
   return (JSON.stringify(after, null, unit) + trailing).replace(/\r?\n/g, eolOf(text))
 }
 

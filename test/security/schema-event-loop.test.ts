@@ -7,6 +7,8 @@ import { holdsDuring, type Holds } from '../helpers/main-thread-cpu.js'
 const API = '/api/cms'
 /** The contract's figure: no request holds the event loop longer. */
 const CONTRACT_STALL_MS = 100
+/** /proc counts CPU in ticks of 10 ms. */
+const TICK_MS = 10
 
 const manyProperties = (count: number, title: string): Record<string, unknown> => {
   const properties: Record<string, unknown> = {}
@@ -35,13 +37,17 @@ function timeCompile (title: string): number {
 }
 
 /**
- * Asserts a hold within the contract: the main thread's CPU (Linux), else the wall-clock hold
- * within `wallBound` (a busy machine stretches wall-clock time, so that bound grows with it).
+ * Asserts a hold within the contract. Each measure alone overstates a hold on a busy machine: the
+ * wall-clock one counts the time the process waited for a core (so its bound grows with ajv's
+ * in-process time, `wallBound`), the CPU one (Linux) counts a whole turn of the event loop, which
+ * under load batches many short callbacks, in 10 ms ticks. A hold is over the contract when both
+ * say so; a compile on the event loop (seconds of both) is.
  */
 function assertHold (t: Test, holds: Holds, wallBound: number, what: string): void {
-  const wall = `${Math.round(holds.wallMs)} ms wall-clock`
-  if (holds.cpuMs !== null) t.ok(holds.cpuMs < CONTRACT_STALL_MS, `${what} held the event loop ${Math.round(holds.cpuMs)} ms of CPU at most (${wall})`)
-  else t.ok(holds.wallMs < wallBound, `${what} held the event loop ${wall} at most`)
+  const wall = `${Math.round(holds.wallMs)} ms wall-clock (bound ${Math.round(wallBound)})`
+  const cpu = holds.cpuMs === null ? '' : `, ${Math.round(holds.cpuMs)} ms of CPU in one turn (bound ${CONTRACT_STALL_MS + TICK_MS})`
+  const cpuOver = holds.cpuMs === null || holds.cpuMs > CONTRACT_STALL_MS + TICK_MS
+  t.ok(!(cpuOver && holds.wallMs >= wallBound), `${what} held the event loop ${wall}${cpu} at most`)
 }
 
 // A site of 100 collections takes its time on a busy machine (2 cores at a load of 25: 40 s); idle, a tenth.
