@@ -9,14 +9,13 @@ import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
 import { bodyParser } from '../content/markdown/parse-body.js'
 import { outlineOf, type BodyOutline } from '../content/markdown/body-outline.js'
-import { applyBlockEdit, SourceMismatchError, UneditableBlockError } from '../content/markdown/block-edit.js'
 import type { BlockEditJob, BlockEditReply, MarkdownJob, RenderJob } from './render-worker-messages.js'
 import type { PoolReply, PoolRequest } from '../content/worker-pool.js'
 
 parentPort?.on('message', (request: PoolRequest<MarkdownJob>) => {
   if ('leave' in request) parentPort?.close()
   else if ('outline' in request.job) parentPort?.postMessage(outline(request.id, request.job.outline))
-  else if ('blockEdit' in request.job) parentPort?.postMessage(blockEdit(request.id, request.job.blockEdit))
+  else if ('blockEdit' in request.job) void blockEdit(request.id, request.job.blockEdit).then(reply => parentPort?.postMessage(reply))
   else parentPort?.postMessage(render(request.id, request.job))
 })
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
@@ -30,7 +29,9 @@ function outline (id: number, job: { body: string, mdx: boolean }): PoolReply<Bo
   }
 }
 
-function blockEdit (id: number, job: BlockEditJob['blockEdit']): PoolReply<BlockEditReply> {
+async function blockEdit (id: number, job: BlockEditJob['blockEdit']): Promise<PoolReply<BlockEditReply>> {
+  // Loaded on the first md_block (rehype and the HTML-to-Markdown path), not by every render thread.
+  const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   try {
     return { id, reply: { result: applyBlockEdit(job) } }
   } catch (err) {
