@@ -88,9 +88,12 @@ export class CollectionSearch {
     })
   }
 
-  /** Starts opening the index in the background (a failure is reported to the next search). */
-  start (): void {
-    if (!this.#closed) this.#open().catch(() => {})
+  /**
+   * Starts opening the index in the background (a failure is reported to the next search).
+   * @returns resolves when the open settled; never rejects
+   */
+  async start (): Promise<void> {
+    if (!this.#closed) await this.#open().then(() => {}, () => {})
   }
 
   /**
