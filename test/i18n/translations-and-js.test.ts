@@ -97,6 +97,12 @@ t.test('Eleventy starter: ---js front matter readable, a title save changes one 
   }
   t.equal(readable, 7)
   t.equal(total, 7)
+  // init inferred `pages` from 404.md, about.md and index.md: Eleventy's per-page switches are never required.
+  const schema = await (await s.request(`${API}/schema?collection=pages`, { headers: { cookie: await s.login() } })).json()
+  t.ok(schema.schema.properties.permalink !== undefined && Array.isArray(schema.schema.required), 'init inferred permalink as a property, with a required list')
+  for (const key of ['permalink', 'eleventyExcludeFromCollections', 'layout']) t.notOk(schema.schema?.required?.includes(key), `${key} is not required`)
+  const page = await mutate({ type: 'put_entry', collection: 'pages', id: 'contact', data: { title: 'Contact', body: 'Write to us.\n' } })
+  t.equal(page.status, 200, 'a page with a title and a body is created')
   const about = await get('collection=pages&id=about')
   t.same(about.body.entries[0].data.eleventyNavigation, { key: 'About', order: 3 })
   const index = await get('collection=pages&id=index')
