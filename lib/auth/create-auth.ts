@@ -29,11 +29,7 @@ export interface CreateAuthOptions {
   now?: () => number
 }
 
-/**
- * Builds authentication for one instance.
- * @param opts config, runtime settings, state directory, logger
- * @returns the AuthService
- */
+/** Builds authentication for one instance. */
 export async function createAuth (opts: CreateAuthOptions): Promise<AuthService> {
   const { config, runtime, log } = opts
   const authConfig = config.auth
