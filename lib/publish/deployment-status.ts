@@ -42,17 +42,13 @@ export class DeploymentStatus {
 
   /**
    * Remembers the commit of the latest publish.
-   * @param commit full sha
    * @returns resolves when stored
    */
   async recordPublished (commit: string): Promise<void> {
     await writeFileAtomic(this.#file, JSON.stringify({ commit, at: Date.now() }) + '\n')
   }
 
-  /**
-   * The normalized status.
-   * @returns the report
-   */
+  /** The normalized status. */
   async read (): Promise<DeploymentReport> {
     if (this.#url === null || this.#target === null) return { configured: false, state: 'unknown' }
     const checkedAt = Date.now()

@@ -54,31 +54,21 @@ export class RebuildWebhook {
     this.#timeoutMs = opts.timeoutMs ?? 10_000
   }
 
-  /**
-   * Sends the publish event.
-   * @param payload what was published
-   * @returns the rebuild outcome
-   */
+  /** Sends the publish event. */
   async send (payload: Omit<RebuildPayload, 'deploymentId'>): Promise<RebuildOutcome> {
     if (this.#target === null) return { rebuild: { triggered: false, ok: false } }
     const body = JSON.stringify({ ...payload, ...(this.#target.deploymentId !== undefined ? { deploymentId: this.#target.deploymentId } : {}) })
     return await this.#deliver(this.#target.url, this.#target.method, body)
   }
 
-  /**
-   * Resends the retained request, if any.
-   * @returns the rebuild outcome
-   */
+  /** Resends the retained request, if any. */
   async retry (): Promise<RebuildOutcome> {
     const receipt = await this.#readReceipt()
     if (receipt === null) return { rebuild: { triggered: false, ok: false }, retryAvailable: false }
     return await this.#deliver(receipt.url, receipt.method, receipt.body)
   }
 
-  /**
-   * Whether a failed request is waiting to be resent.
-   * @returns true when a receipt exists
-   */
+  /** Whether a failed request is waiting to be resent. */
   async hasReceipt (): Promise<boolean> {
     return (await this.#readReceipt()) !== null
   }
