@@ -1,7 +1,6 @@
 /**
- * The worker thread that compiles collection schemas for `ThreadSchemaCompiler`: a schema in, its
- * validator's script (ajv's standalone code) and V8's code cache of it out. Compiling runs here
- * because its time grows with the schema (a 16 KB schema of 337 properties: 200-1,400 ms on 2 busy cores).
+ * The worker thread of `ThreadSchemaCompiler`: a schema in, its validator's standalone code and
+ * V8's code cache out (compiling a 16 KB schema took 200-1,400 ms on 2 busy cores).
  */
 import { parentPort } from 'node:worker_threads'
 import { SchemaCompiler, type JsonSchema } from './schema-tools.js'
