@@ -99,10 +99,10 @@ export class RevokedSessions {
     return JSON.stringify({ version: 1, revoked, mac: documentMac(secret, revoked) }) + '\n'
   }
 
-    /**
-     * Takes in another instance's live revocations and persists them; a document not signed by this
-     * site changes nothing. Returns how many were added, or null when the document was refused.
-     */
+  /**
+   * Takes in another instance's live revocations and persists them; a document not signed by this
+   * site changes nothing. Returns how many were added, or null when the document was refused.
+   */
   async mergeShared (text: string, secret: string, now: number = Date.now()): Promise<number | null> {
     const revoked = verifiedRevocations(text, secret)
     if (revoked === null) return null

@@ -24,7 +24,7 @@ export interface AuthService {
   /** 'password' or 'provider' (an external identity provider is authoritative). */
   readonly mode: 'password' | 'provider'
   readonly authorizer: Authorizer
-    /** The editor making a request, or null; a bad cookie is no identity, never a throw. */
+  /** The editor making a request, or null; a bad cookie is no identity, never a throw. */
   identify: (ctx: Context) => Promise<Identity | null>
   /** URL of the provider's login page for a return target (provider mode), else null. */
   loginUrl: (redirectTo: string) => string | null
@@ -33,10 +33,10 @@ export interface AuthService {
    * without a configured password, 429 while the client is rate-limited, 401 for a wrong password.
    */
   login: (ctx: Context, password: string, name?: string) => Promise<Identity>
-    /**
-     * Clears the cookie and, in password mode, revokes its editorId; returns the provider's logout
-     * URL (else null). Never throws for a missing or invalid cookie.
-     */
+  /**
+   * Clears the cookie and, in password mode, revokes its editorId; returns the provider's logout
+   * URL (else null). Never throws for a missing or invalid cookie.
+   */
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
   /** The revocations instances of one site share through the git remote (password mode), else null. */
   readonly sharedRevocations: SharedRevocations | null
@@ -62,7 +62,7 @@ export interface SharedRevocations {
 
 /** An external identity provider, as the service uses it (built from `config.auth`). */
 export interface IdentityProvider {
-    /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
+  /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
   authenticate: (request: IncomingMessage) => Promise<Identity | null>
   /** The provider's login URL for a return target, or null when it has none. */
   loginUrl: (redirectTo: string) => string | null

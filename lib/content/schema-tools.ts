@@ -62,17 +62,17 @@ export class SchemaCompiler {
     this.#source = opts.source ?? false
   }
 
-    /** A schema's validator as ajv standalone code (a CommonJS module); throws as `validator` does. */
+  /** A schema's validator as ajv standalone code (a CommonJS module); throws as `validator` does. */
   standaloneSource (schema: JsonSchema): string {
     if (!this.#source) throw new Error('SchemaCompiler made without { source: true }')
     const fn = this.#compile(schema)
     return standalone.default(fn.is2020 ? this.#draft2020() : this.#draft7(), fn.validate)
   }
 
-    /**
-     * A schema's validator (issues, empty when valid), compiled on first use; throws when the schema
-     * does not compile (UnsupportedPatternError for a pattern RE2 cannot run).
-     */
+  /**
+   * A schema's validator (issues, empty when valid), compiled on first use; throws when the schema
+   * does not compile (UnsupportedPatternError for a pattern RE2 cannot run).
+   */
   validator (schema: JsonSchema): Validator {
     const cached = this.#cache.get(schema)
     if (cached !== undefined) return cached

@@ -115,10 +115,10 @@ export class GitCommitter {
     return await this.#queue.run('state', async () => [...await this.#load()].some(p => this.#committable(p)))
   }
 
-    /**
-     * Commits the paths and every tracked uncommitted path under contentDir, uploadsDir or `.cms/`;
-     * returns the commit's sha, null when nothing differs from HEAD, or git's error message.
-     */
+  /**
+   * Commits the paths and every tracked uncommitted path under contentDir, uploadsDir or `.cms/`;
+   * returns the commit's sha, null when nothing differs from HEAD, or git's error message.
+   */
   async commit (request: CommitRequest): Promise<CommitResult> {
     return await this.#queue.run('commit', async () => {
       const tracked = await this.pending()
@@ -157,10 +157,10 @@ export class GitCommitter {
     })
   }
 
-    /**
-     * Which paths differ from HEAD and which are ignored. git is asked about the paths' directories
-     * and the answer filtered: a thousand file pathspecs made `status` seven times slower.
-     */
+  /**
+   * Which paths differ from HEAD and which are ignored. git is asked about the paths' directories
+   * and the answer filtered: a thousand file pathspecs made `status` seven times slower.
+   */
   async #changes (git: SimpleGit, paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
     const wanted = new Set(paths)
     const dirs = [...new Set(paths.map(p => path.posix.dirname(p)))].sort()
@@ -194,8 +194,8 @@ export class GitCommitter {
     // The editor/pager keys are ours (`true`, `cat`); GIT_CONFIG_GLOBAL/NOSYSTEM are the service's
     // own environment, passed on so git reads the same config the operator's shell would.
     const unsafe = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true }
-        // Done when the output closes, not 50 ms after exit (simple-git's default returned an empty
-        // HEAD on a busy event loop); a silent command still times out.
+    // Done when the output closes, not 50 ms after exit (simple-git's default returned an empty
+    // HEAD on a busy event loop); a silent command still times out.
     const options = { baseDir: this.#repoDir, timeout: { block: this.#timeoutMs }, completion: { onClose: true, onExit: false }, allowEnvironment: OUR_GIT_ENV, unsafe, input }
     // simple-git loads on the first commit, not at start-up.
     const { simpleGit } = await import('simple-git')

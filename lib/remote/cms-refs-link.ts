@@ -47,10 +47,10 @@ export class CmsRefsLink {
     this.#opts = opts
   }
 
-    /**
-     * Asks for `refs/cms/*` to reach the remote: one push CMS_REFS_PUSH_DELAY_MS after the first
-     * write that asked; a refused push syncs and retries, backing off 1 s, 2 s, 4 s ... up to a minute.
-     */
+  /**
+   * Asks for `refs/cms/*` to reach the remote: one push CMS_REFS_PUSH_DELAY_MS after the first
+   * write that asked; a refused push syncs and retries, backing off 1 s, 2 s, 4 s ... up to a minute.
+   */
   schedulePush (): void {
     if (this.#closed || this.#pushTimer !== null) return
     const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
@@ -70,10 +70,10 @@ export class CmsRefsLink {
     void this.#step(async () => { await this.#flushHistory(); await this.#push() })
   }
 
-    /**
-     * Fetches the remote's refs/cms, takes them in and pushes what is ahead; calls while one waits
-     * share it. Failures are logged and retried later.
-     */
+  /**
+   * Fetches the remote's refs/cms, takes them in and pushes what is ahead; calls while one waits
+   * share it. Failures are logged and retried later.
+   */
   async sync (): Promise<void> {
     if (this.#waiting !== null) { await this.#waiting; return }
     const step = this.#step(async () => { this.#waiting = null; await this.#syncNow(true) })
@@ -109,8 +109,8 @@ export class CmsRefsLink {
       }
     }
     const refs = await this.#listing()
-        // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
-        // processes of adopt/merge/push (a write schedules its own push).
+    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
+    // processes of adopt/merge/push (a write schedules its own push).
     if (fetch && refs.text === this.#settled) return
     this.#settled = null
     await this.#flushHistory()

@@ -77,7 +77,7 @@ export class RemoteSync {
     this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, ...(opts.env !== undefined ? { env: opts.env } : {}) })
   }
 
-    /** Resolves the remote, finishes an interrupted push in the background, starts the fetch interval. */
+  /** Resolves the remote, finishes an interrupted push in the background, starts the fetch interval. */
   async start (): Promise<void> {
     if (!this.enabled) return
     const { git } = this.#opts.config
@@ -182,10 +182,10 @@ export class RemoteSync {
     return this.state.report
   }
 
-    /**
-     * The sync before a publish, waited for at most `waitMs` so an unreachable host does not hold up
-     * a publish (the sync goes on in the background).
-     */
+  /**
+   * The sync before a publish, waited for at most `waitMs` so an unreachable host does not hold up
+   * a publish (the sync goes on in the background).
+   */
   async beforePublish (waitMs = 10_000): Promise<void> {
     if (this.#ctx === null) return
     let timer: NodeJS.Timeout | undefined
@@ -194,11 +194,11 @@ export class RemoteSync {
     clearTimeout(timer)
   }
 
-    /**
-     * Makes a publish commit and pushes it in one queue step, recording the pending push before the
-     * commit so a kill in between is finished at the next start. A commit that lost a race to
-     * another instance is dropped (`lost: true`: the caller gives the drafts back).
-     */
+  /**
+   * Makes a publish commit and pushes it in one queue step, recording the pending push before the
+   * commit so a kill in between is finished at the next start. A commit that lost a race to
+   * another instance is dropped (`lost: true`: the caller gives the drafts back).
+   */
   async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
     if (!this.pushOnPublish) return { result: await this.exclusive(commit), push: null, delivered: [], lost: false }
     return await this.#queue.run('remote', async () => {

@@ -44,7 +44,7 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-    /** `opts.stateDir` is where the database goes (`.git/cms`; none: in memory). */
+  /** `opts.stateDir` is where the database goes (`.git/cms`; none: in memory). */
   constructor (collection: Collection, _repoRealDir: string, opts: { stateDir?: string | null } = {}) {
     this.#collection = collection
     this.#stateDir = opts.stateDir ?? null
@@ -56,10 +56,10 @@ export class CollectionSearch {
     this.#index = index
   }
 
-    /**
-     * Records an entry change from the collection index: its data (undefined when unreadable: the id
-     * stays searchable) or null when removed. Nothing to record before the first open.
-     */
+  /**
+   * Records an entry change from the collection index: its data (undefined when unreadable: the id
+   * stays searchable) or null when removed. Nothing to record before the first open.
+   */
   readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
     if (this.#closed || this.#opening === null) return
     this.#changes.delete(id)
@@ -127,7 +127,7 @@ export class CollectionSearch {
     }
   }
 
-    /** Indexes the recorded changes, then closes the database (on shutdown); never rejects. */
+  /** Indexes the recorded changes, then closes the database (on shutdown); never rejects. */
   async flush (): Promise<void> {
     this.#closed = true
     await this.settled()

@@ -166,10 +166,10 @@ export class SearchDb {
     return tier < 0 ? null : tier
   }
 
-    /**
-     * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
-     * rowid: the count of all matches, the first `limit` ids and their tiers.
-     */
+  /**
+   * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
+   * rowid: the count of all matches, the first `limit` ids and their tiers.
+   */
   search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
     const tiers = this.#tiers(query)
     const counts = tiers.map(match => (this.#count.get(match) as { n: number }).n)

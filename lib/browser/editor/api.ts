@@ -62,7 +62,7 @@ export class CmsApi {
     return { data: data as Record<string, unknown>, draft: draft === true, revision: typeof revision === 'number' ? revision : undefined }
   }
 
-    /** `GET /render`: the field as rendered for this editor, with hints (detached), or null. */
+  /** `GET /render`: the field as rendered for this editor, with hints (detached), or null. */
   async renderField (collection: string, id: string, field: string): Promise<HTMLElement | null> {
     const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}&field=${encodeURIComponent(field)}`
     const res = await this.request('GET', `/render${q}`)
@@ -75,7 +75,7 @@ export class CmsApi {
     return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
   }
 
-    /** `GET /blocks`: the field's source blocks as this editor sees them, in body order, or null. */
+  /** `GET /blocks`: the field's source blocks as this editor sees them, in body order, or null. */
   async blocks (collection: string, id: string, field: string): Promise<SourceBlock[] | null> {
     const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}&field=${encodeURIComponent(field)}`
     const res = await this.request('GET', `/blocks${q}`)

@@ -172,7 +172,7 @@ export class EditorUi {
     this.activate()
   }
 
-    /** Shows each block's unsaved text with "Restore unsaved changes" and "Discard"; the page waits. */
+  /** Shows each block's unsaved text with "Restore unsaved changes" and "Discard"; the page waits. */
   offerRestore (items: RestoreItem[], restore: () => void, discard: () => void): void {
     this.offer.replaceChildren()
     const h = document.createElement('h2')

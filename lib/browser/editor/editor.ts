@@ -86,7 +86,7 @@ export class InlineEditor {
     await this.offerUnsaved()
   }
 
-    /** Offers back the unsaved text this browser kept for the page's blocks (unsaved-offers.ts). */
+  /** Offers back the unsaved text this browser kept for the page's blocks (unsaved-offers.ts). */
   private async offerUnsaved (): Promise<void> {
     const offer = await unsavedOffers(this.api)
     if (offer === null) return
