@@ -246,7 +246,7 @@ export function normalizeConfig (input: unknown, schemas = new SchemaCompiler())
   return Object.freeze(config)
 }
 
-/** Loads, validates and fills in the config of a repository. */
+/** Loads, validates and fills in the config of a repository (`override` replaces the file). */
 export async function loadConfig (repoDir: string, override?: ConfigInput, schemas?: SchemaCompiler): Promise<Config> {
   if (override !== undefined) return normalizeConfig(override, schemas)
   const { input } = await readConfigFile(repoDir)

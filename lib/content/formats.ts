@@ -67,8 +67,8 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, b
 }
 
 /**
- * Encodes entry data as file text.
- * @returns the file content (exactly `previousText` when the data is unchanged)
+ * Encodes entry data as file text; with `previousText`, only what changed is rewritten in it (the
+ * same text when the data is unchanged).
  */
 export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')

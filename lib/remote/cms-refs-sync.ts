@@ -23,6 +23,7 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
 
 /**
  * Adopts fetched remote refs where the local ref is absent or behind; reports the diverged ones.
+ * Refs in `merged` (names under refs/cms/) are skipped: their owner merges them itself.
  */
 export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
   const { local, remote } = await bothSides(ctx)
