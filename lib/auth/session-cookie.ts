@@ -25,21 +25,6 @@ export interface SessionClaims {
   sid?: string
 }
 
-/** The session cookie's value in a Cookie header, as the `cookies` package's `get` finds it. */
-const SESSION_IN_HEADER = new RegExp(`(?:^|;) *${SESSION_COOKIE_NAME}=([^;]*)`)
-
-/**
- * The session cookie's value in a Cookie header, read as Koa's `ctx.cookies.get` reads it
- * (undefined when absent), without building Koa's Cookies object at every request.
- */
-export function sessionCookieOf (header: string | undefined): string | undefined {
-  if (header === undefined || header === '') return undefined
-  const match = SESSION_IN_HEADER.exec(header)
-  if (match === null) return undefined
-  const value = match[1] as string
-  return value.startsWith('"') ? value.slice(1, -1) : value
-}
-
 // A real cookie is about 120 characters; refusing huge values early keeps verification cheap.
 const MAX_COOKIE_LENGTH = 1024
 const BASE64URL = /^[A-Za-z0-9_-]+$/
