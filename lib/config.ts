@@ -137,6 +137,7 @@ export interface GitRemoteConfig {
   syncSecret: string | null
 }
 
+/** The file types an upload may have. */
 export type UploadType = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif' | 'pdf'
 
 /** The validated config with defaults filled in. */
@@ -158,6 +159,7 @@ export interface Config {
   preview: PreviewConfig
 }
 
+/** The config file names, of which a repository holds at most one. */
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
 
 

@@ -9,10 +9,12 @@ import path from 'node:path'
 import type { Config } from '../config.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 
+/** What `GET /deployment` reports about the site's build. */
 export type DeploymentReport =
   | { configured: false, state: 'unknown' }
   | { configured: true, target: string, state: 'live' | 'pending' | 'unknown', commit?: string, publishedCommit?: string, checkedAt: number }
 
+/** Where the repository, its state and the status URL are. */
 export interface DeploymentStatusOptions {
   repoDir: string
   gitDir: string

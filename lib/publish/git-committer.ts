@@ -17,6 +17,7 @@ const GIT_TIMEOUT_MS = 60_000
 /** Paths per `git status` call: keeps the argument list far below the OS limit. */
 const STATUS_CHUNK = 500
 
+/** What one publish commits, and as whom. */
 export interface CommitRequest {
   /** Repository-relative paths written by this publish. */
   paths: string[]
@@ -27,6 +28,7 @@ export interface CommitRequest {
 /** The commit's full sha (null when none of the paths differ from HEAD), or git's refusal. */
 export type CommitResult = { commit: string | null } | { commitError: string }
 
+/** The repository a GitCommitter commits in. */
 export interface GitCommitterOptions {
   repoDir: string
   stateDir: string

@@ -27,6 +27,7 @@ export interface RebuildPayload {
 
 interface Receipt { version: 1, url: string, method: 'POST' | 'PUT', body: string, failedAt: number, error: string }
 
+/** The config the webhook's URL, method and secret come from. */
 export interface RebuildWebhookOptions {
   config: Config
   stateDir: string

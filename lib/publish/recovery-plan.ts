@@ -16,6 +16,7 @@ export interface PlanItem {
   text: string | null
 }
 
+/** A publish in progress, as written to `.git/cms/publish-plan.json`. */
 export interface RecoveryPlan {
   version: 1
   startedAt: number
