@@ -4,6 +4,7 @@
  */
 import { lstat, readdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { isInside as isLexicallyInside } from '../storage/safe-path.js'
 
 /** What a walk found below one folder (paths relative to that folder, `/`-separated). */
 export interface FolderScan {
@@ -69,8 +70,7 @@ export async function isInside (repoDir: string, target: string): Promise<boolea
   try {
     if (!(await lstat(target)).isDirectory()) return false
     const [realRoot, realTarget] = await Promise.all([realpath(repoDir), realpath(target)])
-    const rel = path.relative(realRoot, realTarget)
-    return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
+    return isLexicallyInside(realRoot, realTarget)
   } catch {
     return false
   }
