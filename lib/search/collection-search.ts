@@ -209,6 +209,7 @@ export class CollectionSearch {
       db.transaction(() => {
         for (const [id, data] of changes) {
           if (data === null) db.remove(id)
+          // Signature '': the hook does not say which file state the data came from, so the next start reads it again.
           else db.put(id, entryText(id, data, titleField), '')
         }
       })
