@@ -1,8 +1,6 @@
 /**
- * The command line: `git-cms serve [--repo DIR] [--port N] [--host H] [--proxy URL | --site DIR]`,
- * `git-cms demo [--port N]` and `git-cms init [--repo DIR] [--force]`.
- * `bin/git-cms` hands it argv and the environment; everything else (refusals, the listening line,
- * signals, the demo repository) happens here.
+ * The command line: `git-cms serve`, `demo` and `init`; `bin/git-cms` hands it argv and the
+ * environment, everything else (refusals, the listening line, signals) happens here.
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
@@ -59,13 +57,7 @@ interface Invocation {
   site?: string
 }
 
-/**
- * Runs the command line until the server has shut down (after SIGTERM or SIGINT) or refused to start.
- * @param argv the arguments after the executable (`process.argv.slice(2)`)
- * @param env the environment
- * @param streams where to write (default: the process's stdout and stderr)
- * @returns the exit code
- */
+/** Runs the command line until the server has shut down or refused to start. */
 export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: CliStreams = process): Promise<number> {
   let invocation: Invocation
   try {
@@ -204,9 +196,8 @@ async function listen (cms: Cms, invocation: Invocation, start: typeof import('.
 }
 
 /**
- * Mounts `--proxy`'s or `--site`'s site after git-cms's own routes; a bad address or folder closes
- * the instance and refuses to start.
- * @returns the listener for WebSocket upgrades (`--proxy`), else null
+ * Mounts `--proxy`'s or `--site`'s site after git-cms's own routes (a bad one refuses to start);
+ * returns the WebSocket upgrade listener for `--proxy`, else null.
  */
 async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
   if (invocation.proxy === undefined && invocation.site === undefined) return null

@@ -4,6 +4,7 @@
  */
 import { LOCALE_PATTERN } from './content/i18n-layout.js'
 
+/** A collection name. */
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
 
 const collectionSchema = {
@@ -53,6 +54,7 @@ const collectionSchema = {
 const pathPrefix = { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' } as const
 const relativeDir = { type: 'string', minLength: 1, pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$))[A-Za-z0-9/_.-]+$' } as const
 
+/** The schema of the whole config file. */
 export const configSchema = {
   type: 'object',
   additionalProperties: false,

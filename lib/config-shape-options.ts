@@ -13,8 +13,6 @@ export const CONFIG_AJV_OPTIONS = { allErrors: false, strict: false, validateSch
 /**
  * The SHA-256 of the config schema, the compile options and ajv's version, as the generated
  * validator records it.
- * @param ajvVersion the installed ajv's version
- * @returns hex digest
  */
 export function configSchemaDigest (ajvVersion: string): string {
   return createHash('sha256').update(JSON.stringify([configSchema, CONFIG_AJV_OPTIONS, ajvVersion])).digest('hex')

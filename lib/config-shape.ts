@@ -1,7 +1,6 @@
 /**
- * The check of a config's shape against lib/config-schema.ts: the validator ajv made from it at
- * build time (lib/config-shape.generated.ts, by scripts/generate-config-validator.mjs), or when that
- * file was made from another schema or other options, the same validator compiled now.
+ * The check of a config's shape against config-schema.ts: the validator generated at build time,
+ * or, when that was made from another schema or options, one compiled now.
  */
 import { Ajv, type ErrorObject } from 'ajv'
 import { configSchema } from './config-schema.js'
@@ -17,7 +16,6 @@ let check: ConfigShapeCheck | null = null
 /**
  * The config shape validator, made once per process: the generated one when it was made from this
  * schema and these options (ajv's compile cost 20-40 ms of every start), else compiled.
- * @returns the validator
  */
 export function configShapeCheck (): ConfigShapeCheck {
   check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
@@ -26,8 +24,6 @@ export function configShapeCheck (): ConfigShapeCheck {
 
 /**
  * The generated validator when the digest it records is the current one, else the schema compiled now.
- * @param generatedDigest the digest the generated validator records
- * @returns a validator
  */
 export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
   return generatedDigest === configSchemaDigest(ajvVersion())
@@ -35,10 +31,7 @@ export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck 
     : new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
 }
 
-/**
- * Whether the generated validator is used (it matches the schema and options); for tests.
- * @returns true when the generated validator is current
- */
+/** Whether the generated validator is used (it matches the schema and options); for tests. */
 export function configShapeIsGenerated (): boolean {
   return CONFIG_SCHEMA_DIGEST === configSchemaDigest(ajvVersion())
 }

@@ -137,6 +137,7 @@ export interface GitRemoteConfig {
   syncSecret: string | null
 }
 
+/** The file types an upload may have. */
 export type UploadType = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif' | 'pdf'
 
 /** The validated config with defaults filled in. */
@@ -158,12 +159,12 @@ export interface Config {
   preview: PreviewConfig
 }
 
+/** The config file names, of which a repository holds at most one. */
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
 
 
 /**
  * Finds and loads the repository's config file.
- * @param repoDir the site repository
  * @returns the raw config (empty when there is no file) and the file's name
  */
 export async function readConfigFile (repoDir: string): Promise<{ input: unknown, file: string | null }> {
@@ -191,12 +192,7 @@ export async function readConfigFile (repoDir: string): Promise<{ input: unknown
   }
 }
 
-/**
- * Validates a raw config and fills in the defaults.
- * @param input the config as written (an object)
- * @param schemas compiles the collections' schemas to check them (the service keeps its validators)
- * @returns a frozen Config
- */
+/** Validates a raw config and fills in the defaults. */
 export function normalizeConfig (input: unknown, schemas = new SchemaCompiler()): Config {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError('(root)', 'must be an object')
@@ -252,14 +248,7 @@ export function normalizeConfig (input: unknown, schemas = new SchemaCompiler())
   return Object.freeze(config)
 }
 
-/**
- * Loads, validates and fills in the config of a repository.
- * @param repoDir the site repository
- * @param override a config object that replaces the file (for `createCms({ config })`)
- * @param schemas the compiler that checks the collections' schemas (`SchemaCompiler.compiled` then
- *   gives their validators, so the service does not compile them a second time)
- * @returns the frozen Config
- */
+/** Loads, validates and fills in the config of a repository (`override` replaces the file). */
 export async function loadConfig (repoDir: string, override?: ConfigInput, schemas?: SchemaCompiler): Promise<Config> {
   if (override !== undefined) return normalizeConfig(override, schemas)
   const { input } = await readConfigFile(repoDir)
@@ -296,9 +285,8 @@ function checkListFields (name: string, def: CollectionDefinition): void {
 }
 
 /**
- * `i18n`: the root locale is one of the locales; `dirs` names a folder inside the collection's
- * folder for locales (the others are file-name suffixes), `folder` and `dirs` need a nested or
- * bundle collection, and a `files` collection has no layout for translations.
+ * `i18n`: the root locale is one of the locales; `folder` and `dirs` need a nested or bundle
+ * collection; a `files` collection has no translations.
  */
 function checkI18n (name: string, def: CollectionDefinition, contentDir: string): void {
   const i18n = def.i18n
@@ -369,9 +357,8 @@ function checkRepoPath (key: string, value: string): void {
 }
 
 /**
- * Checks a stylesheet of `preview.stylesheets`: a path on the site itself (one leading `/`, so the
- * browser asks the Studio's own origin, never another host), of letters, digits and `/ _ . ~ + -`
- * with an optional `?query`, no `.`/`..` segment, and not one of git-cms's own addresses.
+ * A `preview.stylesheets` path: on the site itself (one leading `/`), plain characters with an
+ * optional `?query`, no `.`/`..` segment, and none of git-cms's own addresses.
  */
 function checkStylesheet (key: string, value: string, ownPrefixes: string[]): void {
   const bad = (reason: string): never => { throw new ConfigError(key, `${JSON.stringify(value)} ${reason}`) }

@@ -9,11 +9,7 @@ import { StartupError } from './errors.js'
 /** The oldest git release git-cms supports, as [major, minor]. */
 export const MIN_GIT_VERSION: readonly [number, number] = [2, 38]
 
-/**
- * Checks the output of `git --version` against MIN_GIT_VERSION.
- * @param output what `git --version` printed (`git version 2.39.5`, `git version 2.37.1 (Apple Git-137.1)` ...)
- * @returns nothing; throws StartupError, naming the version found and the one needed, when git is older or unrecognised
- */
+/** Checks `git --version` output; throws StartupError naming found and needed versions when older. */
 export function checkGitVersion (output: string): void {
   const needed = `git-cms needs git ${MIN_GIT_VERSION.join('.')} or later (for merge-tree --write-tree)`
   const m = /^git version (\d+)\.(\d+)(\S*)/.exec(output.trim())
@@ -24,10 +20,7 @@ export function checkGitVersion (output: string): void {
   throw new StartupError(`git ${m[1]!}.${m[2]!}${m[3]!} found; ${needed}`)
 }
 
-/**
- * Runs `git --version` and checks it (see checkGitVersion).
- * @returns resolves when the git on PATH is recent enough; throws StartupError otherwise, or when there is no git
- */
+/** Runs `git --version` and checks it; throws StartupError when git is missing or too old. */
 export async function requireGitVersion (): Promise<void> {
   let output: string
   try {

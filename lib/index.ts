@@ -1,6 +1,4 @@
-/**
- * git-cms: the public surface of the package. Re-exports only.
- */
+/** git-cms: the public surface of the package. Re-exports only. */
 export { createCms } from './cms.js'
 export type { Cms, CreateCmsOptions } from './cms.js'
 export { loadConfig } from './config.js'

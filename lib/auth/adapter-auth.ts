@@ -9,12 +9,7 @@ import type { AuthAdapter, Identity } from '../config.js'
 import type { IdentityProvider } from './types.js'
 import { toIdentity } from './identity.js'
 
-/**
- * Wraps a site's adapter so it fails closed.
- * @param adapter the adapter object from the config
- * @param log where denials are logged
- * @returns the provider
- */
+/** Wraps a site's adapter so it fails closed. */
 export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityProvider {
   const url = (kind: 'loginUrl' | 'logoutUrl', redirectTo: string): string | null => {
     try {

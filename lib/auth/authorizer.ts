@@ -16,11 +16,7 @@ export interface AuthorizerOptions {
   log: Logger
 }
 
-/**
- * Builds the authorizer of an instance.
- * @param opts the policies and a logger
- * @returns the authorizer
- */
+/** Builds the authorizer of an instance. */
 export function createAuthorizer (opts: AuthorizerOptions): Authorizer {
   const { authorize, permissions, log } = opts
   const policy = permissions ?? null
@@ -43,13 +39,7 @@ export function createAuthorizer (opts: AuthorizerOptions): Authorizer {
   }
 }
 
-/**
- * Whether the declarative policy grants an action to any of the roles.
- * @param policy role -> actions
- * @param roles the identity's roles
- * @param action the action asked for
- * @returns true when some role grants it (or `'*'`)
- */
+/** Whether the declarative policy grants an action to any of the roles. */
 export function grants (policy: Record<string, Array<AuthAction | '*'>>, roles: readonly string[], action: AuthAction): boolean {
   return roles.some(role => {
     // Own keys only: a role named `constructor` or `__proto__` must not reach Object.prototype.

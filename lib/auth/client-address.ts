@@ -10,8 +10,6 @@ import type { TLSSocket } from 'node:tls'
 /**
  * The client's address for rate limiting: the socket's peer, or with a trusted proxy the last
  * `X-Forwarded-For` hop (the one the nearest proxy appended; earlier hops are the client's say).
- * @param req the request
- * @param trustProxy CMS_TRUST_PROXY
  * @returns an address string ('unknown' when the socket has none)
  */
 export function clientAddress (req: IncomingMessage, trustProxy: boolean): string {
@@ -28,8 +26,6 @@ export function clientAddress (req: IncomingMessage, trustProxy: boolean): strin
 /**
  * The key a client's failed logins count under: an IPv4 address as it is, an IPv6 address by its
  * /64 (one host is usually given a whole /64, so keying by /128 gives it 2^64 buckets).
- * @param address a client address (from clientAddress)
- * @returns the key, such as `2001:db8:0:1::/64`
  */
 export function rateLimitKey (address: string): string {
   const bare = address.replace(/^\[|\]$/g, '').split('%')[0] ?? ''
@@ -49,9 +45,6 @@ export function rateLimitKey (address: string): string {
  * Whether the client reached us over HTTPS: a TLS socket, or with a trusted proxy an
  * `X-Forwarded-Proto` of `https`. Decided here rather than by Koa's `ctx.secure`, so it follows
  * CMS_TRUST_PROXY even when the CMS is mounted inside another Koa app with its own `proxy` setting.
- * @param req the request
- * @param trustProxy CMS_TRUST_PROXY
- * @returns true for HTTPS
  */
 export function isHttps (req: IncomingMessage, trustProxy: boolean): boolean {
   if ((req.socket as Partial<TLSSocket>).encrypted === true) return true

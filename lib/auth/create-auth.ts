@@ -15,7 +15,7 @@ import { trustedHeaderProvider } from './trusted-header-auth.js'
 import { PasswordAuth } from './password-auth.js'
 import { LoginRateLimiter } from './login-rate-limit.js'
 import { RevokedSessions } from './revocations.js'
-import { sessionCookieOf, sessionSetCookie, clearSessionSetCookie } from './session-cookie.js'
+import { SESSION_COOKIE_NAME, sessionSetCookie, clearSessionSetCookie } from './session-cookie.js'
 import { clientAddress, isHttps, rateLimitKey } from './client-address.js'
 
 /** What createAuth needs from the instance. */
@@ -29,11 +29,7 @@ export interface CreateAuthOptions {
   now?: () => number
 }
 
-/**
- * Builds authentication for one instance.
- * @param opts config, runtime settings, state directory, logger
- * @returns the AuthService
- */
+/** Builds authentication for one instance. */
 export async function createAuth (opts: CreateAuthOptions): Promise<AuthService> {
   const { config, runtime, log } = opts
   const authConfig = config.auth
@@ -70,7 +66,7 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
     now: opts.now
   })
   if (!password.enabled) log.warn('no editor password is set (CMS_EDIT_PASSWORD); password sign-in is disabled')
-  const cookieOf = (ctx: Context): string | undefined => sessionCookieOf(ctx.req.headers.cookie)
+  const cookieOf = (ctx: Context): string | undefined => ctx.cookies.get(SESSION_COOKIE_NAME, { signed: false })
   return {
     mode: 'password',
     authorizer,

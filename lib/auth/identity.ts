@@ -8,11 +8,7 @@ import type { Identity } from '../config.js'
 /** The spec's grammar for identity ids (it keys the draft ref `refs/cms/drafts/<id>`). */
 export const IDENTITY_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 
-/**
- * Whether a value is a safe identity id.
- * @param value anything
- * @returns true when it is a string matching `^[A-Za-z0-9_-]{1,64}$`
- */
+/** Whether a value is a safe identity id. */
 export function isSafeIdentityId (value: unknown): value is string {
   return typeof value === 'string' && IDENTITY_ID_PATTERN.test(value)
 }
@@ -21,11 +17,8 @@ export function isSafeIdentityId (value: unknown): value is string {
 export type IdentityProblem = 'not_an_object' | 'unsafe_id' | 'bad_name' | 'bad_roles'
 
 /**
- * Checks an identity returned by a provider and copies it into a fresh object, so the provider
- * cannot change it afterwards. A missing `name` becomes the id and missing `roles` an empty list;
- * a wrong type anywhere is a refusal.
- * @param value what the provider returned (not null)
- * @returns the identity, or the reason it was refused
+ * Checks a provider's identity and copies it, so the provider cannot change it afterwards; a
+ * missing `name` becomes the id, missing `roles` an empty list, a wrong type a refusal.
  */
 export function toIdentity (value: unknown): { identity: Identity } | { problem: IdentityProblem } {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { problem: 'not_an_object' }
@@ -43,8 +36,6 @@ export const MAX_EDITOR_NAME = 64
 /**
  * The name typed at sign-in as it is shown: control characters dropped, white space collapsed,
  * NFC. Empty means "no name".
- * @param raw what was typed
- * @returns the cleaned name
  */
 export function cleanEditorName (raw: string): string {
   // eslint-disable-next-line no-control-regex
@@ -52,12 +43,8 @@ export function cleanEditorName (raw: string): string {
 }
 
 /**
- * The stable editorId of a name given at sign-in (password mode): `name-<slug>-<hash>`, where the
- * slug is the name's ASCII letters and digits (at most 24, for people reading refs) and the hash
- * 16 hex of the SHA-256 of the name compared case- and width-insensitively. Always matches the
- * identity grammar, whatever the name holds (`../`, `/`, quotes, emoji): never a path.
- * @param name a cleaned, non-empty name
- * @returns the editorId
+ * The stable editorId of a name given at sign-in: `name-<slug>-<hash>` (slug: up to 24 ASCII
+ * letters and digits; hash: SHA-256 of the NFKC lower-cased name), never a path whatever the name.
  */
 export function editorIdForName (name: string): string {
   const key = name.normalize('NFKC').toLowerCase()

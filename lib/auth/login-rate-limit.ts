@@ -1,11 +1,7 @@
 /**
- * The login rate limit: at most 5 failed logins per client within a sliding 15-minute window;
- * while a client is over it, every attempt (a correct one too) is refused with the seconds until
- * the oldest counted failure leaves the window. In process memory, per instance, as the spec says.
- *
- * The clients are kept in an LRU cache bounded by count (lru-cache): a flood of distinct clients
- * forgets the least recently seen first. No timers (nothing to stop on close), and a
- * check-and-record without an await between, so parallel wrong guesses cannot slip under the limit.
+ * The login rate limit: at most 5 failed logins per client in a sliding 15-minute window, per
+ * instance, in an LRU bounded by count; check and record run without an await between, so
+ * parallel guesses cannot slip under the limit.
  */
 import { LRUCache } from 'lru-cache'
 
@@ -39,8 +35,6 @@ export class LoginRateLimiter {
 
   /**
    * Whether a client is limited now.
-   * @param key the client key
-   * @param now current time in milliseconds
    * @returns seconds until it may try again, or null when it may try now
    */
   retryAfter (key: string, now: number): number | null {
@@ -50,11 +44,7 @@ export class LoginRateLimiter {
     return Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000))
   }
 
-  /**
-   * Records a failed attempt.
-   * @param key the client key
-   * @param now current time in milliseconds
-   */
+  /** Records a failed attempt. */
   recordFailure (key: string, now: number): void {
     const recent = this.recent(key, now)
     recent.push(now)
@@ -63,18 +53,12 @@ export class LoginRateLimiter {
     this.failures.set(key, recent)
   }
 
-  /**
-   * Forgets a client's failures (after a successful login).
-   * @param key the client key
-   */
+  /** Forgets a client's failures (after a successful login). */
   reset (key: string): void {
     this.failures.delete(key)
   }
 
-  /**
-   * How many clients are remembered (for tests and metrics).
-   * @returns the count
-   */
+  /** How many clients are remembered (for tests and metrics). */
   get size (): number {
     return this.failures.size
   }

@@ -1,8 +1,6 @@
 /**
- * Password mode: one shared editor password. A login checks the password in constant time under
- * the rate limit and issues a session with a fresh random editorId, or, when the editor gives a
- * name, the editorId derived from that name (so their drafts outlive the session); a session is a
- * signed cookie that logout revokes until it expires.
+ * Password mode: one shared editor password checked in constant time under the rate limit; a
+ * session is a signed cookie (editorId random, or derived from the name given) that logout revokes.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { CmsError, RateLimitedError, UnauthorizedError } from '../errors.js'
@@ -38,9 +36,6 @@ export interface PasswordAuthOptions {
   now?: () => number
 }
 
-/** How many verified session cookies are remembered (the oldest is forgotten first). */
-const VERIFIED_CACHE_SIZE = 1024
-
 /** The identity of a password-mode session. */
 function editorIdentity (claims: SessionClaims): Identity {
   return { id: claims.editorId, name: claims.name ?? 'Editor', roles: ['editor'] }
@@ -55,12 +50,6 @@ export class PasswordAuth {
   private readonly now: () => number
   /** A per-instance key: passwords are compared as HMACs, so lengths leak nothing either. */
   private readonly compareKey = randomBytes(32)
-  /**
-   * Cookie values whose signature and claims were verified, with their claims (oldest first, at
-   * most VERIFIED_CACHE_SIZE): a request with one of them skips the HMAC. Keyed by the whole value;
-   * expiry and revocation are still checked at every request.
-   */
-  private readonly verified = new Map<string, SessionClaims>()
 
   /**
    * @param opts password, secret, limiter and revocation store
@@ -82,10 +71,6 @@ export class PasswordAuth {
    * Checks a password for a client. Throws 503 without a configured password, 429 while the
    * client is limited (whatever the password), 401 for a wrong one (counted as a failure).
    * Check, compare and count run without an await, so parallel guesses are counted exactly.
-   * @param password the submitted password
-   * @param clientKey the rate-limit key of the client
-   * @param name the editor's name, optional: the same name gets the same editorId (its drafts)
-   * @returns the new identity and its cookie
    */
   login (password: string, clientKey: string, name = ''): LoginResult {
     if (this.password === null) throw new PasswordNotConfiguredError()
@@ -109,7 +94,6 @@ export class PasswordAuth {
 
   /**
    * The identity of a session cookie: signature, expiry, id grammar and revocation all checked.
-   * @param cookie the cookie value (undefined when absent)
    * @returns the identity, or null
    */
   identify (cookie: string | undefined): Identity | null {
@@ -117,11 +101,7 @@ export class PasswordAuth {
     return claims === null ? null : editorIdentity(claims)
   }
 
-  /**
-   * Ends a session: its editorId is refused from now on (persisted). An invalid cookie is ignored.
-   * @param cookie the cookie value (undefined when absent)
-   * @returns resolves once the revocation is durable
-   */
+  /** Ends a session: its editorId is refused from now on (persisted); an invalid cookie is ignored. */
   async logout (cookie: string | undefined): Promise<void> {
     const claims = this.verify(cookie)
     if (claims !== null) await this.revocations.revoke(claims.sid ?? claims.editorId, claims.exp, this.now())
@@ -130,18 +110,9 @@ export class PasswordAuth {
   private verify (cookie: string | undefined): SessionClaims | null {
     if (this.password === null || cookie === undefined || cookie === '') return null
     const now = this.now()
-    let claims = this.verified.get(cookie) ?? null
-    if (claims !== null && !(claims.exp > now)) {
-      this.verified.delete(cookie)
-      return null
-    }
-    if (claims === null) {
-      claims = verifySession(this.secret, cookie, now)
-      // A session made under another password (CMS_EDIT_PASSWORD changed) has ended.
-      if (claims === null || !isBoundTo(this.secret, this.password, claims.sid ?? claims.editorId)) return null
-      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string)
-      this.verified.set(cookie, claims)
-    }
+    const claims = verifySession(this.secret, cookie, now)
+    // A session made under another password (CMS_EDIT_PASSWORD changed) has ended.
+    if (claims === null || !isBoundTo(this.secret, this.password, claims.sid ?? claims.editorId)) return null
     if (this.revocations.has(claims.sid ?? claims.editorId, now)) return null
     return claims
   }

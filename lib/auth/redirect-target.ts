@@ -5,7 +5,6 @@
 
 /**
  * A safe local return target.
- * @param value the requested target (query parameter), if any
  * @returns the value when it is a local absolute path, else '/'
  */
 export function safeRedirectTarget (value: unknown): string {

@@ -1,14 +1,7 @@
 /**
- * Sessions ended by logout: each revoked editorId is remembered until its cookie would have
- * expired anyway, so a replayed cookie stays refused across restarts. The store is one JSON object
- * `{ <editorId>: <exp> }` in `.git/cms/revoked-sessions.json`, rewritten atomically (and pruned of
- * expired ids) at each logout: logouts are rare and the live set is small. A damaged file stops the
- * start rather than re-admit logged-out sessions. Earlier versions' `revoked-sessions.jsonl` is
- * taken in at load and removed.
- *
- * Several instances of one site share their revocations through the git remote (CONTRACT 17):
- * `sharedText` is the signed document that travels on `refs/cms/revocations`, `mergeShared` takes
- * in another instance's (a document without this site's signature is ignored).
+ * Sessions ended by logout, remembered until their cookies would expire, in
+ * `.git/cms/revoked-sessions.json` (rewritten atomically at each logout; a damaged file stops the
+ * start). Shared with other instances as a signed document on `refs/cms/revocations` (CONTRACT 17).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { readFile, readdir, rm } from 'node:fs/promises'
@@ -38,8 +31,6 @@ export class RevokedSessions {
 
   /**
    * Loads the revocations (a missing file is none), dropping expired ones.
-   * @param stateDir `.git/cms`
-   * @param now the current time in ms
    * @returns the store; rejects with StartupError when the file is damaged
    */
   static async load (stateDir: string, now: number = Date.now()): Promise<RevokedSessions> {
@@ -82,24 +73,13 @@ export class RevokedSessions {
     return store
   }
 
-  /**
-   * Whether a session id was revoked (and its cookie not yet expired).
-   * @param editorId the session's editor id
-   * @param now the current time in ms
-   * @returns true when revoked
-   */
+  /** Whether a session id was revoked (and its cookie not yet expired). */
   has (editorId: string, now: number = Date.now()): boolean {
     const exp = this.#revoked.get(editorId)
     return exp !== undefined && exp > now
   }
 
-  /**
-   * Revokes a session until `exp`, durably (resolves once on disk).
-   * @param editorId the session's editor id
-   * @param exp when its cookie expires (ms); an expired one is not stored
-   * @param now the current time in ms
-   * @returns resolves once written
-   */
+  /** Revokes a session until `exp`, durably (resolves once on disk). */
   async revoke (editorId: string, exp: number, now: number = Date.now()): Promise<void> {
     if (exp <= now) return
     this.#revoked.set(editorId, Math.max(exp, this.#revoked.get(editorId) ?? 0))
@@ -113,9 +93,6 @@ export class RevokedSessions {
   /**
    * The document that travels on `refs/cms/revocations`: the live revocations, sorted, with an
    * HMAC made with a key derived from the session secret.
-   * @param secret the session secret
-   * @param now the current time in ms
-   * @returns the document's text
    */
   sharedText (secret: string, now: number = Date.now()): string {
     const revoked = Object.fromEntries([...this.#revoked].filter(([, exp]) => exp > now).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
@@ -123,13 +100,8 @@ export class RevokedSessions {
   }
 
   /**
-   * Takes in another instance's document: every live revocation it holds that is new here (or
-   * later) is added and persisted. A document that is not this site's (wrong or missing
-   * signature, wrong shape) changes nothing.
-   * @param text the document's text
-   * @param secret the session secret
-   * @param now the current time in ms
-   * @returns how many revocations were added, or null when the document was refused
+   * Takes in another instance's live revocations and persists them; a document not signed by this
+   * site changes nothing. Returns how many were added, or null when the document was refused.
    */
   async mergeShared (text: string, secret: string, now: number = Date.now()): Promise<number | null> {
     const revoked = verifiedRevocations(text, secret)

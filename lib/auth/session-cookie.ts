@@ -25,35 +25,12 @@ export interface SessionClaims {
   sid?: string
 }
 
-/** The session cookie's value in a Cookie header, as the `cookies` package's `get` finds it. */
-const SESSION_IN_HEADER = new RegExp(`(?:^|;) *${SESSION_COOKIE_NAME}=([^;]*)`)
-
-/**
- * The session cookie's value in a request's Cookie header, read as Koa's `ctx.cookies.get(name,
- * { signed: false })` reads it (the first `name=` after the start or a `;` and spaces, one pair of
- * double quotes taken off), without building Koa's Cookies object at every request.
- * @param header the Cookie header (undefined when absent)
- * @returns the value, or undefined
- */
-export function sessionCookieOf (header: string | undefined): string | undefined {
-  if (header === undefined || header === '') return undefined
-  const match = SESSION_IN_HEADER.exec(header)
-  if (match === null) return undefined
-  const value = match[1] as string
-  return value.startsWith('"') ? value.slice(1, -1) : value
-}
-
 // A real cookie is about 120 characters; refusing huge values early keeps verification cheap.
 const MAX_COOKIE_LENGTH = 1024
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 const SIGNATURE_BYTES = 32
 
-/**
- * Signs claims into a cookie value.
- * @param secret the session secret
- * @param claims editor id and expiry
- * @returns `<payload>.<signature>`
- */
+/** Signs claims into a cookie value. */
 export function signSession (secret: string, claims: SessionClaims): string {
   const named = claims.name !== undefined && claims.sid !== undefined ? { name: claims.name, sid: claims.sid } : {}
   const payload = Buffer.from(JSON.stringify({ editor: true, editorId: claims.editorId, exp: claims.exp, ...named })).toString('base64url')
@@ -61,13 +38,8 @@ export function signSession (secret: string, claims: SessionClaims): string {
 }
 
 /**
- * Verifies a cookie value with the spec's steps: split, decode the signature (malformed input is
- * refused, never thrown), refuse an empty signature, re-sign and compare in constant time, require
- * `exp` later than now and a valid `editorId`. Revocation is checked by the caller.
- * @param secret the session secret
- * @param value the cookie value
- * @param now current time in milliseconds
- * @returns the claims, or null when any step fails
+ * Verifies a cookie value with the spec's steps (signature in constant time, `exp` in the future,
+ * a valid `editorId`); null when any step fails. Revocation is the caller's.
  */
 export function verifySession (secret: string, value: string, now: number): SessionClaims | null {
   if (value.length > MAX_COOKIE_LENGTH) return null
@@ -86,21 +58,12 @@ export function verifySession (secret: string, value: string, now: number): Sess
   return claims
 }
 
-/**
- * The Set-Cookie header value that stores a session.
- * @param value the signed cookie value
- * @param secure whether the request came over HTTPS
- * @returns the header value
- */
+/** The Set-Cookie header value that stores a session. */
 export function sessionSetCookie (value: string, secure: boolean): string {
   return cookieHeader(value, Math.floor(SESSION_TTL_MS / 1000), secure)
 }
 
-/**
- * The Set-Cookie header value that removes the session cookie.
- * @param secure whether the request came over HTTPS
- * @returns the header value
- */
+/** The Set-Cookie header value that removes the session cookie. */
 export function clearSessionSetCookie (secure: boolean): string {
   return cookieHeader('', 0, secure)
 }
@@ -119,22 +82,13 @@ const TAG_CHARS = 12
  * A new password-mode editorId bound to the password it is issued under (CONTRACT 17): random,
  * followed by a tag only the session secret and this password make, so that a new
  * `CMS_EDIT_PASSWORD` ends every older session while the cookie keeps the spec's wire format.
- * @param secret the session secret
- * @param password the editor password the session is made with
- * @returns a 34-character id matching the identity id grammar
  */
 export function boundEditorId (secret: string, password: string): string {
   const random = randomBytes(16).toString('base64url')
   return random + passwordTag(secret, password, random)
 }
 
-/**
- * Whether an editorId was issued under this password (and this secret).
- * @param secret the session secret
- * @param password the current editor password
- * @param editorId the id a verified cookie carries
- * @returns true when its tag is this password's
- */
+/** Whether an editorId was issued under this password (and this secret). */
 export function isBoundTo (secret: string, password: string, editorId: string): boolean {
   if (editorId.length !== RANDOM_CHARS + TAG_CHARS) return false
   const expected = Buffer.from(passwordTag(secret, password, editorId.slice(0, RANDOM_CHARS)))

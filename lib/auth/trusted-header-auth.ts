@@ -12,9 +12,6 @@ import { toIdentity } from './identity.js'
 /**
  * Builds the trusted-header provider. `loginUrl`/`logoutUrl` may contain `{redirectTo}`, which
  * is replaced by the URL-encoded return target; otherwise they are used as they are.
- * @param settings the `auth` config
- * @param log where denials are logged
- * @returns the provider
  */
 export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): IdentityProvider {
   const idHeader = settings.idHeader.toLowerCase()

@@ -1,6 +1,4 @@
-/**
- * The contract between the HTTP layer and authentication: who is asking, and may they do this.
- */
+/** The contract between the HTTP layer and authentication: who is asking, and may they do this. */
 import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import type { AuthAction, Identity } from '../config.js'
@@ -17,13 +15,7 @@ export interface AuthTarget {
 export interface Authorizer {
   /** True when a policy (adapter `authorize` or declarative `permissions`) is configured. */
   readonly active: boolean
-  /**
-   * Whether the identity may perform the action (always true without a policy; a throw denies).
-   * @param identity the editor
-   * @param action the permission asked for
-   * @param target the collection and entry concerned
-   * @returns true when allowed
-   */
+  /** Whether the identity may perform the action (always true without a policy; a throw denies). */
   can: (identity: Identity, action: AuthAction, target?: AuthTarget) => Promise<boolean>
 }
 
@@ -32,29 +24,18 @@ export interface AuthService {
   /** 'password' or 'provider' (an external identity provider is authoritative). */
   readonly mode: 'password' | 'provider'
   readonly authorizer: Authorizer
-  /**
-   * Identifies the editor making a request (cookie, or the provider adapter); null when not
-   * authenticated. Never throws for bad credentials: a bad cookie is just no identity.
-   * @param ctx the Koa context
-   * @returns the identity, or null
-   */
+  /** The editor making a request, or null; a bad cookie is no identity, never a throw. */
   identify: (ctx: Context) => Promise<Identity | null>
   /** URL of the provider's login page for a return target (provider mode), else null. */
   loginUrl: (redirectTo: string) => string | null
   /**
    * Password login: sets a fresh session cookie on success. Throws 409 in provider mode, 503
    * without a configured password, 429 while the client is rate-limited, 401 for a wrong password.
-   * @param ctx the Koa context (client address, HTTPS, response cookie)
-   * @param password the submitted password
-   * @returns the new session's identity
    */
   login: (ctx: Context, password: string, name?: string) => Promise<Identity>
   /**
-   * Ends the session: clears the cookie and, in password mode, revokes the cookie's editorId
-   * until it expires. Never throws for a missing or invalid cookie.
-   * @param ctx the Koa context
-   * @param redirectTo where the provider should send the browser afterwards
-   * @returns the provider's logout URL (provider mode), else null
+   * Clears the cookie and, in password mode, revokes its editorId; returns the provider's logout
+   * URL (else null). Never throws for a missing or invalid cookie.
    */
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
   /** The revocations instances of one site share through the git remote (password mode), else null. */
@@ -72,25 +53,16 @@ export interface SharedRevocations {
   text: () => string
   /**
    * Takes in another instance's document (ignored unless signed by this site).
-   * @param text the document
    * @returns how many revocations were added, or null when refused
    */
   merge: (text: string) => Promise<number | null>
-  /**
-   * Calls `listener` after each logout on this instance.
-   * @param listener the callback
-   */
+  /** Calls `listener` after each logout on this instance. */
   onRevoke: (listener: () => void) => void
 }
 
 /** An external identity provider, as the service uses it (built from `config.auth`). */
 export interface IdentityProvider {
-  /**
-   * Who made the request; null when not authenticated. Never throws: provider errors and
-   * malformed or unsafe identities are denials (fail closed), logged.
-   * @param request the Node request
-   * @returns the checked identity, or null
-   */
+  /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
   authenticate: (request: IncomingMessage) => Promise<Identity | null>
   /** The provider's login URL for a return target, or null when it has none. */
   loginUrl: (redirectTo: string) => string | null

@@ -1,8 +1,6 @@
 /**
- * The JSON Schemas of every mutate command and of the history and publish bodies. Each schema is
- * typed with ajv's `JSONSchemaType`, so the TypeScript type and the runtime check cannot drift.
- * scripts/generate-config-validator.mjs makes their validators at build time
- * (command-validators.generated.ts); command-validators.ts gives them.
+ * The JSON Schemas of every mutate command and of the history and publish bodies, typed with ajv's
+ * `JSONSchemaType` so type and check cannot drift; their validators are generated at build time.
  */
 import { createHash } from 'node:crypto'
 import type { JSONSchemaType } from 'ajv'
@@ -223,8 +221,6 @@ export const commandSchemas: Readonly<Record<CommandSchemaName, object>> = {
 /**
  * The SHA-256 of the command schemas, their compile options and ajv's version, as the generated
  * validators record it.
- * @param ajvVersion the installed ajv's version
- * @returns hex digest
  */
 export function commandSchemasDigest (ajvVersion: string): string {
   return createHash('sha256').update(JSON.stringify([commandSchemas, COMMAND_AJV_OPTIONS, ajvVersion])).digest('hex')

@@ -1,8 +1,6 @@
 /**
- * The validators of the command bodies: those ajv made at build time from command-schema-table.ts
- * (command-validators.generated.ts, by scripts/generate-config-validator.mjs), or when that file was
- * made from other schemas or options, the same validators compiled on first use (a process's first
- * write then held the event loop 60 ms of CPU on a quiet machine, 3-10 times that under load).
+ * The validators of command bodies: those generated at build time, or, when that file came from
+ * other schemas or options, compiled on first use (60 ms of CPU on a process's first write).
  */
 import { Ajv, type ValidateFunction } from 'ajv'
 import { ajvVersion } from './ajv-version.js'
@@ -18,18 +16,13 @@ const compiled = new Map<CommandSchemaName, ValidateFunction>()
 /**
  * Whether the generated validators were made from these schemas, options and ajv version (they are
  * used then); for tests.
- * @returns true when command-validators.generated.ts is current
  */
 export function commandValidatorsAreGenerated (): boolean {
   generatedIsCurrent ??= COMMAND_SCHEMAS_DIGEST === commandSchemasDigest(ajvVersion())
   return generatedIsCurrent
 }
 
-/**
- * The validator of one command body: the generated one when current, else compiled now.
- * @param name a mutate command's type, `restore` or `publish`
- * @returns the validator
- */
+/** The validator of one command body: the generated one when current, else compiled now. */
 export function commandValidator (name: CommandSchemaName): ValidateFunction {
   if (commandValidatorsAreGenerated()) return (commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction>)[name]
   let fn = compiled.get(name)
@@ -41,11 +34,7 @@ export function commandValidator (name: CommandSchemaName): ValidateFunction {
   return fn
 }
 
-/**
- * The first error of a validator's last call: the field (dotted path) and why.
- * @param validate a validator that just returned false
- * @returns the field ('' for the whole body) and the reason
- */
+/** The first error of a validator's last call: the field (dotted path) and why. */
 export function firstCommandError (validate: ValidateFunction): { field: string, reason: string } {
   const err = validate.errors?.[0]
   if (err?.keyword === 'additionalProperties') return { field: String((err.params as { additionalProperty: string }).additionalProperty), reason: 'is not a known field' }

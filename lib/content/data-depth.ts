@@ -1,8 +1,6 @@
 /**
- * A bound on how deeply entry data may nest. Deeper data is refused before anything recursive
- * (schema validation, serializers, structured clones, the JSON response) touches it: those recurse
- * once per level and a few thousand levels overflow the stack. Real content nests a handful of
- * levels; 64 leaves room for any page builder's layout.
+ * A bound on how deeply entry data may nest, checked before anything recursive (validation,
+ * serializers, structured clones) touches it: a few thousand levels overflow the stack.
  */
 import { BadRequestError } from '../errors.js'
 
@@ -12,9 +10,6 @@ export const MAX_DATA_DEPTH = 64
 /**
  * Whether a value nests deeper than MAX_DATA_DEPTH. Walks iteratively, so any depth is measured
  * without recursion.
- * @param value any parsed data
- * @param levelsAbove how many objects enclose the value once stored (0: the value is the data)
- * @returns true when too deep
  */
 export function dataTooDeep (value: unknown, levelsAbove = 0): boolean {
   const stack: Array<[unknown, number]> = [[value, levelsAbove + 1]]
@@ -29,12 +24,7 @@ export function dataTooDeep (value: unknown, levelsAbove = 0): boolean {
   return false
 }
 
-/**
- * Refuses a value that nests deeper than MAX_DATA_DEPTH, counted from where it will be stored.
- * @param value data from a request
- * @param where the request field, for the error
- * @param levelsAbove how many objects enclose the value once stored (0: the value is the data)
- */
+/** Refuses a value that nests deeper than MAX_DATA_DEPTH, counted from where it will be stored. */
 export function assertDataDepth (value: unknown, where = 'data', levelsAbove = 0): void {
   if (dataTooDeep(value, levelsAbove)) {
     throw new BadRequestError(`Invalid ${where}: nested deeper than ${MAX_DATA_DEPTH} levels`, { field: where, maxDepth: MAX_DATA_DEPTH })

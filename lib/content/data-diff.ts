@@ -18,12 +18,8 @@ export type DataChange =
   | { op: 'delete', path: DataPath }
 
 /**
- * Lists the changes that turn `before` into `after`: objects and same-length arrays are compared
- * member by member, items appended to or removed from a list are added or deleted one by one;
- * anything else that differs (a scalar, a reordered list, an object emptied) is replaced whole.
- * @param before the data the file holds now
- * @param after the data to write
- * @returns the changes, in document order (additions last within their object)
+ * The changes that turn `before` into `after`, in document order: objects and same-length arrays
+ * member by member, appended or removed list items one by one, anything else replaced whole.
  */
 export function diffData (before: unknown, after: unknown): DataChange[] {
   const out: DataChange[] = []
@@ -82,19 +78,13 @@ function removedIndexes (before: unknown[], after: unknown[]): number[] | null {
   return j === after.length ? removed : null
 }
 
-/**
- * Whether a value is a plain object (not an array, not null).
- * @param v any value
- * @returns true for `{...}` records
- */
+/** Whether a value is a plain object (not an array, not null). */
 export function isPlainObject (v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
 /**
  * The value at a path.
- * @param data the root
- * @param path keys and indexes
  * @returns the value, or undefined when the path does not exist
  */
 export function valueAt (data: unknown, path: DataPath): unknown {
@@ -108,11 +98,6 @@ export function valueAt (data: unknown, path: DataPath): unknown {
 
 /**
  * Applies `splice` edits of one text, each given as [start, end, replacement] over the same original.
- * @param text the original
- * @param start first replaced offset
- * @param end end of the replaced range
- * @param replacement the new text
- * @returns the edited text
  */
 export function splice (text: string, start: number, end: number, replacement: string): string {
   return text.slice(0, start) + replacement + text.slice(end)
@@ -120,7 +105,6 @@ export function splice (text: string, start: number, end: number, replacement: s
 
 /**
  * The line ending a text uses (its first one), `\n` when it has none.
- * @param text any text
  * @returns `\r\n` or `\n`
  */
 export function eolOf (text: string): string {
@@ -128,34 +112,20 @@ export function eolOf (text: string): string {
   return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
 }
 
-/**
- * The offset where the line holding `offset` starts.
- * @param text the text
- * @param offset a position in it
- * @returns the line start
- */
+/** The offset where the line holding `offset` starts. */
 export function lineStart (text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1
 }
 
 /**
  * The offset just after the line ending of the line holding `offset` (the text's end on the last line).
- * @param text the text
- * @param offset a position in it
- * @returns the start of the next line
  */
 export function nextLineStart (text: string, offset: number): number {
   const i = text.indexOf('\n', offset)
   return i === -1 ? text.length : i + 1
 }
 
-/**
- * Indents every non-empty line after the first by `indent` and converts line endings.
- * @param rendered text with `\n` line endings
- * @param indent the prefix
- * @param eol the file's line ending
- * @returns the text to splice in
- */
+/** Indents every non-empty line after the first by `indent` and converts line endings. */
 export function indentRest (rendered: string, indent: string, eol: string): string {
   return rendered.split('\n').map((line, i) => i === 0 || line === '' ? line : indent + line).join(eol)
 }

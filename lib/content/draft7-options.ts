@@ -10,8 +10,6 @@ export const DRAFT7_AJV_OPTIONS = { allErrors: true, strict: false } as const
 
 /**
  * The digest the generated draft-07 meta-schema validator records: ajv's version and the options.
- * @param ajvVersion the installed ajv's version
- * @returns hex digest
  */
 export function draft7MetaDigest (ajvVersion: string): string {
   return createHash('sha256').update(JSON.stringify(['draft-07 meta-schema', ajvVersion, DRAFT7_AJV_OPTIONS])).digest('hex')

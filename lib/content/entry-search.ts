@@ -6,24 +6,14 @@ import type { EntryData } from './formats.js'
 
 const TITLE_FIELDS = ['title', 'name', 'label']
 
-/**
- * The entry's title values, in priority order.
- * @param data entry data
- * @param titleField the collection's own title field, if any
- * @returns the string values found
- */
+/** The entry's title values, in priority order. */
 export function titlesOf (data: EntryData | undefined, titleField: string | null): string[] {
   if (data === undefined) return []
   const fields = titleField !== null ? [titleField, ...TITLE_FIELDS] : TITLE_FIELDS
   return fields.map(f => Object.hasOwn(data, f) ? data[f] : undefined).filter((v): v is string => typeof v === 'string')
 }
 
-/**
- * Whether a top-level key is one of the title fields.
- * @param key a field name
- * @param titleField the collection's own title field, if any
- * @returns true for a title field
- */
+/** Whether a top-level key is one of the title fields. */
 export function isTitleKey (key: string, titleField: string | null): boolean {
   return key === titleField || TITLE_FIELDS.includes(key)
 }

@@ -1,18 +1,12 @@
 /**
- * Field paths into entry data and the guard against prototype keys. Two forms: a dot path
- * (`a.b`, `sections.0.heading`), and for keys that hold a dot (Starlight's `component.preview`) a
- * JSON array of keys and indexes (`["component.preview"]`, `["sections", 0, "a.b"]`): a path that
- * starts with `[` is always read as JSON.
+ * Field paths into entry data: a dot path (`sections.0.heading`) or, for keys holding a dot, a
+ * JSON array of keys and indexes (`["component.preview"]`); a path starting with `[` is JSON.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
 
 
-/**
- * Splits and checks a dot path: no empty segment, no prototype key.
- * @param field the dot path from the request
- * @returns its segments
- */
+/** Splits and checks a dot path: no empty segment, no prototype key. */
 export function parseFieldPath (field: string): string[] {
   const segments = field.startsWith('[') ? jsonPath(field) : field.split('.')
   if (segments.length === 0) throw new BadRequestError('Invalid field path: no key', { field: 'field' })
@@ -36,14 +30,8 @@ function jsonPath (field: string): string[] {
 }
 
 /**
- * Returns a copy of `data` with `value` set at `segments`, creating objects on the way. An array
- * on the way is indexed by a numeric segment (at most one past its end). Only the objects and
- * arrays on the path are copied (shallow); every other value is shared with `data`, which is never
- * changed, so a save of a title does not copy the whole entry.
- * @param data the current entry data
- * @param segments a parsed path
- * @param value the new value
- * @returns the new data (the input is not changed)
+ * A copy of `data` with `value` set at `segments`, creating objects on the way (an array index at
+ * most one past the end); only the containers on the path are copied, `data` is never changed.
  */
 export function setAtPath (data: Record<string, unknown>, segments: string[], value: unknown): Record<string, unknown> {
   const root: Record<string, unknown> = { ...data }
@@ -78,8 +66,6 @@ function descend (child: unknown, segments: string[], i: number): Record<string,
 
 /**
  * Rejects data containing a prototype key at any depth (`__proto__`, `prototype`, `constructor`).
- * @param value data from a request
- * @param where the request field, for the error
  */
 export function assertNoPrototypeKeys (value: unknown, where = 'data'): void {
   const stack: unknown[] = [value]

@@ -1,10 +1,7 @@
 /**
- * Parsing and serializing entry files: JSON, YAML and TOML data files, and Markdown/MDX (YAML,
- * TOML or JSON frontmatter plus `body`). Nothing is ever evaluated, and every parse is bounded.
- * Writing over an existing file changes only the bytes of what changed: the values that changed,
- * the lines of keys added or removed; the body keeps its bytes when only frontmatter changes and
- * the frontmatter keeps its bytes when only the body changes. A data file whose top level is a
- * list reads as `{ items: [...] }` and is written back as a list.
+ * Parsing and serializing entry files: JSON, YAML and TOML data files, and Markdown/MDX with YAML,
+ * TOML or JSON frontmatter. Nothing is evaluated, every parse is bounded, and writing over a file
+ * changes only the bytes of what changed. A top-level list reads as `{ items: [...] }`.
  */
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
@@ -36,19 +33,13 @@ export interface SerializeOptions {
   frontmatter?: Exclude<FrontmatterKind, 'js'>
 }
 
-/**
- * Whether entries of a format are Markdown-like: frontmatter fields plus a `body`.
- * @param format an entry format
- * @returns true for md and mdx
- */
+/** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
 export function isMarkdownFormat (format: EntryFormat | string | undefined): format is 'md' | 'mdx' {
   return format === 'md' || format === 'mdx'
 }
 
 /**
  * Decodes a file's text into entry data.
- * @param format the collection's format
- * @param text the file content
  * @returns the entry data; throws EntryParseError when it cannot be decoded into an object
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
@@ -67,7 +58,6 @@ function boundedDepth (data: EntryData): EntryData {
 
 /**
  * Splits a Markdown file into frontmatter data, its raw head (delimiters included) and the body.
- * @param text the file content
  * @returns `data` is the frontmatter plus `body`; `kind` is the frontmatter's kind (null: none)
  */
 export function parseMarkdown (text: string): { data: EntryData, head: string, body: string, kind: FrontmatterKind | null } {
@@ -77,12 +67,8 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, b
 }
 
 /**
- * Encodes entry data as file text.
- * @param format the collection's format
- * @param data the entry data (for Markdown: frontmatter fields plus `body`)
- * @param previousText the file's current text: only what changed is rewritten in it
- * @param opts `frontmatter`: the kind of frontmatter a new Markdown file gets
- * @returns the file content (exactly `previousText` when the data is unchanged)
+ * Encodes entry data as file text; with `previousText`, only what changed is rewritten in it (the
+ * same text when the data is unchanged).
  */
 export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')

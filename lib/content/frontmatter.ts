@@ -1,8 +1,7 @@
 /**
- * Finds a Markdown file's frontmatter, without evaluating anything: YAML between `---` lines, TOML
- * between `+++` lines, or a JSON object at the top of the file (Hugo's `{ ... }`, ended where the
- * object closes), or Eleventy's JavaScript between `---js` (or `---javascript`) and `---` lines (read
- * by js-frontmatter.ts, never run). `---<language>` with any other language (`---coffee`) is refused.
+ * Finds a Markdown file's frontmatter without evaluating anything: YAML (`---`), TOML (`+++`), a
+ * JSON object at the top, or Eleventy's `---js` (read by js-frontmatter.ts); other languages are
+ * refused.
  */
 import { EntryParseError } from './parse-error.js'
 
@@ -24,11 +23,7 @@ export interface MarkdownParts {
 
 const FENCE = /^(\uFEFF?)(---|\+\+\+)([^\r\n]*)(\r?\n|$)/
 
-/**
- * Cuts a Markdown file into frontmatter and body.
- * @param text the file content
- * @returns its parts; throws EntryParseError for a frontmatter language other than YAML, TOML or JSON
- */
+/** Cuts a Markdown file into frontmatter and body; throws EntryParseError for an unknown language. */
 export function splitMarkdown (text: string): MarkdownParts {
   const fence = FENCE.exec(text)
   if (fence !== null) {
@@ -55,8 +50,6 @@ export function splitMarkdown (text: string): MarkdownParts {
 /**
  * Whether a body written alone would read back as something else (it would start a frontmatter),
  * so that it needs an empty frontmatter block before it.
- * @param body a Markdown body
- * @returns true when it starts with `---`, `+++`, `{` or a byte order mark
  */
 export function bodyNeedsFence (body: string): boolean {
   return /^(\uFEFF|---|\+\+\+|\{)/.test(body)

@@ -1,9 +1,7 @@
 /**
- * Where the translations of a multilingual collection live (CONTRACT section 15), and which locale
- * and translation key an entry id has. Three layouts: `folder` (`<locale>/<path>`, the root locale
- * at the collection's root), `suffix` (`<path>.<locale>`, no suffix: the default locale) and `dirs`
- * (one folder per locale, as id prefixes below the collection folder). A `.<locale>` suffix is read
- * in `dirs` too: Hugo assigns such a file to that language whatever its content folder.
+ * Where a multilingual collection's translations live (CONTRACT 15): `folder` (`<locale>/<path>`),
+ * `suffix` (`<path>.<locale>`) or `dirs` (a folder per locale); a `.<locale>` suffix is read in
+ * `dirs` too, as Hugo does.
  */
 
 /** A locale code as sites name them (`en`, `pt-br`, `zh_CN`); never a path or a prototype key. */
@@ -28,19 +26,13 @@ export interface EntryLocale {
   translationKey: string
 }
 
-/**
- * Whether a string is a locale code (not a path, not a reserved name).
- * @param value any string
- * @returns true for `en`, `pt-BR`; false for `../`, `__proto__`
- */
+/** Whether a string is a locale code (not a path, not a reserved name). */
 export function isLocaleCode (value: string): boolean {
   return LOCALE.test(value)
 }
 
 /**
  * The locale and translation key of an entry id.
- * @param layout the collection's locale layout
- * @param id an entry id
  * @returns them, or null when the id is in no locale of the layout
  */
 export function localeOfId (layout: LocaleLayout, id: string): EntryLocale | null {
@@ -70,13 +62,7 @@ function bySuffix (layout: LocaleLayout, id: string, keyBase: string): EntryLoca
   return { locale, translationKey: keyBase.slice(0, keyBase.length - locale.length - 1) }
 }
 
-/**
- * The id a translation key has in a locale, as the layout places it.
- * @param layout the collection's locale layout
- * @param translationKey the key shared by the translations
- * @param locale one of the layout's locales
- * @returns the id
- */
+/** The id a translation key has in a locale, as the layout places it. */
 export function idForLocale (layout: LocaleLayout, translationKey: string, locale: string): string {
   const defaultLocale = layout.locales[0]!
   if (layout.layout === 'suffix') return locale === defaultLocale ? translationKey : `${translationKey}.${locale}`
@@ -91,9 +77,6 @@ export function idForLocale (layout: LocaleLayout, translationKey: string, local
 
 /**
  * The ids of every translation of a key that exists.
- * @param layout the collection's locale layout
- * @param translationKey the key
- * @param exists whether an id is an entry
  * @returns locale -> id, in the layout's locale order
  */
 export function translationsOf (layout: LocaleLayout, translationKey: string, exists: (id: string) => boolean): Record<string, string> {

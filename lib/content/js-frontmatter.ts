@@ -1,10 +1,7 @@
 /**
- * Eleventy's JavaScript front matter (`---js` / `---javascript`), read as data by parsing it with
- * acorn and never by running it: an object literal (`{ title: "About" }`) or declarations of
- * literals (`const title = "About";`). Only strings, numbers, booleans, null, arrays, objects and
- * template literals without `${}` are data; anything else (a call, a function, a getter, a spread,
- * an identifier) makes the file unreadable with the reason. An edit splices the changed value's
- * source range and nothing else.
+ * Eleventy's JavaScript front matter read as data with acorn, never run: an object literal or
+ * declarations of literals. Anything but literals (a call, a function, a spread) makes the file
+ * unreadable; an edit splices the changed value's source range only.
  */
 import { parse, parseExpressionAt, type Node } from 'acorn'
 import { isDeepStrictEqual } from 'node:util'
@@ -27,7 +24,6 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/
 
 /**
  * Reads `---js` front matter as data.
- * @param inner the text between the fences
  * @returns the data; throws EntryParseError naming what is not a literal
  */
 export function parseJsFrontmatter (inner: string): Record<string, unknown> {
@@ -36,9 +32,6 @@ export function parseJsFrontmatter (inner: string): Record<string, unknown> {
 
 /**
  * Changes `---js` front matter from `before` to `after`, splicing only the changed values' source.
- * @param inner the text between the fences
- * @param before its data
- * @param after the data to write
  * @returns the new text; throws EntryParseError when a change cannot be written as JavaScript data
  */
 export function editJsFrontmatter (inner: string, before: Record<string, unknown>, after: Record<string, unknown>): string {

@@ -10,7 +10,6 @@ import { diffData, eolOf } from './data-diff.js'
 
 /**
  * Parses JSON text.
- * @param text the JSON text
  * @returns the value; throws EntryParseError when it is not JSON
  */
 export function parseJsonText (text: string): unknown {
@@ -21,20 +20,13 @@ export function parseJsonText (text: string): unknown {
   }
 }
 
-/**
- * Writes data as new JSON text: two-space indent and a final newline.
- * @param value the data
- * @returns JSON text
- */
+/** Writes data as new JSON text: two-space indent and a final newline. */
 export function renderJson (value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n'
 }
 
 /**
  * Changes a JSON text from `before` to `after`, touching only the bytes that changed.
- * @param text the current text
- * @param before the data it holds
- * @param after the data to write
  * @returns the new text (the same text when nothing changed)
  */
 export function editJsonText (text: string, before: unknown, after: unknown): string {

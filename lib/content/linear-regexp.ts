@@ -1,9 +1,7 @@
 /**
- * A linear-time regular expression engine for ajv (`code: { regExp }`): schema `pattern` and
- * `patternProperties` are compiled with RE2 (re2js), whose matching time grows linearly with the
- * input whatever the pattern, so a pattern such as `^(a|a)*$` cannot stall the service
- * (catastrophic backtracking, ReDoS). Patterns RE2 cannot run (lookaround, backreferences) are
- * refused when the schema is compiled, naming the pattern.
+ * ajv's regular expressions on RE2 (re2js), linear in the input whatever the pattern, so a schema
+ * pattern like `^(a|a)*$` cannot stall the service; patterns RE2 cannot run (lookaround,
+ * backreferences) are refused at compile time.
  */
 import { createRequire } from 'node:module'
 import type { RE2JS } from 're2js'
@@ -27,7 +25,6 @@ export class UnsupportedPatternError extends Error {
 
 /**
  * Compiles a JavaScript-syntax pattern with RE2 into the `{ test }` object ajv calls.
- * @param pattern the schema's pattern (ECMAScript syntax)
  * @returns a RegExp-like matcher; throws UnsupportedPatternError for patterns RE2 cannot run
  */
 function compileLinear (pattern: string): { test: (s: string) => boolean, toString: () => string } {

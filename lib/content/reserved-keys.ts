@@ -4,11 +4,7 @@
  */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'constructor'])
 
-/**
- * Whether a name is one of the reserved property names.
- * @param name an id segment, field name or key
- * @returns true for `__proto__`, `prototype` and `constructor`
- */
+/** Whether a name is one of the reserved property names. */
 export function isReservedKey (name: string): boolean {
   return RESERVED_KEYS.has(name)
 }

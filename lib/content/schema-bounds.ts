@@ -1,8 +1,6 @@
 /**
- * The bounds of a collection schema, whether it comes through `create_collection` or through git
- * (`.cms/collections/<name>.json` pulled or committed by hand): its JSON text's length, its
- * nesting, and how many dynamic collections a site holds. They keep each schema's compile short
- * (thread-schema-compiler.ts) and a site's collections few.
+ * The bounds of a collection schema however it arrives (`create_collection` or git): its text's
+ * length, its nesting, and how many dynamic collections a site holds, so compiles stay short.
  */
 
 /** Longest schema (characters of its JSON text). */
@@ -21,10 +19,8 @@ export interface SchemaOverLimit {
 }
 
 /**
- * Measures a schema against the depth and size bounds, without recursion (a schema nested
- * thousands deep would overflow the stack; JSON.stringify recurses, so depth is checked first).
- * @param schema a parsed schema
- * @returns why it is over a bound, or null
+ * Why a schema is over the depth or size bound, or null; depth is measured iteratively first,
+ * since JSON.stringify recurses.
  */
 export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
   const stack: Array<[unknown, number]> = [[schema, 1]]

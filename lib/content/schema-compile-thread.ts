@@ -1,8 +1,4 @@
-/**
- * The worker thread that compiles collection schemas for `ThreadSchemaCompiler`: a schema in, its
- * validator's script (ajv's standalone code) and V8's code cache of it out. Compiling runs here
- * because its time grows with the schema (a 16 KB schema of 337 properties: 200-1,400 ms on 2 busy cores).
- */
+/** The worker thread of `ThreadSchemaCompiler`: a schema in, its validator's code and V8's code cache out. */
 import { parentPort } from 'node:worker_threads'
 import { SchemaCompiler, type JsonSchema } from './schema-tools.js'
 import type { PoolReply, PoolRequest } from './worker-pool.js'

@@ -39,12 +39,9 @@ export interface SchemaCompilerOptions {
 }
 
 /**
- * Compiles collection schemas once each; one instance per service (no shared module state).
- * Patterns run on a linear-time engine (`linear-regexp.ts`): schemas come from sites and editors.
- * A `$ref` is compiled once as a function, never inlined where it is used: inlined, one 16 KB
- * schema referring 375 times to a definition of 150 properties generated 18 MB of code (60 s).
- * The service compiles in a thread (`thread-schema-compiler.ts`); this class compiles in the
- * caller's thread (the config check at start-up, the compile thread itself).
+ * Compiles collection schemas once each, with patterns on RE2 (`linear-regexp.ts`). A `$ref` is
+ * compiled as a function, never inlined (inlining turned one 16 KB schema into 18 MB of code).
+ * The service compiles in a thread (`thread-schema-compiler.ts`); this class in the caller's.
  */
 export class SchemaCompiler {
   readonly #source: boolean
@@ -65,12 +62,7 @@ export class SchemaCompiler {
     this.#source = opts.source ?? false
   }
 
-  /**
-   * Compiles a schema into the text of a CommonJS module exporting its ajv validator (ajv's
-   * standalone code), for `loadStandaloneValidator` in another thread.
-   * @param schema a JSON Schema
-   * @returns the module's text; throws as `validator` does
-   */
+  /** A schema's validator as ajv standalone code (a CommonJS module); throws as `validator` does. */
   standaloneSource (schema: JsonSchema): string {
     if (!this.#source) throw new Error('SchemaCompiler made without { source: true }')
     const fn = this.#compile(schema)
@@ -78,10 +70,8 @@ export class SchemaCompiler {
   }
 
   /**
-   * Returns the validator of a schema, compiling it on first use.
-   * @param schema a JSON Schema (draft-07, or 2020-12 by its `$schema`)
-   * @returns a function from data to validation issues (empty when valid); throws when the
-   * schema does not compile (UnsupportedPatternError for a pattern RE2 cannot run)
+   * A schema's validator (issues, empty when valid), compiled on first use; throws when the schema
+   * does not compile (UnsupportedPatternError for a pattern RE2 cannot run).
    */
   validator (schema: JsonSchema): Validator {
     const cached = this.#cache.get(schema)
@@ -101,7 +91,6 @@ export class SchemaCompiler {
 
   /**
    * The validator of a schema this compiler has compiled already; compiles nothing.
-   * @param schema a JSON Schema
    * @returns its validator, or null
    */
   compiled (schema: JsonSchema): Validator | null {
@@ -155,7 +144,6 @@ export class SchemaCompiler {
 
 /**
  * The issues-returning form of an ajv validator.
- * @param fn the validator ajv compiled (or standalone code defined)
  * @returns a function from data to validation issues (empty when valid)
  */
 export function issuesOf (fn: (data: unknown) => boolean): Validator {
@@ -170,11 +158,7 @@ function toIssue (err: ErrorObject): ValidationIssue {
   return { path: segments.join('.'), code: err.keyword, message: err.message ?? 'is invalid' }
 }
 
-/**
- * Builds the default value of a schema: `default` when given, else an empty value of its type.
- * @param schema a JSON Schema
- * @returns the template value
- */
+/** Builds the default value of a schema: `default` when given, else an empty value of its type. */
 export function templateOf (schema: JsonSchema): unknown {
   if ('default' in schema) return structuredClone(schema.default)
   if ('const' in schema) return structuredClone(schema.const)
@@ -196,8 +180,6 @@ export function templateOf (schema: JsonSchema): unknown {
 
 /**
  * Infers a permissive schema from sample entries: the union of their top-level fields and types.
- * @param samples entry data objects
- * @returns an object schema with no required fields
  */
 export function inferSchema (samples: Array<Record<string, unknown>>): JsonSchema {
   const types = new Map<string, Set<string>>()

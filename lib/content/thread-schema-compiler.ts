@@ -1,10 +1,7 @@
 /**
- * Collection schemas compiled off the service's event loop. ajv's compile of the largest schema
- * allowed (16 KB, 337 string properties) held the event loop 200-320 ms at a load of 7 on 2 cores
- * (1,400 ms at a load of 25). So a thread generates the validator's code (ajv's standalone code),
- * runs it once and hands over the code with V8's code cache of it: this thread then only loads
- * compiled code, 3-29 ms at a load of 29 where compiling the same code here took 130-350 ms.
- * A compile over the time limit ends the thread (422).
+ * Collection schemas compiled off the event loop: ajv's compile of the largest allowed schema held
+ * it 200-1,400 ms on 2 busy cores, so a thread compiles and hands back code plus V8's code cache,
+ * which loads here in 3-29 ms. A compile over the time limit ends the thread (422).
  */
 import { createRequire } from 'node:module'
 import vm from 'node:vm'
@@ -46,11 +43,8 @@ export interface CompiledValidator {
 type ModuleFunction = (module: { exports: unknown }, exports: unknown, require: (id: string) => unknown, regExp: unknown) => Array<((data: unknown) => unknown) | null>
 
 /**
- * Wraps ajv's standalone code (a CommonJS module) into a script whose function also returns every
- * validate function it defines, so that the thread can call each once: V8 compiles a function
- * on its first call, and the code cache holds only the functions compiled.
- * @param source the module's text (`SchemaCompiler.standaloneSource`)
- * @returns the script
+ * Wraps ajv's standalone code in a script that also returns every validate function, so the thread
+ * can call each once: V8 compiles on first call, and the code cache holds only compiled functions.
  */
 export function validatorScript (source: string): string {
   const names = [...new Set(source.match(/\bfunction validate\d+\(/g) ?? [])].map(m => m.slice('function '.length, -1))
@@ -59,12 +53,7 @@ export function validatorScript (source: string): string {
   return `(function (module, exports, require, linearRegExp) {${source}\nreturn [${defined}]\n})`
 }
 
-/**
- * Evaluates a validator script (with its code cache when given).
- * @param script from `validatorScript`
- * @param cache V8's code cache of it
- * @returns the module's validator and the functions it defines
- */
+/** Evaluates a validator script (with its code cache when given). */
 export function runValidatorScript (script: string, cache?: Uint8Array): { validate: (data: unknown) => boolean, functions: Array<(data: unknown) => unknown> } {
   const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js', ...(cache !== undefined ? { cachedData: Buffer.from(cache.buffer, cache.byteOffset, cache.byteLength) } : {}) })
   const module: { exports: unknown } = { exports: {} }
@@ -73,11 +62,7 @@ export function runValidatorScript (script: string, cache?: Uint8Array): { valid
   return { validate: module.exports as (data: unknown) => boolean, functions: functions.filter(f => f !== null) }
 }
 
-/**
- * Makes the code cache of a validator script: runs it and calls each of its functions once.
- * @param script from `validatorScript`
- * @returns the code cache
- */
+/** Makes the code cache of a validator script: runs it and calls each of its functions once. */
 export function validatorCodeCache (script: string): Uint8Array {
   const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js' })
   const module: { exports: unknown } = { exports: {} }
@@ -108,7 +93,6 @@ export class ThreadSchemaCompiler {
 
   /**
    * The validator of a schema, compiled in the thread on first use.
-   * @param schema a JSON Schema (draft-07, or 2020-12 by its `$schema`)
    * @returns its validator; rejects with SchemaCompileError when the schema does not compile
    */
   async validator (schema: JsonSchema): Promise<Validator> {

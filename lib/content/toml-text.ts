@@ -1,8 +1,6 @@
 /**
- * TOML entry text (data files and Hugo's `+++` frontmatter). Read with smol-toml (dates given as
- * the text written in the file, taken from the source ranges `toml-eslint-parser` reports). Edits
- * change only the bytes of what changed: a changed value is spliced into its source range, a new
- * key is a new line at the end of its table, a removed key loses its line; any other byte stays.
+ * TOML entry text (data files and `+++` frontmatter), read with smol-toml (dates as written); an
+ * edit splices changed values into their source ranges and adds or removes only the keys' lines.
  */
 import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'smol-toml'
 import { parseTOML, type AST } from 'toml-eslint-parser'
@@ -18,7 +16,6 @@ const TOML_DATE = /^(\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+
 
 /**
  * Parses TOML text into plain data; dates are the text written.
- * @param text the TOML text
  * @returns a table; throws EntryParseError when it cannot be read
  */
 export function parseTomlText (text: string): Record<string, unknown> {
@@ -54,8 +51,6 @@ function plainData (v: unknown, path: DataPath, rawDate: (p: DataPath) => string
 /**
  * Writes data as a new TOML text (new files, and the last resort of an edit). Strings that are
  * TOML dates are written as dates.
- * @param data a table
- * @returns TOML text
  */
 export function renderToml (data: Record<string, unknown>): string {
   return stringifyToml(datesOf(data) as Record<string, unknown>).replace(/\n*$/, '\n')
@@ -63,9 +58,6 @@ export function renderToml (data: Record<string, unknown>): string {
 
 /**
  * Changes a TOML text from `before` to `after`, touching only the bytes that changed.
- * @param text the current text
- * @param before the data it holds (as parseTomlText gives it)
- * @param after the data to write
  * @returns the new text (the same text when nothing changed)
  */
 export function editTomlText (text: string, before: Record<string, unknown>, after: Record<string, unknown>): string {

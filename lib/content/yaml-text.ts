@@ -1,11 +1,7 @@
 /**
- * YAML entry text (data files and frontmatter) with the `yaml` package: bounded parsing (YAML 1.2
- * core schema, so timestamps stay the text written; at most 100 alias expansions; at most 2 MiB)
- * and edits that change only the bytes of what changed. An edit finds each changed value's source
- * range in the parsed document and splices the new value's text there, in the old value's style
- * (quoting, flow or block); every other byte (comments, blank lines, folding, quoting, dates, empty
- * keys) stays as it was. `Document.toString()` is never used on the file, because it re-serialises
- * every node (it re-folds strings, pads flow lists, re-indents sequences).
+ * YAML entry text with the `yaml` package: bounded parsing (core schema, so timestamps stay text;
+ * at most 100 aliases and 2 MiB) and edits that splice each changed value into its source range in
+ * the old style. `Document.toString()` is never used: it re-serialises every node.
  */
 import { parse, parseDocument, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
@@ -32,7 +28,6 @@ const RENDER_OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0 }
 
 /**
  * Parses YAML text into plain data, bounded in size and alias expansion.
- * @param text the YAML text
  * @returns the value (null for an empty text); throws EntryParseError when it cannot be read
  */
 export function parseYamlText (text: string): unknown {
@@ -48,11 +43,7 @@ export function parseYamlText (text: string): unknown {
   }
 }
 
-/**
- * Writes data as a new YAML text (for new files, and as the last resort of an edit).
- * @param value the data
- * @returns YAML text ending with a newline
- */
+/** Writes data as a new YAML text (for new files, and as the last resort of an edit). */
 export function renderYaml (value: unknown): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = doc.createNode(value) as Node
@@ -61,14 +52,7 @@ export function renderYaml (value: unknown): string {
   return doc.toString(RENDER_OPTIONS)
 }
 
-/**
- * Changes a YAML text from `before` to `after`, touching only the bytes of the values that
- * changed (or the lines of keys added or removed).
- * @param text the current text
- * @param before the data it holds (as parseYamlText gives it)
- * @param after the data to write
- * @returns the new text (the same text when nothing changed)
- */
+/** Changes a YAML text from `before` to `after`, touching only the bytes of what changed. */
 export function editYamlText (text: string, before: unknown, after: unknown): string {
   const changes = diffData(before, after)
   if (changes.length === 0) return text
@@ -320,10 +304,9 @@ function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | nul
 }
 
 /**
- * Jekyll (Psych) accepts a flow collection whose closing bracket sits at column 1 inside an
- * indented block; YAML 1.2 does not. The repair indents the collection's continuation lines (up to
- * that bracket) one column further than the key that opens it (whitespace between flow items means
- * nothing); with `onlyIfBroken`, only when the text does not parse as it is.
+ * Jekyll (Psych) accepts a flow collection closed at column 1 inside an indented block; YAML 1.2
+ * does not. The repair indents its continuation lines past the opening key (with `onlyIfBroken`,
+ * only when the text does not parse as it is).
  */
 interface PaddedLine { pad: string, line: string }
 

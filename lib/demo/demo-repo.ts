@@ -14,7 +14,6 @@ const run = promisify(execFile)
 /**
  * The package's `fixtures-repo/` directory. The module runs from `lib/demo/` (tests) or
  * `dist/lib/demo/` (the build), so the package root is the nearest directory with a package.json.
- * @returns absolute path of fixtures-repo/
  */
 export async function fixturesRepoDir (): Promise<string> {
   let dir = path.dirname(fileURLToPath(import.meta.url))
@@ -32,7 +31,6 @@ export async function fixturesRepoDir (): Promise<string> {
 /**
  * Copies fixtures-repo/ to a new temporary directory, runs `git init -b main`, sets a local
  * author and commits everything.
- * @returns the repository directory (the caller removes it with `removeDemoRepo`)
  */
 export async function createDemoRepo (): Promise<string> {
   const source = await fixturesRepoDir()
@@ -53,7 +51,6 @@ export async function createDemoRepo (): Promise<string> {
 
 /**
  * Deletes a demo repository.
- * @param dir a directory returned by `createDemoRepo`
  * @returns resolves when removed
  */
 export async function removeDemoRepo (dir: string): Promise<void> {

@@ -6,11 +6,7 @@
 const SAFE_SCHEMES = new Set(['http', 'https', 'mailto'])
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
-/**
- * Escapes a value for HTML text or a double- or single-quoted attribute.
- * @param value any value (non-strings become their string form; null and undefined become '')
- * @returns the escaped text
- */
+/** Escapes a value for HTML text or a double- or single-quoted attribute. */
 export function escapeHtml (value: unknown): string {
   const text = value === null || value === undefined ? '' : String(value)
   return text.replace(/[&<>"']/g, c => ENTITIES[c] ?? c)
@@ -19,8 +15,6 @@ export function escapeHtml (value: unknown): string {
 /**
  * A link target that is safe to put in `href`: relative, http(s) or mailto; anything else
  * (`javascript:`, `data:` ...) becomes `#`.
- * @param value a link from content
- * @returns the escaped target
  */
 export function safeHref (value: unknown): string {
   if (typeof value !== 'string') return '#'
@@ -31,13 +25,7 @@ export function safeHref (value: unknown): string {
   return ok ? escapeHtml(trimmed) : '#'
 }
 
-/**
- * The string value of a field, or a fallback when it is missing or not a string.
- * @param data entry data
- * @param key field name
- * @param fallback value used otherwise
- * @returns the string
- */
+/** The string value of a field, or a fallback when it is missing or not a string. */
 export function textOf (data: Record<string, unknown> | undefined, key: string, fallback = ''): string {
   const value = data !== undefined && Object.hasOwn(data, key) ? data[key] : undefined
   return typeof value === 'string' ? value : fallback

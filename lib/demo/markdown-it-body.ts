@@ -12,7 +12,6 @@ export type MarkdownRenderer = InstanceType<typeof MarkdownIt>
 /**
  * A markdown-it renderer as a generator would configure it: raw HTML escaped (never passed
  * through), no typographic replacements, links checked by markdown-it's own `validateLink`.
- * @returns the renderer
  */
 export function createMarkdownIt (): MarkdownRenderer {
   return new MarkdownIt({ html: false, linkify: false, typographer: false })
@@ -21,11 +20,6 @@ export function createMarkdownIt (): MarkdownRenderer {
 /**
  * The body container of a post rendered by markdown-it: the template's only addition is the
  * `data-cms-md="<collection>/<id>#body"` attribute.
- * @param md the renderer
- * @param collection collection name
- * @param id entry id
- * @param body the Markdown body
- * @returns the HTML of the container
  */
 export function markdownItBody (md: MarkdownRenderer, collection: string, id: string, body: string): string {
   return `<div data-cms-md="${escapeHtml(`${collection}/${id}#body`)}">\n${md.render(body)}</div>`

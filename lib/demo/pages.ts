@@ -23,23 +23,12 @@ export interface SiteChrome {
 
 const DEFAULT_TITLE = 'Example site'
 
-/**
- * The `data-cms` attribute binding an element to a field.
- * @param entry the entry
- * @param field the field path (dot-separated)
- * @returns ` data-cms="..."` (with its leading space)
- */
+/** The `data-cms` attribute binding an element to a field. */
 export function bind (entry: SiteEntry, field: string): string {
   return ` data-cms="${escapeHtml(`${entry.collection}/${entry.id}#${field}`)}"`
 }
 
-/**
- * A whole HTML document around a page's main content.
- * @param chrome settings and footer
- * @param title the document title (the page's own part)
- * @param main the HTML of `<main>`
- * @returns the document
- */
+/** A whole HTML document around a page's main content. */
 export function renderLayout (chrome: SiteChrome, title: string, main: string): string {
   const s = chrome.settings
   const siteTitle = textOf(s?.data, 'title', DEFAULT_TITLE)
@@ -80,14 +69,7 @@ ${footer === null ? `<p>${escapeHtml(siteTitle)}</p>` : `<p${bind(footer, 'text'
 `
 }
 
-/**
- * The home page: the published posts, newest first, and the pages.
- * @param chrome settings and footer
- * @param posts the posts to list (already filtered and sorted)
- * @param pages the pages (in their collection order)
- * @param authors author entries by id
- * @returns the document
- */
+/** The home page: the published posts, newest first, and the pages. */
 export function renderHome (chrome: SiteChrome, posts: SiteEntry[], pages: SiteEntry[], authors: Map<string, SiteEntry>): string {
   const items = posts.map(post => `<li>
 <p class="meta">${postMeta(post, authors)}</p>
@@ -101,14 +83,7 @@ ${pages.length === 0 ? '' : `<h2 class="section-title">Pages</h2>\n<ul class="pa
   return renderLayout(chrome, '', main)
 }
 
-/**
- * A post: title, meta line, cover image, the rendered body and the author's box.
- * @param chrome settings and footer
- * @param post the post
- * @param bodyHtml the body as HTML (from renderMarkdown: already safe, not escaped again)
- * @param author the author's entry, or null
- * @returns the document
- */
+/** A post: title, meta line, cover image, the rendered body and the author's box. */
 export function renderPost (chrome: SiteChrome, post: SiteEntry, bodyHtml: string, author: SiteEntry | null): string {
   const authors = new Map(author === null ? [] : [[author.id, author]])
   const cover = textOf(post.data, 'cover')
@@ -127,13 +102,7 @@ ${author === null ? '' : authorBox(author)}
   return renderLayout(chrome, titleOf(post), main)
 }
 
-/**
- * A page built from sections (hero, text, cta).
- * @param chrome settings and footer
- * @param page the page
- * @param layoutField the field that holds the sections (the collection's `layoutField`)
- * @returns the document
- */
+/** A page built from sections (hero, text, cta). */
 export function renderPage (chrome: SiteChrome, page: SiteEntry, layoutField: string): string {
   const raw = page.data[layoutField]
   const sections = Array.isArray(raw) ? raw : []
@@ -146,11 +115,7 @@ ${parts.join('\n')}
   return renderLayout(chrome, titleOf(page), main)
 }
 
-/**
- * The not-found page.
- * @param chrome settings and footer
- * @returns the document
- */
+/** The not-found page. */
 export function renderNotFound (chrome: SiteChrome): string {
   return renderLayout(chrome, 'Not found', '<h1>Page not found</h1>\n<p>There is nothing at this address. <a href="/">Back to the home page</a>.</p>')
 }

@@ -1,9 +1,7 @@
 /**
- * `demoSite(services)`: the example site of `git-cms demo` as a Koa middleware. It renders `/`,
- * `/posts/<id>` and `/pages/<id>` from the working tree on every request (through the instance's
- * content indexes), so a publish shows at once, as if the site had been rebuilt.
- * `/markdown-it/posts/<id>` renders a post's body with markdown-it instead, the way a Hugo or
- * Jekyll site would: no source hints, only the `data-cms-md` attribute on the body container.
+ * `git-cms demo`'s example site as Koa middleware: `/`, `/posts/<id>` and `/pages/<id>` rendered
+ * from the working tree on every request, so a publish shows at once; `/markdown-it/posts/<id>`
+ * renders a body as Hugo or Jekyll would, without source hints.
  */
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
@@ -24,11 +22,7 @@ type Route = { kind: 'home' } | { kind: 'post' | 'page' | 'foreign-post', id: st
 /** Shown above a body rendered by markdown-it. */
 const FOREIGN_NOTE = '<p class="meta">This body was rendered by markdown-it, as a Hugo or Jekyll site renders it: its container carries only the <code>data-cms-md</code> attribute, and the page includes <code>bootstrap.js</code>.</p>'
 
-/**
- * The example site's pages as a middleware; anything it does not serve goes to `next`.
- * @param services the instance whose content it shows
- * @returns the middleware
- */
+/** The example site's pages as a middleware; anything it does not serve goes to `next`. */
 export function demoSite (services: Services): Middleware {
   // Both Markdown renderers load on the first post shown: some 400 modules the demo's start need not wait for.
   let markdownIt: MarkdownRenderer | null = null

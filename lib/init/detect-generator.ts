@@ -1,8 +1,7 @@
 /**
- * Recognises a site's generator from its files (Hugo, Jekyll, Astro, Eleventy, else plain
- * Markdown folders) and lists where that generator keeps content. Generator configs are read as
- * data: TOML/YAML/JSON through the init reader, JavaScript and TypeScript configs only searched
- * with patterns for a few string literals (never evaluated).
+ * Recognises a site's generator (Hugo, Jekyll, Astro, Eleventy, else plain Markdown folders) and
+ * where it keeps content. Configs are read as data; JavaScript configs are only searched with
+ * patterns, never evaluated.
  */
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -51,11 +50,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024
 /** Repository documents that are not site pages, when they sit at a site's root. */
 export const REPO_DOCUMENTS = /^(readme|license|licence|changelog|contributing|code_of_conduct|security|history)(\.|$)/i
 
-/**
- * Looks at a repository and says which generator built it and where its content lives.
- * @param repoDir the repository root (absolute)
- * @returns the generator, its config file and the content sources to scan
- */
+/** Looks at a repository and says which generator built it and where its content lives. */
 export async function detectGenerator (repoDir: string): Promise<DetectedSite> {
   return await detectHugo(repoDir) ??
     await detectJekyll(repoDir) ??

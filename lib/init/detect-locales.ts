@@ -26,12 +26,8 @@ export interface HugoLanguages {
 const LOCALE_FOLDER = /^[a-z]{2,3}([-_][A-Za-z]{2,4})?$/
 
 /**
- * Hugo's `languages` table: the default language first (`defaultContentLanguage`, else by weight),
- * each one's `contentDir`, or the site's top-level `contentDir` when it names none.
- * @param config the site config's data
- * @param contentDir the top-level content folder
- * @param safe turns a configured folder into a safe relative path (null: refused)
- * @returns the languages, or null when the site has fewer than two
+ * Hugo's `languages`, default first (`defaultContentLanguage`, else by weight), each with its
+ * `contentDir`; null when the site has fewer than two.
  */
 export function hugoLanguages (config: Record<string, unknown>, contentDir: string, safe: (value: unknown) => string | null): HugoLanguages | null {
   const table = config.languages
@@ -53,7 +49,6 @@ export function hugoLanguages (config: Record<string, unknown>, contentDir: stri
 
 /**
  * The folder holding every one of some folders (their longest common path).
- * @param folders relative paths
  * @returns the common folder (`.` when none)
  */
 export function commonFolder (folders: string[]): string {
@@ -65,11 +60,8 @@ export function commonFolder (folders: string[]): string {
 }
 
 /**
- * The locales an Astro config names: Starlight's `locales: { root: { lang }, fr: {...} }` or
- * Astro's `i18n: { locales: [...], defaultLocale }`. The file is parsed, never evaluated; a config
- * acorn cannot parse (TypeScript syntax) is not read.
- * @param text the config's source
- * @returns the layout (`folder`, root locale when one sits at the root), or null
+ * The locales of an Astro config (Starlight's `locales` or Astro's `i18n`), parsed with acorn and
+ * never evaluated; null when there are none or acorn cannot parse it (TypeScript syntax).
  */
 export function astroLocales (text: string): InitI18n | null {
   let ast: Node
@@ -103,7 +95,6 @@ export function astroLocales (text: string): InitI18n | null {
 
 /**
  * Of a folder's subfolders, those named like locale codes, when there are at least two.
- * @param subfolders folder names
  * @returns the locale folders (empty when fewer than two)
  */
 export function localeFolders (subfolders: string[]): string[] {
@@ -112,11 +103,8 @@ export function localeFolders (subfolders: string[]): string[] {
 }
 
 /**
- * The default locale of a folder-per-locale site: the config's `lang` or `default_lang` when it
- * is one of them, else `en` when present, else the first.
- * @param codes the locale folders
- * @param config the generator config's data
- * @returns the codes, default first
+ * Locale codes, default first: the config's `lang` or `default_lang` when it is one of them, else
+ * `en` when present, else the first.
  */
 export function orderLocales (codes: string[], config: Record<string, unknown>): string[] {
   const named = [config.default_lang, config.defaultLocale, config.lang].find((v): v is string => typeof v === 'string' && codes.includes(v))
@@ -124,12 +112,7 @@ export function orderLocales (codes: string[], config: Record<string, unknown>):
   return first === undefined ? codes : [first, ...codes.filter(c => c !== first)]
 }
 
-/**
- * Relative path helper for `dirs` layouts: a folder below the collection folder.
- * @param base the collection folder
- * @param folder a locale's folder
- * @returns the path below base ('' for base itself)
- */
+/** Relative path helper for `dirs` layouts: a folder below the collection folder. */
 export function below (base: string, folder: string): string {
   return base === '.' ? folder : path.posix.relative(base, folder)
 }

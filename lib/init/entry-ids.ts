@@ -4,12 +4,7 @@
  */
 import path from 'node:path'
 
-/**
- * The entry id of a file.
- * @param file the file, relative to the collection's folder (or to the repository for `files`)
- * @param opts `listed`: a `files` collection (the id is the file name); `indexFile`: bundles' index name
- * @returns the id
- */
+/** The entry id of a file. */
 export function entryIdOf (file: string, opts: { listed: boolean, indexFile: string | null }): string {
   const withoutExt = file.slice(0, file.length - path.posix.extname(file).length)
   if (opts.listed) return path.posix.basename(withoutExt)

@@ -73,8 +73,6 @@ const UNNAMEABLE_PATH = /[\u0000-\u001f\u007f\\]/
 
 /**
  * Scans every source and plans its collections.
- * @param repoDir the repository root (absolute)
- * @param sources where the generator keeps content
  * @returns the collections (only where entries are), unreadable files, links not followed
  */
 export async function inferCollections (repoDir: string, sources: ContentSource[]): Promise<InferredCollections> {
@@ -143,9 +141,8 @@ function formatOf (file: string): InitFormat | undefined {
 }
 
 /**
- * Adds a file to the group of its format. A Markdown collection reads `.md`, `.markdown` and
- * `.mdx` alike (an Astro blog mixes them), so md and mdx share one group, named after the
- * extension most of its files have.
+ * Adds a file to the group of its format; md and mdx share one group (an Astro blog mixes them),
+ * named after the extension most of its files have.
  */
 function addTo (groups: Map<InitFormat, FormatGroup>, format: InitFormat, file: string): FormatGroup {
   const key = PAGE_FORMATS.has(format) ? 'md' : format
@@ -170,10 +167,9 @@ function filesGroups (files: string[], source: ContentSource): Map<InitFormat, F
 }
 
 /**
- * A folder's entries, one group per format: where the generator makes page bundles (Hugo), a
- * subfolder holding `index.<md|mdx>` is a bundle (one entry; its images belong to it, and the
- * Markdown files beside it stay entries, as the service lists them); any other file of a format
- * is an entry, and one below a subfolder makes the collection nested.
+ * A folder's entries, one group per format: where the generator makes page bundles (Hugo) a
+ * subfolder with `index.<md|mdx>` is one entry; any other file of a format is an entry, and one
+ * in a subfolder makes the collection nested.
  */
 function folderGroups (files: string[], source: ContentSource): Map<InitFormat, FormatGroup> {
   const bundleDirs = new Set<string>()

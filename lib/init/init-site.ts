@@ -21,8 +21,6 @@ export interface InitResult {
 
 /**
  * Looks at a site and writes its `cms.config.yaml`.
- * @param opts.repoDir the site repository
- * @param opts.force replace an existing config
  * @returns what was found and written; throws InitRefusedError when nothing may be written
  */
 export async function initSite (opts: { repoDir: string, force: boolean }): Promise<InitResult> {
@@ -55,8 +53,6 @@ async function assertRepository (repoDir: string): Promise<void> {
 
 /**
  * The summary init prints: generator, collections with their entry counts, what it could not read.
- * @param result what initSite returned
- * @returns lines of text, ending with a newline
  */
 export function formatInitSummary (result: InitResult): string {
   const { site, inferred } = result

@@ -18,8 +18,6 @@ export interface EntryFields {
 
 /**
  * Reads a file's fields (a Markdown body left out).
- * @param format the collection format the file belongs to
- * @param text the file's text
  * @returns the fields; throws an Error saying why when the file cannot be read
  */
 export function readEntryFields (format: InitFormat, text: string): EntryFields {

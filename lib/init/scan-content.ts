@@ -4,6 +4,7 @@
  */
 import { lstat, readdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { isInside as isLexicallyInside } from '../storage/safe-path.js'
 
 /** What a walk found below one folder (paths relative to that folder, `/`-separated). */
 export interface FolderScan {
@@ -27,9 +28,6 @@ const NEVER_CONTENT = new Set(['node_modules', '.git'])
 
 /**
  * Lists the files below a folder of the repository.
- * @param repoDir the repository root (absolute)
- * @param folder the folder, relative to the root (`.` for the root itself)
- * @param opts `recursive: false` lists only the folder's own files
  * @returns the files and links found; an absent folder gives empty lists
  */
 export async function scanFolder (repoDir: string, folder: string, opts: { recursive?: boolean } = {}): Promise<FolderScan> {
@@ -67,16 +65,12 @@ async function exists (target: string): Promise<boolean> {
 /**
  * Whether a path is the repository root or inside it, after resolving every link on the way (a
  * folder named in a generator's config may itself be a link leaving the repository).
- * @param repoDir the repository root
- * @param target an absolute path
- * @returns true when the real path stays inside and is a folder
  */
 export async function isInside (repoDir: string, target: string): Promise<boolean> {
   try {
     if (!(await lstat(target)).isDirectory()) return false
     const [realRoot, realTarget] = await Promise.all([realpath(repoDir), realpath(target)])
-    const rel = path.relative(realRoot, realTarget)
-    return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
+    return isLexicallyInside(realRoot, realTarget)
   } catch {
     return false
   }

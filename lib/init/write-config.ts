@@ -14,12 +14,7 @@ import type { CollectionPlan } from './infer-collections.js'
 /** The file init writes. */
 export const INIT_CONFIG_FILE = 'cms.config.yaml'
 
-/**
- * Renders the planned collections as the text of `cms.config.yaml` (section 11's keys).
- * @param collections the planned collections
- * @param header the comment that opens the file
- * @returns the YAML text
- */
+/** Renders the planned collections as the text of `cms.config.yaml` (section 11's keys). */
 export function renderConfig (collections: CollectionPlan[], header: string): string {
   const defined: Record<string, Record<string, unknown>> = {}
   for (const c of collections) {
@@ -41,11 +36,7 @@ export function renderConfig (collections: CollectionPlan[], header: string): st
   return doc.toString({ lineWidth: 0 })
 }
 
-/**
- * The config files already in the repository.
- * @param repoDir the repository root
- * @returns their names (any of cms.config.yaml/yml/json/mjs/js)
- */
+/** The config files already in the repository. */
 export async function existingConfigs (repoDir: string): Promise<string[]> {
   const found: string[] = []
   for (const name of CONFIG_FILES) {
@@ -61,13 +52,8 @@ export async function existingConfigs (repoDir: string): Promise<string[]> {
 }
 
 /**
- * Writes `cms.config.yaml`. Without `force` it is created exclusively: if any config exists (or
- * appears meanwhile) nothing is written and InitRefusedError says so. With `force` it replaces
- * the file atomically and removes the other config files, since only one may exist.
- * @param repoDir the repository root
- * @param text the config text
- * @param force replace existing configs
- * @returns the config files that were replaced (empty when none existed)
+ * Writes `cms.config.yaml`: without `force` exclusively (an existing config means InitRefusedError),
+ * with `force` atomically, removing the other config files. Returns the config files replaced.
  */
 export async function writeConfig (repoDir: string, text: string, force: boolean): Promise<string[]> {
   const existing = await existingConfigs(repoDir)

@@ -60,13 +60,7 @@ export class CmsMetrics {
     })
   }
 
-  /**
-   * Records one answered request.
-   * @param method the HTTP method
-   * @param route the route pattern (never the raw path)
-   * @param status the response status
-   * @param seconds how long it took
-   */
+  /** Records one answered request. */
   request (method: string, route: string, status: number, seconds: number): void {
     const labels = { method, route, status: String(status) }
     this.#requests.inc(labels)
@@ -80,29 +74,19 @@ export class CmsMetrics {
   /** Counts a successful publish. */
   publish (): void { this.#publishes.inc() }
 
-  /**
-   * Counts a push to the remote.
-   * @param kind what was pushed
-   * @param ok whether it succeeded
-   */
+  /** Counts a push to the remote. */
   push (kind: PushKind, ok: boolean): void {
     if (ok) this.#pushes.inc({ kind })
     else this.#pushFailures.inc({ kind })
   }
 
-  /**
-   * Counts an index build.
-   * @param seconds how long it took
-   */
+  /** Counts an index build. */
   indexBuilt (seconds: number): void {
     this.#indexBuilds.inc()
     this.#indexBuildSeconds.observe(seconds)
   }
 
-  /**
-   * The text a scrape gets.
-   * @returns Prometheus text format and its content type
-   */
+  /** The text a scrape gets. */
   async scrape (): Promise<{ text: string, contentType: string }> {
     return { text: await this.registry.metrics(), contentType: this.registry.contentType }
   }

@@ -9,10 +9,12 @@ import path from 'node:path'
 import type { Config } from '../config.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 
+/** What `GET /deployment` reports about the site's build. */
 export type DeploymentReport =
   | { configured: false, state: 'unknown' }
   | { configured: true, target: string, state: 'live' | 'pending' | 'unknown', commit?: string, publishedCommit?: string, checkedAt: number }
 
+/** Where the repository, its state and the status URL are. */
 export interface DeploymentStatusOptions {
   repoDir: string
   gitDir: string
@@ -42,17 +44,13 @@ export class DeploymentStatus {
 
   /**
    * Remembers the commit of the latest publish.
-   * @param commit full sha
    * @returns resolves when stored
    */
   async recordPublished (commit: string): Promise<void> {
     await writeFileAtomic(this.#file, JSON.stringify({ commit, at: Date.now() }) + '\n')
   }
 
-  /**
-   * The normalized status.
-   * @returns the report
-   */
+  /** The normalized status. */
   async read (): Promise<DeploymentReport> {
     if (this.#url === null || this.#target === null) return { configured: false, state: 'unknown' }
     const checkedAt = Date.now()

@@ -1,8 +1,7 @@
 /**
- * Git commits of published content, made with the real git CLI (through simple-git) so that the
- * user's hooks, `index.lock` and git config apply. A commit holds exactly the paths a publish
- * wrote plus the service's earlier writes that are still uncommitted; never anything else in the
- * working tree (no `git add -A`), and a user's own staged changes stay staged and out of it.
+ * Commits published content with the git CLI (so hooks, `index.lock` and git config apply): exactly
+ * the paths a publish wrote plus the service's earlier uncommitted writes, never `git add -A`; a
+ * user's own staged changes stay staged and out of it.
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -18,6 +17,7 @@ const GIT_TIMEOUT_MS = 60_000
 /** Paths per `git status` call: keeps the argument list far below the OS limit. */
 const STATUS_CHUNK = 500
 
+/** What one publish commits, and as whom. */
 export interface CommitRequest {
   /** Repository-relative paths written by this publish. */
   paths: string[]
@@ -28,6 +28,7 @@ export interface CommitRequest {
 /** The commit's full sha (null when none of the paths differ from HEAD), or git's refusal. */
 export type CommitResult = { commit: string | null } | { commitError: string }
 
+/** The repository a GitCommitter commits in. */
 export interface GitCommitterOptions {
   repoDir: string
   stateDir: string
@@ -69,7 +70,6 @@ export class GitCommitter {
 
   /**
    * Remembers paths the service wrote (persisted, so a restart still commits them later).
-   * @param paths repository-relative paths
    * @returns resolves when recorded
    */
   async track (paths: string[]): Promise<void> {
@@ -112,18 +112,14 @@ export class GitCommitter {
     return await this.#queue.run('state', async () => [...await this.#load()].sort())
   }
 
-  /**
-   * Whether tracked writes under contentDir, uploadsDir or `.cms/` still wait for a commit.
-   * @returns true when the next commit has something to include
-   */
+  /** Whether tracked writes under contentDir, uploadsDir or `.cms/` still wait for a commit. */
   async hasPending (): Promise<boolean> {
     return await this.#queue.run('state', async () => [...await this.#load()].some(p => this.#committable(p)))
   }
 
   /**
-   * Commits the given paths and every tracked uncommitted path under contentDir, uploadsDir or `.cms/`.
-   * @param request paths, author and message
-   * @returns the new commit's full sha, null when none of the paths differ from HEAD, or git's error message
+   * Commits the paths and every tracked uncommitted path under contentDir, uploadsDir or `.cms/`;
+   * returns the commit's sha, null when nothing differs from HEAD, or git's error message.
    */
   async commit (request: CommitRequest): Promise<CommitResult> {
     return await this.#queue.run('commit', async () => {
@@ -164,9 +160,8 @@ export class GitCommitter {
   }
 
   /**
-   * Which of the paths differ from HEAD (modified, added, deleted, untracked), and which are ignored.
-   * Unchanged paths and paths that exist nowhere are in neither list. git is asked about the paths'
-   * directories (a thousand file pathspecs made `status` seven times slower) and the answer filtered.
+   * Which paths differ from HEAD and which are ignored. git is asked about the paths' directories
+   * and the answer filtered: a thousand file pathspecs made `status` seven times slower.
    */
   async #changes (git: SimpleGit, paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
     const wanted = new Set(paths)
@@ -201,8 +196,8 @@ export class GitCommitter {
     // The editor/pager keys are ours (`true`, `cat`); GIT_CONFIG_GLOBAL/NOSYSTEM are the service's
     // own environment, passed on so git reads the same config the operator's shell would.
     const unsafe = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true }
-    // Done when the output is closed, not 50 ms after exit (simple-git's default answered an empty
-    // HEAD on a busy event loop: a publish reported commit ''); a silent command still times out.
+    // Done when the output closes, not 50 ms after exit (simple-git's default returned an empty
+    // HEAD on a busy event loop); a silent command still times out.
     const options = { baseDir: this.#repoDir, timeout: { block: this.#timeoutMs }, completion: { onClose: true, onExit: false }, allowEnvironment: OUR_GIT_ENV, unsafe, input }
     // simple-git loads on the first commit, not at start-up.
     const { simpleGit } = await import('simple-git')

@@ -27,6 +27,7 @@ export interface RebuildPayload {
 
 interface Receipt { version: 1, url: string, method: 'POST' | 'PUT', body: string, failedAt: number, error: string }
 
+/** The config the webhook's URL, method and secret come from. */
 export interface RebuildWebhookOptions {
   config: Config
   stateDir: string
@@ -54,31 +55,21 @@ export class RebuildWebhook {
     this.#timeoutMs = opts.timeoutMs ?? 10_000
   }
 
-  /**
-   * Sends the publish event.
-   * @param payload what was published
-   * @returns the rebuild outcome
-   */
+  /** Sends the publish event. */
   async send (payload: Omit<RebuildPayload, 'deploymentId'>): Promise<RebuildOutcome> {
     if (this.#target === null) return { rebuild: { triggered: false, ok: false } }
     const body = JSON.stringify({ ...payload, ...(this.#target.deploymentId !== undefined ? { deploymentId: this.#target.deploymentId } : {}) })
     return await this.#deliver(this.#target.url, this.#target.method, body)
   }
 
-  /**
-   * Resends the retained request, if any.
-   * @returns the rebuild outcome
-   */
+  /** Resends the retained request, if any. */
   async retry (): Promise<RebuildOutcome> {
     const receipt = await this.#readReceipt()
     if (receipt === null) return { rebuild: { triggered: false, ok: false }, retryAvailable: false }
     return await this.#deliver(receipt.url, receipt.method, receipt.body)
   }
 
-  /**
-   * Whether a failed request is waiting to be resent.
-   * @returns true when a receipt exists
-   */
+  /** Whether a failed request is waiting to be resent. */
   async hasReceipt (): Promise<boolean> {
     return (await this.#readReceipt()) !== null
   }

@@ -1,8 +1,7 @@
 /**
- * The publish recovery plan: written to `.git/cms/publish-plan.json` before the first base file of
- * a publish is written, removed when the publish completes. A service killed in the middle finds
- * it on its next start (or next publish) and finishes it, so no entry is ever half-published and
- * no draft is lost.
+ * The publish recovery plan in `.git/cms/publish-plan.json`, written before the first base file of
+ * a publish and removed when it completes; a service killed in between finishes it at its next
+ * start, so no entry is half-published and no draft lost.
  */
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -17,6 +16,7 @@ export interface PlanItem {
   text: string | null
 }
 
+/** A publish in progress, as written to `.git/cms/publish-plan.json`. */
 export interface RecoveryPlan {
   version: 1
   startedAt: number
@@ -53,10 +53,7 @@ export class RecoveryPlanStore {
     }
   }
 
-  /**
-   * Writes the plan durably (atomic replace with fsync).
-   * @param plan the plan
-   */
+  /** Writes the plan durably (atomic replace with fsync). */
   async write (plan: RecoveryPlan): Promise<void> {
     await writeFileAtomic(this.#file, JSON.stringify(plan))
   }

@@ -1,8 +1,7 @@
 /**
- * `git-cms serve --clone <url> --repo DIR`: brings up a new machine from the git host. An empty or
- * missing DIR gets a clone of the site plus the remote's `refs/cms/*` (history and drafts), so the
- * service serves the same entries, history and drafts as the machine that pushed them. A DIR that
- * is already a clone is served as it is (a restart with the same command); anything else refuses.
+ * `git-cms serve --clone <url> --repo DIR`: an empty or missing DIR gets a clone of the site plus
+ * the remote's `refs/cms/*` (history, drafts); a DIR already a clone is served as it is; anything
+ * else is refused.
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -13,9 +12,6 @@ import { isCmsRefName } from './cms-refs-sync.js'
 
 /**
  * Makes DIR a clone of the URL (with `refs/cms/*`) unless it already is a git repository.
- * @param url the site's remote URL (credentials in it are never printed)
- * @param dir the target directory
- * @param env the environment git runs with
  * @returns `cloned` when a clone was made, `existing` when DIR was already a repository
  */
 export async function cloneInstance (url: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<'cloned' | 'existing'> {

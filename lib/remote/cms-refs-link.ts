@@ -1,10 +1,7 @@
 /**
- * `refs/cms/*` (drafts, history, the shared documents such as revocations) between this instance and
- * the remote, on a queue of its own: this work touches only refs/cms refs and objects, never HEAD,
- * the index or the working tree, so a publish's commit and push never wait behind it (under load one
- * cycle of it was about thirty git processes). A write asks for a push (`schedulePush`, debounced); a
- * sync fetches the remote's refs, takes them in (adopt, merge history, merge shared documents) and
- * pushes what is ahead, each push with a lease (cms-refs-sync.ts).
+ * Syncs `refs/cms/*` with the remote on a queue of its own (it never touches HEAD, the index or the
+ * working tree, so publishes never wait behind it): writes ask for a debounced push; a sync
+ * fetches, takes the remote's refs in and pushes what is ahead with a lease (cms-refs-sync.ts).
  */
 import type { Logger } from 'pino'
 import { KeyedLock as Queue } from '../storage/keyed-lock.js'
@@ -51,11 +48,8 @@ export class CmsRefsLink {
   }
 
   /**
-   * Asks for `refs/cms/*` to reach the remote soon: one push CMS_REFS_PUSH_DELAY_MS after the
-   * first write that asked, carrying every write made until it starts. A push refused because the
-   * remote moved fetches, takes the remote's refs in and pushes again at once; after refusals in a
-   * row (another instance pushing the same refs, an unreachable host) the next try waits longer:
-   * 1 s, 2 s, 4 s ... at most a minute.
+   * Asks for `refs/cms/*` to reach the remote: one push CMS_REFS_PUSH_DELAY_MS after the first
+   * write that asked; a refused push syncs and retries, backing off 1 s, 2 s, 4 s ... up to a minute.
    */
   schedulePush (): void {
     if (this.#closed || this.#pushTimer !== null) return
@@ -71,17 +65,14 @@ export class CmsRefsLink {
     this.#pushTimer.unref()
   }
 
-  /**
-   * Pushes what is ahead now (after a publish's push), without waiting for it.
-   */
+  /** Pushes what is ahead now (after a publish's push), without waiting for it. */
   pushSoon (): void {
     void this.#step(async () => { await this.#flushHistory(); await this.#push() })
   }
 
   /**
-   * Fetches the remote's refs/cms, takes them in and pushes what is ahead, one step of the queue.
-   * Calls while one waits to start share it (slow steps never pile up behind each other).
-   * @returns resolves when done (failures are logged and retried later)
+   * Fetches the remote's refs/cms, takes them in and pushes what is ahead; calls while one waits
+   * share it. Failures are logged and retried later.
    */
   async sync (): Promise<void> {
     if (this.#waiting !== null) { await this.#waiting; return }
@@ -118,9 +109,8 @@ export class CmsRefsLink {
       }
     }
     const refs = await this.#listing()
-    // Neither the remote's refs nor ours moved since a sync that left nothing to do: nothing to
-    // adopt, merge or push (a write here schedules its own push). An idle sync is then two git
-    // processes instead of a dozen, which is what kept a logout from reaching another loaded instance.
+    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
+    // processes of adopt/merge/push (a write schedules its own push).
     if (fetch && refs.text === this.#settled) return
     this.#settled = null
     await this.#flushHistory()
@@ -153,7 +143,6 @@ export class CmsRefsLink {
 
   /**
    * Merges the shared documents with the remote's versions as last fetched.
-   * @param tips the refs as just listed
    * @returns false when one of them could not be merged
    */
   async #syncShared (tips: Map<string, string>): Promise<boolean> {

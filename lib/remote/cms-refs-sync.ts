@@ -1,10 +1,7 @@
 /**
- * `refs/cms/*` (history and drafts) between the service and its remote. After a fetch, a remote
- * ref is adopted when the local one is absent or an ancestor of it (compare-and-swap on the local
- * value); a local ref ahead of the remote's (or new) is pushed with `--force-with-lease` on the
- * value last fetched, so a push never overwrites what another instance pushed meanwhile. A ref
- * that moved on both sides is kept as it is locally, logged, reported, and neither pushed nor
- * adopted until one side contains the other.
+ * `refs/cms/*` between the service and its remote: a remote ref is adopted when the local one is
+ * absent or its ancestor (compare-and-swap); a local ref ahead is pushed with `--force-with-lease`
+ * on the value last fetched; a ref moved on both sides is kept, logged and reported.
  */
 import type { RemoteContext } from './remote-context.js'
 import { isAncestor, listRefs } from './git-queries.js'
@@ -26,10 +23,7 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
 
 /**
  * Adopts fetched remote refs where the local ref is absent or behind; reports the diverged ones.
- * @param ctx the remote context
- * @param merged names (under refs/cms/) whose owner merges the remote's version itself (skipped)
- * @returns the names (under refs/cms/) of refs adopted, of refs diverged, and of refs a write here
- *   moved meanwhile (the next sync tries them again)
+ * Refs in `merged` (names under refs/cms/) are skipped: their owner merges them itself.
  */
 export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
   const { local, remote } = await bothSides(ctx)
@@ -68,9 +62,7 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
 
 /**
  * Pushes local refs/cms refs that are new or ahead of the remote's, each with a lease on the value
- * last fetched.
- * @param ctx the remote context
- * @returns the names pushed, or git's (redacted) refusal
+ * last fetched; returns the names pushed, or git's (redacted) refusal.
  */
 export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string[] } | { error: string }> {
   const { local, remote } = await bothSides(ctx)

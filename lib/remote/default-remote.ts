@@ -7,8 +7,6 @@ import type { Config } from '../config.js'
 /**
  * The config with `git.remote` set to a default when the site's config names none (pushes of
  * publishes and of `refs/cms/*` then default to on, as with a configured remote).
- * @param config the loaded config
- * @param remote the default remote name, or undefined for none
  * @returns the config (the same object when nothing changes)
  */
 export function withDefaultRemote (config: Config, remote: string | undefined): Config {

@@ -1,10 +1,8 @@
 /**
- * A publish that lost a race: another instance pushed a change of the same files first, so this
- * instance's publish commit can never be pushed as it is. When that commit is the only one the
- * remote lacks and holds nothing but the files this publish wrote, it is dropped and the working
- * tree takes the remote's version (`git reset --keep`, holding the entry locks), so the instance
- * serves what the host has and the publish's drafts can be given back as conflicts. Anything else
- * (earlier unpushed commits, direct writes carried by the commit) stays, as a failed push.
+ * A publish that lost a race: another instance pushed a change of the same files first. When its
+ * commit is the only unpushed one and holds only the files it wrote, it is dropped (`git reset
+ * --keep` under the entry locks) so the drafts can be given back as conflicts; anything else stays
+ * as a failed push.
  */
 import { withLocks } from '../storage/with-locks.js'
 import type { RemoteContext } from './remote-context.js'
@@ -13,10 +11,6 @@ import { changedPaths, isAncestor, resolveCommit } from './git-queries.js'
 
 /**
  * Drops the publish commit `commit` in favour of the remote branch's tip `upstream`.
- * @param ctx the remote context
- * @param commit the publish commit that lost (HEAD)
- * @param upstream the remote branch's tip, as just fetched
- * @param written the repository-relative paths the publish wrote
  * @returns true when HEAD and the working tree now are `upstream`
  */
 export async function dropLostPublish (ctx: RemoteContext, commit: string, upstream: string, written: readonly string[]): Promise<boolean> {

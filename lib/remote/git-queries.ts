@@ -6,8 +6,6 @@ import type { GitRunner } from './git-remote.js'
 
 /**
  * The commit a ref or revision names.
- * @param git the runner
- * @param rev a ref name or revision
  * @returns the full sha, or null when it does not exist
  */
 export async function resolveCommit (git: GitRunner, rev: string): Promise<string | null> {
@@ -19,36 +17,19 @@ export async function resolveCommit (git: GitRunner, rev: string): Promise<strin
   }
 }
 
-/**
- * Whether `ancestor` is an ancestor of (or equal to) `descendant`.
- * @param git the runner
- * @param ancestor a commit
- * @param descendant a commit
- * @returns true when it is
- */
+/** Whether `ancestor` is an ancestor of (or equal to) `descendant`. */
 export async function isAncestor (git: GitRunner, ancestor: string, descendant: string): Promise<boolean> {
   if (ancestor === descendant) return true
   return await git.test(['merge-base', '--is-ancestor', ancestor, descendant])
 }
 
-/**
- * The paths that differ between two commits.
- * @param git the runner
- * @param from a commit
- * @param to a commit
- * @returns repository-relative paths
- */
+/** The paths that differ between two commits. */
 export async function changedPaths (git: GitRunner, from: string, to: string): Promise<string[]> {
   const out = await git.run(['diff', '--name-only', '--no-renames', '-z', from, to, '--'])
   return out.split('\0').filter(p => p !== '')
 }
 
-/**
- * The values of every ref under some prefixes (one git process).
- * @param git the runner
- * @param prefixes e.g. `refs/cms/`
- * @returns ref name -> sha
- */
+/** The values of every ref under some prefixes (one git process). */
 export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<Map<string, string>> {
   const out = await git.run(['for-each-ref', '--format=%(objectname) %(refname)', ...prefixes])
   const refs = new Map<string, string>()
@@ -61,7 +42,6 @@ export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<
 
 /**
  * The branch HEAD points at.
- * @param git the runner
  * @returns the short branch name, or null when HEAD is detached
  */
 export async function currentBranch (git: GitRunner): Promise<string | null> {

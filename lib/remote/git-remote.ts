@@ -11,10 +11,8 @@ import { redactSecrets, secretsOfUrl } from './redact.js'
 const GIT_TIMEOUT_MS = 60_000
 
 /**
- * A command is done when its output is closed, not 50 ms after it exited (simple-git's default):
- * on a busy event loop that default answered before stdout was read, an empty or cut answer
- * (a publish commit reported as '', a history merge's `commit-tree` given an empty tree id: "not a
- * valid object name"). A silent command is still stopped by the timeout.
+ * A command is done when its output closes, not 50 ms after exit (simple-git's default), which on a
+ * busy event loop returned cut output; a silent command is still stopped by the timeout.
  */
 const COMPLETE_ON_CLOSE = { onClose: true, onExit: false } as const
 
@@ -79,29 +77,20 @@ export class GitRunner {
     this.#env = env
   }
 
-  /**
-   * Adds values that must never appear in a message (the credentials of a remote URL).
-   * @param url a remote URL
-   */
+  /** Adds values that must never appear in a message (the credentials of a remote URL). */
   rememberUrl (url: string): void {
     for (const s of secretsOfUrl(url)) this.#secrets.add(s)
   }
 
   /**
    * Redacts a message with the known secrets and token patterns.
-   * @param text any text
    * @returns the text without credentials
    */
   redact (text: string): string {
     return redactSecrets(text, [...this.#secrets].sort((a, b) => b.length - a.length))
   }
 
-  /**
-   * Runs one git command.
-   * @param args the arguments after `git`
-   * @param opts `input` for stdin, `env` for extra (allowed) variables such as the author
-   * @returns stdout
-   */
+  /** Runs one git command. */
   async run (args: string[], opts: { input?: Buffer | string, env?: Record<string, string> } = {}): Promise<string> {
     const { git } = await this.#client(opts.input, opts.env)
     const started = Date.now()
@@ -118,7 +107,6 @@ export class GitRunner {
 
   /**
    * Runs a command whose exit code is its answer (`merge-base --is-ancestor`, `diff --quiet`).
-   * @param args the arguments after `git`
    * @returns true on exit code 0, false on 1; throws on anything else
    */
   async test (args: string[]): Promise<boolean> {

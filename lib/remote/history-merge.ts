@@ -1,9 +1,7 @@
 /**
- * `refs/cms/history` changed both here and on the remote (several instances of one site save
- * entries and each records snapshots): the two are merged into a commit whose parents are both, so
- * every snapshot survives and the push that follows is a fast-forward. A document only one side
- * changed is taken from that side; one both changed gets the union of their snapshots (ts order,
- * a ts taken twice moved on by 1 ms, the newest MAX_SNAPSHOTS kept). Git plumbing only.
+ * Merges `refs/cms/history` changed both here and on the remote into a commit with both parents, so
+ * every snapshot survives and the push is a fast-forward: a document both changed gets the union of
+ * their snapshots (ts order, the newest MAX_SNAPSHOTS kept). Git plumbing only.
  */
 import { MAX_SNAPSHOTS } from '../storage/history-store.js'
 import type { RemoteContext } from './remote-context.js'
@@ -13,10 +11,6 @@ const ZERO = '0'.repeat(40)
 
 /**
  * Merges the remote's history commit into the local ref (compare-and-swap on `ours`).
- * @param ctx the remote context
- * @param ref the full ref name (`refs/cms/history`)
- * @param ours the local commit
- * @param theirs the remote's commit (neither contains the other)
  * @returns true when the local ref now holds the merge
  */
 export async function mergeHistory (ctx: RemoteContext, ref: string, ours: string, theirs: string): Promise<boolean> {

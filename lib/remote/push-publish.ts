@@ -1,8 +1,7 @@
 /**
- * Pushing the branch after a publish: a plain fast-forward push of HEAD to the remote branch (hooks
- * and branch protection of the host apply). When the remote branch moved meanwhile, it is fetched,
- * the local commits are replayed onto it when their paths do not overlap, and the push is tried
- * again. Never a force push, never a merge commit.
+ * Pushes the branch after a publish: a fast-forward push of HEAD; when the remote moved, the local
+ * commits are replayed onto it if their paths do not overlap, and the push retried. Never a force
+ * push, never a merge commit.
  */
 import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream } from './upstream-sync.js'
@@ -20,7 +19,6 @@ const MAX_ATTEMPTS = 3
 
 /**
  * Pushes HEAD to the remote branch, replaying onto a moved branch when the paths allow it.
- * @param ctx the remote context
  * @returns the pushed commit, or why it was not pushed (redacted)
  */
 export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushOverlap> {

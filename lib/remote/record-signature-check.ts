@@ -7,13 +7,7 @@ import type { RemoteContext } from './remote-context.js'
 
 const SEAL_IDENTITY = { GIT_AUTHOR_NAME: 'git-cms', GIT_AUTHOR_EMAIL: 'git-cms@localhost', GIT_COMMITTER_NAME: 'git-cms', GIT_COMMITTER_EMAIL: 'git-cms@localhost' }
 
-/**
- * Whether a commit is signed by this site as the tip of `refs/cms/<name>`.
- * @param ctx the remote context
- * @param name the ref's name under refs/cms/
- * @param sha the commit
- * @returns true when signed
- */
+/** Whether a commit is signed by this site as the tip of `refs/cms/<name>`. */
 export async function isSiteRecord (ctx: RemoteContext, name: string, sha: string): Promise<boolean> {
   const text = await ctx.git.run(['cat-file', 'commit', sha]).catch(() => null)
   return text !== null && ctx.signer.verify(`refs/cms/${name}`, text)
@@ -21,9 +15,6 @@ export async function isSiteRecord (ctx: RemoteContext, name: string, sha: strin
 
 /**
  * Makes a local tip signed: unchanged when it is, else a signed commit of the same tree on top.
- * @param ctx the remote context
- * @param name the ref's name under refs/cms/
- * @param sha the local tip
  * @returns the (new) signed tip, or null when the ref moved meanwhile (the next sync retries)
  */
 export async function signedLocalTip (ctx: RemoteContext, name: string, sha: string): Promise<string | null> {

@@ -1,8 +1,6 @@
 /**
- * Removes credentials from text git wrote before it is logged or returned: the userinfo of any
- * URL (`https://user:token@host` becomes `https://***@host`), the query of any URL
- * (`?private_token=...` becomes `?***`), well-known token shapes (GitHub,
- * GitLab, Bitbucket, bearer headers), and any secret the caller knows by value.
+ * Removes credentials from text git wrote before it is logged or returned: URL userinfo and query,
+ * well-known token shapes (GitHub, GitLab, Bitbucket, bearer) and any secret the caller knows.
  */
 
 /** Token shapes of the common git hosts, redacted wherever they appear. */
@@ -22,8 +20,6 @@ const URL_QUERY = /\b([a-z][a-z0-9+.-]*:\/\/[^\s?#'"]+)\?[^\s#'"]*/gi
 
 /**
  * Redacts credentials from a message.
- * @param text what git (or an error) said
- * @param secrets known secret values (a token from the configured remote URL) to remove as well
  * @returns the text without credentials
  */
 export function redactSecrets (text: string, secrets: readonly string[] = []): string {
@@ -37,12 +33,7 @@ export function redactSecrets (text: string, secrets: readonly string[] = []): s
   return out
 }
 
-/**
- * The secret parts of a remote URL (its userinfo: user name and password; the values of its query),
- * raw and percent-decoded.
- * @param url a remote URL as git has it configured
- * @returns the values to redact (empty when the URL carries none)
- */
+/** The secret parts of a remote URL (userinfo and query values), raw and percent-decoded. */
 export function secretsOfUrl (url: string): string[] {
   const query = /\?([^#]*)/.exec(url.trim())?.[1] ?? ''
   const queryValues = query.split('&').map(pair => pair.slice(pair.indexOf('=') + 1)).filter(v => v.length >= 4)

@@ -33,9 +33,6 @@ export interface RemoteContext {
 /**
  * The entry lock keys of repository paths under the content directory (`entry:<collection>/<id>`),
  * plus `publish`, so git rewriting files never races a publish or a direct write of those entries.
- * @param ctx the remote context
- * @param paths repository-relative paths
- * @returns lock keys
  */
 export function lockKeysOf (ctx: RemoteContext, paths: readonly string[]): string[] {
   const prefix = ctx.contentDir.replace(/\/+$/, '') + '/'

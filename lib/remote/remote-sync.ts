@@ -1,9 +1,7 @@
 /**
- * The service's link to its git remote (CONTRACT 13), owned by `createCms`: finishes a push a crash
- * interrupted, fetches (interval, sync webhook, before each publish), fast-forwards upstream changes,
- * pushes publish commits, and keeps the report the Studio and `GET /deployment` show. Branch work
- * goes one step at a time on its own queue, `refs/cms/*` on another (cms-refs-link.ts), both in git
- * child processes; reads never wait for either.
+ * The service's link to its git remote (CONTRACT 13): finishes a push a crash interrupted, fetches,
+ * fast-forwards upstream changes, pushes publish commits and keeps the report `GET /deployment`
+ * shows. Branch work and `refs/cms/*` work run on separate queues; reads never wait for either.
  */
 import type { RecordSigner } from '../storage/record-signature.js'
 import type { Logger } from 'pino'
@@ -79,11 +77,7 @@ export class RemoteSync {
     this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, ...(opts.env !== undefined ? { env: opts.env } : {}) })
   }
 
-  /**
-   * Resolves the remote and branch, finishes an interrupted push (in the background) and starts
-   * the fetch interval.
-   * @returns resolves when the remote is known (not when the first sync is done)
-   */
+  /** Resolves the remote, finishes an interrupted push in the background, starts the fetch interval. */
   async start (): Promise<void> {
     if (!this.enabled) return
     const { git } = this.#opts.config
@@ -160,8 +154,6 @@ export class RemoteSync {
   /**
    * Runs work that touches HEAD, the index or the working tree (a publish commit) between remote
    * steps, never during one.
-   * @param fn the work
-   * @returns what fn returns
    */
   async exclusive<T> (fn: () => Promise<T>): Promise<T> {
     return await this.#queue.run('remote', fn)
@@ -171,8 +163,6 @@ export class RemoteSync {
    * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed) and,
    * on its own queue at the same time (except before a publish), syncs `refs/cms/*`. Calls while
    * one is waiting share it.
-   * @param reason what asked for it (logged)
-   * @returns the report afterwards
    */
   async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
@@ -193,10 +183,8 @@ export class RemoteSync {
   }
 
   /**
-   * The sync before a publish, waited for at most `waitMs` (an unreachable host must not hold up a
-   * publish; the sync goes on in the background and its fast-forward takes the entry locks).
-   * @param waitMs the longest wait (default 10 s)
-   * @returns resolves when synced or when the wait is over
+   * The sync before a publish, waited for at most `waitMs` so an unreachable host does not hold up
+   * a publish (the sync goes on in the background).
    */
   async beforePublish (waitMs = 10_000): Promise<void> {
     if (this.#ctx === null) return
@@ -207,17 +195,9 @@ export class RemoteSync {
   }
 
   /**
-   * Makes a publish commit and pushes it, in one step of the queue: the pending push is recorded
-   * before the commit (so a kill between commit and push is finished at the next start), the push
-   * follows it, and nothing else touches HEAD in between. When another instance pushed a change of
-   * the same files first and this commit is the only unpushed one, holding only `written`, the
-   * commit is dropped and the working tree takes the remote's version (`lost: true`: the caller
-   * gives the drafts back).
-   * @param published the entries of this publish
-   * @param written the repository-relative paths the publish wrote
-   * @param commit makes the commit (the committer)
-   * @returns the commit result, the push outcome (null when pushes are off or nothing was committed),
-   *   the entries the push delivered (to announce to the rebuild webhook), and whether it lost
+   * Makes a publish commit and pushes it in one queue step, recording the pending push before the
+   * commit so a kill in between is finished at the next start. A commit that lost a race to
+   * another instance is dropped (`lost: true`: the caller gives the drafts back).
    */
   async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
     if (!this.pushOnPublish) return { result: await this.exclusive(commit), push: null, delivered: [], lost: false }
@@ -248,18 +228,12 @@ export class RemoteSync {
     })
   }
 
-  /**
-   * Whether a push failed and can be retried.
-   * @returns true when a failed pending push exists
-   */
+  /** Whether a push failed and can be retried. */
   async retryAvailable (): Promise<boolean> {
     return this.pushOnPublish && (await this.state.pending())?.error !== undefined
   }
 
-  /**
-   * Pushes HEAD; on success forgets the pending push and gives the entries it delivered.
-   * @param droppable the publish commit just made, when it may be dropped on losing a race
-   */
+  /** Pushes HEAD; on success forgets the pending push and gives the entries it delivered. */
   async #push (droppable: { commit: string, written: readonly string[] } | null = null): Promise<{ outcome: PushOutcome, delivered: PublishedRef[], lost: boolean }> {
     const ctx = this.#ctx
     if (ctx === null) {

@@ -1,9 +1,7 @@
 /**
- * Replaying the service's unpushed commits onto a remote branch that moved (a rebase without a
- * working-tree checkout): allowed only when the paths the local commits change and the paths the
- * remote changed do not overlap. Each commit keeps its author and message; the trees come from
- * `git merge-tree --write-tree`, the commits from `git commit-tree`, and HEAD moves with
- * `git reset --keep`, which refuses (changing nothing) when a local change would be overwritten.
+ * Replays the service's unpushed commits onto a remote branch that moved, when the paths each side
+ * changed do not overlap: trees from `git merge-tree --write-tree`, commits from `git commit-tree`
+ * (author and message kept), HEAD moved with `git reset --keep` (which refuses to overwrite).
  */
 import { withLocks } from '../storage/with-locks.js'
 import type { RemoteContext } from './remote-context.js'
@@ -15,9 +13,6 @@ export type ReplayResult = { commit: string } | { overlap: string[] } | { error:
 
 /**
  * Replays the commits `base..local` onto `upstream` and moves HEAD there.
- * @param ctx the remote context
- * @param local the current HEAD
- * @param upstream the remote branch's new tip
  * @returns the new HEAD, the overlapping paths, or git's refusal
  */
 export async function replayCommits (ctx: RemoteContext, local: string, upstream: string): Promise<ReplayResult> {

@@ -1,10 +1,7 @@
 /**
- * A document several instances of one site share through the git remote (the revoked sessions,
- * CONTRACT 17): it lives on its own ref under `refs/cms/`, one file in one commit. At each sync the
- * remote's version (as last fetched) is taken in by the owner, which merges it into its own; when
- * this instance's text differs from its ref, or the remote's commit is not yet part of it, a new
- * signed commit is made whose parents are both, so the push that follows is a fast-forward; when
- * the merged text is the remote's, the remote's commit is taken as it is.
+ * A document instances of one site share through the remote (revoked sessions, CONTRACT 17): one
+ * file in one commit on its own ref under `refs/cms/`, merged at each sync into a signed commit
+ * with both parents, so the push that follows is a fast-forward.
  */
 import type { RemoteContext } from './remote-context.js'
 import { isAncestor, resolveCommit } from './git-queries.js'
@@ -21,23 +18,14 @@ export interface SharedDocument {
   text: () => string
   /** Whether the text holds nothing worth sharing (no ref is made for it then). */
   empty: (text: string) => boolean
-  /**
-   * Takes in another instance's text (the owner checks it and ignores what it refuses).
-   * @param text the remote's text
-   */
+  /** Takes in another instance's text (the owner checks it and ignores what it refuses). */
   merge: (text: string) => Promise<unknown>
 }
 
 /**
- * Merges the remote's version of the document into this instance's and records the result on the
- * local ref (with compare-and-swap; a ref moved meanwhile is left for the next sync). When the merged
- * text is the remote's, the local ref takes the remote's commit: instances that hold the same
- * revocations hold the same commit, so nothing goes back and forth between them. A new commit is
- * signed like every record of refs/cms.
- * @param ctx the remote context
- * @param doc the document
- * @param tips the local ref's and the remote's commit when the caller already listed them
- * @returns true when the local ref changed
+ * Merges the remote's version into this instance's and records it on the local ref (compare-and-
+ * swap); when the result is the remote's text the remote's commit is taken, so instances holding
+ * the same revocations hold the same commit. Returns true when the local ref changed.
  */
 export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips?: { ours: string | null, theirs: string | null }): Promise<boolean> {
   const ref = `refs/cms/${doc.name}`

@@ -1,8 +1,7 @@
 /**
- * What the service knows about its git remote: the in-memory report (last fetch, last push, the
- * upstream state) and two records under `.git/cms/` that survive a crash: `pending-push.json` (written
- * before a publish commit, so a kill before its push is finished at the next start) and
- * `upstream-diverged.json` (the remote branch was rewritten; nothing merges or pushes until linear).
+ * What the service knows about its remote: the in-memory report plus two crash-safe records in
+ * `.git/cms/`: `pending-push.json` (a publish commit not yet pushed) and `upstream-diverged.json`
+ * (the remote branch was rewritten; nothing merges or pushes until it is linear again).
  */
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -76,11 +75,7 @@ export class SyncState {
     }
   }
 
-  /**
-   * Sets the state and its sentence.
-   * @param state the state
-   * @param message a sentence for people
-   */
+  /** Sets the state and its sentence. */
   set (state: SyncStateName, message: string): void {
     this.report.state = state
     this.report.message = message
@@ -98,7 +93,6 @@ export class SyncState {
 
   /**
    * Records (or extends) the pending push before a publish commit.
-   * @param published the entries of this publish
    * @returns resolves when stored
    */
   async addPending (published: PublishedRef[]): Promise<void> {
@@ -115,7 +109,6 @@ export class SyncState {
 
   /**
    * Notes why the pending push failed.
-   * @param error the redacted reason
    * @returns resolves when stored
    */
   async failPending (error: string): Promise<void> {
@@ -147,7 +140,6 @@ export class SyncState {
 
   /**
    * Records an upstream rewrite.
-   * @param record what was seen
    * @returns resolves when stored
    */
   async setDiverged (record: Omit<DivergedRecord, 'version'>): Promise<void> {

@@ -15,7 +15,6 @@ async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<v
 
 /**
  * Fetches the remote branch into its tracking ref.
- * @param ctx the remote context
  * @returns the tracking ref's value before and after the fetch (null when absent)
  */
 export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: string | null, upstream: string | null }> {
@@ -31,23 +30,14 @@ export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: st
 }
 
 /**
- * Fetches the remote's `refs/cms/*` into `refs/cms-upstream/<remote>/` (their values as last
- * fetched; adopted or merged by cms-refs-sync.ts). A separate fetch from the branch's, so the two
- * queues never update the same refs at once.
- * @param ctx the remote context
- * @returns resolves when fetched
+ * Fetches the remote's `refs/cms/*` into `refs/cms-upstream/<remote>/`, apart from the branch's
+ * fetch so the two queues never update the same refs at once.
  */
 export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
   await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
 }
 
-/**
- * Fast-forwards HEAD (and the working tree) from `from` to `to`.
- * @param ctx the remote context
- * @param from the current HEAD
- * @param to a descendant of it
- * @returns the paths that changed
- */
+/** Fast-forwards HEAD (and the working tree) from `from` to `to`. */
 export async function fastForward (ctx: RemoteContext, from: string, to: string): Promise<string[]> {
   const paths = await changedPaths(ctx.git, from, to)
   await withLocks(ctx.locks, lockKeysOf(ctx, paths), async () => {

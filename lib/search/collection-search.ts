@@ -1,11 +1,7 @@
 /**
- * The full-text search of one collection: a SearchDb kept in step with the collection index.
- *
- * It opens on first use (`start` after the warm-up, or the first `q`): entries whose stored
- * signature differs from their row's are indexed again, ids without a row removed, a missing or
- * doubtful database rebuilt; a search waits for that. Then changes the index reports
- * (`onEntryChange`) are indexed together before the next search, with signature '' (read again at
- * the next start: the hook does not say which file state the data came from).
+ * The full-text search of one collection: a SearchDb kept in step with the collection index. On
+ * first use it reindexes entries whose signature changed (rebuilding a doubtful database); then the
+ * changes the index reports are indexed together before the next search.
  */
 import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -48,31 +44,21 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-  /**
-   * @param collection the collection
-   * @param _repoRealDir the repository's real path (unused: the collection index reads the files)
-   * @param opts `stateDir`: the state folder (`.git/cms`) the database goes under (none: in memory)
-   */
+  /** `opts.stateDir` is where the database goes (`.git/cms`; none: in memory). */
   constructor (collection: Collection, _repoRealDir: string, opts: { stateDir?: string | null } = {}) {
     this.#collection = collection
     this.#stateDir = opts.stateDir ?? null
     this.#file = this.#stateDir === null ? null : path.join(this.#stateDir, SEARCH_DIR, `${collection.name}.sqlite`)
   }
 
-  /**
-   * Ties this search to its collection index (which calls `onEntryChange`).
-   * @param index the collection's index
-   */
+  /** Ties this search to its collection index (which calls `onEntryChange`). */
   attach (index: CollectionIndex): void {
     this.#index = index
   }
 
   /**
-   * Takes an entry change from the collection index: its data now (undefined when the file cannot
-   * be read: the id alone stays searchable), or null when it was removed. Only recorded; before
-   * the first open there is nothing to record (the open compares every signature).
-   * @param id entry id
-   * @param data its data, undefined or null
+   * Records an entry change from the collection index: its data (undefined when unreadable: the id
+   * stays searchable) or null when removed. Nothing to record before the first open.
    */
   readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
     if (this.#closed || this.#opening === null) return
@@ -125,8 +111,6 @@ export class CollectionSearch {
   /**
    * Runs a search over the index once open, with every change reported so far indexed. A damaged
    * database is removed and built again, and the search runs again on that.
-   * @param search what to do with the index (synchronous)
-   * @returns what it returned
    */
   async use<T> (search: (db: SearchDb) => T): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -143,11 +127,7 @@ export class CollectionSearch {
     }
   }
 
-  /**
-   * Indexes the changes recorded, then closes the database (on shutdown); an open still running
-   * stops at its next chunk. Later changes are ignored.
-   * @returns resolves when closed (never rejects)
-   */
+  /** Indexes the recorded changes, then closes the database (on shutdown); never rejects. */
   async flush (): Promise<void> {
     this.#closed = true
     await this.settled()
@@ -229,6 +209,7 @@ export class CollectionSearch {
       db.transaction(() => {
         for (const [id, data] of changes) {
           if (data === null) db.remove(id)
+          // Signature '': the hook does not say which file state the data came from, so the next start reads it again.
           else db.put(id, entryText(id, data, titleField), '')
         }
       })

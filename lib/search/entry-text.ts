@@ -23,13 +23,7 @@ export interface EntryText {
   body: string
 }
 
-/**
- * The indexed text of an entry.
- * @param id entry id
- * @param data its data (a Markdown body included), undefined when the file cannot be read
- * @param titleField the collection's own title field, if any
- * @returns its three columns
- */
+/** The indexed text of an entry. */
 export function entryText (id: string, data: EntryData | undefined, titleField: string | null): EntryText {
   const title = termsOf(id)
   if (data === undefined) return { title: title.join(' '), fields: '', body: '' }
@@ -57,12 +51,8 @@ export function entryText (id: string, data: EntryData | undefined, titleField: 
 }
 
 /**
- * The tier an entry's text gives a query, computed here for a draft (the index computes it for
- * stored entries): 0 when every word is in the title column, 1 when every word is in the title or
- * fields columns, 2 when every word is somewhere.
- * @param text the entry's text
- * @param query the parsed query
- * @returns the tier, or null when some word is nowhere
+ * The tier an entry's text gives a query (for drafts; the index computes it for stored entries):
+ * 0 all words in the title, 1 in title or fields, 2 anywhere, null when some word is nowhere.
  */
 export function tierOf (text: EntryText, query: SearchQuery): number | null {
   const columns = [text.title, text.fields, text.body].map(column => column === '' ? [] : column.split(' '))

@@ -1,10 +1,8 @@
 /**
  * One collection's full-text index: SQLite FTS5 in `.git/cms/fts/<collection>.sqlite`, a cache of
- * the entry files, rebuilt from them at any doubt (another definition key, an unreadable or short file).
- * `entries` maps each id to its document number (the FTS rowid, which orders ties) and its file's
- * signature ('' when untrusted at the next start). `text` is contentless: title, fields and body
- * columns of folded terms, with prefix indexes of 2 and 3 characters (a two-letter prefix at 100,000
- * entries: 0.8 s without them, ~25 ms with them).
+ * the entry files rebuilt from them at any doubt. `entries` maps ids to FTS rowids and file
+ * signatures; `text` is contentless, with 2- and 3-character prefix indexes (a two-letter prefix
+ * at 100,000 entries: 0.8 s without them, ~25 ms with).
  */
 import Database from 'better-sqlite3'
 import { mkdirSync, rmSync, statSync } from 'node:fs'
@@ -15,16 +13,12 @@ import type { SearchQuery } from './search-query.js'
 /** Bump when what is indexed of an entry changes: older databases are then rebuilt. */
 const FORMAT_VERSION = 1
 
-/**
- * A tier of more matches than this is ordered by document number instead of BM25: FTS5 scores
- * every match before it sorts (23 ms for 33,000 matches at 100,000 entries on a busy machine).
- */
+/** A tier with more matches is ordered by rowid, not BM25: FTS5 scores every match before sorting. */
 export const RANK_MAX = 2000
 
 /**
- * Within a tier, BM25 over the body only (weights 0 for title and fields): FTS5 normalizes by the
- * whole row's length, which would rank a short title above a longer one that holds the same words;
- * ties keep document order (list order).
+ * BM25 over the body only: FTS5 normalizes by the whole row's length, which would rank a short
+ * title above a longer one holding the same words.
  */
 const BM25 = 'bm25(text, 0, 0, 1)'
 
@@ -79,9 +73,6 @@ export class SearchDb {
   /**
    * Opens the database of a file, or creates it afresh when it is missing, was built under
    * another key, or cannot be read.
-   * @param file the database file (null: one in memory)
-   * @param key what the indexed text depends on besides the files (format, title field)
-   * @returns the database
    */
   static open (file: string | null, key: string): SearchDb {
     const fullKey = JSON.stringify({ version: FORMAT_VERSION, key })
@@ -122,38 +113,24 @@ export class SearchDb {
     return new SearchDb(db, created)
   }
 
-  /**
-   * Removes a database file and its WAL files.
-   * @param file the database file
-   */
+  /** Removes a database file and its WAL files. */
   static remove (file: string): void {
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
   }
 
-  /**
-   * Every stored entry's signature.
-   * @returns signature by id
-   */
+  /** Every stored entry's signature. */
   signatures (): Map<string, string> {
     const sigs = new Map<string, string>()
     for (const [id, sig] of this.#db.prepare('SELECT id, sig FROM entries').raw().iterate() as Iterable<[string, string]>) sigs.set(id, sig)
     return sigs
   }
 
-  /**
-   * Runs changes in one transaction.
-   * @param change the writes
-   */
+  /** Runs changes in one transaction. */
   transaction (change: () => void): void {
     this.#db.transaction(change)()
   }
 
-  /**
-   * Indexes an entry's text (replacing what it had).
-   * @param id entry id
-   * @param text its text
-   * @param sig its file's signature, '' when not to be trusted at the next start
-   */
+  /** Indexes an entry's text (replacing what it had). */
   put (id: string, text: EntryText, sig: string): void {
     const doc = this.#docOf.get(id) as number | undefined
     if (doc !== undefined) this.#removeText.run(doc)
@@ -161,10 +138,7 @@ export class SearchDb {
     this.#insertText.run(stored, text.title, text.fields, text.body)
   }
 
-  /**
-   * Removes an entry.
-   * @param id entry id
-   */
+  /** Removes an entry. */
   remove (id: string): void {
     const doc = this.#docOf.get(id) as number | undefined
     if (doc === undefined) return
@@ -183,8 +157,6 @@ export class SearchDb {
 
   /**
    * The tier of a stored entry for a query.
-   * @param id entry id
-   * @param query the parsed query
    * @returns 0, 1 or 2, null when it does not match or is not stored
    */
   tierOfEntry (id: string, query: SearchQuery): number | null {
@@ -195,12 +167,8 @@ export class SearchDb {
   }
 
   /**
-   * The stored entries matching a query in rank order: by tier, then the body's BM25 score (for a
-   * tier of at most RANK_MAX matches), then document number.
-   * @param query the parsed query (with words)
-   * @param skip ids to leave out (they count in no tier)
-   * @param limit how many ids to give at most (Infinity: all)
-   * @returns every match's count, the first `limit` ids and the tier of each
+   * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
+   * rowid: the count of all matches, the first `limit` ids and their tiers.
    */
   search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
     const tiers = this.#tiers(query)

@@ -49,16 +49,7 @@ function matchingDrafts (index: CollectionIndex, query: SearchQuery, drafts: Rea
   return found.sort((a, b) => a.tier - b.tier || (a.draft.id < b.draft.id ? -1 : 1))
 }
 
-/**
- * Searches a collection for one editor.
- * @param site the site's search
- * @param index the collection's index
- * @param query the parsed query
- * @param drafts the editor's drafts of the collection, by id
- * @param start rank of the page's first entry (0-based)
- * @param count page size
- * @returns the page and the total
- */
+/** Searches a collection for one editor. */
 export async function searchEntries (site: SiteSearch, index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<FoundPage> {
   const search = await searchFor(site, index)
   if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
@@ -80,15 +71,7 @@ export async function searchEntries (site: SiteSearch, index: CollectionIndex, q
   return { total: total + draftHits.length, entries: ranked.slice(start) }
 }
 
-/**
- * Searches a collection for one editor and gives every match, unpaged (for `q` with `sort` or
- * `draft`: the list orders and filters them).
- * @param site the site's search
- * @param index the collection's index
- * @param query the parsed query
- * @param drafts the editor's drafts of the collection, by id
- * @returns the matching base ids in rank order and the matching drafts
- */
+/** Every match of a collection for one editor, unpaged (for `q` with `sort` or `draft`). */
 export async function searchAllEntries (site: SiteSearch, index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<FoundAll> {
   const search = await searchFor(site, index)
   if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }

@@ -23,7 +23,6 @@ export interface SearchQuery {
 
 /**
  * Parses `q`; a blank one is no search (null).
- * @param q the parameter as given
  * @returns the query, or null for a blank `q`
  */
 export function parseQuery (q: string | undefined): SearchQuery | null {
@@ -36,13 +35,7 @@ export function parseQuery (q: string | undefined): SearchQuery | null {
   return { words, prefixLast: last !== undefined && last.length >= MIN_PREFIX_LENGTH && !/\s$/.test(q) }
 }
 
-/**
- * Whether a term matches query word i.
- * @param query the query
- * @param i word number
- * @param term an indexed term
- * @returns true on a match
- */
+/** Whether a term matches query word i. */
 export function matchesWord (query: SearchQuery, i: number, term: string): boolean {
   const word = query.words[i] as string
   return term === word || (query.prefixLast && i === query.words.length - 1 && term.startsWith(word))

@@ -19,12 +19,7 @@ export class SiteSearch {
     this.#stateDir = opts.stateDir
   }
 
-  /**
-   * Makes the search of a new collection index (the content store's `companion` option).
-   * @param index the collection index
-   * @param repoRealDir the repository's real path
-   * @returns the search, which the index tells of its changes
-   */
+  /** Makes the search of a new collection index (the content store's `companion` option). */
   readonly companion = (index: CollectionIndex, repoRealDir: string): IndexCompanion => {
     const search = new CollectionSearch(index.collection, repoRealDir, { stateDir: this.#stateDir })
     search.attach(index)
@@ -34,7 +29,6 @@ export class SiteSearch {
 
   /**
    * The search of a collection index.
-   * @param index a collection index of this site
    * @returns its search; throws when the index was made without one
    */
   of (index: CollectionIndex): CollectionSearch {

@@ -26,9 +26,6 @@ const LENGTH = 180
 
 /**
  * The snippet of an entry for a query.
- * @param data the entry's data (its body included)
- * @param query the parsed query
- * @param titleField the collection's own title field, if any
  * @returns the snippet, or null when no string field holds a query word (an id-only match)
  */
 export function snippetOf (data: EntryData | undefined, query: SearchQuery, titleField: string | null): Snippet | null {

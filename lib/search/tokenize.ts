@@ -11,21 +11,13 @@ const WORD = /[\p{L}\p{N}]+/gu
 const NON_ASCII = /[^\x00-\x7f]/
 const MARKS = /\p{M}+/gu
 
-/**
- * Text folded the way terms are compared: lowercase, without accents.
- * @param text any text
- * @returns the folded text
- */
+/** Text folded the way terms are compared: lowercase, without accents. */
 export function foldText (text: string): string {
   const lower = text.toLowerCase()
   return NON_ASCII.test(lower) ? lower.normalize('NFKD').replace(MARKS, '') : lower
 }
 
-/**
- * Calls `each` with every term of a text, in order.
- * @param text any text
- * @param each receives a term
- */
+/** Calls `each` with every term of a text, in order. */
 export function forEachTerm (text: string, each: (term: string) => void): void {
   const folded = foldText(text)
   if (!NON_ASCII.test(folded)) {
@@ -57,24 +49,14 @@ function forEachAsciiTerm (folded: string, each: (term: string) => void): void {
   }
 }
 
-/**
- * The terms of a text, in order.
- * @param text any text
- * @returns its terms
- */
+/** The terms of a text, in order. */
 export function termsOf (text: string): string[] {
   const terms: string[] = []
   forEachTerm(text, t => { terms.push(t) })
   return terms
 }
 
-/**
- * Where each word of a text is, for a snippet: the word's [start, end) in `text` and its term,
- * lazily (a snippet stops reading at its excerpt's end).
- * @param text original text
- * @param from where to start
- * @yields the words in order
- */
+/** Where each word of a text is, lazily (a snippet stops at its excerpt's end): [start, end) and term. */
 export function * wordsOf (text: string, from = 0): Generator<{ start: number, end: number, term: string }> {
   const re = new RegExp(WORD.source, 'gu')
   re.lastIndex = from

@@ -1,10 +1,7 @@
 /**
- * Pairs the blocks a generator rendered (in page order) with the entry's source blocks (in body
- * order, from `GET /blocks`). Both sequences are compared on their letters and digits only, so what
- * generators change without changing the words (typographic quotes and dashes, entities,
- * whitespace and hard wraps, heading anchor symbols) does not matter; what they add (a footnote
- * number, an attribute list left in the source) lowers the score without breaking the pair.
- * The walk is greedy with a small look-ahead window, so it stays linear in the body's size.
+ * Pairs the blocks a generator rendered with the entry's source blocks (`GET /blocks`), comparing
+ * letters and digits only so typographic changes do not matter; a greedy walk with a small
+ * look-ahead keeps it linear.
  */
 
 /** One rendered block of the page, as the alignment sees it. */
@@ -31,11 +28,7 @@ const STRONG = 0.8
 /** How far ahead (in blocks, on each side) the walk looks for the next pair. */
 const WINDOW = 8
 
-/**
- * The letters and digits of a text, lower case, accents removed.
- * @param text any text
- * @returns what the alignment compares
- */
+/** The letters and digits of a text, lower case, accents removed. */
 export function alignmentKey (text: string): string {
   return text.normalize('NFKD').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '')
 }
@@ -92,8 +85,6 @@ function textScore (a: Keyed, b: Keyed): number {
 
 /**
  * Pairs page blocks with source blocks, in order.
- * @param page the rendered blocks, in page order
- * @param source the source blocks, in body order
  * @returns for each page block, the index of its source block, or null when it has none
  */
 export function alignBlocks (page: readonly PageBlock[], source: readonly SourceBlock[]): Array<number | null> {

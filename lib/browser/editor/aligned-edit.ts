@@ -1,9 +1,7 @@
 /**
- * Editing a block of a generator's page in place (contract section 14): the block's text before and
- * after, the formatting the toolbar added (as offsets into the text after), the text of a draft put
- * into the block without touching the rest of its markup, and the caret placed in its text.
- * The generator's own markup (images, permalinks, footnote references, highlighting) is never read
- * back as the author's text and cannot be typed into.
+ * Editing a block of a generator's page in place (CONTRACT 14): its text before and after, the
+ * marks the toolbar added, a draft's text put in without touching other markup, and the caret.
+ * The generator's own markup is never read back as the author's text.
  */
 import { isGeneratorMarkup, walkOwnText, spaced } from './page-blocks.js'
 
@@ -34,11 +32,7 @@ function pieces (block: Element): Piece[] {
   return out
 }
 
-/**
- * A block's own text and the formatting the toolbar added in it.
- * @param block the block element
- * @returns the text and the marks (offsets into it)
- */
+/** A block's own text and the formatting the toolbar added in it. */
 export function textAndMarks (block: Element): { text: string, marks: TextMark[] } {
   const all = pieces(block)
   const text = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
@@ -56,10 +50,7 @@ export function textAndMarks (block: Element): { text: string, marks: TextMark[]
   return { text, marks }
 }
 
-/**
- * Forgets which elements the toolbar added (after they were saved).
- * @param block the block element
- */
+/** Forgets which elements the toolbar added (after they were saved). */
 export function clearMarks (block: Element): void {
   for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) el.removeAttribute(MARK_ATTRIBUTE)
 }
@@ -82,8 +73,6 @@ function position (all: Piece[], offset: number, preferEnd: boolean): [Node, num
 /**
  * Shows another text in a block, changing only the part between the common start and end of the
  * two texts, so the block's images, links and other markup outside that part stay as they are.
- * @param block the block element
- * @param next the text to show
  */
 export function applyTextChange (block: Element, next: string): void {
   const all = pieces(block)
@@ -111,8 +100,6 @@ export function applyTextChange (block: Element, next: string): void {
 /**
  * Makes the generator's markup inside a block (and blocks nested in it) impossible to type into
  * while it is edited.
- * @param block the block being edited
- * @returns undoes it
  */
 export function freezeGeneratorMarkup (block: Element): () => void {
   const frozen: HTMLElement[] = []
@@ -131,7 +118,6 @@ export function freezeGeneratorMarkup (block: Element): () => void {
 /**
  * Puts the caret in a block's text: at the end of its last text that is not inside a link, so Tab
  * into a block lets the editor type at once.
- * @param block the block just focused
  */
 export function placeCaret (block: Element): void {
   const sel = window.getSelection()

@@ -1,9 +1,7 @@
 /**
- * Makes a generator's rendering of a Markdown field editable where it is the author's text: the
- * element's blocks are paired with the entry's source blocks (align.ts); a paired, editable block
- * gets the source block's hint (`data-cms-src`) and `data-cms-aligned`; every other block is left
- * as it is and says, when hovered, why it cannot be edited. Nothing here changes what the page
- * shows, except a block the editor has a draft of, which shows the draft's text.
+ * Makes a generator's rendering of a Markdown field editable where it is the author's text: paired
+ * blocks (align.ts) get the source hint and `data-cms-aligned`; the others say on hover why they
+ * cannot be edited. Only a block with a draft changes what the page shows.
  */
 import { alignBlocks, alignmentKey, type SourceBlock } from './align.js'
 import { pageBlocks, ownText } from './page-blocks.js'
@@ -23,14 +21,7 @@ export interface AlignmentResult {
   ms: number
 }
 
-/**
- * Pairs a wrapper's rendered blocks with the source blocks and marks them.
- * @param wrapper the `[data-cms-md]` element
- * @param source the blocks `GET /blocks` answered
- * @param showDrafts whether the source is the editor's draft: blocks whose words differ show it
- * @param skip elements not to touch (the block being edited, the editor's interface)
- * @returns counts and time
- */
+/** Pairs a wrapper's rendered blocks with the source blocks and marks them. */
 export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[], showDrafts: boolean, skip: (el: Element) => boolean): AlignmentResult {
   const began = performance.now()
   const els = pageBlocks(wrapper, skip)

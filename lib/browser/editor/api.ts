@@ -21,13 +21,7 @@ export class CmsApi {
     this.base = base.replace(/\/+$/, '')
   }
 
-  /**
-   * Sends one request; network failures become status 0.
-   * @param method HTTP method
-   * @param path path under the base, with its query
-   * @param body JSON body (mutating methods only)
-   * @returns status and body
-   */
+  /** Sends one request; network failures become status 0. */
   async request (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiResponse> {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (method !== 'GET') headers['x-cms-request'] = '1'
@@ -55,8 +49,6 @@ export class CmsApi {
 
   /**
    * Reads one entry as this editor sees it (their draft laid over base).
-   * @param collection collection name
-   * @param id entry id
    * @returns its data, revision and draft flag, or null when it cannot be read
    */
   async readEntry (collection: string, id: string): Promise<EntrySnapshot | null> {
@@ -70,14 +62,7 @@ export class CmsApi {
     return { data: data as Record<string, unknown>, draft: draft === true, revision: typeof revision === 'number' ? revision : undefined }
   }
 
-  /**
-   * A Markdown field as the server renders it for this editor (their draft body when they have
-   * one), with its source hints: `GET /render`.
-   * @param collection collection name
-   * @param id entry id
-   * @param field the field path (`body`)
-   * @returns the served `[data-cms-md]` wrapper (detached), or null when it cannot be rendered
-   */
+  /** `GET /render`: the field as rendered for this editor, with hints (detached), or null. */
   async renderField (collection: string, id: string, field: string): Promise<HTMLElement | null> {
     const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}&field=${encodeURIComponent(field)}`
     const res = await this.request('GET', `/render${q}`)
@@ -90,14 +75,7 @@ export class CmsApi {
     return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
   }
 
-  /**
-   * The source blocks of a Markdown field as this editor sees it (their draft body when they have
-   * one): `GET /blocks`.
-   * @param collection collection name
-   * @param id entry id
-   * @param field the field path (`body`)
-   * @returns the blocks in body order, or null when they cannot be read
-   */
+  /** `GET /blocks`: the field's source blocks as this editor sees them, in body order, or null. */
   async blocks (collection: string, id: string, field: string): Promise<SourceBlock[] | null> {
     const q = `?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}&field=${encodeURIComponent(field)}`
     const res = await this.request('GET', `/blocks${q}`)

@@ -19,10 +19,8 @@ export interface SourceHint {
 }
 
 /**
- * Parses `<collection>/<id>#<path>`. The collection ends at the first `/` and the path starts
- * after the last `#` (ids may hold `/`, spaces and `#`); the server checks each part.
- * @param value the attribute value
- * @returns the binding, or null when malformed
+ * Parses `<collection>/<id>#<path>` (null when malformed): the collection ends at the first `/`,
+ * the path starts after the last `#`; the server checks each part.
  */
 export function parseBinding (value: string | undefined): Binding | null {
   const m = /^([a-z0-9][a-z0-9_-]{0,63})\/(.+)#([^#]+)$/.exec(value ?? '')
@@ -32,7 +30,6 @@ export function parseBinding (value: string | undefined): Binding | null {
 
 /**
  * Parses `<start>:<end>:<hash>`.
- * @param value the attribute value
  * @returns the hint, or null when malformed
  */
 export function parseHint (value: string | undefined): SourceHint | null {

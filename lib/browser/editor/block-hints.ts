@@ -1,31 +1,19 @@
 /**
- * Keeps the `data-cms-src` hints of a Markdown wrapper valid after one of its blocks was saved.
- * md_block answers the saved block's hint in the draft body; a save changes nothing outside its
- * block, so the blocks after it move by the block's growth and keep their hash. When that answer is
- * missing, the server renders the field again (`GET /render`) and each block takes the hint of the
- * served block at its place. The browser computes no hash (Web Crypto exists only on https and
- * localhost pages); the server checks every hint it gets.
+ * Keeps a Markdown wrapper's `data-cms-src` hints valid after a block was saved: from md_block's
+ * answer (later blocks shift by the growth), else from a fresh `GET /render`. The browser computes
+ * no hash (Web Crypto needs https); the server checks every hint.
  */
 import { parseHint, type SourceHint } from './bindings.js'
 
-/**
- * The hinted blocks of a wrapper, in document order (hints never nest).
- * @param root a `[data-cms-md]` element
- * @returns its `[data-cms-src]` elements
- */
+/** The hinted blocks of a wrapper, in document order (hints never nest). */
 export function hintedBlocks (root: Element): HTMLElement[] {
   return Array.from(root.querySelectorAll<HTMLElement>('[data-cms-src]'))
 }
 
 /**
- * Gives the page's blocks the hints of the served rendering. A block whose element or text no
- * longer matches the served one at its place (the draft changed elsewhere, or the save split a
- * block) keeps no valid hint: it is returned, and the caller locks it. The blocks in `own` (the one
- * just saved, the one being edited) show what the editor typed, so only their element is compared.
- * @param wrapper the page's `[data-cms-md]` element
- * @param served the served wrapper (from `CmsApi.renderField`)
- * @param own blocks whose text may differ from the served text
- * @returns the blocks whose hint could not be renewed
+ * Gives the page's blocks the hints of the served rendering; returns the blocks that no longer
+ * match theirs (the caller locks them). Blocks in `own` show what was typed: only their element
+ * is compared.
  */
 export function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
   const page = hintedBlocks(wrapper)
@@ -42,13 +30,8 @@ export function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: Re
 }
 
 /**
- * Applies md_block's answer: the saved block takes its new hint, the blocks after it move by its
- * growth (same hash: their text did not change), the blocks before it keep theirs.
- * @param wrapper the page's `[data-cms-md]` element
- * @param saved the saved block
- * @param sent the hint the save was sent with
- * @param answered the hint md_block answered for the block in the draft body
- * @returns false (nothing changed) when the answer does not continue the sent hint
+ * Applies md_block's answer: the saved block takes its hint, later blocks shift by its growth;
+ * false when the answer does not continue the sent hint.
  */
 export function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
   const next = parseHint(answered)

@@ -1,10 +1,7 @@
 /**
- * The small script a site includes (`<script src="/__cms/bootstrap.js">`): when the page has a
- * `data-cms` or `data-cms-md` element and the visitor is a signed-in editor, it loads the inline
- * editor (`editor.js` and `editor.css` next to this script). Otherwise it loads nothing else, and
- * changes nothing, except on a page opened with `#edit`: there a signed-out visitor gets a "Sign in
- * to edit" link to the Studio's sign-in, which returns to this page afterwards.
- * The server prepends `window.__CMS_API__ = "<apiBasePath>"` and `window.__CMS_ADMIN__ = "<mountPath>"`.
+ * The script a site includes (`/__cms/bootstrap.js`): for a signed-in editor on a page with bound
+ * elements it loads the inline editor; otherwise nothing, except a "Sign in to edit" link on a
+ * page opened with `#edit`. The server prepends `window.__CMS_API__` and `window.__CMS_ADMIN__`.
  */
 
 type CmsWindow = Window & { __CMS_API__?: string, __CMS_ADMIN__?: string }

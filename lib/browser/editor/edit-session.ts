@@ -36,14 +36,7 @@ export interface EditSession {
   thaw: (() => void) | null
 }
 
-/**
- * Makes a bound element editable and opens its session.
- * @param el the element (a `data-cms` field or a block of a `data-cms-md` wrapper)
- * @param binding the entry and field it is bound to
- * @param wrapper its `data-cms-md` wrapper (null for a field)
- * @param revision the entry's revision, on its way
- * @returns the session
- */
+/** Makes a bound element editable and opens its session. */
 export function openSession (el: HTMLElement, binding: Binding, wrapper: HTMLElement | null, revision: Promise<number | undefined>): EditSession {
   const kind = wrapper === null ? 'field' : el.dataset.cmsAligned !== undefined ? 'aligned' : 'block'
   const src = el.dataset.cmsSrc
@@ -73,12 +66,7 @@ export function openSession (el: HTMLElement, binding: Binding, wrapper: HTMLEle
   return session
 }
 
-/**
- * Marks an element as holding a saved draft.
- * @param ui the editor's interface (says the message)
- * @param el the element
- * @param message what to say
- */
+/** Marks an element as holding a saved draft. */
 export function markDraft (ui: EditorUi, el: HTMLElement, message: string): void {
   el.classList.remove('cms-conflict')
   el.classList.add('cms-draft')
@@ -86,15 +74,7 @@ export function markDraft (ui: EditorUi, el: HTMLElement, message: string): void
   ui.say(message)
 }
 
-/**
- * Says why a save was refused; a conflict (409) locks the element and shows the unsaved text.
- * @param ui the editor's interface
- * @param s the session whose save failed
- * @param status the HTTP status (0: no answer)
- * @param body the answer's body
- * @param text the text that was not saved
- * @param conflictMessage what a conflict says instead of the usual message
- */
+/** Says why a save was refused; a conflict (409) locks the element and shows the unsaved text. */
 export function failedSave (ui: EditorUi, s: EditSession, status: number, body: Record<string, unknown> | null, text: string, conflictMessage?: string): void {
   const error = typeof body?.error === 'string' ? body.error : `HTTP ${status}`
   // The text stays in the element; the next blur retries unless the element is locked below.

@@ -1,9 +1,7 @@
 /**
- * The editor's own interface, fixed at the bottom of the viewport: a toolbar (formatting, Publish,
- * Discard), a live status line, a panel for conflicts that keeps what the editor typed, and after a
- * crash the offer of the unsaved text the browser kept ("Restore unsaved changes" / "Discard").
- * Until editing starts (or a panel opens) it covers nothing: the toolbar is not shown and the status
- * line is read by screen readers only, so signed in the page looks as signed out.
+ * The editor's interface at the bottom of the viewport: toolbar, live status line, conflict panel
+ * and the restore offer after a crash. Until editing starts it covers nothing, so a signed-in page
+ * looks as signed out.
  */
 
 /** One block's kept text as the restore offer shows it. */
@@ -66,10 +64,7 @@ export class EditorUi {
   private readonly panel: HTMLElement
   private readonly offer: HTMLElement
 
-  /**
-   * Builds the interface and adds it to the page.
-   * @param handlers what the buttons do
-   */
+  /** Builds the interface and adds it to the page. */
   constructor (handlers: EditorUiHandlers) {
     this.root = document.createElement('div')
     this.root.className = 'cms-ui cms-idle'
@@ -132,19 +127,12 @@ export class EditorUi {
     this.status.focus()
   }
 
-  /**
-   * Enables the formatting buttons while a Markdown block is being edited.
-   * @param enabled whether formatting applies
-   */
+  /** Enables the formatting buttons while a Markdown block is being edited. */
   setFormatting (enabled: boolean): void {
     for (const b of this.formatButtons) b.disabled = !enabled
   }
 
-  /**
-   * Shows a message in the live status line.
-   * @param text the message
-   * @param tone `error` for failures
-   */
+  /** Shows a message in the live status line. */
   say (text: string, tone: 'info' | 'error' = 'info'): void {
     this.status.textContent = text
     this.status.classList.toggle('cms-error', tone === 'error')
@@ -153,8 +141,6 @@ export class EditorUi {
   /**
    * Shows the conflict panel: the message, the editor's text (read-only, selectable) and the
    * choices "Copy my text", "Reload" and "Close".
-   * @param message what happened, in words
-   * @param text what the editor typed
    */
   showConflict (message: string, text: string): void {
     this.panel.replaceChildren()
@@ -186,14 +172,7 @@ export class EditorUi {
     this.activate()
   }
 
-  /**
-   * Shows the restore offer: each block's unsaved text (and, when the entry or the block moved
-   * since, what the page shows now), with "Restore unsaved changes" and "Discard"; either choice
-   * closes it. Nothing changes on the page until the editor chooses.
-   * @param items the blocks with kept text
-   * @param restore what Restore does
-   * @param discard what Discard does
-   */
+  /** Shows each block's unsaved text with "Restore unsaved changes" and "Discard"; the page waits. */
   offerRestore (items: RestoreItem[], restore: () => void, discard: () => void): void {
     this.offer.replaceChildren()
     const h = document.createElement('h2')
@@ -233,7 +212,6 @@ export class EditorUi {
 
   /**
    * Is this node part of the editor's interface?
-   * @param node a node or null
    * @returns true when inside the interface
    */
   contains (node: Node | null): boolean {

@@ -1,13 +1,8 @@
 /**
- * The inline editor, loaded by bootstrap.js for a signed-in editor. Elements bound with `data-cms`
- * and the `[data-cms-src]` blocks of `[data-cms-md]` wrappers become editable when clicked or
- * focused; blur or Ctrl+S saves (`save_field`, `md_edit` or `md_block`), Escape cancels.
- *
- * A `[data-cms-md]` element another generator rendered (no hinted blocks) keeps its DOM: its blocks
- * are paired with the entry's source blocks (`GET /blocks`, aligned-page.ts) and an edit sends the
- * block's text before and after (`md_edit`). A page of our own `renderMarkdown` carries hints and
- * saves with `md_block`; when the editor has drafts of its entry it shows `GET /render`'s draft.
- * Typed text is kept in localStorage until saved (unsaved-blocks.ts) and offered back after a crash.
+ * The inline editor, loaded by bootstrap.js for a signed-in editor: `data-cms` elements and hinted
+ * blocks of `data-cms-md` wrappers become editable; blur or Ctrl+S saves (`save_field`, `md_block`,
+ * or `md_edit` for another generator's blocks, paired by aligned-page.ts), Escape cancels. Typed
+ * text stays in localStorage until saved (unsaved-blocks.ts).
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
@@ -48,10 +43,7 @@ export class InlineEditor {
   /** The pending (debounced) write of the current block's unsaved text. */
   private readonly keeper = new UnsavedKeeper()
 
-  /**
-   * Sets up the page: makes bound elements focusable and adds the toolbar.
-   * @param apiBase the API base path
-   */
+  /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
     this.api = new CmsApi(apiBase)
     this.ui = new EditorUi({ command: (cmd) => { void this.command(cmd) } })
@@ -94,11 +86,7 @@ export class InlineEditor {
     await this.offerUnsaved()
   }
 
-  /**
-   * Offers back the unsaved text this browser kept for the page's blocks: found by its hint, or
-   * (when the block's source moved) by its position; the entry's revision compared with the one
-   * typing began from. Nothing on the page changes until the editor chooses.
-   */
+  /** Offers back the unsaved text this browser kept for the page's blocks (unsaved-offers.ts). */
   private async offerUnsaved (): Promise<void> {
     const offer = await unsavedOffers(this.api)
     if (offer === null) return

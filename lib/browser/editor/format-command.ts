@@ -20,12 +20,7 @@ export interface FormatHost {
   keep: () => void
 }
 
-/**
- * Applies a formatting to the selection of a block being edited.
- * @param s the session (a block, not a field)
- * @param cmd the formatting
- * @param host the editor
- */
+/** Applies a formatting to the selection of a block being edited. */
 export function formatBlock (s: EditSession, cmd: FormatCommand, host: FormatHost): void {
   if (document.activeElement !== s.el) {
     s.el.focus()

@@ -8,7 +8,6 @@ export type InlineTag = 'strong' | 'em' | 'code'
 
 /**
  * The selection's range when it lies inside `root`.
- * @param root the editable element
  * @returns the range, or null
  */
 export function rangeInside (root: HTMLElement): Range | null {
@@ -52,11 +51,8 @@ function unwrap (el: HTMLElement): void {
 }
 
 /**
- * Toggles an inline element on the selection: removes it when the selection is inside one,
- * otherwise wraps the selected content in it.
- * @param root the editable element
- * @param tag the element to toggle
- * @returns true when something changed
+ * Removes the inline element around the selection, or wraps the selection in one; true when
+ * something changed.
  */
 export function toggleInline (root: HTMLElement, tag: InlineTag): boolean {
   const range = rangeInside(root)
@@ -75,7 +71,6 @@ export function toggleInline (root: HTMLElement, tag: InlineTag): boolean {
 
 /**
  * Is this link target allowed (http, https, mailto or relative, as the server's allowlist)?
- * @param href the URL as typed
  * @returns true when allowed
  */
 export function isAllowedHref (href: string): boolean {
@@ -88,8 +83,6 @@ export function isAllowedHref (href: string): boolean {
 
 /**
  * Makes the selection a link, or changes the link the selection is in.
- * @param root the editable element
- * @param href an allowed URL
  * @returns true when something changed
  */
 export function applyLink (root: HTMLElement, href: string): boolean {
@@ -106,12 +99,7 @@ export function applyLink (root: HTMLElement, href: string): boolean {
   return true
 }
 
-/**
- * Inserts text (or a line break) at the selection, replacing what is selected.
- * @param root the editable element
- * @param text the text; `\n` become `<br>` when `lineBreaks`
- * @param lineBreaks keep line breaks as `<br>` (Markdown blocks) or turn them into spaces (fields)
- */
+/** Inserts text (or a line break) at the selection, replacing what is selected. */
 export function insertPlainText (root: HTMLElement, text: string, lineBreaks: boolean): void {
   const range = rangeInside(root)
   if (range === null) return

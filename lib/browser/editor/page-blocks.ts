@@ -1,10 +1,7 @@
 /**
- * Reads the blocks a generator rendered inside a `[data-cms-md]` element, and their text as a
- * reader sees it: each block element holding text of its own (p, h1-h6, li, pre, table, dt/dd, a
- * div of a shortcode ...), in page order. Containers (blockquote, lists, figure, section, div
- * without text of its own) are walked into; a block's text leaves out the blocks nested in it and
- * what a generator adds that is not the author's text: heading permalinks (`#`, `¶`), footnote
- * references and back-links, hidden parts.
+ * Reads the blocks a generator rendered in a `[data-cms-md]` element (elements with text of their
+ * own, in page order) and their text as a reader sees it, leaving out nested blocks and what the
+ * generator added (permalinks, footnote references, hidden parts).
  */
 
 /** Elements laid out as blocks: a block's own text never includes theirs. */
@@ -27,8 +24,6 @@ function isFootnoteSection (el: Element): boolean {
 /**
  * Whether an element is generator markup inside an author's block (not the author's text):
  * a heading's permalink, a footnote reference or back-link, something hidden from readers.
- * @param el an element inside a block
- * @returns true when it is left out of the block's text and never edited
  */
 export function isGeneratorMarkup (el: Element): boolean {
   if (SKIPPED.has(el.tagName) || el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('hidden')) return true
@@ -49,11 +44,7 @@ function isBlocky (el: Element): boolean {
   return BLOCKY.has(el.tagName)
 }
 
-/**
- * Calls `visit` for every text node (and `<br>`) of a block's own text, in order.
- * @param block the block element
- * @param visit called with a text node, or with a `<br>` element
- */
+/** Calls `visit` for every text node (and `<br>`) of a block's own text, in order. */
 export function walkOwnText (block: Element, visit: (node: Text | HTMLBRElement) => void): void {
   const walk = (el: Element): void => {
     for (let n = el.firstChild; n !== null; n = n.nextSibling) {
@@ -65,22 +56,14 @@ export function walkOwnText (block: Element, visit: (node: Text | HTMLBRElement)
   walk(block)
 }
 
-/**
- * A block's own text as a reader sees it (`<br>` as a line break, no-break spaces as spaces).
- * @param block the block element
- * @returns the text
- */
+/** A block's own text as a reader sees it (`<br>` as a line break, no-break spaces as spaces). */
 export function ownText (block: Element): string {
   let text = ''
   walkOwnText(block, (n) => { text += n instanceof HTMLBRElement ? '\n' : spaced(n.data) })
   return text
 }
 
-/**
- * A text node's text with no-break spaces as spaces (a browser types one at the end of a text).
- * @param data a text node's data
- * @returns the same length of text
- */
+/** A text node's text with no-break spaces as spaces (a browser types one at the end of a text). */
 export function spaced (data: string): string {
   return data.replace(/\u00a0/g, ' ')
 }
@@ -92,12 +75,7 @@ function hasOwnContent (el: Element): boolean {
   return found || (el.tagName === 'P' && el.querySelector('img, picture, svg, video') !== null)
 }
 
-/**
- * The blocks of a rendered Markdown element, in page order.
- * @param root the `[data-cms-md]` element
- * @param skip elements that are not the page's (the editor's own interface)
- * @returns the block elements
- */
+/** The blocks of a rendered Markdown element, in page order. */
 export function pageBlocks (root: Element, skip: (el: Element) => boolean = () => false): HTMLElement[] {
   const out: HTMLElement[] = []
   const walk = (el: Element): void => {

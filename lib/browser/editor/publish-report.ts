@@ -6,11 +6,7 @@ import { parseBinding } from './bindings.js'
 import type { CmsApi } from './api.js'
 import type { EditorUi } from './editor-ui.js'
 
-/**
- * Publishes the editor's drafts and tells how it went.
- * @param api the API client
- * @param ui the editor's interface
- */
+/** Publishes the editor's drafts and tells how it went. */
 export async function publishDrafts (api: CmsApi, ui: EditorUi): Promise<void> {
   ui.say('Publishing…')
   const res = await api.request('POST', '/publish', {})
@@ -32,11 +28,7 @@ export interface PublishReport {
   published: Set<string>
 }
 
-/**
- * Tells a publish answer (published, conflicts, failed, commit, rebuild) in words.
- * @param body the answer of `POST /publish`
- * @returns the message and the entries published
- */
+/** Tells a publish answer (published, conflicts, failed, commit, rebuild) in words. */
 export function publishReport (body: Record<string, unknown>): PublishReport {
   const list = (key: string): Array<Record<string, unknown>> => {
     const v = body[key]
@@ -58,10 +50,7 @@ export function publishReport (body: Record<string, unknown>): PublishReport {
   return { message: parts.join(' '), error: conflicts.length + failed.length > 0, published: new Set(published.map(name)) }
 }
 
-/**
- * Shows the draft blocks of the published entries as published.
- * @param done the entries published (`collection/id`)
- */
+/** Shows the draft blocks of the published entries as published. */
 export function markPublished (done: Set<string>): void {
   for (const el of Array.from(document.querySelectorAll<HTMLElement>('.cms-draft'))) {
     const b = parseBinding(el.dataset.cms ?? el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)

@@ -1,8 +1,7 @@
 /**
- * The inline editor's unsaved text of a Markdown block, kept in localStorage while the editor types
- * so that a crashed or closed tab loses nothing. A record belongs to one entry, block path and
- * `data-cms-src` hint (the block's source range and hash), and remembers the entry's revision
- * and the block's text when typing began, so that a reopened page can say whether either moved.
+ * A Markdown block's unsaved text, kept in localStorage while the editor types so a closed tab loses
+ * nothing; a record names entry, block path and hint, and keeps the revision and text typing began
+ * from, so a reopened page can tell whether either moved.
  */
 import type { Binding } from './bindings.js'
 
@@ -38,19 +37,13 @@ function bindingPrefix (binding: Binding): string {
   return UNSAVED_BLOCK_PREFIX + [binding.collection, binding.id, binding.path].map(encodeURIComponent).join(':') + ':'
 }
 
-/**
- * The storage key of a block.
- * @param binding the wrapper's binding (entry and block path)
- * @param src the block's `data-cms-src` hint
- * @returns the key
- */
+/** The storage key of a block. */
 export function unsavedBlockKey (binding: Binding, src: string): string {
   return bindingPrefix(binding) + encodeURIComponent(src)
 }
 
 /**
  * Every block of one wrapper's entry and path with kept text, oldest first.
- * @param binding the wrapper's binding
  * @returns the records (expired or malformed ones are removed)
  */
 export function keptBlocks (binding: Binding): KeptBlock[] {
@@ -81,8 +74,6 @@ function parse (raw: string | null): UnsavedBlock | null {
 
 /**
  * Keeps a block's unsaved text.
- * @param key the block's key
- * @param record what to keep
  * @returns false when the browser would not keep it
  */
 export function writeUnsavedBlock (key: string, record: UnsavedBlock): boolean {
@@ -96,10 +87,7 @@ export function writeUnsavedBlock (key: string, record: UnsavedBlock): boolean {
   } catch { return false }
 }
 
-/**
- * Forgets a block's unsaved text.
- * @param key the block's key
- */
+/** Forgets a block's unsaved text. */
 export function clearUnsavedBlock (key: string): void {
   try { storage()?.removeItem(key) } catch {}
 }

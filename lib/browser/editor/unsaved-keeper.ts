@@ -10,10 +10,7 @@ export class UnsavedKeeper {
   private timer: number | undefined
   private pending: (() => void) | null = null
 
-  /**
-   * Keeps the block's text after a short pause in typing.
-   * @param s the session being edited (nothing for null or a field)
-   */
+  /** Keeps the block's text after a short pause in typing. */
   keep (s: EditSession | null): void {
     if (s === null || s.unsavedKey === null) return
     const key = s.unsavedKey

@@ -14,7 +14,6 @@ export interface FoundUnsaved { kept: KeptBlock, el: HTMLElement | null, wrapper
 
 /**
  * The kept texts of the page's blocks (a text the page already shows is forgotten).
- * @param api the API client (reads each entry's revision)
  * @returns the texts and how the dialog tells each, or null when there are none
  */
 export async function unsavedOffers (api: CmsApi): Promise<{ found: FoundUnsaved[], items: RestoreItem[] } | null> {
