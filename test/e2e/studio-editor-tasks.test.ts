@@ -86,6 +86,7 @@ if (!hasChromium()) {
       await page.locator('#new-entry').getByLabel('Title').fill('Bakery window')
       tk.step('type the title "Bakery window"')
       t.equal(await page.getByLabel('Id (file name)').inputValue(), 'bakery-window', 'the id is derived from the title')
+      t.equal(await page.locator('#new-entry [role=alert]').count(), 0, 'the messages of the empty form are gone once the title gives an id')
       await page.getByLabel('Upload Cover image').setInputFiles({ name: 'window.png', mimeType: 'image/png', buffer: makePng(4, 3, 90) })
       await page.getByText('Uploaded.').waitFor()
       tk.step('upload a cover image')
