@@ -286,6 +286,31 @@ if (!hasChromium()) {
       t.same(refsOf(s), refsBefore, 'no ref moved')
     })
 
+    await t.test('search everything, grouped by collection; tags as chips', async t => {
+      await page.goto(`${s.url}/admin/cms`)
+      await page.getByLabel('Search everything').fill('harbour')
+      await page.getByRole('status').filter({ hasText: '3 matches in 2 collections.' }).waitFor()
+      const groups = page.locator('.search-group')
+      t.same(await groups.getByRole('heading').allTextContents(), ['Posts (2)', 'Pages (1)'], 'grouped by collection, with counts')
+      for (const g of await groups.all()) t.ok(await g.locator('.snippet mark', { hasText: /^harbour$/i }).count() >= 1, 'each group shows snippets with the word marked')
+      await groups.first().getByRole('link').first().click()
+      await page.locator('h1').waitFor()
+      t.match(new URL(page.url()).pathname, /^\/admin\/cms\/posts\//, 'a hit opens its entry')
+
+      const file = 'content/posts/hello-world.md'
+      await page.goto(`${s.url}/admin/cms/posts/hello-world`)
+      const chips = page.getByRole('list', { name: 'Tags' })
+      await chips.getByText('meta').waitFor()
+      await page.getByRole('textbox', { name: 'Tags' }).fill('bread')
+      await page.keyboard.press('Enter')
+      await chips.getByText('bread').waitFor()
+      await page.getByRole('button', { name: 'Remove meta' }).click()
+      t.same(await chips.getByRole('listitem').allTextContents(), ['news×', 'bread×'], 'Enter adds a chip, × removes one')
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await page.getByText('Saved.').first().waitFor()
+      t.same((await read(s, file)).data.tags, ['news', 'bread'], 'the file holds the chips as a list of strings')
+    })
+
     await t.test('a hostile name at sign-in maps to a safe editor id, never a path', async t => {
       const hostile = '../../.git/refs/heads/main"><img src=x id=injected>'
       const context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
