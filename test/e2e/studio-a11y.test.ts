@@ -43,6 +43,9 @@ if (!hasChromium()) {
 
     await page.goto(`${s.url}/admin/cms/posts`)
     await page.getByRole('link', { name: 'Hello, world' }).waitFor()
+    await page.getByLabel('Search', { exact: true }).fill('harbour')
+    await page.locator('.entries .snippet mark').first().waitFor()
+    await check('a list searched, with snippets')
     await page.getByRole('button', { name: 'New Posts' }).click()
     await page.locator('#new-entry').getByLabel('Title').waitFor()
     await check('a list with the New form')
@@ -66,11 +69,17 @@ if (!hasChromium()) {
     await page.getByRole('button', { name: 'Save', exact: true }).click()
     await page.getByRole('group', { name: 'Title' }).getByText('Someone else').waitFor()
     await page.locator('.history summary').first().click()
+    await page.locator('.history li .word-diff').first().waitFor()
     await screenshot(page, 'studio-entry-all-fields')
     await check('an entry with every field kind, a conflict and the history open')
 
     await page.goto(`${s.url}/admin/cms/_media`)
     await page.locator('.media-card').first().waitFor()
     await check('the media library')
+    // The library as a dialog from an image field, and the Markdown editor's toolbar.
+    await page.goto(`${s.url}/admin/cms/posts/hello-world`)
+    await page.getByRole('button', { name: 'Choose Cover image from the media library' }).click()
+    await page.getByRole('dialog').locator('.media-card').first().waitFor()
+    await check('the media library as a dialog')
   })
 }

@@ -147,6 +147,9 @@ if (!hasChromium()) {
       t.same(refsOf(s).drafts, [draftRef], 'on the named editor\'s draft ref')
       t.match(git(s.repoDir, 'grep', '-l', 'Hello, bakery world', draftRef), /hello-world\.json$/, 'the draft ref holds the new title')
       t.equal(refsOf(s).head, head, 'no commit')
+      await page.reload()
+      await page.locator('h1 .badge', { hasText: 'Draft' }).waitFor()
+      t.equal(await page.getByLabel('Title').inputValue(), 'Hello, bakery world', 'after a reload the form shows the draft')
       // The action bar stays on screen while the form scrolls.
       await page.mouse.wheel(0, 2000)
       await page.waitForFunction(() => (globalThis as any).scrollY > 300)
@@ -274,7 +277,8 @@ if (!hasChromium()) {
       await page.getByRole('button', { name: /^Choose Tom/ }).click()
       await page.getByText(/Chosen: .*\(tom\)/).waitFor()
       await page.getByRole('button', { name: 'Save', exact: true }).click()
-      await page.getByText('Saved.').first().waitFor()
+      await page.getByText('Saved. The site\'s files were written').waitFor()
+      t.pass('direct mode: the message after Save says the files were written')
       t.equal((await read(s, 'content/posts/drafts-and-publishing.md')).data.author, 'tom')
       // An id that does not exist: the server refuses (400) and nothing changes.
       const cookie = await apiLogin(s, NAME)
@@ -306,8 +310,9 @@ if (!hasChromium()) {
       await chips.getByText('bread').waitFor()
       await page.getByRole('button', { name: 'Remove meta' }).click()
       t.same(await chips.getByRole('listitem').allTextContents(), ['news×', 'bread×'], 'Enter adds a chip, × removes one')
-      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await page.keyboard.press('Meta+s')
       await page.getByText('Saved.').first().waitFor()
+      t.pass('Cmd+S saves')
       t.same((await read(s, file)).data.tags, ['news', 'bread'], 'the file holds the chips as a list of strings')
     })
 
