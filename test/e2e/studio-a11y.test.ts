@@ -58,17 +58,23 @@ if (!hasChromium()) {
     await check('an entry with reorderable sections, one collapsed')
 
     // A post: relation, chips, Markdown body, image, date, boolean; a conflict shown, history open.
+    // One earlier version that differs (the history shows a word diff), then someone else's save
+    // while the page is open (the conflict).
+    const cookie = await s.login()
+    const put = async (fields: Record<string, unknown>): Promise<void> => {
+      const cur = await (await s.request('/api/cms/entries?collection=posts&id=editing-in-place', { headers: { cookie } })).json() as { entries: Array<{ revision: number, data: Record<string, unknown> }> }
+      const e = cur.entries[0]!
+      t.equal((await s.request('/api/cms/mutate', { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'put_entry', collection: 'posts', id: 'editing-in-place', data: { ...e.data, ...fields }, expectedRevision: e.revision }) })).status, 200)
+    }
+    await put({ coverAlt: 'A harbour wall at dusk' })
     await page.goto(`${s.url}/admin/cms/posts/editing-in-place`)
     await page.getByLabel('Title').waitFor()
     await page.locator('.cm-editor').waitFor()
-    const cookie = await s.login()
-    const cur = await (await s.request('/api/cms/entries?collection=posts&id=editing-in-place', { headers: { cookie } })).json() as { entries: Array<{ revision: number, data: Record<string, unknown> }> }
-    const e = cur.entries[0]!
-    t.equal((await s.request('/api/cms/mutate', { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'put_entry', collection: 'posts', id: 'editing-in-place', data: { ...e.data, title: 'Someone else' }, expectedRevision: e.revision }) })).status, 200)
+    await put({ title: 'Someone else' })
     await page.getByLabel('Title').fill('Mine')
     await page.getByRole('button', { name: 'Save', exact: true }).click()
     await page.getByRole('group', { name: 'Title' }).getByText('Someone else').waitFor()
-    await page.locator('.history summary').first().click()
+    await page.locator('.history summary', { hasText: /^Edited by / }).last().click()
     await page.locator('.history li .word-diff').first().waitFor()
     await screenshot(page, 'studio-entry-all-fields')
     await check('an entry with every field kind, a conflict and the history open')
