@@ -1,8 +1,9 @@
 /**
  * axe-core (its own source injected into the page) on the Studio in Chromium, on the demo site:
- * sign-in, the dashboard with a search, a list, entry pages with every field kind (relation,
- * chips, reorderable objects, Markdown, image, date, enum, boolean) with a conflict shown and the
- * history open, and the media library: no critical and no serious violation.
+ * sign-in, the dashboard with a search, a list searched and with the New form, entry pages with
+ * every field kind (relation, chips, reorderable objects, Markdown, image, date, enum, number,
+ * boolean) with a conflict shown and the history open on a word diff, and the media library as a
+ * page and as a dialog: no critical and no serious violation.
  */
 import t from 'tap'
 import type { Page } from 'playwright-core'

@@ -4,8 +4,10 @@
  * id derived, required fields checked in the form, a taken id answered with a free one); one draft
  * model (an in-place draft then a Studio save by the same named editor: no conflict; Publish and
  * Discard draft); resolve a conflict field by field; history in words with a word diff far down
- * the body, and restore; a relation picker that refuses an id that does not exist. The repository
- * (files, refs, commits) is checked after each save, publish and discard.
+ * the body, and restore; a relation picker (the form flags an id that names no entry, the server
+ * answers 400); search everything; tags as chips; a hostile name at sign-in. The repository (files,
+ * refs, commits) is checked after each save, publish, discard, conflict resolution and restore.
+ * Translating a page is timed in studio-languages.test.ts.
  */
 import t from 'tap'
 import { readFile, stat, writeFile } from 'node:fs/promises'
