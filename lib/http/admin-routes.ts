@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Middleware } from 'koa'
@@ -39,6 +40,26 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
 /** The split bundle's chunks (scripts/build-browser.mjs), loaded by studio.js when a page needs them. */
 const STUDIO_CHUNK = /^studio-[A-Za-z0-9_-]+\.js$/
 
+/**
+ * Cache-Control of an asset whose URL names its content (a chunk's name carries esbuild's content
+ * hash; the shell links studio.js and studio.css with `?v=<version>`): a warm start then runs the
+ * Studio from the browser's cache with no revalidation. The entry page's first contentful paint
+ * waited for two rounds of 304s (studio.js, then the chunks it imports): 416 ms median under load.
+ */
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+
+/**
+ * The version of a built asset for its URL: its modification time and size, so a rebuild gives a
+ * new URL.
+ * @param dir the folder of built assets, or null
+ * @param name the asset
+ * @returns the version, or '' when unknown
+ */
+async function assetVersion (dir: string | null, name: string): Promise<string> {
+  if (dir === null) return ''
+  return await stat(path.join(dir, name)).then(st => `${Math.round(st.mtimeMs).toString(36)}${st.size.toString(36)}`, () => '')
+}
+
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-NONCE'; img-src 'self' data: blob:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
@@ -55,20 +76,22 @@ export function studioAssetDir (): string | null {
 /**
  * Renders the HTML shell.
  * @param config the settings the Studio needs
+ * @param versions the versions of studio.js and studio.css for their URLs ('' for none)
  * @returns the HTML document
  */
-export function studioShell (config: StudioShellConfig): string {
+export function studioShell (config: StudioShellConfig, versions: { js: string, css: string } = { js: '', css: '' }): string {
   // `<` escaped so the JSON can never close its <script> element.
   const json = JSON.stringify(config).replace(/</g, '\\u003c')
   const base = config.mountPath
+  const v = (version: string): string => version === '' ? '' : `?v=${version}`
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>git-cms Studio</title>
-<link rel="stylesheet" href="${base}/assets/studio.css">
-<script type="module" src="${base}/assets/studio.js"></script>
+<link rel="stylesheet" href="${base}/assets/studio.css${v(versions.css)}">
+<script type="module" src="${base}/assets/studio.js${v(versions.js)}"></script>
 </head>
 <body>
 <script type="application/json" id="cms-studio-config">${json}</script>
@@ -105,7 +128,10 @@ export function adminMiddleware (services: Services): Middleware {
       if (type === undefined) { await next(); return }
       const dir = studioAssetDir()
       if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
-      await sendBuiltAsset(ctx, dir, name, type)
+      // A chunk of another build (an old page asking after an upgrade) is not found, not a failure.
+      if (!existsSync(path.join(dir, name))) throw new NotFoundError(`No Studio asset ${name}`)
+      const named = STUDIO_CHUNK.test(name) || typeof ctx.query.v === 'string'
+      await sendBuiltAsset(ctx, dir, name, type, named ? IMMUTABLE : 'no-cache')
       return
     }
     if (!isPage(rest)) { await next(); return }
@@ -127,6 +153,8 @@ export function adminMiddleware (services: Services): Middleware {
       url: services.config.collections[c.name]?.url ?? null
     }))
     const styleNonce = randomBytes(18).toString('base64')
+    const dir = studioAssetDir()
+    const versions = { js: await assetVersion(dir, 'studio.js'), css: await assetVersion(dir, 'studio.css') }
     const body = studioShell({
       apiBasePath,
       mountPath,
@@ -137,7 +165,7 @@ export function adminMiddleware (services: Services): Middleware {
       drafts: services.auth.authorizer.active,
       previewStylesheets: services.config.preview.stylesheets,
       styleNonce
-    })
+    }, versions)
     ctx.set('Cache-Control', 'no-store')
     ctx.set('Content-Security-Policy', CSP.replace('NONCE', styleNonce))
     ctx.set('X-Frame-Options', 'DENY')

@@ -16,9 +16,10 @@ const PRECOMPRESSED = [['br', '.br'], ['gzip', '.gz']] as const
  * @param bytes the asset's content
  * @param type its content type
  * @param encoded the same content compressed, sent instead (with its own ETag) when given
+ * @param cacheControl `no-cache` (revalidated on each use) unless the URL names this content
  */
-export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }): void {
-  ctx.set('Cache-Control', 'no-cache')
+export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }, cacheControl = 'no-cache'): void {
+  ctx.set('Cache-Control', cacheControl)
   ctx.set('X-Content-Type-Options', 'nosniff')
   const tag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
   ctx.etag = encoded === undefined ? tag : `${tag}-${encoded.encoding}`
@@ -38,8 +39,9 @@ export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: 
  * @param dir the folder of built assets
  * @param name the asset's file name (checked by the caller)
  * @param type its content type
+ * @param cacheControl as for sendAsset
  */
-export async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string): Promise<void> {
+export async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string, cacheControl = 'no-cache'): Promise<void> {
   const file = path.join(dir, name)
   const [bytes, built] = await Promise.all([readFile(file), stat(file)])
   ctx.vary('Accept-Encoding')
@@ -48,6 +50,6 @@ export async function sendBuiltAsset (ctx: Context, dir: string, name: string, t
   const compressed = chosen === undefined
     ? null
     : await stat(file + chosen[1]).then(async st => st.mtimeMs >= built.mtimeMs ? await readFile(file + chosen[1]) : null, () => null)
-  if (chosen !== undefined && compressed !== null) { sendAsset(ctx, bytes, type, { encoding: chosen[0], bytes: compressed }); return }
-  sendAsset(ctx, bytes, type)
+  if (chosen !== undefined && compressed !== null) { sendAsset(ctx, bytes, type, { encoding: chosen[0], bytes: compressed }, cacheControl); return }
+  sendAsset(ctx, bytes, type, undefined, cacheControl)
 }

@@ -4,19 +4,22 @@
  * id derived, required fields checked in the form, a taken id answered with a free one); one draft
  * model (an in-place draft then a Studio save by the same named editor: no conflict; Publish and
  * Discard draft); resolve a conflict field by field; history in words with a word diff far down
- * the body, and restore; a relation picker that refuses an id that does not exist. The repository
- * (files, refs, commits) is checked after each save, publish and discard.
+ * the body, and restore; a relation picker (the form flags an id that names no entry, the server
+ * answers 400); search everything; tags as chips; a hostile name at sign-in. The repository (files,
+ * refs, commits) is checked after each save, publish, discard, conflict resolution and restore.
+ * Translating a page is timed in studio-languages.test.ts.
  */
 import t from 'tap'
-import { readFile, stat } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import matter from 'gray-matter'
 import type { Page } from 'playwright-core'
 import { startServer, TEST_PASSWORD, writeHeaders, git, type TestServer } from '../helpers/site.js'
 import { hasChromium, launchBrowser, screenshot, ensureBrowserBundle } from '../helpers/browser.js'
 import { makePng } from '../helpers/png.js'
+import { editorTask as task, refsOf as refsIn } from '../helpers/studio-task.js'
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
-import { editorIdForName } from '../../lib/auth/identity.js'
+import { editorIdForName, cleanEditorName, isSafeIdentityId } from '../../lib/auth/identity.js'
 
 const API = '/api/cms'
 const NAME = 'Maria Ortiz'
@@ -27,21 +30,14 @@ async function read (s: TestServer, rel: string): Promise<{ data: Record<string,
   return { data: m.data, body: m.content }
 }
 
-/** A timed editor task: its steps are printed with the time it took. */
-function task (name: string): { step: (what: string) => void, done: () => void } {
-  const start = Date.now()
-  const steps: string[] = []
-  return {
-    step: what => { steps.push(what) },
-    done: () => { console.log(`# task "${name}": ${steps.length} steps, ${Date.now() - start} ms\n${steps.map((s, i) => `#   ${i + 1}. ${s}`).join('\n')}`) }
-  }
-}
-
 /** Signs in over the API with a name; the cookie pair. */
 async function apiLogin (s: TestServer, name: string): Promise<string> {
   const res = await s.request(`${API}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: TEST_PASSWORD, name }) })
   return (res.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
 }
+
+/** @returns the refs of the test server's repository */
+const refsOf = (s: TestServer): ReturnType<typeof refsIn> => refsIn(s.repoDir)
 
 /** @returns the named editor's drafts, as `<collection>/<id>` */
 const draftsOf = async (s: TestServer, name = NAME): Promise<string[]> => (await s.services.drafts.keys(editorIdForName(name))).map(k => `${k.collection}/${k.id}`)
@@ -86,6 +82,7 @@ if (!hasChromium()) {
       await page.locator('#new-entry').getByLabel('Title').fill('Bakery window')
       tk.step('type the title "Bakery window"')
       t.equal(await page.getByLabel('Id (file name)').inputValue(), 'bakery-window', 'the id is derived from the title')
+      t.equal(await page.locator('#new-entry [role=alert]').count(), 0, 'the messages of the empty form are gone once the title gives an id')
       await page.getByLabel('Upload Cover image').setInputFiles({ name: 'window.png', mimeType: 'image/png', buffer: makePng(4, 3, 90) })
       await page.getByText('Uploaded.').waitFor()
       tk.step('upload a cover image')
@@ -103,6 +100,7 @@ if (!hasChromium()) {
       t.ok((await stat(path.join(s.repoDir, 'public', created.data.cover as string))).isFile(), 'the image is stored')
       t.equal(git(s.repoDir, 'rev-parse', 'HEAD').trim(), head, 'no commit (git on publish is off)')
       t.same(await draftsOf(s), [], 'no draft: the file was written')
+      t.same(refsOf(s).drafts, [], 'no draft ref')
       t.match(git(s.repoDir, 'status', '--porcelain', 'content/posts'), /\?\? content\/posts\/bakery-window\.md/)
       // The direct mode says so in words.
       t.match(await page.locator('#save-mode').textContent(), /writes the site's files/)
@@ -126,6 +124,7 @@ if (!hasChromium()) {
       const tk = task('edit and publish')
       const file = 'content/posts/hello-world.md'
       const before = await readFile(path.join(s.repoDir, file), 'utf8')
+      const draftRef = `refs/cms/drafts/${editorIdForName(NAME)}`
       // An in-place draft by the same editor (the same name: the same editorId).
       const cookie = await apiLogin(s, NAME)
       const body = (await read(s, file)).body
@@ -147,6 +146,12 @@ if (!hasChromium()) {
       t.equal(await page.getByText(/changed by someone else/).count(), 0, 'no conflict with the editor\'s own draft')
       t.equal(await readFile(path.join(s.repoDir, file), 'utf8'), before, 'the file is untouched until Publish')
       t.same(await draftsOf(s), ['posts/hello-world'], 'the save went into the named editor\'s draft')
+      t.same(refsOf(s).drafts, [draftRef], 'on the named editor\'s draft ref')
+      t.match(git(s.repoDir, 'grep', '-l', 'Hello, bakery world', draftRef), /hello-world\.json$/, 'the draft ref holds the new title')
+      t.equal(refsOf(s).head, head, 'no commit')
+      await page.reload()
+      await page.locator('h1 .badge', { hasText: 'Draft' }).waitFor()
+      t.equal(await page.getByLabel('Title').inputValue(), 'Hello, bakery world', 'after a reload the form shows the draft')
       // The action bar stays on screen while the form scrolls.
       await page.mouse.wheel(0, 2000)
       await page.waitForFunction(() => (globalThis as any).scrollY > 300)
@@ -160,6 +165,9 @@ if (!hasChromium()) {
       t.equal(published.data.title, 'Hello, bakery world')
       t.match(published.body, /edited in place/, 'the in-place edit is published with it')
       t.same(await draftsOf(s), [], 'the draft is consumed')
+      const afterPublish = refsOf(s)
+      t.same(afterPublish.drafts, [], 'the draft ref is gone')
+      t.equal(afterPublish.head, head, 'no commit (git on publish is off)')
       tk.done()
 
       // Discard draft: a new in-place draft, then Discard on the entry; the file stays.
@@ -172,6 +180,8 @@ if (!hasChromium()) {
       await page.getByText('Draft discarded.').waitFor()
       t.equal(await readFile(path.join(s.repoDir, file), 'utf8'), now, 'the file stays')
       t.same(await draftsOf(s), [], 'no draft left')
+      t.same(refsOf(s).drafts, [], 'no draft ref left')
+      t.equal(refsOf(s).head, head, 'no commit')
     })
 
     await t.test('resolve a conflict field by field', async t => {
@@ -186,6 +196,7 @@ if (!hasChromium()) {
       await page.getByLabel('Title').fill('Alt text, my way')
       await page.getByLabel('Publication date').fill(mineDate)
       tk.step('change title and date')
+      const refsBefore = refsOf(s)
       // Someone else saves title and the image description meanwhile.
       const other = await apiLogin(s, 'Sam')
       const cur = await (await s.request(`${API}/entries?collection=posts&id=writing-alt-text`, { headers: { cookie: other } })).json() as { entries: Array<{ revision: number, data: Record<string, unknown> }> }
@@ -210,6 +221,10 @@ if (!hasChromium()) {
       t.equal(saved.data.date, mineDate)
       t.equal(saved.data.coverAlt, 'Their description')
       t.equal(await page.getByLabel('Title').inputValue(), 'Alt text, their way', 'the form shows what was written')
+      const refsAfter = refsOf(s)
+      t.same(refsAfter.drafts, [], 'no draft: both saves wrote the file')
+      t.equal(refsAfter.head, head, 'no commit')
+      t.not(refsAfter.history, refsBefore.history, 'the version replaced by the resolution is in the history')
       tk.done()
     })
 
@@ -228,8 +243,6 @@ if (!hasChromium()) {
       const restored = (await read(s, file)).body
       await put(long.replace('loaf is rye', 'loaf is CHANGEDWORD'))
       t.ok(long.indexOf('rye') > 600, 'the change is far down the body')
-      const words = ['rye']
-      const last = 0
       await page.goto(`${s.url}/admin/cms/posts/static-sites-in-2026`)
       const item = page.locator('.history summary', { hasText: /^Edited by Sam, / }).first()
       await item.waitFor()
@@ -237,30 +250,103 @@ if (!hasChromium()) {
       tk.step('open "Edited by Sam, …" in the history')
       const newest = page.locator('.history li').first()
       await newest.locator('ins', { hasText: /^CHANGEDWORD$/ }).waitFor()
-      t.equal(await newest.locator('del', { hasText: new RegExp(`^${words[last] as string}$`) }).count(), 1, 'the replaced word is shown removed, alone')
+      t.equal(await newest.locator('del', { hasText: /^rye$/ }).count(), 1, 'the replaced word is shown removed, alone')
       await screenshot(page, 'studio-history-words')
+      const historyBefore = refsOf(s).history
       page.once('dialog', d => { void d.accept() })
       await page.locator('.history li').first().getByRole('button', { name: /Restore/ }).click()
       tk.step('press Restore')
       await page.getByText('Restored.').waitFor()
       t.equal((await read(s, file)).body, restored, 'the version before the change is back')
+      t.not(refsOf(s).history, historyBefore, 'the restore is in the history too')
+      t.equal(refsOf(s).head, head, 'no commit')
       tk.done()
     })
 
     await t.test('a relation picker stores an entry id; an unknown id is refused', async t => {
+      // A developer's commit names an author that does not exist: the form says so.
+      const rel = 'content/posts/drafts-and-publishing.md'
+      await writeFile(path.join(s.repoDir, rel), (await readFile(path.join(s.repoDir, rel), 'utf8')).replace('author: maria', 'author: ghost'))
+      git(s.repoDir, 'commit', '-q', '-m', 'A ghost author', '--', rel)
       await page.goto(`${s.url}/admin/cms/posts/drafts-and-publishing`)
+      await page.getByText('There is no entry “ghost” in authors. Choose another.').waitFor()
+      t.pass('the form flags an author id that names no entry')
+      await page.getByLabel('Author').fill('Maria')
+      await page.getByRole('button', { name: /^Choose Mar/ }).click()
       await page.getByText(/Chosen: .*\(maria\)/).waitFor()
+      t.equal(await page.getByText(/There is no entry/).count(), 0, 'the message goes once a real entry is chosen')
       await page.getByLabel('Author').fill('Tom')
       await page.getByRole('button', { name: /^Choose Tom/ }).click()
       await page.getByText(/Chosen: .*\(tom\)/).waitFor()
       await page.getByRole('button', { name: 'Save', exact: true }).click()
-      await page.getByText('Saved.').first().waitFor()
+      await page.getByText('Saved. The site\'s files were written').waitFor()
+      t.pass('direct mode: the message after Save says the files were written')
       t.equal((await read(s, 'content/posts/drafts-and-publishing.md')).data.author, 'tom')
       // An id that does not exist: the server refuses (400) and nothing changes.
       const cookie = await apiLogin(s, NAME)
+      const refsBefore = refsOf(s)
       const res = await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'save_field', collection: 'posts', id: 'drafts-and-publishing', field: 'author', value: 'nobody' }) })
       t.equal(res.status, 400)
+      t.match(await res.json(), { code: 'schema_validation', issues: [{ path: 'author', code: 'relation' }] })
       t.equal((await read(s, 'content/posts/drafts-and-publishing.md')).data.author, 'tom')
+      t.same(refsOf(s), refsBefore, 'no ref moved')
+    })
+
+    await t.test('search everything, grouped by collection; tags as chips', async t => {
+      await page.goto(`${s.url}/admin/cms`)
+      await page.getByLabel('Search everything').fill('harbour')
+      await page.getByRole('status').filter({ hasText: '3 matches in 2 collections.' }).waitFor()
+      const groups = page.locator('.search-group')
+      t.same(await groups.getByRole('heading').allTextContents(), ['Posts (2)', 'Pages (1)'], 'grouped by collection, with counts')
+      for (const g of await groups.all()) t.ok(await g.locator('.snippet mark', { hasText: /^harbour$/i }).count() >= 1, 'each group shows snippets with the word marked')
+      await groups.first().getByRole('link').first().click()
+      await page.locator('h1').waitFor()
+      t.match(new URL(page.url()).pathname, /^\/admin\/cms\/posts\//, 'a hit opens its entry')
+
+      const file = 'content/posts/hello-world.md'
+      await page.goto(`${s.url}/admin/cms/posts/hello-world`)
+      const chips = page.getByRole('list', { name: 'Tags' })
+      await chips.getByText('meta').waitFor()
+      await page.getByRole('textbox', { name: 'Tags' }).fill('bread')
+      await page.keyboard.press('Enter')
+      await chips.getByText('bread').waitFor()
+      await page.getByRole('button', { name: 'Remove meta' }).click()
+      t.same(await chips.getByRole('listitem').allTextContents(), ['news×', 'bread×'], 'Enter adds a chip, × removes one')
+      await page.keyboard.press('Meta+s')
+      await page.getByText('Saved.').first().waitFor()
+      t.pass('Cmd+S saves')
+      t.same((await read(s, file)).data.tags, ['news', 'bread'], 'the file holds the chips as a list of strings')
+    })
+
+    await t.test('a hostile name at sign-in maps to a safe editor id, never a path', async t => {
+      const hostile = '../../.git/refs/heads/main"><img src=x id=injected>'
+      const context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
+      t.teardown(async () => { await context.close() })
+      const other = await context.newPage()
+      other.on('pageerror', err => { t.fail(`page error: ${err.message}`) })
+      await other.goto(`${s.url}/admin`)
+      await other.getByLabel('Password').fill(TEST_PASSWORD)
+      await other.getByLabel('Your name').fill(hostile)
+      await other.getByLabel('Password').press('Enter')
+      await other.getByRole('heading', { name: 'Collections' }).waitFor()
+      await other.getByText(hostile).waitFor()
+      t.equal(await other.locator('#injected').count(), 0, 'the name is shown as text, not HTML')
+      const session = await other.evaluate(async () => await (await fetch('/api/cms/auth/session')).json()) as { identity: { id: string } }
+      t.ok(isSafeIdentityId(session.identity.id), `a safe editorId: ${session.identity.id}`)
+      t.equal(session.identity.id, editorIdForName(cleanEditorName(hostile)), 'the same id for the same name')
+      // A draft under that name lands on refs/cms/drafts/<that id>; nothing else moves.
+      const status = git(s.repoDir, 'status', '--porcelain')
+      const before = refsOf(s)
+      const cookie = (await context.cookies()).map(c => `${c.name}=${c.value}`).join('; ')
+      const body = (await read(s, 'content/posts/static-sites-in-2026.md')).body
+      const src = [...renderMarkdown(body, { collection: 'posts', id: 'static-sites-in-2026' }).matchAll(/data-cms-src="([^"]+)"/g)][0]?.[1]
+      t.equal((await s.request(`${API}/mutate`, { method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'md_block', collection: 'posts', id: 'static-sites-in-2026', blockPath: 'body', src, html: 'A draft under a hostile name.' }) })).status, 200)
+      const after = refsOf(s)
+      t.same(after.drafts, [...before.drafts, `refs/cms/drafts/${session.identity.id}`].sort(), 'one new draft ref, named by the safe id')
+      t.ok(after.drafts.every(r => /^refs\/cms\/drafts\/[A-Za-z0-9_-]{1,64}$/.test(r)), 'every draft ref is a plain name')
+      t.equal(git(s.repoDir, 'for-each-ref', '--format=%(refname)', 'refs/heads'), 'refs/heads/main', 'no branch made')
+      t.equal(after.head, before.head, 'no commit')
+      t.equal(git(s.repoDir, 'status', '--porcelain'), status, 'no file written')
     })
   })
 }

@@ -197,3 +197,27 @@ t.test('assets and JSON over 1 KB are compressed as the client accepts', async t
   const text = await big.text()
   t.equal(big.headers.get('content-encoding'), text.length > 1024 ? 'gzip' : null)
 })
+
+t.test('assets whose URL names their content are cached for good; the rest are revalidated', async t => {
+  const s = await startServer(t, { config, files })
+  const shell = await (await s.request('/admin/cms/posts/hello')).text()
+  const js = /src="(\/admin\/assets\/studio\.js\?v=[0-9a-z]+)"/.exec(shell)?.[1]
+  const css = /href="(\/admin\/assets\/studio\.css\?v=[0-9a-z]+)"/.exec(shell)?.[1]
+  t.ok(js !== undefined && css !== undefined, 'the shell links studio.js and studio.css with their version')
+  for (const url of [js, css]) {
+    const res = await s.request(url as string)
+    t.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable', url as string)
+    await res.arrayBuffer()
+  }
+  const plain = await s.request('/admin/assets/studio.js')
+  t.equal(plain.headers.get('cache-control'), 'no-cache', 'without a version: revalidated')
+  await plain.arrayBuffer()
+  const chunk = (await readdir(studioAssetDir() as string)).find(n => /^studio-.+\.js$/.test(n)) as string
+  const res = await s.request(`/admin/assets/${chunk}`)
+  t.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable', 'a chunk: its name carries its hash')
+  await res.arrayBuffer()
+  const missing = await s.request('/admin/assets/studio-x.js')
+  t.equal(missing.status, 404, 'a chunk that does not exist')
+  await missing.arrayBuffer()
+  t.equal((await s.request('/admin/assets/studio.js?v=../../etc/passwd')).headers.get('content-type'), 'text/javascript; charset=utf-8', 'the version is only a cache key')
+})

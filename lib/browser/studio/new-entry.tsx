@@ -110,8 +110,10 @@ export function NewEntry ({ api, config, collection, navigate, onCancel }: Props
       markdown={collection.format === 'md' || collection.format === 'mdx' ? collection.format : undefined}
       onChange={v => {
         setValues(x => ({ ...x, [k]: v }))
-        setIssues(list => list.filter(i => i.path !== k && !i.path.startsWith(k + '.')))
-        if (k === titleKey && !idTyped.current && typeof v === 'string') setId(slugOf(v))
+        // A title that gives the id also clears the id's message (it was about the id before).
+        const derives = k === titleKey && !idTyped.current && typeof v === 'string'
+        setIssues(list => list.filter(i => i.path !== k && !i.path.startsWith(k + '.') && !(derives && i.path === '#id')))
+        if (derives) setId(slugOf(v))
       }} />
   )
   return (
