@@ -3,11 +3,13 @@
  * unchanged content, each timed from the process spawn to the first list that answers the whole
  * collection; then list pages and `q` searches one at a time, and the server's RSS after warm-up.
  */
+import { readFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { ApiClient, runLoad } from './api-client.js'
 import { type BenchContext, megabytes } from './bench-context.js'
 import { spawnCms, type CmsProcess } from './cms-process.js'
 import { forgetServiceState } from './git-checks.js'
+import { processTreeCpuMs } from './process-cpu.js'
 import type { SectionReport } from './report.js'
 import { BODY_WORD, SEARCH_WORD, type GeneratedSite } from './site-generator.js'
 import { median, summarize } from './stats.js'
@@ -48,13 +50,17 @@ async function readsAt (ctx: BenchContext, report: SectionReport, site: Generate
     await server.stop()
     server = null
     const restarts: number[] = []
+    const cpu: Array<{ main: number, all: number }> = []
     for (let i = 0; i < RESTARTS; i++) {
       await server?.stop()
       const run = await startToFirstList(site.dir, entries)
       server = run.server
       restarts.push(run.ms)
+      cpu.push(await startCpu(run.server.pid))
     }
     report.atMost(`restart to first list ${at} (median of ${RESTARTS})`, median(restarts), 'ms', targets.restartMs, restarts.map(ms => ms.toFixed(0)).join(', ') + ' ms')
+    // CPU spent by then: what a restart costs on a busy machine, where wall-clock time is inflated.
+    report.info(`restart CPU to first list, main thread ${at} (median)`, median(cpu.map(c => c.main)), 'ms', `whole process and its git children: ${median(cpu.map(c => c.all)).toFixed(0)} ms (10 ms ticks)`)
     if (server === null) throw new Error('no server')
 
     const client = new ApiClient(server.url)
@@ -114,6 +120,23 @@ async function renderFigures (report: SectionReport, url: string, at: string): P
   const preview = summarize(run.latencies).p50
   report.info(`render of a 20 KB body in process p50 ${at}`, inProcess, 'ms', `renderMarkdown, n=${RENDER_SAMPLES}`)
   report.atMost(`render of a 20 KB body through POST /preview p50 ${at}`, preview, 'ms', inProcess * 1.1, 'worker thread with time limit, HTTP included; target: in-process p50 + 10%')
+}
+
+/**
+ * The CPU a server process has used so far: its main thread, and every thread with its live git
+ * child processes (Linux /proc; 0 elsewhere).
+ * @param pid the server process
+ * @returns milliseconds
+ */
+async function startCpu (pid: number): Promise<{ main: number, all: number }> {
+  try {
+    const stat = await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+    // utime and stime, in ticks of 10 ms, are the 12th and 13th fields after the command name.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return { main: (Number(fields[11]) + Number(fields[12])) * 10, all: (await processTreeCpuMs(pid)) ?? 0 }
+  } catch {
+    return { main: 0, all: 0 }
+  }
 }
 
 /**

@@ -11,12 +11,11 @@ import path from 'node:path'
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
-import { listMedia, type MediaListParams } from '../commands/media-list.js'
-import { findMediaReferences, requireMediaFile } from '../commands/media-references.js'
-import { deleteMedia } from '../commands/media-delete.js'
+import type { MediaListParams } from '../commands/media-list.js'
 import { isInside } from '../storage/safe-path.js'
 import { queryString } from './query.js'
 import { identityOf } from './guards.js'
+import { loadOnFirstUse } from './load-on-first-use.js'
 
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
@@ -26,7 +25,15 @@ const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize',
  * @param services the instance
  */
 export function mediaRoutes (router: Router, services: Services): void {
+  const commands = loadOnFirstUse(async () => {
+    const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([
+      import('../commands/media-list.js'), import('../commands/media-references.js'), import('../commands/media-delete.js')
+    ])
+    return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
+  })
+
   router.get('/media', async (ctx) => {
+    const { listMedia } = await commands()
     const params: MediaListParams = {}
     for (const name of LIST_PARAMS) {
       const value = queryString(ctx, name)
@@ -36,16 +43,19 @@ export function mediaRoutes (router: Router, services: Services): void {
   })
 
   router.get('/media/references', async (ctx) => {
+    const { findMediaReferences } = await commands()
     ctx.body = await findMediaReferences({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'))
   })
 
   router.delete('/media', async (ctx) => {
     const force = queryString(ctx, 'force')
     if (force !== undefined && force !== 'true' && force !== 'false') throw new BadRequestError('force must be true or false', { field: 'force' })
+    const { deleteMedia } = await commands()
     ctx.body = await deleteMedia({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'), { force: force === 'true' })
   })
 
   router.get('/media/file', async (ctx) => {
+    const { requireMediaFile } = await commands()
     const file = await requireMediaFile({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'))
     const abs = path.join(services.repoDir, ...file.path.split('/'))
     const root = services.media.rootOf(file.path)

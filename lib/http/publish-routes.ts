@@ -4,11 +4,9 @@
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { BadRequestError } from '../errors.js'
-import { createCommandValidators } from '../commands/command-schemas.js'
-import { draftStatus, discardDrafts } from '../commands/drafts.js'
-import { publish } from '../commands/publish.js'
 import { jsonBody, identityOf } from './guards.js'
 import { queryString } from './query.js'
+import { loadOnFirstUse } from './load-on-first-use.js'
 
 /**
  * Registers draft, publish and deployment routes on the (authenticated, CSRF-checked) API router.
@@ -16,13 +14,20 @@ import { queryString } from './query.js'
  * @param services the instance
  */
 export function publishRoutes (router: Router, services: Services): void {
-  const validators = createCommandValidators()
+  const commands = loadOnFirstUse(async () => {
+    const [schemas, { draftStatus, discardDrafts }, { publish }] = await Promise.all([
+      import('../commands/command-schemas.js'), import('../commands/drafts.js'), import('../commands/publish.js')
+    ])
+    return { validators: schemas.createCommandValidators(), draftStatus, discardDrafts, publish }
+  })
 
   router.get('/draft', async (ctx) => {
+    const { draftStatus } = await commands()
     ctx.body = await draftStatus({ services, identity: identityOf(ctx) })
   })
 
   router.delete('/draft', async (ctx) => {
+    const { discardDrafts } = await commands()
     ctx.body = await discardDrafts({ services, identity: identityOf(ctx) }, {
       collection: queryString(ctx, 'collection'),
       id: queryString(ctx, 'id')
@@ -30,6 +35,7 @@ export function publishRoutes (router: Router, services: Services): void {
   })
 
   router.post('/publish', jsonBody({ optional: true }), async (ctx) => {
+    const { validators, publish } = await commands()
     const body = validators.publish(ctx.request.body)
     if (body.id !== undefined && body.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
     ctx.body = await publish({ services, identity: identityOf(ctx) }, body)

@@ -3,12 +3,9 @@
  */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
-import { createCommandValidators } from '../commands/command-schemas.js'
-import { mutate } from '../commands/mutate.js'
-import { readHistory, restoreHistory } from '../commands/history.js'
-import { previewMarkdown } from '../commands/preview-markdown.js'
 import { jsonBody, identityOf } from './guards.js'
 import { queryString } from './query.js'
+import { loadOnFirstUse } from './load-on-first-use.js'
 
 /**
  * Registers mutate and history routes on the (authenticated, CSRF-checked) API router.
@@ -16,19 +13,27 @@ import { queryString } from './query.js'
  * @param services the instance
  */
 export function writeRoutes (router: Router, services: Services): void {
-  const validators = createCommandValidators()
+  const commands = loadOnFirstUse(async () => {
+    const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
+      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
+    ])
+    return { validators: schemas.createCommandValidators(), mutate, readHistory, restoreHistory, previewMarkdown }
+  })
 
   router.post('/mutate', jsonBody(), async (ctx) => {
+    const { validators, mutate } = await commands()
     const cmd = validators.mutate(ctx.request.body)
     ctx.body = await mutate({ services, identity: identityOf(ctx) }, cmd)
   })
 
   // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
   router.post('/preview', jsonBody(), async (ctx) => {
+    const { previewMarkdown } = await commands()
     ctx.body = await previewMarkdown(ctx.request.body as Record<string, unknown>, services.markdown)
   })
 
   router.get('/history', async (ctx) => {
+    const { readHistory } = await commands()
     ctx.body = await readHistory({ services, identity: identityOf(ctx) }, {
       collection: queryString(ctx, 'collection'),
       id: queryString(ctx, 'id')
@@ -36,6 +41,7 @@ export function writeRoutes (router: Router, services: Services): void {
   })
 
   router.post('/history', jsonBody(), async (ctx) => {
+    const { validators, restoreHistory } = await commands()
     const body = validators.restore(ctx.request.body)
     ctx.body = await restoreHistory({ services, identity: identityOf(ctx) }, body)
   })

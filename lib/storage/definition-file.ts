@@ -3,7 +3,6 @@
  * arrived through git: held to create_collection's bounds and shape before anything compiles it.
  */
 import { readFile, stat } from 'node:fs/promises'
-import { commandValidator, firstCommandError } from '../content/command-validators.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
 import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
 import type { DynamicCollectionFile } from './collection-registry.js'
@@ -43,7 +42,9 @@ export async function readDefinition (file: string, others: number): Promise<Ref
   const named = (parsed as { format?: unknown } | null)?.format ?? 'json'
   const format = typeof named === 'string' && Object.hasOwn(FORMAT_EXTENSIONS, named) ? named as EntryFormat : null
   // The shape first (create_collection's schema looks at the schema's top only), then its size.
-  const invalid = invalidDefinition(parsed)
+  // The command validators (142 KB of generated code) load with the first definition file: most
+  // sites have none, and a start without one does not load them.
+  const invalid = invalidDefinition(parsed, await import('../content/command-validators.js'))
   if (invalid !== null) return { reason: invalid, invalid: true, format }
   const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)
   if (over !== null) return { reason: over.message, invalid: false, format }
@@ -55,9 +56,10 @@ export async function readDefinition (file: string, others: number): Promise<Ref
  * Why a parsed definition file is not what create_collection writes (checked with that command's
  * own schema, and its two times), or null.
  * @param parsed the file's JSON
+ * @param validators the command validators' module
  * @returns the reason, or null when it is valid
  */
-function invalidDefinition (parsed: unknown): string | null {
+function invalidDefinition (parsed: unknown, { commandValidator, firstCommandError }: typeof import('../content/command-validators.js')): string | null {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'its definition is not a JSON object'
   const { schema, format, metadata, created_at: createdAt, updated_at: updatedAt } = parsed as Record<string, unknown>
   const validate = commandValidator('create_collection')
