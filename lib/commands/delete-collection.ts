@@ -1,11 +1,8 @@
 /**
- * `delete_collection`: remove a dynamic collection with all its entries and history. Its revision
- * log stays, so a collection created again under the same name never reuses a revision. Only entry
- * files are removed: other files in its folder (notes, assets, files of another format) stay, and
- * a folder is removed only when that leaves it empty. A collection refused at load (its definition
- * arrived through git invalid or over a bound) or whose schema does not compile is deleted too: its
- * entry files are then the files of its format (of every format when it names none known) at the
- * top of its folder.
+ * `delete_collection`: remove a dynamic collection's entry files (other files and non-empty folders
+ * stay) and history; its revision log stays, so a collection made again never reuses a revision.
+ * A collection refused at load, or whose schema does not compile, loses the files of its format
+ * (of every format when it names none known) at the top of its folder.
  */
 import { readdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -19,10 +16,8 @@ import type { DeleteCollectionCommand } from './command-schemas.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /**
- * Runs delete_collection: only dynamic collections (explicit and inferred ones: 409).
- * @param ctx command context
- * @param cmd the validated command
- * @returns the revision the collection had when deleted, plus one
+ * Runs delete_collection (only dynamic collections; explicit and inferred ones are 409) and gives
+ * the revision the collection had, plus one.
  */
 export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)
