@@ -1,12 +1,6 @@
 /** The text that names an entry in lists and search results. */
 
-/**
- * An entry's title: its collection's title field, else `title`, `name` or `label`, else its id.
- * @param id the entry id
- * @param data its data (absent when unreadable)
- * @param titleField the collection's title field, if any
- * @returns the title
- */
+/** An entry's title: its collection's title field, else `title`, `name` or `label`, else its id. */
 export function entryTitleOf (id: string, data: Record<string, unknown> | undefined, titleField: string | null): string {
   for (const k of [titleField, 'title', 'name', 'label']) {
     if (k === null) continue

@@ -23,12 +23,7 @@ export interface SearchGroup {
   entries: Array<{ id: string, title: string, draft?: true, snippet?: EntryView['snippet'] }>
 }
 
-/**
- * Searches every collection.
- * @param ctx command context (the editor's drafts are searched too)
- * @param q the query
- * @returns the groups, in the collections' order
- */
+/** Searches every collection (the editor's drafts too); groups in the collections' order. */
 export async function searchEverywhere (ctx: CommandContext, q: unknown): Promise<{ q: string, groups: SearchGroup[] }> {
   if (typeof q !== 'string' || q.trim() === '') throw new BadRequestError('q must be a non-empty string', { field: 'q' })
   if (q.length > MAX_SEARCH_QUERY) throw new BadRequestError(`q is longer than ${MAX_SEARCH_QUERY} characters`, { field: 'q' })
