@@ -15,21 +15,12 @@ export const MEDIA_DEFAULT_PAGE_SIZE = 24
 /** The raw query parameters of a list request (each a single string, or absent). */
 export type MediaListParams = Partial<Record<'folder' | 'q' | 'type' | 'sort' | 'order' | 'page' | 'pageSize' | 'minSize' | 'maxSize' | 'after' | 'before', string>>
 
-/**
- * Lists one page of the media library.
- * @param ctx command context
- * @param params the request's query parameters
- * @returns files of the page, every folder with its count, and the pagination
- */
+/** One page of the media library: its files, every folder with its count, and the pagination. */
 export async function listMedia (ctx: CommandContext, params: MediaListParams): Promise<MediaPage> {
   return await ctx.services.media.list(parseMediaQuery(params))
 }
 
-/**
- * Checks and converts the query parameters of a list request.
- * @param params the raw parameters
- * @returns the query
- */
+/** Checks and converts the query parameters of a list request (400 naming the parameter). */
 export function parseMediaQuery (params: MediaListParams): MediaQuery {
   const sort = oneOf(params.sort, 'sort', ['name', 'size', 'date'] as const, 'date')
   const order = oneOf(params.order, 'order', ['asc', 'desc'] as const, sort === 'name' ? 'asc' : 'desc')

@@ -27,11 +27,8 @@ export interface MediaReference {
 }
 
 /**
- * Looks up a library file by its path: 400 for a malformed path, 404 when the library has no
+ * The library file at the `path` parameter: 400 for a malformed path, 404 when the library has no
  * such file (outside every media root, not a media type, a link, a hidden file).
- * @param ctx command context
- * @param raw the `path` parameter
- * @returns the file
  */
 export async function requireMediaFile (ctx: CommandContext, raw: unknown): Promise<MediaFile> {
   const p = assertMediaPath(raw)
@@ -40,12 +37,7 @@ export async function requireMediaFile (ctx: CommandContext, raw: unknown): Prom
   return file
 }
 
-/**
- * The entries (saved and drafted) that reference a library file.
- * @param ctx command context
- * @param raw the `path` parameter
- * @returns the file's path and URL, and the references (sorted, without duplicates)
- */
+/** A library file's path and URL, and the entries (saved and drafted) that reference it, sorted. */
 export async function findMediaReferences (ctx: CommandContext, raw: unknown): Promise<{ path: string, url: string, references: MediaReference[], otherDrafts: number }> {
   const file = await requireMediaFile(ctx, raw)
   const { references, otherDrafts } = await referencesOf(ctx, file)
@@ -53,12 +45,8 @@ export async function findMediaReferences (ctx: CommandContext, raw: unknown): P
 }
 
 /**
- * The references of a library file (see the module comment for where they are searched). Another
- * editor's drafts are private: they are only counted, never named (neither the editor nor the entry).
- * @param ctx command context
- * @param file the file
- * @returns the saved entries' and this editor's drafts' references, and how many drafts of other
- *   editors reference the file
+ * The saved entries and this editor's drafts that reference a library file, and how many drafts
+ * of other editors do: those are private, counted but never named.
  */
 export async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<{ references: MediaReference[], otherDrafts: number }> {
   const { repoDir, content } = ctx.services
