@@ -8,7 +8,6 @@ import { commandSchemas, type CommandType, type MutateCommand, type PublishBody,
 import { commandValidator, firstCommandError } from '../content/command-validators.js'
 
 export type * from '../content/command-schema-table.js'
-export { MAX_BLOCK_TEXT, MAX_MARKS } from '../content/command-schema-table.js'
 
 /** The validators of the command bodies; `commandValidators` gives them. */
 export interface CommandValidators {

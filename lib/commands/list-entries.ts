@@ -23,7 +23,7 @@ import { snippetOf } from '../search/snippet.js'
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24
 /** Largest page a list answers (a larger `pageSize` is clamped). */
-export const MAX_PAGE_SIZE = 100
+const MAX_PAGE_SIZE = 100
 
 /** What a list or single read asks for. */
 export interface ListEntriesInput {

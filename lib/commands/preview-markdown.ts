@@ -7,7 +7,7 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { BoundedRenderer } from './bounded-render.js'
 
 /** The longest body (characters) the preview renders. */
-export const PREVIEW_MAX_CHARS = 500_000
+const PREVIEW_MAX_CHARS = 500_000
 
 /** Renders the unsaved Markdown of a request body `{ body, collection, id }`, sanitized. */
 export async function previewMarkdown (input: Record<string, unknown>, renderer: BoundedRenderer): Promise<{ html: string }> {

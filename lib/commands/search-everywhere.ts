@@ -11,9 +11,9 @@ import type { EntryView } from './entry-view.js'
 import type { CommandContext } from './command-context.js'
 
 /** Hits shown per collection. */
-export const SEARCH_HITS_PER_COLLECTION = 5
+const SEARCH_HITS_PER_COLLECTION = 5
 /** The longest query accepted (characters). */
-export const MAX_SEARCH_QUERY = 200
+const MAX_SEARCH_QUERY = 200
 
 /** One collection's hits. */
 export interface SearchGroup {

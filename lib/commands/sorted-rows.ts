@@ -54,7 +54,7 @@ export class SortedRowsCache {
 }
 
 /** The value a base row has for a sort field (`id`, `title` or a data field; undefined when absent). */
-export function rowValue (row: IndexRow, field: string): unknown {
+function rowValue (row: IndexRow, field: string): unknown {
   if (field === 'id') return row.id
   if (field === 'title') return row.title
   return row.fields !== undefined && Object.hasOwn(row.fields, field) ? row.fields[field] : undefined
