@@ -11,6 +11,7 @@ import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { assertCollectionName } from '../storage/names.js'
 import { assertRealInside } from '../storage/safe-path.js'
+import { removeEmptyFolders } from '../storage/entry-paths.js'
 import { DYNAMIC_DIR } from '../storage/collection-registry.js'
 import type { DeleteCollectionCommand } from './command-schemas.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
@@ -64,21 +65,16 @@ async function filesWithExtensions (dir: string, extensions: string[]): Promise<
   return names.filter(n => !n.startsWith('.') && extensions.includes(path.extname(n).toLowerCase())).map(n => path.join(dir, n))
 }
 
-/** Removes the entry files, then each folder they were in that is left empty, up to the collection's. */
+/** Removes the entry files, then each folder they leave empty, the collection's own included. */
 async function removeEntryFiles (collectionDir: string, files: string[]): Promise<void> {
-  const folders = new Set<string>()
   for (const file of files) {
     await rm(file, { force: true })
-    for (let dir = path.dirname(file); dir === collectionDir || dir.startsWith(collectionDir + path.sep); dir = path.dirname(dir)) folders.add(dir)
+    await removeEmptyFolders(collectionDir, path.dirname(file))
   }
-  folders.add(collectionDir)
-  // Deepest first, so a parent is tried after its children.
-  for (const dir of [...folders].sort((a, b) => b.length - a.length)) {
-    try {
-      await rmdir(dir)
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err
-    }
+  try {
+    await rmdir(collectionDir)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err
   }
 }

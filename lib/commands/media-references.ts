@@ -11,6 +11,7 @@ import { grepRefs, grepWorkingTree } from '../storage/git-grep.js'
 import { DRAFTS_REF_PREFIX } from '../storage/draft-store.js'
 import { idOfTreeName, shardOf } from '../storage/ref-tree-store.js'
 import { idOfPath } from '../storage/entry-paths.js'
+import { isInside } from '../storage/safe-path.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CommandContext } from './command-context.js'
 
@@ -97,9 +98,8 @@ function foldersOf (repoDir: string, collections: readonly Collection[]): string
 function entryOfFile (repoDir: string, collections: readonly Collection[], rel: string): { collection: string, id: string } | null {
   const abs = path.join(repoDir, ...rel.split('/'))
   for (const c of collections) {
-    const below = path.relative(c.dir, abs)
-    if (below === '' || below.startsWith('..') || path.isAbsolute(below)) continue
-    const id = idOfPath(c, below)
+    if (abs === c.dir || !isInside(c.dir, abs)) continue
+    const id = idOfPath(c, path.relative(c.dir, abs))
     if (id !== null) return { collection: c.name, id }
   }
   return null
