@@ -1,9 +1,8 @@
 /** What every command receives: the instance and the editor who asked. */
-import { ForbiddenError } from '../errors.js'
+import { ForbiddenError, NotFoundError } from '../errors.js'
 import type { Identity, AuthAction } from '../config.js'
 import type { Services } from '../services.js'
 import type { Collection } from '../storage/collection-registry.js'
-import { NotFoundError } from '../errors.js'
 
 /** The instance and the editor who asked. */
 export interface CommandContext {

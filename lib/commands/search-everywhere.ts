@@ -6,7 +6,7 @@
 import { BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
 import { entryTitleOf } from './entry-title.js'
-import { listEntries } from './list-entries.js'
+import { listEntries, type ListEntriesResult } from './list-entries.js'
 import type { EntryView } from './entry-view.js'
 import type { CommandContext } from './command-context.js'
 
@@ -47,7 +47,7 @@ export async function searchEverywhere (ctx: CommandContext, q: unknown): Promis
   return { q, groups }
 }
 
-async function searchOne (services: Services, editorId: string, collection: string, q: string): Promise<Awaited<ReturnType<typeof listEntries>> | null> {
+async function searchOne (services: Services, editorId: string, collection: string, q: string): Promise<ListEntriesResult | null> {
   try {
     const drafts = await services.drafts.list(editorId, { collection })
     return await listEntries(services.content, services.search, { collection, q, page: 1, pageSize: SEARCH_HITS_PER_COLLECTION, drafts })
