@@ -5,7 +5,7 @@
  */
 import { BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
-import { entryTitleOf } from './entry-title.js'
+import { titlesOf } from '../content/entry-search.js'
 import { listEntries, type ListEntriesResult } from './list-entries.js'
 import type { EntryView } from './entry-view.js'
 import type { CommandContext } from './command-context.js'
@@ -38,7 +38,7 @@ export async function searchEverywhere (ctx: CommandContext, q: unknown): Promis
       total: found.pagination.total,
       entries: found.entries.map(e => ({
         id: e.id,
-        title: entryTitleOf(e.id, e.data, def.titleField),
+        title: titlesOf(e.data, def.titleField).find(t => t.trim() !== '') ?? e.id,
         ...(e.draft === true ? { draft: true as const } : {}),
         ...(e.snippet !== undefined ? { snippet: e.snippet } : {})
       }))
