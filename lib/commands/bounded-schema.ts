@@ -10,8 +10,6 @@ import type { JsonSchema, Validator } from '../content/schema-tools.js'
 import type { Services } from '../services.js'
 import { schemaRefusal } from '../storage/collection-registry.js'
 
-export { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH, MAX_DYNAMIC_COLLECTIONS } from '../content/schema-bounds.js'
-
 /** Refuses a schema over the depth (422) or size (413) limit, before anything compiles it. */
 export function assertSchemaBounds (schema: unknown): void {
   const over = schemaOverLimit(schema)
