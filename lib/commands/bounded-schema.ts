@@ -1,9 +1,7 @@
 /**
- * Bounds on what `create_collection` accepts. Compiling a schema's time grows with the schema
- * (10,000 properties, 536 KB: 17 s), so it runs in a thread (content/thread-schema-compiler.ts,
- * within a time limit), and these bounds keep each compile short there (the largest schema allowed:
- * 1-1.8 s on 2 cores at a load of 25, a tenth of that idle) and a site's collections few (each
- * compiles on its first use, never all at once).
+ * Bounds on what `create_collection` accepts. A schema compiles in a thread with a time limit
+ * (content/thread-schema-compiler.ts); these bounds keep each compile short there (the largest
+ * schema allowed: about 0.1-0.2 s idle) and a site's collections few.
  */
 import { BadRequestError, LimitExceededError, PayloadTooLargeError } from '../errors.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
@@ -12,12 +10,7 @@ import type { JsonSchema, Validator } from '../content/schema-tools.js'
 import type { Services } from '../services.js'
 import { schemaRefusal } from '../storage/collection-registry.js'
 
-export { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH, MAX_DYNAMIC_COLLECTIONS } from '../content/schema-bounds.js'
-
-/**
- * Refuses a schema over the depth (422) or size (413) limit, before anything compiles it.
- * @param schema the schema from the request
- */
+/** Refuses a schema over the depth (422) or size (413) limit, before anything compiles it. */
 export function assertSchemaBounds (schema: unknown): void {
   const over = schemaOverLimit(schema)
   if (over === null) return
@@ -25,10 +18,7 @@ export function assertSchemaBounds (schema: unknown): void {
   throw new PayloadTooLargeError(over.message, { field: 'schema', limit: over.limit, length: over.length })
 }
 
-/**
- * Refuses a new collection when the site already holds the most dynamic collections allowed.
- * @param count how many dynamic collections exist
- */
+/** Refuses a new collection when the site already holds `count`, the most dynamic collections allowed. */
 export function assertCollectionRoom (count: number): void {
   if (count >= MAX_DYNAMIC_COLLECTIONS) {
     throw new LimitExceededError(`a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, { field: 'collection', limit: MAX_DYNAMIC_COLLECTIONS })
@@ -36,12 +26,9 @@ export function assertCollectionRoom (count: number): void {
 }
 
 /**
- * The validator of a collection's schema, compiled off the event loop (thread-schema-compiler.ts).
- * @param services the instance
- * @param schema the schema
- * @param collection the stored collection whose schema it is; none for create_collection's
- * @returns its validator; when the schema does not compile, 400 for create_collection's and 422
- * (`collection_refused`) for a stored one (it arrived through git); 422 when compiling is too costly
+ * The validator of a schema, compiled off the event loop. A schema that does not compile is a 400
+ * for create_collection's (no `collection`) and a 422 `collection_refused` for a stored
+ * collection's (it arrived through git); one too costly to compile is a 422.
  */
 export async function schemaValidator (services: Services, schema: JsonSchema, collection?: string): Promise<Validator> {
   try {

@@ -1,24 +1,16 @@
-/**
- * What every command receives: the instance and the editor who asked.
- */
-import { ForbiddenError } from '../errors.js'
+/** What every command receives: the instance and the editor who asked. */
+import { ForbiddenError, NotFoundError } from '../errors.js'
 import type { Identity, AuthAction } from '../config.js'
 import type { Services } from '../services.js'
 import type { Collection } from '../storage/collection-registry.js'
-import { NotFoundError } from '../errors.js'
 
+/** The instance and the editor who asked. */
 export interface CommandContext {
   services: Services
   identity: Identity
 }
 
-/**
- * Refuses unless the authorize policy allows the action (always allowed without a policy).
- * @param ctx command context
- * @param action the permission needed
- * @param collection collection concerned
- * @param id entry concerned
- */
+/** Refuses (403) unless the authorize policy allows the action (always allowed without a policy). */
 export async function requirePermission (ctx: CommandContext, action: AuthAction, collection?: string, id?: string): Promise<void> {
   const allowed = await ctx.services.auth.authorizer.can(ctx.identity, action, { collection, id })
   if (!allowed) throw new ForbiddenError(`Not allowed: ${action}`, { action })
@@ -29,9 +21,6 @@ export async function requirePermission (ctx: CommandContext, action: AuthAction
  * link leaving its folder) and a collection folder that leaves the repository, before any entry
  * file or ref is touched. A collection that does not exist (any more) is not checked: drafts of a
  * deleted collection can still be discarded.
- * @param ctx command context
- * @param collection a valid collection name
- * @param ids valid entry ids the request names (none for a whole collection)
  */
 export async function checkEntryScope (ctx: CommandContext, collection: string, ...ids: Array<string | undefined>): Promise<void> {
   if (await ctx.services.content.registry.get(collection) === null) return
@@ -40,12 +29,7 @@ export async function checkEntryScope (ctx: CommandContext, collection: string, 
   for (const id of ids) if (id !== undefined) index.checkId(id)
 }
 
-/**
- * Resolves a collection or 404.
- * @param ctx command context
- * @param name a valid collection name
- * @returns the collection
- */
+/** The collection of this name, or 404. */
 export async function requireCollection (ctx: CommandContext, name: string): Promise<Collection> {
   const collection = await ctx.services.content.registry.get(name)
   if (collection === null) throw new NotFoundError('Collection not found', { collection: name })

@@ -8,15 +8,10 @@ import { commandSchemas, type CommandType, type MutateCommand, type PublishBody,
 import { commandValidator, firstCommandError } from '../content/command-validators.js'
 
 export type * from '../content/command-schema-table.js'
-export { MAX_BLOCK_TEXT, MAX_MARKS } from '../content/command-schema-table.js'
 
 /** The validators of the command bodies; `commandValidators` gives them. */
 export interface CommandValidators {
-  /**
-   * Checks a mutate body and returns it typed; 400 with the reason otherwise.
-   * @param body the parsed JSON body
-   * @returns the command
-   */
+  /** Checks a mutate body and returns it typed; 400 with the reason otherwise. */
   mutate: (body: unknown) => MutateCommand
   restore: (body: unknown) => RestoreBody
   publish: (body: unknown) => PublishBody
@@ -36,10 +31,7 @@ const validators: CommandValidators = {
   publish: (body) => check<PublishBody>(commandValidator('publish'), body)
 }
 
-/**
- * The command validators, shared by every router and instance of the process.
- * @returns the validators
- */
+/** The command validators, shared by every router and instance of the process. */
 export function createCommandValidators (): CommandValidators {
   return validators
 }

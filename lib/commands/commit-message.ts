@@ -1,11 +1,6 @@
 /**
- * The git commit message of a publish (also used when an interrupted publish is finished).
- */
-
-/**
- * The commit message of a publish: a summary line naming the first entries, then every entry.
- * @param published the published entries
- * @returns the message
+ * The git commit message of a publish (also of an interrupted one, finished): a summary line
+ * naming the first entries, then every entry.
  */
 export function commitMessage (published: Array<{ collection: string, id: string, deleted: boolean }>): string {
   if (published.length === 0) return 'Commit earlier git-cms changes\n\nWrites of an earlier publish or edit whose commit did not happen.\n'

@@ -1,6 +1,4 @@
-/**
- * `create_collection`: define a dynamic collection in `.cms/collections/<name>.json`.
- */
+/** `create_collection`: define a dynamic collection in `.cms/collections/<name>.json`. */
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { ConflictError } from '../errors.js'
@@ -14,11 +12,8 @@ import { requirePermission, type CommandContext } from './command-context.js'
 import { assertCollectionRoom, assertSchemaBounds, schemaValidator } from './bounded-schema.js'
 
 /**
- * Runs create_collection (409 when a collection of that name exists; 400 for a schema that does
- * not compile; 413/422 over the schema and collection limits of bounded-schema.ts).
- * @param ctx command context
- * @param cmd the validated command
- * @returns the new collection's revision
+ * Runs create_collection and gives the new collection's revision: 409 when a collection of that
+ * name exists, 400 for a schema that does not compile, 413/422 over the limits of bounded-schema.ts.
  */
 export async function createCollection (ctx: CommandContext, cmd: CreateCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)

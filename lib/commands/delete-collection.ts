@@ -1,11 +1,8 @@
 /**
- * `delete_collection`: remove a dynamic collection with all its entries and history. Its revision
- * log stays, so a collection created again under the same name never reuses a revision. Only entry
- * files are removed: other files in its folder (notes, assets, files of another format) stay, and
- * a folder is removed only when that leaves it empty. A collection refused at load (its definition
- * arrived through git invalid or over a bound) or whose schema does not compile is deleted too: its
- * entry files are then the files of its format (of every format when it names none known) at the
- * top of its folder.
+ * `delete_collection`: remove a dynamic collection's entry files (other files and non-empty folders
+ * stay) and history; its revision log stays, so a collection made again never reuses a revision.
+ * A collection refused at load, or whose schema does not compile, loses the files of its format
+ * (of every format when it names none known) at the top of its folder.
  */
 import { readdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -14,15 +11,14 @@ import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { assertCollectionName } from '../storage/names.js'
 import { assertRealInside } from '../storage/safe-path.js'
+import { removeEmptyFolders } from '../storage/entry-paths.js'
 import { DYNAMIC_DIR } from '../storage/collection-registry.js'
 import type { DeleteCollectionCommand } from './command-schemas.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /**
- * Runs delete_collection: only dynamic collections (explicit and inferred ones: 409).
- * @param ctx command context
- * @param cmd the validated command
- * @returns the revision the collection had when deleted, plus one
+ * Runs delete_collection (only dynamic collections; explicit and inferred ones are 409) and gives
+ * the revision the collection had, plus one.
  */
 export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)
@@ -69,21 +65,16 @@ async function filesWithExtensions (dir: string, extensions: string[]): Promise<
   return names.filter(n => !n.startsWith('.') && extensions.includes(path.extname(n).toLowerCase())).map(n => path.join(dir, n))
 }
 
-/** Removes the entry files, then each folder they were in that is left empty, up to the collection's. */
+/** Removes the entry files, then each folder they leave empty, the collection's own included. */
 async function removeEntryFiles (collectionDir: string, files: string[]): Promise<void> {
-  const folders = new Set<string>()
   for (const file of files) {
     await rm(file, { force: true })
-    for (let dir = path.dirname(file); dir === collectionDir || dir.startsWith(collectionDir + path.sep); dir = path.dirname(dir)) folders.add(dir)
+    await removeEmptyFolders(collectionDir, path.dirname(file))
   }
-  folders.add(collectionDir)
-  // Deepest first, so a parent is tried after its children.
-  for (const dir of [...folders].sort((a, b) => b.length - a.length)) {
-    try {
-      await rmdir(dir)
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err
-    }
+  try {
+    await rmdir(collectionDir)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err
   }
 }

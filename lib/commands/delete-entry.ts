@@ -1,18 +1,11 @@
-/**
- * `delete_entry`: remove an entry (its history stays, so a restore brings it back).
- */
+/** `delete_entry`: remove an entry (its history stays, so a restore brings it back). */
 import { ForbiddenError, NotFoundError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { DeleteEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
-/**
- * Runs delete_entry: 403 when the collection is not deletable, 404 when the entry does not exist.
- * @param ctx command context
- * @param cmd the validated command
- * @returns the revision the deletion produced
- */
+/** Runs delete_entry (403 when the collection is not deletable, 404 without the entry); gives the deletion's revision. */
 export async function deleteEntry (ctx: CommandContext, cmd: DeleteEntryCommand): Promise<{ revision: number }> {
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)

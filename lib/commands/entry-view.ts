@@ -1,6 +1,4 @@
-/**
- * The shape of an entry in API responses, built from the index.
- */
+/** The shape of an entry in API responses, built from the index. */
 import type { ValidationIssue } from '../errors.js'
 import type { EntryData } from '../content/formats.js'
 import type { IndexedEntry } from '../storage/collection-index.js'
@@ -26,11 +24,7 @@ export interface EntryView {
   snippet?: Snippet
 }
 
-/**
- * Converts an indexed entry into its API view (data is copied so callers cannot mutate the index).
- * @param entry the indexed entry
- * @returns the view
- */
+/** An indexed entry as the API returns it. */
 export function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null = null): EntryView {
   const view: EntryView = withLocale({ id: entry.id, revision: entry.revision }, layout)
   if (entry.readError !== undefined) {
@@ -42,12 +36,7 @@ export function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null = 
   return view
 }
 
-/**
- * Adds the entry's `locale` and `translationKey` (a collection without `i18n`: nothing).
- * @param view an entry view
- * @param layout the collection's locale layout, or null
- * @returns the same view
- */
+/** Adds the entry's `locale` and `translationKey` to the view (without a locale layout: nothing). */
 export function withLocale<T extends { id: string, locale?: string, translationKey?: string }> (view: T, layout: LocaleLayout | null): T {
   if (layout === null) return view
   const where = localeOfId(layout, view.id)

@@ -10,11 +10,7 @@ import type { Services } from '../services.js'
 import { writeBaseFiles, type BaseFileWrite } from './write-base-files.js'
 import { commitMessage } from './commit-message.js'
 
-/**
- * Finishes the retained recovery plan, if any.
- * @param services the instance
- * @returns the `collection/id` keys of a plan that could not be finished (empty when all is well)
- */
+/** Finishes the retained recovery plan, if any; gives the `collection/id` keys it could not finish (`*`: an unreadable plan). */
 export async function finishRecoveryPlan (services: Services): Promise<Set<string>> {
   const plan = await services.plans.read()
   if (plan === null) return new Set()

@@ -10,12 +10,7 @@ import type { RestoreBody } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { checkEntryScope, requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
-/**
- * Lists an entry's snapshots, oldest first.
- * @param ctx command context
- * @param query collection and id
- * @returns `{ history }`
- */
+/** An entry's snapshots, oldest first. */
 export async function readHistory (ctx: CommandContext, query: { collection: unknown, id: unknown }): Promise<{ history: Snapshot[] }> {
   const collection = assertCollectionName(query.collection)
   const id = assertEntryId(query.id)
@@ -34,12 +29,7 @@ async function entryEverExisted (ctx: CommandContext, collection: string, id: st
   return await ctx.services.drafts.get(ctx.identity.id, collection, id) !== null
 }
 
-/**
- * Restores an entry to a snapshot in base storage (edit and publish permissions under a policy).
- * @param ctx command context
- * @param body collection, id, ts
- * @returns the entry's new revision
- */
+/** Restores an entry to a snapshot in base storage (edit and publish permissions under a policy). */
 export async function restoreHistory (ctx: CommandContext, body: RestoreBody): Promise<{ ok: true, revision: number }> {
   const collection = assertCollectionName(body.collection)
   const id = assertEntryId(body.id)

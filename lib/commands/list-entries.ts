@@ -7,22 +7,24 @@
 import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
-import type { IndexRow } from '../storage/collection-index.js'
+import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import { toEntryView, withLocale, type EntryView } from './entry-view.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
 import { outdatedTranslations } from './outdated-translations.js'
 import { sortRows, type SortedRowsCache } from './sorted-rows.js'
 import type { SortDirection } from './sort-keys.js'
 import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
-import type { CollectionIndex } from '../storage/collection-index.js'
 import { parseQuery, type SearchQuery } from '../search/search-query.js'
 import { searchAllEntries, searchEntries } from '../search/search-entries.js'
 import type { SiteSearch } from '../search/site-search.js'
 import { snippetOf } from '../search/snippet.js'
 
+/** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24
-export const MAX_PAGE_SIZE = 100
+/** Largest page a list answers (a larger `pageSize` is clamped). */
+const MAX_PAGE_SIZE = 100
 
+/** What a list or single read asks for. */
 export interface ListEntriesInput {
   collection: string
   id?: string
@@ -44,6 +46,7 @@ export interface ListEntriesInput {
   repoDir?: string
 }
 
+/** Where a page sits in the whole list. */
 export interface Pagination {
   page: number
   pageSize: number
@@ -53,18 +56,14 @@ export interface Pagination {
   hasNext: boolean
 }
 
+/** The spec's entries response. */
 export interface ListEntriesResult {
   collection: string
   entries: EntryView[]
   pagination: Pagination
 }
 
-/**
- * Lists a page of entries, or reads one.
- * @param content the content store
- * @param input validated query and the editor's drafts
- * @returns the spec's entries response
- */
+/** Lists a page of entries, or reads one. */
 export async function listEntries (content: ContentStore, search: SiteSearch, input: ListEntriesInput): Promise<ListEntriesResult> {
   const index = await content.index(input.collection)
   const pageSize = Math.min(input.pageSize, MAX_PAGE_SIZE)
@@ -138,9 +137,7 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
   return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, total) }
 }
 
-/**
- * A page of the entries matching `q`, ranked, each with the snippet of its first matching field.
- */
+/** A page of the entries matching `q`, ranked, each with the snippet of its first matching field. */
 async function searchPage (search: SiteSearch, index: CollectionIndex, collection: string, query: SearchQuery, drafts: Map<string, DraftRecord>, page: number, pageSize: number): Promise<ListEntriesResult> {
   const found = await searchEntries(search, index, query, drafts, (page - 1) * pageSize, pageSize)
   const entries: EntryView[] = []

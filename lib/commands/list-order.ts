@@ -22,15 +22,10 @@ export type ListRow = IndexRow | DraftRow
 /** Which entries a list shows by this editor's draft state. */
 export type DraftFilter = 'all' | 'only' | 'none'
 
-
 /**
  * Refuses (400, naming `sort`) a field that is neither `id`, `title` nor a property of the
- * collection's schema, or that is a Markdown body (kept out of the index).
- * @param content the content store
- * @param index the collection's index
- * @param all its rows
- * @param spec the requested order
- * @param cache the instance's sorted orders (a current order there was checked when made)
+ * collection's schema, or that is a Markdown body (kept out of the index); a field with a current
+ * order in `cache` was checked when that order was made.
  */
 export async function checkSortField (content: ContentStore, index: CollectionIndex, all: readonly IndexRow[], spec: SortSpec, cache: SortedRowsCache | undefined): Promise<void> {
   const { field } = spec
@@ -48,21 +43,14 @@ export async function checkSortField (content: ContentStore, index: CollectionIn
 }
 
 /**
- * The rows `q` matched, in a field's order: filtered out of the cached whole order when they are
- * many, sorted on their own when they are few.
- * @param collection collection name
- * @param all every base row
- * @param revision the collection's revision
- * @param matching the matched rows (a subset of `all`)
- * @param spec the order
- * @param cache the instance's sorted orders
- * @returns the matched rows sorted
+ * The rows `q` matched (a subset of `all`) in a field's order: filtered out of the cached whole
+ * order when they are many, sorted on their own when they are few.
  */
 export function sortMatching (collection: string, all: readonly IndexRow[], revision: number, matching: readonly IndexRow[], spec: SortSpec, cache: SortedRowsCache | undefined): readonly IndexRow[] {
   // Sorting m rows costs about m log m collator calls; filtering the cached order, n set lookups.
   if (cache === undefined || matching.length * 64 < all.length) return sortRows(matching, spec)
-  // By id: the cached order may hold an earlier row object of an entry the index re-read since
-  // without a new revision (filtered by identity, such a list answered a total of 0).
+  // By id, not identity: the cached order may hold an older row object of an entry the index
+  // re-read without a new revision.
   const wanted = new Set(matching.map(r => r.id))
   return cache.sorted(collection, all, revision, spec).filter(r => wanted.has(r.id))
 }
@@ -81,13 +69,9 @@ export interface OverlayOptions {
 }
 
 /**
- * One page of base rows with an editor's drafts laid over: an entry with a draft (or a deletion)
- * is replaced by its draft row (or hidden), and draft rows go where their values sort.
- * @param ordered base rows in list order
- * @param drafts every draft of this editor in the collection, by id
- * @param draftRows the drafts that are shown (not deletions, matching `q`)
- * @param opts order, page and draft filter
- * @returns the page's rows and the number of rows in all
+ * One page of base rows (in list order) with an editor's drafts laid over, and the number of rows
+ * in all: an entry with a draft (or a deletion) is replaced by its draft row (or hidden), and the
+ * shown drafts (`draftRows`: not deletions, matching `q`) go where their values sort.
  */
 export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<string, DraftRecord>, draftRows: DraftRow[], opts: OverlayOptions): { rows: ListRow[], total: number } {
   const rows: ListRow[] = []

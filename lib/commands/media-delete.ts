@@ -11,12 +11,8 @@ import { referencesOf, requireMediaFile, type MediaReference } from './media-ref
 import { requirePermission, type CommandContext } from './command-context.js'
 
 /**
- * Deletes a library file (permission `delete`, for the collection whose folder or page bundle
- * holds it).
- * @param ctx command context
- * @param raw the `path` parameter
- * @param opts `force`: delete even when entries still reference it
- * @returns the deleted path and the references it still had
+ * Deletes the library file at the `path` parameter `raw` (permission `delete` for the collection
+ * whose folder or page bundle holds it; `force` deletes it even when entries still reference it).
  */
 export async function deleteMedia (ctx: CommandContext, raw: unknown, opts: { force: boolean }): Promise<{ ok: true, deleted: string, references: MediaReference[] }> {
   const { services } = ctx

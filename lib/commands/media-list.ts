@@ -8,29 +8,20 @@ import { assertMediaPath } from '../storage/media-roots.js'
 import type { CommandContext } from './command-context.js'
 
 /** Largest page the library answers (a larger `pageSize` is a 400, not silently clamped). */
-export const MEDIA_MAX_PAGE_SIZE = 200
+const MEDIA_MAX_PAGE_SIZE = 200
 /** Page size when none is asked for. */
-export const MEDIA_DEFAULT_PAGE_SIZE = 24
+const MEDIA_DEFAULT_PAGE_SIZE = 24
 
 /** The raw query parameters of a list request (each a single string, or absent). */
 export type MediaListParams = Partial<Record<'folder' | 'q' | 'type' | 'sort' | 'order' | 'page' | 'pageSize' | 'minSize' | 'maxSize' | 'after' | 'before', string>>
 
-/**
- * Lists one page of the media library.
- * @param ctx command context
- * @param params the request's query parameters
- * @returns files of the page, every folder with its count, and the pagination
- */
+/** One page of the media library: its files, every folder with its count, and the pagination. */
 export async function listMedia (ctx: CommandContext, params: MediaListParams): Promise<MediaPage> {
   return await ctx.services.media.list(parseMediaQuery(params))
 }
 
-/**
- * Checks and converts the query parameters of a list request.
- * @param params the raw parameters
- * @returns the query
- */
-export function parseMediaQuery (params: MediaListParams): MediaQuery {
+/** Checks and converts the query parameters of a list request (400 naming the parameter). */
+function parseMediaQuery (params: MediaListParams): MediaQuery {
   const sort = oneOf(params.sort, 'sort', ['name', 'size', 'date'] as const, 'date')
   const order = oneOf(params.order, 'order', ['asc', 'desc'] as const, sort === 'name' ? 'asc' : 'desc')
   const kind = params.type === undefined || params.type === '' ? undefined : oneOf(params.type, 'type', ['image', 'pdf'] as const, 'image')

@@ -11,6 +11,7 @@ import { grepRefs, grepWorkingTree } from '../storage/git-grep.js'
 import { DRAFTS_REF_PREFIX } from '../storage/draft-store.js'
 import { idOfTreeName, shardOf } from '../storage/ref-tree-store.js'
 import { idOfPath } from '../storage/entry-paths.js'
+import { isInside } from '../storage/safe-path.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CommandContext } from './command-context.js'
 
@@ -27,11 +28,8 @@ export interface MediaReference {
 }
 
 /**
- * Looks up a library file by its path: 400 for a malformed path, 404 when the library has no
+ * The library file at the `path` parameter: 400 for a malformed path, 404 when the library has no
  * such file (outside every media root, not a media type, a link, a hidden file).
- * @param ctx command context
- * @param raw the `path` parameter
- * @returns the file
  */
 export async function requireMediaFile (ctx: CommandContext, raw: unknown): Promise<MediaFile> {
   const p = assertMediaPath(raw)
@@ -40,12 +38,7 @@ export async function requireMediaFile (ctx: CommandContext, raw: unknown): Prom
   return file
 }
 
-/**
- * The entries (saved and drafted) that reference a library file.
- * @param ctx command context
- * @param raw the `path` parameter
- * @returns the file's path and URL, and the references (sorted, without duplicates)
- */
+/** A library file's path and URL, and the entries (saved and drafted) that reference it, sorted. */
 export async function findMediaReferences (ctx: CommandContext, raw: unknown): Promise<{ path: string, url: string, references: MediaReference[], otherDrafts: number }> {
   const file = await requireMediaFile(ctx, raw)
   const { references, otherDrafts } = await referencesOf(ctx, file)
@@ -53,12 +46,8 @@ export async function findMediaReferences (ctx: CommandContext, raw: unknown): P
 }
 
 /**
- * The references of a library file (see the module comment for where they are searched). Another
- * editor's drafts are private: they are only counted, never named (neither the editor nor the entry).
- * @param ctx command context
- * @param file the file
- * @returns the saved entries' and this editor's drafts' references, and how many drafts of other
- *   editors reference the file
+ * The saved entries and this editor's drafts that reference a library file, and how many drafts
+ * of other editors do: those are private, counted but never named.
  */
 export async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<{ references: MediaReference[], otherDrafts: number }> {
   const { repoDir, content } = ctx.services
@@ -109,9 +98,8 @@ function foldersOf (repoDir: string, collections: readonly Collection[]): string
 function entryOfFile (repoDir: string, collections: readonly Collection[], rel: string): { collection: string, id: string } | null {
   const abs = path.join(repoDir, ...rel.split('/'))
   for (const c of collections) {
-    const below = path.relative(c.dir, abs)
-    if (below === '' || below.startsWith('..') || path.isAbsolute(below)) continue
-    const id = idOfPath(c, below)
+    if (abs === c.dir || !isInside(c.dir, abs)) continue
+    const id = idOfPath(c, path.relative(c.dir, abs))
     if (id !== null) return { collection: c.name, id }
   }
   return null

@@ -9,12 +9,8 @@ import type { CollectionIndex } from '../storage/collection-index.js'
 import { isAncestor, lastCommitsOf } from '../storage/last-commits.js'
 
 /**
- * The locales whose translation is older than the source.
- * @param content the content store
- * @param repoDir the repository's work tree
- * @param index the collection's index
- * @param translations locale -> id of each translation that exists, the first locale's first
- * @returns the outdated locales, in the layout's order (empty without a source)
+ * The locales whose translation (of `translations`, locale -> id of each that exists) is older
+ * than the source, in the layout's order; none without a source.
  */
 export async function outdatedTranslations (content: ContentStore, repoDir: string, index: CollectionIndex, translations: Record<string, string>): Promise<string[]> {
   const sourceLocale = index.collection.i18n?.locales[0]

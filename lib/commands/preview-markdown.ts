@@ -7,14 +7,9 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { BoundedRenderer } from './bounded-render.js'
 
 /** The longest body (characters) the preview renders. */
-export const PREVIEW_MAX_CHARS = 500_000
+const PREVIEW_MAX_CHARS = 500_000
 
-/**
- * Renders a preview of unsaved Markdown.
- * @param input the request body: `{ body, collection, id }`
- * @param renderer the instance's renderer (a worker thread with a time limit)
- * @returns `{ html }`, sanitized
- */
+/** Renders the unsaved Markdown of a request body `{ body, collection, id }`, sanitized. */
 export async function previewMarkdown (input: Record<string, unknown>, renderer: BoundedRenderer): Promise<{ html: string }> {
   const { body } = input
   if (typeof body !== 'string') throw new BadRequestError('body must be a string', { field: 'body' })

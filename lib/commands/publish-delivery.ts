@@ -21,14 +21,9 @@ export interface DeliveryFields extends Partial<RebuildOutcome> {
 }
 
 /**
- * Commits, pushes and announces what a publish wrote.
- * @param services the instance
- * @param identity the publishing editor
- * @param published the entries published
- * @param writtenFiles repository-relative paths written
- * @param response the publish response, completed in place
- * @returns `lost: true` when another instance pushed a change of the same files first and this
- *   publish's commit was dropped (the working tree has the remote's version; nothing announced)
+ * Commits, pushes and announces what a publish wrote, completing `response` in place. `lost` is
+ * true when another instance pushed a change of the same files first and this publish's commit
+ * was dropped (the working tree has the remote's version; nothing announced).
  */
 export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
   let announce: PublishedRef[] = published
@@ -65,12 +60,7 @@ export async function deliverPublish (services: Services, identity: Identity, pu
   return { lost: false }
 }
 
-/**
- * `{ retryPush: true }`: pushes the commits a failed push left here, then calls the webhook.
- * @param services the instance
- * @param identity the editor asking (needs the publish permission under a policy)
- * @returns the response fields (`push` absent when nothing waited)
- */
+/** `{ retryPush: true }`: pushes the commits a failed push left here, then calls the webhook (`push` absent when nothing waited). */
 export async function retryPush (services: Services, identity: Identity): Promise<DeliveryFields & { retryPush: { available: boolean } }> {
   // Pushing published content to the site's host is part of publishing.
   if (services.auth.authorizer.active && !await services.auth.authorizer.can(identity, 'publish', {})) throw new ForbiddenError('Not allowed: publish')
@@ -81,14 +71,8 @@ export async function retryPush (services: Services, identity: Identity): Promis
   return { push, commit: push.commit, deploymentTracked: true, retryPush: { available: false }, ...await announceRebuild(services, push.commit, delivered) }
 }
 
-/**
- * Calls the rebuild webhook for a pushed (or local) commit.
- * @param services the instance
- * @param commit the commit, when there is one
- * @param published the entries it delivers
- * @returns the rebuild outcome
- */
-export async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
+/** Calls the rebuild webhook for a pushed (or local) commit and the entries it delivers. */
+async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
   if (!services.webhook.configured) return { rebuild: { triggered: false, ok: false } }
   return await services.webhook.send({ event: 'publish', ...(commit !== undefined ? { commit } : {}), published })
 }

@@ -21,12 +21,17 @@ import { schemaValidator } from './bounded-schema.js'
 import { writeBaseFiles } from './write-base-files.js'
 import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
+/** Why a draft was not published (its draft is kept). */
 export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
+/** An entry the publish wrote. */
 export interface PublishedItem { collection: string, id: string, revision: number, deleted: boolean }
+/** An entry whose draft conflicts with its base. */
 export interface ConflictItem { collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }
+/** An entry that could not be written (refused by its schema or by a policy, or a write error). */
 export interface FailedItem { collection: string, id: string, error: string, issues?: ValidationIssue[] }
 
+/** The publish response: every entry in exactly one of the three lists. */
 export interface PublishResponse extends Partial<RebuildOutcome>, DeliveryFields {
   ok: true
   published: PublishedItem[]
@@ -56,12 +61,7 @@ const CONFLICT_MESSAGES: Record<ConflictCode, string> = {
   invalid_body: 'The stored Markdown draft is malformed'
 }
 
-/**
- * Publishes the editor's drafts in scope.
- * @param ctx command context
- * @param body the validated publish body
- * @returns per-entry outcomes plus commit and rebuild results
- */
+/** Publishes the editor's drafts in scope: per-entry outcomes plus commit and rebuild results. */
 export async function publish (ctx: CommandContext, body: PublishBody): Promise<PublishResponse> {
   const { services, identity } = ctx
   if (body.retryRebuild === true) {
@@ -84,12 +84,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
 /** How often a publish that lost to another instance's push is run again (its drafts given back). */
 const MAX_ATTEMPTS = 3
 
-/**
- * One run of a publish.
- * @param ctx command context
- * @param body the validated publish body
- * @returns the response, and the drafts it consumed when its commit lost to another instance's push
- */
+/** One run of a publish: the response, and the drafts it consumed when its commit lost to another instance's push. */
 async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{ response: PublishResponse, lost: DraftRecord[] }> {
   const { services, identity } = ctx
   // Upstream changes first, so drafts made on an older base are caught as stale_entry.

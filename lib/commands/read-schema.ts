@@ -1,11 +1,10 @@
-/**
- * The schema response of a collection, and the metadata list of dynamic collections.
- */
+/** The schema response of a collection, and the metadata list of dynamic collections. */
 import { NotFoundError } from '../errors.js'
 import { templateOf, type JsonSchema } from '../content/schema-tools.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { CollectionMetadata, SchemaSource } from '../storage/collection-registry.js'
 
+/** A collection's schema, template and metadata, as `GET /schema` answers. */
 export interface SchemaResponse {
   collection: string
   source: SchemaSource
@@ -30,12 +29,7 @@ export interface DynamicCollectionRecord {
   updated_at: number
 }
 
-/**
- * Reads a collection's schema, template and metadata.
- * @param content the content store
- * @param name a valid collection name
- * @returns the schema response
- */
+/** Reads a collection's schema, template and metadata (404 without the collection). */
 export async function readSchema (content: ContentStore, name: string): Promise<SchemaResponse> {
   const collection = await content.registry.get(name)
   if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
@@ -46,11 +40,7 @@ export async function readSchema (content: ContentStore, name: string): Promise<
   return response
 }
 
-/**
- * Lists the dynamic collections' records.
- * @param content the content store
- * @returns the records
- */
+/** The dynamic collections' records. */
 export async function listDynamicCollections (content: ContentStore): Promise<{ collections: DynamicCollectionRecord[] }> {
   const list = await content.registry.listDynamic()
   return {

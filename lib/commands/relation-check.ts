@@ -19,14 +19,7 @@ interface RelationSchema {
 /** One relation value found in data: where, which collection, which id. */
 interface RelationValue { path: string, collection: string, id: string }
 
-/**
- * The relation values of data under a schema (objects and arrays walked, depth-first).
- * @param schema the collection schema
- * @param value the data
- * @param path the path so far (segments joined with `.`)
- * @param out collects the values
- * @returns out
- */
+/** The relation values of data under a schema, collected into `out` (objects and arrays walked, depth-first). */
 function relationValues (schema: RelationSchema | undefined, value: unknown, path: string, out: RelationValue[] = []): RelationValue[] {
   if (schema === undefined || value === null || value === undefined) return out
   const rel = schema['x-cms-relation']
@@ -45,13 +38,8 @@ function relationValues (schema: RelationSchema | undefined, value: unknown, pat
 }
 
 /**
- * The relation issues a write would add.
- * @param services the instance
- * @param identity the writing editor (their drafts count as existing entries)
- * @param schema the collection schema (null: none)
- * @param before the data as the editor saw it (undefined for a new entry)
- * @param data the new data
- * @returns one issue per relation naming no entry, and not already stored so
+ * The relation issues a write from `before` (undefined for a new entry) to `data` would add: one
+ * per relation naming no entry (the writing editor's drafts count) that `before` did not hold.
  */
 export async function relationIssues (services: Services, identity: Identity, schema: unknown, before: EntryData | undefined, data: EntryData): Promise<ValidationIssue[]> {
   if (schema === null || typeof schema !== 'object') return []

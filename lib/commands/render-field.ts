@@ -1,9 +1,7 @@
 /**
- * `GET /render`: a Markdown field rendered as the signed-in editor sees it (their draft body when
- * they have a draft of the entry, else the base body), with the source hints and the
- * `data-cms-md` wrapper of renderMarkdown, sanitized. The hints are offsets into exactly the body
- * md_block checks them against, so every block of the served HTML can be edited at once, without
- * a 409, whatever generator rendered the page and however many drafts are pending.
+ * `GET /render`: a Markdown field as the signed-in editor sees it (their draft body, else the base
+ * body), sanitized, with renderMarkdown's `data-cms-md` wrapper and source hints. The hints are
+ * offsets into exactly the body md_block checks them against, so every block can be edited without a 409.
  */
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
@@ -35,10 +33,7 @@ export type RenderCache = LRUCache<string, string>
 /** Characters of rendered HTML the cache keeps at most (about 32 MB in UTF-16). */
 const CACHE_CHARS = 16 * 1024 * 1024
 
-/**
- * A cache for renderField, owned by one service instance.
- * @returns an empty cache
- */
+/** An empty cache for renderField, owned by one service instance. */
 export function createRenderCache (): RenderCache {
   return new LRUCache<string, string>({ maxSize: CACHE_CHARS, sizeCalculation: html => html.length + 64 })
 }
@@ -48,13 +43,7 @@ const MARKDOWN_FIELD = 'body'
 /** Longest field path accepted (a path is a few keys; anything longer is not a field of ours). */
 const MAX_FIELD_LENGTH = 256
 
-/**
- * Renders one Markdown field of one entry for the inline editor.
- * @param ctx command context
- * @param input collection, id and field
- * @param cache rendered HTML kept by the instance (optional)
- * @returns the HTML (wrapper and hints included) and the revision the editor sees
- */
+/** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
 export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<RenderedField> {
   const collection = assertCollectionName(input.collection)
   const id = assertEntryId(input.id)
@@ -77,13 +66,7 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
   return { html, revision }
 }
 
-/**
- * The body md_block would check a hint against: the editor's draft body, else the base body.
- * @param ctx command context
- * @param collection the collection
- * @param id the entry
- * @returns the body and the revision the editor sees
- */
+/** The body md_block would check a hint against (the editor's draft body, else the base body) and the revision the editor sees. */
 export async function editorBody (ctx: CommandContext, collection: string, id: string): Promise<{ body: string, revision: number }> {
   const { services, identity } = ctx
   const index = await services.content.index(collection)

@@ -11,9 +11,6 @@ import { checkEntryScope, requireCollection, requirePermission, type CommandCont
 /**
  * Runs reorder_entries: every id of the collection exactly once (400 otherwise), 403 when the
  * collection is not orderable; `expectedRevision` is compared with the collection revision.
- * @param ctx command context
- * @param cmd the validated command
- * @returns the collection's revision afterwards
  */
 export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCommand): Promise<{ revision: number }> {
   const collection = assertCollectionName(cmd.collection)

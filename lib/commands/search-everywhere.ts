@@ -5,15 +5,15 @@
  */
 import { BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
-import { entryTitleOf } from './entry-title.js'
-import { listEntries } from './list-entries.js'
+import { titlesOf } from '../content/entry-search.js'
+import { listEntries, type ListEntriesResult } from './list-entries.js'
 import type { EntryView } from './entry-view.js'
 import type { CommandContext } from './command-context.js'
 
 /** Hits shown per collection. */
-export const SEARCH_HITS_PER_COLLECTION = 5
+const SEARCH_HITS_PER_COLLECTION = 5
 /** The longest query accepted (characters). */
-export const MAX_SEARCH_QUERY = 200
+const MAX_SEARCH_QUERY = 200
 
 /** One collection's hits. */
 export interface SearchGroup {
@@ -23,12 +23,7 @@ export interface SearchGroup {
   entries: Array<{ id: string, title: string, draft?: true, snippet?: EntryView['snippet'] }>
 }
 
-/**
- * Searches every collection.
- * @param ctx command context (the editor's drafts are searched too)
- * @param q the query
- * @returns the groups, in the collections' order
- */
+/** Searches every collection (the editor's drafts too); groups in the collections' order. */
 export async function searchEverywhere (ctx: CommandContext, q: unknown): Promise<{ q: string, groups: SearchGroup[] }> {
   if (typeof q !== 'string' || q.trim() === '') throw new BadRequestError('q must be a non-empty string', { field: 'q' })
   if (q.length > MAX_SEARCH_QUERY) throw new BadRequestError(`q is longer than ${MAX_SEARCH_QUERY} characters`, { field: 'q' })
@@ -43,7 +38,7 @@ export async function searchEverywhere (ctx: CommandContext, q: unknown): Promis
       total: found.pagination.total,
       entries: found.entries.map(e => ({
         id: e.id,
-        title: entryTitleOf(e.id, e.data, def.titleField),
+        title: titlesOf(e.data, def.titleField).find(t => t.trim() !== '') ?? e.id,
         ...(e.draft === true ? { draft: true as const } : {}),
         ...(e.snippet !== undefined ? { snippet: e.snippet } : {})
       }))
@@ -52,7 +47,7 @@ export async function searchEverywhere (ctx: CommandContext, q: unknown): Promis
   return { q, groups }
 }
 
-async function searchOne (services: Services, editorId: string, collection: string, q: string): Promise<Awaited<ReturnType<typeof listEntries>> | null> {
+async function searchOne (services: Services, editorId: string, collection: string, q: string): Promise<ListEntriesResult | null> {
   try {
     const drafts = await services.drafts.list(editorId, { collection })
     return await listEntries(services.content, services.search, { collection, q, page: 1, pageSize: SEARCH_HITS_PER_COLLECTION, drafts })

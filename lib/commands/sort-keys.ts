@@ -19,16 +19,11 @@ const MISSING = 4
 // A date (`2019-03-08`), or a date and time with optional seconds, fraction and zone.
 const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)\s*(Z|[+-]\d{2}:?\d{2})?)?$/
 
-/* One collator for the whole process: a fixed locale, numeric runs compared as numbers. Made on
-   the first text comparison: ICU's set-up cost ~10-17 ms of every start at import, and
-   lists ordered by dates or numbers never need it. */
+/* One collator for the process (fixed locale, numeric runs as numbers), made on the first text
+   comparison: made at import, ICU's set-up cost 10-17 ms of every start. */
 let collator: Intl.Collator | null = null
 
-/**
- * The sort key of a value.
- * @param value a field's value (anything)
- * @returns its key
- */
+/** The sort key of a field's value. */
 export function sortKeyOf (value: unknown): SortKey {
   if (typeof value === 'number') return Number.isFinite(value) ? { kind: 0, num: value, str: '' } : { kind: MISSING, num: 0, str: '' }
   if (typeof value === 'boolean') return { kind: 3, num: value ? 1 : 0, str: '' }
@@ -39,15 +34,7 @@ export function sortKeyOf (value: unknown): SortKey {
   return { kind: MISSING, num: 0, str: '' }
 }
 
-/**
- * Compares two keys (missing last whatever the direction), then the ids.
- * @param a first key
- * @param aId first entry's id
- * @param b second key
- * @param bId second entry's id
- * @param direction asc or desc
- * @returns negative, zero or positive
- */
+/** Compares two keys (missing last whatever the direction), then the ids. */
 export function compareKeys (a: SortKey, aId: string, b: SortKey, bId: string, direction: SortDirection): number {
   let c = 0
   if (a.kind === MISSING || b.kind === MISSING) c = a.kind === b.kind ? 0 : a.kind === MISSING ? 1 : -1

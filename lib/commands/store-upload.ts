@@ -23,6 +23,7 @@ export const UPLOAD_TYPES: Record<UploadType, { ext: string, mime: string }> = {
   pdf: { ext: 'pdf', mime: 'application/pdf' }
 }
 
+/** An uploaded file to store. */
 export interface StoreUploadInput {
   /** A temporary file holding the uploaded bytes (removed or moved by this command). */
   tempFile: string
@@ -49,10 +50,8 @@ export interface UploadTarget {
  * Decides where an upload goes, before its body is read: an existing page bundle's own folder (when the
  * collection has `indexFile` and the entry's file is `<id>/<indexFile>.<ext>`; the URL is then the
  * bare file name, relative to the page), else the collection's `uploadsDir`/`uploadsUrl`, else the
- * top-level ones. Bad names are 400 and an unknown collection 404, before anything is written.
- * @param ctx command context
- * @param query `collection` and `id` from the request (both optional; `id` needs `collection`)
- * @returns the target
+ * top-level ones. Bad names are 400 (an `id` without `collection` too) and an unknown collection
+ * 404, before anything is written.
  */
 export async function resolveUploadTarget (ctx: CommandContext, query: { collection?: unknown, id?: unknown }): Promise<UploadTarget> {
   const { config, repoDir, content } = ctx.services
@@ -81,12 +80,7 @@ export async function resolveUploadTarget (ctx: CommandContext, query: { collect
   return { ...own, collection: name, ...(id !== undefined ? { id } : {}) }
 }
 
-/**
- * Moves an uploaded temp file into `uploadsDir` under its content-derived name.
- * @param ctx command context
- * @param input the temp file and the client's name
- * @returns `{ url }` under `uploadsUrl`
- */
+/** Moves an uploaded temp file to its target under its content-derived name, and gives its URL. */
 export async function storeUpload (ctx: CommandContext, input: StoreUploadInput): Promise<{ url: string }> {
   const { config, repoDir, content } = ctx.services
   try {
@@ -121,11 +115,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
   }
 }
 
-/**
- * A file-name slug: lowercase ASCII letters, digits and dashes, at most 60 characters.
- * @param originalName the client's file name
- * @returns the slug ("file" when nothing is left)
- */
+/** A file-name slug: lowercase ASCII letters, digits and dashes, at most 60 characters ("file" when nothing is left). */
 export function slugOf (originalName: string): string {
   const base = path.basename(originalName.replace(/\\/g, '/')).replace(/\.[^.]*$/, '')
   const slug = base.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()

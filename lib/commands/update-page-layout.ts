@@ -1,6 +1,4 @@
-/**
- * `update_page_layout`: set the section composer state (`data[layoutField]`) of one entry.
- */
+/** `update_page_layout`: set the section composer state (`data[layoutField]`) of one entry. */
 import { NotFoundError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertDataDepth } from '../content/data-depth.js'
@@ -9,12 +7,7 @@ import type { UpdatePageLayoutCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
-/**
- * Runs update_page_layout (validated like any write; history action `save`).
- * @param ctx command context
- * @param cmd the validated command
- * @returns the entry's new revision
- */
+/** Runs update_page_layout (validated like any write; history action `save`) and gives the entry's new revision. */
 export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayoutCommand): Promise<{ revision: number }> {
   const collection = assertCollectionName(cmd.collection)
   const id = assertEntryId(cmd.id)

@@ -11,6 +11,7 @@ import { assertRealInside } from '../storage/safe-path.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
 
+/** One entry file a publish writes. */
 export interface BaseFileWrite {
   index: CollectionIndex
   id: string
@@ -20,14 +21,9 @@ export interface BaseFileWrite {
   data: EntryData | null
 }
 
+/** Files written at once. */
 const CONCURRENCY = 16
 
-/**
- * Writes each file and records its new revision.
- * @param services the instance
- * @param writes what to write
- * @returns per write: the new revision, or the error message
- */
 /** Replaces or removes one file and records its revision. */
 async function writeOne (w: BaseFileWrite): Promise<number> {
   if (w.text === null || w.data === null) {
@@ -40,6 +36,7 @@ async function writeOne (w: BaseFileWrite): Promise<number> {
   return await w.index.recordWrite(w.id, w.data)
 }
 
+/** Writes each file and records its new revision; gives per write the revision or the error message. */
 export async function writeBaseFiles (services: Services, writes: BaseFileWrite[]): Promise<Array<{ revision: number } | { error: string }>> {
   const results: Array<{ revision: number } | { error: string }> = new Array(writes.length)
   let next = 0
