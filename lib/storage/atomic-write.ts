@@ -107,3 +107,37 @@ export async function syncDirectory (dir: string): Promise<void> {
 export async function syncDirectories (dirs: Iterable<string>): Promise<void> {
   await Promise.all([...new Set(dirs)].map(syncDirectory))
 }
+
+/**
+ * Directory fsyncs shared by the renames that ask together (group commit of a folder): a request
+ * joins the fsync of its directory that is due and not started; while one runs, the requests that
+ * arrive wait for the next, which starts when it ends. The saves of one history commit, placed
+ * together, sync their folder once or twice instead of once each.
+ */
+export class SharedDirectorySync {
+  /** The next fsync of each directory, not started yet. */
+  readonly #due = new Map<string, Promise<void>>()
+  /** The fsync of each directory in progress. */
+  readonly #running = new Map<string, Promise<void>>()
+
+  /**
+   * Makes the renames done into `dir` before the call durable.
+   * @param dir the directory
+   * @returns resolves once an fsync of `dir` begun after the call has ended
+   */
+  async sync (dir: string): Promise<void> {
+    let due = this.#due.get(dir)
+    if (due === undefined) {
+      const after = this.#running.get(dir) ?? new Promise<void>(resolve => { setImmediate(resolve) })
+      due = after.then(async () => {
+        this.#due.delete(dir)
+        const run = syncDirectory(dir)
+        this.#running.set(dir, run)
+        await run
+        if (this.#running.get(dir) === run) this.#running.delete(dir)
+      })
+      this.#due.set(dir, due)
+    }
+    await due
+  }
+}
