@@ -109,35 +109,34 @@ export async function syncDirectories (dirs: Iterable<string>): Promise<void> {
 }
 
 /**
- * Directory fsyncs shared by the renames that ask together (group commit of a folder): a request
- * joins the fsync of its directory that is due and not started; while one runs, the requests that
- * arrive wait for the next, which starts when it ends. The saves of one history commit, placed
- * together, sync their folder once or twice instead of once each.
+ * Renames that share their directory's fsync (a group commit of one folder): the renames begun in
+ * one turn of the event loop into a directory form a group, whose one fsync starts once they all
+ * ended. The saves of one history commit, placed together, sync their folder once, not once each.
  */
 export class SharedDirectorySync {
-  /** The next fsync of each directory, not started yet. */
-  readonly #due = new Map<string, Promise<void>>()
-  /** The fsync of each directory in progress. */
-  readonly #running = new Map<string, Promise<void>>()
+  /** The group of each directory still taking renames. */
+  readonly #open = new Map<string, { renames: Array<Promise<unknown>>, synced: Promise<void> }>()
 
   /**
-   * Makes the renames done into `dir` before the call durable.
-   * @param dir the directory
-   * @returns resolves once an fsync of `dir` begun after the call has ended
+   * Makes a rename into `dir` durable with the others of its turn.
+   * @param dir the directory the rename puts a name into
+   * @param rename the rename, begun
+   * @returns resolves once it ended and an fsync of `dir` after it ended; rejects when it failed
    */
-  async sync (dir: string): Promise<void> {
-    let due = this.#due.get(dir)
-    if (due === undefined) {
-      const after = this.#running.get(dir) ?? new Promise<void>(resolve => { setImmediate(resolve) })
-      due = after.then(async () => {
-        this.#due.delete(dir)
-        const run = syncDirectory(dir)
-        this.#running.set(dir, run)
-        await run
-        if (this.#running.get(dir) === run) this.#running.delete(dir)
+  async place (dir: string, rename: Promise<void>): Promise<void> {
+    let group = this.#open.get(dir)
+    if (group === undefined) {
+      const renames: Array<Promise<unknown>> = []
+      const synced = new Promise<void>(resolve => { setImmediate(resolve) }).then(async () => {
+        this.#open.delete(dir)
+        await Promise.allSettled(renames)
+        await syncDirectory(dir)
       })
-      this.#due.set(dir, due)
+      group = { renames, synced }
+      this.#open.set(dir, group)
     }
-    await due
+    group.renames.push(rename)
+    await rename
+    await group.synced
   }
 }

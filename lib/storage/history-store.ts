@@ -5,11 +5,11 @@
  * new entry file replaces the old one only after that, so the state it replaces is never lost.
  */
 import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
 import { signedMessage, type RecordSigner } from './record-signature.js'
-import path from 'node:path'
 import { prepareFileAtomic, SharedDirectorySync } from './atomic-write.js'
 import { readOldJournal } from './journal-migration.js'
 import type { GitStore } from './git-store.js'
@@ -161,8 +161,7 @@ export class HistoryStore {
       await Promise.all(prepared.map(async p => { await (await p.catch(() => null))?.abort() }))
       throw writes.status === 'rejected' ? writes.reason : (landed as PromiseRejectedResult).reason
     }
-    for (const write of writes.value) await write.commit({ syncDirectory: false })
-    await Promise.all([...new Set(files.map(f => path.dirname(f.path)))].map(async dir => { await this.#folders.sync(dir) }))
+    await Promise.all(writes.value.map(async (write, i) => { await this.#folders.place(path.dirname(files[i]!.path), write.commit({ syncDirectory: false })) }))
     return stored
   }
 

@@ -19,7 +19,7 @@ const AUTHOR = 'git-cms <git-cms@users.git-cms.invalid>'
 /** The objects of one commit being written. */
 export class NewObjects {
   readonly #gitdir: string
-  /** Objects written under a temporary name (their files still open), not yet durable. */
+  /** Objects being written and fsynced under a temporary name (err: that failed), not yet renamed. */
   readonly #written: Array<Promise<{ tmp: string, file: string, err?: unknown }>> = []
   /** The folders to fsync: those of the objects, and `objects/` when a fan-out folder was made. */
   readonly #folders = new Set<string>()
