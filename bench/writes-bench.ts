@@ -82,8 +82,15 @@ async function savesAt (ctx: BenchContext, report: SectionReport, entries: numbe
     const warm = await saveLoad(clients, warmPool.length * SAVES_PER_ENTRY, i => warmPool[i % warmPool.length]!, acks)
     const w = summarize(warm.latencies)
     report.info(`save_field saves/s, ${ctx.concurrency} clients, first ${w.count} saves ${at}`, (w.count * 1000) / warm.elapsedMs, '/s', `warm-up, not judged: p50 ${w.p50.toFixed(1)}, p95 ${w.p95.toFixed(1)} ms`)
+    // The CPU of a save (the server, its threads and git's processes) and the git objects it adds:
+    // figures that, unlike wall-clock time, hold on a machine shared with other work.
+    const cpuBefore = await processTreeCpuMs(server.pid)
+    const objectsBefore = looseObjects(site.dir)
     const conc = await saveLoad(clients, pool.length * SAVES_PER_ENTRY, i => pool[i % pool.length]!, acks)
+    const cpuAfter = await processTreeCpuMs(server.pid)
     const c = summarize(conc.latencies)
+    if (cpuBefore !== null && cpuAfter !== null && c.count > 0) report.info(`server CPU a save, ${ctx.concurrency} editors ${at}`, (cpuAfter - cpuBefore) / c.count, 'ms', 'server process, its threads and git child processes, in 10 ms ticks')
+    if (c.count > 0) report.info(`new git objects a save, ${ctx.concurrency} editors ${at}`, (looseObjects(site.dir) - objectsBefore) / c.count, '', 'loose object files (one fsync and one folder fsync each)')
     report.atLeast(`saves per second, ${ctx.concurrency} editors, next ${c.count} saves ${at}`, (c.count * 1000) / conc.elapsedMs, '/s', targets.savesPerSecond, `n=${c.count}`)
     report.atMost(`save p95, ${ctx.concurrency} editors saving at once, ${at}`, c.p95, 'ms', targets.saveP95Ms, `p50 ${c.p50.toFixed(1)}, p99 ${c.p99.toFixed(1)} ms`)
     const errors = conc.errors + warm.errors + (seq?.errors ?? 0)
@@ -96,6 +103,11 @@ async function savesAt (ctx: BenchContext, report: SectionReport, entries: numbe
   } finally {
     await server.stop()
   }
+}
+
+/** The number of loose object files of a repository (`git count-objects`). */
+function looseObjects (repo: string): number {
+  return Number(/^count: (\d+)$/m.exec(execFileSync('git', ['count-objects', '-v'], { cwd: repo, encoding: 'utf8' }))?.[1] ?? 0)
 }
 
 /** Writes back every file system's dirty pages (`sync`; nothing where there is no such command). */

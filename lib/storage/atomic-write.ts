@@ -107,3 +107,36 @@ export async function syncDirectory (dir: string): Promise<void> {
 export async function syncDirectories (dirs: Iterable<string>): Promise<void> {
   await Promise.all([...new Set(dirs)].map(syncDirectory))
 }
+
+/**
+ * Renames that share their directory's fsync (a group commit of one folder): the renames begun in
+ * one turn of the event loop into a directory form a group, whose one fsync starts once they all
+ * ended. The saves of one history commit, placed together, sync their folder once, not once each.
+ */
+export class SharedDirectorySync {
+  /** The group of each directory still taking renames. */
+  readonly #open = new Map<string, { renames: Array<Promise<unknown>>, synced: Promise<void> }>()
+
+  /**
+   * Makes a rename into `dir` durable with the others of its turn.
+   * @param dir the directory the rename puts a name into
+   * @param rename the rename, begun
+   * @returns resolves once it ended and an fsync of `dir` after it ended; rejects when it failed
+   */
+  async place (dir: string, rename: Promise<void>): Promise<void> {
+    let group = this.#open.get(dir)
+    if (group === undefined) {
+      const renames: Array<Promise<unknown>> = []
+      const synced = new Promise<void>(resolve => { setImmediate(resolve) }).then(async () => {
+        this.#open.delete(dir)
+        await Promise.allSettled(renames)
+        await syncDirectory(dir)
+      })
+      group = { renames, synced }
+      this.#open.set(dir, group)
+    }
+    group.renames.push(rename)
+    await rename
+    await group.synced
+  }
+}

@@ -5,11 +5,12 @@
  * new entry file replaces the old one only after that, so the state it replaces is never lost.
  */
 import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
 import { signedMessage, type RecordSigner } from './record-signature.js'
-import { prepareFileAtomic, type PreparedWrite } from './atomic-write.js'
+import { prepareFileAtomic, SharedDirectorySync } from './atomic-write.js'
 import { readOldJournal } from './journal-migration.js'
 import type { GitStore } from './git-store.js'
 
@@ -71,6 +72,8 @@ function isSnapshot (value: unknown): value is Snapshot {
 export class HistoryStore {
   readonly #store: RefTreeStore<HistoryDoc>
   readonly #journalDir: string | undefined
+  /** The saves of one commit are placed together and share their folder's fsync. */
+  readonly #folders = new SharedDirectorySync()
   #opened: Promise<void> | null = null
 
   /** @param opts the git store, and where an earlier version's journal may be */
@@ -158,7 +161,7 @@ export class HistoryStore {
       await Promise.all(prepared.map(async p => { await (await p.catch(() => null))?.abort() }))
       throw writes.status === 'rejected' ? writes.reason : (landed as PromiseRejectedResult).reason
     }
-    await place(writes.value)
+    await Promise.all(writes.value.map(async (write, i) => { await this.#folders.place(path.dirname(files[i]!.path), write.commit({ syncDirectory: false })) }))
     return stored
   }
 
@@ -186,11 +189,6 @@ export class HistoryStore {
   async close (): Promise<void> {
     await this.flush()
   }
-}
-
-/** Renames prepared files into place, in order. */
-async function place (writes: readonly PreparedWrite[]): Promise<void> {
-  for (const write of writes) await write.commit()
 }
 
 /** Snapshots laid over a document's: a ts already there is skipped; ts order; the newest 50. */

@@ -326,7 +326,7 @@ export class RefTreeStore<T> {
       await objects.durable()
       return { commit, failed }
     } finally {
-      objects.discard()
+      await objects.discard()
     }
   }
 

@@ -69,6 +69,36 @@ t.test('a save replaces its entry file only after its fsync and after the histor
   t.ok(folderSynced > entryRenamed, 'the entry folder fsynced after the rename')
 })
 
+t.test('the saves of one commit are put in place together and share their folder\'s fsync, after every rename', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
+  const { dir, gitDir } = makeRepo(t)
+  const trace = path.join(dir, 'trace.txt')
+  const content = path.join(dir, 'content', 'notes')
+  mkdirSync(content, { recursive: true })
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f']
+  for (const id of ids) writeFileSync(path.join(content, `${id}.json`), '{"n":1}\n')
+  const script = `
+    const { HistoryStore } = await import(${JSON.stringify(path.join(DIST, 'history-store.js'))})
+    const { GitStore } = await import(${JSON.stringify(path.join(DIST, 'git-store.js'))})
+    const git = new GitStore(${JSON.stringify(gitDir)})
+    const history = new HistoryStore({ git })
+    await Promise.all(${JSON.stringify(ids)}.map(id => history.append(
+      [{ collection: 'notes', id, snapshot: { data: { n: 1 }, action: 'save', editor: { id: 'x', name: 'X' }, revision: 1 } }],
+      [{ path: ${JSON.stringify(content)} + '/' + id + '.json', data: '{"n":2}\\n' }]
+    )))
+    await git.close()
+  `
+  execFileSync('strace', ['-f', '-y', '-o', trace, '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2', process.execPath, '--input-type=module', '-e', script])
+  for (const id of ids) t.equal(readFileSync(path.join(content, `${id}.json`), 'utf8'), '{"n":2}\n', `${id} in place`)
+  const calls = completedCalls(trace)
+  const renames = calls.flatMap((c, i) => /rename.*\.cms-tmp-[^"]*", ".*\/content\/notes\/\w\.json"/.test(c) ? [i] : [])
+  const folderSyncs = calls.flatMap((c, i) => /fsync\(\d+<[^>]*\/content\/notes>\s*\)/.test(c) ? [i] : [])
+  t.equal(renames.length, ids.length, 'every file renamed once')
+  // Six appends in one turn make two commits (the first starts at once): one fsync of the folder
+  // each (a third only if a file's own fsync ended after its commit landed).
+  t.ok(folderSyncs.length >= 2 && folderSyncs.length <= 3, `the folder fsynced ${folderSyncs.length} times for ${ids.length} files`)
+  t.ok(Math.max(...folderSyncs) > Math.max(...renames), 'the last fsync after the last rename')
+})
+
 /** Completed calls of an strace log, in completion order (a call split over unfinished/resumed lines counts when it returns). */
 function completedCalls (trace: string): string[] {
   const pending = new Map<string, string>()
