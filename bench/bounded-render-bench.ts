@@ -1,16 +1,22 @@
 /**
- * What bounded rendering costs an ordinary body: `GET /render` renders in a worker thread
- * (lib/commands/bounded-render.ts) where it rendered in the request's own thread. Both paths are
- * timed on the same 20 KB body, interleaved so that the machine's load weighs on both alike; the
- * issue's target is the bounded p50 within 10% of the plain one.
+ * What bounded rendering costs an ordinary body: `GET /render` renders, and `GET /blocks` parses a
+ * body's outline, in a worker thread (lib/commands/bounded-render.ts) where they ran in the
+ * request's own thread. Each pair is timed on the same 20 KB body, interleaved so that the
+ * machine's load weighs on both alike; the issue's target is the bounded p50 within 10% of the
+ * plain one. The CPU of each call (the whole process's: the thread, the event loop and V8's
+ * collector threads) is printed too, since wall-clock figures on a busy machine mislead.
  */
 import { performance } from 'node:perf_hooks'
+import { isDeepStrictEqual } from 'node:util'
 import { BoundedRenderer } from '../lib/commands/bounded-render.js'
 import { renderMarkdown } from '../lib/content/markdown/render.js'
+import { bodyParser } from '../lib/content/markdown/parse-body.js'
+import { outlineOf } from '../lib/content/markdown/body-outline.js'
 import type { SectionReport } from './report.js'
 
 /** The bounded path's p50 over the plain one's, at most (the issue: unchanged within 10%). */
 const MAX_RATIO = 1.1
+/** Calls of each path before the timed ones: the thread's first calls compile the parser. */
 const WARM_UP = 5
 
 function median (values: number[]): number {
@@ -18,8 +24,39 @@ function median (values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0
 }
 
+interface Samples { ms: number[], cpuMs: number[] }
+
+/** Runs `fn` once and adds its wall-clock and CPU milliseconds to `into`. */
+async function sample<T> (into: Samples | null, fn: () => T | Promise<T>): Promise<T> {
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  const result = await fn()
+  const used = process.cpuUsage(cpu)
+  into?.ms.push(performance.now() - started)
+  into?.cpuMs.push((used.user + used.system) / 1000)
+  return result
+}
+
+/** Times `plain` and `bounded` in turn, checks they agree, and reports both p50s and their ratio. */
+async function comparePaths<T> (report: SectionReport, what: string, runs: number, load: () => string,
+  plain: () => T, bounded: () => Promise<T>): Promise<void> {
+  const inProcess: Samples = { ms: [], cpuMs: [] }
+  const inThread: Samples = { ms: [], cpuMs: [] }
+  for (let i = 0; i < WARM_UP + runs; i++) {
+    const timed = i >= WARM_UP
+    const expected = await sample(timed ? inProcess : null, plain)
+    const answer = await sample(timed ? inThread : null, bounded)
+    if (!isDeepStrictEqual(answer, expected)) throw new Error(`${what}: the worker thread's answer differs from the plain one`)
+  }
+  report.info(`${what} in the request's thread (plain), p50 ${load()}`, median(inProcess.ms), 'ms')
+  report.info(`${what} in a worker thread (bounded), p50 ${load()}`, median(inThread.ms), 'ms')
+  report.info(`${what}: CPU of the process per call, plain, p50`, median(inProcess.cpuMs), 'ms')
+  report.info(`${what}: CPU of the process per call, bounded, p50`, median(inThread.cpuMs), 'ms')
+  report.atMost(`${what}: bounded p50 / plain p50`, median(inThread.ms) / median(inProcess.ms), 'x', MAX_RATIO)
+}
+
 /**
- * Times the plain render and the bounded render of one body and reports both p50s and their ratio.
+ * Times the render and the block outline of one body, plain and bounded, and reports the p50s.
  * @param report where the figures go
  * @param body an ordinary Markdown body (about 20 KB)
  * @param runs runs per path
@@ -27,24 +64,13 @@ function median (values: number[]): number {
  */
 export async function boundedRenderFigures (report: SectionReport, body: string, runs: number, load: () => string): Promise<void> {
   const opts = { collection: 'posts', id: 'bench' }
+  const kb = Math.round(body.length / 1024)
   const renderer = new BoundedRenderer()
   try {
-    const plain: number[] = []
-    const bounded: number[] = []
-    for (let i = 0; i < WARM_UP + runs; i++) {
-      let started = performance.now()
-      const html = renderMarkdown(body, opts)
-      const plainMs = performance.now() - started
-      started = performance.now()
-      const boundedHtml = await renderer.render(body, opts)
-      const boundedMs = performance.now() - started
-      if (boundedHtml !== html) throw new Error('the bounded render differs from the plain render')
-      if (i >= WARM_UP) { plain.push(plainMs); bounded.push(boundedMs) }
-    }
-    const kb = Math.round(body.length / 1024)
-    report.info(`${kb} KB body: render in the request's thread (plain), p50 ${load()}`, median(plain), 'ms')
-    report.info(`${kb} KB body: render in a worker thread (bounded), p50 ${load()}`, median(bounded), 'ms')
-    report.atMost(`${kb} KB body: bounded render p50 / plain render p50`, median(bounded) / median(plain), 'x', MAX_RATIO)
+    await comparePaths(report, `${kb} KB body: render`, runs, load,
+      () => renderMarkdown(body, opts), async () => await renderer.render(body, opts))
+    await comparePaths(report, `${kb} KB body: block list parse (GET /blocks)`, runs, load,
+      () => outlineOf(bodyParser()(body), body), async () => await renderer.outline(body, false))
   } finally {
     await renderer.close()
   }

@@ -64,9 +64,9 @@ export const SANITIZE_SCHEMA: Schema = {
  * @returns the HTML
  */
 export function renderMarkdown (body: string, opts: RenderMarkdownOptions): string {
+  if (opts.allowDangerousHtml !== true) return toHtml(renderTree(body, opts))
   if (markdownTooDeep(body)) return toHtml(plainTextTree(body, opts))
-  if (opts.allowDangerousHtml === true) return toHtml(renderRaw(body, opts, true), { allowDangerousHtml: true })
-  return toHtml(renderTree(body, opts))
+  return toHtml(renderRaw(body, opts, true), { allowDangerousHtml: true })
 }
 
 /**
@@ -123,13 +123,16 @@ function hasLinkInside (link: Element): boolean {
  */
 function relinkClobberedIds (tree: HastRoot): void {
   const ids = new Set<string>()
-  visit(tree, 'element', (node) => { if (typeof node.properties.id === 'string') ids.add(node.properties.id) })
+  const inPageLinks: Element[] = []
   visit(tree, 'element', (node) => {
+    if (typeof node.properties.id === 'string') ids.add(node.properties.id)
     const href = node.properties.href
-    if (node.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && ids.has(CLOBBER_PREFIX + href.slice(1))) {
-      node.properties.href = '#' + CLOBBER_PREFIX + href.slice(1)
-    }
+    if (node.tagName === 'a' && typeof href === 'string' && href.startsWith('#')) inPageLinks.push(node)
   })
+  for (const link of inPageLinks) {
+    const target = CLOBBER_PREFIX + (link.properties.href as string).slice(1)
+    if (ids.has(target)) link.properties.href = '#' + target
+  }
 }
 
 /**
