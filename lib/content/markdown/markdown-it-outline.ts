@@ -12,12 +12,12 @@
 import MarkdownIt from 'markdown-it'
 import type { Token, StateBlock, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
-import { bodyParser, type BodyParser } from './parse-body.js'
+import { bodyParser, textParser } from './parse-body.js'
+import { parseRuns, type RunParsers } from './micromark-runs.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
 import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-list.js'
 import type { DocumentMarkers } from './document-context.js'
 import { formatSourceHint } from './source-hint.js'
-import { shiftOffsets } from './region-parse.js'
 
 /**
  * Constructs markdown-it and remark-gfm may read differently: the top-level run holding one is
@@ -62,26 +62,26 @@ interface Item { first: number, last: number, node?: ItNode }
  * @returns the outline
  */
 export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyOutline {
-  const parse = bodyParser(opts)
-  return opts.mdx === true ? outlineOf(parse(body), body) : markdownItOutline(body, parse)
+  const long = bodyParser(opts)
+  return opts.mdx === true ? outlineOf(long(body), body) : markdownItOutline(body, { whole: textParser(opts), long })
 }
 
 /**
  * The outline of a Markdown (not MDX) body, as outlineOf gives it for micromark's tree.
  * @param body the body
- * @param parse micromark's parser (remark-parse + remark-gfm), for the runs markdown-it may read otherwise
+ * @param parsers micromark's parsers (remark-parse + remark-gfm), for the runs markdown-it may read otherwise
  * @returns the outline
  */
-export function markdownItOutline (body: string, parse: BodyParser): BodyOutline {
+export function markdownItOutline (body: string, parsers: RunParsers): BodyOutline {
   // markdown-it rewrites line endings, NUL and a byte order mark, which would move its offsets.
-  if (/[\r\0\uFEFF]/.test(body)) return outlineOf(parse(body), body)
+  if (/[\r\0\uFEFF]/.test(body)) return outlineOf(parsers.long(body), body)
   const lines = lineStarts(body)
   const env: OutlineEnv = { marks: new Map() }
   const md = offsetParser()
   const tokens = md.parse(body, env as unknown as Record<string, unknown>)
   const tops = buildNodes(tokens, env, body, lines, md.utils.unescapeAll)
   const chunks = chunkItems(itemsOf(tops, body, lines), body, lines)
-  return assemble(chunks, body, lines, parse)
+  return assemble(chunks, body, lines, parsers)
 }
 
 /** A markdown-it configured as CommonMark + tables + strikethrough, recording each block's first offset. */
@@ -287,11 +287,15 @@ function indented (body: string, lines: number[], line: number): boolean {
 }
 
 /** Joins the outlines of markdown-it's chunks and micromark's, in document order. */
-function assemble (chunks: Chunk[], body: string, lines: number[], parse: BodyParser): BodyOutline {
-  const native: DefinitionLabel[] = []
-  for (const chunk of chunks) if (!chunk.micromark) for (const item of chunk.items) if (item.node !== undefined) labelsOf(item.node, native)
-  const trees = micromarkTrees(chunks, native, body, lines, parse)
-  if (trees === null) return outlineOf(parse(body), body)
+function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunParsers): BodyOutline {
+  const definitions: DefinitionLabel[] = []
+  for (const chunk of chunks) for (const item of chunk.items) if (item.node !== undefined) labelsOf(item.node, definitions)
+  const runs = chunks.filter(c => c.micromark)
+  // The last run takes the body's end (a fence left open ends there).
+  const last = chunks[chunks.length - 1]
+  const parsed = parseRuns(runs.map(c => ({ start: lines[c.first] as number, end: c === last ? body.length : lineEnd(body, lines, c.last) })), body, definitions.filter(d => !d.identifier.startsWith('^')), parsers)
+  if (parsed === null) return outlineOf(parsers.long(body), body)
+  const trees = new Map<Chunk, Root>(runs.map((chunk, i) => [chunk, parsed[i] as Root]))
   const outline: BodyOutline = { tops: [], labels: [], markers: {}, blocks: [] }
   for (const chunk of chunks) {
     const tree = trees.get(chunk)
@@ -312,46 +316,6 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parse: BodyPa
     }
   }
   return outline
-}
-
-/** Between two chunks parsed together: an HTML block at column 0 after a blank line ends every block before it. */
-const SEPARATOR = '\n\n<!-- -->\n\n'
-
-/**
- * micromark's trees of the chunks it must read: parsed as one text, one separator between two, and
- * the definitions read by markdown-it after them, so that references resolve as in the body. Null when a node of
- * that parse reaches past its chunk (micromark reads the body's structure otherwise).
- */
-function micromarkTrees (chunks: Chunk[], native: DefinitionLabel[], body: string, lines: number[], parse: BodyParser): Map<Chunk, Root> | null {
-  const parts: Array<{ chunk: Chunk, at: number, start: number, end: number }> = []
-  let text = ''
-  for (const chunk of chunks) {
-    if (!chunk.micromark) continue
-    if (text !== '') text += SEPARATOR
-    const start = lines[chunk.first] as number
-    const end = lineEnd(body, lines, chunk.last)
-    parts.push({ chunk, at: text.length, start, end })
-    text += body.slice(start, end)
-  }
-  const out = new Map<Chunk, Root>()
-  if (parts.length === 0) return out
-  // The definitions markdown-it read, so that references resolve as in the whole body.
-  const labels = new Set(native.map(l => l.line))
-  if (labels.size > 0) text += SEPARATOR + [...labels].join('\n')
-  let index = 0
-  for (const child of parse(text).children) {
-    const from = child.position?.start.offset ?? 0
-    const to = child.position?.end.offset ?? 0
-    while (index < parts.length && from >= (parts[index] as typeof parts[number]).at + (parts[index] as typeof parts[number]).end - (parts[index] as typeof parts[number]).start) index++
-    const part = parts[index]
-    if (part === undefined || from < part.at) continue
-    if (to > part.at + part.end - part.start) return null
-    shiftOffsets(child, part.start - part.at)
-    const tree = out.get(part.chunk) ?? { type: 'root', children: [] }
-    tree.children.push(child)
-    out.set(part.chunk, tree)
-  }
-  return out
 }
 
 /** md_block's units of a node (block-list.ts's walk). */

@@ -5,8 +5,7 @@ import remarkParse from 'remark-parse'
 import remarkGfm from 'remark-gfm'
 import { fromRoot } from '../../helpers/repo-root.js'
 import { outlineOf } from '../../../lib/content/markdown/body-outline.js'
-import { bodyParser } from '../../../lib/content/markdown/parse-body.js'
-import { markdownItOutline } from '../../../lib/content/markdown/markdown-it-outline.js'
+import { parseOutline } from '../../../lib/content/markdown/markdown-it-outline.js'
 
 // The outline made from markdown-it's tokens (micromark only for the runs it may read otherwise)
 // must be the one of a whole micromark parse: every top-level node, definition label, emphasis
@@ -47,7 +46,6 @@ const CASES: Record<string, string> = {
 }
 
 t.test('the outline is a whole micromark parse\'s', async t => {
-  const parse = bodyParser()
   const cases = [
     ...corpus.map(d => ({ name: d.name, body: d.body })),
     { name: 'the corpus as one body', body: corpus.map(d => d.body).join('\n\n') },
@@ -55,5 +53,5 @@ t.test('the outline is a whole micromark parse\'s', async t => {
     { name: 'a generated 60 KB body from another document', body: generated(60 * 1024, 7) },
     ...Object.entries(CASES).map(([name, body]) => ({ name, body }))
   ]
-  for (const { name, body } of cases) t.same(markdownItOutline(body, parse), whole(body), name)
+  for (const { name, body } of cases) t.same(parseOutline(body), whole(body), name)
 })
