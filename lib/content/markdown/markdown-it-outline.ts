@@ -12,6 +12,7 @@
 import MarkdownIt from 'markdown-it'
 import type { Token, StateBlock, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
+import { visit } from 'unist-util-visit'
 import { bodyParser, textParser } from './parse-body.js'
 import { parseRuns, type RunParsers } from './micromark-runs.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
@@ -25,14 +26,20 @@ import { formatSourceHint } from './source-hint.js'
  * in GFM), autolinks whose text markdown-it decodes, and URL or email literals (GFM links them)
  * holding markup characters.
  */
-const RISKY = /\[\^|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i
+const RISKY = /\[\^[^\]\n]*\]:|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i
+/**
+ * A footnote call markdown-it leaves as text, which the outline removes when the footnote is
+ * defined (as GFM reads it); a chunk with a `[^` of any other form is micromark's.
+ */
+const FOOTNOTE_CALL = /(?<![\\[])\[\^([\w.-]+)\](?![(\[:])/g
+
 /** A footnote definition, whose indented continuation blocks markdown-it reads as code. */
 const FOOTNOTE_DEFINITION = /\[\^[^\]\n]*\]:/
 
 /** Where a block token's first line starts in the source (container prefixes left out). */
 interface LineMark { mark: number, shift: number, indent: number }
 
-interface OutlineEnv { marks: Map<Token, LineMark> }
+interface OutlineEnv { marks: Map<Token, LineMark>, references?: object }
 
 /** A block of markdown-it's tokens in mdast's terms. */
 interface ItNode {
@@ -80,7 +87,9 @@ export function markdownItOutline (body: string, parsers: RunParsers): BodyOutli
   const md = offsetParser()
   const tokens = md.parse(body, env as unknown as Record<string, unknown>)
   const tops = buildNodes(tokens, env, body, lines, md.utils.unescapeAll)
-  const chunks = chunkItems(itemsOf(tops, body, lines), body, lines)
+  // A definition markdown-it reads of a label starting with `^` makes its calls links.
+  const footnoteLinks = Object.keys(env.references ?? {}).some(key => key.startsWith('^'))
+  const chunks = chunkItems(itemsOf(tops, body, lines), body, lines, footnoteLinks)
   return assemble(chunks, body, lines, parsers)
 }
 
@@ -249,11 +258,11 @@ function itemsOf (tops: ItNode[], body: string, lines: number[]): Item[] {
 /** Items not separated by a blank line, and whether micromark must read them. */
 interface Chunk { items: Item[], first: number, last: number, micromark: boolean }
 
-function chunkItems (items: Item[], body: string, lines: number[]): Chunk[] {
+function chunkItems (items: Item[], body: string, lines: number[], footnoteLinks: boolean): Chunk[] {
   const chunks: Chunk[] = []
   for (const item of items) {
     const text = body.slice(lines[item.first], lineEnd(body, lines, item.last))
-    const micromark = item.node === undefined || RISKY.test(text) || hasLabelOverLines(item.node)
+    const micromark = item.node === undefined || RISKY.test(text) || hasLabelOverLines(item.node) || (text.includes('[^') && (footnoteLinks || !onlyFootnoteCalls(text)))
     const last = chunks[chunks.length - 1]
     const touching = last !== undefined && !blankBetween(body, lines, last.last, item.first)
     const continuesFootnote = last?.micromark === true && indented(body, lines, item.first) && FOOTNOTE_DEFINITION.test(body.slice(lines[last.first], lineEnd(body, lines, last.last)))
@@ -277,6 +286,10 @@ function hasLabelOverLines (node: ItNode): boolean {
   return (node.type === 'definition' && node.label === undefined) || node.children.some(hasLabelOverLines)
 }
 
+function onlyFootnoteCalls (text: string): boolean {
+  return text.split('[^').length - 1 === [...text.matchAll(FOOTNOTE_CALL)].length
+}
+
 function blankBetween (body: string, lines: number[], after: number, before: number): boolean {
   for (let line = after + 1; line < before; line++) if (isBlank(body, lines, line)) return true
   return false
@@ -296,6 +309,8 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunP
   const parsed = parseRuns(runs.map(c => ({ start: lines[c.first] as number, end: c === last ? body.length : lineEnd(body, lines, c.last) })), body, definitions.filter(d => !d.identifier.startsWith('^')), parsers)
   if (parsed === null) return outlineOf(parsers.long(body), body)
   const trees = new Map<Chunk, Root>(runs.map((chunk, i) => [chunk, parsed[i] as Root]))
+  const footnotes = new Set<string>()
+  for (const tree of parsed) visit(tree, 'footnoteDefinition', node => { footnotes.add(node.identifier) })
   const outline: BodyOutline = { tops: [], labels: [], markers: {}, blocks: [] }
   for (const chunk of chunks) {
     const tree = trees.get(chunk)
@@ -310,7 +325,7 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunP
     for (const item of chunk.items) {
       const node = item.node as ItNode
       outline.tops.push({ type: node.type, start: node.start, end: node.end } satisfies TopNode)
-      listBlocks(node, body, outline.blocks)
+      listBlocks(node, body, footnotes, outline.blocks)
       markersOf(node, outline.markers)
       labelsOf(node, outline.labels)
     }
@@ -319,15 +334,15 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunP
 }
 
 /** md_block's units of a node (block-list.ts's walk). */
-function listBlocks (node: ItNode, body: string, out: SourceBlock[]): void {
+function listBlocks (node: ItNode, body: string, footnotes: Set<string>, out: SourceBlock[]): void {
   if (node.type === 'list') {
-    for (const item of node.children) listBlocks(item, body, out)
+    for (const item of node.children) listBlocks(item, body, footnotes, out)
     return
   }
   if (node.type === 'listItem' || node.type === 'blockquote') {
     const single = node.children.length === 0 || (node.children.length === 1 && node.children[0]?.type === 'paragraph')
     if (!single) {
-      for (const child of node.children) listBlocks(child, body, out)
+      for (const child of node.children) listBlocks(child, body, footnotes, out)
       return
     }
   }
@@ -340,23 +355,24 @@ function listBlocks (node: ItNode, body: string, out: SourceBlock[]): void {
     src: formatSourceHint(body, node.start, node.end),
     kind,
     ...(node.depth !== undefined ? { depth: node.depth } : {}),
-    text: textOf(node, host),
+    text: textOf(node, host, footnotes),
     editable
   })
 }
 
-function textOf (node: ItNode, host: ItNode | undefined): string {
+function textOf (node: ItNode, host: ItNode | undefined, footnotes: Set<string>): string {
   if (node.type === 'html') return htmlText(node.value ?? '')
   if (node.type === 'code') return node.value ?? ''
   if (host?.inline === undefined) return ''
-  return readerText(inlineText(host.inline.children ?? []))
+  return readerText(inlineText(host.inline.children ?? [], footnotes))
 }
 
 /** What a reader sees of inline tokens: text and code, soft breaks as spaces, hard breaks as "\n"; images and raw HTML left out. */
-function inlineText (children: Token[]): string {
+function inlineText (children: Token[], footnotes: Set<string>): string {
   let text = ''
   for (const token of children) {
-    if (token.type === 'text' || token.type === 'code_inline') text += token.content
+    if (token.type === 'text') text += footnotes.size === 0 ? token.content : token.content.replace(FOOTNOTE_CALL, (call, label: string) => footnotes.has(normalizeIdentifier(label)) ? '' : call)
+    else if (token.type === 'code_inline') text += token.content
     else if (token.type === 'softbreak') text += ' '
     else if (token.type === 'hardbreak') text += '\n'
   }

@@ -42,6 +42,8 @@ const CASES: Record<string, string> = {
   'a body with no final newline': '# t\n\npara',
   'trailing whitespace after every kind of block': '```  \ncode  \n```  \n\n[d]: /u "t"  \n\n#  \n\n> quote  \n>  \n\n- item  \n  \n\n~~~\nopen  \n  \n',
   'blocks in quotes and items': '> # h\n> ```\n> code\n> ```\n> ***\n> <div>x</div>\n>\n> para\n\n- > quoted\n  > more\n- # heading item\n- ```\n  fenced\n  ```\n\n1. a\n   [r]: /r\n\n   b [r]\n',
+  'footnote calls: defined, undefined, escaped, in brackets, before a link': 'a[^1] b[^none] \\[^1] [x [^1]] [^1](u) *c[^1]*\n\ntext [^n.b-c] end\n\n[^1]: one\n\n[^n.b-c]: two\n',
+  'a footnote label that markdown-it reads as a link definition': 'see [^w]\n\n[^w]: word\n',
   'emphasis markers first in a later chunk': 'plain\n\n| t |\n|---|\n| _u_ |\n\n*later* __strong__\n'
 }
 
