@@ -1,5 +1,6 @@
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
 import remarkGfm from 'remark-gfm'
@@ -15,6 +16,16 @@ const whole = (body: string): ReturnType<typeof outlineOf> => outlineOf(processo
 
 const corpus = readdirSync(fromRoot('test/fixtures/markdown-corpus')).filter(f => f.endsWith('.md')).sort()
   .map(name => ({ name, body: readFileSync(fromRoot('test/fixtures/markdown-corpus', name), 'utf8') }))
+
+/** The bodies of the generator sites' Markdown files (front matter left out). */
+function generatorBodies (): Array<{ name: string, body: string }> {
+  const root = fromRoot('test/fixtures')
+  return readdirSync(root, { recursive: true, encoding: 'utf8' }).filter(f => /\.(?:md|markdown)$/.test(f)).sort().map(name => {
+    const text = readFileSync(path.join(root, name), 'utf8')
+    const matter = /^(?:---\r?\n[\s\S]*?\r?\n---|\+\+\+\r?\n[\s\S]*?\r?\n\+\+\+)\r?\n/.exec(text)
+    return { name, body: matter === null ? text : text.slice(matter[0].length) }
+  })
+}
 
 /** A body of about `chars` characters made of the corpus's LF documents, as the bench makes it. */
 function generated (chars: number, from: number): string {
@@ -53,7 +64,8 @@ t.test('the outline is a whole micromark parse\'s', async t => {
     { name: 'the corpus as one body', body: corpus.map(d => d.body).join('\n\n') },
     { name: 'a generated 20 KB body', body: generated(20 * 1024, 0) },
     { name: 'a generated 60 KB body from another document', body: generated(60 * 1024, 7) },
-    ...Object.entries(CASES).map(([name, body]) => ({ name, body }))
+    ...Object.entries(CASES).map(([name, body]) => ({ name, body })),
+    ...generatorBodies()
   ]
   for (const { name, body } of cases) t.same(parseOutline(body), whole(body), name)
 })
