@@ -1,16 +1,14 @@
 /**
  * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, micromark's tree only where
  * the two may differ. micromark costs ~5 ms of CPU per KB (a 20 KB body's first block list took
- * 108 ms, a 1 MB body's 3.3 s); markdown-it reads the same CommonMark ~15x faster. Its block tokens
- * carry line maps; the source offset of each block's first character is read from the parser's
- * line marks while the block is tokenized. A run of top-level blocks not separated by a blank line
- * is parsed by micromark instead when it holds a construct markdown-it does not read as remark-gfm
- * does (footnotes, tables, task items, `~`, definitions, URL literals next to markup, autolinks
- * whose text markdown-it decodes), so the outline equals the one of a whole micromark parse
- * (test/content/markdown/markdown-it-outline.test.ts compares the two over the corpus).
+ * 108 ms, a 1 MB body's 3.3 s); markdown-it reads the same CommonMark ~15x faster. Each block
+ * token's first offset is read from markdown-it's line marks as its rule returns. A run of
+ * top-level blocks with no blank line between them is parsed by micromark (micromark-runs.ts) when
+ * it holds a construct remark-gfm reads otherwise, so the outline is the one of a whole micromark
+ * parse (markdown-it-outline.test.ts compares them over the corpus and the generator fixtures).
  */
 import MarkdownIt from 'markdown-it'
-import type { Token, StateBlock, MarkdownIt as MarkdownItInstance } from 'markdown-it'
+import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
 import { bodyParser, textParser } from './parse-body.js'
@@ -22,9 +20,9 @@ import { formatSourceHint } from './source-hint.js'
 
 /**
  * Constructs markdown-it and remark-gfm may read differently: the top-level run holding one is
- * parsed by micromark. Footnotes, tables, task items, `~` (one tilde is strikethrough
- * in GFM), autolinks whose text markdown-it decodes, and URL or email literals (GFM links them)
- * holding markup characters.
+ * parsed by micromark: footnote definitions, tables, task items, `~` (one tilde is strikethrough
+ * in GFM), autolinks whose text markdown-it decodes, URL or email literals (GFM links them) holding
+ * markup characters.
  */
 const RISKY = /\[\^[^\]\n]*\]:|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i
 /**
