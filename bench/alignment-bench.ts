@@ -6,8 +6,7 @@
 import { build } from 'esbuild'
 import MarkdownIt from 'markdown-it'
 import { chromium } from 'playwright-core'
-import { bodyParser } from '../lib/content/markdown/parse-body.js'
-import { outlineOf } from '../lib/content/markdown/body-outline.js'
+import { parseOutline } from '../lib/content/markdown/markdown-it-outline.js'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -37,7 +36,7 @@ export async function alignInChromium (body: string, runs: number): Promise<Alig
   })
   const script = bundle.outputFiles[0]?.text ?? ''
   const html = new MarkdownIt({ html: true, typographer: true }).render(body)
-  const source = outlineOf(bodyParser()(body), body).blocks
+  const source = parseOutline(body).blocks
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] })
   try {
     const page = await browser.newPage()

@@ -5,8 +5,7 @@
  */
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
-import { bodyParser } from '../lib/content/markdown/parse-body.js'
-import { outlineOf } from '../lib/content/markdown/body-outline.js'
+import { parseOutline } from '../lib/content/markdown/markdown-it-outline.js'
 import { applyTextEdit } from '../lib/content/markdown/text-edit.js'
 import { createBlockOutlineCache, outlineKey } from '../lib/commands/block-outlines.js'
 import { readCorpus, corpusFidelity } from './markdown-bench.js'
@@ -26,9 +25,12 @@ function bodyOf (bytes: number): string {
   return body
 }
 
-function timed (fn: () => void): number {
+function timed (fn: () => void, cpu?: number[]): number {
   const started = performance.now()
+  const used = process.cpuUsage()
   fn()
+  const { user, system } = process.cpuUsage(used)
+  cpu?.push((user + system) / 1000)
   return performance.now() - started
 }
 
@@ -37,17 +39,17 @@ function median (values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0
 }
 
-interface Timings { coldList: number[], list: number[], coldEdit: number[], edit: number[] }
+interface Timings { coldList: number[], coldListCpu: number[], list: number[], coldEdit: number[], edit: number[] }
 
 /**
  * The list and an edit of the middle paragraph of a body, timed as the routes run them: cold (the
- * body parsed region by region, as a render thread does on a body's first view) and with the
+ * body's outline parsed as a render thread does on a body's first view) and with the
  * outline GET /blocks kept (the cache's look-up and the body's digest included: what the event
  * loop runs).
  */
 function measure (body: string, runs: number, coldRuns: number): Timings {
-  const out: Timings = { coldList: [], list: [], coldEdit: [], edit: [] }
-  const outline = outlineOf(bodyParser()(body), body)
+  const out: Timings = { coldList: [], coldListCpu: [], list: [], coldEdit: [], edit: [] }
+  const outline = parseOutline(body)
   const editable = outline.blocks.filter(b => b.kind === 'paragraph' && b.editable && b.text.length > 20)
   const target = editable[Math.floor(editable.length / 2)]
   if (target === undefined) throw new Error('no paragraph to edit')
@@ -55,7 +57,7 @@ function measure (body: string, runs: number, coldRuns: number): Timings {
   const cache = createBlockOutlineCache()
   cache.set(outlineKey(body, false), outline)
   for (let i = 0; i < runs; i++) {
-    if (i < coldRuns) out.coldList.push(timed(() => outlineOf(bodyParser()(body), body)))
+    if (i < coldRuns) out.coldList.push(timed(() => parseOutline(body), out.coldListCpu))
     if (i < coldRuns) out.coldEdit.push(timed(() => applyTextEdit(edit)))
     out.list.push(timed(() => cache.get(outlineKey(body, false))))
     out.edit.push(timed(() => {
@@ -76,6 +78,7 @@ export async function blocksBench (_ctx: BenchContext, report: SectionReport): P
   const smallBody = bodyOf(20 * 1024)
   const small = measure(smallBody, RUNS, 10)
   report.atMost(`20 KB body: block list, first view (parse in a render thread), p50 ${load()}`, median(small.coldList), 'ms', 30)
+  report.info('20 KB body: block list, first view, CPU p50', median(small.coldListCpu), 'ms')
   report.atMost(`20 KB body: block list, outline kept, p50 ${load()}`, median(small.list), 'ms', 30)
   report.atMost(`20 KB body: md_edit of one paragraph, outline kept, p50 ${load()}`, median(small.edit), 'ms', 30)
   report.atMost(`20 KB body: md_edit of one paragraph, no outline (parse in a render thread), p50 ${load()}`, median(small.coldEdit), 'ms', 30)
@@ -84,6 +87,7 @@ export async function blocksBench (_ctx: BenchContext, report: SectionReport): P
   await boundedRenderFigures(report, smallBody, RUNS, load)
   const large = measure(bodyOf(1024 * 1024), 5, 1)
   report.atMost(`1 MB body: block list, first view (parse in a render thread) ${load()}`, median(large.coldList), 'ms', 1000)
+  report.info('1 MB body: block list, first view, CPU', median(large.coldListCpu), 'ms')
   report.atMost(`1 MB body: block list, outline kept, p50 ${load()}`, median(large.list), 'ms', 1000)
   report.atMost(`1 MB body: md_edit of one paragraph, outline kept, p50 ${load()}`, median(large.edit), 'ms', 100)
   const aligned = await alignInChromium(bodyOf(20 * 1024), RUNS)

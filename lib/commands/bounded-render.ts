@@ -81,7 +81,7 @@ export class BoundedRenderer {
 
   /**
    * The outline of a body for block editing (`GET /blocks`, md_edit), parsed in a worker thread: a
-   * 20 KB body takes ~95 ms to parse and 1 MB seconds, past what the event loop may be held.
+   * 1 MB body takes about a second (markdown-it-outline.ts), past what the event loop may be held.
    * @param body the Markdown
    * @param mdx parse it as MDX
    * @returns its outline; rejects with RenderRefusedError (422) as render does

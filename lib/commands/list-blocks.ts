@@ -15,7 +15,7 @@ import { RENDER_MAX_CHARS } from './bounded-render.js'
 
 /**
  * The longest body the in-place editor lists and edits block by block: the longest one rendered.
- * A body's outline is parsed in a render thread, in time that follows its length (body-regions.ts);
+ * A body's outline is parsed in a render thread, in time that follows its length (markdown-it-outline.ts);
  * an edit with the outline kept parses one top-level node.
  */
 export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS

@@ -7,8 +7,8 @@ import { parentPort } from 'node:worker_threads'
 import { toHtml } from 'hast-util-to-html'
 import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
-import { bodyParser } from '../content/markdown/parse-body.js'
-import { outlineOf, type BodyOutline } from '../content/markdown/body-outline.js'
+import type { BodyOutline } from '../content/markdown/body-outline.js'
+import { parseOutline } from '../content/markdown/markdown-it-outline.js'
 import type { BlockEditJob, BlockEditReply, MarkdownJob, RenderJob } from './render-worker-messages.js'
 import type { PoolReply, PoolRequest } from '../content/worker-pool.js'
 
@@ -23,7 +23,7 @@ parentPort?.postMessage({ ready: true } satisfies PoolReply<string>)
 
 function outline (id: number, job: { body: string, mdx: boolean }): PoolReply<BodyOutline> {
   try {
-    return { id, reply: outlineOf(bodyParser({ mdx: job.mdx })(job.body), job.body) }
+    return { id, reply: parseOutline(job.body, { mdx: job.mdx }) }
   } catch (err) {
     return { id, error: err instanceof Error ? err.message : String(err) }
   }

@@ -120,13 +120,21 @@ function textOf (node: RootContent, body: string): string {
   return readerText(plainText(host ?? node, body))
 }
 
-/** Whitespace as a reader sees it: runs collapsed to one space, none around a line break, ends trimmed. */
-function readerText (text: string): string {
+/**
+ * Whitespace as a reader sees it: runs collapsed to one space, none around a line break, ends trimmed.
+ * @param text the text
+ * @returns the text as read
+ */
+export function readerText (text: string): string {
   return text.replace(/[ \t\r\f]+/g, ' ').replace(/ ?\n ?/g, '\n').trim()
 }
 
-/** The text a browser shows for a raw HTML block (script and style content left out). */
-function htmlText (html: string): string {
+/**
+ * The text a browser shows for a raw HTML block (script and style content left out).
+ * @param html the block's HTML
+ * @returns its text
+ */
+export function htmlText (html: string): string {
   let text = ''
   visit(fromHtml(html, { fragment: true }), (node, _i, parent) => {
     if (node.type !== 'text') return

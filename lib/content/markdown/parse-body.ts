@@ -14,6 +14,19 @@ import { parseInRegions } from './body-regions.js'
 export type BodyParser = (text: string) => Root
 
 /**
+ * A parser of a whole text at once, configured as renderMarkdown's (CommonMark + GFM); its cost
+ * grows faster than the text past tens of KB (bodyParser's does not).
+ * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
+ * @returns the parser
+ */
+export function textParser (opts: { mdx?: boolean } = {}): BodyParser {
+  const processor = opts.mdx === true
+    ? unified().use(remarkParse).use(remarkMdx).use(remarkGfm).freeze()
+    : unified().use(remarkParse).use(remarkGfm).freeze()
+  return (text) => processor.parse(text)
+}
+
+/**
  * Builds a parser configured as renderMarkdown's (CommonMark + GFM); one per edit, reused for
  * every parse the edit makes. A long text is parsed region by region (body-regions.ts), in time
  * that follows its length.
@@ -21,9 +34,6 @@ export type BodyParser = (text: string) => Root
  * @returns the parser
  */
 export function bodyParser (opts: { mdx?: boolean } = {}): BodyParser {
-  const processor = opts.mdx === true
-    ? unified().use(remarkParse).use(remarkMdx).use(remarkGfm).freeze()
-    : unified().use(remarkParse).use(remarkGfm).freeze()
-  const parse = (text: string): Root => processor.parse(text)
+  const parse = textParser(opts)
   return (text) => parseInRegions(text, parse)
 }

@@ -41,7 +41,7 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
     const region = text.slice(start, regionEnd)
     const node = parseAlone(region, trailer(region, labels), parse)
     if (node === null || node.type !== top.type) return null
-    shift(node, start)
+    shiftOffsets(node, start)
     return { type: 'root', children: [node] }
   }
   return { index, parseNode, parse: (text) => parseNode(text) ?? parse(text) }
@@ -76,8 +76,12 @@ function trailer (region: string, labels: DefinitionLabel[]): string {
   return lines.join('\n\n')
 }
 
-/** Moves every position of a subtree by `by` characters. */
-function shift (node: RootContent, by: number): void {
+/**
+ * Moves every position of a subtree by `by` characters (offsets only).
+ * @param node the subtree
+ * @param by characters to add
+ */
+export function shiftOffsets (node: RootContent, by: number): void {
   visit(node, (n) => {
     const { position } = n
     if (position?.start.offset === undefined || position.end.offset === undefined) return

@@ -16,7 +16,8 @@ import { collapse, pairTexts } from './dom-text.js'
 import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
 import { applyTextMarks, type TextMark } from './text-marks.js'
 import { regionParser } from './region-parse.js'
-import { outlineOf, outlineAfterEdit, type BodyOutline } from './body-outline.js'
+import { outlineAfterEdit, type BodyOutline } from './body-outline.js'
+import { parseOutline } from './markdown-it-outline.js'
 import { UnmappableEditError, keyOf, reading, readBack, blockChars } from './text-reading.js'
 
 export type { TextMark }
@@ -66,7 +67,7 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   const parse = bodyParser({ mdx: input.mdx === true })
   const { body } = input
   const hint = checkedHint(body, input.src)
-  const outline = input.outline ?? outlineOf(parse(body), body)
+  const outline = input.outline ?? parseOutline(body, { mdx: input.mdx })
   // Only the block's top-level node is parsed, before the edit and in the checks after it.
   const region = regionParser(outline, body, hint.start, parse)
   const tree = region.parse(body)
@@ -91,7 +92,7 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   }
   if (result.body === body) return { ...result, outline }
   const alone = region.parseNode(result.body)
-  const next = alone === null ? outlineOf(parse(result.body), result.body) : outlineAfterEdit(outline, body, result.body, region.index, alone)
+  const next = alone === null ? parseOutline(result.body, { mdx: input.mdx }) : outlineAfterEdit(outline, body, result.body, region.index, alone)
   return { ...result, outline: next }
 }
 
