@@ -14,7 +14,7 @@ import type { BodyOutline } from '../content/markdown/body-outline.js'
 
 /** Thrown from inside the change when the body's outline is not kept: it is parsed off the event loop, then the edit runs again. */
 class OutlineWanted extends Error {
-  constructor (readonly body: string, readonly mdx: boolean) { super('outline wanted') }
+  constructor (readonly body: string, readonly mdx: boolean, readonly revision: number) { super('outline wanted') }
 }
 
 /** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
@@ -40,13 +40,13 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines
-  const run = async (wait: boolean): ReturnType<typeof editMarkdownBlock<ReturnType<typeof markdown.applyTextEdit>>> => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  const run = async (): ReturnType<typeof editMarkdownBlock<ReturnType<typeof markdown.applyTextEdit>>> => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
     const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
-    if (outline === undefined && wait) throw new OutlineWanted(body, mdx)
+    if (outline === undefined) throw new OutlineWanted(body, mdx, current)
     try {
       const edit = markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline })
-      outlines.set(outlineKey(edit.body, mdx), edit.outline)
+      if (edit.outline !== null) outlines.set(outlineKey(edit.body, mdx), edit.outline)
       return edit
     } catch (err) {
       if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
@@ -56,13 +56,16 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
     }
   })
   let result
-  try {
-    result = await run(true)
-  } catch (err) {
-    if (!(err instanceof OutlineWanted)) throw err
-    await bodyOutline(ctx.services, err.body, err.mdx)
-    // Kept now, unless another edit changed the body meanwhile (then this one parses it).
-    result = await run(false)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      result = await run()
+      break
+    } catch (err) {
+      if (!(err instanceof OutlineWanted)) throw err
+      // Saves racing this edit changed the body each time its outline was made: a 409, as for md_block.
+      if (attempt === 3) throw new StaleSourceError(err.revision)
+      await bodyOutline(ctx.services, err.body, err.mdx)
+    }
   }
   const { revision, src, edit } = result
   const blockSrc = src

@@ -33,8 +33,8 @@ export interface TextEditResult {
   changed: boolean
   /** The block's plain text in the new body. */
   text: string
-  /** The new body's outline. */
-  outline: BodyOutline
+  /** The new body's outline; null when the edit changed the blocks around it (the whole body is then outlined again off the event loop). */
+  outline: BodyOutline | null
 }
 
 /** What an edit is. */
@@ -92,8 +92,8 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   }
   if (result.body === body) return { ...result, outline }
   const alone = region.parseNode(result.body)
-  const next = alone === null ? parseOutline(result.body, { mdx: input.mdx }) : outlineAfterEdit(outline, body, result.body, region.index, alone)
-  return { ...result, outline: next }
+  // An edit that changed the blocks around it leaves no outline: a whole parse of a large body must not run here.
+  return { ...result, outline: alone === null ? null : outlineAfterEdit(outline, body, result.body, region.index, alone) }
 }
 
 /** The editable block a hint names (409 when it names none, 422-like when it names code). */

@@ -20,10 +20,11 @@ for (const name of DOCS) {
       if (!block.editable || block.text === '') continue
       const result = applyTextEdit({ body, src: block.src, before: block.text, after: block.text + ' zyxword', outline })
       const whole = outlineOf(parse(result.body), result.body)
+      t.not(result.outline, null, `appending a word to ${block.src} leaves the blocks around it as they were`)
       t.same(result.outline, whole, `after editing ${block.src} the outline is the whole parse's`)
       t.ok(result.body.includes('zyxword'), 'the word is in the body')
       body = result.body
-      outline = result.outline
+      outline = result.outline ?? whole
       edits++
     }
     t.ok(edits >= 2, `${edits} chained edits`)
