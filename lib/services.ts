@@ -56,10 +56,6 @@ export interface Services {
   blockOutlines: BlockOutlineCache
   /** The Prometheus metrics (null unless `metrics.enabled`). */
   metrics: CmsMetrics | null
-  /**
-   * A repository-relative path (forward slashes) of an absolute path inside it.
-   * @param absolute a path inside the repository
-   * @returns the relative path
-   */
+  /** A repository-relative path (forward slashes) of an absolute path inside it. */
   relativePath: (absolute: string) => string
 }
