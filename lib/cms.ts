@@ -51,6 +51,7 @@ import type { SharedDocument } from './remote/shared-document-ref.js'
  */
 const AFTER_FIRST_BUILDS_MS = 100
 
+/** What `createCms` is given: the repository, and optionally a config, environment, logger and remote. */
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
   repoDir: string

@@ -21,6 +21,7 @@ import type { BoundedRenderer } from './commands/bounded-render.js'
 import type { BlockOutlineCache } from './commands/block-outlines.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 
+/** The parts of one instance, handed to the HTTP layer and to commands. */
 export interface Services {
   /** The site repository (its working tree). */
   repoDir: string
