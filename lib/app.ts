@@ -18,11 +18,7 @@ import { searchRoutes } from './http/search-routes.js'
 import { healthMiddleware } from './http/health-routes.js'
 import { requestMetricsMiddleware, metricsRouteMiddleware } from './http/metrics-routes.js'
 
-/**
- * Creates the Koa application.
- * @param services the instance
- * @returns the app
- */
+/** Creates the Koa application. */
 export function createApp (services: Services): Koa {
   const app = new Koa({ proxy: services.runtime.trustProxy })
   // Koa's own console logging is off; what still reaches Koa (a stream failing after the
@@ -33,10 +29,8 @@ export function createApp (services: Services): Koa {
   // Outermost: it sees the status the error handler set, and the route the router matched.
   if (metrics !== null) app.use(requestMetricsMiddleware(services, metrics))
   app.use(errorHandler(services.log))
-  // Editor assets and JSON over 1 KB, brotli or gzip as the client accepts (the Studio's assets are
-  // compressed at build time and sent with their Content-Encoding, which koa-compress leaves alone). Brotli at
-  // koa-compress's quality 4: the 618 KB CodeMirror chunk at quality 11 took 13 s on a loaded 2-core
-  // machine (quality 5: 0.7 s, 12% larger).
+  // Editor assets and JSON over 1 KB, brotli or gzip as accepted (built Studio assets come compressed,
+  // and koa-compress leaves them alone). Brotli quality 4: quality 11 took 13 s on the 618 KB CodeMirror chunk.
   app.use(compress({
     threshold: 1024,
     br: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },

@@ -51,6 +51,7 @@ import type { SharedDocument } from './remote/shared-document-ref.js'
  */
 const AFTER_FIRST_BUILDS_MS = 100
 
+/** What `createCms` is given: the repository, and optionally a config, environment, logger and remote. */
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
   repoDir: string
@@ -75,15 +76,9 @@ export interface Cms {
    * a failed build is logged, and that collection is built on its first request instead).
    */
   ready: Promise<void>
-  /**
-   * A Koa middleware to mount the CMS inside an existing Koa server.
-   * @returns middleware
-   */
+  /** A Koa middleware to mount the CMS inside an existing Koa server. */
   middleware: () => Middleware
-  /**
-   * Stops the watcher and timers and releases the repository lock.
-   * @returns resolves when closed
-   */
+  /** Stops the watcher and timers and releases the repository lock. */
   close: () => Promise<void>
 }
 
@@ -98,18 +93,12 @@ export interface OpenCms {
 /**
  * Creates an instance over a repository: checks it, loads the config, takes the instance lock,
  * starts the content store.
- * @param opts repository, optional config and environment
- * @returns the instance
  */
 export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
   return (await openCms(opts)).cms
 }
 
-/**
- * Creates an instance and hands back its internals too (not part of the package's exports).
- * @param opts repository, optional config and environment
- * @returns the public instance and its services
- */
+/** Creates an instance and hands back its internals too (not part of the package's exports). */
 export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
   // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).

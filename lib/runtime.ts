@@ -20,11 +20,7 @@ export interface RuntimeSettings {
   renderTimeLimitMs: number
 }
 
-/**
- * Reads and checks the environment.
- * @param env the process environment
- * @returns the settings; throws StartupError when production rules are broken
- */
+/** Reads and checks the environment; throws StartupError when production rules are broken. */
 export function readRuntimeSettings (env: NodeJS.ProcessEnv): RuntimeSettings {
   const production = env.NODE_ENV === 'production'
   const password = nonEmpty(env.CMS_EDIT_PASSWORD) ?? nonEmpty(env.EDIT_PASSWORD)

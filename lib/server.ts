@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import type { Cms } from './cms.js'
 
 /** What `startServer` listens with. */
-export interface StartServerOptions {
+interface StartServerOptions {
   /** The instance whose `app` answers requests. */
   cms: Cms
   /** The address to bind (default 127.0.0.1). */
@@ -23,20 +23,13 @@ export interface RunningServer {
   /** `http://HOST:PORT` with the port actually bound. */
   url: string
   server: Server
-  /**
-   * Stops accepting connections, waits for requests in flight to finish, then closes the instance.
-   * @returns resolves when everything is closed
-   */
+  /** Stops accepting connections, waits for requests in flight to finish, then closes the instance. */
   close: () => Promise<void>
 }
 
 const IDLE_SWEEP_MS = 50
 
-/**
- * Listens on host and port with the instance's Koa app.
- * @param opts the instance, host and port
- * @returns the running server; rejects when the port cannot be bound
- */
+/** Listens on host and port with the instance's Koa app; rejects when the port cannot be bound. */
 export async function startServer (opts: StartServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1'
   const server = createServer(opts.cms.app.callback())

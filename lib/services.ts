@@ -21,6 +21,7 @@ import type { BoundedRenderer } from './commands/bounded-render.js'
 import type { BlockOutlineCache } from './commands/block-outlines.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 
+/** The parts of one instance, handed to the HTTP layer and to commands. */
 export interface Services {
   /** The site repository (its working tree). */
   repoDir: string
@@ -56,10 +57,6 @@ export interface Services {
   blockOutlines: BlockOutlineCache
   /** The Prometheus metrics (null unless `metrics.enabled`). */
   metrics: CmsMetrics | null
-  /**
-   * A repository-relative path (forward slashes) of an absolute path inside it.
-   * @param absolute a path inside the repository
-   * @returns the relative path
-   */
+  /** A repository-relative path (forward slashes) of an absolute path inside it. */
   relativePath: (absolute: string) => string
 }

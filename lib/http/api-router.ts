@@ -12,12 +12,7 @@ import { authRoutes } from './auth-routes.js'
 import { contentRoutes } from './content-routes.js'
 import { mediaRoutes } from './media-routes.js'
 
-/**
- * Builds the API middleware.
- * @param services the instance
- * @param extraRoutes registrars for further authenticated routes (writes, drafts, publish, ...)
- * @returns one middleware that handles every request under `apiBasePath` and passes on the rest
- */
+/** Builds the API middleware. */
 export function apiMiddleware (
   services: Services,
   extraRoutes: Array<(router: Router, services: Services) => void> = []

@@ -9,11 +9,7 @@ import { safeRedirectTarget } from '../auth/redirect-target.js'
 import { jsonBody } from './guards.js'
 import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
 
-/**
- * Registers the public auth routes.
- * @param router the public API router (prefixed with apiBasePath)
- * @param services the instance
- */
+/** Registers the public auth routes. */
 export function authRoutes (router: Router, services: Services): void {
   const { auth } = services
 

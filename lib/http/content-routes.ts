@@ -12,11 +12,7 @@ import { queryString, queryPositiveInt, queryEnum, queryFieldName } from './quer
 import { SortedRowsCache } from '../commands/sorted-rows.js'
 import { identityOf } from './guards.js'
 
-/**
- * Registers the read routes on the (authenticated) API router.
- * @param router the API router
- * @param services the instance
- */
+/** Registers the read routes on the (authenticated) API router. */
 export function contentRoutes (router: Router, services: Services): void {
   // Sorted orders of big collections, kept per instance until the collection changes.
   const sortCache = new SortedRowsCache()

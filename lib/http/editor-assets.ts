@@ -1,8 +1,7 @@
 /**
- * Serves the inline editor's browser assets under `/__cms/`: `bootstrap.js` (with the configured
- * API base path and admin path prepended, so the script a site includes needs no configuration), `editor.js` and
- * `editor.css`, bundled by scripts/build-browser.mjs into dist/browser/. With
- * `enableInlineEditor: false` these paths are passed on (404 unless the host app serves them).
+ * Serves the inline editor's assets under `/__cms/`: `bootstrap.js` (the API base and admin paths
+ * prepended, so a site's script tag needs no configuration), `editor.js` and `editor.css` from
+ * dist/browser/. With `enableInlineEditor: false` these paths are passed on.
  */
 import { readFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
@@ -25,37 +24,24 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
 /**
  * Where the bundled assets are: next to the compiled file (`dist/lib/http/` -> `dist/browser/`),
  * or, when running from the TypeScript sources (tests), `lib/http/` -> `dist/browser/`.
- * @returns the directory, or null when the browser bundle was not built
  */
 export function editorAssetDir (): string | null {
   const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
   return candidates.find(dir => existsSync(path.join(dir, 'bootstrap.js'))) ?? null
 }
 
-/**
- * The line bootstrap.js starts with: the API base path as a JavaScript string literal.
- * @param apiBasePath the configured base path
- * @returns a statement setting `window.__CMS_API__`
- */
+/** The line bootstrap.js starts with: the API base path as a JavaScript string literal. */
 export function apiBaseStatement (apiBasePath: string): string {
   // JSON is a valid JS string literal; `<` is escaped too so the line is also safe inside a <script>.
   return `window.__CMS_API__=${JSON.stringify(apiBasePath).replace(/</g, '\\u003c')};\n`
 }
 
-/**
- * The line telling bootstrap.js where the sign-in page is (its "Sign in to edit" link).
- * @param mountPath the admin mount path
- * @returns a statement setting `window.__CMS_ADMIN__`
- */
-export function adminPathStatement (mountPath: string): string {
+/** The line telling bootstrap.js where the sign-in page is (its "Sign in to edit" link). */
+function adminPathStatement (mountPath: string): string {
   return `window.__CMS_ADMIN__=${JSON.stringify(mountPath).replace(/</g, '\\u003c')};\n`
 }
 
-/**
- * Builds the middleware serving `/__cms/bootstrap.js`, `/__cms/editor.js` and `/__cms/editor.css`.
- * @param services the instance (its config decides whether the editor is enabled and the API path)
- * @returns Koa middleware that passes every other request on
- */
+/** Builds the middleware serving `/__cms/bootstrap.js`, `/__cms/editor.js` and `/__cms/editor.css`. */
 export function editorAssetsMiddleware (services: Services): Middleware {
   const { enableInlineEditor, apiBasePath, enableAdmin } = services.config
   const prelude = apiBaseStatement(apiBasePath) + (enableAdmin ? adminPathStatement(services.config.mountPath.replace(/\/+$/, '')) : '')

@@ -1,10 +1,8 @@
 /**
- * The one place where an error becomes a response: typed errors map to their status and a JSON
- * body `{ error, code, ...details }`; body-parser errors keep their 4xx status; anything else is a
- * 500 `{ error, code: 'internal' }` whose body leaks nothing (the stack goes to the log).
- *
- * A JSON body is serialized here, not by Koa after the middleware returned, so a body that cannot
- * be serialized (too deep, too large) becomes a logged JSON 500, not Koa's silent plain-text one.
+ * The one place where an error becomes a response: typed errors map to their status and
+ * `{ error, code, ...details }`; body-parser errors keep their 4xx; anything else is a 500 that leaks
+ * nothing (the stack goes to the log). JSON is serialized here, so a body that cannot be (too deep,
+ * too large) becomes a logged JSON 500, not Koa's silent plain-text one.
  */
 import type { Middleware } from 'koa'
 import type { Logger } from 'pino'
@@ -19,11 +17,7 @@ interface HttpLikeError {
   message?: unknown
 }
 
-/**
- * Builds the error-handling middleware.
- * @param log where unexpected errors are logged
- * @returns Koa middleware that must run first
- */
+/** Builds the error-handling middleware (it must run first); unexpected errors go to `log`. */
 export function errorHandler (log: Logger): Middleware {
   return async (ctx, next) => {
     try {

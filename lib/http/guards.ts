@@ -9,18 +9,14 @@ import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 
 /** Koa state set by `requireEditor`. */
-export interface EditorState {
+interface EditorState {
   identity: Identity
 }
 
 /** Maximum JSON body size. */
-export const JSON_LIMIT_BYTES = 1024 * 1024
+const JSON_LIMIT_BYTES = 1024 * 1024
 
-/**
- * Rejects requests without a valid editor identity (401) and stores the identity in `ctx.state`.
- * @param services the instance
- * @returns middleware
- */
+/** Rejects requests without a valid editor identity (401) and stores the identity in `ctx.state`. */
 export function requireEditor (services: Services): Middleware {
   return async (ctx, next) => {
     const identity = await services.auth.identify(ctx)
@@ -30,10 +26,7 @@ export function requireEditor (services: Services): Middleware {
   }
 }
 
-/**
- * Rejects mutating requests without `x-cms-request: 1` (403 with the spec's body).
- * @returns middleware
- */
+/** Rejects mutating requests without `x-cms-request: 1` (403 with the spec's body). */
 export function requireCsrfHeader (): Middleware {
   return async (ctx, next) => {
     if (ctx.get('x-cms-request') !== '1') throw new MissingCsrfHeaderError()
@@ -52,8 +45,6 @@ export function preloadJsonParser (): void {
 /**
  * Parses a JSON body with koa-body (415 for another type, 413 over 1 MiB, 400 when malformed, not an
  * object, with a `__proto__` key or not matching its declared length). An empty body reads as `{}`.
- * @param opts `optional`: an absent body is allowed
- * @returns middleware
  */
 export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
   let parser: Middleware | undefined
@@ -86,11 +77,7 @@ const JSON_PARSER_OPTIONS = {
   includeUnparsed: false
 } as const
 
-/**
- * The identity stored by `requireEditor`.
- * @param ctx the Koa context
- * @returns the identity
- */
+/** The identity stored by `requireEditor`. */
 export function identityOf (ctx: Context): Identity {
   return (ctx.state as EditorState).identity
 }

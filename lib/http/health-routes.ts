@@ -1,19 +1,14 @@
 /**
- * `GET /healthz` and `GET /readyz` (CONTRACT 18), outside `apiBasePath`, without a session and
- * without content: liveness answers while the process serves; readiness once the repository is
- * readable and every collection index is built (and no longer once the instance is closing), so a
- * load balancer sends editors only to an instance that can answer them at once.
+ * `GET /healthz` and `GET /readyz` (CONTRACT 18), outside `apiBasePath`, without a session: liveness
+ * answers while the process serves; readiness once the repository is readable and every collection
+ * index is built (not while closing), so a load balancer sends editors only where they get answers.
  */
 import { access, constants } from 'node:fs/promises'
 import path from 'node:path'
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
 
-/**
- * The health and readiness routes.
- * @param services the instance
- * @returns middleware answering `/healthz` and `/readyz`, passing on everything else
- */
+/** The health and readiness routes. */
 export function healthMiddleware (services: Services): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/healthz' && ctx.path !== '/readyz') { await next(); return }

@@ -4,11 +4,7 @@
  * command validators, `diff`) a restart no longer loads before it answers.
  */
 
-/**
- * Wraps a dynamic import so that it runs once, on the first call.
- * @param load the import, e.g. `async () => await import('../commands/mutate.js')`
- * @returns a function resolving to the loaded module (the same promise on every call)
- */
+/** Wraps a dynamic import so that it runs once, on the first call. */
 export function loadOnFirstUse<T> (load: () => Promise<T>): () => Promise<T> {
   let loading: Promise<T> | null = null
   return async () => await (loading ??= load())

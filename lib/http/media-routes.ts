@@ -1,9 +1,7 @@
 /**
- * The media library's routes (authenticated like every API route; DELETE needs the
- * request-forgery header):
- * `GET /media` (one page of files, and the folders), `GET /media/references?path=`,
- * `DELETE /media?path=[&force=true]` and `GET /media/file?path=` (the file's bytes, for the
- * Studio's thumbnails of files the service does not serve under an uploads URL).
+ * The media library's routes (authenticated; DELETE needs the request-forgery header): `GET /media`,
+ * `GET /media/references?path=`, `DELETE /media?path=[&force=true]` and `GET /media/file?path=` (the
+ * bytes, for thumbnails of files not served under an uploads URL).
  */
 import { createReadStream } from 'node:fs'
 import { lstat, realpath } from 'node:fs/promises'
@@ -19,11 +17,7 @@ import { loadOnFirstUse } from './load-on-first-use.js'
 
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
-/**
- * Registers the media routes on the (authenticated, CSRF-checked) API router.
- * @param router the API router
- * @param services the instance
- */
+/** Registers the media routes on the (authenticated, CSRF-checked) API router. */
 export function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
     const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([

@@ -10,12 +10,7 @@ import type { Services } from '../services.js'
 import type { CmsMetrics } from '../metrics/cms-metrics.js'
 import { CmsError } from '../errors.js'
 
-/**
- * Times and counts every request (runs first, so it sees the status the error handler set).
- * @param services the instance
- * @param metrics its metrics
- * @returns middleware
- */
+/** Times and counts every request (runs first, so it sees the status the error handler set). */
 export function requestMetricsMiddleware (services: Services, metrics: CmsMetrics): Middleware {
   const { apiBasePath: api } = services.config
   const routeOf = routeLabeler(services)
@@ -35,12 +30,7 @@ export function requestMetricsMiddleware (services: Services, metrics: CmsMetric
   }
 }
 
-/**
- * The `/metrics` route.
- * @param metrics the instance's metrics
- * @param token the bearer token a scrape must carry (null: none)
- * @returns middleware answering `/metrics`, passing on everything else
- */
+/** The `/metrics` route (a scrape must carry `token` as a bearer token unless it is null). */
 export function metricsRouteMiddleware (metrics: CmsMetrics, token: string | null): Middleware {
   const expected = token === null ? null : digest(token)
   return async (ctx, next) => {

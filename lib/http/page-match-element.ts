@@ -1,8 +1,7 @@
 /**
- * Reading a page the site's generator built, for `serve --proxy`/`--site`: its text as search
- * terms, whether its templates already mark an element, and which element holds an entry's body
- * (the container whose text covers the body's words best with the fewest words of its own).
- * Parsed with hast-util-from-html (parse5), so element positions are offsets in the page's text.
+ * Reading a page the generator built (`serve --proxy`/`--site`): its text as search terms, whether its
+ * templates mark an element, and which element holds an entry's body (the container covering the
+ * body's words best with fewest of its own). Parsed with parse5, so positions are offsets in the text.
  */
 import { fromHtml } from 'hast-util-from-html'
 import type { Element, Root, RootContent } from 'hast'
@@ -26,20 +25,12 @@ export interface BodyElement {
   score: number
 }
 
-/**
- * Parses a page.
- * @param html the page's text
- * @returns its hast tree (with positions)
- */
+/** Parses a page into a hast tree with positions. */
 export function parsePage (html: string): Root {
   return fromHtml(html)
 }
 
-/**
- * Whether the page's templates already mark an element for the editor (`data-cms`, `data-cms-md`).
- * @param tree the page
- * @returns true when one is marked
- */
+/** Whether the page's templates already mark an element for the editor (`data-cms`, `data-cms-md`). */
 export function hasEditorBinding (tree: Root): boolean {
   let found = false
   walk(tree, 0, el => {
@@ -53,8 +44,6 @@ export function hasEditorBinding (tree: Root): boolean {
 /**
  * The words of a page's main text (script, style and site chrome left out), folded as the search
  * indexes them.
- * @param tree the page
- * @returns its terms in order
  */
 export function mainTextTerms (tree: Root): string[] {
   const terms: string[] = []
@@ -72,9 +61,6 @@ export function mainTextTerms (tree: Root): string[] {
  * The container element that holds an entry's body: among `body`, `main`, `article`, `section`,
  * `div` and `td`, the one with the best product of recall (share of the body's distinct words it
  * holds) and precision (share of its words that are body words); on a tie, the innermost.
- * @param tree the page
- * @param bodyTerms the distinct terms of the entry's body
- * @returns the element, or null when none holds any body word (or the best has no source position)
  */
 export function findBodyElement (tree: Root, bodyTerms: ReadonlySet<string>): BodyElement | null {
   if (bodyTerms.size === 0) return null

@@ -1,9 +1,8 @@
 /**
- * A collection's `url` pattern (`/posts/{slug}/`): the address the site's generator gives each
- * entry, so `serve --proxy`/`--site` can tell which entry a page shows, and the Studio can link to
- * it. Placeholders: `{id}` (the entry id), `{slug}` (the `slug` field, else the id's last segment
- * without a Jekyll date prefix), `{year}`, `{month}`, `{day}` (the `date` field, else the id's date
- * prefix). A section page's `_index` (or `index`) id stands for its folder. Pure: imports nothing.
+ * A collection's `url` pattern (`/posts/{slug}/`): the address the generator gives each entry, so
+ * `serve --proxy`/`--site` can tell which entry a page shows. Placeholders: `{id}`, `{slug}` (the field,
+ * else the id's last segment without a Jekyll date), `{year}`/`{month}`/`{day}` (the `date` field, else
+ * the id's date prefix); an `_index`/`index` id stands for its folder. Pure: imports nothing.
  */
 
 const PLACEHOLDER = /\{(id|slug|year|month|day)\}/g
@@ -11,13 +10,7 @@ const DATE_PREFIX = /^(\d{4})-(\d{2})-(\d{2})(?:-|$)/
 const DATE_VALUE = /^(\d{4})-(\d{2})-(\d{2})/
 const INDEX_NAMES = new Set(['_index', 'index'])
 
-/**
- * The address of an entry under a collection's `url` pattern.
- * @param pattern the pattern (`/posts/{slug}/`)
- * @param id the entry id
- * @param fields the entry's fields (its `slug` and `date` are read), if known
- * @returns the path, or null when a placeholder has no value (a `{year}` without a date)
- */
+/** The address of an entry under a collection's `url` pattern (`/posts/{slug}/`), or null when a placeholder has no value. */
 export function entryUrl (pattern: string, id: string, fields: Readonly<Record<string, unknown>> = {}): string | null {
   const segments = id.split('/')
   const last = segments[segments.length - 1] ?? id
@@ -45,9 +38,6 @@ export function entryUrl (pattern: string, id: string, fields: Readonly<Record<s
 /**
  * Whether a request path can be an address of the pattern at all (a quick test before entries
  * are looked at): the pattern's fixed parts in order, anything between them.
- * @param pattern the pattern
- * @param requestPath the request's path
- * @returns true when it may match
  */
 export function mayMatchUrl (pattern: string, requestPath: string): boolean {
   const parts = pattern.split(PLACEHOLDER).filter((_p, i) => i % 2 === 0).map(p => p.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
@@ -57,8 +47,6 @@ export function mayMatchUrl (pattern: string, requestPath: string): boolean {
 /**
  * A path as addresses are compared: percent-decoding undone, a trailing `index.html` and
  * trailing slashes dropped, lowercase (generators lowercase addresses by default).
- * @param urlPath a request path or an entry's address
- * @returns the comparable form
  */
 export function normalizeUrlPath (urlPath: string): string {
   let p = urlPath

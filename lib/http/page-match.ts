@@ -1,8 +1,7 @@
 /**
- * Which entry a page of the site shows, and which of its elements holds that entry's Markdown body,
- * with no template change (`serve --proxy`/`--site`, CONTRACT 14): by a collection's `url` pattern
- * when the config gives one and the address fits, else by the site's full-text index (the entries
- * holding runs of the page's words) checked against the page (the best body element's score).
+ * Which entry a page shows and which element holds its Markdown body, with no template change
+ * (CONTRACT 14): by the collection's `url` pattern when it fits, else by the full-text index (entries
+ * holding runs of the page's words) checked against the page's best body element.
  */
 import type { Root } from 'hast'
 import type { Services } from '../services.js'
@@ -22,7 +21,7 @@ const CANDIDATES = 4
 const MIN_SCORE = 0.3
 
 /** A page matched to an entry's body. */
-export interface PageMatch {
+interface PageMatch {
   collection: string
   id: string
   /** How it was found. */
@@ -31,13 +30,7 @@ export interface PageMatch {
   body: BodyElement
 }
 
-/**
- * Finds the entry a page shows and the element holding its body.
- * @param services the instance
- * @param urlPath the page's request path
- * @param tree the page, parsed
- * @returns the match, or null when no Markdown entry fits the page
- */
+/** Finds the entry a page shows and the element holding its body; null when no Markdown entry fits. */
 export async function matchPage (services: Services, urlPath: string, tree: Root): Promise<PageMatch | null> {
   const collections = (await services.content.registry.list()).filter(c => c.format === 'md' || c.format === 'mdx')
   const byUrl = await matchByUrl(services, collections, urlPath, tree)

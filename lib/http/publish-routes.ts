@@ -8,11 +8,7 @@ import { jsonBody, identityOf } from './guards.js'
 import { queryString } from './query.js'
 import { loadOnFirstUse } from './load-on-first-use.js'
 
-/**
- * Registers draft, publish and deployment routes on the (authenticated, CSRF-checked) API router.
- * @param router the API router
- * @param services the instance
- */
+/** Registers draft, publish and deployment routes on the (authenticated, CSRF-checked) API router. */
 export function publishRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
     const [schemas, { draftStatus, discardDrafts }, { publish }] = await Promise.all([

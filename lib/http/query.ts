@@ -5,12 +5,7 @@ import type { Context } from 'koa'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 
-/**
- * A single string query parameter.
- * @param ctx the Koa context
- * @param name parameter name
- * @returns the value, or undefined when absent
- */
+/** A single string query parameter. */
 export function queryString (ctx: Context, name: string): string | undefined {
   const value = ctx.query[name]
   if (value === undefined) return undefined
@@ -18,13 +13,7 @@ export function queryString (ctx: Context, name: string): string | undefined {
   return value
 }
 
-/**
- * A positive integer query parameter.
- * @param ctx the Koa context
- * @param name parameter name
- * @param fallback value when absent
- * @returns the number
- */
+/** A positive integer query parameter, `fallback` when absent. */
 export function queryPositiveInt (ctx: Context, name: string, fallback: number): number {
   const raw = queryString(ctx, name)
   if (raw === undefined || raw === '') return fallback
@@ -32,13 +21,7 @@ export function queryPositiveInt (ctx: Context, name: string, fallback: number):
   return Number(raw)
 }
 
-/**
- * A query parameter that must be one of a few words.
- * @param ctx the Koa context
- * @param name parameter name
- * @param allowed the accepted values
- * @returns the value, or undefined when absent or empty
- */
+/** A query parameter that must be one of a few words. */
 export function queryEnum<T extends string> (ctx: Context, name: string, allowed: readonly T[]): T | undefined {
   const raw = queryString(ctx, name)
   if (raw === undefined || raw === '') return undefined
@@ -50,9 +33,6 @@ export function queryEnum<T extends string> (ctx: Context, name: string, allowed
  * A query parameter naming a top-level data field (1 to 128 characters, no control characters,
  * no `.` or `/`, never `__proto__`, `prototype` or `constructor`); whether the collection has
  * that field is the command's check.
- * @param ctx the Koa context
- * @param name parameter name
- * @returns the field name, or undefined when absent or empty
  */
 export function queryFieldName (ctx: Context, name: string): string | undefined {
   const raw = queryString(ctx, name)

@@ -7,11 +7,7 @@ import { identityOf } from './guards.js'
 import { queryString } from './query.js'
 import { loadOnFirstUse } from './load-on-first-use.js'
 
-/**
- * Registers the search route on the (authenticated) API router.
- * @param router the API router
- * @param services the instance
- */
+/** Registers the search route on the (authenticated) API router. */
 export function searchRoutes (router: Router, services: Services): void {
   const command = loadOnFirstUse(async () => await import('../commands/search-everywhere.js'))
   router.get('/search', async (ctx) => {

@@ -11,12 +11,8 @@ import type { Context } from 'koa'
 const PRECOMPRESSED = [['br', '.br'], ['gzip', '.gz']] as const
 
 /**
- * Answers with the asset's bytes, or 304 when the client's ETag matches.
- * @param ctx the Koa context
- * @param bytes the asset's content
- * @param type its content type
- * @param encoded the same content compressed, sent instead (with its own ETag) when given
- * @param cacheControl `no-cache` (revalidated on each use) unless the URL names this content
+ * Answers with the asset's bytes (or `encoded`, with its own ETag), or 304 when the client's ETag
+ * matches; `cacheControl` stays `no-cache` unless the URL names this content.
  */
 export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }, cacheControl = 'no-cache'): void {
   ctx.set('Cache-Control', cacheControl)
@@ -35,11 +31,6 @@ export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: 
  * Answers with a built asset, as the `.br` or `.gz` file the build wrote beside it when the client
  * accepts that encoding (koa-compress then leaves it alone), else as is. A compressed file older
  * than the asset (a partial rebuild) is not used.
- * @param ctx the Koa context
- * @param dir the folder of built assets
- * @param name the asset's file name (checked by the caller)
- * @param type its content type
- * @param cacheControl as for sendAsset
  */
 export async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string, cacheControl = 'no-cache'): Promise<void> {
   const file = path.join(dir, name)

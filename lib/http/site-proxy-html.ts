@@ -1,8 +1,7 @@
 /**
- * The one change `serve --proxy`/`--site` makes to the site's HTML pages: the bootstrap script
- * tag before the last `</body>` (at the end when there is none), and for a signed-in editor the
- * `data-cms-md` attribute on the element holding the page's entry body. Every other byte stays the
- * page's own: insertions are made in the bytes, not in a re-serialized document.
+ * The one change `serve --proxy`/`--site` makes to HTML pages: the bootstrap script before the last
+ * `</body>`, and for a signed-in editor `data-cms-md` on the element holding the entry body. Insertions
+ * are made in the bytes, not a re-serialized document, so every other byte stays the page's own.
  */
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
@@ -10,7 +9,7 @@ import type { Readable } from 'node:stream'
 import { EDITOR_ASSET_PREFIX } from './editor-assets.js'
 
 /** The tag inserted into every HTML page. */
-export const BOOTSTRAP_TAG = `<script src="${EDITOR_ASSET_PREFIX}bootstrap.js" defer></script>`
+const BOOTSTRAP_TAG = `<script src="${EDITOR_ASSET_PREFIX}bootstrap.js" defer></script>`
 
 /** Pages larger than this (as sent, and decompressed) are passed on unchanged. */
 export const MAX_PAGE_BYTES = 16 * 1024 * 1024
@@ -22,21 +21,12 @@ const DECODERS: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<
   br: promisify(zlib.brotliDecompress)
 }
 
-/**
- * Whether a response is an HTML page.
- * @param contentType its Content-Type
- * @returns true for text/html
- */
+/** Whether a response is an HTML page. */
 export function isHtml (contentType: string | undefined): boolean {
   return contentType !== undefined && /^\s*text\/html\s*(;|$)/i.test(contentType)
 }
 
-/**
- * Reads a stream up to a size.
- * @param stream the body
- * @param limit the most bytes to hold
- * @returns the bytes when the body fits, else the body as an untouched stream (what was read first included)
- */
+/** Reads a stream up to `limit` bytes; a longer body comes back as an untouched stream instead. */
 export async function readUpTo (stream: Readable, limit: number): Promise<{ bytes: Buffer } | { stream: AsyncIterable<Buffer> }> {
   const chunks: Buffer[] = []
   let size = 0
@@ -57,12 +47,7 @@ export async function readUpTo (stream: Readable, limit: number): Promise<{ byte
   }
 }
 
-/**
- * Decompresses a page as its Content-Encoding says.
- * @param bytes the body as sent
- * @param encoding the Content-Encoding (none: as is)
- * @returns the page's bytes, or null for an unknown encoding or a body that does not decode
- */
+/** Decompresses a page as its Content-Encoding says; null for an unknown encoding or a body that does not decode. */
 export async function decodeBody (bytes: Buffer, encoding: string | undefined): Promise<Buffer | null> {
   const name = (encoding ?? 'identity').trim().toLowerCase()
   if (name === 'identity' || name === '') return bytes
@@ -78,9 +63,6 @@ export async function decodeBody (bytes: Buffer, encoding: string | undefined): 
 /**
  * The page with the bootstrap tag (unless it already includes bootstrap.js) and an optional
  * attribute inserted.
- * @param page the page's bytes
- * @param attribute the attribute text (` data-cms-md="..."`) and its offset in the page's UTF-8 text
- * @returns the new bytes
  */
 export function injectIntoPage (page: Buffer, attribute: { at: number, text: string } | null): Buffer {
   const latin1 = page.toString('latin1')
@@ -106,12 +88,7 @@ export function injectIntoPage (page: Buffer, attribute: { at: number, text: str
   return Buffer.concat(parts)
 }
 
-/**
- * The `data-cms-md` attribute naming an entry's body, escaped for a double-quoted attribute.
- * @param collection the collection
- * @param id the entry id
- * @returns ` data-cms-md="<collection>/<id>#body"`
- */
+/** The `data-cms-md` attribute naming an entry's body, escaped for a double-quoted attribute. */
 export function bodyAttribute (collection: string, id: string): string {
   const value = `${collection}/${id}#body`.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
   return ` data-cms-md="${value}"`

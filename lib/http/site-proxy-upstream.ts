@@ -1,8 +1,7 @@
 /**
- * Forwarding to a generator's dev server (`serve --proxy <url>`) with Node's own http client: the
- * method, headers and streamed body go on, the Host is the upstream's, git-cms's session cookie
- * never leaves, and a redirect to the upstream's origin comes back as a path on ours. WebSocket
- * upgrades (live reload) are piped both ways unchanged.
+ * Forwarding to a generator's dev server (`serve --proxy <url>`) with Node's http client: method,
+ * headers and streamed body go on with the upstream's Host, the session cookie never leaves, a redirect
+ * to the upstream comes back as a path on ours; WebSocket upgrades (live reload) are piped both ways.
  */
 import http, { type IncomingMessage, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http'
 import https from 'node:https'
@@ -16,11 +15,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
 /** How long an upstream may take to start answering. */
 const UPSTREAM_TIMEOUT_MS = 30_000
 
-/**
- * Parses and checks the `--proxy` address.
- * @param value the address given
- * @returns its origin as a URL (path, query and fragment dropped)
- */
+/** Parses and checks the `--proxy` address; gives its origin (path, query and fragment dropped). */
 export function upstreamOrigin (value: string): URL {
   let url: URL
   try { url = new URL(value) } catch { throw new Error(`--proxy needs an http:// or https:// address, got '${value}'`) }
@@ -29,12 +24,7 @@ export function upstreamOrigin (value: string): URL {
   return new URL(url.origin)
 }
 
-/**
- * Sends a request on to the upstream and resolves with its response (body not yet read).
- * @param req the incoming request (its body is streamed on)
- * @param upstream the upstream origin
- * @returns the upstream's response; rejects with BadGatewayError when it cannot be reached
- */
+/** Sends a request on to the upstream and resolves with its response (body not yet read); BadGatewayError when unreachable. */
 export async function forwardRequest (req: IncomingMessage, upstream: URL): Promise<IncomingMessage> {
   const client = upstream.protocol === 'https:' ? https : http
   return await new Promise<IncomingMessage>((resolve, reject) => {
@@ -55,9 +45,6 @@ export async function forwardRequest (req: IncomingMessage, upstream: URL): Prom
 /**
  * The response headers to send on: hop-by-hop ones dropped, a `Location` on the upstream's origin
  * made a path on ours.
- * @param headers the upstream's response headers
- * @param upstream the upstream origin
- * @returns the headers to send
  */
 export function responseHeaders (headers: IncomingHttpHeaders, upstream: URL): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {}
@@ -77,9 +64,6 @@ export function responseHeaders (headers: IncomingHttpHeaders, upstream: URL): O
 /**
  * Handles an HTTP upgrade (a WebSocket of the dev server's live reload): the same request goes to
  * the upstream, and once it switches protocols the two sockets are piped together.
- * @param upstream the upstream origin
- * @param isOwnPath paths git-cms serves itself (never upgraded to the upstream)
- * @returns a listener for the server's `upgrade` event
  */
 export function upgradeForwarder (upstream: URL, isOwnPath: (path: string) => boolean): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const client = upstream.protocol === 'https:' ? https : http

@@ -1,9 +1,8 @@
 /**
- * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin. Every
- * request git-cms does not answer itself goes to the site (a generator's dev server, or a built
- * folder); the routes of git-cms (apiBasePath, the admin mountPath, `/__cms/`) are never passed
- * on. HTML pages get the bootstrap script; for a signed-in editor a page whose templates mark no
- * element is matched to its entry (page-match.ts) and its body element gets `data-cms-md`.
+ * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin. Requests
+ * git-cms does not answer go to the site (dev server or built folder); its own routes never do. HTML
+ * pages get the bootstrap script, and for a signed-in editor an unmarked page is matched to its entry
+ * (page-match.ts) and its body element gets `data-cms-md`.
  */
 import { createReadStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -23,28 +22,18 @@ import { hasEditorBinding, parsePage } from './page-match-element.js'
 import { matchPage } from './page-match.js'
 
 /** Where the site comes from: a running dev server's origin, or a built folder's real path. */
-export type SiteSource = { proxy: URL } | { folder: string }
+type SiteSource = { proxy: URL } | { folder: string }
 
 /** Response headers that no longer describe a page once it is changed. */
 const STALE_WHEN_CHANGED = ['content-length', 'content-encoding', 'etag', 'last-modified', 'content-md5', 'accept-ranges']
 
-/**
- * Whether a path is one of git-cms's own routes (never passed to the site).
- * @param config the instance's config
- * @param urlPath the request's path
- * @returns true for the API, the admin and the editor assets
- */
+/** Whether a path is one of git-cms's own routes (never passed to the site). */
 export function isOwnPath (config: Config, urlPath: string): boolean {
   const under = (prefix: string): boolean => urlPath === prefix || urlPath.startsWith(prefix === '/' ? '/' : prefix + '/')
   return under(config.apiBasePath) || (config.enableAdmin && under(config.mountPath)) || urlPath.startsWith(EDITOR_ASSET_PREFIX) || urlPath === EDITOR_ASSET_PREFIX.slice(0, -1)
 }
 
-/**
- * The site as a Koa middleware, mounted after git-cms's own routes.
- * @param services the instance
- * @param source the dev server or folder
- * @returns the middleware (git-cms's own paths go to `next`)
- */
+/** The site as a Koa middleware, mounted after git-cms's own routes. */
 export function siteMiddleware (services: Services, source: SiteSource): Middleware {
   return async (ctx, next) => {
     if (isOwnPath(services.config, ctx.path)) { await next(); return }

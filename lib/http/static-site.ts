@@ -1,15 +1,14 @@
 /**
- * A built site folder (`serve --site <dir>`): a request path becomes a file inside the folder,
- * `index.html` for a folder, `<path>.html` for an extensionless address, else the folder's
- * `404.html` (status 404) when it has one. Paths are decoded once and must stay inside the folder
- * lexically and after symbolic links are resolved; hidden files (a `.` segment) are never served.
+ * A built site folder (`serve --site <dir>`): a path becomes a file, `index.html` for a folder,
+ * `<path>.html` for an extensionless address, else `404.html`. Paths are decoded once and must stay
+ * inside the folder lexically and after symbolic links; hidden files (a `.` segment) are never served.
  */
 import { realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { isInside } from '../storage/safe-path.js'
 
 /** A file of the site to send. */
-export interface SiteFile {
+interface SiteFile {
   /** Its real path (inside the folder). */
   file: string
   size: number
@@ -18,13 +17,9 @@ export interface SiteFile {
 }
 
 /** The folder's answer to a path. */
-export type SiteLookup = SiteFile | { redirect: string } | { refused: true } | null
+type SiteLookup = SiteFile | { redirect: string } | { refused: true } | null
 
-/**
- * Checks the `--site` folder.
- * @param dir the folder given
- * @returns its real path; rejects when it is not a readable folder
- */
+/** Checks the `--site` folder and gives its real path; rejects when it is not a readable folder. */
 export async function siteFolder (dir: string): Promise<string> {
   let real: string
   try {
@@ -37,11 +32,8 @@ export async function siteFolder (dir: string): Promise<string> {
 }
 
 /**
- * Finds the file a request path names in a site folder.
- * @param root the folder's real path
- * @param urlPath the request's path, still percent-encoded
- * @returns the file; a redirect (a folder asked for without its `/`); refused (a path out of the
- *   folder, a hidden file, bad encoding); null when there is nothing and no `404.html`
+ * Finds the file a request path (still percent-encoded) names in a site folder: the file, a redirect
+ * (a folder without its `/`), refused (out of the folder, hidden, bad encoding), or null.
  */
 export async function findSiteFile (root: string, urlPath: string): Promise<SiteLookup> {
   let decoded: string

@@ -1,9 +1,8 @@
 /**
- * `POST <apiBasePath>/sync`: the git host's push webhook. No session: the request is verified with
- * `git.syncSecret`, as GitHub/Gitea/Forgejo sign it (`X-Hub-Signature-256: sha256=<HMAC-SHA256 of
- * the raw body>`) or as GitLab sends it (`X-Gitlab-Token: <secret>`). Without a configured secret
- * the route does not exist (404); a request without a signature is 401, a wrong one 403, and
- * neither changes anything. A verified call fetches and fast-forwards at once.
+ * `POST <apiBasePath>/sync`: the git host's push webhook, verified with `git.syncSecret` as GitHub,
+ * Gitea and Forgejo sign it (`X-Hub-Signature-256`) or GitLab sends it (`X-Gitlab-Token`). Without a
+ * secret the route is 404; no signature is 401, a wrong one 403, neither changes anything. A verified
+ * call fetches and fast-forwards at once.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Middleware } from 'koa'
@@ -13,11 +12,7 @@ import { ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError 
 /** A push event is small; anything larger is refused before it is read further. */
 const MAX_BODY_BYTES = 1024 * 1024
 
-/**
- * Builds the middleware answering the sync webhook (every other request passes on).
- * @param services the instance
- * @returns Koa middleware
- */
+/** Builds the middleware answering the sync webhook (every other request passes on). */
 export function syncWebhookMiddleware (services: Services): Middleware {
   const route = `${services.config.apiBasePath}/sync`
   return async (ctx, next) => {
@@ -32,14 +27,8 @@ export function syncWebhookMiddleware (services: Services): Middleware {
   }
 }
 
-/**
- * Checks a webhook's signature or token against the secret.
- * @param secret `git.syncSecret`
- * @param body the raw request body
- * @param hubSignature the `X-Hub-Signature-256` header ('' when absent)
- * @param gitlabToken the `X-Gitlab-Token` header ('' when absent)
- */
-export function verifySignature (secret: string, body: Buffer, hubSignature: string, gitlabToken: string): void {
+/** Checks a webhook's signature or token against the secret. */
+function verifySignature (secret: string, body: Buffer, hubSignature: string, gitlabToken: string): void {
   if (hubSignature === '' && gitlabToken === '') throw new UnauthorizedError('A signed request is required (X-Hub-Signature-256 or X-Gitlab-Token)')
   if (hubSignature !== '') {
     const expected = 'sha256=' + createHmac('sha256', secret).update(body).digest('hex')

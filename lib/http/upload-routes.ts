@@ -18,11 +18,7 @@ import { identityOf } from './guards.js'
 
 interface UploadedFile { filepath: string, originalFilename: string | null }
 
-/**
- * Registers the upload route on the (authenticated, CSRF-checked) API router.
- * @param router the API router
- * @param services the instance
- */
+/** Registers the upload route on the (authenticated, CSRF-checked) API router. */
 export function uploadRoutes (router: Router, services: Services): void {
   const tempDir = path.join(services.stateDir, 'uploads-tmp')
   const maxBytes = services.config.uploads.maxBytes
@@ -115,8 +111,6 @@ const MIME_BY_EXT = new Map(Object.values(UPLOAD_TYPES).map(t => [t.ext, t.mime]
 /**
  * Serves stored uploads: only `<uploadsUrl>/YYYY/MM/<name>.<allowed ext>`, only files that really
  * are inside `uploadsDir`, with their type and `X-Content-Type-Options: nosniff`.
- * @param services the instance
- * @returns middleware
  */
 export function serveUploads (services: Services): Middleware {
   // The top-level uploads folder and every collection's own (`uploadsDir`/`uploadsUrl`).

@@ -7,11 +7,7 @@ import { jsonBody, identityOf } from './guards.js'
 import { queryString } from './query.js'
 import { loadOnFirstUse } from './load-on-first-use.js'
 
-/**
- * Registers mutate and history routes on the (authenticated, CSRF-checked) API router.
- * @param router the API router
- * @param services the instance
- */
+/** Registers mutate and history routes on the (authenticated, CSRF-checked) API router. */
 export function writeRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
     const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([

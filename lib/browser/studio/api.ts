@@ -8,8 +8,6 @@ export class ApiError extends Error {
   readonly status: number
   readonly body: Record<string, unknown>
   /**
-   * @param status HTTP status
-   * @param body the JSON error body
    */
   constructor (status: number, body: Record<string, unknown>) {
     super(typeof body.error === 'string' ? body.error : `Request failed (${status})`)
@@ -52,27 +50,16 @@ export class Api {
   readonly base: string
   /** The entry uploads belong to (its collection's uploadsDir, or beside a page bundle). */
   readonly uploadScope: { collection: string, id: string } | null
-  /** @param base the API base path, e.g. /api/cms @param uploadScope the entry uploads belong to */
+  /** A client of the API at `base` (e.g. /api/cms), uploading for `uploadScope` when given. */
   constructor (base: string, uploadScope: { collection: string, id: string } | null = null) {
     this.base = base
     this.uploadScope = uploadScope
   }
 
-  /**
-   * The same API whose uploads go where this entry keeps its files.
-   * @param collection collection name @param id entry id
-   * @returns a scoped Api
-   */
+  /** The same API whose uploads go where this entry keeps its files. */
   forEntry (collection: string, id: string): Api { return new Api(this.base, { collection, id }) }
 
-  /**
-   * Sends one request and parses the JSON answer.
-   * @param method HTTP method
-   * @param path path under the base, with query
-   * @param body JSON body (or FormData for uploads)
-   * @param csrf whether to send the request-forgery header
-   * @returns the parsed body
-   */
+  /** Sends one request and parses the JSON answer. */
   async call<T> (method: string, path: string, body?: unknown, csrf = true): Promise<T> {
     const headers: Record<string, string> = {}
     if (method !== 'GET' && csrf) headers['x-cms-request'] = '1'
@@ -87,62 +74,53 @@ export class Api {
     return json as T
   }
 
-  /** @returns the session */
+  /** The current session. */
   async session (): Promise<Session> { return await this.call('GET', '/auth/session') }
-  /** @param password the password @param name the editor's name ('' for none) @returns the login answer */
+  /** Signs in with the password, under the editor's name when one is given. */
   async login (password: string, name = ''): Promise<unknown> { return await this.call('POST', '/auth/login', name.trim() === '' ? { password } : { password, name }, false) }
-  /** @param q the query @returns the hits of every collection, grouped */
+  /** Searches every collection; hits grouped by collection. */
   async searchAll (q: string): Promise<{ groups: SearchGroup[] }> { return await this.call('GET', `/search?q=${encodeURIComponent(q)}`) }
-  /** @returns the logout answer (may carry a provider redirect) */
+  /** Signs out (the answer may carry a provider redirect). */
   async logout (): Promise<{ redirect?: string }> { return await this.call('POST', '/auth/logout', undefined, false) }
 
-  /**
-   * Lists entries.
-   * @param collection name
-   * @param opts page, pageSize, q, id, sort, order, draft
-   * @returns entries and pagination
-   */
+  /** Lists entries. */
   async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string, sort?: string, order?: string, draft?: string, locale?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
     const qs = new URLSearchParams({ collection })
     for (const [k, v] of Object.entries(opts)) if (v !== undefined && v !== '') qs.set(k, String(v))
     return await this.call('GET', `/entries?${qs.toString()}`)
   }
 
-  /** @param collection name @returns the schema response */
+  /** A collection's schema, template and metadata. */
   async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown> }> {
     return await this.call('GET', `/schema?collection=${encodeURIComponent(collection)}`)
   }
 
-  /** @param command a mutation command @returns `{ ok, revision }` */
+  /** Sends a mutation command. */
   async mutate (command: Record<string, unknown>): Promise<{ ok: boolean, revision: number }> { return await this.call('POST', '/mutate', command) }
-  /** @param collection name @param id entry @returns the snapshots, oldest first */
+  /** An entry's snapshots, oldest first. */
   async history (collection: string, id: string): Promise<{ history: Snapshot[] }> {
     return await this.call('GET', `/history?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)
   }
 
-  /** @param collection name @param id entry @param ts snapshot @returns the answer */
+  /** Restores an entry's snapshot taken at `ts`. */
   async restore (collection: string, id: string, ts: number): Promise<unknown> { return await this.call('POST', '/history', { collection, id, ts }) }
-  /** @returns the editor's draft status */
+  /** The editor's draft status. */
   async draft (): Promise<{ hasDrafts: boolean, count: number }> { return await this.call('GET', '/draft') }
-  /** @param collection name @param id entry @returns the discarded keys */
+  /** Discards an entry's draft; gives the keys discarded. */
   async discard (collection: string, id: string): Promise<{ cleared: string[] }> {
     return await this.call('DELETE', `/draft?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)
   }
 
-  /** @param scope what to publish @returns the publish report */
+  /** Publishes `scope`. */
   async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
-  /** @returns the deployment status */
+  /** The deployment status. */
   async deployment (): Promise<{ configured: boolean, state: string, commit?: string, sync?: SyncReport }> { return await this.call('GET', '/deployment') }
-  /**
-   * Renders unsaved Markdown as the server would publish it (sanitized).
-   * @param collection name @param id entry @param body the Markdown
-   * @returns the HTML
-   */
+  /** Renders unsaved Markdown as the server would publish it (sanitized). */
   async preview (collection: string, id: string, body: string): Promise<string> {
     return (await this.call<{ html: string }>('POST', '/preview', { collection, id, body })).html
   }
 
-  /** @param file the file @returns its URL */
+  /** Uploads a file; gives its URL. */
   async upload (file: File): Promise<{ url: string }> {
     const form = new FormData()
     form.append('file', file)

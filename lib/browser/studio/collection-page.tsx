@@ -10,7 +10,7 @@ import { LocaleBadge, LocaleFilter, useLocales } from './languages.js'
 
 const PAGE_SIZE = 24
 
-/** @param props api, config, the collection, navigation @returns the collection page */
+/** The page listing a collection's entries. */
 export function CollectionPage ({ api, config, collection, navigate }: { api: Api, config: StudioConfig, collection: StudioCollection, navigate: Navigate }): JSX.Element {
   const [q, setQ] = useState('')
   const [page, setPage] = useState(1)

@@ -22,20 +22,15 @@ interface Props {
 }
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
-/** @param v any value @returns it as text */
+/** A value as text for the panel. */
 const show = (v: unknown): string => v === undefined || v === null || v === '' ? '(empty)' : typeof v === 'string' ? v : JSON.stringify(v)
 
-/**
- * The fields that differ between the editor's values and the newer version.
- * @param mine the editor's values
- * @param theirs the newer version's data
- * @returns the field names
- */
-export function conflictingFields (mine: Record<string, unknown>, theirs: Record<string, unknown>): string[] {
+/** The fields that differ between the editor's values and the newer version. */
+function conflictingFields (mine: Record<string, unknown>, theirs: Record<string, unknown>): string[] {
   return [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(k => !same(mine[k], theirs[k]))
 }
 
-/** @param props the versions and the actions @returns the panel */
+/** The conflict panel: the versions side by side and the actions. */
 export function ConflictPanel ({ schema, base, mine, theirs, busy, onResolve, onReload, onOverwrite }: Props): JSX.Element {
   const theirData = theirs?.data ?? {}
   const fields = theirs === null ? [] : conflictingFields(mine, theirData)

@@ -7,7 +7,7 @@ import { SyncStatus } from './sync-status.js'
 import { SearchEverywhere } from './search-everywhere.js'
 import type { StudioConfig } from './types.js'
 
-/** @param props api and config @returns the "Collections" page */
+/** The "Collections" page. */
 export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
   const [counts, setCounts] = useState<Record<string, number | string>>({})
   const [drafts, setDrafts] = useState<number>(0)

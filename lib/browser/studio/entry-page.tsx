@@ -1,9 +1,8 @@
 /**
- * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft,
- * and in words where a save goes: the editor's draft, or the site's files), optimistic locking (a
- * conflict keeps what was typed and offers a choice per field: conflict-panel.tsx), inline
- * validation issues, and history in words with Restore (history-panel.tsx). What is typed is kept in the browser (unsaved.ts) until it
- * is saved; reopening the entry offers to restore it, showing both versions when the entry moved.
+ * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft, and
+ * where a save goes), optimistic locking (a conflict keeps what was typed: conflict-panel.tsx), inline
+ * issues and history with Restore. What is typed stays in the browser (unsaved.ts) until saved, and
+ * reopening the entry offers it back, showing both versions when the entry moved.
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
@@ -19,7 +18,7 @@ import { entryUrl } from '../../http/page-match-url.js'
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
 
-/** @param schema the collection schema @param data the entry data @returns a schema covering the data too */
+/** The collection schema, plus a Markdown body when the data has one the schema does not list. */
 function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSchema {
   const properties: Record<string, JsonSchema> = { ...(schema.properties ?? {}) }
   // A Markdown body is always edited, even when the schema does not list it.
@@ -27,14 +26,14 @@ function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSch
   return { ...schema, type: 'object', properties }
 }
 
-/** @param v any value @returns a short readable text (the unsaved-changes comparison) */
+/** A short readable text of a value (the unsaved-changes comparison). */
 function show (v: unknown): string {
   if (v === undefined) return '(empty)'
   const s = typeof v === 'string' ? v : JSON.stringify(v)
   return s.length > 160 ? s.slice(0, 157) + '…' : s
 }
 
-/** @param props the entry to edit @returns the entry page */
+/** The page editing one entry. */
 export function EntryPage ({ api, config, collection, id, navigate }: Props): JSX.Element {
   // Uploads from this entry's fields go where its collection keeps files (beside a page bundle).
   const entryApi = useMemo(() => api.forEntry(collection.name, id), [api, collection.name, id])

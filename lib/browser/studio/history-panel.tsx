@@ -15,13 +15,8 @@ const VERBS: Record<string, string> = { put: 'Edited', save: 'Edited', publish: 
 /** Unchanged text longer than this is shortened to its ends in a diff. */
 const CONTEXT = 60
 
-/**
- * "5 minutes ago", "yesterday".
- * @param ts a time (ms)
- * @param now the current time (ms)
- * @returns the phrase
- */
-export function timeAgo (ts: number, now = Date.now()): string {
+/** "5 minutes ago", "yesterday". */
+function timeAgo (ts: number, now = Date.now()): string {
   const fmt = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
   const s = Math.round((ts - now) / 1000)
   const steps: Array<[Intl.RelativeTimeFormatUnit, number]> = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]]
@@ -33,11 +28,11 @@ export function timeAgo (ts: number, now = Date.now()): string {
   return new Date(ts).toLocaleString()
 }
 
-/** @param v any value @returns text for a diff */
+/** A value as text for a diff. */
 const text = (v: unknown): string => v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)
 
-/** @param props the two texts and the differ @returns the word diff, long unchanged runs shortened */
-export function WordDiff ({ then, now, diffWords }: { then: string, now: string, diffWords: DiffWords }): JSX.Element {
+/** The word diff of two texts, long unchanged runs shortened. */
+function WordDiff ({ then, now, diffWords }: { then: string, now: string, diffWords: DiffWords }): JSX.Element {
   const parts = diffWords(then, now)
   return (
     <span class="word-diff">
@@ -54,7 +49,7 @@ export function WordDiff ({ then, now, diffWords }: { then: string, now: string,
   )
 }
 
-/** @param props history, the current data, the schema and Restore @returns the panel */
+/** The history panel: each change, newest first, what changed since, and Restore. */
 export function HistoryPanel ({ history, current, schema, onRestore }: Props): JSX.Element {
   const [diffWords, setDiffWords] = useState<{ fn: DiffWords } | null>(null)
   useEffect(() => { import('diff').then(m => setDiffWords({ fn: m.diffWords }), () => {}) }, [])

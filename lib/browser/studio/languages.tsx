@@ -1,15 +1,14 @@
 /**
- * The Studio's languages (CONTRACT section 15): an entry's locale in lists, a filter by locale, and
- * on an entry its translations, the missing ones each with "Translate to <locale>", which creates
- * the translation at the id the collection's layout gives it, pre-filled from the source; and the
- * translations older than their source (the server's `outdatedTranslations`), in words.
+ * The Studio's languages (CONTRACT 15): an entry's locale in lists, a locale filter, and on an entry
+ * its translations; a missing one gets "Translate to <locale>" (created at the layout's id, pre-filled
+ * from the source), and translations older than their source are said in words.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api } from './api.js'
 
 /** A collection's languages as `GET /schema` gives them. */
-export interface LocaleInfo {
+interface LocaleInfo {
   locales: string[]
   layout: 'folder' | 'suffix' | 'dirs'
   rootLocale: string | null
@@ -17,14 +16,8 @@ export interface LocaleInfo {
   prefixes: Record<string, string>
 }
 
-/**
- * The id a translation key has in a locale (the server's lib/content/i18n-layout.ts idForLocale).
- * @param info the collection's languages
- * @param key the translation key
- * @param locale a locale
- * @returns the id
- */
-export function translationId (info: LocaleInfo, key: string, locale: string): string {
+/** The id a translation key has in a locale (the server's lib/content/i18n-layout.ts idForLocale). */
+function translationId (info: LocaleInfo, key: string, locale: string): string {
   const first = info.locales[0] ?? ''
   if (info.layout === 'suffix') return locale === first ? key : `${key}.${locale}`
   const prefix = info.prefixes[locale]
@@ -35,12 +28,7 @@ export function translationId (info: LocaleInfo, key: string, locale: string): s
   return prefix === '' ? key : `${prefix}/${key}`
 }
 
-/**
- * The collection's languages, or null for a collection of one language.
- * @param api the API client
- * @param collection the collection's name
- * @returns the languages once loaded
- */
+/** The collection's languages, or null for a collection of one language. */
 export function useLocales (api: Api, collection: string): LocaleInfo | null {
   const [info, setInfo] = useState<LocaleInfo | null>(null)
   useEffect(() => {
@@ -49,7 +37,7 @@ export function useLocales (api: Api, collection: string): LocaleInfo | null {
   return info
 }
 
-/** @param props the languages, the chosen locale ('' for all) and its setter @returns the locale filter */
+/** The locale filter of a list ('' for all). */
 export function LocaleFilter ({ info, value, onChange }: { info: LocaleInfo, value: string, onChange: (locale: string) => void }): JSX.Element {
   return (
     <label class="locale-filter">Language{' '}
@@ -61,7 +49,7 @@ export function LocaleFilter ({ info, value, onChange }: { info: LocaleInfo, val
   )
 }
 
-/** @param props the entry's locale @returns its badge */
+/** An entry's locale badge. */
 export function LocaleBadge ({ locale }: { locale?: string }): JSX.Element | null {
   return locale === undefined ? null : <span class="badge locale" title={`Language: ${locale}`}>{locale}</span>
 }
@@ -69,8 +57,6 @@ export function LocaleBadge ({ locale }: { locale?: string }): JSX.Element | nul
 /**
  * An entry's translations: links to those that exist, and for each missing one a "Translate to"
  * button that creates it from the source's data and opens it.
- * @param props api, collection, the entry (id, locale, translationKey, translations, data), where entries open
- * @returns the panel (nothing for a collection of one language)
  */
 export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate }: {
   api: Api
@@ -118,11 +104,7 @@ export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate 
   )
 }
 
-/**
- * Says that a translation is older than its source.
- * @param props the source's locale
- * @returns the badge
- */
+/** Says that a translation is older than its source. */
 export function OutdatedBadge ({ source }: { source: string }): JSX.Element {
   return <span class="badge bad outdated" title={`The ${source} source changed in a later commit than this translation`}>Outdated: the {source} source changed since</span>
 }
@@ -134,8 +116,6 @@ function sourceKey (collection: string, id: string): string {
 /**
  * The source of a translation, shown beside its form (read-only), when the entry was opened from
  * "Translate to" in this tab.
- * @param props api, collection, the translation's id
- * @returns the source's fields, or nothing
  */
 export function TranslationSource ({ api, collection, id }: { api: Api, collection: string, id: string }): JSX.Element | null {
   const sourceId = sessionStorage.getItem(sourceKey(collection, id))

@@ -7,7 +7,7 @@ import type { JSX } from 'preact'
 import type { Entry, JsonSchema } from './api.js'
 
 /** One column: a field and its heading. */
-export interface ListColumn {
+interface ListColumn {
   field: string
   label: string
 }
@@ -21,12 +21,7 @@ export interface ListSort {
 /** Which entries the list shows by this editor's draft state. */
 export type DraftFilter = 'all' | 'only' | 'none'
 
-/**
- * The columns of a collection: `title` first (the link), then the other named fields.
- * @param listFields the collection's `listFields`, or null
- * @param schema its schema (for headings and the date fallback), or null before it loads
- * @returns the columns
- */
+/** The columns of a collection: `title` first (the link), then the other named fields. */
 export function listColumns (listFields: string[] | null, schema: JsonSchema | null): ListColumn[] {
   const props = schema?.properties ?? {}
   const fields = listFields ?? ['title', ...(Object.hasOwn(props, 'date') ? ['date'] : [])]
@@ -43,8 +38,6 @@ function labelOf (field: string, prop: JsonSchema | undefined): string {
 /**
  * Sort buttons heading the columns; pressing one sorts by it (ascending), pressing it again
  * reverses the order.
- * @param props columns, the current sort and its setter
- * @returns the heading row
  */
 export function SortHeader ({ columns, sort, onSort }: { columns: ListColumn[], sort: ListSort | null, onSort: (sort: ListSort) => void }): JSX.Element {
   return (
@@ -65,11 +58,7 @@ export function SortHeader ({ columns, sort, onSort }: { columns: ListColumn[], 
   )
 }
 
-/**
- * An entry's values for the columns after the title (each labelled, for narrow screens).
- * @param props the entry and the columns
- * @returns the cells
- */
+/** An entry's values for the columns after the title (each labelled, for narrow screens). */
 export function EntryCells ({ entry, columns }: { entry: Entry, columns: ListColumn[] }): JSX.Element {
   return (
     <>
@@ -89,11 +78,7 @@ function cellText (value: unknown): string {
   return '…'
 }
 
-/**
- * The draft-state filter.
- * @param props the current filter and its setter
- * @returns a labelled select
- */
+/** The draft-state filter. */
 export function DraftFilterControl ({ value, onChange }: { value: DraftFilter, onChange: (value: DraftFilter) => void }): JSX.Element {
   return (
     <span class="draft-filter">

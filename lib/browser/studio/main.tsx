@@ -14,13 +14,13 @@ import { MediaPage, MEDIA_SEGMENT } from './media-page.js'
 import { focusSoon, pathParts, type StudioConfig } from './types.js'
 import { safeRedirectTarget } from '../../auth/redirect-target.js'
 
-/** @returns the settings embedded by the server */
+/** The settings the server embedded in the shell. */
 function readConfig (): StudioConfig {
   const el = document.getElementById('cms-studio-config')
   return JSON.parse(el?.textContent ?? '{}') as StudioConfig
 }
 
-/** @param props config and navigation @returns the app */
+/** The Studio: routing between its pages. */
 function App ({ config }: { config: StudioConfig }): JSX.Element {
   const api = new Api(config.apiBasePath)
   const [session, setSession] = useState<Session | null>(null)
@@ -97,7 +97,7 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
   )
 }
 
-/** @param props api, config and what to do after sign-in @returns the sign-in form */
+/** The sign-in form. */
 function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, onSignedIn: () => Promise<void> }): JSX.Element {
   const [password, setPassword] = useState('')
   const [name, setName] = useState('')

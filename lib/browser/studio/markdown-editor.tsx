@@ -1,10 +1,7 @@
 /**
- * The Markdown body editor: CodeMirror 6 with its Markdown language, a toolbar (headings, bold,
- * italic, link, list, quote, code, image), Ctrl/Cmd+B, I and K, a live preview rendered by the
- * server (`POST /preview`, the same sanitized renderMarkdown), and images pasted, dropped or chosen
- * uploaded (`POST /upload`) or chosen from the media library (media-picker.tsx) and inserted at the
- * cursor. The document is only what the editor typed: opening it changes nothing. MDX bodies are
- * edited as plain text (no preview).
+ * The Markdown body editor: CodeMirror 6, a toolbar and Ctrl/Cmd+B, I, K, a preview rendered by the
+ * server (`POST /preview`), and images pasted, dropped, uploaded or picked from the library, inserted
+ * at the cursor. Opening it changes nothing in the document; MDX bodies are plain text (no preview).
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
@@ -27,7 +24,7 @@ export interface MarkdownEditorProps {
   onChange: (value: string) => void
 }
 
-/** @returns the page's CSP style nonce from the shell's settings block, if any */
+/** The page's CSP style nonce from the shell's settings block, if any. */
 function styleNonce (): string {
   try {
     const n = (JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as { styleNonce?: unknown }).styleNonce
@@ -79,7 +76,7 @@ function insertAtCursor (view: EditorView, text: string): void {
   view.dispatch({ changes: { from: at, insert: text }, selection: { anchor: at + text.length } })
 }
 
-/** @param props the field @returns the editor, its toolbar and the preview */
+/** The Markdown editor, its toolbar and the preview. */
 export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange }: MarkdownEditorProps): JSX.Element {
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)

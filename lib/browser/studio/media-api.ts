@@ -21,7 +21,7 @@ export interface MediaFile {
 export interface MediaReference { collection: string, id: string, file?: string, draft?: true, editor?: string }
 
 /** What a list request may ask for. */
-export interface MediaListQuery {
+interface MediaListQuery {
   folder?: string
   q?: string
   type?: '' | 'image' | 'pdf'
@@ -38,54 +38,29 @@ export interface MediaListQuery {
 /** One page of the library. */
 export interface MediaListing { files: MediaFile[], folders: Array<{ path: string, count: number }>, pagination: Pagination }
 
-/**
- * Lists one page of the library.
- * @param api the Studio's Api
- * @param query filters, sort and page
- * @returns the page
- */
+/** Lists one page of the library. */
 export async function listMedia (api: Api, query: MediaListQuery): Promise<MediaListing> {
   const qs = new URLSearchParams()
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, String(v))
   return await api.call('GET', `/media?${qs.toString()}`)
 }
 
-/**
- * The entries that still reference a file.
- * @param api the Studio's Api
- * @param path the file's path
- * @returns the references
- */
+/** The entries that still reference a file. */
 export async function mediaReferences (api: Api, path: string): Promise<MediaReference[]> {
   return (await api.call<{ references: MediaReference[] }>('GET', `/media/references?path=${encodeURIComponent(path)}`)).references
 }
 
-/**
- * Deletes a file (with `force`, even when entries still reference it).
- * @param api the Studio's Api
- * @param path the file's path
- * @param force delete despite references
- * @returns resolves when deleted
- */
+/** Deletes a file (with `force`, even when entries still reference it). */
 export async function deleteMedia (api: Api, path: string, force: boolean): Promise<void> {
   await api.call('DELETE', `/media?path=${encodeURIComponent(path)}${force ? '&force=true' : ''}`)
 }
 
-/**
- * The URL of a file's bytes for a thumbnail (served by the API for every library file).
- * @param api the Studio's Api
- * @param path the file's path
- * @returns the URL
- */
+/** The URL of a file's bytes for a thumbnail (served by the API for every library file). */
 export function thumbnailUrl (api: Api, path: string): string {
   return `${api.base}/media/file?path=${encodeURIComponent(path)}`
 }
 
-/**
- * A file size for people.
- * @param bytes the size
- * @returns e.g. "12.3 KB"
- */
+/** A file size for people. */
 export function formatSize (bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
@@ -95,8 +70,6 @@ export function formatSize (bytes: number): string {
 /**
  * Copies text to the clipboard (the async clipboard where the page may use it, else a selected
  * text field and the copy command).
- * @param text what to copy
- * @returns whether it was copied
  */
 export async function copyText (text: string): Promise<boolean> {
   try {

@@ -31,7 +31,7 @@ const SIZES: Record<string, { label: string, minSize?: number, maxSize?: number 
 }
 
 /** What the library does when a file is chosen (picker mode). */
-export interface MediaPick {
+interface MediaPick {
   /** Called with the chosen file and the URL to write. */
   onPick: (file: MediaFile, url: string) => void
   /** The entry being edited: its own page-bundle files can be inserted (by their bare name). */
@@ -48,14 +48,14 @@ export interface MediaLibraryProps {
   idPrefix: string
 }
 
-/** @param file a file @param entry the entry being edited @returns why it cannot be inserted there, or '' */
+/** Why a file cannot be inserted into the entry being edited, or ''. */
 function insertProblem (file: MediaFile, entry: MediaPick['entry']): string {
   if (file.entry === undefined) return ''
   if (entry !== null && file.entry.collection === entry.collection && file.entry.id === entry.id) return ''
   return `Belongs to the page bundle ${file.entry.collection}/${file.entry.id}`
 }
 
-/** @param props api, config, picker settings @returns the library */
+/** The media library (a page, or a picker when `pick` is given). */
 export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps): JSX.Element {
   const [q, setQ] = useState('')
   const [folder, setFolder] = useState('')

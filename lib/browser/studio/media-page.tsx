@@ -7,7 +7,7 @@ import type { StudioConfig } from './types.js'
 /** The path segment of the media page under `/cms` (never a collection name: those never start with `_`). */
 export const MEDIA_SEGMENT = '_media'
 
-/** @param props api and config @returns the media library page */
+/** The media library page. */
 export function MediaPage ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
   return (
     <section class="media-page">

@@ -18,12 +18,12 @@ interface Props {
   onClose: () => void
 }
 
-/** @returns the settings embedded by the server (the picker opens below the entry form, which has no config prop) */
+/** The settings the server embedded (the picker opens below the entry form, which has no config prop). */
 function studioConfig (): StudioConfig {
   return JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as StudioConfig
 }
 
-/** @param props api (scoped to the entry), purpose and callbacks @returns the dialog */
+/** The dialog picking a library file for an entry (`api` scoped to the entry). */
 export function MediaPicker ({ api, purpose, onPick, onClose }: Props): JSX.Element {
   const dialog = useRef<HTMLDialogElement>(null)
   const closed = useRef(onClose)

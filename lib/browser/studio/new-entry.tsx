@@ -11,17 +11,14 @@ import { focusSoon, idProblem, slugOf, type Navigate, type StudioCollection, typ
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, navigate: Navigate, onCancel: () => void }
 
-/** @param v a value @returns whether a required field holding it counts as empty */
+/** Whether a required field holding this value counts as empty. */
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)
 
 /**
  * The problems the form can see before sending: required fields left empty, strings shorter than
  * their minLength.
- * @param schema the collection schema
- * @param values the form's values
- * @returns one issue per field
  */
-export function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue[] {
+function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue[] {
   const issues: Issue[] = []
   for (const [k, s] of Object.entries(schema.properties ?? {})) {
     const v = values[k]
@@ -31,7 +28,7 @@ export function formIssues (schema: JsonSchema, values: Record<string, unknown>)
   return issues
 }
 
-/** @param props the collection and what to do when done @returns the form */
+/** The form creating a new entry. */
 export function NewEntry ({ api, config, collection, navigate, onCancel }: Props): JSX.Element {
   const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [template, setTemplate] = useState<Record<string, unknown>>({})

@@ -2,7 +2,7 @@
 import type { JSX } from 'preact'
 import type { PublishReport } from './api.js'
 
-/** @param props the publish report @returns the per-entry outcomes in words */
+/** A publish report's per-entry outcomes in words. */
 export function PublishResult ({ report }: { report: PublishReport }): JSX.Element {
   return (
     <div class="report" role="status">

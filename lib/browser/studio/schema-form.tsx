@@ -12,19 +12,14 @@ import { MediaPicker } from './media-picker.js'
 
 const IMAGE_NAMES = new Set(['image', 'cover', 'avatar', 'thumbnail', 'photo', 'logo'])
 
-/**
- * The label of a field: its schema title, else its name capitalised.
- * @param name property name
- * @param schema its schema
- * @returns the label text
- */
+/** The label of a field: its schema title, else its name capitalised. */
 export function fieldLabel (name: string, schema: JsonSchema): string {
   if (typeof schema.title === 'string' && schema.title !== '') return schema.title
   const words = name.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2')
   return words.charAt(0).toUpperCase() + words.slice(1)
 }
 
-/** @param schema a schema @returns its main type */
+/** A schema's main type. */
 function typeOf (schema: JsonSchema): string {
   const t = Array.isArray(schema.type) ? schema.type.find(x => x !== 'null') : schema.type
   if (typeof t === 'string') return t
@@ -33,12 +28,7 @@ function typeOf (schema: JsonSchema): string {
   return 'string'
 }
 
-/**
- * Whether a string field holds an image URL.
- * @param name property name
- * @param schema its schema
- * @returns true for image fields
- */
+/** Whether a string field holds an image URL. */
 function isImage (name: string, schema: JsonSchema): boolean {
   if (IMAGE_NAMES.has(name.toLowerCase())) return true
   const hint = `${String(schema.contentMediaType ?? '')} ${String(schema['x-widget'] ?? '')} ${String(schema.description ?? '')}`
@@ -61,14 +51,14 @@ interface FieldProps {
   required?: boolean
 }
 
-/** @param props issues and path @returns the inline messages for this field, if any */
+/** The inline messages for one field, if any. */
 function Issues ({ issues, path }: { issues: Issue[], path: string }): JSX.Element | null {
   const mine = issues.filter(i => i.path === path || (path === '' && i.path === ''))
   if (mine.length === 0) return null
   return <p class="issue" id={idFor(path) + '-issue'} role="alert">{mine.map(i => i.message).join('; ')}</p>
 }
 
-/** @param props the field @returns the control for one value of any type */
+/** The control for one value of any type. */
 export function Field (props: FieldProps): JSX.Element {
   const { name, path, schema, value, issues, onChange } = props
   const label = props.label ?? fieldLabel(name, schema)
@@ -195,7 +185,7 @@ export function Field (props: FieldProps): JSX.Element {
   )
 }
 
-/** @param props the field @returns a URL input, an upload input and a preview */
+/** An image field: a URL input, an upload input and a preview. */
 function ImageField (props: FieldProps & { label: string }): JSX.Element {
   const { path, value, issues, onChange, label, api } = props
   const id = idFor(path)

@@ -5,7 +5,7 @@ import type { Api, SearchGroup } from './api.js'
 import { SearchSnippet } from './search-snippet.js'
 import type { StudioConfig } from './types.js'
 
-/** @param props api and config @returns the search box and its results */
+/** The search box over every collection, and its results. */
 export function SearchEverywhere ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
   const [q, setQ] = useState('')
   const [groups, setGroups] = useState<SearchGroup[] | null>(null)

@@ -2,11 +2,7 @@
 import type { JSX } from 'preact'
 import type { Snippet } from './api.js'
 
-/**
- * The snippet line of a listed entry (elements built by Preact: the excerpt is text, never HTML).
- * @param props the snippet
- * @returns the line
- */
+/** The snippet line of a listed entry (elements built by Preact: the excerpt is text, never HTML). */
 export function SearchSnippet ({ snippet }: { snippet: Snippet }): JSX.Element {
   const parts: Array<string | JSX.Element> = []
   let at = 0

@@ -1,15 +1,13 @@
 /**
- * The Markdown body's preview in the site's own look (config `preview.stylesheets`, CONTRACT 16): the
- * server's sanitized HTML inside a frame that links the site's stylesheets, so the site's CSS
- * styles the preview and nothing else, and the Studio's CSS stays out of it. The frame is sandboxed
- * without `allow-scripts` (nothing runs in it, whatever the HTML held) and inherits the Studio
- * page's Content-Security-Policy, so its stylesheets, fonts and images come from the Studio's own
- * origin only: the site git-cms serves (`serve --site`/`--proxy`) or sits beside.
+ * The body preview in the site's own look (`preview.stylesheets`, CONTRACT 16): the server's sanitized
+ * HTML in a frame linking the site's stylesheets, so neither CSS leaks into the other. The frame is
+ * sandboxed without `allow-scripts` and inherits the Studio's Content-Security-Policy, so it loads
+ * only from the Studio's origin (the site git-cms serves or sits beside).
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
 
-/** @returns the site's stylesheets from the shell's settings block (paths checked at config load) */
+/** The site's stylesheets from the shell's settings block (paths checked at config load). */
 export function siteStylesheets (): string[] {
   try {
     const list = (JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as { previewStylesheets?: unknown }).previewStylesheets
@@ -17,12 +15,8 @@ export function siteStylesheets (): string[] {
   } catch { return [] }
 }
 
-/**
- * The frame's document: the stylesheets' links and an empty body the preview is written into.
- * @param stylesheets paths on the site
- * @returns the HTML of the frame
- */
-export function frameDocument (stylesheets: string[]): string {
+/** The frame's document: the stylesheets' links and an empty body the preview is written into. */
+function frameDocument (stylesheets: string[]): string {
   const attr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
   return '<!doctype html><html><head><meta charset="utf-8">' +
     stylesheets.map(href => `<link rel="stylesheet" href="${attr(href)}">`).join('') +
@@ -30,7 +24,7 @@ export function frameDocument (stylesheets: string[]): string {
 }
 
 /** The preview's props. */
-export interface SitePreviewProps {
+interface SitePreviewProps {
   /** The field's label: the frame is titled "<label> preview". */
   label: string
   /** The server's sanitized rendering of the body. */
@@ -38,7 +32,7 @@ export interface SitePreviewProps {
   stylesheets: string[]
 }
 
-/** @param props the rendering and the stylesheets @returns the sandboxed frame */
+/** A rendering shown in a sandboxed frame with the site's stylesheets. */
 export function SitePreview ({ label, html, stylesheets }: SitePreviewProps): JSX.Element {
   const frame = useRef<HTMLIFrameElement>(null)
   const latest = useRef(html)

@@ -9,10 +9,10 @@ import { useEffect, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema } from './api.js'
 import { entryTitle } from './types.js'
 
-/** @param path field path @returns a DOM id for it */
+/** The DOM id of a field path. */
 export const idFor = (path: string): string => 'f-' + path.replace(/[^A-Za-z0-9_-]/g, '_')
 
-/** @param schema a property schema @returns the collection it relates to, or null */
+/** The collection a property relates to, or null. */
 export function relationOf (schema: JsonSchema): string | null {
   const rel = schema['x-cms-relation']
   if (rel === null || typeof rel !== 'object') return null
@@ -22,7 +22,7 @@ export function relationOf (schema: JsonSchema): string | null {
 
 interface RelationProps { api: Api, id: string, label: string, collection: string, value: unknown, invalid: boolean, described?: string, onChange: (v: unknown) => void, issue: ComponentChildren }
 
-/** @param props the field @returns a search box with the matching entries, and the chosen entry */
+/** A relation field: a search box with the matching entries, and the chosen entry. */
 export function RelationField (props: RelationProps): JSX.Element {
   const { api, id, label, collection, onChange } = props
   const value = typeof props.value === 'string' ? props.value : ''
@@ -63,7 +63,7 @@ export function RelationField (props: RelationProps): JSX.Element {
 
 interface ChipsProps { id: string, label: string, value: unknown, invalid: boolean, onChange: (v: unknown) => void, issue: ComponentChildren }
 
-/** @param props the field @returns the strings as chips with Remove, and a box that adds one on Enter */
+/** A list of strings as chips with Remove, and a box that adds one on Enter. */
 export function ChipsField ({ id, label, value, invalid, onChange, issue }: ChipsProps): JSX.Element {
   const list = Array.isArray(value) ? value.map(String) : []
   const [draft, setDraft] = useState('')
@@ -90,14 +90,8 @@ export function ChipsField ({ id, label, value, invalid, onChange, issue }: Chip
   )
 }
 
-/**
- * The summary of an object item: its first non-empty text field.
- * @param item the item
- * @param schema the items' schema
- * @param fallback what to say when no text field is filled
- * @returns the summary
- */
-export function itemSummary (item: unknown, schema: JsonSchema, fallback: string): string {
+/** The summary of an object item: its first non-empty text field, else `fallback`. */
+function itemSummary (item: unknown, schema: JsonSchema, fallback: string): string {
   if (item === null || typeof item !== 'object') return fallback
   for (const [k, s] of Object.entries(schema.properties ?? {})) {
     const v = (item as Record<string, unknown>)[k]
@@ -118,7 +112,7 @@ interface ItemsProps {
   renderItem: (item: unknown, i: number, summary: string) => JSX.Element
 }
 
-/** @param props the array @returns its items, each collapsible, movable by buttons and by drag */
+/** An array's object items, each collapsible, movable by buttons and by drag. */
 export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, blank, renderItem }: ItemsProps): JSX.Element {
   const [closed, setClosed] = useState<Set<number>>(new Set())
   const [dragging, setDragging] = useState<number | null>(null)

@@ -7,7 +7,7 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, SyncReport } from './api.js'
 
-/** @param props the API client @returns the sync status, or nothing without a remote */
+/** The sync status, or nothing without a remote. */
 export function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
   const [sync, setSync] = useState<SyncReport | null>(null)
   const [note, setNote] = useState('')

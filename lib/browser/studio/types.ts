@@ -38,12 +38,7 @@ export interface StudioConfig {
   styleNonce?: string
 }
 
-/**
- * Why an id typed for a new entry is not valid (the server's grammar, CONTRACT section 11), or ''.
- * @param id the trimmed id
- * @param nested whether the collection allows `/`
- * @returns a message, or '' when the id is valid
- */
+/** Why an id typed for a new entry is not valid (the server's grammar, CONTRACT section 11), or ''. */
 export function idProblem (id: string, nested: boolean): string {
   const utf8 = (s: string): number => new TextEncoder().encode(s).length
   if (id === '' || utf8(id) > 1024) return 'An id is 1 to 1,024 bytes long.'
@@ -62,8 +57,6 @@ export function idProblem (id: string, nested: boolean): string {
 /**
  * The parts of a Studio path after the mount path, each URL-decoded (an id holding `/` travels as
  * `%2F`, so it stays one part).
- * @param rest the path after the mount path
- * @returns the decoded parts, or null when a part is not valid percent-encoding
  */
 export function pathParts (rest: string): string[] | null {
   try {
@@ -76,12 +69,7 @@ export function pathParts (rest: string): string[] | null {
 /** Moves to another Studio URL without reloading. */
 export type Navigate = (to: string) => void
 
-/**
- * The text to show of an entry: a title-like field, else its id.
- * @param id entry id
- * @param data its data
- * @returns the title
- */
+/** The text to show of an entry: a title-like field, else its id. */
 export function entryTitle (id: string, data: Record<string, unknown> | undefined): string {
   for (const k of ['title', 'name', 'label']) {
     const v = data?.[k]
@@ -93,8 +81,6 @@ export function entryTitle (id: string, data: Record<string, unknown> | undefine
 /**
  * A slug of a title in the id grammar: lower-case ASCII letters and digits joined by single
  * hyphens (accents dropped), at most 80 characters.
- * @param title the title
- * @returns the slug, '' when the title has no letter or digit
  */
 export function slugOf (title: string): string {
   return title.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80).replace(/-+$/, '')
@@ -103,7 +89,6 @@ export function slugOf (title: string): string {
 /**
  * Moves focus to an element once it exists (a page's heading after a page change, a message after
  * a save), so a keyboard or screen-reader user is told where they are.
- * @param selector what to focus
  */
 export function focusSoon (selector: string): void {
   requestAnimationFrame(() => {

@@ -8,7 +8,7 @@
 /** The prefix of every key this module writes. */
 export const UNSAVED_PREFIX = 'git-cms:unsaved:v1:'
 /** Records larger than this (characters of JSON) are not kept: localStorage is small. */
-export const UNSAVED_MAX_CHARS = 1_000_000
+const UNSAVED_MAX_CHARS = 1_000_000
 /** Records older than this are dropped when the Studio starts. */
 const MAX_AGE_MS = 30 * 24 * 3600 * 1000
 
@@ -27,23 +27,15 @@ export interface UnsavedRecord {
 /**
  * The storage key of an entry. Both parts are percent-encoded, so an id holding `/`, `:`, spaces
  * or apostrophes cannot collide with another collection's or entry's key.
- * @param collection collection name
- * @param id entry id
- * @returns the localStorage key
  */
 export function unsavedKey (collection: string, id: string): string {
   return `${UNSAVED_PREFIX}${encodeURIComponent(collection)}:${encodeURIComponent(id)}`
 }
 
-/** @param a a value @param b another @returns whether both have the same JSON */
+/** Whether two values have the same JSON. */
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-/**
- * The fields of `values` that differ from `loaded`.
- * @param loaded the values the form was loaded with
- * @param values the form's values now
- * @returns the changed fields and the emptied ones
- */
+/** The fields of `values` that differ from `loaded`. */
 export function diffValues (loaded: Record<string, unknown>, values: Record<string, unknown>): { changes: Record<string, unknown>, cleared: string[] } {
   const changes: Record<string, unknown> = {}
   const cleared: string[] = []
@@ -55,12 +47,7 @@ export function diffValues (loaded: Record<string, unknown>, values: Record<stri
   return { changes, cleared }
 }
 
-/**
- * The form values with a record's changes applied over the given ones.
- * @param base the values to start from (the entry as saved now)
- * @param record the unsaved record
- * @returns the values to put into the form
- */
+/** The form values with a record's changes applied over the given ones. */
 export function applyRecord (base: Record<string, unknown>, record: UnsavedRecord): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base }
   for (const [k, v] of Object.entries(record.changes)) out[k] = v
@@ -77,17 +64,12 @@ interface KeyValueStore {
   removeItem: (key: string) => void
 }
 
-/** @returns the browser's localStorage, or null where it is disabled or absent */
+/** The browser's localStorage, or null where it is disabled or absent. */
 function storage (): KeyValueStore | null {
   try { return (globalThis as { localStorage?: KeyValueStore }).localStorage ?? null } catch { return null }
 }
 
-/**
- * Reads an entry's unsaved record.
- * @param collection collection name
- * @param id entry id
- * @returns the record, or null when there is none (or it is not readable)
- */
+/** Reads an entry's unsaved record, or null when there is none or it is not readable. */
 export function readUnsaved (collection: string, id: string): UnsavedRecord | null {
   try {
     const raw = storage()?.getItem(unsavedKey(collection, id)) ?? null
@@ -101,13 +83,7 @@ export function readUnsaved (collection: string, id: string): UnsavedRecord | nu
   } catch { return null }
 }
 
-/**
- * Writes (or, with no changes, removes) an entry's unsaved record.
- * @param collection collection name
- * @param id entry id
- * @param record the record
- * @returns false when the browser would not keep it (storage off, full, or the record too large)
- */
+/** Writes (or, with no changes, removes) an entry's unsaved record; false when the browser would not keep it. */
 export function writeUnsaved (collection: string, id: string, record: UnsavedRecord): boolean {
   const store = storage()
   if (store === null) return false
@@ -120,19 +96,12 @@ export function writeUnsaved (collection: string, id: string, record: UnsavedRec
   } catch { return false }
 }
 
-/**
- * Removes an entry's unsaved record.
- * @param collection collection name
- * @param id entry id
- */
+/** Removes an entry's unsaved record. */
 export function clearUnsaved (collection: string, id: string): void {
   try { storage()?.removeItem(unsavedKey(collection, id)) } catch {}
 }
 
-/**
- * Drops records older than 30 days (and unreadable ones), so storage does not fill up.
- * @param now the current time (ms)
- */
+/** Drops records older than 30 days (and unreadable ones), so storage does not fill up. */
 export function pruneUnsaved (now = Date.now()): void {
   const store = storage()
   if (store === null) return
