@@ -10,8 +10,7 @@ import { performance } from 'node:perf_hooks'
 import { isDeepStrictEqual } from 'node:util'
 import { BoundedRenderer } from '../lib/commands/bounded-render.js'
 import { renderMarkdown } from '../lib/content/markdown/render.js'
-import { bodyParser } from '../lib/content/markdown/parse-body.js'
-import { outlineOf } from '../lib/content/markdown/body-outline.js'
+import { parseOutline } from '../lib/content/markdown/markdown-it-outline.js'
 import type { SectionReport } from './report.js'
 
 /** The bounded path's p50 over the plain one's, at most (the issue: unchanged within 10%). */
@@ -70,7 +69,7 @@ export async function boundedRenderFigures (report: SectionReport, body: string,
     await comparePaths(report, `${kb} KB body: render`, runs, load,
       () => renderMarkdown(body, opts), async () => await renderer.render(body, opts))
     await comparePaths(report, `${kb} KB body: block list parse (GET /blocks)`, runs, load,
-      () => outlineOf(bodyParser()(body), body), async () => await renderer.outline(body, false))
+      () => parseOutline(body), async () => await renderer.outline(body, false))
   } finally {
     await renderer.close()
   }
