@@ -5,11 +5,11 @@
  * the API like an editor would, signs in to the Studio in headless Chromium and photographs the
  * media library. Run `npm run build` first. Chromium: /usr/bin/chromium or CHROMIUM_PATH.
  */
-import { spawn } from 'node:child_process'
 import { crc32, deflateSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
+import { startDemo } from './demo-server.mjs'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const OUT = path.join(ROOT, 'docs/screenshots/media-library.png')
@@ -45,21 +45,8 @@ const IMAGES = [
   ['Snow on the hills.png', [240, 245, 255], [120, 140, 170]]
 ]
 
-const server = spawn(process.execPath, [path.join(ROOT, 'bin/git-cms'), 'demo', '--port', '0'], {
-  cwd: ROOT,
-  env: { ...process.env, CMS_EDIT_PASSWORD: PASSWORD },
-  stdio: ['ignore', 'pipe', 'inherit']
-})
+const { server, url } = await startDemo(PASSWORD)
 try {
-  const url = await new Promise((resolve, reject) => {
-    let out = ''
-    server.stdout.on('data', d => {
-      out += d
-      const m = /git-cms listening on (\S+)/.exec(out)
-      if (m !== null) resolve(m[1])
-    })
-    server.once('exit', code => reject(new Error(`demo exited with ${code}`)))
-  })
   const login = await fetch(`${url}/api/cms/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) })
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
   for (const [name, top, bottom] of IMAGES) {

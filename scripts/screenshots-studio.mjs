@@ -17,11 +17,11 @@
  * This machine's Chromium has no emoji font, so the collections' emoji icons are hidden (they
  * would show as empty boxes); bypassCSP only lets that one style tag in.
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
+import { startDemo } from './demo-server.mjs'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const OUT = path.join(ROOT, 'docs/screenshots')
@@ -34,22 +34,9 @@ if (!existsSync(path.join(ROOT, 'dist/lib/cli.js')) || !existsSync(path.join(ROO
 }
 const { renderMarkdown } = await import(path.join(ROOT, 'dist/lib/content/markdown/index.js'))
 
-const server = spawn(process.execPath, [path.join(ROOT, 'bin/git-cms'), 'demo', '--port', '0'], {
-  cwd: ROOT,
-  env: { ...process.env, CMS_EDIT_PASSWORD: PASSWORD },
-  stdio: ['ignore', 'pipe', 'inherit']
-})
+const { server, url } = await startDemo(PASSWORD)
 let browser = null
 try {
-  const url = await new Promise((resolve, reject) => {
-    let out = ''
-    server.stdout.on('data', d => {
-      out += d
-      const m = /git-cms listening on (\S+)/.exec(out)
-      if (m !== null) resolve(m[1])
-    })
-    server.once('exit', code => reject(new Error(`demo exited with ${code}`)))
-  })
   /** Signs in over the API; the cookie pair. */
   const login = async name => {
     const res = await fetch(`${url}/api/cms/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD, name }) })
