@@ -96,3 +96,20 @@ t.test('closing while the index opens: nothing rejects unhandled, and a search t
   await t.rejects(find(search, 'common'), /closed/)
   search.start()
 })
+
+t.test('a build lets other work run between its chunks (small files are read synchronously)', async t => {
+  const files = 1280
+  const { index, search } = setup(t, files)
+  await index.all()
+  // Turns of the event loop's check phase while the full-text index builds: a request is served
+  // in such a turn. Before the fix the build of every chunk ran as one task (0-3 turns).
+  let turns = 0
+  let building = true
+  const tick = (): void => { turns++; if (building) setImmediate(tick) }
+  setImmediate(tick)
+  await search.ready()
+  building = false
+  t.equal(search.builds, 1)
+  t.ok(turns >= files / 64, `${turns} turns during a build of ${files / 64} chunks`)
+  t.equal((await find(search, 'common')).length, files, 'every entry indexed')
+})
