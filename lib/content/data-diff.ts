@@ -84,6 +84,26 @@ export function isPlainObject (v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * Applies each change with `place`, which answers null when it cannot place a change minimally:
+ * then the nearest enclosing value (at least `minDepth` keys deep) is replaced whole instead.
+ * @returns the edited text; throws when a change cannot be placed at all
+ */
+export function placeChanges (text: string, changes: DataChange[], after: unknown, minDepth: number, place: (text: string, change: DataChange) => string | null): string {
+  let current = text
+  for (let change of changes) {
+    let edited = place(current, change)
+    while (edited === null) {
+      if (change.path.length <= minDepth) throw new Error('unplaceable')
+      const parent = change.path.slice(0, -1)
+      change = { op: 'set', path: parent, value: valueAt(after, parent) }
+      edited = place(current, change)
+    }
+    current = edited
+  }
+  return current
+}
+
+/**
  * The value at a path.
  * @returns the value, or undefined when the path does not exist
  */

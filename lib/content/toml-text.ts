@@ -6,7 +6,7 @@ import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'sm
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
-import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, splice, valueAt, type DataChange, type DataPath } from './data-diff.js'
+import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The deepest nesting of inline arrays and tables read. */
 const MAX_TOML_DEPTH = 100
@@ -64,23 +64,11 @@ export function editTomlText (text: string, before: Record<string, unknown>, aft
   const changes = diffData(before, after)
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
-  let current = text
   try {
-    for (const change of changes) current = applyChange(current, change, after)
+    const current = placeChanges(text, changes, after, 1, tryChange)
     if (isDeepStrictEqual(parseTomlText(current), after)) return current
   } catch {}
   return renderToml(after).replace(/\r?\n/g, eolOf(text))
-}
-
-function applyChange (text: string, change: DataChange, after: unknown): string {
-  let c: DataChange = change
-  for (;;) {
-    const edited = tryChange(text, c)
-    if (edited !== null) return edited
-    if (c.path.length <= 1) throw new Error('unplaceable')
-    const parent = c.path.slice(0, -1)
-    c = { op: 'set', path: parent, value: valueAt(after, parent) }
-  }
 }
 
 interface Slot { path: DataPath, node: AST.TOMLContentNode, kv: AST.TOMLKeyValue | null, table: AST.TOMLTable | null }

@@ -7,7 +7,7 @@ import { parse, parseDocument, Document, isAlias, isCollection, isMap, isScalar,
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
-import { diffData, eolOf, indentRest, isPlainObject, lineStart, nextLineStart, splice, valueAt, type DataChange, type DataPath } from './data-diff.js'
+import { diffData, eolOf, indentRest, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 export const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -58,26 +58,13 @@ export function editYamlText (text: string, before: unknown, after: unknown): st
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
-  let current = repairFlowEnds(text, true, padded)
   try {
-    for (const change of changes) current = applyChange(current, change, after)
-    current = unpad(current, padded)
+    const repaired = repairFlowEnds(text, true, padded)
+    const current = unpad(placeChanges(repaired, changes, after, 0, tryChange), padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
   return renderYaml(after).replace(/\n/g, eolOf(text))
-}
-
-/** Applies one change; when it cannot be placed minimally, replaces the nearest enclosing value. */
-function applyChange (text: string, change: DataChange, after: unknown): string {
-  let c: DataChange = change
-  for (;;) {
-    const edited = tryChange(text, c)
-    if (edited !== null) return edited
-    if (c.path.length === 0) throw new Error('unplaceable')
-    const parent = c.path.slice(0, -1)
-    c = { op: 'set', path: parent, value: valueAt(after, parent) }
-  }
 }
 
 function tryChange (text: string, change: DataChange): string | null {
