@@ -15,11 +15,7 @@ export interface DocumentStyle {
 /**
  * The style for one block: its own markers first, then the document's. The document's markers are
  * looked up only for a kind the edit writes and the block does not already have.
- * @param block the block's node
- * @param body the body text
- * @param document the block's document
  * @param writes whether the edited content has emphasis and strong
- * @returns the style
  */
 export function blockStyle (block: Nodes, body: string, document: DocumentContext, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {
   const own = firstMarkers(block, body, {})
