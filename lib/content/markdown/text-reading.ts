@@ -58,3 +58,10 @@ export function blockChars (block: ListedBlock, body: string): BlockChars {
   const host = inlineHost(block.node)
   return host === null ? { text: '', chars: [] } : phrasingChars(host.children, body)
 }
+
+/** The block from `start` to `end` of a body and its characters; null when no block with text is there. */
+export function blockAt (body: string, start: number, end: number, parse: BodyParser): { block: ListedBlock, chars: BlockChars } | null {
+  const block = listBlocks(parse(body), body, start).find(b => b.end === end)
+  const host = block === undefined ? null : inlineHost(block.node)
+  return block === undefined || host === null ? null : { block, chars: phrasingChars(host.children, body) }
+}
