@@ -5,7 +5,7 @@
 import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'smol-toml'
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
-import { EntryParseError } from './parse-error.js'
+import { entryParseError } from './parse-error.js'
 import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The deepest nesting of inline arrays and tables read. */
@@ -23,7 +23,7 @@ export function parseTomlText (text: string): Record<string, unknown> {
   try {
     table = parseSmolToml(text, { maxDepth: MAX_TOML_DEPTH }) as Record<string, unknown>
   } catch (err) {
-    throw new EntryParseError(firstLine(err))
+    throw entryParseError(err)
   }
   let slots: Slots | null | undefined
   const rawDate = (p: DataPath): string | undefined => {
@@ -323,9 +323,4 @@ function datesOf (v: unknown): unknown {
   if (Array.isArray(v)) return v.filter(x => x !== null).map(datesOf)
   if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, datesOf(x)]))
   return v
-}
-
-function firstLine (err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err)
-  return (message.split('\n')[0] ?? message).slice(0, 300)
 }

@@ -6,7 +6,7 @@
 import { parse, parseDocument, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
-import { EntryParseError } from './parse-error.js'
+import { EntryParseError, entryParseError } from './parse-error.js'
 import { diffData, eolOf, indentRest, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
@@ -39,7 +39,9 @@ export function parseYamlText (text: string): unknown {
     if (repaired !== text) {
       try { return parse(repaired, PARSE_OPTIONS) } catch {}
     }
-    throw new EntryParseError(yamlMessage(err))
+    // The parser recurses once per level of nested flow collections.
+    if (err instanceof RangeError || /call stack/i.test(String(err))) throw new EntryParseError('The YAML is nested too deep to read')
+    throw entryParseError(err)
   }
 }
 
@@ -329,13 +331,6 @@ function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[
     }
   }
   return lines.join('\n')
-}
-
-function yamlMessage (err: unknown): string {
-  // The parser recurses once per level of nested flow collections.
-  const message = err instanceof Error ? err.message : String(err)
-  if (err instanceof RangeError || /call stack/i.test(message)) return 'The YAML is nested too deep to read'
-  return (message.split('\n')[0] ?? message).slice(0, 300)
 }
 
 export type { DataPath }
