@@ -132,6 +132,12 @@ export function eolOf (text: string): string {
   return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
 }
 
+/** Inserts `line` (ending in `eol`) at a line's start, or at the end after a line ending when the last line has none. */
+export function insertLine (text: string, at: number, line: string, eol: string): string {
+  if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
+  return splice(text, at, at, line)
+}
+
 /** The offset where the line holding `offset` starts. */
 export function lineStart (text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1

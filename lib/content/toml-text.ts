@@ -6,7 +6,7 @@ import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'sm
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
-import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The deepest nesting of inline arrays and tables read. */
 const MAX_TOML_DEPTH = 100
@@ -192,8 +192,7 @@ function addKey (text: string, slots: Slots, path: DataPath, value: unknown, eol
     return null
   }
   const line = `${indent}${relative.map(k => renderKey(String(k))).join('.')} = ${rendered}${eol}`
-  if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
-  return splice(text, at, at, line)
+  return insertLine(text, at, line, eol)
 }
 
 function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string): string | null {
@@ -248,8 +247,7 @@ function addTableItem (text: string, slots: Slots, path: DataPath, value: unknow
   const gap = /\r?\n[ \t]*\r?\n[ \t]*\[\[/.test(text.slice(tables[0]!.range[0])) ? eol : ''
   const at = nextLineStart(text, end)
   const block = gap + lines.join(eol) + eol
-  if (at === text.length && !text.endsWith('\n')) return text + eol + block
-  return splice(text, at, at, block)
+  return insertLine(text, at, block, eol)
 }
 
 /** Removes one `[[name]]` table (when nothing is nested below it). */

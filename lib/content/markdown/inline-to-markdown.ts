@@ -15,7 +15,7 @@ import type { Root, RootContent, PhrasingContent, Parent, Nodes, LinkReference }
 import type { Element, ElementContent } from 'hast'
 import type { Options as RehypeRemarkOptions } from 'rehype-remark'
 import { visit, SKIP } from 'unist-util-visit'
-import type { DocumentStyle } from './document-style.js'
+import type { DocumentStyle } from './document-context.js'
 
 /** What the content is written into. */
 export interface InlineTarget {
