@@ -1,10 +1,7 @@
 /** The installed ajv's version, which the validators generated at build time record. */
 import { createRequire } from 'node:module'
 
-let version: string | null = null
-
-/** The installed ajv's version, read once from node_modules. */
+/** The installed ajv's version, read from node_modules (require's cache keeps it). */
 export function ajvVersion (): string {
-  version ??= (createRequire(import.meta.url)('ajv/package.json') as { version: string }).version
-  return version
+  return (createRequire(import.meta.url)('ajv/package.json') as { version: string }).version
 }

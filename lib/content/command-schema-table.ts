@@ -1,6 +1,6 @@
 /**
- * The JSON Schemas of every mutate command and of the history and publish bodies, typed with ajv's
- * `JSONSchemaType` so type and check cannot drift; their validators are generated at build time.
+ * The JSON Schemas of every mutate command and of the history and publish bodies, with the types of
+ * those bodies; their validators are generated at build time.
  */
 import { createHash } from 'node:crypto'
 import type { JSONSchemaType } from 'ajv'
@@ -53,132 +53,89 @@ export type MutateCommand =
 
 export type CommandType = MutateCommand['type']
 
-/* The `value` of save_field and the items of layout are any JSON value; ajv's typing of "any"
-   needs the `{}` schema with `nullable`. */
-const anyValue = {} as JSONSchemaType<unknown>
+/* The `value` of save_field and the items of layout are any JSON value (ajv's `{}` schema). */
+const anyValue = {}
 
-const saveField: JSONSchemaType<SaveFieldCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'field', 'value'],
-  properties: { type: { type: 'string', const: 'save_field' }, collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue, expectedRevision: revision }
-} as unknown as JSONSchemaType<SaveFieldCommand>
-
-const putEntry: JSONSchemaType<PutEntryCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'data'],
-  properties: { type: { type: 'string', const: 'put_entry' }, collection: name, id: entryId, data: { type: 'object', required: [] }, expectedRevision: revision }
-} as unknown as JSONSchemaType<PutEntryCommand>
-
-const deleteEntry: JSONSchemaType<DeleteEntryCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id'],
-  properties: { type: { type: 'string', const: 'delete_entry' }, collection: name, id: entryId, expectedRevision: revision }
-} as unknown as JSONSchemaType<DeleteEntryCommand>
-
-const reorderEntries: JSONSchemaType<ReorderEntriesCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'order'],
-  properties: { type: { type: 'string', const: 'reorder_entries' }, collection: name, order: { type: 'array', items: entryId, maxItems: 100000 }, expectedRevision: revision }
-} as unknown as JSONSchemaType<ReorderEntriesCommand>
-
-const updatePageLayout: JSONSchemaType<UpdatePageLayoutCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'layout'],
-  properties: { type: { type: 'string', const: 'update_page_layout' }, collection: name, id: entryId, layout: { type: 'array', items: anyValue }, expectedRevision: revision }
-} as unknown as JSONSchemaType<UpdatePageLayoutCommand>
-
-const mdBlock: JSONSchemaType<MdBlockCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'blockPath', 'src', 'html'],
-  properties: {
-    type: { type: 'string', const: 'md_block' },
-    collection: name,
-    id: entryId,
-    blockPath: { type: 'string', minLength: 1, maxLength: 200 },
-    src: { type: 'string', minLength: 1, maxLength: 100 },
-    html: { type: 'string', maxLength: 200000 },
-    expectedRevision: revision
+/**
+ * A mutate command's schema: its `type`, the given fields and an optional `expectedRevision`, and
+ * nothing else. (Typed by the command interfaces above; ajv's JSONSchemaType cannot type `unknown`.)
+ */
+function command (type: CommandType, required: string[], properties: Record<string, object>): object {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', ...required],
+    properties: { type: { type: 'string', const: type }, ...properties, expectedRevision: revision }
   }
-} as unknown as JSONSchemaType<MdBlockCommand>
+}
+
+const saveField = command('save_field', ['collection', 'id', 'field', 'value'], { collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue })
+const putEntry = command('put_entry', ['collection', 'id', 'data'], { collection: name, id: entryId, data: { type: 'object', required: [] } })
+const deleteEntry = command('delete_entry', ['collection', 'id'], { collection: name, id: entryId })
+const reorderEntries = command('reorder_entries', ['collection', 'order'], { collection: name, order: { type: 'array', items: entryId, maxItems: 100000 } })
+const updatePageLayout = command('update_page_layout', ['collection', 'id', 'layout'], { collection: name, id: entryId, layout: { type: 'array', items: anyValue } })
+
+const mdBlock = command('md_block', ['collection', 'id', 'blockPath', 'src', 'html'], {
+  collection: name,
+  id: entryId,
+  blockPath: { type: 'string', minLength: 1, maxLength: 200 },
+  src: { type: 'string', minLength: 1, maxLength: 100 },
+  html: { type: 'string', maxLength: 200000 }
+})
 
 /** The most characters of a block's DOM text md_edit takes (a block is a paragraph, not a page). */
-export const MAX_BLOCK_TEXT = 100000
+const MAX_BLOCK_TEXT = 100000
 /** The most marks one md_edit may apply. */
-export const MAX_MARKS = 32
+const MAX_MARKS = 32
 
-const mdEdit: JSONSchemaType<MdEditCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'id', 'field', 'src', 'before', 'after'],
-  properties: {
-    type: { type: 'string', const: 'md_edit' },
-    collection: name,
-    id: entryId,
-    field: { type: 'string', minLength: 1, maxLength: 200 },
-    src: { type: 'string', minLength: 1, maxLength: 100 },
-    before: { type: 'string', maxLength: MAX_BLOCK_TEXT },
-    after: { type: 'string', maxLength: MAX_BLOCK_TEXT },
-    marks: {
-      type: 'array',
-      nullable: true,
-      maxItems: MAX_MARKS,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['type', 'start', 'end'],
-        properties: {
-          type: { type: 'string', enum: ['strong', 'em', 'code', 'link'] },
-          start: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
-          end: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
-          href: { type: 'string', nullable: true, minLength: 1, maxLength: 2048 }
-        }
-      }
-    },
-    expectedRevision: revision
-  }
-} as unknown as JSONSchemaType<MdEditCommand>
-
-const createCollection: JSONSchemaType<CreateCollectionCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection', 'schema'],
-  properties: {
-    type: { type: 'string', const: 'create_collection' },
-    collection: name,
-    schema: { type: 'object', required: [] },
-    format: { type: 'string', enum: ['json', 'yaml', 'md'], nullable: true },
-    metadata: {
+const mdEdit = command('md_edit', ['collection', 'id', 'field', 'src', 'before', 'after'], {
+  collection: name,
+  id: entryId,
+  field: { type: 'string', minLength: 1, maxLength: 200 },
+  src: { type: 'string', minLength: 1, maxLength: 100 },
+  before: { type: 'string', maxLength: MAX_BLOCK_TEXT },
+  after: { type: 'string', maxLength: MAX_BLOCK_TEXT },
+  marks: {
+    type: 'array',
+    nullable: true,
+    maxItems: MAX_MARKS,
+    items: {
       type: 'object',
-      nullable: true,
       additionalProperties: false,
-      required: [],
+      required: ['type', 'start', 'end'],
       properties: {
-        label: { type: 'string', nullable: true, maxLength: 200 },
-        description: { type: 'string', nullable: true, maxLength: 2000 },
-        icon: { type: 'string', nullable: true, maxLength: 200 },
-        creatable: { type: 'boolean', nullable: true },
-        orderable: { type: 'boolean', nullable: true },
-        deletable: { type: 'boolean', nullable: true },
-        singletonId: { type: 'string', nullable: true, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
-        order: { type: 'number', nullable: true }
+        type: { type: 'string', enum: ['strong', 'em', 'code', 'link'] },
+        start: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
+        end: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
+        href: { type: 'string', nullable: true, minLength: 1, maxLength: 2048 }
       }
-    },
-    expectedRevision: revision
+    }
   }
-} as unknown as JSONSchemaType<CreateCollectionCommand>
+})
 
-const deleteCollection: JSONSchemaType<DeleteCollectionCommand> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'collection'],
-  properties: { type: { type: 'string', const: 'delete_collection' }, collection: name, expectedRevision: revision }
-} as unknown as JSONSchemaType<DeleteCollectionCommand>
+const createCollection = command('create_collection', ['collection', 'schema'], {
+  collection: name,
+  schema: { type: 'object', required: [] },
+  format: { type: 'string', enum: ['json', 'yaml', 'md'], nullable: true },
+  metadata: {
+    type: 'object',
+    nullable: true,
+    additionalProperties: false,
+    required: [],
+    properties: {
+      label: { type: 'string', nullable: true, maxLength: 200 },
+      description: { type: 'string', nullable: true, maxLength: 2000 },
+      icon: { type: 'string', nullable: true, maxLength: 200 },
+      creatable: { type: 'boolean', nullable: true },
+      orderable: { type: 'boolean', nullable: true },
+      deletable: { type: 'boolean', nullable: true },
+      singletonId: { type: 'string', nullable: true, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
+      order: { type: 'number', nullable: true }
+    }
+  }
+})
+
+const deleteCollection = command('delete_collection', ['collection'], { collection: name })
 
 export interface RestoreBody { collection: string, id: string, ts: number }
 const restoreBody: JSONSchemaType<RestoreBody> = {

@@ -84,6 +84,26 @@ export function isPlainObject (v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * Applies each change with `place`, which answers null when it cannot place a change minimally:
+ * then the nearest enclosing value (at least `minDepth` keys deep) is replaced whole instead.
+ * @returns the edited text; throws when a change cannot be placed at all
+ */
+export function placeChanges (text: string, changes: DataChange[], after: unknown, minDepth: number, place: (text: string, change: DataChange) => string | null): string {
+  let current = text
+  for (let change of changes) {
+    let edited = place(current, change)
+    while (edited === null) {
+      if (change.path.length <= minDepth) throw new Error('unplaceable')
+      const parent = change.path.slice(0, -1)
+      change = { op: 'set', path: parent, value: valueAt(after, parent) }
+      edited = place(current, change)
+    }
+    current = edited
+  }
+  return current
+}
+
+/**
  * The value at a path.
  * @returns the value, or undefined when the path does not exist
  */
@@ -110,6 +130,12 @@ export function splice (text: string, start: number, end: number, replacement: s
 export function eolOf (text: string): string {
   const i = text.indexOf('\n')
   return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
+}
+
+/** Inserts `line` (ending in `eol`) at a line's start, or at the end after a line ending when the last line has none. */
+export function insertLine (text: string, at: number, line: string, eol: string): string {
+  if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
+  return splice(text, at, at, line)
 }
 
 /** The offset where the line holding `offset` starts. */

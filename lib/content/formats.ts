@@ -27,6 +27,18 @@ export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
   toml: ['.toml']
 }
 
+/** Each data language's reader and in-place editor (the editor touches only the bytes that change). */
+const LANGUAGES: Record<FrontmatterKind, { parse: (text: string) => unknown, edit: (text: string, before: unknown, after: unknown) => string }> = {
+  yaml: { parse: text => text.trim() === '' ? {} : parseYamlText(text), edit: editYamlText },
+  toml: { parse: parseTomlText, edit: (text, before, after) => editTomlText(text, before as EntryData, after as EntryData) },
+  json: { parse: parseJsonText, edit: editJsonText },
+  js: { parse: parseJsFrontmatter, edit: (text, before, after) => editJsFrontmatter(text, before as EntryData, after as EntryData) }
+}
+
+/** Each language's writer of new text, and the line that fences it as frontmatter. */
+const WRITERS = { yaml: renderYaml, toml: renderToml, json: renderJson }
+const FENCES = { yaml: '---\n', toml: '+++\n', json: '' }
+
 /** Options of serializeEntry. */
 export interface SerializeOptions {
   /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
@@ -44,7 +56,7 @@ export function isMarkdownFormat (format: EntryFormat | string | undefined): for
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
   if (isMarkdownFormat(format)) return parseMarkdown(text).data
-  return boundedDepth(asEntryData(format, parseDataText(format, text)))
+  return boundedDepth(asEntryData(format, LANGUAGES[format].parse(text)))
 }
 
 /**
@@ -74,27 +86,16 @@ export function serializeEntry (format: EntryFormat, data: EntryData, previousTe
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')
   if (previousText !== undefined) {
     let before: unknown
-    try { before = parseDataText(format, previousText) } catch (err) {
+    try { before = LANGUAGES[format].parse(previousText) } catch (err) {
       if (!(err instanceof EntryParseError)) throw err
       // The previous file was unreadable: write it anew.
-      return renderData(format, data)
+      return WRITERS[format](data)
     }
     const after = Array.isArray(before) && isListData(data) ? data.items : data
     if (isDeepStrictEqual(before, after)) return previousText
-    return editData(format, previousText, before, after)
+    return LANGUAGES[format].edit(previousText, before, after)
   }
-  return renderData(format, data)
-}
-
-function parseDataText (format: EntryFormat, text: string): unknown {
-  if (format === 'json') return parseJsonText(text)
-  if (format === 'toml') return parseTomlText(text)
-  try {
-    return text.trim() === '' ? {} : parseYamlText(text)
-  } catch (err) {
-    if (err instanceof EntryParseError) throw err
-    throw new EntryParseError(String((err as Error).message ?? err).slice(0, 300))
-  }
+  return WRITERS[format](data)
 }
 
 function asEntryData (format: EntryFormat, value: unknown): EntryData {
@@ -109,25 +110,9 @@ function isListData (data: EntryData): data is { items: unknown[] } {
   return keys.length === 1 && keys[0] === 'items' && Array.isArray(data.items)
 }
 
-function editData (format: EntryFormat, text: string, before: unknown, after: unknown): string {
-  if (format === 'json') return editJsonText(text, before, after)
-  if (format === 'toml') return editTomlText(text, before as EntryData, after as EntryData)
-  return editYamlText(text, before, after)
-}
-
-function renderData (format: EntryFormat, data: EntryData): string {
-  if (format === 'json') return renderJson(data)
-  if (format === 'toml') return renderToml(data)
-  return renderYaml(data)
-}
-
 function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
-  let value: unknown
-  if (kind === 'yaml') value = inner.trim() === '' ? {} : parseYamlText(inner)
-  else if (kind === 'toml') value = parseTomlText(inner)
-  else if (kind === 'js') value = parseJsFrontmatter(inner)
-  else value = parseJsonText(inner)
+  const value = LANGUAGES[kind].parse(inner)
   if (value === null) return {}
   if (!isPlainObject(value)) throw new EntryParseError(`Markdown frontmatter must be a ${kind.toUpperCase()} mapping`)
   return value
@@ -150,7 +135,7 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     if (previous !== undefined && oldFront !== undefined && previous.kind !== null) {
       const head = isDeepStrictEqual(oldFront, front)
         ? previous.inner
-        : editFrontmatter(previous.kind, previous.inner, oldFront, front)
+        : LANGUAGES[previous.kind].edit(previous.inner, oldFront, front)
       return previous.open + head + previous.close + bodyText
     }
     if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
@@ -158,17 +143,8 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
   return newFrontmatter(newKind, front, bodyText, eol)
 }
 
-function editFrontmatter (kind: FrontmatterKind, inner: string, before: EntryData, after: EntryData): string {
-  if (kind === 'yaml') return editYamlText(inner, before, after)
-  if (kind === 'toml') return editTomlText(inner, before, after)
-  if (kind === 'js') return editJsFrontmatter(inner, before, after)
-  return editJsonText(inner, before, after)
-}
-
 function newFrontmatter (kind: Exclude<FrontmatterKind, 'js'>, front: EntryData, body: string, eol: string): string {
   if (Object.keys(front).length === 0) return bodyNeedsFence(body) ? `---${eol}---${eol}${body}` : body
-  const withEol = (s: string): string => s.replace(/\r?\n/g, eol)
-  if (kind === 'toml') return withEol(`+++\n${renderToml(front)}+++\n`) + body
-  if (kind === 'json') return withEol(renderJson(front)) + body
-  return withEol(`---\n${renderYaml(front)}---\n`) + body
+  const fence = FENCES[kind]
+  return (fence + WRITERS[kind](front) + fence).replace(/\r?\n/g, eol) + body
 }

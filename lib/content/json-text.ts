@@ -5,7 +5,7 @@
  */
 import { applyEdits, findNodeAtLocation, format, modify, parseTree, type FormattingOptions } from 'jsonc-parser'
 import { isDeepStrictEqual } from 'node:util'
-import { EntryParseError } from './parse-error.js'
+import { entryParseError } from './parse-error.js'
 import { diffData, eolOf } from './data-diff.js'
 
 /**
@@ -16,7 +16,7 @@ export function parseJsonText (text: string): unknown {
   try {
     return JSON.parse(text)
   } catch (err) {
-    throw new EntryParseError(((err as Error).message.split('\n')[0] ?? 'Invalid JSON').slice(0, 300))
+    throw entryParseError(err)
   }
 }
 

@@ -18,18 +18,18 @@ export type Validator = (data: unknown) => ValidationIssue[]
 
 /* ajv-formats (CommonJS) is loaded on the first schema that names a `format`: most sites' schemas
    name none, and loading it cost ~80 ms of every start. */
-const requireAjvFormats = (): unknown => createRequire(import.meta.url)('ajv-formats')
-let addFormats: ((ajv: Ajv | Ajv2020) => void) | null = null
+function addFormats (ajv: Ajv | Ajv2020): void {
+  const plugin = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv | Ajv2020) => void
+  plugin(ajv)
+}
 
 const DRAFT7_META_ID = 'http://json-schema.org/draft-07/schema'
 type MetaCheck = ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
-let generatedMeta: MetaCheck | null | undefined
 
 /* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs),
    so a start does not compile it; null when made from another ajv or other options (ajv compiles it then). */
 function generatedDraft7Meta (): MetaCheck | null {
-  generatedMeta ??= DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion()) ? validateDraft7Schema as MetaCheck : null
-  return generatedMeta
+  return DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion()) ? validateDraft7Schema as MetaCheck : null
 }
 
 /** Settings of a SchemaCompiler. */
@@ -101,7 +101,6 @@ export class SchemaCompiler {
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
     if (!this.#formats && text.includes('"format"')) {
-      addFormats ??= requireAjvFormats() as (ajv: Ajv | Ajv2020) => void
       if (this.#draft7Instance !== null) {
         // ajv compiled its meta-schema validator without formats at the first schema: so here.
         if (this.#draft7Meta === 'plain') this.#draft7Instance.getSchema(DRAFT7_META_ID)
@@ -128,7 +127,7 @@ export class SchemaCompiler {
     if (this.#draft7Instance === null) {
       // Schemas are checked against the meta-schema by #compileDraft7.
       this.#draft7Instance = new Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, inlineRefs: false, code: { regExp: linearRegExp, source: this.#source } })
-      if (this.#formats && addFormats !== null) addFormats(this.#draft7Instance)
+      if (this.#formats) addFormats(this.#draft7Instance)
     }
     return this.#draft7Instance
   }
@@ -136,7 +135,7 @@ export class SchemaCompiler {
   #draft2020 (): Ajv2020 {
     if (this.#draft2020Instance === null) {
       this.#draft2020Instance = new Ajv2020({ allErrors: true, strict: false, inlineRefs: false, code: { regExp: linearRegExp, source: this.#source } })
-      if (this.#formats && addFormats !== null) addFormats(this.#draft2020Instance)
+      if (this.#formats) addFormats(this.#draft2020Instance)
     }
     return this.#draft2020Instance
   }

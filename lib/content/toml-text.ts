@@ -5,8 +5,8 @@
 import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'smol-toml'
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
-import { EntryParseError } from './parse-error.js'
-import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, splice, valueAt, type DataChange, type DataPath } from './data-diff.js'
+import { entryParseError } from './parse-error.js'
+import { diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The deepest nesting of inline arrays and tables read. */
 const MAX_TOML_DEPTH = 100
@@ -23,7 +23,7 @@ export function parseTomlText (text: string): Record<string, unknown> {
   try {
     table = parseSmolToml(text, { maxDepth: MAX_TOML_DEPTH }) as Record<string, unknown>
   } catch (err) {
-    throw new EntryParseError(firstLine(err))
+    throw entryParseError(err)
   }
   let slots: Slots | null | undefined
   const rawDate = (p: DataPath): string | undefined => {
@@ -64,23 +64,11 @@ export function editTomlText (text: string, before: Record<string, unknown>, aft
   const changes = diffData(before, after)
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
-  let current = text
   try {
-    for (const change of changes) current = applyChange(current, change, after)
+    const current = placeChanges(text, changes, after, 1, tryChange)
     if (isDeepStrictEqual(parseTomlText(current), after)) return current
   } catch {}
   return renderToml(after).replace(/\r?\n/g, eolOf(text))
-}
-
-function applyChange (text: string, change: DataChange, after: unknown): string {
-  let c: DataChange = change
-  for (;;) {
-    const edited = tryChange(text, c)
-    if (edited !== null) return edited
-    if (c.path.length <= 1) throw new Error('unplaceable')
-    const parent = c.path.slice(0, -1)
-    c = { op: 'set', path: parent, value: valueAt(after, parent) }
-  }
 }
 
 interface Slot { path: DataPath, node: AST.TOMLContentNode, kv: AST.TOMLKeyValue | null, table: AST.TOMLTable | null }
@@ -204,8 +192,7 @@ function addKey (text: string, slots: Slots, path: DataPath, value: unknown, eol
     return null
   }
   const line = `${indent}${relative.map(k => renderKey(String(k))).join('.')} = ${rendered}${eol}`
-  if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
-  return splice(text, at, at, line)
+  return insertLine(text, at, line, eol)
 }
 
 function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string): string | null {
@@ -260,8 +247,7 @@ function addTableItem (text: string, slots: Slots, path: DataPath, value: unknow
   const gap = /\r?\n[ \t]*\r?\n[ \t]*\[\[/.test(text.slice(tables[0]!.range[0])) ? eol : ''
   const at = nextLineStart(text, end)
   const block = gap + lines.join(eol) + eol
-  if (at === text.length && !text.endsWith('\n')) return text + eol + block
-  return splice(text, at, at, block)
+  return insertLine(text, at, block, eol)
 }
 
 /** Removes one `[[name]]` table (when nothing is nested below it). */
@@ -335,9 +321,4 @@ function datesOf (v: unknown): unknown {
   if (Array.isArray(v)) return v.filter(x => x !== null).map(datesOf)
   if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, datesOf(x)]))
   return v
-}
-
-function firstLine (err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err)
-  return (message.split('\n')[0] ?? message).slice(0, 300)
 }

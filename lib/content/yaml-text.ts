@@ -3,11 +3,11 @@
  * at most 100 aliases and 2 MiB) and edits that splice each changed value into its source range in
  * the old style. `Document.toString()` is never used: it re-serialises every node.
  */
-import { parse, parseDocument, Document, isAlias, isCollection, isMap, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
+import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
-import { EntryParseError } from './parse-error.js'
-import { diffData, eolOf, indentRest, isPlainObject, lineStart, nextLineStart, splice, valueAt, type DataChange, type DataPath } from './data-diff.js'
+import { EntryParseError, entryParseError } from './parse-error.js'
+import { diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 export const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -39,7 +39,9 @@ export function parseYamlText (text: string): unknown {
     if (repaired !== text) {
       try { return parse(repaired, PARSE_OPTIONS) } catch {}
     }
-    throw new EntryParseError(yamlMessage(err))
+    // The parser recurses once per level of nested flow collections.
+    if (err instanceof RangeError || /call stack/i.test(String(err))) throw new EntryParseError('The YAML is nested too deep to read')
+    throw entryParseError(err)
   }
 }
 
@@ -58,26 +60,13 @@ export function editYamlText (text: string, before: unknown, after: unknown): st
   if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
-  let current = repairFlowEnds(text, true, padded)
   try {
-    for (const change of changes) current = applyChange(current, change, after)
-    current = unpad(current, padded)
+    const repaired = repairFlowEnds(text, true, padded)
+    const current = unpad(placeChanges(repaired, changes, after, 0, tryChange), padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
   return renderYaml(after).replace(/\n/g, eolOf(text))
-}
-
-/** Applies one change; when it cannot be placed minimally, replaces the nearest enclosing value. */
-function applyChange (text: string, change: DataChange, after: unknown): string {
-  let c: DataChange = change
-  for (;;) {
-    const edited = tryChange(text, c)
-    if (edited !== null) return edited
-    if (c.path.length === 0) throw new Error('unplaceable')
-    const parent = c.path.slice(0, -1)
-    c = { op: 'set', path: parent, value: valueAt(after, parent) }
-  }
 }
 
 function tryChange (text: string, change: DataChange): string | null {
@@ -149,15 +138,11 @@ const YAML11_NOT_STRING = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[
 
 function quoteForYaml11 (node: Node, value: unknown): void {
   if (!isScalar(node)) {
-    if (isCollection(node)) for (const item of node.items) quoteForYaml11(isPairLike(item) ? item.value as Node : item as Node, undefined)
+    if (isCollection(node)) for (const item of node.items) quoteForYaml11(isPair(item) ? item.value as Node : item as Node, undefined)
     return
   }
   const v = value === undefined ? node.value : value
   if (typeof v === 'string' && YAML11_NOT_STRING.test(v)) node.type = 'QUOTE_DOUBLE'
-}
-
-function isPairLike (item: unknown): item is Pair {
-  return item instanceof Pair
 }
 
 /** A node for `value` in the style of the node it replaces. */
@@ -236,8 +221,7 @@ function addKey (text: string, map: YAMLMap, key: string, value: unknown, eol: s
   const lastNode = (last.value as Node | null) ?? last.key
   const at = nextLineStart(text, valueEnd(text, lastNode))
   const line = indent + indentRest(render(key, value, null, style), indent, eol) + eol
-  if (at === text.length && !text.endsWith('\n')) return text + eol + line
-  return splice(text, at, at, line)
+  return insertLine(text, at, line, eol)
 }
 
 function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style: Style): string | null {
@@ -259,8 +243,7 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const indent = ' '.repeat(column(text, dash))
   const line = indent + '-' + indentRest(renderAfter('seq', value, isCollection(last) ? null : last, style), indent, eol) + eol
   const at = nextLineStart(text, valueEnd(text, last))
-  if (at === text.length && !text.endsWith('\n')) return text + eol + line
-  return splice(text, at, at, line)
+  return insertLine(text, at, line, eol)
 }
 
 function renderFlowItem (node: Node, style: Style): string {
@@ -291,8 +274,7 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
 
 function appendRootKey (text: string, key: string, value: unknown, eol: string, style: Style): string {
   const line = indentRest(render(key, value, null, style), '', eol) + eol
-  if (text === '' || text.endsWith('\n')) return text + line
-  return text + eol + line
+  return insertLine(text, text.length, line, eol)
 }
 
 function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
@@ -342,13 +324,6 @@ function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[
     }
   }
   return lines.join('\n')
-}
-
-function yamlMessage (err: unknown): string {
-  // The parser recurses once per level of nested flow collections.
-  const message = err instanceof Error ? err.message : String(err)
-  if (err instanceof RangeError || /call stack/i.test(message)) return 'The YAML is nested too deep to read'
-  return (message.split('\n')[0] ?? message).slice(0, 300)
 }
 
 export type { DataPath }

@@ -13,8 +13,7 @@ import { parseSourceHint, sourceHash, type SourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { sanitizeRendered } from './render.js'
-import { blockStyle } from './document-style.js'
-import { treeContext } from './document-context.js'
+import { blockStyle, treeContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
 import { bodyParser } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
@@ -133,8 +132,6 @@ function findBlock (body: string, src: string, tree: Root): EditableBlock {
 
 /**
  * The hint, if it parses and its hash matches the body's text at its range.
- * @param body the body
- * @param src the hint
  * @returns the parsed hint, or SourceMismatchError
  */
 export function checkedHint (body: string, src: string): SourceHint {

@@ -8,7 +8,7 @@ import type { Root, RootContent, Nodes } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { fromHtml } from 'hast-util-from-html'
 import { visit } from 'unist-util-visit'
-import { inlineHost, isCode } from './editable-blocks.js'
+import { blockUnits, inlineHost, isCode } from './editable-blocks.js'
 import { plainText } from './block-chars.js'
 import { formatSourceHint } from './source-hint.js'
 
@@ -40,7 +40,6 @@ const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
 /**
  * Lists the blocks of a parsed body.
  * @param tree the body's tree (positions required)
- * @param body the body
  * @param at only the block starting at this offset (an edit looks up one block; text and hash are
  * computed for the blocks listed only)
  * @returns the blocks, in document order
@@ -50,41 +49,24 @@ export function listBlocks (tree: Root, body: string, at?: number): ListedBlock[
   for (const child of tree.children) {
     const start = child.position?.start.offset ?? 0
     const end = child.position?.end.offset ?? 0
-    if (at === undefined || (start <= at && at < end)) visitBlock(child, body, out, at)
+    if (at !== undefined && (start > at || at >= end)) continue
+    for (const unit of blockUnits(child)) push(unit.node, body, out, at)
   }
   return out
 }
 
 /**
  * The answer of `GET /blocks`: the blocks without their nodes.
- * @param tree the body's tree
- * @param body the body
- * @returns the blocks
  */
 export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
   return listBlocks(tree, body).map(({ src, kind, depth, text, editable }) => ({ src, kind, ...(depth !== undefined ? { depth } : {}), text, editable }))
-}
-
-function visitBlock (node: RootContent, body: string, out: ListedBlock[], at: number | undefined): void {
-  if (node.type === 'yaml') return
-  if (node.type === 'list') {
-    for (const item of node.children) visitBlock(item, body, out, at)
-    return
-  }
-  if (node.type === 'listItem' || node.type === 'blockquote') {
-    const children = node.children
-    const single = children.length === 0 || (children.length === 1 && children[0]?.type === 'paragraph')
-    if (single) { push(node, node.type, body, out, at); return }
-    for (const child of children) visitBlock(child, body, out, at)
-    return
-  }
-  push(node, kindOf(node), body, out, at)
 }
 
 function kindOf (node: RootContent): BlockKind {
   if (MDX.has(node.type)) return 'mdx'
   switch (node.type) {
     case 'paragraph': case 'heading': case 'code': case 'table': case 'html': case 'thematicBreak': case 'definition':
+    case 'listItem': case 'blockquote':
       return node.type
     case 'footnoteDefinition':
       return 'definition'
@@ -93,13 +75,13 @@ function kindOf (node: RootContent): BlockKind {
   }
 }
 
-function push (node: RootContent, kind: BlockKind, body: string, out: ListedBlock[], at: number | undefined): void {
+function push (node: RootContent, body: string, out: ListedBlock[], at: number | undefined): void {
   const start = node.position?.start.offset
   const end = node.position?.end.offset
   if (start === undefined || end === undefined || start >= end || (at !== undefined && start !== at)) return
   // A paragraph MDX or a template language reads as code (an import, a JSX tag, `{{< x >}}`).
   const code = inlineHost(node) !== null && isCode(node)
-  const actual: BlockKind = code ? 'mdx' : kind
+  const actual: BlockKind = code ? 'mdx' : kindOf(node)
   const editable = !code && (actual === 'paragraph' || actual === 'heading' || actual === 'listItem' || actual === 'blockquote')
   out.push({
     node,
@@ -122,8 +104,6 @@ function textOf (node: RootContent, body: string): string {
 
 /**
  * Whitespace as a reader sees it: runs collapsed to one space, none around a line break, ends trimmed.
- * @param text the text
- * @returns the text as read
  */
 export function readerText (text: string): string {
   return text.replace(/[ \t\r\f]+/g, ' ').replace(/ ?\n ?/g, '\n').trim()
@@ -131,8 +111,6 @@ export function readerText (text: string): string {
 
 /**
  * The text a browser shows for a raw HTML block (script and style content left out).
- * @param html the block's HTML
- * @returns its text
  */
 export function htmlText (html: string): string {
   let text = ''

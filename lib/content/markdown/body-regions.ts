@@ -12,6 +12,7 @@
  */
 import type { Root, RootContent } from 'mdast'
 import { visit } from 'unist-util-visit'
+import { normalizeLabel, writtenDefinition } from './definition-labels.js'
 
 /** Parses Markdown text to an mdast tree with positions. */
 type Parse = (text: string) => Root
@@ -22,17 +23,15 @@ const REGION_CHARS = 2000
 /** Appended to a region to check that every block of it has ended: it must parse as a paragraph of its own. */
 const SENTINEL = 'x'
 
-/** A definition found in a region: its normalized label and a one-line definition of it. */
-interface Label { identifier: string, line: string, footnote: boolean }
+/** A definition found in a region: its normalized label (`^label` for a footnote) and a one-line definition of it. */
+interface Label { key: string, line: string }
 
 interface Region { start: number, end: number, tree: Root, labels: Label[] }
 
 /**
  * Parses a body region by region; the tree is the one `parse(body)` gives.
- * @param body the body
  * @param parse the parser of a whole text
  * @param regionChars the characters a region holds at least (tests cut at every line they can)
- * @returns the body's tree
  */
 export function parseInRegions (body: string, parse: Parse, regionChars = REGION_CHARS): Root {
   const cuts = cutCandidates(body)
@@ -62,7 +61,7 @@ export function parseInRegions (body: string, parse: Parse, regionChars = REGION
     for (const child of tree.children) {
       const offset = child.position?.start.offset ?? 0
       if (offset < prefix.length || offset >= prefix.length + text.length) continue
-      shift(child, region.start - prefix.length, line - lineBreaks(prefix, 0, prefix.length))
+      shiftPositions(child, region.start - prefix.length, line - lineBreaks(prefix, 0, prefix.length))
       children.push(child)
     }
   }
@@ -137,10 +136,7 @@ function labelsOf (tree: Root, text: string): Label[] {
   const out: Label[] = []
   visit(tree, (node) => {
     if (node.type !== 'definition' && node.type !== 'footnoteDefinition') return
-    const footnote = node.type === 'footnoteDefinition'
-    const open = (node.position?.start.offset ?? 0) + (footnote ? 2 : 1)
-    const label = /^(?:[^\\[\]]|\\[^])*/.exec(text.slice(open, open + 1000))?.[0] ?? ''
-    out.push({ identifier: node.identifier, line: footnote ? `[^${label}]: x` : `[${label}]: #`, footnote })
+    out.push({ key: node.type === 'footnoteDefinition' ? `^${node.identifier}` : node.identifier, line: writtenDefinition(node, text) })
   })
   return out
 }
@@ -152,10 +148,9 @@ function definitionRegions (regions: Region[]): DefinedIn {
   const out: DefinedIn = new Map()
   for (const [index, region] of regions.entries()) {
     for (const label of region.labels) {
-      const key = label.footnote ? `^${label.identifier}` : label.identifier
-      const known = out.get(key) ?? { line: label.line, regions: new Set<number>() }
+      const known = out.get(label.key) ?? { line: label.line, regions: new Set<number>() }
       known.regions.add(index)
-      out.set(key, known)
+      out.set(label.key, known)
     }
   }
   return out
@@ -172,16 +167,17 @@ function definitionsNamed (text: string, index: number, definedIn: DefinedIn): s
   if (definedIn.size === 0) return ''
   const lines = new Set<string>()
   for (const match of text.matchAll(BRACKETED)) {
-    // As mdast normalizes an identifier: whitespace collapsed and trimmed, case folded.
-    const key = (match[1] as string).replace(/[\t\n\r ]+/g, ' ').replace(/^ | $/g, '').toLowerCase().toUpperCase().toLowerCase()
-    const defined = definedIn.get(key)
+    const defined = definedIn.get(normalizeLabel(match[1] as string))
     if (defined !== undefined && !defined.regions.has(index)) lines.add(defined.line)
   }
   return lines.size === 0 ? '' : [...lines].join('\n\n') + '\n\n'
 }
 
-/** Moves every position of a subtree by `offset` characters and `lines` lines (a region starts a line). */
-function shift (node: RootContent, offset: number, lines: number): void {
+/**
+ * Moves every position of a subtree (and of an MDX node's JavaScript tree) by `offset` characters
+ * and `lines` lines.
+ */
+export function shiftPositions (node: RootContent, offset: number, lines = 0): void {
   visit(node, (n) => {
     const { position } = n
     if (position?.start.offset === undefined || position.end.offset === undefined) return

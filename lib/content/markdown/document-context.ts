@@ -1,6 +1,7 @@
 /**
  * What editing one block needs to know of the rest of its document: the definitions its references
- * resolve to and the emphasis and strong markers the document uses.
+ * resolve to and the emphasis and strong markers the document uses, so edited blocks are written in
+ * the style the document already has.
  */
 import type { Root, RootContent, Definition, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -23,9 +24,6 @@ export interface DocumentContext {
 
 /**
  * The context of a fully parsed body.
- * @param tree the body's tree
- * @param body the body
- * @returns the context
  */
 export function treeContext (tree: Root, body: string): DocumentContext {
   const linkDefinitions: Definition[] = []
@@ -40,7 +38,6 @@ export function treeContext (tree: Root, body: string): DocumentContext {
 /**
  * Adds the first emphasis and strong markers of a tree (in document order) to those already found.
  * @param tree the tree, positions in body offsets
- * @param body the body
  * @param found the markers found so far (kept)
  * @returns `found`, completed
  */
@@ -52,4 +49,26 @@ export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers)
     if (node.type === 'strong') found.strong ??= body[offset] === '_' ? '_' : '*'
   })
   return found
+}
+
+/** The markers and link definitions of a document. */
+export interface DocumentStyle {
+  emphasis: '*' | '_'
+  strong: '*' | '_'
+  /** Link definitions by URL (the first one for each), for writing links as references. */
+  definitions: Map<string, Definition>
+}
+
+/**
+ * The style for one block: its own markers first, then the document's. The document's markers are
+ * looked up only for a kind the edit writes and the block does not already have.
+ * @param writes whether the edited content has emphasis and strong
+ */
+export function blockStyle (block: Nodes, body: string, document: DocumentContext, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {
+  const own = firstMarkers(block, body, {})
+  const needs = (writes.emphasis && own.emphasis === undefined) || (writes.strong && own.strong === undefined)
+  const doc = needs ? document.markers() : {}
+  const definitions = new Map<string, Definition>()
+  for (const node of document.linkDefinitions) if (!definitions.has(node.url)) definitions.set(node.url, node)
+  return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }

@@ -35,48 +35,41 @@ const NOT_BLOCKS = new Set(['html', 'definition', 'footnoteDefinition', 'yaml', 
 /**
  * Lists the editable blocks of a tree in document order.
  * @param tree the parsed Markdown (positions required)
- * @returns the blocks
  */
 export function editableBlocks (tree: Root): EditableBlock[] {
   const out: EditableBlock[] = []
-  for (const child of tree.children) visitBlock(child, out, false)
+  for (const unit of tree.children.flatMap(child => blockUnits(child))) {
+    const start = unit.node.position?.start.offset
+    const end = unit.node.position?.end.offset
+    if (NOT_BLOCKS.has(unit.node.type) || isCode(unit.node) || start === undefined || end === undefined || start >= end) continue
+    out.push({ ...unit, start, end })
+  }
   return out
 }
 
-function visitBlock (node: RootContent, out: EditableBlock[], tightItemFirst: boolean): void {
-  if (NOT_BLOCKS.has(node.type)) return
+/**
+ * The block units of a top-level node in document order (the units of md_block and of the block
+ * list, editable or not): see the decisions above.
+ */
+export function blockUnits (node: RootContent, tightItemFirst = false, looseList?: boolean): Array<Omit<EditableBlock, 'start' | 'end'>> {
+  if (node.type === 'yaml') return []
   if (node.type === 'list') {
     const loose = node.spread === true || node.children.some(item => item.spread === true)
-    for (const item of node.children) {
-      const before = out.length
-      visitBlock(item, out, false)
-      for (const block of out.slice(before)) if (block.node === item) block.looseList = loose
-    }
-    return
+    return node.children.flatMap(item => blockUnits(item, false, loose))
   }
   if (node.type === 'listItem' || node.type === 'blockquote') {
     const children = node.children
     const single = children.length === 0 || (children.length === 1 && children[0]?.type === 'paragraph')
-    if (single) { push(node, out, false); return }
+    if (single) return [{ node, asSpan: false, looseList }]
     const tight = node.type === 'listItem' && node.spread !== true
-    children.forEach((child, i) => visitBlock(child, out, tight && i === 0 && child.type === 'paragraph'))
-    return
+    return children.flatMap((child, i) => blockUnits(child, tight && i === 0 && child.type === 'paragraph'))
   }
-  push(node, out, tightItemFirst)
-}
-
-function push (node: RootContent, out: EditableBlock[], asSpan: boolean): void {
-  if (isCode(node)) return
-  const start = node.position?.start.offset
-  const end = node.position?.end.offset
-  if (start === undefined || end === undefined || start >= end) return
-  out.push({ node, start, end, asSpan })
+  return [{ node, asSpan: tightItemFirst }]
 }
 
 /**
  * The phrasing children of an editable block (the content an edit replaces), or null when the
  * block has no inline content of its own (code, table, thematic break).
- * @param node the block
  * @returns its paragraph or heading, or null
  */
 export function inlineHost (node: Nodes): Paragraph | Heading | null {
@@ -92,7 +85,6 @@ export function inlineHost (node: Nodes): Paragraph | Heading | null {
  * Whether a block is MDX ESM, JSX or an expression (or a template tag) rather than prose: its
  * first inline node is an MDX JSX element or expression, text starting with `import `, `export `, `{`
  * or `<X`, or raw HTML opening with a capitalised tag name or a fragment.
- * @param node the block
  * @returns true when the block must never be edited in place
  */
 export function isCode (node: Nodes): boolean {

@@ -15,7 +15,7 @@ import type { Root, RootContent, PhrasingContent, Parent, Nodes, LinkReference }
 import type { Element, ElementContent } from 'hast'
 import type { Options as RehypeRemarkOptions } from 'rehype-remark'
 import { visit, SKIP } from 'unist-util-visit'
-import type { DocumentStyle } from './document-style.js'
+import type { DocumentStyle } from './document-context.js'
 
 /** What the content is written into. */
 export interface InlineTarget {
@@ -31,10 +31,7 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
 
 /**
  * Converts sanitized inline HTML to Markdown phrasing text (no trailing newline).
- * @param fragment the sanitized fragment
  * @param target the block it goes into
- * @param style the document's style
- * @returns the Markdown of the content
  */
 export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
   const raw = new RawTags()

@@ -9,13 +9,11 @@
 import type { Root, RootContent } from 'mdast'
 import { visit } from 'unist-util-visit'
 import type { BodyParser } from './parse-body.js'
-import { shiftOffsets } from './region-parse.js'
+import { shiftPositions } from './body-regions.js'
+import { definitionsNamedIn, normalizeLabel, writtenDefinition, type NamedDefinition } from './definition-labels.js'
 
 /** A run: body offsets, from a line's start to a line's end. */
 export interface Run { start: number, end: number }
-
-/** A definition's normalized label and a one-line definition of it. */
-export interface NamedDefinition { identifier: string, line: string }
 
 /** The parsers: of a text of a few KB, and of a longer one. */
 export interface RunParsers { whole: BodyParser, long: BodyParser }
@@ -30,9 +28,7 @@ interface Group { text: string, runs: Array<{ run: Run, at: number }>, footnotes
 /**
  * Parses the runs.
  * @param runs the runs, in body order
- * @param body the body
  * @param definitions the body's link definitions
- * @param parsers micromark's parsers
  * @returns each run's tree (positions in body offsets), or null when a node reaches past its run
  *   (micromark reads the body's structure otherwise than markdown-it did)
  */
@@ -50,12 +46,12 @@ export function parseRuns (runs: Run[], body: string, definitions: NamedDefiniti
     group.text += body.slice(run.start, run.end)
   }
   for (const group of groups) {
-    group.tree = parseGroup(group.text, named(group.text, definitions), parsers)
+    group.tree = parseGroup(group.text, definitionsNamedIn(group.text, definitions), parsers)
     group.footnotes = footnotesOf(group.tree, group.text)
   }
   for (const group of groups) {
     const wanted = footnotesNamed(group, groups)
-    if (wanted.length > 0) group.tree = parseGroup(group.text, [...named(group.text, definitions), ...wanted], parsers)
+    if (wanted.length > 0) group.tree = parseGroup(group.text, [...definitionsNamedIn(group.text, definitions), ...wanted], parsers)
   }
   const out: Root[] = []
   for (const group of groups) {
@@ -82,7 +78,7 @@ function split (group: Group): Root[] | null {
     const part = group.runs[index]
     if (part === undefined || from < part.at) continue
     if (to > runEnd(group, index)) return null
-    shiftOffsets(child as RootContent, part.run.start - part.at)
+    shiftPositions(child as RootContent, part.run.start - part.at)
     trees[index]?.children.push(child)
   }
   return trees
@@ -93,23 +89,10 @@ function runEnd (group: Group, index: number): number {
   return part === undefined ? Infinity : part.at + part.run.end - part.run.start
 }
 
-/** The definitions whose labels the text may name (its text, normalized as labels are, holds the label). */
-function named (text: string, definitions: NamedDefinition[]): string[] {
-  if (definitions.length === 0) return []
-  const normalized = text.replace(/[\t\n\r ]+/g, ' ').toLowerCase().toUpperCase().toLowerCase()
-  const lines = new Set<string>()
-  for (const definition of definitions) if (normalized.includes(definition.identifier)) lines.add(definition.line)
-  return [...lines]
-}
-
 /** The footnotes a tree defines: identifier -> a one-line definition with the label as the source writes it. */
 function footnotesOf (tree: Root, text: string): Map<string, string> {
   const out = new Map<string, string>()
-  visit(tree, 'footnoteDefinition', (node) => {
-    const open = (node.position?.start.offset ?? 0) + 2
-    const label = /^(?:[^\\[\]]|\\[^])*/.exec(text.slice(open, open + 1000))?.[0] ?? ''
-    out.set(node.identifier, `[^${label}]: x`)
-  })
+  visit(tree, 'footnoteDefinition', (node) => { out.set(node.identifier, writtenDefinition(node, text)) })
   return out
 }
 
@@ -118,7 +101,7 @@ function footnotesNamed (group: Group, groups: Group[]): string[] {
   if (!group.text.includes('[^')) return []
   const lines = new Set<string>()
   for (const match of group.text.matchAll(/\[\^((?:[^\\[\]]|\\[^]){1,999})\]/g)) {
-    const key = (match[1] as string).replace(/[\t\n\r ]+/g, ' ').replace(/^ | $/g, '').toLowerCase().toUpperCase().toLowerCase()
+    const key = normalizeLabel(match[1] as string)
     if (group.footnotes.has(key)) continue
     for (const other of groups) {
       const line = other.footnotes.get(key)

@@ -7,9 +7,10 @@
  * document's structure), the whole body is parsed instead.
  */
 import type { Root, RootContent } from 'mdast'
-import { visit } from 'unist-util-visit'
 import type { BodyParser } from './parse-body.js'
-import type { BodyOutline, DefinitionLabel } from './body-outline.js'
+import type { BodyOutline } from './body-outline.js'
+import { shiftPositions } from './body-regions.js'
+import { definitionsNamedIn } from './definition-labels.js'
 
 /** A parser of the edited node, and which node it is. */
 export interface RegionParser {
@@ -23,10 +24,7 @@ export interface RegionParser {
 
 /**
  * A parser for bodies that differ from `body` only inside the top-level node holding offset `at`.
- * @param outline the body's outline
- * @param body the body
  * @param at an offset inside the edited block
- * @param parse the body's parser
  * @returns a parser giving a root whose children are that node alone (or the whole body's)
  */
 export function regionParser (outline: BodyOutline, body: string, at: number, parse: BodyParser): RegionParser {
@@ -39,9 +37,9 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
     const regionEnd = end + text.length - body.length
     if (regionEnd <= start || !sameOutside(body, text, start, end)) return null
     const region = text.slice(start, regionEnd)
-    const node = parseAlone(region, trailer(region, labels), parse)
+    const node = parseAlone(region, definitionsNamedIn(region, labels).join('\n\n'), parse)
     if (node === null || node.type !== top.type) return null
-    shiftOffsets(node, start)
+    shiftPositions(node, start)
     return { type: 'root', children: [node] }
   }
   return { index, parseNode, parse: (text) => parseNode(text) ?? parse(text) }
@@ -60,32 +58,4 @@ function parseAlone (region: string, definitions: string, parse: BodyParser): Ro
   if (own.length !== 1 || node === undefined) return null
   if (node.position?.start.offset !== 0 || node.position.end.offset !== region.length) return null
   return node
-}
-
-/** The definitions whose labels the region may name (its text, normalized as labels are, holds the label). */
-function trailer (region: string, labels: DefinitionLabel[]): string {
-  if (labels.length === 0) return ''
-  const normalized = region.replace(/[\t\n\r ]+/g, ' ').toLowerCase().toUpperCase().toLowerCase()
-  const seen = new Set<string>()
-  const lines: string[] = []
-  for (const label of labels) {
-    if (seen.has(label.line) || !normalized.includes(label.identifier)) continue
-    seen.add(label.line)
-    lines.push(label.line)
-  }
-  return lines.join('\n\n')
-}
-
-/**
- * Moves every position of a subtree by `by` characters (offsets only).
- * @param node the subtree
- * @param by characters to add
- */
-export function shiftOffsets (node: RootContent, by: number): void {
-  visit(node, (n) => {
-    const { position } = n
-    if (position?.start.offset === undefined || position.end.offset === undefined) return
-    // New points: a parser may share one point between nodes.
-    n.position = { start: { ...position.start, offset: position.start.offset + by }, end: { ...position.end, offset: position.end.offset + by } }
-  })
 }

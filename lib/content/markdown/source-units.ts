@@ -27,7 +27,7 @@ export interface SourceToken extends InlineToken {
   end: number
 }
 
-interface Unit { kind: SourceToken['kind'], start: number, end: number, top: number, text?: string, offsets?: number[] }
+interface Unit { kind: SourceToken['kind'], start: number, end: number, top: number, text?: string, extents?: TextExtents }
 
 /** Splits rendered text into units; never in a body (checked), a private-use character. */
 const MARK = '\uE000'
@@ -37,7 +37,6 @@ const CONTAINERS = new Set(['emphasis', 'strong', 'delete', 'link', 'linkReferen
 /**
  * The block's rendered tokens traced to the source, or null when they cannot all be traced.
  * @param children the block's phrasing content (positions in body offsets)
- * @param body the body
  * @param definitions the document's definitions (to render references)
  * @returns the tokens, whitespace merged and ends trimmed as in visibleTokens
  */
@@ -79,9 +78,9 @@ function markUnits (nodes: PhrasingContent[], body: string, units: Unit[], top: 
     out.push({ type: 'text', value: MARK })
     if (group.length === 1 && first.type === 'text') {
       const text = trimLines(first.value)
-      const offsets = alignText(text, body, start, end)
-      if (offsets !== null) {
-        units.push({ kind: 'text', start, end, top: t, text, offsets })
+      const extents = textExtents(text, body, start, end)
+      if (extents !== null) {
+        units.push({ kind: 'text', start, end, top: t, text, extents })
         out.push(first)
         continue
       }
@@ -146,32 +145,14 @@ function trimLines (value: string): string {
   return value.replace(/[ \t]*(\r?\n|\r)[ \t]*/g, '$1')
 }
 
-const entities = new Map<string, string>()
-
 /** Decodes one character reference (`&copy;`, `&#169;`) as the HTML parser does. */
 function decodeEntity (reference: string): string {
-  let value = entities.get(reference)
-  if (value === undefined) {
-    const node = fromHtml(reference, { fragment: true }).children[0]
-    value = node?.type === 'text' ? node.value : reference
-    entities.set(reference, value)
-  }
-  return value
+  const node = fromHtml(reference, { fragment: true }).children[0]
+  return node?.type === 'text' ? node.value : reference
 }
 
 const ENTITY = /^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});/
 const PUNCTUATION = /^[!-/:-@[-`{-~]$/
-
-/**
- * Where each character of a text node's value starts in the source (one more entry for its end):
- * a backslash escape or a character reference maps to its whole source, whitespace and container
- * prefixes (`>`) that the value dropped at line ends belong to no character. Null when the value
- * does not follow from the source (the node is then an atom).
- */
-function alignText (value: string, body: string, start: number, end: number): number[] | null {
-  const extents = textExtents(value, body, start, end)
-  return extents === null ? null : [...extents.starts, extents.end]
-}
 
 /** Where each character of a text node's value is in the source (see textExtents). */
 export interface TextExtents {
@@ -187,10 +168,6 @@ export interface TextExtents {
  * Where each character of a text node's value is in the source: a backslash escape or a character
  * reference maps to its whole source (every character it decodes to shares it), whitespace and
  * container prefixes (`>`) that the value dropped at line ends belong to no character.
- * @param value the text node's value
- * @param body the body
- * @param start the node's start offset
- * @param end the node's end offset
  * @returns the extents, or null when the value does not follow from the source
  */
 export function textExtents (value: string, body: string, start: number, end: number): TextExtents | null {
@@ -232,14 +209,14 @@ export function textExtents (value: string, body: string, start: number, end: nu
 /** The unit's tokens with the source range of each. */
 function traceText (tokens: InlineToken[], unit: Unit, index: number): SourceToken[] | null {
   const text = unit.text ?? ''
-  const offsets = unit.offsets ?? []
+  const starts = unit.extents?.starts ?? []
   const out: SourceToken[] = []
   let i = 0
   for (const token of tokens) {
     const length = token.key === ' ' ? (/^[ \t\n\r\f]+/.exec(text.slice(i))?.[0].length ?? 0) : token.key.length
     if (length === 0 || (token.key !== ' ' && text.slice(i, i + length) !== token.key)) return null
-    const start = offsets[i]
-    const end = offsets[i + length]
+    const start = starts[i]
+    const end = i + length === starts.length ? unit.extents?.end : starts[i + length]
     if (start === undefined || end === undefined) return null
     out.push({ ...token, kind: 'text', unit: index, top: unit.top, start, end })
     i += length

@@ -4,13 +4,11 @@
  * document's own markers (`**`/`__`, `*`/`_`), a code span or an inline link. Nothing else changes.
  */
 import type { BodyParser } from './parse-body.js'
-import { listBlocks, type ListedBlock } from './block-list.js'
-import { phrasingChars, type BlockChars } from './block-chars.js'
-import { inlineHost } from './editable-blocks.js'
+import type { BlockChars } from './block-chars.js'
 import { collapse, pairTexts } from './dom-text.js'
 import type { DocumentMarkers } from './document-context.js'
 import { isAllowedHref } from './inline-sanitize.js'
-import { UnmappableEditError, readBack } from './text-reading.js'
+import { UnmappableEditError, blockAt, readBack } from './text-reading.js'
 
 /** One piece of formatting, as offsets into the DOM text after the edit. */
 export interface TextMark {
@@ -37,11 +35,9 @@ export function applyTextMarks (input: { body: string, start: number, end: numbe
     if (mark.type === 'link' && (typeof mark.href !== 'string' || !isAllowedHref(mark.href) || /[\s<>]/.test(mark.href.trim()))) {
       throw new UnmappableEditError('A link needs an http, https, mailto or relative href without spaces or angle brackets')
     }
-    const tree = input.parse(body)
-    const block = listBlocks(tree, body, input.start).find(b => b.end === end)
-    const host = block === undefined ? null : inlineHost(block.node)
-    if (block === undefined || host === null) throw new UnmappableEditError('The block has no text to format')
-    const chars = phrasingChars(host.children, body)
+    const current = blockAt(body, input.start, end, input.parse)
+    if (current === null) throw new UnmappableEditError('The block has no text to format')
+    const { block, chars } = current
     const range = markedChars(mark, input.after, chars)
     text = block.text
     if (range === null) continue
@@ -116,10 +112,6 @@ function wrap (mark: TextMark, body: string, from: number, to: number, text: str
 
 /** Whether the characters at `from` in the new block sit in the mark's kind of node. */
 function marked (body: string, start: number, end: number, parse: BodyParser, mark: TextMark, from: number): boolean {
-  const block: ListedBlock | undefined = listBlocks(parse(body), body, start).find(b => b.end === end)
-  const host = block === undefined ? null : inlineHost(block.node)
-  if (host === null) return false
-  const chars = phrasingChars(host.children, body)
-  const char = chars.chars.find(c => c.start >= from)
+  const char = blockAt(body, start, end, parse)?.chars.chars.find(c => c.start >= from)
   return char?.anc.some(node => node.type === NODE_OF[mark.type] && (mark.type !== 'link' || (node.type === 'link' && node.url === (mark.href ?? '').trim()))) === true
 }

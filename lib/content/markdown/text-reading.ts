@@ -19,7 +19,6 @@ export class UnmappableEditError extends Error {
 /**
  * A container's identity for comparing what a character sits in before and after the edit.
  * @param anc the containers, outermost first
- * @returns a key
  */
 export function keyOf (anc: readonly Container[]): string {
   return anc.map(node => node.type === 'link' ? `link(${node.url})` : node.type === 'linkReference' ? `ref(${node.identifier})` : node.type).join('>')
@@ -29,7 +28,6 @@ export function keyOf (anc: readonly Container[]): string {
  * A text with what each character sits in, collapsed as a browser shows it; the form both sides of
  * the check compare in.
  * @param items characters and their container keys
- * @returns the reading
  */
 export function reading (items: Array<{ c: string, key: string }>): string {
   let out = ''
@@ -54,11 +52,16 @@ export function readBack (next: string, block: ListedBlock, end: number, parse: 
 
 /**
  * The characters of an editable block's own text and their map to the source.
- * @param block the block
- * @param body the body
  * @returns its text and map (empty for an empty block)
  */
 export function blockChars (block: ListedBlock, body: string): BlockChars {
   const host = inlineHost(block.node)
   return host === null ? { text: '', chars: [] } : phrasingChars(host.children, body)
+}
+
+/** The block from `start` to `end` of a body and its characters; null when no block with text is there. */
+export function blockAt (body: string, start: number, end: number, parse: BodyParser): { block: ListedBlock, chars: BlockChars } | null {
+  const block = listBlocks(parse(body), body, start).find(b => b.end === end)
+  const host = block === undefined ? null : inlineHost(block.node)
+  return block === undefined || host === null ? null : { block, chars: phrasingChars(host.children, body) }
 }
