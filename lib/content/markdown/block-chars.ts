@@ -35,6 +35,8 @@ export interface BlockChars {
 /**
  * The text of phrasing content and where each of its characters is in the body.
  * @param children the block's phrasing content (positions in body offsets)
+ * @param body the body
+ * @returns the text and the map
  */
 export function phrasingChars (children: PhrasingContent[], body: string): BlockChars {
   const out: BlockChars = { text: '', chars: [] }
@@ -45,6 +47,8 @@ export function phrasingChars (children: PhrasingContent[], body: string): Block
 /**
  * The plain text of any node (a reader's view, as phrasingChars gives it; no map).
  * @param node a block or inline node
+ * @param body the body
+ * @returns the text
  */
 export function plainText (node: Nodes, body: string): string {
   if (node.type === 'code' || node.type === 'inlineCode') return node.value

@@ -132,6 +132,8 @@ function findBlock (body: string, src: string, tree: Root): EditableBlock {
 
 /**
  * The hint, if it parses and its hash matches the body's text at its range.
+ * @param body the body
+ * @param src the hint
  * @returns the parsed hint, or SourceMismatchError
  */
 export function checkedHint (body: string, src: string): SourceHint {

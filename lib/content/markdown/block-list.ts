@@ -40,6 +40,7 @@ const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
 /**
  * Lists the blocks of a parsed body.
  * @param tree the body's tree (positions required)
+ * @param body the body
  * @param at only the block starting at this offset (an edit looks up one block; text and hash are
  * computed for the blocks listed only)
  * @returns the blocks, in document order
@@ -57,6 +58,9 @@ export function listBlocks (tree: Root, body: string, at?: number): ListedBlock[
 
 /**
  * The answer of `GET /blocks`: the blocks without their nodes.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the blocks
  */
 export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
   return listBlocks(tree, body).map(({ src, kind, depth, text, editable }) => ({ src, kind, ...(depth !== undefined ? { depth } : {}), text, editable }))
@@ -104,6 +108,8 @@ function textOf (node: RootContent, body: string): string {
 
 /**
  * Whitespace as a reader sees it: runs collapsed to one space, none around a line break, ends trimmed.
+ * @param text the text
+ * @returns the text as read
  */
 export function readerText (text: string): string {
   return text.replace(/[ \t\r\f]+/g, ' ').replace(/ ?\n ?/g, '\n').trim()
@@ -111,6 +117,8 @@ export function readerText (text: string): string {
 
 /**
  * The text a browser shows for a raw HTML block (script and style content left out).
+ * @param html the block's HTML
+ * @returns its text
  */
 export function htmlText (html: string): string {
   let text = ''

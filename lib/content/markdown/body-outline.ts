@@ -27,6 +27,9 @@ export interface BodyOutline {
 
 /**
  * The outline of a fully parsed body.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the outline
  */
 export function outlineOf (tree: Root, body: string): BodyOutline {
   return {

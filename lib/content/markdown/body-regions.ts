@@ -30,8 +30,10 @@ interface Region { start: number, end: number, tree: Root, labels: Label[] }
 
 /**
  * Parses a body region by region; the tree is the one `parse(body)` gives.
+ * @param body the body
  * @param parse the parser of a whole text
  * @param regionChars the characters a region holds at least (tests cut at every line they can)
+ * @returns the body's tree
  */
 export function parseInRegions (body: string, parse: Parse, regionChars = REGION_CHARS): Root {
   const cuts = cutCandidates(body)

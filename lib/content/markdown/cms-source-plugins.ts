@@ -22,6 +22,7 @@ interface HastData { hName?: string, hProperties?: Record<string, unknown> }
 /**
  * remark plugin: adds `data-cms-src` to every editable block (see editable-blocks.ts). The hints
  * are computed from the file's own text, which must be exactly the stored body.
+ * @returns the transformer
  */
 export function remarkCmsSource () {
   return (tree: MdastRoot, file: VFile): void => {
@@ -38,6 +39,8 @@ export function remarkCmsSource () {
 
 /**
  * rehype plugin: wraps the document in `<div data-cms-md="<collection>/<id>#<blockPath>">`.
+ * @param options the entry and field
+ * @returns the transformer
  */
 export function rehypeCmsSource (options: CmsSourceOptions) {
   const name = `${options.collection}/${options.id}#${options.blockPath ?? 'body'}`

@@ -24,6 +24,9 @@ export interface DocumentContext {
 
 /**
  * The context of a fully parsed body.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the context
  */
 export function treeContext (tree: Root, body: string): DocumentContext {
   const linkDefinitions: Definition[] = []
@@ -38,6 +41,7 @@ export function treeContext (tree: Root, body: string): DocumentContext {
 /**
  * Adds the first emphasis and strong markers of a tree (in document order) to those already found.
  * @param tree the tree, positions in body offsets
+ * @param body the body
  * @param found the markers found so far (kept)
  * @returns `found`, completed
  */

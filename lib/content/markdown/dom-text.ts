@@ -20,6 +20,7 @@ const SPACE = /[\s\u00a0]/
 
 /**
  * Collapses whitespace as a browser shows it (no-break spaces included, as typed text has them).
+ * @param raw the text
  * @returns the collapsed text and its map to `raw`
  */
 export function collapse (raw: string): Collapsed {
@@ -74,6 +75,8 @@ export interface Pairing {
 
 /**
  * Pairs the characters of a DOM text with those of a source text (both collapsed).
+ * @param dom the DOM text
+ * @param source the source text
  * @returns for each DOM character, the source characters it shows (-1 when the generator added it),
  * or null when the texts differ too much to pair
  */

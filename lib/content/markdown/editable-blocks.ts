@@ -70,6 +70,7 @@ export function blockUnits (node: RootContent, tightItemFirst = false, looseList
 /**
  * The phrasing children of an editable block (the content an edit replaces), or null when the
  * block has no inline content of its own (code, table, thematic break).
+ * @param node the block
  * @returns its paragraph or heading, or null
  */
 export function inlineHost (node: Nodes): Paragraph | Heading | null {
@@ -85,6 +86,7 @@ export function inlineHost (node: Nodes): Paragraph | Heading | null {
  * Whether a block is MDX ESM, JSX or an expression (or a template tag) rather than prose: its
  * first inline node is an MDX JSX element or expression, text starting with `import `, `export `, `{`
  * or `<X`, or raw HTML opening with a capitalised tag name or a fragment.
+ * @param node the block
  * @returns true when the block must never be edited in place
  */
 export function isCode (node: Nodes): boolean {

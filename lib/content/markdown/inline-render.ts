@@ -15,6 +15,7 @@ const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPr
 
 /**
  * Renders phrasing content in a paragraph, with the document's definitions (for references).
+ * @param children the content
  * @param definitions the link and footnote definitions
  * @returns the sanitized inline fragment
  */
@@ -34,6 +35,8 @@ export function renderInline (children: PhrasingContent[], definitions: RootCont
  * case-insensitively with whitespace collapsed, so a reference always holds its label's text).
  * Rendering a block with only these is rendering it with all, and much cheaper in a long document.
  * @param definitions the document's definitions
+ * @param text the block's Markdown
+ * @returns the definitions to render it with
  */
 export function definitionsFor (definitions: RootContent[], text: string): RootContent[] {
   if (definitions.length === 0) return definitions

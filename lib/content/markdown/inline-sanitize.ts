@@ -37,6 +37,7 @@ const sanitizer = unified().use(rehypeSanitize, INLINE_SCHEMA).freeze()
 /**
  * Parses and sanitizes edited HTML.
  * @param html the innerHTML the editor sent
+ * @returns the sanitized fragment
  */
 export function sanitizeInlineHtml (html: string): Root {
   return sanitizeInlineTree(fromHtml(html, { fragment: true }))
@@ -45,6 +46,7 @@ export function sanitizeInlineHtml (html: string): Root {
 /**
  * Sanitizes a tree that is already what a browser builds (rendered by us, never received).
  * @param tree the fragment (not changed)
+ * @returns the sanitized fragment
  */
 export function sanitizeInlineTree (tree: Root): Root {
   const clean = sanitizer.runSync(tree) as Root
@@ -68,6 +70,7 @@ export function isAllowedHref (href: string): boolean {
  * Is this image source allowed? http, https or relative (never `data:`, `javascript:` or
  * `vbscript:`), read as isAllowedHref reads links.
  * @param src the decoded attribute value
+ * @returns true when allowed
  */
 export function isAllowedSrc (src: string): boolean {
   const scheme = schemeOf(src)

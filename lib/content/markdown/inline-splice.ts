@@ -58,6 +58,8 @@ interface Plan {
 /**
  * The new text of the content range, or null when no mapping exists (the caller converts the
  * whole block as before).
+ * @param input the block, the body and the edited HTML
+ * @returns the new content
  */
 export function spliceInlineEdit (input: SpliceInput): string | null {
   const plan = planSplice(input)

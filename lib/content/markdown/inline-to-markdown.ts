@@ -31,7 +31,10 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
 
 /**
  * Converts sanitized inline HTML to Markdown phrasing text (no trailing newline).
+ * @param fragment the sanitized fragment
  * @param target the block it goes into
+ * @param style the document's style
+ * @returns the Markdown of the content
  */
 export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
   const raw = new RawTags()

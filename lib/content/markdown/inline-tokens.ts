@@ -67,6 +67,8 @@ export function inlineTokens (root: Root, split?: string): InlineToken[][] {
 /**
  * A token list as a browser shows it: whitespace runs that touch merged into one, whitespace next to a
  * line break and at the ends dropped.
+ * @param tokens the tokens
+ * @returns the visible tokens
  */
 export function visibleTokens<T extends { key: string }> (tokens: T[]): T[] {
   const out: T[] = []

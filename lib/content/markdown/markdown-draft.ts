@@ -34,6 +34,7 @@ export interface MarkdownDraft {
 
 /**
  * Structural validation of a stored draft (anything else is `invalid_body` at publish).
+ * @param value the stored value
  * @returns true when it is a consistent MarkdownDraft
  */
 export function isMarkdownDraft (value: unknown): value is MarkdownDraft {
@@ -56,6 +57,7 @@ export function isMarkdownDraft (value: unknown): value is MarkdownDraft {
 /**
  * A new draft for a body with no block edits yet.
  * @param body the body the first edit is made against
+ * @returns an empty draft
  */
 export function emptyMarkdownDraft (body: string): MarkdownDraft {
   return { version: 1, baseBody: body, body, edits: [] }
@@ -64,9 +66,11 @@ export function emptyMarkdownDraft (body: string): MarkdownDraft {
 /**
  * Records one more edit: `draft.body.slice(start, end)` became the matching range of `newBody`
  * (everything outside it unchanged). Edits that overlap or touch it are folded into one.
+ * @param draft the draft so far
  * @param start start of the edited range in `draft.body`
  * @param end end of the edited range in `draft.body`
  * @param newBody the body after the edit
+ * @returns the new draft
  */
 export function recordMarkdownEdit (draft: MarkdownDraft, start: number, end: number, newBody: string): MarkdownDraft {
   const growth = newBody.length - draft.body.length
@@ -103,6 +107,7 @@ export function recordMarkdownEdit (draft: MarkdownDraft, start: number, end: nu
  * Where a range of the base body is in the draft body, when no edit touched it. A page rendered
  * from the base (a static site shows published content) keeps sending base hints after the first
  * block edit; this is how they still find their block.
+ * @param draft the draft
  * @param start start of the range in `draft.baseBody`
  * @param end end of the range in `draft.baseBody`
  * @returns the range in `draft.body`, or null when an edit overlaps or touches it
@@ -139,6 +144,8 @@ export function mergeMarkdownDraft (draft: MarkdownDraft, currentBaseBody: strin
 
 /**
  * The line changes from one text to another, as replacements of the first (jsdiff's diffLines).
+ * @param a the old text
+ * @param b the new text
  * @returns sorted, non-overlapping replacements turning a into b
  */
 export function lineChanges (a: string, b: string): Replacement[] {
@@ -170,7 +177,9 @@ export function lineChanges (a: string, b: string): Replacement[] {
 
 /**
  * Applies sorted, non-overlapping replacements.
+ * @param text the original
  * @param replacements ranges of the original and their new text
+ * @returns the result
  */
 export function applyReplacements (text: string, replacements: readonly Replacement[]): string {
   let out = ''

@@ -28,7 +28,9 @@ interface Group { text: string, runs: Array<{ run: Run, at: number }>, footnotes
 /**
  * Parses the runs.
  * @param runs the runs, in body order
+ * @param body the body
  * @param definitions the body's link definitions
+ * @param parsers micromark's parsers
  * @returns each run's tree (positions in body offsets), or null when a node reaches past its run
  *   (micromark reads the body's structure otherwise than markdown-it did)
  */

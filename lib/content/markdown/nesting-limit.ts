@@ -31,6 +31,7 @@ const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img'
  * The deepest block nesting of a Markdown body, estimated from each line's container markers: the
  * `>` and list markers that open it, plus half the indentation in front of a list marker (a nested
  * list item is indented at least two columns per level). Lines inside fenced code are skipped.
+ * @param body the Markdown
  * @returns the estimated depth (an over-estimate rather than an under-estimate)
  */
 export function markdownNestingDepth (body: string): number {
@@ -80,6 +81,8 @@ function lineDepth (line: string): number {
 
 /**
  * Whether a Markdown body nests deeper than MAX_MARKDOWN_NESTING.
+ * @param body the Markdown
+ * @returns true when it must not be parsed
  */
 export function markdownTooDeep (body: string): boolean {
   return markdownNestingDepth(body) > MAX_MARKDOWN_NESTING || tooManyLinkOpeners(body)
@@ -109,6 +112,7 @@ function tooManyLinkOpeners (body: string): boolean {
  * Whether an HTML fragment nests elements deeper than MAX_HTML_NESTING (open tags minus close
  * tags, void elements and self-closed tags not counted; an over-estimate for unclosed tags).
  * @param html the HTML of a block edit
+ * @returns true when it must not be parsed
  */
 export function htmlTooDeep (html: string): boolean {
   let depth = 0
@@ -123,7 +127,12 @@ export function htmlTooDeep (html: string): boolean {
 /**
  * The tree renderMarkdown gives for a body too deep to parse: the source as escaped plain text in
  * the usual wrapper (nothing in it is editable in place).
+ * @param body the Markdown
+ * @param opts the entry and field
+ * @param opts.collection the collection
+ * @param opts.id the entry id
  * @param opts.blockPath the field (default `body`)
+ * @returns a hast tree
  */
 export function plainTextTree (body: string, opts: { collection: string, id: string, blockPath?: string }): HastRoot {
   return {

@@ -17,6 +17,7 @@ export type BodyParser = (text: string) => Root
  * A parser of a whole text at once, configured as renderMarkdown's (CommonMark + GFM); its cost
  * grows faster than the text past tens of KB (bodyParser's does not).
  * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
+ * @returns the parser
  */
 export function textParser (opts: { mdx?: boolean } = {}): BodyParser {
   const processor = opts.mdx === true
@@ -30,6 +31,7 @@ export function textParser (opts: { mdx?: boolean } = {}): BodyParser {
  * every parse the edit makes. A long text is parsed region by region (body-regions.ts), in time
  * that follows its length.
  * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
+ * @returns the parser
  */
 export function bodyParser (opts: { mdx?: boolean } = {}): BodyParser {
   const parse = textParser(opts)

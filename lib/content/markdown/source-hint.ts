@@ -36,6 +36,7 @@ const HINT = /^(0|[1-9][0-9]{0,15}):(0|[1-9][0-9]{0,15}):([0-9a-f]{16})$/
 /**
  * Parses a hint strictly: two non-negative decimal integers without sign or leading zeros,
  * start < end, and 16 lowercase hex characters.
+ * @param src the attribute value
  * @returns the hint, or null when it is malformed
  */
 export function parseSourceHint (src: string): SourceHint | null {

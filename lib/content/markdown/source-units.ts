@@ -37,6 +37,7 @@ const CONTAINERS = new Set(['emphasis', 'strong', 'delete', 'link', 'linkReferen
 /**
  * The block's rendered tokens traced to the source, or null when they cannot all be traced.
  * @param children the block's phrasing content (positions in body offsets)
+ * @param body the body
  * @param definitions the document's definitions (to render references)
  * @returns the tokens, whitespace merged and ends trimmed as in visibleTokens
  */
@@ -168,6 +169,10 @@ export interface TextExtents {
  * Where each character of a text node's value is in the source: a backslash escape or a character
  * reference maps to its whole source (every character it decodes to shares it), whitespace and
  * container prefixes (`>`) that the value dropped at line ends belong to no character.
+ * @param value the text node's value
+ * @param body the body
+ * @param start the node's start offset
+ * @param end the node's end offset
  * @returns the extents, or null when the value does not follow from the source
  */
 export function textExtents (value: string, body: string, start: number, end: number): TextExtents | null {

@@ -19,6 +19,7 @@ export class UnmappableEditError extends Error {
 /**
  * A container's identity for comparing what a character sits in before and after the edit.
  * @param anc the containers, outermost first
+ * @returns a key
  */
 export function keyOf (anc: readonly Container[]): string {
   return anc.map(node => node.type === 'link' ? `link(${node.url})` : node.type === 'linkReference' ? `ref(${node.identifier})` : node.type).join('>')
@@ -28,6 +29,7 @@ export function keyOf (anc: readonly Container[]): string {
  * A text with what each character sits in, collapsed as a browser shows it; the form both sides of
  * the check compare in.
  * @param items characters and their container keys
+ * @returns the reading
  */
 export function reading (items: Array<{ c: string, key: string }>): string {
   let out = ''
@@ -52,6 +54,8 @@ export function readBack (next: string, block: ListedBlock, end: number, parse: 
 
 /**
  * The characters of an editable block's own text and their map to the source.
+ * @param block the block
+ * @param body the body
  * @returns its text and map (empty for an empty block)
  */
 export function blockChars (block: ListedBlock, body: string): BlockChars {
