@@ -90,7 +90,7 @@ async function savesAt (ctx: BenchContext, report: SectionReport, entries: numbe
     const cpuAfter = await processTreeCpuMs(server.pid)
     const c = summarize(conc.latencies)
     if (cpuBefore !== null && cpuAfter !== null && c.count > 0) report.info(`server CPU a save, ${ctx.concurrency} editors ${at}`, (cpuAfter - cpuBefore) / c.count, 'ms', 'server process, its threads and git child processes, in 10 ms ticks')
-    if (c.count > 0) report.info(`new git objects a save, ${ctx.concurrency} editors ${at}`, (looseObjects(site.dir) - objectsBefore) / c.count, '', 'loose object files (one fsync and one folder fsync each)')
+    if (c.count > 0) report.info(`new git objects a save, ${ctx.concurrency} editors ${at}`, (looseObjects(site.dir) - objectsBefore) / c.count, '', 'loose object files (one fsync each)')
     report.atLeast(`saves per second, ${ctx.concurrency} editors, next ${c.count} saves ${at}`, (c.count * 1000) / conc.elapsedMs, '/s', targets.savesPerSecond, `n=${c.count}`)
     report.atMost(`save p95, ${ctx.concurrency} editors saving at once, ${at}`, c.p95, 'ms', targets.saveP95Ms, `p50 ${c.p50.toFixed(1)}, p99 ${c.p99.toFixed(1)} ms`)
     const errors = conc.errors + warm.errors + (seq?.errors ?? 0)

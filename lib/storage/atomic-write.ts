@@ -100,15 +100,6 @@ export async function syncDirectory (dir: string): Promise<void> {
 }
 
 /**
- * fsyncs several directories, each once.
- * @param dirs directories (duplicates are synced once)
- * @returns resolves when done
- */
-export async function syncDirectories (dirs: Iterable<string>): Promise<void> {
-  await Promise.all([...new Set(dirs)].map(syncDirectory))
-}
-
-/**
  * Renames that share their directory's fsync (a group commit of one folder): the renames begun in
  * one turn of the event loop into a directory form a group, whose one fsync starts once they all
  * ended. The saves of one history commit, placed together, sync their folder once, not once each.

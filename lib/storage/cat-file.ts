@@ -46,6 +46,16 @@ class BatchProcess {
     })
   }
 
+  /** Asks for an object; the requests of one turn of the event loop go to git in one write (a commit's build asks for its trees together). */
+  ask (name: string): void {
+    const stdin = this.child.stdin
+    if (stdin.writableCorked === 0) {
+      stdin.cork()
+      process.nextTick(() => { stdin.uncork() })
+    }
+    stdin.write(`${name}\n`)
+  }
+
   /** Parses every complete answer in the output so far. */
   #take (chunk: Buffer): void {
     this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk])
@@ -93,7 +103,7 @@ export class CatFile {
       try {
         return await new Promise<GitObject | null>((resolve, reject) => {
           process.waiting.push({ resolve, reject })
-          process.child.stdin.write(`${name}\n`)
+          process.ask(name)
         })
       } catch (err) {
         if (attempt === 2 || this.#closed) throw err

@@ -184,15 +184,6 @@ export class DraftStore {
     return await this.storeOf(editorId).keys()
   }
 
-  /**
-   * How many drafts an editor has (legacy records included).
-   * @param editorId the editor
-   * @returns the count
-   */
-  async count (editorId: string): Promise<number> {
-    return await this.storeOf(editorId).count()
-  }
-
   private storeOf (editorId: string): RefTreeStore<DraftEntry> {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)

@@ -1,8 +1,10 @@
 /**
  * Writes the objects of one commit as loose objects, each first as a `tmp_obj_*` file (git's own
  * name, which `git gc` cleans), written and fsynced in the thread pool as soon as it is hashed.
- * `durable()` waits for those, renames them, then fsyncs their folders. A ref may name the commit
- * only after `durable()`; a kill before leaves only temporary or unnamed files.
+ * `durable()` waits for those and renames them. A ref may name the commit only after `durable()`;
+ * a kill before leaves only temporary or unnamed files. Like git (`core.fsync=loose-object`), the
+ * object folders are not fsynced: the ref update's fsync, later on the same file system, commits
+ * the renames with it.
  */
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -21,8 +23,9 @@ export class NewObjects {
   readonly #gitdir: string
   /** Objects being written and fsynced under a temporary name (err: that failed), not yet renamed. */
   readonly #written: Array<Promise<{ tmp: string, file: string, err?: unknown }>> = []
-  /** The folders to fsync: those of the objects, and `objects/` when a fan-out folder was made. */
-  readonly #folders = new Set<string>()
+  /** Temporary names are this prefix and a count (a random name for each object cost 1% of a save's CPU). */
+  readonly #tmpPrefix = `tmp_obj_${randomBytes(4).toString('hex')}`
+  #count = 0
 
   /** @param gitDir the repository's (common) git directory */
   constructor (gitDir: string) {
@@ -71,7 +74,7 @@ export class NewObjects {
     const oid = hash('sha1', wrapped)
     const file = path.join(this.#gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
     const data = zlib.deflateSync(wrapped, { level: LOOSE_LEVEL })
-    const tmp = path.join(path.dirname(file), `tmp_obj_${randomBytes(6).toString('hex')}`)
+    const tmp = path.join(path.dirname(file), `${this.#tmpPrefix}${this.#count++}`)
     this.#written.push(this.#writeTemporary(tmp, data).then(() => ({ tmp, file }), (err: unknown) => ({ tmp, file, err })))
     return oid
   }
@@ -81,7 +84,6 @@ export class NewObjects {
     const handle = await open(tmp, 'wx', 0o444).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err
       await mkdir(path.dirname(tmp), { recursive: true })
-      this.#folders.add(path.dirname(path.dirname(tmp)))
       return await open(tmp, 'wx', 0o444)
     })
     try {
@@ -93,8 +95,7 @@ export class NewObjects {
   }
 
   /**
-   * Makes every object written so far durable under its name: waits for their fsyncs, renames
-   * them, then fsyncs their folders at once.
+   * Puts every object written so far under its name once its fsync ended.
    * @returns resolves once done
    */
   async durable (): Promise<void> {
@@ -104,16 +105,7 @@ export class NewObjects {
       await Promise.all(written.map(async w => { await rm(w.tmp, { force: true }) }))
       throw failed.err
     }
-    await Promise.all(written.map(async w => {
-      await rename(w.tmp, w.file)
-      this.#folders.add(path.dirname(w.file))
-    }))
-    const folders = [...this.#folders]
-    this.#folders.clear()
-    await Promise.all(folders.map(async dir => {
-      const handle = await open(dir, 'r')
-      try { await handle.sync() } finally { await handle.close() }
-    }))
+    await Promise.all(written.map(async w => { await rename(w.tmp, w.file) }))
   }
 
   /**

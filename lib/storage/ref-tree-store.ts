@@ -186,14 +186,6 @@ export class RefTreeStore<T> {
   }
 
   /**
-   * Counts the documents without reading them.
-   * @returns the number of documents on the ref
-   */
-  async count (): Promise<number> {
-    return (await this.#files({})).length
-  }
-
-  /**
    * Applies updates in the next commit on the ref (with every other update queued meanwhile). An
    * update function may run more than once (when the ref moved under us); the last run landed. One
    * that throws fails only its own caller.

@@ -90,7 +90,7 @@ export class RefUpdater {
     this.#tail = run.catch(() => {})
     const outcome = await run
     if (outcome === 'ok') {
-      await this.#syncDirectories(ref)
+      await this.#syncDirectories(ref, newOid === null || expected === null)
       for (const listener of this.listeners) listener(ref)
     }
     return outcome
@@ -136,10 +136,17 @@ export class RefUpdater {
     return p
   }
 
-  /** The ref file's directory up to `refs/`: a new name in each must survive a power loss. */
-  async #syncDirectories (ref: string): Promise<void> {
+  /**
+   * The ref file's directory, and when the ref was created or deleted those above it up to `refs/`
+   * (git may have made or removed them): the new name must survive a power loss before a save puts
+   * its entry file in place.
+   */
+  async #syncDirectories (ref: string, createdOrDeleted: boolean): Promise<void> {
     const dirs: string[] = []
-    for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) dirs.push(path.join(this.#gitDir, dir))
+    for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) {
+      dirs.push(path.join(this.#gitDir, dir))
+      if (!createdOrDeleted) break
+    }
     await Promise.all(dirs.map(async dir => {
       let fd: number
       // A directory git removed with the last ref in it (a delete) has nothing to keep.

@@ -16,7 +16,7 @@ t.test('concurrent updates are grouped into few commits and all land', async t =
   const { dir, git } = makeRepoWithStore(t)
   const s = store(git)
   await Promise.all(Array.from({ length: 30 }, async (_, i) => await s.update([set('c', `e${i}`, i)])))
-  t.equal(await s.count(), 30)
+  t.equal((await s.keys()).length, 30)
   t.same((await s.list()).map(d => d.doc.n).sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i))
   const commits = Number(gitIn(dir, ['rev-list', '--count', REF]))
   t.ok(commits < 30, `${commits} commits for 30 updates`)
