@@ -43,7 +43,6 @@ const RENDER_THREADS = 2
 export class BoundedRenderer {
   readonly timeLimitMs: number
   readonly #pool: WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply>
-  #closed = false
 
   constructor (opts: BoundedRendererOptions = {}) {
     this.timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS
@@ -68,15 +67,7 @@ export class BoundedRenderer {
    *   too slow or too large
    */
   async render (body: string, opts: RenderMarkdownOptions): Promise<string> {
-    if (body.length > RENDER_MAX_CHARS) {
-      throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not rendered`, { limit: RENDER_MAX_CHARS, length: body.length })
-    }
-    if (this.#closed) throw new RenderRefusedError('The service is closing')
-    try {
-      return await this.#pool.run({ body, opts: { ...opts } }) as string
-    } catch (err) {
-      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be rendered: ${(err as Error).message}`)
-    }
+    return await this.#run(body, { body, opts: { ...opts } }, 'rendered') as string
   }
 
   /**
@@ -87,15 +78,7 @@ export class BoundedRenderer {
    * @returns its outline; rejects with RenderRefusedError (422) as render does
    */
   async outline (body: string, mdx: boolean): Promise<BodyOutline> {
-    if (body.length > RENDER_MAX_CHARS) {
-      throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not parsed`, { limit: RENDER_MAX_CHARS, length: body.length })
-    }
-    if (this.#closed) throw new RenderRefusedError('The service is closing')
-    try {
-      return await this.#pool.run({ outline: { body, mdx } }) as BodyOutline
-    } catch (err) {
-      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be parsed: ${(err as Error).message}`)
-    }
+    return await this.#run(body, { outline: { body, mdx } }, 'parsed') as BodyOutline
   }
 
   /**
@@ -105,14 +88,18 @@ export class BoundedRenderer {
    * @returns the edit or why it was refused; rejects with RenderRefusedError (422) as render does
    */
   async blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditReply> {
-    if (job.body.length > RENDER_MAX_CHARS) {
-      throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not parsed`, { limit: RENDER_MAX_CHARS, length: job.body.length })
+    return await this.#run(job.body, { blockEdit: job }, 'parsed') as BlockEditReply
+  }
+
+  /** Runs one job on `body` in a thread; a body over the limit, or any failure, is a RenderRefusedError. */
+  async #run (body: string, job: MarkdownJob, done: 'rendered' | 'parsed'): Promise<string | BodyOutline | BlockEditReply> {
+    if (body.length > RENDER_MAX_CHARS) {
+      throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not ${done}`, { limit: RENDER_MAX_CHARS, length: body.length })
     }
-    if (this.#closed) throw new RenderRefusedError('The service is closing')
     try {
-      return await this.#pool.run({ blockEdit: job }) as BlockEditReply
+      return await this.#pool.run(job)
     } catch (err) {
-      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be parsed: ${(err as Error).message}`)
+      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be ${done}: ${(err as Error).message}`)
     }
   }
 
@@ -121,7 +108,6 @@ export class BoundedRenderer {
    * @returns resolves when the threads have exited
    */
   async close (): Promise<void> {
-    this.#closed = true
     await this.#pool.close()
   }
 }

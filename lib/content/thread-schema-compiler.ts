@@ -54,21 +54,19 @@ export function validatorScript (source: string): string {
 }
 
 /** Evaluates a validator script (with its code cache when given). */
-export function runValidatorScript (script: string, cache?: Uint8Array): { validate: (data: unknown) => boolean, functions: Array<(data: unknown) => unknown> } {
+export function runValidatorScript (script: string, cache?: Uint8Array): { validate: (data: unknown) => boolean, functions: Array<(data: unknown) => unknown>, compiled: vm.Script } {
   const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js', ...(cache !== undefined ? { cachedData: Buffer.from(cache.buffer, cache.byteOffset, cache.byteLength) } : {}) })
   const module: { exports: unknown } = { exports: {} }
   // The code is ajv's, generated from the schema with every schema string quoted by ajv.
   const functions = (compiled.runInThisContext() as ModuleFunction)(module, module.exports, requireRuntime, linearRegExp)
-  return { validate: module.exports as (data: unknown) => boolean, functions: functions.filter(f => f !== null) }
+  return { validate: module.exports as (data: unknown) => boolean, functions: functions.filter(f => f !== null), compiled }
 }
 
 /** Makes the code cache of a validator script: runs it and calls each of its functions once. */
 export function validatorCodeCache (script: string): Uint8Array {
-  const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js' })
-  const module: { exports: unknown } = { exports: {} }
-  const functions = (compiled.runInThisContext() as ModuleFunction)(module, module.exports, requireRuntime, linearRegExp)
+  const { functions, compiled } = runValidatorScript(script)
   for (const fn of functions) {
-    try { fn?.({}) } catch {}
+    try { fn({}) } catch {}
   }
   return compiled.createCachedData()
 }
