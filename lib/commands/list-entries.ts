@@ -142,7 +142,8 @@ async function searchPage (search: SiteSearch, index: CollectionIndex, collectio
   const found = await searchEntries(search, index, query, drafts, (page - 1) * pageSize, pageSize)
   const entries: EntryView[] = []
   for (const hit of found.entries) {
-    const entry = hit.draft === null ? await index.get(hit.id) : null
+    // The search checked the folder (`index.all`) in this request: not again per hit (a realpath each).
+    const entry = hit.draft === null ? await index.get(hit.id, { folderChecked: true }) : null
     const layout = index.collection.i18n
     const view = hit.draft !== null ? draftView(hit.draft, layout) : entry !== null ? toEntryView(entry, layout) : null
     if (view === null) continue

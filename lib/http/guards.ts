@@ -35,14 +35,6 @@ export function requireCsrfHeader (): Middleware {
 }
 
 /**
- * Starts loading koa-body without waiting for it (it loads zod and formidable: about 150 ms of CPU),
- * so that the load runs while the service starts instead of on the first request with a body.
- */
-export function preloadJsonParser (): void {
-  void import('koa-body').catch(() => {})
-}
-
-/**
  * Parses a JSON body with koa-body (415 for another type, 413 over 1 MiB, 400 when malformed, not an
  * object, with a `__proto__` key or not matching its declared length). An empty body reads as `{}`.
  */
@@ -58,7 +50,7 @@ export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
       return
     }
     if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
-    // koa-body loads on the first body (or from preloadJsonParser), not with this module.
+    // koa-body (zod, formidable) loads on the first body, not with this module.
     parser ??= (await import('koa-body')).koaBody(JSON_PARSER_OPTIONS)
     await parser(ctx, async () => {})
     const body: unknown = ctx.request.body

@@ -168,32 +168,51 @@ export class SearchDb {
 
   /**
    * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
-   * rowid: the count of all matches, the first `limit` ids and their tiers.
+   * rowid: the count of all matches, and the first `limit` as documents (`idsOf` names them) with
+   * their tiers. A tier's count is taken only when the tiers before it do not fill `limit`.
    */
-  search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
+  rankedDocs (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, docs: number[], tiers: number[] } {
     const tiers = this.#tiers(query)
-    const counts = tiers.map(match => (this.#count.get(match) as { n: number }).n)
+    const counts: Array<number | undefined> = [undefined, undefined, undefined]
+    const countOf = (tier: number): number => (counts[tier] ??= (this.#count.get(tiers[tier] as string) as { n: number }).n)
     const skipped = [0, 0, 0]
+    const skipDocs = new Set<number>()
     for (const id of skip) {
+      const doc = this.#docOf.get(id) as number | undefined
+      if (doc === undefined) continue
+      skipDocs.add(doc)
       const tier = this.tierOfEntry(id, query)
       if (tier !== null) skipped[tier] = (skipped[tier] ?? 0) + 1
     }
     const exclusive = [tiers[0], `(${tiers[1]}) NOT (${tiers[0]})`, `(${tiers[2]}) NOT (${tiers[1]})`]
-    const ids: string[] = []
-    const idTiers: number[] = []
+    const docs: number[] = []
+    const docTiers: number[] = []
     let before = 0
-    for (let tier = 0; tier < 3 && ids.length < limit; tier++) {
-      const size = (counts[tier] as number) - before
-      before = counts[tier] as number
+    for (let tier = 0; tier < 3 && docs.length < limit; tier++) {
+      const size = countOf(tier) - before
+      before = countOf(tier)
       if (size === 0) continue
-      const want = limit - ids.length + (skipped[tier] as number)
-      const docs = (size <= RANK_MAX ? this.#ranked : this.#unranked).all(exclusive[tier] as string, Number.isFinite(want) ? want : -1) as number[]
-      for (const doc of docs) {
-        const id = this.#idOf.get(doc) as string | undefined
-        if (id !== undefined && !skip.has(id) && ids.length < limit) { ids.push(id); idTiers.push(tier) }
+      const want = limit - docs.length + (skipped[tier] as number)
+      const found = (size <= RANK_MAX ? this.#ranked : this.#unranked).all(exclusive[tier] as string, Number.isFinite(want) ? want : -1) as number[]
+      for (const doc of found) {
+        if (!skipDocs.has(doc) && docs.length < limit) { docs.push(doc); docTiers.push(tier) }
       }
     }
-    return { total: (counts[2] as number) - (skipped[0] as number) - (skipped[1] as number) - (skipped[2] as number), ids, tiers: idTiers }
+    return { total: countOf(2) - (skipped[0] as number) - (skipped[1] as number) - (skipped[2] as number), docs, tiers: docTiers }
+  }
+
+  /** As `rankedDocs`, with the entries' ids. */
+  search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
+    const { total, docs, tiers } = this.rankedDocs(query, skip, limit)
+    const ids: string[] = []
+    const idTiers: number[] = []
+    this.idsOf(docs).forEach((id, k) => { if (id !== undefined) { ids.push(id); idTiers.push(tiers[k] as number) } })
+    return { total, ids, tiers: idTiers }
+  }
+
+  /** The entry ids of documents `rankedDocs` gave (in the same order; a document no longer stored gives undefined). */
+  idsOf (docs: readonly number[]): Array<string | undefined> {
+    return docs.map(doc => this.#idOf.get(doc) as string | undefined)
   }
 
   /** Closes the database (its WAL checkpointed). */

@@ -55,20 +55,28 @@ export async function searchEntries (site: SiteSearch, index: CollectionIndex, q
   if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
   const draftHits = matchingDrafts(index, query, drafts)
   const skip = new Set(drafts.keys())
-  const { total, base } = await search.use(db => {
-    const { total, ids, tiers } = db.search(query, skip, start + count)
-    return { total, base: ids.map((id, k) => ({ id, tier: tiers[k] as number })) }
+  return await search.use(db => {
+    const { total, docs, tiers } = db.rankedDocs(query, skip, start + count)
+    // Merge the two rankings up to the page's end: within a tier, drafts first. Only the page's
+    // documents are named (at page 5, 24 id look-ups instead of 120).
+    const ranked: Array<{ doc: number } | { draft: DraftRecord }> = []
+    let i = 0
+    let j = 0
+    while (ranked.length < start + count && (i < docs.length || j < draftHits.length)) {
+      const hit = draftHits[j]
+      if (hit !== undefined && (i >= docs.length || hit.tier <= (tiers[i] as number))) { ranked.push({ draft: hit.draft }); j++ } else { ranked.push({ doc: docs[i] as number }); i++ }
+    }
+    const page = ranked.slice(start)
+    const ids = db.idsOf(page.flatMap(r => 'doc' in r ? [r.doc] : []))
+    let k = 0
+    const entries: FoundEntry[] = []
+    for (const r of page) {
+      if ('draft' in r) { entries.push({ id: r.draft.id, draft: r.draft }); continue }
+      const id = ids[k++]
+      if (id !== undefined) entries.push({ id, draft: null })
+    }
+    return { total: total + draftHits.length, entries }
   })
-  // Merge the two rankings up to the page's end: within a tier, drafts first.
-  const ranked: FoundEntry[] = []
-  let i = 0
-  let j = 0
-  while (ranked.length < start + count && (i < base.length || j < draftHits.length)) {
-    const hit = draftHits[j]
-    const next = base[i]
-    if (hit !== undefined && (next === undefined || hit.tier <= next.tier)) { ranked.push({ id: hit.draft.id, draft: hit.draft }); j++ } else if (next !== undefined) { ranked.push({ id: next.id, draft: null }); i++ }
-  }
-  return { total: total + draftHits.length, entries: ranked.slice(start) }
 }
 
 /** Every match of a collection for one editor, unpaged (for `q` with `sort` or `draft`). */

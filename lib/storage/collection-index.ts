@@ -347,12 +347,15 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    const live = this.#opts.watching === undefined || this.#opts.isWatching?.() === true
+    const listening = (): boolean => this.#opts.watching === undefined || this.#opts.isWatching?.() === true
     const name = this.collection.name
     const stored = await this.#opts.store.load(name, definitionKey(this.collection))
+    const scannedListening = listening()
     const found = await this.#scanDirectory()
     const changes: StoredEntry[] = []
     const toRead: Array<[string, string]> = []
+    /** Ids stat-ed or read before the watcher listened: a change between then and its start sent no event. */
+    const unwatched: string[] = []
     for (const e of stored.values()) {
       this.#setRev(e.id, e.rev)
       if (!found.has(e.id)) this.#lastSigs.set(e.id, e.sig)
@@ -363,6 +366,7 @@ export class CollectionIndex {
       const known = stored.get(id)
       // Only a file with a reusable row is stat-ed here (a file read stats itself: a first start's second lstat each).
       const reusable = known?.content != null && known.file === file && !this.#problems.has(id)
+      if (reusable && !listening()) unwatched.push(id)
       const sig = reusable ? statEntryFileNow(this.#opts.repoRealDir, file) : null
       if (known?.content != null && sig !== null && sig === known.sig && known.checkedAt - signatureCtime(sig) >= RACY_MS) {
         this.#rows.set(id, makeRow(id, file, sig, known.rev, JSON.parse(known.content) as RowContent | { message: string }))
@@ -376,7 +380,9 @@ export class CollectionIndex {
       // Small files are read synchronously and a compiled schema validates at once: without this
       // turn, a first start's 10,000 reads ran as one task (4 s) that no request could interrupt.
       if (i > 0) await yieldNow()
-      await Promise.all(toRead.slice(i, i + READ_CONCURRENCY).map(async ([id, file]) => {
+      const batch = toRead.slice(i, i + READ_CONCURRENCY)
+      if (!listening()) for (const [id] of batch) unwatched.push(id)
+      await Promise.all(batch.map(async ([id, file]) => {
         const change = await this.#read(id, file, false)
         if (change !== null) changes.push(change)
       }))
@@ -391,20 +397,28 @@ export class CollectionIndex {
       }
     }
     this.#opts.store.put(name, changes)
-    if (!live && this.#opts.watching !== undefined) this.#caughtUp = this.#opts.watching.then(async () => { await this.#recheckAll() })
+    const watching = this.#opts.watching
+    if (watching !== undefined && (!scannedListening || unwatched.length > 0)) {
+      this.#caughtUp = watching.then(async () => { await this.#recheck(unwatched, !scannedListening) })
+    }
   }
 
-  /** Once the watcher listens: marks every row whose file changed since the build (events missed before). */
-  async #recheckAll (): Promise<void> {
+  /**
+   * Once the watcher listens: marks the rows checked before it did whose file changed since (no
+   * event told), and after a scan made before it, asks a nested layout for a rescan. A restart's
+   * watcher usually listens before the build stats its files: nothing is checked twice then.
+   */
+  async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
     // An add or removal in a flat folder changes its mtime, which the next list checks anyway; deeper
     // ones need a scan.
     const { nested, indexFile, files, roots } = this.#layout
-    if (nested || indexFile !== null || files !== null || roots != null) this.#rescan = true
+    if (rescan && (nested || indexFile !== null || files !== null || roots != null)) this.#rescan = true
     let n = 0
-    for (const row of [...this.#rows.values()]) {
+    for (const id of ids) {
       if (++n % CHUNK === 0) await yieldNow()
-      if (statEntryFileNow(this.#opts.repoRealDir, row.file) !== row.sig) this.#dirty.add(row.id)
+      const row = this.#rows.get(id)
+      if (row !== undefined && statEntryFileNow(this.#opts.repoRealDir, row.file) !== row.sig) this.#dirty.add(id)
     }
   }
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { access, readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { gzipSync } from 'node:zlib'
 import type { IncomingMessage } from 'node:http'
 import { pino, type Logger } from 'pino'
 import { startServer as startSiteServer, repoFingerprint, makeSite, TEST_PASSWORD, TEST_SECRET, type TestServer } from '../helpers/site.js'
@@ -97,6 +98,19 @@ t.test('wrong, missing and wrongly typed passwords', async t => {
   t.equal(form.status, 415)
   const malformed = await s.request(`${API}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"password":' })
   t.equal(malformed.status, 400)
+  const json = { 'content-type': 'application/json' }
+  for (const [body, status, why] of [
+    [JSON.stringify({ password: TEST_PASSWORD, pad: 'x'.repeat(17 * 1024) }), 413, 'over 16 KB'],
+    [`{"password":${JSON.stringify(TEST_PASSWORD)},"__proto__":{"admin":true}}`, 400, 'a __proto__ key'],
+    [JSON.stringify([TEST_PASSWORD]), 400, 'an array'],
+    ['"text"', 400, 'a string']
+  ] as const) {
+    const res = await s.request(`${API}/auth/login`, { method: 'POST', headers: json, body })
+    t.equal(res.status, status, why)
+    t.equal(res.headers.get('set-cookie'), null, `${why}: no session`)
+  }
+  const gzipped = await s.request(`${API}/auth/login`, { method: 'POST', headers: { ...json, 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ password: TEST_PASSWORD })) })
+  t.equal(gzipped.status, 415, 'an encoded body')
   // Three failures so far (malformed requests are not counted): a fourth is still a plain 401.
   t.equal((await login(s, 'nope')).status, 401)
   t.equal((await login(s, TEST_PASSWORD)).status, 200, 'a success is still possible after 4 failures')
