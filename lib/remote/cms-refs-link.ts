@@ -81,10 +81,7 @@ export class CmsRefsLink {
     await step
   }
 
-  /**
-   * Stops the push timer and waits for the step in flight.
-   * @returns resolves when idle
-   */
+  /** Stops the push timer and waits for the step in flight. */
   async close (): Promise<void> {
     this.#closed = true
     if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)

@@ -9,7 +9,7 @@ import type { Config } from '../config.js'
 import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
 import { KeyedLock as Queue } from '../storage/keyed-lock.js'
-import { GitRunner } from './git-remote.js'
+import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
 import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream, fastForward } from './upstream-sync.js'
@@ -131,10 +131,7 @@ export class RemoteSync {
     }
   }
 
-  /**
-   * Stops the interval and waits for the step in flight.
-   * @returns resolves when idle
-   */
+  /** Stops the interval and waits for the step in flight. */
   async close (): Promise<void> {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
