@@ -46,7 +46,6 @@ export interface BlockList {
 
 /**
  * Lists the source blocks of one entry's body.
- * @param ctx command context
  * @param input collection, id and field
  * @returns the revision and the blocks
  */

@@ -42,8 +42,6 @@ export interface BlockTarget {
 
 /**
  * Runs md_block.
- * @param ctx command context
- * @param cmd the validated command
  * @returns the draft's revision and the block's new hint (so a page can edit it again without
  * rendering the body afresh)
  */
@@ -90,7 +88,6 @@ class UnchangedBlock<E> extends Error {
  * checked against the body the editor sees (their draft body when they have one; a hint from the
  * published page is mapped through their recorded edits), the edit is recorded so publish can merge
  * it onto a newer base, and an edit that changes nothing writes nothing.
- * @param ctx command context
  * @param target the entry, the block's hint and the expected revision
  * @param apply computes the edit of the body (throws a CmsError to refuse)
  * @returns the revision, the block's hint in the saved body and the edit

@@ -26,8 +26,6 @@ export interface MarkdownEditResult {
 
 /**
  * Runs md_edit.
- * @param ctx command context
- * @param cmd the validated command
  * @returns the draft's revision and the block's new hint and text
  */
 export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MarkdownEditResult> {
