@@ -51,7 +51,6 @@ export interface RemoteSyncOptions {
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
 
-
 /** The link to the git remote; inert (`enabled: false`) without `git.remote`. */
 export class RemoteSync {
   readonly enabled: boolean
@@ -110,15 +109,7 @@ export class RemoteSync {
       contentDir: this.#opts.config.contentDir,
       signer: this.#opts.signer
     }
-    if (git.pushRefs) {
-      const { log, beforeCmsRefs, shared, onPush } = this.#opts
-      this.#refs = new CmsRefsLink(this.#ctx, {
-        log,
-        ...(beforeCmsRefs !== undefined ? { beforeCmsRefs } : {}),
-        ...(shared !== undefined ? { shared } : {}),
-        ...(onPush !== undefined ? { onPush: (ok: boolean) => { onPush('cms_refs', ok) } } : {})
-      })
-    }
+    if (git.pushRefs) this.#refs = new CmsRefsLink(this.#ctx, this.#opts)
     const pending = await this.state.pending()
     this.state.report.pushPending = pending !== null
     this.state.report.pushError = pending?.error ?? null
