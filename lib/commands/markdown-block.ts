@@ -40,11 +40,7 @@ export interface BlockTarget {
   command: string
 }
 
-/**
- * Runs md_block.
- * @returns the draft's revision and the block's new hint (so a page can edit it again without
- * rendering the body afresh)
- */
+/** Runs md_block: the draft's revision and the block's new hint (so a page can edit it again without rendering the body afresh). */
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
