@@ -170,14 +170,11 @@ function parseInvocation (argv: string[]): Invocation {
   if (values.proxy === '') throw new UsageError('--proxy needs a URL')
   if (values.site === '') throw new UsageError('--site needs a folder')
   if (values.proxy !== undefined && !/^https?:\/\/[^/?#]/i.test(values.proxy)) throw new UsageError(`--proxy needs an http:// or https:// address, got '${values.proxy}'`)
-  const site = { ...(values.proxy !== undefined ? { proxy: values.proxy } : {}), ...(values.site !== undefined ? { site: values.site } : {}) }
-  if (values.clone !== undefined) {
-    if (command !== 'serve') throw new UsageError('--clone is for serve')
-    if (values.clone === '') throw new UsageError('--clone needs a URL')
-    if (values.repo === undefined) throw new UsageError('--clone needs --repo DIR (an empty or missing directory)')
-    return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: false, clone: values.clone, ...site }
-  }
-  return { command, repo: values.repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true, ...site }
+  if (values.clone !== undefined && command !== 'serve') throw new UsageError('--clone is for serve')
+  if (values.clone === '') throw new UsageError('--clone needs a URL')
+  if (values.clone !== undefined && values.repo === undefined) throw new UsageError('--clone needs --repo DIR (an empty or missing directory)')
+  const { repo, clone, proxy, site } = values
+  return { command, repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true, clone, proxy, site }
 }
 
 function parsePort (value: string | undefined): number {

@@ -51,9 +51,6 @@ export class PasswordAuth {
   /** A per-instance key: passwords are compared as HMACs, so lengths leak nothing either. */
   private readonly compareKey = randomBytes(32)
 
-  /**
-   * @param opts password, secret, limiter and revocation store
-   */
   constructor (opts: PasswordAuthOptions) {
     this.password = opts.password
     this.secret = opts.sessionSecret
@@ -92,10 +89,7 @@ export class PasswordAuth {
     return { identity: editorIdentity(claims), cookie: signSession(this.secret, claims), claims }
   }
 
-  /**
-   * The identity of a session cookie: signature, expiry, id grammar and revocation all checked.
-   * @returns the identity, or null
-   */
+  /** The identity of a session cookie: signature, expiry, id grammar and revocation all checked. */
   identify (cookie: string | undefined): Identity | null {
     const claims = this.verify(cookie)
     return claims === null ? null : editorIdentity(claims)

@@ -83,10 +83,7 @@ export class RevokedSessions {
   async revoke (editorId: string, exp: number, now: number = Date.now()): Promise<void> {
     if (exp <= now) return
     this.#revoked.set(editorId, Math.max(exp, this.#revoked.get(editorId) ?? 0))
-    const write = this.#writing.then(async () => { await this.#write(now) })
-    // A failed write must not block later ones; the caller still sees its own failure.
-    this.#writing = write.catch(() => {})
-    await write
+    await this.#queueWrite(now)
     for (const listener of this.listeners) listener()
   }
 
@@ -112,11 +109,7 @@ export class RevokedSessions {
       this.#revoked.set(id, exp)
       added++
     }
-    if (added > 0) {
-      const write = this.#writing.then(async () => { await this.#write(now) })
-      this.#writing = write.catch(() => {})
-      await write
-    }
+    if (added > 0) await this.#queueWrite(now)
     return added
   }
 
@@ -128,6 +121,13 @@ export class RevokedSessions {
   /** The number of live revocations held. */
   get size (): number {
     return this.#revoked.size
+  }
+
+  /** Writes after the writes before it; a failed write must not block later ones (the caller still sees its own failure). */
+  async #queueWrite (now: number): Promise<void> {
+    const write = this.#writing.then(async () => { await this.#write(now) })
+    this.#writing = write.catch(() => {})
+    await write
   }
 
   async #write (now: number): Promise<void> {

@@ -40,10 +40,7 @@ export interface AuthService {
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
   /** The revocations instances of one site share through the git remote (password mode), else null. */
   readonly sharedRevocations: SharedRevocations | null
-  /**
-   * Stops timers and flushes state.
-   * @returns resolves when closed
-   */
+  /** Stops timers and flushes state. */
   close: () => Promise<void>
 }
 

@@ -3,12 +3,11 @@
  * (their draft body when they have one), for the in-place editor to pair with the blocks the site's
  * generator rendered (CONTRACT 14): each block's hint, kind, plain text and whether it is editable.
  */
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, LimitExceededError } from '../errors.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { requireCollection, type CommandContext } from './command-context.js'
-import { editorBody } from './render-field.js'
-import { LimitExceededError } from '../errors.js'
+import { editorBody, type RenderFieldInput } from './render-field.js'
 import type { SourceBlock } from '../content/markdown/block-list.js'
 import { bodyOutline } from './block-outlines.js'
 import { RENDER_MAX_CHARS } from './bounded-render.js'
@@ -20,22 +19,11 @@ import { RENDER_MAX_CHARS } from './bounded-render.js'
  */
 export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
 
-/**
- * Refuses (422) a body too long for block editing.
- * @param body the Markdown body
- */
+/** Refuses (422) a body too long for block editing. */
 export function assertBlockEditableLength (body: string): void {
   if (body.length > MAX_BLOCK_BODY_CHARS) {
     throw new LimitExceededError(`The body is longer than ${MAX_BLOCK_BODY_CHARS.toLocaleString('en-US')} characters, the limit of in-place block editing; edit it in the Studio`, { field: 'body', limit: MAX_BLOCK_BODY_CHARS })
   }
-}
-
-/** What the route asks for (strings straight from the query; validated here). */
-export interface ListBlocksInput {
-  collection: unknown
-  id: unknown
-  /** The field; only `body` (the default). */
-  field?: unknown
 }
 
 /** The answer: the revision the blocks were read from and the blocks. */
@@ -44,13 +32,8 @@ export interface BlockList {
   blocks: SourceBlock[]
 }
 
-/**
- * Lists the source blocks of one entry's body.
- * @param ctx command context
- * @param input collection, id and field
- * @returns the revision and the blocks
- */
-export async function listBlocks (ctx: CommandContext, input: ListBlocksInput): Promise<BlockList> {
+/** Lists the source blocks of one entry's body (`field`: only `body`, the default). */
+export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<BlockList> {
   const collection = assertCollectionName(input.collection)
   const id = assertEntryId(input.id)
   const field = input.field ?? 'body'

@@ -49,10 +49,7 @@ export async function createDemoRepo (): Promise<string> {
   }
 }
 
-/**
- * Deletes a demo repository.
- * @returns resolves when removed
- */
+/** Deletes a demo repository. */
 export async function removeDemoRepo (dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true })
 }

@@ -35,24 +35,20 @@ export function demoSite (services: Services): Middleware {
     if (route.kind === 'home') {
       const posts = (await site.entries(POSTS)).filter(p => p.data.draft !== true).sort(newestFirst)
       html = renderHome(chrome, posts, await site.entries(PAGES), new Map((await site.entries(AUTHORS)).map(a => [a.id, a])))
-    } else if (route.kind === 'post') {
+    } else if (route.kind === 'post' || route.kind === 'foreign-post') {
       const post = await site.entry(POSTS, route.id)
       if (post !== null) {
         const body = typeof post.data.body === 'string' ? post.data.body : ''
         const authorId = post.data.author
         const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
-        const { renderMarkdown } = await import('../content/markdown/index.js')
-        html = renderPost(chrome, post, renderMarkdown(body, { collection: POSTS, id: post.id }), author)
-      }
-    } else if (route.kind === 'foreign-post') {
-      const post = await site.entry(POSTS, route.id)
-      if (post !== null) {
-        const body = typeof post.data.body === 'string' ? post.data.body : ''
-        const authorId = post.data.author
-        const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
-        const { createMarkdownIt, markdownItBody } = await import('./markdown-it-body.js')
-        markdownIt ??= createMarkdownIt()
-        html = renderPost(chrome, post, FOREIGN_NOTE + markdownItBody(markdownIt, POSTS, post.id, body), author)
+        if (route.kind === 'post') {
+          const { renderMarkdown } = await import('../content/markdown/index.js')
+          html = renderPost(chrome, post, renderMarkdown(body, { collection: POSTS, id: post.id }), author)
+        } else {
+          const { createMarkdownIt, markdownItBody } = await import('./markdown-it-body.js')
+          markdownIt ??= createMarkdownIt()
+          html = renderPost(chrome, post, FOREIGN_NOTE + markdownItBody(markdownIt, POSTS, post.id, body), author)
+        }
       }
     } else {
       const page = await site.entry(PAGES, route.id)

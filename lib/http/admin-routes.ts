@@ -7,10 +7,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Middleware } from 'koa'
-import { sendBuiltAsset } from './send-asset.js'
+import { browserAssetDir, sendBuiltAsset } from './send-asset.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
@@ -56,15 +55,6 @@ async function assetVersion (dir: string | null, name: string): Promise<string> 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-NONCE'; img-src 'self' data: blob:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-/**
- * Where the bundled Studio is: `dist/lib/http/` -> `dist/browser/`, or from the TypeScript
- * sources (tests) `lib/http/` -> `dist/browser/`.
- */
-export function studioAssetDir (): string | null {
-  const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
-  return candidates.find(dir => existsSync(path.join(dir, 'studio.js'))) ?? null
-}
-
 /** Renders the HTML shell. */
 function studioShell (config: StudioShellConfig, versions: { js: string, css: string } = { js: '', css: '' }): string {
   // `<` escaped so the JSON can never close its <script> element.
@@ -105,7 +95,7 @@ export function adminMiddleware (services: Services): Middleware {
       const name = rest.slice('/assets/'.length)
       const type = ASSETS.get(name) ?? (STUDIO_CHUNK.test(name) ? 'text/javascript; charset=utf-8' : undefined)
       if (type === undefined) { await next(); return }
-      const dir = studioAssetDir()
+      const dir = browserAssetDir('studio.js')
       if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
       // A chunk of another build (an old page asking after an upgrade) is not found, not a failure.
       if (!existsSync(path.join(dir, name))) throw new NotFoundError(`No Studio asset ${name}`)
@@ -132,7 +122,7 @@ export function adminMiddleware (services: Services): Middleware {
       url: services.config.collections[c.name]?.url ?? null
     }))
     const styleNonce = randomBytes(18).toString('base64')
-    const dir = studioAssetDir()
+    const dir = browserAssetDir('studio.js')
     const versions = { js: await assetVersion(dir, 'studio.js'), css: await assetVersion(dir, 'studio.css') }
     const body = studioShell({
       apiBasePath,

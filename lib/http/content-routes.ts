@@ -1,6 +1,4 @@
-/**
- * Read routes of the editor API: entries, schema, collections-metadata, render, blocks.
- */
+/** Read routes of the editor API: entries, schema, collections-metadata, render, blocks. */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'

@@ -4,11 +4,9 @@
  * dist/browser/. With `enableInlineEditor: false` these paths are passed on.
  */
 import { readFile } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Middleware } from 'koa'
-import { sendAsset } from './send-asset.js'
+import { browserAssetDir, sendAsset } from './send-asset.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 
@@ -22,30 +20,19 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
 ])
 
 /**
- * Where the bundled assets are: next to the compiled file (`dist/lib/http/` -> `dist/browser/`),
- * or, when running from the TypeScript sources (tests), `lib/http/` -> `dist/browser/`.
+ * A line of bootstrap.js setting `window.<name>` (`__CMS_API__`: the API base path; `__CMS_ADMIN__`:
+ * the sign-in page of its "Sign in to edit" link). JSON is a valid JS string literal; `<` is escaped
+ * too so the line is also safe inside a <script>.
  */
-export function editorAssetDir (): string | null {
-  const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
-  return candidates.find(dir => existsSync(path.join(dir, 'bootstrap.js'))) ?? null
-}
-
-/** The line bootstrap.js starts with: the API base path as a JavaScript string literal. */
-export function apiBaseStatement (apiBasePath: string): string {
-  // JSON is a valid JS string literal; `<` is escaped too so the line is also safe inside a <script>.
-  return `window.__CMS_API__=${JSON.stringify(apiBasePath).replace(/</g, '\\u003c')};\n`
-}
-
-/** The line telling bootstrap.js where the sign-in page is (its "Sign in to edit" link). */
-function adminPathStatement (mountPath: string): string {
-  return `window.__CMS_ADMIN__=${JSON.stringify(mountPath).replace(/</g, '\\u003c')};\n`
+export function globalStatement (name: '__CMS_API__' | '__CMS_ADMIN__', value: string): string {
+  return `window.${name}=${JSON.stringify(value).replace(/</g, '\\u003c')};\n`
 }
 
 /** Builds the middleware serving `/__cms/bootstrap.js`, `/__cms/editor.js` and `/__cms/editor.css`. */
 export function editorAssetsMiddleware (services: Services): Middleware {
   const { enableInlineEditor, apiBasePath, enableAdmin } = services.config
-  const prelude = apiBaseStatement(apiBasePath) + (enableAdmin ? adminPathStatement(services.config.mountPath.replace(/\/+$/, '')) : '')
-  const dir = editorAssetDir()
+  const prelude = globalStatement('__CMS_API__', apiBasePath) + (enableAdmin ? globalStatement('__CMS_ADMIN__', services.config.mountPath.replace(/\/+$/, '')) : '')
+  const dir = browserAssetDir('bootstrap.js')
   return async (ctx, next) => {
     const name = ctx.path.startsWith(EDITOR_ASSET_PREFIX) ? ctx.path.slice(EDITOR_ASSET_PREFIX.length) : ''
     const type = ASSETS.get(name)

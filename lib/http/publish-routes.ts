@@ -1,6 +1,4 @@
-/**
- * Draft and publish routes of the editor API: draft status and discard, publish, deployment.
- */
+/** Draft and publish routes of the editor API: draft status and discard, publish, deployment. */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { BadRequestError } from '../errors.js'

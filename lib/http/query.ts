@@ -1,6 +1,4 @@
-/**
- * Reading query parameters strictly: one value each, of the expected type, or a 400.
- */
+/** Reading query parameters strictly: one value each, of the expected type, or a 400. */
 import type { Context } from 'koa'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'

@@ -3,12 +3,23 @@
  * browser never runs a stale bundle after an upgrade and never downloads an unchanged one twice.
  */
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Context } from 'koa'
 
 /** The encodings the build writes beside a Studio asset (scripts/build-browser.mjs), best first. */
 const PRECOMPRESSED = [['br', '.br'], ['gzip', '.gz']] as const
+
+/**
+ * Where the bundled browser code is (the folder holding `marker`): next to the compiled file
+ * (`dist/lib/http/` -> `dist/browser/`), or from the TypeScript sources (tests) `lib/http/` -> `dist/browser/`.
+ */
+export function browserAssetDir (marker: 'studio.js' | 'bootstrap.js'): string | null {
+  const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
+  return candidates.find(dir => existsSync(path.join(dir, marker))) ?? null
+}
 
 /**
  * Answers with the asset's bytes (or `encoded`, with its own ETag), or 304 when the client's ETag

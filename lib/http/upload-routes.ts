@@ -6,6 +6,7 @@
 import { mkdir, mkdtemp, rm, stat, realpath } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
 import { createReadStream } from 'node:fs'
+import { finished } from 'node:stream/promises'
 import path from 'node:path'
 import type Router from '@koa/router'
 import type { Middleware } from 'koa'
@@ -92,18 +93,8 @@ export function uploadRoutes (router: Router, services: Services): void {
  */
 async function requestEnded (req: IncomingMessage): Promise<void> {
   if (req.readableEnded || req.destroyed) return
-  await new Promise<void>(resolve => {
-    const timer = setTimeout(done, 2000)
-    function done (): void {
-      clearTimeout(timer)
-      req.off('end', done)
-      req.off('close', done)
-      resolve()
-    }
-    req.once('end', done)
-    req.once('close', done)
-    req.resume()
-  })
+  req.resume()
+  await finished(req, { signal: AbortSignal.timeout(2000) }).catch(() => {})
 }
 
 const MIME_BY_EXT = new Map(Object.values(UPLOAD_TYPES).map(t => [t.ext, t.mime]))

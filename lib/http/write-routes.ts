@@ -1,6 +1,4 @@
-/**
- * Write routes of the editor API: mutate, and history read/restore.
- */
+/** Write routes of the editor API: mutate, and history read/restore. */
 import type Router from '@koa/router'
 import type { Services } from '../services.js'
 import { jsonBody, identityOf } from './guards.js'

@@ -42,10 +42,7 @@ export class DeploymentStatus {
     this.#timeoutMs = opts.timeoutMs ?? 5000
   }
 
-  /**
-   * Remembers the commit of the latest publish.
-   * @returns resolves when stored
-   */
+  /** Remembers the commit of the latest publish. */
   async recordPublished (commit: string): Promise<void> {
     await writeFileAtomic(this.#file, JSON.stringify({ commit, at: Date.now() }) + '\n')
   }

@@ -5,14 +5,11 @@
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { SimpleGit } from 'simple-git'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
+import { GitRunner } from '../git-runner.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
-
-/** How long one git command may stay silent before it is stopped (a hook that hangs must not hang publish). */
-const GIT_TIMEOUT_MS = 60_000
 
 /** Paths per `git status` call: keeps the argument list far below the OS limit. */
 const STATUS_CHUNK = 500
@@ -43,16 +40,12 @@ export interface GitCommitterOptions {
   trackWrites?: boolean
 }
 
-/** The git variables we set ourselves; simple-git refuses any other `GIT_*` key. */
-const OUR_GIT_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_EDITOR', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'PAGER', 'EDITOR']
-
 /** Remembers the paths the service wrote, and commits them on publish. */
 export class GitCommitter {
-  readonly #repoDir: string
+  readonly #git: GitRunner
   readonly #file: string
   readonly #roots: string[]
   readonly #log: Logger
-  readonly #timeoutMs: number
   readonly #queue = new KeyedLock()
   #tracked: Set<string> | null = null
   readonly #enabled: boolean
@@ -60,18 +53,14 @@ export class GitCommitter {
   #running: Promise<void> | null = null
 
   constructor (opts: GitCommitterOptions) {
-    this.#repoDir = opts.repoDir
+    this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) })
     this.#file = path.join(opts.stateDir, 'uncommitted.json')
     this.#roots = [opts.config.contentDir, opts.config.uploadsDir, '.cms'].map(r => r.replace(/\/+$/, '') + '/')
     this.#log = opts.log
-    this.#timeoutMs = opts.timeoutMs ?? GIT_TIMEOUT_MS
     this.#enabled = opts.trackWrites ?? true
   }
 
-  /**
-   * Remembers paths the service wrote (persisted, so a restart still commits them later).
-   * @returns resolves when recorded
-   */
+  /** Remembers paths the service wrote (persisted, so a restart still commits them later). */
   async track (paths: string[]): Promise<void> {
     if (!this.#enabled || paths.length === 0) return
     const tracked = await this.#load()
@@ -85,10 +74,7 @@ export class GitCommitter {
     await this.#running
   }
 
-  /**
-   * Writes the tracked set; concurrent callers share one write (the set is read when it starts).
-   * @returns resolves when a write that started after the call has finished
-   */
+  /** Writes the tracked set; concurrent callers share one write (the set is read when it starts). */
   async #persist (): Promise<void> {
     if (this.#scheduled !== null) return await this.#scheduled
     const scheduled: Promise<void> = this.#queue.run('state', async () => {
@@ -128,31 +114,33 @@ export class GitCommitter {
       for (const p of tracked) if (this.#committable(p)) wanted.add(p)
       const paths = [...wanted].filter(p => isPlainRelative(p)).sort()
       if (paths.length === 0) return { commit: null }
-      let list = Buffer.alloc(0)
-      const git = await this.#git(request.author, () => list)
+      const author = { GIT_AUTHOR_NAME: identPart(request.author.name, 'git-cms'), GIT_AUTHOR_EMAIL: identPart(request.author.email, 'git-cms@localhost') }
       let staged = false
+      let list = ''
       try {
-        const { changed, ignored } = await this.#changes(git, paths)
+        const { changed, ignored } = await this.#changes(paths)
         if (ignored.length > 0) this.#log.warn({ paths: ignored.slice(0, 20), count: ignored.length }, 'paths ignored by .gitignore are not committed')
         if (changed.length === 0) {
           await this.#forget(paths)
           return { commit: null }
         }
         // NUL-separated literal pathspecs on stdin: a name is never read as a glob, magic or option.
-        list = Buffer.from(changed.map(p => `:(literal)${p}\0`).join(''))
+        list = changed.map(p => `:(literal)${p}\0`).join('')
         staged = true
-        await git.raw(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'])
+        await this.#git.run(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: list })
         // `--only` (the default with paths) commits these paths' working-tree state and nothing
-        // else; whatever the user staged stays staged for their own next commit.
-        await git.raw(['commit', '--quiet', '--only', '--no-edit', '-m', request.message, '--pathspec-from-file=-', '--pathspec-file-nul'])
+        // else; whatever the user staged stays staged for their own next commit. Without a
+        // configured committer (a fresh machine), the author commits.
+        const env = { ...author, ...await this.#git.committerEnv(author.GIT_AUTHOR_NAME, author.GIT_AUTHOR_EMAIL) }
+        await this.#git.run(['commit', '--quiet', '--only', '--no-edit', '-m', request.message, '--pathspec-from-file=-', '--pathspec-file-nul'], { input: list, env })
         staged = false
-        const commit = (await git.revparse(['HEAD'])).trim()
+        const commit = (await this.#git.run(['rev-parse', 'HEAD'])).trim()
         await this.#forget(paths)
         return { commit }
       } catch (err) {
         // Leave the index as it was for these paths, so a refused commit stages nothing of ours.
-        if (staged) await git.raw(['reset', '--quiet', '--pathspec-from-file=-', '--pathspec-file-nul']).catch(() => {})
-        const message = /block timeout/.test(gitMessage(err)) ? `git timed out after ${this.#timeoutMs} ms` : gitMessage(err)
+        if (staged) await this.#git.run(['reset', '--quiet', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: list }).catch(() => {})
+        const message = (err as Error).message
         this.#log.warn({ commitError: message }, 'git commit of a publish failed; the files stay written and are committed by the next publish')
         return { commitError: message }
       }
@@ -163,14 +151,14 @@ export class GitCommitter {
    * Which paths differ from HEAD and which are ignored. git is asked about the paths' directories
    * and the answer filtered: a thousand file pathspecs made `status` seven times slower.
    */
-  async #changes (git: SimpleGit, paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
+  async #changes (paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
     const wanted = new Set(paths)
     const dirs = [...new Set(paths.map(p => path.posix.dirname(p)))].sort()
     const changed: string[] = []
     const ignored: string[] = []
     for (let i = 0; i < dirs.length; i += STATUS_CHUNK) {
       const specs = dirs.slice(i, i + STATUS_CHUNK).map(d => `:(literal)${d === '.' ? '.' : `${d}/`}`)
-      const out = await git.raw(['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...specs])
+      const out = await this.#git.run(['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...specs])
       for (const record of out.split('\0')) {
         if (record.length < 4) continue
         const file = record.slice(3)
@@ -183,30 +171,6 @@ export class GitCommitter {
       }
     }
     return { changed: changed.sort(), ignored }
-  }
-
-  async #git (author: { name: string, email: string }, input: () => Buffer): Promise<SimpleGit> {
-    const env: Record<string, string> = passedEnv(process.env)
-    // Never an editor, a pager or a password prompt: publish runs without a terminal.
-    Object.assign(env, { GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' })
-    const name = identPart(author.name, 'git-cms')
-    const email = identPart(author.email, 'git-cms@localhost')
-    env.GIT_AUTHOR_NAME = name
-    env.GIT_AUTHOR_EMAIL = email
-    // The editor/pager keys are ours (`true`, `cat`); GIT_CONFIG_GLOBAL/NOSYSTEM are the service's
-    // own environment, passed on so git reads the same config the operator's shell would.
-    const unsafe = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true }
-    // Done when the output closes, not 50 ms after exit (simple-git's default returned an empty
-    // HEAD on a busy event loop); a silent command still times out.
-    const options = { baseDir: this.#repoDir, timeout: { block: this.#timeoutMs }, completion: { onClose: true, onExit: false }, allowEnvironment: OUR_GIT_ENV, unsafe, input }
-    // simple-git loads on the first commit, not at start-up.
-    const { simpleGit } = await import('simple-git')
-    const probe = simpleGit(options).env(env)
-    // A fresh machine without user.name/email still commits: the committer is then the author.
-    const configured = await probe.raw(['config', '--get-regexp', '^user\\.(name|email)$']).catch(() => '')
-    if (!/^user\.name /m.test(configured)) env.GIT_COMMITTER_NAME ??= name
-    if (!/^user\.email /m.test(configured)) env.GIT_COMMITTER_EMAIL ??= email
-    return simpleGit(options).env(env)
   }
 
   /** A tracked path a commit takes along: under contentDir, uploadsDir or `.cms/`. */
@@ -248,24 +212,4 @@ function isPlainRelative (p: string): boolean {
 function identPart (value: string, fallback: string): string {
   const clean = value.replace(/[<>\0\r\n]/g, '').trim()
   return clean === '' ? fallback : clean
-}
-
-function gitMessage (err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err)
-  return text.trim().split('\n').filter(Boolean).slice(0, 6).join('\n') || 'git commit failed'
-}
-
-/**
- * The environment git runs with: what it needs to find the user's config and hooks' tools, and
- * nothing that points it elsewhere (GIT_DIR, GIT_INDEX_FILE, ...).
- */
-const PASSED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TMPDIR', 'TZ', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL']
-
-function passedEnv (env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const k of PASSED_ENV) {
-    const v = env[k]
-    if (v !== undefined) out[k] = v
-  }
-  return out
 }

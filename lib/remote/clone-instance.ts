@@ -6,7 +6,7 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { StartupError } from '../errors.js'
-import { GitRunner } from './git-remote.js'
+import { GitRunner } from '../git-runner.js'
 import { RecordSigner } from '../storage/record-signature.js'
 import { isCmsRefName } from './cms-refs-sync.js'
 

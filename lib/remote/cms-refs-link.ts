@@ -25,7 +25,7 @@ export interface CmsRefsLinkOptions {
   /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
   shared?: SharedDocument[]
   /** Told of every push of refs/cms and whether it succeeded (metrics). */
-  onPush?: (ok: boolean) => void
+  onPush?: (kind: 'cms_refs', ok: boolean) => void
 }
 
 /** The refs/cms half of the remote link; created once the remote is known. */
@@ -81,10 +81,7 @@ export class CmsRefsLink {
     await step
   }
 
-  /**
-   * Stops the push timer and waits for the step in flight.
-   * @returns resolves when idle
-   */
+  /** Stops the push timer and waits for the step in flight. */
   async close (): Promise<void> {
     this.#closed = true
     if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
@@ -130,13 +127,13 @@ export class CmsRefsLink {
   async #push (): Promise<boolean> {
     const outcome = await pushCmsRefs(this.#ctx).catch((err: Error) => ({ error: err.message }))
     if ('error' in outcome) {
-      this.#opts.onPush?.(false)
+      this.#opts.onPush?.('cms_refs', false)
       this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
       // Whichever step was refused (after a publish, a sync or a write), it is tried again.
       this.schedulePush()
       return false
     }
-    if (outcome.pushed.length > 0) this.#opts.onPush?.(true)
+    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
     this.#refusedPushes = 0
     return this.#ctx.state.report.divergedRefs.length === 0
   }

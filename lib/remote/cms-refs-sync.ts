@@ -3,12 +3,10 @@
  * absent or its ancestor (compare-and-swap); a local ref ahead is pushed with `--force-with-lease`
  * on the value last fetched; a ref moved on both sides is kept, logged and reported.
  */
-import type { RemoteContext } from './remote-context.js'
+import { swapRef, type RemoteContext } from './remote-context.js'
 import { isAncestor, listRefs } from './git-queries.js'
 import { isSiteRecord, signedLocalTip } from './record-signature-check.js'
 import { mergeHistory } from './history-merge.js'
-
-const ZERO = '0'.repeat(40)
 
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
 async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
@@ -46,13 +44,12 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
       diverged.push(name)
       continue
     }
-    try {
-      // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
-      await ctx.git.run(['update-ref', `refs/cms/${name}`, theirs, ours ?? ZERO])
+    // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
+    if (await swapRef(ctx, `refs/cms/${name}`, theirs, ours ?? null)) {
       adopted.push(name)
-    } catch (err) {
+    } else {
       retry.push(name)
-      ctx.log.info({ ref: `refs/cms/${name}`, err: (err as Error).message }, 'a fetched refs/cms ref was not adopted; the next sync retries')
+      ctx.log.info({ ref: `refs/cms/${name}` }, 'a fetched refs/cms ref was not adopted; the next sync retries')
     }
   }
   if (diverged.length > 0) ctx.log.warn({ refs: diverged.map(n => `refs/cms/${n}`) }, 'refs/cms refs changed both here and on the remote; keeping the local ones and not pushing them')

@@ -4,9 +4,7 @@
  * --keep` under the entry locks) so the drafts can be given back as conflicts; anything else stays
  * as a failed push.
  */
-import { withLocks } from '../storage/with-locks.js'
-import type { RemoteContext } from './remote-context.js'
-import { lockKeysOf } from './remote-context.js'
+import { moveHead, type RemoteContext } from './remote-context.js'
 import { changedPaths, isAncestor, resolveCommit } from './git-queries.js'
 
 /**
@@ -21,14 +19,7 @@ export async function dropLostPublish (ctx: RemoteContext, commit: string, upstr
   if (!(await changedPaths(ctx.git, parent, commit)).every(p => own.has(p))) return false
   const paths = await changedPaths(ctx.git, commit, upstream)
   try {
-    await withLocks(ctx.locks, lockKeysOf(ctx, paths), async () => {
-      try {
-        // Refuses (changing nothing) when a local change would be overwritten.
-        await ctx.git.run(['reset', '--quiet', '--keep', upstream])
-      } finally {
-        ctx.content.markPathsChanged(paths)
-      }
-    })
+    await moveHead(ctx, ['reset', '--quiet', '--keep', upstream], paths)
   } catch (err) {
     ctx.log.warn({ commit, upstream, error: (err as Error).message }, 'could not drop a publish commit that lost to another instance; it stays on this server')
     return false

@@ -2,7 +2,7 @@
  * Small questions asked of git during a sync or a push: a ref's value, ancestry, the paths two
  * commits differ in. Each is one git process, asked only by remote work (never by a read).
  */
-import type { GitRunner } from './git-remote.js'
+import type { GitRunner } from '../git-runner.js'
 
 /**
  * The commit a ref or revision names.

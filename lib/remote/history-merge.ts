@@ -4,10 +4,7 @@
  * their snapshots (ts order, the newest MAX_SNAPSHOTS kept). Git plumbing only.
  */
 import { MAX_SNAPSHOTS } from '../storage/history-store.js'
-import type { RemoteContext } from './remote-context.js'
-
-const COMMITTER = { GIT_AUTHOR_NAME: 'git-cms', GIT_AUTHOR_EMAIL: 'git-cms@localhost', GIT_COMMITTER_NAME: 'git-cms', GIT_COMMITTER_EMAIL: 'git-cms@localhost' }
-const ZERO = '0'.repeat(40)
+import { commitSignedRecord, swapRef, type RemoteContext } from './remote-context.js'
 
 /**
  * Merges the remote's history commit into the local ref (compare-and-swap on `ours`).
@@ -24,14 +21,8 @@ export async function mergeHistory (ctx: RemoteContext, ref: string, ours: strin
     else if (own !== oid) updates.set(file, await unionBlob(ctx, own, oid))
   }
   const tree = await replaceInTree(ctx, `${ours}^{tree}`, '', updates)
-  const message = ctx.signer.sign(ref, 'cms: history (merged)', tree, [ours, theirs])
-  const commit = (await ctx.git.run(['commit-tree', tree, '-p', ours, '-p', theirs, '-F', '-'], { input: message, env: COMMITTER })).trim()
-  try {
-    await ctx.git.run(['update-ref', ref, commit, ours ?? ZERO])
-    return true
-  } catch {
-    return false
-  }
+  const commit = await commitSignedRecord(ctx, ref, 'cms: history (merged)', tree, [ours, theirs])
+  return await swapRef(ctx, ref, commit, ours)
 }
 
 /** The files that differ from `base` in `tip` (path -> new blob, null when deleted). */

@@ -3,9 +3,7 @@
  * only when its tip is a record of this site; a local tip that an earlier version left unsigned
  * (written here, so trusted) gets a signed commit on top, of the same tree, before it is pushed.
  */
-import type { RemoteContext } from './remote-context.js'
-
-const SEAL_IDENTITY = { GIT_AUTHOR_NAME: 'git-cms', GIT_AUTHOR_EMAIL: 'git-cms@localhost', GIT_COMMITTER_NAME: 'git-cms', GIT_COMMITTER_EMAIL: 'git-cms@localhost' }
+import { commitSignedRecord, swapRef, type RemoteContext } from './remote-context.js'
 
 /** Whether a commit is signed by this site as the tip of `refs/cms/<name>`. */
 export async function isSiteRecord (ctx: RemoteContext, name: string, sha: string): Promise<boolean> {
@@ -21,13 +19,8 @@ export async function signedLocalTip (ctx: RemoteContext, name: string, sha: str
   if (await isSiteRecord(ctx, name, sha)) return sha
   const ref = `refs/cms/${name}`
   const tree = (await ctx.git.run(['rev-parse', `${sha}^{tree}`])).trim()
-  const message = ctx.signer.sign(ref, 'cms: signed by this version', tree, sha)
-  const sealed = (await ctx.git.run(['commit-tree', tree, '-p', sha, '-F', '-'], { input: message, env: SEAL_IDENTITY })).trim()
-  try {
-    await ctx.git.run(['update-ref', ref, sealed, sha])
-  } catch {
-    return null
-  }
+  const sealed = await commitSignedRecord(ctx, ref, 'cms: signed by this version', tree, [sha])
+  if (!await swapRef(ctx, ref, sealed, sha)) return null
   ctx.log.info({ ref }, 'signed a refs/cms record an earlier version wrote')
   return sealed
 }

@@ -3,9 +3,10 @@
  * the instance parts a step must respect (entry locks, the content indexes, the log).
  */
 import type { Logger } from 'pino'
+import { withLocks } from '../storage/with-locks.js'
 import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
-import type { GitRunner } from './git-remote.js'
+import type { GitRunner } from '../git-runner.js'
 import type { SyncState } from './sync-state.js'
 import type { RecordSigner } from '../storage/record-signature.js'
 
@@ -46,4 +47,31 @@ export function lockKeysOf (ctx: RemoteContext, paths: readonly string[]): strin
     keys.push(`entry:${parts[0]!}/${dot > 0 ? file.slice(0, dot) : file}`)
   }
   return keys
+}
+
+/**
+ * Moves HEAD and the working tree with a git command that refuses to overwrite a local change
+ * (`merge --ff-only`, `reset --keep`), under the entry locks of the paths it changes; whatever git
+ * managed to write, the indexes look at those files again.
+ */
+export async function moveHead (ctx: RemoteContext, args: string[], paths: readonly string[]): Promise<void> {
+  await withLocks(ctx.locks, lockKeysOf(ctx, paths), async () => {
+    try {
+      await ctx.git.run(args)
+    } finally {
+      ctx.content.markPathsChanged(paths)
+    }
+  })
+}
+
+/** A commit of `tree` on `parents` (committed as git-cms), signed as a record of this site on `ref`. */
+export async function commitSignedRecord (ctx: RemoteContext, ref: string, summary: string, tree: string, parents: string[]): Promise<string> {
+  const message = ctx.signer.sign(ref, summary, tree, parents.length === 0 ? null : parents)
+  const env = { GIT_AUTHOR_NAME: 'git-cms', GIT_AUTHOR_EMAIL: 'git-cms@localhost', GIT_COMMITTER_NAME: 'git-cms', GIT_COMMITTER_EMAIL: 'git-cms@localhost' }
+  return (await ctx.git.run(['commit-tree', tree, ...parents.flatMap(p => ['-p', p]), '-F', '-'], { input: message, env })).trim()
+}
+
+/** Moves a ref from `old` (null: absent) to `to` unless it moved meanwhile (compare-and-swap); false then. */
+export async function swapRef (ctx: RemoteContext, ref: string, to: string, old: string | null): Promise<boolean> {
+  return await ctx.git.run(['update-ref', ref, to, old ?? '0'.repeat(40)]).then(() => true, () => false)
 }

@@ -9,7 +9,7 @@ import type { Config } from '../config.js'
 import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
 import { KeyedLock as Queue } from '../storage/keyed-lock.js'
-import { GitRunner } from './git-remote.js'
+import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
 import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream, fastForward } from './upstream-sync.js'
@@ -50,7 +50,6 @@ export interface RemoteSyncOptions {
   /** Told of every push and whether it succeeded (metrics). */
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
-
 
 /** The link to the git remote; inert (`enabled: false`) without `git.remote`. */
 export class RemoteSync {
@@ -110,15 +109,7 @@ export class RemoteSync {
       contentDir: this.#opts.config.contentDir,
       signer: this.#opts.signer
     }
-    if (git.pushRefs) {
-      const { log, beforeCmsRefs, shared, onPush } = this.#opts
-      this.#refs = new CmsRefsLink(this.#ctx, {
-        log,
-        ...(beforeCmsRefs !== undefined ? { beforeCmsRefs } : {}),
-        ...(shared !== undefined ? { shared } : {}),
-        ...(onPush !== undefined ? { onPush: (ok: boolean) => { onPush('cms_refs', ok) } } : {})
-      })
-    }
+    if (git.pushRefs) this.#refs = new CmsRefsLink(this.#ctx, this.#opts)
     const pending = await this.state.pending()
     this.state.report.pushPending = pending !== null
     this.state.report.pushError = pending?.error ?? null
@@ -131,10 +122,7 @@ export class RemoteSync {
     }
   }
 
-  /**
-   * Stops the interval and waits for the step in flight.
-   * @returns resolves when idle
-   */
+  /** Stops the interval and waits for the step in flight. */
   async close (): Promise<void> {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)

@@ -3,9 +3,7 @@
  * changed do not overlap: trees from `git merge-tree --write-tree`, commits from `git commit-tree`
  * (author and message kept), HEAD moved with `git reset --keep` (which refuses to overwrite).
  */
-import { withLocks } from '../storage/with-locks.js'
-import type { RemoteContext } from './remote-context.js'
-import { lockKeysOf } from './remote-context.js'
+import { moveHead, type RemoteContext } from './remote-context.js'
 import { changedPaths } from './git-queries.js'
 
 /** The outcome of a replay. */
@@ -25,7 +23,7 @@ export async function replayCommits (ctx: RemoteContext, local: string, upstream
   if (overlap.length > 0) return { overlap }
   const commits = (await ctx.git.run(['rev-list', '--reverse', '--topo-order', `${base}..${local}`])).split('\n').map(s => s.trim()).filter(Boolean)
   let parent = upstream
-  const committer = await committerEnv(ctx)
+  const committer = await ctx.git.committerEnv('git-cms', 'git-cms@localhost')
   for (const commit of commits) {
     const tree = (await ctx.git.run(['merge-tree', '--write-tree', '--no-messages', parent, commit])).split('\n')[0]!.trim()
     const meta = await ctx.git.run(['log', '-1', '--format=%an%x00%ae%x00%ad%x00%B', '--date=raw', commit])
@@ -35,24 +33,9 @@ export async function replayCommits (ctx: RemoteContext, local: string, upstream
     parent = (await ctx.git.run(['commit-tree', tree, '-p', parent, '-F', '-'], { input: message, env })).trim()
   }
   try {
-    await withLocks(ctx.locks, lockKeysOf(ctx, theirs), async () => {
-      try {
-        await ctx.git.run(['reset', '--quiet', '--keep', parent])
-      } finally {
-        ctx.content.markPathsChanged(theirs)
-      }
-    })
+    await moveHead(ctx, ['reset', '--quiet', '--keep', parent], theirs)
   } catch (err) {
     return { error: (err as Error).message }
   }
   return { commit: parent }
-}
-
-/** The committer git would use, or the service's own name when the machine has none configured. */
-async function committerEnv (ctx: RemoteContext): Promise<Record<string, string>> {
-  const configured = await ctx.git.run(['config', '--get-regexp', '^user\\.(name|email)$']).catch(() => '')
-  const env: Record<string, string> = {}
-  if (!/^user\.name /m.test(configured) && process.env.GIT_COMMITTER_NAME === undefined) env.GIT_COMMITTER_NAME = 'git-cms'
-  if (!/^user\.email /m.test(configured) && process.env.GIT_COMMITTER_EMAIL === undefined) env.GIT_COMMITTER_EMAIL = 'git-cms@localhost'
-  return env
 }

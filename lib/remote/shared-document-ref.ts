@@ -3,12 +3,8 @@
  * file in one commit on its own ref under `refs/cms/`, merged at each sync into a signed commit
  * with both parents, so the push that follows is a fast-forward.
  */
-import type { RemoteContext } from './remote-context.js'
+import { commitSignedRecord, swapRef, type RemoteContext } from './remote-context.js'
 import { isAncestor, resolveCommit } from './git-queries.js'
-
-const ZERO = '0'.repeat(40)
-/** The committer of the service's own commits on shared refs. */
-const COMMITTER = { GIT_AUTHOR_NAME: 'git-cms', GIT_AUTHOR_EMAIL: 'git-cms@localhost', GIT_COMMITTER_NAME: 'git-cms', GIT_COMMITTER_EMAIL: 'git-cms@localhost' }
 
 /** A document the owner can write out and merge another instance's version into. */
 export interface SharedDocument {
@@ -47,18 +43,12 @@ export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocumen
   const blob = (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
   const tree = (await ctx.git.run(['mktree'], { input: `100644 blob ${blob}\t${file}\n` })).trim()
   const parents = [ours, theirsNew ? theirs : null].filter((p): p is string => p !== null)
-  const message = ctx.signer.sign(ref, `cms: ${doc.name}`, tree, parents.length === 0 ? null : parents)
-  const commit = (await ctx.git.run(['commit-tree', tree, ...parents.flatMap(p => ['-p', p]), '-F', '-'], { input: message, env: COMMITTER })).trim()
-  return await moveRef(ctx, ref, commit, ours)
+  return await moveRef(ctx, ref, await commitSignedRecord(ctx, ref, `cms: ${doc.name}`, tree, parents), ours)
 }
 
 /** Sets the local ref from `ours` to `to` (compare-and-swap); false when it moved meanwhile. */
 async function moveRef (ctx: RemoteContext, ref: string, to: string, ours: string | null): Promise<boolean> {
-  try {
-    await ctx.git.run(['update-ref', ref, to, ours ?? ZERO])
-  } catch (err) {
-    ctx.log.info({ ref, err: (err as Error).message }, 'a shared refs/cms document moved meanwhile; the next sync merges it')
-    return false
-  }
-  return true
+  const moved = await swapRef(ctx, ref, to, ours)
+  if (!moved) ctx.log.info({ ref }, 'a shared refs/cms document moved meanwhile; the next sync merges it')
+  return moved
 }

@@ -81,20 +81,14 @@ export class SyncState {
     this.report.message = message
   }
 
-  /**
-   * The pending push, if any.
-   * @returns the record or null
-   */
+  /** The pending push, if any. */
   async pending (): Promise<PendingPush | null> {
     const parsed = await readJson(this.#pendingFile) as PendingPush | null
     if (parsed === null || parsed.version !== 1 || !Array.isArray(parsed.published)) return null
     return parsed
   }
 
-  /**
-   * Records (or extends) the pending push before a publish commit.
-   * @returns resolves when stored
-   */
+  /** Records (or extends) the pending push before a publish commit. */
   async addPending (published: PublishedRef[]): Promise<void> {
     const current = await this.pending()
     const record: PendingPush = {
@@ -107,10 +101,7 @@ export class SyncState {
     this.report.pushPending = true
   }
 
-  /**
-   * Notes why the pending push failed.
-   * @returns resolves when stored
-   */
+  /** Notes why the pending push failed. */
   async failPending (error: string): Promise<void> {
     const current = await this.pending()
     const record: PendingPush = { version: 1, since: current?.since ?? Date.now(), published: current?.published ?? [], error, failedAt: Date.now() }
@@ -119,37 +110,25 @@ export class SyncState {
     this.report.pushError = error
   }
 
-  /**
-   * Forgets the pending push (it reached the remote, or there was nothing to push).
-   * @returns resolves when removed
-   */
+  /** Forgets the pending push (it reached the remote, or there was nothing to push). */
   async clearPending (): Promise<void> {
     await rm(this.#pendingFile, { force: true })
     this.report.pushPending = false
     this.report.pushError = null
   }
 
-  /**
-   * The recorded upstream rewrite, if any.
-   * @returns the record or null
-   */
+  /** The recorded upstream rewrite, if any. */
   async diverged (): Promise<DivergedRecord | null> {
     const parsed = await readJson(this.#divergedFile) as DivergedRecord | null
     return parsed !== null && parsed.version === 1 && typeof parsed.upstream === 'string' ? parsed : null
   }
 
-  /**
-   * Records an upstream rewrite.
-   * @returns resolves when stored
-   */
+  /** Records an upstream rewrite. */
   async setDiverged (record: Omit<DivergedRecord, 'version'>): Promise<void> {
     await writeFileAtomic(this.#divergedFile, JSON.stringify({ version: 1, ...record }) + '\n')
   }
 
-  /**
-   * Forgets the upstream rewrite (the histories are linear again).
-   * @returns resolves when removed
-   */
+  /** Forgets the upstream rewrite (the histories are linear again). */
   async clearDiverged (): Promise<void> {
     await rm(this.#divergedFile, { force: true })
   }

@@ -3,9 +3,7 @@
  * the local branch is an ancestor of the remote's (git refuses to overwrite local changes, so no
  * write is lost); the changed entries are marked for a re-check so their new revisions show at once.
  */
-import { withLocks } from '../storage/with-locks.js'
-import type { RemoteContext } from './remote-context.js'
-import { lockKeysOf } from './remote-context.js'
+import { moveHead, type RemoteContext } from './remote-context.js'
 import { changedPaths, resolveCommit } from './git-queries.js'
 
 /** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
@@ -40,14 +38,7 @@ export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
 /** Fast-forwards HEAD (and the working tree) from `from` to `to`. */
 export async function fastForward (ctx: RemoteContext, from: string, to: string): Promise<string[]> {
   const paths = await changedPaths(ctx.git, from, to)
-  await withLocks(ctx.locks, lockKeysOf(ctx, paths), async () => {
-    try {
-      // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
-      await ctx.git.run(['merge', '--ff-only', '--no-stat', '--quiet', to])
-    } finally {
-      // Whatever git managed to write, the indexes look at these files again.
-      ctx.content.markPathsChanged(paths)
-    }
-  })
+  // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
+  await moveHead(ctx, ['merge', '--ff-only', '--no-stat', '--quiet', to], paths)
   return paths
 }

@@ -6,7 +6,8 @@ import vm from 'node:vm'
 import { get } from 'node:http'
 import path from 'node:path'
 import { startServer, repoFingerprint } from '../helpers/site.js'
-import { apiBaseStatement, editorAssetDir } from '../../lib/http/editor-assets.js'
+import { globalStatement } from '../../lib/http/editor-assets.js'
+import { browserAssetDir } from '../../lib/http/send-asset.js'
 import { fromRoot } from '../helpers/repo-root.js'
 
 const ROOT = fromRoot('/')
@@ -24,7 +25,7 @@ ensureBundle()
 
 t.test('serves the three assets with their content types, within the size budgets', async t => {
   const s = await startServer(t)
-  t.ok(editorAssetDir(), 'the bundle directory is found from the sources')
+  t.ok(browserAssetDir('bootstrap.js'), 'the bundle directory is found from the sources')
 
   const boot = await s.request('/__cms/bootstrap.js')
   t.equal(boot.status, 200)
@@ -90,8 +91,8 @@ t.test('a configured apiBasePath reaches the bootstrap', async t => {
   t.equal(context.window.__CMS_API__, '/cms-api')
 })
 
-t.test('apiBaseStatement encodes the path as a literal that cannot end a script', async t => {
-  const line = apiBaseStatement('/a"</script><script>alert(1)//')
+t.test('globalStatement encodes the path as a literal that cannot end a script', async t => {
+  const line = globalStatement('__CMS_API__', '/a"</script><script>alert(1)//')
   t.notMatch(line, /<\/script>/i)
   const ctx = { window: {} as Record<string, unknown> }
   vm.runInNewContext(line, ctx)

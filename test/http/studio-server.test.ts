@@ -12,7 +12,7 @@ import { startServer, repoFingerprint, writeHeaders, git, TEST_PASSWORD, type Te
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 import { editorIdForName, isSafeIdentityId } from '../../lib/auth/identity.js'
 import { ensureBrowserBundle } from '../helpers/browser.js'
-import { studioAssetDir } from '../../lib/http/admin-routes.js'
+import { browserAssetDir } from '../../lib/http/send-asset.js'
 
 ensureBrowserBundle('studio')
 ensureBrowserBundle('editor')
@@ -170,7 +170,7 @@ t.test('assets and JSON over 1 KB are compressed as the client accepts', async t
   t.equal(studio.headers.get('content-encoding'), 'gzip')
   t.ok((await studio.text()).length > 1024, 'fetch decodes it')
   // Studio assets are sent as the build compressed them (scripts/build-browser.mjs), not again per request.
-  const dir = studioAssetDir() as string
+  const dir = browserAssetDir('studio.js') as string
   const chunk = (await readdir(dir)).find(n => /^studio-markdown-editor-.+\.js$/.test(n)) as string
   const plain = await readFile(path.join(dir, chunk))
   const tags = new Set<string>()
@@ -212,7 +212,7 @@ t.test('assets whose URL names their content are cached for good; the rest are r
   const plain = await s.request('/admin/assets/studio.js')
   t.equal(plain.headers.get('cache-control'), 'no-cache', 'without a version: revalidated')
   await plain.arrayBuffer()
-  const chunk = (await readdir(studioAssetDir() as string)).find(n => /^studio-.+\.js$/.test(n)) as string
+  const chunk = (await readdir(browserAssetDir('studio.js') as string)).find(n => /^studio-.+\.js$/.test(n)) as string
   const res = await s.request(`/admin/assets/${chunk}`)
   t.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable', 'a chunk: its name carries its hash')
   await res.arrayBuffer()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { redactSecrets, secretsOfUrl } from '../../lib/remote/redact.js'
+import { redactSecrets, secretsOfUrl } from '../../lib/git-runner.js'
 import { normalizeConfig } from '../../lib/config.js'
 import { ConfigError } from '../../lib/errors.js'
 
