@@ -51,6 +51,9 @@ export class PasswordAuth {
   /** A per-instance key: passwords are compared as HMACs, so lengths leak nothing either. */
   private readonly compareKey = randomBytes(32)
 
+  /**
+   * @param opts password, secret, limiter and revocation store
+   */
   constructor (opts: PasswordAuthOptions) {
     this.password = opts.password
     this.secret = opts.sessionSecret
@@ -89,7 +92,10 @@ export class PasswordAuth {
     return { identity: editorIdentity(claims), cookie: signSession(this.secret, claims), claims }
   }
 
-  /** The identity of a session cookie: signature, expiry, id grammar and revocation all checked. */
+  /**
+   * The identity of a session cookie: signature, expiry, id grammar and revocation all checked.
+   * @returns the identity, or null
+   */
   identify (cookie: string | undefined): Identity | null {
     const claims = this.verify(cookie)
     return claims === null ? null : editorIdentity(claims)

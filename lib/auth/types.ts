@@ -40,7 +40,10 @@ export interface AuthService {
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
   /** The revocations instances of one site share through the git remote (password mode), else null. */
   readonly sharedRevocations: SharedRevocations | null
-  /** Stops timers and flushes state. */
+  /**
+   * Stops timers and flushes state.
+   * @returns resolves when closed
+   */
   close: () => Promise<void>
 }
 

@@ -17,7 +17,11 @@ export interface DraftStatus {
   retryPush: { available: boolean }
 }
 
-/** Reports the editor's drafts. */
+/**
+ * Reports the editor's drafts.
+ * @param ctx command context
+ * @returns the draft status
+ */
 export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
   const { services, identity } = ctx
   const keys = await services.drafts.keys(identity.id)
@@ -30,6 +34,7 @@ export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
 
 /**
  * Discards the editor's drafts, all or scoped to a collection or one entry.
+ * @param ctx command context
  * @param query optional `collection` and `id`
  * @returns `{ ok, cleared: ['collection/id', ...] }`
  */

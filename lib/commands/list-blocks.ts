@@ -32,7 +32,12 @@ export interface BlockList {
   blocks: SourceBlock[]
 }
 
-/** Lists the source blocks of one entry's body (`field`: only `body`, the default). */
+/**
+ * Lists the source blocks of one entry's body.
+ * @param ctx command context
+ * @param input collection, id and field (only `body`, the default)
+ * @returns the revision and the blocks
+ */
 export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<BlockList> {
   const collection = assertCollectionName(input.collection)
   const id = assertEntryId(input.id)

@@ -40,7 +40,13 @@ export interface BlockTarget {
   command: string
 }
 
-/** Runs md_block: the draft's revision and the block's new hint (so a page can edit it again without rendering the body afresh). */
+/**
+ * Runs md_block.
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the draft's revision and the block's new hint (so a page can edit it again without
+ * rendering the body afresh)
+ */
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
@@ -84,6 +90,7 @@ class UnchangedBlock<E> extends Error {
  * checked against the body the editor sees (their draft body when they have one; a hint from the
  * published page is mapped through their recorded edits), the edit is recorded so publish can merge
  * it onto a newer base, and an edit that changes nothing writes nothing.
+ * @param ctx command context
  * @param target the entry, the block's hint and the expected revision
  * @param apply computes the edit of the body (throws a CmsError to refuse)
  * @returns the revision, the block's hint in the saved body and the edit

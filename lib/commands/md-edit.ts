@@ -24,7 +24,12 @@ export interface MarkdownEditResult {
   block?: { src: string, text: string }
 }
 
-/** Runs md_edit: the draft's revision and the block's new hint and text. */
+/**
+ * Runs md_edit.
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the draft's revision and the block's new hint and text
+ */
 export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MarkdownEditResult> {
   if (cmd.field !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { field: 'field', value: cmd.field })
   for (const mark of cmd.marks ?? []) {

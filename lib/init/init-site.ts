@@ -51,7 +51,9 @@ async function assertRepository (repoDir: string): Promise<void> {
   }
 }
 
-/** The summary init prints: generator, collections with their entry counts, what it could not read. */
+/**
+ * The summary init prints: generator, collections with their entry counts, what it could not read.
+ */
 export function formatInitSummary (result: InitResult): string {
   const { site, inferred } = result
   const lines: string[] = [`Found ${site.generator === 'markdown' ? '' : /^[AEIOU]/.test(GENERATOR_NAMES[site.generator]) ? 'an ' : 'a '}${GENERATOR_NAMES[site.generator]}${site.generator === 'markdown' ? '' : ' site'}${site.configFile === null ? '' : ` (${site.configFile})`}.`]
