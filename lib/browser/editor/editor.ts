@@ -64,8 +64,8 @@ export class InlineEditor {
    */
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
-    const drafts = await this.api.drafts()
-    this.draftedAtLoad = drafts?.entries ?? new Set()
+    const drafts = await this.api.draft().catch(() => null)
+    this.draftedAtLoad = new Set(drafts?.entries)
     const wrappers = Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))
     const failed = await Promise.all(wrappers.map(async (wrapper) => {
       const binding = parseBinding(wrapper.dataset.cmsMd)
