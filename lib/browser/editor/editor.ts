@@ -12,9 +12,9 @@ import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned } from './aligned-page.js'
 import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
 import { ownText } from './page-blocks.js'
-import { clearUnsavedBlock } from './unsaved-blocks.js'
+import { clearUnsavedBlock, keepBlockText } from './unsaved-blocks.js'
 import { failedSave, markDraft, openSession, type EditSession } from './edit-session.js'
-import { UnsavedKeeper } from './unsaved-keeper.js'
+import { DelayedWrite } from '../kept-records.js'
 import { unsavedOffers } from './unsaved-offers.js'
 import { publishDrafts } from './publish-report.js'
 import { formatBlock, type FormatCommand } from './format-command.js'
@@ -40,8 +40,8 @@ export class InlineEditor {
   private readonly served = new WeakSet<HTMLElement>()
   /** Wrappers a generator rendered, whose blocks were paired with the source. */
   private readonly aligned = new WeakSet<HTMLElement>()
-  /** The pending (debounced) write of the current block's unsaved text. */
-  private readonly keeper = new UnsavedKeeper()
+  /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
+  private readonly keeper = new DelayedWrite(250)
 
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
@@ -53,7 +53,7 @@ export class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keeper.keep(this.session) }, true)
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keep() }, true)
     addEventListener('pagehide', () => { this.keeper.flush() })
     void this.start()
   }
@@ -200,7 +200,7 @@ export class InlineEditor {
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) this.keeper.keep(this.session)
+      if (this.session === session && session.el.innerHTML !== session.original) this.keep()
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -350,7 +350,7 @@ export class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); this.keeper.keep(this.session) }
+      else { insertPlainText(s.el, '\n', true); this.keep() }
       return
     }
     if (!mod || e.altKey) return
@@ -360,12 +360,17 @@ export class InlineEditor {
     if (s.kind !== 'field') this.format(cmd)
   }
 
+  /** Keeps the current block's text in the browser (unsaved-blocks.ts) after a short pause. */
+  private keep (): void {
+    keepBlockText(this.keeper, this.session)
+  }
+
   private onPaste (e: ClipboardEvent): void {
     const s = this.session
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    this.keeper.keep(this.session)
+    this.keep()
   }
 
   private format (cmd: FormatCommand): void {
@@ -374,7 +379,7 @@ export class InlineEditor {
     formatBlock(s, cmd, {
       ui: this.ui,
       prompting: (on) => { this.prompting = on },
-      keep: () => { this.keeper.keep(this.session) }
+      keep: () => { this.keep() }
     })
   }
 

@@ -8,7 +8,8 @@ import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type PublishReport, type Snapshot } from './api.js'
 import { Field, fieldLabel } from './schema-form.js'
-import { applyRecord, clearUnsaved, diffValues, pruneUnsaved, readUnsaved, writeUnsaved, type UnsavedRecord } from './unsaved.js'
+import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
+import { DelayedWrite, forgetStale } from '../kept-records.js'
 import { PublishResult } from './publish-result.js'
 import { ConflictPanel } from './conflict-panel.js'
 import { HistoryPanel } from './history-panel.js'
@@ -53,15 +54,9 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
   const touched = useRef(false)
   const loaded = useRef(false)
-  const timer = useRef<number | undefined>(undefined)
-  const pending = useRef<(() => void) | null>(null)
-  /** Writes the pending unsaved changes now instead of after the debounce. */
-  const flush = (): void => {
-    window.clearTimeout(timer.current)
-    const write = pending.current
-    pending.current = null
-    write?.()
-  }
+  // The write of the unsaved changes, 300 ms after typing stops.
+  const [kept] = useState(() => new DelayedWrite(300))
+  const flush = (): void => { kept.flush() }
 
   const load = async (): Promise<void> => {
     try {
@@ -92,7 +87,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
   }
   useEffect(() => {
-    pruneUnsaved()
+    forgetStale(UNSAVED_PREFIX)
     void load()
     void loadHistory()
     // A closed or hidden tab writes what is still waiting for the debounce.
@@ -106,12 +101,10 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     const base = entry.data ?? {}
     const revision = entry.revision
     const snapshot = values
-    pending.current = () => {
+    kept.schedule(() => {
       const ok = writeUnsaved(collection.name, id, { revision, at: Date.now(), ...diffValues(base, snapshot) })
       if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
-    }
-    window.clearTimeout(timer.current)
-    timer.current = window.setTimeout(flush, 300)
+    })
   }, [values, offer])
 
   const restoreUnsaved = (): void => {
@@ -142,8 +135,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
-      window.clearTimeout(timer.current)
-      pending.current = null
+      kept.drop()
       touched.current = false
       if (offer === null) clearUnsaved(collection.name, id)
       setIssues([])
