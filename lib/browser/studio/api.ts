@@ -38,6 +38,14 @@ export interface JsonSchema {
   contentMediaType?: string
   [key: string]: unknown
 }
+/** A collection's languages as `GET /schema` gives them. */
+export interface LocaleInfo {
+  locales: string[]
+  layout: 'folder' | 'suffix' | 'dirs'
+  rootLocale: string | null
+  /** folder, dirs: each locale's id prefix ('' for the root locale). */
+  prefixes: Record<string, string>
+}
 /** A history snapshot. */
 export interface Snapshot { ts: number, data: Record<string, unknown>, action: string, editor?: { id: string, name: string } }
 /** The session route's answer. */
@@ -94,8 +102,8 @@ export class Api {
     return await this.call('GET', `/entries?${qs.toString()}`)
   }
 
-  /** A collection's schema, template and metadata. */
-  async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown> }> {
+  /** A collection's schema, template, metadata and, for a collection in several languages, its locales. */
+  async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown>, i18n?: LocaleInfo }> {
     return await this.call('GET', `/schema?collection=${encodeURIComponent(collection)}`)
   }
 

@@ -1,12 +1,12 @@
 /** A collection: its entries as links, a full-text search box (each match with its snippet) filtering as you type, pages, New (new-entry.tsx), delete, reorder. */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, Entry, JsonSchema, Pagination } from './api.js'
+import type { Api, Entry, JsonSchema, LocaleInfo, Pagination } from './api.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { DraftFilterControl, EntryCells, SortHeader, listColumns, type DraftFilter, type ListSort } from './list-columns.js'
 import { SearchSnippet } from './search-snippet.js'
 import { NewEntry } from './new-entry.js'
-import { LocaleBadge, LocaleFilter, useLocales } from './languages.js'
+import { LocaleBadge, LocaleFilter } from './languages.js'
 
 const PAGE_SIZE = 24
 
@@ -22,8 +22,8 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [draft, setDraft] = useState<DraftFilter>('all')
   const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [locale, setLocale] = useState('')
-  const locales = useLocales(api, collection.name)
-  useEffect(() => { api.schema(collection.name).then(r => setSchema(r.schema), () => {}) }, [])
+  const [locales, setLocales] = useState<LocaleInfo | undefined>(undefined)
+  useEffect(() => { api.schema(collection.name).then(r => { setSchema(r.schema); setLocales(r.i18n) }, () => {}) }, [])
   const columns = listColumns(collection.listFields ?? null, schema)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
@@ -82,7 +82,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
         <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
-        {locales !== null && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
+        {locales !== undefined && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null
