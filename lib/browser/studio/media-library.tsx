@@ -89,6 +89,9 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
     return () => clearTimeout(timer)
   }, [q, folder, type, sort, size, after, before, page, tick])
   useEffect(() => { confirmRef.current?.querySelector<HTMLElement>('button')?.focus() }, [confirming])
+  // A picker opens with the focus in its search box.
+  const search = useRef<HTMLInputElement>(null)
+  useEffect(() => { if (pick !== undefined) search.current?.focus() }, [])
 
   const filter = <T,>(set: (v: T) => void) => (v: T): void => { set(v); setPage(1) }
   const copy = async (file: MediaFile): Promise<void> => {
@@ -139,7 +142,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
       <div class="media-filters" role="search" aria-label="Filter the media library">
         <div class="media-filter grow">
           <label for={id('q')}>Search media</label>
-          <input id={id('q')} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
+          <input id={id('q')} ref={search} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
         </div>
         <div class="media-filter">
           <label for={id('folder')}>Folder</label>

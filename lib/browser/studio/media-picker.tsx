@@ -37,7 +37,7 @@ export function MediaPicker ({ api, purpose, onPick, onClose }: Props): JSX.Elem
         <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
         <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>
       </div>
-      <LazyMediaLibrary api={api} config={studioConfig()} idPrefix="picker" focusSearch
+      <LazyMediaLibrary api={api} config={studioConfig()} idPrefix="picker"
         pick={{ entry: api.uploadScope, onPick: (file, url) => { dialog.current?.close(); onPick(file, url) } }} />
     </dialog>
   )

@@ -32,14 +32,14 @@ export function unsavedKey (collection: string, id: string): string {
 }
 
 /** Whether two values have the same JSON. */
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+export const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 /** The fields of `values` that differ from `loaded`. */
 export function diffValues (loaded: Record<string, unknown>, values: Record<string, unknown>): { changes: Record<string, unknown>, cleared: string[] } {
   const changes: Record<string, unknown> = {}
   const cleared: string[] = []
   for (const k of Object.keys(values)) {
-    if (same(values[k], loaded[k])) continue
+    if (sameValue(values[k], loaded[k])) continue
     if (values[k] === undefined) cleared.push(k)
     else changes[k] = values[k]
   }
