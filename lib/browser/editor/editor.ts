@@ -78,7 +78,7 @@ export class InlineEditor {
       this.swapIn(wrapper, served)
       return false
     }))
-    for (const el of this.targets()) this.prepare(el)
+    for (const el of document.querySelectorAll<HTMLElement>(TARGETS)) this.prepare(el)
     const count = drafts?.count ?? 0
     if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
     else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
@@ -128,10 +128,6 @@ export class InlineEditor {
   private swapIn (wrapper: HTMLElement, served: HTMLElement): void {
     wrapper.replaceChildren(...Array.from(served.childNodes))
     this.served.add(wrapper)
-  }
-
-  private targets (): HTMLElement[] {
-    return Array.from(document.querySelectorAll<HTMLElement>(TARGETS))
   }
 
   private prepare (el: HTMLElement): void {
