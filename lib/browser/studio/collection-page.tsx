@@ -28,12 +28,14 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
   useEffect(() => {
-    // Debounced so typing a word sends one request, not one per key.
+    // Debounced so typing a word sends one request, not one per key; an answer to an older query
+    // arriving late is dropped (it would replace the newer one).
+    let current = true
     const timer = setTimeout(() => {
-      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { setList(r); setError('') },
-        (err: Error) => setError(`Could not load the entries: ${err.message}`))
+      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { if (current) { setList(r); setError('') } },
+        (err: Error) => { if (current) setError(`Could not load the entries: ${err.message}`) })
     }, q === '' ? 0 : 200)
-    return () => clearTimeout(timer)
+    return () => { current = false; clearTimeout(timer) }
   }, [q, page, tick, sort, draft, locale])
 
   const remove = async (entry: Entry): Promise<void> => {
