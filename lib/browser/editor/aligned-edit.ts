@@ -4,6 +4,7 @@
  * The generator's own markup is never read back as the author's text.
  */
 import { isGeneratorMarkup, walkOwnText, spaced } from './page-blocks.js'
+import { select } from './inline-format.js'
 
 /** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
 export const MARK_ATTRIBUTE = 'data-cms-mark'
@@ -120,8 +121,6 @@ export function freezeGeneratorMarkup (block: Element): () => void {
  * into a block lets the editor type at once.
  */
 export function placeCaret (block: Element): void {
-  const sel = window.getSelection()
-  if (sel === null) return
   const texts = pieces(block).filter(p => p.node instanceof Text && p.node.data.trim() !== '' && p.node.parentElement?.closest('a') === null)
   const last = texts[texts.length - 1]
   const range = document.createRange()
@@ -133,6 +132,5 @@ export function placeCaret (block: Element): void {
     range.setStart(node, node.data.replace(/\s+$/, '').length)
     range.collapse(true)
   }
-  sel.removeAllRanges()
-  sel.addRange(range)
+  select(range)
 }

@@ -48,7 +48,7 @@ export function openSession (el: HTMLElement, binding: Binding, wrapper: HTMLEle
   }
   el.classList.add('cms-active')
   el.spellcheck = true
-  const session: EditSession = {
+  return {
     el,
     kind,
     binding,
@@ -63,7 +63,6 @@ export function openSession (el: HTMLElement, binding: Binding, wrapper: HTMLEle
     textBefore: kind === 'aligned' ? ownText(el) : '',
     thaw: kind === 'aligned' ? freezeGeneratorMarkup(el) : null
   }
-  return session
 }
 
 /** Marks an element as holding a saved draft. */

@@ -19,11 +19,6 @@ export interface RestoreItem {
 /** The commands the toolbar buttons send. */
 export type ToolbarCommand = 'bold' | 'italic' | 'code' | 'link' | 'publish' | 'discard'
 
-/** Callbacks of the interface. */
-export interface EditorUiHandlers {
-  command: (cmd: ToolbarCommand) => void
-}
-
 const FORMAT_BUTTONS: Array<{ cmd: ToolbarCommand, label: string, text: string, keys: string }> = [
   { cmd: 'bold', label: 'Bold', text: 'B', keys: 'Control+B' },
   { cmd: 'italic', label: 'Italic', text: 'I', keys: 'Control+I' },
@@ -31,87 +26,54 @@ const FORMAT_BUTTONS: Array<{ cmd: ToolbarCommand, label: string, text: string, 
   { cmd: 'link', label: 'Link', text: 'Link', keys: 'Control+K' }
 ]
 
-function button (text: string, label: string, cls: string): HTMLButtonElement {
-  const b = document.createElement('button')
-  b.type = 'button'
-  b.className = cls
-  b.textContent = text
-  if (label !== text) b.setAttribute('aria-label', label)
-  b.title = label
+/** An element with its attributes (set as attributes, not properties) and children. */
+function h<K extends keyof HTMLElementTagNameMap> (tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag)
+  for (const [name, value] of Object.entries(attributes)) el.setAttribute(name, value)
+  el.append(...children)
+  return el
+}
+
+/** A button; `label` is its accessible name when the text alone does not say it. */
+function button (text: string, cls: string, onClick: () => void, label = text): HTMLButtonElement {
+  const b = h('button', { type: 'button', class: cls, title: label, ...(label !== text ? { 'aria-label': label } : {}) }, text)
+  b.addEventListener('click', onClick)
   return b
 }
 
 /** A labelled read-only text area. */
 function readOnlyText (id: string, label: string, text: string): HTMLElement {
-  const wrap = document.createElement('div')
-  const l = document.createElement('label')
-  l.htmlFor = id
-  l.textContent = label
-  const area = document.createElement('textarea')
-  area.id = id
-  area.readOnly = true
-  area.rows = Math.min(6, Math.max(2, Math.ceil(text.length / 60)))
+  const area = h('textarea', { id, readonly: '', rows: String(Math.min(6, Math.max(2, Math.ceil(text.length / 60)))) })
   area.value = text
-  wrap.append(l, area)
-  return wrap
+  return h('div', {}, h('label', { for: id }, label), area)
 }
 
 /** The toolbar, status line and conflict panel. */
 export class EditorUi {
   readonly root: HTMLElement
-  private readonly formatButtons: HTMLButtonElement[] = []
-  private readonly status: HTMLElement
-  private readonly panel: HTMLElement
-  private readonly offer: HTMLElement
+  private readonly formatButtons: HTMLButtonElement[]
+  private readonly status = h('p', { class: 'cms-status', role: 'status', 'aria-live': 'polite', tabindex: '-1' })
+  private readonly panel = h('section', { class: 'cms-panel', role: 'alert', hidden: '' })
+  private readonly offer = h('section', { class: 'cms-panel cms-offer', 'aria-labelledby': 'cms-offer-title', hidden: '' })
 
   /** Builds the interface and adds it to the page. */
-  constructor (handlers: EditorUiHandlers) {
-    this.root = document.createElement('div')
-    this.root.className = 'cms-ui cms-idle'
-    const toolbar = document.createElement('div')
-    toolbar.className = 'cms-toolbar'
-    toolbar.setAttribute('role', 'toolbar')
-    toolbar.setAttribute('aria-label', 'Inline editor')
-    const format = document.createElement('div')
-    format.className = 'cms-group'
-    for (const f of FORMAT_BUTTONS) {
-      const b = button(f.text, f.label, `cms-btn cms-${f.cmd}`)
+  constructor (handlers: { command: (cmd: ToolbarCommand) => void }) {
+    this.formatButtons = FORMAT_BUTTONS.map(f => {
+      const b = button(f.text, `cms-btn cms-${f.cmd}`, () => { handlers.command(f.cmd) }, f.label)
       b.setAttribute('aria-keyshortcuts', f.keys)
       b.title = `${f.label} (${f.keys.replace('Control', 'Ctrl')})`
       b.disabled = true
       // Keep the focus (and the selection) in the text being edited when clicked with a mouse.
       b.addEventListener('mousedown', (e) => { e.preventDefault() })
-      b.addEventListener('click', () => { handlers.command(f.cmd) })
-      this.formatButtons.push(b)
-      format.appendChild(b)
-    }
-    const actions = document.createElement('div')
-    actions.className = 'cms-group'
-    const publish = button('Publish', 'Publish', 'cms-btn cms-primary')
-    publish.addEventListener('click', () => { handlers.command('publish') })
-    const discard = button('Discard', 'Discard', 'cms-btn')
-    discard.addEventListener('click', () => { handlers.command('discard') })
-    actions.append(publish, discard)
-    toolbar.append(format, actions)
+      return b
+    })
+    const toolbar = h('div', { class: 'cms-toolbar', role: 'toolbar', 'aria-label': 'Inline editor' },
+      h('div', { class: 'cms-group' }, ...this.formatButtons),
+      h('div', { class: 'cms-group' },
+        button('Publish', 'cms-btn cms-primary', () => { handlers.command('publish') }),
+        button('Discard', 'cms-btn', () => { handlers.command('discard') })))
     toolbar.addEventListener('keydown', (e) => { this.moveFocus(toolbar, e) })
-
-    this.status = document.createElement('p')
-    this.status.className = 'cms-status'
-    this.status.setAttribute('role', 'status')
-    this.status.setAttribute('aria-live', 'polite')
-    this.status.tabIndex = -1
-
-    this.panel = document.createElement('section')
-    this.panel.className = 'cms-panel'
-    this.panel.hidden = true
-    this.panel.setAttribute('role', 'alert')
-
-    this.offer = document.createElement('section')
-    this.offer.className = 'cms-panel cms-offer'
-    this.offer.hidden = true
-    this.offer.setAttribute('aria-labelledby', 'cms-offer-title')
-
-    this.root.append(this.offer, this.panel, this.status, toolbar)
+    this.root = h('div', { class: 'cms-ui cms-idle' }, this.offer, this.panel, this.status, toolbar)
     document.body.appendChild(this.root)
   }
 
@@ -143,69 +105,36 @@ export class EditorUi {
    * choices "Copy my text", "Reload" and "Close".
    */
   showConflict (message: string, text: string): void {
-    this.panel.replaceChildren()
-    const h = document.createElement('h2')
-    h.textContent = 'Not saved: changed elsewhere'
-    const p = document.createElement('p')
-    p.textContent = message
-    const area = document.createElement('textarea')
-    area.readOnly = true
+    const area = h('textarea', { readonly: '', rows: '4', 'aria-label': 'Your text' })
     area.value = text
-    area.rows = 4
-    area.setAttribute('aria-label', 'Your text')
-    const copy = button('Copy my text', 'Copy my text', 'cms-btn')
-    copy.addEventListener('click', () => {
+    const copy = button('Copy my text', 'cms-btn', () => {
       area.select()
       const done = (): void => { copy.textContent = 'Copied' }
       if (navigator.clipboard !== undefined) navigator.clipboard.writeText(text).then(done, () => { document.execCommand('copy'); done() })
       else { document.execCommand('copy'); done() }
     })
-    const reload = button('Reload', 'Reload', 'cms-btn cms-primary')
-    reload.addEventListener('click', () => { location.reload() })
-    const close = button('Close', 'Close', 'cms-btn')
-    close.addEventListener('click', () => { this.panel.hidden = true })
-    const row = document.createElement('div')
-    row.className = 'cms-group'
-    row.append(copy, reload, close)
-    this.panel.append(h, p, area, row)
+    this.panel.replaceChildren(h('h2', {}, 'Not saved: changed elsewhere'), h('p', {}, message), area,
+      h('div', { class: 'cms-group' }, copy,
+        button('Reload', 'cms-btn cms-primary', () => { location.reload() }),
+        button('Close', 'cms-btn', () => { this.panel.hidden = true })))
     this.panel.hidden = false
     this.activate()
   }
 
   /** Shows each block's unsaved text with "Restore unsaved changes" and "Discard"; the page waits. */
   offerRestore (items: RestoreItem[], restore: () => void, discard: () => void): void {
-    this.offer.replaceChildren()
-    const h = document.createElement('h2')
-    h.id = 'cms-offer-title'
-    h.textContent = 'Unsaved changes'
-    const p = document.createElement('p')
-    p.textContent = `This browser kept text you typed in ${items.length === 1 ? 'a block' : `${items.length} blocks`} of this page and did not save. Restore it (saved as a draft) or discard it.`
-    this.offer.append(h, p)
-    for (const [i, item] of items.entries()) {
-      const box = document.createElement('div')
-      box.className = 'cms-offer-item'
-      const t = document.createElement('h3')
-      t.textContent = item.title
-      box.append(t)
-      for (const note of item.notes) {
-        const n = document.createElement('p')
-        n.className = 'cms-moved'
-        n.textContent = note
-        box.append(n)
-      }
-      box.append(readOnlyText(`cms-offer-mine-${i}`, 'Your unsaved text', item.mine))
-      if (item.now !== null) box.append(readOnlyText(`cms-offer-now-${i}`, 'Now on the page', item.now))
-      this.offer.append(box)
-    }
-    const yes = button('Restore unsaved changes', 'Restore unsaved changes', 'cms-btn cms-primary')
-    const no = button('Discard', 'Discard unsaved changes', 'cms-btn')
     const close = (): void => { this.offer.hidden = true; this.offer.replaceChildren() }
-    yes.addEventListener('click', () => { close(); restore() })
-    no.addEventListener('click', () => { close(); discard() })
-    const row = document.createElement('div')
-    row.className = 'cms-group'
-    row.append(yes, no)
-    this.offer.append(row)
+    this.offer.replaceChildren(
+      h('h2', { id: 'cms-offer-title' }, 'Unsaved changes'),
+      h('p', {}, `This browser kept text you typed in ${items.length === 1 ? 'a block' : `${items.length} blocks`} of this page and did not save. Restore it (saved as a draft) or discard it.`),
+      ...items.map((item, i) => h('div', { class: 'cms-offer-item' },
+        h('h3', {}, item.title),
+        ...item.notes.map(note => h('p', { class: 'cms-moved' }, note)),
+        readOnlyText(`cms-offer-mine-${i}`, 'Your unsaved text', item.mine),
+        ...(item.now !== null ? [readOnlyText(`cms-offer-now-${i}`, 'Now on the page', item.now)] : []))),
+      h('div', { class: 'cms-group' },
+        button('Restore unsaved changes', 'cms-btn cms-primary', () => { close(); restore() }),
+        button('Discard', 'cms-btn', () => { close(); discard() }, 'Discard unsaved changes')))
     this.offer.hidden = false
     this.activate()
   }

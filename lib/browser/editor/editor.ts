@@ -12,9 +12,9 @@ import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned } from './aligned-page.js'
 import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
 import { ownText } from './page-blocks.js'
-import { clearUnsavedBlock } from './unsaved-blocks.js'
+import { clearUnsavedBlock, keepBlockText } from './unsaved-blocks.js'
 import { failedSave, markDraft, openSession, type EditSession } from './edit-session.js'
-import { UnsavedKeeper } from './unsaved-keeper.js'
+import { DelayedWrite } from '../kept-records.js'
 import { unsavedOffers } from './unsaved-offers.js'
 import { publishDrafts } from './publish-report.js'
 import { formatBlock, type FormatCommand } from './format-command.js'
@@ -40,8 +40,8 @@ export class InlineEditor {
   private readonly served = new WeakSet<HTMLElement>()
   /** Wrappers a generator rendered, whose blocks were paired with the source. */
   private readonly aligned = new WeakSet<HTMLElement>()
-  /** The pending (debounced) write of the current block's unsaved text. */
-  private readonly keeper = new UnsavedKeeper()
+  /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
+  private readonly keeper = new DelayedWrite(250)
 
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
@@ -53,7 +53,7 @@ export class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keeper.keep(this.session) }, true)
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keep() }, true)
     addEventListener('pagehide', () => { this.keeper.flush() })
     void this.start()
   }
@@ -64,8 +64,8 @@ export class InlineEditor {
    */
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
-    const drafts = await this.api.drafts()
-    this.draftedAtLoad = drafts?.entries ?? new Set()
+    const drafts = await this.api.draft().catch(() => null)
+    this.draftedAtLoad = new Set(drafts?.entries)
     const wrappers = Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))
     const failed = await Promise.all(wrappers.map(async (wrapper) => {
       const binding = parseBinding(wrapper.dataset.cmsMd)
@@ -78,7 +78,7 @@ export class InlineEditor {
       this.swapIn(wrapper, served)
       return false
     }))
-    for (const el of this.targets()) this.prepare(el)
+    for (const el of document.querySelectorAll<HTMLElement>(TARGETS)) this.prepare(el)
     const count = drafts?.count ?? 0
     if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
     else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
@@ -128,10 +128,6 @@ export class InlineEditor {
   private swapIn (wrapper: HTMLElement, served: HTMLElement): void {
     wrapper.replaceChildren(...Array.from(served.childNodes))
     this.served.add(wrapper)
-  }
-
-  private targets (): HTMLElement[] {
-    return Array.from(document.querySelectorAll<HTMLElement>(TARGETS))
   }
 
   private prepare (el: HTMLElement): void {
@@ -200,7 +196,7 @@ export class InlineEditor {
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) this.keeper.keep(this.session)
+      if (this.session === session && session.el.innerHTML !== session.original) this.keep()
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -350,7 +346,7 @@ export class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); this.keeper.keep(this.session) }
+      else { insertPlainText(s.el, '\n', true); this.keep() }
       return
     }
     if (!mod || e.altKey) return
@@ -360,12 +356,17 @@ export class InlineEditor {
     if (s.kind !== 'field') this.format(cmd)
   }
 
+  /** Keeps the current block's text in the browser (unsaved-blocks.ts) after a short pause. */
+  private keep (): void {
+    keepBlockText(this.keeper, this.session)
+  }
+
   private onPaste (e: ClipboardEvent): void {
     const s = this.session
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    this.keeper.keep(this.session)
+    this.keep()
   }
 
   private format (cmd: FormatCommand): void {
@@ -374,7 +375,7 @@ export class InlineEditor {
     formatBlock(s, cmd, {
       ui: this.ui,
       prompting: (on) => { this.prompting = on },
-      keep: () => { this.keeper.keep(this.session) }
+      keep: () => { this.keep() }
     })
   }
 

@@ -3,7 +3,7 @@
  * link (its address asked in a prompt and checked). In an aligned block the element added is
  * tagged, so md_edit sends it as a mark.
  */
-import { toggleInline, applyLink, isAllowedHref, rangeInside } from './inline-format.js'
+import { toggleInline, applyLink, isAllowedHref, rangeInside, select } from './inline-format.js'
 import { MARK_ATTRIBUTE } from './aligned-edit.js'
 import type { EditorUi } from './editor-ui.js'
 import type { EditSession } from './edit-session.js'
@@ -24,11 +24,7 @@ export interface FormatHost {
 export function formatBlock (s: EditSession, cmd: FormatCommand, host: FormatHost): void {
   if (document.activeElement !== s.el) {
     s.el.focus()
-    if (s.range !== null) {
-      const sel = window.getSelection()
-      sel?.removeAllRanges()
-      sel?.addRange(s.range)
-    }
+    if (s.range !== null) select(s.range)
   }
   if (cmd === 'link') {
     const range = rangeInside(s.el)?.cloneRange() ?? null
@@ -45,11 +41,7 @@ export function formatBlock (s: EditSession, cmd: FormatCommand, host: FormatHos
       return
     }
     s.el.focus()
-    if (range !== null) {
-      const sel = window.getSelection()
-      sel?.removeAllRanges()
-      sel?.addRange(range)
-    }
+    if (range !== null) select(range)
     if (applyLink(s.el, href.trim())) markAdded(s)
     host.keep()
     return

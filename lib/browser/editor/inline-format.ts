@@ -17,13 +17,17 @@ export function rangeInside (root: HTMLElement): Range | null {
   return root.contains(range.commonAncestorContainer) ? range : null
 }
 
-function selectContents (node: Node): void {
+/** Makes `range` the selection. */
+export function select (range: Range): void {
   const sel = window.getSelection()
-  if (sel === null) return
+  sel?.removeAllRanges()
+  sel?.addRange(range)
+}
+
+function selectContents (node: Node): void {
   const range = document.createRange()
   range.selectNodeContents(node)
-  sel.removeAllRanges()
-  sel.addRange(range)
+  select(range)
 }
 
 function closestInside (node: Node, root: HTMLElement, tag: string): HTMLElement | null {
@@ -40,13 +44,11 @@ function unwrap (el: HTMLElement): void {
   const last = el.lastChild
   while (el.firstChild !== null) parent.insertBefore(el.firstChild, el)
   parent.removeChild(el)
-  const sel = window.getSelection()
-  if (sel !== null && first !== null && last !== null) {
+  if (first !== null && last !== null) {
     const range = document.createRange()
     range.setStartBefore(first)
     range.setEndAfter(last)
-    sel.removeAllRanges()
-    sel.addRange(range)
+    select(range)
   }
 }
 
@@ -115,8 +117,6 @@ export function insertPlainText (root: HTMLElement, text: string, lineBreaks: bo
   if (last !== null) {
     range.setStartAfter(last)
     range.collapse(true)
-    const sel = window.getSelection()
-    sel?.removeAllRanges()
-    sel?.addRange(range)
+    select(range)
   }
 }

@@ -4,14 +4,15 @@
  * from, so a reopened page can tell whether either moved.
  */
 import type { Binding } from './bindings.js'
+import type { EditSession } from './edit-session.js'
+import { forgetRecord, forgetStale, keepRecord, readRecord, recordKeys, type DelayedWrite } from '../kept-records.js'
 
 /** The prefix of every key this module writes. */
-export const UNSAVED_BLOCK_PREFIX = 'git-cms:unsaved-block:v2:'
+const UNSAVED_BLOCK_PREFIX = 'git-cms:unsaved-block:v2:'
 const MAX_CHARS = 500_000
-const MAX_AGE_MS = 30 * 24 * 3600 * 1000
 
 /** What is kept for one block. */
-export interface UnsavedBlock {
+interface UnsavedBlock {
   /** The block's inner HTML as typed. */
   html: string
   /** The block's inner HTML when typing began. */
@@ -27,11 +28,6 @@ export interface UnsavedBlock {
 /** A kept record with the hint it was kept under. */
 export interface KeptBlock extends UnsavedBlock { key: string, src: string }
 
-/** @returns the browser's localStorage, or null where it is disabled */
-function storage (): Storage | null {
-  try { return window.localStorage } catch { return null }
-}
-
 /** The key prefix of one wrapper's blocks: every part percent-encoded, so ids cannot collide. */
 function bindingPrefix (binding: Binding): string {
   return UNSAVED_BLOCK_PREFIX + [binding.collection, binding.id, binding.path].map(encodeURIComponent).join(':') + ':'
@@ -42,52 +38,32 @@ export function unsavedBlockKey (binding: Binding, src: string): string {
   return bindingPrefix(binding) + encodeURIComponent(src)
 }
 
-/**
- * Every block of one wrapper's entry and path with kept text, oldest first.
- * @returns the records (expired or malformed ones are removed)
- */
+/** Every block of one wrapper's entry and path with kept text, oldest first (expired ones are removed). */
 export function keptBlocks (binding: Binding): KeptBlock[] {
-  const store = storage()
-  if (store === null) return []
   const prefix = bindingPrefix(binding)
+  forgetStale(prefix)
   const found: KeptBlock[] = []
-  try {
-    for (let i = 0; i < store.length; i++) {
-      const key = store.key(i)
-      if (key === null || !key.startsWith(prefix)) continue
-      const record = parse(store.getItem(key))
-      if (record === null || Date.now() - record.at > MAX_AGE_MS) continue
-      found.push({ ...record, key, src: decodeURIComponent(key.slice(prefix.length)) })
-    }
-  } catch { return [] }
+  for (const key of recordKeys(prefix)) {
+    const r = readRecord(key) as Partial<UnsavedBlock> | null
+    if (typeof r?.html !== 'string' || typeof r.original !== 'string' || typeof r.at !== 'number' || typeof r.index !== 'number') continue
+    const revision = typeof r.revision === 'number' ? r.revision : null
+    found.push({ html: r.html, original: r.original, revision, index: r.index, at: r.at, key, src: decodeURIComponent(key.slice(prefix.length)) })
+  }
   return found.sort((a, b) => a.at - b.at)
 }
 
-function parse (raw: string | null): UnsavedBlock | null {
-  if (raw === null) return null
-  try {
-    const r = JSON.parse(raw) as Partial<UnsavedBlock> | null
-    if (typeof r?.html !== 'string' || typeof r.original !== 'string' || typeof r.at !== 'number' || typeof r.index !== 'number') return null
-    return { html: r.html, original: r.original, revision: typeof r.revision === 'number' ? r.revision : null, index: r.index, at: r.at }
-  } catch { return null }
-}
-
-/**
- * Keeps a block's unsaved text.
- * @returns false when the browser would not keep it
- */
-export function writeUnsavedBlock (key: string, record: UnsavedBlock): boolean {
-  try {
-    const raw = JSON.stringify(record)
-    if (raw.length > MAX_CHARS) return false
-    const store = storage()
-    if (store === null) return false
-    store.setItem(key, raw)
-    return true
-  } catch { return false }
+/** Keeps the text of a session's block a short pause after typing (or forgets it when it is back to the original). */
+export function keepBlockText (keeper: DelayedWrite, s: EditSession | null): void {
+  if (s === null || s.unsavedKey === null) return
+  const key = s.unsavedKey
+  keeper.schedule(() => {
+    const html = s.el.innerHTML
+    if (html === s.original) forgetRecord(key)
+    else keepRecord(key, { html, original: s.original, revision: s.knownRevision, index: s.index, at: Date.now() }, MAX_CHARS)
+  })
 }
 
 /** Forgets a block's unsaved text. */
 export function clearUnsavedBlock (key: string): void {
-  try { storage()?.removeItem(key) } catch {}
+  forgetRecord(key)
 }

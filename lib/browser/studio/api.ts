@@ -7,8 +7,6 @@
 export class ApiError extends Error {
   readonly status: number
   readonly body: Record<string, unknown>
-  /**
-   */
   constructor (status: number, body: Record<string, unknown>) {
     super(typeof body.error === 'string' ? body.error : `Request failed (${status})`)
     this.status = status
@@ -40,6 +38,14 @@ export interface JsonSchema {
   contentMediaType?: string
   [key: string]: unknown
 }
+/** A collection's languages as `GET /schema` gives them. */
+export interface LocaleInfo {
+  locales: string[]
+  layout: 'folder' | 'suffix' | 'dirs'
+  rootLocale: string | null
+  /** folder, dirs: each locale's id prefix ('' for the root locale). */
+  prefixes: Record<string, string>
+}
 /** A history snapshot. */
 export interface Snapshot { ts: number, data: Record<string, unknown>, action: string, editor?: { id: string, name: string } }
 /** The session route's answer. */
@@ -59,8 +65,8 @@ export class Api {
   /** The same API whose uploads go where this entry keeps its files. */
   forEntry (collection: string, id: string): Api { return new Api(this.base, { collection, id }) }
 
-  /** Sends one request and parses the JSON answer. */
-  async call<T> (method: string, path: string, body?: unknown, csrf = true): Promise<T> {
+  /** Sends one request and parses the JSON answer, whatever its status (network failures throw). */
+  async send (method: string, path: string, body?: unknown, csrf = true): Promise<{ status: number, body: Record<string, unknown> }> {
     const headers: Record<string, string> = {}
     if (method !== 'GET' && csrf) headers['x-cms-request'] = '1'
     let payload: BodyInit | undefined
@@ -70,8 +76,14 @@ export class Api {
     const text = await res.text()
     let json: Record<string, unknown> = {}
     try { json = text === '' ? {} : JSON.parse(text) } catch { json = { error: text } }
-    if (!res.ok) throw new ApiError(res.status, json)
-    return json as T
+    return { status: res.status, body: json }
+  }
+
+  /** Sends one request; an answer other than 2xx throws ApiError. */
+  async call<T> (method: string, path: string, body?: unknown, csrf = true): Promise<T> {
+    const res = await this.send(method, path, body, csrf)
+    if (res.status < 200 || res.status > 299) throw new ApiError(res.status, res.body)
+    return res.body as T
   }
 
   /** The current session. */
@@ -90,8 +102,8 @@ export class Api {
     return await this.call('GET', `/entries?${qs.toString()}`)
   }
 
-  /** A collection's schema, template and metadata. */
-  async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown> }> {
+  /** A collection's schema, template, metadata and, for a collection in several languages, its locales. */
+  async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown>, i18n?: LocaleInfo }> {
     return await this.call('GET', `/schema?collection=${encodeURIComponent(collection)}`)
   }
 
@@ -104,8 +116,8 @@ export class Api {
 
   /** Restores an entry's snapshot taken at `ts`. */
   async restore (collection: string, id: string, ts: number): Promise<unknown> { return await this.call('POST', '/history', { collection, id, ts }) }
-  /** The editor's draft status. */
-  async draft (): Promise<{ hasDrafts: boolean, count: number }> { return await this.call('GET', '/draft') }
+  /** The editor's draft status: how many drafts, of which entries (`<collection>/<id>`). */
+  async draft (): Promise<{ hasDrafts: boolean, count: number, entries: string[] }> { return await this.call('GET', '/draft') }
   /** Discards an entry's draft; gives the keys discarded. */
   async discard (collection: string, id: string): Promise<{ cleared: string[] }> {
     return await this.call('DELETE', `/draft?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)

@@ -1,12 +1,12 @@
 /** A collection: its entries as links, a full-text search box (each match with its snippet) filtering as you type, pages, New (new-entry.tsx), delete, reorder. */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, Entry, JsonSchema, Pagination } from './api.js'
+import type { Api, Entry, JsonSchema, LocaleInfo, Pagination } from './api.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { DraftFilterControl, EntryCells, SortHeader, listColumns, type DraftFilter, type ListSort } from './list-columns.js'
 import { SearchSnippet } from './search-snippet.js'
 import { NewEntry } from './new-entry.js'
-import { LocaleBadge, LocaleFilter, useLocales } from './languages.js'
+import { LocaleBadge, LocaleFilter } from './languages.js'
 
 const PAGE_SIZE = 24
 
@@ -22,18 +22,20 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [draft, setDraft] = useState<DraftFilter>('all')
   const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [locale, setLocale] = useState('')
-  const locales = useLocales(api, collection.name)
-  useEffect(() => { api.schema(collection.name).then(r => setSchema(r.schema), () => {}) }, [])
+  const [locales, setLocales] = useState<LocaleInfo | undefined>(undefined)
+  useEffect(() => { api.schema(collection.name).then(r => { setSchema(r.schema); setLocales(r.i18n) }, () => {}) }, [])
   const columns = listColumns(collection.listFields ?? null, schema)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
   useEffect(() => {
-    // Debounced so typing a word sends one request, not one per key.
+    // Debounced so typing a word sends one request, not one per key; an answer to an older query
+    // arriving late is dropped (it would replace the newer one).
+    let current = true
     const timer = setTimeout(() => {
-      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { setList(r); setError('') },
-        (err: Error) => setError(`Could not load the entries: ${err.message}`))
+      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { if (current) { setList(r); setError('') } },
+        (err: Error) => { if (current) setError(`Could not load the entries: ${err.message}`) })
     }, q === '' ? 0 : 200)
-    return () => clearTimeout(timer)
+    return () => { current = false; clearTimeout(timer) }
   }, [q, page, tick, sort, draft, locale])
 
   const remove = async (entry: Entry): Promise<void> => {
@@ -82,7 +84,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
         <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
-        {locales !== null && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
+        {locales !== undefined && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null

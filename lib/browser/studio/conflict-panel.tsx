@@ -7,6 +7,7 @@ import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import type { Entry, JsonSchema } from './api.js'
 import { fieldLabel } from './schema-form.js'
+import { sameValue } from './unsaved.js'
 
 interface Props {
   schema: JsonSchema
@@ -21,13 +22,12 @@ interface Props {
   onOverwrite: (revision: number) => void
 }
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 /** A value as text for the panel. */
 const show = (v: unknown): string => v === undefined || v === null || v === '' ? '(empty)' : typeof v === 'string' ? v : JSON.stringify(v)
 
 /** The fields that differ between the editor's values and the newer version. */
 function conflictingFields (mine: Record<string, unknown>, theirs: Record<string, unknown>): string[] {
-  return [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(k => !same(mine[k], theirs[k]))
+  return [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(k => !sameValue(mine[k], theirs[k]))
 }
 
 /** The conflict panel: the versions side by side and the actions. */
@@ -36,7 +36,7 @@ export function ConflictPanel ({ schema, base, mine, theirs, busy, onResolve, on
   const fields = theirs === null ? [] : conflictingFields(mine, theirData)
   // By default a field only the other person changed takes theirs; one the editor changed keeps mine.
   const [choice, setChoice] = useState<Record<string, 'mine' | 'theirs'>>({})
-  const chosen = (k: string): 'mine' | 'theirs' => choice[k] ?? (same(mine[k], base[k]) ? 'theirs' : 'mine')
+  const chosen = (k: string): 'mine' | 'theirs' => choice[k] ?? (sameValue(mine[k], base[k]) ? 'theirs' : 'mine')
   const resolve = (): void => {
     if (theirs === null) return
     const data: Record<string, unknown> = { ...theirData }

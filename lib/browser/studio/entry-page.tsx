@@ -6,9 +6,10 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type PublishReport, type Snapshot } from './api.js'
+import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
 import { Field, fieldLabel } from './schema-form.js'
-import { applyRecord, clearUnsaved, diffValues, pruneUnsaved, readUnsaved, writeUnsaved, type UnsavedRecord } from './unsaved.js'
+import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
+import { DelayedWrite, forgetStale } from '../kept-records.js'
 import { PublishResult } from './publish-result.js'
 import { ConflictPanel } from './conflict-panel.js'
 import { HistoryPanel } from './history-panel.js'
@@ -39,6 +40,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const entryApi = useMemo(() => api.forEntry(collection.name, id), [api, collection.name, id])
   const [entry, setEntry] = useState<Entry | null>(null)
   const [schema, setSchema] = useState<JsonSchema | null>(null)
+  const [locales, setLocales] = useState<LocaleInfo | undefined>(undefined)
   const [values, setValues] = useState<Record<string, unknown>>({})
   const [issues, setIssues] = useState<Issue[]>([])
   const [message, setMessage] = useState<{ kind: 'ok' | 'error', text: string } | null>(null)
@@ -53,14 +55,13 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
   const touched = useRef(false)
   const loaded = useRef(false)
-  const timer = useRef<number | undefined>(undefined)
-  const pending = useRef<(() => void) | null>(null)
-  /** Writes the pending unsaved changes now instead of after the debounce. */
-  const flush = (): void => {
-    window.clearTimeout(timer.current)
-    const write = pending.current
-    pending.current = null
-    write?.()
+  // The write of the unsaved changes, 300 ms after typing stops.
+  const [kept] = useState(() => new DelayedWrite(300))
+  const flush = (): void => { kept.flush() }
+  /** Says how an action went beside Save, and moves the focus there so it is read out. */
+  const say = (kind: 'ok' | 'error', text: string): void => {
+    setMessage({ kind, text })
+    focusSoon('#save-message')
   }
 
   const load = async (): Promise<void> => {
@@ -73,6 +74,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       touched.current = false
       setEntry(e)
       setSchema(s.schema)
+      setLocales(s.i18n)
       setValues(e.data ?? {})
       setIssues(e.validationIssues ?? [])
       setConflict(null)
@@ -92,7 +94,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
   }
   useEffect(() => {
-    pruneUnsaved()
+    forgetStale(UNSAVED_PREFIX)
     void load()
     void loadHistory()
     // A closed or hidden tab writes what is still waiting for the debounce.
@@ -106,12 +108,10 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     const base = entry.data ?? {}
     const revision = entry.revision
     const snapshot = values
-    pending.current = () => {
+    kept.schedule(() => {
       const ok = writeUnsaved(collection.name, id, { revision, at: Date.now(), ...diffValues(base, snapshot) })
       if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
-    }
-    window.clearTimeout(timer.current)
-    timer.current = window.setTimeout(flush, 300)
+    })
   }, [values, offer])
 
   const restoreUnsaved = (): void => {
@@ -142,8 +142,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
-      window.clearTimeout(timer.current)
-      pending.current = null
+      kept.drop()
       touched.current = false
       if (offer === null) clearUnsaved(collection.name, id)
       setIssues([])
@@ -153,8 +152,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const e = fresh?.entries.find(x => x.id === id)
       if (e !== undefined) setEntry(e)
       await loadHistory()
-      setMessage({ kind: 'ok', text: drafting || e?.draft === true ? 'Saved. Your draft holds the change; only you see it until you publish.' : 'Saved. The site\'s files were written: the change is live after the next build.' })
-      focusSoon('#save-message')
+      say('ok', drafting || e?.draft === true ? 'Saved. Your draft holds the change; only you see it until you publish.' : 'Saved. The site\'s files were written: the change is live after the next build.')
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && typeof err.body.currentRevision === 'number') {
         const revision = err.body.currentRevision
@@ -164,11 +162,10 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
         api.entries(collection.name, { id }).then(r => setConflict({ revision, theirs: r.entries.find(x => x.id === id) ?? null }), () => {})
       } else if (err instanceof ApiError && Array.isArray(err.body.issues)) {
         setIssues(err.body.issues as Issue[])
-        setMessage({ kind: 'error', text: 'Not saved: some fields are not valid. See the messages next to them.' })
+        say('error', 'Not saved: some fields are not valid. See the messages next to them.')
       } else {
-        setMessage({ kind: 'error', text: `Not saved: ${(err as Error).message}` })
+        say('error', `Not saved: ${(err as Error).message}`)
       }
-      focusSoon('#save-message')
     } finally { setBusy(false) }
   }
   const restore = async (snap: Snapshot): Promise<void> => {
@@ -178,9 +175,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       // Show the restored values first, then say so.
       await load()
       await loadHistory()
-      setMessage({ kind: 'ok', text: 'Restored.' })
-      focusSoon('#save-message')
-    } catch (err) { setMessage({ kind: 'error', text: `Could not restore: ${(err as Error).message}` }) }
+      say('ok', 'Restored.')
+    } catch (err) { say('error', `Could not restore: ${(err as Error).message}`) }
   }
   const publish = async (): Promise<void> => {
     try {
@@ -189,7 +185,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       await load()
       void loadHistory()
       focusSoon('.report')
-    } catch (err) { setMessage({ kind: 'error', text: `Could not publish: ${(err as Error).message}` }) }
+    } catch (err) { say('error', `Could not publish: ${(err as Error).message}`) }
   }
 
   const discard = async (): Promise<void> => {
@@ -198,9 +194,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       await api.discard(collection.name, id)
       setReport(null)
       await load()
-      setMessage({ kind: 'ok', text: 'Draft discarded.' })
-      focusSoon('#save-message')
-    } catch (err) { setMessage({ kind: 'error', text: `Could not discard the draft: ${(err as Error).message}` }) }
+      say('ok', 'Draft discarded.')
+    } catch (err) { say('error', `Could not discard the draft: ${(err as Error).message}`) }
   }
 
   // Ctrl+S / Cmd+S saves from anywhere on the page (the browser's own "save page" is not wanted here).
@@ -235,7 +230,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
         {entry.locale !== undefined && entry.outdatedTranslations?.includes(entry.locale) === true && <> <OutdatedBadge source={Object.keys(entry.translations ?? {})[0] ?? ''} /></>}</h1>
       <p class="muted">{drafting ? 'Your draft' : 'Published on the site'} · revision {entry.revision}</p>
       {onSite !== null && <p><a href={onSite}>View on site</a></p>}
-      <TranslationsPanel api={api} collection={collection.name} entry={entry} navigate={navigate}
+      <TranslationsPanel api={api} info={locales} collection={collection.name} entry={entry} navigate={navigate}
         entryUrl={other => `${config.mountPath}/cms/${encodeURIComponent(collection.name)}/${encodeURIComponent(other)}`} />
       <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>
       {offer !== null && (

@@ -7,6 +7,7 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { JsonSchema, Snapshot } from './api.js'
 import { fieldLabel } from './schema-form.js'
+import { sameValue } from './unsaved.js'
 
 type DiffWords = typeof import('diff').diffWords
 interface Props { history: Snapshot[] | null, current: Record<string, unknown>, schema: JsonSchema, onRestore: (snap: Snapshot) => void }
@@ -65,7 +66,7 @@ export function HistoryPanel ({ history, current, schema, onRestore }: Props): J
             <ul>
               {[...history].reverse().map(snap => {
                 const keys = [...new Set([...Object.keys(snap.data ?? {}), ...Object.keys(current)])]
-                const changed = keys.filter(k => JSON.stringify(snap.data?.[k]) !== JSON.stringify(current[k]))
+                const changed = keys.filter(k => !sameValue(snap.data?.[k], current[k]))
                 const said = `${VERBS[snap.action] ?? 'Changed'} by ${snap.editor?.name ?? 'someone'}, ${timeAgo(snap.ts)}`
                 return (
                   <li key={snap.ts}>

@@ -5,16 +5,7 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api } from './api.js'
-
-/** A collection's languages as `GET /schema` gives them. */
-interface LocaleInfo {
-  locales: string[]
-  layout: 'folder' | 'suffix' | 'dirs'
-  rootLocale: string | null
-  /** folder, dirs: each locale's id prefix ('' for the root locale). */
-  prefixes: Record<string, string>
-}
+import type { Api, LocaleInfo } from './api.js'
 
 /** The id a translation key has in a locale (the server's lib/content/i18n-layout.ts idForLocale). */
 function translationId (info: LocaleInfo, key: string, locale: string): string {
@@ -26,15 +17,6 @@ function translationId (info: LocaleInfo, key: string, locale: string): string {
     return `${base === '' ? '' : base + '/'}${key}.${locale}`
   }
   return prefix === '' ? key : `${prefix}/${key}`
-}
-
-/** The collection's languages, or null for a collection of one language. */
-export function useLocales (api: Api, collection: string): LocaleInfo | null {
-  const [info, setInfo] = useState<LocaleInfo | null>(null)
-  useEffect(() => {
-    api.schema(collection).then(r => setInfo((r as { i18n?: LocaleInfo }).i18n ?? null), () => {})
-  }, [collection])
-  return info
 }
 
 /** The locale filter of a list ('' for all). */
@@ -58,16 +40,17 @@ export function LocaleBadge ({ locale }: { locale?: string }): JSX.Element | nul
  * An entry's translations: links to those that exist, and for each missing one a "Translate to"
  * button that creates it from the source's data and opens it.
  */
-export function TranslationsPanel ({ api, collection, entry, entryUrl, navigate }: {
+export function TranslationsPanel ({ api, info, collection, entry, entryUrl, navigate }: {
   api: Api
+  /** The collection's languages (none: one language, no panel). */
+  info: LocaleInfo | undefined
   collection: string
   entry: { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, outdatedTranslations?: string[], data?: Record<string, unknown> }
   entryUrl: (id: string) => string
   navigate: (url: string) => void
 }): JSX.Element | null {
-  const info = useLocales(api, collection)
   const [error, setError] = useState('')
-  if (info === null || entry.translationKey === undefined) return null
+  if (info === undefined || entry.translationKey === undefined) return null
   const key = entry.translationKey
   const existing = entry.translations ?? {}
   const outdated = new Set(entry.outdatedTranslations ?? [])

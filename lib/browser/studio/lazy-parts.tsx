@@ -4,7 +4,7 @@
  * a plain "Loading…" stands in its place.
  */
 import type { ComponentType, JSX } from 'preact'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import type { MarkdownEditorProps } from './markdown-editor.js'
 import type { MediaLibraryProps } from './media-library.js'
 
@@ -27,13 +27,8 @@ export function LazyMarkdownEditor (props: MarkdownEditorProps): JSX.Element {
   return Editor === null ? <><label for={props.id}>{props.label}</label><Pending error={error} /></> : <Editor {...props} />
 }
 
-/** The media library, loaded on first use (`focusSearch`: focus its search box once shown). */
-export function LazyMediaLibrary (props: MediaLibraryProps & { focusSearch?: boolean }): JSX.Element {
+/** The media library, loaded on first use. */
+export function LazyMediaLibrary (props: MediaLibraryProps): JSX.Element {
   const { part: Library, error } = useLoaded(async () => (await import('./media-library.js')).MediaLibrary)
-  const box = useRef<HTMLDivElement>(null)
-  useEffect(() => {
-    if (Library !== null && props.focusSearch === true) box.current?.querySelector<HTMLInputElement>('input[type=search]')?.focus()
-  }, [Library])
-  const { focusSearch, ...rest } = props
-  return <div ref={box}>{Library === null ? <Pending error={error} /> : <Library {...rest} />}</div>
+  return Library === null ? <Pending error={error} /> : <Library {...props} />
 }

@@ -5,6 +5,7 @@
  */
 import type { JSX } from 'preact'
 import type { Entry, JsonSchema } from './api.js'
+import { fieldLabel } from './schema-form.js'
 
 /** One column: a field and its heading. */
 interface ListColumn {
@@ -26,13 +27,7 @@ export function listColumns (listFields: string[] | null, schema: JsonSchema | n
   const props = schema?.properties ?? {}
   const fields = listFields ?? ['title', ...(Object.hasOwn(props, 'date') ? ['date'] : [])]
   const ordered = ['title', ...fields.filter(f => f !== 'title')]
-  return ordered.map(field => ({ field, label: labelOf(field, Object.hasOwn(props, field) ? props[field] : undefined) }))
-}
-
-function labelOf (field: string, prop: JsonSchema | undefined): string {
-  if (typeof prop?.title === 'string' && prop.title !== '') return prop.title
-  if (field === 'id') return 'Id'
-  return field.charAt(0).toUpperCase() + field.slice(1).replace(/[_-]+/g, ' ')
+  return ordered.map(field => ({ field, label: fieldLabel(field, (Object.hasOwn(props, field) ? props[field] : undefined) ?? {}) }))
 }
 
 /**

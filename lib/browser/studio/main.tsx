@@ -1,7 +1,7 @@
 /**
  * The Studio: a small single-page app over the JSON API. Routes are the URL paths under the mount
  * path (`/cms`, `/cms/<collection>`, `/cms/<collection>/<id>`); signed out, every route shows the
- * sign-in form. Settings come from the shell's JSON block (no inline script under the CSP).
+ * sign-in form.
  */
 import { render } from 'preact'
 import type { JSX } from 'preact'
@@ -11,14 +11,8 @@ import { Dashboard } from './dashboard.js'
 import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
 import { MediaPage, MEDIA_SEGMENT } from './media-page.js'
-import { focusSoon, pathParts, type StudioConfig } from './types.js'
+import { focusSoon, pathParts, studioConfig, type StudioConfig } from './types.js'
 import { safeRedirectTarget } from '../../auth/redirect-target.js'
-
-/** The settings the server embedded in the shell. */
-function readConfig (): StudioConfig {
-  const el = document.getElementById('cms-studio-config')
-  return JSON.parse(el?.textContent ?? '{}') as StudioConfig
-}
 
 /** The Studio: routing between its pages. */
 function App ({ config }: { config: StudioConfig }): JSX.Element {
@@ -140,4 +134,4 @@ function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, 
 }
 
 const root = document.getElementById('studio')
-if (root !== null) { root.textContent = ''; render(<App config={readConfig()} />, root) }
+if (root !== null) { root.textContent = ''; render(<App config={studioConfig()} />, root) }

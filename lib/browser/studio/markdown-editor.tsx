@@ -11,7 +11,8 @@ import { keymap } from '@codemirror/view'
 import { EditorSelection, Prec } from '@codemirror/state'
 import type { Api } from './api.js'
 import { MediaPicker } from './media-picker.js'
-import { SitePreview, siteStylesheets } from './site-preview.js'
+import { SitePreview } from './site-preview.js'
+import { studioConfig } from './types.js'
 
 /** The editor's props. */
 export interface MarkdownEditorProps {
@@ -22,14 +23,6 @@ export interface MarkdownEditorProps {
   mdx: boolean
   preview: (body: string) => Promise<string>
   onChange: (value: string) => void
-}
-
-/** The page's CSP style nonce from the shell's settings block, if any. */
-function styleNonce (): string {
-  try {
-    const n = (JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as { styleNonce?: unknown }).styleNonce
-    return typeof n === 'string' ? n : ''
-  } catch { return '' }
 }
 
 /** Wraps each selection in `mark` (or inserts `mark` twice with the cursor between). */
@@ -87,7 +80,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
   // Documents this editor sent up and may still see come back as `value` (a render behind typing).
   const echoes = useRef<string[]>([])
   const [html, setHtml] = useState('')
-  const [stylesheets] = useState(siteStylesheets)
+  const [stylesheets] = useState(() => studioConfig().previewStylesheets ?? [])
   const [status, setStatus] = useState('')
   const [picking, setPicking] = useState(false)
 
@@ -122,7 +115,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
           { key: 'Mod-k', run: link }
         ])),
         basicSetup,
-        EditorView.cspNonce.of(styleNonce()),
+        EditorView.cspNonce.of(studioConfig().styleNonce ?? ''),
         ...(mdx ? [] : [markdown()]),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true', id }),

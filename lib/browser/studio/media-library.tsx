@@ -76,19 +76,25 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   useEffect(() => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    // Debounced so typing a word sends one request, not one per key.
+    // Debounced so typing a word sends one request, not one per key; an answer to an older query
+    // arriving late is dropped (it would replace the newer one).
+    let current = true
     const timer = setTimeout(() => {
       listMedia(api, { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })
         .then(r => {
+          if (!current) return
           // The last file of the last page was deleted: show the page before it.
           if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
           setListing(r)
           setError('')
-        }, (err: Error) => setError(`Could not load the media library: ${err.message}`))
+        }, (err: Error) => { if (current) setError(`Could not load the media library: ${err.message}`) })
     }, q === '' ? 0 : 200)
-    return () => clearTimeout(timer)
+    return () => { current = false; clearTimeout(timer) }
   }, [q, folder, type, sort, size, after, before, page, tick])
   useEffect(() => { confirmRef.current?.querySelector<HTMLElement>('button')?.focus() }, [confirming])
+  // A picker opens with the focus in its search box.
+  const search = useRef<HTMLInputElement>(null)
+  useEffect(() => { if (pick !== undefined) search.current?.focus() }, [])
 
   const filter = <T,>(set: (v: T) => void) => (v: T): void => { set(v); setPage(1) }
   const copy = async (file: MediaFile): Promise<void> => {
@@ -139,7 +145,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
       <div class="media-filters" role="search" aria-label="Filter the media library">
         <div class="media-filter grow">
           <label for={id('q')}>Search media</label>
-          <input id={id('q')} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
+          <input id={id('q')} ref={search} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
         </div>
         <div class="media-filter">
           <label for={id('folder')}>Folder</label>

@@ -8,7 +8,7 @@ import { useEffect, useRef } from 'preact/hooks'
 import type { Api } from './api.js'
 import { LazyMediaLibrary } from './lazy-parts.js'
 import type { MediaFile } from './media-api.js'
-import type { StudioConfig } from './types.js'
+import { studioConfig } from './types.js'
 
 interface Props {
   api: Api
@@ -16,11 +16,6 @@ interface Props {
   purpose: string
   onPick: (file: MediaFile, url: string) => void
   onClose: () => void
-}
-
-/** The settings the server embedded (the picker opens below the entry form, which has no config prop). */
-function studioConfig (): StudioConfig {
-  return JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as StudioConfig
 }
 
 /** The dialog picking a library file for an entry (`api` scoped to the entry). */
@@ -42,7 +37,7 @@ export function MediaPicker ({ api, purpose, onPick, onClose }: Props): JSX.Elem
         <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
         <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>
       </div>
-      <LazyMediaLibrary api={api} config={studioConfig()} idPrefix="picker" focusSearch
+      <LazyMediaLibrary api={api} config={studioConfig()} idPrefix="picker"
         pick={{ entry: api.uploadScope, onPick: (file, url) => { dialog.current?.close(); onPick(file, url) } }} />
     </dialog>
   )

@@ -23,9 +23,7 @@ export function fieldLabel (name: string, schema: JsonSchema): string {
 function typeOf (schema: JsonSchema): string {
   const t = Array.isArray(schema.type) ? schema.type.find(x => x !== 'null') : schema.type
   if (typeof t === 'string') return t
-  if (schema.properties !== undefined) return 'object'
-  if (schema.enum !== undefined) return 'string'
-  return 'string'
+  return schema.properties !== undefined ? 'object' : 'string'
 }
 
 /** Whether a string field holds an image URL. */
@@ -191,19 +189,15 @@ function ImageField (props: FieldProps & { label: string }): JSX.Element {
   const id = idFor(path)
   const url = typeof value === 'string' ? value : ''
   const [picking, setPicking] = useState(false)
+  const [status, setStatus] = useState('')
   const upload = async (e: Event): Promise<void> => {
-    const input = e.currentTarget as HTMLInputElement
-    const file = input.files?.[0]
+    const file = (e.currentTarget as HTMLInputElement).files?.[0]
     if (file === undefined) return
-    const status = document.getElementById(id + '-status')
     try {
-      if (status !== null) status.textContent = 'Uploading…'
-      const res = await api.upload(file)
-      onChange(res.url)
-      if (status !== null) status.textContent = 'Uploaded.'
-    } catch (err) {
-      if (status !== null) status.textContent = `Upload failed: ${(err as Error).message}`
-    }
+      setStatus('Uploading…')
+      onChange((await api.upload(file)).url)
+      setStatus('Uploaded.')
+    } catch (err) { setStatus(`Upload failed: ${(err as Error).message}`) }
   }
   return (
     <div class="field image">
@@ -212,12 +206,11 @@ function ImageField (props: FieldProps & { label: string }): JSX.Element {
       <label for={id + '-file'} class="sub">Upload {label}</label>
       <input id={id + '-file'} type="file" accept="image/*" onChange={e => { void upload(e) }} />
       <button type="button" class="secondary choose-media" onClick={() => setPicking(true)}>Choose {label} from the media library</button>
-      <p id={id + '-status'} class="status" role="status" />
+      <p id={id + '-status'} class="status" role="status">{status}</p>
       {picking && (
         <MediaPicker api={api} purpose={label} onClose={() => setPicking(false)} onPick={(file, picked) => {
           onChange(picked)
-          const status = document.getElementById(id + '-status')
-          if (status !== null) status.textContent = `Chose ${file.name}.`
+          setStatus(`Chose ${file.name}.`)
           document.getElementById(id)?.focus()
         }} />
       )}

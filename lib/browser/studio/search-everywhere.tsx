@@ -12,11 +12,12 @@ export function SearchEverywhere ({ api, config }: { api: Api, config: StudioCon
   const [error, setError] = useState('')
   useEffect(() => {
     if (q.trim() === '') { setGroups(null); return }
-    // Debounced: typing a word sends one request.
+    // Debounced: typing a word sends one request; a late answer to an older query is dropped.
+    let current = true
     const timer = setTimeout(() => {
-      api.searchAll(q).then(r => { setGroups(r.groups); setError('') }, (err: Error) => setError(`Search failed: ${err.message}`))
+      api.searchAll(q).then(r => { if (current) { setGroups(r.groups); setError('') } }, (err: Error) => { if (current) setError(`Search failed: ${err.message}`) })
     }, 200)
-    return () => clearTimeout(timer)
+    return () => { current = false; clearTimeout(timer) }
   }, [q])
   const total = groups?.reduce((n, g) => n + g.total, 0) ?? 0
   return (

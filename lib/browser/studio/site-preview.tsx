@@ -7,14 +7,6 @@
 import type { JSX } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
 
-/** The site's stylesheets from the shell's settings block (paths checked at config load). */
-export function siteStylesheets (): string[] {
-  try {
-    const list = (JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as { previewStylesheets?: unknown }).previewStylesheets
-    return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : []
-  } catch { return [] }
-}
-
 /** The frame's document: the stylesheets' links and an empty body the preview is written into. */
 function frameDocument (stylesheets: string[]): string {
   const attr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')

@@ -38,6 +38,11 @@ export interface StudioConfig {
   styleNonce?: string
 }
 
+/** The settings the server embedded in the shell's `#cms-studio-config` block (no inline script under the CSP). */
+export function studioConfig (): StudioConfig {
+  return JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as StudioConfig
+}
+
 /** Why an id typed for a new entry is not valid (the server's grammar, CONTRACT section 11), or ''. */
 export function idProblem (id: string, nested: boolean): string {
   const utf8 = (s: string): number => new TextEncoder().encode(s).length

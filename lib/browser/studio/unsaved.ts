@@ -4,13 +4,12 @@
  * was loaded with, stamped with the revision they were loaded at, so a reopened form can tell
  * whether the entry moved since.
  */
+import { forgetRecord, keepRecord, readRecord } from '../kept-records.js'
 
 /** The prefix of every key this module writes. */
 export const UNSAVED_PREFIX = 'git-cms:unsaved:v1:'
 /** Records larger than this (characters of JSON) are not kept: localStorage is small. */
 const UNSAVED_MAX_CHARS = 1_000_000
-/** Records older than this are dropped when the Studio starts. */
-const MAX_AGE_MS = 30 * 24 * 3600 * 1000
 
 /** What is stored for one entry. */
 export interface UnsavedRecord {
@@ -33,14 +32,14 @@ export function unsavedKey (collection: string, id: string): string {
 }
 
 /** Whether two values have the same JSON. */
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+export const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 /** The fields of `values` that differ from `loaded`. */
 export function diffValues (loaded: Record<string, unknown>, values: Record<string, unknown>): { changes: Record<string, unknown>, cleared: string[] } {
   const changes: Record<string, unknown> = {}
   const cleared: string[] = []
   for (const k of Object.keys(values)) {
-    if (same(values[k], loaded[k])) continue
+    if (sameValue(values[k], loaded[k])) continue
     if (values[k] === undefined) cleared.push(k)
     else changes[k] = values[k]
   }
@@ -55,65 +54,24 @@ export function applyRecord (base: Record<string, unknown>, record: UnsavedRecor
   return out
 }
 
-/** The part of the Web Storage API used here (this module also loads in Node tests). */
-interface KeyValueStore {
-  readonly length: number
-  key: (i: number) => string | null
-  getItem: (key: string) => string | null
-  setItem: (key: string, value: string) => void
-  removeItem: (key: string) => void
-}
-
-/** The browser's localStorage, or null where it is disabled or absent. */
-function storage (): KeyValueStore | null {
-  try { return (globalThis as { localStorage?: KeyValueStore }).localStorage ?? null } catch { return null }
-}
-
 /** Reads an entry's unsaved record, or null when there is none or it is not readable. */
 export function readUnsaved (collection: string, id: string): UnsavedRecord | null {
-  try {
-    const raw = storage()?.getItem(unsavedKey(collection, id)) ?? null
-    if (raw === null) return null
-    const r = JSON.parse(raw) as Partial<UnsavedRecord>
-    if (typeof r !== 'object' || r === null || typeof r.revision !== 'number' || typeof r.at !== 'number' ||
-      typeof r.changes !== 'object' || r.changes === null || Array.isArray(r.changes) || !Array.isArray(r.cleared)) return null
-    const cleared = r.cleared.filter((k): k is string => typeof k === 'string')
-    if (Object.keys(r.changes).length === 0 && cleared.length === 0) return null
-    return { revision: r.revision, at: r.at, changes: r.changes, cleared }
-  } catch { return null }
+  const r = readRecord(unsavedKey(collection, id)) as Partial<UnsavedRecord> | null
+  if (r === null || typeof r.revision !== 'number' || typeof r.at !== 'number' ||
+    typeof r.changes !== 'object' || r.changes === null || Array.isArray(r.changes) || !Array.isArray(r.cleared)) return null
+  const cleared = r.cleared.filter((k): k is string => typeof k === 'string')
+  if (Object.keys(r.changes).length === 0 && cleared.length === 0) return null
+  return { revision: r.revision, at: r.at, changes: r.changes, cleared }
 }
 
 /** Writes (or, with no changes, removes) an entry's unsaved record; false when the browser would not keep it. */
 export function writeUnsaved (collection: string, id: string, record: UnsavedRecord): boolean {
-  const store = storage()
-  if (store === null) return false
-  if (Object.keys(record.changes).length === 0 && record.cleared.length === 0) { clearUnsaved(collection, id); return true }
-  try {
-    const raw = JSON.stringify(record)
-    if (raw.length > UNSAVED_MAX_CHARS) return false
-    store.setItem(unsavedKey(collection, id), raw)
-    return true
-  } catch { return false }
+  if (Object.keys(record.changes).length > 0 || record.cleared.length > 0) return keepRecord(unsavedKey(collection, id), record, UNSAVED_MAX_CHARS)
+  clearUnsaved(collection, id)
+  return true
 }
 
 /** Removes an entry's unsaved record. */
 export function clearUnsaved (collection: string, id: string): void {
-  try { storage()?.removeItem(unsavedKey(collection, id)) } catch {}
-}
-
-/** Drops records older than 30 days (and unreadable ones), so storage does not fill up. */
-export function pruneUnsaved (now = Date.now()): void {
-  const store = storage()
-  if (store === null) return
-  try {
-    const stale: string[] = []
-    for (let i = 0; i < store.length; i++) {
-      const key = store.key(i)
-      if (key === null || !key.startsWith(UNSAVED_PREFIX)) continue
-      let at = 0
-      try { at = (JSON.parse(store.getItem(key) ?? '{}') as { at?: unknown }).at as number } catch {}
-      if (typeof at !== 'number' || now - at > MAX_AGE_MS) stale.push(key)
-    }
-    for (const key of stale) store.removeItem(key)
-  } catch {}
+  forgetRecord(unsavedKey(collection, id))
 }
