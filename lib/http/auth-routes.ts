@@ -5,10 +5,11 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
 import type { Services } from '../services.js'
-import { BadRequestError, ConflictError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, ConflictError, UnsupportedMediaTypeError } from '../errors.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
 import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import { readBody } from './read-body.js'
 
 /** The largest login body: a password and a name. */
 const LOGIN_BODY_BYTES = 16 * 1024
@@ -50,17 +51,10 @@ async function loginBody (ctx: Context): Promise<{ password?: unknown, name?: un
   if ((length === '' || length === '0') && ctx.get('transfer-encoding') === '') throw new BadRequestError('A JSON body is required')
   if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
   if (!['', 'identity'].includes(ctx.get('content-encoding'))) throw new UnsupportedMediaTypeError('A login body is sent without content-encoding')
-  if (Number(length) > LOGIN_BODY_BYTES) throw new PayloadTooLargeError()
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > LOGIN_BODY_BYTES) throw new PayloadTooLargeError()
-    chunks.push(chunk)
-  }
+  const text = (await readBody(ctx.req, LOGIN_BODY_BYTES)).toString('utf8')
   let body: unknown
   try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8'), (key, value: unknown) => {
+    body = JSON.parse(text, (key, value: unknown) => {
       if (isReservedKey(key)) throw new BadRequestError(`JSON body must not hold the key ${key}`)
       return value
     })

@@ -7,7 +7,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
-import { ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../errors.js'
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js'
+import { readBody } from './read-body.js'
 
 /** A push event is small; anything larger is refused before it is read further. */
 const MAX_BODY_BYTES = 1024 * 1024
@@ -20,7 +21,7 @@ export function syncWebhookMiddleware (services: Services): Middleware {
     ctx.set('Cache-Control', 'no-store')
     const secret = services.config.git.syncSecret
     if (!services.remote.enabled || secret === null) throw new NotFoundError('No such API route')
-    const body = await readRawBody(ctx.req)
+    const body = await readBody(ctx.req, MAX_BODY_BYTES)
     verifySignature(secret, body, ctx.get('x-hub-signature-256'), ctx.get('x-gitlab-token'))
     const sync = await services.remote.sync('webhook')
     ctx.body = { ok: true, sync }
@@ -43,18 +44,4 @@ function equal (a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8')
   const y = Buffer.from(b, 'utf8')
   return x.length === y.length && timingSafeEqual(x, y)
-}
-
-async function readRawBody (req: NodeJS.ReadableStream & { headers: Record<string, string | string[] | undefined> }): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? 0)
-  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError('Request body too large', { limit: MAX_BODY_BYTES })
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
-    size += buf.length
-    if (size > MAX_BODY_BYTES) throw new PayloadTooLargeError('Request body too large', { limit: MAX_BODY_BYTES })
-    chunks.push(buf)
-  }
-  return Buffer.concat(chunks)
 }
