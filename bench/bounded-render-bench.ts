@@ -18,9 +18,9 @@ import type { SectionReport } from './report.js'
 const MAX_RATIO = 1.1
 /**
  * Calls of each path before the timed ones, so both run compiled code: a new thread's outline took
- * 3-5x its settled CPU over its first 5 calls, ~2x over the next 5 and settled after ~20 (as the
- * bench's own thread does). With 5, the thread's timed calls started cold while the bench's thread
- * had outlined the body 16 times before its timed calls.
+ * 3-5x its settled CPU over its first 5 calls, ~2x over the next 5 (as the bench's own thread does).
+ * Neither settles for good: each full collection makes V8 compile the parser's functions again
+ * (docs/performance.md), so the ratio moves with which isolate collects during the timed calls.
  */
 const WARM_UP = 20
 

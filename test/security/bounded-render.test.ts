@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readdir } from 'node:fs/promises'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { startServer, writeHeaders } from '../helpers/site.js'
 import { BoundedRenderer } from '../../lib/commands/bounded-render.js'
@@ -116,4 +117,26 @@ t.test("one editor's runaway render does not hold another's", async t => {
   t.match(await renderer.render('*again*', { collection: 'posts', id: 'other' }), /<em>again<\/em>/, 'and the next one too')
   await renderer.close()
   await refused
+})
+
+t.test('a render thread idle past its limit leaves, and the next render starts a new one', async t => {
+  // The process's own threads (Linux): the render thread is one of them while it lives.
+  const threads = async (): Promise<number> => (await readdir('/proc/self/task')).length
+  const until = async (what: string, ok: (n: number) => boolean): Promise<number> => {
+    for (let n = await threads(), deadline = performance.now() + 60_000; ; n = await threads()) {
+      if (ok(n)) return n
+      if (performance.now() > deadline) throw new Error(`${what}: ${n} threads`)
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+  }
+  const before = await threads()
+  const renderer = new BoundedRenderer({ idleMs: 300 })
+  t.teardown(async () => { await renderer.close() })
+  t.match(await renderer.render('*hi*', { collection: 'posts', id: 'p' }), /<em>hi<\/em>/)
+  const running = await threads()
+  t.ok(running > before, 'the render thread runs')
+  const left = await until('the idle thread leaves', n => n < running)
+  t.ok(left < running, 'the idle thread left')
+  t.match(await renderer.render('*again*', { collection: 'posts', id: 'p' }), /<em>again<\/em>/, 'the next render starts a new thread')
+  t.ok(await threads() > left)
 })
