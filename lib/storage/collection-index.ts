@@ -356,11 +356,13 @@ export class CollectionIndex {
     const toRead: Array<[string, string]> = []
     /** Ids stat-ed or read before the watcher listened: a change between then and its start sent no event. */
     const unwatched: string[] = []
+    let n = 0
     for (const e of stored.values()) {
+      if (++n % CHUNK === 0) await yieldNow()
       this.#setRev(e.id, e.rev)
       if (!found.has(e.id)) this.#lastSigs.set(e.id, e.sig)
     }
-    let n = 0
+    n = 0
     for (const [id, file] of found) {
       if (++n % CHUNK === 0) await yieldNow()
       const known = stored.get(id)
