@@ -14,6 +14,8 @@ export const SCHEMA_COMPILE_TIME_LIMIT_MS = 10_000
 /** Longest validator module accepted from the thread: the largest schema allowed makes 160 KB. */
 const MAX_VALIDATOR_SOURCE_CHARS = 2_000_000
 const WORKER_HEAP_MB = 256
+/** An idle schema thread leaves after this long (the next compile starts another). */
+const SCHEMA_THREAD_IDLE_MS = 2000
 
 /** A schema that does not compile: `tooCostly` when over the time, memory or code limit. */
 export class SchemaCompileError extends Error {
@@ -79,7 +81,7 @@ export class ThreadSchemaCompiler {
   /** Validators by schema text, each loaded here on its first use. */
   readonly #validators = new Map<string, Promise<Validator>>()
 
-  constructor (opts: { timeLimitMs?: number } = {}) {
+  constructor (opts: { timeLimitMs?: number, idleMs?: number } = {}) {
     // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
     const file = import.meta.url.endsWith('.ts') ? './schema-compile-thread.ts' : './schema-compile-thread.js'
     this.#pool = new WorkerPool({
@@ -87,8 +89,16 @@ export class ThreadSchemaCompiler {
       size: 1,
       timeLimitMs: opts.timeLimitMs ?? SCHEMA_COMPILE_TIME_LIMIT_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing')
+      failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing'),
+      // Compiles are rare (the config's schemas at start, a collection defined or changed): an
+      // idle thread kept 5 MB of RSS for nothing.
+      idleMs: opts.idleMs ?? SCHEMA_THREAD_IDLE_MS
     })
+  }
+
+  /** Threads running now (for tests). */
+  get threads (): number {
+    return this.#pool.threads
   }
 
   /**

@@ -25,6 +25,8 @@ export interface WorkerPoolOptions {
   resourceLimits?: ResourceLimits
   /** The error a job that did not finish rejects with. */
   failure: (why: JobFailure, detail: string) => Error
+  /** An idle thread leaves after this many milliseconds (default: it stays). */
+  idleMs?: number
 }
 
 /** What the pool posts to the thread's module: a job, or `leave` (close the port and exit). */
@@ -45,6 +47,7 @@ interface Slot<J, R> {
   ready: boolean
   running: Pending<J, R> | null
   timer: NodeJS.Timeout | null
+  idle: NodeJS.Timeout | null
 }
 
 /** Runs jobs in up to `size` worker threads, each job within the time limit. */
@@ -61,6 +64,9 @@ export class WorkerPool<J, R> {
 
   /** Milliseconds one job may run. */
   get timeLimitMs (): number { return this.#opts.timeLimitMs }
+
+  /** Threads running now (for tests). */
+  get threads (): number { return this.#slots.size }
 
   /**
    * Runs one job in a thread.
@@ -91,6 +97,8 @@ export class WorkerPool<J, R> {
       const slot = [...this.#slots].find(s => s.running === null) ?? (this.#slots.size < this.#opts.size ? this.#start() : null)
       if (slot === null) return
       const next = this.#queue.shift()!
+      if (slot.idle !== null) clearTimeout(slot.idle)
+      slot.idle = null
       slot.running = next
       slot.worker.postMessage({ id: next.id, job: next.job } satisfies PoolRequest<J>)
       if (slot.ready) this.#startTimer(slot)
@@ -104,7 +112,7 @@ export class WorkerPool<J, R> {
   #start (): Slot<J, R> {
     const worker = new Worker(this.#opts.file, { resourceLimits: this.#opts.resourceLimits })
     worker.unref()
-    const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null }
+    const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null, idle: null }
     worker.on('message', (message: PoolReply<R>) => {
       if (!this.#slots.has(slot)) return
       if ('ready' in message) {
@@ -118,6 +126,11 @@ export class WorkerPool<J, R> {
       if ('reply' in message) running.resolve(message.reply)
       else running.reject(new Error(message.error))
       this.#dispatch()
+      const idleMs = this.#opts.idleMs
+      if (slot.running === null && idleMs !== undefined) {
+        slot.idle = setTimeout(() => { void this.#end(slot, 'closing', 'idle') }, idleMs)
+        slot.idle.unref()
+      }
     })
     // An error (the heap or stack limit included) ends the thread: the next job starts a new one.
     worker.on('error', (err) => { void this.#end(slot, 'crashed', err.message) })
@@ -129,6 +142,7 @@ export class WorkerPool<J, R> {
   /** Ends a thread (once) and refuses its running job. */
   async #end (slot: Slot<J, R>, why: JobFailure, detail: string): Promise<void> {
     if (!this.#slots.delete(slot)) return
+    if (slot.idle !== null) clearTimeout(slot.idle)
     const running = slot.running
     this.#free(slot)
     running?.reject(this.#opts.failure(why, detail))
