@@ -104,7 +104,8 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
   if (layout.indexFile !== null && stem === layout.indexFile && segments.length > 1) {
     return segments.slice(0, -1).join('/').normalize('NFC')
   }
-  return [...segments.slice(0, -1), stem].join('/').normalize('NFC')
+  const id = segments.length === 1 ? stem : [...segments.slice(0, -1), stem].join('/')
+  return id.normalize('NFC')
 }
 
 /** Whether a path below the folder is inside one of the layout's roots (no roots: anywhere). */
@@ -234,18 +235,20 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const pace = listingPace()
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [dir, rel] = next
+    // Joined by hand: path.join's normalizing was a tenth of a scan's CPU at 100,000 names.
+    const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep
     try {
       await listFolder(dir, pace, d => {
         if (d.name.startsWith('.')) return
         const below = rel === '' ? d.name : `${rel}/${d.name}`
         if (d.isDirectory()) {
-          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([path.join(dir, d.name), below])
+          if (deep && !SKIPPED_DIRS.has(d.name)) pending.push([prefix + d.name, below])
           return
         }
         // Files and links to files (a link is checked when read); a linked folder is never entered.
         if (!d.isFile() && !d.isSymbolicLink()) return
         const id = idOfPath(layout, below)
-        if (id !== null) add(id, path.join(dir, d.name))
+        if (id !== null) add(id, prefix + d.name)
       })
     } catch {}
   }
