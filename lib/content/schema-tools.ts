@@ -93,14 +93,6 @@ export class SchemaCompiler {
     return validator
   }
 
-  /**
-   * The validator of a schema this compiler has compiled already; compiles nothing.
-   * @returns its validator, or null
-   */
-  compiled (schema: JsonSchema): Validator | null {
-    return this.#cache.get(schema) ?? this.#byText.get(JSON.stringify(schema)) ?? null
-  }
-
   #compile (schema: JsonSchema, text = JSON.stringify(schema)): { validate: ValidateFunction, is2020: boolean } {
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
