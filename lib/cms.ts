@@ -10,9 +10,8 @@ import type Koa from 'koa'
 import type { Middleware } from 'koa'
 import compose from 'koa-compose'
 import { pino, type Logger } from 'pino'
-import { loadConfig, type ConfigInput, type Config } from './config.js'
+import { checkCollectionSchemas, loadConfigShape, type ConfigInput, type Config } from './config.js'
 import { readRuntimeSettings } from './runtime.js'
-import { SchemaCompiler } from './content/schema-tools.js'
 import { createBlockOutlineCache } from './commands/block-outlines.js'
 import { ContentStore } from './storage/content-store.js'
 import { SiteSearch } from './search/site-search.js'
@@ -103,8 +102,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).
   // The config is read while `git rev-parse` runs (its own process); a repository error comes first.
   const gitDirFound = assertGitRepository(repoDir)
-  const configSchemas = new SchemaCompiler()
-  const configLoaded = loadConfig(repoDir, opts.config, configSchemas)
+  const configLoaded = loadConfigShape(repoDir, opts.config)
   configLoaded.catch(() => {})
   const gitDir = await gitDirFound
   const env = opts.env ?? process.env
@@ -126,7 +124,12 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   try {
     // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
     // it stats or reads a file (ContentStore.watching).
-    content = new ContentStore({ repoDir, stateDir, config, configSchemas, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
+    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
+    // The config's collection schemas compile in the schema thread meanwhile (ajv stays off this
+    // thread: a restart compiles nothing else); a schema that does not compile stops the start.
+    const liveSchemas = content.schemas
+    const schemasChecked = checkCollectionSchemas(config, async schema => { await liveSchemas.check(schema) })
+    schemasChecked.catch(() => {})
     await content.start()
     // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
     // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
@@ -203,6 +206,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     if (unfinished.size > 0) log.error({ entries: [...unfinished] }, 'an interrupted publish could not be finished; its entries report recovery_conflict')
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
+    await schemasChecked
     const liveContent = content
     // Every collection index is built in the background, started before the server listens (which
     // does not wait for it), so the first list is fast.

@@ -2,7 +2,8 @@
  * The check of a config's shape against config-schema.ts: the validator generated at build time,
  * or, when that was made from another schema or options, one compiled now.
  */
-import { Ajv, type ErrorObject } from 'ajv'
+import type { ErrorObject } from 'ajv'
+import { createRequire } from 'node:module'
 import { configSchema } from './config-schema.js'
 import { CONFIG_AJV_OPTIONS, configSchemaDigest } from './config-shape-options.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
@@ -28,7 +29,7 @@ export function configShapeCheck (): ConfigShapeCheck {
 export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
   return generatedDigest === configSchemaDigest(ajvVersion())
     ? validateConfigSchema as ConfigShapeCheck
-    : new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
+    : new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
 }
 
 /** Whether the generated validator is used (it matches the schema and options); for tests. */

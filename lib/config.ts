@@ -192,8 +192,8 @@ export async function readConfigFile (repoDir: string): Promise<{ input: unknown
   }
 }
 
-/** Validates a raw config and fills in the defaults. */
-export function normalizeConfig (input: unknown, schemas = new SchemaCompiler()): Config {
+/** Validates a raw config and fills in the defaults (its collection schemas are compiled by `checkCollectionSchemas`). */
+export function normalizeConfig (input: unknown): Config {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError('(root)', 'must be an object')
   }
@@ -210,14 +210,6 @@ export function normalizeConfig (input: unknown, schemas = new SchemaCompiler())
   const ownPrefixes = [c.apiBasePath ?? '/api/cms', c.mountPath ?? '/admin', '/__cms'].map(trimSlash)
   c.preview?.stylesheets?.forEach((href, i) => { checkStylesheet(`preview.stylesheets.${i}`, href, ownPrefixes) })
   for (const [name, def] of Object.entries(c.collections ?? {})) checkI18n(name, def, trimSlash(c.contentDir ?? 'content'))
-  // The same compiler the service validates entries with (formats known, 2020-12 by $schema).
-  for (const [name, def] of Object.entries(c.collections ?? {})) {
-    if (def.schema !== undefined) {
-      try { schemas.validator(def.schema) } catch (err) {
-        throw new ConfigError(`collections.${name}.schema`, `is not a valid JSON Schema: ${(err as Error).message}`)
-      }
-    }
-  }
   const config: Config = {
     apiBasePath: trimSlash(c.apiBasePath ?? '/api/cms'),
     mountPath: trimSlash(c.mountPath ?? '/admin'),
@@ -248,11 +240,41 @@ export function normalizeConfig (input: unknown, schemas = new SchemaCompiler())
   return Object.freeze(config)
 }
 
-/** Loads, validates and fills in the config of a repository (`override` replaces the file). */
-export async function loadConfig (repoDir: string, override?: ConfigInput, schemas?: SchemaCompiler): Promise<Config> {
-  if (override !== undefined) return normalizeConfig(override, schemas)
-  const { input } = await readConfigFile(repoDir)
-  return normalizeConfig(input, schemas)
+/**
+ * Loads, validates and fills in the config of a repository (`override` replaces the file), its
+ * collection schemas compiled in this thread.
+ */
+export async function loadConfig (repoDir: string, override?: ConfigInput): Promise<Config> {
+  const config = await loadConfigShape(repoDir, override)
+  const schemas = new SchemaCompiler()
+  await checkCollectionSchemas(config, schema => schemas.validator(schema))
+  return config
+}
+
+/**
+ * Loads, validates and fills in the config of a repository, without compiling its collection
+ * schemas (the service compiles them in its schema thread: `checkCollectionSchemas`).
+ */
+export async function loadConfigShape (repoDir: string, override?: ConfigInput): Promise<Config> {
+  return normalizeConfig(override ?? (await readConfigFile(repoDir)).input)
+}
+
+/**
+ * Refuses a config whose collection schema does not compile, with the compiler the service
+ * validates entries with (formats known, 2020-12 by `$schema`).
+ * @param config a normalized config
+ * @param compile compiles one schema; throws or rejects when it does not compile
+ * @returns resolves when every schema compiled; rejects with a ConfigError naming the first that did not
+ */
+export async function checkCollectionSchemas (config: Config, compile: (schema: JsonSchema) => unknown): Promise<void> {
+  // All asked at once (a thread compiles them in a row); the first refused in config order is named.
+  const checks = await Promise.allSettled(Object.entries(config.collections).map(async ([name, def]) => {
+    if (def.schema === undefined) return
+    try { await compile(def.schema) } catch (err) {
+      throw new ConfigError(`collections.${name}.schema`, `is not a valid JSON Schema: ${(err as Error).message}`)
+    }
+  }))
+  for (const check of checks) if (check.status === 'rejected') throw check.reason
 }
 
 /** A collection key that is not a valid name is named with the folder key that reads that folder. */

@@ -2,7 +2,8 @@
  * The validators of command bodies: those generated at build time, or, when that file came from
  * other schemas or options, compiled on first use (60 ms of CPU on a process's first write).
  */
-import { Ajv, type ValidateFunction } from 'ajv'
+import type { Ajv, ValidateFunction } from 'ajv'
+import { createRequire } from 'node:module'
 import { ajvVersion } from './ajv-version.js'
 import { COMMAND_AJV_OPTIONS, commandSchemas, commandSchemasDigest, type CommandSchemaName } from './command-schema-table.js'
 import { COMMAND_SCHEMAS_DIGEST, commandValidatorsGenerated } from './command-validators.generated.js'
@@ -27,7 +28,7 @@ export function commandValidator (name: CommandSchemaName): ValidateFunction {
   if (commandValidatorsAreGenerated()) return (commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction>)[name]
   let fn = compiled.get(name)
   if (fn === undefined) {
-    ajv ??= new Ajv({ ...COMMAND_AJV_OPTIONS })
+    ajv ??= new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...COMMAND_AJV_OPTIONS })
     fn = ajv.compile(commandSchemas[name])
     compiled.set(name, fn)
   }

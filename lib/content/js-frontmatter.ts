@@ -3,11 +3,14 @@
  * declarations of literals. Anything but literals (a call, a function, a spread) makes the file
  * unreadable; an edit splices the changed value's source range only.
  */
-import { parse, parseExpressionAt, type Node } from 'acorn'
+import { createRequire } from 'node:module'
+import type { Node } from 'acorn'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
 import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, splice, type DataPath } from './data-diff.js'
 import { isReservedKey } from './reserved-keys.js'
+
+const requireHere = createRequire(import.meta.url)
 
 interface AnyNode extends Node { [key: string]: unknown }
 
@@ -47,6 +50,8 @@ export function editJsFrontmatter (inner: string, before: Record<string, unknown
 }
 
 function readSource (inner: string): JsSource {
+  // Loaded on the first `---js` front matter: most sites have none.
+  const { parse, parseExpressionAt } = requireHere('acorn') as typeof import('acorn')
   const start = inner.search(/\S/)
   if (start === -1) return { data: {}, root: null, declarations: new Map() }
   try {

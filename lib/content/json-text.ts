@@ -3,10 +3,13 @@
  * jsonc-parser's `modify`, with only the new text formatted (in the file's indentation and line
  * endings; on one line inside a one-line object or list), so every other byte stays.
  */
-import { applyEdits, findNodeAtLocation, format, modify, parseTree, type FormattingOptions } from 'jsonc-parser'
+import { createRequire } from 'node:module'
+import type { FormattingOptions } from 'jsonc-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
 import { diffData, eolOf } from './data-diff.js'
+
+const requireHere = createRequire(import.meta.url)
 
 /**
  * Parses JSON text.
@@ -30,6 +33,8 @@ export function renderJson (value: unknown): string {
  * @returns the new text (the same text when nothing changed)
  */
 export function editJsonText (text: string, before: unknown, after: unknown): string {
+  // Loaded on the first edit of a JSON text: a Markdown site never needs it.
+  const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
   const changes = diffData(before, after)
   if (changes.length === 0) return text
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.

@@ -2,9 +2,9 @@
  * JSON Schema helpers: compile-once validation into spec-shaped issues, a default-value template,
  * and a schema inferred from sample entries for collections that have none.
  */
-import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import standalone from 'ajv/dist/standalone/index.js'
+import type { Ajv, ValidateFunction, ErrorObject } from 'ajv'
+import type { Ajv2020 } from 'ajv/dist/2020.js'
+import type standaloneCode from 'ajv/dist/standalone/index.js'
 import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
 import { linearRegExp } from './linear-regexp.js'
@@ -16,10 +16,13 @@ export type JsonSchema = Record<string, unknown>
 /** A schema's check: data to validation issues (empty when valid). */
 export type Validator = (data: unknown) => ValidationIssue[]
 
-/* ajv-formats (CommonJS) is loaded on the first schema that names a `format`: most sites' schemas
-   name none, and loading it cost ~80 ms of every start. */
+/* ajv (CommonJS, 90 modules) is loaded on the first compile: a restart compiles nothing, and the
+   service compiles in its schema thread. ajv-formats is loaded on the first schema that names a
+   `format`: most sites' schemas name none. */
+const requireHere = createRequire(import.meta.url)
+
 function addFormats (ajv: Ajv | Ajv2020): void {
-  const plugin = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv | Ajv2020) => void
+  const plugin = requireHere('ajv-formats') as (ajv: Ajv | Ajv2020) => void
   plugin(ajv)
 }
 
@@ -66,6 +69,7 @@ export class SchemaCompiler {
   standaloneSource (schema: JsonSchema): string {
     if (!this.#source) throw new Error('SchemaCompiler made without { source: true }')
     const fn = this.#compile(schema)
+    const standalone = requireHere('ajv/dist/standalone/index.js') as typeof standaloneCode
     return standalone.default(fn.is2020 ? this.#draft2020() : this.#draft7(), fn.validate)
   }
 
@@ -87,14 +91,6 @@ export class SchemaCompiler {
     this.#cache.set(schema, validator)
     this.#byText.set(text, validator)
     return validator
-  }
-
-  /**
-   * The validator of a schema this compiler has compiled already; compiles nothing.
-   * @returns its validator, or null
-   */
-  compiled (schema: JsonSchema): Validator | null {
-    return this.#cache.get(schema) ?? this.#byText.get(JSON.stringify(schema)) ?? null
   }
 
   #compile (schema: JsonSchema, text = JSON.stringify(schema)): { validate: ValidateFunction, is2020: boolean } {
@@ -126,6 +122,7 @@ export class SchemaCompiler {
   #draft7 (): Ajv {
     if (this.#draft7Instance === null) {
       // Schemas are checked against the meta-schema by #compileDraft7.
+      const { Ajv } = requireHere('ajv') as typeof import('ajv')
       this.#draft7Instance = new Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, inlineRefs: false, code: { regExp: linearRegExp, source: this.#source } })
       if (this.#formats) addFormats(this.#draft7Instance)
     }
@@ -134,6 +131,7 @@ export class SchemaCompiler {
 
   #draft2020 (): Ajv2020 {
     if (this.#draft2020Instance === null) {
+      const { Ajv2020 } = requireHere('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
       this.#draft2020Instance = new Ajv2020({ allErrors: true, strict: false, inlineRefs: false, code: { regExp: linearRegExp, source: this.#source } })
       if (this.#formats) addFormats(this.#draft2020Instance)
     }

@@ -14,6 +14,8 @@ export const SCHEMA_COMPILE_TIME_LIMIT_MS = 10_000
 /** Longest validator module accepted from the thread: the largest schema allowed makes 160 KB. */
 const MAX_VALIDATOR_SOURCE_CHARS = 2_000_000
 const WORKER_HEAP_MB = 256
+/** An idle schema thread leaves after this long (the next compile starts another). */
+const SCHEMA_THREAD_IDLE_MS = 2000
 
 /** A schema that does not compile: `tooCostly` when over the time, memory or code limit. */
 export class SchemaCompileError extends Error {
@@ -74,10 +76,12 @@ export function validatorCodeCache (script: string): Uint8Array {
 /** Compiles schemas in a worker thread, once each; one instance per service. */
 export class ThreadSchemaCompiler {
   readonly #pool: WorkerPool<JsonSchema, CompiledValidator>
-  /** Validators by schema text: many collections sharing one schema compile it once. */
-  readonly #byText = new Map<string, Promise<Validator>>()
+  /** Validators' code by schema text: many collections sharing one schema compile it once. */
+  readonly #code = new Map<string, Promise<CompiledValidator>>()
+  /** Validators by schema text, each loaded here on its first use. */
+  readonly #validators = new Map<string, Promise<Validator>>()
 
-  constructor (opts: { timeLimitMs?: number } = {}) {
+  constructor (opts: { timeLimitMs?: number, idleMs?: number } = {}) {
     // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
     const file = import.meta.url.endsWith('.ts') ? './schema-compile-thread.ts' : './schema-compile-thread.js'
     this.#pool = new WorkerPool({
@@ -85,8 +89,24 @@ export class ThreadSchemaCompiler {
       size: 1,
       timeLimitMs: opts.timeLimitMs ?? SCHEMA_COMPILE_TIME_LIMIT_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing')
+      failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing'),
+      // Compiles are rare (the config's schemas at start, a collection defined or changed): an
+      // idle thread kept 5 MB of RSS for nothing.
+      idleMs: opts.idleMs ?? SCHEMA_THREAD_IDLE_MS
     })
+  }
+
+  /** Threads running now (for tests). */
+  get threads (): number {
+    return this.#pool.threads
+  }
+
+  /**
+   * Compiles a schema in the thread, without loading its validator here (the config's schemas at start).
+   * @returns resolves when it compiled; rejects with SchemaCompileError when it does not
+   */
+  async check (schema: JsonSchema): Promise<void> {
+    await this.#compiled(JSON.stringify(schema), schema)
   }
 
   /**
@@ -95,27 +115,25 @@ export class ThreadSchemaCompiler {
    */
   async validator (schema: JsonSchema): Promise<Validator> {
     const text = JSON.stringify(schema)
-    let compiled = this.#byText.get(text)
-    if (compiled === undefined) {
-      compiled = this.#compile(schema)
-      this.#byText.set(text, compiled)
-      // A failure is not kept: the next use tries again (a closing service, a busy machine).
-      compiled.catch(() => { if (this.#byText.get(text) === compiled) this.#byText.delete(text) })
-    }
-    return await compiled
+    return await once(this.#validators, text, async () => {
+      const compiled = await this.#compiled(text, schema)
+      return issuesOf(runValidatorScript(compiled.script, compiled.cache).validate)
+    })
   }
 
-  async #compile (schema: JsonSchema): Promise<Validator> {
-    let compiled: CompiledValidator
-    try {
-      compiled = await this.#pool.run(schema)
-    } catch (err) {
-      throw err instanceof SchemaCompileError ? err : new SchemaCompileError((err as Error).message, false)
-    }
-    if (compiled.script.length > MAX_VALIDATOR_SOURCE_CHARS) {
-      throw new SchemaCompileError(`the schema compiles to more than ${MAX_VALIDATOR_SOURCE_CHARS} characters of code`, true)
-    }
-    return issuesOf(runValidatorScript(compiled.script, compiled.cache).validate)
+  async #compiled (text: string, schema: JsonSchema): Promise<CompiledValidator> {
+    return await once(this.#code, text, async () => {
+      let compiled: CompiledValidator
+      try {
+        compiled = await this.#pool.run(schema)
+      } catch (err) {
+        throw err instanceof SchemaCompileError ? err : new SchemaCompileError((err as Error).message, false)
+      }
+      if (compiled.script.length > MAX_VALIDATOR_SOURCE_CHARS) {
+        throw new SchemaCompileError(`the schema compiles to more than ${MAX_VALIDATOR_SOURCE_CHARS} characters of code`, true)
+      }
+      return compiled
+    })
   }
 
   /**
@@ -125,4 +143,18 @@ export class ThreadSchemaCompiler {
   async close (): Promise<void> {
     await this.#pool.close()
   }
+}
+
+/**
+ * The promise a map keeps for a key, made by `make` on first use; a failure is not kept, so the
+ * next use tries again (a closing service, a busy machine).
+ */
+async function once<T> (map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let pending = map.get(key)
+  if (pending === undefined) {
+    pending = make()
+    map.set(key, pending)
+    pending.catch(() => { if (map.get(key) === pending) map.delete(key) })
+  }
+  return await pending
 }

@@ -2,16 +2,23 @@
  * TOML entry text (data files and `+++` frontmatter), read with smol-toml (dates as written); an
  * edit splices changed values into their source ranges and adds or removes only the keys' lines.
  */
-import { parse as parseSmolToml, stringify as stringifyToml, TomlDate } from 'smol-toml'
+import { createRequire } from 'node:module'
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
 import { diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
+const requireHere = createRequire(import.meta.url)
+
 /** The deepest nesting of inline arrays and tables read. */
 const MAX_TOML_DEPTH = 100
 
 /** A TOML date, time or date-time as written (RFC 3339, with a space or `T`). */
+/** smol-toml, loaded on the first TOML text: a site of YAML front matter never needs it. */
+function smolToml (): typeof import('smol-toml') {
+  return requireHere('smol-toml') as typeof import('smol-toml')
+}
+
 const TOML_DATE = /^(\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(\.\d+)?)$/
 
 /**
@@ -21,7 +28,7 @@ const TOML_DATE = /^(\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+
 export function parseTomlText (text: string): Record<string, unknown> {
   let table: Record<string, unknown>
   try {
-    table = parseSmolToml(text, { maxDepth: MAX_TOML_DEPTH }) as Record<string, unknown>
+    table = smolToml().parse(text, { maxDepth: MAX_TOML_DEPTH }) as Record<string, unknown>
   } catch (err) {
     throw entryParseError(err)
   }
@@ -53,7 +60,7 @@ function plainData (v: unknown, path: DataPath, rawDate: (p: DataPath) => string
  * TOML dates are written as dates.
  */
 export function renderToml (data: Record<string, unknown>): string {
-  return stringifyToml(datesOf(data) as Record<string, unknown>).replace(/\n*$/, '\n')
+  return smolToml().stringify(datesOf(data) as Record<string, unknown>).replace(/\n*$/, '\n')
 }
 
 /**
@@ -315,7 +322,7 @@ function renderValue (value: unknown, old: AST.TOMLContentNode | null): string |
 /** A copy of data where strings that are TOML dates become TomlDate values. */
 function datesOf (v: unknown): unknown {
   if (typeof v === 'string' && TOML_DATE.test(v)) {
-    const d = new TomlDate(v.replace(' ', 'T'))
+    const d = new (smolToml().TomlDate)(v.replace(' ', 'T'))
     return d.isValid() ? d : v
   }
   if (Array.isArray(v)) return v.filter(x => x !== null).map(datesOf)

@@ -67,6 +67,9 @@ export class WorkerPool<J, R> {
   /** Milliseconds one job may run. */
   get timeLimitMs (): number { return this.#opts.timeLimitMs }
 
+  /** Threads running now (for tests). */
+  get threads (): number { return this.#slots.size }
+
   /**
    * Runs one job in a thread.
    * @param job what the thread's module receives
@@ -96,8 +99,7 @@ export class WorkerPool<J, R> {
       const slot = [...this.#slots].find(s => s.running === null) ?? (this.#slots.size < this.#opts.size ? this.#start() : null)
       if (slot === null) return
       const next = this.#queue.shift()!
-      if (slot.idle !== null) clearTimeout(slot.idle)
-      slot.idle = null
+      this.#free(slot)
       slot.running = next
       slot.worker.postMessage({ id: next.id, job: next.job } satisfies PoolRequest<J>)
       if (slot.ready) this.#startTimer(slot)

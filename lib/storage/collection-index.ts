@@ -349,32 +349,36 @@ export class CollectionIndex {
     this.checkFolder()
     const listening = (): boolean => this.#opts.watching === undefined || this.#opts.isWatching?.() === true
     const name = this.collection.name
-    const stored = await this.#opts.store.load(name, definitionKey(this.collection))
     const scannedListening = listening()
     const found = await this.#scanDirectory()
     const changes: StoredEntry[] = []
     const toRead: Array<[string, string]> = []
     /** Ids stat-ed or read before the watcher listened: a change between then and its start sent no event. */
     const unwatched: string[] = []
-    for (const e of stored.values()) {
-      this.#setRev(e.id, e.rev)
-      if (!found.has(e.id)) this.#lastSigs.set(e.id, e.sig)
-    }
-    let n = 0
-    for (const [id, file] of found) {
-      if (++n % CHUNK === 0) await yieldNow()
-      const known = stored.get(id)
-      // Only a file with a reusable row is stat-ed here (a file read stats itself: a first start's second lstat each).
-      const reusable = known?.content != null && known.file === file && !this.#problems.has(id)
-      if (reusable && !listening()) unwatched.push(id)
-      const sig = reusable ? statEntryFileNow(this.#opts.repoRealDir, file) : null
-      if (known?.content != null && sig !== null && sig === known.sig && known.checkedAt - signatureCtime(sig) >= RACY_MS) {
-        this.#rows.set(id, makeRow(id, file, sig, known.rev, JSON.parse(known.content) as RowContent | { message: string }))
-      } else {
-        if (known !== undefined) this.#lastSigs.set(id, known.sig)
-        toRead.push([id, file])
+    for await (const page of this.#opts.store.pages(name, definitionKey(this.collection))) {
+      for (const known of page) {
+        const id = known.id
+        this.#setRev(id, known.rev)
+        const file = found.get(id)
+        if (file === undefined) {
+          this.#lastSigs.set(id, null)
+          // A file deleted while the service was down: its deletion is a change too.
+          if (known.sig !== null) this.#deleted(id, changes)
+          continue
+        }
+        // Only a file with a reusable row is stat-ed here (a file read stats itself: a first start's second lstat each).
+        const reusable = known.content !== null && known.file === file && !this.#problems.has(id)
+        if (reusable && !listening()) unwatched.push(id)
+        const sig = reusable ? statEntryFileNow(this.#opts.repoRealDir, file) : null
+        if (reusable && sig !== null && sig === known.sig && known.checkedAt - signatureCtime(sig) >= RACY_MS) {
+          this.#rows.set(id, makeRow(id, file, sig, known.rev, JSON.parse(known.content!) as RowContent | { message: string }))
+        } else {
+          this.#lastSigs.set(id, known.sig)
+          toRead.push([id, file])
+        }
       }
     }
+    for (const [id, file] of found) if (!this.#revs.has(id)) toRead.push([id, file])
     this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
       // Small files are read synchronously and a compiled schema validates at once: without this
@@ -388,19 +392,21 @@ export class CollectionIndex {
       }))
       if (changes.length >= CHUNK) this.#opts.store.put(name, changes.splice(0))
     }
-    // Files deleted while the service was down: their deletion is a change too.
-    for (const e of stored.values()) {
-      if (e.sig !== null && !this.#rows.has(e.id)) {
-        this.#setRev(e.id, e.rev + 1)
-        this.#lastSigs.set(e.id, null)
-        changes.push({ id: e.id, rev: e.rev + 1, sig: null, file: null, content: null, checkedAt: 0 })
-      }
-    }
+    // A stored file that vanished before its read: deleted too.
+    for (const [id] of toRead) if (!this.#rows.has(id) && this.#lastSigs.get(id) != null) this.#deleted(id, changes)
     this.#opts.store.put(name, changes)
     const watching = this.#opts.watching
     if (watching !== undefined && (!scannedListening || unwatched.length > 0)) {
       this.#caughtUp = watching.then(async () => { await this.#recheck(unwatched, !scannedListening) })
     }
+  }
+
+  /** Records at load that a stored entry's file is gone (the change goes into `changes`). */
+  #deleted (id: string, changes: StoredEntry[]): void {
+    const rev = this.lastRevision(id) + 1
+    this.#setRev(id, rev)
+    this.#lastSigs.set(id, null)
+    changes.push({ id, rev, sig: null, file: null, content: null, checkedAt: 0 })
   }
 
   /**

@@ -9,7 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { watchFolders, type FolderWatch } from './folder-watch.js'
 import type { Config } from '../config.js'
 import { NotFoundError, type ValidationIssue } from '../errors.js'
-import { inferSchema, type JsonSchema, type SchemaCompiler, type Validator } from '../content/schema-tools.js'
+import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
 import { ThreadSchemaCompiler } from '../content/thread-schema-compiler.js'
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
@@ -42,8 +42,6 @@ export interface ContentStoreOptions {
   onIndexBuilt?: (seconds: number) => void
   /** Told of a collection definition over a bound (it arrived through git): it is not read. */
   onCollectionRefused?: OnCollectionRefused
-  /** The compiler that checked the config's schemas at start: their validators are used as they are. */
-  configSchemas?: SchemaCompiler
 }
 
 const INFER_SAMPLE = 50
@@ -249,10 +247,10 @@ export class ContentStore {
   #validatorFor (collection: Collection): (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]> {
     const schema = collection.schema
     if (schema === null) return () => []
-    // A schema of the config was compiled by its check at start (no second compile, no compile
-    // thread); another is compiled on the first entry read from its file (a restart from the store
-    // validates none). A schema that does not compile arrived through git: 422 with the reason, never a 500.
-    let validate: Validator | null = this.#opts.configSchemas?.compiled(schema) ?? null
+    // Compiled in the schema thread (a config's schema by its check at start), loaded here on the
+    // first entry read from its file (a restart from the store validates none). A schema that does
+    // not compile arrived through git: 422 with the reason, never a 500.
+    let validate: Validator | null = null
     return (data) => validate !== null ? validate(data) : this.schemas.validator(schema).then(v => (validate = v)(data), (err: unknown) => { throw schemaRefusal(collection.name, err) })
   }
 

@@ -8,11 +8,10 @@
  * past half of `max_queued_events`, every watch is told `onLost` (its owner re-checks every file).
  * This holds while no other `fs.watch` user shares the inotify queue (the service has none).
  */
-import { readFileSync, watch, type FSWatcher } from 'node:fs'
-import { opendir } from 'node:fs/promises'
-import { lstatSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs'
 import path from 'node:path'
 import pLimit from 'p-limit'
+import { listFolder, listingPace } from './list-folder.js'
 
 /** What a watch tells its owner. */
 export interface FolderWatchOptions {
@@ -38,13 +37,6 @@ function queueLimit (): number {
   } catch {}
   return 16384
 }
-
-/**
- * Directory entries read per call when a folder is listed. Each call is a turn of the event loop,
- * behind a chunk of the index build: at 512, a folder of 10,000 files listened after the build's
- * stat pass, which then ran again; one readdir of it all cost 25 MB more RSS at 100,000 entries.
- */
-const LIST_BATCH = 2048
 
 let lostThreshold = -1
 /** Events delivered in this turn of the event loop, over every watch of the process. */
@@ -92,6 +84,8 @@ class TreeWatch implements FolderWatch {
   readonly #syncing = new Map<string, { again: boolean, self: boolean }>()
   /** Bounds the folders listed at once (LIST_CONCURRENCY); a folder's subfolders are added outside it. */
   readonly #listing = pLimit(LIST_CONCURRENCY)
+  /** Turns of the event loop while folders are listed (list-folder.ts). */
+  readonly #pace = listingPace()
   #closed = false
 
   constructor (root: string, opts: FolderWatchOptions) {
@@ -156,17 +150,17 @@ class TreeWatch implements FolderWatch {
     if (this.#closed) return null
     const folders: string[] = []
     try {
-      // A batch at a time: `readdir` allocates every name of a large folder at once, memory the
-      // thread pool's malloc arena keeps.
-      for await (const e of await opendir(dir, { bufferSize: LIST_BATCH })) {
-        if (ignored(e.name)) continue
+      await listFolder(dir, this.#pace, e => {
+        if (this.#closed) return false
+        if (ignored(e.name)) return
         // Links are not followed (the readers never follow a link out of a folder either).
         if (e.isDirectory()) folders.push(path.join(dir, e.name))
         else if (report) this.#opts.onPath(path.join(dir, e.name))
-      }
+      })
     } catch {
       return null
     }
+    if (this.#closed) return null
     return folders
   }
 

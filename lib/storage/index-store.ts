@@ -25,8 +25,8 @@ export interface StoredEntry {
   checkedAt: number
 }
 
-/** Rows read per query when a collection is loaded, so no load holds the event loop for long. */
-const LOAD_PAGE = 2000
+/** Rows read per query when a collection is loaded (each stat-ed before the next turn of the event loop). */
+const LOAD_PAGE = 1000
 
 /** The entry store of one repository (opened once per service instance). */
 export class IndexStore {
@@ -68,28 +68,26 @@ export class IndexStore {
   }
 
   /**
-   * Every entry persisted for a collection, read a page at a time (yielding between pages).
+   * Every entry persisted for a collection, a page at a time in id order (a turn of the event
+   * loop between pages). A caller that keeps only what it needs of each page lets the rest die
+   * young: holding every row of 100,000 at once cost more in garbage collection than the reads.
    * @param collection collection name
    * @param definition the collection's `definitionKey` now: when it differs from the persisted
    *   one, the contents are dropped (titles and orders depend on it) and revisions kept
-   * @returns the entries by id
+   * @returns the pages of entries
    */
-  async load (collection: string, definition: string): Promise<Map<string, StoredEntry>> {
+  async * pages (collection: string, definition: string): AsyncGenerator<StoredEntry[]> {
     const same = this.#keyOf.get(collection) === definition
-    const entries = new Map<string, StoredEntry>()
     let after = ''
     for (;;) {
       const page = this.#page.all(collection, after) as StoredEntry[]
-      for (const e of page) {
-        if (!same) e.content = null
-        entries.set(e.id, e)
-      }
+      if (!same) for (const e of page) e.content = null
+      yield page
       if (page.length < LOAD_PAGE) break
       after = page[page.length - 1]!.id
       await new Promise(resolve => setImmediate(resolve))
     }
     if (!same) this.#setKey.run(collection, definition)
-    return entries
   }
 
   /**

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ConfigError } from '../../lib/errors.js'
 import { loadConfig } from '../../lib/config.js'
+import { createCms } from '../../lib/cms.js'
 import { makeSite, repoFingerprint, startServer, writeHeaders } from '../helpers/site.js'
 
 const API = '/api/cms'
@@ -56,3 +57,17 @@ t.test('a config schema with a pattern the engine cannot run stops the start wit
   t.equal((err as ConfigError).key, 'collections.notes.schema')
   t.match((err as ConfigError).message, '"a(?!b)"', 'names the pattern')
 })
+
+t.test('the service compiles its config schemas in its schema thread: one that does not compile stops the start', async t => {
+  const repoDir = await makeSite(t)
+  const env = { CMS_EDIT_PASSWORD: 'a-password-for-tests', CMS_LOG_LEVEL: 'silent' }
+  const bad = { collections: { notes: { schema: { type: 'object', properties: { v: { type: 'string', pattern: 'a(?!b)' } } } } } }
+  const err = await createCms({ repoDir, config: bad, env }).then(() => null, (e: unknown) => e)
+  t.ok(err instanceof ConfigError, 'a ConfigError')
+  t.equal((err as ConfigError).key, 'collections.notes.schema')
+  t.match((err as ConfigError).message, '"a(?!b)"', 'names the pattern')
+  // The refused start let go of the repository: the next start, with a schema that compiles, runs.
+  const cms = await createCms({ repoDir, config: { collections: { notes: { schema: { type: 'object', properties: { v: { type: 'string', pattern: '^a+$' } } } } } }, env })
+  await cms.close()
+})
+
