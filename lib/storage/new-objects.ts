@@ -1,16 +1,23 @@
 /**
  * Writes the objects of one commit as loose objects, each first as a `tmp_obj_*` file (git's own
- * name, which `git gc` cleans), written and fsynced in the thread pool as soon as it is hashed.
- * `durable()` waits for those and renames them. A ref may name the commit only after `durable()`;
+ * name, which `git gc` cleans), written as soon as it is hashed and fsynced in the thread pool.
+ * `durable()` waits for those and renames them. Creating a file (ext4 looks for a free inode, up
+ * to hundreds of microseconds) and its fsync go to the thread pool; writing, closing and renaming
+ * are synchronous calls of a few microseconds, cheaper than a trip through the pool. A ref may name the commit only after `durable()`;
  * a kill before leaves only temporary or unnamed files. Like git (`core.fsync=loose-object`), the
  * object folders are not fsynced: the ref update's fsync, later on the same file system, commits
  * the renames with it.
  */
-import { mkdir, open, rename, rm } from 'node:fs/promises'
+import { closeSync, fsync as fsyncCallback, open as openCallback, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import path from 'node:path'
 import { hash, randomBytes } from 'node:crypto'
 import zlib from 'node:zlib'
 import type { TreeEntry } from './cat-file.js'
+
+const fsync = promisify(fsyncCallback)
+const open = promisify(openCallback)
 
 /** git's own level for loose objects (`core.looseCompression` defaults to 1); `git gc` recompresses. */
 const LOOSE_LEVEL = 1
@@ -79,18 +86,18 @@ export class NewObjects {
     return oid
   }
 
-  /** Creates, writes and fsyncs a temporary file (making its fan-out folder when missing). */
+  /** Creates and writes a temporary file (making its fan-out folder when missing), and fsyncs it. */
   async #writeTemporary (tmp: string, data: Buffer): Promise<void> {
-    const handle = await open(tmp, 'wx', 0o444).catch(async (err: NodeJS.ErrnoException) => {
+    const fd = await open(tmp, 'wx', 0o444).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err
       await mkdir(path.dirname(tmp), { recursive: true })
       return await open(tmp, 'wx', 0o444)
     })
     try {
-      await handle.write(data)
-      await handle.sync()
+      writeFileSync(fd, data)
+      await fsync(fd)
     } finally {
-      await handle.close()
+      closeSync(fd)
     }
   }
 
@@ -102,10 +109,10 @@ export class NewObjects {
     const written = await Promise.all(this.#written.splice(0))
     const failed = written.find(w => w.err !== undefined)
     if (failed !== undefined) {
-      await Promise.all(written.map(async w => { await rm(w.tmp, { force: true }) }))
+      for (const w of written) rmSync(w.tmp, { force: true })
       throw failed.err
     }
-    await Promise.all(written.map(async w => { await rename(w.tmp, w.file) }))
+    for (const w of written) renameSync(w.tmp, w.file)
   }
 
   /**
@@ -113,6 +120,6 @@ export class NewObjects {
    * @returns resolves once removed
    */
   async discard (): Promise<void> {
-    await Promise.all(this.#written.splice(0).map(async w => { await rm((await w).tmp, { force: true }) }))
+    for (const w of await Promise.all(this.#written.splice(0))) rmSync(w.tmp, { force: true })
   }
 }
