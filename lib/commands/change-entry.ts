@@ -140,11 +140,13 @@ async function replaceBase (
     await services.committer.track([services.relativePath(file)])
     return { revision, changed: true }
   }
-  let previousText: string | undefined
-  if (base !== null && base.readError === undefined) {
+  // The text the read under the lock had is the one its data came from: neither read nor parsed again.
+  const known = base?.text !== undefined && base.file === file && base.readError === undefined ? base : null
+  let previousText = known?.text
+  if (known === null && base !== null && base.readError === undefined) {
     try { previousText = await readFile(file, 'utf8') } catch {}
   }
-  const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter })
+  const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter, previousData: known?.data })
   if (text === previousText) return { revision: current.revision, changed: false }
   // The new file is written and fsynced alongside the history append, and replaces the entry only
   // once the snapshot of the state it replaces is durable on its ref.

@@ -43,6 +43,8 @@ const FENCES = { yaml: '---\n', toml: '+++\n', json: '' }
 export interface SerializeOptions {
   /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
   frontmatter?: Exclude<FrontmatterKind, 'js'>
+  /** The data `previousText` was read as (a Markdown file's frontmatter is then not parsed again). */
+  previousData?: EntryData
 }
 
 /** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
@@ -83,7 +85,7 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, b
  * same text when the data is unchanged).
  */
 export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
-  if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml')
+  if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml', opts.previousData)
   if (previousText !== undefined) {
     let before: unknown
     try { before = LANGUAGES[format].parse(previousText) } catch (err) {
@@ -110,6 +112,11 @@ function isListData (data: EntryData): data is { items: unknown[] } {
   return keys.length === 1 && keys[0] === 'items' && Array.isArray(data.items)
 }
 
+function withoutBody (data: EntryData): EntryData {
+  const { body: _body, ...front } = data
+  return front
+}
+
 function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
   const value = LANGUAGES[kind].parse(inner)
@@ -118,7 +125,7 @@ function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryDa
   return value
 }
 
-function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: Exclude<FrontmatterKind, 'js'>): string {
+function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData): string {
   const { body, ...front } = data
   const bodyText = typeof body === 'string' ? body : ''
   const eol = previousText === undefined ? '\n' : eolOf(previousText)
@@ -127,7 +134,7 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     let oldFront: EntryData | undefined
     try {
       previous = splitMarkdown(previousText)
-      oldFront = parseFrontmatter(previous.kind, previous.inner)
+      oldFront = previousData !== undefined ? withoutBody(previousData) : parseFrontmatter(previous.kind, previous.inner)
     } catch (err) {
       if (!(err instanceof EntryParseError)) throw err
       // The previous file was unreadable: write it anew.

