@@ -13,12 +13,12 @@ const requireHere = createRequire(import.meta.url)
 /** The deepest nesting of inline arrays and tables read. */
 const MAX_TOML_DEPTH = 100
 
-/** A TOML date, time or date-time as written (RFC 3339, with a space or `T`). */
 /** smol-toml, loaded on the first TOML text: a site of YAML front matter never needs it. */
 function smolToml (): typeof import('smol-toml') {
   return requireHere('smol-toml') as typeof import('smol-toml')
 }
 
+/** A TOML date, time or date-time as written (RFC 3339, with a space or `T`). */
 const TOML_DATE = /^(\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(\.\d+)?)$/
 
 /**
