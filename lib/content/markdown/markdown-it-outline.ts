@@ -11,7 +11,7 @@ import MarkdownIt from 'markdown-it'
 import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
-import { bodyParser, textParser } from './parse-body.js'
+import { bodyParser, textParser, normalizeLabel } from './parse-body.js'
 import { parseRuns, type RunParsers } from './micromark-runs.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
 import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-list.js'
@@ -209,7 +209,7 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
       node.start = mark.mark
     } else if (token.type === 'reference_definition') {
       const raw = LABEL.exec(body.slice(start, start + 2000))?.[1]
-      if (raw !== undefined) { node.identifier = normalizeIdentifier(raw); node.label = unescapeAll(raw) }
+      if (raw !== undefined) { node.identifier = normalizeLabel(raw); node.label = unescapeAll(raw) }
     }
     // micromark ends a leaf with its last line, trailing whitespace included.
     node.end = lineEnd(body, lines, node.last)
@@ -273,11 +273,6 @@ function chunkItems (items: Item[], body: string, lines: number[], footnoteLinks
     }
   }
   return chunks
-}
-
-/** As mdast normalizes a label: whitespace collapsed and trimmed, case folded. */
-function normalizeIdentifier (label: string): string {
-  return label.replace(/[\t\n\r ]+/g, ' ').replace(/^ | $/g, '').toLowerCase().toUpperCase().toLowerCase()
 }
 
 function hasLabelOverLines (node: ItNode): boolean {
@@ -369,7 +364,7 @@ function textOf (node: ItNode, host: ItNode | undefined, footnotes: Set<string>)
 function inlineText (children: Token[], footnotes: Set<string>): string {
   let text = ''
   for (const token of children) {
-    if (token.type === 'text') text += footnotes.size === 0 ? token.content : token.content.replace(FOOTNOTE_CALL, (call, label: string) => footnotes.has(normalizeIdentifier(label)) ? '' : call)
+    if (token.type === 'text') text += footnotes.size === 0 ? token.content : token.content.replace(FOOTNOTE_CALL, (call, label: string) => footnotes.has(normalizeLabel(label)) ? '' : call)
     else if (token.type === 'code_inline') text += token.content
     else if (token.type === 'softbreak') text += ' '
     else if (token.type === 'hardbreak') text += '\n'

@@ -8,9 +8,7 @@
  */
 import type { Root, RootContent } from 'mdast'
 import { visit } from 'unist-util-visit'
-import type { BodyParser } from './parse-body.js'
-import { shiftPositions } from './body-regions.js'
-import { definitionsNamedIn, normalizeLabel, writtenDefinition, type NamedDefinition } from './definition-labels.js'
+import { shiftPositions, definitionsNamedIn, normalizeLabel, writtenDefinition, type BodyParser, type NamedDefinition } from './parse-body.js'
 
 /** A run: body offsets, from a line's start to a line's end. */
 export interface Run { start: number, end: number }

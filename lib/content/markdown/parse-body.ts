@@ -1,14 +1,19 @@
 /**
- * The one Markdown parser block edits use for bodies (CommonMark + GFM, as renderMarkdown), and its
- * MDX variant (remark-mdx: ESM, JSX and expressions read as such, never as prose).
+ * The one Markdown parser block edits use for bodies (CommonMark + GFM, as renderMarkdown; MDX with
+ * remark-mdx), and parsing a long body region by region. micromark's cost grows faster than the
+ * text (each list item and lazy line copies the events of the document so far: a 1 MB body took
+ * 17.7 s whole). A region is cut only before a line at column 0, after a blank line, that is no list
+ * marker; a sentinel line parsed after the region must come out as a paragraph of its own (an open
+ * fence, HTML block or JSX element swallows it, and the region grows to the next cut). A region
+ * naming a label another region defines is parsed again with that definition before it.
  */
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
 import remarkGfm from 'remark-gfm'
 import remarkMdx from 'remark-mdx'
-import type { Root } from 'mdast'
+import type { Root, RootContent, Definition, FootnoteDefinition } from 'mdast'
 import type {} from 'mdast-util-mdx'
-import { parseInRegions } from './body-regions.js'
+import { visit } from 'unist-util-visit'
 
 /** Parses Markdown text to an mdast tree with positions. */
 export type BodyParser = (text: string) => Root
@@ -27,13 +32,254 @@ export function textParser (opts: { mdx?: boolean } = {}): BodyParser {
 }
 
 /**
- * Builds a parser configured as renderMarkdown's (CommonMark + GFM); one per edit, reused for
- * every parse the edit makes. A long text is parsed region by region (body-regions.ts), in time
- * that follows its length.
+ * Builds a parser configured as renderMarkdown's; one per edit, reused for every parse the edit
+ * makes. A long text is parsed region by region, in time that follows its length.
  * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
  * @returns the parser
  */
 export function bodyParser (opts: { mdx?: boolean } = {}): BodyParser {
   const parse = textParser(opts)
   return (text) => parseInRegions(text, parse)
+}
+
+/** The characters a region holds at least (where the body allows a cut). */
+const REGION_CHARS = 2000
+
+/** Appended to a region to check that every block of it has ended: it must parse as a paragraph of its own. */
+const SENTINEL = 'x'
+
+/** A definition found in a region: its normalized label (`^label` for a footnote) and a one-line definition of it. */
+interface Label { key: string, line: string }
+
+interface Region { start: number, end: number, tree: Root, labels: Label[] }
+
+/**
+ * Parses a body region by region; the tree is the one `parse(body)` gives.
+ * @param body the body
+ * @param parse the parser of a whole text
+ * @param regionChars the characters a region holds at least (tests cut at every line they can)
+ * @returns the body's tree
+ */
+export function parseInRegions (body: string, parse: BodyParser, regionChars = REGION_CHARS): Root {
+  const cuts = cutCandidates(body)
+  // micromark leaves a byte order mark out of its offsets.
+  if (cuts.length === 0 || body.startsWith('\uFEFF')) return parse(body)
+  const regions: Region[] = []
+  let start = 0
+  let next = 0
+  while (start < body.length) {
+    const region = firstRegion(body, start, cuts, next, parse, regionChars)
+    if (region === null) return parse(body)
+    regions.push(region)
+    start = region.end
+    while (next < cuts.length && (cuts[next] as number) <= start) next++
+  }
+  const definedIn = definitionRegions(regions)
+  const children: RootContent[] = []
+  let line = 0
+  let counted = 0
+  for (const [index, region] of regions.entries()) {
+    line += lineBreaks(body, counted, region.start)
+    counted = region.start
+    const text = body.slice(region.start, region.end)
+    const prefix = definitionsNamed(text, index, definedIn)
+    const tail = region.end === body.length ? '' : SENTINEL
+    const tree = prefix === '' ? region.tree : parse(prefix + text + tail)
+    for (const child of tree.children) {
+      const offset = child.position?.start.offset ?? 0
+      if (offset < prefix.length || offset >= prefix.length + text.length) continue
+      shiftPositions(child, region.start - prefix.length, line - lineBreaks(prefix, 0, prefix.length))
+      children.push(child)
+    }
+  }
+  return {
+    type: 'root',
+    children,
+    position: { start: { line: 1, column: 1, offset: 0 }, end: endPoint(body) }
+  }
+}
+
+/**
+ * The region starting at `start`: up to the first cut `regionChars` on whose sentinel check
+ * passes, the next cut twice as far each time one fails, the rest of the body when none passes.
+ * Null when the rest does not parse alone (an MDX error): the body is then parsed whole.
+ */
+function firstRegion (body: string, start: number, cuts: number[], from: number, parse: BodyParser, regionChars: number): Region | null {
+  let want = regionChars
+  let i = from
+  for (;;) {
+    while (i < cuts.length && (cuts[i] as number) - start < want) i++
+    const end = cuts[i] ?? body.length
+    const text = body.slice(start, end)
+    const tree = tryParse(end === body.length ? text : text + SENTINEL, parse)
+    if (tree !== null && (end === body.length || closedAt(tree, text.length))) {
+      if (end < body.length) tree.children.pop()
+      return { start, end, tree, labels: labelsOf(tree, text) }
+    }
+    if (end === body.length) return null
+    want = 2 * (end - start)
+  }
+}
+
+function tryParse (text: string, parse: BodyParser): Root | null {
+  try {
+    return parse(text)
+  } catch {
+    // MDX: an element or expression left open at the region's end.
+    return null
+  }
+}
+
+/** Whether the tree's last top-level node is the sentinel's paragraph at `at` and none before reaches it. */
+function closedAt (tree: Root, at: number): boolean {
+  const last = tree.children[tree.children.length - 1]
+  if (last?.type !== 'paragraph' || last.position?.start.offset !== at || last.position.end.offset !== at + SENTINEL.length) return false
+  const before = tree.children[tree.children.length - 2]
+  return (before?.position?.end.offset ?? 0) <= at
+}
+
+/**
+ * The offsets where a region may start: a line at column 0 after a blank line, not starting with
+ * whitespace or a list marker (a list goes on past blank lines while its items do).
+ */
+function cutCandidates (body: string): number[] {
+  const cuts: number[] = []
+  let blank = false
+  let at = 0
+  while (at < body.length) {
+    let end = body.indexOf('\n', at)
+    if (end === -1) end = body.length
+    const first = body[at] as string
+    const isBlank = /^[ \t\r]*$/.test(body.slice(at, end))
+    if (blank && !isBlank && !/[ \t\-+*0-9]/.test(first)) cuts.push(at)
+    blank = isBlank
+    at = end + 1
+  }
+  return cuts
+}
+
+/** Every link and footnote definition of a region's tree, with its label as the region's source writes it. */
+function labelsOf (tree: Root, text: string): Label[] {
+  const out: Label[] = []
+  visit(tree, (node) => {
+    if (node.type !== 'definition' && node.type !== 'footnoteDefinition') return
+    out.push({ key: node.type === 'footnoteDefinition' ? `^${node.identifier}` : node.identifier, line: writtenDefinition(node, text) })
+  })
+  return out
+}
+
+/** Each label (`^label` for a footnote): its one-line definition and the regions defining it. */
+type DefinedIn = Map<string, { line: string, regions: Set<number> }>
+
+function definitionRegions (regions: Region[]): DefinedIn {
+  const out: DefinedIn = new Map()
+  for (const [index, region] of regions.entries()) {
+    for (const label of region.labels) {
+      const known = out.get(label.key) ?? { line: label.line, regions: new Set<number>() }
+      known.regions.add(index)
+      out.set(label.key, known)
+    }
+  }
+  return out
+}
+
+/** A bracketed text that may be a link label (a label holds no unescaped bracket, 999 characters at most). */
+const BRACKETED = /\[((?:[^\\[\]]|\\[^]){0,999})\]/g
+
+/**
+ * The definitions, one a paragraph, of the labels the region's brackets name that only other
+ * regions define, ending in a blank line ('' when there are none).
+ */
+function definitionsNamed (text: string, index: number, definedIn: DefinedIn): string {
+  if (definedIn.size === 0) return ''
+  const lines = new Set<string>()
+  for (const match of text.matchAll(BRACKETED)) {
+    const defined = definedIn.get(normalizeLabel(match[1] as string))
+    if (defined !== undefined && !defined.regions.has(index)) lines.add(defined.line)
+  }
+  return lines.size === 0 ? '' : [...lines].join('\n\n') + '\n\n'
+}
+
+/**
+ * Moves every position of a subtree (and of an MDX node's JavaScript tree) by `offset` characters
+ * and `lines` lines.
+ */
+export function shiftPositions (node: RootContent, offset: number, lines = 0): void {
+  visit(node, (n) => {
+    const { position } = n
+    if (position?.start.offset === undefined || position.end.offset === undefined) return
+    // New points: a parser may share one point between nodes.
+    n.position = {
+      start: { ...position.start, line: position.start.line + lines, offset: position.start.offset + offset },
+      end: { ...position.end, line: position.end.line + lines, offset: position.end.offset + offset }
+    }
+    const estree = (n.data as { estree?: unknown } | undefined)?.estree
+    if (estree !== undefined) shiftEstree(estree, offset, lines, new Set())
+  })
+}
+
+interface EstreePoint { line: number, offset?: number }
+
+/** Moves the positions of an MDX expression's or ESM's JavaScript tree (`start`, `end`, `range`, `loc`). */
+function shiftEstree (value: unknown, offset: number, lines: number, seen: Set<object>): void {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return
+  seen.add(value)
+  if (Array.isArray(value)) {
+    for (const item of value) shiftEstree(item, offset, lines, seen)
+    return
+  }
+  const node = value as { type?: unknown, start?: unknown, end?: unknown, range?: unknown, loc?: { start?: EstreePoint, end?: EstreePoint } }
+  if (typeof node.type === 'string' || 'loc' in node) {
+    if (typeof node.start === 'number') node.start += offset
+    if (typeof node.end === 'number') node.end += offset
+    if (Array.isArray(node.range)) node.range = node.range.map((v: unknown) => typeof v === 'number' ? v + offset : v)
+    for (const point of [node.loc?.start, node.loc?.end]) {
+      if (point === undefined) continue
+      point.line += lines
+      if (typeof point.offset === 'number') point.offset += offset
+    }
+  }
+  for (const [key, child] of Object.entries(node)) if (key !== 'loc' && key !== 'range') shiftEstree(child, offset, lines, seen)
+}
+
+/** Line endings in `text` between `from` and `to` (as micromark counts lines: CRLF, CR, LF). */
+function lineBreaks (text: string, from: number, to: number): number {
+  let n = 0
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 10) n++
+    else if (c === 13 && text.charCodeAt(i + 1) !== 10) n++
+  }
+  return n
+}
+
+/** The point at the end of the body. */
+function endPoint (body: string): { line: number, column: number, offset: number } {
+  const lastBreak = Math.max(body.lastIndexOf('\n'), body.lastIndexOf('\r'))
+  return { line: lineBreaks(body, 0, body.length) + 1, column: body.length - lastBreak, offset: body.length }
+}
+
+/** A definition's normalized label and a one-line definition of that label. */
+export interface NamedDefinition { identifier: string, line: string }
+
+/** A label as mdast normalizes an identifier: whitespace collapsed and trimmed, case folded. */
+export function normalizeLabel (text: string): string {
+  return text.replace(/[\t\n\r ]+/g, ' ').replace(/^ | $/g, '').toLowerCase().toUpperCase().toLowerCase()
+}
+
+/** The one-line definitions whose labels a text may name (its normalized text holds the label), each once. */
+export function definitionsNamedIn (text: string, definitions: NamedDefinition[]): string[] {
+  if (definitions.length === 0) return []
+  const normalized = normalizeLabel(text)
+  const lines = new Set<string>()
+  for (const definition of definitions) if (normalized.includes(definition.identifier)) lines.add(definition.line)
+  return [...lines]
+}
+
+/** A one-line definition of a node's label as the source writes it: `[label]: #` or `[^label]: x`. */
+export function writtenDefinition (node: Definition | FootnoteDefinition, text: string): string {
+  const footnote = node.type === 'footnoteDefinition'
+  const open = (node.position?.start.offset ?? 0) + (footnote ? 2 : 1)
+  const label = /^(?:[^\\[\]]|\\[^])*/.exec(text.slice(open, open + 1000))?.[0] ?? ''
+  return footnote ? `[^${label}]: x` : `[${label}]: #`
 }

@@ -7,10 +7,8 @@
  * document's structure), the whole body is parsed instead.
  */
 import type { Root, RootContent } from 'mdast'
-import type { BodyParser } from './parse-body.js'
+import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
 import type { BodyOutline } from './body-outline.js'
-import { shiftPositions } from './body-regions.js'
-import { definitionsNamedIn } from './definition-labels.js'
 
 /** A parser of the edited node, and which node it is. */
 export interface RegionParser {

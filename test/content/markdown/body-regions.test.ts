@@ -6,7 +6,7 @@ import remarkGfm from 'remark-gfm'
 import remarkMdx from 'remark-mdx'
 import type { Root } from 'mdast'
 import { fromRoot } from '../../helpers/repo-root.js'
-import { parseInRegions } from '../../../lib/content/markdown/body-regions.js'
+import { parseInRegions } from '../../../lib/content/markdown/parse-body.js'
 
 // A body parsed region by region must give the very tree a whole parse gives (positions, lists'
 // looseness, references resolved across regions, MDX's JavaScript positions), for every cut it may
