@@ -14,9 +14,8 @@ import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
 import type { RootContent } from 'mdast'
 import { inlineTokens, visibleTokens, TAG, type InlineToken } from './inline-tokens.js'
-import type { SourceToken } from './source-units.js'
-import { renderInline, definitionsFor } from './inline-render.js'
-import type { BodyParser } from './parse-body.js'
+import { renderInline, type SourceToken } from './source-units.js'
+import { definitionsFor, type BodyParser } from './parse-body.js'
 
 /** What a splice needs. */
 export interface SpliceInput {

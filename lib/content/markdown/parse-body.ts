@@ -276,6 +276,19 @@ export function definitionsNamedIn (text: string, definitions: NamedDefinition[]
   return [...lines]
 }
 
+/**
+ * The definitions some Markdown text may refer to: those whose label occurs in it. Rendering a
+ * block with only these is rendering it with all, and much cheaper in a long document.
+ * @param definitions the document's top-level definitions
+ * @param text the block's Markdown
+ * @returns the definitions to render it with
+ */
+export function definitionsFor (definitions: RootContent[], text: string): RootContent[] {
+  if (definitions.length === 0) return definitions
+  const normalized = normalizeLabel(text)
+  return definitions.filter(d => (d.type === 'definition' || d.type === 'footnoteDefinition') && normalized.includes(d.identifier))
+}
+
 /** A one-line definition of a node's label as the source writes it: `[label]: #` or `[^label]: x`. */
 export function writtenDefinition (node: Definition | FootnoteDefinition, text: string): string {
   const footnote = node.type === 'footnoteDefinition'

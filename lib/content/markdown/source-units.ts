@@ -10,10 +10,16 @@
  *   `atom`: kept byte for byte while all its tokens are, else rewritten as a whole.
  * The block is rendered once, with a marker character between units, so every token knows its unit.
  */
-import type { PhrasingContent, RootContent } from 'mdast'
+import { unified } from 'unified'
+import remarkRehype from 'remark-rehype'
+import { toHtml } from 'hast-util-to-html'
 import { fromHtml } from 'hast-util-from-html'
+import type { Root as HastRoot, Element } from 'hast'
+import type { PhrasingContent, RootContent } from 'mdast'
+import { visit, EXIT } from 'unist-util-visit'
 import { inlineTokens, visibleTokens, type InlineToken } from './inline-tokens.js'
-import { renderInline } from './inline-render.js'
+import { sanitizeInlineHtml, sanitizeInlineTree } from './inline-sanitize.js'
+import { sanitizeRendered, sanitizeRenderedTree } from './render.js'
 
 /** A rendered token of the block with the source range it came from. */
 export interface SourceToken extends InlineToken {
@@ -33,6 +39,26 @@ interface Unit { kind: SourceToken['kind'], start: number, end: number, top: num
 const MARK = '\uE000'
 
 const CONTAINERS = new Set(['emphasis', 'strong', 'delete', 'link', 'linkReference'])
+
+const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
+
+/**
+ * Renders phrasing content as the page has it (renderMarkdown's pipeline and sanitizer), reduced
+ * to the inline allowlist as an edit's HTML is: what the editor starts from.
+ * @param children the content
+ * @param definitions the link and footnote definitions (for references)
+ * @returns the sanitized inline fragment
+ */
+export function renderInline (children: PhrasingContent[], definitions: RootContent[]): HastRoot {
+  const hast = toHast.runSync({ type: 'root', children: [{ type: 'paragraph', children }, ...definitions] }) as HastRoot
+  const paragraph = hast.children.find((c): c is Element => c.type === 'element')
+  const content: HastRoot = { type: 'root', children: paragraph?.children ?? [] }
+  // Raw HTML becomes elements only when parsed, as a browser does; without it the tree is final.
+  let raw = false
+  visit(content, 'raw', () => { raw = true; return EXIT })
+  if (raw) return sanitizeInlineHtml(toHtml(sanitizeRendered(toHtml(content, { allowDangerousHtml: true }))))
+  return sanitizeInlineTree(sanitizeRenderedTree(content))
+}
 
 /**
  * The block's rendered tokens traced to the source, or null when they cannot all be traced.

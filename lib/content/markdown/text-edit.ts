@@ -14,11 +14,10 @@ import type { BlockChars, Container } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
 import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
-import { applyTextMarks, type TextMark } from './text-marks.js'
+import { applyTextMarks, UnmappableEditError, keyOf, reading, readBack, blockChars, type TextMark } from './text-marks.js'
 import { regionParser } from './region-parse.js'
 import { outlineAfterEdit, type BodyOutline } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
-import { UnmappableEditError, keyOf, reading, readBack, blockChars } from './text-reading.js'
 
 export type { TextMark }
 export { UnmappableEditError }
