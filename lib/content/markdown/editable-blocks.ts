@@ -1,20 +1,9 @@
 /**
- * Which nodes of a Markdown tree are editable blocks (those that carry a source hint).
- *
- * Every top-level block is one (paragraph, heading, code, table, thematic break), with these
- * decisions for containers, so that one hint never covers another hint's text:
- * - a list is not a block; each of its items is. An item holding one paragraph (or nothing) is a
- *   block itself (the `<li>` carries the hint). An item holding more (a nested list, several
- *   paragraphs, code) carries no hint; its own children are blocks instead, its first paragraph
- *   rendered as a `<span>` in a tight list (where paragraphs have no element of their own), and the
- *   items of a nested list carry their own hints.
- * - a blockquote holding one paragraph is a block itself; a longer one carries no hint and its
- *   children are blocks.
- * - raw HTML, link definitions and footnote definitions carry none (raw HTML has no element to
- *   carry an attribute, the others render nothing in place).
- * - a paragraph that MDX (or a template language) reads as code carries none, so it is never
- *   edited in place: one starting with an `import` or `export` line (ESM), a JSX tag (`<Tabs ...>`,
- *   `</Tabs>`, `<>`) or an expression or template tag (`{...}`, `{{< shortcode >}}`, `{% tag %}`).
+ * Which nodes of a Markdown tree are editable blocks (those that carry a source hint), so that one
+ * hint never covers another hint's text: every top-level block; not a list but each item; an item
+ * or blockquote holding one paragraph (or nothing) is a block, a longer one is not and its children
+ * are (a tight item's first paragraph as a `<span>`). Raw HTML, definitions and paragraphs MDX or a
+ * template language reads as code (`import`, `<Tabs>`, `{...}`, `{{< x >}}`) carry no hint.
  */
 import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
 
@@ -47,10 +36,7 @@ export function editableBlocks (tree: Root): EditableBlock[] {
   return out
 }
 
-/**
- * The block units of a top-level node in document order (the units of md_block and of the block
- * list, editable or not): see the decisions above.
- */
+/** The block units of a top-level node in document order, editable or not (see above). */
 export function blockUnits (node: RootContent, tightItemFirst = false, looseList?: boolean): Array<Omit<EditableBlock, 'start' | 'end'>> {
   if (node.type === 'yaml') return []
   if (node.type === 'list') {
@@ -83,9 +69,7 @@ export function inlineHost (node: Nodes): Paragraph | Heading | null {
 }
 
 /**
- * Whether a block is MDX ESM, JSX or an expression (or a template tag) rather than prose: its
- * first inline node is an MDX JSX element or expression, text starting with `import `, `export `, `{`
- * or `<X`, or raw HTML opening with a capitalised tag name or a fragment.
+ * Whether a block is MDX ESM, JSX or an expression (or a template tag) rather than prose.
  * @param node the block
  * @returns true when the block must never be edited in place
  */
@@ -93,7 +77,6 @@ export function isCode (node: Nodes): boolean {
   const host = inlineHost(node)
   const first = host?.children[0]
   if (first === undefined) return false
-  // MDX's parser: a paragraph opening with a JSX element or an expression (`<Callout>text</Callout>`).
   if ((first.type as string) === 'mdxJsxTextElement' || (first.type as string) === 'mdxTextExpression') return true
   // A JSX tag whose attributes are not HTML's (`<Tabs items={['a']}>`) is text, not raw HTML.
   if (first.type === 'text') return /^(?:(?:import|export)[ \t{*]|\{|<\/?[A-Z])/.test(first.value)

@@ -1,13 +1,8 @@
 /**
- * The inline allowlist for edited block HTML (CONTRACT 7 and 11): `a[href]` with an http, https,
- * mailto or relative target; `strong`, `em`, `code`, `del`, `br` (`b`, `i`, `s`, `strike` mapped to
- * them); `img[src|alt|title]` with an http, https or relative `src`; `sup`, `sub`, `kbd`, `mark`,
- * `abbr[title]`; and the GFM footnote reference (`sup > a[data-footnote-ref]` with an in-page
- * `href`). Any other element is replaced by its children (its text is kept), the content of script,
- * style and template is dropped, comments are dropped, and every other attribute goes.
- * The HTML is parsed as a fragment by a spec-compliant parser (so what is sanitized is exactly what
- * a browser would build: mXSS shapes cannot survive), then sanitized by rehype-sanitize with this
- * allowlist; URLs are checked once more the way a browser reads them.
+ * The inline allowlist for edited block HTML (CONTRACT 7 and 11), applied by rehype-sanitize to
+ * the fragment a spec-compliant parser builds (what a browser builds: no mXSS shape survives).
+ * Other elements are replaced by their children; script, style and template content, comments
+ * and other attributes are dropped; URLs are checked again the way a browser reads them.
  */
 import { fromHtml } from 'hast-util-from-html'
 import { unified } from 'unified'
@@ -54,9 +49,8 @@ export function sanitizeInlineTree (tree: Root): Root {
 }
 
 /**
- * Is this link target allowed? Checked the way a browser reads it: entities are already decoded by
- * the parser; ASCII whitespace and control characters are ignored anywhere (browsers strip them);
- * the scheme is case-insensitive.
+ * Is this link target allowed? Read as a browser does: control characters and whitespace ignored,
+ * the scheme case-insensitive.
  * @param href the decoded attribute value
  * @returns true for http, https, mailto and relative URLs
  */
@@ -66,13 +60,8 @@ export function isAllowedHref (href: string): boolean {
   return scheme === '' || scheme === 'http' || scheme === 'https' || scheme === 'mailto'
 }
 
-/**
- * Is this image source allowed? http, https or relative (never `data:`, `javascript:` or
- * `vbscript:`), read as isAllowedHref reads links.
- * @param src the decoded attribute value
- * @returns true when allowed
- */
-export function isAllowedSrc (src: string): boolean {
+/** Is this image source allowed? http, https or relative, read as isAllowedHref reads links. */
+function isAllowedSrc (src: string): boolean {
   const scheme = schemeOf(src)
   return scheme === '' || scheme === 'http' || scheme === 'https'
 }

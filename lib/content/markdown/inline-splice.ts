@@ -1,14 +1,9 @@
 /**
  * `spliceInlineEdit`: an edited block's content written back by changing only the source bytes of
- * what the editor changed (CONTRACT 11, "Edits change only what the editor changed").
- *
- * The block's rendering is traced to its source (source-units.ts) and diffed token by token against
- * the edited HTML (jsdiff's `diffArrays`). Unchanged tokens keep their source bytes (images,
- * entities, code spans, inline HTML, link titles, line wrapping); text typed or deleted inside text
- * is spliced in, escaped where Markdown would read it as syntax; elements typed between kept tokens
- * (a word made bold) are written by `convert`, and an element removed or changed rewrites the
- * top-level node that holds it. The result must render to exactly the edited HTML (not checked when
- * only letters, digits and spaces changed inside prose); otherwise the caller converts the block.
+ * what the editor changed (CONTRACT 11). The block's rendering, traced to its source
+ * (source-units.ts), is diffed token by token against the edited HTML: kept tokens keep their bytes,
+ * typed text is spliced in escaped, typed elements are converted, and a changed element rewrites
+ * its top-level node. The result must render exactly as the edited HTML, else the caller converts.
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
@@ -75,9 +70,8 @@ const PLAIN = /^[\p{L}\p{N} ]+$/u
 const QUIET = /^[\p{L}\p{N} .,;:!?)"']$/u
 
 /**
- * Whether the edit only typed or deleted letters, digits and spaces inside prose, between
- * characters that no Markdown construct can start or end at, away from a line start: then the
- * splice cannot change what anything else means, and the check by a new parse is skipped.
+ * Whether the edit only typed or deleted letters, digits and spaces inside prose, away from line
+ * starts and between characters no construct starts or ends at: then no check by a new parse is needed.
  */
 function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
   if (plan.regions.length > 0) return false
@@ -86,11 +80,9 @@ function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
     const before = body[at - 1]
     const after = end < input.to ? body[end] : undefined
     if (before === undefined || !QUIET.test(before) || (after !== undefined && !QUIET.test(after))) return false
-    // Not where a line starts (after its container and list or heading markers: a word and a
-    // space come first) ...
+    // Not where a line starts (a word and a space come first) and no autolink literal around.
     const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at).replace(/^[ \t>]*/, '')
     if (!/[\p{L}\p{N}]\s/u.test(line)) return false
-    // ... and no autolink literal forms in the word the edit lands in.
     const head = typed.startsWith(' ') ? '' : /\S*$/.exec(body.slice(input.from, at))?.[0] ?? ''
     const tail = typed.endsWith(' ') ? '' : /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
     return !/www\.|@|:\/\//i.test(head + typed + tail)
@@ -168,11 +160,7 @@ function planSplice (input: SpliceInput): Plan | null {
   return { source, incoming, kept, gaps, regions: merged }
 }
 
-/**
- * Joins each region whose edited tokens open an element they do not close (a word made bold:
- * `<strong>` typed before it, `</strong>` after) with the next ones until they balance.
- * @returns the regions, or null when the edit's elements never balance
- */
+/** Joins each region whose edited tokens leave an element open with the next ones until they balance (null: never). */
 function balancedRegions (regions: Region[], incoming: InlineToken[]): Region[] | null {
   const out: Region[] = []
   let open: Region | undefined
@@ -236,11 +224,7 @@ function atLineStart (out: string): boolean {
   return /(?:^|\n)[ \t>]*$/.test(out)
 }
 
-/**
- * Typed text escaped where Markdown would read syntax: always backslashes, code, emphasis,
- * strikethrough, brackets, raw HTML and character references (and `#` in a heading, any line-start
- * marker at a line start); `full` escapes every ASCII punctuation character.
- */
+/** Typed text escaped where Markdown would read syntax; `full` escapes every ASCII punctuation character. */
 function escapeTyped (text: string, escaping: Escaping, heading: boolean, lineStart: boolean): string {
   if (escaping === 'full') return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
   let out = text.replace(heading ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
@@ -286,10 +270,7 @@ function convertRegion (input: SpliceInput, tokens: InlineToken[]): string | nul
   return text.split('\n').map((line, i) => i === 0 ? line : input.continuation + line).join(input.newline)
 }
 
-/**
- * Parses the new content on its own (container prefixes taken off its lines, the document's
- * definitions after it) and checks it renders as the edited HTML.
- */
+/** Whether the new content, parsed alone with the definitions it names, renders as the edited HTML. */
 function verify (input: SpliceInput, content: string, incoming: InlineToken[]): boolean {
   const quotes = (input.continuation.match(/>/g) ?? []).length
   const prefix = new RegExp(`^[ \\t]*(?:>[ \\t]?){0,${quotes}}`)

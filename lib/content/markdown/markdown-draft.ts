@@ -1,10 +1,8 @@
 /**
- * The draft record of Markdown block edits, and its merge onto a base body that moved on.
- *
- * A draft keeps the body its edits were made against (`baseBody`), the resulting body and the edits
- * as replacements of `baseBody` ranges: sorted, non-overlapping, `baseBody` with them applied is
- * `body`. Publishing onto a changed base diffs the old base against the new one by lines; changes
- * that stay outside every edited range are merged, one inside (or across) a range makes it stale.
+ * The draft record of Markdown block edits: the body they were made against (`baseBody`), the
+ * resulting body and the edits as sorted, non-overlapping replacements of `baseBody` ranges.
+ * Publishing onto a changed base diffs the old base against the new one by lines; changes outside
+ * every edited range are merged, one inside (or across) a range makes the draft stale.
  */
 import { diffLines } from 'diff'
 
@@ -15,13 +13,7 @@ export interface MarkdownEdit {
   text: string
 }
 
-/** `old.slice(start, end)` replaced by `text`. */
-type Replacement = MarkdownEdit
-
-/**
- * Lines changed at most for a line-by-line diff (Myers' diff costs lines times changes); beyond
- * it the whole changed middle counts as one change (and overlaps any edit in it).
- */
+/** Lines changed at most for a line diff (Myers' is O(N·D)); beyond it the changed middle is one change. */
 const MAX_CHANGED_LINES = 500
 
 /** The payload stored as DraftRecord.markdown. */
@@ -138,17 +130,12 @@ export function mergeMarkdownDraft (draft: MarkdownDraft, currentBaseBody: strin
       if (overlaps) return { stale: true }
     }
   }
-  const all: Replacement[] = [...draft.edits, ...hunks].sort((a, b) => a.start - b.start || a.end - b.end)
+  const all: MarkdownEdit[] = [...draft.edits, ...hunks].sort((a, b) => a.start - b.start || a.end - b.end)
   return { body: applyReplacements(draft.baseBody, all) }
 }
 
-/**
- * The line changes from one text to another, as replacements of the first (jsdiff's diffLines).
- * @param a the old text
- * @param b the new text
- * @returns sorted, non-overlapping replacements turning a into b
- */
-export function lineChanges (a: string, b: string): Replacement[] {
+/** The line changes from `a` to `b` as sorted, non-overlapping replacements of `a` (jsdiff's diffLines). */
+function lineChanges (a: string, b: string): MarkdownEdit[] {
   const changes = diffLines(a, b, { maxEditLength: MAX_CHANGED_LINES })
   if (changes === undefined) {
     let head = 0
@@ -157,9 +144,9 @@ export function lineChanges (a: string, b: string): Replacement[] {
     while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
     return [{ start: head, end: a.length - tail, text: b.slice(head, b.length - tail) }]
   }
-  const out: Replacement[] = []
+  const out: MarkdownEdit[] = []
   let at = 0
-  let open: Replacement | null = null
+  let open: MarkdownEdit | null = null
   for (const change of changes) {
     if (!change.added && !change.removed) {
       if (open !== null) out.push(open)
@@ -175,13 +162,8 @@ export function lineChanges (a: string, b: string): Replacement[] {
   return out
 }
 
-/**
- * Applies sorted, non-overlapping replacements.
- * @param text the original
- * @param replacements ranges of the original and their new text
- * @returns the result
- */
-export function applyReplacements (text: string, replacements: readonly Replacement[]): string {
+/** Applies sorted, non-overlapping replacements to `text`. */
+function applyReplacements (text: string, replacements: readonly MarkdownEdit[]): string {
   let out = ''
   let at = 0
   for (const r of replacements) {

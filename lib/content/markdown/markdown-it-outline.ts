@@ -1,11 +1,8 @@
 /**
- * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, micromark's tree only where
- * the two may differ. micromark costs ~5 ms of CPU per KB (a 20 KB body's first block list took
- * 108 ms, a 1 MB body's 3.3 s); markdown-it reads the same CommonMark ~15x faster. Each block
- * token's first offset is read from markdown-it's line marks as its rule returns. A run of
- * top-level blocks with no blank line between them is parsed by micromark (micromark-runs.ts) when
- * it holds a construct remark-gfm reads otherwise, so the outline is the one of a whole micromark
- * parse (markdown-it-outline.test.ts compares them over the corpus and the generator fixtures).
+ * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, which it reads ~15x faster
+ * than micromark (~5 ms of CPU per KB). A run of top-level blocks with no blank line between them is
+ * parsed by micromark (micromark-runs.ts) when it holds a construct remark-gfm reads otherwise, so
+ * the outline is a whole micromark parse's (markdown-it-outline.test.ts compares them).
  */
 import MarkdownIt from 'markdown-it'
 import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
@@ -19,16 +16,11 @@ import type { DocumentMarkers } from './document-context.js'
 import { formatSourceHint } from './source-hint.js'
 
 /**
- * Constructs markdown-it and remark-gfm may read differently: the top-level run holding one is
- * parsed by micromark: footnote definitions, tables, task items, `~` (one tilde is strikethrough
- * in GFM), autolinks whose text markdown-it decodes, URL or email literals (GFM links them) holding
- * markup characters.
+ * Constructs markdown-it and remark-gfm may read differently: footnote definitions, tables, task
+ * items, `~`, autolinks markdown-it decodes, URL or email literals holding markup characters.
  */
 const RISKY = /\[\^[^\]\n]*\]:|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i
-/**
- * A footnote call markdown-it leaves as text, which the outline removes when the footnote is
- * defined (as GFM reads it); a chunk with a `[^` of any other form is micromark's.
- */
+/** A footnote call markdown-it leaves as text (removed when the footnote is defined, as GFM reads it). */
 const FOOTNOTE_CALL = /(?<![\\[])\[\^([\w.-]+)\](?![(\[:])/g
 
 /** A footnote definition, whose indented continuation blocks markdown-it reads as code. */
@@ -61,25 +53,15 @@ interface Item { first: number, last: number, node?: ItNode }
 
 /**
  * A body's outline: from markdown-it for Markdown, from micromark's tree for MDX (JSX, ESM and
- * expressions only micromark reads).
+ * expressions only micromark reads) and for bodies with a CR, NUL or byte order mark (markdown-it
+ * rewrites them, which would move its offsets).
  * @param body the body
  * @param opts.mdx the body is MDX
  * @returns the outline
  */
 export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyOutline {
-  const long = bodyParser(opts)
-  return opts.mdx === true ? outlineOf(long(body), body) : markdownItOutline(body, { whole: textParser(opts), long })
-}
-
-/**
- * The outline of a Markdown (not MDX) body, as outlineOf gives it for micromark's tree.
- * @param body the body
- * @param parsers micromark's parsers (remark-parse + remark-gfm), for the runs markdown-it may read otherwise
- * @returns the outline
- */
-export function markdownItOutline (body: string, parsers: RunParsers): BodyOutline {
-  // markdown-it rewrites line endings, NUL and a byte order mark, which would move its offsets.
-  if (/[\r\0\uFEFF]/.test(body)) return outlineOf(parsers.long(body), body)
+  const parsers: RunParsers = { whole: textParser(opts), long: bodyParser(opts) }
+  if (opts.mdx === true || /[\r\0\uFEFF]/.test(body)) return outlineOf(parsers.long(body), body)
   const lines = lineStarts(body)
   const env: OutlineEnv = { marks: new Map() }
   const md = offsetParser()
@@ -109,8 +91,7 @@ function offsetParser (): MarkdownItInstance {
   const ruler = md.block.ruler
   for (const rule of [...ruler.__rules__]) {
     const run = rule.fn
-    // A rule's tokens take the offset of their first line once it returns: its own container's
-    // line marks are undone by then (a quote's `>`, a list item's marker), its parents' not yet.
+    // Read as the rule returns: its own container's line marks are undone then, its parents' not yet.
     ruler.at(rule.name, (state, startLine, endLine, silent) => {
       const from = state.tokens.length
       const ok = run(state, startLine, endLine, silent)
@@ -127,10 +108,7 @@ function offsetParser (): MarkdownItInstance {
   return md
 }
 
-/**
- * A code span's text keeps its line endings in mdast, where markdown-it makes them spaces: the rule
- * sets the content after the push, from the source after the opening run at `pos`.
- */
+/** A code span keeps its line endings in mdast, where markdown-it makes them spaces. */
 function keepLineEndings (token: Token, src: string, pos: number): void {
   let content = ''
   Object.defineProperty(token, 'content', {
@@ -326,7 +304,7 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunP
   return outline
 }
 
-/** md_block's units of a node (block-list.ts's walk). */
+/** block-list.ts's units of a node. */
 function listBlocks (node: ItNode, body: string, footnotes: Set<string>, out: SourceBlock[]): void {
   if (node.type === 'list') {
     for (const item of node.children) listBlocks(item, body, footnotes, out)
@@ -360,7 +338,7 @@ function textOf (node: ItNode, host: ItNode | undefined, footnotes: Set<string>)
   return readerText(inlineText(host.inline.children ?? [], footnotes))
 }
 
-/** What a reader sees of inline tokens: text and code, soft breaks as spaces, hard breaks as "\n"; images and raw HTML left out. */
+/** What a reader sees of inline tokens (block-chars.ts's plainText). */
 function inlineText (children: Token[], footnotes: Set<string>): string {
   let text = ''
   for (const token of children) {
@@ -372,7 +350,7 @@ function inlineText (children: Token[], footnotes: Set<string>): string {
   return text
 }
 
-/** editable-blocks.ts's isCode on markdown-it's tokens: a paragraph MDX or a template language reads as code. */
+/** editable-blocks.ts's isCode on markdown-it's tokens. */
 function isCodeInline (inline: Token): boolean {
   const first = inline.children?.[0]
   if (first === undefined) return false

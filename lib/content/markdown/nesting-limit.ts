@@ -1,9 +1,8 @@
 /**
- * Bounds on how deeply Markdown (and the HTML of a block edit) may nest before it is parsed. The
- * Markdown parser and the tree walkers after it recurse once per level, and their time grows much
- * faster than the depth: 500 nested list levels took 17 s to render, 60,000 nested `>` overflowed
- * the stack. Real documents nest a few levels; anything deeper is refused (md_block: 400) or, for
- * a committed document, rendered as escaped plain text. A string scan, linear in the input.
+ * Bounds on how deeply Markdown (and the HTML of a block edit) may nest, checked by a linear string
+ * scan before parsing: the parser and tree walkers recurse per level (500 nested list levels took
+ * 17 s to render, 60,000 nested `>` overflowed the stack). Deeper input is refused (md_block: 400)
+ * or, for a committed document, rendered as escaped plain text.
  */
 import type { Root as HastRoot } from 'hast'
 
@@ -13,26 +12,18 @@ export const MAX_MARKDOWN_NESTING = 32
 export const MAX_HTML_NESTING = 64
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/
-/**
- * A run of emphasis delimiters long enough to nest emphasis deeper than the block limit allows
- * (each pair of delimiters is a level): 40,000 `*` around a word took 44 s to render and then
- * overflowed the stack. A thematic break (a line of only `*`, `_`, `-` and spaces) is not one.
- */
+/** Emphasis delimiters nesting deeper than the block limit (40,000 `*` around a word took 44 s to render). */
 const LONG_DELIMITER_RUN = new RegExp(`[*_]{${2 * MAX_MARKDOWN_NESTING + 1},}`)
 const THEMATIC_BREAK = /^[ \t]*([*_-][ \t]*)+$/
-/**
- * Links whose destination never closes make the inline parser look ahead once per `[text](`:
- * quadratic (20,000 of them in one paragraph took 4.3 s). Real paragraphs hold a few dozen links.
- */
+/** Unclosed link destinations make the inline parser quadratic (20,000 in one paragraph took 4.3 s). */
 const MAX_LINK_OPENERS_PER_PARAGRAPH = 1000
 const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr'])
 
 /**
- * The deepest block nesting of a Markdown body, estimated from each line's container markers: the
- * `>` and list markers that open it, plus half the indentation in front of a list marker (a nested
- * list item is indented at least two columns per level). Lines inside fenced code are skipped.
+ * The deepest block nesting of a Markdown body, over-estimated from each line's `>` and list
+ * markers plus half the indentation before a list marker; lines in fenced code are skipped.
  * @param body the Markdown
- * @returns the estimated depth (an over-estimate rather than an under-estimate)
+ * @returns the estimated depth
  */
 export function markdownNestingDepth (body: string): number {
   let deepest = 0
@@ -95,7 +86,6 @@ function tooManyLinkOpeners (body: string): boolean {
   let paragraphEnd = -1
   while (at >= 0) {
     if (at > paragraphEnd) {
-      // A new paragraph: find where it ends (the next blank line) and start counting again.
       const blank = /\n[ \t]*\n/g
       blank.lastIndex = at
       const next = blank.exec(body)
@@ -125,13 +115,10 @@ export function htmlTooDeep (html: string): boolean {
 }
 
 /**
- * The tree renderMarkdown gives for a body too deep to parse: the source as escaped plain text in
- * the usual wrapper (nothing in it is editable in place).
+ * The tree renderMarkdown gives for a body too deep to parse: the source as plain text in the
+ * usual wrapper, nothing editable.
  * @param body the Markdown
- * @param opts the entry and field
- * @param opts.collection the collection
- * @param opts.id the entry id
- * @param opts.blockPath the field (default `body`)
+ * @param opts the entry and field (`blockPath` defaults to `body`)
  * @returns a hast tree
  */
 export function plainTextTree (body: string, opts: { collection: string, id: string, blockPath?: string }): HastRoot {

@@ -78,13 +78,11 @@ export function renderMarkdown (body: string, opts: RenderMarkdownOptions): stri
 export function renderTree (body: string, opts: RenderMarkdownOptions): HastRoot {
   if (markdownTooDeep(body)) return plainTextTree(body, opts)
   const rendered = renderRaw(body, opts, false)
-  // Raw HTML may be split across Markdown nodes (an open tag in one, text, a close tag in another):
-  // only parsing the whole document, as a browser would, gives the tree to sanitize. Without raw
-  // HTML, line breaks to normalize or links inside links for the parser to take apart, that parse
-  // gives the tree back, so it is skipped (it is a third of a render).
+  // Raw HTML split across Markdown nodes is only whole once the document is parsed, as a browser
+  // does; without raw HTML, CRs or links inside links that parse (a third of a render) is skipped.
   const tree = needsHtmlParse(rendered, body)
     ? sanitizeRendered(toHtml(rendered, { allowDangerousHtml: true }))
-    : sanitizeTree(asParsed(rendered))
+    : treeSanitizer.runSync(asParsed(rendered)) as HastRoot
   relinkClobberedIds(tree)
   return tree
 }
@@ -117,10 +115,7 @@ function hasLinkInside (link: Element): boolean {
   return found
 }
 
-/**
- * The sanitizer prefixes every id (so authored HTML cannot clobber page globals); in-page links
- * such as footnote references must then point at the prefixed ids.
- */
+/** In-page links (footnote references) point at the ids the sanitizer prefixed against clobbering. */
 function relinkClobberedIds (tree: HastRoot): void {
   const ids = new Set<string>()
   const inPageLinks: Element[] = []
@@ -145,6 +140,8 @@ export function sanitizeRendered (html: string): HastRoot {
   return processor.runSync(processor.parse(html))
 }
 
+const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
+
 /**
  * Sanitizes a rendered tree that holds no raw HTML the way renderMarkdown does, without the
  * serialize-and-parse round that only raw HTML needs.
@@ -153,17 +150,6 @@ export function sanitizeRendered (html: string): HastRoot {
  */
 export function sanitizeRenderedTree (tree: HastRoot): HastRoot {
   return treeSanitizer.runSync(structuredClone(tree)) as HastRoot
-}
-
-const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
-
-/**
- * Sanitizes a tree parsed from rendered HTML (as `sanitizeRendered` does after its parse).
- * @param tree the parsed tree (not changed)
- * @returns the sanitized tree
- */
-export function sanitizeTree (tree: HastRoot): HastRoot {
-  return treeSanitizer.runSync(tree) as HastRoot
 }
 
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
