@@ -1,8 +1,6 @@
 /**
- * A block's plain text as a reader sees it (markup removed, entities decoded, link text kept, images'
- * alt dropped, hard breaks as "\n", soft line breaks as spaces), each character traced to the source
- * bytes it came from through the parser's positions: the text-offset to source-offset map that
- * `md_edit` splices through.
+ * A block's plain text as a reader sees it (markup removed, entities decoded, images' alt dropped,
+ * hard breaks as "\n"), each character traced to its source bytes: the map `md_edit` splices through.
  */
 import type { Nodes, PhrasingContent } from 'mdast'
 import type {} from 'mdast-util-mdx'
@@ -85,8 +83,7 @@ function walk (nodes: PhrasingContent[], body: string, anc: readonly Container[]
         walk(node.children, body, [...anc, node], opaque, out)
         break
       case 'link': case 'linkReference': {
-        // An autolink's text is its URL, and a collapsed or shortcut reference's text is its label:
-        // editing either would change what it points at, so their characters are not mapped.
+        // An autolink's text is its URL, a collapsed reference's its label: not editable.
         const literal = node.type === 'link' && start !== undefined && body[start] !== '['
         const label = node.type === 'linkReference' && node.referenceType !== 'full'
         walk(node.children, body, [...anc, node], opaque || literal || label, out)

@@ -64,7 +64,6 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   const host = inlineHost(block.node)
   const definitions = definitionsFor(document.definitions, body.slice(block.start, block.end))
-  // The block's rendering traced to its source: what the edit is compared with, token by token.
   const source = host === null ? null : sourceTokens(host.children, body, definitions)
   const incomingTokens = visibleTokens(inlineTokens(incoming)[0] ?? [])
   if (block.node.type === 'code') {
@@ -131,8 +130,6 @@ function findBlock (body: string, src: string, tree: Root): EditableBlock {
 
 /**
  * The hint, if it parses and its hash matches the body's text at its range.
- * @param body the body
- * @param src the hint
  * @returns the parsed hint, or SourceMismatchError
  */
 export function checkedHint (body: string, src: string): SourceHint {
@@ -150,10 +147,7 @@ function hasElement (root: HastRoot, tagName: string): boolean {
   return found
 }
 
-/**
- * The block's content as the browser has it: the block alone (with the document's definitions, for
- * references) rendered and sanitized as renderMarkdown does, its element's children.
- */
+/** The block's content as the browser has it: the block alone rendered and sanitized as renderMarkdown does. */
 function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
   const node = block.node
   const wrapped: RootContent = node.type === 'listItem'
@@ -189,10 +183,7 @@ function codeText (root: HastRoot): string {
   return text.replace(/\n$/, '')
 }
 
-/**
- * What continuation lines of a block's content start with: the container prefixes of its first
- * line, blockquote `>` kept and list markers turned into their width of spaces.
- */
+/** What continuation lines of a block's content start with: its first line's `>` kept, other prefixes as spaces. */
 function continuationPrefix (body: string, offset: number): string {
   const lineStart = body.lastIndexOf('\n', offset - 1) + 1
   return body.slice(lineStart, offset).replace(/[^>\s]/g, ' ').replace(/\r/g, '')

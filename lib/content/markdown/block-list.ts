@@ -1,8 +1,6 @@
 /**
- * The source blocks of a body in document order, for the editor to pair with the blocks a
- * generator rendered (CONTRACT 14): each block's source hint, kind, plain text and whether it can
- * be edited in place. The units are md_block's (editable-blocks.ts): a list item holding one
- * paragraph is one block, a longer one gives its children; likewise a block quote.
+ * The source blocks of a body in document order, for the editor to pair with the blocks a generator
+ * rendered (CONTRACT 14): hint, kind, plain text and whether it is editable; md_block's units.
  */
 import type { Root, RootContent, Nodes } from 'mdast'
 import type {} from 'mdast-util-mdx'
@@ -41,8 +39,7 @@ const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
  * Lists the blocks of a parsed body.
  * @param tree the body's tree (positions required)
  * @param body the body
- * @param at only the block starting at this offset (an edit looks up one block; text and hash are
- * computed for the blocks listed only)
+ * @param at only the blocks starting at this offset
  * @returns the blocks, in document order
  */
 export function listBlocks (tree: Root, body: string, at?: number): ListedBlock[] {

@@ -1,8 +1,6 @@
 /**
- * What block editing keeps of one parsed body (CONTRACT 14): its top-level nodes' ranges, the labels
- * of its link and footnote definitions, its first emphasis markers and its source block list. With
- * it, an edit parses only the top-level node it falls in (region-parse.ts) instead of the whole
- * body, and the outline of the body after the edit follows from that node's new parse alone.
+ * What block editing keeps of one parsed body (CONTRACT 14): top-level ranges, definition labels,
+ * first emphasis markers and the block list, so an edit parses only its top-level node (region-parse.ts).
  */
 import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -25,12 +23,7 @@ export interface BodyOutline {
   blocks: SourceBlock[]
 }
 
-/**
- * The outline of a fully parsed body.
- * @param tree the body's tree
- * @param body the body
- * @returns the outline
- */
+/** The outline of a fully parsed body. */
 export function outlineOf (tree: Root, body: string): BodyOutline {
   return {
     tops: tree.children.map(c => ({ type: c.type, start: c.position?.start.offset ?? 0, end: c.position?.end.offset ?? 0 })),
@@ -43,9 +36,6 @@ export function outlineOf (tree: Root, body: string): BodyOutline {
 /**
  * The outline after an edit inside one top-level node: the nodes before it unchanged, that node's
  * from its new parse, the ones after it moved by the change in length.
- * @param outline the outline of `before`
- * @param before the body before the edit
- * @param after the body after it
  * @param index the edited top-level node's index in `outline.tops`
  * @param region the new parse of that node alone (positions in `after`'s offsets)
  * @returns the outline of `after`

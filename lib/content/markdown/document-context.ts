@@ -1,7 +1,6 @@
 /**
- * What editing one block needs to know of the rest of its document: the definitions its references
- * resolve to and the emphasis and strong markers the document uses, so edited blocks are written in
- * the style the document already has.
+ * What editing one block needs of the rest of its document: the definitions its references resolve
+ * to, and the emphasis and strong markers the document uses (edits are written in its style).
  */
 import type { Root, RootContent, Definition, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -22,12 +21,7 @@ export interface DocumentContext {
   markers: () => DocumentMarkers
 }
 
-/**
- * The context of a fully parsed body.
- * @param tree the body's tree
- * @param body the body
- * @returns the context
- */
+/** The context of a fully parsed body. */
 export function treeContext (tree: Root, body: string): DocumentContext {
   const linkDefinitions: Definition[] = []
   visit(tree, 'definition', (node) => { linkDefinitions.push(node) })
@@ -39,10 +33,7 @@ export function treeContext (tree: Root, body: string): DocumentContext {
 }
 
 /**
- * Adds the first emphasis and strong markers of a tree (in document order) to those already found.
- * @param tree the tree, positions in body offsets
- * @param body the body
- * @param found the markers found so far (kept)
+ * Adds the first emphasis and strong markers of a tree (positions in body offsets) to `found`.
  * @returns `found`, completed
  */
 export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers): DocumentMarkers {
@@ -64,8 +55,8 @@ export interface DocumentStyle {
 }
 
 /**
- * The style for one block: its own markers first, then the document's. The document's markers are
- * looked up only for a kind the edit writes and the block does not already have.
+ * The style for one block: its own markers first, then the document's (looked up only for a kind
+ * the edit writes and the block lacks).
  * @param writes whether the edited content has emphasis and strong
  */
 export function blockStyle (block: Nodes, body: string, document: DocumentContext, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {

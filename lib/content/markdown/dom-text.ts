@@ -1,9 +1,7 @@
 /**
- * The text a generator's DOM shows for a block, paired with the block's source text. Generators
- * change what a reader sees in small ways: typographic quotes and dashes, collapsed whitespace and
- * hard wraps, heading anchor symbols and footnote numbers they add, attribute lists they hide. The
- * pairing is a character diff (jsdiff) of both texts in a canonical form, so each DOM character is
- * either a character of the source text or text the generator alone produced.
+ * The text a generator's DOM shows for a block, paired with the block's source text by a character
+ * diff of both in a canonical form (typographic quotes and dashes, collapsed whitespace): each DOM
+ * character is a source character or text the generator added (anchors, footnote numbers).
  */
 import { diffChars } from 'diff'
 

@@ -1,10 +1,7 @@
 /**
- * Sanitized inline HTML to the Markdown of a block's content, written in the document's style.
- * The conversion is rehype-remark (hast to mdast) and remark-stringify (mdast to text, whose
- * `unsafe` handling escapes whatever typed text would otherwise turn into syntax, such as a
- * leading `#`, `>`, `-`, `+`, `*` or `1.`); between the two, tree transforms give links back the
- * titles and reference style they had in the block. Elements Markdown has no syntax for (`kbd`,
- * `sup`, `sub`, `mark`, `abbr`) are written as inline HTML; footnote references as `[^label]`.
+ * Sanitized inline HTML to the Markdown of a block's content, in the document's style: rehype-remark
+ * then remark-stringify (which escapes typed text that would read as syntax), links given back the
+ * titles and reference style they had; `kbd`, `sup`, `sub`, `mark`, `abbr` written as inline HTML.
  */
 import { unified } from 'unified'
 import rehypeRemark from 'rehype-remark'
@@ -61,10 +58,7 @@ export function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, styl
   return text
 }
 
-/**
- * Removes what Markdown cannot write: an empty code span (it would print as literal backticks)
- * and, in a heading, a line break (an ATX heading is one line; it becomes a space).
- */
+/** Removes what Markdown cannot write: an empty code span, and a line break in a heading (a space instead). */
 function tidy (nodes: PhrasingContent[], heading: boolean): PhrasingContent[] {
   const out: PhrasingContent[] = []
   for (const node of nodes) {
@@ -104,9 +98,8 @@ const PHRASING = new Set(['text', 'emphasis', 'strong', 'delete', 'inlineCode', 
 function isPhrasing (node: RootContent): node is PhrasingContent { return PHRASING.has(node.type) }
 
 /**
- * A link pointing where one of the block's links pointed keeps that link's title and, when it was
- * a reference, becomes that reference again; a new link to a URL the document defines becomes a
- * full reference to that definition.
+ * A link to where one of the block's links pointed keeps its title and reference style; a new link
+ * to a URL the document defines becomes a full reference to that definition.
  */
 function restoreLinks (phrasing: PhrasingContent[], original: PhrasingContent[], style: DocumentStyle): void {
   const keep = new Map<string, LinkKeep>()
@@ -167,10 +160,8 @@ type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
 type Handle = Handlers[string]
 
 /**
- * Raw HTML tags written by the conversion. hast-util-to-mdast does not count `html` nodes as
- * phrasing (it would cut the paragraph there and trim the spaces around them), so each tag travels
- * through the conversion as a placeholder text (private-use characters and digits, which nothing
- * escapes) and is put back in the written Markdown.
+ * Raw HTML tags travel through the conversion as placeholder text (nothing escapes it), since
+ * hast-util-to-mdast would cut the paragraph at an `html` node and trim the spaces around it.
  */
 class RawTags {
   readonly tags: string[] = []
@@ -202,10 +193,7 @@ const FOOTNOTE_HANDLERS: Handlers = {
   }
 }
 
-/**
- * Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become one element the
- * conversion writes as `[^label]`.
- */
+/** Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become an element written as `[^label]`. */
 function footnoteRefs (root: HastRoot): HastRoot {
   const refOf = (node: ElementContent): Element | undefined => {
     if (node.type !== 'element') return undefined

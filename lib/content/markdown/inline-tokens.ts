@@ -1,8 +1,7 @@
 /**
- * Sanitized inline HTML as a flat list of tokens, the unit of the edit diff (see inline-splice.ts):
- * an element gives an open and a close token (`br`, `img` and a footnote reference one token each),
- * text gives words, single other characters and whitespace runs (one `' '` token, as HTML collapses
- * them). Keys compare what a reader sees: a footnote reference by its label, not its number.
+ * Sanitized inline HTML as a flat list of tokens, the unit of the edit diff (inline-splice.ts): an
+ * element's open and close (`br`, `img`, a footnote reference: one token), words, other characters
+ * and whitespace runs (`' '`). Keys compare what a reader sees (a footnote by label, not number).
  */
 import type { Root, ElementContent, Element } from 'hast'
 
@@ -26,8 +25,7 @@ const WORDS = /[\p{L}\p{N}\p{M}]+|[ \t\n\r\f]+|[^]/gu
 /**
  * Tokenizes a sanitized fragment.
  * @param root the fragment (from sanitizeInlineHtml)
- * @param split a character that text may hold to mark boundaries: each occurrence ends the current
- * list and starts the next (used to cut the block's own rendering into its source units)
+ * @param split a character in the text that ends one token list and starts the next
  * @returns the token lists (one without `split`), leading and trailing whitespace kept
  */
 export function inlineTokens (root: Root, split?: string): InlineToken[][] {

@@ -1,10 +1,7 @@
 /**
- * micromark's trees of the runs of a body that markdown-it may read otherwise (markdown-it-outline.ts).
- * Runs are parsed in groups of a few KB, a separator between two runs, each group with the link
- * definitions it names written after it, so that its references resolve as in the whole body; a
- * group naming a footnote another group defines is parsed again with that footnote's definition.
- * A group's parse is whole (micromark's cost grows faster than a text only past tens of KB); a run
- * longer than that is parsed region by region.
+ * micromark's trees of the runs of a body markdown-it may read otherwise (markdown-it-outline.ts),
+ * parsed in groups of a few KB with the link definitions each names written after it; a group naming
+ * a footnote another group defines is parsed again with that definition.
  */
 import type { Root, RootContent } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -24,13 +21,8 @@ const GROUP_CHARS = 8000
 interface Group { text: string, runs: Array<{ run: Run, at: number }>, footnotes: Map<string, string>, tree: Root }
 
 /**
- * Parses the runs.
- * @param runs the runs, in body order
- * @param body the body
- * @param definitions the body's link definitions
- * @param parsers micromark's parsers
+ * Parses the runs (in body order) with micromark's parsers, given the body's link definitions.
  * @returns each run's tree (positions in body offsets), or null when a node reaches past its run
- *   (micromark reads the body's structure otherwise than markdown-it did)
  */
 export function parseRuns (runs: Run[], body: string, definitions: NamedDefinition[], parsers: RunParsers): Root[] | null {
   const groups: Group[] = []

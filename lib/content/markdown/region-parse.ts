@@ -1,10 +1,7 @@
 /**
- * Parsing only the top-level node an edit falls in: an edit stays inside one block, so the body
- * after it differs from the body before only within that block's top-level node. That node's
- * source is parsed alone (positions moved to body offsets), with the document's link and footnote
- * definitions it names written after it so its references resolve as in the whole body. When the
- * node does not parse alone into one node of its own kind and extent (an edit changed the
- * document's structure), the whole body is parsed instead.
+ * Parsing only the top-level node an edit falls in (an edit stays in one block), with the definitions
+ * it names written after it; when it does not parse alone into one node of its kind and extent (the
+ * edit changed the document's structure), the whole body is parsed instead.
  */
 import type { Root, RootContent } from 'mdast'
 import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
@@ -21,11 +18,8 @@ export interface RegionParser {
 }
 
 /**
- * A parser for bodies that differ from `body` only inside the top-level node holding offset `at`.
- * @param outline the body's outline
- * @param body the body
- * @param at an offset inside the edited block
- * @param parse the body's parser
+ * A parser for bodies that differ from `body` (outlined by `outline`) only inside the top-level
+ * node holding offset `at`.
  * @returns a parser giving a root whose children are that node alone (or the whole body's)
  */
 export function regionParser (outline: BodyOutline, body: string, at: number, parse: BodyParser): RegionParser {

@@ -1,14 +1,10 @@
 /**
- * A block's inline content cut into source units, each rendered token of the block traced back to
- * the source bytes it came from (see inline-splice.ts):
- * - a text node is a `text` unit; each of its words, characters and whitespace runs maps to its own
- *   source range (escapes, entities and the container prefixes of wrapped lines included);
- * - emphasis, strong, strikethrough, inline links and full reference links are an `open` unit (their
- *   opening source, `*`, `[`), the units of their children, and a `close` unit (`*`, `](url "title")`);
- * - everything else (images, code spans, footnote references, hard breaks, autolinks, collapsed and
- *   shortcut references, and each run of raw HTML from an opening tag to its closing tag) is an
- *   `atom`: kept byte for byte while all its tokens are, else rewritten as a whole.
- * The block is rendered once, with a marker character between units, so every token knows its unit.
+ * A block's inline content cut into source units, each rendered token traced back to its source
+ * bytes (see inline-splice.ts): a text node is a `text` unit whose every token maps to its own
+ * range; emphasis, strong, strikethrough and inline or full reference links give an `open` unit,
+ * their children's units and a `close` unit; anything else (images, code spans, raw HTML from a tag
+ * to its closing tag, ...) is an `atom`, kept byte for byte or rewritten whole. The block is
+ * rendered once, a marker character between units, so every token knows its unit.
  */
 import { unified } from 'unified'
 import remarkRehype from 'remark-rehype'
@@ -23,11 +19,10 @@ import { sanitizeRendered, sanitizeRenderedTree } from './render.js'
 
 /** A rendered token of the block with the source range it came from. */
 export interface SourceToken extends InlineToken {
-  /** The unit's kind. */
   kind: 'text' | 'open' | 'close' | 'atom'
-  /** Its unit (index in document order). */
+  /** Its unit's index, in document order. */
   unit: number
-  /** Its top-level group: the index of the block's child it belongs to. */
+  /** The index of the block's child it belongs to. */
   top: number
   start: number
   end: number
@@ -88,10 +83,7 @@ export function sourceTokens (children: PhrasingContent[], body: string, definit
   return visibleTokens(out)
 }
 
-/**
- * Copies the content with a marker text before every unit and at the end of every child list,
- * recording the units; null when a node has no source position.
- */
+/** The content with a marker before every unit and after every child list, the units recorded (null: a node has no position). */
 function markUnits (nodes: PhrasingContent[], body: string, units: Unit[], top: number | null): PhrasingContent[] | null {
   const out: PhrasingContent[] = []
   const groups = groupNodes(nodes)
@@ -136,10 +128,7 @@ function isContainer (node: PhrasingContent): boolean {
   return node.type !== 'linkReference' || node.referenceType === 'full'
 }
 
-/**
- * Groups a child list: each node alone, except raw HTML from an opening tag to its closing tag
- * (`<kbd>`, text, `</kbd>`), which is one group.
- */
+/** A child list in groups: each node alone, raw HTML from an opening tag to its closing tag together. */
 function groupNodes (nodes: PhrasingContent[]): PhrasingContent[][] {
   const groups: PhrasingContent[][] = []
   for (let i = 0; i < nodes.length; i++) {
@@ -192,9 +181,8 @@ export interface TextExtents {
 }
 
 /**
- * Where each character of a text node's value is in the source: a backslash escape or a character
- * reference maps to its whole source (every character it decodes to shares it), whitespace and
- * container prefixes (`>`) that the value dropped at line ends belong to no character.
+ * Where each character of a text node's value is in the source: an escape or character reference
+ * maps to its whole source; whitespace and `>` prefixes dropped at line ends belong to no character.
  * @param value the text node's value
  * @param body the body
  * @param start the node's start offset
@@ -211,7 +199,6 @@ export function textExtents (value: string, body: string, start: number, end: nu
     if (k >= end) return null
     const c = value[i] as string
     const s = body[k] as string
-    // Escapes and references first: `\\` and `&amp;` read as one character each.
     if (s === '\\' && body[k + 1] === c && PUNCTUATION.test(c)) {
       starts.push(k); ends.push(k + 2); i++; k += 2; lineStart = false
       continue
@@ -220,7 +207,6 @@ export function textExtents (value: string, body: string, start: number, end: nu
       const ref = ENTITY.exec(body.slice(k, Math.min(end, k + 40)))?.[0]
       const decoded = ref === undefined ? undefined : decodeEntity(ref)
       if (ref !== undefined && decoded !== undefined && decoded !== '' && decoded !== ref && value.startsWith(decoded, i)) {
-        // Every character of the reference starts at the reference: it is never cut.
         for (let n = 0; n < decoded.length; n++) { starts.push(k); ends.push(k + ref.length) }
         i += decoded.length; k += ref.length; lineStart = false
         continue

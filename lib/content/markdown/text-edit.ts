@@ -1,10 +1,8 @@
 /**
  * `applyTextEdit`: an edit seen in a generator's DOM of one block (its text before and after, and
- * the formatting applied) written into the Markdown source at the positions of the text that
- * changed (CONTRACT 11 and 14). The DOM text is paired with the block's source text (dom-text.ts),
- * the before -> after change is a character diff (jsdiff), and each changed range goes through the
- * block's text-offset -> source-offset map (block-chars.ts) to the bytes it came from. Only those
- * bytes change; an edit that cannot be placed exactly is refused, never guessed.
+ * marks) written into the Markdown source (CONTRACT 11 and 14): the DOM text is paired with the
+ * block's source text (dom-text.ts), the change is a character diff, and each changed range goes
+ * through the block's text -> source map (block-chars.ts). An edit not placed exactly is refused.
  */
 import { diffChars } from 'diff'
 import type { Root } from 'mdast'
@@ -166,10 +164,7 @@ function pairedRaw (from: number, to: number, pairing: NonNullable<ReturnType<ty
   return [source.from[lo]!, source.to[hi]!]
 }
 
-/**
- * The source ranges that deleting raw characters [r0, r1) removes: one per node they come from, or
- * a whole container (emphasis, link, code span) when every character of it goes.
- */
+/** The source ranges deleting raw characters [r0, r1) removes: one per node, or a whole container all of whose characters go. */
 function deletionPieces (r0: number, r1: number, chars: BlockChars, wholeContainers: boolean): Array<{ start: number, end: number }> {
   const pieces: Array<{ start: number, end: number }> = []
   for (let r = r0; r < r1;) {
@@ -196,18 +191,13 @@ function coveredBy (node: Container, r0: number, r1: number, chars: BlockChars):
   return node.position?.start.offset !== undefined && node.position.end.offset !== undefined
 }
 
-/**
- * Where text typed at DOM index `at` goes: after the source character before it, outside the
- * containers that one closes (a word typed after a link is not part of the link); at the content's
- * start or end when nothing of the block's text is on that side.
- */
+/** Where text typed at DOM index `at` goes: after the source character before it, outside the containers that one closes. */
 function insertionPoint (at: number, pairing: NonNullable<ReturnType<typeof pairTexts>>, source: ReturnType<typeof collapse>, chars: BlockChars, block: ListedBlock): { pos: number, anc: readonly Container[], raw: number, edge?: 'start' | 'end' } {
   let j = at - 1
   while (j >= 0 && (pairing.lo[j] ?? -1) === -1) j--
   const aRaw = j < 0 ? -1 : source.to[pairing.hi[j]!]! - 1
   const bRaw = aRaw + 1
   const content = contentRange(block)
-  // Nothing of the block's text before: its start, unless nothing of it follows either.
   if (aRaw < 0 && source.text.length > 0) return { pos: content.start, anc: [], raw: 0, edge: 'start' }
   if (!/[^\s\u00a0]/.test(chars.text.slice(bRaw))) return { pos: content.end, anc: [], raw: chars.chars.length, edge: 'end' }
   const a = chars.chars[aRaw]!
