@@ -18,7 +18,7 @@ import { inlineToMarkdown } from './inline-to-markdown.js'
 import { bodyParser, definitionsFor } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
 import { sourceTokens } from './source-units.js'
-import { inlineTokens, visibleTokens } from './inline-tokens.js'
+import { inlineTokens, visibleTokens, sameKeys } from './inline-tokens.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
@@ -130,6 +130,8 @@ function findBlock (body: string, src: string, tree: Root): EditableBlock {
 
 /**
  * The hint, if it parses and its hash matches the body's text at its range.
+ * @param body the body
+ * @param src the hint
  * @returns the parsed hint, or SourceMismatchError
  */
 export function checkedHint (body: string, src: string): SourceHint {
@@ -161,11 +163,6 @@ function renderedContent (block: EditableBlock, definitions: RootContent[]): Has
     : first
   const clean = sanitizeRendered(toHtml({ type: 'root', children: element?.children ?? [] }, { allowDangerousHtml: true }))
   return sanitizeInlineHtml(toHtml(clean))
-}
-
-/** Two token lists show the same. */
-function sameKeys (a: Array<{ key: string }>, b: Array<{ key: string }>): boolean {
-  return a.length === b.length && a.every((t, i) => t.key === b[i]?.key)
 }
 
 /** Two sanitized fragments render the same (whitespace collapses in HTML). */

@@ -23,7 +23,12 @@ export interface BodyOutline {
   blocks: SourceBlock[]
 }
 
-/** The outline of a fully parsed body. */
+/**
+ * The outline of a fully parsed body.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the outline
+ */
 export function outlineOf (tree: Root, body: string): BodyOutline {
   return {
     tops: tree.children.map(c => ({ type: c.type, start: c.position?.start.offset ?? 0, end: c.position?.end.offset ?? 0 })),
@@ -36,6 +41,9 @@ export function outlineOf (tree: Root, body: string): BodyOutline {
 /**
  * The outline after an edit inside one top-level node: the nodes before it unchanged, that node's
  * from its new parse, the ones after it moved by the change in length.
+ * @param outline the outline of `before`
+ * @param before the body before the edit
+ * @param after the body after it
  * @param index the edited top-level node's index in `outline.tops`
  * @param region the new parse of that node alone (positions in `after`'s offsets)
  * @returns the outline of `after`

@@ -21,7 +21,12 @@ export interface DocumentContext {
   markers: () => DocumentMarkers
 }
 
-/** The context of a fully parsed body. */
+/**
+ * The context of a fully parsed body.
+ * @param tree the body's tree
+ * @param body the body
+ * @returns the context
+ */
 export function treeContext (tree: Root, body: string): DocumentContext {
   const linkDefinitions: Definition[] = []
   visit(tree, 'definition', (node) => { linkDefinitions.push(node) })
@@ -33,7 +38,10 @@ export function treeContext (tree: Root, body: string): DocumentContext {
 }
 
 /**
- * Adds the first emphasis and strong markers of a tree (positions in body offsets) to `found`.
+ * Adds the first emphasis and strong markers of a tree to those already found.
+ * @param tree the tree, positions in body offsets
+ * @param body the body
+ * @param found the markers found so far (kept)
  * @returns `found`, completed
  */
 export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers): DocumentMarkers {

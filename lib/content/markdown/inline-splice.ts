@@ -8,7 +8,7 @@
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
 import type { RootContent } from 'mdast'
-import { inlineTokens, visibleTokens, TAG, type InlineToken } from './inline-tokens.js'
+import { inlineTokens, visibleTokens, sameKeys, TAG, type InlineToken } from './inline-tokens.js'
 import { renderInline, type SourceToken } from './source-units.js'
 import { definitionsFor, type BodyParser } from './parse-body.js'
 
@@ -284,6 +284,5 @@ function verify (input: SpliceInput, content: string, incoming: InlineToken[]): 
   if (first?.type !== 'paragraph') return false
   if ((first.position?.end.offset ?? 0) < text.trimEnd().length) return false
   if (rest.some(node => node.type !== 'definition' && node.type !== 'footnoteDefinition')) return false
-  const rendered = visibleTokens(inlineTokens(renderInline(first.children, rest))[0] ?? [])
-  return rendered.length === incoming.length && rendered.every((t, k) => t.key === incoming[k]?.key)
+  return sameKeys(visibleTokens(inlineTokens(renderInline(first.children, rest))[0] ?? []), incoming)
 }

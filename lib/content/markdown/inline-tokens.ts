@@ -81,6 +81,16 @@ export function visibleTokens<T extends { key: string }> (tokens: T[]): T[] {
   return out
 }
 
+/**
+ * Whether two token lists show the same.
+ * @param a tokens
+ * @param b tokens
+ * @returns true when their keys are equal, in order
+ */
+export function sameKeys (a: Array<{ key: string }>, b: Array<{ key: string }>): boolean {
+  return a.length === b.length && a.every((t, i) => t.key === b[i]?.key)
+}
+
 function tagKey (node: Element): string {
   const props = Object.entries(node.properties).filter(([, v]) => v !== undefined && v !== null && v !== false)
     .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)

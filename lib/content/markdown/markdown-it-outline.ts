@@ -157,7 +157,7 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
     const token = tokens[i] as Token
     const parent = stack[stack.length - 1] as ItNode
     if (token.nesting < 0) {
-      if (token.type in CLOSERS) closeContainer(stack.pop() as ItNode, body, lines)
+      if (token.type.replace(/_close$/, '_open') in CONTAINERS) closeContainer(stack.pop() as ItNode, body, lines)
       continue
     }
     const type = CONTAINERS[token.type] ?? LEAVES[token.type]
@@ -169,7 +169,7 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
     if (token.type === 'code_block') start = afterColumns(body, mark.mark, mark.indent)
     const node: ItNode = { type, start, end: start, first: map[0], last: map[1] - 1, children: [] }
     parent.children.push(node)
-    if (type in CONTAINERS_BY_TYPE) { stack.push(node); continue }
+    if (token.type in CONTAINERS) { stack.push(node); continue }
     if (token.type === 'paragraph_open' || token.type === 'heading_open') {
       node.inline = tokens[i + 1]
       if (token.type === 'heading_open') node.depth = Number(token.tag.slice(1))
@@ -198,8 +198,6 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
 /** A definition's label on its first line (one over lines is left to micromark). */
 const LABEL = /^\[((?:[^\\[\]\n]|\\[^\n])*)\]:/
 
-const CLOSERS: Record<string, true> = { bullet_list_close: true, ordered_list_close: true, list_item_close: true, blockquote_close: true }
-const CONTAINERS_BY_TYPE: Record<string, true> = { list: true, listItem: true, blockquote: true }
 
 /** A container ends where its last child does (an empty one after its marker). */
 function closeContainer (node: ItNode, body: string, lines: number[]): void {

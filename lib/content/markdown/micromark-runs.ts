@@ -21,7 +21,11 @@ const GROUP_CHARS = 8000
 interface Group { text: string, runs: Array<{ run: Run, at: number }>, footnotes: Map<string, string>, tree: Root }
 
 /**
- * Parses the runs (in body order) with micromark's parsers, given the body's link definitions.
+ * Parses the runs.
+ * @param runs the runs, in body order
+ * @param body the body
+ * @param definitions the body's link definitions
+ * @param parsers micromark's parsers
  * @returns each run's tree (positions in body offsets), or null when a node reaches past its run
  */
 export function parseRuns (runs: Run[], body: string, definitions: NamedDefinition[], parsers: RunParsers): Root[] | null {

@@ -18,8 +18,11 @@ export interface RegionParser {
 }
 
 /**
- * A parser for bodies that differ from `body` (outlined by `outline`) only inside the top-level
- * node holding offset `at`.
+ * A parser for bodies that differ from `body` only inside the top-level node holding offset `at`.
+ * @param outline the body's outline
+ * @param body the body
+ * @param at an offset inside the edited block
+ * @param parse the body's parser
  * @returns a parser giving a root whose children are that node alone (or the whole body's)
  */
 export function regionParser (outline: BodyOutline, body: string, at: number, parse: BodyParser): RegionParser {
