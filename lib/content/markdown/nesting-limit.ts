@@ -5,6 +5,7 @@
  * or, for a committed document, rendered as escaped plain text.
  */
 import type { Root as HastRoot } from 'hast'
+import { rehypeCmsSource, type CmsSourceOptions } from './cms-source-plugins.js'
 
 /** The deepest nesting of block containers (block quotes and list items) a body may have. */
 export const MAX_MARKDOWN_NESTING = 32
@@ -121,14 +122,8 @@ export function htmlTooDeep (html: string): boolean {
  * @param opts the entry and field (`blockPath` defaults to `body`)
  * @returns a hast tree
  */
-export function plainTextTree (body: string, opts: { collection: string, id: string, blockPath?: string }): HastRoot {
-  return {
-    type: 'root',
-    children: [{
-      type: 'element',
-      tagName: 'div',
-      properties: { dataCmsMd: `${opts.collection}/${opts.id}#${opts.blockPath ?? 'body'}` },
-      children: [{ type: 'element', tagName: 'pre', properties: {}, children: [{ type: 'text', value: body }] }]
-    }]
-  }
+export function plainTextTree (body: string, opts: CmsSourceOptions): HastRoot {
+  const tree: HastRoot = { type: 'root', children: [{ type: 'element', tagName: 'pre', properties: {}, children: [{ type: 'text', value: body }] }] }
+  rehypeCmsSource(opts)(tree)
+  return tree
 }
