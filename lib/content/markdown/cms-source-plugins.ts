@@ -1,7 +1,6 @@
 /**
- * The unified plugin pair that makes rendered Markdown editable in place, for sites that already
- * render with remark and rehype: `remarkCmsSource` stamps each editable block with its source hint,
- * `rehypeCmsSource` wraps the document in the element naming the entry and field.
+ * The unified plugin pair that makes rendered Markdown editable in place, for sites that render
+ * with remark and rehype: source hints on editable blocks, and a wrapper naming the entry and field.
  */
 import type { Root as MdastRoot } from 'mdast'
 import type { Root as HastRoot, Element } from 'hast'

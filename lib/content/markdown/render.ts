@@ -42,10 +42,7 @@ const MDX_HANDLERS = {
 /** The prefix the sanitizer puts in front of every id. */
 export const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
 
-/**
- * The default sanitize schema plus our own attributes on every element, and `mark` and `abbr`
- * (which the inline allowlist keeps, so a page shows what an edit stores).
- */
+/** The default sanitize schema plus our attributes, and `mark` and `abbr` (the inline allowlist keeps them). */
 export const SANITIZE_SCHEMA: Schema = {
   ...defaultSchema,
   tagNames: [...(defaultSchema.tagNames ?? []), 'mark', 'abbr'],
