@@ -100,9 +100,8 @@ export function parseInRegions (body: string, parse: BodyParser, regionChars = R
 }
 
 /**
- * The region starting at `start`: up to the first cut `regionChars` on whose sentinel check
- * passes, the next cut twice as far each time one fails, the rest of the body when none passes.
- * Null when the rest does not parse alone (an MDX error): the body is then parsed whole.
+ * The region at `start`: to the first cut `regionChars` on whose sentinel check passes (each failure
+ * doubling the distance); null when the rest does not parse alone (MDX), to parse the body whole.
  */
 function firstRegion (body: string, start: number, cuts: number[], from: number, parse: BodyParser, regionChars: number): Region | null {
   let want = regionChars
@@ -138,10 +137,7 @@ function closedAt (tree: Root, at: number): boolean {
   return (before?.position?.end.offset ?? 0) <= at
 }
 
-/**
- * The offsets where a region may start: a line at column 0 after a blank line, not starting with
- * whitespace or a list marker (a list goes on past blank lines while its items do).
- */
+/** Where a region may start: a line after a blank line, not starting with whitespace or a list marker. */
 function cutCandidates (body: string): number[] {
   const cuts: number[] = []
   let blank = false
@@ -186,10 +182,7 @@ function definitionRegions (regions: Region[]): DefinedIn {
 /** A bracketed text that may be a link label (a label holds no unescaped bracket, 999 characters at most). */
 const BRACKETED = /\[((?:[^\\[\]]|\\[^]){0,999})\]/g
 
-/**
- * The definitions, one a paragraph, of the labels the region's brackets name that only other
- * regions define, ending in a blank line ('' when there are none).
- */
+/** The definitions of labels the region names that only other regions define, each a paragraph ('' when none). */
 function definitionsNamed (text: string, index: number, definedIn: DefinedIn): string {
   if (definedIn.size === 0) return ''
   const lines = new Set<string>()
