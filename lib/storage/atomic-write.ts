@@ -6,10 +6,8 @@
  * replaces is on its ref). Not write-file-atomic: its temporary names are not hidden, so a killed
  * process's would be listed as entries; ours start with TEMP_PREFIX, which the start-up sweep removes.
  *
- * Creating the file and its fsync go to the thread pool; writing (up to 1 MiB), closing and renaming
- * are synchronous calls of a few microseconds each, cheaper for the main thread than a trip through
- * the pool (a thread's wake-up and a callback). Creating a file can take far longer (ext4 looks
- * for a free inode), so it stays off the main thread.
+ * Creating a file (ext4 looks for a free inode) and fsync go to the thread pool; writing up to
+ * 1 MiB, closing and renaming are synchronous calls of microseconds, cheaper than a pool round trip.
  */
 import fs from 'node:fs'
 import { promisify } from 'node:util'
@@ -101,8 +99,13 @@ export async function prepareFileAtomic (file: string, data: string | Uint8Array
   }
 }
 
-/** Creates a file that must not exist yet, and its folder when missing. */
-async function openNew (file: string, mode: number): Promise<number> {
+/**
+ * Creates a file that must not exist yet, and its folder when missing.
+ * @param file absolute path
+ * @param mode the new file's mode
+ * @returns its open file descriptor
+ */
+export async function openNew (file: string, mode: number): Promise<number> {
   try {
     return await open(file, 'wx', mode)
   } catch (err) {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
-import { RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
+import { percentEncode, RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
 import { signedMessage, type RecordSigner } from './record-signature.js'
 import type { GitStore } from './git-store.js'
 
@@ -65,11 +65,7 @@ function isDraftRecord (value: unknown): value is DraftRecord {
  */
 export function draftRef (editorId: string): string {
   if (typeof editorId !== 'string' || editorId.length === 0) throw new Error('An editor id is required')
-  let component = ''
-  for (const byte of Buffer.from(editorId, 'utf8')) {
-    const char = String.fromCharCode(byte)
-    component += /[A-Za-z0-9_@-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
-  }
+  let component = percentEncode(editorId, /[A-Za-z0-9_@-]/)
   // `%%` never comes out of the encoding above, so a hashed name cannot equal an encoded one.
   if (component.length > MAX_COMPONENT) component = `%%${createHash('sha256').update(editorId).digest('hex')}`
   return `${DRAFTS_REF_PREFIX}${component}`

@@ -2,12 +2,11 @@
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
  * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`).
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
-import { isInside } from './safe-path.js'
+import { resolvesIntoRepo } from './safe-path.js'
 import { signatureOf, signatureSize } from './file-signature.js'
 
 export { signatureOf, signatureSize }
@@ -41,7 +40,7 @@ function statEntry (repoRealDir: string, file: string): Stats | null | 'link-out
     throw err
   }
   if (st.isSymbolicLink()) {
-    if (!linkStaysInside(repoRealDir, file)) return 'link-outside'
+    if (!resolvesIntoRepo(repoRealDir, file)) return 'link-outside'
     try { st = statSync(file) } catch { return null }
   }
   return st.isFile() ? st : null
@@ -73,14 +72,5 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
   } catch (err) {
     if (err instanceof EntryParseError) return { kind: 'unreadable', sig, message: err.message }
     throw err
-  }
-}
-
-function linkStaysInside (repoRealDir: string, file: string): boolean {
-  try {
-    const real = realpathSync.native(file)
-    return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
-  } catch {
-    return false
   }
 }

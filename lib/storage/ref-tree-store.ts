@@ -73,13 +73,22 @@ export function shardOf (id: string): string {
  * @returns the file name in its shard tree
  */
 export function treeNameOf (id: string): string {
-  if (PLAIN_NAME.test(id)) return `${id}${FILE_SUFFIX}`
+  return `${PLAIN_NAME.test(id) ? id : percentEncode(id, /[A-Za-z0-9_-]/)}${FILE_SUFFIX}`
+}
+
+/**
+ * A string with every UTF-8 byte outside `keep` written `%XX`.
+ * @param text the string
+ * @param keep matches the (ASCII) characters kept as they are
+ * @returns the encoded string
+ */
+export function percentEncode (text: string, keep: RegExp): string {
   let out = ''
-  for (const byte of Buffer.from(id, 'utf8')) {
+  for (const byte of Buffer.from(text, 'utf8')) {
     const c = String.fromCharCode(byte)
-    out += /[A-Za-z0-9_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    out += keep.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
   }
-  return `${out}${FILE_SUFFIX}`
+  return out
 }
 
 /**

@@ -18,6 +18,22 @@ export function isInside (root: string, target: string): boolean {
 }
 
 /**
+ * Whether an existing path's real location (links resolved) is inside the repository and outside
+ * its `.git` directory.
+ * @param repoRealDir the repository's real path
+ * @param target absolute path
+ * @returns false when it leaves them or cannot be resolved
+ */
+export function resolvesIntoRepo (repoRealDir: string, target: string): boolean {
+  try {
+    const real = realpathSync.native(target)
+    return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
+  } catch {
+    return false
+  }
+}
+
+/**
  * A path relative to a folder, with `/` separators.
  * @param root absolute directory
  * @param target absolute path
