@@ -4,12 +4,11 @@
  * (`<folder>/<id>/<indexFile>.<ext>`, id = the folder's path) and lists of single files. One id
  * is one file: two files that map to one id make that id an unreadable entry until one is renamed.
  */
-import { fileNameProblem } from './bounded-file-name.js'
 import { rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
 import { realpathSync } from 'node:fs'
-import { entryIdProblem } from './names.js'
+import { entryIdProblem, fileNameProblem } from './names.js'
 import { isInside } from './safe-path.js'
 import { listFolder, listingPace } from './list-folder.js'
 
