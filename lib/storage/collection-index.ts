@@ -141,15 +141,6 @@ export class CollectionIndex {
   }
 
   /**
-   * Marks an entry as possibly changed on disk; it is re-checked on next read.
-   * @param id entry id, or null when the directory itself changed
-   */
-  markDirty (id: string | null): void {
-    if (id === null) this.#rescan = true
-    else this.#dirty.add(id)
-  }
-
-  /**
    * Builds the index on first use (a failed build is tried again on the next call).
    * @returns resolves when every entry is indexed
    */
@@ -382,8 +373,7 @@ export class CollectionIndex {
     for (const [id, file] of found) if (!this.#revs.has(id)) toRead.push([id, file])
     this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
-      // Small files are read synchronously and a compiled schema validates at once: without this
-      // turn, a first start's 10,000 reads ran as one task (4 s) that no request could interrupt.
+      // A turn between batches: a first start's 10,000 reads otherwise ran as one 4 s task.
       if (i > 0) await yieldNow()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
       if (!listening()) for (const [id] of batch) unwatched.push(id)
@@ -568,9 +558,9 @@ export class CollectionIndex {
     return real
   }
 
-  #rules (file?: string): RowRules {
-    const { format, titleField, orderField } = this.collection
-    return { format: file === undefined ? format : formatOfFile(file, format), titleField, orderField }
+  #rules (file: string): RowRules {
+    const { titleField, orderField } = this.collection
+    return { format: this.formatOf(file), titleField, orderField }
   }
 
   readonly #compare = (a: IndexRow, b: IndexRow): number => {

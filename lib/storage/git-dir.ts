@@ -1,7 +1,6 @@
 /**
- * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD is read from
- * the checkout's git dir (a `git worktree` has its own), refs, objects and the service's state
- * (`cms/`) live in the common dir: one service per repository, whichever checkout it serves.
+ * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD in the
+ * checkout's git dir (a `git worktree` has its own), refs, objects and our `cms/` state in the common dir.
  */
 import { execFile } from 'node:child_process'
 import { realpath } from 'node:fs/promises'

@@ -1,9 +1,8 @@
 /**
- * Fixed-string searches with `git grep` for rare, explicit actions (which entries reference a
- * media file before it is deleted): the working tree's files under some folders (tracked and
- * untracked, `.gitignore`d ones excepted), and the trees of refs. Never on a read path. The
- * needle is passed after `-e` and paths as `:(literal)` pathspecs after `--`, so nothing from a
- * request is ever read as an option or a glob.
+ * Fixed-string searches with `git grep` for rare, explicit actions (which entries reference a media
+ * file before it is deleted), in the working tree and in the trees of refs; never on a read path.
+ * The needle follows `-e` and paths are `:(literal)` pathspecs after `--`: nothing from a request
+ * is read as an option or a glob.
  */
 import { execFile } from 'node:child_process'
 import { gitEnv } from './git-process.js'

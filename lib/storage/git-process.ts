@@ -1,7 +1,6 @@
 /**
- * Starts a git child process on a repository's git directory, with none of the caller's `GIT_*`
- * variables (they would point git elsewhere) and a handler on stdin (a write after the process died
- * fails quietly; its exit is what callers watch).
+ * Starts git child processes without the caller's `GIT_*` variables, with a handler on stdin (a
+ * write after the process died fails quietly; its exit is what callers watch).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 

@@ -1,8 +1,7 @@
 /**
- * The media library's in-memory index of every media file under the media roots (media-roots.ts):
- * built once in the background, kept current by the service's uploads and deletions and by a file
- * watcher on each root; no request walks a directory. Links are never followed or listed, and a
- * root whose real path leaves the repository (or enters `.git`) is not indexed.
+ * The media library's in-memory index of every media file under the media roots: built once, kept
+ * current by the service's uploads and deletions and a file watcher on each root. Links are never
+ * followed or listed; a root whose real path leaves the repository (or enters `.git`) is skipped.
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'

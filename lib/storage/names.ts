@@ -1,12 +1,7 @@
 /**
- * The name grammar of collections and entries. Checked before any file system or git access, so a
- * name can never be a path escape, a git option or a prototype key.
- *
- * An entry id is a real file name (CONTRACT section 11): its path below the collection's folder
- * without the extension, `/` between folders. Each segment is 1 to 255 bytes of UTF-8 (NFC),
- * without control characters or any of `/ \ : * ? " < > |`, not `.` or `..`, not starting with
- * `.` or `-`, not ending with a space or `.`; at most 1,024 bytes in all; not `__proto__`,
- * `prototype` or `constructor`.
+ * The name grammar of collections and entries, checked before any file system or git access, so a
+ * name can never be a path escape, a git option or a prototype key. An entry id is its file's path
+ * below the collection's folder without the extension (CONTRACT section 11).
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'

@@ -1,7 +1,4 @@
-/**
- * Path containment: every file the service reads or writes resolves inside the repository, never
- * under `.git/`, and never through a symbolic link that leaves the repository.
- */
+/** Path containment: files the service reads or writes resolve inside the repository, outside `.git/`. */
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { ForbiddenError } from '../errors.js'

@@ -1,8 +1,7 @@
 /**
  * Compare-and-swap ref updates through one long-lived `git update-ref --stdin`, one transaction at a
- * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one, so a concurrent `git`
- * command is never overwritten. A failed check ends the process (the next update starts another).
- * The ref's directories are fsynced before `update` resolves, so the value survives a power loss.
+ * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one. A failed check ends the
+ * process (the next update starts another). The ref's directories are fsynced before `update` resolves.
  */
 import { readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
