@@ -210,11 +210,9 @@ export class CollectionIndex {
   }
 
   /**
-   * The given entries as the index holds them, without re-checking their files (so without
-   * taking any change): for a background reader (the search's open) that must not observe an
-   * outside writer half-way. A Markdown body is read only while the file still has the row's
-   * signature; otherwise the entry comes with `sig: ''` and no body, and its change reaches the
-   * reader through `onEntryChange` once the index takes it.
+   * The given entries as the index holds them, without re-checking their files: for a background
+   * reader (the search's open). A Markdown body is read only while the file still has the row's
+   * signature, else the entry comes with `sig: ''` and no body (`onEntryChange` tells its change).
    * @param rows rows of `all()`
    * @returns the entries still in the index
    */
@@ -402,8 +400,7 @@ export class CollectionIndex {
 
   /**
    * Once the watcher listens: marks the rows checked before it did whose file changed since (no
-   * event told), and after a scan made before it, asks a nested layout for a rescan. A restart's
-   * watcher usually listens before the build stats its files: nothing is checked twice then.
+   * event told), and after a scan made before it, asks a nested layout for a rescan.
    */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
@@ -420,9 +417,8 @@ export class CollectionIndex {
   }
 
   /**
-   * Reads one file into the index: its revision goes up when its signature is not the last known
-   * one. Returns the change to persist (persisted here unless `batch` is false), or null when the
-   * file is missing.
+   * Reads one file into the index (its revision goes up when its signature is not the last known
+   * one); gives the change to persist (persisted here unless `persist` is false), null when missing.
    */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
     const rules = this.#rules(file)

@@ -103,9 +103,8 @@ export class ContentStore {
   }
 
   /**
-   * Resolves once the file watcher sees changes. Nothing waits for it before serving: an index
-   * built before checks its files again once it resolves (`CollectionIndex.caughtUp`); the media
-   * index waits for it before its walk.
+   * Resolves once the file watcher sees changes (an index built before checks its files again
+   * then; the media index waits for it before its walk).
    * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
    */
   get watching (): Promise<void> {
