@@ -10,7 +10,7 @@ import { COLLECTION_NAME, isEntryId } from './names.js'
 import { assertRefName } from './update-ref.js'
 import type { GitStore } from './git-store.js'
 import { parseTree, type TreeEntry } from './cat-file.js'
-import type { NewObjects } from './new-objects.js'
+import { NewObjects } from './new-objects.js'
 import { StorageUnavailableError } from '../errors.js'
 
 /** Where a document lives. */
@@ -317,7 +317,7 @@ export class RefTreeStore<T> {
         failed.set(job, err)
       }
     }
-    const objects = this.#git.newObjects()
+    const objects = new NewObjects(this.#git.gitDir)
     try {
       const trees = new Map<string, TreeEntry[]>()
       const root = await this.#writeRoot(base, objects, changes, trees)
