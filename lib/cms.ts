@@ -262,7 +262,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         await searching
         await liveContent.close()
         await liveAuth.close()
-        await history.close()
+        await history.flush()
         await git.close()
         await lock.release()
       }

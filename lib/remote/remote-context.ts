@@ -3,8 +3,7 @@
  * the instance parts a step must respect (entry locks, the content indexes, the log).
  */
 import type { Logger } from 'pino'
-import { withLocks } from '../storage/with-locks.js'
-import type { KeyedLock } from '../storage/keyed-lock.js'
+import { withLocks, type KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { GitRunner } from '../git-runner.js'
 import type { SyncState } from './sync-state.js'

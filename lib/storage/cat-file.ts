@@ -1,8 +1,7 @@
 /**
- * Reads git objects through one long-lived `git cat-file --batch`: a request is a line naming an
- * object (`<oid>`, a ref, `<ref>:<path>`), the answer its type, size and bytes, in request order,
- * so concurrent reads pipeline on one pipe. The process is started on first use, started again when
- * it dies (the requests in flight are rejected), and ended by `close`.
+ * Reads git objects through one long-lived `git cat-file --batch`: answers come in request order,
+ * so concurrent reads pipeline on one pipe. The process starts on first use, again when it dies
+ * (the requests in flight are asked again once), and ends with `close`.
  */
 import { spawnGit } from './git-process.js'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'

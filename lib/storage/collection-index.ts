@@ -9,12 +9,11 @@ import path from 'node:path'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { EntryData, EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
-import { readEntryFile, signatureSize, statEntryFileNow } from './entry-file.js'
-import { readTextIfUnchanged } from './entry-text.js'
+import { readEntryFile, readTextIfUnchanged, statEntryFileNow } from './entry-file.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside } from './safe-path.js'
-import { RACY_MS, signatureCtime } from './file-signature.js'
+import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
 
 export type { IndexRow }
@@ -142,15 +141,6 @@ export class CollectionIndex {
   }
 
   /**
-   * Marks an entry as possibly changed on disk; it is re-checked on next read.
-   * @param id entry id, or null when the directory itself changed
-   */
-  markDirty (id: string | null): void {
-    if (id === null) this.#rescan = true
-    else this.#dirty.add(id)
-  }
-
-  /**
    * Builds the index on first use (a failed build is tried again on the next call).
    * @returns resolves when every entry is indexed
    */
@@ -220,11 +210,9 @@ export class CollectionIndex {
   }
 
   /**
-   * The given entries as the index holds them, without re-checking their files (so without
-   * taking any change): for a background reader (the search's open) that must not observe an
-   * outside writer half-way. A Markdown body is read only while the file still has the row's
-   * signature; otherwise the entry comes with `sig: ''` and no body, and its change reaches the
-   * reader through `onEntryChange` once the index takes it.
+   * The given entries as the index holds them, without re-checking their files: for a background
+   * reader (the search's open). A Markdown body is read only while the file still has the row's
+   * signature, else the entry comes with `sig: ''` and no body (`onEntryChange` tells its change).
    * @param rows rows of `all()`
    * @returns the entries still in the index
    */
@@ -383,8 +371,7 @@ export class CollectionIndex {
     for (const [id, file] of found) if (!this.#revs.has(id)) toRead.push([id, file])
     this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
-      // Small files are read synchronously and a compiled schema validates at once: without this
-      // turn, a first start's 10,000 reads ran as one task (4 s) that no request could interrupt.
+      // A turn between batches: a first start's 10,000 reads otherwise ran as one 4 s task.
       if (i > 0) await yieldNow()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
       if (!listening()) for (const [id] of batch) unwatched.push(id)
@@ -413,8 +400,7 @@ export class CollectionIndex {
 
   /**
    * Once the watcher listens: marks the rows checked before it did whose file changed since (no
-   * event told), and after a scan made before it, asks a nested layout for a rescan. A restart's
-   * watcher usually listens before the build stats its files: nothing is checked twice then.
+   * event told), and after a scan made before it, asks a nested layout for a rescan.
    */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
@@ -431,9 +417,8 @@ export class CollectionIndex {
   }
 
   /**
-   * Reads one file into the index: its revision goes up when its signature is not the last known
-   * one. Returns the change to persist (persisted here unless `batch` is false), or null when the
-   * file is missing.
+   * Reads one file into the index (its revision goes up when its signature is not the last known
+   * one); gives the change to persist (persisted here unless `persist` is false), null when missing.
    */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
     const rules = this.#rules(file)
@@ -569,9 +554,9 @@ export class CollectionIndex {
     return real
   }
 
-  #rules (file?: string): RowRules {
-    const { format, titleField, orderField } = this.collection
-    return { format: file === undefined ? format : formatOfFile(file, format), titleField, orderField }
+  #rules (file: string): RowRules {
+    const { titleField, orderField } = this.collection
+    return { format: this.formatOf(file), titleField, orderField }
   }
 
   readonly #compare = (a: IndexRow, b: IndexRow): number => {

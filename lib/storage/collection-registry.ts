@@ -16,7 +16,7 @@ import { readDefinition, type Refusal } from './definition-file.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
-import { isInside } from './safe-path.js'
+import { isInside, resolvesIntoRepo } from './safe-path.js'
 
 export type SchemaSource = 'explicit' | 'dynamic' | 'inferred'
 
@@ -241,7 +241,7 @@ export class CollectionRegistry {
     }
     if (st.isSymbolicLink()) {
       // A linked folder is a collection only while it stays inside the repository (and out of .git).
-      if (!this.#staysInside(dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
+      if (!resolvesIntoRepo(realpathSync.native(this.#repoDir), dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
       st = await stat(dir).catch(() => null)
     }
     if (st === null || !st.isDirectory() || this.#claimed(dir)) {
@@ -284,16 +284,6 @@ export class CollectionRegistry {
       if ((def.nested === true || def.indexFile !== undefined) && isInside(folder, dir)) return true
     }
     return false
-  }
-
-  #staysInside (dir: string): boolean {
-    try {
-      const real = realpathSync.native(dir)
-      const repoReal = realpathSync.native(this.#repoDir)
-      return isInside(repoReal, real) && !isInside(path.join(repoReal, '.git'), real)
-    } catch {
-      return false
-    }
   }
 
   #folderOf (name: string, def: CollectionDefinition): string {

@@ -15,6 +15,7 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
+import { relativeSlashPath } from './safe-path.js'
 
 /**
  * What sits beside a collection index (the full-text search, lib/search/): told of every entry
@@ -83,7 +84,7 @@ export class ContentStore {
    * @returns the `/`-separated path relative to the work tree
    */
   repoPathOf (file: string): string {
-    return path.relative(this.#opts.repoDir, file).split(path.sep).join('/')
+    return relativeSlashPath(this.#opts.repoDir, file)
   }
 
   /**
@@ -102,9 +103,8 @@ export class ContentStore {
   }
 
   /**
-   * Resolves once the file watcher sees changes. Nothing waits for it before serving: an index
-   * built before checks its files again once it resolves (`CollectionIndex.caughtUp`); the media
-   * index waits for it before its walk.
+   * Resolves once the file watcher sees changes (an index built before checks its files again
+   * then; the media index waits for it before its walk).
    * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
    */
   get watching (): Promise<void> {
@@ -161,8 +161,7 @@ export class ContentStore {
       try {
         await (await this.index(c.name)).ready()
       } catch {}
-      // One collection per turn of the event loop: with 100 collections whose indexes load from
-      // disk, the chained awaits otherwise ran as one 150 ms task ahead of every request.
+      // One collection per turn of the event loop, so no request waits behind the whole warm-up.
       await nextTurn()
     }
   }
@@ -176,8 +175,7 @@ export class ContentStore {
   async startCompanions (stop: () => boolean = () => false): Promise<void> {
     for (const companion of [...this.#companions.values()]) {
       if (stop() || this.#closed) return
-      // One at a time: opened together, their databases' opens (1-2 ms each) met in one turn of
-      // the event loop, 60-145 ms with 100 collections ahead of a request.
+      // One at a time: opened together, 100 databases' opens held the event loop 60-145 ms.
       await companion.start()
       await nextTurn()
     }

@@ -42,8 +42,7 @@ export async function readDefinition (file: string, others: number): Promise<Ref
   const named = (parsed as { format?: unknown } | null)?.format ?? 'json'
   const format = typeof named === 'string' && Object.hasOwn(FORMAT_EXTENSIONS, named) ? named as EntryFormat : null
   // The shape first (create_collection's schema looks at the schema's top only), then its size.
-  // The command validators (142 KB of generated code) load with the first definition file: most
-  // sites have none, and a start without one does not load them.
+  // The command validators (142 KB) load with the first definition file: most sites have none.
   const invalid = invalidDefinition(parsed, await import('../content/command-validators.js'))
   if (invalid !== null) return { reason: invalid, invalid: true, format }
   const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)

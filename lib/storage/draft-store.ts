@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
-import { RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
+import { percentEncode, RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
 import { signedMessage, type RecordSigner } from './record-signature.js'
 import type { GitStore } from './git-store.js'
 
@@ -65,11 +65,7 @@ function isDraftRecord (value: unknown): value is DraftRecord {
  */
 export function draftRef (editorId: string): string {
   if (typeof editorId !== 'string' || editorId.length === 0) throw new Error('An editor id is required')
-  let component = ''
-  for (const byte of Buffer.from(editorId, 'utf8')) {
-    const char = String.fromCharCode(byte)
-    component += /[A-Za-z0-9_@-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
-  }
+  let component = percentEncode(editorId, /[A-Za-z0-9_@-]/)
   // `%%` never comes out of the encoding above, so a hashed name cannot equal an encoded one.
   if (component.length > MAX_COMPONENT) component = `%%${createHash('sha256').update(editorId).digest('hex')}`
   return `${DRAFTS_REF_PREFIX}${component}`
@@ -77,22 +73,14 @@ export function draftRef (editorId: string): string {
 
 /** Every editor's drafts, each on its own ref. */
 export class DraftStore {
-  private readonly git: GitStore
   private readonly stores = new Map<string, RefTreeStore<DraftEntry>>()
-  private readonly signer: RecordSigner | undefined
-
-  private readonly keepEmptyRefs: boolean
 
   /**
    * @param opts `git`: the repository's git store; `signer`: signs each commit (record-signature.ts);
    *   `keepEmptyRefs`: keep an editor's ref once it holds no draft (with refs synced to a remote,
    *   a deleted ref would be fetched back from it), else it is deleted
    */
-  constructor (opts: { git: GitStore, signer?: RecordSigner, keepEmptyRefs?: boolean }) {
-    this.git = opts.git
-    this.signer = opts.signer
-    this.keepEmptyRefs = opts.keepEmptyRefs ?? false
-  }
+  constructor (private readonly opts: { git: GitStore, signer?: RecordSigner, keepEmptyRefs?: boolean }) {}
 
   /**
    * An editor's draft of one entry.
@@ -127,11 +115,7 @@ export class DraftStore {
    * @returns resolves once they are on the editor's ref
    */
   async put (editorId: string, records: DraftRecord[]): Promise<void> {
-    const updates: Array<TreeUpdate<DraftEntry>> = records.map(record => {
-      const key: DocKey = { collection: assertCollectionName(record.collection), id: assertEntryId(record.id) }
-      return { type: 'update', ...key, update: () => ({ ...record, ...key }) }
-    })
-    await this.storeOf(editorId).update(updates)
+    await this.#write(editorId, records, false)
   }
 
   /**
@@ -142,9 +126,14 @@ export class DraftStore {
    * @returns resolves once they are on the editor's ref
    */
   async restore (editorId: string, records: DraftRecord[]): Promise<void> {
+    await this.#write(editorId, records, true)
+  }
+
+  /** Stores records in one commit (`keepExisting`: not over a draft the entry has). */
+  async #write (editorId: string, records: DraftRecord[], keepExisting: boolean): Promise<void> {
     const updates: Array<TreeUpdate<DraftEntry>> = records.map(record => {
       const key: DocKey = { collection: assertCollectionName(record.collection), id: assertEntryId(record.id) }
-      return { type: 'update', ...key, update: (current) => current ?? { ...record, ...key } }
+      return { type: 'update', ...key, update: (current) => keepExisting && current !== null ? current : { ...record, ...key } }
     })
     await this.storeOf(editorId).update(updates)
   }
@@ -188,7 +177,7 @@ export class DraftStore {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)
     if (store === undefined) {
-      store = new RefTreeStore({ git: this.git, ref, codec, message: signedMessage(this.signer, ref, 'cms: drafts'), deleteWhenEmpty: !this.keepEmptyRefs })
+      store = new RefTreeStore({ git: this.opts.git, ref, codec, message: signedMessage(this.opts.signer, ref, 'cms: drafts'), deleteWhenEmpty: this.opts.keepEmptyRefs !== true })
       this.stores.set(ref, store)
     }
     return store

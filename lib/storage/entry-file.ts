@@ -1,16 +1,14 @@
 /**
  * Reading one entry file safely: refuse links that leave the repository or enter `.git`, decode
- * it, and describe its on-disk state with a cheap signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`).
+ * it, and describe its on-disk state with a cheap signature (file-signature.ts). The index keeps
+ * no Markdown body in memory: it reads the text back only while the file is the version it saw.
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import path from 'node:path'
 import type { Stats } from 'node:fs'
 import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
-import { isInside } from './safe-path.js'
-import { signatureOf, signatureSize } from './file-signature.js'
-
-export { signatureOf, signatureSize }
+import { resolvesIntoRepo } from './safe-path.js'
+import { signatureOf } from './file-signature.js'
 
 /** Entry files up to this size are read synchronously; larger ones through the thread pool. */
 const SMALL_FILE_BYTES = 1024 * 1024
@@ -41,7 +39,7 @@ function statEntry (repoRealDir: string, file: string): Stats | null | 'link-out
     throw err
   }
   if (st.isSymbolicLink()) {
-    if (!linkStaysInside(repoRealDir, file)) return 'link-outside'
+    if (!resolvesIntoRepo(repoRealDir, file)) return 'link-outside'
     try { st = statSync(file) } catch { return null }
   }
   return st.isFile() ? st : null
@@ -76,11 +74,56 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
   }
 }
 
-function linkStaysInside (repoRealDir: string, file: string): boolean {
+/**
+ * Reads a file's text if its signature still matches (one open, one fstat, one read, one close).
+ * @param file absolute entry file path
+ * @param sig the signature the index holds for it
+ * @param opts `noFollow`: refuse a symbolic link (then the caller's own checks decide)
+ * @returns the text, or null when the file is gone, changed, a refused link or cannot be read
+ */
+export async function readTextIfUnchanged (file: string, sig: string, opts: { noFollow?: boolean } = {}): Promise<string | null> {
+  // Where the platform has no O_NOFOLLOW (Windows), a refusing read refuses everything.
+  if (opts.noFollow === true && constants.O_NOFOLLOW === undefined) return null
+  let fd: number
   try {
-    const real = realpathSync.native(file)
-    return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
+    fd = openSync(file, opts.noFollow === true ? constants.O_RDONLY | constants.O_NOFOLLOW : constants.O_RDONLY)
   } catch {
-    return false
+    return null
   }
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile() || signatureOf(st) !== sig) return null
+    if (st.size <= SMALL_FILE_BYTES) return readSized(fd, st.size)
+  } catch {
+    return null
+  } finally {
+    closeSync(fd)
+  }
+  // A large file goes through the thread pool; its signature is checked again afterwards.
+  try {
+    const text = await readFile(file, 'utf8')
+    return signatureOf(statSync(file)) === sig ? text : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The text of an open regular file whose size an fstat just gave, in one read of a byte more than
+ * that size: a short read of a regular file is its end, so a file of that size needs no second
+ * read (`readFileSync(fd, 'utf8')` reads until a read returns nothing). Decoded as readFileSync
+ * decodes (invalid UTF-8 becomes U+FFFD, a BOM is kept).
+ * @returns the text, or null when the file is longer or shorter than the size now (changed since
+ *   the fstat: the caller's full check reads it again)
+ */
+function readSized (fd: number, size: number): string | null {
+  const buf = Buffer.allocUnsafe(size + 1)
+  let n = 0
+  while (n <= size) {
+    const want = size + 1 - n
+    const got = readSync(fd, buf, n, want, n)
+    n += got
+    if (got < want) break
+  }
+  return n === size ? buf.toString('utf8', 0, n) : null
 }

@@ -1,14 +1,12 @@
 /**
  * The signature of an entry file's on-disk state (`<size>:<mtimeMs>:<ino>:<ctimeMs>`): any change
- * by any writer changes it. The ctime is part of it because size and mtime alone miss an edit that
- * keeps the size and sets the mtime back (`touch -d`, `fs.utimes`): no user can set a ctime back.
+ * by any writer changes it (the ctime catches an edit that sets the mtime back; no one can set a ctime).
  */
 import type { Stats } from 'node:fs'
 
 /**
- * A file whose ctime is this close to (or after) the moment it was read may have been written again
- * within the same timestamp tick, unseen by its signature ("racily clean", as git calls it): its
- * persisted content is not trusted at the next start.
+ * A file whose ctime is this close to (or after) the moment it was read may have changed again
+ * unseen within the same tick ("racily clean", as git says): its persisted row is not trusted.
  */
 export const RACY_MS = 1000
 

@@ -1,12 +1,11 @@
 /**
- * A file watcher that keeps no record of the files it watches: one non-recursive `fs.watch`
- * (inotify on Linux) per folder under a root, each event passed on by path: one handle per folder
- * and nothing per file (a watcher with a tree of every file took 27 MB at 100,000 entries).
+ * A file watcher that keeps no record of the files it watches: one non-recursive `fs.watch` per
+ * folder under a root, each event passed on by path (a watcher keeping a tree of every file took
+ * 27 MB at 100,000 entries).
  *
- * Lost events: libuv discards inotify's IN_Q_OVERFLOW, so nothing tells `fs.watch` users. But an
- * overflow always comes with a full queue's worth of events within one turn of the event loop:
- * past half of `max_queued_events`, every watch is told `onLost` (its owner re-checks every file).
- * This holds while no other `fs.watch` user shares the inotify queue (the service has none).
+ * Lost events: libuv discards inotify's IN_Q_OVERFLOW, but an overflow comes with a full queue's
+ * worth of events within one turn of the event loop: past half of `max_queued_events`, every watch
+ * is told `onLost` (its owner re-checks every file).
  */
 import { lstatSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs'
 import path from 'node:path'
@@ -69,11 +68,7 @@ function ignored (name: string): boolean {
   return name.startsWith('.') || name === 'node_modules'
 }
 
-/**
- * Folders of one tree listed at once. Each open listing holds glibc's directory buffer (32 KB)
- * and libuv's request: listing every folder of 10,000 Hugo page bundles at once peaked at 300 MB,
- * ~100 MB of which the heap kept. 8 keeps the thread pool (4 threads) busy.
- */
+/** Folders of one tree listed at once (all 10,000 folders of a Hugo site at once peaked at 300 MB). */
 const LIST_CONCURRENCY = 8
 
 class TreeWatch implements FolderWatch {
@@ -82,9 +77,8 @@ class TreeWatch implements FolderWatch {
   readonly #dirs = new Map<string, FSWatcher>()
   /** Folders being looked at again after an event (`again`: another event came meanwhile). */
   readonly #syncing = new Map<string, { again: boolean, self: boolean }>()
-  /** Bounds the folders listed at once (LIST_CONCURRENCY); a folder's subfolders are added outside it. */
+  /** A folder's subfolders are added outside this bound. */
   readonly #listing = pLimit(LIST_CONCURRENCY)
-  /** Turns of the event loop while folders are listed (list-folder.ts). */
   readonly #pace = listingPace()
   #closed = false
 
@@ -202,7 +196,6 @@ class TreeWatch implements FolderWatch {
           state.self = true
           let isDir = false
           // The root may be a link to a folder (watched through it); a link below is never followed.
-          // Synchronously: a page-cache lstat is cheaper than the thread pool's round trip.
           try { isDir = ((full === this.#root ? statSync : lstatSync)(full, { throwIfNoEntry: false })?.isDirectory()) === true } catch {}
           if (this.#closed) return
           // A folder replaced or gone: its watches go (a new one at that path is watched afresh).

@@ -1,13 +1,13 @@
 /**
- * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD is read from
- * the checkout's git dir (a `git worktree` has its own), refs, objects and the service's state
- * (`cms/`) live in the common dir: one service per repository, whichever checkout it serves.
+ * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD in the
+ * checkout's git dir (a `git worktree` has its own), refs, objects and our `cms/` state in the common dir.
  */
 import { execFile } from 'node:child_process'
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { StartupError } from '../errors.js'
+import { gitEnv } from './git-process.js'
 
 const run = promisify(execFile)
 
@@ -28,13 +28,10 @@ export interface GitDirs {
  * @returns its git dir and common dir (absolute)
  */
 export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
-  // Variables such as GIT_DIR would point git elsewhere than the directory we were given.
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
   let lines: string[]
   try {
     // One git process: `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
-    const { stdout } = await run('git', ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env })
+    const { stdout } = await run('git', ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env: gitEnv() })
     lines = stdout.split('\n')
   } catch (err) {
     const { code, stdout } = err as { code?: unknown, stdout?: unknown }

@@ -1,11 +1,11 @@
 /**
- * Fixed-string searches with `git grep` for rare, explicit actions (which entries reference a
- * media file before it is deleted): the working tree's files under some folders (tracked and
- * untracked, `.gitignore`d ones excepted), and the trees of refs. Never on a read path. The
- * needle is passed after `-e` and paths as `:(literal)` pathspecs after `--`, so nothing from a
- * request is ever read as an option or a glob.
+ * Fixed-string searches with `git grep` for rare, explicit actions (which entries reference a media
+ * file before it is deleted), in the working tree and in the trees of refs; never on a read path.
+ * The needle follows `-e` and paths are `:(literal)` pathspecs after `--`: nothing from a request
+ * is read as an option or a glob.
  */
 import { execFile } from 'node:child_process'
+import { gitEnv } from './git-process.js'
 
 /** How long one search may run. */
 const GREP_TIMEOUT_MS = 30_000
@@ -48,11 +48,8 @@ export async function grepRefs (repoDir: string, needle: string, prefix: string)
 
 /** Runs git; exit status 1 of `grep` (nothing found) is an empty answer. */
 async function git (repoDir: string, args: string[]): Promise<string> {
-  // GIT_DIR and friends would point git elsewhere than the repository we serve.
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
   return await new Promise((resolve, reject) => {
-    execFile('git', args, { cwd: repoDir, env, timeout: GREP_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout) => {
+    execFile('git', args, { cwd: repoDir, env: gitEnv(), timeout: GREP_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout) => {
       if (err === null) { resolve(stdout); return }
       if (args[0] === 'grep' && (err as { code?: unknown }).code === 1) { resolve(''); return }
       reject(err)

@@ -1,7 +1,6 @@
 /**
- * Starts a git child process on a repository's git directory, with none of the caller's `GIT_*`
- * variables (they would point git elsewhere) and a handler on stdin (a write after the process died
- * fails quietly; its exit is what callers watch).
+ * Starts git child processes without the caller's `GIT_*` variables, with a handler on stdin (a
+ * write after the process died fails quietly; its exit is what callers watch).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 
@@ -26,10 +25,17 @@ export function spawnGitInWorkTree (workTree: string, args: readonly string[]): 
   return spawnIn(workTree, args)
 }
 
+/**
+ * The environment git runs in: ours without its `GIT_*` variables (GIT_DIR and friends would point
+ * git elsewhere than the repository we serve).
+ * @returns a copy of `process.env`
+ */
+export function gitEnv (): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_')))
+}
+
 function spawnIn (cwd: string, args: readonly string[]): ChildProcessWithoutNullStreams {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value
-  const child = spawn('git', args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn('git', args, { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
   child.stdin.on('error', () => {})
   // A failed spawn (no git) is reported as a close with no answers; 'error' must not throw.
   child.on('error', () => {})

@@ -1,10 +1,9 @@
 /**
  * The git plumbing of one repository, owned by one instance (createCms) and closed with it: object
  * and ref reads through a long-lived `git cat-file --batch`, compare-and-swap ref updates through a
- * long-lived `git update-ref --stdin`, new objects with plain fs (new-objects.ts).
+ * long-lived `git update-ref --stdin`; new objects are written with plain fs (new-objects.ts).
  */
 import { CatFile } from './cat-file.js'
-import { NewObjects } from './new-objects.js'
 import { RefUpdater } from './update-ref.js'
 
 /** One repository's git processes. */
@@ -31,14 +30,6 @@ export class GitStore {
   async readRef (ref: string): Promise<string | null> {
     const object = await this.objects.read(ref)
     return object?.type === 'commit' ? object.oid : null
-  }
-
-  /**
-   * Starts writing the objects of a commit.
-   * @returns the writer
-   */
-  newObjects (): NewObjects {
-    return new NewObjects(this.gitDir)
   }
 
   /**

@@ -181,14 +181,6 @@ export class HistoryStore {
   async flush (): Promise<void> {
     await this.#store.idle()
   }
-
-  /**
-   * Waits for the appends in flight.
-   * @returns resolves when idle
-   */
-  async close (): Promise<void> {
-    await this.flush()
-  }
 }
 
 /** Snapshots laid over a document's: a ts already there is skipped; ts order; the newest 50. */

@@ -26,19 +26,14 @@ export interface RowContent {
 }
 
 /** One entry as the index holds it (what lists filter and sort on), without a Markdown body. */
-export interface IndexRow {
+export interface IndexRow extends Omit<RowContent, 'fields'> {
   id: string
   file: string
   sig: string
   revision: number
-  /** The entry's data, except a Markdown `body` when `bodyAt` is set; undefined when unreadable. */
+  /** As in RowContent; undefined when unreadable. */
   fields?: EntryData
-  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
-  bodyAt?: number
   readError?: { message: string }
-  validationIssues?: ValidationIssue[]
-  title: string
-  order: number | null
 }
 
 /**

@@ -1,9 +1,8 @@
 /**
- * Where the entry index persists between runs: one SQLite file, `.git/cms/index.sqlite` (WAL).
- * Each entry ever seen has one row per collection: its revision, its file's signature (null once
- * deleted, so a re-created entry continues its count), and its indexed content as JSON (null when
- * it must be read again). The files stay the truth: a row whose signature differs from its file's
- * is read again, so deleting this file only costs a full read at the next start.
+ * Where the entry index persists between runs: `.git/cms/index.sqlite` (WAL), one row per entry
+ * ever seen: its revision, its file's signature (null once deleted, so a re-created entry continues
+ * its count) and its indexed content as JSON (null: read it again). The files stay the truth: a row
+ * whose signature differs from its file's is read again; deleting the database costs a full read.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -69,8 +68,7 @@ export class IndexStore {
 
   /**
    * Every entry persisted for a collection, a page at a time in id order (a turn of the event
-   * loop between pages). A caller that keeps only what it needs of each page lets the rest die
-   * young: holding every row of 100,000 at once cost more in garbage collection than the reads.
+   * loop between pages; a page's rows die young, all 100,000 at once cost more GC than the reads).
    * @param collection collection name
    * @param definition the collection's `definitionKey` now: when it differs from the persisted
    *   one, the contents are dropped (titles and orders depend on it) and revisions kept

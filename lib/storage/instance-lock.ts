@@ -1,8 +1,7 @@
 /**
- * One service process per repository: `.git/cms/instance.lock` holds `{ pid, start, boot }` (the
- * start time from `/proc/<pid>/stat`, the boot id), since a bare pid is reused (pid 1 again in a
- * container after a kill). The lock is stale, and taken over, when its pid is our own, is dead, or
- * started at another time or boot. Without `/proc` only liveness is checked. A bare pid is still read.
+ * One service process per repository: `.git/cms/instance.lock` holds `{ pid, start, boot }` (start
+ * time from `/proc/<pid>/stat`, boot id), since a bare pid is reused (pid 1 again in a container).
+ * The lock is stale, and taken over, when its pid is our own, dead, or started at another time or boot.
  */
 import { open, readFile, rm, mkdir } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
@@ -30,9 +29,8 @@ interface LockOwner {
 }
 
 /**
- * Lock files held by this process. A process-wide fact (a lock belongs to the process, not to an
- * instance): a file naming our own pid that is not in here was left by an earlier process that had
- * our pid, while one in here is held by another instance in this process and is respected.
+ * Lock files held by this process (process-wide, as a lock belongs to the process): one naming our
+ * pid that is not in here was left by an earlier process that had our pid.
  */
 const heldHere = new Set<string>()
 

@@ -1,10 +1,8 @@
 /**
- * Reads the history journal an earlier version kept in `.git/cms/history-journal/` (snapshots not
- * yet folded into `refs/cms/history` when it stopped), so the first start of this version can fold
- * them into the ref and delete the folder. Segments are `<16 digits>.journal`, each a run of frames
+ * Reads the history journal an earlier version kept in `.git/cms/history-journal/`, so the first
+ * start of this version can fold it into the ref. Segments `<16 digits>.journal` hold frames
  * `"CMSJ" | length (u32 LE) | crc32 of length and payload (u32 LE) | payload`, the payload
- * `{"c": collection, "i": id, "s": snapshot}` as JSON. Reading a segment stops at its first frame
- * that is not intact: a torn tail was never acknowledged.
+ * `{"c": collection, "i": id, "s": snapshot}`; a segment ends at its first torn frame.
  */
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'

@@ -1,6 +1,7 @@
 /**
  * Per-key FIFO locks: work under one key runs one at a time in arrival order, work under different
  * keys runs in parallel. A key with nothing running or waiting is forgotten, so keys never leak.
+ * Many keys are always taken in sorted order (`withLocks`), so two holders never deadlock.
  */
 
 /** The tail of one key's queue and how many holders and waiters it has. */
@@ -48,4 +49,21 @@ export class KeyedLock {
   get size (): number {
     return this.queues.size
   }
+}
+
+/**
+ * Runs `fn` while holding every lock in `keys`.
+ * @param locks the instance's keyed locks
+ * @param keys lock keys (duplicates are ignored)
+ * @param fn the work
+ * @returns what fn returns
+ */
+export async function withLocks<T> (locks: KeyedLock, keys: string[], fn: () => Promise<T>): Promise<T> {
+  const sorted = [...new Set(keys)].sort()
+  const take = async (i: number): Promise<T> => {
+    const key = sorted[i]
+    if (key === undefined) return await fn()
+    return await locks.run(key, async () => await take(i + 1))
+  }
+  return await take(0)
 }

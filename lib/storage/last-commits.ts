@@ -7,9 +7,8 @@
 import { spawnGitInWorkTree } from './git-process.js'
 
 /**
- * How long one look-up may walk history before the file is answered unknown. A file untouched for
- * 1,000 commits of a 10k-entry folder took 6 s of CPU (30 s at load 25) without a commit-graph;
- * 0.07 s with `git commit-graph write --reachable --changed-paths`.
+ * How long one look-up may walk history before the file is answered unknown (a file untouched for
+ * 1,000 commits took 6 s of CPU without a commit-graph, 0.07 s with one).
  */
 const LOG_TIMEOUT_MS = 3_000
 

@@ -1,13 +1,12 @@
 /**
- * The media library's in-memory index of every media file under the media roots (media-roots.ts):
- * built once in the background, kept current by the service's uploads and deletions and by a file
- * watcher on each root; no request walks a directory. Links are never followed or listed, and a
- * root whose real path leaves the repository (or enters `.git`) is not indexed.
+ * The media library's in-memory index of every media file under the media roots: built once, kept
+ * current by the service's uploads and deletions and a file watcher on each root. Links are never
+ * followed or listed; a root whose real path leaves the repository (or enters `.git`) is skipped.
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
 import { watchFolders, type FolderWatch } from './folder-watch.js'
-import { isInside } from './safe-path.js'
+import { isInside, resolvesIntoRepo } from './safe-path.js'
 import { lstatSync, realpathSync } from 'node:fs'
 import { mediaTypeOf, type MediaRoot } from './media-roots.js'
 
@@ -209,7 +208,7 @@ export class MediaIndex {
       try { st = lstatSync(root.dir) } catch { continue }
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
-      if (!this.#realInside(root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
+      if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
       if (this.#opts.shared?.covers(root.dir) === true) {
         // The content store's watcher already sees this folder (a page-bundle collection's).
         this.#unlisten ??= this.#opts.shared.listen(file => {
@@ -248,14 +247,6 @@ export class MediaIndex {
         await this.#rescanIfBundleIndex(f)
       }
     }).catch(e => this.#opts.onWatchError?.(e as Error))
-  }
-
-  /** Whether a folder's real location is inside the repository and outside `.git`. */
-  #realInside (dir: string): boolean {
-    try {
-      const real = realpathSync.native(dir)
-      return isInside(this.#repoReal, real) && !isInside(path.join(this.#repoReal, '.git'), real)
-    } catch { return false }
   }
 
   /** @param seen collects the absolute path of every file met */

@@ -5,7 +5,7 @@
  */
 import path from 'node:path'
 import type { Config } from '../config.js'
-import type { Collection, CollectionRegistry } from './collection-registry.js'
+import type { CollectionRegistry } from './collection-registry.js'
 import { extensionsOf } from './entry-paths.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -28,7 +28,7 @@ export interface MediaRoot {
 }
 
 /** The MIME type of each file extension the library lists (images, and PDF like uploads). */
-export const MEDIA_TYPES: ReadonlyMap<string, string> = new Map([
+const MEDIA_TYPES: ReadonlyMap<string, string> = new Map([
   ['.png', 'image/png'],
   ['.jpg', 'image/jpeg'],
   ['.jpeg', 'image/jpeg'],
@@ -49,15 +49,14 @@ export function mediaTypeOf (file: string): string | undefined {
 }
 
 /**
- * The folders the library indexes, without duplicates (a collection's uploadsDir equal to the
- * top-level one is listed once).
+ * The folders the library indexes, from the config and the collections as they are now, without
+ * duplicates (a collection's uploadsDir equal to the top-level one is listed once).
  * @param repoDir the repository
  * @param config the instance config
- * @param collections every collection
- * @param extensionsOf the entry file extensions of a collection
+ * @param registry the collection registry
  * @returns the roots
  */
-export function mediaRoots (repoDir: string, config: Config, collections: readonly Collection[], extensionsOf: (c: Collection) => readonly string[]): MediaRoot[] {
+export async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
   const roots: MediaRoot[] = []
   const seen = new Set<string>()
   const add = (root: MediaRoot): void => {
@@ -69,27 +68,16 @@ export function mediaRoots (repoDir: string, config: Config, collections: readon
   const rel = (dir: string): string => path.relative(repoDir, dir).split(path.sep).join('/') || '.'
   const top = path.join(repoDir, config.uploadsDir)
   add({ dir: top, folder: rel(top), url: config.uploadsUrl, kind: 'uploads' })
-  for (const c of collections) {
+  for (const c of await registry.list()) {
     if (c.uploads !== null) {
       const dir = path.join(repoDir, c.uploads.dir)
       add({ dir, folder: rel(dir), url: c.uploads.url, kind: 'uploads', collection: c.name })
     }
     if (c.indexFile !== null && c.files === null) {
-      add({ dir: c.dir, folder: rel(c.dir), url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: extensionsOf(c) })
+      add({ dir: c.dir, folder: rel(c.dir), url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: extensionsOf(c.format) })
     }
   }
   return roots
-}
-
-/**
- * The media roots of a site, from its config and its collections as they are now.
- * @param repoDir the repository
- * @param config the instance config
- * @param registry the collection registry
- * @returns the roots
- */
-export async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
-  return mediaRoots(repoDir, config, await registry.list(), c => extensionsOf(c.format))
 }
 
 // eslint-disable-next-line no-control-regex

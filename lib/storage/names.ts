@@ -1,15 +1,11 @@
 /**
- * The name grammar of collections and entries. Checked before any file system or git access, so a
- * name can never be a path escape, a git option or a prototype key.
- *
- * An entry id is a real file name (CONTRACT section 11): its path below the collection's folder
- * without the extension, `/` between folders. Each segment is 1 to 255 bytes of UTF-8 (NFC),
- * without control characters or any of `/ \ : * ? " < > |`, not `.` or `..`, not starting with
- * `.` or `-`, not ending with a space or `.`; at most 1,024 bytes in all; not `__proto__`,
- * `prototype` or `constructor`.
+ * The name grammar of collections and entries, checked before any file system or git access, so a
+ * name can never be a path escape, a git option or a prototype key. An entry id is its file's path
+ * below the collection's folder without the extension (CONTRACT section 11).
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import { TEMP_PREFIX } from './atomic-write.js'
 
 export const COLLECTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
 /** The plain ids of flat collections before section 11 (kept for the demo and old ref names). */
@@ -20,6 +16,11 @@ const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
 const MAX_ID_BYTES = 1024
 const MAX_SEGMENT_BYTES = 255
+/**
+ * The longest entry file name (bytes, extension included): 255 less what the temporary sibling
+ * `.cms-tmp-<12 hex>-<name>` of its atomic write adds (a longer one was a 500, ENAMETOOLONG).
+ */
+const MAX_FILE_NAME_BYTES = MAX_SEGMENT_BYTES - Buffer.byteLength(TEMP_PREFIX) - 13
 
 /**
  * Asserts that a value is a valid collection name.
@@ -82,4 +83,18 @@ export function assertEntryId (value: unknown): string {
   const problem = entryIdProblem(id)
   if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
   return id
+}
+
+/**
+ * Why the file an entry is written to cannot be held by the file system, or null when it can
+ * (checked with the id, before anything is created).
+ * @param file the entry's file (absolute or relative path)
+ * @returns a reason, or null
+ */
+export function fileNameProblem (file: string): string | null {
+  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1)
+  if (Buffer.byteLength(name, 'utf8') > MAX_FILE_NAME_BYTES) {
+    return `makes a file name longer than ${MAX_FILE_NAME_BYTES} bytes (${name.length} characters), more than the file system holds`
+  }
+  return null
 }

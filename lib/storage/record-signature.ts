@@ -1,10 +1,8 @@
 /**
- * Signatures of the draft and history records this site writes (the commits of `refs/cms/*`). A
- * commit's message ends with a `Cms-Signature:` trailer, an HMAC over the ref's name, the commit's
- * tree and its parent, with a key derived from `CMS_SESSION_SECRET`: only an instance of this site
- * can make one. A fetched ref is adopted only when its tip carries a valid one; as the parent's
- * hash commits to everything below it, a signed tip vouches for the whole chain, and a record
- * pushed on top by anyone else leaves an unsigned tip.
+ * Signatures of the commits of `refs/cms/*`: a `Cms-Signature:` trailer, an HMAC over the ref's
+ * name, the commit's tree and its parents with a key derived from `CMS_SESSION_SECRET`. A fetched
+ * ref is adopted only when its tip carries a valid one; the parent's hash commits to everything
+ * below it, so a signed tip vouches for the whole chain.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 

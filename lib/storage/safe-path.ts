@@ -1,7 +1,4 @@
-/**
- * Path containment: every file the service reads or writes resolves inside the repository, never
- * under `.git/`, and never through a symbolic link that leaves the repository.
- */
+/** Path containment: files the service reads or writes resolve inside the repository, outside `.git/`. */
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { ForbiddenError } from '../errors.js'
@@ -15,6 +12,22 @@ import { ForbiddenError } from '../errors.js'
 export function isInside (root: string, target: string): boolean {
   const rel = path.relative(root, target)
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
+}
+
+/**
+ * Whether an existing path's real location (links resolved) is inside the repository and outside
+ * its `.git` directory.
+ * @param repoRealDir the repository's real path
+ * @param target absolute path
+ * @returns false when it leaves them or cannot be resolved
+ */
+export function resolvesIntoRepo (repoRealDir: string, target: string): boolean {
+  try {
+    const real = realpathSync.native(target)
+    return isInside(repoRealDir, real) && !isInside(path.join(repoRealDir, '.git'), real)
+  } catch {
+    return false
+  }
 }
 
 /**

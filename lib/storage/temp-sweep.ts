@@ -1,7 +1,6 @@
 /**
- * Start-up clean-up of temporary files that an atomic write left behind when the process died
- * between creating its temp file and renaming it. Only files with our own prefix are touched, and
- * only while this instance holds the repository's instance lock.
+ * Start-up clean-up of the temporary files of atomic writes a killed process left behind: only
+ * files with our own prefix, and only while this instance holds the repository's instance lock.
  */
 import { lstat, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -24,7 +23,6 @@ export async function sweepTempFiles (dirs: string[], createdBefore?: number): P
     } catch {
       return
     }
-    // A folder of 100,000 entries: only folders and our own files get a path.
     for (const item of items) {
       if (item.isDirectory()) await visit(path.join(dir, item.name))
       else if (item.name.startsWith(TEMP_PREFIX) && item.isFile()) {

@@ -1,18 +1,15 @@
 /**
  * Compare-and-swap ref updates through one long-lived `git update-ref --stdin`, one transaction at a
- * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one, so a concurrent `git`
- * command is never overwritten. A failed check ends the process (the next update starts another).
- * The ref's directories are fsynced before `update` resolves, so the value survives a power loss.
+ * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one. A failed check ends the
+ * process (the next update starts another). The ref's directories are fsynced before `update` resolves.
  */
-import fs from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { spawnGit } from './git-process.js'
 import { StorageUnavailableError } from '../errors.js'
+import { syncDirectory } from './atomic-write.js'
 
-const fsync = promisify(fs.fsync)
 const ZERO = '0'.repeat(40)
 const OID = /^[0-9a-f]{40}$/
 /** Refs we write: `refs/cms/` plus components git accepts (the callers build them). */
@@ -147,12 +144,8 @@ export class RefUpdater {
       dirs.push(path.join(this.#gitDir, dir))
       if (!createdOrDeleted) break
     }
-    await Promise.all(dirs.map(async dir => {
-      let fd: number
-      // A directory git removed with the last ref in it (a delete) has nothing to keep.
-      try { fd = fs.openSync(dir, 'r') } catch { return }
-      try { await fsync(fd) } catch {} finally { fs.closeSync(fd) }
-    }))
+    // A directory git removed with the last ref in it (a delete) is skipped: nothing to keep.
+    await Promise.all(dirs.map(async dir => { await syncDirectory(dir) }))
   }
 }
 

@@ -208,13 +208,13 @@ t.test('Astro: nested folders, .mdx beside .md, one id one file', async t => {
 
   // Two files for one id: listed unreadable, reads 422, nothing written over either.
   await writeFile(path.join(repo, 'src/content/blog/first-post.mdx'), '---\ntitle: Twin\n---\n')
-  await c.s.services.content.index('blog').then(i => { i.markDirty(null) })
+  await c.s.services.content.index('blog').then(i => { i.markAllChanged() })
   const twin = (await c.list('blog')).entries.find((e: { id: string }) => e.id === 'first-post')
   t.match(twin, { readError: { message: /Two files map to this id \(first-post\.md, first-post\.mdx\)/ } })
   t.equal((await c.read('blog', 'first-post')).status, 422)
   t.equal((await c.mutate({ type: 'save_field', collection: 'blog', id: 'first-post', field: 'title', value: 'x' })).status, 422)
   await rm(path.join(repo, 'src/content/blog/first-post.mdx'))
-  await c.s.services.content.index('blog').then(i => { i.markDirty(null) })
+  await c.s.services.content.index('blog').then(i => { i.markAllChanged() })
   t.equal((await c.read('blog', 'first-post')).status, 200, 'readable again once one file is gone')
 })
 

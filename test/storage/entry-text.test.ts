@@ -3,7 +3,7 @@ import { lstatSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { readTextIfUnchanged } from '../../lib/storage/entry-text.js'
+import { readTextIfUnchanged } from '../../lib/storage/entry-file.js'
 import { signatureOf } from '../../lib/storage/file-signature.js'
 
 // readTextIfUnchanged reads the descriptor it fstat-ed in one read of the size plus a byte (readFileSync

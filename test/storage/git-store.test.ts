@@ -5,6 +5,7 @@ import path from 'node:path'
 import { makeRepoWithStore, gitIn } from '../helpers/git-repo.js'
 import { removeStaleLocks } from '../../lib/storage/update-ref.js'
 import { GitStore } from '../../lib/storage/git-store.js'
+import { NewObjects } from '../../lib/storage/new-objects.js'
 import { StorageUnavailableError } from '../../lib/errors.js'
 
 const REF = 'refs/cms/test'
@@ -32,7 +33,7 @@ t.test('new trees are the ones git makes: entries in the byte order of git (a tr
   // astral character's UTF-16 order is before U+FFFD, its UTF-8 order after.
   const names = ['b', 'a.txt', 'a0', 'a-b', 'Z', '\u00e9', '\uFFFD', '\u{1F600}', 'e\u0301']
   const entries = [...names.map(name => ({ mode: '100644', path: name, oid: blob, type: 'blob' as const })), { mode: '40000', path: 'a', oid: sub, type: 'tree' as const }]
-  const objects = git.newObjects()
+  const objects = new NewObjects(git.gitDir)
   const oid = objects.tree(entries)
   await objects.durable()
   const lines = entries.map(e => `${e.mode === '40000' ? '040000 tree' : '100644 blob'} ${e.oid}\t${e.path}`).join('\n') + '\n'
