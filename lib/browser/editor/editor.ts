@@ -11,13 +11,10 @@ import { insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned } from './aligned-page.js'
 import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
-import { ownText } from './page-blocks.js'
-import { clearUnsavedBlock, keepBlockText } from './unsaved-blocks.js'
-import { failedSave, markDraft, openSession, type EditSession } from './edit-session.js'
-import { DelayedWrite } from '../kept-records.js'
-import { unsavedOffers } from './unsaved-offers.js'
+import { keepBlockText, offerUnsaved } from './unsaved-blocks.js'
+import { failedSave, formatBlock, markDraft, openSession, type EditSession, type FormatCommand } from './edit-session.js'
+import { DelayedWrite, forgetRecord } from '../kept-records.js'
 import { publishDrafts } from './publish-report.js'
-import { formatBlock, type FormatCommand } from './format-command.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -83,30 +80,7 @@ export class InlineEditor {
     if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
     else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
     else this.ui.say('Click any outlined text to edit it.')
-    await this.offerUnsaved()
-  }
-
-  /** Offers back the unsaved text this browser kept for the page's blocks (unsaved-offers.ts). */
-  private async offerUnsaved (): Promise<void> {
-    const offer = await unsavedOffers(this.api)
-    if (offer === null) return
-    const { found, items } = offer
-    const n = found.length
-    this.ui.say(`This browser kept unsaved text of ${n} ${n === 1 ? 'block' : 'blocks'} on this page: restore it or discard it.`)
-    this.ui.offerRestore(items, () => {
-      for (const f of found) {
-        if (f.el === null || !f.el.isConnected || f.el.dataset.cmsLocked !== undefined) continue
-        const original = f.el.innerHTML
-        const aligned = f.el.dataset.cmsAligned !== undefined
-        const textBefore = aligned ? ownText(f.el) : ''
-        f.el.innerHTML = f.kept.html
-        // Saved like a block the editor just left (md_edit or md_block); a successful save clears the key.
-        void this.enqueueSave({ el: f.el, kind: aligned ? 'aligned' : 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null, textBefore, thaw: null })
-      }
-    }, () => {
-      for (const f of found) clearUnsavedBlock(f.kept.key)
-      this.ui.say('Unsaved text discarded.')
-    })
+    await offerUnsaved(this.api, this.ui, (s) => { void this.enqueueSave(s) })
   }
 
   /**
@@ -224,7 +198,7 @@ export class InlineEditor {
     s.el.innerHTML = s.original
     this.keeper.drop()
     this.end(false)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
+    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
     s.el.blur()
     this.ui.say('Edit cancelled.')
   }
@@ -276,7 +250,7 @@ export class InlineEditor {
     }
     this.savedHere.add(key)
     // Text typed while the save was on its way stays kept.
-    if (s.unsavedKey !== null && s.el.innerHTML === html) clearUnsavedBlock(s.unsavedKey)
+    if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
     markDraft(this.ui, s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
@@ -319,7 +293,7 @@ export class InlineEditor {
     this.savedHere.add(key)
     s.textBefore = after
     clearMarks(s.el)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
+    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
     markDraft(this.ui, s.el, 'Draft saved')
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src
