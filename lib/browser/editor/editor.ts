@@ -5,7 +5,7 @@
  * text stays in localStorage until saved (unsaved-blocks.ts).
  */
 import { CmsApi } from './api.js'
-import { parseBinding, parseHint, type Binding } from './bindings.js'
+import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
@@ -211,9 +211,11 @@ export class InlineEditor {
     if (current === s.baseline) return this.queue
     s.baseline = current
     this.queue = this.queue.then(async () => {
-      if (s.kind === 'field') await this.saveField(s, current)
-      else if (s.kind === 'aligned') await this.saveAligned(s)
-      else await this.saveBlock(s, current)
+      if (s.kind === 'field') { await this.saveField(s, current); return }
+      const hint = parseHint(s.el.dataset.cmsSrc)
+      if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
+      if (s.kind === 'aligned') await this.saveAligned(s, hint, s.wrapper)
+      else await this.saveBlock(s, current, hint, s.wrapper)
     }).catch(() => {
       this.ui.say('Not saved: something went wrong.', 'error')
     })
@@ -234,11 +236,8 @@ export class InlineEditor {
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
-  private async saveBlock (s: EditSession, html: string): Promise<void> {
+  private async saveBlock (s: EditSession, html: string, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
-    const hint = parseHint(s.el.dataset.cmsSrc)
-    const wrapper = s.wrapper
-    if (hint === null || wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
     this.ui.say('Saving…')
     const res = await this.api.request('POST', '/mutate', { type: 'md_block', collection, id, blockPath: path, src: s.el.dataset.cmsSrc, html })
     const key = `${collection}/${id}`
@@ -278,16 +277,12 @@ export class InlineEditor {
    * Saves an aligned block: its text before and after the edit, and the formatting the toolbar
    * added (`md_edit`); the server applies the change at the source positions of the changed text.
    */
-  private async saveAligned (s: EditSession): Promise<void> {
+  private async saveAligned (s: EditSession, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
-    const src = s.el.dataset.cmsSrc
-    const hint = parseHint(src)
-    const wrapper = s.wrapper
-    if (hint === null || wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
     const { text: after, marks } = textAndMarks(s.el)
     if (after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
+    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src: s.el.dataset.cmsSrc, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
     if (res.status !== 200) { failedSave(this.ui, s, res.status, res.body, after); return }
     const key = `${collection}/${id}`
     this.savedHere.add(key)

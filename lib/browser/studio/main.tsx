@@ -11,7 +11,7 @@ import { Dashboard } from './dashboard.js'
 import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
 import { LazyMediaLibrary } from './lazy-parts.js'
-import { focusSoon, pathParts, studioConfig, type StudioConfig } from './types.js'
+import { focusSoon, studioConfig, type StudioConfig } from './types.js'
 import { safeRedirectTarget } from '../../auth/redirect-target.js'
 
 /** The path segment of the media page under `/cms` (never a collection name: those never start with `_`). */
@@ -54,8 +54,9 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
       navigate(target)
     }} />
   }
-  const rest = path.slice(config.mountPath.length).replace(/\/+$/, '')
-  const parts = pathParts(rest) ?? []
+  // The parts after the mount path, each URL-decoded (an id holding `/` travels as `%2F`); none when malformed.
+  let parts: string[] = []
+  try { parts = path.slice(config.mountPath.length).split('/').filter(Boolean).map(decodeURIComponent) } catch {}
   if (parts[0] !== 'cms') { queueMicrotask(() => navigate(config.mountPath + '/cms')) }
   const signOut = async (): Promise<void> => {
     try {
