@@ -18,9 +18,9 @@ export class CmsApi extends Api {
     return await this.send(method, path, body).catch(() => ({ status: 0, body: null }))
   }
 
-  /** One entry as this editor sees it (their draft laid over base), or null when it cannot be read. */
+  /** One entry as this editor sees it, or null when it cannot be read. */
   async readEntry (collection: string, id: string): Promise<Entry | null> {
-    return await this.entries(collection, { id }).then(r => r.entries[0] ?? null, () => null)
+    return await this.entry(collection, id).catch(() => null)
   }
 
   /** `GET /render`: the field as rendered for this editor, with hints (detached), or null. */

@@ -1,11 +1,14 @@
 /**
- * One element being edited, and what a save's answer does to it: a draft saved marks it, a refused
- * save says why (a conflict locks it and shows the text that was not saved).
+ * One element being edited: the toolbar's and the keyboard's formatting of it (bold, italic, code,
+ * and a link whose address is asked in a prompt and checked; in an aligned block the element added
+ * is tagged, so md_edit sends it as a mark), and what a save's answer does to it: a draft saved
+ * marks it, a refused save says why (a conflict locks it and shows the text that was not saved).
  */
 import type { Binding } from './bindings.js'
 import type { EditorUi } from './editor-ui.js'
 import { hintedBlocks } from './block-hints.js'
-import { freezeGeneratorMarkup } from './aligned-edit.js'
+import { freezeGeneratorMarkup, MARK_ATTRIBUTE } from './aligned-edit.js'
+import { toggleInline, applyLink, isAllowedHref, rangeInside, select } from './inline-format.js'
 import { ownText } from './page-blocks.js'
 import { unsavedBlockKey } from './unsaved-blocks.js'
 
@@ -90,4 +93,52 @@ export function failedSave (ui: EditorUi, s: EditSession, status: number, body: 
   if (status === 401) { ui.say('Not saved: you are signed out. Sign in again in another tab, then edit again.', 'error'); return }
   if (status === 0) { ui.say('Not saved: the server cannot be reached.', 'error'); return }
   ui.say(`Not saved: ${error}`, 'error')
+}
+
+/** A formatting the toolbar or a shortcut applies. */
+export type FormatCommand = 'bold' | 'italic' | 'code' | 'link'
+
+/** What formatting needs of the editor. */
+export interface FormatHost {
+  ui: EditorUi
+  /** A dialog (the link prompt) opens or closes: the focus it takes is not the editor leaving the text. */
+  prompting: (on: boolean) => void
+  /** Keeps the block's text in the browser (it changed). */
+  keep: () => void
+}
+
+/** Applies a formatting to the selection of a block being edited. */
+export function formatBlock (s: EditSession, cmd: FormatCommand, host: FormatHost): void {
+  if (document.activeElement !== s.el) {
+    s.el.focus()
+    if (s.range !== null) select(s.range)
+  }
+  if (cmd === 'link') {
+    const range = rangeInside(s.el)?.cloneRange() ?? null
+    host.prompting(true)
+    let href: string | null
+    try {
+      href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')
+    } finally {
+      host.prompting(false)
+    }
+    if (href === null) return
+    if (!isAllowedHref(href.trim()) || href.trim() === 'https://') {
+      host.ui.say('Link not added: use an http(s) or mailto address, or a path on this site.', 'error')
+      return
+    }
+    s.el.focus()
+    if (range !== null) select(range)
+    if (applyLink(s.el, href.trim())) markAdded(s)
+    host.keep()
+    return
+  }
+  if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) markAdded(s)
+  host.keep()
+}
+
+/** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
+function markAdded (s: EditSession): void {
+  const added = rangeInside(s.el)?.startContainer
+  if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && /^(?:STRONG|EM|CODE|A)$/.test(added.tagName)) added.setAttribute(MARK_ATTRIBUTE, '')
 }

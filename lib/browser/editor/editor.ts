@@ -5,19 +5,16 @@
  * text stays in localStorage until saved (unsaved-blocks.ts).
  */
 import { CmsApi } from './api.js'
-import { parseBinding, parseHint, type Binding } from './bindings.js'
+import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned } from './aligned-page.js'
 import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
-import { ownText } from './page-blocks.js'
-import { clearUnsavedBlock, keepBlockText } from './unsaved-blocks.js'
-import { failedSave, markDraft, openSession, type EditSession } from './edit-session.js'
-import { DelayedWrite } from '../kept-records.js'
-import { unsavedOffers } from './unsaved-offers.js'
+import { keepBlockText, offerUnsaved } from './unsaved-blocks.js'
+import { failedSave, formatBlock, markDraft, openSession, type EditSession, type FormatCommand } from './edit-session.js'
+import { DelayedWrite, forgetRecord } from '../kept-records.js'
 import { publishDrafts } from './publish-report.js'
-import { formatBlock, type FormatCommand } from './format-command.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -83,30 +80,7 @@ export class InlineEditor {
     if (failed.includes(true)) this.ui.say('Some text on this page cannot be edited: the server could not render it.', 'error')
     else if (count > 0) this.ui.say(`You have ${count} unpublished ${count === 1 ? 'draft' : 'drafts'}. Click any outlined text to edit it.`)
     else this.ui.say('Click any outlined text to edit it.')
-    await this.offerUnsaved()
-  }
-
-  /** Offers back the unsaved text this browser kept for the page's blocks (unsaved-offers.ts). */
-  private async offerUnsaved (): Promise<void> {
-    const offer = await unsavedOffers(this.api)
-    if (offer === null) return
-    const { found, items } = offer
-    const n = found.length
-    this.ui.say(`This browser kept unsaved text of ${n} ${n === 1 ? 'block' : 'blocks'} on this page: restore it or discard it.`)
-    this.ui.offerRestore(items, () => {
-      for (const f of found) {
-        if (f.el === null || !f.el.isConnected || f.el.dataset.cmsLocked !== undefined) continue
-        const original = f.el.innerHTML
-        const aligned = f.el.dataset.cmsAligned !== undefined
-        const textBefore = aligned ? ownText(f.el) : ''
-        f.el.innerHTML = f.kept.html
-        // Saved like a block the editor just left (md_edit or md_block); a successful save clears the key.
-        void this.enqueueSave({ el: f.el, kind: aligned ? 'aligned' : 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null, textBefore, thaw: null })
-      }
-    }, () => {
-      for (const f of found) clearUnsavedBlock(f.kept.key)
-      this.ui.say('Unsaved text discarded.')
-    })
+    await offerUnsaved(this.api, this.ui, (s) => { void this.enqueueSave(s) })
   }
 
   /**
@@ -224,7 +198,7 @@ export class InlineEditor {
     s.el.innerHTML = s.original
     this.keeper.drop()
     this.end(false)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
+    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
     s.el.blur()
     this.ui.say('Edit cancelled.')
   }
@@ -237,9 +211,11 @@ export class InlineEditor {
     if (current === s.baseline) return this.queue
     s.baseline = current
     this.queue = this.queue.then(async () => {
-      if (s.kind === 'field') await this.saveField(s, current)
-      else if (s.kind === 'aligned') await this.saveAligned(s)
-      else await this.saveBlock(s, current)
+      if (s.kind === 'field') { await this.saveField(s, current); return }
+      const hint = parseHint(s.el.dataset.cmsSrc)
+      if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
+      if (s.kind === 'aligned') await this.saveAligned(s, hint, s.wrapper)
+      else await this.saveBlock(s, current, hint, s.wrapper)
     }).catch(() => {
       this.ui.say('Not saved: something went wrong.', 'error')
     })
@@ -260,11 +236,8 @@ export class InlineEditor {
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
-  private async saveBlock (s: EditSession, html: string): Promise<void> {
+  private async saveBlock (s: EditSession, html: string, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
-    const hint = parseHint(s.el.dataset.cmsSrc)
-    const wrapper = s.wrapper
-    if (hint === null || wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
     this.ui.say('Saving…')
     const res = await this.api.request('POST', '/mutate', { type: 'md_block', collection, id, blockPath: path, src: s.el.dataset.cmsSrc, html })
     const key = `${collection}/${id}`
@@ -276,7 +249,7 @@ export class InlineEditor {
     }
     this.savedHere.add(key)
     // Text typed while the save was on its way stays kept.
-    if (s.unsavedKey !== null && s.el.innerHTML === html) clearUnsavedBlock(s.unsavedKey)
+    if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
     markDraft(this.ui, s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
@@ -304,22 +277,18 @@ export class InlineEditor {
    * Saves an aligned block: its text before and after the edit, and the formatting the toolbar
    * added (`md_edit`); the server applies the change at the source positions of the changed text.
    */
-  private async saveAligned (s: EditSession): Promise<void> {
+  private async saveAligned (s: EditSession, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
-    const src = s.el.dataset.cmsSrc
-    const hint = parseHint(src)
-    const wrapper = s.wrapper
-    if (hint === null || wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
     const { text: after, marks } = textAndMarks(s.el)
     if (after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
+    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src: s.el.dataset.cmsSrc, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
     if (res.status !== 200) { failedSave(this.ui, s, res.status, res.body, after); return }
     const key = `${collection}/${id}`
     this.savedHere.add(key)
     s.textBefore = after
     clearMarks(s.el)
-    if (s.unsavedKey !== null) clearUnsavedBlock(s.unsavedKey)
+    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
     markDraft(this.ui, s.el, 'Draft saved')
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src

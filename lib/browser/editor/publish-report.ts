@@ -28,11 +28,8 @@ export async function publishDrafts (api: CmsApi, ui: EditorUi): Promise<void> {
   if (report.commitError !== undefined) parts.push(`Not committed: ${report.commitError}`)
   if (report.rebuild?.triggered === true) parts.push(report.rebuild.ok ? 'Site rebuild started.' : 'The site rebuild could not be started.')
   ui.say(parts.join(' '), conflicts.length + failed.length > 0 ? 'error' : 'info')
-  markPublished(new Set(published.map(name)))
-}
-
-/** Shows the draft blocks of the published entries as published. */
-function markPublished (done: Set<string>): void {
+  // The draft blocks of the published entries now show published text.
+  const done = new Set(published.map(name))
   for (const el of Array.from(document.querySelectorAll<HTMLElement>('.cms-draft'))) {
     const b = parseBinding(el.dataset.cms ?? el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)
     if (b !== null && done.has(`${b.collection}/${b.id}`)) {

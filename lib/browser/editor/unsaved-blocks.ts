@@ -1,21 +1,23 @@
 /**
  * A Markdown block's unsaved text, kept in localStorage while the editor types so a closed tab loses
- * nothing; a record names entry, block path and hint, and keeps the revision and text typing began
- * from, so a reopened page can tell whether either moved.
+ * nothing, and offered back on the next visit: found by its hint, or by its position when the
+ * block's source moved, with the entry's revision compared with the one typing began from.
  */
-import type { Binding } from './bindings.js'
+import type { CmsApi } from './api.js'
+import { parseBinding, type Binding } from './bindings.js'
+import { hintedBlocks } from './block-hints.js'
 import type { EditSession } from './edit-session.js'
+import type { EditorUi, RestoreItem } from './editor-ui.js'
+import { ownText } from './page-blocks.js'
 import { forgetRecord, forgetStale, keepRecord, readRecord, recordKeys, type DelayedWrite } from '../kept-records.js'
 
-/** The prefix of every key this module writes. */
 const UNSAVED_BLOCK_PREFIX = 'git-cms:unsaved-block:v2:'
 const MAX_CHARS = 500_000
 
 /** What is kept for one block. */
 interface UnsavedBlock {
-  /** The block's inner HTML as typed. */
+  /** The block's inner HTML as typed, and when typing began. */
   html: string
-  /** The block's inner HTML when typing began. */
   original: string
   /** The entry's revision (as this editor saw it) when typing began; null when not known. */
   revision: number | null
@@ -26,7 +28,10 @@ interface UnsavedBlock {
 }
 
 /** A kept record with the hint it was kept under. */
-export interface KeptBlock extends UnsavedBlock { key: string, src: string }
+interface KeptBlock extends UnsavedBlock { key: string, src: string }
+
+/** One kept text, and the block it belongs to (null when it is no longer on the page). */
+interface FoundUnsaved { kept: KeptBlock, el: HTMLElement | null, wrapper: HTMLElement, binding: Binding, sourceMoved: boolean }
 
 /** The key prefix of one wrapper's blocks: every part percent-encoded, so ids cannot collide. */
 function bindingPrefix (binding: Binding): string {
@@ -39,7 +44,7 @@ export function unsavedBlockKey (binding: Binding, src: string): string {
 }
 
 /** Every block of one wrapper's entry and path with kept text, oldest first (expired ones are removed). */
-export function keptBlocks (binding: Binding): KeptBlock[] {
+function keptBlocks (binding: Binding): KeptBlock[] {
   const prefix = bindingPrefix(binding)
   forgetStale(prefix)
   const found: KeptBlock[] = []
@@ -63,7 +68,74 @@ export function keepBlockText (keeper: DelayedWrite, s: EditSession | null): voi
   })
 }
 
-/** Forgets a block's unsaved text. */
-export function clearUnsavedBlock (key: string): void {
-  forgetRecord(key)
+/** The kept texts of the page's blocks (a text the page already shows is forgotten). */
+function findUnsaved (): FoundUnsaved[] {
+  const found: FoundUnsaved[] = []
+  for (const wrapper of Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))) {
+    const binding = parseBinding(wrapper.dataset.cmsMd)
+    if (binding === null) continue
+    const blocks = hintedBlocks(wrapper)
+    for (const kept of keptBlocks(binding)) {
+      const same = blocks.find(b => b.dataset.cmsSrc === kept.src) ?? null
+      if (same !== null && same.innerHTML === kept.html) { forgetRecord(kept.key); continue }
+      found.push({ kept, el: same ?? blocks[kept.index] ?? null, wrapper, binding, sourceMoved: same === null })
+    }
+  }
+  return found
+}
+
+/** How the restore dialog tells each kept text: what moved since, and the text now on the page. */
+async function restoreItems (api: CmsApi, found: FoundUnsaved[]): Promise<RestoreItem[]> {
+  const revisions = new Map<string, number | undefined>()
+  for (const f of found) {
+    const entry = `${f.binding.collection}/${f.binding.id}`
+    if (!revisions.has(entry)) revisions.set(entry, (await api.readEntry(f.binding.collection, f.binding.id))?.revision)
+  }
+  return found.map(f => {
+    const now = revisions.get(`${f.binding.collection}/${f.binding.id}`)
+    const notes: string[] = []
+    const revisionMoved = f.kept.revision !== null && now !== undefined && now !== f.kept.revision
+    if (revisionMoved) notes.push(`The entry changed since you typed this (revision ${f.kept.revision ?? '?'} then, ${now} now).`)
+    if (f.sourceMoved) {
+      notes.push(f.el === null
+        ? 'This block is no longer on the page: Restore cannot put the text back. Copy it from here.'
+        : 'The text of this block changed since you typed this: Restore replaces what the page shows now.')
+    }
+    return {
+      title: `Block ${f.kept.index + 1} of ${f.binding.collection}/${f.binding.id}`,
+      notes,
+      mine: textOf(f.kept.html),
+      now: (revisionMoved || f.sourceMoved) && f.el !== null ? textOf(f.el.innerHTML) : null
+    }
+  })
+}
+
+/**
+ * Offers back the unsaved text this browser kept for the page's blocks. Restore puts each text in
+ * its block and hands `save` a session as if the editor had just left it (a successful save
+ * forgets the kept text); Discard forgets them all.
+ */
+export async function offerUnsaved (api: CmsApi, ui: EditorUi, save: (s: EditSession) => void): Promise<void> {
+  const found = findUnsaved()
+  if (found.length === 0) return
+  const items = await restoreItems(api, found)
+  ui.say(`This browser kept unsaved text of ${found.length} ${found.length === 1 ? 'block' : 'blocks'} on this page: restore it or discard it.`)
+  ui.offerRestore(items, () => {
+    for (const f of found) {
+      if (f.el === null || !f.el.isConnected || f.el.dataset.cmsLocked !== undefined) continue
+      const original = f.el.innerHTML
+      const aligned = f.el.dataset.cmsAligned !== undefined
+      const textBefore = aligned ? ownText(f.el) : ''
+      f.el.innerHTML = f.kept.html
+      save({ el: f.el, kind: aligned ? 'aligned' : 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null, textBefore, thaw: null })
+    }
+  }, () => {
+    for (const f of found) forgetRecord(f.kept.key)
+    ui.say('Unsaved text discarded.')
+  })
+}
+
+/** The text of kept HTML, parsed in an inert document (nothing in it runs or loads). */
+function textOf (html: string): string {
+  return new DOMParser().parseFromString(html, 'text/html').body.textContent ?? ''
 }

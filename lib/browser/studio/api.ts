@@ -51,6 +51,13 @@ export interface Snapshot { ts: number, data: Record<string, unknown>, action: s
 /** The session route's answer. */
 export interface Session { authenticated: boolean, identity: { id: string, name: string, roles: string[] } | null }
 
+/** A query string of the parameters that have a value (undefined and '' are left out). */
+export function query (params: Record<string, string | number | undefined>): string {
+  const qs = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') qs.set(k, String(v))
+  return qs.toString()
+}
+
 /** Calls to one API base path. */
 export class Api {
   readonly base: string
@@ -91,27 +98,30 @@ export class Api {
   /** Signs in with the password, under the editor's name when one is given. */
   async login (password: string, name = ''): Promise<unknown> { return await this.call('POST', '/auth/login', name.trim() === '' ? { password } : { password, name }, false) }
   /** Searches every collection; hits grouped by collection. */
-  async searchAll (q: string): Promise<{ groups: SearchGroup[] }> { return await this.call('GET', `/search?q=${encodeURIComponent(q)}`) }
+  async searchAll (q: string): Promise<{ groups: SearchGroup[] }> { return await this.call('GET', `/search?${query({ q })}`) }
   /** Signs out (the answer may carry a provider redirect). */
   async logout (): Promise<{ redirect?: string }> { return await this.call('POST', '/auth/logout', undefined, false) }
 
   /** Lists entries. */
   async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string, sort?: string, order?: string, draft?: string, locale?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
-    const qs = new URLSearchParams({ collection })
-    for (const [k, v] of Object.entries(opts)) if (v !== undefined && v !== '') qs.set(k, String(v))
-    return await this.call('GET', `/entries?${qs.toString()}`)
+    return await this.call('GET', `/entries?${query({ collection, ...opts })}`)
+  }
+
+  /** One entry as this editor sees it (their draft laid over base), or null when there is none. */
+  async entry (collection: string, id: string): Promise<Entry | null> {
+    return (await this.entries(collection, { id })).entries.find(x => x.id === id) ?? null
   }
 
   /** A collection's schema, template, metadata and, for a collection in several languages, its locales. */
   async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown>, i18n?: LocaleInfo }> {
-    return await this.call('GET', `/schema?collection=${encodeURIComponent(collection)}`)
+    return await this.call('GET', `/schema?${query({ collection })}`)
   }
 
   /** Sends a mutation command. */
   async mutate (command: Record<string, unknown>): Promise<{ ok: boolean, revision: number }> { return await this.call('POST', '/mutate', command) }
   /** An entry's snapshots, oldest first. */
   async history (collection: string, id: string): Promise<{ history: Snapshot[] }> {
-    return await this.call('GET', `/history?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)
+    return await this.call('GET', `/history?${query({ collection, id })}`)
   }
 
   /** Restores an entry's snapshot taken at `ts`. */
@@ -120,7 +130,7 @@ export class Api {
   async draft (): Promise<{ hasDrafts: boolean, count: number, entries: string[] }> { return await this.call('GET', '/draft') }
   /** Discards an entry's draft; gives the keys discarded. */
   async discard (collection: string, id: string): Promise<{ cleared: string[] }> {
-    return await this.call('DELETE', `/draft?collection=${encodeURIComponent(collection)}&id=${encodeURIComponent(id)}`)
+    return await this.call('DELETE', `/draft?${query({ collection, id })}`)
   }
 
   /** Publishes `scope`. */
@@ -136,8 +146,7 @@ export class Api {
   async upload (file: File): Promise<{ url: string }> {
     const form = new FormData()
     form.append('file', file)
-    const scope = this.uploadScope === null ? '' : `?${new URLSearchParams(this.uploadScope).toString()}`
-    return await this.call('POST', `/upload${scope}`, form)
+    return await this.call('POST', `/upload?${query({ ...this.uploadScope })}`, form)
   }
 }
 

@@ -1,10 +1,14 @@
-/** The dashboard: every collection by its label, with its entry count and the editor's drafts. */
+/**
+ * The dashboard: one search box over every collection (hits grouped by collection, each with its
+ * snippet), every collection by its label with its entry count, the editor's drafts, and the git
+ * remote's state in words (CONTRACT 13: last fetch, last push, a failed push with "Retry push", a
+ * diverged branch), shown only when the site has a git remote.
+ */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, PublishReport } from './api.js'
+import type { Api, PublishReport, SearchGroup, SyncReport } from './api.js'
 import { PublishResult } from './publish-result.js'
-import { SyncStatus } from './sync-status.js'
-import { SearchEverywhere } from './search-everywhere.js'
+import { SearchSnippet } from './search-snippet.js'
 import type { StudioConfig } from './types.js'
 
 /** The "Collections" page. */
@@ -57,4 +61,90 @@ export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }):
       <SyncStatus api={api} />
     </section>
   )
+}
+
+/** The search box over every collection, and its results. */
+function SearchEverywhere ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
+  const [q, setQ] = useState('')
+  const [groups, setGroups] = useState<SearchGroup[] | null>(null)
+  const [error, setError] = useState('')
+  useEffect(() => {
+    if (q.trim() === '') { setGroups(null); return }
+    // Debounced: typing a word sends one request; a late answer to an older query is dropped.
+    let current = true
+    const timer = setTimeout(() => {
+      api.searchAll(q).then(r => { if (current) { setGroups(r.groups); setError('') } }, (err: Error) => { if (current) setError(`Search failed: ${err.message}`) })
+    }, 200)
+    return () => { current = false; clearTimeout(timer) }
+  }, [q])
+  const total = groups?.reduce((n, g) => n + g.total, 0) ?? 0
+  return (
+    <section class="search-all" aria-label="Search every collection">
+      <label id="search-all-label" for="search-all">Search everything</label>
+      <input id="search-all" type="search" value={q} placeholder="Every collection: titles, text and bodies" aria-describedby="search-all-status"
+        onInput={e => setQ((e.currentTarget as HTMLInputElement).value)} />
+      <p id="search-all-status" class="muted small" role="status">{groups === null ? '' : total === 0 ? `Nothing matches “${q}”.` : `${total} ${total === 1 ? 'match' : 'matches'} in ${groups.length} ${groups.length === 1 ? 'collection' : 'collections'}.`}</p>
+      {error !== '' && <p class="error" role="alert">{error}</p>}
+      {groups?.map(g => {
+        const base = `${config.mountPath}/cms/${encodeURIComponent(g.collection)}`
+        return (
+          <section key={g.collection} class="search-group" aria-labelledby={`sg-${g.collection}`}>
+            <h2 id={`sg-${g.collection}`}>{g.label} <span class="muted small">({g.total})</span></h2>
+            <ul class="entries">
+              {g.entries.map(e => (
+                <li key={e.id}>
+                  <span class="title-cell"><a href={`${base}/${encodeURIComponent(e.id)}`}>{e.title}</a>{e.draft === true && <span class="badge draft">Draft</span>}</span>
+                  {e.snippet !== undefined && <SearchSnippet snippet={e.snippet} />}
+                </li>
+              ))}
+            </ul>
+            {g.total > g.entries.length && <p class="small"><a href={base}>All {g.total} in {g.label}</a></p>}
+          </section>
+        )
+      })}
+    </section>
+  )
+}
+
+/** The sync status, or nothing without a remote. */
+function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
+  const [sync, setSync] = useState<SyncReport | null>(null)
+  const [note, setNote] = useState('')
+  const [busy, setBusy] = useState(false)
+  const load = async (): Promise<void> => { setSync((await api.deployment()).sync ?? null) }
+  useEffect(() => { load().catch(() => {}) }, [])
+  if (sync === null || !sync.configured) return null
+  const retry = async (): Promise<void> => {
+    setBusy(true)
+    try {
+      const report = await api.publish({ retryPush: true })
+      setNote(report.push === undefined ? 'Nothing was waiting to be pushed.' : report.push.ok ? `Pushed ${report.push.commit.slice(0, 7)} to ${sync.remote ?? 'the remote'}.` : `The push failed again: ${report.push.error}`)
+      await load()
+    } catch (err) { setNote(`Could not retry the push: ${(err as Error).message}`) } finally { setBusy(false) }
+  }
+  return (
+    <section class="sync-status" aria-label="Git remote">
+      <h2>Git remote</h2>
+      <p class={sync.state === 'ok' ? '' : 'warning'}>{sync.message}</p>
+      <p>Last fetch from {sync.remote}/{sync.branch}: {when(sync.lastFetchAt)}{sync.lastFetchError !== null ? ` (failed: ${sync.lastFetchError})` : ''}.</p>
+      <p>Last push: {sync.lastPush === null ? 'none since the service started' : `${sync.lastPush.commit.slice(0, 7)}, ${when(sync.lastPush.at)}`}.</p>
+      {sync.state === 'diverged' && <p class="error" role="alert">The remote branch and this server's history have diverged. Nothing is merged or pushed until someone reconciles them on the server.</p>}
+      {sync.pushPending && sync.pushError !== null && (
+        <p class="error" role="alert">
+          A publish did not reach the git host: {sync.pushError}{' '}
+          <button type="button" class="secondary" disabled={busy} onClick={() => { void retry() }}>Retry push</button>
+        </p>
+      )}
+      {sync.divergedRefs.length > 0 && <p class="warning">Kept local and not pushed (changed on both sides): {sync.divergedRefs.join(', ')}.</p>}
+      {note !== '' && <p role="status">{note}</p>}
+    </section>
+  )
+}
+
+function when (ms: number | null): string {
+  if (ms === null) return 'not yet'
+  const seconds = Math.round((Date.now() - ms) / 1000)
+  if (seconds < 60) return `${seconds} s ago`
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`
+  return new Date(ms).toLocaleString()
 }

@@ -7,12 +7,11 @@
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
-import { Field, fieldLabel } from './schema-form.js'
+import { Field } from './schema-form.js'
 import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
 import { DelayedWrite, forgetStale } from '../kept-records.js'
 import { PublishResult } from './publish-result.js'
-import { ConflictPanel } from './conflict-panel.js'
-import { HistoryPanel } from './history-panel.js'
+import { ConflictPanel, HistoryPanel, UnsavedOffer } from './versions.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { OutdatedBadge, TranslationSource, TranslationsPanel } from './languages.js'
 import { entryUrl } from '../../http/page-match-url.js'
@@ -25,13 +24,6 @@ function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSch
   // A Markdown body is always edited, even when the schema does not list it.
   if (typeof data.body === 'string' && properties.body === undefined) properties.body = { type: 'string', title: 'Body' }
   return { ...schema, type: 'object', properties }
-}
-
-/** A short readable text of a value (the unsaved-changes comparison). */
-function show (v: unknown): string {
-  if (v === undefined) return '(empty)'
-  const s = typeof v === 'string' ? v : JSON.stringify(v)
-  return s.length > 160 ? s.slice(0, 157) + '…' : s
 }
 
 /** The page editing one entry. */
@@ -66,9 +58,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
 
   const load = async (): Promise<void> => {
     try {
-      const [list, s] = await Promise.all([api.entries(collection.name, { id }), api.schema(collection.name)])
-      const e = list.entries.find(x => x.id === id)
-      if (e === undefined) { setNotFound(true); return }
+      const [e, s] = await Promise.all([api.entry(collection.name, id), api.schema(collection.name)])
+      if (e === null) { setNotFound(true); return }
       flush()
       const stored = readUnsaved(collection.name, id)
       touched.current = false
@@ -148,9 +139,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       setIssues([])
       setConflict(null)
       // Refresh the draft flag and the history before saying "Saved.", so what is shown is current.
-      const fresh = await api.entries(collection.name, { id }).catch(() => null)
-      const e = fresh?.entries.find(x => x.id === id)
-      if (e !== undefined) setEntry(e)
+      const e = await api.entry(collection.name, id).catch(() => null)
+      if (e !== null) setEntry(e)
       await loadHistory()
       say('ok', drafting || e?.draft === true ? 'Saved. Your draft holds the change; only you see it until you publish.' : 'Saved. The site\'s files were written: the change is live after the next build.')
     } catch (err) {
@@ -159,7 +149,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
         setConflict({ revision, theirs: null })
         void loadHistory()
         focusSoon('#conflict')
-        api.entries(collection.name, { id }).then(r => setConflict({ revision, theirs: r.entries.find(x => x.id === id) ?? null }), () => {})
+        api.entry(collection.name, id).then(theirs => setConflict({ revision, theirs }), () => {})
       } else if (err instanceof ApiError && Array.isArray(err.body.issues)) {
         setIssues(err.body.issues as Issue[])
         say('error', 'Not saved: some fields are not valid. See the messages next to them.')
@@ -234,23 +224,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
         entryUrl={other => `${config.mountPath}/cms/${encodeURIComponent(collection.name)}/${encodeURIComponent(other)}`} />
       <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>
       {offer !== null && (
-        <section class="unsaved" aria-labelledby="unsaved-heading">
-          <h2 id="unsaved-heading">Unsaved changes</h2>
-          {offer.revision === entry.revision
-            ? <p>This browser kept changes to this entry that were not saved ({new Date(offer.at).toLocaleString()}). Restore them into the form, or discard them.</p>
-            : <p class="moved">This entry changed since these unsaved changes were made: they were typed at revision {offer.revision}, and the saved entry is now at revision {entry.revision}. Compare both below before you choose. Restore puts your unsaved values into the form over the saved ones; nothing is written until you Save.</p>}
-          <dl class="diff" aria-label="Unsaved and saved values">
-            {[...Object.keys(offer.changes), ...offer.cleared].map(k => (
-              <div key={k}>
-                <dt>{fieldLabel(k, fs.properties?.[k] ?? {})}</dt>
-                <dd><span class="muted">Unsaved: </span><ins>{show(offer.cleared.includes(k) ? undefined : offer.changes[k])}</ins></dd>
-                <dd><span class="muted">Saved now: </span><del>{show(current[k])}</del></dd>
-              </div>
-            ))}
-          </dl>
-          <button type="button" onClick={restoreUnsaved}>Restore unsaved changes</button>
-          <button type="button" class="secondary" onClick={discardUnsaved}>Discard</button>
-        </section>
+        <UnsavedOffer offer={offer} revision={entry.revision} schema={fs} saved={current} onRestore={restoreUnsaved} onDiscard={discardUnsaved} />
       )}
       <div class="layout">
         <TranslationSource api={api} collection={collection.name} id={id} />

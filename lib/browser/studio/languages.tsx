@@ -105,7 +105,7 @@ export function TranslationSource ({ api, collection, id }: { api: Api, collecti
   const [data, setData] = useState<Record<string, unknown> | null>(null)
   useEffect(() => {
     if (sourceId === null) return
-    api.entries(collection, { id: sourceId }).then(r => setData(r.entries[0]?.data ?? null), () => {})
+    api.entry(collection, sourceId).then(e => setData(e?.data ?? null), () => {})
   }, [sourceId])
   if (sourceId === null || data === null) return null
   return (

@@ -1,12 +1,16 @@
 /**
  * The Studio's heavy parts, loaded when a page first shows them (each is its own chunk of the
  * split bundle): the Markdown editor (CodeMirror) and the media library. Until a part has loaded,
- * a plain "Loading…" stands in its place.
+ * a plain "Loading…" stands in its place. The media picker is the library as a modal dialog
+ * (opened from an image field or the Markdown editor): choosing a file calls `onPick` and closes;
+ * Escape or Close closes without a choice, and the browser's modal dialog keeps focus inside.
  */
 import type { ComponentType, JSX } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import type { Api } from './api.js'
 import type { MarkdownEditorProps } from './markdown-editor.js'
-import type { MediaLibraryProps } from './media-library.js'
+import type { MediaFile, MediaLibraryProps } from './media-library.js'
+import { studioConfig } from './types.js'
 
 /** A component loaded on first use (null until it has loaded). */
 function useLoaded<P> (load: () => Promise<ComponentType<P>>): { part: ComponentType<P> | null, error: string } {
@@ -31,4 +35,37 @@ export function LazyMarkdownEditor (props: MarkdownEditorProps): JSX.Element {
 export function LazyMediaLibrary (props: MediaLibraryProps): JSX.Element {
   const { part: Library, error } = useLoaded(async () => (await import('./media-library.js')).MediaLibrary)
   return Library === null ? <Pending error={error} /> : <Library {...props} />
+}
+
+interface MediaPickerProps {
+  api: Api
+  /** What the file is for, in the heading ("Cover image", "Body"). */
+  purpose: string
+  onPick: (file: MediaFile, url: string) => void
+  onClose: () => void
+}
+
+/** The dialog picking a library file for an entry (`api` scoped to the entry). */
+export function MediaPicker ({ api, purpose, onPick, onClose }: MediaPickerProps): JSX.Element {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const closed = useRef(onClose)
+  closed.current = onClose
+  useEffect(() => {
+    const d = dialog.current
+    if (d === null) return
+    const done = (): void => closed.current()
+    d.addEventListener('close', done)
+    if (!d.open) d.showModal()
+    return () => { d.removeEventListener('close', done); if (d.open) d.close() }
+  }, [])
+  return (
+    <dialog ref={dialog} class="media-dialog" aria-labelledby="media-picker-heading">
+      <div class="media-dialog-head">
+        <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
+        <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>
+      </div>
+      <LazyMediaLibrary api={api} config={studioConfig()} idPrefix="picker"
+        pick={{ entry: api.uploadScope, onPick: (file, url) => { dialog.current?.close(); onPick(file, url) } }} />
+    </dialog>
+  )
 }

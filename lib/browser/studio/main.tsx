@@ -1,7 +1,7 @@
 /**
  * The Studio: a small single-page app over the JSON API. Routes are the URL paths under the mount
- * path (`/cms`, `/cms/<collection>`, `/cms/<collection>/<id>`); signed out, every route shows the
- * sign-in form.
+ * path (`/cms`, `/cms/<collection>`, `/cms/<collection>/<id>`, `/cms/_media`); signed out, every
+ * route shows the sign-in form.
  */
 import { render } from 'preact'
 import type { JSX } from 'preact'
@@ -10,9 +10,12 @@ import { Api, ApiError, type Session } from './api.js'
 import { Dashboard } from './dashboard.js'
 import { CollectionPage } from './collection-page.js'
 import { EntryPage } from './entry-page.js'
-import { MediaPage, MEDIA_SEGMENT } from './media-page.js'
-import { focusSoon, pathParts, studioConfig, type StudioConfig } from './types.js'
+import { LazyMediaLibrary } from './lazy-parts.js'
+import { focusSoon, studioConfig, type StudioConfig } from './types.js'
 import { safeRedirectTarget } from '../../auth/redirect-target.js'
+
+/** The path segment of the media page under `/cms` (never a collection name: those never start with `_`). */
+const MEDIA_SEGMENT = '_media'
 
 /** The Studio: routing between its pages. */
 function App ({ config }: { config: StudioConfig }): JSX.Element {
@@ -51,8 +54,9 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
       navigate(target)
     }} />
   }
-  const rest = path.slice(config.mountPath.length).replace(/\/+$/, '')
-  const parts = pathParts(rest) ?? []
+  // The parts after the mount path, each URL-decoded (an id holding `/` travels as `%2F`); none when malformed.
+  let parts: string[] = []
+  try { parts = path.slice(config.mountPath.length).split('/').filter(Boolean).map(decodeURIComponent) } catch {}
   if (parts[0] !== 'cms') { queueMicrotask(() => navigate(config.mountPath + '/cms')) }
   const signOut = async (): Promise<void> => {
     try {
@@ -88,6 +92,18 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
       </header>
       <main>{page}</main>
     </div>
+  )
+}
+
+/** The media library page (`/admin/cms/_media`): the library with Delete. */
+function MediaPage ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
+  return (
+    <section class="media-page">
+      <nav class="crumbs" aria-label="Breadcrumb"><a href={`${config.mountPath}/cms`}>Collections</a> / <span>Media</span></nav>
+      <h1>Media library</h1>
+      <p class="muted">Uploads and the site's image folders. Copy a file's URL, or delete a file no page needs any more.</p>
+      <LazyMediaLibrary api={api} config={config} idPrefix="media" />
+    </section>
   )
 }
 

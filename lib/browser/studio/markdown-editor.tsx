@@ -2,6 +2,9 @@
  * The Markdown body editor: CodeMirror 6, a toolbar and Ctrl/Cmd+B, I, K, a preview rendered by the
  * server (`POST /preview`), and images pasted, dropped, uploaded or picked from the library, inserted
  * at the cursor. Opening it changes nothing in the document; MDX bodies are plain text (no preview).
+ * With `preview.stylesheets` (CONTRACT 16) the preview is a frame in the site's own look: sandboxed
+ * without `allow-scripts`, under the Studio's Content-Security-Policy, so it loads only from the
+ * Studio's origin.
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
@@ -10,8 +13,7 @@ import { markdown } from '@codemirror/lang-markdown'
 import { keymap } from '@codemirror/view'
 import { EditorSelection, Prec } from '@codemirror/state'
 import type { Api } from './api.js'
-import { MediaPicker } from './media-picker.js'
-import { SitePreview } from './site-preview.js'
+import { MediaPicker } from './lazy-parts.js'
 import { studioConfig } from './types.js'
 
 /** The editor's props. */
@@ -67,6 +69,33 @@ function link (view: EditorView): boolean {
 function insertAtCursor (view: EditorView, text: string): void {
   const at = view.state.selection.main.head
   view.dispatch({ changes: { from: at, insert: text }, selection: { anchor: at + text.length } })
+}
+
+/** The frame's document: the stylesheets' links and an empty body the preview is written into. */
+function frameDocument (stylesheets: string[]): string {
+  const attr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
+  return '<!doctype html><html><head><meta charset="utf-8">' +
+    stylesheets.map(href => `<link rel="stylesheet" href="${attr(href)}">`).join('') +
+    '</head><body></body></html>'
+}
+
+/** The server's sanitized rendering (`html`) in a sandboxed frame with the site's stylesheets. */
+function SitePreview ({ label, html, stylesheets }: { label: string, html: string, stylesheets: string[] }): JSX.Element {
+  const frame = useRef<HTMLIFrameElement>(null)
+  const latest = useRef(html)
+  latest.current = html
+  // The body is replaced in place (allow-same-origin lets the Studio reach it; scripts stay off),
+  // so the frame is not reloaded, and its stylesheets not fetched again, on each keystroke. Written
+  // on each change and again when the frame's document has loaded (it replaces the first one).
+  const write = (): void => {
+    const body = frame.current?.contentDocument?.body
+    if (body != null) body.innerHTML = latest.current
+  }
+  useEffect(write, [html])
+  return (
+    <iframe ref={frame} class="md-preview-frame" title={`${label} preview`} sandbox="allow-same-origin"
+      srcdoc={frameDocument(stylesheets)} onLoad={write} />
+  )
 }
 
 /** The Markdown editor, its toolbar and the preview. */

@@ -6,9 +6,27 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, type Api } from './api.js'
-import { copyText, deleteMedia, formatSize, listMedia, mediaReferences, thumbnailUrl, type MediaFile, type MediaListing, type MediaReference } from './media-api.js'
+import { ApiError, query, type Api, type Pagination } from './api.js'
 import type { StudioConfig } from './types.js'
+
+/** One file of the library, as `GET /media` lists it. */
+export interface MediaFile {
+  path: string
+  url: string
+  name: string
+  folder: string
+  size: number
+  mtime: number
+  type: string
+  collection?: string
+  entry?: { collection: string, id: string }
+}
+
+/** An entry that still references a file (its saved file, or an editor's draft). */
+interface MediaReference { collection: string, id: string, file?: string, draft?: true, editor?: string }
+
+/** One page of the library. */
+interface MediaListing { files: MediaFile[], folders: Array<{ path: string, count: number }>, pagination: Pagination }
 
 const PAGE_SIZE = 24
 
@@ -80,7 +98,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
     // arriving late is dropped (it would replace the newer one).
     let current = true
     const timer = setTimeout(() => {
-      listMedia(api, { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })
+      api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
         .then(r => {
           if (!current) return
           // The last file of the last page was deleted: show the page before it.
@@ -104,14 +122,15 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const askDelete = async (file: MediaFile): Promise<void> => {
     try {
       setStatus('')
-      setConfirming({ file, references: await mediaReferences(api, file.path) })
+      const { references } = await api.call<{ references: MediaReference[] }>('GET', `/media/references?${query({ path: file.path })}`)
+      setConfirming({ file, references })
     } catch (err) { setError(`Could not check where ${file.name} is used: ${(err as Error).message}`) }
   }
   const confirmDelete = async (): Promise<void> => {
     if (confirming === null) return
     const { file, references } = confirming
     try {
-      await deleteMedia(api, file.path, references.length > 0)
+      await api.call('DELETE', `/media?${query({ path: file.path, force: references.length > 0 ? 'true' : undefined })}`)
       setConfirming(null)
       setStatus(`Deleted ${file.name}.`)
       setTick(x => x + 1)
@@ -223,7 +242,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
                   <li key={file.path} class="media-card">
                     <div class="media-thumb">
                       {file.type.startsWith('image/')
-                        ? <img src={thumbnailUrl(api, file.path)} alt="" loading="lazy" width={160} height={120} />
+                        ? <img src={`${api.base}/media/file?${query({ path: file.path })}`} alt="" loading="lazy" width={160} height={120} />
                         : <span class="media-kind" aria-hidden="true">{file.type === 'application/pdf' ? 'PDF' : 'File'}</span>}
                     </div>
                     <p class="media-name" title={file.path}>{file.name}</p>
@@ -251,4 +270,34 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
       )}
     </div>
   )
+}
+
+/** A file size for people. */
+function formatSize (bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+}
+
+/**
+ * Copies text to the clipboard (the async clipboard where the page may use it, else a selected
+ * text field and the copy command).
+ */
+async function copyText (text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text)
+    return true
+  } catch {
+    const field = document.createElement('textarea')
+    field.value = text
+    field.setAttribute('readonly', '')
+    field.style.position = 'fixed'
+    field.style.opacity = '0'
+    document.body.append(field)
+    field.select()
+    let ok = false
+    try { ok = document.execCommand('copy') } catch {}
+    field.remove()
+    return ok
+  }
 }

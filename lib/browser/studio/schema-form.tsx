@@ -6,9 +6,8 @@
 import type { JSX } from 'preact'
 import type { Api, JsonSchema, Issue } from './api.js'
 import { useState } from 'preact/hooks'
-import { LazyMarkdownEditor } from './lazy-parts.js'
+import { LazyMarkdownEditor, MediaPicker } from './lazy-parts.js'
 import { ChipsField, ObjectItems, RelationField, idFor, relationOf } from './structured-fields.js'
-import { MediaPicker } from './media-picker.js'
 
 const IMAGE_NAMES = new Set(['image', 'cover', 'avatar', 'thumbnail', 'photo', 'logo'])
 

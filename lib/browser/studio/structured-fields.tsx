@@ -31,7 +31,7 @@ export function RelationField (props: RelationProps): JSX.Element {
   const [chosen, setChosen] = useState<{ id: string, title: string | null } | null>(null)
   useEffect(() => {
     if (value === '') { setChosen(null); return }
-    api.entries(collection, { id: value }).then(r => setChosen({ id: value, title: entryTitle(value, r.entries[0]?.data) }),
+    api.entry(collection, value).then(e => setChosen({ id: value, title: entryTitle(value, e?.data) }),
       (err: unknown) => setChosen(err instanceof ApiError && (err.status === 404 || err.status === 400) ? { id: value, title: null } : null))
   }, [value])
   useEffect(() => {

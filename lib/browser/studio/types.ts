@@ -59,18 +59,6 @@ export function idProblem (id: string, nested: boolean): string {
   return ''
 }
 
-/**
- * The parts of a Studio path after the mount path, each URL-decoded (an id holding `/` travels as
- * `%2F`, so it stays one part).
- */
-export function pathParts (rest: string): string[] | null {
-  try {
-    return rest.split('/').filter(Boolean).map(decodeURIComponent)
-  } catch {
-    return null
-  }
-}
-
 /** Moves to another Studio URL without reloading. */
 export type Navigate = (to: string) => void
 
