@@ -5,8 +5,7 @@
  */
 import { BadRequestError, LimitExceededError } from '../errors.js'
 import { isMarkdownFormat } from '../content/formats.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { requireCollection, type CommandContext } from './command-context.js'
+import { requireEntry, type CommandContext } from './command-context.js'
 import { editorBody, type RenderFieldInput } from './render-field.js'
 import type { SourceBlock } from '../content/markdown/block-list.js'
 import { bodyOutline } from './block-outlines.js'
@@ -39,11 +38,9 @@ export interface BlockList {
  * @returns the revision and the blocks
  */
 export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<BlockList> {
-  const collection = assertCollectionName(input.collection)
-  const id = assertEntryId(input.id)
   const field = input.field ?? 'body'
   if (field !== 'body') throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, input)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', collection })
   const { body, revision } = await editorBody(ctx, collection, id)
   assertBlockEditableLength(body)

@@ -7,13 +7,12 @@ import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import type { BlockEditReply } from './render-worker-messages.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
 
 /** md_block's result: the draft's revision and the saved block's hint in the draft body. */
 export interface MarkdownBlockResult {
@@ -96,18 +95,15 @@ class UnchangedBlock<E> extends Error {
  * @returns the revision, the block's hint in the saved body and the edit
  */
 export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext, target: BlockTarget, apply: (body: string, src: string, revision: number, mdx: boolean) => E): Promise<{ revision: number, src?: string, edit?: E }> {
-  const collection = assertCollectionName(target.collection)
-  const id = assertEntryId(target.id)
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, target)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
   let src: string | undefined
   let edit: E | undefined
   try {
-    const result = await changeEntry(ctx.services, {
+    const result = await changeEntry(ctx, {
       collection,
       id,
-      identity: ctx.identity,
       expectedRevision: target.expectedRevision,
       action: 'save',
       target: 'draft',
