@@ -61,19 +61,13 @@ export interface ChangeEntryInput {
   apply: (current: CurrentEntry) => ChangeOutcome | Promise<ChangeOutcome>
 }
 
-export interface ChangeEntryResult {
-  revision: number
-  /** false when the change left the entry as it was (nothing was written). */
-  changed: boolean
-}
-
 /**
  * Applies one change to one entry as the context's editor.
  * @param ctx the instance and the editor
  * @param input what to change and how
  * @returns the revision the editor sees afterwards
  */
-export async function changeEntry (ctx: CommandContext, input: ChangeEntryInput): Promise<ChangeEntryResult> {
+export async function changeEntry (ctx: CommandContext, input: ChangeEntryInput): Promise<{ revision: number }> {
   const { services, identity } = ctx
   const index = await services.content.index(input.collection)
   const toDraft = input.target === 'draft' || (input.target !== 'base' && services.auth.authorizer.active) ||
@@ -121,16 +115,16 @@ function currentView (index: CollectionIndex, id: string, base: IndexedEntry | n
 async function replaceBase (
   ctx: CommandContext, input: ChangeEntryInput, index: CollectionIndex, file: string,
   base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome, issues?: ValidationIssue[]
-): Promise<ChangeEntryResult> {
+): Promise<{ revision: number }> {
   const { services } = ctx
   if (outcome.data === null) {
-    if (base === null) return { revision: current.revision, changed: false }
+    if (base === null) return { revision: current.revision }
     await recordReplaced(ctx, input, base)
     await rm(file, { force: true })
     await removeEmptyFolders(index.collection.dir, path.dirname(file))
     const revision = await index.recordDelete(input.id)
     await services.committer.track([services.relativePath(file)])
-    return { revision, changed: true }
+    return { revision }
   }
   // The text the read under the lock had is the one its data came from: neither read nor parsed again.
   const known = base?.text !== undefined && base.file === file && base.readError === undefined ? base : null
@@ -139,23 +133,23 @@ async function replaceBase (
     try { previousText = await readFile(file, 'utf8') } catch {}
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter, previousData: known?.data })
-  if (text === previousText) return { revision: current.revision, changed: false }
+  if (text === previousText) return { revision: current.revision }
   // The new file is written and fsynced alongside the history append, and replaces the entry only
   // once the snapshot of the state it replaces is durable on its ref.
   await recordReplaced(ctx, input, base, [{ path: file, data: text }])
   const revision = await index.recordWrite(input.id, outcome.data, { file, text, issues })
   await services.committer.track([services.relativePath(file)])
-  return { revision, changed: true }
+  return { revision }
 }
 
 async function writeDraft (
   ctx: CommandContext, input: ChangeEntryInput, index: CollectionIndex, current: CurrentEntry, outcome: ChangeOutcome
-): Promise<ChangeEntryResult> {
+): Promise<{ revision: number }> {
   const previous = current.draft
-  if (outcome.data === null && !current.exists) return { revision: current.revision, changed: false }
+  if (outcome.data === null && !current.exists) return { revision: current.revision }
   // A field save that leaves the data as the editor sees it makes no draft revision either.
   if (outcome.data !== null && outcome.markdown === undefined && current.data !== undefined && isDeepStrictEqual(current.data, outcome.data)) {
-    return { revision: current.revision, changed: false }
+    return { revision: current.revision }
   }
   const revision = current.revision + 1
   const record: DraftRecord = {
@@ -172,12 +166,14 @@ async function writeDraft (
     ...(previous?.fieldsEdited === true ? { fieldsEdited: true } : {})
   }
   await ctx.services.drafts.put(ctx.identity.id, [record])
-  return { revision, changed: true }
+  return { revision }
 }
 
 async function recordReplaced (ctx: CommandContext, input: ChangeEntryInput, entry: IndexedEntry | null, files: FileWrite[] = []): Promise<void> {
   // A new entry has nothing to keep: the files alone.
-  const snapshots = entry?.data === undefined ? [] : [replacedSnapshot(input, { data: entry.data, revision: entry.revision }, input.action, ctx.identity)]
+  const snapshots = entry?.data === undefined
+    ? []
+    : [replacedSnapshot(input, { data: entry.data, revision: entry.revision }, input.action, ctx.identity)]
   await ctx.services.history.append(snapshots, files)
 }
 
@@ -185,10 +181,16 @@ async function recordReplaced (ctx: CommandContext, input: ChangeEntryInput, ent
  * The history snapshot of an entry's replaced state; Markdown publish and restore snapshots carry
  * the body source, so prose and frontmatter restore together.
  */
-export function replacedSnapshot (entry: { collection: string, id: string }, replaced: { data: EntryData, revision: number }, action: SnapshotAction, editor: Identity): { collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> } {
+export function replacedSnapshot (
+  entry: { collection: string, id: string }, replaced: { data: EntryData, revision: number }, action: SnapshotAction, editor: Identity
+): { collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> } {
   const { data, revision } = replaced
   const bodySource = (action === 'publish' || action === 'restore') && typeof data.body === 'string' ? { bodySource: data.body } : {}
-  return { collection: entry.collection, id: entry.id, snapshot: { data, action, editor: { id: editor.id, name: editor.name }, revision, ...bodySource } }
+  return {
+    collection: entry.collection,
+    id: entry.id,
+    snapshot: { data, action, editor: { id: editor.id, name: editor.name }, revision, ...bodySource }
+  }
 }
 
 /**
