@@ -11,11 +11,7 @@ import type { SourceBlock } from '../content/markdown/block-list.js'
 import { bodyOutline } from './block-outlines.js'
 import { RENDER_MAX_CHARS } from './bounded-render.js'
 
-/**
- * The longest body the in-place editor lists and edits block by block: the longest one rendered.
- * A body's outline is parsed in a render thread, in time that follows its length (markdown-it-outline.ts);
- * an edit with the outline kept parses one top-level node.
- */
+/** The longest body the in-place editor lists and edits block by block: the longest one rendered. */
 export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
 
 /** Refuses (422) a body too long for block editing. */

@@ -35,7 +35,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines
-  const run = async (): ReturnType<typeof editMarkdownBlock<ReturnType<typeof markdown.applyTextEdit>>> => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  const { revision, src, edit } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
     const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
     // Not kept: parsed off the event loop, then the edit runs again.
@@ -50,8 +50,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
       if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
       throw err
     }
-  })
-  const { revision, src, edit } = await retryOffLoop(run)
+  }))
   return {
     revision,
     ...(src !== undefined ? { src } : {}),
