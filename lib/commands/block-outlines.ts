@@ -1,12 +1,7 @@
 /**
- * The outlines of the bodies the in-place editor lists and edits (body-outline.ts), kept by one
- * service instance and keyed by the body itself (its format and digest), so a draft and the
- * published body never mix. A body's first outline is parsed in a render thread (`GET /blocks`, or
- * md_edit when none is kept); md_edit finds it and parses only the edited block's top-level node,
- * then stores the new body's outline for the next edit. Kept because an edit that outlined the body
- * each time would miss the target: a 20 KB body's outline takes ~25 ms of CPU on the bench machine
- * and 1 MB's ~1 s (target 30 ms for the list and an edit); kept, the list takes 0.1 ms and an edit
- * a few ms.
+ * The outlines of the bodies the in-place editor lists and edits, kept per instance by the body's
+ * format and digest (a draft and the published body never mix); md_edit stores the edited body's
+ * outline for the next edit. Kept because outlining a 20 KB body takes ~25 ms of CPU (1 MB: ~1 s).
  */
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'

@@ -1,40 +1,45 @@
 /**
- * Markdown rendering off the service's event loop, with a time and memory limit. A body's render
- * time does not follow its size (a 3.5 KB table padded to 600 columns took 27 s, 102 KB of link
- * references 26 s), so no size limit alone keeps a render under the 100 ms the event loop may be
- * held: every render runs in a worker thread (two per instance, so one editor's runaway body does
- * not hold the others' renders), and a render over the time limit (or the thread's heap) ends its
- * thread and answers 422. The first thread starts on the first render, the second when both are wanted.
+ * Markdown rendering off the service's event loop, with a time and memory limit: a body's render
+ * time does not follow its size (a 3.5 KB table padded to 600 columns took 27 s), so every render
+ * runs in a worker thread, and one over the time limit (or the thread's heap) ends its thread: 422.
  */
 import { getHeapStatistics } from 'node:v8'
 import { RenderRefusedError } from '../errors.js'
 import { WorkerPool, type JobFailure } from '../content/worker-pool.js'
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-import type { BlockEditJob, BlockEditReply, MarkdownJob } from './render-worker-messages.js'
+import type { BlockEditResult } from '../content/markdown/block-edit.js'
+
+/** One body to render (the thread answers with its HTML, through the WorkerPool's messages). */
+export interface RenderJob {
+  body: string
+  opts: RenderMarkdownOptions
+}
+
+/** One md_block edit of a body (the thread answers with a BlockEditReply). */
+export interface BlockEditJob {
+  blockEdit: { body: string, src: string, html: string, mdx: boolean }
+}
+
+/** An md_block edit's outcome: the new body, or why it was refused (the hint no longer fits, or the block cannot be edited). */
+export type BlockEditReply = { result: BlockEditResult } | { refused: 'mismatch' | 'uneditable', message: string }
+
+/** What the render thread is asked: a render, a body's block outline (answered with its BodyOutline), or a block edit. */
+export type MarkdownJob = RenderJob | { outline: { body: string, mdx: boolean } } | BlockEditJob
 
 /** Longest body (characters) rendered at all; a longer one is refused before any parse. */
 export const RENDER_MAX_CHARS = 1_000_000
 /** Default time one render may take (`CMS_RENDER_TIME_LIMIT_MS`). */
 export const RENDER_TIME_LIMIT_MS = 10_000
 /**
- * The worker's heap: the process's own limit (V8 sizes it to the machine's memory), at most 2,048 MB.
- * V8 grows a heap capped lower than that by only 1.3-2x after a full collection instead of 4x: capped
- * at 384 MB, the thread collected on almost every 20 KB render and used 1.4x the CPU of the same
- * render in the main thread. The time limit ends a runaway render (up to ~150 MB per second of CPU).
+ * The worker's heap: the process's own limit, at most 2,048 MB. A lower cap makes V8 collect on
+ * almost every render (capped at 384 MB: 1.4x the CPU of the main thread); the time limit ends a runaway.
  */
 const WORKER_HEAP_MB = Math.min(2048, Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20))
-/**
- * The worker's stack, as small as the main thread's (about 1 MB): HTML nested 5,000 deep then
- * overflows it at once and is shown as text, where the default 4 MB let it render for 15 s.
- */
+/** The worker's stack, as the main thread's: HTML nested 5,000 deep overflows it at once and shows as text (4 MB: 15 s). */
 const WORKER_STACK_MB = 1
 
-/**
- * A render thread idle this long leaves (default of `idleMs`): after 31 previews of a 20 KB body it
- * holds 80 MB that V8 does not give back while it lives (RSS unchanged after 30 s idle; 80 MB less
- * once it ended). The next render starts a new thread, whose first renders take 3-5x a warm one's.
- */
+/** A render thread idle this long leaves, giving back the heap V8 keeps while it lives (80 MB after 31 previews). */
 export const RENDER_THREAD_IDLE_MS = 5 * 60_000
 
 /** Settings of a BoundedRenderer. */

@@ -13,15 +13,13 @@ import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
-import type { Snapshot } from '../storage/history-store.js'
-import type { FileWrite } from '../storage/history-store.js'
+import type { FileWrite, Snapshot, SnapshotAction } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import type { Identity } from '../config.js'
 import type { Services } from '../services.js'
+import type { Identity } from '../config.js'
+import type { CommandContext } from './command-context.js'
 import { schemaValidator } from './bounded-schema.js'
 import { relationIssues } from './relation-check.js'
-
-export type SnapshotAction = Snapshot['action']
 
 /** The entry as the editor sees it (their draft over base), under the lock. */
 export interface CurrentEntry {
@@ -44,7 +42,6 @@ export interface ChangeOutcome {
 export interface ChangeEntryInput {
   collection: string
   id: string
-  identity: Identity
   expectedRevision?: number | null
   /** The history action recorded for the replaced state (base writes). */
   action: SnapshotAction
@@ -64,29 +61,24 @@ export interface ChangeEntryInput {
   apply: (current: CurrentEntry) => ChangeOutcome | Promise<ChangeOutcome>
 }
 
-export interface ChangeEntryResult {
-  revision: number
-  /** false when the change left the entry as it was (nothing was written). */
-  changed: boolean
-}
-
 /**
- * Applies one change to one entry.
- * @param services the instance
+ * Applies one change to one entry as the context's editor.
+ * @param ctx the instance and the editor
  * @param input what to change and how
  * @returns the revision the editor sees afterwards
  */
-export async function changeEntry (services: Services, input: ChangeEntryInput): Promise<ChangeEntryResult> {
+export async function changeEntry (ctx: CommandContext, input: ChangeEntryInput): Promise<{ revision: number }> {
+  const { services, identity } = ctx
   const index = await services.content.index(input.collection)
   const toDraft = input.target === 'draft' || (input.target !== 'base' && services.auth.authorizer.active) ||
-    (input.target === 'follow' && await services.drafts.get(input.identity.id, input.collection, input.id) !== null)
-  const key = toDraft ? `draft:${input.identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
+    (input.target === 'follow' && await services.drafts.get(identity.id, input.collection, input.id) !== null)
+  const key = toDraft ? `draft:${identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
   return await services.locks.run(key, async () => {
     // A base write checks its entry's path (folder and file, links resolved) before it reads the
     // entry, so the read need not check the folder again; it writes there unless the path changed.
     const checked = toDraft ? null : index.fileOf(input.id)
     const base = await index.get(input.id, { folderChecked: checked !== null })
-    const draft = toDraft ? await services.drafts.get(input.identity.id, input.collection, input.id) : null
+    const draft = toDraft ? await services.drafts.get(identity.id, input.collection, input.id) : null
     const current = currentView(index, input.id, base, draft)
     const expected = input.expectedRevision ?? undefined
     if (expected !== undefined && expected !== current.revision) throw new RevisionConflictError(current.revision)
@@ -100,12 +92,15 @@ export async function changeEntry (services: Services, input: ChangeEntryInput):
     if (outcome.data !== null) {
       assertDataDepth(outcome.data)
       const validation = await checkIssues(current.data, services, index, outcome.data)
-      const added = [...validation.added, ...await relationIssues(services, input.identity, index.collection.schema, current.data, outcome.data)]
+      const added = [...validation.added, ...await relationIssues(services, identity, index.collection.schema, current.data, outcome.data)]
       if (added.length > 0) throw new SchemaValidationError(added)
       issues = validation.issues
     }
-    if (toDraft) return await writeDraft(services, input, index, current, outcome)
-    return await writeBase(services, input, index, checked as string, base, current, outcome, issues)
+    if (toDraft) return await writeDraft(ctx, input, index, current, outcome)
+    // `checked` was checked against links leaving the folder, the repository or into `.git` before
+    // the read; the read may have found the entry at another path, which is then checked in turn.
+    const file = checked !== null && index.pathOf(input.id) === checked ? checked : index.fileOf(input.id)
+    return await index.serviceChange(input.id, async () => await replaceBase(ctx, input, index, file, base, current, outcome, issues))
   })
 }
 
@@ -117,28 +112,19 @@ function currentView (index: CollectionIndex, id: string, base: IndexedEntry | n
   return { exists: base !== null, data: base?.data, revision: base?.revision ?? index.lastRevision(id), draft: null, base }
 }
 
-async function writeBase (
-  services: Services, input: ChangeEntryInput, index: CollectionIndex, checked: string,
-  base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome, issues?: ValidationIssue[]
-): Promise<ChangeEntryResult> {
-  // `checked` was checked against links leaving the folder, the repository or into `.git` before
-  // the read; the read may have found the entry at another path, which is then checked in turn.
-  const file = index.pathOf(input.id) === checked ? checked : index.fileOf(input.id)
-  return await index.serviceChange(input.id, async () => await replaceBase(services, input, index, file, base, current, outcome, issues))
-}
-
 async function replaceBase (
-  services: Services, input: ChangeEntryInput, index: CollectionIndex, file: string,
+  ctx: CommandContext, input: ChangeEntryInput, index: CollectionIndex, file: string,
   base: IndexedEntry | null, current: CurrentEntry, outcome: ChangeOutcome, issues?: ValidationIssue[]
-): Promise<ChangeEntryResult> {
+): Promise<{ revision: number }> {
+  const { services } = ctx
   if (outcome.data === null) {
-    if (base === null) return { revision: current.revision, changed: false }
-    await recordReplaced(services, input, base)
+    if (base === null) return { revision: current.revision }
+    await recordReplaced(ctx, input, base)
     await rm(file, { force: true })
     await removeEmptyFolders(index.collection.dir, path.dirname(file))
     const revision = await index.recordDelete(input.id)
     await services.committer.track([services.relativePath(file)])
-    return { revision, changed: true }
+    return { revision }
   }
   // The text the read under the lock had is the one its data came from: neither read nor parsed again.
   const known = base?.text !== undefined && base.file === file && base.readError === undefined ? base : null
@@ -147,23 +133,23 @@ async function replaceBase (
     try { previousText = await readFile(file, 'utf8') } catch {}
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter, previousData: known?.data })
-  if (text === previousText) return { revision: current.revision, changed: false }
+  if (text === previousText) return { revision: current.revision }
   // The new file is written and fsynced alongside the history append, and replaces the entry only
   // once the snapshot of the state it replaces is durable on its ref.
-  await recordReplaced(services, input, base, [{ path: file, data: text }])
+  await recordReplaced(ctx, input, base, [{ path: file, data: text }])
   const revision = await index.recordWrite(input.id, outcome.data, { file, text, issues })
   await services.committer.track([services.relativePath(file)])
-  return { revision, changed: true }
+  return { revision }
 }
 
 async function writeDraft (
-  services: Services, input: ChangeEntryInput, index: CollectionIndex, current: CurrentEntry, outcome: ChangeOutcome
-): Promise<ChangeEntryResult> {
+  ctx: CommandContext, input: ChangeEntryInput, index: CollectionIndex, current: CurrentEntry, outcome: ChangeOutcome
+): Promise<{ revision: number }> {
   const previous = current.draft
-  if (outcome.data === null && !current.exists) return { revision: current.revision, changed: false }
+  if (outcome.data === null && !current.exists) return { revision: current.revision }
   // A field save that leaves the data as the editor sees it makes no draft revision either.
   if (outcome.data !== null && outcome.markdown === undefined && current.data !== undefined && isDeepStrictEqual(current.data, outcome.data)) {
-    return { revision: current.revision, changed: false }
+    return { revision: current.revision }
   }
   const revision = current.revision + 1
   const record: DraftRecord = {
@@ -179,39 +165,39 @@ async function writeDraft (
     ...(outcome.markdown === undefined && outcome.data !== null ? { fieldsEdited: true } : {}),
     ...(previous?.fieldsEdited === true ? { fieldsEdited: true } : {})
   }
-  await services.drafts.put(input.identity.id, [record])
-  return { revision, changed: true }
+  await ctx.services.drafts.put(ctx.identity.id, [record])
+  return { revision }
 }
 
-async function recordReplaced (services: Services, input: ChangeEntryInput, entry: IndexedEntry | null, files: FileWrite[] = []): Promise<void> {
-  if (entry?.data === undefined) {
-    // Nothing to keep (a new entry): the files alone.
-    await services.history.append([], files)
-    return
+async function recordReplaced (ctx: CommandContext, input: ChangeEntryInput, entry: IndexedEntry | null, files: FileWrite[] = []): Promise<void> {
+  // A new entry has nothing to keep: the files alone.
+  const snapshots = entry?.data === undefined
+    ? []
+    : [replacedSnapshot(input, { data: entry.data, revision: entry.revision }, input.action, ctx.identity)]
+  await ctx.services.history.append(snapshots, files)
+}
+
+/**
+ * The history snapshot of an entry's replaced state; Markdown publish and restore snapshots carry
+ * the body source, so prose and frontmatter restore together.
+ */
+export function replacedSnapshot (
+  entry: { collection: string, id: string }, replaced: { data: EntryData, revision: number }, action: SnapshotAction, editor: Identity
+): { collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> } {
+  const { data, revision } = replaced
+  const bodySource = (action === 'publish' || action === 'restore') && typeof data.body === 'string' ? { bodySource: data.body } : {}
+  return {
+    collection: entry.collection,
+    id: entry.id,
+    snapshot: { data, action, editor: { id: editor.id, name: editor.name }, revision, ...bodySource }
   }
-  // Markdown publish and restore snapshots carry the body source, so prose and frontmatter
-  // restore together.
-  const bodySource = (input.action === 'publish' || input.action === 'restore') && typeof entry.data.body === 'string'
-    ? { bodySource: entry.data.body }
-    : {}
-  await services.history.append([{
-    collection: input.collection,
-    id: input.id,
-    snapshot: {
-      data: entry.data,
-      action: input.action,
-      editor: { id: input.identity.id, name: input.identity.name },
-      revision: entry.revision,
-      ...bodySource
-    }
-  }], files)
 }
 
 /**
  * The new data's issues (passed to `recordWrite`, which then need not validate again), and those the
  * current data did not have: stored issues never block a write.
  */
-async function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): Promise<{ issues: ValidationIssue[], added: ValidationIssue[] }> {
+export async function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): Promise<{ issues: ValidationIssue[], added: ValidationIssue[] }> {
   const schema = index.collection.schema
   if (schema === null) return { issues: [], added: [] }
   const validate = await schemaValidator(services, schema, index.collection.name)

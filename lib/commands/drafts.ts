@@ -2,9 +2,7 @@
  * The editor's draft state (`GET /draft`) and discarding drafts (`DELETE /draft`), which never
  * writes base storage.
  */
-import { BadRequestError } from '../errors.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { checkEntryScope, type CommandContext } from './command-context.js'
+import { draftScope, type CommandContext } from './command-context.js'
 
 export interface DraftStatus {
   hasDrafts: boolean
@@ -40,12 +38,7 @@ export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
  */
 export async function discardDrafts (ctx: CommandContext, query: { collection?: string, id?: string }): Promise<{ ok: true, cleared: string[] }> {
   const { services, identity } = ctx
-  if (query.id !== undefined && query.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
-  const scope = {
-    ...(query.collection !== undefined ? { collection: assertCollectionName(query.collection) } : {}),
-    ...(query.id !== undefined ? { id: assertEntryId(query.id) } : {})
-  }
-  if (scope.collection !== undefined) await checkEntryScope(ctx, scope.collection, scope.id)
+  const scope = await draftScope(ctx, query)
   return await services.locks.run(`drafts:${identity.id}`, async () => {
     const records = await services.drafts.list(identity.id, scope)
     const removed = await services.drafts.remove(identity.id, records.map(r => ({ collection: r.collection, id: r.id })))

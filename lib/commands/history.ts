@@ -3,18 +3,15 @@
  * with action `restore`).
  */
 import { NotFoundError } from '../errors.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { Snapshot } from '../storage/history-store.js'
 import type { RestoreBody } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import { checkEntryScope, requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { checkEntryScope, requireEntry, requirePermission, type CommandContext } from './command-context.js'
 
 /** An entry's snapshots, oldest first. */
 export async function readHistory (ctx: CommandContext, query: { collection: unknown, id: unknown }): Promise<{ history: Snapshot[] }> {
-  const collection = assertCollectionName(query.collection)
-  const id = assertEntryId(query.id)
-  await requireCollection(ctx, collection)
+  const { collection, id } = await requireEntry(ctx, query)
   await checkEntryScope(ctx, collection, id)
   const history = await ctx.services.history.list(collection, id)
   // No snapshot: the entry must at least exist (in base, as a deleted entry's revision, or as the
@@ -31,9 +28,7 @@ async function entryEverExisted (ctx: CommandContext, collection: string, id: st
 
 /** Restores an entry to a snapshot in base storage (edit and publish permissions under a policy). */
 export async function restoreHistory (ctx: CommandContext, body: RestoreBody): Promise<{ ok: true, revision: number }> {
-  const collection = assertCollectionName(body.collection)
-  const id = assertEntryId(body.id)
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, body)
   await checkEntryScope(ctx, collection, id)
   await requirePermission(ctx, 'edit', collection, id)
   await requirePermission(ctx, 'publish', collection, id)
@@ -42,10 +37,9 @@ export async function restoreHistory (ctx: CommandContext, body: RestoreBody): P
   const restored = isMarkdownFormat(def.format) && typeof snapshot.bodySource === 'string'
     ? { ...snapshot.data, body: snapshot.bodySource }
     : snapshot.data
-  const result = await changeEntry(ctx.services, {
+  const result = await changeEntry(ctx, {
     collection,
     id,
-    identity: ctx.identity,
     action: 'restore',
     target: 'base',
     apply: () => ({ data: structuredClone(restored) })

@@ -5,18 +5,13 @@
  */
 import { BadRequestError, LimitExceededError } from '../errors.js'
 import { isMarkdownFormat } from '../content/formats.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { requireCollection, type CommandContext } from './command-context.js'
+import { requireEntry, type CommandContext } from './command-context.js'
 import { editorBody, type RenderFieldInput } from './render-field.js'
 import type { SourceBlock } from '../content/markdown/block-list.js'
 import { bodyOutline } from './block-outlines.js'
 import { RENDER_MAX_CHARS } from './bounded-render.js'
 
-/**
- * The longest body the in-place editor lists and edits block by block: the longest one rendered.
- * A body's outline is parsed in a render thread, in time that follows its length (markdown-it-outline.ts);
- * an edit with the outline kept parses one top-level node.
- */
+/** The longest body the in-place editor lists and edits block by block: the longest one rendered. */
 export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
 
 /** Refuses (422) a body too long for block editing. */
@@ -39,11 +34,9 @@ export interface BlockList {
  * @returns the revision and the blocks
  */
 export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<BlockList> {
-  const collection = assertCollectionName(input.collection)
-  const id = assertEntryId(input.id)
   const field = input.field ?? 'body'
   if (field !== 'body') throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, input)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', collection })
   const { body, revision } = await editorBody(ctx, collection, id)
   assertBlockEditableLength(body)

@@ -7,13 +7,12 @@ import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import type { BlockEditReply } from './render-worker-messages.js'
+import type { BlockEditReply } from './bounded-render.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
 
 /** md_block's result: the draft's revision and the saved block's hint in the draft body. */
 export interface MarkdownBlockResult {
@@ -55,29 +54,38 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
   const computed = new Map<string, BlockEditReply>()
   const keyOf = (body: string, src: string, mdx: boolean): string => `${mdx ? 'mdx' : 'md'}:${src}\n${body}`
   const apply = (body: string, checked: string, current: number, mdx: boolean): BlockEditResult => {
-    const reply = computed.get(keyOf(body, checked, mdx))
-    if (reply === undefined) throw new BlockEditWanted(body, checked, mdx, current)
+    const key = keyOf(body, checked, mdx)
+    const reply = computed.get(key)
+    if (reply === undefined) {
+      throw new OffLoopWanted(current, async () => {
+        computed.set(key, await ctx.services.markdown.blockEdit({ body, src: checked, html: cmd.html, mdx }))
+      })
+    }
     if ('result' in reply) return reply.result
     if (reply.refused === 'mismatch') throw new StaleSourceError(current)
     throw new BadRequestError(reply.message, { src: cmd.src })
   }
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply)
-      return { revision, ...(src !== undefined ? { src } : {}) }
-    } catch (err) {
-      if (!(err instanceof BlockEditWanted)) throw err
-      // Other saves kept changing the body under this one: its source hint is stale.
-      if (attempt === 3) throw new StaleSourceError(err.revision)
-      const { body, src, mdx } = err
-      computed.set(keyOf(body, src, mdx), await ctx.services.markdown.blockEdit({ body, src, html: cmd.html, mdx }))
-    }
-  }
+  const { revision, src } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply))
+  return { revision, ...(src !== undefined ? { src } : {}) }
 }
 
-/** Thrown from inside the change when the edit of the body it sees is not computed yet. */
-class BlockEditWanted extends Error {
-  constructor (readonly body: string, readonly src: string, readonly mdx: boolean, readonly revision: number) { super('block edit wanted') }
+/** Thrown from inside a change whose body needs work off the event loop first (`prepare`); the change then runs again. */
+export class OffLoopWanted extends Error {
+  constructor (readonly revision: number, readonly prepare: () => Promise<void>) { super('off-loop work wanted') }
+}
+
+/** Runs `edit`, again after each OffLoopWanted's work; a body that keeps changing under it is a 409. */
+export async function retryOffLoop<T> (edit: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await edit()
+    } catch (err) {
+      if (!(err instanceof OffLoopWanted)) throw err
+      // Other saves kept changing the body under this one: its source hint is stale.
+      if (attempt === 3) throw new StaleSourceError(err.revision)
+      await err.prepare()
+    }
+  }
 }
 
 /** Thrown from inside the change to leave storage alone: the edit changes nothing. */
@@ -96,18 +104,15 @@ class UnchangedBlock<E> extends Error {
  * @returns the revision, the block's hint in the saved body and the edit
  */
 export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext, target: BlockTarget, apply: (body: string, src: string, revision: number, mdx: boolean) => E): Promise<{ revision: number, src?: string, edit?: E }> {
-  const collection = assertCollectionName(target.collection)
-  const id = assertEntryId(target.id)
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, target)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
   let src: string | undefined
   let edit: E | undefined
   try {
-    const result = await changeEntry(ctx.services, {
+    const result = await changeEntry(ctx, {
       collection,
       id,
-      identity: ctx.identity,
       expectedRevision: target.expectedRevision,
       action: 'save',
       target: 'draft',

@@ -7,15 +7,10 @@
 import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
 import type { MdEditCommand } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
-import { editMarkdownBlock } from './markdown-block.js'
+import { editMarkdownBlock, OffLoopWanted, retryOffLoop } from './markdown-block.js'
 import { assertBlockEditableLength } from './list-blocks.js'
 import { bodyOutline, outlineKey } from './block-outlines.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-
-/** Thrown from inside the change when the body's outline is not kept: it is parsed off the event loop, then the edit runs again. */
-class OutlineWanted extends Error {
-  constructor (readonly body: string, readonly mdx: boolean, readonly revision: number) { super('outline wanted') }
-}
 
 /** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
 export interface MarkdownEditResult {
@@ -40,10 +35,11 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines
-  const run = async (): ReturnType<typeof editMarkdownBlock<ReturnType<typeof markdown.applyTextEdit>>> => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  const { revision, src, edit } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
     const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
-    if (outline === undefined) throw new OutlineWanted(body, mdx, current)
+    // Not kept: parsed off the event loop, then the edit runs again.
+    if (outline === undefined) throw new OffLoopWanted(current, async () => { await bodyOutline(ctx.services, body, mdx) })
     try {
       const edit = markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline })
       if (edit.outline !== null) outlines.set(outlineKey(edit.body, mdx), edit.outline)
@@ -54,20 +50,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
       if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
       throw err
     }
-  })
-  let result
-  for (let attempt = 0; ; attempt++) {
-    try {
-      result = await run()
-      break
-    } catch (err) {
-      if (!(err instanceof OutlineWanted)) throw err
-      // Saves racing this edit changed the body each time its outline was made: a 409, as for md_block.
-      if (attempt === 3) throw new StaleSourceError(err.revision)
-      await bodyOutline(ctx.services, err.body, err.mdx)
-    }
-  }
-  const { revision, src, edit } = result
+  }))
   return {
     revision,
     ...(src !== undefined ? { src } : {}),

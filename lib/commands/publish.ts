@@ -7,17 +7,16 @@
 import { readFile } from 'node:fs/promises'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
-import { checkEntryScope, type CommandContext } from './command-context.js'
+import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
 import { finishRecoveryPlan } from './finish-recovery-plan.js'
-import { schemaValidator } from './bounded-schema.js'
+import { checkIssues, replacedSnapshot } from './change-entry.js'
 import { writeBaseFiles } from './write-base-files.js'
 import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
@@ -76,7 +75,8 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     // others publish.
     await services.drafts.restore(identity.id, lost)
     if (attempt === MAX_ATTEMPTS) {
-      return { ok: true, published: [], conflicts: [...response.conflicts, ...lost.map(r => conflictItem(r, 'stale_entry'))], failed: response.failed }
+      for (const r of lost) conflict(response, r, 'stale_entry')
+      return { ...response, published: [] }
     }
   }
 }
@@ -89,11 +89,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
   const { services, identity } = ctx
   // Upstream changes first, so drafts made on an older base are caught as stale_entry.
   await services.remote.beforePublish()
-  const scope = {
-    ...(body.collection !== undefined ? { collection: assertCollectionName(body.collection) } : {}),
-    ...(body.id !== undefined ? { id: assertEntryId(body.id) } : {})
-  }
-  if (scope.collection !== undefined) await checkEntryScope(ctx, scope.collection, scope.id)
+  const scope = await draftScope(ctx, body)
   const response: PublishResponse = { ok: true, published: [], conflicts: [], failed: [] }
   const entries = await services.drafts.list(identity.id, scope)
   const denied = new Set<string>()
@@ -124,19 +120,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
 
     const items: PlanItem[] = ready.map(r => ({ collection: r.record.collection, id: r.record.id, file: services.relativePath(r.file), text: r.text }))
     await services.plans.write({ version: 1, startedAt: Date.now(), editor: { id: identity.id, name: identity.name }, items })
-    await services.history.append(ready.flatMap(r => r.preimage === null
-      ? []
-      : [{
-          collection: r.record.collection,
-          id: r.record.id,
-          snapshot: {
-            data: r.preimage.data,
-            action: 'publish' as const,
-            editor: { id: identity.id, name: identity.name },
-            revision: r.preimage.revision,
-            ...(typeof r.preimage.data.body === 'string' ? { bodySource: r.preimage.data.body } : {})
-          }
-        }]))
+    await services.history.append(ready.flatMap(r => r.preimage === null ? [] : [replacedSnapshot(r.record, r.preimage, 'publish', identity)]))
     const results = await writeBaseFiles(services, ready.map(r => ({ index: r.index, id: r.record.id, file: r.file, text: r.text, data: r.data })))
     const consumed: Array<{ collection: string, id: string }> = []
     for (const [i, result] of results.entries()) {
@@ -196,10 +180,8 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     if (baseRevision !== record.baseRevision || base?.readError !== undefined) { conflict(response, record, 'stale_entry', baseRevision); return null }
     data = record.kind === 'delete' ? null : (record.data ?? {})
   }
-  if (data !== null && index.collection.schema !== null) {
-    const validate = await schemaValidator(services, index.collection.schema, index.collection.name)
-    const known = new Set((base?.data === undefined ? [] : validate(base.data)).map(i => `${i.path}\u0000${i.code}`))
-    const added = validate(data).filter(i => !known.has(`${i.path}\u0000${i.code}`))
+  if (data !== null) {
+    const { added } = await checkIssues(base?.data, services, index, data)
     if (added.length > 0) {
       response.failed.push({ collection: record.collection, id: record.id, error: 'Entry does not match collection schema', issues: added })
       return null
@@ -216,15 +198,11 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
 }
 
 function conflict (response: PublishResponse, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {
-  response.conflicts.push(conflictItem(entry, code, currentRevision))
-}
-
-function conflictItem (entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): ConflictItem {
-  return {
+  response.conflicts.push({
     collection: entry.collection,
     id: entry.id,
     code,
     message: CONFLICT_MESSAGES[code],
     ...(currentRevision !== undefined ? { currentRevision } : {})
-  }
+  })
 }

@@ -4,12 +4,11 @@
 import { BadRequestError, ForbiddenError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertDataDepth } from '../content/data-depth.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { PutEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
 
 /**
  * Runs put_entry. A new id needs a creatable collection (and, in a singleton collection, the
@@ -19,19 +18,16 @@ import { requireCollection, requirePermission, type CommandContext } from './com
  * @returns the entry's new revision
  */
 export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Promise<{ revision: number }> {
-  const collection = assertCollectionName(cmd.collection)
-  const id = assertEntryId(cmd.id)
   assertNoPrototypeKeys(cmd.data)
   assertDataDepth(cmd.data)
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, cmd)
   if (isMarkdownFormat(def.format) && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
     throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })
   }
   await requirePermission(ctx, 'edit', collection, id)
-  const result = await changeEntry(ctx.services, {
+  return await changeEntry(ctx, {
     collection,
     id,
-    identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
     target: 'follow',
     action: 'put',
@@ -47,7 +43,6 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
       return { data: isMarkdownFormat(def.format) ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data }
     }
   })
-  return { revision: result.revision }
 }
 
 /**

@@ -7,8 +7,7 @@ import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { BadRequestError, NotFoundError, UnreadableEntryError } from '../errors.js'
 import { parseFieldPath } from '../content/field-path.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { requireCollection, type CommandContext } from './command-context.js'
+import { requireEntry, type CommandContext } from './command-context.js'
 
 /** What the route asks for (strings straight from the query; validated here). */
 export interface RenderFieldInput {
@@ -45,12 +44,10 @@ const MAX_FIELD_LENGTH = 256
 
 /** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
 export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<RenderedField> {
-  const collection = assertCollectionName(input.collection)
-  const id = assertEntryId(input.id)
   const field = input.field === undefined ? MARKDOWN_FIELD : input.field
   if (typeof field !== 'string' || field.length > MAX_FIELD_LENGTH) throw new BadRequestError('Invalid field path', { field: 'field' })
   parseFieldPath(field)
-  const def = await requireCollection(ctx, collection)
+  const { collection, id, def } = await requireEntry(ctx, input)
   if ((def.format !== 'md' && def.format !== 'mdx') || field !== MARKDOWN_FIELD) {
     throw new BadRequestError('Only the body of a Markdown entry can be rendered', { field: 'field', collection, value: field })
   }

@@ -1,7 +1,6 @@
 /**
- * The worker thread that renders Markdown for `BoundedRenderer`: one message in (`RenderJob`, or
- * `OutlineJob` for a body's block outline, `BlockEditJob` for an md_block edit), one out (its HTML or outline, as WorkerPool's `PoolReply`). Rendering runs here so that a body whose parse is slow (a wide table, many
- * link references) holds this thread, which can be ended, and never the service's event loop.
+ * The worker thread that renders Markdown for `BoundedRenderer`: one `MarkdownJob` in, one
+ * `PoolReply` out. A body whose parse is slow holds this thread, which can be ended, never the event loop.
  */
 import { parentPort } from 'node:worker_threads'
 import { toHtml } from 'hast-util-to-html'
@@ -9,7 +8,7 @@ import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 import { parseOutline } from '../content/markdown/markdown-it-outline.js'
-import type { BlockEditJob, BlockEditReply, MarkdownJob, RenderJob } from './render-worker-messages.js'
+import type { BlockEditJob, BlockEditReply, MarkdownJob, RenderJob } from './bounded-render.js'
 import type { PoolReply, PoolRequest } from '../content/worker-pool.js'
 
 parentPort?.on('message', (request: PoolRequest<MarkdownJob>) => {

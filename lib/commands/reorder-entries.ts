@@ -36,10 +36,9 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
     for (const [position, id] of order.entries()) {
       // Only entries whose position changed are touched (no rewrite, no snapshot, no new revision).
       if (byId.get(id)?.fields?.[def.orderField] === position) continue
-      await changeEntry(ctx.services, {
+      await changeEntry(ctx, {
         collection,
         id,
-        identity: ctx.identity,
         action: 'reorder',
         apply: (current) => {
           if (current.data === undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id })

@@ -4,11 +4,10 @@
 import { NotFoundError, BadRequestError } from '../errors.js'
 import { parseFieldPath, setAtPath, assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertDataDepth } from '../content/data-depth.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { SaveFieldCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { requireEntry, type CommandContext } from './command-context.js'
 
 /**
  * Runs save_field.
@@ -17,20 +16,16 @@ import { requireCollection, requirePermission, type CommandContext } from './com
  * @returns the entry's new revision
  */
 export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Promise<{ revision: number }> {
-  const collection = assertCollectionName(cmd.collection)
-  const id = assertEntryId(cmd.id)
   const segments = parseFieldPath(cmd.field)
   assertNoPrototypeKeys(cmd.value, 'value')
   assertDataDepth(cmd.value, 'value', segments.length)
-  const def = await requireCollection(ctx, collection)
-  await requirePermission(ctx, 'edit', collection, id)
+  const { collection, id, def } = await requireEntry(ctx, cmd, 'edit')
   if (isMarkdownFormat(def.format) && segments[0] === 'body' && (segments.length > 1 || typeof cmd.value !== 'string')) {
     throw new BadRequestError('The Markdown body must be saved as a string', { field: 'value' })
   }
-  const result = await changeEntry(ctx.services, {
+  return await changeEntry(ctx, {
     collection,
     id,
-    identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
     target: 'follow',
     action: 'save',
@@ -39,5 +34,4 @@ export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Pr
       return { data: setAtPath(current.data ?? {}, segments, cmd.value) }
     }
   })
-  return { revision: result.revision }
 }

@@ -29,9 +29,8 @@ export interface StoreUploadInput {
   tempFile: string
   /** The client's file name; used only for the slug. */
   originalName: string
-  /** Where it goes, from resolveUploadTarget (default: the top-level uploadsDir). */
-  target?: UploadTarget
-  now?: Date
+  /** Where it goes, from resolveUploadTarget. */
+  target: UploadTarget
 }
 
 /** Where an upload is stored and how its URL is made. */
@@ -82,9 +81,9 @@ export async function resolveUploadTarget (ctx: CommandContext, query: { collect
 
 /** Moves an uploaded temp file to its target under its content-derived name, and gives its URL. */
 export async function storeUpload (ctx: CommandContext, input: StoreUploadInput): Promise<{ url: string }> {
-  const { config, repoDir, content } = ctx.services
+  const { config, content } = ctx.services
+  const where = input.target
   try {
-    const where = input.target ?? { dir: path.join(repoDir, config.uploadsDir), url: config.uploadsUrl, dated: true }
     await requirePermission(ctx, 'upload', where.collection, where.id)
     const { fileTypeFromFile } = await import('file-type')
     const detected = await fileTypeFromFile(input.tempFile)
@@ -94,7 +93,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
       throw new UnsupportedMediaTypeError(`File type not allowed; allowed: ${config.uploads.types.join(', ')}`, { detected: detected?.mime ?? null })
     }
     const hash = await sha256File(input.tempFile)
-    const now = input.now ?? new Date()
+    const now = new Date()
     const yyyy = String(now.getUTCFullYear())
     const mm = String(now.getUTCMonth() + 1).padStart(2, '0')
     const name = `${slugOf(input.originalName)}-${hash.slice(0, 8)}.${type[1].ext}`

@@ -2,23 +2,18 @@
 import { NotFoundError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertDataDepth } from '../content/data-depth.js'
-import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { UpdatePageLayoutCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
-import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
+import { requireEntry, type CommandContext } from './command-context.js'
 
 /** Runs update_page_layout (validated like any write; history action `save`) and gives the entry's new revision. */
 export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayoutCommand): Promise<{ revision: number }> {
-  const collection = assertCollectionName(cmd.collection)
-  const id = assertEntryId(cmd.id)
   assertNoPrototypeKeys(cmd.layout, 'layout')
   assertDataDepth(cmd.layout, 'layout', 1)
-  const def = await requireCollection(ctx, collection)
-  await requirePermission(ctx, 'edit', collection, id)
-  const result = await changeEntry(ctx.services, {
+  const { collection, id, def } = await requireEntry(ctx, cmd, 'edit')
+  return await changeEntry(ctx, {
     collection,
     id,
-    identity: ctx.identity,
     expectedRevision: cmd.expectedRevision,
     action: 'save',
     apply: (current) => {
@@ -26,5 +21,4 @@ export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayo
       return { data: { ...current.data, [def.layoutField]: cmd.layout } }
     }
   })
-  return { revision: result.revision }
 }

@@ -4,6 +4,7 @@
  */
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
+import pLimit from 'p-limit'
 import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
@@ -38,21 +39,16 @@ async function writeOne (w: BaseFileWrite): Promise<number> {
 
 /** Writes each file and records its new revision; gives per write the revision or the error message. */
 export async function writeBaseFiles (services: Services, writes: BaseFileWrite[]): Promise<Array<{ revision: number } | { error: string }>> {
-  const results: Array<{ revision: number } | { error: string }> = new Array(writes.length)
-  let next = 0
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < writes.length; i = next++) {
-      const w = writes[i]!
-      try {
-        await assertRealInside(services.content.repoRealDir, w.file)
-        results[i] = { revision: await w.index.serviceChange(w.id, async () => await writeOne(w)) }
-      } catch (err) {
-        services.log.error({ err, file: w.file }, 'publish write failed')
-        results[i] = { error: 'The entry file could not be written' }
-      }
+  const limit = pLimit(CONCURRENCY)
+  const results = await Promise.all(writes.map(async w => await limit(async () => {
+    try {
+      await assertRealInside(services.content.repoRealDir, w.file)
+      return { revision: await w.index.serviceChange(w.id, async () => await writeOne(w)) }
+    } catch (err) {
+      services.log.error({ err, file: w.file }, 'publish write failed')
+      return { error: 'The entry file could not be written' }
     }
-  }
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, writes.length) }, worker))
+  })))
   await Promise.all([...new Set(writes.map(w => path.dirname(w.file)))].map(syncDirectory))
   return results
 }
