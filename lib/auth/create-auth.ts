@@ -13,7 +13,6 @@ import { createAuthorizer } from './authorizer.js'
 import { adapterProvider } from './adapter-auth.js'
 import { trustedHeaderProvider } from './trusted-header-auth.js'
 import { PasswordAuth } from './password-auth.js'
-import { LoginRateLimiter } from './login-rate-limit.js'
 import { RevokedSessions } from './revocations.js'
 import { SESSION_COOKIE_NAME, sessionSetCookie, clearSessionSetCookie } from './session-cookie.js'
 import { clientAddress, isHttps, rateLimitKey } from './client-address.js'
@@ -61,7 +60,6 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
   const password = new PasswordAuth({
     password: runtime.password,
     sessionSecret: runtime.sessionSecret,
-    limiter: new LoginRateLimiter(),
     revocations,
     now: opts.now
   })
