@@ -36,7 +36,7 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
     const inRepo = new GitRunner({ baseDir: target, env })
     inRepo.rememberUrl(url)
     // History and drafts, as the remote's values last fetched: the first sync adopts those signed by
-    // this site (record-signature-check.ts), never a record anyone with push access planted.
+    // this site (cms-refs-sync.ts), never a record anyone with push access planted.
     await inRepo.run(['fetch', '--quiet', '--no-tags', 'origin', '+refs/cms/*:refs/cms-upstream/origin/*'])
     await adoptSignedRefs(inRepo, env)
   } catch (err) {
