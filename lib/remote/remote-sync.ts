@@ -129,14 +129,6 @@ export class RemoteSync {
   }
 
   /**
-   * Runs work that touches HEAD, the index or the working tree (a publish commit) between remote
-   * steps, never during one.
-   */
-  async exclusive<T> (fn: () => Promise<T>): Promise<T> {
-    return await this.#queue.run('remote', fn)
-  }
-
-  /**
    * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed) and,
    * on its own queue at the same time (except before a publish), syncs `refs/cms/*`. Calls while
    * one is waiting share it.
@@ -177,7 +169,8 @@ export class RemoteSync {
    * another instance is dropped (`lost: true`: the caller gives the drafts back).
    */
   async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
-    if (!this.pushOnPublish) return { result: await this.exclusive(commit), push: null, delivered: [], lost: false }
+    // The commit touches HEAD, the index and the working tree: between remote steps, never during one.
+    if (!this.pushOnPublish) return { result: await this.#queue.run('remote', commit), push: null, delivered: [], lost: false }
     return await this.#queue.run('remote', async () => {
       const earlier = await this.state.pending()
       await this.state.addPending(published)
