@@ -8,13 +8,10 @@ import { constants as zlib } from 'node:zlib'
 import type { Services } from './services.js'
 import { errorHandler } from './http/error-handler.js'
 import { apiMiddleware } from './http/api-router.js'
-import { writeRoutes } from './http/write-routes.js'
-import { publishRoutes } from './http/publish-routes.js'
-import { uploadRoutes, serveUploads } from './http/upload-routes.js'
+import { serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
 import { syncWebhookMiddleware } from './http/sync-webhook.js'
-import { searchRoutes } from './http/search-routes.js'
 import { healthMiddleware } from './http/health-routes.js'
 import { requestMetricsMiddleware, metricsRouteMiddleware } from './http/metrics-routes.js'
 
@@ -49,7 +46,7 @@ export function createApp (services: Services): Koa {
   if (metrics !== null) app.use(metricsRouteMiddleware(metrics, services.config.metrics.token))
   // The git host's push webhook: signed with git.syncSecret, no session (before the API's guards).
   app.use(syncWebhookMiddleware(services))
-  app.use(apiMiddleware(services, [writeRoutes, uploadRoutes, publishRoutes, searchRoutes]))
+  app.use(apiMiddleware(services))
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))
   app.use(serveUploads(services))

@@ -10,12 +10,10 @@ import type { RuntimeSettings } from '../runtime.js'
 import { ConflictError } from '../errors.js'
 import type { AuthService, IdentityProvider } from './types.js'
 import { createAuthorizer } from './authorizer.js'
-import { adapterProvider } from './adapter-auth.js'
-import { trustedHeaderProvider } from './trusted-header-auth.js'
+import { adapterProvider, trustedHeaderProvider } from './identity-providers.js'
 import { PasswordAuth } from './password-auth.js'
-import { LoginRateLimiter } from './login-rate-limit.js'
 import { RevokedSessions } from './revocations.js'
-import { SESSION_COOKIE_NAME, sessionSetCookie, clearSessionSetCookie } from './session-cookie.js'
+import { SESSION_COOKIE_NAME, sessionCookieHeader } from './session-cookie.js'
 import { clientAddress, isHttps, rateLimitKey } from './client-address.js'
 
 /** What createAuth needs from the instance. */
@@ -36,7 +34,7 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
   const adapter = authConfig !== null && !isTrustedHeader(authConfig) ? authConfig : null
   const authorizer = createAuthorizer({ authorize: adapter?.authorize, permissions: config.permissions, log })
   const secure = (ctx: Context): boolean => isHttps(ctx.req, runtime.trustProxy)
-  const clearCookie = (ctx: Context): void => { ctx.append('Set-Cookie', clearSessionSetCookie(secure(ctx))) }
+  const clearCookie = (ctx: Context): void => { ctx.append('Set-Cookie', sessionCookieHeader(null, secure(ctx))) }
 
   if (authConfig !== null) {
     const provider: IdentityProvider = isTrustedHeader(authConfig)
@@ -61,7 +59,6 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
   const password = new PasswordAuth({
     password: runtime.password,
     sessionSecret: runtime.sessionSecret,
-    limiter: new LoginRateLimiter(),
     revocations,
     now: opts.now
   })
@@ -74,7 +71,7 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
     loginUrl: () => null,
     login: async (ctx, submitted, name): Promise<Identity> => {
       const result = password.login(submitted, rateLimitKey(clientAddress(ctx.req, runtime.trustProxy)), name)
-      ctx.append('Set-Cookie', sessionSetCookie(result.cookie, secure(ctx)))
+      ctx.append('Set-Cookie', sessionCookieHeader(result.cookie, secure(ctx)))
       return result.identity
     },
     logout: async (ctx) => {

@@ -6,7 +6,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { CmsError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { Identity } from '../config.js'
 import { signSession, verifySession, boundEditorId, isBoundTo, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
-import type { LoginRateLimiter } from './login-rate-limit.js'
+import { LoginRateLimiter } from './login-rate-limit.js'
 import type { RevokedSessions } from './revocations.js'
 import { cleanEditorName, editorIdForName } from './identity.js'
 
@@ -22,7 +22,6 @@ export interface LoginResult {
   identity: Identity
   /** The signed cookie value. */
   cookie: string
-  claims: SessionClaims
 }
 
 /** Settings of password mode. */
@@ -30,7 +29,6 @@ export interface PasswordAuthOptions {
   /** The shared password; null disables password sign-in (and honours no session). */
   password: string | null
   sessionSecret: string
-  limiter: LoginRateLimiter
   revocations: RevokedSessions
   /** Clock (milliseconds), for tests. */
   now?: () => number
@@ -45,19 +43,18 @@ function editorIdentity (claims: SessionClaims): Identity {
 export class PasswordAuth {
   private readonly password: string | null
   private readonly secret: string
-  private readonly limiter: LoginRateLimiter
+  private readonly limiter = new LoginRateLimiter()
   private readonly revocations: RevokedSessions
   private readonly now: () => number
   /** A per-instance key: passwords are compared as HMACs, so lengths leak nothing either. */
   private readonly compareKey = randomBytes(32)
 
   /**
-   * @param opts password, secret, limiter and revocation store
+   * @param opts password, secret and revocation store
    */
   constructor (opts: PasswordAuthOptions) {
     this.password = opts.password
     this.secret = opts.sessionSecret
-    this.limiter = opts.limiter
     this.revocations = opts.revocations
     this.now = opts.now ?? Date.now
   }
@@ -89,7 +86,7 @@ export class PasswordAuth {
     const claims: SessionClaims = shown === ''
       ? { editorId: bound, exp: now + SESSION_TTL_MS }
       : { editorId: editorIdForName(shown), exp: now + SESSION_TTL_MS, name: shown, sid: bound }
-    return { identity: editorIdentity(claims), cookie: signSession(this.secret, claims), claims }
+    return { identity: editorIdentity(claims), cookie: signSession(this.secret, claims) }
   }
 
   /**

@@ -159,12 +159,10 @@ function verifiedRevocations (text: string, secret: string): Record<string, numb
 }
 
 async function readOptional (file: string): Promise<string | null> {
-  try {
-    return await readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+  return await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null
     throw err
-  }
+  })
 }
 
 function damaged (file: string, err: unknown): StartupError {

@@ -58,18 +58,10 @@ export function verifySession (secret: string, value: string, now: number): Sess
   return claims
 }
 
-/** The Set-Cookie header value that stores a session. */
-export function sessionSetCookie (value: string, secure: boolean): string {
-  return cookieHeader(value, Math.floor(SESSION_TTL_MS / 1000), secure)
-}
-
-/** The Set-Cookie header value that removes the session cookie. */
-export function clearSessionSetCookie (secure: boolean): string {
-  return cookieHeader('', 0, secure)
-}
-
-function cookieHeader (value: string, maxAgeSeconds: number, secure: boolean): string {
-  const parts = [`${SESSION_COOKIE_NAME}=${value}`, `Max-Age=${maxAgeSeconds}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
+/** The Set-Cookie header value that stores a session, or with `null` removes the cookie. */
+export function sessionCookieHeader (value: string | null, secure: boolean): string {
+  const maxAge = value === null ? 0 : Math.floor(SESSION_TTL_MS / 1000)
+  const parts = [`${SESSION_COOKIE_NAME}=${value ?? ''}`, `Max-Age=${maxAge}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
   if (secure) parts.push('Secure')
   return parts.join('; ')
 }

@@ -3,8 +3,6 @@ import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import type { AuthAction, Identity } from '../config.js'
 
-export type { AuthAction, Identity }
-
 /** What an authorize check is about. */
 export interface AuthTarget {
   collection?: string

@@ -6,17 +6,15 @@ import Router from '@koa/router'
 import compose from 'koa-compose'
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
-import { NotFoundError } from '../errors.js'
-import { requireEditor, requireCsrfHeader } from './guards.js'
+import { MissingCsrfHeaderError, NotFoundError, UnauthorizedError } from '../errors.js'
 import { authRoutes } from './auth-routes.js'
 import { contentRoutes } from './content-routes.js'
 import { mediaRoutes } from './media-routes.js'
+import { editorRoutes } from './editor-routes.js'
+import { uploadRoutes } from './upload-routes.js'
 
 /** Builds the API middleware. */
-export function apiMiddleware (
-  services: Services,
-  extraRoutes: Array<(router: Router, services: Services) => void> = []
-): Middleware {
+export function apiMiddleware (services: Services): Middleware {
   const base = services.config.apiBasePath
   const isApi = (path: string): boolean => path === base || path.startsWith(base + '/')
 
@@ -26,14 +24,16 @@ export function apiMiddleware (
   const editorRouter = new Router({ prefix: base })
   contentRoutes(editorRouter, services)
   mediaRoutes(editorRouter, services)
-  for (const register of extraRoutes) register(editorRouter, services)
+  editorRoutes(editorRouter, services)
+  uploadRoutes(editorRouter, services)
 
-  const csrf = requireCsrfHeader()
   const guarded = compose<Parameters<Middleware>[0]>([
-    requireEditor(services),
     async (ctx, next) => {
-      if (ctx.method === 'GET' || ctx.method === 'HEAD') await next()
-      else await csrf(ctx, next)
+      const identity = await services.auth.identify(ctx)
+      if (identity === null) throw new UnauthorizedError()
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.get('x-cms-request') !== '1') throw new MissingCsrfHeaderError()
+      ctx.state.identity = identity
+      await next()
     },
     editorRouter.routes() as unknown as Middleware,
     editorRouter.allowedMethods() as unknown as Middleware,

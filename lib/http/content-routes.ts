@@ -6,7 +6,7 @@ import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { renderField, createRenderCache } from '../commands/render-field.js'
 import { listBlocks } from '../commands/list-blocks.js'
-import { queryString, queryPositiveInt, queryEnum, queryFieldName } from './query.js'
+import { queryEntry, queryString, queryPositiveInt, queryEnum, queryFieldName } from './query.js'
 import { SortedRowsCache } from '../commands/sorted-rows.js'
 import { identityOf } from './guards.js'
 
@@ -52,19 +52,13 @@ export function contentRoutes (router: Router, services: Services): void {
   // The routes are registered once per instance, so the cache is the instance's own.
   const renderCache = createRenderCache()
   router.get('/render', async (ctx) => {
-    ctx.body = await renderField({ services, identity: identityOf(ctx) }, {
-      collection: queryString(ctx, 'collection'),
-      id: queryString(ctx, 'id'),
-      field: queryString(ctx, 'field')
-    }, renderCache)
+    const params = { ...queryEntry(ctx), field: queryString(ctx, 'field') }
+    ctx.body = await renderField({ services, identity: identityOf(ctx) }, params, renderCache)
   })
 
   // A Markdown body's source blocks as this editor sees it, to pair with a generator's rendering.
   router.get('/blocks', async (ctx) => {
-    ctx.body = await listBlocks({ services, identity: identityOf(ctx) }, {
-      collection: queryString(ctx, 'collection'),
-      id: queryString(ctx, 'id'),
-      field: queryString(ctx, 'field')
-    })
+    const params = { ...queryEntry(ctx), field: queryString(ctx, 'field') }
+    ctx.body = await listBlocks({ services, identity: identityOf(ctx) }, params)
   })
 }

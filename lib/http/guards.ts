@@ -1,38 +1,19 @@
 /**
- * Request guards shared by the API routes, in the contract's order: authentication (401), the
- * request-forgery header (403), then the body (415/413/400). Permission checks (403) happen in
- * commands, after the payload is validated.
+ * What the API routes share after the router's guards (authentication 401, request-forgery header
+ * 403): the body check (415/413/400) and the identity. Permission checks (403) happen in commands,
+ * after the payload is validated.
  */
 import type { Middleware, Context } from 'koa'
-import { UnauthorizedError, MissingCsrfHeaderError, UnsupportedMediaTypeError, BadRequestError } from '../errors.js'
-import type { Services } from '../services.js'
+import { UnsupportedMediaTypeError, BadRequestError } from '../errors.js'
 import type { Identity } from '../config.js'
 
-/** Koa state set by `requireEditor`. */
+/** Koa state set by the API router once the editor is known. */
 interface EditorState {
   identity: Identity
 }
 
 /** Maximum JSON body size. */
 const JSON_LIMIT_BYTES = 1024 * 1024
-
-/** Rejects requests without a valid editor identity (401) and stores the identity in `ctx.state`. */
-export function requireEditor (services: Services): Middleware {
-  return async (ctx, next) => {
-    const identity = await services.auth.identify(ctx)
-    if (identity === null) throw new UnauthorizedError()
-    ctx.state.identity = identity
-    await next()
-  }
-}
-
-/** Rejects mutating requests without `x-cms-request: 1` (403 with the spec's body). */
-export function requireCsrfHeader (): Middleware {
-  return async (ctx, next) => {
-    if (ctx.get('x-cms-request') !== '1') throw new MissingCsrfHeaderError()
-    await next()
-  }
-}
 
 /**
  * Parses a JSON body with koa-body (415 for another type, 413 over 1 MiB, 400 when malformed, not an
@@ -69,7 +50,7 @@ const JSON_PARSER_OPTIONS = {
   includeUnparsed: false
 } as const
 
-/** The identity stored by `requireEditor`. */
+/** The identity the API router stored. */
 export function identityOf (ctx: Context): Identity {
   return (ctx.state as EditorState).identity
 }

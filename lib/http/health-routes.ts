@@ -7,17 +7,13 @@ import { access, constants } from 'node:fs/promises'
 import path from 'node:path'
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
+import { CmsError } from '../errors.js'
 
 /** The health and readiness routes. */
 export function healthMiddleware (services: Services): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/healthz' && ctx.path !== '/readyz') { await next(); return }
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      ctx.status = 405
-      ctx.set('Allow', 'GET, HEAD')
-      ctx.body = { error: 'Method not allowed', code: 'method_not_allowed' }
-      return
-    }
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new CmsError(405, 'method_not_allowed', 'Method not allowed', {}, { Allow: 'GET, HEAD' })
     ctx.set('Cache-Control', 'no-store')
     if (ctx.path === '/healthz') {
       ctx.body = { ok: true }

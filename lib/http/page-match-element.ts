@@ -1,9 +1,8 @@
 /**
  * Reading a page the generator built (`serve --proxy`/`--site`): its text as search terms, whether its
  * templates mark an element, and which element holds an entry's body (the container covering the
- * body's words best with fewest of its own). Parsed with parse5, so positions are offsets in the text.
+ * body's words best with fewest of its own). Positions are offsets in the text (hast-util-from-html).
  */
-import { fromHtml } from 'hast-util-from-html'
 import type { Element, Root, RootContent } from 'hast'
 import { forEachTerm } from '../search/tokenize.js'
 
@@ -25,20 +24,11 @@ export interface BodyElement {
   score: number
 }
 
-/** Parses a page into a hast tree with positions. */
-export function parsePage (html: string): Root {
-  return fromHtml(html)
-}
-
 /** Whether the page's templates already mark an element for the editor (`data-cms`, `data-cms-md`). */
-export function hasEditorBinding (tree: Root): boolean {
-  let found = false
-  walk(tree, 0, el => {
-    const props = el.properties
-    if (props.dataCms !== undefined || props.dataCmsMd !== undefined) found = true
-    return !found
-  })
-  return found
+export function hasEditorBinding (node: Root | RootContent, depth = 0): boolean {
+  if (depth > MAX_DEPTH || (node.type !== 'element' && node.type !== 'root')) return false
+  if (node.type === 'element' && (node.properties.dataCms !== undefined || node.properties.dataCmsMd !== undefined)) return true
+  return node.children.some(child => hasEditorBinding(child, depth + 1))
 }
 
 /**
@@ -98,14 +88,4 @@ export function findBodyElement (tree: Root, bodyTerms: ReadonlySet<string>): Bo
   const start = chosen?.element.position?.start.offset
   if (chosen === null || chosen.score === 0 || start === undefined) return null
   return { element: chosen.element, attributeAt: start + 1 + chosen.element.tagName.length, score: chosen.score }
-}
-
-/** Visits elements depth-first until `each` returns false. */
-function walk (node: Root | RootContent, depth: number, each: (el: Element) => boolean): boolean {
-  if (depth > MAX_DEPTH) return true
-  if (node.type === 'element' && !each(node)) return false
-  if (node.type === 'element' || node.type === 'root') {
-    for (const child of node.children) if (!walk(child, depth + 1, each)) return false
-  }
-  return true
 }

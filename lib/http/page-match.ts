@@ -92,10 +92,7 @@ async function bodyElementOf (index: CollectionIndex, id: string, tree: Root): P
   return findBodyElement(tree, new Set(termsOf(body)))
 }
 
+/** A collection's index, or null when it cannot be built (the page then stays unmarked). */
 async function indexOf (services: Services, collection: Collection): Promise<CollectionIndex | null> {
-  try {
-    return await services.content.index(collection.name)
-  } catch {
-    return null
-  }
+  return await services.content.index(collection.name).catch(() => null)
 }

@@ -41,3 +41,8 @@ export function queryFieldName (ctx: Context, name: string): string | undefined 
   }
   return raw
 }
+
+/** The `collection` and `id` query parameters of a request about one entry (the command checks them). */
+export function queryEntry (ctx: Context): { collection: string | undefined, id: string | undefined } {
+  return { collection: queryString(ctx, 'collection'), id: queryString(ctx, 'id') }
+}

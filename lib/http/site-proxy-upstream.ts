@@ -47,11 +47,7 @@ export async function forwardRequest (req: IncomingMessage, upstream: URL): Prom
  * made a path on ours.
  */
 export function responseHeaders (headers: IncomingHttpHeaders, upstream: URL): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name)) continue
-    out[name] = value
-  }
+  const out = endToEnd(headers)
   if (typeof headers.location === 'string') {
     try {
       const target = new URL(headers.location, upstream)
@@ -97,11 +93,7 @@ export function upgradeForwarder (upstream: URL, isOwnPath: (path: string) => bo
 
 /** The request headers to send on: hop-by-hop ones and git-cms's session cookie dropped, Host the upstream's. */
 function forwardedHeaders (headers: IncomingHttpHeaders, upstream: URL): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === 'host') continue
-    out[name] = value
-  }
+  const out = endToEnd(headers)
   out.host = upstream.host
   if (typeof headers.cookie === 'string') {
     const kept = headers.cookie.split(/;\s*/).filter(pair => pair.split('=')[0]?.trim() !== SESSION_COOKIE_NAME)
@@ -109,4 +101,9 @@ function forwardedHeaders (headers: IncomingHttpHeaders, upstream: URL): Outgoin
     else delete out.cookie
   }
   return out
+}
+
+/** The headers without the hop-by-hop ones. */
+function endToEnd (headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name, value]) => value !== undefined && !HOP_BY_HOP.has(name)))
 }

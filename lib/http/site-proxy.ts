@@ -18,7 +18,8 @@ import { EDITOR_ASSET_PREFIX } from './editor-assets.js'
 import { forwardRequest, responseHeaders } from './site-proxy-upstream.js'
 import { bodyAttribute, decodeBody, injectIntoPage, isHtml, MAX_PAGE_BYTES, readUpTo } from './site-proxy-html.js'
 import { findSiteFile } from './static-site.js'
-import { hasEditorBinding, parsePage } from './page-match-element.js'
+import { fromHtml } from 'hast-util-from-html'
+import { hasEditorBinding } from './page-match-element.js'
 import { matchPage } from './page-match.js'
 
 /** Where the site comes from: a running dev server's origin, or a built folder's real path. */
@@ -85,7 +86,7 @@ async function fromFolder (ctx: Context, services: Services, root: string, next:
 async function sendPage (ctx: Context, services: Services, status: number, headers: OutgoingHttpHeaders, page: Buffer): Promise<void> {
   let attribute: { at: number, text: string } | null = null
   if (await services.auth.identify(ctx) !== null) {
-    const tree = parsePage(page.toString('utf8'))
+    const tree = fromHtml(page.toString('utf8'))
     if (!hasEditorBinding(tree)) {
       // The page is the site's either way: a failed match (an index that cannot be built) only leaves it unmarked.
       const match = await matchPage(services, ctx.path, tree).catch((err: unknown) => {

@@ -13,7 +13,7 @@ import type { Middleware } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Services } from '../services.js'
 import { resolveUploadTarget, storeUpload, UPLOAD_TYPES } from '../commands/store-upload.js'
-import { queryString } from './query.js'
+import { queryEntry } from './query.js'
 import { isInside } from '../storage/safe-path.js'
 import { identityOf } from './guards.js'
 
@@ -29,10 +29,7 @@ export function uploadRoutes (router: Router, services: Services): void {
       throw new UnsupportedMediaTypeError('Upload must be multipart/form-data with one part named file')
     }
     // Where it goes is decided (and bad names refused) before the body is read.
-    const target = await resolveUploadTarget({ services, identity: identityOf(ctx) }, {
-      collection: queryString(ctx, 'collection'),
-      id: queryString(ctx, 'id')
-    })
+    const target = await resolveUploadTarget({ services, identity: identityOf(ctx) }, queryEntry(ctx))
     await mkdir(tempDir, { recursive: true })
     // Each request parses into a directory of its own, removed whole when the request ends: a
     // refused request (too many fields, too large, malformed) leaves nothing, even when formidable

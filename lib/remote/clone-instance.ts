@@ -1,7 +1,7 @@
 /**
  * `git-cms serve --clone <url> --repo DIR`: an empty or missing DIR gets a clone of the site plus
  * the remote's `refs/cms/*` (history, drafts); a DIR already a clone is served as it is; anything
- * else is refused.
+ * else is refused. The clone's `origin` is the instance's git remote unless the config names one.
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -9,6 +9,8 @@ import { StartupError } from '../errors.js'
 import { GitRunner } from '../git-runner.js'
 import { RecordSigner } from '../storage/record-signature.js'
 import { isCmsRefName } from './cms-refs-sync.js'
+import { listRefs } from './git-queries.js'
+import type { Config } from '../config.js'
 
 /**
  * Makes DIR a clone of the URL (with `refs/cms/*`) unless it already is a git repository.
@@ -34,7 +36,7 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
     const inRepo = new GitRunner({ baseDir: target, env })
     inRepo.rememberUrl(url)
     // History and drafts, as the remote's values last fetched: the first sync adopts those signed by
-    // this site (record-signature-check.ts), never a record anyone with push access planted.
+    // this site (cms-refs-sync.ts), never a record anyone with push access planted.
     await inRepo.run(['fetch', '--quiet', '--no-tags', 'origin', '+refs/cms/*:refs/cms-upstream/origin/*'])
     await adoptSignedRefs(inRepo, env)
   } catch (err) {
@@ -55,12 +57,20 @@ async function adoptSignedRefs (git: GitRunner, env: NodeJS.ProcessEnv): Promise
   const secret = env.CMS_SESSION_SECRET
   if (secret === undefined || secret === '') return
   const signer = new RecordSigner(secret)
-  const listed = await git.run(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/cms-upstream/origin/'])
-  for (const line of listed.split('\n').filter(Boolean)) {
-    const [ref, sha] = line.split(' ') as [string, string]
+  for (const [ref, sha] of await listRefs(git, 'refs/cms-upstream/origin/')) {
     const name = ref.slice('refs/cms-upstream/origin/'.length)
     if (!isCmsRefName(name)) continue
     const text = await git.run(['cat-file', 'commit', sha]).catch(() => null)
     if (text !== null && signer.verify(`refs/cms/${name}`, text)) await git.run(['update-ref', `refs/cms/${name}`, sha, ''])
   }
+}
+
+/**
+ * The config with `git.remote` set to a default when the site's config names none (pushes of
+ * publishes and of `refs/cms/*` then default to on, as with a configured remote).
+ * @returns the config (the same object when nothing changes)
+ */
+export function withDefaultRemote (config: Config, remote: string | undefined): Config {
+  if (remote === undefined || config.git.remote !== null) return config
+  return Object.freeze({ ...config, git: Object.freeze({ ...config.git, remote, pushOnPublish: true, pushRefs: true }) })
 }

@@ -1,11 +1,11 @@
 /**
  * `refs/cms/*` between the service and its remote: a remote ref is adopted when the local one is
- * absent or its ancestor (compare-and-swap); a local ref ahead is pushed with `--force-with-lease`
- * on the value last fetched; a ref moved on both sides is kept, logged and reported.
+ * absent or its ancestor (compare-and-swap) and its tip is a record signed by this site
+ * (storage/record-signature.ts); a local ref ahead is pushed with `--force-with-lease` on the value
+ * last fetched; a ref moved on both sides is kept, logged and reported.
  */
-import { swapRef, type RemoteContext } from './remote-context.js'
+import { commitSignedRecord, swapRef, type RemoteContext } from './remote-context.js'
 import { isAncestor, listRefs } from './git-queries.js'
-import { isSiteRecord, signedLocalTip } from './record-signature-check.js'
 import { mergeHistory } from './history-merge.js'
 
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
@@ -93,4 +93,25 @@ export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string
 /** A name under refs/cms/ the service itself writes (history, revocations, drafts of one editor). */
 export function isCmsRefName (name: string): boolean {
   return name === 'history' || name === 'revocations' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
+}
+
+/** Whether a commit is signed by this site as the tip of `refs/cms/<name>`. */
+async function isSiteRecord (ctx: RemoteContext, name: string, sha: string): Promise<boolean> {
+  const text = await ctx.git.run(['cat-file', 'commit', sha]).catch(() => null)
+  return text !== null && ctx.signer.verify(`refs/cms/${name}`, text)
+}
+
+/**
+ * Makes a local tip signed: unchanged when it is, else (an earlier version wrote it unsigned, here, so
+ * it is trusted) a signed commit of the same tree on top.
+ * @returns the (new) signed tip, or null when the ref moved meanwhile (the next sync retries)
+ */
+async function signedLocalTip (ctx: RemoteContext, name: string, sha: string): Promise<string | null> {
+  if (await isSiteRecord(ctx, name, sha)) return sha
+  const ref = `refs/cms/${name}`
+  const tree = (await ctx.git.run(['rev-parse', `${sha}^{tree}`])).trim()
+  const sealed = await commitSignedRecord(ctx, ref, 'cms: signed by this version', tree, [sha])
+  if (!await swapRef(ctx, ref, sealed, sha)) return null
+  ctx.log.info({ ref }, 'signed a refs/cms record an earlier version wrote')
+  return sealed
 }

@@ -1,12 +1,11 @@
 /**
  * Pushes the branch after a publish: a fast-forward push of HEAD; when the remote moved, the local
  * commits are replayed onto it if their paths do not overlap, and the push retried. Never a force
- * push, never a merge commit.
+ * push, never a merge commit. A publish that lost the race on the same files is dropped.
  */
-import type { RemoteContext } from './remote-context.js'
+import { moveHead, type RemoteContext } from './remote-context.js'
 import { fetchUpstream } from './upstream-sync.js'
-import { replayCommits } from './replay-commits.js'
-import { isAncestor, resolveCommit } from './git-queries.js'
+import { changedPaths, isAncestor, resolveCommit } from './git-queries.js'
 
 /** The `push` part of a publish response. */
 export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }
@@ -71,4 +70,60 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
 function isNonFastForward (message: string): boolean {
   if (/cannot lock ref|failed to (update|lock) ref|\(failed to lock\)|incorrect old value/i.test(message)) return true
   return /\[rejected\]|non-fast-forward|fetch first|stale info|\(rejected\)/i.test(message) && !/remote rejected|hook declined/i.test(message)
+}
+
+/**
+ * Drops a publish commit that lost a race (another instance pushed a change of the same files first)
+ * in favour of the remote branch's tip, when it is the only unpushed commit and holds only the files
+ * it wrote (`git reset --keep` under the entry locks), so its drafts can be given back as conflicts.
+ * @returns true when HEAD and the working tree now are `upstream`
+ */
+export async function dropLostPublish (ctx: RemoteContext, commit: string, upstream: string, written: readonly string[]): Promise<boolean> {
+  if (await resolveCommit(ctx.git, 'HEAD') !== commit) return false
+  const parent = await resolveCommit(ctx.git, `${commit}^`)
+  if (parent === null || !await isAncestor(ctx.git, parent, upstream)) return false
+  const own = new Set(written)
+  if (!(await changedPaths(ctx.git, parent, commit)).every(p => own.has(p))) return false
+  const paths = await changedPaths(ctx.git, commit, upstream)
+  try {
+    await moveHead(ctx, ['reset', '--quiet', '--keep', upstream], paths)
+  } catch (err) {
+    ctx.log.warn({ commit, upstream, error: (err as Error).message }, 'could not drop a publish commit that lost to another instance; it stays on this server')
+    return false
+  }
+  ctx.log.info({ commit, upstream, files: paths.length }, 'a publish lost to another instance\'s push of the same files; its commit was dropped and its drafts kept')
+  return true
+}
+
+/**
+ * Replays the commits `base..local` onto `upstream` when the paths each side changed do not overlap:
+ * trees from `git merge-tree --write-tree`, commits from `git commit-tree` (author and message kept),
+ * HEAD moved with `git reset --keep` (which refuses to overwrite).
+ * @returns the new HEAD, the overlapping paths, or git's refusal
+ */
+async function replayCommits (ctx: RemoteContext, local: string, upstream: string): Promise<{ commit: string } | { overlap: string[] } | { error: string }> {
+  const base = (await ctx.git.run(['merge-base', local, upstream])).trim()
+  if (!/^[0-9a-f]{40}$/.test(base)) return { error: 'the local and remote branches share no history' }
+  const ours = await changedPaths(ctx.git, base, local)
+  const theirs = await changedPaths(ctx.git, base, upstream)
+  const theirSet = new Set(theirs)
+  const overlap = ours.filter(p => theirSet.has(p))
+  if (overlap.length > 0) return { overlap }
+  const commits = (await ctx.git.run(['rev-list', '--reverse', '--topo-order', `${base}..${local}`])).split('\n').map(s => s.trim()).filter(Boolean)
+  let parent = upstream
+  const committer = await ctx.git.committerEnv('git-cms', 'git-cms@localhost')
+  for (const commit of commits) {
+    const tree = (await ctx.git.run(['merge-tree', '--write-tree', '--no-messages', parent, commit])).split('\n')[0]!.trim()
+    const meta = await ctx.git.run(['log', '-1', '--format=%an%x00%ae%x00%ad%x00%B', '--date=raw', commit])
+    const [name = 'git-cms', email = 'git-cms@localhost', date = '', ...rest] = meta.split('\0')
+    const message = rest.join('\0').replace(/\n+$/, '') + '\n'
+    const env = { ...committer, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, ...(date !== '' ? { GIT_AUTHOR_DATE: date.trim() } : {}) }
+    parent = (await ctx.git.run(['commit-tree', tree, '-p', parent, '-F', '-'], { input: message, env })).trim()
+  }
+  try {
+    await moveHead(ctx, ['reset', '--quiet', '--keep', parent], theirs)
+  } catch (err) {
+    return { error: (err as Error).message }
+  }
+  return { commit: parent }
 }

@@ -4,7 +4,6 @@
  * shows. Branch work and `refs/cms/*` work run on separate queues; reads never wait for either.
  */
 import type { RecordSigner } from '../storage/record-signature.js'
-import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
@@ -13,21 +12,18 @@ import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
 import type { RemoteContext } from './remote-context.js'
 import { fetchUpstream, fastForward } from './upstream-sync.js'
-import { pushHead, type PushOutcome } from './push-publish.js'
-import type { SharedDocument } from './shared-document-ref.js'
-import { CmsRefsLink } from './cms-refs-link.js'
+import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
+import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-link.js'
 import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
-import { dropLostPublish } from './drop-lost-publish.js'
 
 /** What asked for a sync (logged). */
 export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
 
 /** What `createCms` hands the remote link. */
-export interface RemoteSyncOptions {
+export interface RemoteSyncOptions extends CmsRefsLinkOptions {
   repoDir: string
   stateDir: string
   config: Config
-  log: Logger
   locks: KeyedLock
   content: ContentStore
   /** Whether publishes make commits (`CMS_GIT_ON_PUBLISH=true`); pushes need them. */
@@ -40,13 +36,6 @@ export interface RemoteSyncOptions {
    * or the push finished at start after a crash).
    */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
-  /**
-   * Called before `refs/cms/*` are adopted or pushed: waits for history appends in flight, so
-   * what travels holds every acknowledged save.
-   */
-  beforeCmsRefs?: () => Promise<void>
-  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
-  shared?: SharedDocument[]
   /** Told of every push and whether it succeeded (metrics). */
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
@@ -140,14 +129,6 @@ export class RemoteSync {
   }
 
   /**
-   * Runs work that touches HEAD, the index or the working tree (a publish commit) between remote
-   * steps, never during one.
-   */
-  async exclusive<T> (fn: () => Promise<T>): Promise<T> {
-    return await this.#queue.run('remote', fn)
-  }
-
-  /**
    * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed) and,
    * on its own queue at the same time (except before a publish), syncs `refs/cms/*`. Calls while
    * one is waiting share it.
@@ -188,7 +169,8 @@ export class RemoteSync {
    * another instance is dropped (`lost: true`: the caller gives the drafts back).
    */
   async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
-    if (!this.pushOnPublish) return { result: await this.exclusive(commit), push: null, delivered: [], lost: false }
+    // The commit touches HEAD, the index and the working tree: between remote steps, never during one.
+    if (!this.pushOnPublish) return { result: await this.#queue.run('remote', commit), push: null, delivered: [], lost: false }
     return await this.#queue.run('remote', async () => {
       const earlier = await this.state.pending()
       await this.state.addPending(published)

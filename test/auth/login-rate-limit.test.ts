@@ -31,7 +31,7 @@ t.test('four failures do not limit; a success resets the count', async t => {
 })
 
 t.test('memory stays bounded: expired failures no longer count, and at most maxClients are kept', async t => {
-  const limiter = new LoginRateLimiter({ maxClients: 100 })
+  const limiter = new LoginRateLimiter(100)
   for (let i = 0; i < 50; i++) for (let j = 0; j < 5; j++) limiter.recordFailure(`old-${i}`, 0)
   t.equal(limiter.size, 50)
   t.ok(limiter.retryAfter('old-0', 0) !== null)

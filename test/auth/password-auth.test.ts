@@ -1,6 +1,5 @@
 import t from 'tap'
 import { PasswordAuth } from '../../lib/auth/password-auth.js'
-import { LoginRateLimiter } from '../../lib/auth/login-rate-limit.js'
 import { RevokedSessions } from '../../lib/auth/revocations.js'
 import { SESSION_TTL_MS, signSession } from '../../lib/auth/session-cookie.js'
 
@@ -11,7 +10,6 @@ async function auth (t: { testdir: () => string }, clock: { now: number }): Prom
   return new PasswordAuth({
     password: 'pw',
     sessionSecret: SECRET,
-    limiter: new LoginRateLimiter(),
     revocations: await RevokedSessions.load(t.testdir(), clock.now),
     now: () => clock.now
   })
@@ -66,7 +64,7 @@ t.test('altered, forged and malformed cookies are refused', async t => {
 t.test('a session is bound to the password it was made with: a new password ends it, the same secret notwithstanding', async t => {
   const clock = { now: START }
   const dir = t.testdir()
-  const make = async (password: string): Promise<PasswordAuth> => new PasswordAuth({ password, sessionSecret: SECRET, limiter: new LoginRateLimiter(), revocations: await RevokedSessions.load(dir, clock.now), now: () => clock.now })
+  const make = async (password: string): Promise<PasswordAuth> => new PasswordAuth({ password, sessionSecret: SECRET, revocations: await RevokedSessions.load(dir, clock.now), now: () => clock.now })
   const before = await make('pw')
   const { cookie, identity } = before.login('pw', 'client')
   t.same(before.identify(cookie), identity)

@@ -2,8 +2,7 @@ import t from 'tap'
 import { IncomingMessage } from 'node:http'
 import { Socket } from 'node:net'
 import { pino } from 'pino'
-import { adapterProvider } from '../../lib/auth/adapter-auth.js'
-import { trustedHeaderProvider } from '../../lib/auth/trusted-header-auth.js'
+import { adapterProvider, trustedHeaderProvider } from '../../lib/auth/identity-providers.js'
 
 const log = pino({ level: 'silent' })
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { signSession, verifySession, sessionSetCookie, clearSessionSetCookie, SESSION_TTL_MS } from '../../lib/auth/session-cookie.js'
+import { signSession, verifySession, sessionCookieHeader, SESSION_TTL_MS } from '../../lib/auth/session-cookie.js'
 import { signCookieValue } from '../helpers/auth.js'
 
 const SECRET = 'unit-test-secret-0123456789abcdefghijkl'
@@ -74,8 +74,8 @@ t.test('validly signed but malformed payloads are refused', async t => {
 })
 
 t.test('Set-Cookie attributes', async t => {
-  t.equal(sessionSetCookie('v.s', false), 'cms_session=v.s; Max-Age=43200; Path=/; HttpOnly; SameSite=Lax')
-  t.equal(sessionSetCookie('v.s', true), 'cms_session=v.s; Max-Age=43200; Path=/; HttpOnly; SameSite=Lax; Secure')
-  t.equal(clearSessionSetCookie(false), 'cms_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
-  t.equal(clearSessionSetCookie(true), 'cms_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure')
+  t.equal(sessionCookieHeader('v.s', false), 'cms_session=v.s; Max-Age=43200; Path=/; HttpOnly; SameSite=Lax')
+  t.equal(sessionCookieHeader('v.s', true), 'cms_session=v.s; Max-Age=43200; Path=/; HttpOnly; SameSite=Lax; Secure')
+  t.equal(sessionCookieHeader(null, false), 'cms_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
+  t.equal(sessionCookieHeader(null, true), 'cms_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure')
 })
