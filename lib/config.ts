@@ -3,7 +3,7 @@
  * `Config` with every default filled in. A repository without a config file is valid: every
  * directory under `content/` is then a collection with an inferred schema.
  */
-import { SchemaCompiler } from './content/schema-tools.js'
+import { SchemaCompiler, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -12,11 +12,9 @@ import { configShapeCheck } from './config-shape.js'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
 import { NAME_PATTERN } from './config-schema.js'
-import { FORMAT_EXTENSIONS } from './content/formats.js'
+import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
 
-export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
-export type JsonSchema = Record<string, unknown>
 export type AuthAction = 'edit' | 'publish' | 'delete' | 'manage_collections' | 'upload'
 
 /** An identity as the spec shapes it. */
