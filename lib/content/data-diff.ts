@@ -28,15 +28,12 @@ export function diffData (before: unknown, after: unknown): DataChange[] {
 }
 
 function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
-  // No isDeepStrictEqual where its answer is known: the same value, or a scalar on either side
-  // (equal only when Object.is).
   if (Object.is(before, after)) return
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) {
     out.push({ op: 'set', path, value: after })
     return
   }
-  // Two plain objects are compared member by member below, which finds no change when they are
-  // equal; anything else is compared whole first.
+  // Plain objects are compared member by member below; anything else whole first.
   const plain = isPlainObject(before) && isPlainObject(after)
   if (!plain && isDeepStrictEqual(before, after)) return
   if (plain && (Object.keys(after).length > 0 || Object.keys(before).length === 0)) {
@@ -103,11 +100,8 @@ export function placeChanges (text: string, changes: DataChange[], after: unknow
   return current
 }
 
-/**
- * The value at a path.
- * @returns the value, or undefined when the path does not exist
- */
-export function valueAt (data: unknown, path: DataPath): unknown {
+/** The value at a path, or undefined when the path does not exist. */
+function valueAt (data: unknown, path: DataPath): unknown {
   let v = data
   for (const key of path) {
     if (v === null || typeof v !== 'object') return undefined
@@ -116,9 +110,7 @@ export function valueAt (data: unknown, path: DataPath): unknown {
   return v
 }
 
-/**
- * Applies `splice` edits of one text, each given as [start, end, replacement] over the same original.
- */
+/** The text with `start..end` replaced. */
 export function splice (text: string, start: number, end: number, replacement: string): string {
   return text.slice(0, start) + replacement + text.slice(end)
 }
@@ -143,9 +135,7 @@ export function lineStart (text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1
 }
 
-/**
- * The offset just after the line ending of the line holding `offset` (the text's end on the last line).
- */
+/** The offset just after the line ending of the line holding `offset` (the text's end on the last line). */
 export function nextLineStart (text: string, offset: number): number {
   const i = text.indexOf('\n', offset)
   return i === -1 ? text.length : i + 1
