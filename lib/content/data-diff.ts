@@ -124,6 +124,18 @@ export function eolOf (text: string): string {
   return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
 }
 
+/**
+ * Removes item `index` of a one-line list given by its items' ranges, with the separator after it
+ * (before it, for the last); null when it is the only item.
+ */
+export function deleteInlineItem (text: string, ranges: ReadonlyArray<readonly [number, number, ...number[]]>, index: number): string | null {
+  const item = ranges[index]
+  if (item === undefined || ranges.length < 2) return null
+  const next = ranges[index + 1]
+  if (next !== undefined) return splice(text, item[0], next[0], '')
+  return splice(text, ranges[index - 1]![1], item[1], '')
+}
+
 /** Inserts `line` (ending in `eol`) at a line's start, or at the end after a line ending when the last line has none. */
 export function insertLine (text: string, at: number, line: string, eol: string): string {
   if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
