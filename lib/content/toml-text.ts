@@ -290,23 +290,13 @@ function renderValue (value: unknown, old: AST.TOMLContentNode | null): string |
   }
   if (typeof value === 'boolean') return String(value)
   if (Array.isArray(value)) {
-    const items: string[] = []
-    for (const v of value) {
-      const r = renderValue(v, null)
-      if (r === null) return null
-      items.push(r)
-    }
-    return `[${items.join(', ')}]`
+    const items = value.map(v => renderValue(v, null))
+    return items.includes(null) ? null : `[${items.join(', ')}]`
   }
   if (isPlainObject(value)) {
-    const entries: string[] = []
-    for (const [k, v] of Object.entries(value)) {
-      if (v === null) continue
-      const r = renderValue(v, null)
-      if (r === null) return null
-      entries.push(`${renderKey(k)} = ${r}`)
-    }
-    return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`
+    const entries = Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [renderKey(k), renderValue(v, null)])
+    if (entries.some(([, r]) => r === null)) return null
+    return entries.length === 0 ? '{}' : `{ ${entries.map(([k, r]) => `${k} = ${r!}`).join(', ')} }`
   }
   return null
 }

@@ -7,7 +7,7 @@ import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, i
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError, entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 export const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -320,5 +320,3 @@ function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[
   }
   return lines.join('\n')
 }
-
-export type { DataPath }
