@@ -43,10 +43,7 @@ import type { CmsMetrics } from './metrics/cms-metrics.js'
 import type { SharedRevocations } from './auth/types.js'
 import type { SharedDocument } from './remote/shared-document-ref.js'
 
-/**
- * How long after the first index builds the work they let start (the full-text indexes' open, the
- * temp-file sweep) begins: long enough for the first lists, waiting for those builds, to be answered first.
- */
+/** The pause after the first index builds before the full-text opens and the temp sweep, so the first lists are answered first. */
 const AFTER_FIRST_BUILDS_MS = 100
 
 /** What `createCms` is given: the repository, and optionally a config, environment, logger and remote. */
@@ -99,8 +96,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
 /** Creates an instance and hands back its internals too (not part of the package's exports). */
 export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
-  // Refs, objects and the service's state live in the common dir (a worktree's git dir holds HEAD).
-  // The config is read while `git rev-parse` runs (its own process); a repository error comes first.
+  // The config is read while `git rev-parse` runs; a repository error comes first.
   const gitDirFound = assertGitRepository(repoDir)
   const configLoaded = loadConfigShape(repoDir, opts.config)
   configLoaded.catch(() => {})
@@ -122,25 +118,20 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const metrics: CmsMetrics | null = metricsModule !== null ? new metricsModule.CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote?.state.report.lastFetchAt ?? null }) : null
   const readiness = { indexesBuilt: false, closing: false }
   try {
-    // First, so the file watcher's set-up runs while the rest starts; an index waits for it before
-    // it stats or reads a file (ContentStore.watching).
+    // First, so the file watcher's set-up runs while the rest starts.
     content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
-    // The config's collection schemas compile in the schema thread meanwhile (ajv stays off this
-    // thread: a restart compiles nothing else); a schema that does not compile stops the start.
+    // The config's schemas compile in the schema thread meanwhile; one that does not compile stops the start.
     const liveSchemas = content.schemas
     const schemasChecked = checkCollectionSchemas(config, async schema => { await liveSchemas.check(schema) })
     schemasChecked.catch(() => {})
     await content.start()
-    // We hold the instance lock: whatever a crashed predecessor left half-done is ours to clean.
-    // Every lock under refs/cms/ is ours, and the instance lock proves its last owner is gone.
+    // The instance lock proves a crashed predecessor is gone: its ref locks and partial uploads are ours to clean.
     await removeStaleLocks(gitDir)
-    // Uploads a killed process was still receiving: nothing there is ever needed after a restart.
     await rm(path.join(stateDir, 'uploads-tmp'), { recursive: true, force: true })
     auth = await createAuth({ config, runtime, stateDir, log })
     const locks = new KeyedLock()
     const webhook = new RebuildWebhook({ config, stateDir, log })
     const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
-    // An earlier version's history journal is folded into the ref by `open`, before the remote starts.
     // Every refs/cms commit is signed; a fetched one is adopted only when signed by this site.
     const signer = new RecordSigner(runtime.sessionSecret)
     const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal'), signer })
@@ -208,8 +199,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     await remote.start()
     await schemasChecked
     const liveContent = content
-    // Every collection index is built in the background, started before the server listens (which
-    // does not wait for it), so the first list is fast.
+    // Every collection index is built in the background, started before the server listens.
     let closing = false
     const warming = Promise.resolve()
       .then(async () => { if (!closing) await liveContent.warm(() => closing) })
@@ -223,8 +213,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       await warming
       throw err
     }
-    // What waits for the first builds waits AFTER_FIRST_BUILDS_MS more, so that the first lists are
-    // answered before the full-text opens and the temp sweep take this thread. `close` ends the pause.
+    // `close` ends the pause.
     let endPause = (): void => {}
     const settled = warming.then(async () => {
       await new Promise<void>(resolve => {
@@ -234,12 +223,9 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         if (closing) endPause()
       })
     })
-    // The full-text indexes open (or build) once the first lists are answered. koa-body loads on
-    // the first write's body (0.1-0.3 s of CPU, 11 MB of RSS a reading instance never needs).
     const searching = settled.then(async () => { await liveContent.startCompanions(() => closing) })
-    // Temp files a killed predecessor left: a walk of every content folder (0.25-0.86 s at 100,000
-    // entries), so after the first builds. Safe meanwhile: readers skip hidden names, and only files
-    // whose ctime is before the lock file's (the file system's clock) go, never a write in flight.
+    // Temp files a killed predecessor left (a walk of every content folder: 0.25-0.86 s at 100,000
+    // entries). Only files older than the lock file go, never a write in flight.
     const sweeping = settled
       .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })
@@ -294,8 +280,6 @@ async function assertGitRepository (repoDir: string): Promise<string> {
   } catch {
     throw new StartupError(`${repoDir} is not a directory`)
   }
-  // HEAD is a branch that exists (or a detached commit id): git resolves it, loose or packed, as
-  // the repository's own HEAD.
   const dirs = await resolveGitDirs(repoDir)
   if (dirs.head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
   return dirs.commonDir

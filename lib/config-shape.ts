@@ -4,8 +4,7 @@
  */
 import type { ErrorObject } from 'ajv'
 import { createRequire } from 'node:module'
-import { configSchema } from './config-schema.js'
-import { CONFIG_AJV_OPTIONS, configSchemaDigest } from './config-shape-options.js'
+import { CONFIG_AJV_OPTIONS, configSchema, configSchemaDigest } from './config-schema.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
 import { ajvVersion } from './content/ajv-version.js'
 

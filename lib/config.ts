@@ -3,7 +3,7 @@
  * `Config` with every default filled in. A repository without a config file is valid: every
  * directory under `content/` is then a collection with an inferred schema.
  */
-import { SchemaCompiler } from './content/schema-tools.js'
+import { SchemaCompiler, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -12,11 +12,10 @@ import { configShapeCheck } from './config-shape.js'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
 import { NAME_PATTERN } from './config-schema.js'
-import { FORMAT_EXTENSIONS } from './content/formats.js'
+import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
+import type { CollectionMetadata } from './content/command-schema-table.js'
 
-export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
-export type JsonSchema = Record<string, unknown>
 export type AuthAction = 'edit' | 'publish' | 'delete' | 'manage_collections' | 'upload'
 
 /** An identity as the spec shapes it. */
@@ -45,7 +44,7 @@ export interface TrustedHeaderAuth {
 }
 
 /** One collection definition as written in the config, before defaults. */
-export interface CollectionDefinition {
+export interface CollectionDefinition extends CollectionMetadata {
   format?: EntryFormat
   /** The collection's folder relative to the repository root (default `<contentDir>/<name>`). */
   folder?: string
@@ -63,14 +62,6 @@ export interface CollectionDefinition {
   /** The address the site gives each entry, e.g. `/posts/{slug}/` (placeholders: lib/http/page-match-url.ts). */
   url?: string
   schema?: JsonSchema
-  label?: string
-  description?: string
-  icon?: string
-  creatable?: boolean
-  orderable?: boolean
-  deletable?: boolean
-  singletonId?: string | null
-  order?: number
   titleField?: string
   orderField?: string
   layoutField?: string
@@ -165,9 +156,9 @@ export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.js
 
 /**
  * Finds and loads the repository's config file.
- * @returns the raw config (empty when there is no file) and the file's name
+ * @returns the raw config (empty when there is no file)
  */
-export async function readConfigFile (repoDir: string): Promise<{ input: unknown, file: string | null }> {
+async function readConfigFile (repoDir: string): Promise<unknown> {
   const present: string[] = []
   for (const name of CONFIG_FILES) {
     try {
@@ -177,16 +168,16 @@ export async function readConfigFile (repoDir: string): Promise<{ input: unknown
   }
   if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
   const file = present[0]
-  if (file === undefined) return { input: {}, file: null }
+  if (file === undefined) return {}
   const full = path.join(repoDir, file)
   try {
     if (file.endsWith('.mjs') || file.endsWith('.js')) {
       const mod = await import(pathToFileURL(full).href) as { default?: unknown }
-      return { input: mod.default ?? {}, file }
+      return mod.default ?? {}
     }
     const text = await readFile(full, 'utf8')
     const input = file.endsWith('.json') ? JSON.parse(text) as unknown : parseYamlText(text)
-    return { input: input ?? {}, file }
+    return input ?? {}
   } catch (err) {
     throw new ConfigError(file, `cannot be read: ${(err as Error).message.split('\n')[0]}`)
   }
@@ -256,7 +247,7 @@ export async function loadConfig (repoDir: string, override?: ConfigInput): Prom
  * schemas (the service compiles them in its schema thread: `checkCollectionSchemas`).
  */
 export async function loadConfigShape (repoDir: string, override?: ConfigInput): Promise<Config> {
-  return normalizeConfig(override ?? (await readConfigFile(repoDir)).input)
+  return normalizeConfig(override ?? await readConfigFile(repoDir))
 }
 
 /**

@@ -24,12 +24,17 @@ export class CmsError extends Error {
   }
 }
 
-/** 400: a malformed payload, a bad name or path, a wrong type. */
-export class BadRequestError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(400, 'bad_request', message, details)
+/** The class of a failure with a fixed status and code, made with a message and optional details. */
+function errorKind (status: number, code: string): new (message: string, details?: ErrorDetails) => CmsError {
+  return class extends CmsError {
+    constructor (message: string, details: ErrorDetails = {}) {
+      super(status, code, message, details)
+    }
   }
 }
+
+/** 400: a malformed payload, a bad name or path, a wrong type. */
+export class BadRequestError extends errorKind(400, 'bad_request') {}
 
 /** One schema validation problem, as the spec shapes it. */
 export interface ValidationIssue {
@@ -64,18 +69,10 @@ export class MissingCsrfHeaderError extends CmsError {
 }
 
 /** 403: authenticated, but not allowed to do this (policy, or a collection flag). */
-export class ForbiddenError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(403, 'forbidden', message, details)
-  }
-}
+export class ForbiddenError extends errorKind(403, 'forbidden') {}
 
 /** 404: the entry, collection, snapshot or route does not exist. */
-export class NotFoundError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(404, 'not_found', message, details)
-  }
-}
+export class NotFoundError extends errorKind(404, 'not_found') {}
 
 /** 409: `expectedRevision` does not match the stored revision. */
 export class RevisionConflictError extends CmsError {
@@ -94,11 +91,7 @@ export class StaleSourceError extends CmsError {
 }
 
 /** 409: any other state conflict (collection exists, provider is authoritative, ...). */
-export class ConflictError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(409, 'conflict', message, details)
-  }
-}
+export class ConflictError extends errorKind(409, 'conflict') {}
 
 /** 413: the body or upload is larger than allowed. */
 export class PayloadTooLargeError extends CmsError {
@@ -108,46 +101,22 @@ export class PayloadTooLargeError extends CmsError {
 }
 
 /** 415: the body is not of an accepted type. */
-export class UnsupportedMediaTypeError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(415, 'unsupported_media_type', message, details)
-  }
-}
+export class UnsupportedMediaTypeError extends errorKind(415, 'unsupported_media_type') {}
 
 /** 422: stored content cannot be read or decoded safely. */
-export class UnreadableEntryError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(422, 'unreadable_entry', message, details)
-  }
-}
+export class UnreadableEntryError extends errorKind(422, 'unreadable_entry') {}
 
 /** 422: an in-place edit cannot be placed exactly in the Markdown source (the reason says why). */
-export class UnmappableEditError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(422, 'unmappable_edit', message, details)
-  }
-}
+export class UnmappableEditError extends errorKind(422, 'unmappable_edit') {}
 
 /** 422: a Markdown body is refused by the renderer's limits (length, time or memory); `error` says which. */
-export class RenderRefusedError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(422, 'render_refused', message, details)
-  }
-}
+export class RenderRefusedError extends errorKind(422, 'render_refused') {}
 
 /** 422: a request is within the body limit but over another documented limit (schema depth, collection count). */
-export class LimitExceededError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(422, 'limit_exceeded', message, details)
-  }
-}
+export class LimitExceededError extends errorKind(422, 'limit_exceeded') {}
 
 /** 422: a collection's definition (`.cms/collections/<name>.json`, arrived through git) is invalid or its schema does not compile. */
-export class CollectionRefusedError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(422, 'collection_refused', message, details)
-  }
-}
+export class CollectionRefusedError extends errorKind(422, 'collection_refused') {}
 
 /** 429: too many failed logins; carries `Retry-After` in seconds. */
 export class RateLimitedError extends CmsError {
@@ -158,18 +127,10 @@ export class RateLimitedError extends CmsError {
 }
 
 /** 502: the site `serve --proxy` forwards to did not answer. */
-export class BadGatewayError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(502, 'bad_gateway', message, details)
-  }
-}
+export class BadGatewayError extends errorKind(502, 'bad_gateway') {}
 
 /** 503: storage is unavailable or required draft support is missing. */
-export class StorageUnavailableError extends CmsError {
-  constructor (message: string, details: ErrorDetails = {}) {
-    super(503, 'storage_unavailable', message, details)
-  }
-}
+export class StorageUnavailableError extends errorKind(503, 'storage_unavailable') {}
 
 /** A configuration problem found at start-up; `serve` prints it and exits non-zero. */
 export class ConfigError extends Error {

@@ -14,8 +14,6 @@ interface StartServerOptions {
   host?: string
   /** The port (0 picks a free one). */
   port: number
-  /** After this long, a close drops connections that are still busy (default 30 s). */
-  drainTimeoutMs?: number
 }
 
 /** A listening server. */
@@ -28,6 +26,8 @@ export interface RunningServer {
 }
 
 const IDLE_SWEEP_MS = 50
+/** After this long, a close drops connections that are still busy. */
+const DRAIN_TIMEOUT_MS = 30_000
 
 /** Listens on host and port with the instance's Koa app; rejects when the port cannot be bound. */
 export async function startServer (opts: StartServerOptions): Promise<RunningServer> {
@@ -47,7 +47,7 @@ export async function startServer (opts: StartServerOptions): Promise<RunningSer
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     server,
     close: async () => {
-      closing ??= drain(server, opts.drainTimeoutMs ?? 30_000).then(async () => { await opts.cms.close() })
+      closing ??= drain(server, DRAIN_TIMEOUT_MS).then(async () => { await opts.cms.close() })
       await closing
     }
   }

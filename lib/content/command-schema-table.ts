@@ -28,21 +28,23 @@ export interface MdEditCommand {
   marks?: MdEditMark[]
   expectedRevision?: number
 }
+/** How a collection shows in the Studio (create_collection's `metadata`, and a config collection's keys). */
+export interface CollectionMetadata {
+  label?: string
+  description?: string
+  icon?: string
+  creatable?: boolean
+  orderable?: boolean
+  deletable?: boolean
+  singletonId?: string | null
+  order?: number
+}
 export interface CreateCollectionCommand {
   type: 'create_collection'
   collection: string
   schema: Record<string, unknown>
   format?: 'json' | 'yaml' | 'md'
-  metadata?: {
-    label?: string
-    description?: string
-    icon?: string
-    creatable?: boolean
-    orderable?: boolean
-    deletable?: boolean
-    singletonId?: string | null
-    order?: number
-  }
+  metadata?: CollectionMetadata
   expectedRevision?: number
 }
 export interface DeleteCollectionCommand { type: 'delete_collection', collection: string, expectedRevision?: number }

@@ -28,15 +28,12 @@ export function diffData (before: unknown, after: unknown): DataChange[] {
 }
 
 function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
-  // No isDeepStrictEqual where its answer is known: the same value, or a scalar on either side
-  // (equal only when Object.is).
   if (Object.is(before, after)) return
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) {
     out.push({ op: 'set', path, value: after })
     return
   }
-  // Two plain objects are compared member by member below, which finds no change when they are
-  // equal; anything else is compared whole first.
+  // Plain objects are compared member by member below; anything else whole first.
   const plain = isPlainObject(before) && isPlainObject(after)
   if (!plain && isDeepStrictEqual(before, after)) return
   if (plain && (Object.keys(after).length > 0 || Object.keys(before).length === 0)) {
@@ -103,11 +100,8 @@ export function placeChanges (text: string, changes: DataChange[], after: unknow
   return current
 }
 
-/**
- * The value at a path.
- * @returns the value, or undefined when the path does not exist
- */
-export function valueAt (data: unknown, path: DataPath): unknown {
+/** The value at a path, or undefined when the path does not exist. */
+function valueAt (data: unknown, path: DataPath): unknown {
   let v = data
   for (const key of path) {
     if (v === null || typeof v !== 'object') return undefined
@@ -116,9 +110,7 @@ export function valueAt (data: unknown, path: DataPath): unknown {
   return v
 }
 
-/**
- * Applies `splice` edits of one text, each given as [start, end, replacement] over the same original.
- */
+/** The text with `start..end` replaced. */
 export function splice (text: string, start: number, end: number, replacement: string): string {
   return text.slice(0, start) + replacement + text.slice(end)
 }
@@ -132,6 +124,18 @@ export function eolOf (text: string): string {
   return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
 }
 
+/**
+ * Removes item `index` of a one-line list given by its items' ranges, with the separator after it
+ * (before it, for the last); null when it is the only item.
+ */
+export function deleteInlineItem (text: string, ranges: ReadonlyArray<readonly [number, number, ...number[]]>, index: number): string | null {
+  const item = ranges[index]
+  if (item === undefined || ranges.length < 2) return null
+  const next = ranges[index + 1]
+  if (next !== undefined) return splice(text, item[0], next[0], '')
+  return splice(text, ranges[index - 1]![1], item[1], '')
+}
+
 /** Inserts `line` (ending in `eol`) at a line's start, or at the end after a line ending when the last line has none. */
 export function insertLine (text: string, at: number, line: string, eol: string): string {
   if (at === text.length && text !== '' && !text.endsWith('\n')) return text + eol + line
@@ -143,9 +147,7 @@ export function lineStart (text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1
 }
 
-/**
- * The offset just after the line ending of the line holding `offset` (the text's end on the last line).
- */
+/** The offset just after the line ending of the line holding `offset` (the text's end on the last line). */
 export function nextLineStart (text: string, offset: number): number {
   const i = text.indexOf('\n', offset)
   return i === -1 ? text.length : i + 1

@@ -36,7 +36,7 @@ export function isLocaleCode (value: string): boolean {
  * @returns them, or null when the id is in no locale of the layout
  */
 export function localeOfId (layout: LocaleLayout, id: string): EntryLocale | null {
-  if (layout.layout === 'suffix') return bySuffix(layout, id, id) ?? { locale: layout.locales[0]!, translationKey: id }
+  if (layout.layout === 'suffix') return bySuffix(layout, id) ?? { locale: layout.locales[0]!, translationKey: id }
   let best: { locale: string, prefix: string } | null = null
   for (const [locale, prefix] of layout.prefixes) {
     if (prefix === '' || !id.startsWith(prefix + '/')) continue
@@ -46,20 +46,20 @@ export function localeOfId (layout: LocaleLayout, id: string): EntryLocale | nul
   const locale = best?.locale ?? layout.rootLocale
   if (locale === null) return null
   if (layout.layout === 'dirs') {
-    const suffixed = bySuffix(layout, rest, rest)
+    const suffixed = bySuffix(layout, rest)
     if (suffixed !== null) return suffixed
   }
   return { locale, translationKey: rest }
 }
 
 /** `<key>.<locale>` in the last segment, for a locale of the layout. */
-function bySuffix (layout: LocaleLayout, id: string, keyBase: string): EntryLocale | null {
+function bySuffix (layout: LocaleLayout, id: string): EntryLocale | null {
   const slash = id.lastIndexOf('/')
   const dot = id.lastIndexOf('.')
   if (dot <= slash + 1) return null
   const locale = id.slice(dot + 1)
   if (!layout.locales.includes(locale)) return null
-  return { locale, translationKey: keyBase.slice(0, keyBase.length - locale.length - 1) }
+  return { locale, translationKey: id.slice(0, dot) }
 }
 
 /** The id a translation key has in a locale, as the layout places it. */

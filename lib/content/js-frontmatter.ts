@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import type { Node } from 'acorn'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
-import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, splice, type DataPath } from './data-diff.js'
+import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 import { isReservedKey } from './reserved-keys.js'
 
 const requireHere = createRequire(import.meta.url)
@@ -38,15 +38,23 @@ export function parseJsFrontmatter (inner: string): Record<string, unknown> {
  * @returns the new text; throws EntryParseError when a change cannot be written as JavaScript data
  */
 export function editJsFrontmatter (inner: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
-  let text = inner
-  for (const change of diffData(before, after)) {
-    const source = readSource(text)
-    if (change.op === 'set') text = setValue(text, source, change.path, change.value)
-    else if (change.op === 'add') text = addValue(text, source, change.path, change.value)
-    else text = deleteValue(text, source, change.path, after)
+  let text: string
+  try {
+    text = placeChanges(inner, diffData(before, after), after, 0, placeChange)
+  } catch (err) {
+    if (err instanceof EntryParseError) throw err
+    throw new EntryParseError('The JavaScript front matter could not be changed in place')
   }
   if (!isDeepStrictEqual(readSource(text).data, after)) throw new EntryParseError('The JavaScript front matter could not be changed in place')
   return text
+}
+
+/** One change spliced into the text; null when only its parent can be replaced whole. */
+function placeChange (text: string, change: DataChange): string | null {
+  const source = readSource(text)
+  if (change.op === 'set') return setValue(text, source, change.path, change.value)
+  if (change.op === 'add') return addValue(text, source, change.path, change.value)
+  return deleteDeclaration(text, source, change.path)
 }
 
 function readSource (inner: string): JsSource {
@@ -161,10 +169,9 @@ function propertyOf (object: AnyNode, key: string): AnyNode | null {
   return (props[props.length - 1]?.value as AnyNode | undefined) ?? null
 }
 
-function setValue (text: string, source: JsSource, path: DataPath, value: unknown): string {
+function setValue (text: string, source: JsSource, path: DataPath, value: unknown): string | null {
   const node = nodeAt(source, path)
-  if (node === null) throw new EntryParseError('The JavaScript front matter could not be changed in place')
-  return splice(text, node.start, node.end, render(value, text.slice(node.start, node.end)))
+  return node === null ? null : splice(text, node.start, node.end, render(value, text.slice(node.start, node.end)))
 }
 
 function addValue (text: string, source: JsSource, path: DataPath, value: unknown): string {
@@ -197,20 +204,10 @@ function addValue (text: string, source: JsSource, path: DataPath, value: unknow
     : splice(text, at, at, `${afterLast === null ? ',' : ''} ${entry}`)
 }
 
-function deleteValue (text: string, source: JsSource, path: DataPath, after: Record<string, unknown>): string {
-  const key = String(path[path.length - 1])
-  const parentPath = path.slice(0, -1)
-  const parent = parentPath.length === 0 ? source.root : nodeAt(source, parentPath)
-  if (parent === null && path.length === 1) {
-    const declarator = source.declarations.get(key)
-    if (declarator === undefined) throw new EntryParseError('The JavaScript front matter could not be changed in place')
-    return splice(text, lineStart(text, declarator.start), nextLineStart(text, declarator.end), '')
-  }
-  if (parent === null) throw new EntryParseError('The JavaScript front matter could not be changed in place')
-  // A list or object losing members: its new value replaces it whole (it is one value).
-  let value: unknown = after
-  for (const k of parentPath) value = (value as Record<string, unknown>)[String(k)]
-  return splice(text, parent.start, parent.end, render(value, ''))
+/** Removes a declaration; a list or object losing members is replaced whole instead (null). */
+function deleteDeclaration (text: string, source: JsSource, path: DataPath): string | null {
+  const declarator = source.root === null && path.length === 1 ? source.declarations.get(String(path[0])) : undefined
+  return declarator === undefined ? null : splice(text, lineStart(text, declarator.start), nextLineStart(text, declarator.end), '')
 }
 
 /** A value as JavaScript source; a string keeps the quote style of the value it replaces. */

@@ -2,6 +2,7 @@
  * The bounds of a collection schema however it arrives (`create_collection` or git): its text's
  * length, its nesting, and how many dynamic collections a site holds, so compiles stay short.
  */
+import { dataTooDeep } from './data-depth.js'
 
 /** Longest schema (characters of its JSON text). */
 export const MAX_SCHEMA_CHARS = 16_384
@@ -23,13 +24,7 @@ export interface SchemaOverLimit {
  * since JSON.stringify recurses.
  */
 export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
-  const stack: Array<[unknown, number]> = [[schema, 1]]
-  while (stack.length > 0) {
-    const [node, level] = stack.pop()!
-    if (node === null || typeof node !== 'object') continue
-    if (level > MAX_SCHEMA_DEPTH) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, level + 1])
-  }
+  if (dataTooDeep(schema, 0, MAX_SCHEMA_DEPTH)) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
   const chars = JSON.stringify(schema).length
   if (chars > MAX_SCHEMA_CHARS) return { kind: 'size', message: `schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, limit: MAX_SCHEMA_CHARS, length: chars }
   return null

@@ -4,7 +4,7 @@ import { SchemaCompiler, type JsonSchema } from './schema-tools.js'
 import type { PoolReply, PoolRequest } from './worker-pool.js'
 import { validatorCodeCache, validatorScript, type CompiledValidator } from './thread-schema-compiler.js'
 
-const compiler = new SchemaCompiler({ source: true })
+const compiler = new SchemaCompiler()
 
 parentPort?.on('message', (request: PoolRequest<JsonSchema>) => {
   if ('leave' in request) { parentPort?.close(); return }

@@ -1,5 +1,5 @@
 /**
- * JSON Schema helpers: compile-once validation into spec-shaped issues, a default-value template,
+ * JSON Schema helpers: validation into spec-shaped issues, a default-value template,
  * and a schema inferred from sample entries for collections that have none.
  */
 import type { Ajv, ValidateFunction, ErrorObject } from 'ajv'
@@ -35,68 +35,42 @@ function generatedDraft7Meta (): MetaCheck | null {
   return DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion()) ? validateDraft7Schema as MetaCheck : null
 }
 
-/** Settings of a SchemaCompiler. */
-export interface SchemaCompilerOptions {
-  /** Keep each validator's source, for `standaloneSource` (the compile thread's compiler). */
-  source?: boolean
-}
-
 /**
- * Compiles collection schemas once each, with patterns on RE2 (`linear-regexp.ts`). A `$ref` is
- * compiled as a function, never inlined (inlining turned one 16 KB schema into 18 MB of code).
- * The service compiles in a thread (`thread-schema-compiler.ts`); this class in the caller's.
+ * Compiles collection schemas, with patterns on RE2 (`linear-regexp.ts`). A `$ref` is compiled as
+ * a function, never inlined (inlining turned one 16 KB schema into 18 MB of code). The service
+ * compiles in a thread (`thread-schema-compiler.ts`), which caches by schema text; this class in
+ * the caller's.
  */
 export class SchemaCompiler {
-  readonly #source: boolean
   /* Each made on its first schema: creating an instance adds its meta-schemas (2020-12 has eight),
      and most sites' schemas are draft-07. */
   #draft7Instance: Ajv | null = null
   #draft2020Instance: Ajv2020 | null = null
-  readonly #cache = new WeakMap<object, Validator>()
-  /** Validators by schema text: many collections sharing one schema compile it once. */
-  readonly #byText = new Map<string, Validator>()
   #formats = false
   /* The meta-schema validator ajv would hold in the draft-07 instance: compiled at its first schema,
      without formats ('plain') or with them. The instance checks schemas itself only when not
      'plain' or for a schema naming its `$schema`, so that each check is exactly ajv's own. */
   #draft7Meta: 'plain' | 'formats' | null = null
 
-  constructor (opts: SchemaCompilerOptions = {}) {
-    this.#source = opts.source ?? false
-  }
-
   /** A schema's validator as ajv standalone code (a CommonJS module); throws as `validator` does. */
   standaloneSource (schema: JsonSchema): string {
-    if (!this.#source) throw new Error('SchemaCompiler made without { source: true }')
     const fn = this.#compile(schema)
     const standalone = requireHere('ajv/dist/standalone/index.js') as typeof standaloneCode
     return standalone.default(fn.is2020 ? this.#draft2020() : this.#draft7(), fn.validate)
   }
 
   /**
-   * A schema's validator (issues, empty when valid), compiled on first use; throws when the schema
-   * does not compile (UnsupportedPatternError for a pattern RE2 cannot run).
+   * A schema's validator (issues, empty when valid); throws when the schema does not compile
+   * (UnsupportedPatternError for a pattern RE2 cannot run).
    */
   validator (schema: JsonSchema): Validator {
-    const cached = this.#cache.get(schema)
-    if (cached !== undefined) return cached
-    const text = JSON.stringify(schema)
-    const same = this.#byText.get(text)
-    if (same !== undefined) {
-      this.#cache.set(schema, same)
-      return same
-    }
-    const fn = this.#compile(schema, text).validate
-    const validator: Validator = issuesOf(fn)
-    this.#cache.set(schema, validator)
-    this.#byText.set(text, validator)
-    return validator
+    return issuesOf(this.#compile(schema).validate)
   }
 
-  #compile (schema: JsonSchema, text = JSON.stringify(schema)): { validate: ValidateFunction, is2020: boolean } {
+  #compile (schema: JsonSchema): { validate: ValidateFunction, is2020: boolean } {
     const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12')
     const { $id: _ignored, ...withoutId } = schema
-    if (!this.#formats && text.includes('"format"')) {
+    if (!this.#formats && JSON.stringify(schema).includes('"format"')) {
       if (this.#draft7Instance !== null) {
         // ajv compiled its meta-schema validator without formats at the first schema: so here.
         if (this.#draft7Meta === 'plain') this.#draft7Instance.getSchema(DRAFT7_META_ID)
@@ -123,7 +97,7 @@ export class SchemaCompiler {
     if (this.#draft7Instance === null) {
       // Schemas are checked against the meta-schema by #compileDraft7.
       const { Ajv } = requireHere('ajv') as typeof import('ajv')
-      this.#draft7Instance = new Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, inlineRefs: false, code: { regExp: linearRegExp, source: this.#source } })
+      this.#draft7Instance = new Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, inlineRefs: false, code: { regExp: linearRegExp, source: true } })
       if (this.#formats) addFormats(this.#draft7Instance)
     }
     return this.#draft7Instance
@@ -132,7 +106,7 @@ export class SchemaCompiler {
   #draft2020 (): Ajv2020 {
     if (this.#draft2020Instance === null) {
       const { Ajv2020 } = requireHere('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
-      this.#draft2020Instance = new Ajv2020({ allErrors: true, strict: false, inlineRefs: false, code: { regExp: linearRegExp, source: this.#source } })
+      this.#draft2020Instance = new Ajv2020({ allErrors: true, strict: false, inlineRefs: false, code: { regExp: linearRegExp, source: true } })
       if (this.#formats) addFormats(this.#draft2020Instance)
     }
     return this.#draft2020Instance

@@ -81,17 +81,16 @@ export class ThreadSchemaCompiler {
   /** Validators by schema text, each loaded here on its first use. */
   readonly #validators = new Map<string, Promise<Validator>>()
 
-  constructor (opts: { timeLimitMs?: number, idleMs?: number } = {}) {
-    // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
+  constructor (opts: { idleMs?: number } = {}) {
+    // Under the test runner the module is TypeScript.
     const file = import.meta.url.endsWith('.ts') ? './schema-compile-thread.ts' : './schema-compile-thread.js'
     this.#pool = new WorkerPool({
       file: new URL(file, import.meta.url),
       size: 1,
-      timeLimitMs: opts.timeLimitMs ?? SCHEMA_COMPILE_TIME_LIMIT_MS,
+      timeLimitMs: SCHEMA_COMPILE_TIME_LIMIT_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing'),
-      // Compiles are rare (the config's schemas at start, a collection defined or changed): an
-      // idle thread kept 5 MB of RSS for nothing.
+      // Compiles are rare: an idle thread kept 5 MB of RSS for nothing.
       idleMs: opts.idleMs ?? SCHEMA_THREAD_IDLE_MS
     })
   }

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
-import { diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 
 const requireHere = createRequire(import.meta.url)
 
@@ -126,7 +126,7 @@ function tryChange (text: string, change: DataChange): string | null {
       return change.op === 'add' ? addTableItem(text, slots, change.path, change.value, eol) : deleteTableItem(text, slots, change.path)
     }
     if (list.node.type !== 'TOMLArray') return null
-    return change.op === 'add' ? addItem(text, list.node, change.value, eol) : deleteItem(text, list.node, key)
+    return change.op === 'add' ? addItem(text, list.node, change.value, eol) : deleteInlineItem(text, list.node.elements.map(e => e.range), key)
   }
   if (change.op === 'set' && change.value !== null) {
     if (slot === undefined) return null
@@ -214,14 +214,6 @@ function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string
   return splice(text, last.range[1], last.range[1], `,${eol}${indent}${rendered}`)
 }
 
-function deleteItem (text: string, list: AST.TOMLArray, index: number): string | null {
-  const item = list.elements[index]
-  if (item === undefined || list.elements.length < 2) return null
-  const next = list.elements[index + 1]
-  if (next !== undefined) return splice(text, item.range[0], next.range[0], '')
-  return splice(text, list.elements[index - 1]!.range[1], item.range[1], '')
-}
-
 /** The `[[name]]` tables of an array of tables, in order (null when the path is not one). */
 function arrayTables (slots: Slots, listPath: DataPath): AST.TOMLTable[] {
   const key = pathKey(listPath)
@@ -298,23 +290,13 @@ function renderValue (value: unknown, old: AST.TOMLContentNode | null): string |
   }
   if (typeof value === 'boolean') return String(value)
   if (Array.isArray(value)) {
-    const items: string[] = []
-    for (const v of value) {
-      const r = renderValue(v, null)
-      if (r === null) return null
-      items.push(r)
-    }
-    return `[${items.join(', ')}]`
+    const items = value.map(v => renderValue(v, null))
+    return items.includes(null) ? null : `[${items.join(', ')}]`
   }
   if (isPlainObject(value)) {
-    const entries: string[] = []
-    for (const [k, v] of Object.entries(value)) {
-      if (v === null) continue
-      const r = renderValue(v, null)
-      if (r === null) return null
-      entries.push(`${renderKey(k)} = ${r}`)
-    }
-    return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`
+    const entries = Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [renderKey(k), renderValue(v, null)])
+    if (entries.some(([, r]) => r === null)) return null
+    return entries.length === 0 ? '{}' : `{ ${entries.map(([k, r]) => `${k} = ${r!}`).join(', ')} }`
   }
   return null
 }

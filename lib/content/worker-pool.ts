@@ -1,15 +1,11 @@
 /**
- * A small fixed pool of worker threads, each running one job at a time within a time limit: the
- * work whose cost does not follow its input's size (Markdown rendering, schema compilation) runs
- * here, where a runaway job holds one thread that can be ended, never the service's event loop.
- * Threads start on demand (a second only while the first is busy) and a job over the time limit,
- * the heap or the stack ends its thread; the next job starts a new one. A thread idle for `idleMs`
- * leaves: V8 keeps the heap a burst of jobs grew (80 MB after 31 renders of a 20 KB body) for as
- * long as the thread lives.
+ * A small pool of worker threads for work whose cost does not follow its input's size (Markdown
+ * rendering, schema compilation): a job over the time limit, the heap or the stack ends its thread,
+ * never the event loop. Threads start on demand; one idle for `idleMs` leaves, since V8 keeps the
+ * heap a burst grew (80 MB after 31 renders of a 20 KB body). No pool package is installed.
  *
- * The thread's module answers each `{ id, job }` with `{ id, reply }` (or `{ id, error }`), after
- * posting `{ ready: true }` once its imports are loaded: a job's time starts then, not while the
- * thread starts. On `{ leave: true }` it closes its port, so an idle thread ends well (exit 0). Node has no pool of its own and none is installed (piscina, workerpool).
+ * The thread's module posts `{ ready: true }` once loaded (a job's time starts then), answers each
+ * `{ id, job }` with `{ id, reply }` or `{ id, error }`, and on `{ leave: true }` closes its port.
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 
@@ -63,9 +59,6 @@ export class WorkerPool<J, R> {
   constructor (opts: WorkerPoolOptions) {
     this.#opts = opts
   }
-
-  /** Milliseconds one job may run. */
-  get timeLimitMs (): number { return this.#opts.timeLimitMs }
 
   /** Threads running now (for tests). */
   get threads (): number { return this.#slots.size }

@@ -7,7 +7,7 @@ import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, i
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError, entryParseError } from './parse-error.js'
-import { diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 export const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -260,12 +260,7 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
   const items = seq.items as Node[]
   const item = items[index]
   if (item?.range == null || items.length < 2) return null
-  if (seq.flow === true) {
-    const next = items[index + 1]
-    if (next?.range != null) return splice(text, item.range[0], next.range[0], '')
-    const prev = items[index - 1]!
-    return splice(text, prev.range![1], item.range[1], '')
-  }
+  if (seq.flow === true) return items.every(i => i.range != null) ? deleteInlineItem(text, items.map(i => i.range!), index) : null
   const dash = text.lastIndexOf('-', item.range[0])
   const from = lineStart(text, dash)
   if (dash === -1 || text.slice(from, dash).trim() !== '') return null
@@ -325,5 +320,3 @@ function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[
   }
   return lines.join('\n')
 }
-
-export type { DataPath }

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import path from 'node:path'
 import { Ajv } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
-import { CONFIG_AJV_OPTIONS } from '../../lib/config-shape-options.js'
+import { CONFIG_AJV_OPTIONS } from '../../lib/config-schema.js'
 import { configShapeCheck, configShapeCheckFor, configShapeIsGenerated, type ConfigShapeCheck } from '../../lib/config-shape.js'
 import { validateConfigSchema as generated } from '../../lib/config-shape.generated.js'
 
