@@ -147,21 +147,14 @@ export class SearchDb {
   }
 
   /**
-   * The cumulative tier expressions of a query: every word in the title column, in the title or
-   * fields columns, anywhere.
-   */
-  #tiers (query: SearchQuery): [string, string, string] {
-    const match = matchOf(query)
-    return [`title : (${match})`, `{title fields} : (${match})`, match]
-  }
-
-  /**
    * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
    * rowid: the count of all matches, and the first `limit` ids with their tiers. A tier's count is
    * taken only when the tiers before it do not fill `limit`.
    */
   search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
-    const tiers = this.#tiers(query)
+    const match = matchOf(query)
+    // Cumulative tiers: every word in the title column, in the title or fields columns, anywhere.
+    const tiers = [`title : (${match})`, `{title fields} : (${match})`, match]
     const counts: Array<number | undefined> = [undefined, undefined, undefined]
     const countOf = (tier: number): number => (counts[tier] ??= (this.#count.get(tiers[tier] as string) as { n: number }).n)
     const skipped = [0, 0, 0]
