@@ -3,6 +3,7 @@
  * the not-found page. Pure functions of entry data; every value from content is escaped here, and
  * each editable value carries `data-cms="<collection>/<id>#<field.path>"` for the inline editor.
  */
+import { isPlainObject } from '../content/data-diff.js'
 import { escapeHtml, safeHref, textOf } from './html.js'
 import { SITE_CSS } from './styles.js'
 
@@ -37,7 +38,7 @@ export function renderLayout (chrome: SiteChrome, title: string, main: string): 
   const navItems = s === null
     ? ''
     : nav.map((item: unknown, i) => {
-      const link = isRecord(item) ? item : {}
+      const link = isPlainObject(item) ? item : {}
       return `<li><a href="${safeHref(link.href)}"${bind(s, `nav.${i}.label`)}>${escapeHtml(textOf(link, 'label'))}</a></li>`
     }).join('')
   const docTitle = title === '' ? siteTitle : `${title} · ${siteTitle}`
@@ -106,8 +107,8 @@ ${author === null ? '' : authorBox(author)}
 export function renderPage (chrome: SiteChrome, page: SiteEntry, layoutField: string): string {
   const raw = page.data[layoutField]
   const sections = Array.isArray(raw) ? raw : []
-  const hasHero = sections.some(s => isRecord(s) && s.type === 'hero')
-  const parts = sections.map((section: unknown, i) => isRecord(section) ? renderSection(page, `${layoutField}.${i}`, section) : '')
+  const hasHero = sections.some(s => isPlainObject(s) && s.type === 'hero')
+  const parts = sections.map((section: unknown, i) => isPlainObject(section) ? renderSection(page, `${layoutField}.${i}`, section) : '')
   const main = `<article class="page">
 ${hasHero ? '' : `<h1${bind(page, 'title')}>${escapeHtml(titleOf(page))}</h1>`}
 ${parts.join('\n')}
@@ -155,7 +156,7 @@ function tagList (post: SiteEntry): string {
 
 function authorBox (author: SiteEntry): string {
   const avatar = textOf(author.data, 'avatar')
-  const links = Array.isArray(author.data.links) ? author.data.links.filter(isRecord) : []
+  const links = Array.isArray(author.data.links) ? author.data.links.filter(isPlainObject) : []
   return `<aside class="author-box" aria-label="About the author">
 ${avatar === '' ? '' : `<img src="${safeHref(avatar)}" alt="" width="64" height="64">`}
 <div>
@@ -174,8 +175,4 @@ function formatDate (date: string): string {
   const parsed = new Date(`${date}T00:00:00Z`)
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(parsed.getTime())) return date
   return new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }).format(parsed)
-}
-
-function isRecord (value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }

@@ -8,7 +8,7 @@ import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { ENTRY_ID } from '../storage/names.js'
 import { renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
-import type { MarkdownRenderer } from './markdown-it-body.js'
+import { escapeHtml } from './html.js'
 
 /** The collections the example site reads (those of fixtures-repo/cms.config.yaml). */
 const POSTS = 'posts'
@@ -25,34 +25,34 @@ const FOREIGN_NOTE = '<p class="meta">This body was rendered by markdown-it, as 
 /** The example site's pages as a middleware; anything it does not serve goes to `next`. */
 export function demoSite (services: Services): Middleware {
   // Both Markdown renderers load on the first post shown: some 400 modules the demo's start need not wait for.
-  let markdownIt: MarkdownRenderer | null = null
+  let markdownIt: { render: (body: string) => string } | null = null
   return async (ctx, next) => {
     const route = ctx.method === 'GET' || ctx.method === 'HEAD' ? routeOf(ctx.path) : null
     if (route === null) { await next(); return }
-    const site = new SiteContent(services)
-    const chrome = await site.chrome()
+    const chrome = await chromeOf(services)
     let html: string | null = null
     if (route.kind === 'home') {
-      const posts = (await site.entries(POSTS)).filter(p => p.data.draft !== true).sort(newestFirst)
-      html = renderHome(chrome, posts, await site.entries(PAGES), new Map((await site.entries(AUTHORS)).map(a => [a.id, a])))
+      const posts = (await entriesOf(services, POSTS)).filter(p => p.data.draft !== true).sort(newestFirst)
+      html = renderHome(chrome, posts, await entriesOf(services, PAGES), new Map((await entriesOf(services, AUTHORS)).map(a => [a.id, a])))
     } else if (route.kind === 'post' || route.kind === 'foreign-post') {
-      const post = await site.entry(POSTS, route.id)
+      const post = await entryOf(services, POSTS, route.id)
       if (post !== null) {
         const body = typeof post.data.body === 'string' ? post.data.body : ''
         const authorId = post.data.author
-        const author = typeof authorId === 'string' ? await site.entry(AUTHORS, authorId) : null
+        const author = typeof authorId === 'string' ? await entryOf(services, AUTHORS, authorId) : null
         if (route.kind === 'post') {
           const { renderMarkdown } = await import('../content/markdown/index.js')
           html = renderPost(chrome, post, renderMarkdown(body, { collection: POSTS, id: post.id }), author)
         } else {
-          const { createMarkdownIt, markdownItBody } = await import('./markdown-it-body.js')
-          markdownIt ??= createMarkdownIt()
-          html = renderPost(chrome, post, FOREIGN_NOTE + markdownItBody(markdownIt, POSTS, post.id, body), author)
+          // As a generator configures markdown-it: raw HTML escaped, no typographic replacements. The
+          // container's `data-cms-md` is the template's only addition: no source hints.
+          markdownIt ??= new (await import('markdown-it')).default({ html: false, linkify: false, typographer: false })
+          html = renderPost(chrome, post, `${FOREIGN_NOTE}<div data-cms-md="${escapeHtml(`${POSTS}/${post.id}#body`)}">\n${markdownIt.render(body)}</div>`, author)
         }
       }
     } else {
-      const page = await site.entry(PAGES, route.id)
-      if (page !== null) html = renderPage(chrome, page, await site.layoutField(PAGES))
+      const page = await entryOf(services, PAGES, route.id)
+      if (page !== null) html = renderPage(chrome, page, (await services.content.registry.get(PAGES))?.layoutField ?? 'sections')
     }
     ctx.set('Cache-Control', 'no-cache')
     ctx.type = 'text/html; charset=utf-8'
@@ -76,44 +76,34 @@ function newestFirst (a: SiteEntry, b: SiteEntry): number {
   return da < db ? 1 : da > db ? -1 : 0
 }
 
-/** Reads entries for one request; unreadable entries and missing collections are left out. */
-class SiteContent {
-  readonly #services: Services
+/** The settings singleton and the footer snippet, for every page. */
+async function chromeOf (services: Services): Promise<SiteChrome> {
+  const singleton = (await services.content.registry.get(SETTINGS))?.metadata.singletonId ?? 'site'
+  return { settings: await entryOf(services, SETTINGS, singleton), footer: await entryOf(services, SNIPPETS, 'footer') }
+}
 
-  constructor (services: Services) {
-    this.#services = services
-  }
+/** A collection's readable entries; none when the collection is missing. */
+async function entriesOf (services: Services, collection: string): Promise<SiteEntry[]> {
+  const index = await indexOf(services, collection)
+  if (index === null) return []
+  const list: SiteEntry[] = []
+  for (const e of await index.freshen(await index.all())) if (e.data !== undefined) list.push({ collection, id: e.id, data: e.data })
+  return list
+}
 
-  async chrome (): Promise<SiteChrome> {
-    const singleton = (await this.#services.content.registry.get(SETTINGS))?.metadata.singletonId ?? 'site'
-    return { settings: await this.entry(SETTINGS, singleton), footer: await this.entry(SNIPPETS, 'footer') }
-  }
+/** One readable entry, or null. */
+async function entryOf (services: Services, collection: string, id: string): Promise<SiteEntry | null> {
+  if (!ENTRY_ID.test(id)) return null
+  const index = await indexOf(services, collection)
+  const e = index === null ? null : await index.get(id)
+  return e?.data === undefined ? null : { collection, id, data: e.data }
+}
 
-  async layoutField (collection: string): Promise<string> {
-    return (await this.#services.content.registry.get(collection))?.layoutField ?? 'sections'
-  }
-
-  async entries (collection: string): Promise<SiteEntry[]> {
-    const index = await this.#index(collection)
-    if (index === null) return []
-    const list: SiteEntry[] = []
-    for (const e of await index.freshen(await index.all())) if (e.data !== undefined) list.push({ collection, id: e.id, data: e.data })
-    return list
-  }
-
-  async entry (collection: string, id: string): Promise<SiteEntry | null> {
-    if (!ENTRY_ID.test(id)) return null
-    const index = await this.#index(collection)
-    const e = index === null ? null : await index.get(id)
-    return e?.data === undefined ? null : { collection, id, data: e.data }
-  }
-
-  async #index (collection: string): Promise<Awaited<ReturnType<Services['content']['index']>> | null> {
-    try {
-      return await this.#services.content.index(collection)
-    } catch (err) {
-      if (err instanceof NotFoundError) return null
-      throw err
-    }
+async function indexOf (services: Services, collection: string): Promise<Awaited<ReturnType<Services['content']['index']>> | null> {
+  try {
+    return await services.content.index(collection)
+  } catch (err) {
+    if (err instanceof NotFoundError) return null
+    throw err
   }
 }

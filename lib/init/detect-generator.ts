@@ -5,8 +5,8 @@
  */
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { readEntryFields, type InitFormat } from './read-entry-data.js'
-import { astroLocales, below, commonFolder, hugoLanguages, localeFolders, orderLocales, type InitI18n } from './detect-locales.js'
+import { parseEntry, type EntryFormat } from '../content/formats.js'
+import { astroLocales, commonFolder, hugoLanguages, localeFolders, orderLocales, type InitI18n } from './detect-locales.js'
 
 /** The generators init recognises. */
 export type Generator = 'hugo' | 'jekyll' | 'astro' | 'eleventy' | 'markdown'
@@ -63,7 +63,8 @@ async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
   const own = await firstFile(repoDir, ['hugo.toml', 'hugo.yaml', 'hugo.yml', 'hugo.json', 'config/_default/hugo.toml', 'config/_default/hugo.yaml', 'config/_default/hugo.yml', 'config/_default/hugo.json'])
   const shared = own ?? await firstFile(repoDir, ['config.toml', 'config.yaml', 'config.yml', 'config.json', 'config/_default/config.toml', 'config/_default/config.yaml', 'config/_default/config.yml', 'config/_default/config.json'])
   // config.* alone is too common a name: it is Hugo's only beside Hugo's own folders.
-  if (shared === null || (own === null && !(await anyDir(repoDir, ['content', 'archetypes', 'layouts', 'themes'])))) return null
+  const hugoFolders = await Promise.all(['content', 'archetypes', 'layouts', 'themes'].map(async dir => await isDir(repoDir, dir)))
+  if (shared === null || (own === null && !hugoFolders.includes(true))) return null
   const config = await readConfigData(repoDir, shared)
   if (config.languages === undefined) {
     const languagesFile = await firstFile(repoDir, ['config/_default/languages.toml', 'config/_default/languages.yaml', 'config/_default/languages.yml', 'config/_default/languages.json'])
@@ -79,7 +80,7 @@ async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
     // A content folder per language: one collection over all of them, each file in its language.
     const base = commonFolder(dirs)
     const folders = Object.fromEntries([...languages.contentDirs].map(([l, dir]) => [l, dir]))
-    const roots = dirs.map(dir => below(base, dir))
+    const roots = dirs.map(dir => path.posix.relative(base, dir))
     sources.push({ folder: base, name: 'pages', kind: 'folder', recursive: true, pagesOnly: true, bundles: true, i18n: { locales: languages.locales, layout: 'dirs', folders }, ...(roots.includes('') ? {} : { roots }) })
     notes.push(`Languages ${languages.locales.join(', ')}: one collection over ${dirs.map(d => `${d}/`).join(', ')}`)
   } else {
@@ -248,9 +249,9 @@ function stringOption (text: string, key: string): string | undefined {
 
 async function readConfigData (repoDir: string, rel: string): Promise<Record<string, unknown>> {
   const ext = path.extname(rel).slice(1)
-  const format: InitFormat = ext === 'toml' ? 'toml' : ext === 'json' ? 'json' : 'yaml'
+  const format: EntryFormat = ext === 'toml' ? 'toml' : ext === 'json' ? 'json' : 'yaml'
   try {
-    return readEntryFields(format, await readSmall(repoDir, rel)).data
+    return parseEntry(format, await readSmall(repoDir, rel))
   } catch {
     return {}
   }
@@ -281,11 +282,6 @@ async function firstFile (repoDir: string, candidates: string[]): Promise<string
 
 async function isDir (repoDir: string, rel: string): Promise<boolean> {
   try { return (await lstat(path.join(repoDir, rel))).isDirectory() } catch { return false }
-}
-
-async function anyDir (repoDir: string, rels: string[]): Promise<boolean> {
-  for (const rel of rels) if (await isDir(repoDir, rel)) return true
-  return false
 }
 
 /** Real (not linked), visible subfolders of a folder, sorted. */

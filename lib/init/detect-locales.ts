@@ -4,7 +4,6 @@
  * (read by parsing it with acorn, never by running it), and folders named like locale codes.
  */
 import { parse, type Node } from 'acorn'
-import path from 'node:path'
 import { isLocaleCode } from '../content/i18n-layout.js'
 
 /** A collection's `i18n` as init writes it. */
@@ -110,11 +109,6 @@ export function orderLocales (codes: string[], config: Record<string, unknown>):
   const named = [config.default_lang, config.defaultLocale, config.lang].find((v): v is string => typeof v === 'string' && codes.includes(v))
   const first = named ?? (codes.includes('en') ? 'en' : codes[0])
   return first === undefined ? codes : [first, ...codes.filter(c => c !== first)]
-}
-
-/** Relative path helper for `dirs` layouts: a folder below the collection folder. */
-export function below (base: string, folder: string): string {
-  return base === '.' ? folder : path.posix.relative(base, folder)
 }
 
 function visit (node: unknown, fn: (node: Node) => void): void {

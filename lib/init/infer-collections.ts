@@ -8,9 +8,8 @@ import path from 'node:path'
 import { inferSchema, type JsonSchema } from '../content/schema-tools.js'
 import { NAME_PATTERN } from '../config-schema.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
-import { readEntryFields, type FrontmatterKind, type InitFormat } from './read-entry-data.js'
+import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
 import { scanFolder } from './scan-content.js'
-import { entryIdOf } from './entry-ids.js'
 import { entryIdProblem } from '../storage/names.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 import type { InitI18n } from './detect-locales.js'
@@ -23,7 +22,7 @@ export interface CollectionPlan {
   folder: string | null
   /** The files (files collections), relative to the repository. */
   files: string[] | null
-  format: InitFormat
+  format: EntryFormat
   frontmatter: Exclude<FrontmatterKind, 'js'> | null
   nested: boolean
   indexFile: 'index' | null
@@ -53,11 +52,11 @@ export interface InferredCollections {
   badNames: UnreadableFile[]
 }
 
-const EXTENSION_FORMATS: Record<string, InitFormat> = {
+const EXTENSION_FORMATS: Record<string, EntryFormat> = {
   '.md': 'md', '.markdown': 'md', '.mdx': 'mdx', '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml'
 }
 /** The formats the pages of a site come in (the others are data). */
-const PAGE_FORMATS = new Set<InitFormat>(['md', 'mdx'])
+const PAGE_FORMATS = new Set<EntryFormat>(['md', 'mdx'])
 /** Files larger than this are reported unreadable rather than parsed. */
 const MAX_ENTRY_BYTES = 2 * 1024 * 1024
 /** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
@@ -93,16 +92,16 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
     if (scan.leavesRepository) result.links.push(source.folder)
     result.links.push(...scan.links.map(at))
     if (scan.truncated) result.truncated.push(source.folder)
-    const groups = asFiles
-      ? filesGroups(scan.files, source)
-      : folderGroups(scan.files, source)
+    const groups = formatGroups(scan.files, source, asFiles)
     const ordered = [...groups.values()].sort((a, b) => b.entries.length - a.entries.length)
     for (const group of ordered) {
       const entries = group.entries.map(at).filter(rel => !claimed.has(rel) && !(asFiles && UNNAMEABLE_PATH.test(rel)))
       if (entries.length === 0) continue
       for (const rel of entries) claimed.add(rel)
+      // Only a source of page bundles makes a group of them (formatGroups).
+      const indexFile = group.bundles ? 'index' : null
       for (const file of group.entries) {
-        const problem = entryIdProblem(entryIdOf(file, { listed: asFiles, indexFile: group.bundles && source.bundles === true ? 'index' : null }).normalize('NFC'))
+        const problem = entryIdProblem(entryIdOf(file, { listed: asFiles, indexFile }).normalize('NFC'))
         if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
       }
       const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)
@@ -115,7 +114,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
         format: group.format,
         frontmatter: PAGE_FORMATS.has(group.format) ? mostUsed(fields.kinds) ?? 'yaml' : null,
         nested: group.nested || (source.i18n !== undefined && source.i18n.layout !== 'suffix'),
-        indexFile: group.bundles && source.bundles === true ? 'index' : null,
+        indexFile,
         titleField: titleFieldOf(fields.samples),
         schema: schemaOf(group.format, fields.samples),
         entries,
@@ -126,8 +125,19 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
   return result
 }
 
+/**
+ * The entry id of a file (CONTRACT section 11): its path below the collection's folder without the
+ * extension; a page bundle's folder path; a listed file's name.
+ */
+export function entryIdOf (file: string, opts: { listed: boolean, indexFile: string | null }): string {
+  const withoutExt = file.slice(0, file.length - path.posix.extname(file).length)
+  if (opts.listed) return path.posix.basename(withoutExt)
+  if (opts.indexFile !== null && path.posix.basename(withoutExt) === opts.indexFile && withoutExt.includes('/')) return path.posix.dirname(withoutExt)
+  return withoutExt
+}
+
 interface FormatGroup {
-  format: InitFormat
+  format: EntryFormat
   /** Relative to the source folder. */
   entries: string[]
   nested: boolean
@@ -136,7 +146,7 @@ interface FormatGroup {
   mdx: number
 }
 
-function formatOf (file: string): InitFormat | undefined {
+function formatOf (file: string): EntryFormat | undefined {
   return EXTENSION_FORMATS[path.posix.extname(file).toLowerCase()]
 }
 
@@ -144,7 +154,7 @@ function formatOf (file: string): InitFormat | undefined {
  * Adds a file to the group of its format; md and mdx share one group (an Astro blog mixes them),
  * named after the extension most of its files have.
  */
-function addTo (groups: Map<InitFormat, FormatGroup>, format: InitFormat, file: string): FormatGroup {
+function addTo (groups: Map<EntryFormat, FormatGroup>, format: EntryFormat, file: string): FormatGroup {
   const key = PAGE_FORMATS.has(format) ? 'md' : format
   const group = groups.get(key) ?? { format, entries: [], nested: false, bundles: false, mdx: 0 }
   group.entries.push(file)
@@ -154,24 +164,12 @@ function addTo (groups: Map<InitFormat, FormatGroup>, format: InitFormat, file: 
   return group
 }
 
-/** A source's own files, one group per format (each file an entry of a `files` collection). */
-function filesGroups (files: string[], source: ContentSource): Map<InitFormat, FormatGroup> {
-  const groups = new Map<InitFormat, FormatGroup>()
-  for (const file of files) {
-    const format = formatOf(file)
-    if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
-    if (source.folder === '.' && REPO_DOCUMENTS.test(file)) continue
-    addTo(groups, format, file)
-  }
-  return groups
-}
-
 /**
- * A folder's entries, one group per format: where the generator makes page bundles (Hugo) a
+ * A source's entries, one group per format: where the generator makes page bundles (Hugo) a
  * subfolder with `index.<md|mdx>` is one entry; any other file of a format is an entry, and one
- * in a subfolder makes the collection nested.
+ * in a subfolder makes the collection nested. Repository documents at the root are no `files` entries.
  */
-function folderGroups (files: string[], source: ContentSource): Map<InitFormat, FormatGroup> {
+function formatGroups (files: string[], source: ContentSource, asFiles: boolean): Map<EntryFormat, FormatGroup> {
   const bundleDirs = new Set<string>()
   for (const file of source.bundles === true ? files : []) {
     const dir = path.posix.dirname(file)
@@ -187,10 +185,11 @@ function folderGroups (files: string[], source: ContentSource): Map<InitFormat, 
     }
     return outermost
   }
-  const groups = new Map<InitFormat, FormatGroup>()
+  const groups = new Map<EntryFormat, FormatGroup>()
   for (const file of files) {
     const format = formatOf(file)
     if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
+    if (asFiles && source.folder === '.' && REPO_DOCUMENTS.test(file)) continue
     const bundle = insideBundle(file)
     const isBundleIndex = bundle !== null && path.posix.dirname(file) === bundle && path.posix.basename(file, path.posix.extname(file)) === 'index' && PAGE_FORMATS.has(format)
     const group = addTo(groups, format, file)
@@ -200,7 +199,7 @@ function folderGroups (files: string[], source: ContentSource): Map<InitFormat, 
   return groups
 }
 
-async function readFields (repoDir: string, format: InitFormat, entries: string[], unreadable: UnreadableFile[]): Promise<{ samples: Array<Record<string, unknown>>, kinds: Array<Exclude<FrontmatterKind, 'js'>> }> {
+async function readFields (repoDir: string, format: EntryFormat, entries: string[], unreadable: UnreadableFile[]): Promise<{ samples: Array<Record<string, unknown>>, kinds: Array<Exclude<FrontmatterKind, 'js'>> }> {
   const samples: Array<Record<string, unknown>> = []
   const kinds: Array<Exclude<FrontmatterKind, 'js'>> = []
   for (const rel of entries.slice(0, MAX_SAMPLED)) {
@@ -208,10 +207,13 @@ async function readFields (repoDir: string, format: InitFormat, entries: string[
     try {
       const info = await lstat(full)
       if (info.size > MAX_ENTRY_BYTES) throw new Error(`larger than ${MAX_ENTRY_BYTES / 1024 / 1024} MiB`)
-      const fields = readEntryFields(format, await readFile(full, 'utf8'))
-      samples.push(Object.fromEntries(Object.entries(fields.data).filter(([key]) => !isReservedKey(key))))
+      const text = await readFile(full, 'utf8')
+      // Through the service's own format layer, so init sees a file as the service will (a Markdown body left out).
+      const markdown = isMarkdownFormat(format)
+      const { data, kind } = markdown ? parseMarkdown(text) : { data: parseEntry(format, text), kind: null }
+      samples.push(Object.fromEntries(Object.entries(data).filter(([key]) => !isReservedKey(key) && !(markdown && key === 'body'))))
       // New files get YAML, TOML or JSON: a site's `---js` files keep theirs.
-      if (fields.frontmatter !== null && fields.frontmatter !== 'js') kinds.push(fields.frontmatter)
+      if (kind !== null && kind !== 'js') kinds.push(kind)
     } catch (err) {
       unreadable.push({ path: rel, reason: (err as Error).message.split('\n')[0] ?? 'unreadable' })
     }
@@ -220,7 +222,7 @@ async function readFields (repoDir: string, format: InitFormat, entries: string[
 }
 
 /** The inferred schema, with `required` listing the fields every readable entry has. */
-function schemaOf (format: InitFormat, samples: Array<Record<string, unknown>>): JsonSchema {
+function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>): JsonSchema {
   const schema = inferSchema(samples)
   const properties = schema.properties as Record<string, JsonSchema>
   const required = samples.length === 0 ? [] : Object.keys(properties).filter(key => !PER_PAGE_SWITCHES.has(key) && samples.every(s => Object.hasOwn(s, key)))

@@ -34,7 +34,7 @@ export async function scanFolder (repoDir: string, folder: string, opts: { recur
   const scan: FolderScan = { files: [], links: [], truncated: false, leavesRepository: false }
   const root = path.resolve(repoDir, folder)
   if (!(await isInside(repoDir, root))) {
-    scan.leavesRepository = await exists(root)
+    scan.leavesRepository = await lstat(root).then(() => true, () => false)
     return scan
   }
   const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
@@ -58,15 +58,11 @@ export async function scanFolder (repoDir: string, folder: string, opts: { recur
   return scan
 }
 
-async function exists (target: string): Promise<boolean> {
-  try { await lstat(target); return true } catch { return false }
-}
-
 /**
  * Whether a path is the repository root or inside it, after resolving every link on the way (a
  * folder named in a generator's config may itself be a link leaving the repository).
  */
-export async function isInside (repoDir: string, target: string): Promise<boolean> {
+async function isInside (repoDir: string, target: string): Promise<boolean> {
   try {
     if (!(await lstat(target)).isDirectory()) return false
     const [realRoot, realTarget] = await Promise.all([realpath(repoDir), realpath(target)])

@@ -7,14 +7,13 @@ import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
-import type { Collection } from '../storage/collection-registry.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import { RACY_MS } from '../storage/file-signature.js'
 import { entryText } from './entry-text.js'
 import { isDamaged, SearchDb } from './search-db.js'
 
 /** Where the databases are, under the state folder (`.git/cms`). */
-export const SEARCH_DIR = 'fts'
+const SEARCH_DIR = 'fts'
 /** The folder where earlier versions kept their search index, removed at the first open. */
 const LEGACY_DIR = 'search'
 /** Entries read and indexed per transaction while opening, so the event loop turns between chunks. */
@@ -30,11 +29,10 @@ function trusted (sig: string, now: number): boolean {
 
 /** Full-text search over one collection. */
 export class CollectionSearch {
-  readonly #collection: Collection
+  readonly #index: CollectionIndex
   /** The database file; null: in memory (built at every start). */
   readonly #file: string | null
   readonly #stateDir: string | null
-  #index: CollectionIndex | null = null
   #db: SearchDb | null = null
   #opening: Promise<SearchDb> | null = null
   /** Changes not indexed yet, latest per id (undefined: unreadable, null: removed). */
@@ -44,16 +42,14 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-  /** `opts.stateDir` is where the database goes (`.git/cms`; none: in memory). */
-  constructor (collection: Collection, _repoRealDir: string, opts: { stateDir?: string | null } = {}) {
-    this.#collection = collection
-    this.#stateDir = opts.stateDir ?? null
-    this.#file = this.#stateDir === null ? null : path.join(this.#stateDir, SEARCH_DIR, `${collection.name}.sqlite`)
-  }
-
-  /** Ties this search to its collection index (which calls `onEntryChange`). */
-  attach (index: CollectionIndex): void {
+  /**
+   * The search of a collection index (which calls `onEntryChange`).
+   * @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory)
+   */
+  constructor (index: CollectionIndex, opts: { stateDir?: string | null } = {}) {
     this.#index = index
+    this.#stateDir = opts.stateDir ?? null
+    this.#file = this.#stateDir === null ? null : path.join(this.#stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
   }
 
   /**
@@ -80,14 +76,6 @@ export class CollectionSearch {
    */
   async start (): Promise<void> {
     if (!this.#closed) await this.#open().then(() => {}, () => {})
-  }
-
-  /**
-   * Resolves once no open runs; never rejects.
-   * @returns resolves when settled
-   */
-  async settled (): Promise<void> {
-    await this.#opening?.catch(() => {})
   }
 
   /**
@@ -130,7 +118,7 @@ export class CollectionSearch {
   /** Indexes the recorded changes, then closes the database (on shutdown); never rejects. */
   async flush (): Promise<void> {
     this.#closed = true
-    await this.settled()
+    await this.#opening?.catch(() => {})
     const db = this.#db
     this.#db = null
     if (db === null) return
@@ -150,11 +138,10 @@ export class CollectionSearch {
 
   async #load (): Promise<SearchDb> {
     const index = this.#index
-    if (index === null) throw new Error('search not attached to a collection index')
     const rows = await index.all()
     // (A folder that cannot be removed does not stop the search.)
     if (this.#stateDir !== null) await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
-    const { format, titleField } = this.#collection
+    const { format, titleField } = index.collection
     // Opening a database is a few ms of synchronous work: in a turn of its own, so that the
     // warm-up's opens of many collections never run back to back ahead of a request.
     await nextTurn()
@@ -207,7 +194,7 @@ export class CollectionSearch {
     if (this.#changes.size === 0) return
     const changes = this.#changes
     this.#changes = new Map()
-    const titleField = this.#collection.titleField
+    const titleField = this.#index.collection.titleField
     try {
       db.transaction(() => {
         for (const [id, data] of changes) {

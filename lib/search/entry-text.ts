@@ -23,31 +23,43 @@ export interface EntryText {
   body: string
 }
 
-/** The indexed text of an entry. */
-export function entryText (id: string, data: EntryData | undefined, titleField: string | null): EntryText {
-  const title = termsOf(id)
-  if (data === undefined) return { title: title.join(' '), fields: '', body: '' }
-  for (const value of titlesOf(data, titleField)) title.push(...termsOf(value))
-  const fields: string[] = []
-  let budget = MAX_FIELDS_CHARS
-  const visit = (value: unknown): void => {
-    if (budget <= 0) return
-    if (typeof value === 'string') {
-      fields.push(...termsOf(value.length > budget ? value.slice(0, budget) : value))
-      budget -= value.length
-    } else if (Array.isArray(value)) {
-      for (const v of value) visit(v)
-    } else if (value !== null && typeof value === 'object') {
-      for (const v of Object.values(value)) visit(v)
-    }
+/**
+ * An entry's string fields in rank order, each with its path and column (0 title, 1 fields, 2
+ * body): the title fields (each value once), the other fields (nested ones by path), the body's
+ * indexed part.
+ */
+export function * fieldsOf (data: EntryData, titleField: string | null): Generator<{ path: string, value: string, column: 0 | 1 | 2 }> {
+  const titles = new Set(titlesOf(data, titleField))
+  for (const key of [titleField, 'title', 'name', 'label']) {
+    if (key === null || !Object.hasOwn(data, key)) continue
+    const value = data[key]
+    if (typeof value === 'string' && titles.delete(value)) yield { path: key, value, column: 0 }
   }
   for (const key of Object.keys(data)) {
     const value = data[key]
     if (key === 'body' || (typeof value === 'string' && isTitleKey(key, titleField))) continue
-    visit(value)
+    yield * stringsOf(key, value)
   }
-  const body = typeof data.body === 'string' ? termsOf(data.body.slice(0, MAX_BODY_CHARS)).join(' ') : ''
-  return { title: title.join(' '), fields: fields.join(' '), body }
+  if (typeof data.body === 'string') yield { path: 'body', value: data.body.slice(0, MAX_BODY_CHARS), column: 2 }
+}
+
+function * stringsOf (path: string, value: unknown): Generator<{ path: string, value: string, column: 1 }> {
+  if (typeof value === 'string') yield { path, value, column: 1 }
+  else if (Array.isArray(value)) for (let i = 0; i < value.length; i++) yield * stringsOf(`${path}.${i}`, value[i])
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) yield * stringsOf(`${path}.${k}`, v)
+}
+
+/** The indexed text of an entry. */
+export function entryText (id: string, data: EntryData | undefined, titleField: string | null): EntryText {
+  const columns: string[][] = [termsOf(id), [], []]
+  let budget = MAX_FIELDS_CHARS
+  for (const { value, column } of data === undefined ? [] : fieldsOf(data, titleField)) {
+    const text = column === 1 ? value.slice(0, Math.max(budget, 0)) : value
+    if (column === 1) budget -= text.length
+    columns[column]?.push(...termsOf(text))
+  }
+  const [title = '', fields = '', body = ''] = columns.map(terms => terms.join(' '))
+  return { title, fields, body }
 }
 
 /**

@@ -14,7 +14,7 @@ import type { SearchQuery } from './search-query.js'
 const FORMAT_VERSION = 1
 
 /** A tier with more matches is ordered by rowid, not BM25: FTS5 scores every match before sorting. */
-export const RANK_MAX = 2000
+const RANK_MAX = 2000
 
 /**
  * BM25 over the body only: FTS5 normalizes by the whole row's length, which would rank a short
@@ -147,32 +147,14 @@ export class SearchDb {
   }
 
   /**
-   * The cumulative tier expressions of a query: every word in the title column, in the title or
-   * fields columns, anywhere.
-   */
-  #tiers (query: SearchQuery): [string, string, string] {
-    const match = matchOf(query)
-    return [`title : (${match})`, `{title fields} : (${match})`, match]
-  }
-
-  /**
-   * The tier of a stored entry for a query.
-   * @returns 0, 1 or 2, null when it does not match or is not stored
-   */
-  tierOfEntry (id: string, query: SearchQuery): number | null {
-    const doc = this.#docOf.get(id) as number | undefined
-    if (doc === undefined) return null
-    const tier = this.#tiers(query).findIndex(match => this.#matchesDoc.get(match, doc) !== undefined)
-    return tier < 0 ? null : tier
-  }
-
-  /**
    * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
-   * rowid: the count of all matches, and the first `limit` as documents (`idsOf` names them) with
-   * their tiers. A tier's count is taken only when the tiers before it do not fill `limit`.
+   * rowid: the count of all matches, and the first `limit` ids with their tiers. A tier's count is
+   * taken only when the tiers before it do not fill `limit`.
    */
-  rankedDocs (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, docs: number[], tiers: number[] } {
-    const tiers = this.#tiers(query)
+  search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
+    const match = matchOf(query)
+    // Cumulative tiers: every word in the title column, in the title or fields columns, anywhere.
+    const tiers = [`title : (${match})`, `{title fields} : (${match})`, match]
     const counts: Array<number | undefined> = [undefined, undefined, undefined]
     const countOf = (tier: number): number => (counts[tier] ??= (this.#count.get(tiers[tier] as string) as { n: number }).n)
     const skipped = [0, 0, 0]
@@ -181,38 +163,26 @@ export class SearchDb {
       const doc = this.#docOf.get(id) as number | undefined
       if (doc === undefined) continue
       skipDocs.add(doc)
-      const tier = this.tierOfEntry(id, query)
-      if (tier !== null) skipped[tier] = (skipped[tier] ?? 0) + 1
+      const tier = tiers.findIndex(match => this.#matchesDoc.get(match, doc) !== undefined)
+      if (tier >= 0) skipped[tier] = (skipped[tier] ?? 0) + 1
     }
     const exclusive = [tiers[0], `(${tiers[1]}) NOT (${tiers[0]})`, `(${tiers[2]}) NOT (${tiers[1]})`]
-    const docs: number[] = []
-    const docTiers: number[] = []
+    const ids: string[] = []
+    const idTiers: number[] = []
     let before = 0
-    for (let tier = 0; tier < 3 && docs.length < limit; tier++) {
+    for (let tier = 0; tier < 3 && ids.length < limit; tier++) {
       const size = countOf(tier) - before
       before = countOf(tier)
       if (size === 0) continue
-      const want = limit - docs.length + (skipped[tier] as number)
+      const want = limit - ids.length + (skipped[tier] as number)
       const found = (size <= RANK_MAX ? this.#ranked : this.#unranked).all(exclusive[tier] as string, Number.isFinite(want) ? want : -1) as number[]
       for (const doc of found) {
-        if (!skipDocs.has(doc) && docs.length < limit) { docs.push(doc); docTiers.push(tier) }
+        if (skipDocs.has(doc) || ids.length >= limit) continue
+        ids.push(this.#idOf.get(doc) as string)
+        idTiers.push(tier)
       }
     }
-    return { total: countOf(2) - (skipped[0] as number) - (skipped[1] as number) - (skipped[2] as number), docs, tiers: docTiers }
-  }
-
-  /** As `rankedDocs`, with the entries' ids. */
-  search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
-    const { total, docs, tiers } = this.rankedDocs(query, skip, limit)
-    const ids: string[] = []
-    const idTiers: number[] = []
-    this.idsOf(docs).forEach((id, k) => { if (id !== undefined) { ids.push(id); idTiers.push(tiers[k] as number) } })
-    return { total, ids, tiers: idTiers }
-  }
-
-  /** The entry ids of documents `rankedDocs` gave (in the same order; a document no longer stored gives undefined). */
-  idsOf (docs: readonly number[]): Array<string | undefined> {
-    return docs.map(doc => this.#idOf.get(doc) as string | undefined)
+    return { total: countOf(2) - (skipped[0] as number) - (skipped[1] as number) - (skipped[2] as number), ids, tiers: idTiers }
   }
 
   /** Closes the database (its WAL checkpointed). */

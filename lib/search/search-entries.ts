@@ -56,26 +56,21 @@ export async function searchEntries (site: SiteSearch, index: CollectionIndex, q
   const draftHits = matchingDrafts(index, query, drafts)
   const skip = new Set(drafts.keys())
   return await search.use(db => {
-    const { total, docs, tiers } = db.rankedDocs(query, skip, start + count)
-    // Merge the two rankings up to the page's end: within a tier, drafts first. Only the page's
-    // documents are named (at page 5, 24 id look-ups instead of 120).
-    const ranked: Array<{ doc: number } | { draft: DraftRecord }> = []
+    const { total, ids, tiers } = db.search(query, skip, start + count)
+    // Merge the two rankings up to the page's end: within a tier, drafts first.
+    const ranked: FoundEntry[] = []
     let i = 0
     let j = 0
-    while (ranked.length < start + count && (i < docs.length || j < draftHits.length)) {
+    while (ranked.length < start + count && (i < ids.length || j < draftHits.length)) {
       const hit = draftHits[j]
-      if (hit !== undefined && (i >= docs.length || hit.tier <= (tiers[i] as number))) { ranked.push({ draft: hit.draft }); j++ } else { ranked.push({ doc: docs[i] as number }); i++ }
+      if (hit !== undefined && (i >= ids.length || hit.tier <= (tiers[i] as number))) {
+        ranked.push({ id: hit.draft.id, draft: hit.draft })
+        j++
+      } else {
+        ranked.push({ id: ids[i++] as string, draft: null })
+      }
     }
-    const page = ranked.slice(start)
-    const ids = db.idsOf(page.flatMap(r => 'doc' in r ? [r.doc] : []))
-    let k = 0
-    const entries: FoundEntry[] = []
-    for (const r of page) {
-      if ('draft' in r) { entries.push({ id: r.draft.id, draft: r.draft }); continue }
-      const id = ids[k++]
-      if (id !== undefined) entries.push({ id, draft: null })
-    }
-    return { total: total + draftHits.length, entries }
+    return { total: total + draftHits.length, entries: ranked.slice(start) }
   })
 }
 

@@ -20,9 +20,8 @@ export class SiteSearch {
   }
 
   /** Makes the search of a new collection index (the content store's `companion` option). */
-  readonly companion = (index: CollectionIndex, repoRealDir: string): IndexCompanion => {
-    const search = new CollectionSearch(index.collection, repoRealDir, { stateDir: this.#stateDir })
-    search.attach(index)
+  readonly companion = (index: CollectionIndex): IndexCompanion => {
+    const search = new CollectionSearch(index, { stateDir: this.#stateDir })
     this.#byIndex.set(index, search)
     return search
   }

@@ -4,8 +4,7 @@
  * query word in it marked. Computed per request for the page's entries only, from their data.
  */
 import type { EntryData } from '../content/formats.js'
-import { isTitleKey, titlesOf } from '../content/entry-search.js'
-import { MAX_BODY_CHARS } from './entry-text.js'
+import { fieldsOf } from './entry-text.js'
 import { matchesWord, type SearchQuery } from './search-query.js'
 import { wordsOf } from './tokenize.js'
 
@@ -30,33 +29,11 @@ const LENGTH = 180
  */
 export function snippetOf (data: EntryData | undefined, query: SearchQuery, titleField: string | null): Snippet | null {
   if (data === undefined) return null
-  for (const [field, value] of fieldsInRankOrder(data, titleField)) {
-    const snippet = excerpt(field, value, query)
+  for (const { path, value } of fieldsOf(data, titleField)) {
+    const snippet = excerpt(path, value, query)
     if (snippet !== null) return snippet
   }
   return null
-}
-
-function * fieldsInRankOrder (data: EntryData, titleField: string | null): Generator<[string, string]> {
-  const titles = new Set(titlesOf(data, titleField))
-  for (const key of [titleField, 'title', 'name', 'label']) {
-    if (key === null || !Object.hasOwn(data, key)) continue
-    const value = data[key]
-    if (typeof value === 'string' && titles.delete(value)) yield [key, value]
-  }
-  for (const key of Object.keys(data)) {
-    const value = data[key]
-    if (key === 'body' || (typeof value === 'string' && isTitleKey(key, titleField))) continue
-    yield * stringsOf(key, value)
-  }
-  const body = data.body
-  if (typeof body === 'string') yield ['body', body.length > MAX_BODY_CHARS ? body.slice(0, MAX_BODY_CHARS) : body]
-}
-
-function * stringsOf (path: string, value: unknown): Generator<[string, string]> {
-  if (typeof value === 'string') yield [path, value]
-  else if (Array.isArray(value)) for (let i = 0; i < value.length; i++) yield * stringsOf(`${path}.${i}`, value[i])
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) yield * stringsOf(`${path}.${k}`, v)
 }
 
 function excerpt (field: string, value: string, query: SearchQuery): Snippet | null {

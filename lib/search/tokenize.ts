@@ -20,33 +20,7 @@ export function foldText (text: string): string {
 /** Calls `each` with every term of a text, in order. */
 export function forEachTerm (text: string, each: (term: string) => void): void {
   const folded = foldText(text)
-  if (!NON_ASCII.test(folded)) {
-    forEachAsciiTerm(folded, each)
-    return
-  }
-  const re = new RegExp(WORD.source, 'gu')
-  for (let m = re.exec(folded); m !== null; m = re.exec(folded)) {
-    const word = m[0]
-    each(word.length > MAX_TERM_LENGTH ? word.slice(0, MAX_TERM_LENGTH) : word)
-  }
-}
-
-/**
- * `forEachTerm` of folded ASCII text: the runs of `[a-z0-9]`, found by char codes (a regular
- * expression's match arrays were most of what indexing allocated); the same terms as `/[a-z0-9]+/g`.
- */
-function forEachAsciiTerm (folded: string, each: (term: string) => void): void {
-  const n = folded.length
-  let start = -1
-  for (let i = 0; i <= n; i++) {
-    const c = i < n ? folded.charCodeAt(i) : 0
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
-      if (start < 0) start = i
-    } else if (start >= 0) {
-      each(folded.slice(start, i - start > MAX_TERM_LENGTH ? start + MAX_TERM_LENGTH : i))
-      start = -1
-    }
-  }
+  for (const [word] of folded.matchAll(WORD)) each(word.slice(0, MAX_TERM_LENGTH))
 }
 
 /** The terms of a text, in order. */
@@ -61,7 +35,6 @@ export function * wordsOf (text: string, from = 0): Generator<{ start: number, e
   const re = new RegExp(WORD.source, 'gu')
   re.lastIndex = from
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    const term = foldText(m[0])
-    yield { start: m.index, end: m.index + m[0].length, term: term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term }
+    yield { start: m.index, end: m.index + m[0].length, term: foldText(m[0]).slice(0, MAX_TERM_LENGTH) }
   }
 }

@@ -10,7 +10,7 @@ import t from 'tap'
 import { cp } from 'node:fs/promises'
 import path from 'node:path'
 import { initSite, formatInitSummary } from '../../lib/init/init-site.js'
-import { entryIdOf } from '../../lib/init/entry-ids.js'
+import { entryIdOf } from '../../lib/init/infer-collections.js'
 import { git, makeSite, startServer } from '../helpers/site.js'
 import { fromRoot } from '../helpers/repo-root.js'
 

@@ -15,9 +15,8 @@ function setup (t: { testdir: () => string }, files: number, opts: { stateDir?: 
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
-    const search = new CollectionSearch(collection, repo, { stateDir: opts.stateDir === true ? path.join(repo, 'state') : null })
-    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: search.onEntryChange })
-    search.attach(index)
+    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: (id, data) => { search.onEntryChange(id, data) } })
+    const search = new CollectionSearch(index, { stateDir: opts.stateDir === true ? path.join(repo, 'state') : null })
     return { index, search }
   }
   return { ...open(), dir, repo, open }
@@ -92,7 +91,6 @@ t.test('closing while the index opens: nothing rejects unhandled, and a search t
   const { search } = setup(t, 400, { stateDir: true })
   search.start()
   await search.flush()
-  await search.settled()
   await t.rejects(find(search, 'common'), /closed/)
   search.start()
 })
