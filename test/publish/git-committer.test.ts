@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { mkdir, rm, writeFile, readFile, access, chmod } from 'node:fs/promises'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { pino } from 'pino'
 import { GitCommitter } from '../../lib/publish/git-committer.js'
 import { normalizeConfig } from '../../lib/config.js'
@@ -173,8 +174,12 @@ t.test('a hook that hangs is stopped at the timeout and reported', async t => {
   t.equal(git(dir, 'rev-parse', 'HEAD'), head)
   t.same(await committer.pending(), ['content/posts/a.json'])
   await rm(hook)
-  const ok = await committer.commit({ paths: [], author, message: 'after' })
-  t.ok('commit' in ok && ok.commit !== null, 'no lock left behind: ' + JSON.stringify(ok))
+  t.notOk(existsSync(path.join(dir, '.git', 'index.lock')), 'no index.lock left behind')
+  // The next commit through a committer with the default timeout: 500 ms is too short for a plain
+  // commit on a loaded machine, and what is checked here is that the stopped one left nothing.
+  const after = new GitCommitter({ repoDir: dir, stateDir, config: normalizeConfig({}), log })
+  const ok = await after.commit({ paths: [], author, message: 'after' })
+  t.ok('commit' in ok && ok.commit !== null, 'the next commit goes through: ' + JSON.stringify(ok))
   t.same(namesIn(dir), ['content/posts/a.json'])
 })
 
