@@ -132,6 +132,9 @@ export class BadGatewayError extends errorKind(502, 'bad_gateway') {}
 /** 503: storage is unavailable or required draft support is missing. */
 export class StorageUnavailableError extends errorKind(503, 'storage_unavailable') {}
 
+/** 503: password sign-in is not possible because no password is configured. */
+export class PasswordNotConfiguredError extends errorKind(503, 'password_not_configured') {}
+
 /** A configuration problem found at start-up; `serve` prints it and exits non-zero. */
 export class ConfigError extends Error {
   readonly code = 'config_invalid'

@@ -1,20 +1,34 @@
 /**
  * Builds the AuthService of one instance: password mode (signed session cookie, rate-limited
- * login, persistent logout revocations) or provider mode (a site adapter or the trusted-header
- * provider, authoritative: no password fallback), plus the permission policy.
+ * login, persistent logout revocations) or provider mode, plus the permission policy. A provider is
+ * authoritative (no password fallback): a site's adapter from `cms.config.mjs`, or the built-in
+ * trusted-header provider for a reverse proxy that authenticates users (oauth2-proxy, Authelia,
+ * Cloudflare Access). Both fail closed: a throw, a rejection, an unsafe id or a wrong shape denies
+ * access and is logged.
  */
+import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import type { Logger } from 'pino'
 import type { AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
 import { ConflictError } from '../errors.js'
-import type { AuthService, IdentityProvider } from './types.js'
+import type { AuthService } from './types.js'
 import { createAuthorizer } from './authorizer.js'
-import { adapterProvider, trustedHeaderProvider } from './identity-providers.js'
-import { PasswordAuth } from './password-auth.js'
+import { toIdentity } from './identity.js'
+import { passwordAuth } from './password-auth.js'
 import { RevokedSessions } from './revocations.js'
 import { SESSION_COOKIE_NAME, sessionCookieHeader } from './session-cookie.js'
 import { clientAddress, isHttps, rateLimitKey } from './client-address.js'
+
+/** An external identity provider, as the service uses it (built from `config.auth`). */
+interface IdentityProvider {
+  /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
+  authenticate: (request: IncomingMessage) => Promise<Identity | null>
+  /** The provider's login URL for a return target, or null when it has none. */
+  loginUrl: (redirectTo: string) => string | null
+  /** The provider's logout URL for a return target, or null when it has none. */
+  logoutUrl: (redirectTo: string) => string | null
+}
 
 /** What createAuth needs from the instance. */
 export interface CreateAuthOptions {
@@ -23,8 +37,6 @@ export interface CreateAuthOptions {
   /** `.git/cms`, where revocations persist. */
   stateDir: string
   log: Logger
-  /** Clock in milliseconds (tests). */
-  now?: () => number
 }
 
 /** Builds authentication for one instance. */
@@ -55,13 +67,8 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
     }
   }
 
-  const revocations = await RevokedSessions.load(opts.stateDir, (opts.now ?? Date.now)())
-  const password = new PasswordAuth({
-    password: runtime.password,
-    sessionSecret: runtime.sessionSecret,
-    revocations,
-    now: opts.now
-  })
+  const revocations = await RevokedSessions.load(opts.stateDir)
+  const password = passwordAuth({ password: runtime.password, sessionSecret: runtime.sessionSecret, revocations })
   if (!password.enabled) log.warn('no editor password is set (CMS_EDIT_PASSWORD); password sign-in is disabled')
   const cookieOf = (ctx: Context): string | undefined => ctx.cookies.get(SESSION_COOKIE_NAME, { signed: false })
   return {
@@ -90,4 +97,78 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
 
 function isTrustedHeader (auth: AuthAdapter | TrustedHeaderAuth): auth is TrustedHeaderAuth {
   return (auth as Partial<TrustedHeaderAuth>).provider === 'trusted-header'
+}
+
+/** Wraps a site's adapter so it fails closed. */
+export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityProvider {
+  const url = (kind: 'loginUrl' | 'logoutUrl', redirectTo: string): string | null => {
+    try {
+      const value: unknown = adapter[kind]({ redirectTo })
+      if (typeof value === 'string' && value !== '') return value
+      log.warn({ member: kind }, 'auth adapter returned no URL')
+    } catch (err) {
+      log.warn({ err, member: kind }, 'auth adapter URL function threw')
+    }
+    return null
+  }
+  return {
+    authenticate: async (request: IncomingMessage): Promise<Identity | null> => {
+      let result: unknown
+      try {
+        result = await adapter.authenticate(request)
+      } catch (err) {
+        log.warn({ err }, 'auth adapter authenticate threw; access denied')
+        return null
+      }
+      if (result === null || result === undefined) return null
+      const checked = toIdentity(result)
+      if ('problem' in checked) {
+        log.warn({ problem: checked.problem }, 'auth adapter returned an invalid identity; access denied')
+        return null
+      }
+      return checked.identity
+    },
+    loginUrl: (redirectTo) => url('loginUrl', redirectTo),
+    logoutUrl: (redirectTo) => url('logoutUrl', redirectTo)
+  }
+}
+
+/**
+ * Builds the trusted-header provider (only safe behind a proxy that strips client-supplied copies of
+ * its headers and writes its own). `loginUrl`/`logoutUrl` may contain `{redirectTo}`, which is
+ * replaced by the URL-encoded return target; otherwise they are used as they are.
+ */
+export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): IdentityProvider {
+  const idHeader = settings.idHeader.toLowerCase()
+  const nameHeader = settings.nameHeader?.toLowerCase()
+  const rolesHeader = settings.rolesHeader?.toLowerCase()
+  return {
+    authenticate: async (request: IncomingMessage): Promise<Identity | null> => {
+      const id = single(request, idHeader)
+      if (id === undefined) return null
+      const name = nameHeader === undefined ? undefined : single(request, nameHeader)
+      const rolesText = rolesHeader === undefined ? undefined : single(request, rolesHeader)
+      const roles = (rolesText ?? '').split(',').map(r => r.trim()).filter(r => r !== '')
+      const checked = toIdentity({ id: id.trim(), name: name?.trim(), roles })
+      if ('problem' in checked) {
+        log.warn({ problem: checked.problem, header: idHeader }, 'trusted identity header holds an unsafe id; access denied')
+        return null
+      }
+      return checked.identity
+    },
+    loginUrl: (redirectTo) => fill(settings.loginUrl, redirectTo),
+    logoutUrl: (redirectTo) => fill(settings.logoutUrl, redirectTo)
+  }
+}
+
+/** A header's value when sent exactly once (Node joins most repeated headers with ', '). */
+function single (request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name]
+  if (typeof value !== 'string' || value === '') return undefined
+  return value
+}
+
+function fill (template: string | undefined, redirectTo: string): string | null {
+  if (template === undefined || template === '') return null
+  return template.split('{redirectTo}').join(encodeURIComponent(redirectTo))
 }

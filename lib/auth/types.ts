@@ -1,5 +1,4 @@
 /** The contract between the HTTP layer and authentication: who is asking, and may they do this. */
-import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import type { AuthAction, Identity } from '../config.js'
 
@@ -56,14 +55,4 @@ export interface SharedRevocations {
   merge: (text: string) => Promise<number | null>
   /** Calls `listener` after each logout on this instance. */
   onRevoke: (listener: () => void) => void
-}
-
-/** An external identity provider, as the service uses it (built from `config.auth`). */
-export interface IdentityProvider {
-  /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
-  authenticate: (request: IncomingMessage) => Promise<Identity | null>
-  /** The provider's login URL for a return target, or null when it has none. */
-  loginUrl: (redirectTo: string) => string | null
-  /** The provider's logout URL for a return target, or null when it has none. */
-  logoutUrl: (redirectTo: string) => string | null
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { PasswordAuth } from '../../lib/auth/password-auth.js'
+import { passwordAuth, type PasswordAuth } from '../../lib/auth/password-auth.js'
 import { RevokedSessions } from '../../lib/auth/revocations.js'
 import { SESSION_TTL_MS, signSession } from '../../lib/auth/session-cookie.js'
 
@@ -7,7 +7,7 @@ const SECRET = 'a-session-secret-of-at-least-32-characters'
 const START = 1_800_000_000_000
 
 async function auth (t: { testdir: () => string }, clock: { now: number }): Promise<PasswordAuth> {
-  return new PasswordAuth({
+  return passwordAuth({
     password: 'pw',
     sessionSecret: SECRET,
     revocations: await RevokedSessions.load(t.testdir(), clock.now),
@@ -64,7 +64,7 @@ t.test('altered, forged and malformed cookies are refused', async t => {
 t.test('a session is bound to the password it was made with: a new password ends it, the same secret notwithstanding', async t => {
   const clock = { now: START }
   const dir = t.testdir()
-  const make = async (password: string): Promise<PasswordAuth> => new PasswordAuth({ password, sessionSecret: SECRET, revocations: await RevokedSessions.load(dir, clock.now), now: () => clock.now })
+  const make = async (password: string): Promise<PasswordAuth> => passwordAuth({ password, sessionSecret: SECRET, revocations: await RevokedSessions.load(dir, clock.now), now: () => clock.now })
   const before = await make('pw')
   const { cookie, identity } = before.login('pw', 'client')
   t.same(before.identify(cookie), identity)

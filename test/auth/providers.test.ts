@@ -2,7 +2,7 @@ import t from 'tap'
 import { IncomingMessage } from 'node:http'
 import { Socket } from 'node:net'
 import { pino } from 'pino'
-import { adapterProvider, trustedHeaderProvider } from '../../lib/auth/identity-providers.js'
+import { adapterProvider, trustedHeaderProvider } from '../../lib/auth/create-auth.js'
 
 const log = pino({ level: 'silent' })
 
