@@ -198,8 +198,8 @@ async function listen (cms: Cms, invocation: Invocation, start: typeof import('.
  */
 async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
   if (invocation.proxy === undefined && invocation.site === undefined) return null
-  const [{ siteMiddleware, isOwnPath }, { upstreamOrigin, upgradeForwarder }, { siteFolder }] = await Promise.all([
-    import('./http/site-proxy.js'), import('./http/site-proxy-upstream.js'), import('./http/static-site.js')
+  const [{ siteMiddleware, isOwnPath, siteFolder }, { upstreamOrigin, upgradeForwarder }] = await Promise.all([
+    import('./http/site-proxy.js'), import('./http/site-proxy-upstream.js')
   ])
   try {
     if (invocation.proxy !== undefined) {

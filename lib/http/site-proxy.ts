@@ -1,25 +1,30 @@
 /**
  * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin. Requests
  * git-cms does not answer go to the site (dev server or built folder); its own routes never do. HTML
- * pages get the bootstrap script, and for a signed-in editor an unmarked page is matched to its entry
- * (page-match.ts) and its body element gets `data-cms-md`.
+ * pages get the bootstrap script before the last `</body>`, and for a signed-in editor an unmarked
+ * page is matched to its entry (page-match.ts) and its body element gets `data-cms-md`. Insertions
+ * are made in the bytes, not a re-serialized document, so every other byte stays the page's own.
+ *
+ * A built folder: a path becomes a file, `index.html` for a folder, `<path>.html` for an extensionless
+ * address, else `404.html`. Paths are decoded once and must stay inside the folder lexically and after
+ * symbolic links; hidden files (a `.` segment) are never served.
  */
 import { createReadStream } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { readFile, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { OutgoingHttpHeaders } from 'node:http'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { promisify } from 'node:util'
+import zlib from 'node:zlib'
 import type { Context, Middleware } from 'koa'
 import type { Config } from '../config.js'
 import type { Services } from '../services.js'
 import { ForbiddenError } from '../errors.js'
+import { isInside } from '../storage/safe-path.js'
 import { EDITOR_ASSET_PREFIX } from './editor-assets.js'
 import { forwardRequest, responseHeaders } from './site-proxy-upstream.js'
-import { bodyAttribute, decodeBody, injectIntoPage, isHtml, MAX_PAGE_BYTES, readUpTo } from './site-proxy-html.js'
-import { findSiteFile } from './static-site.js'
 import { fromHtml } from 'hast-util-from-html'
-import { hasEditorBinding } from './page-match-element.js'
 import { matchPage } from './page-match.js'
 
 /** Where the site comes from: a running dev server's origin, or a built folder's real path. */
@@ -86,17 +91,14 @@ async function fromFolder (ctx: Context, services: Services, root: string, next:
 async function sendPage (ctx: Context, services: Services, status: number, headers: OutgoingHttpHeaders, page: Buffer): Promise<void> {
   let attribute: { at: number, text: string } | null = null
   if (await services.auth.identify(ctx) !== null) {
-    const tree = fromHtml(page.toString('utf8'))
-    if (!hasEditorBinding(tree)) {
-      // The page is the site's either way: a failed match (an index that cannot be built) only leaves it unmarked.
-      const match = await matchPage(services, ctx.path, tree).catch((err: unknown) => {
-        services.log.warn({ err, path: ctx.path }, 'cannot match the page to an entry')
-        return null
-      })
-      if (match !== null) {
-        attribute = { at: match.body.attributeAt, text: bodyAttribute(match.collection, match.id) }
-        services.log.debug({ path: ctx.path, collection: match.collection, id: match.id, by: match.by, score: match.body.score }, 'page matched to an entry')
-      }
+    // The page is the site's either way: a failed match (an index that cannot be built) only leaves it unmarked.
+    const match = await matchPage(services, ctx.path, fromHtml(page.toString('utf8'))).catch((err: unknown) => {
+      services.log.warn({ err, path: ctx.path }, 'cannot match the page to an entry')
+      return null
+    })
+    if (match !== null) {
+      attribute = { at: match.body.attributeAt, text: bodyAttribute(match.collection, match.id) }
+      services.log.debug({ path: ctx.path, collection: match.collection, id: match.id, by: match.by, score: match.body.score }, 'page matched to an entry')
     }
   }
   for (const name of STALE_WHEN_CHANGED) delete headers[name]
@@ -120,4 +122,144 @@ function sendRaw (ctx: Context, status: number, headers: OutgoingHttpHeaders, bo
   }
   // A client that leaves stops the upstream's body too (pipeline destroys both ends).
   pipeline(source, ctx.res).catch(() => {})
+}
+
+/** The tag inserted into every HTML page. */
+const BOOTSTRAP_TAG = `<script src="${EDITOR_ASSET_PREFIX}bootstrap.js" defer></script>`
+
+/** Pages larger than this (as sent, and decompressed) are passed on unchanged. */
+const MAX_PAGE_BYTES = 16 * 1024 * 1024
+
+const DECODERS: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>> = {
+  gzip: promisify(zlib.gunzip),
+  'x-gzip': promisify(zlib.gunzip),
+  deflate: promisify(zlib.inflate),
+  br: promisify(zlib.brotliDecompress)
+}
+
+/** Whether a response is an HTML page. */
+function isHtml (contentType: string | undefined): boolean {
+  return contentType !== undefined && /^\s*text\/html\s*(;|$)/i.test(contentType)
+}
+
+/** Reads a stream up to `limit` bytes; a longer body comes back as an untouched stream instead. */
+async function readUpTo (stream: Readable, limit: number): Promise<{ bytes: Buffer } | { stream: AsyncIterable<Buffer> }> {
+  const chunks: Buffer[] = []
+  let size = 0
+  const iterator = stream[Symbol.asyncIterator]()
+  for (;;) {
+    const { value, done } = await iterator.next() as IteratorResult<Buffer>
+    if (done === true) return { bytes: Buffer.concat(chunks, size) }
+    chunks.push(value)
+    size += value.length
+    if (size > limit) {
+      return {
+        stream: (async function * () {
+          yield * chunks
+          for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value as Buffer
+        })()
+      }
+    }
+  }
+}
+
+/** Decompresses a page as its Content-Encoding says; null for an unknown encoding or a body that does not decode. */
+async function decodeBody (bytes: Buffer, encoding: string | undefined): Promise<Buffer | null> {
+  const name = (encoding ?? 'identity').trim().toLowerCase()
+  if (name === 'identity' || name === '') return bytes
+  const decode = DECODERS[name]
+  if (decode === undefined) return null
+  try {
+    return await decode(bytes, { maxOutputLength: MAX_PAGE_BYTES })
+  } catch {
+    return null
+  }
+}
+
+/** The page with the bootstrap tag (unless it already includes bootstrap.js) and an optional attribute inserted. */
+function injectIntoPage (page: Buffer, attribute: { at: number, text: string } | null): Buffer {
+  const latin1 = page.toString('latin1')
+  const inserts: Array<{ byte: number, text: string }> = []
+  if (!latin1.includes(`${EDITOR_ASSET_PREFIX}bootstrap.js`)) {
+    let bodyEnd = -1
+    for (const m of latin1.matchAll(/<\/body[\s>]/gi)) bodyEnd = m.index
+    inserts.push({ byte: bodyEnd < 0 ? page.length : bodyEnd, text: BOOTSTRAP_TAG })
+  }
+  if (attribute !== null) {
+    const text = page.toString('utf8')
+    // Offsets of the decoded text are bytes only when the page is valid UTF-8 (it round-trips).
+    if (Buffer.byteLength(text) === page.length) inserts.push({ byte: Buffer.byteLength(text.slice(0, attribute.at)), text: attribute.text })
+  }
+  inserts.sort((a, b) => b.byte - a.byte)
+  const parts: Buffer[] = []
+  let end = page.length
+  for (const { byte, text } of inserts) {
+    parts.unshift(Buffer.from(text), page.subarray(byte, end))
+    end = byte
+  }
+  parts.unshift(page.subarray(0, end))
+  return Buffer.concat(parts)
+}
+
+/** The `data-cms-md` attribute naming an entry's body, escaped for a double-quoted attribute. */
+function bodyAttribute (collection: string, id: string): string {
+  const value = `${collection}/${id}#body`.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
+  return ` data-cms-md="${value}"`
+}
+
+/** The folder's answer to a path: a file (real path; 404 for the folder's `404.html`), a redirect, a refusal or nothing. */
+type SiteLookup = { file: string, size: number, status: 200 | 404 } | { redirect: string } | { refused: true } | null
+
+/** Checks the `--site` folder and gives its real path; rejects when it is not a readable folder. */
+export async function siteFolder (dir: string): Promise<string> {
+  let real: string
+  try {
+    real = await realpath(path.resolve(dir))
+  } catch {
+    throw new Error(`--site: no such folder '${dir}'`)
+  }
+  if (!(await stat(real)).isDirectory()) throw new Error(`--site: '${dir}' is not a folder`)
+  return real
+}
+
+/** The file a request path (still percent-encoded) names; a folder without its `/` redirects, out of it or hidden is refused. */
+async function findSiteFile (root: string, urlPath: string): Promise<SiteLookup> {
+  let decoded: string
+  try { decoded = decodeURIComponent(urlPath) } catch { return { refused: true } }
+  // eslint-disable-next-line no-control-regex
+  if (!decoded.startsWith('/') || /[\u0000-\u001f\\]/.test(decoded)) return { refused: true }
+  const segments = decoded.split('/').slice(1)
+  if (segments.some(s => s === '..' || (s.startsWith('.') && s !== ''))) return { refused: true }
+  const target = path.join(root, ...segments)
+  if (!isInside(root, target)) return { refused: true }
+  const found = await fileAt(root, target)
+  if (found === 'outside') return { refused: true }
+  if (found === 'folder') {
+    if (!decoded.endsWith('/')) return { redirect: `${urlPath}/` }
+    const index = await fileAt(root, path.join(target, 'index.html'))
+    if (isFile(index)) return { ...index, status: 200 }
+  } else if (found !== null) {
+    return { ...found, status: 200 }
+  } else if (!decoded.endsWith('/') && path.extname(target) === '') {
+    const page = await fileAt(root, `${target}.html`)
+    if (isFile(page)) return { ...page, status: 200 }
+  }
+  const notFound = await fileAt(root, path.join(root, '404.html'))
+  return isFile(notFound) ? { ...notFound, status: 404 } : null
+}
+
+type Found = { file: string, size: number } | 'folder' | 'outside' | null
+
+function isFile (found: Found): found is { file: string, size: number } {
+  return found !== null && typeof found === 'object'
+}
+
+/** A regular file or folder at a path, checked to be really inside the root (symbolic links resolved). */
+async function fileAt (root: string, target: string): Promise<Found> {
+  let real: string
+  try { real = await realpath(target) } catch { return null }
+  if (!isInside(root, real)) return 'outside'
+  const st = await stat(real)
+  if (st.isDirectory()) return 'folder'
+  return st.isFile() ? { file: real, size: st.size } : null
 }

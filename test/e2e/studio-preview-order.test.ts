@@ -16,7 +16,7 @@ import { hasChromium, launchBrowser, ensureBrowserBundle, screenshot } from '../
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 import { editorIdForName } from '../../lib/auth/identity.js'
 import { siteMiddleware } from '../../lib/http/site-proxy.js'
-import { siteFolder } from '../../lib/http/static-site.js'
+import { siteFolder } from '../../lib/http/site-proxy.js'
 
 const NAME = 'Ada Reorder'
 const SITE_CSS = 'h1, h2 { color: rgb(1, 2, 3); }\nblockquote { border-left: 7px solid rgb(4, 5, 6); }\n'
