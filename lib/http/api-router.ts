@@ -1,16 +1,32 @@
 /**
- * The editor API under `apiBasePath`: the public auth routes first, then every other route behind
- * authentication (401), with the request-forgery header (403) on mutating methods.
+ * The editor API under `apiBasePath`, one table of routes: the public auth routes first (login in
+ * password mode only, with a JSON body `{ password, name? }`; session; logout: no request-forgery
+ * header), then every other route behind authentication (401), with the request-forgery header (403)
+ * on mutating methods. The commands of writes, drafts, publish, media and search load on their first
+ * request, not at start: 35 modules (the write commands, their validators, `diff`) a restart does
+ * not load before it answers.
  */
+import { createReadStream } from 'node:fs'
+import { lstat, realpath } from 'node:fs/promises'
+import path from 'node:path'
 import Router from '@koa/router'
 import compose from 'koa-compose'
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
 import type { Services } from '../services.js'
-import { MissingCsrfHeaderError, NotFoundError, UnauthorizedError } from '../errors.js'
-import { authRoutes } from './auth-routes.js'
-import { contentRoutes } from './content-routes.js'
-import { mediaRoutes } from './media-routes.js'
-import { editorRoutes } from './editor-routes.js'
+import type { CommandContext } from '../commands/command-context.js'
+import type { MediaListParams } from '../commands/media-list.js'
+import { BadRequestError, ConflictError, MissingCsrfHeaderError, NotFoundError, UnauthorizedError, UnsupportedMediaTypeError } from '../errors.js'
+import { safeRedirectTarget } from '../auth/redirect-target.js'
+import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
+import { isReservedKey } from '../content/reserved-keys.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { isInside } from '../storage/safe-path.js'
+import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
+import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
+import { renderField, createRenderCache } from '../commands/render-field.js'
+import { listBlocks } from '../commands/list-blocks.js'
+import { SortedRowsCache } from '../commands/sorted-rows.js'
+import { hasBody, identityOf, jsonBody, loadOnFirstUse, queryEntry, queryEnum, queryFieldName, queryPositiveInt, queryString, readBody } from './request.js'
 import { uploadRoutes } from './upload-routes.js'
 
 /** Builds the API middleware. */
@@ -22,9 +38,9 @@ export function apiMiddleware (services: Services): Middleware {
   authRoutes(publicRouter, services)
 
   const editorRouter = new Router({ prefix: base })
-  contentRoutes(editorRouter, services)
+  readRoutes(editorRouter, services)
   mediaRoutes(editorRouter, services)
-  editorRoutes(editorRouter, services)
+  writeRoutes(editorRouter, services)
   uploadRoutes(editorRouter, services)
 
   const guarded = compose<Parameters<Middleware>[0]>([
@@ -45,4 +61,234 @@ export function apiMiddleware (services: Services): Middleware {
     ctx.set('Cache-Control', 'no-store')
     await publicRoutes(ctx, async () => { await guarded(ctx, async () => {}) })
   }
+}
+
+/** The largest login body: a password and a name. */
+const LOGIN_BODY_BYTES = 16 * 1024
+
+/** The public auth routes. */
+function authRoutes (router: Router, services: Services): void {
+  const { auth } = services
+
+  router.post('/auth/login', async (ctx) => {
+    // The provider is authoritative: say so before looking at the body.
+    if (auth.mode === 'provider') throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled')
+    const { password, name } = await loginBody(ctx)
+    if (typeof password !== 'string' || password === '') throw new BadRequestError('password must be a non-empty string')
+    if (name !== undefined && typeof name !== 'string') throw new BadRequestError('name must be a string', { field: 'name' })
+    if (name !== undefined && cleanEditorName(name).length > MAX_EDITOR_NAME) throw new BadRequestError(`name is longer than ${MAX_EDITOR_NAME} characters`, { field: 'name' })
+    const identity = await auth.login(ctx, password, name)
+    ctx.body = { ok: true, identity }
+  })
+
+  router.get('/auth/session', async (ctx) => {
+    const identity = await auth.identify(ctx)
+    ctx.body = identity === null ? { authenticated: false, identity: null } : { authenticated: true, identity }
+  })
+
+  router.post('/auth/logout', async (ctx) => {
+    // Logout always succeeds: an odd return target falls back to '/' instead of a 400.
+    const { redirect } = await auth.logout(ctx, safeRedirectTarget(ctx.query.redirectTo))
+    ctx.body = redirect === null ? { ok: true } : { ok: true, redirect }
+  })
+}
+
+/**
+ * Reads the login's JSON body (415 for another type or an encoded body, 413 over 16 KB, 400 when
+ * missing, malformed, not an object or with a reserved key). Not koa-body: the first request after
+ * a restart is a login, and koa-body's load (zod, formidable) was a tenth of a restart's CPU.
+ */
+async function loginBody (ctx: Context): Promise<{ password?: unknown, name?: unknown }> {
+  if (!hasBody(ctx)) throw new BadRequestError('A JSON body is required')
+  if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
+  if (!['', 'identity'].includes(ctx.get('content-encoding'))) throw new UnsupportedMediaTypeError('A login body is sent without content-encoding')
+  const text = (await readBody(ctx.req, LOGIN_BODY_BYTES)).toString('utf8')
+  let body: unknown
+  try {
+    body = JSON.parse(text, (key, value: unknown) => {
+      if (isReservedKey(key)) throw new BadRequestError(`JSON body must not hold the key ${key}`)
+      return value
+    })
+  } catch (err) {
+    throw err instanceof BadRequestError ? err : new BadRequestError('JSON body is malformed')
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
+  return body
+}
+
+/** Entries, schema, collections-metadata, render, blocks. */
+function readRoutes (router: Router, services: Services): void {
+  // Sorted orders of big collections, kept per instance until the collection changes.
+  const sortCache = new SortedRowsCache()
+  router.get('/entries', async (ctx) => {
+    const collection = assertCollectionName(queryString(ctx, 'collection'))
+    const rawId = queryString(ctx, 'id')
+    const id = rawId === undefined ? undefined : assertEntryId(rawId)
+    const q = queryString(ctx, 'q')
+    const sort = queryFieldName(ctx, 'sort')
+    const order = queryEnum(ctx, 'order', ['asc', 'desc'] as const)
+    const draft = queryEnum(ctx, 'draft', ['all', 'only', 'none'] as const)
+    // The reader's own drafts are laid over base (the draft store caches by ref value: no git process).
+    const drafts = await services.drafts.list(identityOf(ctx).id, { collection, ...(id !== undefined ? { id } : {}) })
+    ctx.body = await listEntries(services.content, services.search, {
+      drafts,
+      collection,
+      id,
+      q,
+      page: queryPositiveInt(ctx, 'page', 1),
+      pageSize: queryPositiveInt(ctx, 'pageSize', DEFAULT_PAGE_SIZE),
+      sort,
+      order,
+      draft,
+      sortCache,
+      locale: queryString(ctx, 'locale'),
+      repoDir: services.repoDir
+    })
+  })
+
+  router.get('/schema', async (ctx) => {
+    ctx.body = await readSchema(services.content, assertCollectionName(queryString(ctx, 'collection')))
+  })
+
+  router.get('/collections-metadata', async (ctx) => {
+    ctx.body = await listDynamicCollections(services.content)
+  })
+
+  // A Markdown field as this editor sees it, with source hints (for pages another generator rendered).
+  // The routes are registered once per instance, so the cache is the instance's own.
+  const renderCache = createRenderCache()
+  router.get('/render', async (ctx) => {
+    const params = { ...queryEntry(ctx), field: queryString(ctx, 'field') }
+    ctx.body = await renderField({ services, identity: identityOf(ctx) }, params, renderCache)
+  })
+
+  // A Markdown body's source blocks as this editor sees it, to pair with a generator's rendering.
+  router.get('/blocks', async (ctx) => {
+    const params = { ...queryEntry(ctx), field: queryString(ctx, 'field') }
+    ctx.body = await listBlocks({ services, identity: identityOf(ctx) }, params)
+  })
+}
+
+const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
+
+/**
+ * The media library: `GET /media`, `GET /media/references?path=`, `DELETE /media?path=[&force=true]`
+ * and `GET /media/file?path=` (the bytes, for thumbnails of files not served under an uploads URL).
+ */
+function mediaRoutes (router: Router, services: Services): void {
+  const commands = loadOnFirstUse(async () => {
+    const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([
+      import('../commands/media-list.js'), import('../commands/media-references.js'), import('../commands/media-delete.js')
+    ])
+    return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
+  })
+
+  router.get('/media', async (ctx) => {
+    const { listMedia } = await commands()
+    const params: MediaListParams = {}
+    for (const name of LIST_PARAMS) {
+      const value = queryString(ctx, name)
+      if (value !== undefined) params[name] = value
+    }
+    ctx.body = await listMedia({ services, identity: identityOf(ctx) }, params)
+  })
+
+  router.get('/media/references', async (ctx) => {
+    const { findMediaReferences } = await commands()
+    ctx.body = await findMediaReferences({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'))
+  })
+
+  router.delete('/media', async (ctx) => {
+    const force = queryString(ctx, 'force')
+    if (force !== undefined && force !== 'true' && force !== 'false') throw new BadRequestError('force must be true or false', { field: 'force' })
+    const { deleteMedia } = await commands()
+    ctx.body = await deleteMedia({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'), { force: force === 'true' })
+  })
+
+  router.get('/media/file', async (ctx) => {
+    const { requireMediaFile } = await commands()
+    const file = await requireMediaFile({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'))
+    const abs = path.join(services.repoDir, ...file.path.split('/'))
+    const root = services.media.rootOf(file.path)
+    const st = await lstat(abs).catch(() => null)
+    // Never through a link, never outside the file's media folder.
+    if (root === undefined || st === null || !st.isFile() || !isInside(await realpath(root.dir), await realpath(abs))) {
+      throw new NotFoundError('No such file in the media library', { path: file.path })
+    }
+    ctx.set('Content-Type', file.type)
+    ctx.set('X-Content-Type-Options', 'nosniff')
+    // An SVG opened directly runs no script and loads nothing.
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+    ctx.set('Cache-Control', 'private, no-cache')
+    ctx.set('Last-Modified', new Date(st.mtimeMs).toUTCString())
+    ctx.length = st.size
+    ctx.body = createReadStream(abs)
+  })
+}
+
+/** Writes, drafts, publish, deployment and search. */
+function writeRoutes (router: Router, services: Services): void {
+  const as = (ctx: Context): CommandContext => ({ services, identity: identityOf(ctx) })
+  const writes = loadOnFirstUse(async () => {
+    const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
+      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
+    ])
+    return { validators: schemas.createCommandValidators(), mutate, readHistory, restoreHistory, previewMarkdown }
+  })
+  const publishing = loadOnFirstUse(async () => {
+    const [schemas, { draftStatus, discardDrafts }, { publish }] = await Promise.all([
+      import('../commands/command-schemas.js'), import('../commands/drafts.js'), import('../commands/publish.js')
+    ])
+    return { validators: schemas.createCommandValidators(), draftStatus, discardDrafts, publish }
+  })
+  const search = loadOnFirstUse(async () => await import('../commands/search-everywhere.js'))
+
+  router.post('/mutate', jsonBody(), async (ctx) => {
+    const { validators, mutate } = await writes()
+    ctx.body = await mutate(as(ctx), validators.mutate(ctx.request.body))
+  })
+
+  // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
+  router.post('/preview', jsonBody(), async (ctx) => {
+    const { previewMarkdown } = await writes()
+    ctx.body = await previewMarkdown(ctx.request.body as Record<string, unknown>, services.markdown)
+  })
+
+  router.get('/history', async (ctx) => {
+    const { readHistory } = await writes()
+    ctx.body = await readHistory(as(ctx), queryEntry(ctx))
+  })
+
+  router.post('/history', jsonBody(), async (ctx) => {
+    const { validators, restoreHistory } = await writes()
+    ctx.body = await restoreHistory(as(ctx), validators.restore(ctx.request.body))
+  })
+
+  router.get('/draft', async (ctx) => {
+    const { draftStatus } = await publishing()
+    ctx.body = await draftStatus(as(ctx))
+  })
+
+  router.delete('/draft', async (ctx) => {
+    const { discardDrafts } = await publishing()
+    ctx.body = await discardDrafts(as(ctx), queryEntry(ctx))
+  })
+
+  router.post('/publish', jsonBody({ optional: true }), async (ctx) => {
+    const { validators, publish } = await publishing()
+    const body = validators.publish(ctx.request.body)
+    if (body.id !== undefined && body.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
+    ctx.body = await publish(as(ctx), body)
+  })
+
+  router.get('/deployment', async (ctx) => {
+    const report = await services.deployment.read()
+    // `sync`: the git remote's state (CONTRACT 13), present when a remote is configured.
+    ctx.body = services.remote.enabled ? { ...report, sync: services.remote.state.report } : report
+  })
+
+  router.get('/search', async (ctx) => {
+    const { searchEverywhere } = await search()
+    ctx.body = await searchEverywhere(as(ctx), queryString(ctx, 'q'))
+  })
 }

@@ -8,7 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js'
-import { readBody } from './read-body.js'
+import { readBody } from './request.js'
 
 /** A push event is small; anything larger is refused before it is read further. */
 const MAX_BODY_BYTES = 1024 * 1024

@@ -13,9 +13,8 @@ import type { Middleware } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Services } from '../services.js'
 import { resolveUploadTarget, storeUpload, UPLOAD_TYPES } from '../commands/store-upload.js'
-import { queryEntry } from './query.js'
+import { identityOf, queryEntry } from './request.js'
 import { isInside } from '../storage/safe-path.js'
-import { identityOf } from './guards.js'
 
 interface UploadedFile { filepath: string, originalFilename: string | null }
 

@@ -1,0 +1,131 @@
+/**
+ * Reading a request after the API router's guards (authentication 401, request-forgery header 403):
+ * query parameters strictly (one value each, of the expected type, or a 400), the JSON body
+ * (415/413/400), the raw body and the identity. Permission checks (403) happen in commands, after
+ * the payload is validated.
+ */
+import type { Middleware, Context } from 'koa'
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
+import type { Identity } from '../config.js'
+import { isReservedKey } from '../content/reserved-keys.js'
+
+/** Maximum JSON body size. */
+const JSON_LIMIT_BYTES = 1024 * 1024
+
+/** A single string query parameter. */
+export function queryString (ctx: Context, name: string): string | undefined {
+  const value = ctx.query[name]
+  if (value === undefined) return undefined
+  if (Array.isArray(value)) throw new BadRequestError(`Query parameter ${name} must be given once`, { field: name })
+  return value
+}
+
+/** A positive integer query parameter, `fallback` when absent. */
+export function queryPositiveInt (ctx: Context, name: string, fallback: number): number {
+  const raw = queryString(ctx, name)
+  if (raw === undefined || raw === '') return fallback
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new BadRequestError(`Query parameter ${name} must be a positive integer`, { field: name })
+  return Number(raw)
+}
+
+/** A query parameter that must be one of a few words. */
+export function queryEnum<T extends string> (ctx: Context, name: string, allowed: readonly T[]): T | undefined {
+  const raw = queryString(ctx, name)
+  if (raw === undefined || raw === '') return undefined
+  if (!(allowed as readonly string[]).includes(raw)) throw new BadRequestError(`Query parameter ${name} must be one of ${allowed.join(', ')}`, { field: name })
+  return raw as T
+}
+
+/**
+ * A query parameter naming a top-level data field (1 to 128 characters, no control characters,
+ * no `.` or `/`, never `__proto__`, `prototype` or `constructor`); whether the collection has
+ * that field is the command's check.
+ */
+export function queryFieldName (ctx: Context, name: string): string | undefined {
+  const raw = queryString(ctx, name)
+  if (raw === undefined || raw === '') return undefined
+  // eslint-disable-next-line no-control-regex
+  if (raw.length > 128 || /[\u0000-\u001f\u007f./]/.test(raw) || isReservedKey(raw)) {
+    throw new BadRequestError(`Query parameter ${name} must name a field of the collection`, { field: name })
+  }
+  return raw
+}
+
+/** The `collection` and `id` query parameters of a request about one entry (the command checks them). */
+export function queryEntry (ctx: Context): { collection: string | undefined, id: string | undefined } {
+  return { collection: queryString(ctx, 'collection'), id: queryString(ctx, 'id') }
+}
+
+/** Whether a request declares a body (a length other than 0, or a transfer encoding). */
+export function hasBody (ctx: Context): boolean {
+  const length = ctx.get('content-length')
+  return (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== ''
+}
+
+/**
+ * Parses a JSON body with koa-body (415 for another type, 413 over 1 MiB, 400 when malformed, not an
+ * object, with a `__proto__` key or not matching its declared length). An empty body reads as `{}`.
+ */
+export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
+  let parser: Middleware | undefined
+  return async (ctx, next) => {
+    if (!hasBody(ctx)) {
+      if (opts.optional !== true) throw new BadRequestError('A JSON body is required')
+      ctx.request.body = {}
+      await next()
+      return
+    }
+    if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
+    // koa-body (zod, formidable) loads on the first body, not with this module.
+    parser ??= (await import('koa-body')).koaBody(JSON_PARSER_OPTIONS)
+    await parser(ctx, async () => {})
+    const body: unknown = ctx.request.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
+    await next()
+  }
+}
+
+const JSON_PARSER_OPTIONS = {
+  json: true,
+  multipart: false,
+  urlencoded: false,
+  text: false,
+  jsonStrict: true,
+  jsonLimit: JSON_LIMIT_BYTES,
+  includeUnparsed: false
+} as const
+
+/**
+ * Reads a raw body, for the routes that read it without koa-body (the sync webhook checks a signature
+ * over the exact bytes; the login), refusing it (413) as soon as it is declared or grows over `maxBytes`.
+ * @param req the request stream and its headers
+ * @param maxBytes the largest body accepted
+ * @returns the body's bytes
+ */
+export async function readBody (req: NodeJS.ReadableStream & { headers: Record<string, string | string[] | undefined> }, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > maxBytes) throw new PayloadTooLargeError('Request body too large', { limit: maxBytes })
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+    size += buf.length
+    if (size > maxBytes) throw new PayloadTooLargeError('Request body too large', { limit: maxBytes })
+    chunks.push(buf)
+  }
+  return Buffer.concat(chunks)
+}
+
+/** The identity the API router stored. */
+export function identityOf (ctx: Context): Identity {
+  return (ctx.state as { identity: Identity }).identity
+}
+
+/**
+ * Wraps a dynamic import so that it runs once, on the first call: route modules load the commands
+ * the first list never runs (writes, publish, media, search) on their first request, not at start.
+ */
+export function loadOnFirstUse<T> (load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | null = null
+  return async () => await (loading ??= load())
+}
