@@ -41,7 +41,7 @@ import { siteMediaRoots } from './storage/media-roots.js'
 import { isInside, relativeSlashPath } from './storage/safe-path.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 import type { SharedRevocations } from './auth/types.js'
-import type { SharedDocument } from './remote/shared-document-ref.js'
+import type { SharedDocument } from './remote/cms-refs-sync.js'
 
 /** The pause after the first index builds before the full-text opens and the temp sweep, so the first lists are answered first. */
 const AFTER_FIRST_BUILDS_MS = 100

@@ -9,7 +9,7 @@ import { StartupError } from '../errors.js'
 import { GitRunner } from '../git-runner.js'
 import { RecordSigner } from '../storage/record-signature.js'
 import { isCmsRefName } from './cms-refs-sync.js'
-import { listRefs } from './git-queries.js'
+import { listRefs } from './remote-context.js'
 import type { Config } from '../config.js'
 
 /**

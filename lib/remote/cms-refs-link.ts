@@ -5,11 +5,8 @@
  */
 import type { Logger } from 'pino'
 import { KeyedLock as Queue } from '../storage/keyed-lock.js'
-import type { RemoteContext } from './remote-context.js'
-import { adoptCmsRefs, pushCmsRefs } from './cms-refs-sync.js'
-import { syncSharedDocument, type SharedDocument } from './shared-document-ref.js'
-import { fetchCmsRefs } from './upstream-sync.js'
-import { listRefs } from './git-queries.js'
+import { fetchCmsRefs, listRefs, type RemoteContext } from './remote-context.js'
+import { adoptCmsRefs, pushCmsRefs, syncSharedDocument, type SharedDocument } from './cms-refs-sync.js'
 
 /**
  * How long after a write of `refs/cms/*` their push starts: writes meanwhile travel in the same

@@ -2,11 +2,14 @@
  * `refs/cms/*` between the service and its remote: a remote ref is adopted when the local one is
  * absent or its ancestor (compare-and-swap) and its tip is a record signed by this site
  * (storage/record-signature.ts); a local ref ahead is pushed with `--force-with-lease` on the value
- * last fetched; a ref moved on both sides is kept, logged and reported.
+ * last fetched; a ref moved on both sides is kept, logged and reported, except two kinds merged into
+ * a signed commit with both parents, so every change survives and the push is a fast-forward:
+ * `refs/cms/history` (a document both changed gets the union of their snapshots, ts order, the newest
+ * MAX_SNAPSHOTS kept) and the documents instances of a site share (revoked sessions, CONTRACT 17: one
+ * file in one commit on its own ref). Git plumbing only.
  */
-import { commitSignedRecord, swapRef, type RemoteContext } from './remote-context.js'
-import { isAncestor, listRefs } from './git-queries.js'
-import { mergeHistory } from './history-merge.js'
+import { MAX_SNAPSHOTS } from '../storage/history-store.js'
+import { commitSignedRecord, isAncestor, listRefs, swapRef, type RemoteContext } from './remote-context.js'
 
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
 async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
@@ -114,4 +117,142 @@ async function signedLocalTip (ctx: RemoteContext, name: string, sha: string): P
   if (!await swapRef(ctx, ref, sealed, sha)) return null
   ctx.log.info({ ref }, 'signed a refs/cms record an earlier version wrote')
   return sealed
+}
+
+/** git's empty tree, which every repository knows. */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+
+/**
+ * Merges the remote's history commit into the local ref (compare-and-swap on `ours`).
+ * @returns true when the local ref now holds the merge
+ */
+async function mergeHistory (ctx: RemoteContext, ref: string, ours: string, theirs: string): Promise<boolean> {
+  const base = (await ctx.git.run(['merge-base', ours, theirs]).catch(() => '')).trim()
+  const mine = await changed(ctx, base, ours)
+  const their = await changed(ctx, base, theirs)
+  const updates = new Map<string, string | null>()
+  for (const [file, oid] of their) {
+    const own = mine.get(file)
+    if (own === undefined) updates.set(file, oid)
+    else if (own !== oid) updates.set(file, await unionBlob(ctx, own, oid))
+  }
+  const tree = await replaceInTree(ctx, `${ours}^{tree}`, '', updates)
+  const commit = await commitSignedRecord(ctx, ref, 'cms: history (merged)', tree, [ours, theirs])
+  return await swapRef(ctx, ref, commit, ours)
+}
+
+/** The files that differ from `base` (no base: the empty tree) in `tip` (path -> new blob, null when deleted). */
+async function changed (ctx: RemoteContext, base: string, tip: string): Promise<Map<string, string | null>> {
+  const out = await ctx.git.run(['diff-tree', '-r', '-z', '--no-renames', base === '' ? EMPTY_TREE : base, tip])
+  const files = new Map<string, string | null>()
+  const parts = out.split('\0')
+  // `:<old mode> <new mode> <old oid> <new oid> <status>` NUL `<path>` NUL
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const m = /^:\d+ \d+ [0-9a-f]{40} ([0-9a-f]{40}) ([A-Z])/.exec(parts[i]!)
+    if (m === null) continue
+    files.set(parts[i + 1]!, m[2] === 'D' ? null : m[1]!)
+  }
+  return files
+}
+
+interface SnapshotLike { ts: number }
+
+/** The union of two history documents' snapshots, written as a blob (null when both were deleted). */
+async function unionBlob (ctx: RemoteContext, a: string | null, b: string | null): Promise<string | null> {
+  const read = async (oid: string | null): Promise<SnapshotLike[]> => {
+    if (oid === null) return []
+    try {
+      const doc = JSON.parse(await ctx.git.run(['cat-file', 'blob', oid])) as { snapshots?: unknown }
+      return Array.isArray(doc.snapshots) ? doc.snapshots.filter((s): s is SnapshotLike => typeof (s as SnapshotLike | null)?.ts === 'number') : []
+    } catch {
+      return []
+    }
+  }
+  const seen = new Set<string>()
+  const all: SnapshotLike[] = []
+  for (const s of [...await read(a), ...await read(b)]) {
+    const key = JSON.stringify(s)
+    if (!seen.has(key)) { seen.add(key); all.push(s) }
+  }
+  if (all.length === 0) return null
+  all.sort((x, y) => x.ts - y.ts)
+  // ts stays strictly increasing per entry (a restore names a snapshot by its ts).
+  for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
+  const text = JSON.stringify({ snapshots: all.slice(-MAX_SNAPSHOTS) }) + '\n'
+  return (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
+}
+
+/** A tree with files replaced (null: removed), its subtrees rewritten where they changed. */
+async function replaceInTree (ctx: RemoteContext, tree: string | null, prefix: string, updates: Map<string, string | null>): Promise<string> {
+  const entries = new Map<string, { mode: string, type: string, oid: string }>()
+  if (tree !== null) {
+    for (const line of (await ctx.git.run(['ls-tree', '-z', tree])).split('\0')) {
+      const m = /^(\d+) (\w+) ([0-9a-f]{40})\t(.+)$/.exec(line)
+      if (m !== null) entries.set(m[4]!, { mode: m[1]!, type: m[2]!, oid: m[3]! })
+    }
+  }
+  const subdirs = new Set<string>()
+  for (const [file, oid] of updates) {
+    if (!file.startsWith(prefix)) continue
+    const rest = file.slice(prefix.length)
+    const slash = rest.indexOf('/')
+    if (slash >= 0) { subdirs.add(rest.slice(0, slash)); continue }
+    if (oid === null) entries.delete(rest)
+    else entries.set(rest, { mode: '100644', type: 'blob', oid })
+  }
+  for (const dir of subdirs) {
+    const existing = entries.get(dir)
+    const sub = await replaceInTree(ctx, existing?.type === 'tree' ? existing.oid : null, `${prefix}${dir}/`, updates)
+    const empty = (await ctx.git.run(['ls-tree', sub])).trim() === ''
+    if (empty) entries.delete(dir)
+    else entries.set(dir, { mode: '040000', type: 'tree', oid: sub })
+  }
+  const input = [...entries].map(([name, e]) => `${e.mode} ${e.type} ${e.oid}\t${name}\0`).join('')
+  return (await ctx.git.run(['mktree', '-z'], { input })).trim()
+}
+
+/** A document the owner can write out and merge another instance's version into. */
+export interface SharedDocument {
+  /** Its name under `refs/cms/` (and the file name in the commit, with `.json`). */
+  name: string
+  /** This instance's current text. */
+  text: () => string
+  /** Whether the text holds nothing worth sharing (no ref is made for it then). */
+  empty: (text: string) => boolean
+  /** Takes in another instance's text (the owner checks it and ignores what it refuses). */
+  merge: (text: string) => Promise<unknown>
+}
+
+/**
+ * Merges the remote's version into this instance's and records it on the local ref (compare-and-
+ * swap); when the result is the remote's text the remote's commit is taken, so instances holding
+ * the same revocations hold the same commit. Returns true when the local ref changed.
+ */
+export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips: { ours: string | null, theirs: string | null }): Promise<boolean> {
+  const ref = `refs/cms/${doc.name}`
+  const file = `${doc.name}.json`
+  const { ours, theirs } = tips
+  const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.git, theirs, ours))
+  let theirText: string | null = null
+  if (theirsNew) {
+    theirText = await ctx.git.run(['cat-file', 'blob', `${theirs}:${file}`]).catch(() => null)
+    if (theirText !== null) await doc.merge(theirText)
+  }
+  const text = doc.text()
+  if (theirsNew && text === theirText) return await moveRef(ctx, ref, theirs, ours)
+  const current = ours === null ? null : await ctx.git.run(['cat-file', 'blob', `${ours}:${file}`]).catch(() => null)
+  if (!theirsNew && current === text) return false
+  // Nothing to share yet, and nothing to take in: no ref.
+  if (ours === null && theirs === null && doc.empty(text)) return false
+  const blob = (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
+  const tree = (await ctx.git.run(['mktree'], { input: `100644 blob ${blob}\t${file}\n` })).trim()
+  const parents = [ours, theirsNew ? theirs : null].filter((p): p is string => p !== null)
+  return await moveRef(ctx, ref, await commitSignedRecord(ctx, ref, `cms: ${doc.name}`, tree, parents), ours)
+}
+
+/** Sets the local ref from `ours` to `to` (compare-and-swap); false when it moved meanwhile. */
+async function moveRef (ctx: RemoteContext, ref: string, to: string, ours: string | null): Promise<boolean> {
+  const moved = await swapRef(ctx, ref, to, ours)
+  if (!moved) ctx.log.info({ ref }, 'a shared refs/cms document moved meanwhile; the next sync merges it')
+  return moved
 }

@@ -3,9 +3,7 @@
  * commits are replayed onto it if their paths do not overlap, and the push retried. Never a force
  * push, never a merge commit. A publish that lost the race on the same files is dropped.
  */
-import { moveHead, type RemoteContext } from './remote-context.js'
-import { fetchUpstream } from './upstream-sync.js'
-import { changedPaths, isAncestor, resolveCommit } from './git-queries.js'
+import { changedPaths, fetchUpstream, isAncestor, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 
 /** The `push` part of a publish response. */
 export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }

@@ -1,6 +1,9 @@
 /**
  * What every remote step works with: the git runner, the remote and branch names, the state, and
- * the instance parts a step must respect (entry locks, the content indexes, the log).
+ * the instance parts a step must respect (entry locks, the content indexes, the log); and the git
+ * questions and moves the steps share. Each question is one git process, asked only by remote work
+ * (never by a read). Upstream changes come in by a fetch, then a fast-forward when the local branch
+ * is an ancestor of the remote's (git refuses to overwrite local changes, so no write is lost).
  */
 import type { Logger } from 'pino'
 import { withLocks, type KeyedLock } from '../storage/keyed-lock.js'
@@ -34,7 +37,7 @@ export interface RemoteContext {
  * The entry lock keys of repository paths under the content directory (`entry:<collection>/<id>`),
  * plus `publish`, so git rewriting files never races a publish or a direct write of those entries.
  */
-export function lockKeysOf (ctx: RemoteContext, paths: readonly string[]): string[] {
+function lockKeysOf (ctx: RemoteContext, paths: readonly string[]): string[] {
   const prefix = ctx.contentDir.replace(/\/+$/, '') + '/'
   const keys = ['publish']
   for (const p of paths) {
@@ -73,4 +76,90 @@ export async function commitSignedRecord (ctx: RemoteContext, ref: string, summa
 /** Moves a ref from `old` (null: absent) to `to` unless it moved meanwhile (compare-and-swap); false then. */
 export async function swapRef (ctx: RemoteContext, ref: string, to: string, old: string | null): Promise<boolean> {
   return await ctx.git.run(['update-ref', ref, to, old ?? '0'.repeat(40)]).then(() => true, () => false)
+}
+
+/**
+ * The commit a ref or revision names.
+ * @returns the full sha, or null when it does not exist
+ */
+export async function resolveCommit (git: GitRunner, rev: string): Promise<string | null> {
+  try {
+    const out = (await git.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim()
+    return /^[0-9a-f]{40}$/.test(out) ? out : null
+  } catch {
+    return null
+  }
+}
+
+/** Whether `ancestor` is an ancestor of (or equal to) `descendant`. */
+export async function isAncestor (git: GitRunner, ancestor: string, descendant: string): Promise<boolean> {
+  if (ancestor === descendant) return true
+  return await git.test(['merge-base', '--is-ancestor', ancestor, descendant])
+}
+
+/** The paths that differ between two commits. */
+export async function changedPaths (git: GitRunner, from: string, to: string): Promise<string[]> {
+  const out = await git.run(['diff', '--name-only', '--no-renames', '-z', from, to, '--'])
+  return out.split('\0').filter(p => p !== '')
+}
+
+/** The values of every ref under some prefixes (one git process). */
+export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<Map<string, string>> {
+  const out = await git.run(['for-each-ref', '--format=%(objectname) %(refname)', ...prefixes])
+  const refs = new Map<string, string>()
+  for (const line of out.split('\n')) {
+    const m = /^([0-9a-f]{40}) (\S+)$/.exec(line.trim())
+    if (m !== null) refs.set(m[2]!, m[1]!)
+  }
+  return refs
+}
+
+/**
+ * The branch HEAD points at.
+ * @returns the short branch name, or null when HEAD is detached
+ */
+export async function currentBranch (git: GitRunner): Promise<string | null> {
+  try {
+    const out = (await git.run(['symbolic-ref', '--quiet', '--short', 'HEAD'])).trim()
+    return out === '' ? null : out
+  } catch {
+    return null
+  }
+}
+
+/** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
+async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<void> {
+  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
+}
+
+/**
+ * Fetches the remote branch into its tracking ref.
+ * @returns the tracking ref's value before and after the fetch (null when absent)
+ */
+export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: string | null, upstream: string | null }> {
+  const previous = await resolveCommit(ctx.git, ctx.tracking)
+  try {
+    await fetchRefspecs(ctx, [`+refs/heads/${ctx.branch}:${ctx.tracking}`])
+  } catch (err) {
+    // An empty repository on the host (or a branch not created yet): the next push creates it.
+    if (!/couldn't find remote ref/i.test((err as Error).message)) throw err
+    return { previous, upstream: null }
+  }
+  return { previous, upstream: await resolveCommit(ctx.git, ctx.tracking) }
+}
+
+/**
+ * Fetches the remote's `refs/cms/*` into `refs/cms-upstream/<remote>/`, apart from the branch's
+ * fetch so the two queues never update the same refs at once.
+ */
+export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
+  await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
+}
+
+/** Fast-forwards HEAD (and the working tree) from `from` to `to`. */
+export async function fastForward (ctx: RemoteContext, from: string, to: string): Promise<string[]> {
+  const paths = await changedPaths(ctx.git, from, to)
+  // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
+  await moveHead(ctx, ['merge', '--ff-only', '--no-stat', '--quiet', to], paths)
+  return paths
 }

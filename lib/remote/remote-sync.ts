@@ -10,11 +10,9 @@ import type { ContentStore } from '../storage/content-store.js'
 import { KeyedLock as Queue } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
-import type { RemoteContext } from './remote-context.js'
-import { fetchUpstream, fastForward } from './upstream-sync.js'
+import { currentBranch, fastForward, fetchUpstream, isAncestor, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
 import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-link.js'
-import { currentBranch, isAncestor, resolveCommit } from './git-queries.js'
 
 /** What asked for a sync (logged). */
 export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
