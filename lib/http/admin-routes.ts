@@ -1,33 +1,20 @@
 /**
  * Serves the Studio under `config.mountPath` (default `/admin`): one HTML shell for its pages (the
  * browser routes between them) and the bundled assets from dist/browser/. The shell carries its
- * settings in a JSON block because the Content-Security-Policy allows no inline script. With
- * `enableAdmin: false` nothing is served.
+ * settings (the Studio's `StudioConfig`, lib/browser/studio/types.ts) in a JSON block because the
+ * Content-Security-Policy allows no inline script. With `enableAdmin: false` nothing is served.
+ * Built assets are revalidated by a content hash, so a browser never runs a stale bundle after an
+ * upgrade and never downloads an unchanged one twice.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import path from 'node:path'
-import type { Middleware } from 'koa'
-import { browserAssetDir, sendBuiltAsset } from './send-asset.js'
+import type { Context, Middleware } from 'koa'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
-
-/** What the Studio reads from the shell's `#cms-studio-config` block. */
-interface StudioShellConfig {
-  apiBasePath: string
-  mountPath: string
-  authMode: 'password' | 'provider'
-  loginUrl: string | null
-  collections: Array<{ name: string, label: string, icon: string, description: string, creatable: boolean, orderable: boolean, deletable: boolean, singletonId: string | null, nested: boolean, format: string, listFields: string[] | null, titleField: string | null, url: string | null }>
-  /** Whether every edit goes to the editor's draft (a permissions policy is active). */
-  drafts: boolean
-  /** The site's stylesheets the body preview uses (config `preview.stylesheets`), paths on the site. */
-  previewStylesheets: readonly string[]
-  /** This response's CSP nonce for the style elements the Markdown editor (CodeMirror) adds. */
-  styleNonce?: string
-}
 
 const ASSETS: ReadonlyMap<string, string> = new Map([
   ['studio.js', 'text/javascript; charset=utf-8'],
@@ -37,16 +24,10 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
 /** The split bundle's chunks (scripts/build-browser.mjs), loaded by studio.js when a page needs them. */
 const STUDIO_CHUNK = /^studio-[A-Za-z0-9_-]+\.js$/
 
-/**
- * Cache-Control of an asset whose URL names its content (a chunk's hash, `?v=<version>`): a warm
- * start runs from the cache without two rounds of 304s (416 ms of first paint, measured under load).
- */
+/** Cache-Control of an asset whose URL names its content (chunk hash, `?v=`): a warm start skips two rounds of 304s. */
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-/**
- * The version of a built asset for its URL: its modification time and size, so a rebuild gives a
- * new URL.
- */
+/** The version of a built asset for its URL: its modification time and size, so a rebuild gives a new URL. */
 async function assetVersion (dir: string | null, name: string): Promise<string> {
   if (dir === null) return ''
   return await stat(path.join(dir, name)).then(st => `${Math.round(st.mtimeMs).toString(36)}${st.size.toString(36)}`, () => '')
@@ -56,7 +37,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-NONC
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /** Renders the HTML shell. */
-function studioShell (config: StudioShellConfig, versions: { js: string, css: string } = { js: '', css: '' }): string {
+function studioShell (config: { mountPath: string, [setting: string]: unknown }, versions: { js: string, css: string }): string {
   // `<` escaped so the JSON can never close its <script> element.
   const json = JSON.stringify(config).replace(/</g, '\\u003c')
   const base = config.mountPath
@@ -108,13 +89,7 @@ export function adminMiddleware (services: Services): Middleware {
     services.media.ready().catch((err: Error) => services.log.warn({ err }, 'could not build the media index'))
     const collections = (await services.content.registry.list()).map(c => ({
       name: c.name,
-      label: c.metadata.label,
-      icon: c.metadata.icon,
-      description: c.metadata.description,
-      creatable: c.metadata.creatable,
-      orderable: c.metadata.orderable,
-      deletable: c.metadata.deletable,
-      singletonId: c.metadata.singletonId,
+      ...c.metadata,
       nested: c.nested || c.indexFile !== null,
       format: c.format,
       listFields: c.listFields,
@@ -143,4 +118,51 @@ export function adminMiddleware (services: Services): Middleware {
     ctx.status = 200
     ctx.body = body
   }
+}
+
+/** The encodings the build writes beside a Studio asset (scripts/build-browser.mjs), best first. */
+const PRECOMPRESSED = [['br', '.br'], ['gzip', '.gz']] as const
+
+/**
+ * Where the bundled browser code is (the folder holding `marker`): next to the compiled file
+ * (`dist/lib/http/` -> `dist/browser/`), or from the TypeScript sources (tests) `lib/http/` -> `dist/browser/`.
+ */
+export function browserAssetDir (marker: 'studio.js' | 'bootstrap.js'): string | null {
+  const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
+  return candidates.find(dir => existsSync(path.join(dir, marker))) ?? null
+}
+
+/**
+ * Answers with the asset's bytes (or `encoded`, with its own ETag), or 304 when the client's ETag
+ * matches; `cacheControl` stays `no-cache` unless the URL names this content.
+ */
+export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }, cacheControl = 'no-cache'): void {
+  ctx.set('Cache-Control', cacheControl)
+  ctx.set('X-Content-Type-Options', 'nosniff')
+  const tag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
+  ctx.etag = encoded === undefined ? tag : `${tag}-${encoded.encoding}`
+  ctx.type = type
+  ctx.status = 200
+  if (ctx.fresh) { ctx.status = 304; return }
+  if (encoded !== undefined) ctx.set('Content-Encoding', encoded.encoding)
+  // Koa sends only the headers (with the length) for HEAD.
+  ctx.body = encoded?.bytes ?? bytes
+}
+
+/**
+ * Answers with a built asset, as the `.br` or `.gz` file the build wrote beside it when the client
+ * accepts that encoding (koa-compress then leaves it alone), else as is. A compressed file older
+ * than the asset (a partial rebuild) is not used.
+ */
+export async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string, cacheControl = 'no-cache'): Promise<void> {
+  const file = path.join(dir, name)
+  const [bytes, built] = await Promise.all([readFile(file), stat(file)])
+  ctx.vary('Accept-Encoding')
+  // Brotli whenever accepted (browsers list it after gzip, at the same weight).
+  const chosen = PRECOMPRESSED.find(([encoding]) => ctx.acceptsEncodings(encoding) === encoding)
+  const compressed = chosen === undefined
+    ? null
+    : await stat(file + chosen[1]).then(async st => st.mtimeMs >= built.mtimeMs ? await readFile(file + chosen[1]) : null, () => null)
+  if (chosen !== undefined && compressed !== null) { sendAsset(ctx, bytes, type, { encoding: chosen[0], bytes: compressed }, cacheControl); return }
+  sendAsset(ctx, bytes, type, undefined, cacheControl)
 }

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Middleware } from 'koa'
-import { browserAssetDir, sendAsset } from './send-asset.js'
+import { browserAssetDir, sendAsset } from './admin-routes.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 

@@ -12,7 +12,7 @@ import { startServer, repoFingerprint, writeHeaders, git, TEST_PASSWORD, type Te
 import { renderMarkdown } from '../../lib/content/markdown/index.js'
 import { editorIdForName, isSafeIdentityId } from '../../lib/auth/identity.js'
 import { ensureBrowserBundle } from '../helpers/browser.js'
-import { browserAssetDir } from '../../lib/http/send-asset.js'
+import { browserAssetDir } from '../../lib/http/admin-routes.js'
 
 ensureBrowserBundle('studio')
 ensureBrowserBundle('editor')
