@@ -2,10 +2,9 @@
  * Password mode: one shared editor password checked in constant time under the rate limit; a
  * session is a signed cookie (editorId random, or derived from the name given) that logout revokes.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { PasswordNotConfiguredError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { Identity } from '../config.js'
-import { signSession, verifySession, boundEditorId, isBoundTo, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
+import { signSession, verifySession, boundEditorId, isBoundTo, sameSecret, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
 import { LoginRateLimiter } from './login-rate-limit.js'
 import type { RevokedSessions } from './revocations.js'
 import { cleanEditorName, editorIdForName } from './identity.js'
@@ -53,9 +52,6 @@ export function passwordAuth (opts: PasswordAuthOptions): PasswordAuth {
   const { password, sessionSecret: secret, revocations } = opts
   const now = opts.now ?? Date.now
   const limiter = new LoginRateLimiter()
-  // A per-instance key: passwords are compared as HMACs, so lengths leak nothing either.
-  const compareKey = randomBytes(32)
-  const digest = (value: string): Buffer => createHmac('sha256', compareKey).update(value, 'utf8').digest()
   const verify = (cookie: string | undefined): SessionClaims | null => {
     if (password === null || cookie === undefined || cookie === '') return null
     const at = now()
@@ -72,7 +68,7 @@ export function passwordAuth (opts: PasswordAuthOptions): PasswordAuth {
       const at = now()
       const retryAfter = limiter.retryAfter(clientKey, at)
       if (retryAfter !== null) throw new RateLimitedError(retryAfter)
-      if (!timingSafeEqual(digest(submitted), digest(password))) {
+      if (!sameSecret(submitted, password)) {
         limiter.recordFailure(clientKey, at)
         throw new UnauthorizedError('Wrong password')
       }

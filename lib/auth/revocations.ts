@@ -3,12 +3,13 @@
  * `.git/cms/revoked-sessions.json` (rewritten atomically at each logout; a damaged file stops the
  * start). Shared with other instances as a signed document on `refs/cms/revocations` (CONTRACT 17).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { readFile, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileAtomic, TEMP_PREFIX } from '../storage/atomic-write.js'
 import { StartupError } from '../errors.js'
 import { isSafeIdentityId } from './identity.js'
+import { sameSecret } from './session-cookie.js'
 
 /** The store's file name under the state directory. */
 export const REVOCATIONS_FILE = 'revoked-sessions.json'
@@ -152,9 +153,7 @@ function verifiedRevocations (text: string, secret: string): Record<string, numb
   if (revoked === null || typeof revoked !== 'object' || Array.isArray(revoked)) return null
   const entries = Object.entries(revoked as Record<string, unknown>)
   if (!entries.every(([id, exp]) => isSafeIdentityId(id) && typeof exp === 'number' && Number.isFinite(exp))) return null
-  const expected = Buffer.from(documentMac(secret, revoked as Record<string, number>))
-  const actual = Buffer.from(doc.mac)
-  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return null
+  if (!sameSecret(doc.mac, documentMac(secret, revoked as Record<string, number>))) return null
   return revoked as Record<string, number>
 }
 

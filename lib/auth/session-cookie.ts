@@ -3,7 +3,7 @@
  * payload is base64url JSON `{ editor: true, editorId, exp }` (exp in milliseconds since epoch)
  * and the signature is base64url HMAC-SHA256 of the payload text with the session secret.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isSafeIdentityId } from './identity.js'
 
 /** The cookie's name. */
@@ -82,10 +82,17 @@ export function boundEditorId (secret: string, password: string): string {
 
 /** Whether an editorId was issued under this password (and this secret). */
 export function isBoundTo (secret: string, password: string, editorId: string): boolean {
-  if (editorId.length !== RANDOM_CHARS + TAG_CHARS) return false
-  const expected = Buffer.from(passwordTag(secret, password, editorId.slice(0, RANDOM_CHARS)))
-  const actual = Buffer.from(editorId.slice(RANDOM_CHARS))
-  return actual.length === expected.length && timingSafeEqual(actual, expected)
+  return editorId.length === RANDOM_CHARS + TAG_CHARS && sameSecret(editorId.slice(RANDOM_CHARS), passwordTag(secret, password, editorId.slice(0, RANDOM_CHARS)))
+}
+
+/**
+ * Whether a secret someone sent equals the expected one, in constant time whatever the lengths
+ * (their SHA-256 digests are compared).
+ * @returns true when equal
+ */
+export function sameSecret (given: string, expected: string): boolean {
+  const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
+  return timingSafeEqual(digest(given), digest(expected))
 }
 
 function passwordTag (secret: string, password: string, random: string): string {

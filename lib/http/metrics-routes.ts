@@ -4,11 +4,11 @@
  * route pattern (`ctx._matchedRoute` of @koa/router, or the area a path belongs to: never the raw
  * path, so no id or name reaches a label).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Context, Middleware } from 'koa'
 import type { Services } from '../services.js'
 import type { CmsMetrics } from '../metrics/cms-metrics.js'
 import { CmsError } from '../errors.js'
+import { sameSecret } from '../auth/session-cookie.js'
 
 /** Times and counts every request (runs first, so it sees the status the error handler set). */
 export function requestMetricsMiddleware (services: Services, metrics: CmsMetrics): Middleware {
@@ -32,23 +32,17 @@ export function requestMetricsMiddleware (services: Services, metrics: CmsMetric
 
 /** The `/metrics` route (a scrape must carry `token` as a bearer token unless it is null). */
 export function metricsRouteMiddleware (metrics: CmsMetrics, token: string | null): Middleware {
-  const expected = token === null ? null : digest(token)
   return async (ctx, next) => {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
     ctx.set('Cache-Control', 'no-store')
-    if (expected !== null) {
+    if (token !== null) {
       const m = /^Bearer (.+)$/.exec(ctx.get('authorization'))
-      // Compared as digests: equal lengths, constant time.
-      if (m === null || !timingSafeEqual(digest(m[1]!), expected)) throw new CmsError(401, 'unauthorized', 'A metrics scrape needs Authorization: Bearer <metrics.token>', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' })
+      if (m === null || !sameSecret(m[1]!, token)) throw new CmsError(401, 'unauthorized', 'A metrics scrape needs Authorization: Bearer <metrics.token>', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' })
     }
     const { text, contentType } = await metrics.scrape()
     ctx.type = contentType
     ctx.body = text
   }
-}
-
-function digest (value: string): Buffer {
-  return createHash('sha256').update(value).digest()
 }
 
 /** The label of a request's route: the router's pattern, or a fixed name for the area of the path. */

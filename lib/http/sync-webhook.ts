@@ -4,10 +4,11 @@
  * secret the route is 404; no signature is 401, a wrong one 403, neither changes anything. A verified
  * call fetches and fast-forwards at once.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js'
+import { sameSecret } from '../auth/session-cookie.js'
 import { readBody } from './request.js'
 
 /** A push event is small; anything larger is refused before it is read further. */
@@ -33,15 +34,9 @@ function verifySignature (secret: string, body: Buffer, hubSignature: string, gi
   if (hubSignature === '' && gitlabToken === '') throw new UnauthorizedError('A signed request is required (X-Hub-Signature-256 or X-Gitlab-Token)')
   if (hubSignature !== '') {
     const expected = 'sha256=' + createHmac('sha256', secret).update(body).digest('hex')
-    if (equal(hubSignature.trim().toLowerCase(), expected)) return
-  } else if (equal(gitlabToken, secret)) {
+    if (sameSecret(hubSignature.trim().toLowerCase(), expected)) return
+  } else if (sameSecret(gitlabToken, secret)) {
     return
   }
   throw new ForbiddenError('The request signature does not match')
-}
-
-function equal (a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8')
-  const y = Buffer.from(b, 'utf8')
-  return x.length === y.length && timingSafeEqual(x, y)
 }
