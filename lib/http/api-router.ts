@@ -93,11 +93,7 @@ function authRoutes (router: Router, services: Services): void {
   })
 }
 
-/**
- * Reads the login's JSON body (415 for another type or an encoded body, 413 over 16 KB, 400 when
- * missing, malformed, not an object or with a reserved key). Not koa-body: the first request after
- * a restart is a login, and koa-body's load (zod, formidable) was a tenth of a restart's CPU.
- */
+/** The login's JSON body; not koa-body, whose load (zod, formidable) was a tenth of a restart's CPU. */
 async function loginBody (ctx: Context): Promise<{ password?: unknown, name?: unknown }> {
   if (!hasBody(ctx)) throw new BadRequestError('A JSON body is required')
   if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')

@@ -82,11 +82,7 @@ export function uploadRoutes (router: Router, services: Services): void {
   })
 }
 
-/**
- * Waits until the request body was read to its end (formidable's file streams then closed), for at
- * most two seconds; the rest of a refused body is read and dropped, so the client gets the answer
- * instead of a reset connection.
- */
+/** Reads and drops the rest of a refused body (at most 2 s), so the client gets the answer, not a reset. */
 async function requestEnded (req: IncomingMessage): Promise<void> {
   if (req.readableEnded || req.destroyed) return
   req.resume()

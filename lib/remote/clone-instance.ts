@@ -48,11 +48,7 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
   return 'cloned'
 }
 
-/**
- * Takes the fetched refs/cms refs whose tips this site signed as the clone's own before the service
- * starts, so a standby serves its drafts and history from its first request (the start sync would
- * otherwise adopt them only after listening). Without CMS_SESSION_SECRET nothing is adopted here.
- */
+/** Adopts the fetched refs/cms tips this site signed, so a standby serves drafts and history from its first request. */
 async function adoptSignedRefs (git: GitRunner, env: NodeJS.ProcessEnv): Promise<void> {
   const secret = env.CMS_SESSION_SECRET
   if (secret === undefined || secret === '') return

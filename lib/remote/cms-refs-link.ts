@@ -135,10 +135,7 @@ export class CmsRefsLink {
     return this.#ctx.state.report.divergedRefs.length === 0
   }
 
-  /**
-   * Merges the shared documents with the remote's versions as last fetched.
-   * @returns false when one of them could not be merged
-   */
+  /** Merges the shared documents with the remote's versions as last fetched; false when one could not be. */
   async #syncShared (tips: Map<string, string>): Promise<boolean> {
     let ok = true
     for (const doc of this.#opts.shared ?? []) {

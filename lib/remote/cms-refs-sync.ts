@@ -106,8 +106,7 @@ async function isSiteRecord (ctx: RemoteContext, name: string, sha: string): Pro
 
 /**
  * Makes a local tip signed: unchanged when it is, else (an earlier version wrote it unsigned, here, so
- * it is trusted) a signed commit of the same tree on top.
- * @returns the (new) signed tip, or null when the ref moved meanwhile (the next sync retries)
+ * it is trusted) a signed commit of the same tree on top; null when the ref moved meanwhile.
  */
 async function signedLocalTip (ctx: RemoteContext, name: string, sha: string): Promise<string | null> {
   if (await isSiteRecord(ctx, name, sha)) return sha
@@ -122,10 +121,7 @@ async function signedLocalTip (ctx: RemoteContext, name: string, sha: string): P
 /** git's empty tree, which every repository knows. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-/**
- * Merges the remote's history commit into the local ref (compare-and-swap on `ours`).
- * @returns true when the local ref now holds the merge
- */
+/** Merges the remote's history commit into the local ref (compare-and-swap on `ours`); true when it did. */
 async function mergeHistory (ctx: RemoteContext, ref: string, ours: string, theirs: string): Promise<boolean> {
   const base = (await ctx.git.run(['merge-base', ours, theirs]).catch(() => '')).trim()
   const mine = await changed(ctx, base, ours)

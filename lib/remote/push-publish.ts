@@ -60,11 +60,7 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
   }
 }
 
-/**
- * A rejection because the remote branch is not an ancestor of what we push, or moved while the
- * host updated it (another instance's push held the ref's lock: `failed to update ref`,
- * `cannot lock ref`).
- */
+/** A rejection because the remote branch moved (not an ancestor, or another instance's push held its lock). */
 function isNonFastForward (message: string): boolean {
   if (/cannot lock ref|failed to (update|lock) ref|\(failed to lock\)|incorrect old value/i.test(message)) return true
   return /\[rejected\]|non-fast-forward|fetch first|stale info|\(rejected\)/i.test(message) && !/remote rejected|hook declined/i.test(message)
@@ -94,10 +90,8 @@ export async function dropLostPublish (ctx: RemoteContext, commit: string, upstr
 }
 
 /**
- * Replays the commits `base..local` onto `upstream` when the paths each side changed do not overlap:
- * trees from `git merge-tree --write-tree`, commits from `git commit-tree` (author and message kept),
- * HEAD moved with `git reset --keep` (which refuses to overwrite).
- * @returns the new HEAD, the overlapping paths, or git's refusal
+ * Replays `base..local` onto `upstream` when the paths each side changed do not overlap (`merge-tree
+ * --write-tree`, `commit-tree` keeping author and message, `reset --keep`); else the overlap or git's refusal.
  */
 async function replayCommits (ctx: RemoteContext, local: string, upstream: string): Promise<{ commit: string } | { overlap: string[] } | { error: string }> {
   const base = (await ctx.git.run(['merge-base', local, upstream])).trim()

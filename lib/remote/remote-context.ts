@@ -33,10 +33,7 @@ export interface RemoteContext {
   signer: RecordSigner
 }
 
-/**
- * The entry lock keys of repository paths under the content directory (`entry:<collection>/<id>`),
- * plus `publish`, so git rewriting files never races a publish or a direct write of those entries.
- */
+/** The entry lock keys of paths (`entry:<collection>/<id>`) plus `publish`: git never races a write of them. */
 function lockKeysOf (ctx: RemoteContext, paths: readonly string[]): string[] {
   const prefix = ctx.contentDir.replace(/\/+$/, '') + '/'
   const keys = ['publish']
