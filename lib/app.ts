@@ -12,8 +12,7 @@ import { serveUploads } from './http/upload-routes.js'
 import { editorAssetsMiddleware } from './http/editor-assets.js'
 import { adminMiddleware } from './http/admin-routes.js'
 import { syncWebhookMiddleware } from './http/sync-webhook.js'
-import { healthMiddleware } from './http/health-routes.js'
-import { requestMetricsMiddleware, metricsRouteMiddleware } from './http/metrics-routes.js'
+import { healthMiddleware, requestMetricsMiddleware, metricsRouteMiddleware } from './http/ops-routes.js'
 
 /** Creates the Koa application. */
 export function createApp (services: Services): Koa {
