@@ -1,10 +1,13 @@
 /**
- * Serves the Studio under `config.mountPath` (default `/admin`): one HTML shell for its pages (the
- * browser routes between them) and the bundled assets from dist/browser/. The shell carries its
- * settings (the Studio's `StudioConfig`, lib/browser/studio/types.ts) in a JSON block because the
- * Content-Security-Policy allows no inline script. With `enableAdmin: false` nothing is served.
- * Built assets are revalidated by a content hash, so a browser never runs a stale bundle after an
- * upgrade and never downloads an unchanged one twice.
+ * Serves the browser code from dist/browser/: the inline editor's assets under `/__cms/`
+ * (`bootstrap.js` with the API base and admin paths prepended, so a site's script tag needs no
+ * configuration, `editor.js`, `editor.css`; passed on with `enableInlineEditor: false`), and the
+ * Studio under `config.mountPath` (default `/admin`): one HTML shell for its pages (the browser
+ * routes between them) and the bundled assets. The shell carries its settings (the Studio's
+ * `StudioConfig`, lib/browser/studio/types.ts) in a JSON block because the Content-Security-Policy
+ * allows no inline script. With `enableAdmin: false` nothing is served. Built assets are revalidated
+ * by a content hash, so a browser never runs a stale bundle after an upgrade and never downloads an
+ * unchanged one twice.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -165,4 +168,38 @@ export async function sendBuiltAsset (ctx: Context, dir: string, name: string, t
     : await stat(file + chosen[1]).then(async st => st.mtimeMs >= built.mtimeMs ? await readFile(file + chosen[1]) : null, () => null)
   if (chosen !== undefined && compressed !== null) { sendAsset(ctx, bytes, type, { encoding: chosen[0], bytes: compressed }, cacheControl); return }
   sendAsset(ctx, bytes, type, undefined, cacheControl)
+}
+
+/** The URL prefix of the editor assets. */
+export const EDITOR_ASSET_PREFIX = '/__cms/'
+
+const EDITOR_ASSETS: ReadonlyMap<string, string> = new Map([
+  ['bootstrap.js', 'text/javascript; charset=utf-8'],
+  ['editor.js', 'text/javascript; charset=utf-8'],
+  ['editor.css', 'text/css; charset=utf-8']
+])
+
+/**
+ * A line of bootstrap.js setting `window.<name>` (`__CMS_API__`: the API base path; `__CMS_ADMIN__`:
+ * the sign-in page of its "Sign in to edit" link). JSON is a valid JS string literal; `<` is escaped
+ * too so the line is also safe inside a <script>.
+ */
+export function globalStatement (name: '__CMS_API__' | '__CMS_ADMIN__', value: string): string {
+  return `window.${name}=${JSON.stringify(value).replace(/</g, '\\u003c')};\n`
+}
+
+/** Builds the middleware serving `/__cms/bootstrap.js`, `/__cms/editor.js` and `/__cms/editor.css`. */
+export function editorAssetsMiddleware (services: Services): Middleware {
+  const { enableInlineEditor, apiBasePath, enableAdmin } = services.config
+  const prelude = globalStatement('__CMS_API__', apiBasePath) + (enableAdmin ? globalStatement('__CMS_ADMIN__', services.config.mountPath.replace(/\/+$/, '')) : '')
+  const dir = browserAssetDir('bootstrap.js')
+  return async (ctx, next) => {
+    const name = ctx.path.startsWith(EDITOR_ASSET_PREFIX) ? ctx.path.slice(EDITOR_ASSET_PREFIX.length) : ''
+    const type = EDITOR_ASSETS.get(name)
+    if (!enableInlineEditor || type === undefined || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
+    if (dir === null) throw new NotFoundError('The editor assets are not built (run npm run build)')
+    let bytes = await readFile(path.join(dir, name))
+    if (name === 'bootstrap.js') bytes = Buffer.concat([Buffer.from(prelude), bytes])
+    sendAsset(ctx, bytes, type)
+  }
 }

@@ -6,8 +6,7 @@ import vm from 'node:vm'
 import { get } from 'node:http'
 import path from 'node:path'
 import { startServer, repoFingerprint } from '../helpers/site.js'
-import { globalStatement } from '../../lib/http/editor-assets.js'
-import { browserAssetDir } from '../../lib/http/admin-routes.js'
+import { browserAssetDir, globalStatement } from '../../lib/http/admin-routes.js'
 import { fromRoot } from '../helpers/repo-root.js'
 
 const ROOT = fromRoot('/')
