@@ -10,8 +10,7 @@ import { errorHandler } from './http/error-handler.js'
 import { apiMiddleware } from './http/api-router.js'
 import { serveUploads } from './http/upload-routes.js'
 import { adminMiddleware, editorAssetsMiddleware } from './http/admin-routes.js'
-import { syncWebhookMiddleware } from './http/sync-webhook.js'
-import { healthMiddleware, requestMetricsMiddleware, metricsRouteMiddleware } from './http/ops-routes.js'
+import { healthMiddleware, requestMetricsMiddleware, metricsRouteMiddleware, syncWebhookMiddleware } from './http/ops-routes.js'
 
 /** Creates the Koa application. */
 export function createApp (services: Services): Koa {
