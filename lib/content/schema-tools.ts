@@ -123,10 +123,19 @@ export function issuesOf (fn: (data: unknown) => boolean): Validator {
 }
 
 function toIssue (err: ErrorObject): ValidationIssue {
+  return { path: errorPath(err), code: err.keyword, message: err.message ?? 'is invalid' }
+}
+
+/**
+ * The dotted path an ajv error is about: its instance path (JSON Pointer, unescaped), then the missing or unknown property.
+ * @param err one of a validator's errors
+ * @returns the path; '' for the data itself
+ */
+export function errorPath (err: ErrorObject): string {
   const segments = err.instancePath.split('/').slice(1).map(s => s.replace(/~1/g, '/').replace(/~0/g, '~'))
   if (err.keyword === 'required') segments.push((err.params as { missingProperty: string }).missingProperty)
   if (err.keyword === 'additionalProperties') segments.push((err.params as { additionalProperty: string }).additionalProperty)
-  return { path: segments.join('.'), code: err.keyword, message: err.message ?? 'is invalid' }
+  return segments.join('.')
 }
 
 /** Builds the default value of a schema: `default` when given, else an empty value of its type. */
