@@ -56,13 +56,11 @@ export function renderYaml (value: unknown): string {
 
 /** Changes a YAML text from `before` to `after`, touching only the bytes of what changed. */
 export function editYamlText (text: string, before: unknown, after: unknown): string {
-  const changes = diffData(before, after)
-  if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
   try {
     const repaired = repairFlowEnds(text, true, padded)
-    const current = unpad(placeChanges(repaired, changes, after, 0, tryChange), padded)
+    const current = unpad(placeChanges(repaired, diffData(before, after), after, 0, tryChange), padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
@@ -82,7 +80,7 @@ function tryChange (text: string, change: DataChange): string | null {
     return change.op === 'add' ? addItem(text, parent, change.value, eol, style) : deleteItem(text, parent, key)
   }
   if (change.op === 'add') {
-    if (parent === null && parentPath.length === 0) return appendRootKey(text, String(key), change.value, eol, style)
+    if (parent === null && parentPath.length === 0) return insertLine(text, text.length, indentRest(render(String(key), change.value, null, style), '', eol) + eol, eol)
     if (!isMap(parent) || parent.flow === true || parent.items.length === 0) return null
     return addKey(text, parent, String(key), change.value, eol, style)
   }
@@ -197,7 +195,7 @@ function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unkn
 
 function setSeqItem (text: string, seq: YAMLSeq, item: Node, value: unknown, eol: string, style: Style): string | null {
   if (seq.flow === true) {
-    const rendered = renderAfter('map', value, item, { ...style })
+    const rendered = renderAfter('map', value, item, style)
     if (rendered.includes('\n') || !rendered.startsWith(' ')) return null
     return splice(text, item.range![0], item.range![1], rendered.slice(1))
   }
@@ -265,11 +263,6 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
   const from = lineStart(text, dash)
   if (dash === -1 || text.slice(from, dash).trim() !== '') return null
   return splice(text, from, nextLineStart(text, valueEnd(text, item)), '')
-}
-
-function appendRootKey (text: string, key: string, value: unknown, eol: string, style: Style): string {
-  const line = indentRest(render(key, value, null, style), '', eol) + eol
-  return insertLine(text, text.length, line, eol)
 }
 
 function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
