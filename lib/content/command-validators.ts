@@ -8,17 +8,13 @@ import { ajvVersion } from './ajv-version.js'
 import { COMMAND_AJV_OPTIONS, commandSchemas, commandSchemasDigest, type CommandSchemaName } from './command-schema-table.js'
 import { COMMAND_SCHEMAS_DIGEST, commandValidatorsGenerated } from './command-validators.generated.js'
 
-/* Made on the first check: the generated validators when current, else every schema compiled then. */
+/* Made on the first check: the generated validators when made from these schemas, options and ajv version, else
+   every schema compiled then. */
 let validators: Record<CommandSchemaName, ValidateFunction> | undefined
-
-/** Whether the generated validators were made from these schemas, options and ajv version (they are used then). */
-export function commandValidatorsAreGenerated (): boolean {
-  return COMMAND_SCHEMAS_DIGEST === commandSchemasDigest(ajvVersion())
-}
 
 /** The validator of one command body. */
 export function commandValidator (name: CommandSchemaName): ValidateFunction {
-  validators ??= commandValidatorsAreGenerated() ? commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction> : compileAll()
+  validators ??= COMMAND_SCHEMAS_DIGEST === commandSchemasDigest(ajvVersion()) ? commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction> : compileAll()
   return validators[name]
 }
 
