@@ -61,10 +61,7 @@ export function parseEntry (format: EntryFormat, text: string): EntryData {
   return boundedDepth(asEntryData(format, LANGUAGES[format].parse(text)))
 }
 
-/**
- * Content nested deeper than requests may write is unreadable: everything after the parse (schema
- * checks, serializers, the JSON response) recurses once per level.
- */
+/** Content nested deeper than requests may write is unreadable: all that follows the parse recurses per level. */
 function boundedDepth (data: EntryData): EntryData {
   if (dataTooDeep(data)) throw new EntryParseError(`The content is nested deeper than ${MAX_DATA_DEPTH} levels`)
   return data

@@ -144,10 +144,7 @@ export class ThreadSchemaCompiler {
   }
 }
 
-/**
- * The promise a map keeps for a key, made by `make` on first use; a failure is not kept, so the
- * next use tries again (a closing service, a busy machine).
- */
+/** The promise a map keeps for a key, made on first use; a failure is not kept, so the next use tries again. */
 async function once<T> (map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
   let pending = map.get(key)
   if (pending === undefined) {

@@ -262,10 +262,7 @@ function basicString (s: string): string {
   return JSON.stringify(s).replace(/\u007f/g, '\\u007F')
 }
 
-/**
- * A value as inline TOML text, in the style of the value it replaces (literal strings stay literal,
- * floats stay floats, dates stay dates); null when TOML cannot hold it.
- */
+/** A value as inline TOML in the style of the one it replaces (literal, float, date); null when TOML cannot hold it. */
 function renderValue (value: unknown, old: AST.TOMLContentNode | null): string | null {
   if (typeof value === 'string') {
     if (TOML_DATE.test(value) && (old === null || (old.type === 'TOMLValue' && old.kind !== 'string'))) return value

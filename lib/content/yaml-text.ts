@@ -155,10 +155,7 @@ function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   return node
 }
 
-/**
- * Renders `key: value` (or `- value` when key is null) as the yaml package writes it, the value
- * in the style of the node it replaces, with `\n` line endings.
- */
+/** `key: value` (`- value` when key is null) as the yaml package writes it, in the old node's style, `\n`-ended. */
 function render (key: string | null, value: unknown, old: Node | null, style: Style): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = styledNode(doc, value, old)
@@ -273,11 +270,6 @@ function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | nul
   return splice(text, from, nextLineStart(text, end), '')
 }
 
-/**
- * Jekyll (Psych) accepts a flow collection closed at column 1 inside an indented block; YAML 1.2
- * does not. The repair indents its continuation lines past the opening key (with `onlyIfBroken`,
- * only when the text does not parse as it is).
- */
 interface PaddedLine { pad: string, line: string }
 
 /** Takes the repair's padding off again (the padded lines, in order, that an edit left alone). */
@@ -294,6 +286,8 @@ function unpad (text: string, padded: PaddedLine[]): string {
   return lines.join('\n')
 }
 
+/* Jekyll (Psych) accepts a flow collection closed at column 1 inside an indented block, YAML 1.2 does not: its
+   lines are indented past the opening key (with `onlyIfBroken`, only when the text does not parse as it is). */
 function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[] = []): string {
   if (!/^[\]}]/m.test(text)) return text
   if (onlyIfBroken) {
