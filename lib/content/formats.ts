@@ -142,7 +142,6 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
         : LANGUAGES[previous.kind].edit(previous.inner, oldFront, front)
       return previous.open + head + previous.close + bodyText
     }
-    if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
   }
   return newFrontmatter(newKind, front, bodyText, eol)
 }
