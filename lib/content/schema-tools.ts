@@ -8,8 +8,7 @@ import type standaloneCode from 'ajv/dist/standalone/index.js'
 import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
 import { linearRegExp } from './linear-regexp.js'
-import { ajvVersion } from './ajv-version.js'
-import { DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './draft7-options.js'
+import { ajvVersion, DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './ajv-version.js'
 import { DRAFT7_META_DIGEST, validateDraft7Schema } from './draft7-meta.generated.js'
 
 export type JsonSchema = Record<string, unknown>
