@@ -61,12 +61,13 @@ function noFrontmatter (text: string): MarkdownParts {
 
 /** Finds the line that closes a fenced frontmatter (the marker, then only spaces); null when it is never closed. */
 function closeFence (text: string, from: number, marker: string): { inner: string, close: string, body: string } | null {
-  const line = marker === '---' ? /(?<=^|\n)---[^\S\n]*(\n|$)/g : /(?<=^|\n)\+\+\+[^\S\n]*(\n|$)/g
-  line.lastIndex = from
+  // From the line ending before `from` (the opening line's): a search for `\n---` runs faster than a line start.
+  const line = marker === '---' ? /\n---[^\S\n]*(\n|$)/g : /\n\+\+\+[^\S\n]*(\n|$)/g
+  line.lastIndex = from - 1
   const found = line.exec(text)
   if (found === null) return null
   const after = found.index + found[0].length
-  return { inner: text.slice(from, found.index), close: found[0], body: text.slice(after) }
+  return { inner: text.slice(from, found.index + 1), close: found[0].slice(1), body: text.slice(after) }
 }
 
 /** Hugo's JSON frontmatter: the object at the top of the file, up to where it closes. */
