@@ -3,7 +3,7 @@
  * `Config` with every default filled in. A repository without a config file is valid: every
  * directory under `content/` is then a collection with an inferred schema.
  */
-import { SchemaCompiler, type JsonSchema } from './content/schema-tools.js'
+import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -400,15 +400,7 @@ function checkAuth (auth: unknown): void {
 }
 
 function keyOf (err: ErrorObject | undefined): string {
-  if (err === undefined) return '(root)'
-  let key = err.instancePath.replace(/^\//, '').replace(/\//g, '.')
-  if (err.keyword === 'additionalProperties') {
-    const extra = (err.params as { additionalProperty?: string }).additionalProperty
-    key = key === '' ? String(extra) : `${key}.${String(extra)}`
-  } else if (err.keyword === 'required') {
-    const missing = (err.params as { missingProperty?: string }).missingProperty
-    key = key === '' ? String(missing) : `${key}.${String(missing)}`
-  }
+  const key = err === undefined ? '' : errorPath(err)
   return key === '' ? '(root)' : key
 }
 
