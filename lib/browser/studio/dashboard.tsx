@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { Api, PublishReport, SearchGroup, SyncReport } from './api.js'
 import { PublishResult } from './publish-result.js'
 import { SearchSnippet } from './search-snippet.js'
-import type { StudioConfig } from './types.js'
+import { timeAgo, type StudioConfig } from './types.js'
 
 /** The "Collections" page. */
 export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
@@ -126,8 +126,8 @@ function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
     <section class="sync-status" aria-label="Git remote">
       <h2>Git remote</h2>
       <p class={sync.state === 'ok' ? '' : 'warning'}>{sync.message}</p>
-      <p>Last fetch from {sync.remote}/{sync.branch}: {when(sync.lastFetchAt)}{sync.lastFetchError !== null ? ` (failed: ${sync.lastFetchError})` : ''}.</p>
-      <p>Last push: {sync.lastPush === null ? 'none since the service started' : `${sync.lastPush.commit.slice(0, 7)}, ${when(sync.lastPush.at)}`}.</p>
+      <p>Last fetch from {sync.remote}/{sync.branch}: {sync.lastFetchAt === null ? 'not yet' : timeAgo(sync.lastFetchAt)}{sync.lastFetchError !== null ? ` (failed: ${sync.lastFetchError})` : ''}.</p>
+      <p>Last push: {sync.lastPush === null ? 'none since the service started' : `${sync.lastPush.commit.slice(0, 7)}, ${timeAgo(sync.lastPush.at)}`}.</p>
       {sync.state === 'diverged' && <p class="error" role="alert">The remote branch and this server's history have diverged. Nothing is merged or pushed until someone reconciles them on the server.</p>}
       {sync.pushPending && sync.pushError !== null && (
         <p class="error" role="alert">
@@ -139,12 +139,4 @@ function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
       {note !== '' && <p role="status">{note}</p>}
     </section>
   )
-}
-
-function when (ms: number | null): string {
-  if (ms === null) return 'not yet'
-  const seconds = Math.round((Date.now() - ms) / 1000)
-  if (seconds < 60) return `${seconds} s ago`
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`
-  return new Date(ms).toLocaleString()
 }

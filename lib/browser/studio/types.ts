@@ -59,6 +59,18 @@ export function idProblem (id: string, nested: boolean): string {
   return ''
 }
 
+/** How long ago a time was, in words ("5 minutes ago", "yesterday"). */
+export function timeAgo (ts: number): string {
+  const fmt = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
+  const steps: Array<[Intl.RelativeTimeFormatUnit, number]> = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12]]
+  let v = Math.round((ts - Date.now()) / 1000)
+  for (const [unit, size] of steps) {
+    if (Math.abs(v) < size) return fmt.format(v, unit)
+    v = Math.round(v / size)
+  }
+  return fmt.format(v, 'year')
+}
+
 /** Moves to another Studio URL without reloading. */
 export type Navigate = (to: string) => void
 

@@ -10,6 +10,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { Entry, JsonSchema, Snapshot } from './api.js'
 import { fieldLabel } from './schema-form.js'
 import { sameValue, type UnsavedRecord } from './unsaved.js'
+import { timeAgo } from './types.js'
 
 /** A value as text for a comparison ('(empty)' for none), cut to `max` characters. */
 function shown (v: unknown, max = Infinity): string {
@@ -118,19 +119,6 @@ interface HistoryProps { history: Snapshot[] | null, current: Record<string, unk
 const VERBS: Record<string, string> = { put: 'Edited', save: 'Edited', publish: 'Published', restore: 'Restored', delete: 'Deleted', md_block: 'Edited' }
 /** Unchanged text longer than this is shortened to its ends in a diff. */
 const CONTEXT = 60
-
-/** "5 minutes ago", "yesterday". */
-function timeAgo (ts: number, now = Date.now()): string {
-  const fmt = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
-  const s = Math.round((ts - now) / 1000)
-  const steps: Array<[Intl.RelativeTimeFormatUnit, number]> = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]]
-  let v = s
-  for (const [unit, size] of steps) {
-    if (Math.abs(v) < size) return fmt.format(v, unit)
-    v = Math.round(v / size)
-  }
-  return new Date(ts).toLocaleString()
-}
 
 /** A value as text for a diff. */
 const text = (v: unknown): string => v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)
