@@ -1,7 +1,7 @@
 /**
  * The inline editor, loaded by bootstrap.js for a signed-in editor: `data-cms` elements and hinted
  * blocks of `data-cms-md` wrappers become editable; blur or Ctrl+S saves (`save_field`, `md_block`,
- * or `md_edit` for another generator's blocks, paired by aligned-page.ts), Escape cancels. Typed
+ * or `md_edit` for another generator's blocks, paired by aligned-edit.ts), Escape cancels. Typed
  * text stays in localStorage until saved (unsaved-blocks.ts).
  */
 import { CmsApi } from './api.js'
@@ -9,8 +9,7 @@ import { parseBinding, parseHint, type Binding, type SourceHint } from './bindin
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
-import { markAligned } from './aligned-page.js'
-import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
+import { markAligned, textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved } from './unsaved-blocks.js'
 import { failedSave, formatBlock, markDraft, openSession, type EditSession, type FormatCommand } from './edit-session.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
