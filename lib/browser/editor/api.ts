@@ -1,7 +1,4 @@
-/**
- * The editor API as the inline editor uses it: the Studio's client (../studio/api.ts), whose answers
- * here never throw, so each save can say why it was refused.
- */
+/** The Studio's API client (../studio/api.ts) for the inline editor: its answers never throw, so a save says why. */
 import { Api, type Entry } from '../studio/api.js'
 import type { SourceBlock } from './align.js'
 

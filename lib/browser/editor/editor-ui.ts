@@ -1,7 +1,6 @@
 /**
- * The editor's interface at the bottom of the viewport: toolbar, live status line, conflict panel
- * and the restore offer after a crash. Until editing starts it covers nothing, so a signed-in page
- * looks as signed out.
+ * The editor's interface at the bottom of the viewport (toolbar, status line, conflict panel, restore
+ * offer); until editing starts it covers nothing, so a signed-in page looks as signed out.
  */
 
 /** One block's kept text as the restore offer shows it. */

@@ -1,8 +1,6 @@
 /**
- * The inline editor, loaded by bootstrap.js for a signed-in editor: `data-cms` elements and hinted
- * blocks of `data-cms-md` wrappers become editable; blur or Ctrl+S saves (`save_field`, `md_block`,
- * or `md_edit` for another generator's blocks, paired by aligned-edit.ts), Escape cancels. Typed
- * text stays in localStorage until saved (unsaved-blocks.ts).
+ * The inline editor (loaded by bootstrap.js): bound elements and hinted Markdown blocks become editable;
+ * blur or Ctrl+S saves (`save_field`, `md_block`, `md_edit`), Escape cancels.
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'

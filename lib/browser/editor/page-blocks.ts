@@ -1,7 +1,6 @@
 /**
- * Reads the blocks a generator rendered in a `[data-cms-md]` element (elements with text of their
- * own, in page order) and their text as a reader sees it, leaving out nested blocks and what the
- * generator added (permalinks, footnote references, hidden parts).
+ * The blocks a generator rendered in a `[data-cms-md]` element, in page order, and their text as a
+ * reader sees it, without nested blocks or the generator's additions (permalinks, footnote marks).
  */
 
 /** Elements laid out as blocks: a block's own text never includes theirs. */

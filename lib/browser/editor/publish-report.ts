@@ -1,7 +1,4 @@
-/**
- * Publishing from the page: what the in-place editor says after a publish, and the blocks it then
- * shows as published.
- */
+/** Publishing from the page: the editor's report in words, and its published blocks marked. */
 import { parseBinding } from './bindings.js'
 import type { CmsApi } from './api.js'
 import type { PublishReport } from '../studio/api.js'

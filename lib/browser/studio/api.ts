@@ -1,7 +1,4 @@
-/**
- * The Studio's only way to the server: small typed calls to the JSON API. Every write sends
- * `x-cms-request: 1` and a JSON content type; failures become ApiError with the status and body.
- */
+/** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {

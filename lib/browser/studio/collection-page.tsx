@@ -1,8 +1,6 @@
 /**
- * A collection: its entries as links, a full-text search box (each match with its snippet) filtering
- * as you type, pages, New (new-entry.tsx), delete, reorder. Its columns are the fields the collection
- * names in `listFields` (else its title, and its date when the schema has one), under sortable
- * headers that ask the server for that order, with a draft-state filter.
+ * A collection's entries: search as you type (with snippets), sortable columns (`listFields`), a
+ * draft filter, pages, New, delete and reorder.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'

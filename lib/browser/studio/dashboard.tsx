@@ -1,8 +1,6 @@
 /**
- * The dashboard: one search box over every collection (hits grouped by collection, each with its
- * snippet), every collection by its label with its entry count, the editor's drafts, and the git
- * remote's state in words (CONTRACT 13: last fetch, last push, a failed push with "Retry push", a
- * diverged branch), shown only when the site has a git remote.
+ * The dashboard: search over every collection, each collection with its entry count, the editor's
+ * drafts, and the git remote's state in words (CONTRACT 13) when the site has one.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'

@@ -1,8 +1,6 @@
 /**
- * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft, and
- * where a save goes), optimistic locking (a conflict keeps what was typed: conflict-panel.tsx), inline
- * issues and history with Restore. What is typed stays in the browser (unsaved.ts) until saved, and
- * reopening the entry offers it back, showing both versions when the entry moved.
+ * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft),
+ * optimistic locking, issues, history; typing is kept in the browser (unsaved.ts) until saved.
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'

@@ -1,7 +1,6 @@
 /**
- * The Studio's languages (CONTRACT 15): an entry's locale in lists, a locale filter, and on an entry
- * its translations; a missing one gets "Translate to <locale>" (created at the layout's id, pre-filled
- * from the source), and translations older than their source are said in words.
+ * The Studio's languages (CONTRACT 15): locale badges and filter, and an entry's translations, a missing
+ * one created by "Translate to <locale>" from its source.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'

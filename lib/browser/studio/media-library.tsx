@@ -1,8 +1,6 @@
 /**
- * The media library: thumbnails of the site's uploads and image folders with search by name,
- * folder, type, size and date filters, sort, pages, upload, copy URL, and either Insert (when
- * picking for a field or the Markdown body) or Delete with a warning that lists the entries still
- * referencing the file.
+ * The media library: the site's files with filters, sort, pages, upload and copy URL, and Insert
+ * (picking) or Delete (warning of the entries that still reference the file).
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'

@@ -1,7 +1,6 @@
 /**
- * The "New" form of a collection: the title first, the id derived from it as a slug (editable until
- * the entry is created), then every other field of the schema. Required fields are checked next to
- * each field before anything is sent; an id that is taken is refused with a free one offered.
+ * A collection's "New" form: the title first, the id derived as a slug until typed, then the other
+ * fields; required fields are checked before sending, and a taken id gets a free one offered.
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'

@@ -1,8 +1,6 @@
 /**
- * Controls for structured values: a relation (`x-cms-relation: { collection }`) as a picker that
- * searches that collection and stores the chosen entry's id; an array of strings as chips; an
- * array of objects as items that can be reordered (Move up / Move down, or drag) and collapsed,
- * each labelled by its first text field.
+ * Controls for structured values: a relation (`x-cms-relation`) as a search picker, strings as chips,
+ * object items reordered (buttons or drag) and collapsed.
  */
 import type { ComponentChildren, JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'

@@ -1,9 +1,6 @@
 /**
- * The entry page's comparisons of two versions, field by field: unsaved changes this browser kept
- * against the saved entry; a save that met a newer version (per field "Keep mine" / "Take theirs",
- * saving exactly those choices over it; Reload and Overwrite stay); and the history in words
- * ("Edited by <name>, <time ago>"), each version opening to a word diff of what changed since (the
- * `diff` package's diffWords, loaded with the panel) with Restore.
+ * Two versions of an entry compared field by field: kept unsaved changes against the saved entry, a
+ * conflict ("Keep mine" / "Take theirs"), and the history with word diffs and Restore.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
