@@ -52,10 +52,7 @@ export class InlineEditor {
     void this.start()
   }
 
-  /**
-   * Pairs each generator-rendered wrapper with its source blocks (our own rendering with drafts
-   * pending gets the served draft instead), then makes targets editable.
-   */
+  /** Pairs rendered wrappers with their source (ours, with drafts, shows the served draft); makes targets editable. */
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
     const drafts = await this.api.draft().catch(() => null)
@@ -80,10 +77,7 @@ export class InlineEditor {
     await offerUnsaved(this.api, this.ui, (s) => { void this.enqueueSave(s) })
   }
 
-  /**
-   * Pairs a generator-rendered wrapper's blocks with the entry's source blocks (`GET /blocks`).
-   * @returns false when the source blocks could not be read
-   */
+  /** Pairs a generator-rendered wrapper's blocks with the source (`GET /blocks`); false when that cannot be read. */
   private async align (wrapper: HTMLElement, binding: Binding, drafted: boolean): Promise<boolean> {
     const source = await this.api.blocks(binding.collection, binding.id, binding.path)
     if (source === null) return false
@@ -270,10 +264,7 @@ export class InlineEditor {
     }
   }
 
-  /**
-   * Saves an aligned block: its text before and after the edit, and the formatting the toolbar
-   * added (`md_edit`); the server applies the change at the source positions of the changed text.
-   */
+  /** Saves an aligned block (`md_edit`): its text before and after the edit, and the marks the toolbar added. */
   private async saveAligned (s: EditSession, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
     const { text: after, marks } = textAndMarks(s.el)

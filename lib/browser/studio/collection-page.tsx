@@ -36,10 +36,7 @@ function listColumns (listFields: string[] | null, schema: JsonSchema | null): L
   return ordered.map(field => ({ field, label: fieldLabel(field, (Object.hasOwn(props, field) ? props[field] : undefined) ?? {}) }))
 }
 
-/**
- * Sort buttons heading the columns; pressing one sorts by it (ascending), pressing it again
- * reverses the order.
- */
+/** Sort buttons heading the columns: pressing one sorts ascending, pressing it again reverses. */
 function SortHeader ({ columns, sort, onSort }: { columns: ListColumn[], sort: ListSort | null, onSort: (sort: ListSort) => void }): JSX.Element {
   return (
     <div class="list-head" role="group" aria-label="Sort entries">
@@ -59,17 +56,6 @@ function SortHeader ({ columns, sort, onSort }: { columns: ListColumn[], sort: L
   )
 }
 
-/** An entry's values for the columns after the title (each labelled, for narrow screens). */
-function EntryCells ({ entry, columns }: { entry: Entry, columns: ListColumn[] }): JSX.Element {
-  return (
-    <>
-      {columns.slice(1).map(c => (
-        <span key={c.field} class="col" data-label={c.label}>{cellText(c.field === 'id' ? entry.id : entry.data?.[c.field])}</span>
-      ))}
-    </>
-  )
-}
-
 function cellText (value: unknown): string {
   if (value === undefined || value === null) return '—'
   if (typeof value === 'boolean') return value ? 'Yes' : 'No'
@@ -77,20 +63,6 @@ function cellText (value: unknown): string {
   if (typeof value === 'number') return String(value)
   if (Array.isArray(value)) return value.every(v => typeof v === 'string' || typeof v === 'number') ? value.join(', ') : `${value.length} items`
   return '…'
-}
-
-/** The draft-state filter. */
-function DraftFilterControl ({ value, onChange }: { value: DraftFilter, onChange: (value: DraftFilter) => void }): JSX.Element {
-  return (
-    <span class="draft-filter">
-      <label for="draft-filter">Show</label>
-      <select id="draft-filter" value={value} onChange={e => onChange((e.currentTarget as HTMLSelectElement).value as DraftFilter)}>
-        <option value="all">All entries</option>
-        <option value="only">My drafts only</option>
-        <option value="none">Without my drafts</option>
-      </select>
-    </span>
-  )
 }
 
 /** The page listing a collection's entries. */
@@ -166,7 +138,14 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <label for="search" class="search-label">Search</label>
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
-        <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
+        <span class="draft-filter">
+          <label for="draft-filter">Show</label>
+          <select id="draft-filter" value={draft} onChange={e => { setDraft((e.currentTarget as HTMLSelectElement).value as DraftFilter); setPage(1) }}>
+            <option value="all">All entries</option>
+            <option value="only">My drafts only</option>
+            <option value="none">Without my drafts</option>
+          </select>
+        </span>
         {locales !== undefined && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
@@ -187,7 +166,9 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
                   </span>
-                  <EntryCells entry={entry} columns={columns} />
+                  {columns.slice(1).map(c => (
+                    <span key={c.field} class="col" data-label={c.label}>{cellText(c.field === 'id' ? entry.id : entry.data?.[c.field])}</span>
+                  ))}
                   {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   <span class="actions">
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}

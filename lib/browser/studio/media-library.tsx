@@ -277,10 +277,7 @@ function formatSize (bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
 }
 
-/**
- * Copies text to the clipboard (the async clipboard where the page may use it, else a selected
- * text field and the copy command).
- */
+/** Copies text to the clipboard (else through a selected text field and the copy command). */
 async function copyText (text: string): Promise<boolean> {
   try {
     await navigator.clipboard.writeText(text)

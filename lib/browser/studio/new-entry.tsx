@@ -13,10 +13,7 @@ interface Props { api: Api, config: StudioConfig, collection: StudioCollection, 
 /** Whether a required field holding this value counts as empty. */
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)
 
-/**
- * The problems the form can see before sending: required fields left empty, strings shorter than
- * their minLength.
- */
+/** The problems the form sees before sending: required fields left empty, strings under their minLength. */
 function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue[] {
   const issues: Issue[] = []
   for (const [k, s] of Object.entries(schema.properties ?? {})) {
