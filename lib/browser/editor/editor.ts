@@ -11,7 +11,7 @@ import { markAligned, textAndMarks, clearMarks, placeCaret } from './aligned-edi
 import { keepBlockText, offerUnsaved } from './unsaved-blocks.js'
 import { failedSave, formatBlock, markDraft, openSession, type EditSession, type FormatCommand } from './edit-session.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
-import { publishDrafts } from './publish-report.js'
+import type { PublishReport } from '../studio/api.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -342,10 +342,38 @@ export class InlineEditor {
     this.format(cmd)
   }
 
+  /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */
   private async publish (): Promise<void> {
     if (this.session !== null) this.end(true)
     await this.queue
-    await publishDrafts(this.api, this.ui)
+    this.ui.say('Publishing…')
+    let report: PublishReport
+    try {
+      report = await this.api.publish({})
+    } catch (err) {
+      this.ui.say(`Not published: ${(err as Error).message}`, 'error')
+      return
+    }
+    const { published, conflicts, failed } = report
+    const name = (x: { collection: string, id: string }): string => `${x.collection}/${x.id}`
+    const parts: string[] = []
+    if (published.length === 0 && conflicts.length === 0 && failed.length === 0) parts.push('Nothing to publish.')
+    if (published.length > 0) parts.push(`Published ${published.length} ${published.length === 1 ? 'entry' : 'entries'}: ${published.map(name).join(', ')}.`)
+    for (const c of conflicts) parts.push(`Not published ${name(c)}: ${c.message}.`)
+    for (const f of failed) parts.push(`Failed ${name(f)}: ${f.error}.`)
+    if (report.commit !== undefined) parts.push(`Commit ${report.commit.slice(0, 7)}.`)
+    if (report.commitError !== undefined) parts.push(`Not committed: ${report.commitError}`)
+    if (report.rebuild?.triggered === true) parts.push(report.rebuild.ok ? 'Site rebuild started.' : 'The site rebuild could not be started.')
+    this.ui.say(parts.join(' '), conflicts.length + failed.length > 0 ? 'error' : 'info')
+    // The draft blocks of the published entries now show published text.
+    const done = new Set(published.map(name))
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.cms-draft'))) {
+      const b = parseBinding(el.dataset.cms ?? el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)
+      if (b !== null && done.has(`${b.collection}/${b.id}`)) {
+        el.classList.remove('cms-draft')
+        el.dataset.cmsState = 'published'
+      }
+    }
   }
 
   private async discard (): Promise<void> {

@@ -2,12 +2,8 @@
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
-  readonly status: number
-  readonly body: Record<string, unknown>
-  constructor (status: number, body: Record<string, unknown>) {
+  constructor (readonly status: number, readonly body: Record<string, unknown>) {
     super(typeof body.error === 'string' ? body.error : `Request failed (${status})`)
-    this.status = status
-    this.body = body
   }
 }
 
@@ -57,14 +53,11 @@ export function query (params: Record<string, string | number | undefined>): str
 
 /** Calls to one API base path. */
 export class Api {
-  readonly base: string
-  /** The entry uploads belong to (its collection's uploadsDir, or beside a page bundle). */
-  readonly uploadScope: { collection: string, id: string } | null
-  /** A client of the API at `base` (e.g. /api/cms), uploading for `uploadScope` when given. */
-  constructor (base: string, uploadScope: { collection: string, id: string } | null = null) {
-    this.base = base
-    this.uploadScope = uploadScope
-  }
+  /**
+   * A client of the API at `base` (e.g. /api/cms); `uploadScope` is the entry uploads belong to (its
+   * collection's uploadsDir, or beside a page bundle).
+   */
+  constructor (readonly base: string, readonly uploadScope: { collection: string, id: string } | null = null) {}
 
   /** The same API whose uploads go where this entry keeps its files. */
   forEntry (collection: string, id: string): Api { return new Api(this.base, { collection, id }) }
