@@ -6,7 +6,7 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Entry, JsonSchema, LocaleInfo, Pagination } from './api.js'
 import { fieldLabel } from './schema-form.js'
-import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { entryTitle, focusSoon, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { SearchSnippet } from './search-snippet.js'
 import { NewEntry } from './new-entry.js'
 import { LocaleBadge, LocaleFilter } from './languages.js'
@@ -82,16 +82,8 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const columns = listColumns(collection.listFields ?? null, schema)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
-  useEffect(() => {
-    // Debounced so typing a word sends one request, not one per key; an answer to an older query
-    // arriving late is dropped (it would replace the newer one).
-    let current = true
-    const timer = setTimeout(() => {
-      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { if (current) { setList(r); setError('') } },
-        (err: Error) => { if (current) setError(`Could not load the entries: ${err.message}`) })
-    }, q === '' ? 0 : 200)
-    return () => { current = false; clearTimeout(timer) }
-  }, [q, page, tick, sort, draft, locale])
+  useDebouncedLoad(async () => await api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }),
+    r => { setList(r); setError('') }, err => setError(`Could not load the entries: ${err.message}`), q === '' ? 0 : 200, [q, page, tick, sort, draft, locale])
 
   const remove = async (entry: Entry): Promise<void> => {
     if (!confirm(`Delete “${entryTitle(entry.id, entry.data)}”? Its history is kept.`)) return

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { Api, PublishReport, SearchGroup, SyncReport } from './api.js'
 import { PublishResult } from './publish-result.js'
 import { SearchSnippet } from './search-snippet.js'
-import { timeAgo, type StudioConfig } from './types.js'
+import { timeAgo, useDebouncedLoad, type StudioConfig } from './types.js'
 
 /** The "Collections" page. */
 export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
@@ -66,15 +66,8 @@ function SearchEverywhere ({ api, config }: { api: Api, config: StudioConfig }):
   const [q, setQ] = useState('')
   const [groups, setGroups] = useState<SearchGroup[] | null>(null)
   const [error, setError] = useState('')
-  useEffect(() => {
-    if (q.trim() === '') { setGroups(null); return }
-    // Debounced: typing a word sends one request; a late answer to an older query is dropped.
-    let current = true
-    const timer = setTimeout(() => {
-      api.searchAll(q).then(r => { if (current) { setGroups(r.groups); setError('') } }, (err: Error) => { if (current) setError(`Search failed: ${err.message}`) })
-    }, 200)
-    return () => { current = false; clearTimeout(timer) }
-  }, [q])
+  useDebouncedLoad(async () => q.trim() === '' ? null : (await api.searchAll(q)).groups,
+    g => { setGroups(g); setError('') }, err => setError(`Search failed: ${err.message}`), q.trim() === '' ? 0 : 200, [q])
   const total = groups?.reduce((n, g) => n + g.total, 0) ?? 0
   return (
     <section class="search-all" aria-label="Search every collection">

@@ -5,7 +5,7 @@
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api, type Pagination } from './api.js'
-import type { StudioConfig } from './types.js'
+import { useDebouncedLoad, type StudioConfig } from './types.js'
 
 /** One file of the library, as `GET /media` lists it. */
 export interface MediaFile {
@@ -89,24 +89,16 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const confirmRef = useRef<HTMLDivElement>(null)
   const id = (name: string): string => `${idPrefix}-${name}`
 
-  useEffect(() => {
+  useDebouncedLoad(async () => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    // Debounced so typing a word sends one request, not one per key; an answer to an older query
-    // arriving late is dropped (it would replace the newer one).
-    let current = true
-    const timer = setTimeout(() => {
-      api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
-        .then(r => {
-          if (!current) return
-          // The last file of the last page was deleted: show the page before it.
-          if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
-          setListing(r)
-          setError('')
-        }, (err: Error) => { if (current) setError(`Could not load the media library: ${err.message}`) })
-    }, q === '' ? 0 : 200)
-    return () => { current = false; clearTimeout(timer) }
-  }, [q, folder, type, sort, size, after, before, page, tick])
+    return await api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
+  }, r => {
+    // The last file of the last page was deleted: show the page before it.
+    if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
+    setListing(r)
+    setError('')
+  }, err => setError(`Could not load the media library: ${err.message}`), q === '' ? 0 : 200, [q, folder, type, sort, size, after, before, page, tick])
   useEffect(() => { confirmRef.current?.querySelector<HTMLElement>('button')?.focus() }, [confirming])
   // A picker opens with the focus in its search box.
   const search = useRef<HTMLInputElement>(null)

@@ -1,3 +1,4 @@
+import { useEffect } from 'preact/hooks'
 import { isReservedKey } from '../../content/reserved-keys.js'
 /** Settings and shared shapes of the Studio. */
 
@@ -69,6 +70,18 @@ export function timeAgo (ts: number): string {
     v = Math.round(v / size)
   }
   return fmt.format(v, 'year')
+}
+
+/**
+ * Runs `load` `ms` after the last change of `deps` (typing a word sends one request, not one per key)
+ * and hands its answer to `done`, its error to `failed`; an answer arriving after `deps` changed is dropped.
+ */
+export function useDebouncedLoad<T> (load: () => Promise<T>, done: (value: T) => void, failed: (err: Error) => void, ms: number, deps: unknown[]): void {
+  useEffect(() => {
+    let current = true
+    const timer = setTimeout(() => { load().then(v => { if (current) done(v) }, (err: Error) => { if (current) failed(err) }) }, ms)
+    return () => { current = false; clearTimeout(timer) }
+  }, deps)
 }
 
 /** Moves to another Studio URL without reloading. */
