@@ -1,4 +1,5 @@
 /** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
+import type { LocaleLayout } from '../../content/i18n-layout.js'
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
@@ -31,14 +32,8 @@ export interface JsonSchema {
   contentMediaType?: string
   [key: string]: unknown
 }
-/** A collection's languages as `GET /schema` gives them. */
-export interface LocaleInfo {
-  locales: string[]
-  layout: 'folder' | 'suffix' | 'dirs'
-  rootLocale: string | null
-  /** folder, dirs: each locale's id prefix ('' for the root locale). */
-  prefixes: Record<string, string>
-}
+/** A collection's languages as `GET /schema` gives them (the server's layout, `prefixes` as a JSON object). */
+export type LocaleInfo = Omit<LocaleLayout, 'prefixes'> & { prefixes: Record<string, string> }
 /** A history snapshot. */
 export interface Snapshot { ts: number, data: Record<string, unknown>, action: string, editor?: { id: string, name: string } }
 /** The session route's answer. */
