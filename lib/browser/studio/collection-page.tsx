@@ -75,11 +75,10 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [tick, setTick] = useState(0)
   const [sort, setSort] = useState<ListSort | null>(null)
   const [draft, setDraft] = useState<DraftFilter>('all')
-  const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [locale, setLocale] = useState('')
-  const [locales, setLocales] = useState<LocaleInfo | undefined>(undefined)
-  useEffect(() => { api.schema(collection.name).then(r => { setSchema(r.schema); setLocales(r.i18n) }, () => {}) }, [])
-  const columns = listColumns(collection.listFields ?? null, schema)
+  const [form, setForm] = useState<{ schema: JsonSchema, i18n?: LocaleInfo } | null>(null)
+  useEffect(() => { api.schema(collection.name).then(setForm, () => {}) }, [])
+  const columns = listColumns(collection.listFields ?? null, form?.schema ?? null)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
   useDebouncedLoad(async () => await api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }),
@@ -138,7 +137,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
             <option value="none">Without my drafts</option>
           </select>
         </span>
-        {locales !== undefined && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
+        {form?.i18n !== undefined && <LocaleFilter info={form.i18n} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null
