@@ -59,15 +59,15 @@ interface ConflictProps {
   onOverwrite: (revision: number) => void
 }
 
-/** The fields that differ between the editor's values and the newer version. */
-function conflictingFields (mine: Record<string, unknown>, theirs: Record<string, unknown>): string[] {
-  return [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(k => !sameValue(mine[k], theirs[k]))
+/** The fields whose values differ between two versions. */
+function changedFields (a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(k => !sameValue(a[k], b[k]))
 }
 
 /** The conflict panel: the versions side by side and the actions. */
 export function ConflictPanel ({ schema, base, mine, theirs, busy, onResolve, onReload, onOverwrite }: ConflictProps): JSX.Element {
   const theirData = theirs?.data ?? {}
-  const fields = theirs === null ? [] : conflictingFields(mine, theirData)
+  const fields = theirs === null ? [] : changedFields(mine, theirData)
   // By default a field only the other person changed takes theirs; one the editor changed keeps mine.
   const [choice, setChoice] = useState<Record<string, 'mine' | 'theirs'>>({})
   const chosen = (k: string): 'mine' | 'theirs' => choice[k] ?? (sameValue(mine[k], base[k]) ? 'theirs' : 'mine')
@@ -153,8 +153,7 @@ export function HistoryPanel ({ history, current, schema, onRestore }: HistoryPr
           : (
             <ul>
               {[...history].reverse().map(snap => {
-                const keys = [...new Set([...Object.keys(snap.data ?? {}), ...Object.keys(current)])]
-                const changed = keys.filter(k => !sameValue(snap.data?.[k], current[k]))
+                const changed = changedFields(snap.data ?? {}, current)
                 const said = `${VERBS[snap.action] ?? 'Changed'} by ${snap.editor?.name ?? 'someone'}, ${timeAgo(snap.ts)}`
                 return (
                   <li key={snap.ts}>
