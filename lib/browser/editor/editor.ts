@@ -18,7 +18,7 @@ type CmsWindow = Window & { __CMS_API__?: string }
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
 
 /** The inline editor of one page. */
-export class InlineEditor {
+class InlineEditor {
   private readonly api: CmsApi
   private readonly ui: EditorUi
   private session: EditSession | null = null
