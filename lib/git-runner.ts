@@ -114,7 +114,7 @@ export class GitRunner {
         if (result.exitCode === 0 || (error instanceof Error && /block timeout/.test(error.message))) return error
         return Buffer.from(Buffer.concat(result.stdErr).toString() + '\n' + Buffer.concat(result.stdOut).toString())
       }
-    }).env({ ...this.#passedEnv(), ...opts.env })
+    }).env({ ...gitEnv(this.#source), ...opts.env })
     const started = Date.now()
     try {
       const out = await git.raw(args)
@@ -125,18 +125,6 @@ export class GitRunner {
       this.#logged(args, started, { exit: exitCode, error: error.message })
       return { error, exitCode }
     }
-  }
-
-  /** The whitelisted variables, read at each command (a test may change the environment). */
-  #passedEnv (): Record<string, string> {
-    const source = this.#source ?? process.env
-    const env: Record<string, string> = {}
-    for (const k of PASSED_ENV) {
-      const v = source[k]
-      if (v !== undefined) env[k] = v
-    }
-    // Never an editor, a pager or a password prompt: the service runs without a terminal.
-    return { ...env, GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' }
   }
 
   #logged (args: string[], started: number, outcome: { exit: number, error?: string }): void {
@@ -153,6 +141,21 @@ export class GitRunner {
   #redact (text: string): string {
     return redactSecrets(text, [...this.#secrets].sort((a, b) => b.length - a.length))
   }
+}
+
+/**
+ * The environment every git process of ours runs in, read at each spawn (a test may change it):
+ * the whitelisted variables, and never an editor, a pager or a password prompt (no terminal).
+ * @param source the environment to take them from (default `process.env`)
+ * @returns a new object
+ */
+export function gitEnv (source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const k of PASSED_ENV) {
+    const v = source[k]
+    if (v !== undefined) env[k] = v
+  }
+  return { ...env, GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' }
 }
 
 /** Token shapes of the common git hosts, redacted wherever they appear. */

@@ -7,7 +7,7 @@ import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { StartupError } from '../errors.js'
-import { gitEnv } from './git-process.js'
+import { gitEnv } from '../git-runner.js'
 
 const run = promisify(execFile)
 

@@ -5,7 +5,7 @@
  * is read as an option or a glob.
  */
 import { execFile } from 'node:child_process'
-import { gitEnv } from './git-process.js'
+import { gitEnv } from '../git-runner.js'
 
 /** How long one search may run. */
 const GREP_TIMEOUT_MS = 30_000
