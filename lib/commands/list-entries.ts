@@ -8,6 +8,7 @@ import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
+import { paginate, type Pagination } from '../storage/media-index.js'
 import { toEntryView, withLocale, type EntryView } from './entry-view.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
 import { outdatedTranslations } from './outdated-translations.js'
@@ -44,16 +45,6 @@ export interface ListEntriesInput {
   locale?: string
   /** The repository's work tree: a single read of a translation says which are outdated. */
   repoDir?: string
-}
-
-/** Where a page sits in the whole list. */
-export interface Pagination {
-  page: number
-  pageSize: number
-  total: number
-  totalPages: number
-  hasPrev: boolean
-  hasNext: boolean
 }
 
 /** The spec's entries response. */
@@ -196,9 +187,4 @@ async function withTranslations (content: ContentStore, repoDir: string | undefi
   view.translations = translationsOf(layout, view.translationKey, id => ids.has(id))
   if (repoDir !== undefined) view.outdatedTranslations = await outdatedTranslations(content, repoDir, index, view.translations)
   return view
-}
-
-function paginate (page: number, pageSize: number, total: number): Pagination {
-  const totalPages = Math.max(1, Math.ceil(total / pageSize))
-  return { page, pageSize, total, totalPages, hasPrev: page > 1, hasNext: page < totalPages }
 }
