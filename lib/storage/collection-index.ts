@@ -7,11 +7,11 @@
 import { statSync } from 'node:fs'
 import path from 'node:path'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
-import type { EntryData, EntryFormat } from '../content/formats.js'
+import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, readTextIfUnchanged, statEntryFileNow } from './entry-file.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
-import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, scanLayout, type EntryLayout } from './entry-paths.js'
+import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, newFileOf, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside, realPathOf, resolvesInside } from './safe-path.js'
 import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
@@ -255,7 +255,7 @@ export class CollectionIndex {
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
     const rules = this.#rules(file)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
-    const text = !isMarkdownLike(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
+    const text = !isMarkdownFormat(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues ?? await this.#opts.validate(data)
     const content = rowContent(id, data, text, rules, () => issues)
@@ -398,10 +398,7 @@ export class CollectionIndex {
     changes.push({ id, rev, sig: null, file: null, content: null, checkedAt: 0 })
   }
 
-  /**
-   * Once the watcher listens: marks the rows checked before it did whose file changed since (no
-   * event told), and after a scan made before it, asks a nested layout for a rescan.
-   */
+  /** Once the watcher listens: marks rows checked before whose file changed since; a deep layout rescans. */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
     // An add or removal in a flat folder changes its mtime, which the next list checks anyway; deeper
@@ -416,10 +413,7 @@ export class CollectionIndex {
     }
   }
 
-  /**
-   * Reads one file into the index (its revision goes up when its signature is not the last known
-   * one); gives the change to persist (persisted here unless `persist` is false), null when missing.
-   */
+  /** Reads one file into the index; gives the change to persist (null: the file is missing). */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
     const rules = this.#rules(file)
     const checkedAt = Date.now()
@@ -500,10 +494,7 @@ export class CollectionIndex {
     return this.#rows.get(id) ?? null
   }
 
-  /**
-   * Notices files added or removed: a rescan when the folder's own mtime changed or the watcher saw
-   * a change no single entry explains (deeper folders of a nested collection rely on the watcher).
-   */
+  /** Rescans when the folder's mtime changed or the watcher saw a change no single entry explains. */
   async #refreshDirectory (): Promise<void> {
     let mtime = 0
     try { mtime = statSync(this.collection.dir).mtimeMs } catch {}
@@ -569,10 +560,7 @@ export class CollectionIndex {
   }
 }
 
-/**
- * The content as JSON, or null when JSON cannot carry it exactly (Infinity, NaN, a big integer, a
- * TOML date): such a row is read from its file at the next start.
- */
+/** The content as JSON, or null when JSON cannot carry it exactly (a big integer, a date): read again at the next start. */
 function jsonOf (content: RowContent | { message: string }): string | null {
   let exact = true
   const json = JSON.stringify(content, function (this: Record<string, unknown>, key: string, value: unknown) {

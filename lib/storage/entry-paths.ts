@@ -56,24 +56,15 @@ export function extensionsOf (format: EntryFormat): readonly string[] {
 /**
  * The format a file is read with: the one its extension names.
  * @param file a file name or path
- * @param fallback the collection's format (for an extension of no format)
+ * @param fallback the collection's format, or null (for an extension of no format)
  * @returns the format
  */
-export function formatOfFile (file: string, fallback: EntryFormat): EntryFormat {
+export function formatOfFile<F extends EntryFormat | null> (file: string, fallback: F): EntryFormat | F {
   const ext = path.extname(file).toLowerCase()
   for (const [format, exts] of Object.entries(FORMAT_EXTENSIONS) as Array<[EntryFormat, string[]]>) {
     if (exts.includes(ext)) return format
   }
   return fallback
-}
-
-/**
- * Whether a format is Markdown (frontmatter plus body).
- * @param format an entry format
- * @returns true for md and mdx
- */
-export function isMarkdownLike (format: EntryFormat): boolean {
-  return MARKDOWN_FAMILY.includes(format)
 }
 
 /**
