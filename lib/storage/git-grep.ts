@@ -4,8 +4,7 @@
  * The needle follows `-e` and paths are `:(literal)` pathspecs after `--`: nothing from a request
  * is read as an option or a glob.
  */
-import { execFile } from 'node:child_process'
-import { gitEnv } from '../git-runner.js'
+import { runGit } from './git-process.js'
 
 /** How long one search may run. */
 const GREP_TIMEOUT_MS = 30_000
@@ -48,11 +47,8 @@ export async function grepRefs (repoDir: string, needle: string, prefix: string)
 
 /** Runs git; exit status 1 of `grep` (nothing found) is an empty answer. */
 async function git (repoDir: string, args: string[]): Promise<string> {
-  return await new Promise((resolve, reject) => {
-    execFile('git', args, { cwd: repoDir, env: gitEnv(), timeout: GREP_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout) => {
-      if (err === null) { resolve(stdout); return }
-      if (args[0] === 'grep' && (err as { code?: unknown }).code === 1) { resolve(''); return }
-      reject(err)
-    })
-  })
+  const { code, stdout, stderr } = await runGit(repoDir, args, GREP_TIMEOUT_MS)
+  if (code === 0) return stdout
+  if (args[0] === 'grep' && code === 1) return ''
+  throw new Error(`git ${args[0]} failed (${code ?? 'timed out'}): ${stderr.trim()}`)
 }

@@ -29,3 +29,22 @@ export function spawnGitInWorkTree (cwd: string, args: readonly string[]): Child
   child.on('error', () => {})
   return child
 }
+
+/**
+ * Runs one git command in a folder to its end.
+ * @param cwd the folder git runs in
+ * @param args git's arguments
+ * @param timeoutMs git is killed after this long (its exit code is then null); default: never
+ * @returns its exit code (negative when git could not start), standard output and error
+ */
+export async function runGit (cwd: string, args: readonly string[], timeoutMs?: number): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawnGitInWorkTree(cwd, args)
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill(), timeoutMs)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const code = await new Promise<number | null>(resolve => child.on('close', resolve))
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}

@@ -4,7 +4,7 @@
  * lets git use the changed-path Bloom filters of a commit-graph; git 2.39 uses none for a log over
  * several paths. Paths are `--literal-pathspecs` after `--`, never read as options or globs.
  */
-import { spawnGitInWorkTree } from './git-process.js'
+import { runGit } from './git-process.js'
 
 /**
  * How long one look-up may walk history before the file is answered unknown (a file untouched for
@@ -29,8 +29,8 @@ export interface LastCommit {
 export async function lastCommitsOf (workTree: string, paths: readonly string[]): Promise<Map<string, LastCommit>> {
   const found = new Map<string, LastCommit>()
   await Promise.all([...new Set(paths)].map(async file => {
-    const out = await gitOutput(workTree, ['--literal-pathspecs', 'log', '-1', '--no-renames', '--format=%H %ct', 'HEAD', '--', file])
-    const m = /^([0-9a-f]{40,64}) (\d+)$/.exec(out.trim())
+    const { code, stdout } = await runGit(workTree, ['--literal-pathspecs', 'log', '-1', '--no-renames', '--format=%H %ct', 'HEAD', '--', file], LOG_TIMEOUT_MS)
+    const m = code === 0 ? /^([0-9a-f]{40,64}) (\d+)$/.exec(stdout.trim()) : null
     if (m !== null) found.set(file, { commit: m[1]!, time: Number(m[2]) })
   }))
   return found
@@ -44,21 +44,5 @@ export async function lastCommitsOf (workTree: string, paths: readonly string[])
  * @returns true when `ancestor` is reachable from `descendant`
  */
 export async function isAncestor (workTree: string, ancestor: string, descendant: string): Promise<boolean> {
-  const child = spawnGitInWorkTree(workTree, ['merge-base', '--is-ancestor', ancestor, descendant])
-  child.stdout.resume()
-  child.stderr.resume()
-  return await new Promise(resolve => child.on('close', code => resolve(code === 0)))
-}
-
-/** git's standard output, or '' when it failed or ran out of time. */
-async function gitOutput (workTree: string, args: string[]): Promise<string> {
-  const child = spawnGitInWorkTree(workTree, args)
-  const timer = setTimeout(() => child.kill(), LOG_TIMEOUT_MS)
-  let out = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (chunk: string) => { out += chunk })
-  child.stderr.resume()
-  const code = await new Promise<number | null>(resolve => child.on('close', resolve))
-  clearTimeout(timer)
-  return code === 0 ? out : ''
+  return (await runGit(workTree, ['merge-base', '--is-ancestor', ancestor, descendant], LOG_TIMEOUT_MS)).code === 0
 }
