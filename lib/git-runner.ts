@@ -19,12 +19,11 @@ const PASSED_ENV = [
   'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR'
 ]
 
-/** The guarded (`GIT_*` and editor/pager) keys we may pass; simple-git refuses any other. */
-const ALLOWED_GIT_ENV = [
-  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_EDITOR', 'GIT_PAGER',
-  'GIT_TERMINAL_PROMPT', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_SSL_CAINFO',
-  'GIT_SSL_NO_VERIFY', 'PAGER', 'EDITOR'
-]
+/** Never an editor, a pager or a password prompt: the service runs without a terminal. */
+const NO_TERMINAL = { GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' }
+
+/** The guarded (`GIT_*` and editor/pager) keys we may pass, a commit's author too; simple-git refuses any other. */
+const ALLOWED_GIT_ENV = [...PASSED_ENV.filter(k => k.startsWith('GIT_')), ...Object.keys(NO_TERMINAL), 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE']
 
 /** The editor, pager, config and SSH keys are ours or the operator's own environment, passed on as they are. */
 const UNSAFE = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true, allowUnsafeSshCommand: true }
@@ -145,7 +144,7 @@ export class GitRunner {
 
 /**
  * The environment every git process of ours runs in, read at each spawn (a test may change it):
- * the whitelisted variables, and never an editor, a pager or a password prompt (no terminal).
+ * the whitelisted variables, and NO_TERMINAL's.
  * @param source the environment to take them from (default `process.env`)
  * @returns a new object
  */
@@ -155,7 +154,7 @@ export function gitEnv (source: NodeJS.ProcessEnv = process.env): Record<string,
     const v = source[k]
     if (v !== undefined) env[k] = v
   }
-  return { ...env, GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' }
+  return { ...env, ...NO_TERMINAL }
 }
 
 /** Token shapes of the common git hosts, redacted wherever they appear. */

@@ -287,21 +287,17 @@ export class MediaIndex {
   async #rescanIfBundleIndex (file: string): Promise<void> {
     const stem = path.basename(file, path.extname(file))
     if (!this.#roots.some(r => r.kind === 'bundles' && r.indexFile === stem && isInside(r.dir, file))) return
-    const dir = path.dirname(file)
-    const rel = this.#relative(dir)
-    if (rel === null) return
-    for (const f of [...this.#files.values()]) if (f.folder === rel) this.forget(f.path)
-    let names: string[] = []
-    try { names = await readdir(dir) } catch {}
-    for (const name of names) if (!name.startsWith('.')) await this.#add(path.join(dir, name))
+    await this.#refresh(path.dirname(file))
   }
 
   async #add (file: string): Promise<void> {
     const type = mediaTypeOf(file)
     if (type === undefined) return
     const rel = this.#relative(file)
-    const root = rel === null ? undefined : this.#rootFor(file)
-    if (rel === null || root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) return
+    if (rel === null) return
+    // Outside the library now (a page bundle's index file went away): forgotten.
+    const root = this.#rootFor(file)
+    if (root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) { this.forget(rel); return }
     let st
     try { st = await lstat(file) } catch { this.forget(rel); return }
     if (!st.isFile()) { this.forget(rel); return }
