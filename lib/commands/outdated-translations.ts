@@ -6,7 +6,7 @@
  */
 import type { ContentStore } from '../storage/content-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import { isAncestor, lastCommitsOf } from '../storage/last-commits.js'
+import { isAncestor, lastCommitsOf } from '../storage/git-search.js'
 
 /**
  * The locales whose translation (of `translations`, locale -> id of each that exists) is older

@@ -15,7 +15,7 @@ import { crc32 } from 'node:zlib'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId, isCollectionName, isEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
-import { signedMessage, type RecordSigner } from './record-signature.js'
+import type { RecordSigner } from './record-signature.js'
 import { prepareFileAtomic, SharedDirectorySync } from './atomic-write.js'
 import type { GitStore } from './git-store.js'
 
@@ -83,7 +83,7 @@ export class HistoryStore {
 
   /** @param opts the git store, and where an earlier version's journal may be */
   constructor (opts: HistoryStoreOptions) {
-    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: signedMessage(opts.signer, HISTORY_REF, 'cms: history') })
+    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: 'cms: history', signer: opts.signer })
     this.#journalDir = opts.journalDir
   }
 
