@@ -104,14 +104,21 @@ export class CollectionIndex {
   checkId (id: string): void {
     const problem = idLayoutProblem(this.#layout, id)
     if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
-    if (id.includes('/') && !resolvesInside(this.#folderReal(), path.join(this.collection.dir, id))) {
+    if (id.includes('/') && !resolvesInside(this.checkFolder(), path.join(this.collection.dir, id))) {
       throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     }
   }
 
-  /** Refuses (400) a collection folder that leaves the repository (a link on its way). */
-  checkFolder (): void {
-    this.#folderReal()
+  /**
+   * Refuses (400) a collection folder that leaves the repository or enters `.git` (a link on its way).
+   * @returns the folder's real path
+   */
+  checkFolder (): string {
+    const real = realPathOf(this.collection.dir)
+    if (real === null || !isInside(this.#opts.repoRealDir, real) || isInside(this.#gitReal, real)) {
+      throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
+    }
+    return real
   }
 
   /**
@@ -310,7 +317,7 @@ export class CollectionIndex {
     this.checkId(id)
     const file = this.pathOf(id)
     if (file === null) throw new BadRequestError('Invalid entry id: it is not one of the collection\'s files', { field: 'id' })
-    const folderReal = this.#folderReal()
+    const folderReal = this.checkFolder()
     const real = realPathOf(file)
     if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     if (isInside(this.#gitReal, real)) throw new ForbiddenError('Path is inside .git')
@@ -529,20 +536,11 @@ export class CollectionIndex {
 
   /** The file of an id not (yet) indexed: the first candidate that exists, inside the folder. */
   #findFile (id: string): string | null {
-    const folderReal = this.#folderReal()
+    const folderReal = this.checkFolder()
     for (const file of candidateFiles(this.#layout, id)) {
       if (resolvesInside(folderReal, file) && statEntryFileNow(this.#opts.repoRealDir, file) !== null) return file
     }
     return null
-  }
-
-  /** The collection folder's real path; 400 when it (or a link on its way) leaves the repository. */
-  #folderReal (): string {
-    const real = realPathOf(this.collection.dir)
-    if (real === null || !isInside(this.#opts.repoRealDir, real) || isInside(this.#gitReal, real)) {
-      throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
-    }
-    return real
   }
 
   #rules (file: string): RowRules {

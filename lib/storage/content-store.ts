@@ -15,7 +15,6 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
-import { relativeSlashPath } from './safe-path.js'
 
 /**
  * What sits beside a collection index (the full-text search, lib/search/): told of every entry
@@ -76,15 +75,6 @@ export class ContentStore {
   get repoRealDir (): string {
     if (this.#repoRealDir === null) throw new Error('ContentStore not started')
     return this.#repoRealDir
-  }
-
-  /**
-   * A file's path in the repository, as git names it.
-   * @param file an absolute path inside the repository (an entry's `pathOf`)
-   * @returns the `/`-separated path relative to the work tree
-   */
-  repoPathOf (file: string): string {
-    return relativeSlashPath(this.#opts.repoDir, file)
   }
 
   /**
