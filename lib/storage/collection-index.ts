@@ -298,13 +298,11 @@ export class CollectionIndex {
    * @returns the revision the deletion produced
    */
   async recordDelete (id: string): Promise<number> {
-    const rev = this.lastRevision(id) + 1
-    this.#setRev(id, rev)
-    this.#lastSigs.set(id, null)
-    this.#opts.store.put(this.collection.name, [{ id, rev, sig: null, file: null, content: null, checkedAt: 0 }])
+    const deletion = this.#deleted(id)
+    this.#opts.store.put(this.collection.name, [deletion])
     if (this.#rows.delete(id)) this.#sorted = null
     this.#opts.onEntryChange?.(id, null)
-    return rev
+    return deletion.rev
   }
 
   /**
@@ -360,7 +358,7 @@ export class CollectionIndex {
         if (file === undefined) {
           this.#lastSigs.set(id, null)
           // A file deleted while the service was down: its deletion is a change too.
-          if (known.sig !== null) this.#deleted(id, changes)
+          if (known.sig !== null) changes.push(this.#deleted(id))
           continue
         }
         // Only a file with a reusable row is stat-ed here (a file read stats itself: a first start's second lstat each).
@@ -389,7 +387,7 @@ export class CollectionIndex {
       if (changes.length >= CHUNK) this.#opts.store.put(name, changes.splice(0))
     }
     // A stored file that vanished before its read: deleted too.
-    for (const [id] of toRead) if (!this.#rows.has(id) && this.#lastSigs.get(id) != null) this.#deleted(id, changes)
+    for (const [id] of toRead) if (!this.#rows.has(id) && this.#lastSigs.get(id) != null) changes.push(this.#deleted(id))
     this.#opts.store.put(name, changes)
     const watching = this.#opts.watching
     if (watching !== undefined && (!scannedListening || unwatched.length > 0)) {
@@ -397,12 +395,12 @@ export class CollectionIndex {
     }
   }
 
-  /** Records at load that a stored entry's file is gone (the change goes into `changes`). */
-  #deleted (id: string, changes: StoredEntry[]): void {
+  /** Counts an entry's deletion; gives the change to persist. */
+  #deleted (id: string): StoredEntry {
     const rev = this.lastRevision(id) + 1
     this.#setRev(id, rev)
     this.#lastSigs.set(id, null)
-    changes.push({ id, rev, sig: null, file: null, content: null, checkedAt: 0 })
+    return { id, rev, sig: null, file: null, content: null, checkedAt: 0 }
   }
 
   /** Once the watcher listens: marks rows checked before whose file changed since; a deep layout rescans. */

@@ -6,7 +6,7 @@
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
 import { watchFolders } from './folder-watch.js'
-import { isInside, resolvesIntoRepo } from './safe-path.js'
+import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { lstatSync, realpathSync } from 'node:fs'
 import { mediaTypeOf, type MediaRoot } from './media-roots.js'
 
@@ -357,9 +357,8 @@ export class MediaIndex {
   }
 
   #relative (file: string): string | null {
-    const rel = path.relative(this.#opts.repoDir, file)
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null
-    return rel.split(path.sep).join('/')
+    const rel = relativeSlashPath(this.#opts.repoDir, file)
+    return rel === '' || !isInside(this.#opts.repoDir, file) ? null : rel
   }
 }
 
