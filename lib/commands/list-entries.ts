@@ -8,6 +8,7 @@ import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
+import { paginate, type Pagination } from '../storage/media-index.js'
 import { toEntryView, withLocale, type EntryView } from './entry-view.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
 import { outdatedTranslations } from './outdated-translations.js'
@@ -46,16 +47,6 @@ export interface ListEntriesInput {
   repoDir?: string
 }
 
-/** Where a page sits in the whole list. */
-export interface Pagination {
-  page: number
-  pageSize: number
-  total: number
-  totalPages: number
-  hasPrev: boolean
-  hasNext: boolean
-}
-
 /** The spec's entries response. */
 export interface ListEntriesResult {
   collection: string
@@ -79,14 +70,14 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
     const draft = drafts.get(input.id)
     if (draft !== undefined) {
       if (draft.kind === 'delete') throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
-      return { collection: input.collection, entries: [await withTranslations(content, input.repoDir, index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
+      return { collection: input.collection, entries: [await withTranslations(input.repoDir, index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
     }
     const entry = await index.get(input.id)
     if (entry === null) throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
     if (entry.readError !== undefined) {
       throw new UnreadableEntryError('Stored entry cannot be read', { collection: input.collection, id: input.id, readError: entry.readError, revision: entry.revision })
     }
-    return { collection: input.collection, entries: [await withTranslations(content, input.repoDir, index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
+    return { collection: input.collection, entries: [await withTranslations(input.repoDir, index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
   }
 
   const query = parseQuery(input.q)
@@ -189,16 +180,11 @@ function checkLocale (collection: string, layout: LocaleLayout | null, locale: s
  * A single read answers which translations of the entry exist (`translations`, itself included)
  * and which of them are older than their source (`outdatedTranslations`).
  */
-async function withTranslations (content: ContentStore, repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
+async function withTranslations (repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
   const layout = index.collection.i18n
   if (layout === null || view.translationKey === undefined) return view
   const ids = new Set((await index.all()).map(row => row.id))
   view.translations = translationsOf(layout, view.translationKey, id => ids.has(id))
-  if (repoDir !== undefined) view.outdatedTranslations = await outdatedTranslations(content, repoDir, index, view.translations)
+  if (repoDir !== undefined) view.outdatedTranslations = await outdatedTranslations(repoDir, index, view.translations)
   return view
-}
-
-function paginate (page: number, pageSize: number, total: number): Pagination {
-  const totalPages = Math.max(1, Math.ceil(total / pageSize))
-  return { page, pageSize, total, totalPages, hasPrev: page > 1, hasNext: page < totalPages }
 }

@@ -4,22 +4,22 @@
  * on the site's branch (HEAD): a save not yet committed and an editor's draft count once they are
  * published into a commit; a file no commit touched is never outdated and outdates nothing.
  */
-import type { ContentStore } from '../storage/content-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import { isAncestor, lastCommitsOf } from '../storage/last-commits.js'
+import { isAncestor, lastCommitsOf } from '../storage/git-search.js'
+import { relativeSlashPath } from '../storage/safe-path.js'
 
 /**
  * The locales whose translation (of `translations`, locale -> id of each that exists) is older
  * than the source, in the layout's order; none without a source.
  */
-export async function outdatedTranslations (content: ContentStore, repoDir: string, index: CollectionIndex, translations: Record<string, string>): Promise<string[]> {
+export async function outdatedTranslations (repoDir: string, index: CollectionIndex, translations: Record<string, string>): Promise<string[]> {
   const sourceLocale = index.collection.i18n?.locales[0]
   const sourceId = sourceLocale === undefined ? undefined : translations[sourceLocale]
   if (sourceId === undefined) return []
   const paths = new Map<string, string>()
   for (const [locale, id] of Object.entries(translations)) {
     const file = index.pathOf(id)
-    if (file !== null) paths.set(locale, content.repoPathOf(file))
+    if (file !== null) paths.set(locale, relativeSlashPath(repoDir, file))
   }
   const source = paths.get(sourceLocale!)
   if (source === undefined) return []
