@@ -30,11 +30,15 @@ export function spawnGitInWorkTree (cwd: string, args: readonly string[]): Child
   return child
 }
 
+/** Output a one-shot command may give (a list of 100,000 paths is about 6 MB); git is killed beyond it. */
+const OUTPUT_MAX_CHARS = 64 * 1024 * 1024
+
 /**
  * Runs one git command in a folder to its end.
  * @param cwd the folder git runs in
  * @param args git's arguments
- * @param timeoutMs git is killed after this long (its exit code is then null); default: never
+ * @param timeoutMs git is killed after this long (its exit code is then null); default: never.
+ *   Git is also killed when its output passes 64 MB.
  * @returns its exit code (negative when git could not start), standard output and error
  */
 export async function runGit (cwd: string, args: readonly string[], timeoutMs?: number): Promise<{ code: number | null, stdout: string, stderr: string }> {
@@ -42,8 +46,11 @@ export async function runGit (cwd: string, args: readonly string[], timeoutMs?: 
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill(), timeoutMs)
   let stdout = ''
   let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+    if (stdout.length > OUTPUT_MAX_CHARS) child.kill()
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { if (stderr.length < OUTPUT_MAX_CHARS) stderr += chunk })
   const code = await new Promise<number | null>(resolve => child.on('close', resolve))
   clearTimeout(timer)
   return { code, stdout, stderr }
