@@ -15,7 +15,7 @@ import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { sanitizeRendered } from './render.js'
 import { blockStyle, treeContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
-import { bodyParser, definitionsFor } from './parse-body.js'
+import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
 import { sourceTokens } from './source-units.js'
 import { inlineTokens, visibleTokens, sameKeys } from './inline-tokens.js'
@@ -63,7 +63,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const incoming = sanitizeInlineHtml(opts.html)
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   const host = inlineHost(block.node)
-  const definitions = definitionsFor(document.definitions, body.slice(block.start, block.end))
+  const definitions = definitionsNamedIn(body.slice(block.start, block.end), document.definitions)
   const source = host === null ? null : sourceTokens(host.children, body, definitions)
   const incomingTokens = visibleTokens(inlineTokens(incoming)[0] ?? [])
   if (block.node.type === 'code') {

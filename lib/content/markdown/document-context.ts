@@ -2,7 +2,7 @@
  * What editing one block needs of the rest of its document: the definitions its references resolve
  * to, and the emphasis and strong markers the document uses (edits are written in its style).
  */
-import type { Root, RootContent, Definition, Nodes } from 'mdast'
+import type { Root, Definition, FootnoteDefinition, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
 
 /** The document's first emphasis and strong markers (undefined when it has none). */
@@ -14,7 +14,7 @@ export interface DocumentMarkers {
 /** The document around a block. */
 export interface DocumentContext {
   /** The top-level link and footnote definitions, in document order (to render a block alone). */
-  definitions: RootContent[]
+  definitions: Array<Definition | FootnoteDefinition>
   /** Every link definition, at any depth, in document order. */
   linkDefinitions: Definition[]
   /** The document's first markers; computed on first call (a walk of the whole tree). */

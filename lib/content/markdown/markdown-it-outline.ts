@@ -1,15 +1,14 @@
 /**
  * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, which it reads ~15x faster
  * than micromark (~5 ms of CPU per KB). A run of top-level blocks with no blank line between them is
- * parsed by micromark (micromark-runs.ts) when it holds a construct remark-gfm reads otherwise, so
+ * parsed by micromark (parse-body.ts's parseRuns) when it holds a construct remark-gfm reads otherwise, so
  * the outline is a whole micromark parse's (markdown-it-outline.test.ts compares them).
  */
 import MarkdownIt from 'markdown-it'
 import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
-import { parseInRegions, textParser, normalizeLabel, type BodyParser } from './parse-body.js'
-import { parseRuns } from './micromark-runs.js'
+import { parseInRegions, parseRuns, textParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
 import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-list.js'
 import type { DocumentMarkers } from './document-context.js'

@@ -13,8 +13,7 @@ import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
 import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
 import { applyTextMarks, UnmappableEditError, keyOf, reading, readBack, blockChars, type TextMark } from './text-marks.js'
-import { regionParser } from './region-parse.js'
-import { outlineAfterEdit, type BodyOutline } from './body-outline.js'
+import { outlineAfterEdit, regionParser, type BodyOutline } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 
 export type { TextMark }
