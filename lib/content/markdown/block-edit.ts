@@ -2,22 +2,19 @@
  * `applyBlockEdit`: one edited block's inline HTML back into the Markdown body, touching nothing
  * outside the block's source range.
  */
-import { unified } from 'unified'
 import { toHtml } from 'hast-util-to-html'
-import remarkRehype from 'remark-rehype'
 import { visit } from 'unist-util-visit'
-import type { Root as HastRoot, Element } from 'hast'
+import type { Root as HastRoot } from 'hast'
 import type { Root, RootContent, Heading, PhrasingContent } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { parseSourceHint, sourceHash, type SourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
-import { sanitizeRendered } from './render.js'
 import { blockStyle, treeContext } from './document-context.js'
 import { inlineToMarkdown } from './inline-to-markdown.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
-import { sourceTokens } from './source-units.js'
+import { sourceTokens, renderBlock } from './source-units.js'
 import { inlineTokens, visibleTokens, sameKeys } from './inline-tokens.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
@@ -152,17 +149,7 @@ function hasElement (root: HastRoot, tagName: string): boolean {
 /** The block's content as the browser has it: the block alone rendered and sanitized as renderMarkdown does. */
 function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
   const node = block.node
-  const wrapped: RootContent = node.type === 'listItem'
-    ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] }
-    : node
-  const processor = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' })
-  const hast = processor.runSync({ type: 'root', children: [wrapped, ...definitions] }) as HastRoot
-  const first = hast.children.find((c): c is Element => c.type === 'element')
-  const element = first !== undefined && node.type === 'listItem'
-    ? first.children.find((c): c is Element => c.type === 'element')
-    : first
-  const clean = sanitizeRendered(toHtml({ type: 'root', children: element?.children ?? [] }, { allowDangerousHtml: true }))
-  return sanitizeInlineHtml(toHtml(clean))
+  return renderBlock(node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] } : node, definitions)
 }
 
 /** Two sanitized fragments render the same (whitespace collapses in HTML). */

@@ -63,11 +63,10 @@ export function outlineAfterEdit (outline: BodyOutline, before: string, after: s
     if (hint === null || hint.start < top.end) continue
     blocks.push({ ...block, src: `${hint.start + delta}:${hint.end + delta}:${hint.hash}` })
   }
-  const regionMarkers = firstMarkers(region, after, {})
   return {
     tops: outline.tops.map((t, i) => i === index ? { ...t, end: t.end + delta } : { ...t, start: moved(t.start), end: moved(t.end) }),
     labels: outline.labels.map(l => ({ ...l, start: moved(l.start) })),
-    markers: { emphasis: outline.markers.emphasis ?? regionMarkers.emphasis, strong: outline.markers.strong ?? regionMarkers.strong },
+    markers: firstMarkers(region, after, { ...outline.markers }),
     blocks
   }
 }

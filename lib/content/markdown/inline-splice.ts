@@ -9,7 +9,7 @@ import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
 import type { Definition, FootnoteDefinition } from 'mdast'
 import { inlineTokens, visibleTokens, sameKeys, TAG, type InlineToken } from './inline-tokens.js'
-import { renderInline, type SourceToken } from './source-units.js'
+import { renderBlock, type SourceToken } from './source-units.js'
 import { definitionsNamedIn, type BodyParser } from './parse-body.js'
 
 /** What a splice needs. */
@@ -284,5 +284,5 @@ function verify (input: SpliceInput, content: string, incoming: InlineToken[]): 
   if (first?.type !== 'paragraph') return false
   if ((first.position?.end.offset ?? 0) < text.trimEnd().length) return false
   if (rest.some(node => node.type !== 'definition' && node.type !== 'footnoteDefinition')) return false
-  return sameKeys(visibleTokens(inlineTokens(renderInline(first.children, rest))[0] ?? []), incoming)
+  return sameKeys(visibleTokens(inlineTokens(renderBlock(first, rest))[0] ?? []), incoming)
 }

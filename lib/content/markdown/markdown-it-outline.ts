@@ -287,7 +287,7 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parse: BodyPa
       outline.tops.push(...part.tops)
       outline.labels.push(...part.labels)
       outline.blocks.push(...part.blocks)
-      addMarkers(outline.markers, part.markers)
+      outline.markers = { ...part.markers, ...outline.markers }
       continue
     }
     for (const item of chunk.items) {
@@ -361,11 +361,6 @@ function labelsOf (node: ItNode, out: DefinitionLabel[]): void {
     out.push({ identifier: node.identifier ?? '', line: `[${node.label ?? ''}]: #`, start: node.start })
   }
   for (const child of node.children) labelsOf(child, out)
-}
-
-function addMarkers (found: DocumentMarkers, more: DocumentMarkers): void {
-  if (found.emphasis === undefined && more.emphasis !== undefined) found.emphasis = more.emphasis
-  if (found.strong === undefined && more.strong !== undefined) found.strong = more.strong
 }
 
 function markersOf (node: ItNode, found: DocumentMarkers): void {
