@@ -4,11 +4,10 @@
  * definitions it names written after it; when it does not parse alone into one node of its kind
  * and extent (the edit changed the document's structure), the whole body is parsed instead.
  */
-import type { Root, RootContent } from 'mdast'
+import type { Root, RootContent, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
 import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
 import { sourceBlocks, type SourceBlock } from './block-list.js'
-import { firstMarkers, type DocumentMarkers } from './document-context.js'
 import { parseSourceHint } from './source-hint.js'
 
 /** A top-level node's kind and source range. */
@@ -16,6 +15,12 @@ export interface TopNode { type: string, start: number, end: number }
 
 /** A link or footnote definition: its normalized label and a one-line definition of that label. */
 export interface DefinitionLabel { identifier: string, line: string, start: number }
+
+/** The document's first emphasis and strong markers (undefined when it has none). */
+export interface DocumentMarkers {
+  emphasis?: '*' | '_'
+  strong?: '*' | '_'
+}
 
 /** One body's outline. */
 export interface BodyOutline {
@@ -39,6 +44,23 @@ export function outlineOf (tree: Root, body: string): BodyOutline {
     markers: firstMarkers(tree, body, {}),
     blocks: sourceBlocks(tree, body)
   }
+}
+
+/**
+ * Adds the first emphasis and strong markers of a tree to those already found.
+ * @param tree the tree, positions in body offsets
+ * @param body the body
+ * @param found the markers found so far (kept)
+ * @returns `found`, completed
+ */
+export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers): DocumentMarkers {
+  visit(tree, (node) => {
+    const offset = node.position?.start.offset
+    if (offset === undefined) return
+    if (node.type === 'emphasis') found.emphasis ??= body[offset] === '_' ? '_' : '*'
+    if (node.type === 'strong') found.strong ??= body[offset] === '_' ? '_' : '*'
+  })
+  return found
 }
 
 /**

@@ -11,7 +11,7 @@ import { visit } from 'unist-util-visit'
 import { parseInRegions, parseRuns, textParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
 import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-list.js'
-import type { DocumentMarkers } from './document-context.js'
+import type { DocumentMarkers } from './body-outline.js'
 import { formatSourceHint } from './source-hint.js'
 
 /**
