@@ -78,7 +78,7 @@ export function outlineAfterEdit (outline: BodyOutline, before: string, after: s
   if (top === undefined) throw new Error('no such top-level node')
   const delta = after.length - before.length
   const moved = (offset: number): number => offset >= top.end ? offset + delta : offset
-  const blocks: SourceBlock[] = outline.blocks.filter(b => blockStart(b) < top.start)
+  const blocks: SourceBlock[] = outline.blocks.filter(b => (parseSourceHint(b.src)?.start ?? 0) < top.start)
   blocks.push(...sourceBlocks(region, after))
   for (const block of outline.blocks) {
     const hint = parseSourceHint(block.src)
@@ -91,10 +91,6 @@ export function outlineAfterEdit (outline: BodyOutline, before: string, after: s
     markers: firstMarkers(region, after, { ...outline.markers }),
     blocks
   }
-}
-
-function blockStart (block: SourceBlock): number {
-  return parseSourceHint(block.src)?.start ?? 0
 }
 
 /** Every link and footnote definition of the tree, as a one-line definition of its label. */
