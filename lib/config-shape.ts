@@ -22,16 +22,9 @@ export function configShapeCheck (): ConfigShapeCheck {
   return check
 }
 
-/**
- * The generated validator when the digest it records is the current one, else the schema compiled now.
- */
+/** The generated validator when the digest it records is the current one, else the schema compiled now. */
 export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
   return generatedDigest === configSchemaDigest(ajvVersion())
     ? validateConfigSchema as ConfigShapeCheck
     : new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
-}
-
-/** Whether the generated validator is used (it matches the schema and options); for tests. */
-export function configShapeIsGenerated (): boolean {
-  return CONFIG_SCHEMA_DIGEST === configSchemaDigest(ajvVersion())
 }
