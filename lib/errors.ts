@@ -143,20 +143,12 @@ export class ConfigError extends Error {
   }
 }
 
-/** A reason the service refuses to start (not a repository, a second instance, a weak secret). */
+/** A reason the service refuses to start, or `init` writes nothing (not a repository, a weak secret, a config there). */
 export class StartupError extends Error {
   readonly code = 'startup_refused'
   constructor (message: string) {
     super(message)
     this.name = 'StartupError'
-  }
-}
-
-/** A reason `git cms init` writes nothing (not a repository, a config already there without --force). */
-export class InitRefusedError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'InitRefusedError'
   }
 }
 
