@@ -3,29 +3,22 @@
  * temporary directory, made a git repository with one commit.
  */
 import { execFile } from 'node:child_process'
-import { access, cp, mkdtemp, rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { gitEnv } from '../storage/git-process.js'
 
 const run = promisify(execFile)
 
-/**
- * The package's `fixtures-repo/` directory. The module runs from `lib/demo/` (tests) or
- * `dist/lib/demo/` (the build), so the package root is the nearest directory with a package.json.
- */
+/** The package's `fixtures-repo/`, from `lib/demo/` (tests) or `dist/lib/demo/` (the build). */
 export async function fixturesRepoDir (): Promise<string> {
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    try {
-      await access(path.join(dir, 'package.json'))
-      return path.join(dir, 'fixtures-repo')
-    } catch {}
-    const parent = path.dirname(dir)
-    if (parent === dir) throw new Error('cannot find the git-cms package directory (no package.json above lib/demo)')
-    dir = parent
-  }
+  const candidates = ['../../fixtures-repo/', '../../../fixtures-repo/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
+  const found = candidates.find(dir => existsSync(path.join(dir, 'cms.config.yaml')))
+  if (found === undefined) throw new Error('cannot find the git-cms package\'s fixtures-repo/ (above lib/demo)')
+  return found
 }
 
 /**
@@ -35,13 +28,15 @@ export async function fixturesRepoDir (): Promise<string> {
 export async function createDemoRepo (): Promise<string> {
   const source = await fixturesRepoDir()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-demo-'))
+  // Without git's own variables: started as `git cms demo`, they could point at another repository.
+  const git = async (...args: string[]): Promise<void> => { await run('git', args, { cwd: dir, env: gitEnv() }) }
   try {
     await cp(source, dir, { recursive: true })
-    await git(dir, 'init', '-q', '-b', 'main')
-    await git(dir, 'config', 'user.name', 'git-cms demo')
-    await git(dir, 'config', 'user.email', 'demo@git-cms.invalid')
-    await git(dir, 'add', '-A')
-    await git(dir, '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site')
+    await git('init', '-q', '-b', 'main')
+    await git('config', 'user.name', 'git-cms demo')
+    await git('config', 'user.email', 'demo@git-cms.invalid')
+    await git('add', '-A')
+    await git('-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site')
     return dir
   } catch (err) {
     await removeDemoRepo(dir)
@@ -52,11 +47,4 @@ export async function createDemoRepo (): Promise<string> {
 /** Deletes a demo repository. */
 export async function removeDemoRepo (dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true })
-}
-
-async function git (cwd: string, ...args: string[]): Promise<void> {
-  // When started as `git cms demo`, git's own variables could point these commands at another repository.
-  const env = { ...process.env }
-  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR']) delete env[name]
-  await run('git', args, { cwd, env })
 }
