@@ -131,7 +131,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     auth = await createAuth({ config, runtime, stateDir, log })
     const locks = new KeyedLock()
     const webhook = new RebuildWebhook({ config, stateDir, log })
-    const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
+    const deployment = new DeploymentStatus({ gitDir, config, stateDir })
     // Every refs/cms commit is signed; a fetched one is adopted only when signed by this site.
     const signer = new RecordSigner(runtime.sessionSecret)
     const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal'), signer })

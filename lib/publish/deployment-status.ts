@@ -14,9 +14,8 @@ export type DeploymentReport =
   | { configured: false, state: 'unknown' }
   | { configured: true, target: string, state: 'live' | 'pending' | 'unknown', commit?: string, publishedCommit?: string, checkedAt: number }
 
-/** Where the repository, its state and the status URL are. */
+/** Where the repository's git data, its state and the status URL are. */
 export interface DeploymentStatusOptions {
-  repoDir: string
   gitDir: string
   config: Config
   stateDir: string
