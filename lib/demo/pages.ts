@@ -3,9 +3,10 @@
  * the not-found page. Pure functions of entry data; every value from content is escaped here, and
  * each editable value carries `data-cms="<collection>/<id>#<field.path>"` for the inline editor.
  */
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { isPlainObject } from '../content/data-diff.js'
 import { escapeHtml, safeHref, textOf } from './html.js'
-import { SITE_CSS } from './styles.js'
 
 /** One entry as the pages use it. */
 export interface SiteEntry {
@@ -23,6 +24,13 @@ export interface SiteChrome {
 }
 
 const DEFAULT_TITLE = 'Example site'
+
+/** The stylesheet every page inlines: `site.css` beside this file, or its build (`dist/lib/demo/` -> `dist/browser/`). */
+const SITE_CSS = (() => {
+  const file = ['./site.css', '../../browser/demo-site.css'].map(rel => fileURLToPath(new URL(rel, import.meta.url))).find(f => existsSync(f))
+  if (file === undefined) throw new Error('the demo site\'s stylesheet is missing (run npm run build)')
+  return readFileSync(file, 'utf8')
+})()
 
 /** The `data-cms` attribute binding an element to a field. */
 export function bind (entry: SiteEntry, field: string): string {
