@@ -8,6 +8,7 @@ import type { Cms, OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
 import { requireGitVersion } from './git-version.js'
+import { readRuntimeSettings } from './runtime.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
 export interface CliStreams {
@@ -87,7 +88,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     let password: string | null = null
     if (demo !== null) {
       demoRepo = await demo.createDemoRepo()
-      const given = firstSet(env.CMS_EDIT_PASSWORD, env.EDIT_PASSWORD)
+      const given = readRuntimeSettings(env).password
       // A password the user chose is never echoed; a generated one must be, or nobody could sign in.
       password = given === null ? randomBytes(12).toString('base64url') : null
       opened = await openCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
@@ -246,11 +247,6 @@ async function untilSignal (running: RunningServer, streams: CliStreams): Promis
     process.on('SIGTERM', onSignal)
     process.on('SIGINT', onSignal)
   })
-}
-
-function firstSet (...values: Array<string | undefined>): string | null {
-  for (const v of values) if (v !== undefined && v !== '') return v
-  return null
 }
 
 /** An error as one line: start-up refusals are printed without a stack. */
