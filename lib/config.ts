@@ -109,14 +109,7 @@ export interface ConfigInput {
 export type UploadType = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif' | 'pdf'
 
 /** The validated config with defaults filled in. */
-export interface Config {
-  apiBasePath: string
-  mountPath: string
-  enableAdmin: boolean
-  enableInlineEditor: boolean
-  contentDir: string
-  uploadsDir: string
-  uploadsUrl: string
+export interface Config extends Required<Pick<ConfigInput, 'apiBasePath' | 'mountPath' | 'enableAdmin' | 'enableInlineEditor' | 'contentDir' | 'uploadsDir' | 'uploadsUrl'>> {
   uploads: { maxBytes: number, types: UploadType[] }
   collections: Record<string, CollectionDefinition>
   delivery: ConfigInput['delivery'] & object

@@ -7,8 +7,7 @@ import type { Middleware } from 'koa'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { ENTRY_ID } from '../storage/names.js'
-import { renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
-import { escapeHtml } from './html.js'
+import { escapeHtml, renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
 
 /** The collections the example site reads (those of fixtures-repo/cms.config.yaml). */
 const POSTS = 'posts'

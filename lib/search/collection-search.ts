@@ -1,7 +1,6 @@
 /**
- * The full-text search of one collection: a SearchDb kept in step with the collection index. On
- * first use it reindexes entries whose signature changed (rebuilding a doubtful database); then the
- * changes the index reports are indexed together before the next search.
+ * The full-text search of one collection: a SearchDb kept in step with the collection index, which
+ * reindexes at its first open the entries whose signature changed, then the reported changes in batches.
  */
 import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -42,10 +41,7 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-  /**
-   * The search of a collection index (which calls `onEntryChange`).
-   * @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory)
-   */
+  /** @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory) */
   constructor (index: CollectionIndex, opts: { stateDir?: string | null } = {}) {
     this.#index = index
     this.#stateDir = opts.stateDir ?? null
@@ -70,18 +66,12 @@ export class CollectionSearch {
     })
   }
 
-  /**
-   * Starts opening the index in the background (a failure is reported to the next search).
-   * @returns resolves when the open settled; never rejects
-   */
+  /** Opens the index in the background; never rejects (a failure is reported to the next search). */
   async start (): Promise<void> {
     if (!this.#closed) await this.#open().then(() => {}, () => {})
   }
 
-  /**
-   * Waits until the index is open and holds every change reported so far.
-   * @returns resolves when ready
-   */
+  /** Waits until the index is open and holds every change reported so far. */
   async ready (): Promise<void> {
     await this.use(() => {})
   }
@@ -186,10 +176,7 @@ export class CollectionSearch {
     }
   }
 
-  /**
-   * Indexes the recorded changes in one transaction. If that fails, the changes are not in the
-   * database: it is dropped (to be built again from the files) and the error thrown.
-   */
+  /** Indexes the recorded changes in one transaction; when that fails, drops the database and throws. */
   #drain (db: SearchDb): void {
     if (this.#changes.size === 0) return
     const changes = this.#changes
