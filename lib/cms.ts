@@ -14,7 +14,7 @@ import { checkCollectionSchemas, loadConfigShape, type ConfigInput, type Config 
 import { readRuntimeSettings } from './runtime.js'
 import { createBlockOutlineCache } from './commands/block-outlines.js'
 import { ContentStore } from './storage/content-store.js'
-import { SiteSearch } from './search/site-search.js'
+import { SiteSearch } from './search/collection-search.js'
 import { createAuth } from './auth/create-auth.js'
 import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
 import { StartupError } from './errors.js'

@@ -16,7 +16,7 @@ import type { SortDirection } from './sort-keys.js'
 import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
 import { parseQuery, type SearchQuery } from '../search/search-query.js'
 import { searchAllEntries, searchEntries } from '../search/search-entries.js'
-import type { SiteSearch } from '../search/site-search.js'
+import type { SiteSearch } from '../search/collection-search.js'
 import { snippetOf } from '../search/snippet.js'
 
 /** Page size of a list that asks for none. */

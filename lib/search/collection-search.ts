@@ -1,12 +1,15 @@
 /**
  * The full-text search of one collection: a SearchDb kept in step with the collection index, which
- * reindexes at its first open the entries whose signature changed, then the reported changes in batches.
+ * reindexes at its first open the entries whose signature changed, then the reported changes in
+ * batches. SiteSearch makes one beside each collection index: the content store calls its
+ * `companion` (storage knows only the IndexCompanion shape), and list commands find a search there.
  */
 import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
+import type { IndexCompanion } from '../storage/content-store.js'
 import { RACY_MS } from '../storage/file-signature.js'
 import { entryText } from './entry-text.js'
 import { isDamaged, SearchDb } from './search-db.js'
@@ -204,5 +207,30 @@ export class CollectionSearch {
     this.#db = null
     this.#opening = null
     this.#changes = new Map()
+  }
+}
+
+/** Owns the search of every collection index of one service instance. */
+export class SiteSearch {
+  readonly #stateDir: string
+  readonly #byIndex = new WeakMap<CollectionIndex, CollectionSearch>()
+
+  /** @param opts `stateDir`: the state folder (`.git/cms`) the databases go under */
+  constructor (opts: { stateDir: string }) {
+    this.#stateDir = opts.stateDir
+  }
+
+  /** Makes the search of a new collection index (the content store's `companion` option). */
+  readonly companion = (index: CollectionIndex): IndexCompanion => {
+    const search = new CollectionSearch(index, { stateDir: this.#stateDir })
+    this.#byIndex.set(index, search)
+    return search
+  }
+
+  /** The search of a collection index; throws when the index was made without one. */
+  of (index: CollectionIndex): CollectionSearch {
+    const search = this.#byIndex.get(index)
+    if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
+    return search
   }
 }

@@ -5,8 +5,7 @@
  */
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import type { CollectionSearch } from './collection-search.js'
-import type { SiteSearch } from './site-search.js'
+import type { CollectionSearch, SiteSearch } from './collection-search.js'
 import { entryText, tierOf } from './entry-text.js'
 import type { SearchQuery } from './search-query.js'
 

@@ -25,9 +25,7 @@ export function forEachTerm (text: string, each: (term: string) => void): void {
 
 /** The terms of a text, in order. */
 export function termsOf (text: string): string[] {
-  const terms: string[] = []
-  forEachTerm(text, t => { terms.push(t) })
-  return terms
+  return Array.from(foldText(text).matchAll(WORD), ([word]) => word.slice(0, MAX_TERM_LENGTH))
 }
 
 /** Where each word of a text is, lazily (a snippet stops at its excerpt's end): [start, end) and term. */
