@@ -78,7 +78,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   const gitChecked = requireGitVersion()
   gitChecked.catch(() => {})
   const [{ openCms }, { startServer }, demo] = await Promise.all([
-    import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
+    import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? import('./demo/site.js') : null
   ])
   let demoRepo: string | null = null
   let running: RunningServer
@@ -133,11 +133,6 @@ async function runInit (invocation: Invocation, streams: CliStreams): Promise<nu
     streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
     return EXIT_REFUSED
   }
-}
-
-async function loadDemo (): Promise<typeof import('./demo/demo-repo.js') & typeof import('./demo/site.js')> {
-  const [repo, site] = await Promise.all([import('./demo/demo-repo.js'), import('./demo/site.js')])
-  return { ...repo, ...site }
 }
 
 function parseInvocation (argv: string[]): Invocation {
