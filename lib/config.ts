@@ -7,11 +7,13 @@ import { SchemaCompiler, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { createRequire } from 'node:module'
 import { type ErrorObject } from 'ajv'
-import { configShapeCheck } from './config-shape.js'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { NAME_PATTERN } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, NAME_PATTERN, configSchema, configSchemaDigest } from './config-schema.js'
+import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
+import { ajvVersion } from './content/ajv-version.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
 import type { CollectionMetadata } from './content/command-schema-table.js'
@@ -121,6 +123,27 @@ export interface Config extends Required<Pick<ConfigInput, 'apiBasePath' | 'moun
   metrics: { enabled: boolean, token: string | null }
   /** The Studio's body preview (CONTRACT 16): the site's own stylesheets, as paths on the site. */
   preview: { stylesheets: readonly string[] }
+}
+
+/** An ajv validator of the config's shape: true when valid, its errors on `errors` otherwise. */
+export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
+let check: ConfigShapeCheck | null = null
+
+/**
+ * The config shape validator, made once per process: the one generated at build time when it was
+ * made from this schema and these options (ajv's compile cost 20-40 ms of every start), else compiled.
+ */
+export function configShapeCheck (): ConfigShapeCheck {
+  check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
+  return check
+}
+
+/** The generated validator when the digest it records is the current one, else the schema compiled now. */
+export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
+  return generatedDigest === configSchemaDigest(ajvVersion())
+    ? validateConfigSchema as ConfigShapeCheck
+    : new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
 }
 
 /** The config file names, of which a repository holds at most one. */

@@ -5,11 +5,10 @@ import path from 'node:path'
 import { Ajv } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
 import { CONFIG_AJV_OPTIONS } from '../../lib/config-schema.js'
-import { configShapeCheck, configShapeCheckFor, type ConfigShapeCheck } from '../../lib/config-shape.js'
 import { validateConfigSchema as generated } from '../../lib/config-shape.generated.js'
 
 const validateConfigSchema = generated as ConfigShapeCheck
-import { normalizeConfig } from '../../lib/config.js'
+import { configShapeCheck, configShapeCheckFor, normalizeConfig, type ConfigShapeCheck } from '../../lib/config.js'
 import { ConfigError } from '../../lib/errors.js'
 import { ROOT } from '../helpers/repo-root.js'
 
