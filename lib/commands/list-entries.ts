@@ -17,7 +17,7 @@ import { checkSortField, overlayPage, sortMatching, type DraftFilter, type Draft
 import { parseQuery, type SearchQuery } from '../search/search-query.js'
 import { searchAllEntries, searchEntries } from '../search/search-entries.js'
 import type { SiteSearch } from '../search/collection-search.js'
-import { snippetOf } from '../search/snippet.js'
+import { snippetOf } from '../search/entry-text.js'
 
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24
