@@ -7,8 +7,7 @@
  */
 import type { EntryData } from '../content/formats.js'
 import { isTitleKey, titlesOf } from '../content/entry-search.js'
-import { termsOf, wordsOf } from './tokenize.js'
-import { matchesWord, type SearchQuery } from './search-query.js'
+import { matchesWord, termsOf, wordsOf, type SearchQuery } from './tokenize.js'
 
 /** The part of a body that is indexed (and searched for a snippet), in characters. */
 export const MAX_BODY_CHARS = 32 * 1024
