@@ -71,11 +71,7 @@ export class DeploymentStatus {
   }
 
   async #published (): Promise<string | null> {
-    try {
-      const parsed = JSON.parse(await readFile(this.#file, 'utf8')) as { commit?: unknown }
-      return typeof parsed.commit === 'string' && SHA.test(parsed.commit) ? parsed.commit : null
-    } catch {
-      return null
-    }
+    const parsed = await readFile(this.#file, 'utf8').then(text => JSON.parse(text) as { commit?: unknown } | null).catch(() => null)
+    return typeof parsed?.commit === 'string' && SHA.test(parsed.commit) ? parsed.commit : null
   }
 }

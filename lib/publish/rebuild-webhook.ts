@@ -99,12 +99,7 @@ export class RebuildWebhook {
   }
 
   async #readReceipt (): Promise<Receipt | null> {
-    try {
-      const parsed = JSON.parse(await readFile(this.#receiptFile, 'utf8')) as Receipt
-      if (parsed.version !== 1 || typeof parsed.body !== 'string' || typeof parsed.url !== 'string') return null
-      return parsed
-    } catch {
-      return null
-    }
+    const parsed = await readFile(this.#receiptFile, 'utf8').then(text => JSON.parse(text) as Receipt | null).catch(() => null)
+    return parsed?.version === 1 && typeof parsed.body === 'string' && typeof parsed.url === 'string' ? parsed : null
   }
 }
