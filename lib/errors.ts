@@ -94,11 +94,7 @@ export class StaleSourceError extends CmsError {
 export class ConflictError extends errorKind(409, 'conflict') {}
 
 /** 413: the body or upload is larger than allowed. */
-export class PayloadTooLargeError extends CmsError {
-  constructor (message = 'Request body too large', details: ErrorDetails = {}) {
-    super(413, 'payload_too_large', message, details)
-  }
-}
+export class PayloadTooLargeError extends errorKind(413, 'payload_too_large') {}
 
 /** 415: the body is not of an accepted type. */
 export class UnsupportedMediaTypeError extends errorKind(415, 'unsupported_media_type') {}
