@@ -53,11 +53,7 @@ export class SchemaValidationError extends CmsError {
 }
 
 /** 401: no valid editor authentication. */
-export class UnauthorizedError extends CmsError {
-  constructor (message = 'Authentication required') {
-    super(401, 'unauthorized', message)
-  }
-}
+export class UnauthorizedError extends errorKind(401, 'unauthorized') {}
 
 /** 403: the request-forgery header is missing. The body is fixed by the spec. */
 export class MissingCsrfHeaderError extends CmsError {
