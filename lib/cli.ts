@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
-import type { Cms, OpenCms } from './cms.js'
+import type { OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
 import { requireGitVersion } from './git-version.js'
@@ -103,7 +103,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     const cms = opened.cms
     const site = await siteOf(opened, invocation)
     warnAboutSettings(opened.services, streams)
-    running = await listen(cms, invocation, startServer)
+    running = await startServer({ cms, host: invocation.host, port: invocation.port }).catch(async (err: unknown) => {
+      await cms.close().catch(() => {})
+      throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
+    })
     if (site !== null) running.server.on('upgrade', site)
     streams.stdout.write(`git-cms listening on ${running.url}\n`)
     if (invocation.proxy !== undefined || invocation.site !== undefined) streams.stdout.write(`site: ${running.url}/ (${invocation.proxy ?? invocation.site ?? ''})\n`)
@@ -177,15 +180,6 @@ function parsePort (value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got '${value}'`)
   return Number(value)
-}
-
-async function listen (cms: Cms, invocation: Invocation, start: typeof import('./server.js').startServer): Promise<RunningServer> {
-  try {
-    return await start({ cms, host: invocation.host, port: invocation.port })
-  } catch (err) {
-    await cms.close().catch(() => {})
-    throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
-  }
 }
 
 /**
