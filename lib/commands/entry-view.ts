@@ -2,7 +2,7 @@
 import type { ValidationIssue } from '../errors.js'
 import type { EntryData } from '../content/formats.js'
 import type { IndexedEntry } from '../storage/collection-index.js'
-import type { Snippet } from '../search/snippet.js'
+import type { Snippet } from '../search/entry-text.js'
 import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
 
 /** An entry as the API returns it. */

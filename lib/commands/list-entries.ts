@@ -15,10 +15,10 @@ import { outdatedTranslations } from './outdated-translations.js'
 import { sortRows, type SortedRowsCache } from './sorted-rows.js'
 import type { SortDirection } from './sort-keys.js'
 import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
-import { parseQuery, type SearchQuery } from '../search/search-query.js'
+import { parseQuery, type SearchQuery } from '../search/tokenize.js'
 import { searchAllEntries, searchEntries } from '../search/search-entries.js'
-import type { SiteSearch } from '../search/site-search.js'
-import { snippetOf } from '../search/snippet.js'
+import type { SiteSearch } from '../search/collection-search.js'
+import { snippetOf } from '../search/entry-text.js'
 
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24

@@ -30,7 +30,7 @@ export function apiMiddleware (services: Services): Middleware {
   const guarded = compose<Parameters<Middleware>[0]>([
     async (ctx, next) => {
       const identity = await services.auth.identify(ctx)
-      if (identity === null) throw new UnauthorizedError()
+      if (identity === null) throw new UnauthorizedError('Authentication required')
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.get('x-cms-request') !== '1') throw new MissingCsrfHeaderError()
       ctx.state.identity = identity
       await next()
