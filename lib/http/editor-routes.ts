@@ -19,13 +19,13 @@ export function editorRoutes (router: Router, services: Services): void {
     const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
       import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
     ])
-    return { validators: schemas.createCommandValidators(), mutate, readHistory, restoreHistory, previewMarkdown }
+    return { validators: schemas.commandValidators, mutate, readHistory, restoreHistory, previewMarkdown }
   })
   const publishing = loadOnFirstUse(async () => {
     const [schemas, { draftStatus, discardDrafts }, { publish }] = await Promise.all([
       import('../commands/command-schemas.js'), import('../commands/drafts.js'), import('../commands/publish.js')
     ])
-    return { validators: schemas.createCommandValidators(), draftStatus, discardDrafts, publish }
+    return { validators: schemas.commandValidators, draftStatus, discardDrafts, publish }
   })
   const search = loadOnFirstUse(async () => await import('../commands/search-everywhere.js'))
 
