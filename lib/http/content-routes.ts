@@ -7,7 +7,7 @@ import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { renderField, createRenderCache } from '../commands/render-field.js'
 import { listBlocks } from '../commands/list-blocks.js'
 import { queryEntry, queryString, queryPositiveInt, queryEnum, queryFieldName } from './query.js'
-import { SortedRowsCache } from '../commands/sorted-rows.js'
+import { SortedRowsCache } from '../commands/list-order.js'
 import { identityOf } from './guards.js'
 
 /** Registers the read routes on the (authenticated) API router. */
