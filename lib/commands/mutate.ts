@@ -38,6 +38,5 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
  */
 export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true } & CommandResult> {
   const handler = HANDLERS[cmd.type] as Handler<CommandType>
-  const { revision, src, block } = await handler(ctx, cmd as never)
-  return { ok: true, revision, ...(src !== undefined ? { src } : {}), ...(block !== undefined ? { block } : {}) }
+  return { ok: true, ...await handler(ctx, cmd as never) }
 }
