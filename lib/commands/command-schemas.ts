@@ -9,6 +9,17 @@ import { commandValidator, firstCommandError } from '../content/command-validato
 
 export type * from '../content/command-schema-table.js'
 
+/**
+ * What a mutate command answers: the revision, and for md_block and md_edit the block's
+ * `data-cms-src` in the body as saved (when it could be told exactly); md_edit adds the block's
+ * hint and plain text.
+ */
+export interface MutateResult {
+  revision: number
+  src?: string
+  block?: { src: string, text: string }
+}
+
 const mutateTypes = Object.keys(commandSchemas).filter(name => name !== 'restore' && name !== 'publish')
 
 /**

@@ -8,18 +8,11 @@ import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, 
 import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
 import { isMarkdownFormat } from '../content/formats.js'
-import type { MdBlockCommand } from './command-schemas.js'
+import type { MdBlockCommand, MutateResult } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import type { BlockEditReply } from './bounded-render.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
-
-/** md_block's result: the draft's revision and the saved block's hint in the draft body. */
-export interface MarkdownBlockResult {
-  revision: number
-  /** The block's `data-cms-src` in the body as saved, when it could be told exactly. */
-  src?: string
-}
 
 /** What a block edit computed: the new body and the block's range in it. */
 export interface BodyEdit {
@@ -46,7 +39,7 @@ export interface BlockTarget {
  * @returns the draft's revision and the block's new hint (so a page can edit it again without
  * rendering the body afresh)
  */
-export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
+export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MutateResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
   // The edit parses the whole body (~5 ms of CPU per KB): it is computed in a render thread for the

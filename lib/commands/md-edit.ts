@@ -5,19 +5,11 @@
  * publish work as for md_block; an edit that cannot be placed exactly is a 422 with the reason.
  */
 import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
-import type { MdEditCommand } from './command-schemas.js'
+import type { MdEditCommand, MutateResult } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { editMarkdownBlock, OffLoopWanted, retryOffLoop } from './markdown-block.js'
-import { assertBlockEditableLength } from './list-blocks.js'
-import { bodyOutline, outlineKey } from './block-outlines.js'
+import { assertBlockEditableLength, bodyOutline, outlineKey } from './markdown-body.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-
-/** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
-export interface MarkdownEditResult {
-  revision: number
-  src?: string
-  block?: { src: string, text: string }
-}
 
 /**
  * Runs md_edit.
@@ -25,7 +17,7 @@ export interface MarkdownEditResult {
  * @param cmd the validated command
  * @returns the draft's revision and the block's new hint and text
  */
-export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MarkdownEditResult> {
+export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MutateResult> {
   if (cmd.field !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { field: 'field', value: cmd.field })
   for (const mark of cmd.marks ?? []) {
     if (mark.end <= mark.start || mark.end > cmd.after.length) throw new BadRequestError('Invalid command: a mark\'s range must lie within after', { field: 'marks' })
