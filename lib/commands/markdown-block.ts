@@ -58,27 +58,16 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
     if (reply.refused === 'mismatch') throw new StaleSourceError(current)
     throw new BadRequestError(reply.message, { src: cmd.src })
   }
-  const { revision, src } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply))
+  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply)
   return { revision, ...(src !== undefined ? { src } : {}) }
 }
 
-/** Thrown from inside a change whose body needs work off the event loop first (`prepare`); the change then runs again. */
+/**
+ * Thrown from inside a change whose body needs work off the event loop first (`prepare`); the
+ * change then runs again, and a body that keeps changing under it is a 409.
+ */
 export class OffLoopWanted extends Error {
   constructor (readonly revision: number, readonly prepare: () => Promise<void>) { super('off-loop work wanted') }
-}
-
-/** Runs `edit`, again after each OffLoopWanted's work; a body that keeps changing under it is a 409. */
-export async function retryOffLoop<T> (edit: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await edit()
-    } catch (err) {
-      if (!(err instanceof OffLoopWanted)) throw err
-      // Other saves kept changing the body under this one: its source hint is stale.
-      if (attempt === 3) throw new StaleSourceError(err.revision)
-      await err.prepare()
-    }
-  }
 }
 
 /** Thrown from inside the change to leave storage alone: the edit changes nothing. */
@@ -100,38 +89,43 @@ export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext
   const { collection, id, def } = await requireEntry(ctx, target)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
-  let src: string | undefined
-  let edit: E | undefined
-  try {
-    const result = await changeEntry(ctx, {
-      collection,
-      id,
-      expectedRevision: target.expectedRevision,
-      action: 'save',
-      target: 'draft',
-      apply: (current) => {
-        if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
-        const body = typeof current.data.body === 'string' ? current.data.body : ''
-        if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
-        // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
-        const previous = current.draft?.markdown
-        const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
-        const checked = draftHint(draft, target.src)
-        edit = apply(body, checked, current.revision, def.format === 'mdx')
-        // A block sent back as it renders already is no edit: no draft is made or bumped.
-        if (!edit.changed) throw new UnchangedBlock(current.revision, checked, edit)
-        src = hintAfterEdit(body, edit.body, checked)
-        const oldEnd = edit.end - (edit.body.length - body.length)
-        return {
-          data: { ...current.data, body: edit.body },
-          markdown: recordMarkdownEdit(draft, edit.start, oldEnd, edit.body)
+  for (let attempt = 0; ; attempt++) {
+    let src: string | undefined
+    let edit: E | undefined
+    try {
+      const result = await changeEntry(ctx, {
+        collection,
+        id,
+        expectedRevision: target.expectedRevision,
+        action: 'save',
+        target: 'draft',
+        apply: (current) => {
+          if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
+          const body = typeof current.data.body === 'string' ? current.data.body : ''
+          if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
+          // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
+          const previous = current.draft?.markdown
+          const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
+          const checked = draftHint(draft, target.src)
+          edit = apply(body, checked, current.revision, def.format === 'mdx')
+          // A block sent back as it renders already is no edit: no draft is made or bumped.
+          if (!edit.changed) throw new UnchangedBlock(current.revision, checked, edit)
+          src = hintAfterEdit(body, edit.body, checked)
+          const oldEnd = edit.end - (edit.body.length - body.length)
+          return {
+            data: { ...current.data, body: edit.body },
+            markdown: recordMarkdownEdit(draft, edit.start, oldEnd, edit.body)
+          }
         }
-      }
-    })
-    return { revision: result.revision, ...(src !== undefined ? { src } : {}), ...(edit !== undefined ? { edit } : {}) }
-  } catch (err) {
-    if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src, edit: err.edit as E }
-    throw err
+      })
+      return { revision: result.revision, ...(src !== undefined ? { src } : {}), ...(edit !== undefined ? { edit } : {}) }
+    } catch (err) {
+      if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src, edit: err.edit as E }
+      if (!(err instanceof OffLoopWanted)) throw err
+      // Other saves kept changing the body under this one: its source hint is stale.
+      if (attempt === 3) throw new StaleSourceError(err.revision)
+      await err.prepare()
+    }
   }
 }
 

@@ -7,7 +7,7 @@
 import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
 import type { MdEditCommand, MutateResult } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
-import { editMarkdownBlock, OffLoopWanted, retryOffLoop } from './markdown-block.js'
+import { editMarkdownBlock, OffLoopWanted } from './markdown-block.js'
 import { assertBlockEditableLength, bodyOutline, outlineKey } from './markdown-body.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 
@@ -27,7 +27,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines
-  const { revision, src, edit } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
     const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
     // Not kept: parsed off the event loop, then the edit runs again.
@@ -42,7 +42,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
       if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
       throw err
     }
-  }))
+  })
   return {
     revision,
     ...(src !== undefined ? { src } : {}),
