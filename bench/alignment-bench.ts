@@ -1,6 +1,6 @@
 /**
  * Alignment in the browser (issue 29: a 20 KB body <= 20 ms): the in-place editor's own module
- * (aligned-page.ts, bundled by esbuild as the build does) pairs, in Chromium, a generator-like
+ * (aligned-edit.ts, bundled by esbuild as the build does) pairs, in Chromium, a generator-like
  * rendering of the body (markdown-it, as Eleventy's) with the body's source blocks, and marks them.
  */
 import { build } from 'esbuild'
@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const MODULE = 'lib/browser/editor/aligned-page.ts'
+const MODULE = 'lib/browser/editor/aligned-edit.ts'
 
 /** The repository's root, from bench/ (ts-node) or dist/bench/ (built). */
 function repoRoot (): string {

@@ -4,7 +4,7 @@
  * contentful paint of an entry page on a warm start (server and browser cache warm), median of 5.
  */
 import { chromium } from 'playwright-core'
-import { createDemoRepo, removeDemoRepo } from '../lib/demo/demo-repo.js'
+import { createDemoRepo, removeDemoRepo } from '../lib/demo/site.js'
 import type { BenchContext } from './bench-context.js'
 import { BENCH_PASSWORD, spawnCms } from './cms-process.js'
 import type { SectionReport } from './report.js'

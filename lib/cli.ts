@@ -4,10 +4,11 @@
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
-import type { Cms, OpenCms } from './cms.js'
+import type { OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
 import { requireGitVersion } from './git-version.js'
+import { readRuntimeSettings } from './runtime.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
 export interface CliStreams {
@@ -77,7 +78,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
   const gitChecked = requireGitVersion()
   gitChecked.catch(() => {})
   const [{ openCms }, { startServer }, demo] = await Promise.all([
-    import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? loadDemo() : null
+    import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? import('./demo/site.js') : null
   ])
   let demoRepo: string | null = null
   let running: RunningServer
@@ -87,7 +88,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     let password: string | null = null
     if (demo !== null) {
       demoRepo = await demo.createDemoRepo()
-      const given = firstSet(env.CMS_EDIT_PASSWORD, env.EDIT_PASSWORD)
+      const given = readRuntimeSettings(env).password
       // A password the user chose is never echoed; a generated one must be, or nobody could sign in.
       password = given === null ? randomBytes(12).toString('base64url') : null
       opened = await openCms({ repoDir: demoRepo, env: { ...env, CMS_EDIT_PASSWORD: given ?? password ?? '' } })
@@ -102,7 +103,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     const cms = opened.cms
     const site = await siteOf(opened, invocation)
     warnAboutSettings(opened.services, streams)
-    running = await listen(cms, invocation, startServer)
+    running = await startServer({ cms, host: invocation.host, port: invocation.port }).catch(async (err: unknown) => {
+      await cms.close().catch(() => {})
+      throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
+    })
     if (site !== null) running.server.on('upgrade', site)
     streams.stdout.write(`git-cms listening on ${running.url}\n`)
     if (invocation.proxy !== undefined || invocation.site !== undefined) streams.stdout.write(`site: ${running.url}/ (${invocation.proxy ?? invocation.site ?? ''})\n`)
@@ -132,11 +136,6 @@ async function runInit (invocation: Invocation, streams: CliStreams): Promise<nu
     streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
     return EXIT_REFUSED
   }
-}
-
-async function loadDemo (): Promise<typeof import('./demo/demo-repo.js') & typeof import('./demo/site.js')> {
-  const [repo, site] = await Promise.all([import('./demo/demo-repo.js'), import('./demo/site.js')])
-  return { ...repo, ...site }
 }
 
 function parseInvocation (argv: string[]): Invocation {
@@ -181,15 +180,6 @@ function parsePort (value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got '${value}'`)
   return Number(value)
-}
-
-async function listen (cms: Cms, invocation: Invocation, start: typeof import('./server.js').startServer): Promise<RunningServer> {
-  try {
-    return await start({ cms, host: invocation.host, port: invocation.port })
-  } catch (err) {
-    await cms.close().catch(() => {})
-    throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
-  }
 }
 
 /**
@@ -246,11 +236,6 @@ async function untilSignal (running: RunningServer, streams: CliStreams): Promis
     process.on('SIGTERM', onSignal)
     process.on('SIGINT', onSignal)
   })
-}
-
-function firstSet (...values: Array<string | undefined>): string | null {
-  for (const v of values) if (v !== undefined && v !== '') return v
-  return null
 }
 
 /** An error as one line: start-up refusals are printed without a stack. */

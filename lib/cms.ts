@@ -12,9 +12,9 @@ import compose from 'koa-compose'
 import { pino, type Logger } from 'pino'
 import { checkCollectionSchemas, loadConfigShape, type ConfigInput, type Config } from './config.js'
 import { readRuntimeSettings } from './runtime.js'
-import { createBlockOutlineCache } from './commands/block-outlines.js'
+import { createBlockOutlineCache } from './commands/markdown-body.js'
 import { ContentStore } from './storage/content-store.js'
-import { SiteSearch } from './search/site-search.js'
+import { SiteSearch } from './search/collection-search.js'
 import { createAuth } from './auth/create-auth.js'
 import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
 import { StartupError } from './errors.js'
@@ -24,8 +24,7 @@ import { KeyedLock } from './storage/keyed-lock.js'
 import { HistoryStore } from './storage/history-store.js'
 import { GitStore } from './storage/git-store.js'
 import { DraftStore } from './storage/draft-store.js'
-import { removeStaleLocks } from './storage/update-ref.js'
-import { sweepTempFiles } from './storage/temp-sweep.js'
+import { removeStaleLocks, sweepTempFiles } from './storage/temp-sweep.js'
 import { resolveGitDirs } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
 import { RebuildWebhook } from './publish/rebuild-webhook.js'
@@ -109,33 +108,33 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   // prom-client loads only for a site that enables metrics.
   const metricsModule = config.metrics.enabled ? await import('./metrics/cms-metrics.js') : null
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
-  let content: ContentStore | null = null
   const search = new SiteSearch({ stateDir })
-  let auth: Awaited<ReturnType<typeof createAuth>> | null = null
-  let remote: RemoteSync | null = null
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
-  const metrics: CmsMetrics | null = metricsModule !== null ? new metricsModule.CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote?.state.report.lastFetchAt ?? null }) : null
   const readiness = { indexesBuilt: false, closing: false }
+  // What a failed start closes, the latest started first.
+  const started: Array<{ close: () => Promise<unknown> }> = [git]
   try {
+    const metrics: CmsMetrics | null = metricsModule !== null ? new metricsModule.CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote.state.report.lastFetchAt ?? null }) : null
     // First, so the file watcher's set-up runs while the rest starts.
-    content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
+    const content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
+    started.unshift(content)
     // The config's schemas compile in the schema thread meanwhile; one that does not compile stops the start.
-    const liveSchemas = content.schemas
-    const schemasChecked = checkCollectionSchemas(config, async schema => { await liveSchemas.check(schema) })
+    const schemasChecked = checkCollectionSchemas(config, async schema => { await content.schemas.check(schema) })
     schemasChecked.catch(() => {})
     await content.start()
     // The instance lock proves a crashed predecessor is gone: its ref locks and partial uploads are ours to clean.
     await removeStaleLocks(gitDir)
     await rm(path.join(stateDir, 'uploads-tmp'), { recursive: true, force: true })
-    auth = await createAuth({ config, runtime, stateDir, log })
+    const auth = await createAuth({ config, runtime, stateDir, log })
+    started.unshift(auth)
     const locks = new KeyedLock()
     const webhook = new RebuildWebhook({ config, stateDir, log })
-    const deployment = new DeploymentStatus({ repoDir, gitDir, config, stateDir })
+    const deployment = new DeploymentStatus({ gitDir, config, stateDir })
     // Every refs/cms commit is signed; a fetched one is adopted only when signed by this site.
     const signer = new RecordSigner(runtime.sessionSecret)
     const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal'), signer })
-    remote = new RemoteSync({
+    const remote = new RemoteSync({
       repoDir,
       stateDir,
       config,
@@ -153,17 +152,15 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
       }
     })
+    started.unshift(remote)
     // Drafts and history reach the git host within seconds of the write (CONTRACT 18).
-    const liveRemoteLink = remote
-    git.refs.listeners.add(() => { liveRemoteLink.schedulePush() })
-    auth.sharedRevocations?.onRevoke(() => { liveRemoteLink.schedulePush() })
-    const liveRegistry = content.registry
-    const liveStore = content
+    git.refs.listeners.add(() => { remote.schedulePush() })
+    auth.sharedRevocations?.onRevoke(() => { remote.schedulePush() })
     const media = new MediaIndex({
       repoDir,
       // The walk starts once the content store's watcher (shared below) sees changes.
-      roots: async () => { await liveStore.watching; return await siteMediaRoots(repoDir, config, liveRegistry) },
-      shared: { covers: dir => liveRegistry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { liveStore.fileListeners.add(onFile); return () => liveStore.fileListeners.delete(onFile) } },
+      roots: async () => { await content.watching; return await siteMediaRoots(repoDir, config, content.registry) },
+      shared: { covers: dir => content.registry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { content.fileListeners.add(onFile); return () => content.fileListeners.delete(onFile) } },
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
     const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })
@@ -198,11 +195,10 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
     await schemasChecked
-    const liveContent = content
     // Every collection index is built in the background, started before the server listens.
     let closing = false
     const warming = Promise.resolve()
-      .then(async () => { if (!closing) await liveContent.warm(() => closing) })
+      .then(async () => { if (!closing) await content.warm(() => closing) })
       .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
       .finally(() => { readiness.indexesBuilt = true })
     let app: Koa
@@ -223,14 +219,12 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         if (closing) endPause()
       })
     })
-    const searching = settled.then(async () => { await liveContent.startCompanions(() => closing) })
+    const searching = settled.then(async () => { await content.startCompanions(() => closing) })
     // Temp files a killed predecessor left (a walk of every content folder: 0.25-0.86 s at 100,000
     // entries). Only files older than the lock file go, never a write in flight.
     const sweeping = settled
       .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })
-    const liveAuth = auth
-    const liveRemote = remote
     const cms: Cms = {
       app,
       config: withoutSecrets(config),
@@ -241,13 +235,13 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
         readiness.closing = true
         endPause()
         await markdown.close()
-        await liveRemote.close()
+        await remote.close()
         await media.close()
         await warming
         await sweeping
         await searching
-        await liveContent.close()
-        await liveAuth.close()
+        await content.close()
+        await auth.close()
         await history.flush()
         await git.close()
         await lock.release()
@@ -255,10 +249,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     }
     return { cms, services }
   } catch (err) {
-    await remote?.close().catch(() => {})
-    await content?.close().catch(() => {})
-    await auth?.close().catch(() => {})
-    await git.close().catch(() => {})
+    for (const part of started) await part.close().catch(() => {})
     await lock.release()
     throw err
   }

@@ -3,15 +3,17 @@
  * `Config` with every default filled in. A repository without a config file is valid: every
  * directory under `content/` is then a collection with an inferred schema.
  */
-import { SchemaCompiler, type JsonSchema } from './content/schema-tools.js'
+import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { createRequire } from 'node:module'
 import { type ErrorObject } from 'ajv'
-import { configShapeCheck } from './config-shape.js'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { NAME_PATTERN } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, NAME_PATTERN, configSchema, configSchemaDigest } from './config-schema.js'
+import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
+import { ajvVersion } from './content/ajv-version.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
 import type { CollectionMetadata } from './content/command-schema-table.js'
@@ -105,59 +107,50 @@ export interface ConfigInput {
   preview?: { stylesheets?: string[] }
 }
 
-/** The Studio's body preview (CONTRACT 16): the site's own stylesheets, as paths on the site. */
-export interface PreviewConfig {
-  stylesheets: readonly string[]
-}
-
-/** `GET /metrics` (CONTRACT 18): off unless enabled; with a token, only for `Bearer <token>`. */
-export interface MetricsConfig {
-  enabled: boolean
-  token: string | null
-}
-
-/** The git remote settings (CONTRACT 13); `remote: null` means local only. */
-export interface GitRemoteConfig {
-  remote: string | null
-  /** null: the checked-out branch. */
-  branch: string | null
-  pushOnPublish: boolean
-  pushRefs: boolean
-  /** Seconds between fetches; 0 turns the interval off. */
-  pullInterval: number
-  syncSecret: string | null
-}
-
 /** The file types an upload may have. */
 export type UploadType = 'png' | 'jpeg' | 'gif' | 'webp' | 'avif' | 'pdf'
 
 /** The validated config with defaults filled in. */
-export interface Config {
-  apiBasePath: string
-  mountPath: string
-  enableAdmin: boolean
-  enableInlineEditor: boolean
-  contentDir: string
-  uploadsDir: string
-  uploadsUrl: string
+export interface Config extends Required<Pick<ConfigInput, 'apiBasePath' | 'mountPath' | 'enableAdmin' | 'enableInlineEditor' | 'contentDir' | 'uploadsDir' | 'uploadsUrl'>> {
   uploads: { maxBytes: number, types: UploadType[] }
   collections: Record<string, CollectionDefinition>
   delivery: ConfigInput['delivery'] & object
   auth: AuthAdapter | TrustedHeaderAuth | null
   permissions: Record<string, Array<AuthAction | '*'>> | null
-  git: GitRemoteConfig
-  metrics: MetricsConfig
-  preview: PreviewConfig
+  /** The git remote settings (CONTRACT 13): `remote` null is local only, `branch` null the checked-out one, `pullInterval` 0 no fetches. */
+  git: { remote: string | null, branch: string | null, pushOnPublish: boolean, pushRefs: boolean, pullInterval: number, syncSecret: string | null }
+  /** `GET /metrics` (CONTRACT 18): off unless enabled; with a token, only for `Bearer <token>`. */
+  metrics: { enabled: boolean, token: string | null }
+  /** The Studio's body preview (CONTRACT 16): the site's own stylesheets, as paths on the site. */
+  preview: { stylesheets: readonly string[] }
+}
+
+/** An ajv validator of the config's shape: true when valid, its errors on `errors` otherwise. */
+export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
+let check: ConfigShapeCheck | null = null
+
+/**
+ * The config shape validator, made once per process: the one generated at build time when it was
+ * made from this schema and these options (ajv's compile cost 20-40 ms of every start), else compiled.
+ */
+export function configShapeCheck (): ConfigShapeCheck {
+  check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
+  return check
+}
+
+/** The generated validator when the digest it records is the current one, else the schema compiled now. */
+export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
+  return generatedDigest === configSchemaDigest(ajvVersion())
+    ? validateConfigSchema as ConfigShapeCheck
+    : new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
 }
 
 /** The config file names, of which a repository holds at most one. */
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
 
 
-/**
- * Finds and loads the repository's config file.
- * @returns the raw config (empty when there is no file)
- */
+/** The repository's config file, loaded (empty when there is none). */
 async function readConfigFile (repoDir: string): Promise<unknown> {
   const present: string[] = []
   for (const name of CONFIG_FILES) {
@@ -196,11 +189,13 @@ export function normalizeConfig (input: unknown): Config {
   }
   const c = input as ConfigInput
   checkAuth(c.auth)
-  for (const [name, def] of Object.entries(c.collections ?? {})) checkCollectionPaths(name, def)
-  for (const [name, def] of Object.entries(c.collections ?? {})) checkListFields(name, def)
   const ownPrefixes = [c.apiBasePath ?? '/api/cms', c.mountPath ?? '/admin', '/__cms'].map(trimSlash)
   c.preview?.stylesheets?.forEach((href, i) => { checkStylesheet(`preview.stylesheets.${i}`, href, ownPrefixes) })
-  for (const [name, def] of Object.entries(c.collections ?? {})) checkI18n(name, def, trimSlash(c.contentDir ?? 'content'))
+  for (const [name, def] of Object.entries(c.collections ?? {})) {
+    checkCollectionPaths(name, def)
+    checkListFields(name, def)
+    checkI18n(name, def, trimSlash(c.contentDir ?? 'content'))
+  }
   const config: Config = {
     apiBasePath: trimSlash(c.apiBasePath ?? '/api/cms'),
     mountPath: trimSlash(c.mountPath ?? '/admin'),
@@ -279,10 +274,7 @@ function checkCollectionNames (input: object): void {
   }
 }
 
-/**
- * `listFields` names `id`, `title` or properties of the collection's schema (checked when the
- * config gives the schema; an inferred schema is only known once entries are read).
- */
+/** `listFields` names `id`, `title` or properties of the config's schema (an inferred one is known only later). */
 function checkListFields (name: string, def: CollectionDefinition): void {
   if (def.listFields === undefined) return
   const props = def.schema?.properties
@@ -297,10 +289,7 @@ function checkListFields (name: string, def: CollectionDefinition): void {
   }
 }
 
-/**
- * `i18n`: the root locale is one of the locales; `folder` and `dirs` need a nested or bundle
- * collection; a `files` collection has no translations.
- */
+/** `i18n`: the root locale is a locale; `folder` and `dirs` need nested or bundle entries; no `files`. */
 function checkI18n (name: string, def: CollectionDefinition, contentDir: string): void {
   const i18n = def.i18n
   if (i18n === undefined) return
@@ -355,10 +344,7 @@ function checkCollectionPaths (name: string, def: CollectionDefinition): void {
   }
 }
 
-/**
- * Checks a repository-relative path from the config: relative, `/`-separated, no `.` or `..`
- * segment, nothing under `.git`, no control characters or backslashes.
- */
+/** A repository-relative path: `/`-separated, no `.` or `..` segment, not under `.git`, no control characters. */
 function checkRepoPath (key: string, value: string): void {
   const bad = (reason: string): never => { throw new ConfigError(key, `${JSON.stringify(value)} ${reason}`) }
   // eslint-disable-next-line no-control-regex
@@ -369,10 +355,7 @@ function checkRepoPath (key: string, value: string): void {
   if (segments[0]?.toLowerCase() === '.git') bad('must not be under .git')
 }
 
-/**
- * A `preview.stylesheets` path: on the site itself (one leading `/`), plain characters with an
- * optional `?query`, no `.`/`..` segment, and none of git-cms's own addresses.
- */
+/** A `preview.stylesheets` path: on the site (one leading `/`), plain characters, none of git-cms's own addresses. */
 function checkStylesheet (key: string, value: string, ownPrefixes: string[]): void {
   const bad = (reason: string): never => { throw new ConfigError(key, `${JSON.stringify(value)} ${reason}`) }
   if (!value.startsWith('/') || value.startsWith('//')) bad('must be a path on the site, starting with a single / (no scheme, no other host)')
@@ -400,15 +383,7 @@ function checkAuth (auth: unknown): void {
 }
 
 function keyOf (err: ErrorObject | undefined): string {
-  if (err === undefined) return '(root)'
-  let key = err.instancePath.replace(/^\//, '').replace(/\//g, '.')
-  if (err.keyword === 'additionalProperties') {
-    const extra = (err.params as { additionalProperty?: string }).additionalProperty
-    key = key === '' ? String(extra) : `${key}.${String(extra)}`
-  } else if (err.keyword === 'required') {
-    const missing = (err.params as { missingProperty?: string }).missingProperty
-    key = key === '' ? String(missing) : `${key}.${String(missing)}`
-  }
+  const key = err === undefined ? '' : errorPath(err)
   return key === '' ? '(root)' : key
 }
 

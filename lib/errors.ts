@@ -53,11 +53,7 @@ export class SchemaValidationError extends CmsError {
 }
 
 /** 401: no valid editor authentication. */
-export class UnauthorizedError extends CmsError {
-  constructor (message = 'Authentication required') {
-    super(401, 'unauthorized', message)
-  }
-}
+export class UnauthorizedError extends errorKind(401, 'unauthorized') {}
 
 /** 403: the request-forgery header is missing. The body is fixed by the spec. */
 export class MissingCsrfHeaderError extends CmsError {
@@ -94,11 +90,7 @@ export class StaleSourceError extends CmsError {
 export class ConflictError extends errorKind(409, 'conflict') {}
 
 /** 413: the body or upload is larger than allowed. */
-export class PayloadTooLargeError extends CmsError {
-  constructor (message = 'Request body too large', details: ErrorDetails = {}) {
-    super(413, 'payload_too_large', message, details)
-  }
-}
+export class PayloadTooLargeError extends errorKind(413, 'payload_too_large') {}
 
 /** 415: the body is not of an accepted type. */
 export class UnsupportedMediaTypeError extends errorKind(415, 'unsupported_media_type') {}
@@ -146,20 +138,12 @@ export class ConfigError extends Error {
   }
 }
 
-/** A reason the service refuses to start (not a repository, a second instance, a weak secret). */
+/** A reason the service refuses to start, or `init` writes nothing (not a repository, a weak secret, a config there). */
 export class StartupError extends Error {
   readonly code = 'startup_refused'
   constructor (message: string) {
     super(message)
     this.name = 'StartupError'
-  }
-}
-
-/** A reason `git cms init` writes nothing (not a repository, a config already there without --force). */
-export class InitRefusedError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'InitRefusedError'
   }
 }
 

@@ -19,12 +19,11 @@ const PASSED_ENV = [
   'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR'
 ]
 
-/** The guarded (`GIT_*` and editor/pager) keys we may pass; simple-git refuses any other. */
-const ALLOWED_GIT_ENV = [
-  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_EDITOR', 'GIT_PAGER',
-  'GIT_TERMINAL_PROMPT', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_SSL_CAINFO',
-  'GIT_SSL_NO_VERIFY', 'PAGER', 'EDITOR'
-]
+/** Never an editor, a pager or a password prompt: the service runs without a terminal. */
+const NO_TERMINAL = { GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' }
+
+/** The guarded (`GIT_*` and editor/pager) keys we may pass, a commit's author too; simple-git refuses any other. */
+const ALLOWED_GIT_ENV = [...PASSED_ENV.filter(k => k.startsWith('GIT_')), ...Object.keys(NO_TERMINAL), 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE']
 
 /** The editor, pager, config and SSH keys are ours or the operator's own environment, passed on as they are. */
 const UNSAFE = { allowUnsafeEditor: true, allowUnsafePager: true, allowUnsafeConfigPaths: true, allowUnsafeSshCommand: true }
@@ -114,7 +113,7 @@ export class GitRunner {
         if (result.exitCode === 0 || (error instanceof Error && /block timeout/.test(error.message))) return error
         return Buffer.from(Buffer.concat(result.stdErr).toString() + '\n' + Buffer.concat(result.stdOut).toString())
       }
-    }).env({ ...this.#passedEnv(), ...opts.env })
+    }).env({ ...gitEnv(this.#source), ...opts.env })
     const started = Date.now()
     try {
       const out = await git.raw(args)
@@ -125,18 +124,6 @@ export class GitRunner {
       this.#logged(args, started, { exit: exitCode, error: error.message })
       return { error, exitCode }
     }
-  }
-
-  /** The whitelisted variables, read at each command (a test may change the environment). */
-  #passedEnv (): Record<string, string> {
-    const source = this.#source ?? process.env
-    const env: Record<string, string> = {}
-    for (const k of PASSED_ENV) {
-      const v = source[k]
-      if (v !== undefined) env[k] = v
-    }
-    // Never an editor, a pager or a password prompt: the service runs without a terminal.
-    return { ...env, GIT_EDITOR: 'true', EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' }
   }
 
   #logged (args: string[], started: number, outcome: { exit: number, error?: string }): void {
@@ -153,6 +140,21 @@ export class GitRunner {
   #redact (text: string): string {
     return redactSecrets(text, [...this.#secrets].sort((a, b) => b.length - a.length))
   }
+}
+
+/**
+ * The environment every git process of ours runs in, read at each spawn (a test may change it):
+ * the whitelisted variables, and NO_TERMINAL's.
+ * @param source the environment to take them from (default `process.env`)
+ * @returns a new object
+ */
+export function gitEnv (source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const k of PASSED_ENV) {
+    const v = source[k]
+    if (v !== undefined) env[k] = v
+  }
+  return { ...env, ...NO_TERMINAL }
 }
 
 /** Token shapes of the common git hosts, redacted wherever they appear. */

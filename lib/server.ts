@@ -6,16 +6,6 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Cms } from './cms.js'
 
-/** What `startServer` listens with. */
-interface StartServerOptions {
-  /** The instance whose `app` answers requests. */
-  cms: Cms
-  /** The address to bind (default 127.0.0.1). */
-  host?: string
-  /** The port (0 picks a free one). */
-  port: number
-}
-
 /** A listening server. */
 export interface RunningServer {
   /** `http://HOST:PORT` with the port actually bound. */
@@ -29,8 +19,12 @@ const IDLE_SWEEP_MS = 50
 /** After this long, a close drops connections that are still busy. */
 const DRAIN_TIMEOUT_MS = 30_000
 
-/** Listens on host and port with the instance's Koa app; rejects when the port cannot be bound. */
-export async function startServer (opts: StartServerOptions): Promise<RunningServer> {
+/**
+ * Listens on host and port with the instance's Koa app; rejects when the port cannot be bound.
+ * @param opts the instance whose `app` answers, the address to bind (default 127.0.0.1) and the port (0: any free one)
+ * @returns the running server
+ */
+export async function startServer (opts: { cms: Cms, host?: string, port: number }): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1'
   const server = createServer(opts.cms.app.callback())
   await new Promise<void>((resolve, reject) => {

@@ -16,9 +16,9 @@ import type { DeploymentStatus } from './publish/deployment-status.js'
 import type { RecoveryPlanStore } from './publish/recovery-plan.js'
 import type { RemoteSync } from './remote/remote-sync.js'
 import type { MediaIndex } from './storage/media-index.js'
-import type { SiteSearch } from './search/site-search.js'
+import type { SiteSearch } from './search/collection-search.js'
 import type { BoundedRenderer } from './commands/bounded-render.js'
-import type { BlockOutlineCache } from './commands/block-outlines.js'
+import type { BlockOutlineCache } from './commands/markdown-body.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 
 /** The parts of one instance, handed to the HTTP layer and to commands. */

@@ -39,7 +39,8 @@ const single = present([
   { in: 'lib/browser/editor/bootstrap.ts', out: 'bootstrap' },
   { in: 'lib/browser/editor/editor.ts', out: 'editor' },
   { in: 'lib/browser/editor/editor.css', out: 'editor' },
-  { in: 'lib/browser/studio/studio.css', out: 'studio' }
+  { in: 'lib/browser/studio/studio.css', out: 'studio' },
+  { in: 'lib/demo/site.css', out: 'demo-site' }
 ])
 if (single.length > 0) await build({ ...common, entryPoints: single })
 

@@ -2,7 +2,7 @@
 // Writes lib/config-shape.generated.ts: ajv's standalone code of the config schema's validator
 // (lib/config-schema.ts compiled with its CONFIG_AJV_OPTIONS), and
 // lib/content/draft7-meta.generated.ts: that of JSON Schema draft-07's meta-schema, which checks each
-// collection schema (with lib/content/draft7-options.ts's options), so that a start does not compile
+// collection schema (with lib/content/ajv-version.ts's draft-07 options), so that a start does not compile
 // them at run time (together 40-70 ms of every start, code a V8 code cache cannot hold), and
 // lib/content/command-validators.generated.ts: the validators of the command bodies
 // (lib/content/command-schema-table.ts), which a process's first write compiled on the event loop
@@ -27,7 +27,7 @@ const commandTarget = path.join(root, 'lib', 'content', 'command-validators.gene
 export async function generatedConfigValidator () {
   const out = await build({
     absWorkingDir: root,
-    stdin: { contents: "export { configSchema, CONFIG_AJV_OPTIONS, configSchemaDigest } from './lib/config-schema.ts'\nexport * from './lib/content/draft7-options.ts'\nexport { commandSchemas, COMMAND_AJV_OPTIONS, commandSchemasDigest } from './lib/content/command-schema-table.ts'\n", resolveDir: root, loader: 'ts' },
+    stdin: { contents: "export { configSchema, CONFIG_AJV_OPTIONS, configSchemaDigest } from './lib/config-schema.ts'\nexport { DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './lib/content/ajv-version.ts'\nexport { commandSchemas, COMMAND_AJV_OPTIONS, commandSchemasDigest } from './lib/content/command-schema-table.ts'\n", resolveDir: root, loader: 'ts' },
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -1,7 +1,6 @@
 /**
- * Unsaved text kept in the browser's localStorage, so typing survives a crashed or closed tab (the
- * Studio's entry forms, the in-place editor's blocks): JSON records stamped with `at`, forgotten
- * after 30 days, written a short pause after typing.
+ * Unsaved text kept in localStorage so typing survives a closed tab (Studio forms, the inline editor's
+ * blocks): JSON records stamped with `at`, forgotten after 30 days.
  */
 
 const MAX_AGE_MS = 30 * 24 * 3600 * 1000

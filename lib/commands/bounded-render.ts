@@ -55,21 +55,20 @@ const RENDER_THREADS = 2
 
 /** Renders Markdown in worker threads, each body within the time limit. */
 export class BoundedRenderer {
-  readonly timeLimitMs: number
   readonly #pool: WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply>
 
   constructor (opts: BoundedRendererOptions = {}) {
-    this.timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS
+    const timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS
     // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
     const file = import.meta.url.endsWith('.ts') ? './render-worker-thread.ts' : './render-worker-thread.js'
     this.#pool = new WorkerPool({
       file: new URL(file, import.meta.url),
       size: RENDER_THREADS,
-      timeLimitMs: this.timeLimitMs,
+      timeLimitMs,
       idleMs: opts.idleMs ?? RENDER_THREAD_IDLE_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, stackSizeMb: WORKER_STACK_MB },
       failure: (why: JobFailure, detail: string) => why === 'timeout'
-        ? new RenderRefusedError(`Rendering took longer than ${this.timeLimitMs} ms`, { limit: this.timeLimitMs })
+        ? new RenderRefusedError(`Rendering took longer than ${timeLimitMs} ms`, { limit: timeLimitMs })
         : why === 'closing' ? new RenderRefusedError('The service is closing') : new RenderRefusedError(`The body is too large to render (${detail})`)
     })
   }

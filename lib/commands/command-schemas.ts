@@ -9,31 +9,33 @@ import { commandValidator, firstCommandError } from '../content/command-validato
 
 export type * from '../content/command-schema-table.js'
 
-/** The validators of the command bodies; `commandValidators` gives them. */
-export interface CommandValidators {
-  /** Checks a mutate body and returns it typed; 400 with the reason otherwise. */
-  mutate: (body: unknown) => MutateCommand
-  restore: (body: unknown) => RestoreBody
-  publish: (body: unknown) => PublishBody
+/**
+ * What a mutate command answers: the revision, and for md_block and md_edit the block's
+ * `data-cms-src` in the body as saved (when it could be told exactly); md_edit adds the block's
+ * hint and plain text.
+ */
+export interface MutateResult {
+  revision: number
+  src?: string
+  block?: { src: string, text: string }
 }
 
 const mutateTypes = Object.keys(commandSchemas).filter(name => name !== 'restore' && name !== 'publish')
 
-const validators: CommandValidators = {
-  mutate: (body) => {
+/**
+ * The validators of the command bodies, shared by every router and instance of the process: each
+ * returns the body typed, or throws a 400 with the reason.
+ */
+export const commandValidators = {
+  mutate: (body: unknown): MutateCommand => {
     const type = (body as { type?: unknown }).type
     if (typeof type !== 'string' || !mutateTypes.includes(type)) {
       throw new BadRequestError(`Unknown command type; expected one of ${mutateTypes.join(', ')}`, { field: 'type' })
     }
     return check<MutateCommand>(commandValidator(type as CommandType), body)
   },
-  restore: (body) => check<RestoreBody>(commandValidator('restore'), body),
-  publish: (body) => check<PublishBody>(commandValidator('publish'), body)
-}
-
-/** The command validators, shared by every router and instance of the process. */
-export function createCommandValidators (): CommandValidators {
-  return validators
+  restore: (body: unknown): RestoreBody => check<RestoreBody>(commandValidator('restore'), body),
+  publish: (body: unknown): PublishBody => check<PublishBody>(commandValidator('publish'), body)
 }
 
 function check<T> (validate: ValidateFunction, body: unknown): T {

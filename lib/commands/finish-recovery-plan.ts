@@ -8,7 +8,7 @@ import path from 'node:path'
 import { parseEntry, type EntryData } from '../content/formats.js'
 import type { Services } from '../services.js'
 import { writeBaseFiles, type BaseFileWrite } from './write-base-files.js'
-import { commitMessage } from './commit-message.js'
+import { commitPublish } from './publish-commit.js'
 
 /** Finishes the retained recovery plan, if any; gives the `collection/id` keys it could not finish (`*`: an unreadable plan). */
 export async function finishRecoveryPlan (services: Services): Promise<Set<string>> {
@@ -38,11 +38,8 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
   await services.plans.clear()
   // Finishing the publish includes its commit, with the author of the interrupted publish.
   if (services.runtime.gitOnPublish) {
-    const result = await services.committer.commit({
-      paths: plan.items.map(i => i.file),
-      author: { name: plan.editor.name, email: `${plan.editor.id}@users.git-cms.invalid` },
-      message: commitMessage(plan.items.map(i => ({ collection: i.collection, id: i.id, deleted: i.text === null })))
-    })
+    const entries = plan.items.map(i => ({ collection: i.collection, id: i.id, deleted: i.text === null }))
+    const result = await commitPublish(services, plan.editor, entries, plan.items.map(i => i.file))
     if ('commitError' in result) services.log.warn({ commitError: result.commitError }, 'could not commit a finished publish; the next publish commits it')
     else if (result.commit !== null) await services.deployment.recordPublished(result.commit)
   }

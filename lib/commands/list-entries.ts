@@ -4,20 +4,20 @@
  * (full text: ids, every string field and the body; ranked, each with a snippet; see lib/search/),
  * sorted by a field and filtered by draft state, or one entry by `id`.
  */
-import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.js'
+import { BadRequestError, UnreadableEntryError, NotFoundError, type ValidationIssue } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
-import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
-import { toEntryView, withLocale, type EntryView } from './entry-view.js'
+import type { CollectionIndex, IndexedEntry, IndexRow } from '../storage/collection-index.js'
+import { paginate, type Pagination } from '../storage/media-index.js'
+import { isAncestor, lastCommitsOf } from '../storage/git-search.js'
+import { relativeSlashPath } from '../storage/safe-path.js'
+import type { EntryData } from '../content/formats.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
-import { outdatedTranslations } from './outdated-translations.js'
-import { sortRows, type SortedRowsCache } from './sorted-rows.js'
-import type { SortDirection } from './sort-keys.js'
-import { checkSortField, overlayPage, sortMatching, type DraftFilter, type DraftRow, type ListRow } from './list-order.js'
-import { parseQuery, type SearchQuery } from '../search/search-query.js'
+import { checkSortField, overlayPage, sortMatching, sortRows, type DraftFilter, type DraftRow, type ListRow, type SortDirection, type SortedRowsCache } from './list-order.js'
+import { parseQuery, type SearchQuery } from '../search/tokenize.js'
 import { searchAllEntries, searchEntries } from '../search/search-entries.js'
-import type { SiteSearch } from '../search/site-search.js'
-import { snippetOf } from '../search/snippet.js'
+import type { SiteSearch } from '../search/collection-search.js'
+import { snippetOf, type Snippet } from '../search/entry-text.js'
 
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24
@@ -46,14 +46,23 @@ export interface ListEntriesInput {
   repoDir?: string
 }
 
-/** Where a page sits in the whole list. */
-export interface Pagination {
-  page: number
-  pageSize: number
-  total: number
-  totalPages: number
-  hasPrev: boolean
-  hasNext: boolean
+/** An entry as the API returns it. */
+export interface EntryView {
+  id: string
+  /** In a multilingual collection: the entry's locale and the key its translations share. */
+  locale?: string
+  translationKey?: string
+  /** With `id=` in a multilingual collection: locale -> id of each translation that exists. */
+  translations?: Record<string, string>
+  /** With `translations`: the locales whose translation is older than the source (the first locale's entry). */
+  outdatedTranslations?: string[]
+  data?: EntryData
+  revision: number
+  validationIssues?: ValidationIssue[]
+  readError?: { message: string }
+  draft?: true
+  /** With `q`: an excerpt of the first field holding a query word, the words marked (absent for an id-only match). */
+  snippet?: Snippet
 }
 
 /** The spec's entries response. */
@@ -79,14 +88,14 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
     const draft = drafts.get(input.id)
     if (draft !== undefined) {
       if (draft.kind === 'delete') throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
-      return { collection: input.collection, entries: [await withTranslations(content, input.repoDir, index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
+      return { collection: input.collection, entries: [await withTranslations(input.repoDir, index, draftView(draft, layout))], pagination: paginate(1, pageSize, 1) }
     }
     const entry = await index.get(input.id)
     if (entry === null) throw new NotFoundError('Entry not found', { collection: input.collection, id: input.id })
     if (entry.readError !== undefined) {
       throw new UnreadableEntryError('Stored entry cannot be read', { collection: input.collection, id: input.id, readError: entry.readError, revision: entry.revision })
     }
-    return { collection: input.collection, entries: [await withTranslations(content, input.repoDir, index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
+    return { collection: input.collection, entries: [await withTranslations(input.repoDir, index, toEntryView(entry, layout))], pagination: paginate(1, pageSize, 1) }
   }
 
   const query = parseQuery(input.q)
@@ -187,18 +196,60 @@ function checkLocale (collection: string, layout: LocaleLayout | null, locale: s
 
 /**
  * A single read answers which translations of the entry exist (`translations`, itself included)
- * and which of them are older than their source (`outdatedTranslations`).
+ * and which of them are outdated (`outdatedTranslations`, CONTRACT section 15): their source, the
+ * entry of the collection's first locale, changed in a later commit than they did. "Changed" is a
+ * commit on the site's branch (HEAD): a save not yet committed and an editor's draft count once
+ * they are published into a commit; a file no commit touched is never outdated and outdates nothing.
  */
-async function withTranslations (content: ContentStore, repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
+async function withTranslations (repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
   const layout = index.collection.i18n
   if (layout === null || view.translationKey === undefined) return view
   const ids = new Set((await index.all()).map(row => row.id))
   view.translations = translationsOf(layout, view.translationKey, id => ids.has(id))
-  if (repoDir !== undefined) view.outdatedTranslations = await outdatedTranslations(content, repoDir, index, view.translations)
+  if (repoDir === undefined) return view
+  const paths = new Map<string, string>()
+  for (const [locale, id] of Object.entries(view.translations)) {
+    const file = index.pathOf(id)
+    if (file !== null) paths.set(locale, relativeSlashPath(repoDir, file))
+  }
+  const sourceLocale = layout.locales[0]
+  const source = sourceLocale === undefined ? undefined : paths.get(sourceLocale)
+  view.outdatedTranslations = []
+  if (source === undefined) return view
+  const last = await lastCommitsOf(repoDir, [...paths.values()])
+  const sourceCommit = last.get(source)
+  if (sourceCommit === undefined) return view
+  for (const [locale, file] of paths) {
+    const own = last.get(file)
+    if (locale === sourceLocale || own === undefined || own.commit === sourceCommit.commit) continue
+    // Later by commit time; commits of one second (scripts, tests) by ancestry.
+    const later = sourceCommit.time !== own.time
+      ? sourceCommit.time > own.time
+      : await isAncestor(repoDir, own.commit, sourceCommit.commit)
+    if (later) view.outdatedTranslations.push(locale)
+  }
   return view
 }
 
-function paginate (page: number, pageSize: number, total: number): Pagination {
-  const totalPages = Math.max(1, Math.ceil(total / pageSize))
-  return { page, pageSize, total, totalPages, hasPrev: page > 1, hasNext: page < totalPages }
+/** An indexed entry as the API returns it. */
+function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null = null): EntryView {
+  const view: EntryView = withLocale({ id: entry.id, revision: entry.revision }, layout)
+  if (entry.readError !== undefined) {
+    view.readError = entry.readError
+    return view
+  }
+  view.data = entry.data
+  if (entry.validationIssues !== undefined) view.validationIssues = entry.validationIssues
+  return view
+}
+
+/** Adds the entry's `locale` and `translationKey` to the view (without a locale layout: nothing). */
+function withLocale<T extends { id: string, locale?: string, translationKey?: string }> (view: T, layout: LocaleLayout | null): T {
+  if (layout === null) return view
+  const where = localeOfId(layout, view.id)
+  if (where !== null) {
+    view.locale = where.locale
+    view.translationKey = where.translationKey
+  }
+  return view
 }

@@ -1,17 +1,201 @@
 /**
- * The order and draft state of a list: the sort field checked against the collection's schema,
- * base rows sorted (from the instance's cache when the whole collection is listed), and one
- * editor's drafts laid over them per request, a page at a time.
+ * The order and draft state of a list. Values of a field compare as numbers, ISO dates as instants,
+ * strings with a fixed-locale collator (so the order never depends on the server's locale),
+ * booleans false before true; a value of any other kind, or none, always sorts last, and ties go to
+ * the entry id, so the order is total and the same on every request. The sort field is checked
+ * against the collection's schema; the base rows sorted by a field are kept per instance
+ * (SortedRowsCache: sorting 100,000 rows by title takes 635 ms of CPU, a kept order 0.01 ms), and
+ * after a change only the changed rows are placed again; one editor's drafts are laid over them
+ * per request, a page at a time.
  */
+import { LRUCache } from 'lru-cache'
 import { BadRequestError } from '../errors.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import { titlesOf } from '../content/entry-search.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import { compareKeys, sortKeyOf } from './sort-keys.js'
-import { insertionPoint, sortRows, type SortSpec, type SortedRowsCache } from './sorted-rows.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+
+/** Asc or desc. */
+export type SortDirection = 'asc' | 'desc'
+
+/** A comparable value: its kind (0 number, 1 date, 2 string, 3 boolean, 4 missing) and value. */
+interface SortKey {
+  kind: number
+  num: number
+  str: string
+}
+
+const MISSING = 4
+// A date (`2019-03-08`), or a date and time with optional seconds, fraction and zone.
+const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)\s*(Z|[+-]\d{2}:?\d{2})?)?$/
+
+/* One collator for the process (fixed locale, numeric runs as numbers), made on the first text
+   comparison: made at import, ICU's set-up cost 10-17 ms of every start. */
+let collator: Intl.Collator | null = null
+
+/** The sort key of a field's value. */
+function sortKeyOf (value: unknown): SortKey {
+  if (typeof value === 'number') return Number.isFinite(value) ? { kind: 0, num: value, str: '' } : { kind: MISSING, num: 0, str: '' }
+  if (typeof value === 'boolean') return { kind: 3, num: value ? 1 : 0, str: '' }
+  if (typeof value === 'string') {
+    const instant = dateValue(value)
+    return instant === null ? { kind: 2, num: 0, str: value } : { kind: 1, num: instant, str: '' }
+  }
+  return { kind: MISSING, num: 0, str: '' }
+}
+
+/** Compares two keys (missing last whatever the direction), then the ids. */
+function compareKeys (a: SortKey, aId: string, b: SortKey, bId: string, direction: SortDirection): number {
+  let c = 0
+  if (a.kind === MISSING || b.kind === MISSING) c = a.kind === b.kind ? 0 : a.kind === MISSING ? 1 : -1
+  else {
+    c = a.kind !== b.kind
+      ? a.kind - b.kind
+      : a.kind === 2 ? ((collator ??= new Intl.Collator('en', { numeric: true, usage: 'sort' })).compare(a.str, b.str) || (a.str < b.str ? -1 : a.str > b.str ? 1 : 0)) : a.num - b.num
+    if (direction === 'desc') c = -c
+  }
+  if (c !== 0) return c
+  return aId < bId ? -1 : aId > bId ? 1 : 0
+}
+
+/** An ISO date or date-time as milliseconds (no zone: UTC, so the server's zone never matters). */
+function dateValue (text: string): number | null {
+  if (text.length < 10 || text.length > 40) return null
+  const m = ISO_DATE.exec(text)
+  if (m === null) return null
+  const zone = m[3] === undefined ? 'Z' : m[3].length === 5 ? `${m[3].slice(0, 3)}:${m[3].slice(3)}` : m[3]
+  const time = m[2] === undefined ? '00:00:00' : m[2].length === 5 ? `${m[2]}:00` : m[2]
+  const ms = Date.parse(`${m[1]}T${time}${zone}`)
+  return Number.isNaN(ms) ? null : ms
+}
+
+/** What a list is sorted by: `id`, `title` (the entry's title as the index gives it), or a data field. */
+export interface SortSpec {
+  field: string
+  direction: SortDirection
+}
+
+interface Sorted {
+  rows: readonly IndexRow[]
+  revision: number
+  sorted: IndexRow[]
+  /** Each sorted row's value when it was placed (a row changed in place has another). */
+  vals: unknown[]
+}
+
+/** Sorted orders kept at most (each is one array of references to the index's rows). */
+const MAX_ORDERS = 16
+
+/** The sorted orders of one service instance. */
+export class SortedRowsCache {
+  readonly #orders = new LRUCache<string, Sorted>({ max: MAX_ORDERS })
+
+  /** The index's rows (`CollectionIndex.all()`) sorted by a field, kept while the collection is unchanged; do not mutate. */
+  sorted (collection: string, rows: readonly IndexRow[], revision: number, spec: SortSpec): readonly IndexRow[] {
+    const key = `${collection}\u0000${spec.field}\u0000${spec.direction}`
+    const hit = this.#orders.get(key)
+    if (hit !== undefined && hit.rows === rows && hit.revision === revision) return hit.sorted
+    const next = (hit === undefined ? null : updateSorted(hit, rows, spec)) ?? sortedWithKeys(rows, spec)
+    next.revision = revision
+    this.#orders.set(key, next)
+    return next.sorted
+  }
+
+  /** Whether a current order for this field is kept (its field was accepted when it was made). */
+  has (collection: string, rows: readonly IndexRow[], revision: number, spec: SortSpec): boolean {
+    const hit = this.#orders.peek(`${collection}\u0000${spec.field}\u0000${spec.direction}`)
+    return hit !== undefined && hit.rows === rows && hit.revision === revision
+  }
+}
+
+/** The value a base row has for a sort field (`id`, `title` or a data field; undefined when absent). */
+function rowValue (row: IndexRow, field: string): unknown {
+  if (field === 'id') return row.id
+  if (field === 'title') return row.title
+  return row.fields !== undefined && Object.hasOwn(row.fields, field) ? row.fields[field] : undefined
+}
+
+/** Rows sorted into a new array, each key computed once and a permutation of row numbers sorted. */
+export function sortRows (rows: readonly IndexRow[], spec: SortSpec): IndexRow[] {
+  const keys: SortKey[] = new Array(rows.length)
+  for (let i = 0; i < rows.length; i++) keys[i] = sortKeyOf(rowValue(rows[i] as IndexRow, spec.field))
+  const perm = new Uint32Array(rows.length)
+  for (let i = 0; i < perm.length; i++) perm[i] = i
+  perm.sort((a, b) => compareKeys(keys[a] as SortKey, (rows[a] as IndexRow).id, keys[b] as SortKey, (rows[b] as IndexRow).id, spec.direction))
+  const sorted: IndexRow[] = new Array(rows.length)
+  for (let i = 0; i < perm.length; i++) sorted[i] = rows[perm[i] as number] as IndexRow
+  return sorted
+}
+
+function sortedWithKeys (rows: readonly IndexRow[], spec: SortSpec): Sorted {
+  const sorted = sortRows(rows, spec)
+  const vals: unknown[] = new Array(sorted.length)
+  for (let i = 0; i < sorted.length; i++) vals[i] = rowValue(sorted[i] as IndexRow, spec.field)
+  return { rows, revision: 0, sorted, vals }
+}
+
+/**
+ * The previous order with the rows that changed moved to where they now sort; null when too many
+ * changed (a full sort is then cheaper).
+ */
+function updateSorted (old: Sorted, rows: readonly IndexRow[], spec: SortSpec): Sorted | null {
+  const limit = Math.max(64, rows.length >>> 5)
+  const before = new Set(old.sorted)
+  const moved: IndexRow[] = []
+  for (const row of rows) {
+    if (before.has(row)) continue
+    moved.push(row)
+    if (moved.length > limit) return null
+  }
+  const now = old.sorted.length - (rows.length - moved.length) > 0 ? new Set(rows) : null
+  const kept: IndexRow[] = []
+  const keptIndex: number[] = []
+  for (let i = 0; i < old.sorted.length; i++) {
+    const row = old.sorted[i] as IndexRow
+    if (now !== null && !now.has(row)) continue
+    // A row whose value changed in place is placed again.
+    if (!Object.is(rowValue(row, spec.field), old.vals[i])) {
+      moved.push(row)
+      if (moved.length > limit) return null
+      continue
+    }
+    kept.push(row)
+    keptIndex.push(i)
+  }
+  const placed = moved.map(row => ({ row, key: sortKeyOf(rowValue(row, spec.field)) }))
+  placed.sort((a, b) => compareKeys(a.key, a.row.id, b.key, b.row.id, spec.direction))
+  const at = placed.map(p => insertionPoint(kept, p.key, p.row.id, spec))
+  const total = kept.length + placed.length
+  const next: Sorted = { rows, revision: 0, sorted: new Array(total), vals: new Array(total) }
+  let j = 0
+  let out = 0
+  for (let i = 0; i <= kept.length; i++) {
+    for (; j < placed.length && (at[j] as number) <= i; j++) {
+      const p = placed[j] as { row: IndexRow }
+      next.sorted[out] = p.row
+      next.vals[out++] = rowValue(p.row, spec.field)
+    }
+    if (i === kept.length) break
+    next.sorted[out] = kept[i] as IndexRow
+    next.vals[out++] = old.vals[keptIndex[i] as number]
+  }
+  return next
+}
+
+/** The index before which a row with this key and id belongs in rows sorted by `spec` (binary search). */
+function insertionPoint (sorted: readonly IndexRow[], key: SortKey, id: string, spec: SortSpec): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    const row = sorted[mid] as IndexRow
+    if (compareKeys(sortKeyOf(rowValue(row, spec.field)), row.id, key, id, spec.direction) < 0) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
 
 /** An entry as this editor's draft has it (a new entry, or an edited base one). */
 export interface DraftRow { kind: 'draft', record: DraftRecord }
@@ -56,7 +240,7 @@ export function sortMatching (collection: string, all: readonly IndexRow[], revi
 }
 
 /** Options of `overlayPage`. */
-export interface OverlayOptions {
+interface OverlayOptions {
   /** The order; null: base order, a draft in its base entry's place, new entries last by id. */
   sort: SortSpec | null
   titleField: string | null

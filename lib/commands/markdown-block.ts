@@ -8,18 +8,11 @@ import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, 
 import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
 import { isMarkdownFormat } from '../content/formats.js'
-import type { MdBlockCommand } from './command-schemas.js'
+import type { MdBlockCommand, MutateResult } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import type { BlockEditReply } from './bounded-render.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
-
-/** md_block's result: the draft's revision and the saved block's hint in the draft body. */
-export interface MarkdownBlockResult {
-  revision: number
-  /** The block's `data-cms-src` in the body as saved, when it could be told exactly. */
-  src?: string
-}
 
 /** What a block edit computed: the new body and the block's range in it. */
 export interface BodyEdit {
@@ -46,7 +39,7 @@ export interface BlockTarget {
  * @returns the draft's revision and the block's new hint (so a page can edit it again without
  * rendering the body afresh)
  */
-export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MarkdownBlockResult> {
+export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MutateResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
   // The edit parses the whole body (~5 ms of CPU per KB): it is computed in a render thread for the
@@ -65,27 +58,16 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
     if (reply.refused === 'mismatch') throw new StaleSourceError(current)
     throw new BadRequestError(reply.message, { src: cmd.src })
   }
-  const { revision, src } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply))
+  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply)
   return { revision, ...(src !== undefined ? { src } : {}) }
 }
 
-/** Thrown from inside a change whose body needs work off the event loop first (`prepare`); the change then runs again. */
+/**
+ * Thrown from inside a change whose body needs work off the event loop first (`prepare`); the
+ * change then runs again, and a body that keeps changing under it is a 409.
+ */
 export class OffLoopWanted extends Error {
   constructor (readonly revision: number, readonly prepare: () => Promise<void>) { super('off-loop work wanted') }
-}
-
-/** Runs `edit`, again after each OffLoopWanted's work; a body that keeps changing under it is a 409. */
-export async function retryOffLoop<T> (edit: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await edit()
-    } catch (err) {
-      if (!(err instanceof OffLoopWanted)) throw err
-      // Other saves kept changing the body under this one: its source hint is stale.
-      if (attempt === 3) throw new StaleSourceError(err.revision)
-      await err.prepare()
-    }
-  }
 }
 
 /** Thrown from inside the change to leave storage alone: the edit changes nothing. */
@@ -107,38 +89,43 @@ export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext
   const { collection, id, def } = await requireEntry(ctx, target)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
-  let src: string | undefined
-  let edit: E | undefined
-  try {
-    const result = await changeEntry(ctx, {
-      collection,
-      id,
-      expectedRevision: target.expectedRevision,
-      action: 'save',
-      target: 'draft',
-      apply: (current) => {
-        if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
-        const body = typeof current.data.body === 'string' ? current.data.body : ''
-        if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
-        // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
-        const previous = current.draft?.markdown
-        const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
-        const checked = draftHint(draft, target.src)
-        edit = apply(body, checked, current.revision, def.format === 'mdx')
-        // A block sent back as it renders already is no edit: no draft is made or bumped.
-        if (!edit.changed) throw new UnchangedBlock(current.revision, checked, edit)
-        src = hintAfterEdit(body, edit.body, checked)
-        const oldEnd = edit.end - (edit.body.length - body.length)
-        return {
-          data: { ...current.data, body: edit.body },
-          markdown: recordMarkdownEdit(draft, edit.start, oldEnd, edit.body)
+  for (let attempt = 0; ; attempt++) {
+    let src: string | undefined
+    let edit: E | undefined
+    try {
+      const result = await changeEntry(ctx, {
+        collection,
+        id,
+        expectedRevision: target.expectedRevision,
+        action: 'save',
+        target: 'draft',
+        apply: (current) => {
+          if (!current.exists || current.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
+          const body = typeof current.data.body === 'string' ? current.data.body : ''
+          if (markdownTooDeep(body)) throw new BadRequestError(`The Markdown body nests deeper than ${MAX_MARKDOWN_NESTING} levels; edit it as a whole`, { field: 'body' })
+          // Edits accumulate on the draft they continue; otherwise the body seen now is the base.
+          const previous = current.draft?.markdown
+          const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
+          const checked = draftHint(draft, target.src)
+          edit = apply(body, checked, current.revision, def.format === 'mdx')
+          // A block sent back as it renders already is no edit: no draft is made or bumped.
+          if (!edit.changed) throw new UnchangedBlock(current.revision, checked, edit)
+          src = hintAfterEdit(body, edit.body, checked)
+          const oldEnd = edit.end - (edit.body.length - body.length)
+          return {
+            data: { ...current.data, body: edit.body },
+            markdown: recordMarkdownEdit(draft, edit.start, oldEnd, edit.body)
+          }
         }
-      }
-    })
-    return { revision: result.revision, ...(src !== undefined ? { src } : {}), ...(edit !== undefined ? { edit } : {}) }
-  } catch (err) {
-    if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src, edit: err.edit as E }
-    throw err
+      })
+      return { revision: result.revision, ...(src !== undefined ? { src } : {}), ...(edit !== undefined ? { edit } : {}) }
+    } catch (err) {
+      if (err instanceof UnchangedBlock) return { revision: err.revision, src: err.src, edit: err.edit as E }
+      if (!(err instanceof OffLoopWanted)) throw err
+      // Other saves kept changing the body under this one: its source hint is stale.
+      if (attempt === 3) throw new StaleSourceError(err.revision)
+      await err.prepare()
+    }
   }
 }
 

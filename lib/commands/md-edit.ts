@@ -5,19 +5,11 @@
  * publish work as for md_block; an edit that cannot be placed exactly is a 422 with the reason.
  */
 import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
-import type { MdEditCommand } from './command-schemas.js'
+import type { MdEditCommand, MutateResult } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
-import { editMarkdownBlock, OffLoopWanted, retryOffLoop } from './markdown-block.js'
-import { assertBlockEditableLength } from './list-blocks.js'
-import { bodyOutline, outlineKey } from './block-outlines.js'
+import { editMarkdownBlock, OffLoopWanted } from './markdown-block.js'
+import { assertBlockEditableLength, bodyOutline, outlineKey } from './markdown-body.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-
-/** md_edit's result: md_block's, plus the edited block's hint and plain text in the saved body. */
-export interface MarkdownEditResult {
-  revision: number
-  src?: string
-  block?: { src: string, text: string }
-}
 
 /**
  * Runs md_edit.
@@ -25,7 +17,7 @@ export interface MarkdownEditResult {
  * @param cmd the validated command
  * @returns the draft's revision and the block's new hint and text
  */
-export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MarkdownEditResult> {
+export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MutateResult> {
   if (cmd.field !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { field: 'field', value: cmd.field })
   for (const mark of cmd.marks ?? []) {
     if (mark.end <= mark.start || mark.end > cmd.after.length) throw new BadRequestError('Invalid command: a mark\'s range must lie within after', { field: 'marks' })
@@ -35,7 +27,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines
-  const { revision, src, edit } = await retryOffLoop(async () => await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
     const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
     // Not kept: parsed off the event loop, then the edit runs again.
@@ -50,7 +42,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
       if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
       throw err
     }
-  }))
+  })
   return {
     revision,
     ...(src !== undefined ? { src } : {}),

@@ -1,7 +1,7 @@
 /**
  * `POST /mutate`: one command per request, dispatched through a table (no switch to grow).
  */
-import type { MutateCommand, CommandType } from './command-schemas.js'
+import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { saveField } from './save-field.js'
 import { putEntry } from './put-entry.js'
@@ -13,10 +13,7 @@ import { deleteCollection } from './delete-collection.js'
 import { markdownBlock } from './markdown-block.js'
 import { markdownEdit } from './md-edit.js'
 
-/** What a command answers: its revision, and for block edits the block's new hint (and md_edit's block). */
-interface CommandResult { revision: number, src?: string, block?: { src: string, text: string } }
-
-type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<CommandResult>
+type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<MutateResult>
 
 const HANDLERS: { [T in CommandType]: Handler<T> } = {
   save_field: saveField,
@@ -36,8 +33,7 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
  * @param cmd the command
  * @returns the spec's success body (md_block adds the saved block's new `src`, md_edit also `block`)
  */
-export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true } & CommandResult> {
+export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true } & MutateResult> {
   const handler = HANDLERS[cmd.type] as Handler<CommandType>
-  const { revision, src, block } = await handler(ctx, cmd as never)
-  return { ok: true, revision, ...(src !== undefined ? { src } : {}), ...(block !== undefined ? { block } : {}) }
+  return { ok: true, ...await handler(ctx, cmd as never) }
 }

@@ -7,7 +7,7 @@
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
-import { commitMessage } from './commit-message.js'
+import { commitPublish } from './publish-commit.js'
 import { ForbiddenError } from '../errors.js'
 import type { PushOutcome } from '../remote/push-publish.js'
 import type { PublishedRef } from '../remote/sync-state.js'
@@ -28,11 +28,7 @@ export interface DeliveryFields extends Partial<RebuildOutcome> {
 export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
   let announce: PublishedRef[] = published
   if (services.runtime.gitOnPublish) {
-    const { result, push, delivered, lost } = await services.remote.commitAndPush(published, writtenFiles, async () => await services.committer.commit({
-      paths: writtenFiles,
-      author: { name: identity.name, email: `${identity.id}@users.git-cms.invalid` },
-      message: commitMessage(published)
-    }))
+    const { result, push, delivered, lost } = await services.remote.commitAndPush(published, writtenFiles, async () => await commitPublish(services, identity, published, writtenFiles))
     if (lost) return { lost }
     if ('commit' in result && result.commit !== null) {
       response.commit = result.commit

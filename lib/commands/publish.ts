@@ -9,7 +9,6 @@ import { serializeEntry, type EntryData } from '../content/formats.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
@@ -31,14 +30,11 @@ export interface ConflictItem { collection: string, id: string, code: ConflictCo
 export interface FailedItem { collection: string, id: string, error: string, issues?: ValidationIssue[] }
 
 /** The publish response: every entry in exactly one of the three lists. */
-export interface PublishResponse extends Partial<RebuildOutcome>, DeliveryFields {
+export interface PublishResponse extends DeliveryFields {
   ok: true
   published: PublishedItem[]
   conflicts: ConflictItem[]
   failed: FailedItem[]
-  commit?: string
-  commitError?: string
-  deploymentTracked?: boolean
   retryPush?: { available: boolean }
 }
 
@@ -122,19 +118,17 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
     await services.plans.write({ version: 1, startedAt: Date.now(), editor: { id: identity.id, name: identity.name }, items })
     await services.history.append(ready.flatMap(r => r.preimage === null ? [] : [replacedSnapshot(r.record, r.preimage, 'publish', identity)]))
     const results = await writeBaseFiles(services, ready.map(r => ({ index: r.index, id: r.record.id, file: r.file, text: r.text, data: r.data })))
-    const consumed: Array<{ collection: string, id: string }> = []
     for (const [i, result] of results.entries()) {
       const r = ready[i]!
       if ('error' in result) {
         response.failed.push({ collection: r.record.collection, id: r.record.id, error: result.error })
         continue
       }
-      consumed.push({ collection: r.record.collection, id: r.record.id })
       consumedRecords.push(r.record)
       writtenFiles.push(items[i]!.file)
       response.published.push({ collection: r.record.collection, id: r.record.id, revision: result.revision, deleted: r.text === null })
     }
-    await services.drafts.remove(identity.id, consumed)
+    await services.drafts.remove(identity.id, consumedRecords)
     await services.plans.clear()
     await services.committer.track(items.map(i => i.file))
   })

@@ -16,14 +16,8 @@ export interface SchemaResponse {
 }
 
 /** A dynamic collection record as `collections-metadata` lists it. */
-export interface DynamicCollectionRecord {
+export interface DynamicCollectionRecord extends Pick<CollectionMetadata, 'label' | 'icon' | 'creatable' | 'orderable' | 'deletable' | 'order'> {
   id: string
-  label: string
-  icon: string
-  creatable: boolean
-  orderable: boolean
-  deletable: boolean
-  order: number
   schema: JsonSchema
   created_at: number
   updated_at: number

@@ -6,8 +6,7 @@
 import { BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
 import { titlesOf } from '../content/entry-search.js'
-import { listEntries, type ListEntriesResult } from './list-entries.js'
-import type { EntryView } from './entry-view.js'
+import { listEntries, type EntryView, type ListEntriesResult } from './list-entries.js'
 import type { CommandContext } from './command-context.js'
 
 /** Hits shown per collection. */

@@ -100,7 +100,7 @@ export async function storeUpload (ctx: CommandContext, input: StoreUploadInput)
     const dir = where.dated ? path.join(where.dir, yyyy, mm) : where.dir
     const target = path.join(dir, name)
     await assertRealInside(content.repoRealDir, target)
-    if (!(await exists(target))) {
+    if (await stat(target).catch(() => null) === null) {
       await mkdir(dir, { recursive: true })
       await syncFile(input.tempFile)
       await moveInto(input.tempFile, target)
@@ -126,10 +126,6 @@ async function sha256File (file: string): Promise<string> {
   const hash = createHash('sha256')
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
   return hash.digest('hex')
-}
-
-async function exists (file: string): Promise<boolean> {
-  try { await stat(file); return true } catch { return false }
 }
 
 async function syncFile (file: string): Promise<void> {

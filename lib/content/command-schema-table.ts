@@ -58,10 +58,7 @@ export type CommandType = MutateCommand['type']
 /* The `value` of save_field and the items of layout are any JSON value (ajv's `{}` schema). */
 const anyValue = {}
 
-/**
- * A mutate command's schema: its `type`, the given fields and an optional `expectedRevision`, and
- * nothing else. (Typed by the command interfaces above; ajv's JSONSchemaType cannot type `unknown`.)
- */
+/** A mutate command's schema: `type`, the fields, an optional `expectedRevision` (JSONSchemaType cannot type `unknown`). */
 function command (type: CommandType, required: string[], properties: Record<string, object>): object {
   return {
     type: 'object',

@@ -61,10 +61,7 @@ export function parseEntry (format: EntryFormat, text: string): EntryData {
   return boundedDepth(asEntryData(format, LANGUAGES[format].parse(text)))
 }
 
-/**
- * Content nested deeper than requests may write is unreadable: everything after the parse (schema
- * checks, serializers, the JSON response) recurses once per level.
- */
+/** Content nested deeper than requests may write is unreadable: all that follows the parse recurses per level. */
 function boundedDepth (data: EntryData): EntryData {
   if (dataTooDeep(data)) throw new EntryParseError(`The content is nested deeper than ${MAX_DATA_DEPTH} levels`)
   return data
@@ -145,7 +142,6 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
         : LANGUAGES[previous.kind].edit(previous.inner, oldFront, front)
       return previous.open + head + previous.close + bodyText
     }
-    if (previous !== undefined && oldFront !== undefined && Object.keys(front).length === 0 && !bodyNeedsFence(bodyText)) return bodyText
   }
   return newFrontmatter(newKind, front, bodyText, eol)
 }

@@ -35,8 +35,6 @@ export function renderJson (value: unknown): string {
 export function editJsonText (text: string, before: unknown, after: unknown): string {
   // Loaded on the first edit of a JSON text: a Markdown site never needs it.
   const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
-  const changes = diffData(before, after)
-  if (changes.length === 0) return text
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.
   const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
   if (JSON.stringify(before) === text.slice(0, text.length - trailing.length)) return JSON.stringify(after) + trailing
@@ -44,7 +42,7 @@ export function editJsonText (text: string, before: unknown, after: unknown): st
   const formattingOptions: FormattingOptions = { insertSpaces: unit !== '\t', tabSize: unit === '\t' ? 1 : unit.length, eol: eolOf(text) }
   let current = text
   try {
-    for (const change of changes) {
+    for (const change of diffData(before, after)) {
       const value = change.op === 'delete' ? undefined : change.value
       const isArrayInsertion = change.op === 'add' && typeof change.path[change.path.length - 1] === 'number'
       const parent = findNodeAtLocation(parseTree(current)!, change.path.slice(0, -1))

@@ -24,10 +24,10 @@ export class UnsupportedPatternError extends Error {
 }
 
 /**
- * Compiles a JavaScript-syntax pattern with RE2 into the `{ test }` object ajv calls.
- * @returns a RegExp-like matcher; throws UnsupportedPatternError for patterns RE2 cannot run
+ * The engine to pass as ajv's `code.regExp` (its `code` names it in standalone code, unused here):
+ * a JavaScript-syntax pattern compiled with RE2 into the `{ test }` object ajv calls.
  */
-function compileLinear (pattern: string): { test: (s: string) => boolean, toString: () => string } {
+export const linearRegExp: RegExpEngine = Object.assign((pattern: string) => {
   let compiled: RE2JS
   try {
     const re2js = loadRe2js()
@@ -37,7 +37,4 @@ function compileLinear (pattern: string): { test: (s: string) => boolean, toStri
   }
   // ajv caches compiled patterns by toString(): it must tell patterns apart.
   return { test: (s: string) => compiled.test(s), toString: () => `/${pattern}/` }
-}
-
-/** The engine to pass as ajv's `code.regExp` (its `code` names it in standalone code, unused here). */
-export const linearRegExp: RegExpEngine = Object.assign((pattern: string) => compileLinear(pattern), { code: 'linearRegExp' })
+}, { code: 'linearRegExp' })

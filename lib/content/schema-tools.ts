@@ -8,8 +8,7 @@ import type standaloneCode from 'ajv/dist/standalone/index.js'
 import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
 import { linearRegExp } from './linear-regexp.js'
-import { ajvVersion } from './ajv-version.js'
-import { DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './draft7-options.js'
+import { ajvVersion, DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './ajv-version.js'
 import { DRAFT7_META_DIGEST, validateDraft7Schema } from './draft7-meta.generated.js'
 
 export type JsonSchema = Record<string, unknown>
@@ -27,13 +26,9 @@ function addFormats (ajv: Ajv | Ajv2020): void {
 }
 
 const DRAFT7_META_ID = 'http://json-schema.org/draft-07/schema'
-type MetaCheck = ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
-
-/* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs),
-   so a start does not compile it; null when made from another ajv or other options (ajv compiles it then). */
-function generatedDraft7Meta (): MetaCheck | null {
-  return DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion()) ? validateDraft7Schema as MetaCheck : null
-}
+/* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs), so
+   a start does not compile it. */
+const generatedMeta = validateDraft7Schema as ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
 
 /**
  * Compiles collection schemas, with patterns on RE2 (`linear-regexp.ts`). A `$ref` is compiled as
@@ -83,13 +78,15 @@ export class SchemaCompiler {
   }
 
   /* As ajv.compile with validateSchema on: the schema checked against the meta-schema first (the
-     same error, "schema is invalid: ..."), by the generated validator where it is ajv's own. */
+     same error, "schema is invalid: ..."), by the generated validator where it is ajv's own (and was
+     made from this ajv and these options). */
   #compileDraft7 (schema: JsonSchema): ValidateFunction {
     const ajv = this.#draft7()
     this.#draft7Meta ??= this.#formats ? 'formats' : 'plain'
-    const meta = this.#draft7Meta === 'plain' && schema.$schema === undefined ? generatedDraft7Meta() : null
-    if (meta === null) ajv.validateSchema(schema, true)
-    else if (!meta(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(meta.errors)}`)
+    const generated = this.#draft7Meta === 'plain' && schema.$schema === undefined &&
+      DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion())
+    if (!generated) ajv.validateSchema(schema, true)
+    else if (!generatedMeta(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(generatedMeta.errors)}`)
     return ajv.compile(schema)
   }
 
@@ -123,10 +120,19 @@ export function issuesOf (fn: (data: unknown) => boolean): Validator {
 }
 
 function toIssue (err: ErrorObject): ValidationIssue {
+  return { path: errorPath(err), code: err.keyword, message: err.message ?? 'is invalid' }
+}
+
+/**
+ * The dotted path an ajv error is about: its instance path (JSON Pointer, unescaped), then the missing or unknown property.
+ * @param err one of a validator's errors
+ * @returns the path; '' for the data itself
+ */
+export function errorPath (err: ErrorObject): string {
   const segments = err.instancePath.split('/').slice(1).map(s => s.replace(/~1/g, '/').replace(/~0/g, '~'))
   if (err.keyword === 'required') segments.push((err.params as { missingProperty: string }).missingProperty)
   if (err.keyword === 'additionalProperties') segments.push((err.params as { additionalProperty: string }).additionalProperty)
-  return { path: segments.join('.'), code: err.keyword, message: err.message ?? 'is invalid' }
+  return segments.join('.')
 }
 
 /** Builds the default value of a schema: `default` when given, else an empty value of its type. */

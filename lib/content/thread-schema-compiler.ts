@@ -44,17 +44,6 @@ export interface CompiledValidator {
 
 type ModuleFunction = (module: { exports: unknown }, exports: unknown, require: (id: string) => unknown, regExp: unknown) => Array<((data: unknown) => unknown) | null>
 
-/**
- * Wraps ajv's standalone code in a script that also returns every validate function, so the thread
- * can call each once: V8 compiles on first call, and the code cache holds only compiled functions.
- */
-export function validatorScript (source: string): string {
-  const names = [...new Set(source.match(/\bfunction validate\d+\(/g) ?? [])].map(m => m.slice('function '.length, -1))
-  // A name found inside a schema string is not defined: typeof keeps it from throwing.
-  const defined = names.map(n => `typeof ${n} === 'function' ? ${n} : null`).join(', ')
-  return `(function (module, exports, require, linearRegExp) {${source}\nreturn [${defined}]\n})`
-}
-
 /** Evaluates a validator script (with its code cache when given). */
 export function runValidatorScript (script: string, cache?: Uint8Array): { validate: (data: unknown) => boolean, functions: Array<(data: unknown) => unknown>, compiled: vm.Script } {
   const compiled = new vm.Script(script, { filename: 'collection-schema-validator.js', ...(cache !== undefined ? { cachedData: Buffer.from(cache.buffer, cache.byteOffset, cache.byteLength) } : {}) })
@@ -62,15 +51,6 @@ export function runValidatorScript (script: string, cache?: Uint8Array): { valid
   // The code is ajv's, generated from the schema with every schema string quoted by ajv.
   const functions = (compiled.runInThisContext() as ModuleFunction)(module, module.exports, requireRuntime, linearRegExp)
   return { validate: module.exports as (data: unknown) => boolean, functions: functions.filter(f => f !== null), compiled }
-}
-
-/** Makes the code cache of a validator script: runs it and calls each of its functions once. */
-export function validatorCodeCache (script: string): Uint8Array {
-  const { functions, compiled } = runValidatorScript(script)
-  for (const fn of functions) {
-    try { fn({}) } catch {}
-  }
-  return compiled.createCachedData()
 }
 
 /** Compiles schemas in a worker thread, once each; one instance per service. */
@@ -144,10 +124,7 @@ export class ThreadSchemaCompiler {
   }
 }
 
-/**
- * The promise a map keeps for a key, made by `make` on first use; a failure is not kept, so the
- * next use tries again (a closing service, a busy machine).
- */
+/** The promise a map keeps for a key, made on first use; a failure is not kept, so the next use tries again. */
 async function once<T> (map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
   let pending = map.get(key)
   if (pending === undefined) {

@@ -68,11 +68,9 @@ export function renderToml (data: Record<string, unknown>): string {
  * @returns the new text (the same text when nothing changed)
  */
 export function editTomlText (text: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
-  const changes = diffData(before, after)
-  if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   try {
-    const current = placeChanges(text, changes, after, 1, tryChange)
+    const current = placeChanges(text, diffData(before, after), after, 1, tryChange)
     if (isDeepStrictEqual(parseTomlText(current), after)) return current
   } catch {}
   return renderToml(after).replace(/\r?\n/g, eolOf(text))
@@ -83,10 +81,6 @@ interface Slots { values: Map<string, Slot>, kvs: Slot[], tables: AST.TOMLTable[
 
 function pathKey (p: DataPath): string {
   return JSON.stringify(p)
-}
-
-function keyName (k: AST.TOMLBare | AST.TOMLQuoted): string {
-  return k.type === 'TOMLBare' ? k.name : k.value
 }
 
 /** Every value of a TOML text by path, its key-value lines and its tables; null when it cannot be parsed. */
@@ -102,7 +96,7 @@ function slotsOf (text: string): Slots | null {
     if (node.type === 'TOMLArray') node.elements.forEach((e, i) => { addValue(e, [...path, i], null, table) })
   }
   const addKv = (kv: AST.TOMLKeyValue, prefix: DataPath, table: AST.TOMLTable | null): void => {
-    addValue(kv.value, [...prefix, ...kv.key.keys.map(keyName)], kv, table)
+    addValue(kv.value, [...prefix, ...kv.key.keys.map(k => k.type === 'TOMLBare' ? k.name : k.value)], kv, table)
   }
   for (const item of program.body[0]?.body ?? []) {
     if (item.type === 'TOMLKeyValue') addKv(item, [], null)
@@ -135,15 +129,11 @@ function tryChange (text: string, change: DataChange): string | null {
   }
   if (change.op === 'delete' || change.op === 'set') {
     if (slot?.kv == null) return deleteTable(text, slots, change.path)
-    if (slot.kv.parent.type === 'TOMLInlineTable' || !isPathOf(slot)) return null
+    // A dotted key reaching below this path holds more than it.
+    if (slot.kv.parent.type === 'TOMLInlineTable' || slot.kv.value !== slot.node) return null
     return removeLines(text, slot.kv.range[0], slot.kv.range[1])
   }
   return addKey(text, slots, change.path, change.value, eol)
-}
-
-/** Whether a key-value line holds exactly this path (not a dotted key reaching below it). */
-function isPathOf (slot: Slot): boolean {
-  return slot.kv !== null && slot.kv.value === slot.node
 }
 
 function removeLines (text: string, start: number, end: number): string | null {
@@ -272,10 +262,7 @@ function basicString (s: string): string {
   return JSON.stringify(s).replace(/\u007f/g, '\\u007F')
 }
 
-/**
- * A value as inline TOML text, in the style of the value it replaces (literal strings stay literal,
- * floats stay floats, dates stay dates); null when TOML cannot hold it.
- */
+/** A value as inline TOML in the style of the one it replaces (literal, float, date); null when TOML cannot hold it. */
 function renderValue (value: unknown, old: AST.TOMLContentNode | null): string | null {
   if (typeof value === 'string') {
     if (TOML_DATE.test(value) && (old === null || (old.type === 'TOMLValue' && old.kind !== 'string'))) return value

@@ -4,10 +4,9 @@
  * never the event loop. Threads start on demand; one idle for `idleMs` leaves, since V8 keeps the
  * heap a burst grew (80 MB after 31 renders of a 20 KB body). No pool package is installed.
  *
- * The thread's module posts `{ ready: true }` once loaded (a job's time starts then), answers each
- * `{ id, job }` with `{ id, reply }` or `{ id, error }`, and on `{ leave: true }` closes its port.
+ * The thread's module serves its jobs with `serveJobs`.
  */
-import { Worker, type ResourceLimits } from 'node:worker_threads'
+import { Worker, parentPort, type ResourceLimits } from 'node:worker_threads'
 
 /** Why a job did not finish. */
 export type JobFailure = 'timeout' | 'crashed' | 'closing'
@@ -28,10 +27,10 @@ export interface WorkerPoolOptions {
 }
 
 /** What the pool posts to the thread's module: a job, or `leave` (close the port and exit). */
-export type PoolRequest<J> = { id: number, job: J } | { leave: true }
+type PoolRequest<J> = { id: number, job: J } | { leave: true }
 
-/** What the thread's module posts. */
-export type PoolReply<R> = { id: number, reply: R } | { id: number, error: string } | { ready: true }
+/** What the thread's module posts: `ready` once loaded (a job's time starts then), then each job's answer. */
+type PoolReply<R> = { id: number, reply: R } | { id: number, error: string } | { ready: true }
 
 interface Pending<J, R> {
   id: number
@@ -159,4 +158,21 @@ export class WorkerPool<J, R> {
     slot.idle = null
     slot.running = null
   }
+}
+
+/**
+ * The thread side of a WorkerPool, run by the thread's module: each job answered with what `handle`
+ * returns (or the message of what it throws), `leave` honoured, and `ready` posted now.
+ * @param handle what the thread does with one job
+ */
+export function serveJobs<J, R> (handle: (job: J) => R | Promise<R>): void {
+  parentPort?.on('message', (request: PoolRequest<J>) => {
+    if ('leave' in request) { parentPort?.close(); return }
+    const { id, job } = request
+    void Promise.resolve().then(() => handle(job)).then(
+      (reply): PoolReply<R> => ({ id, reply }),
+      (err: unknown): PoolReply<R> => ({ id, error: err instanceof Error ? err.message : String(err) })
+    ).then(message => { parentPort?.postMessage(message) })
+  })
+  parentPort?.postMessage({ ready: true } satisfies PoolReply<R>)
 }

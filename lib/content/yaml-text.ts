@@ -56,13 +56,11 @@ export function renderYaml (value: unknown): string {
 
 /** Changes a YAML text from `before` to `after`, touching only the bytes of what changed. */
 export function editYamlText (text: string, before: unknown, after: unknown): string {
-  const changes = diffData(before, after)
-  if (changes.length === 0) return text
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
   try {
     const repaired = repairFlowEnds(text, true, padded)
-    const current = unpad(placeChanges(repaired, changes, after, 0, tryChange), padded)
+    const current = unpad(placeChanges(repaired, diffData(before, after), after, 0, tryChange), padded)
     if (isDeepStrictEqual(parseYamlText(current), after)) return current
   } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
@@ -82,7 +80,7 @@ function tryChange (text: string, change: DataChange): string | null {
     return change.op === 'add' ? addItem(text, parent, change.value, eol, style) : deleteItem(text, parent, key)
   }
   if (change.op === 'add') {
-    if (parent === null && parentPath.length === 0) return appendRootKey(text, String(key), change.value, eol, style)
+    if (parent === null && parentPath.length === 0) return insertLine(text, text.length, indentRest(render(String(key), change.value, null, style), '', eol) + eol, eol)
     if (!isMap(parent) || parent.flow === true || parent.items.length === 0) return null
     return addKey(text, parent, String(key), change.value, eol, style)
   }
@@ -157,10 +155,7 @@ function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   return node
 }
 
-/**
- * Renders `key: value` (or `- value` when key is null) as the yaml package writes it, the value
- * in the style of the node it replaces, with `\n` line endings.
- */
+/** `key: value` (`- value` when key is null) as the yaml package writes it, in the old node's style, `\n`-ended. */
 function render (key: string | null, value: unknown, old: Node | null, style: Style): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = styledNode(doc, value, old)
@@ -197,7 +192,7 @@ function setMapValue (text: string, pair: Pair<Scalar, Node | null>, value: unkn
 
 function setSeqItem (text: string, seq: YAMLSeq, item: Node, value: unknown, eol: string, style: Style): string | null {
   if (seq.flow === true) {
-    const rendered = renderAfter('map', value, item, { ...style })
+    const rendered = renderAfter('map', value, item, style)
     if (rendered.includes('\n') || !rendered.startsWith(' ')) return null
     return splice(text, item.range![0], item.range![1], rendered.slice(1))
   }
@@ -267,11 +262,6 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
   return splice(text, from, nextLineStart(text, valueEnd(text, item)), '')
 }
 
-function appendRootKey (text: string, key: string, value: unknown, eol: string, style: Style): string {
-  const line = indentRest(render(key, value, null, style), '', eol) + eol
-  return insertLine(text, text.length, line, eol)
-}
-
 function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
   const start = pair.key.range![0]
   const from = lineStart(text, start)
@@ -280,11 +270,6 @@ function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | nul
   return splice(text, from, nextLineStart(text, end), '')
 }
 
-/**
- * Jekyll (Psych) accepts a flow collection closed at column 1 inside an indented block; YAML 1.2
- * does not. The repair indents its continuation lines past the opening key (with `onlyIfBroken`,
- * only when the text does not parse as it is).
- */
 interface PaddedLine { pad: string, line: string }
 
 /** Takes the repair's padding off again (the padded lines, in order, that an edit left alone). */
@@ -301,6 +286,8 @@ function unpad (text: string, padded: PaddedLine[]): string {
   return lines.join('\n')
 }
 
+/* Jekyll (Psych) accepts a flow collection closed at column 1 inside an indented block, YAML 1.2 does not: its
+   lines are indented past the opening key (with `onlyIfBroken`, only when the text does not parse as it is). */
 function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[] = []): string {
   if (!/^[\]}]/m.test(text)) return text
   if (onlyIfBroken) {

@@ -1,11 +1,12 @@
 /**
  * The demo site's pages as HTML strings: the layout, the home page, a post, a page of sections and
- * the not-found page. Pure functions of entry data; every value from content is escaped here, and
- * each editable value carries `data-cms="<collection>/<id>#<field.path>"` for the inline editor.
+ * the not-found page. Pure functions of entry data; every value from content goes through
+ * `escapeHtml` (text and attributes alike) and links through `safeHref`, and each editable value
+ * carries `data-cms="<collection>/<id>#<field.path>"` for the inline editor.
  */
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { isPlainObject } from '../content/data-diff.js'
-import { escapeHtml, safeHref, textOf } from './html.js'
-import { SITE_CSS } from './styles.js'
 
 /** One entry as the pages use it. */
 export interface SiteEntry {
@@ -23,6 +24,41 @@ export interface SiteChrome {
 }
 
 const DEFAULT_TITLE = 'Example site'
+
+const SAFE_SCHEMES = new Set(['http', 'https', 'mailto'])
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+
+/** Escapes a value for HTML text or a double- or single-quoted attribute. */
+export function escapeHtml (value: unknown): string {
+  const text = value === null || value === undefined ? '' : String(value)
+  return text.replace(/[&<>"']/g, c => ENTITIES[c] ?? c)
+}
+
+/**
+ * A link target that is safe to put in `href`: relative, http(s) or mailto; anything else
+ * (`javascript:`, `data:` ...) becomes `#`.
+ */
+export function safeHref (value: unknown): string {
+  if (typeof value !== 'string') return '#'
+  const trimmed = value.trim()
+  // Browsers ignore tabs and newlines inside a scheme ("java\tscript:"), so check without them.
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed.replace(/[\u0000-\u0020]/g, ''))
+  const ok = scheme === null || SAFE_SCHEMES.has(scheme[1]!.toLowerCase())
+  return ok ? escapeHtml(trimmed) : '#'
+}
+
+/** The string value of a field, or a fallback when it is missing or not a string. */
+function textOf (data: Record<string, unknown> | undefined, key: string, fallback = ''): string {
+  const value = data !== undefined && Object.hasOwn(data, key) ? data[key] : undefined
+  return typeof value === 'string' ? value : fallback
+}
+
+/** The stylesheet every page inlines: `site.css` beside this file, or its build (`dist/lib/demo/` -> `dist/browser/`). */
+const SITE_CSS = (() => {
+  const file = ['./site.css', '../../browser/demo-site.css'].map(rel => fileURLToPath(new URL(rel, import.meta.url))).find(f => existsSync(f))
+  if (file === undefined) throw new Error('the demo site\'s stylesheet is missing (run npm run build)')
+  return readFileSync(file, 'utf8')
+})()
 
 /** The `data-cms` attribute binding an element to a field. */
 export function bind (entry: SiteEntry, field: string): string {

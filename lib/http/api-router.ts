@@ -22,9 +22,8 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isInside } from '../storage/safe-path.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
-import { renderField, createRenderCache } from '../commands/render-field.js'
-import { listBlocks } from '../commands/list-blocks.js'
-import { SortedRowsCache } from '../commands/sorted-rows.js'
+import { renderField, createRenderCache, listBlocks } from '../commands/markdown-body.js'
+import { SortedRowsCache } from '../commands/list-order.js'
 import { hasBody, identityOf, jsonBody, loadOnFirstUse, queryEntry, queryEnum, queryFieldName, queryPositiveInt, queryString, readBody } from './request.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
 import { uploadRoutes } from './upload-routes.js'
@@ -46,7 +45,7 @@ export function apiMiddleware (services: Services): Middleware {
   const guarded = compose<Parameters<Middleware>[0]>([
     async (ctx, next) => {
       const identity = await services.auth.identify(ctx)
-      if (identity === null) throw new UnauthorizedError()
+      if (identity === null) throw new UnauthorizedError('Authentication required')
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.get('x-cms-request') !== '1') throw new MissingCsrfHeaderError()
       ctx.state.identity = identity
       await next()
@@ -229,13 +228,13 @@ function writeRoutes (router: Router, services: Services): void {
     const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
       import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
     ])
-    return { validators: schemas.createCommandValidators(), mutate, readHistory, restoreHistory, previewMarkdown }
+    return { validators: schemas.commandValidators, mutate, readHistory, restoreHistory, previewMarkdown }
   })
   const publishing = loadOnFirstUse(async () => {
     const [schemas, { draftStatus, discardDrafts }, { publish }] = await Promise.all([
       import('../commands/command-schemas.js'), import('../commands/drafts.js'), import('../commands/publish.js')
     ])
-    return { validators: schemas.createCommandValidators(), draftStatus, discardDrafts, publish }
+    return { validators: schemas.commandValidators, draftStatus, discardDrafts, publish }
   })
   const search = loadOnFirstUse(async () => await import('../commands/search-everywhere.js'))
 

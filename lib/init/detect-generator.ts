@@ -5,6 +5,7 @@
  */
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
+import { isPlainObject } from '../content/data-diff.js'
 import { parseEntry, type EntryFormat } from '../content/formats.js'
 import { astroLocales, commonFolder, hugoLanguages, localeFolders, orderLocales, type InitI18n } from './detect-locales.js'
 
@@ -105,7 +106,7 @@ async function detectJekyll (repoDir: string): Promise<DetectedSite | null> {
     { folder: inCollections('_drafts'), name: 'drafts', kind: 'folder', recursive: true, pagesOnly: true }
   ]
   const declared = config.collections
-  const names = Array.isArray(declared) ? declared.filter((n): n is string => typeof n === 'string') : isRecord(declared) ? Object.keys(declared) : []
+  const names = Array.isArray(declared) ? declared.filter((n): n is string => typeof n === 'string') : isPlainObject(declared) ? Object.keys(declared) : []
   const notes: string[] = []
   for (const name of names) {
     if (name === 'posts' || name === 'drafts') continue
@@ -267,7 +268,7 @@ async function readSmall (repoDir: string, rel: string): Promise<string> {
 async function packageUses (repoDir: string, dependency: string): Promise<boolean> {
   try {
     const pkg = JSON.parse(await readSmall(repoDir, 'package.json')) as Record<string, unknown>
-    return [pkg.dependencies, pkg.devDependencies].some(deps => isRecord(deps) && dependency in deps)
+    return [pkg.dependencies, pkg.devDependencies].some(deps => isPlainObject(deps) && dependency in deps)
   } catch {
     return false
   }
@@ -309,8 +310,4 @@ function safeRelative (value: unknown): string | null {
 
 function stringList (value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string').map(v => v.replace(/\/+$/, '')) : []
-}
-
-function isRecord (value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }

@@ -14,21 +14,14 @@ export interface InitI18n {
   folders?: Record<string, string>
 }
 
-/** Hugo's languages: default first, each with its content folder. */
-export interface HugoLanguages {
-  locales: string[]
-  /** locale -> content folder (relative to the repository). */
-  contentDirs: Map<string, string>
-}
-
 /** A folder name that reads as a locale code (`en`, `fr`, `pt-br`, `zh_CN`). */
 const LOCALE_FOLDER = /^[a-z]{2,3}([-_][A-Za-z]{2,4})?$/
 
 /**
  * Hugo's `languages`, default first (`defaultContentLanguage`, else by weight), each with its
- * `contentDir`; null when the site has fewer than two.
+ * `contentDir` (relative to the repository); null when the site has fewer than two.
  */
-export function hugoLanguages (config: Record<string, unknown>, contentDir: string, safe: (value: unknown) => string | null): HugoLanguages | null {
+export function hugoLanguages (config: Record<string, unknown>, contentDir: string, safe: (value: unknown) => string | null): { locales: string[], contentDirs: Map<string, string> } | null {
   const table = config.languages
   if (table === null || typeof table !== 'object' || Array.isArray(table)) return null
   const entries = Object.entries(table as Record<string, unknown>).filter(([code]) => isLocaleCode(code))

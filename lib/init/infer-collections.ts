@@ -3,14 +3,14 @@
  * folder are entries (flat, nested, page bundles), one collection per format found there (md and
  * mdx together), the frontmatter kind most files use, and a schema inferred from the entries' fields.
  */
-import { lstat, readFile } from 'node:fs/promises'
+import { lstat, readFile, readdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { inferSchema, type JsonSchema } from '../content/schema-tools.js'
 import { NAME_PATTERN } from '../config-schema.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
-import { scanFolder } from './scan-content.js'
 import { entryIdProblem } from '../storage/names.js'
+import { isInside } from '../storage/safe-path.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 import type { InitI18n } from './detect-locales.js'
 
@@ -62,6 +62,12 @@ const MAX_ENTRY_BYTES = 2 * 1024 * 1024
 /** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
 const MAX_SAMPLED = 2000
 const NAME = new RegExp(NAME_PATTERN)
+/** At most this many files are listed per folder (init looks at a site, it does not index it). */
+const MAX_FILES = 50_000
+/** Folders deeper than this are not walked. */
+const MAX_DEPTH = 16
+/** Folders that hold tooling, never content, wherever they appear. */
+const NEVER_CONTENT = new Set(['node_modules', '.git'])
 /**
  * Front-matter keys generators read as per-page switches (Eleventy's, Jekyll's, Hugo's): never
  * required, even when every sampled entry has one (a 404 page's `permalink`).
@@ -85,7 +91,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       continue
     }
     const asFiles = source.kind === 'files' || (source.folder === '.' && !source.recursive)
-    const scan = await scanFolder(repoDir, source.folder, { recursive: !asFiles && source.recursive })
+    const scan = await scanFolder(repoDir, source.folder, !asFiles && source.recursive)
     // Locale folders only, when no locale sits at the root (the service reads no other file there).
     if (source.roots !== undefined) scan.files = scan.files.filter(file => source.roots?.some(root => file.startsWith(root + '/')) === true)
     const at = (rel: string): string => source.folder === '.' ? rel : `${source.folder}/${rel}`
@@ -134,6 +140,61 @@ export function entryIdOf (file: string, opts: { listed: boolean, indexFile: str
   if (opts.listed) return path.posix.basename(withoutExt)
   if (opts.indexFile !== null && path.posix.basename(withoutExt) === opts.indexFile && withoutExt.includes('/')) return path.posix.dirname(withoutExt)
   return withoutExt
+}
+
+/** What a walk found below one folder (paths relative to that folder, `/`-separated). */
+interface FolderScan {
+  /** Regular files, sorted. */
+  files: string[]
+  /** Symbolic links (files or folders), never followed. */
+  links: string[]
+  /** True when the walk stopped at MAX_FILES or MAX_DEPTH. */
+  truncated: boolean
+  /** True when the folder exists but is a link, or leads outside the repository (not walked). */
+  leavesRepository: boolean
+}
+
+/**
+ * Lists the files below a folder of the repository without following a symbolic link (a link is
+ * reported, not read), skipping hidden names; an absent folder gives empty lists.
+ */
+async function scanFolder (repoDir: string, folder: string, recursive: boolean): Promise<FolderScan> {
+  const scan: FolderScan = { files: [], links: [], truncated: false, leavesRepository: false }
+  const root = path.resolve(repoDir, folder)
+  if (!(await isRealDirInside(repoDir, root))) {
+    scan.leavesRepository = await lstat(root).then(() => true, () => false)
+    return scan
+  }
+  const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
+    let dirents
+    try { dirents = await readdir(dir, { withFileTypes: true }) } catch { return }
+    dirents.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    for (const dirent of dirents) {
+      if (dirent.name.startsWith('.') || NEVER_CONTENT.has(dirent.name)) continue
+      const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`
+      if (dirent.isSymbolicLink()) { scan.links.push(childRel); continue }
+      if (dirent.isFile()) {
+        if (scan.files.length >= MAX_FILES) { scan.truncated = true; return }
+        scan.files.push(childRel)
+      } else if (dirent.isDirectory() && recursive) {
+        if (depth >= MAX_DEPTH) { scan.truncated = true; continue }
+        await walk(path.join(dir, dirent.name), childRel, depth + 1)
+      }
+    }
+  }
+  await walk(root, '', 0)
+  return scan
+}
+
+/** Whether a folder is the repository root or inside it once every link on the way is resolved. */
+async function isRealDirInside (repoDir: string, target: string): Promise<boolean> {
+  try {
+    if (!(await lstat(target)).isDirectory()) return false
+    const [realRoot, realTarget] = await Promise.all([realpath(repoDir), realpath(target)])
+    return isInside(realRoot, realTarget)
+  } catch {
+    return false
+  }
 }
 
 interface FormatGroup {

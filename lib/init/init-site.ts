@@ -4,7 +4,7 @@
  */
 import { lstat, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { InitRefusedError } from '../errors.js'
+import { StartupError } from '../errors.js'
 import { detectGenerator, GENERATOR_NAMES, type DetectedSite } from './detect-generator.js'
 import { inferCollections, type InferredCollections } from './infer-collections.js'
 import { INIT_CONFIG_FILE, renderConfig, writeConfig } from './write-config.js'
@@ -21,7 +21,7 @@ export interface InitResult {
 
 /**
  * Looks at a site and writes its `cms.config.yaml`.
- * @returns what was found and written; throws InitRefusedError when nothing may be written
+ * @returns what was found and written; throws StartupError when nothing may be written
  */
 export async function initSite (opts: { repoDir: string, force: boolean }): Promise<InitResult> {
   const repoDir = path.resolve(opts.repoDir)
@@ -41,13 +41,13 @@ async function assertRepository (repoDir: string): Promise<void> {
   try {
     if (!(await stat(repoDir)).isDirectory()) throw new Error('not a directory')
   } catch {
-    throw new InitRefusedError(`${repoDir} is not a directory`)
+    throw new StartupError(`${repoDir} is not a directory`)
   }
   try {
     // A directory, or a file pointing elsewhere (worktrees, submodules).
     await lstat(path.join(repoDir, '.git'))
   } catch {
-    throw new InitRefusedError(`${repoDir} is not a git repository (no .git); run git init there first`)
+    throw new StartupError(`${repoDir} is not a git repository (no .git); run git init there first`)
   }
 }
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { Document } from 'yaml'
 import { CONFIG_FILES } from '../config.js'
-import { InitRefusedError } from '../errors.js'
+import { StartupError } from '../errors.js'
 import { writeFileAtomic, TEMP_PREFIX } from '../storage/atomic-write.js'
 import type { CollectionPlan } from './infer-collections.js'
 
@@ -52,7 +52,7 @@ export async function existingConfigs (repoDir: string): Promise<string[]> {
 }
 
 /**
- * Writes `cms.config.yaml`: without `force` exclusively (an existing config means InitRefusedError),
+ * Writes `cms.config.yaml`: without `force` exclusively (an existing config means StartupError),
  * with `force` atomically, removing the other config files. Returns the config files replaced.
  */
 export async function writeConfig (repoDir: string, text: string, force: boolean): Promise<string[]> {
@@ -87,6 +87,6 @@ export async function writeConfig (repoDir: string, text: string, force: boolean
   return []
 }
 
-function alreadyConfigured (files: string[]): InitRefusedError {
-  return new InitRefusedError(`${files.join(', ')} already exists; nothing was written (run init --force to replace it with a new ${INIT_CONFIG_FILE})`)
+function alreadyConfigured (files: string[]): StartupError {
+  return new StartupError(`${files.join(', ')} already exists; nothing was written (run init --force to replace it with a new ${INIT_CONFIG_FILE})`)
 }

@@ -8,14 +8,6 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 /** What a push was for: a publish commit, or `refs/cms/*` (drafts, history, revocations). */
 export type PushKind = 'publish' | 'cms_refs'
 
-/** Reads the state the gauges report at scrape time. */
-export interface MetricsSources {
-  /** When the last fetch from the git remote succeeded (ms), null before the first or without a remote. */
-  lastFetchAt: () => number | null
-  /** Whether a git remote is configured. */
-  remoteEnabled: boolean
-}
-
 /** The metrics of one instance. */
 export class CmsMetrics {
   readonly registry = new Registry()
@@ -29,8 +21,8 @@ export class CmsMetrics {
   readonly #indexBuilds: Counter
   readonly #indexBuildSeconds: Histogram
 
-  /** @param sources the state the sync-lag gauge reads when scraped */
-  constructor (sources: MetricsSources) {
+  /** @param sources whether a remote is configured, and when its last fetch succeeded (ms; null: none yet) */
+  constructor (sources: { remoteEnabled: boolean, lastFetchAt: () => number | null }) {
     const registers = [this.registry]
     collectDefaultMetrics({ register: this.registry })
     this.#requests = new Counter({ name: 'cms_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: ['method', 'route', 'status'], registers })

@@ -14,9 +14,8 @@ export type DeploymentReport =
   | { configured: false, state: 'unknown' }
   | { configured: true, target: string, state: 'live' | 'pending' | 'unknown', commit?: string, publishedCommit?: string, checkedAt: number }
 
-/** Where the repository, its state and the status URL are. */
+/** Where the repository's git data, its state and the status URL are. */
 export interface DeploymentStatusOptions {
-  repoDir: string
   gitDir: string
   config: Config
   stateDir: string
@@ -72,11 +71,7 @@ export class DeploymentStatus {
   }
 
   async #published (): Promise<string | null> {
-    try {
-      const parsed = JSON.parse(await readFile(this.#file, 'utf8')) as { commit?: unknown }
-      return typeof parsed.commit === 'string' && SHA.test(parsed.commit) ? parsed.commit : null
-    } catch {
-      return null
-    }
+    const parsed = await readFile(this.#file, 'utf8').then(text => JSON.parse(text) as { commit?: unknown } | null).catch(() => null)
+    return typeof parsed?.commit === 'string' && SHA.test(parsed.commit) ? parsed.commit : null
   }
 }

@@ -189,12 +189,8 @@ export class GitCommitter {
 
   async #load (): Promise<Set<string>> {
     if (this.#tracked !== null) return this.#tracked
-    try {
-      const parsed = JSON.parse(await readFile(this.#file, 'utf8')) as unknown
-      this.#tracked = new Set(Array.isArray(parsed) ? parsed.filter((p): p is string => typeof p === 'string') : [])
-    } catch {
-      this.#tracked = new Set()
-    }
+    const parsed = await readFile(this.#file, 'utf8').then(text => JSON.parse(text) as unknown).catch(() => null)
+    this.#tracked = new Set(Array.isArray(parsed) ? parsed.filter((p): p is string => typeof p === 'string') : [])
     return this.#tracked
   }
 

@@ -39,17 +39,14 @@ export interface RebuildWebhookOptions {
 /** Sends the rebuild request and keeps a receipt when it fails. */
 export class RebuildWebhook {
   readonly configured: boolean
-  readonly #target: { url: string, method: 'POST' | 'PUT', secret?: string, deploymentId?: string } | null
+  readonly #hook: NonNullable<Config['delivery']['publish']> | null
   readonly #receiptFile: string
   readonly #log: Logger
   readonly #timeoutMs: number
 
   constructor (opts: RebuildWebhookOptions) {
-    const hook = opts.config.delivery.publish
-    this.#target = hook === undefined
-      ? null
-      : { url: hook.webhookUrl, method: hook.method ?? 'POST', ...(hook.secret !== undefined ? { secret: hook.secret } : {}), ...(hook.deploymentId !== undefined ? { deploymentId: hook.deploymentId } : {}) }
-    this.configured = this.#target !== null
+    this.#hook = opts.config.delivery.publish ?? null
+    this.configured = this.#hook !== null
     this.#receiptFile = path.join(opts.stateDir, 'rebuild-receipt.json')
     this.#log = opts.log
     this.#timeoutMs = opts.timeoutMs ?? 10_000
@@ -57,9 +54,10 @@ export class RebuildWebhook {
 
   /** Sends the publish event. */
   async send (payload: Omit<RebuildPayload, 'deploymentId'>): Promise<RebuildOutcome> {
-    if (this.#target === null) return { rebuild: { triggered: false, ok: false } }
-    const body = JSON.stringify({ ...payload, ...(this.#target.deploymentId !== undefined ? { deploymentId: this.#target.deploymentId } : {}) })
-    return await this.#deliver(this.#target.url, this.#target.method, body)
+    const hook = this.#hook
+    if (hook === null) return { rebuild: { triggered: false, ok: false } }
+    const body = JSON.stringify({ ...payload, ...(hook.deploymentId !== undefined ? { deploymentId: hook.deploymentId } : {}) })
+    return await this.#deliver(hook.webhookUrl, hook.method ?? 'POST', body)
   }
 
   /** Resends the retained request, if any. */
@@ -76,7 +74,7 @@ export class RebuildWebhook {
 
   async #deliver (url: string, method: 'POST' | 'PUT', body: string): Promise<RebuildOutcome> {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'git-cms' }
-    const secret = this.#target?.secret
+    const secret = this.#hook?.secret
     if (secret !== undefined) headers['x-cms-signature'] = 'sha256=' + createHmac('sha256', secret).update(body, 'utf8').digest('hex')
     let error: string | null = null
     try {
@@ -101,12 +99,7 @@ export class RebuildWebhook {
   }
 
   async #readReceipt (): Promise<Receipt | null> {
-    try {
-      const parsed = JSON.parse(await readFile(this.#receiptFile, 'utf8')) as Receipt
-      if (parsed.version !== 1 || typeof parsed.body !== 'string' || typeof parsed.url !== 'string') return null
-      return parsed
-    } catch {
-      return null
-    }
+    const parsed = await readFile(this.#receiptFile, 'utf8').then(text => JSON.parse(text) as Receipt | null).catch(() => null)
+    return parsed?.version === 1 && typeof parsed.body === 'string' && typeof parsed.url === 'string' ? parsed : null
   }
 }

@@ -1,13 +1,15 @@
 /**
- * The full-text search of one collection: a SearchDb kept in step with the collection index. On
- * first use it reindexes entries whose signature changed (rebuilding a doubtful database); then the
- * changes the index reports are indexed together before the next search.
+ * The full-text search of one collection: a SearchDb kept in step with the collection index, which
+ * reindexes at its first open the entries whose signature changed, then the reported changes in
+ * batches. SiteSearch makes one beside each collection index: the content store calls its
+ * `companion` (storage knows only the IndexCompanion shape), and list commands find a search there.
  */
 import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
+import type { IndexCompanion } from '../storage/content-store.js'
 import { RACY_MS } from '../storage/file-signature.js'
 import { entryText } from './entry-text.js'
 import { isDamaged, SearchDb } from './search-db.js'
@@ -42,10 +44,7 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-  /**
-   * The search of a collection index (which calls `onEntryChange`).
-   * @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory)
-   */
+  /** @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory) */
   constructor (index: CollectionIndex, opts: { stateDir?: string | null } = {}) {
     this.#index = index
     this.#stateDir = opts.stateDir ?? null
@@ -70,18 +69,12 @@ export class CollectionSearch {
     })
   }
 
-  /**
-   * Starts opening the index in the background (a failure is reported to the next search).
-   * @returns resolves when the open settled; never rejects
-   */
+  /** Opens the index in the background; never rejects (a failure is reported to the next search). */
   async start (): Promise<void> {
     if (!this.#closed) await this.#open().then(() => {}, () => {})
   }
 
-  /**
-   * Waits until the index is open and holds every change reported so far.
-   * @returns resolves when ready
-   */
+  /** Waits until the index is open and holds every change reported so far. */
   async ready (): Promise<void> {
     await this.use(() => {})
   }
@@ -186,10 +179,7 @@ export class CollectionSearch {
     }
   }
 
-  /**
-   * Indexes the recorded changes in one transaction. If that fails, the changes are not in the
-   * database: it is dropped (to be built again from the files) and the error thrown.
-   */
+  /** Indexes the recorded changes in one transaction; when that fails, drops the database and throws. */
   #drain (db: SearchDb): void {
     if (this.#changes.size === 0) return
     const changes = this.#changes
@@ -217,5 +207,30 @@ export class CollectionSearch {
     this.#db = null
     this.#opening = null
     this.#changes = new Map()
+  }
+}
+
+/** Owns the search of every collection index of one service instance. */
+export class SiteSearch {
+  readonly #stateDir: string
+  readonly #byIndex = new WeakMap<CollectionIndex, CollectionSearch>()
+
+  /** @param opts `stateDir`: the state folder (`.git/cms`) the databases go under */
+  constructor (opts: { stateDir: string }) {
+    this.#stateDir = opts.stateDir
+  }
+
+  /** Makes the search of a new collection index (the content store's `companion` option). */
+  readonly companion = (index: CollectionIndex): IndexCompanion => {
+    const search = new CollectionSearch(index, { stateDir: this.#stateDir })
+    this.#byIndex.set(index, search)
+    return search
+  }
+
+  /** The search of a collection index; throws when the index was made without one. */
+  of (index: CollectionIndex): CollectionSearch {
+    const search = this.#byIndex.get(index)
+    if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
+    return search
   }
 }

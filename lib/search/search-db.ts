@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import { mkdirSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { EntryText } from './entry-text.js'
-import type { SearchQuery } from './search-query.js'
+import type { SearchQuery } from './tokenize.js'
 
 /** Bump when what is indexed of an entry changes: older databases are then rebuilt. */
 const FORMAT_VERSION = 1

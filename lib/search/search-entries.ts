@@ -5,10 +5,9 @@
  */
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import type { CollectionSearch } from './collection-search.js'
-import type { SiteSearch } from './site-search.js'
+import type { CollectionSearch, SiteSearch } from './collection-search.js'
 import { entryText, tierOf } from './entry-text.js'
-import type { SearchQuery } from './search-query.js'
+import type { SearchQuery } from './tokenize.js'
 
 /** One entry found: a base entry (draft null) or the editor's draft of one. */
 export interface FoundEntry {

@@ -1,8 +1,11 @@
 /**
  * How text becomes search terms, the same for entries and queries: lowercased, accents removed
  * (NFKD without combining marks), split into runs of letters and digits, each cut at
- * MAX_TERM_LENGTH characters.
+ * MAX_TERM_LENGTH characters. A `q` parameter keeps at most MAX_QUERY_WORDS of its words; the last
+ * one matches as a prefix too (what the Studio user is typing), once it has MIN_PREFIX_LENGTH
+ * characters and no space follows it.
  */
+import { BadRequestError } from '../errors.js'
 
 /** Longer words (hashes, base64, URLs run together) are cut to this many characters. */
 export const MAX_TERM_LENGTH = 32
@@ -25,9 +28,7 @@ export function forEachTerm (text: string, each: (term: string) => void): void {
 
 /** The terms of a text, in order. */
 export function termsOf (text: string): string[] {
-  const terms: string[] = []
-  forEachTerm(text, t => { terms.push(t) })
-  return terms
+  return Array.from(foldText(text).matchAll(WORD), ([word]) => word.slice(0, MAX_TERM_LENGTH))
 }
 
 /** Where each word of a text is, lazily (a snippet stops at its excerpt's end): [start, end) and term. */
@@ -37,4 +38,39 @@ export function * wordsOf (text: string, from = 0): Generator<{ start: number, e
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     yield { start: m.index, end: m.index + m[0].length, term: foldText(m[0]).slice(0, MAX_TERM_LENGTH) }
   }
+}
+
+/** The longest `q` accepted, in characters (a longer one is a 400). */
+export const MAX_QUERY_LENGTH = 256
+/** Words of `q` beyond this many are ignored. */
+export const MAX_QUERY_WORDS = 8
+/** A last word shorter than this matches whole words only. */
+export const MIN_PREFIX_LENGTH = 2
+
+/** A parsed query. */
+export interface SearchQuery {
+  /** Distinct folded words, in the order given. */
+  words: string[]
+  /** Whether the last word also matches the terms it starts. */
+  prefixLast: boolean
+}
+
+/**
+ * Parses `q`; a blank one is no search (null).
+ * @returns the query, or null for a blank `q`
+ */
+export function parseQuery (q: string | undefined): SearchQuery | null {
+  if (q === undefined) return null
+  if (q.length > MAX_QUERY_LENGTH) throw new BadRequestError(`Query parameter q must be at most ${MAX_QUERY_LENGTH} characters`, { field: 'q' })
+  if (q.trim() === '') return null
+  const words = [...new Set(termsOf(q))].slice(0, MAX_QUERY_WORDS)
+  const last = words[words.length - 1]
+  // A space after the last word says it is complete.
+  return { words, prefixLast: last !== undefined && last.length >= MIN_PREFIX_LENGTH && !/\s$/.test(q) }
+}
+
+/** Whether a term matches query word i. */
+export function matchesWord (query: SearchQuery, i: number, term: string): boolean {
+  const word = query.words[i] as string
+  return term === word || (query.prefixLast && i === query.words.length - 1 && term.startsWith(word))
 }

@@ -7,12 +7,12 @@
 import { statSync } from 'node:fs'
 import path from 'node:path'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
-import type { EntryData, EntryFormat } from '../content/formats.js'
+import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, readTextIfUnchanged, statEntryFileNow } from './entry-file.js'
 import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
-import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, isMarkdownLike, newFileOf, realPathOf, resolvesInside, scanLayout, type EntryLayout } from './entry-paths.js'
-import { isInside } from './safe-path.js'
+import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, newFileOf, scanLayout, type EntryLayout } from './entry-paths.js'
+import { isInside, realPathOf, resolvesInside } from './safe-path.js'
 import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
 
@@ -104,14 +104,21 @@ export class CollectionIndex {
   checkId (id: string): void {
     const problem = idLayoutProblem(this.#layout, id)
     if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
-    if (id.includes('/') && !resolvesInside(this.#folderReal(), path.join(this.collection.dir, id))) {
+    if (id.includes('/') && !resolvesInside(this.checkFolder(), path.join(this.collection.dir, id))) {
       throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     }
   }
 
-  /** Refuses (400) a collection folder that leaves the repository (a link on its way). */
-  checkFolder (): void {
-    this.#folderReal()
+  /**
+   * Refuses (400) a collection folder that leaves the repository or enters `.git` (a link on its way).
+   * @returns the folder's real path
+   */
+  checkFolder (): string {
+    const real = realPathOf(this.collection.dir)
+    if (real === null || !isInside(this.#opts.repoRealDir, real) || isInside(this.#gitReal, real)) {
+      throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
+    }
+    return real
   }
 
   /**
@@ -255,7 +262,7 @@ export class CollectionIndex {
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
     const rules = this.#rules(file)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
-    const text = !isMarkdownLike(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
+    const text = !isMarkdownFormat(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues ?? await this.#opts.validate(data)
     const content = rowContent(id, data, text, rules, () => issues)
@@ -291,13 +298,11 @@ export class CollectionIndex {
    * @returns the revision the deletion produced
    */
   async recordDelete (id: string): Promise<number> {
-    const rev = this.lastRevision(id) + 1
-    this.#setRev(id, rev)
-    this.#lastSigs.set(id, null)
-    this.#opts.store.put(this.collection.name, [{ id, rev, sig: null, file: null, content: null, checkedAt: 0 }])
+    const deletion = this.#deleted(id)
+    this.#opts.store.put(this.collection.name, [deletion])
     if (this.#rows.delete(id)) this.#sorted = null
     this.#opts.onEntryChange?.(id, null)
-    return rev
+    return deletion.rev
   }
 
   /**
@@ -310,7 +315,7 @@ export class CollectionIndex {
     this.checkId(id)
     const file = this.pathOf(id)
     if (file === null) throw new BadRequestError('Invalid entry id: it is not one of the collection\'s files', { field: 'id' })
-    const folderReal = this.#folderReal()
+    const folderReal = this.checkFolder()
     const real = realPathOf(file)
     if (real === null || !isInside(folderReal, real)) throw new BadRequestError('The entry path leaves the collection folder', { field: 'id' })
     if (isInside(this.#gitReal, real)) throw new ForbiddenError('Path is inside .git')
@@ -353,7 +358,7 @@ export class CollectionIndex {
         if (file === undefined) {
           this.#lastSigs.set(id, null)
           // A file deleted while the service was down: its deletion is a change too.
-          if (known.sig !== null) this.#deleted(id, changes)
+          if (known.sig !== null) changes.push(this.#deleted(id))
           continue
         }
         // Only a file with a reusable row is stat-ed here (a file read stats itself: a first start's second lstat each).
@@ -368,7 +373,10 @@ export class CollectionIndex {
         }
       }
     }
-    for (const [id, file] of found) if (!this.#revs.has(id)) toRead.push([id, file])
+    // New entries are read in id order, so their rows enter the store's B-tree in key order: a first
+    // start at 100,000 entries spent 8.5-11.4 s in its puts in folder order, 1.2-1.5 s in id order.
+    const fresh = [...found.keys()].filter(id => !this.#revs.has(id)).sort()
+    for (const id of fresh) toRead.push([id, found.get(id)!])
     this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
       // A turn between batches: a first start's 10,000 reads otherwise ran as one 4 s task.
@@ -382,7 +390,7 @@ export class CollectionIndex {
       if (changes.length >= CHUNK) this.#opts.store.put(name, changes.splice(0))
     }
     // A stored file that vanished before its read: deleted too.
-    for (const [id] of toRead) if (!this.#rows.has(id) && this.#lastSigs.get(id) != null) this.#deleted(id, changes)
+    for (const [id] of toRead) if (!this.#rows.has(id) && this.#lastSigs.get(id) != null) changes.push(this.#deleted(id))
     this.#opts.store.put(name, changes)
     const watching = this.#opts.watching
     if (watching !== undefined && (!scannedListening || unwatched.length > 0)) {
@@ -390,18 +398,15 @@ export class CollectionIndex {
     }
   }
 
-  /** Records at load that a stored entry's file is gone (the change goes into `changes`). */
-  #deleted (id: string, changes: StoredEntry[]): void {
+  /** Counts an entry's deletion; gives the change to persist. */
+  #deleted (id: string): StoredEntry {
     const rev = this.lastRevision(id) + 1
     this.#setRev(id, rev)
     this.#lastSigs.set(id, null)
-    changes.push({ id, rev, sig: null, file: null, content: null, checkedAt: 0 })
+    return { id, rev, sig: null, file: null, content: null, checkedAt: 0 }
   }
 
-  /**
-   * Once the watcher listens: marks the rows checked before it did whose file changed since (no
-   * event told), and after a scan made before it, asks a nested layout for a rescan.
-   */
+  /** Once the watcher listens: marks rows checked before whose file changed since; a deep layout rescans. */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
     // An add or removal in a flat folder changes its mtime, which the next list checks anyway; deeper
@@ -416,10 +421,7 @@ export class CollectionIndex {
     }
   }
 
-  /**
-   * Reads one file into the index (its revision goes up when its signature is not the last known
-   * one); gives the change to persist (persisted here unless `persist` is false), null when missing.
-   */
+  /** Reads one file into the index; gives the change to persist (null: the file is missing). */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
     const rules = this.#rules(file)
     const checkedAt = Date.now()
@@ -500,10 +502,7 @@ export class CollectionIndex {
     return this.#rows.get(id) ?? null
   }
 
-  /**
-   * Notices files added or removed: a rescan when the folder's own mtime changed or the watcher saw
-   * a change no single entry explains (deeper folders of a nested collection rely on the watcher).
-   */
+  /** Rescans when the folder's mtime changed or the watcher saw a change no single entry explains. */
   async #refreshDirectory (): Promise<void> {
     let mtime = 0
     try { mtime = statSync(this.collection.dir).mtimeMs } catch {}
@@ -538,20 +537,11 @@ export class CollectionIndex {
 
   /** The file of an id not (yet) indexed: the first candidate that exists, inside the folder. */
   #findFile (id: string): string | null {
-    const folderReal = this.#folderReal()
+    const folderReal = this.checkFolder()
     for (const file of candidateFiles(this.#layout, id)) {
       if (resolvesInside(folderReal, file) && statEntryFileNow(this.#opts.repoRealDir, file) !== null) return file
     }
     return null
-  }
-
-  /** The collection folder's real path; 400 when it (or a link on its way) leaves the repository. */
-  #folderReal (): string {
-    const real = realPathOf(this.collection.dir)
-    if (real === null || !isInside(this.#opts.repoRealDir, real) || isInside(this.#gitReal, real)) {
-      throw new BadRequestError('The collection folder leaves the repository', { collection: this.collection.name })
-    }
-    return real
   }
 
   #rules (file: string): RowRules {
@@ -569,10 +559,7 @@ export class CollectionIndex {
   }
 }
 
-/**
- * The content as JSON, or null when JSON cannot carry it exactly (Infinity, NaN, a big integer, a
- * TOML date): such a row is read from its file at the next start.
- */
+/** The content as JSON, or null when JSON cannot carry it exactly (a big integer, a date): read again at the next start. */
 function jsonOf (content: RowContent | { message: string }): string | null {
   let exact = true
   const json = JSON.stringify(content, function (this: Record<string, unknown>, key: string, value: unknown) {

@@ -16,7 +16,7 @@ import { readDefinition, type Refusal } from './definition-file.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
-import { isInside, resolvesIntoRepo } from './safe-path.js'
+import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 
 export type SchemaSource = 'explicit' | 'dynamic' | 'inferred'
 
@@ -101,6 +101,7 @@ export class CollectionRegistry {
   #dynamic = new Map<string, Collection>()
   /** Inferred collections seen so far; their format is guessed once from the files present. */
   #inferred = new Map<string, Collection>()
+  /** The collections of the config, resolved once (the content store keys its index on the object). */
   readonly #explicit = new Map<string, Collection>()
   /** Dynamic definitions over a bound or invalid (they arrived through git): name -> why. */
   readonly #refused = new Map<string, Refusal>()
@@ -114,6 +115,7 @@ export class CollectionRegistry {
     this.#config = config
     this.#contentRoot = path.join(repoDir, config.contentDir)
     this.#onRefused = onRefused
+    for (const [name, def] of Object.entries(config.collections)) this.#explicit.set(name, this.#resolve(name, 'explicit', def, def.schema ?? null))
   }
 
   /** Absolute path of the content directory. */
@@ -136,7 +138,7 @@ export class CollectionRegistry {
     try { names = (await readdir(dir)).sort() } catch {}
     for (const file of names) {
       const name = file.replace(/\.json$/, '')
-      if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || name in this.#config.collections) continue
+      if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || this.#explicit.has(name)) continue
       const read = await readDefinition(path.join(dir, file), this.#dynamic.size)
       if (read !== null) this.#take(name, read)
     }
@@ -161,7 +163,7 @@ export class CollectionRegistry {
     const names: string[] = []
     for (const p of paths) {
       const name = p.startsWith(`${DYNAMIC_DIR}/`) && p.endsWith('.json') ? p.slice(DYNAMIC_DIR.length + 1, -'.json'.length) : ''
-      if (!COLLECTION_NAME.test(name) || Object.hasOwn(this.#config.collections, name)) continue
+      if (!COLLECTION_NAME.test(name) || this.#explicit.has(name)) continue
       this.#changed.add(name)
       names.push(name)
     }
@@ -214,16 +216,8 @@ export class CollectionRegistry {
    */
   async get (name: string): Promise<Collection | null> {
     await this.load()
-    const explicit = this.#config.collections[name]
-    if (explicit !== undefined && Object.hasOwn(this.#config.collections, name)) {
-      // One Collection object per explicit collection: the content store keys its index on it.
-      let resolved = this.#explicit.get(name)
-      if (resolved === undefined) {
-        resolved = this.#resolve(name, 'explicit', explicit, explicit.schema ?? null)
-        this.#explicit.set(name, resolved)
-      }
-      return resolved
-    }
+    const explicit = this.#explicit.get(name)
+    if (explicit !== undefined) return explicit
     const dynamic = this.#dynamic.get(name)
     if (dynamic !== undefined) return dynamic
     const refused = this.#refused.get(name)
@@ -266,10 +260,9 @@ export class CollectionRegistry {
    */
   watchRoots (): string[] {
     const dirs = new Set<string>([this.#contentRoot])
-    for (const [name, def] of Object.entries(this.#config.collections)) {
-      if (!Object.hasOwn(this.#config.collections, name)) continue
-      if (def.files !== undefined) for (const f of def.files) dirs.add(path.dirname(path.join(this.#repoDir, f)))
-      else dirs.add(this.#folderOf(name, def))
+    for (const c of this.#explicit.values()) {
+      if (c.files !== null) for (const file of c.files.values()) dirs.add(path.dirname(file))
+      else dirs.add(c.dir)
     }
     const sorted = [...dirs].sort((a, b) => a.length - b.length)
     return sorted.filter((d, i) => !sorted.slice(0, i).some(outer => isInside(outer, d)))
@@ -277,17 +270,12 @@ export class CollectionRegistry {
 
   /** Whether a folder under contentDir already belongs to a collection the site defined. */
   #claimed (dir: string): boolean {
-    for (const [name, def] of Object.entries(this.#config.collections)) {
-      if (!Object.hasOwn(this.#config.collections, name) || def.files !== undefined) continue
-      const folder = this.#folderOf(name, def)
-      if (folder === dir) return true
-      if ((def.nested === true || def.indexFile !== undefined) && isInside(folder, dir)) return true
+    for (const c of this.#explicit.values()) {
+      if (c.files !== null) continue
+      if (c.dir === dir) return true
+      if ((c.nested || c.indexFile !== null) && isInside(c.dir, dir)) return true
     }
     return false
-  }
-
-  #folderOf (name: string, def: CollectionDefinition): string {
-    return def.folder === undefined ? path.join(this.#contentRoot, name) : path.join(this.#repoDir, def.folder)
   }
 
   /**
@@ -296,7 +284,7 @@ export class CollectionRegistry {
    */
   async list (): Promise<Collection[]> {
     await this.load()
-    const names = new Set<string>([...Object.keys(this.#config.collections), ...this.#dynamic.keys()])
+    const names = new Set<string>([...this.#explicit.keys(), ...this.#dynamic.keys()])
     try {
       for (const dirent of await readdir(this.#contentRoot, { withFileTypes: true })) {
         // A linked folder is never listed as an inferred collection.
@@ -332,7 +320,9 @@ export class CollectionRegistry {
 
   #resolve (name: string, source: SchemaSource, def: CollectionDefinition, schema: JsonSchema | null): Collection {
     const files = def.files === undefined ? null : new Map(def.files.map(f => [idOfFile(f), path.join(this.#repoDir, f)]))
-    const dir = files === null ? this.#folderOf(name, def) : this.#repoDir
+    const folderDir = def.folder === undefined ? path.join(this.#contentRoot, name) : path.join(this.#repoDir, def.folder)
+    const dir = files === null ? folderDir : this.#repoDir
+    const folder = relativeSlashPath(this.#repoDir, dir) || '.'
     const format = def.format ?? (def.files?.[0] !== undefined ? formatOfFile(def.files[0], 'json') : 'json')
     return {
       name,
@@ -355,7 +345,7 @@ export class CollectionRegistry {
       layoutField: def.layoutField ?? 'sections',
       listFields: def.listFields ?? null,
       dir,
-      folder: path.relative(this.#repoDir, dir).split(path.sep).join('/') || '.',
+      folder,
       nested: def.nested ?? false,
       indexFile: def.indexFile ?? null,
       frontmatter: def.frontmatter ?? 'yaml',
@@ -363,7 +353,7 @@ export class CollectionRegistry {
       uploads: def.uploadsDir === undefined
         ? null
         : { dir: def.uploadsDir.replace(/\/+$/, ''), url: (def.uploadsUrl ?? this.#config.uploadsUrl).replace(/(.)\/+$/, '$1') },
-      i18n: def.i18n === undefined ? null : resolveLocaleLayout(def.i18n, path.relative(this.#repoDir, dir).split(path.sep).join('/') || '.')
+      i18n: def.i18n === undefined ? null : resolveLocaleLayout(def.i18n, folder)
     }
   }
 }
@@ -394,11 +384,8 @@ async function guessFormat (dir: string): Promise<EntryFormat | null> {
   const counts = new Map<EntryFormat, number>()
   try {
     for (const file of await readdir(dir)) {
-      if (file.startsWith('.')) continue
-      const ext = path.extname(file).toLowerCase()
-      for (const [format, exts] of Object.entries(FORMAT_EXTENSIONS) as Array<[EntryFormat, string[]]>) {
-        if (exts.includes(ext)) counts.set(format, (counts.get(format) ?? 0) + 1)
-      }
+      const format = file.startsWith('.') ? null : formatOfFile(file, null)
+      if (format !== null) counts.set(format, (counts.get(format) ?? 0) + 1)
     }
   } catch {}
   return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null

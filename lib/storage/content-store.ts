@@ -6,7 +6,7 @@
 import path from 'node:path'
 import { realpath, stat } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { watchFolders, type FolderWatch } from './folder-watch.js'
+import { watchFolders } from './folder-watch.js'
 import type { Config } from '../config.js'
 import { NotFoundError, type ValidationIssue } from '../errors.js'
 import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
@@ -15,7 +15,6 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
-import { relativeSlashPath } from './safe-path.js'
 
 /**
  * What sits beside a collection index (the full-text search, lib/search/): told of every entry
@@ -56,7 +55,7 @@ export class ContentStore {
   readonly #companions = new Map<CollectionIndex, IndexCompanion>()
   #store: IndexStore | null = null
   #repoRealDir: string | null = null
-  #subscriptions: FolderWatch[] = []
+  readonly #unwatch = new AbortController()
   /**
    * Also told of every changed path under the watch roots (the media index listens here); after
    * events may have been lost, of each watch root.
@@ -76,15 +75,6 @@ export class ContentStore {
   get repoRealDir (): string {
     if (this.#repoRealDir === null) throw new Error('ContentStore not started')
     return this.#repoRealDir
-  }
-
-  /**
-   * A file's path in the repository, as git names it.
-   * @param file an absolute path inside the repository (an entry's `pathOf`)
-   * @returns the `/`-separated path relative to the work tree
-   */
-  repoPathOf (file: string): string {
-    return relativeSlashPath(this.#opts.repoDir, file)
   }
 
   /**
@@ -117,18 +107,12 @@ export class ContentStore {
       if (this.#closed) return
       // A folder that does not exist yet: nothing to watch (reads still stat before serving).
       if (!await stat(root).then(st => st.isDirectory(), () => false)) continue
-      try {
-        const subscription = await watchFolders(root, {
-          onPath: file => { this.#onFileEvent(file) },
-          onLost: () => { this.#onLost(root) },
-          onError: err => this.#opts.onWatchError?.(err)
-        })
-        if (this.#closed) { subscription.close(); return }
-        this.#subscriptions.push(subscription)
-      } catch (err) {
-        // No watcher support: reads still stat before serving.
-        this.#opts.onWatchError?.(err as Error)
-      }
+      await watchFolders(root, {
+        onPath: file => { this.#onFileEvent(file) },
+        onLost: () => { this.#onLost(root) },
+        onError: err => this.#opts.onWatchError?.(err),
+        signal: this.#unwatch.signal
+      })
     }
   }
 
@@ -141,8 +125,7 @@ export class ContentStore {
     this.#closed = true
     await this.#watching
     await Promise.all([...this.#indexes.values()].map(async index => await index.caughtUp))
-    for (const subscription of this.#subscriptions) subscription.close()
-    this.#subscriptions = []
+    this.#unwatch.abort()
     this.#store?.close()
     await this.schemas.close()
   }

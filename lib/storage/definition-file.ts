@@ -51,13 +51,7 @@ export async function readDefinition (file: string, others: number): Promise<Ref
   return parsed as DynamicCollectionFile
 }
 
-/**
- * Why a parsed definition file is not what create_collection writes (checked with that command's
- * own schema, and its two times), or null.
- * @param parsed the file's JSON
- * @param validators the command validators' module
- * @returns the reason, or null when it is valid
- */
+/** Why a parsed definition is not what create_collection writes (its schema and two times), or null. */
 function invalidDefinition (parsed: unknown, { commandValidator, firstCommandError }: typeof import('../content/command-validators.js')): string | null {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'its definition is not a JSON object'
   const { schema, format, metadata, created_at: createdAt, updated_at: updatedAt } = parsed as Record<string, unknown>

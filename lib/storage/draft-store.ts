@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
 import { percentEncode, RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
-import { signedMessage, type RecordSigner } from './record-signature.js'
+import type { RecordSigner } from './record-signature.js'
 import type { GitStore } from './git-store.js'
 
 /** One editor's pending change of one entry. */
@@ -177,7 +177,7 @@ export class DraftStore {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)
     if (store === undefined) {
-      store = new RefTreeStore({ git: this.opts.git, ref, codec, message: signedMessage(this.opts.signer, ref, 'cms: drafts'), deleteWhenEmpty: this.opts.keepEmptyRefs !== true })
+      store = new RefTreeStore({ git: this.opts.git, ref, codec, message: 'cms: drafts', signer: this.opts.signer, deleteWhenEmpty: this.opts.keepEmptyRefs !== true })
       this.stores.set(ref, store)
     }
     return store

@@ -109,12 +109,8 @@ export async function readTextIfUnchanged (file: string, sig: string, opts: { no
 }
 
 /**
- * The text of an open regular file whose size an fstat just gave, in one read of a byte more than
- * that size: a short read of a regular file is its end, so a file of that size needs no second
- * read (`readFileSync(fd, 'utf8')` reads until a read returns nothing). Decoded as readFileSync
- * decodes (invalid UTF-8 becomes U+FFFD, a BOM is kept).
- * @returns the text, or null when the file is longer or shorter than the size now (changed since
- *   the fstat: the caller's full check reads it again)
+ * A regular file's text in one read of a byte more than its fstat size (a short read is its end;
+ * readFileSync reads until a read returns nothing); null when its size changed since the fstat.
  */
 function readSized (fd: number, size: number): string | null {
   const buf = Buffer.allocUnsafe(size + 1)

@@ -6,7 +6,6 @@
 import { rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
-import { realpathSync } from 'node:fs'
 import { entryIdProblem, fileNameProblem } from './names.js'
 import { isInside } from './safe-path.js'
 import { listFolder, listingPace } from './list-folder.js'
@@ -57,24 +56,15 @@ export function extensionsOf (format: EntryFormat): readonly string[] {
 /**
  * The format a file is read with: the one its extension names.
  * @param file a file name or path
- * @param fallback the collection's format (for an extension of no format)
+ * @param fallback the collection's format, or null (for an extension of no format)
  * @returns the format
  */
-export function formatOfFile (file: string, fallback: EntryFormat): EntryFormat {
+export function formatOfFile<F extends EntryFormat | null> (file: string, fallback: F): EntryFormat | F {
   const ext = path.extname(file).toLowerCase()
   for (const [format, exts] of Object.entries(FORMAT_EXTENSIONS) as Array<[EntryFormat, string[]]>) {
     if (exts.includes(ext)) return format
   }
   return fallback
-}
-
-/**
- * Whether a format is Markdown (frontmatter plus body).
- * @param format an entry format
- * @returns true for md and mdx
- */
-export function isMarkdownLike (format: EntryFormat): boolean {
-  return MARKDOWN_FAMILY.includes(format)
 }
 
 /**
@@ -168,38 +158,6 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
   if (!inRoots(layout, id)) return `is in none of the collection's locale folders (${(layout.roots ?? []).join(', ')})`
   const file = newFileOf(layout, id)
   return file === null ? null : fileNameProblem(file)
-}
-
-/**
- * The real location of a path that may not exist yet: its nearest existing ancestor's real path
- * (symbolic links resolved) joined with the rest.
- * @param target absolute path
- * @returns an absolute path, or null when it cannot be resolved (a loop, a file on the way)
- */
-export function realPathOf (target: string): string | null {
-  let probe = target
-  for (;;) {
-    try {
-      return path.join(realpathSync.native(probe), path.relative(probe, target))
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code !== 'ENOENT') return null
-      const parent = path.dirname(probe)
-      if (parent === probe) return null
-      probe = parent
-    }
-  }
-}
-
-/**
- * Whether a path (existing or not) resolves inside a real directory.
- * @param realDir a real (resolved) directory
- * @param target absolute path
- * @returns true when contained
- */
-export function resolvesInside (realDir: string, target: string): boolean {
-  const real = realPathOf(target)
-  return real !== null && isInside(realDir, real)
 }
 
 /**

@@ -20,6 +20,8 @@ export interface FolderWatchOptions {
   onLost: () => void
   /** A folder could not be watched (its changes go unseen), or a watch failed. */
   onError?: (err: Error) => void
+  /** Aborting it closes the watch, one still starting included. */
+  signal?: AbortSignal
 }
 
 /** A running watch over one folder and every folder below it. */
@@ -88,6 +90,9 @@ class TreeWatch implements FolderWatch {
   }
 
   async start (): Promise<void> {
+    const signal = this.#opts.signal
+    if (signal?.aborted === true) return
+    signal?.addEventListener('abort', () => { this.close() }, { once: true })
     live.add(this)
     await this.#add(this.#root, false)
   }
@@ -136,10 +141,7 @@ class TreeWatch implements FolderWatch {
     }))
   }
 
-  /**
-   * Lists a folder once its watch is set (see `#add`).
-   * @returns its subfolders, or null when it is gone (its parent's event tells)
-   */
+  /** Lists a folder once its watch is set: its subfolders, or null when it is gone. */
   async #list (dir: string, report: boolean): Promise<string[] | null> {
     if (this.#closed) return null
     const folders: string[] = []

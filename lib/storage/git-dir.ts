@@ -2,14 +2,10 @@
  * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD in the
  * checkout's git dir (a `git worktree` has its own), refs, objects and our `cms/` state in the common dir.
  */
-import { execFile } from 'node:child_process'
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { StartupError } from '../errors.js'
-import { gitEnv } from './git-process.js'
-
-const run = promisify(execFile)
+import { runGit } from './git-process.js'
 
 /** The git directories of a working tree. */
 export interface GitDirs {
@@ -28,17 +24,11 @@ export interface GitDirs {
  * @returns its git dir and common dir (absolute)
  */
 export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
-  let lines: string[]
-  try {
-    // One git process: `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
-    const { stdout } = await run('git', ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'], { cwd: repoDir, env: gitEnv() })
-    lines = stdout.split('\n')
-  } catch (err) {
-    const { code, stdout } = err as { code?: unknown, stdout?: unknown }
-    if (code !== 1 || typeof stdout !== 'string' || stdout.split('\n').length < 4) {
-      throw new StartupError(`${repoDir} is not a git repository (git rev-parse found none); run git init and commit first`)
-    }
-    lines = stdout.split('\n')
+  // One git process: `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
+  const { code, stdout } = await runGit(repoDir, ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'])
+  const lines = stdout.split('\n')
+  if (code !== 0 && (code !== 1 || lines.length < 4)) {
+    throw new StartupError(`${repoDir} is not a git repository (git rev-parse found none); run git init and commit first`)
   }
   const [top, gitDir, commonDir, format, headLine] = lines
   if (top === undefined || gitDir === undefined || commonDir === undefined || top === '') {

@@ -1,8 +1,9 @@
 /**
- * Starts git child processes without the caller's `GIT_*` variables, with a handler on stdin (a
- * write after the process died fails quietly; its exit is what callers watch).
+ * Starts git child processes in the environment `gitEnv` allows, with a handler on stdin (a write
+ * after the process died fails quietly; its exit is what callers watch).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { gitEnv } from '../git-runner.js'
 
 /**
  * Spawns `git --git-dir=<gitDir> <args>`.
@@ -11,33 +12,46 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
  * @returns the child process, its pipes open
  */
 export function spawnGit (gitDir: string, args: readonly string[]): ChildProcessWithoutNullStreams {
-  return spawnIn(gitDir, [`--git-dir=${gitDir}`, ...args])
+  return spawnGitInWorkTree(gitDir, [`--git-dir=${gitDir}`, ...args])
 }
 
 /**
- * Spawns git in a work tree, which finds its own git directory (a `git worktree` checkout's HEAD
- * is its own, not the main one's).
- * @param workTree the repository's work tree
+ * Spawns git in a folder: in a work tree, git finds its own git directory (a `git worktree`
+ * checkout's HEAD is its own, not the main one's).
+ * @param cwd the folder git runs in
  * @param args git's arguments
  * @returns the child process, its pipes open
  */
-export function spawnGitInWorkTree (workTree: string, args: readonly string[]): ChildProcessWithoutNullStreams {
-  return spawnIn(workTree, args)
-}
-
-/**
- * The environment git runs in: ours without its `GIT_*` variables (GIT_DIR and friends would point
- * git elsewhere than the repository we serve).
- * @returns a copy of `process.env`
- */
-export function gitEnv (): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_')))
-}
-
-function spawnIn (cwd: string, args: readonly string[]): ChildProcessWithoutNullStreams {
+export function spawnGitInWorkTree (cwd: string, args: readonly string[]): ChildProcessWithoutNullStreams {
   const child = spawn('git', args, { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
   child.stdin.on('error', () => {})
   // A failed spawn (no git) is reported as a close with no answers; 'error' must not throw.
   child.on('error', () => {})
   return child
+}
+
+/** Output a one-shot command may give (a list of 100,000 paths is about 6 MB); git is killed beyond it. */
+const OUTPUT_MAX_CHARS = 64 * 1024 * 1024
+
+/**
+ * Runs one git command in a folder to its end.
+ * @param cwd the folder git runs in
+ * @param args git's arguments
+ * @param timeoutMs git is killed after this long (its exit code is then null); default: never.
+ *   Git is also killed when its output passes 64 MB.
+ * @returns its exit code (negative when git could not start), standard output and error
+ */
+export async function runGit (cwd: string, args: readonly string[], timeoutMs?: number): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawnGitInWorkTree(cwd, args)
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill(), timeoutMs)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+    if (stdout.length > OUTPUT_MAX_CHARS) child.kill()
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { if (stderr.length < OUTPUT_MAX_CHARS) stderr += chunk })
+  const code = await new Promise<number | null>(resolve => child.on('close', resolve))
+  clearTimeout(timer)
+  return { code, stdout, stderr }
 }

@@ -3,15 +3,20 @@
  * last, at most 50, `ts` strictly increasing per entry. It travels with `git push`/`git fetch` and
  * never touches the working tree. A snapshot is durably on the ref when `append` resolves; a save's
  * new entry file replaces the old one only after that, so the state it replaces is never lost.
+ *
+ * The history journal an earlier version kept in `.git/cms/history-journal/` is folded into the ref
+ * at the first start: segments `<16 digits>.journal` of frames `"CMSJ" | length (u32 LE) | crc32 of
+ * length and payload (u32 LE) | payload`, the payload `{"c": collection, "i": id, "s": snapshot}`;
+ * a segment ends at its first torn frame.
  */
-import { rm } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { crc32 } from 'node:zlib'
 import type { EntryData } from '../content/formats.js'
-import { assertCollectionName, assertEntryId } from './names.js'
+import { assertCollectionName, assertEntryId, isCollectionName, isEntryId } from './names.js'
 import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
-import { signedMessage, type RecordSigner } from './record-signature.js'
+import type { RecordSigner } from './record-signature.js'
 import { prepareFileAtomic, SharedDirectorySync } from './atomic-write.js'
-import { readOldJournal } from './journal-migration.js'
 import type { GitStore } from './git-store.js'
 
 export type SnapshotAction = 'save' | 'put' | 'delete' | 'reorder' | 'publish' | 'restore'
@@ -78,7 +83,7 @@ export class HistoryStore {
 
   /** @param opts the git store, and where an earlier version's journal may be */
   constructor (opts: HistoryStoreOptions) {
-    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: signedMessage(opts.signer, HISTORY_REF, 'cms: history') })
+    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: 'cms: history', signer: opts.signer })
     this.#journalDir = opts.journalDir
   }
 
@@ -96,11 +101,22 @@ export class HistoryStore {
     const dir = this.#journalDir
     if (dir === undefined) return
     const byEntry = new Map<string, { collection: string, id: string, snapshots: Snapshot[] }>()
-    for (const r of await readOldJournal(dir)) {
-      const key = `${r.collection}/${r.id}`
-      const entry = byEntry.get(key) ?? { collection: r.collection, id: r.id, snapshots: [] }
-      entry.snapshots.push(r.snapshot as unknown as Snapshot)
-      byEntry.set(key, entry)
+    const names = (await readdir(dir).catch(() => [] as string[])).filter(n => SEGMENT.test(n)).sort()
+    for (const name of names) {
+      const bytes = await readFile(path.join(dir, name))
+      for (let at = 0; at + HEADER <= bytes.length;) {
+        const length = bytes.readUInt32LE(at + 4)
+        if (bytes.readUInt32LE(at) !== MAGIC || at + HEADER + length > bytes.length) break
+        const payload = bytes.subarray(at + HEADER, at + HEADER + length)
+        if (bytes.readUInt32LE(at + 8) !== crc32(payload, crc32(bytes.subarray(at + 4, at + 8)))) break
+        const r = parseJournalRecord(payload)
+        if (r !== null) {
+          const entry = byEntry.get(`${r.collection}/${r.id}`) ?? { collection: r.collection, id: r.id, snapshots: [] }
+          entry.snapshots.push(r.snapshot)
+          byEntry.set(`${r.collection}/${r.id}`, entry)
+        }
+        at += HEADER + length
+      }
     }
     if (byEntry.size > 0) {
       await this.#store.update([...byEntry.values()].map(e => ({
@@ -150,7 +166,8 @@ export class HistoryStore {
       id: assertEntryId(item.id),
       update: (current) => {
         const snapshots = current?.snapshots ?? []
-        const snapshot: Snapshot = { ts: Math.max(Date.now(), (snapshots.at(-1)?.ts ?? 0) + 1), ...withoutTs(item.snapshot) }
+        // Last, so that a stray `ts` from the caller never overrides the one assigned here.
+        const snapshot: Snapshot = { ...item.snapshot, ts: Math.max(Date.now(), (snapshots.at(-1)?.ts ?? 0) + 1) }
         stored[i] = snapshot
         return { snapshots: [...snapshots, snapshot].slice(-MAX_SNAPSHOTS) }
       }
@@ -183,15 +200,25 @@ export class HistoryStore {
   }
 }
 
+const MAGIC = 0x4a534d43
+const HEADER = 12
+const SEGMENT = /^\d{16}\.journal$/
+
+/** One well-formed record of the old journal, or null. */
+function parseJournalRecord (payload: Buffer): { collection: string, id: string, snapshot: Snapshot } | null {
+  try {
+    const { c, i, s } = JSON.parse(payload.toString('utf8')) as { c?: unknown, i?: unknown, s?: { ts?: unknown } }
+    if (!isCollectionName(c) || typeof i !== 'string' || !isEntryId(i) || typeof s !== 'object' || s === null) return null
+    if (!Number.isSafeInteger(s.ts) || (s.ts as number) <= 0) return null
+    return { collection: c, id: i, snapshot: s as Snapshot }
+  } catch {
+    return null
+  }
+}
+
 /** Snapshots laid over a document's: a ts already there is skipped; ts order; the newest 50. */
 function merge (onRef: readonly Snapshot[], extra: readonly Snapshot[]): Snapshot[] {
   const byTs = new Map<number, Snapshot>()
   for (const s of [...onRef, ...extra]) if (!byTs.has(s.ts)) byTs.set(s.ts, s)
   return [...byTs.values()].sort((a, b) => a.ts - b.ts).slice(-MAX_SNAPSHOTS)
-}
-
-/** A caller passing a stray `ts` must not override the one we assign. */
-function withoutTs (snapshot: Omit<Snapshot, 'ts'>): Omit<Snapshot, 'ts'> {
-  const { ts: _ignored, ...rest } = snapshot as Snapshot
-  return rest
 }

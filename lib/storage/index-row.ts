@@ -73,10 +73,7 @@ export function makeRow (id: string, file: string, sig: string, revision: number
   return { id, file, sig, revision, ...content }
 }
 
-/**
- * Where a Markdown body starts in its file's text, when the text ends with it and `body` is the
- * data's last field (so `{ ...fields, body }` rebuilds the same object); null otherwise.
- */
+/** Where the body starts in the text, when the text ends with it and it is the last field (else null). */
 function bodyStart (data: EntryData, text: string): number | null {
   const body = data.body
   if (typeof body !== 'string' || !text.endsWith(body)) return null

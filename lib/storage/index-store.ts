@@ -158,13 +158,10 @@ function openDatabase (file: string): Database.Database {
 }
 
 /**
- * The states an earlier version's revision log holds: `{"id","rev","sig"}` lines, after an optional
- * checkpoint line (format 1: arrays `ids`, `revs`, `sigs`; format 2: `ids` and `sigs` joined by
- * newlines, an empty signature for a deleted entry). A malformed line is skipped.
- * @param text the log's text
- * @returns the last state of each id
+ * The last state of each id in an earlier version's revision log: `{"id","rev","sig"}` lines after an
+ * optional checkpoint (format 1: arrays `ids`, `revs`, `sigs`; 2: `ids` and `sigs` joined by newlines).
  */
-export function readRevisionLog (text: string): Map<string, { rev: number, sig: string | null }> {
+function readRevisionLog (text: string): Map<string, { rev: number, sig: string | null }> {
   const states = new Map<string, { rev: number, sig: string | null }>()
   for (const line of text.split('\n')) {
     if (line === '') continue

@@ -5,8 +5,8 @@
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
-import { watchFolders, type FolderWatch } from './folder-watch.js'
-import { isInside, resolvesIntoRepo } from './safe-path.js'
+import { watchFolders } from './folder-watch.js'
+import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { lstatSync, realpathSync } from 'node:fs'
 import { mediaTypeOf, type MediaRoot } from './media-roots.js'
 
@@ -45,11 +45,21 @@ export interface MediaQuery {
   pageSize: number
 }
 
+/** Where a page sits in the whole list (of media files, or of entries). */
+export interface Pagination {
+  page: number
+  pageSize: number
+  total: number
+  totalPages: number
+  hasPrev: boolean
+  hasNext: boolean
+}
+
 /** One page of the library. */
 export interface MediaPage {
   files: MediaFile[]
   folders: Array<{ path: string, count: number }>
-  pagination: { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
+  pagination: Pagination
 }
 
 /** What a media index needs from its instance. */
@@ -82,7 +92,7 @@ export class MediaIndex {
   #waiting = new Set<MediaRoot>()
   #repoReal = ''
   #building: Promise<void> | null = null
-  #subscriptions: FolderWatch[] = []
+  readonly #unwatch = new AbortController()
   #unlisten: (() => void) | null = null
   #closed = false
   /** Changes reported while a build runs; applied after it. */
@@ -110,8 +120,7 @@ export class MediaIndex {
   async close (): Promise<void> {
     this.#closed = true
     await this.#building?.catch(() => {})
-    for (const s of this.#subscriptions) s.close()
-    this.#subscriptions = []
+    this.#unwatch.abort()
     this.#unlisten?.()
     this.#unlisten = null
   }
@@ -145,12 +154,10 @@ export class MediaIndex {
         ? (a: Indexed, b: Indexed) => (a.mtime - b.mtime) * dir || byName(a, b)
         : (a: Indexed, b: Indexed) => byName(a, b) * dir
     matches.sort(compare)
-    const total = matches.length
-    const totalPages = Math.max(1, Math.ceil(total / query.pageSize))
     const start = (query.page - 1) * query.pageSize
     const files = matches.slice(start, start + query.pageSize).map(publicView)
     const folders = [...this.#folders].map(([p, count]) => ({ path: p, count })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-    return { files, folders, pagination: { page: query.page, pageSize: query.pageSize, total, totalPages, hasPrev: query.page > 1, hasNext: query.page < totalPages } }
+    return { files, folders, pagination: paginate(query.page, query.pageSize, matches.length) }
   }
 
   /**
@@ -185,14 +192,6 @@ export class MediaIndex {
     await this.#refresh(file)
   }
 
-  /**
-   * Forgets a file the service just deleted.
-   * @param p its repository-relative path
-   */
-  forget (p: string): void {
-    this.#drop(p)
-  }
-
   async #build (): Promise<void> {
     this.#repoReal = realpathSync.native(this.#opts.repoDir)
     this.#roots = (await this.#opts.roots()).sort((a, b) => b.dir.length - a.dir.length)
@@ -220,20 +219,14 @@ export class MediaIndex {
           }
         })
       } else {
-        try {
-          const dir = root.dir
-          const subscription = await watchFolders(dir, {
-            onPath: file => { this.#changed([file]) },
-            // Events lost: the whole root is listed again (files gone meanwhile dropped).
-            onLost: () => { this.#changed([dir]) },
-            onError: err => this.#opts.onWatchError?.(err)
-          })
-          // Closed while subscribing: nobody would close it later.
-          if (this.#closed) { subscription.close(); return }
-          this.#subscriptions.push(subscription)
-        } catch (err) {
-          this.#opts.onWatchError?.(err as Error)
-        }
+        const dir = root.dir
+        await watchFolders(dir, {
+          onPath: file => { this.#changed([file]) },
+          // Events lost: the whole root is listed again (files gone meanwhile dropped).
+          onLost: () => { this.#changed([dir]) },
+          onError: err => this.#opts.onWatchError?.(err),
+          signal: this.#unwatch.signal
+        })
       }
       await this.#walk(root.dir)
     }
@@ -271,8 +264,8 @@ export class MediaIndex {
     const rel = this.#relative(file)
     if (rel === null) return
     if (st === null) {
-      this.#drop(rel)
-      for (const p of [...this.#files.keys()]) if (p.startsWith(rel + '/')) this.#drop(p)
+      this.forget(rel)
+      for (const p of [...this.#files.keys()]) if (p.startsWith(rel + '/')) this.forget(p)
       return
     }
     if (st.isDirectory()) {
@@ -282,39 +275,32 @@ export class MediaIndex {
       if (this.#closed) return
       const below = rel + '/'
       for (const p of [...this.#files.keys()]) {
-        if (p.startsWith(below) && !seen.has(path.join(this.#opts.repoDir, ...p.split('/')))) this.#drop(p)
+        if (p.startsWith(below) && !seen.has(path.join(this.#opts.repoDir, ...p.split('/')))) this.forget(p)
       }
       return
     }
     if (st.isFile()) await this.#add(file)
-    else this.#drop(rel)
+    else this.forget(rel)
   }
 
-  /**
-   * After a page bundle's index file appeared or went away, the images beside it join or leave
-   * the library: its folder's files are looked at again.
-   */
+  /** A page bundle's index file came or went: the files beside it join or leave the library. */
   async #rescanIfBundleIndex (file: string): Promise<void> {
     const stem = path.basename(file, path.extname(file))
     if (!this.#roots.some(r => r.kind === 'bundles' && r.indexFile === stem && isInside(r.dir, file))) return
-    const dir = path.dirname(file)
-    const rel = this.#relative(dir)
-    if (rel === null) return
-    for (const f of [...this.#files.values()]) if (f.folder === rel) this.#drop(f.path)
-    let names: string[] = []
-    try { names = await readdir(dir) } catch {}
-    for (const name of names) if (!name.startsWith('.')) await this.#add(path.join(dir, name))
+    await this.#refresh(path.dirname(file))
   }
 
   async #add (file: string): Promise<void> {
     const type = mediaTypeOf(file)
     if (type === undefined) return
     const rel = this.#relative(file)
-    const root = rel === null ? undefined : this.#rootFor(file)
-    if (rel === null || root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) return
+    if (rel === null) return
+    // Outside the library now (a page bundle's index file went away): forgotten.
+    const root = this.#rootFor(file)
+    if (root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) { this.forget(rel); return }
     let st
-    try { st = await lstat(file) } catch { this.#drop(rel); return }
-    if (!st.isFile()) { this.#drop(rel); return }
+    try { st = await lstat(file) } catch { this.forget(rel); return }
+    if (!st.isFile()) { this.forget(rel); return }
     const name = path.basename(file).normalize('NFC')
     const folder = path.posix.dirname(rel)
     let url: string
@@ -342,7 +328,11 @@ export class MediaIndex {
     this.#files.set(rel, f)
   }
 
-  #drop (rel: string): void {
+  /**
+   * Forgets a file (the service just deleted it, or it went away).
+   * @param rel its repository-relative path
+   */
+  forget (rel: string): void {
     const f = this.#files.get(rel)
     if (f === undefined) return
     this.#files.delete(rel)
@@ -367,10 +357,21 @@ export class MediaIndex {
   }
 
   #relative (file: string): string | null {
-    const rel = path.relative(this.#opts.repoDir, file)
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null
-    return rel.split(path.sep).join('/')
+    const rel = relativeSlashPath(this.#opts.repoDir, file)
+    return rel === '' || !isInside(this.#opts.repoDir, file) ? null : rel
   }
+}
+
+/**
+ * Where a page of a list sits in it.
+ * @param page the page number, from 1
+ * @param pageSize items per page
+ * @param total items in the whole list
+ * @returns the pagination (one page at least, also of an empty list)
+ */
+export function paginate (page: number, pageSize: number, total: number): Pagination {
+  const totalPages = Math.max(1, Math.ceil(total / pageSize))
+  return { page, pageSize, total, totalPages, hasPrev: page > 1, hasNext: page < totalPages }
 }
 
 function publicView (f: Indexed): MediaFile {

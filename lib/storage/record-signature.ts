@@ -55,14 +55,3 @@ export class RecordSigner {
     return createHmac('sha256', this.#key).update(`${ref}\n${tree}\n${parent ?? ''}`).digest('hex')
   }
 }
-
-/**
- * The commit message function of a RefTreeStore whose commits are signed (or the plain message).
- * @param signer the site's signer (undefined: unsigned, as in tests of the store alone)
- * @param ref the full ref name
- * @param message the commit message
- * @returns what RefTreeStore's `message` option takes
- */
-export function signedMessage (signer: RecordSigner | undefined, ref: string, message: string): string | ((tree: string, parent: string | null) => string) {
-  return signer === undefined ? message : (tree, parent) => signer.sign(ref, message, tree, parent)
-}

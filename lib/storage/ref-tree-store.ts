@@ -12,6 +12,7 @@ import type { GitStore } from './git-store.js'
 import { parseTree, type TreeEntry } from './cat-file.js'
 import { NewObjects } from './new-objects.js'
 import { StorageUnavailableError } from '../errors.js'
+import type { RecordSigner } from './record-signature.js'
 
 /** Where a document lives. */
 export interface DocKey {
@@ -41,8 +42,10 @@ export interface RefTreeStoreOptions<T> {
   /** The full ref name, such as `refs/cms/history`. */
   ref: string
   codec: DocCodec<T>
-  /** The commit message of every update, or a function of the commit's tree and parent (a signed one). */
-  message: string | ((tree: string, parent: string | null) => string)
+  /** The commit message of every update. */
+  message: string
+  /** Signs each commit's message (record-signature.ts); unsigned without one. */
+  signer?: RecordSigner
   /** Delete the ref (compare-and-swap) when an update leaves it holding no document, rather than commit an empty tree. */
   deleteWhenEmpty?: boolean
 }
@@ -144,7 +147,8 @@ export class RefTreeStore<T> {
   readonly ref: string
   readonly #git: GitStore
   readonly #codec: DocCodec<T>
-  readonly #message: string | ((tree: string, parent: string | null) => string)
+  readonly #message: string
+  readonly #signer: RecordSigner | undefined
   readonly #deleteWhenEmpty: boolean
   #queue: Array<Job<T>> = []
   /** The commit being written (resolves when it and everything queued behind it are done). */
@@ -152,12 +156,13 @@ export class RefTreeStore<T> {
   /** The trees the last build wrote: the next one, built on its commit, need not ask git for them. */
   #lastBuilt: BuiltTrees | null = null
 
-  /** @param opts git store, ref, codec and commit message */
+  /** @param opts git store, ref, codec, commit message and signer */
   constructor (opts: RefTreeStoreOptions<T>) {
     this.ref = assertRefName(opts.ref)
     this.#git = opts.git
     this.#codec = opts.codec
     this.#message = opts.message
+    this.#signer = opts.signer
     this.#deleteWhenEmpty = opts.deleteWhenEmpty ?? false
   }
 
@@ -323,7 +328,7 @@ export class RefTreeStore<T> {
       const root = await this.#writeRoot(base, objects, changes, trees)
       if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
       if (root === EMPTY_TREE && this.#deleteWhenEmpty) return { commit: DELETED, failed }
-      const commit = objects.commit(root, head, typeof this.#message === 'string' ? this.#message : this.#message(root, head))
+      const commit = objects.commit(root, head, this.#signer?.sign(this.ref, this.#message, root, head) ?? this.#message)
       await objects.durable()
       this.#lastBuilt = { commit, root, trees }
       return { commit, failed }

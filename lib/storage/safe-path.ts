@@ -41,26 +41,46 @@ export function relativeSlashPath (root: string, target: string): string {
 }
 
 /**
- * Checks that an existing path's real location (symlinks resolved) stays inside the repository
- * and outside its `.git` directory. A missing path is checked through its nearest existing parent.
- * @param repoRealDir the repository's real path
- * @param target absolute path to check
- * @returns resolves when safe; throws ForbiddenError otherwise
+ * The real location of a path that may not exist yet: its nearest existing ancestor's real path
+ * (symbolic links resolved) joined with the rest.
+ * @param target absolute path
+ * @returns an absolute path, or null when it cannot be resolved (a loop, a file on the way)
  */
-export async function assertRealInside (repoRealDir: string, target: string): Promise<void> {
+export function realPathOf (target: string): string | null {
   let probe = target
-  let real: string | null = null
   for (;;) {
     try {
-      real = realpathSync.native(probe)
-      break
+      return path.join(realpathSync.native(probe), path.relative(probe, target))
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT') return null
       const parent = path.dirname(probe)
-      if (parent === probe) break
+      if (parent === probe) return null
       probe = parent
     }
   }
+}
+
+/**
+ * Whether a path (existing or not) resolves inside a real directory.
+ * @param realDir a real (resolved) directory
+ * @param target absolute path
+ * @returns true when contained
+ */
+export function resolvesInside (realDir: string, target: string): boolean {
+  const real = realPathOf(target)
+  return real !== null && isInside(realDir, real)
+}
+
+/**
+ * Checks that a path's real location (`realPathOf`) stays inside the repository and outside its
+ * `.git` directory.
+ * @param repoRealDir the repository's real path
+ * @param target absolute path to check
+ * @returns resolves when safe; throws ForbiddenError otherwise (a path that cannot be resolved too)
+ */
+export async function assertRealInside (repoRealDir: string, target: string): Promise<void> {
+  const real = realPathOf(target)
   if (real === null || !isInside(repoRealDir, real)) throw new ForbiddenError('Path leaves the repository')
   if (isInside(path.join(repoRealDir, '.git'), real)) throw new ForbiddenError('Path is inside .git')
 }

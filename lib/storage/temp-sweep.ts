@@ -1,10 +1,12 @@
 /**
- * Start-up clean-up of the temporary files of atomic writes a killed process left behind: only
- * files with our own prefix, and only while this instance holds the repository's instance lock.
+ * Start-up clean-up of what a killed process left behind, while this instance holds the
+ * repository's instance lock: the temporary files of atomic writes (only files with our own
+ * prefix) and the ref locks under `refs/cms/`.
  */
 import { lstat, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { TEMP_PREFIX } from './atomic-write.js'
+import { relativeSlashPath } from './safe-path.js'
 
 /**
  * Removes every `.cms-tmp-*` file under the given directories (recursively; symlinks not followed).
@@ -16,23 +18,34 @@ import { TEMP_PREFIX } from './atomic-write.js'
  */
 export async function sweepTempFiles (dirs: string[], createdBefore?: number): Promise<number> {
   let removed = 0
-  const visit = async (dir: string): Promise<void> => {
-    let items
-    try {
-      items = await readdir(dir, { withFileTypes: true })
-    } catch {
-      return
-    }
-    for (const item of items) {
-      if (item.isDirectory()) await visit(path.join(dir, item.name))
-      else if (item.name.startsWith(TEMP_PREFIX) && item.isFile()) {
-        const file = path.join(dir, item.name)
-        if (createdBefore !== undefined && !((await lstat(file).catch(() => null))?.ctimeMs! < createdBefore)) continue
-        await rm(file, { force: true })
-        removed++
-      }
+  for (const dir of dirs) {
+    removed += (await removeFilesUnder(dir, async (file, name) => name.startsWith(TEMP_PREFIX) &&
+      (createdBefore === undefined || (await lstat(file).catch(() => null))?.ctimeMs! < createdBefore))).length
+  }
+  return removed
+}
+
+/**
+ * Removes `*.lock` files under `refs/cms/`: the namespace is ours, so a lock there is a leftover.
+ * @param gitDir the git directory
+ * @returns the ref-relative paths removed
+ */
+export async function removeStaleLocks (gitDir: string): Promise<string[]> {
+  const removed = await removeFilesUnder(path.join(gitDir, 'refs', 'cms'), async (_file, name) => name.endsWith('.lock'))
+  return removed.map(file => relativeSlashPath(gitDir, file))
+}
+
+/** Removes the files below `dir` (links not followed) that `isLeftover` picks; gives their paths. */
+async function removeFilesUnder (dir: string, isLeftover: (file: string, name: string) => Promise<boolean>): Promise<string[]> {
+  const removed: string[] = []
+  const items = await readdir(dir, { withFileTypes: true }).catch(() => [])
+  for (const item of items) {
+    const file = path.join(dir, item.name)
+    if (item.isDirectory()) removed.push(...await removeFilesUnder(file, isLeftover))
+    else if (item.isFile() && await isLeftover(file, item.name)) {
+      await rm(file, { force: true })
+      removed.push(file)
     }
   }
-  for (const dir of dirs) await visit(dir)
   return removed
 }

@@ -3,7 +3,6 @@
  * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one. A failed check ends the
  * process (the next update starts another). The ref's directories are fsynced before `update` resolves.
  */
-import { readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { spawnGit } from './git-process.js'
@@ -147,27 +146,4 @@ export class RefUpdater {
     // A directory git removed with the last ref in it (a delete) is skipped: nothing to keep.
     await Promise.all(dirs.map(async dir => { await syncDirectory(dir) }))
   }
-}
-
-/**
- * Removes `*.lock` files a killed process left under `refs/cms/`. Called at start-up under the
- * instance lock: the namespace is ours, so a lock there is a leftover.
- * @param gitDir the git directory
- * @returns the ref-relative paths removed
- */
-export async function removeStaleLocks (gitDir: string): Promise<string[]> {
-  const removed: string[] = []
-  const walk = async (rel: string): Promise<void> => {
-    const names = await readdir(path.join(gitDir, rel), { withFileTypes: true }).catch(() => [])
-    for (const dirent of names) {
-      const child = `${rel}/${dirent.name}`
-      if (dirent.isDirectory()) await walk(child)
-      else if (dirent.name.endsWith('.lock') && (await stat(path.join(gitDir, child)).catch(() => null))?.isFile() === true) {
-        await rm(path.join(gitDir, child), { force: true })
-        removed.push(child)
-      }
-    }
-  }
-  await walk('refs/cms')
-  return removed
 }

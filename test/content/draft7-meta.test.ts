@@ -4,8 +4,7 @@ import { Ajv } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { SchemaCompiler, type JsonSchema } from '../../lib/content/schema-tools.js'
 import { linearRegExp } from '../../lib/content/linear-regexp.js'
-import { draft7MetaDigest } from '../../lib/content/draft7-options.js'
-import { ajvVersion } from '../../lib/content/ajv-version.js'
+import { ajvVersion, draft7MetaDigest } from '../../lib/content/ajv-version.js'
 import { DRAFT7_META_DIGEST } from '../../lib/content/draft7-meta.generated.js'
 
 const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv | Ajv2020) => void

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { createDemoRepo, removeDemoRepo, fixturesRepoDir } from '../../lib/demo/demo-repo.js'
+import { createDemoRepo, removeDemoRepo, fixturesRepoDir } from '../../lib/demo/site.js'
 import { git } from '../helpers/site.js'
 
 t.test('the demo repository is a committed copy of fixtures-repo with a local author', async t => {

@@ -1,6 +1,5 @@
 import t from 'tap'
-import { renderHome, renderPost, renderPage, renderNotFound, type SiteChrome, type SiteEntry } from '../../lib/demo/pages.js'
-import { escapeHtml, safeHref } from '../../lib/demo/html.js'
+import { escapeHtml, safeHref, renderHome, renderPost, renderPage, renderNotFound, type SiteChrome, type SiteEntry } from '../../lib/demo/pages.js'
 
 const settings: SiteEntry = { collection: 'settings', id: 'site', data: { title: 'Field <Notes>', tagline: 'A "quoted" & tagged line', nav: [{ label: 'About', href: '/pages/about' }, { label: 'Evil', href: 'javascript:alert(1)' }] } }
 const chrome: SiteChrome = { settings, footer: null }

@@ -16,7 +16,7 @@ async function setup (t: Test, status: NonNullable<ConfigInput['delivery']>['sta
     shas.push(git(dir, 'rev-parse', 'HEAD'))
   }
   const config = normalizeConfig(status === undefined ? {} : { delivery: { status } })
-  const deployment = new DeploymentStatus({ repoDir: dir, gitDir: path.join(dir, '.git'), config, stateDir: path.join(dir, '.git', 'cms'), timeoutMs })
+  const deployment = new DeploymentStatus({ gitDir: path.join(dir, '.git'), config, stateDir: path.join(dir, '.git', 'cms'), timeoutMs })
   return { dir, shas, deployment }
 }
 
@@ -43,7 +43,7 @@ t.test('live, pending and unknown against what was published', async t => {
   t.type((report as { checkedAt: number }).checkedAt, 'number')
 
   // a restart reads the recorded commit back
-  const again = new DeploymentStatus({ repoDir: dir, gitDir: path.join(dir, '.git'), config: normalizeConfig({ delivery: { status: { url: receiver.url } } }), stateDir: path.join(dir, '.git', 'cms') })
+  const again = new DeploymentStatus({ gitDir: path.join(dir, '.git'), config: normalizeConfig({ delivery: { status: { url: receiver.url } } }), stateDir: path.join(dir, '.git', 'cms') })
   receiver.reply = { status: 200, body: { commit: first } }
   t.match(await again.read(), { state: 'pending', commit: first, publishedCommit: third }, 'an older commit is pending')
   receiver.reply = { status: 200, body: { commit: second.toUpperCase() } }

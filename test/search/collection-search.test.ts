@@ -6,7 +6,7 @@ import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
 import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { RACY_MS } from '../../lib/storage/file-signature.js'
-import { parseQuery } from '../../lib/search/search-query.js'
+import { parseQuery } from '../../lib/search/tokenize.js'
 
 function setup (t: { testdir: () => string }, files: number, opts: { stateDir?: boolean } = {}): { index: CollectionIndex, search: CollectionSearch, dir: string, repo: string, open: () => { index: CollectionIndex, search: CollectionSearch } } {
   const repo = realpathSync(t.testdir())

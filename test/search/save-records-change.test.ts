@@ -6,7 +6,7 @@ import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { CollectionIndex } from '../../lib/storage/collection-index.js'
 import { IndexStore } from '../../lib/storage/index-store.js'
 import type { Collection } from '../../lib/storage/collection-registry.js'
-import { parseQuery } from '../../lib/search/search-query.js'
+import { parseQuery } from '../../lib/search/tokenize.js'
 
 // A save only records the entry's data; the full-text index takes it at the next search (or once
 // too many are waiting): a search right after a save still sees it.

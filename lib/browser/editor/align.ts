@@ -1,7 +1,6 @@
 /**
- * Pairs the blocks a generator rendered with the entry's source blocks (`GET /blocks`), comparing
- * letters and digits only so typographic changes do not matter; a greedy walk with a small
- * look-ahead keeps it linear.
+ * Pairs the blocks a generator rendered with the entry's source blocks (`GET /blocks`) by their
+ * letters and digits only, in a greedy walk with a small look-ahead (linear).
  */
 
 /** One rendered block of the page, as the alignment sees it. */

@@ -1,9 +1,10 @@
 /**
- * Editing a block of a generator's page in place (CONTRACT 14): its text before and after, the
- * marks the toolbar added, a draft's text put in without touching other markup, and the caret.
- * The generator's own markup is never read back as the author's text.
+ * A generator's rendering of a Markdown field edited in place (CONTRACT 14): its blocks paired with
+ * the source (align.ts) and marked, and in an edited block its text, the marks the toolbar added,
+ * a draft's text and the caret. The generator's own markup is never read back as the author's text.
  */
-import { isGeneratorMarkup, walkOwnText, spaced } from './page-blocks.js'
+import { alignBlocks, alignmentKey, type SourceBlock } from './align.js'
+import { isGeneratorMarkup, ownText, pageBlocks, walkOwnText, spaced } from './page-blocks.js'
 import { select } from './inline-format.js'
 
 /** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
@@ -49,6 +50,47 @@ export function textAndMarks (block: Element): { text: string, marks: TextMark[]
     if (mark.end > mark.start) marks.push(mark)
   }
   return { text, marks }
+}
+
+/** What hovering a block that cannot be edited says. */
+const NOT_EDITABLE = 'Not editable here: this part of the page comes from the site\'s template, a shortcode or a component, not from the text of the entry.'
+const NOT_EDITABLE_KIND = 'Not editable here: edit this part (code, a table, raw HTML) in the Studio.'
+
+/**
+ * Pairs a wrapper's rendered blocks with the source blocks and marks them: paired blocks get the
+ * source hint and `data-cms-aligned` (only one with a draft changes what the page shows); the
+ * others say on hover why they cannot be edited.
+ * @returns how many blocks were looked at and made editable, and how long the pairing took (ms)
+ */
+export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[], showDrafts: boolean, skip: (el: Element) => boolean): { blocks: number, editable: number, ms: number } {
+  const began = performance.now()
+  const els = pageBlocks(wrapper, skip)
+  const texts = els.map(el => ownText(el))
+  const pairs = alignBlocks(els.map((el, k) => ({ tag: el.tagName.toLowerCase(), text: texts[k]! })), source)
+  const ms = performance.now() - began
+  let editable = 0
+  els.forEach((el, k) => {
+    const j = pairs[k]
+    const block = j === null || j === undefined ? undefined : source[j]
+    if (block?.editable === true) {
+      el.dataset.cmsSrc = block.src
+      el.dataset.cmsAligned = ''
+      delete el.dataset.cmsLocked
+      el.classList.remove('cms-fixed')
+      editable++
+      if (showDrafts && alignmentKey(texts[k]!) !== alignmentKey(block.text)) {
+        applyTextChange(el, block.text)
+        el.classList.add('cms-draft')
+        el.dataset.cmsState = 'draft'
+      }
+      return
+    }
+    delete el.dataset.cmsSrc
+    el.dataset.cmsLocked = block === undefined ? NOT_EDITABLE : NOT_EDITABLE_KIND
+    el.classList.add('cms-fixed')
+    if (!el.hasAttribute('title')) el.title = el.dataset.cmsLocked
+  })
+  return { blocks: els.length, editable, ms }
 }
 
 /** Forgets which elements the toolbar added (after they were saved). */

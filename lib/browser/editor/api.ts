@@ -1,20 +1,11 @@
-/**
- * The editor API as the inline editor uses it: the Studio's client (../studio/api.ts), whose answers
- * here never throw, so each save can say why it was refused.
- */
+/** The Studio's API client (../studio/api.ts) for the inline editor: its answers never throw, so a save says why. */
 import { Api, type Entry } from '../studio/api.js'
 import type { SourceBlock } from './align.js'
 
-/** A response: its status (0 when the server cannot be reached) and parsed JSON body. */
-export interface ApiResponse {
-  status: number
-  body: Record<string, unknown> | null
-}
-
 /** Calls the editor API under one base path. */
 export class CmsApi extends Api {
-  /** Sends one request; network failures become status 0. */
-  async request (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiResponse> {
+  /** Sends one request; gives its status (0 when the server cannot be reached) and parsed JSON body. */
+  async request (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ status: number, body: Record<string, unknown> | null }> {
     return await this.send(method, path, body).catch(() => ({ status: 0, body: null }))
   }
 

@@ -1,7 +1,6 @@
 /**
- * The script a site includes (`/__cms/bootstrap.js`): for a signed-in editor on a page with bound
- * elements it loads the inline editor; otherwise nothing, except a "Sign in to edit" link on a
- * page opened with `#edit`. The server prepends `window.__CMS_API__` and `window.__CMS_ADMIN__`.
+ * The script a site includes (`/__cms/bootstrap.js`): loads the inline editor for a signed-in editor on a
+ * page with bound elements, else offers "Sign in to edit" on a page opened with `#edit`.
  */
 
 type CmsWindow = Window & { __CMS_API__?: string, __CMS_ADMIN__?: string }

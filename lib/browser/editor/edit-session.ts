@@ -1,8 +1,6 @@
 /**
- * One element being edited: the toolbar's and the keyboard's formatting of it (bold, italic, code,
- * and a link whose address is asked in a prompt and checked; in an aligned block the element added
- * is tagged, so md_edit sends it as a mark), and what a save's answer does to it: a draft saved
- * marks it, a refused save says why (a conflict locks it and shows the text that was not saved).
+ * One element being edited: its formatting (bold, italic, code, a checked link; tagged in an aligned
+ * block so md_edit sends it as a mark) and what a save's answer does to it.
  */
 import type { Binding } from './bindings.js'
 import type { EditorUi } from './editor-ui.js'

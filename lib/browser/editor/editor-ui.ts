@@ -1,7 +1,6 @@
 /**
- * The editor's interface at the bottom of the viewport: toolbar, live status line, conflict panel
- * and the restore offer after a crash. Until editing starts it covers nothing, so a signed-in page
- * looks as signed out.
+ * The editor's interface at the bottom of the viewport (toolbar, status line, conflict panel, restore
+ * offer); until editing starts it covers nothing, so a signed-in page looks as signed out.
  */
 
 /** One block's kept text as the restore offer shows it. */
@@ -100,10 +99,7 @@ export class EditorUi {
     this.status.classList.toggle('cms-error', tone === 'error')
   }
 
-  /**
-   * Shows the conflict panel: the message, the editor's text (read-only, selectable) and the
-   * choices "Copy my text", "Reload" and "Close".
-   */
+  /** Shows the conflict panel: the message, the editor's text (read-only) and Copy my text, Reload, Close. */
   showConflict (message: string, text: string): void {
     const area = h('textarea', { readonly: '', rows: '4', 'aria-label': 'Your text' })
     area.value = text
@@ -139,10 +135,7 @@ export class EditorUi {
     this.activate()
   }
 
-  /**
-   * Is this node part of the editor's interface?
-   * @returns true when inside the interface
-   */
+  /** Whether a node is part of the editor's interface. */
   contains (node: Node | null): boolean {
     return node !== null && this.root.contains(node)
   }

@@ -1,27 +1,24 @@
 /**
- * The inline editor, loaded by bootstrap.js for a signed-in editor: `data-cms` elements and hinted
- * blocks of `data-cms-md` wrappers become editable; blur or Ctrl+S saves (`save_field`, `md_block`,
- * or `md_edit` for another generator's blocks, paired by aligned-page.ts), Escape cancels. Typed
- * text stays in localStorage until saved (unsaved-blocks.ts).
+ * The inline editor (loaded by bootstrap.js): bound elements and hinted Markdown blocks become editable;
+ * blur or Ctrl+S saves (`save_field`, `md_block`, `md_edit`), Escape cancels.
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'
 import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { insertPlainText, rangeInside } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
-import { markAligned } from './aligned-page.js'
-import { textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
+import { markAligned, textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved } from './unsaved-blocks.js'
 import { failedSave, formatBlock, markDraft, openSession, type EditSession, type FormatCommand } from './edit-session.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
-import { publishDrafts } from './publish-report.js'
+import type { PublishReport } from '../studio/api.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
 
 /** The inline editor of one page. */
-export class InlineEditor {
+class InlineEditor {
   private readonly api: CmsApi
   private readonly ui: EditorUi
   private session: EditSession | null = null
@@ -55,10 +52,7 @@ export class InlineEditor {
     void this.start()
   }
 
-  /**
-   * Pairs each generator-rendered wrapper with its source blocks (our own rendering with drafts
-   * pending gets the served draft instead), then makes targets editable.
-   */
+  /** Pairs rendered wrappers with their source (ours, with drafts, shows the served draft); makes targets editable. */
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
     const drafts = await this.api.draft().catch(() => null)
@@ -83,10 +77,7 @@ export class InlineEditor {
     await offerUnsaved(this.api, this.ui, (s) => { void this.enqueueSave(s) })
   }
 
-  /**
-   * Pairs a generator-rendered wrapper's blocks with the entry's source blocks (`GET /blocks`).
-   * @returns false when the source blocks could not be read
-   */
+  /** Pairs a generator-rendered wrapper's blocks with the source (`GET /blocks`); false when that cannot be read. */
   private async align (wrapper: HTMLElement, binding: Binding, drafted: boolean): Promise<boolean> {
     const source = await this.api.blocks(binding.collection, binding.id, binding.path)
     if (source === null) return false
@@ -273,10 +264,7 @@ export class InlineEditor {
     }
   }
 
-  /**
-   * Saves an aligned block: its text before and after the edit, and the formatting the toolbar
-   * added (`md_edit`); the server applies the change at the source positions of the changed text.
-   */
+  /** Saves an aligned block (`md_edit`): its text before and after the edit, and the marks the toolbar added. */
   private async saveAligned (s: EditSession, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
     const { text: after, marks } = textAndMarks(s.el)
@@ -354,10 +342,38 @@ export class InlineEditor {
     this.format(cmd)
   }
 
+  /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */
   private async publish (): Promise<void> {
     if (this.session !== null) this.end(true)
     await this.queue
-    await publishDrafts(this.api, this.ui)
+    this.ui.say('Publishing…')
+    let report: PublishReport
+    try {
+      report = await this.api.publish({})
+    } catch (err) {
+      this.ui.say(`Not published: ${(err as Error).message}`, 'error')
+      return
+    }
+    const { published, conflicts, failed } = report
+    const name = (x: { collection: string, id: string }): string => `${x.collection}/${x.id}`
+    const parts: string[] = []
+    if (published.length === 0 && conflicts.length === 0 && failed.length === 0) parts.push('Nothing to publish.')
+    if (published.length > 0) parts.push(`Published ${published.length} ${published.length === 1 ? 'entry' : 'entries'}: ${published.map(name).join(', ')}.`)
+    for (const c of conflicts) parts.push(`Not published ${name(c)}: ${c.message}.`)
+    for (const f of failed) parts.push(`Failed ${name(f)}: ${f.error}.`)
+    if (report.commit !== undefined) parts.push(`Commit ${report.commit.slice(0, 7)}.`)
+    if (report.commitError !== undefined) parts.push(`Not committed: ${report.commitError}`)
+    if (report.rebuild?.triggered === true) parts.push(report.rebuild.ok ? 'Site rebuild started.' : 'The site rebuild could not be started.')
+    this.ui.say(parts.join(' '), conflicts.length + failed.length > 0 ? 'error' : 'info')
+    // The draft blocks of the published entries now show published text.
+    const done = new Set(published.map(name))
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.cms-draft'))) {
+      const b = parseBinding(el.dataset.cms ?? el.closest<HTMLElement>('[data-cms-md]')?.dataset.cmsMd)
+      if (b !== null && done.has(`${b.collection}/${b.id}`)) {
+        el.classList.remove('cms-draft')
+        el.dataset.cmsState = 'published'
+      }
+    }
   }
 
   private async discard (): Promise<void> {

@@ -1,7 +1,4 @@
-/**
- * Inline formatting inside an editable element, done on DOM ranges (no `execCommand`, whose output
- * differs between browsers): toggle strong/em/code, wrap a link, insert plain text.
- */
+/** Inline formatting on DOM ranges (not `execCommand`, whose output differs between browsers). */
 
 /** Tags the toolbar toggles. */
 export type InlineTag = 'strong' | 'em' | 'code'

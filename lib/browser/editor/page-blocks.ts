@@ -1,7 +1,6 @@
 /**
- * Reads the blocks a generator rendered in a `[data-cms-md]` element (elements with text of their
- * own, in page order) and their text as a reader sees it, leaving out nested blocks and what the
- * generator added (permalinks, footnote references, hidden parts).
+ * The blocks a generator rendered in a `[data-cms-md]` element, in page order, and their text as a
+ * reader sees it, without nested blocks or the generator's additions (permalinks, footnote marks).
  */
 
 /** Elements laid out as blocks: a block's own text never includes theirs. */
@@ -13,10 +12,7 @@ const ATOMIC = new Set(['PRE', 'TABLE', 'HR'])
 /** Never text of the page. */
 const SKIPPED = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT'])
 
-/**
- * Whether an element is the footnotes list a generator builds from the body's definitions (kramdown,
- * goldmark, markdown-it, remark): generator output, not blocks in body order.
- */
+/** Whether an element is a generator's footnotes list (kramdown, goldmark, markdown-it, remark), not body blocks. */
 function isFootnoteSection (el: Element): boolean {
   return el.classList.contains('footnotes') || el.getAttribute('role') === 'doc-endnotes' || el.hasAttribute('data-footnotes')
 }
@@ -39,18 +35,13 @@ export function isGeneratorMarkup (el: Element): boolean {
   return false
 }
 
-/** Whether the element is a block of its own (its text is not its parent block's). */
-function isBlocky (el: Element): boolean {
-  return BLOCKY.has(el.tagName)
-}
-
 /** Calls `visit` for every text node (and `<br>`) of a block's own text, in order. */
 export function walkOwnText (block: Element, visit: (node: Text | HTMLBRElement) => void): void {
   const walk = (el: Element): void => {
     for (let n = el.firstChild; n !== null; n = n.nextSibling) {
       if (n.nodeType === Node.TEXT_NODE) visit(n as Text)
       else if (n instanceof HTMLBRElement) visit(n)
-      else if (n instanceof Element && !isBlocky(n) && !isGeneratorMarkup(n)) walk(n)
+      else if (n instanceof Element && !BLOCKY.has(n.tagName) && !isGeneratorMarkup(n)) walk(n)
     }
   }
   walk(block)
@@ -81,7 +72,7 @@ export function pageBlocks (root: Element, skip: (el: Element) => boolean = () =
   const walk = (el: Element): void => {
     for (let c = el.firstElementChild; c !== null; c = c.nextElementSibling) {
       if (!(c instanceof HTMLElement) || SKIPPED.has(c.tagName) || isFootnoteSection(c) || skip(c)) continue
-      if (!isBlocky(c)) { walk(c); continue }
+      if (!BLOCKY.has(c.tagName)) { walk(c); continue }
       if (ATOMIC.has(c.tagName)) { out.push(c); continue }
       if (hasOwnContent(c)) out.push(c)
       walk(c)

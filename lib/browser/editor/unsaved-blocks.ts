@@ -1,7 +1,6 @@
 /**
- * A Markdown block's unsaved text, kept in localStorage while the editor types so a closed tab loses
- * nothing, and offered back on the next visit: found by its hint, or by its position when the
- * block's source moved, with the entry's revision compared with the one typing began from.
+ * A Markdown block's unsaved text kept in localStorage, and offered back on the next visit: found by
+ * its hint, else by its position when the source moved.
  */
 import type { CmsApi } from './api.js'
 import { parseBinding, type Binding } from './bindings.js'

@@ -1,16 +1,10 @@
-/**
- * The Studio's only way to the server: small typed calls to the JSON API. Every write sends
- * `x-cms-request: 1` and a JSON content type; failures become ApiError with the status and body.
- */
+/** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
+import type { LocaleLayout } from '../../content/i18n-layout.js'
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
-  readonly status: number
-  readonly body: Record<string, unknown>
-  constructor (status: number, body: Record<string, unknown>) {
+  constructor (readonly status: number, readonly body: Record<string, unknown>) {
     super(typeof body.error === 'string' ? body.error : `Request failed (${status})`)
-    this.status = status
-    this.body = body
   }
 }
 
@@ -38,14 +32,8 @@ export interface JsonSchema {
   contentMediaType?: string
   [key: string]: unknown
 }
-/** A collection's languages as `GET /schema` gives them. */
-export interface LocaleInfo {
-  locales: string[]
-  layout: 'folder' | 'suffix' | 'dirs'
-  rootLocale: string | null
-  /** folder, dirs: each locale's id prefix ('' for the root locale). */
-  prefixes: Record<string, string>
-}
+/** A collection's languages as `GET /schema` gives them (the server's layout, `prefixes` as a JSON object). */
+export type LocaleInfo = Omit<LocaleLayout, 'prefixes'> & { prefixes: Record<string, string> }
 /** A history snapshot. */
 export interface Snapshot { ts: number, data: Record<string, unknown>, action: string, editor?: { id: string, name: string } }
 /** The session route's answer. */
@@ -60,14 +48,11 @@ export function query (params: Record<string, string | number | undefined>): str
 
 /** Calls to one API base path. */
 export class Api {
-  readonly base: string
-  /** The entry uploads belong to (its collection's uploadsDir, or beside a page bundle). */
-  readonly uploadScope: { collection: string, id: string } | null
-  /** A client of the API at `base` (e.g. /api/cms), uploading for `uploadScope` when given. */
-  constructor (base: string, uploadScope: { collection: string, id: string } | null = null) {
-    this.base = base
-    this.uploadScope = uploadScope
-  }
+  /**
+   * A client of the API at `base` (e.g. /api/cms); `uploadScope` is the entry uploads belong to (its
+   * collection's uploadsDir, or beside a page bundle).
+   */
+  constructor (readonly base: string, readonly uploadScope: { collection: string, id: string } | null = null) {}
 
   /** The same API whose uploads go where this entry keeps its files. */
   forEntry (collection: string, id: string): Api { return new Api(this.base, { collection, id }) }

@@ -1,14 +1,12 @@
 /**
- * A collection: its entries as links, a full-text search box (each match with its snippet) filtering
- * as you type, pages, New (new-entry.tsx), delete, reorder. Its columns are the fields the collection
- * names in `listFields` (else its title, and its date when the schema has one), under sortable
- * headers that ask the server for that order, with a draft-state filter.
+ * A collection's entries: search as you type (with snippets), sortable columns (`listFields`), a
+ * draft filter, pages, New, delete and reorder.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Entry, JsonSchema, LocaleInfo, Pagination } from './api.js'
 import { fieldLabel } from './schema-form.js'
-import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { entryTitle, focusSoon, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { SearchSnippet } from './search-snippet.js'
 import { NewEntry } from './new-entry.js'
 import { LocaleBadge, LocaleFilter } from './languages.js'
@@ -38,10 +36,7 @@ function listColumns (listFields: string[] | null, schema: JsonSchema | null): L
   return ordered.map(field => ({ field, label: fieldLabel(field, (Object.hasOwn(props, field) ? props[field] : undefined) ?? {}) }))
 }
 
-/**
- * Sort buttons heading the columns; pressing one sorts by it (ascending), pressing it again
- * reverses the order.
- */
+/** Sort buttons heading the columns: pressing one sorts ascending, pressing it again reverses. */
 function SortHeader ({ columns, sort, onSort }: { columns: ListColumn[], sort: ListSort | null, onSort: (sort: ListSort) => void }): JSX.Element {
   return (
     <div class="list-head" role="group" aria-label="Sort entries">
@@ -61,17 +56,6 @@ function SortHeader ({ columns, sort, onSort }: { columns: ListColumn[], sort: L
   )
 }
 
-/** An entry's values for the columns after the title (each labelled, for narrow screens). */
-function EntryCells ({ entry, columns }: { entry: Entry, columns: ListColumn[] }): JSX.Element {
-  return (
-    <>
-      {columns.slice(1).map(c => (
-        <span key={c.field} class="col" data-label={c.label}>{cellText(c.field === 'id' ? entry.id : entry.data?.[c.field])}</span>
-      ))}
-    </>
-  )
-}
-
 function cellText (value: unknown): string {
   if (value === undefined || value === null) return '—'
   if (typeof value === 'boolean') return value ? 'Yes' : 'No'
@@ -79,20 +63,6 @@ function cellText (value: unknown): string {
   if (typeof value === 'number') return String(value)
   if (Array.isArray(value)) return value.every(v => typeof v === 'string' || typeof v === 'number') ? value.join(', ') : `${value.length} items`
   return '…'
-}
-
-/** The draft-state filter. */
-function DraftFilterControl ({ value, onChange }: { value: DraftFilter, onChange: (value: DraftFilter) => void }): JSX.Element {
-  return (
-    <span class="draft-filter">
-      <label for="draft-filter">Show</label>
-      <select id="draft-filter" value={value} onChange={e => onChange((e.currentTarget as HTMLSelectElement).value as DraftFilter)}>
-        <option value="all">All entries</option>
-        <option value="only">My drafts only</option>
-        <option value="none">Without my drafts</option>
-      </select>
-    </span>
-  )
 }
 
 /** The page listing a collection's entries. */
@@ -105,23 +75,14 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [tick, setTick] = useState(0)
   const [sort, setSort] = useState<ListSort | null>(null)
   const [draft, setDraft] = useState<DraftFilter>('all')
-  const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [locale, setLocale] = useState('')
-  const [locales, setLocales] = useState<LocaleInfo | undefined>(undefined)
-  useEffect(() => { api.schema(collection.name).then(r => { setSchema(r.schema); setLocales(r.i18n) }, () => {}) }, [])
-  const columns = listColumns(collection.listFields ?? null, schema)
+  const [form, setForm] = useState<{ schema: JsonSchema, i18n?: LocaleInfo } | null>(null)
+  useEffect(() => { api.schema(collection.name).then(setForm, () => {}) }, [])
+  const columns = listColumns(collection.listFields ?? null, form?.schema ?? null)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
-  useEffect(() => {
-    // Debounced so typing a word sends one request, not one per key; an answer to an older query
-    // arriving late is dropped (it would replace the newer one).
-    let current = true
-    const timer = setTimeout(() => {
-      api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }).then(r => { if (current) { setList(r); setError('') } },
-        (err: Error) => { if (current) setError(`Could not load the entries: ${err.message}`) })
-    }, q === '' ? 0 : 200)
-    return () => { current = false; clearTimeout(timer) }
-  }, [q, page, tick, sort, draft, locale])
+  useDebouncedLoad(async () => await api.entries(collection.name, { page, pageSize: PAGE_SIZE, q, ...(sort !== null ? { sort: sort.field, order: sort.order } : {}), draft, locale }),
+    r => { setList(r); setError('') }, err => setError(`Could not load the entries: ${err.message}`), q === '' ? 0 : 200, [q, page, tick, sort, draft, locale])
 
   const remove = async (entry: Entry): Promise<void> => {
     if (!confirm(`Delete “${entryTitle(entry.id, entry.data)}”? Its history is kept.`)) return
@@ -168,8 +129,15 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <label for="search" class="search-label">Search</label>
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
-        <DraftFilterControl value={draft} onChange={v => { setDraft(v); setPage(1) }} />
-        {locales !== undefined && <LocaleFilter info={locales} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
+        <span class="draft-filter">
+          <label for="draft-filter">Show</label>
+          <select id="draft-filter" value={draft} onChange={e => { setDraft((e.currentTarget as HTMLSelectElement).value as DraftFilter); setPage(1) }}>
+            <option value="all">All entries</option>
+            <option value="only">My drafts only</option>
+            <option value="none">Without my drafts</option>
+          </select>
+        </span>
+        {form?.i18n !== undefined && <LocaleFilter info={form.i18n} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null
@@ -189,7 +157,9 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   {entry.readError !== undefined && <span class="badge bad">Unreadable</span>}
                   {entry.validationIssues !== undefined && entry.validationIssues.length > 0 && <span class="badge bad">Invalid</span>}
                   </span>
-                  <EntryCells entry={entry} columns={columns} />
+                  {columns.slice(1).map(c => (
+                    <span key={c.field} class="col" data-label={c.label}>{cellText(c.field === 'id' ? entry.id : entry.data?.[c.field])}</span>
+                  ))}
                   {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   <span class="actions">
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}

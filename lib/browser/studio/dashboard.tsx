@@ -1,15 +1,13 @@
 /**
- * The dashboard: one search box over every collection (hits grouped by collection, each with its
- * snippet), every collection by its label with its entry count, the editor's drafts, and the git
- * remote's state in words (CONTRACT 13: last fetch, last push, a failed push with "Retry push", a
- * diverged branch), shown only when the site has a git remote.
+ * The dashboard: search over every collection, each collection with its entry count, the editor's
+ * drafts, and the git remote's state in words (CONTRACT 13) when the site has one.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, PublishReport, SearchGroup, SyncReport } from './api.js'
 import { PublishResult } from './publish-result.js'
 import { SearchSnippet } from './search-snippet.js'
-import type { StudioConfig } from './types.js'
+import { timeAgo, useDebouncedLoad, type StudioConfig } from './types.js'
 
 /** The "Collections" page. */
 export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
@@ -68,15 +66,8 @@ function SearchEverywhere ({ api, config }: { api: Api, config: StudioConfig }):
   const [q, setQ] = useState('')
   const [groups, setGroups] = useState<SearchGroup[] | null>(null)
   const [error, setError] = useState('')
-  useEffect(() => {
-    if (q.trim() === '') { setGroups(null); return }
-    // Debounced: typing a word sends one request; a late answer to an older query is dropped.
-    let current = true
-    const timer = setTimeout(() => {
-      api.searchAll(q).then(r => { if (current) { setGroups(r.groups); setError('') } }, (err: Error) => { if (current) setError(`Search failed: ${err.message}`) })
-    }, 200)
-    return () => { current = false; clearTimeout(timer) }
-  }, [q])
+  useDebouncedLoad(async () => q.trim() === '' ? null : (await api.searchAll(q)).groups,
+    g => { setGroups(g); setError('') }, err => setError(`Search failed: ${err.message}`), q.trim() === '' ? 0 : 200, [q])
   const total = groups?.reduce((n, g) => n + g.total, 0) ?? 0
   return (
     <section class="search-all" aria-label="Search every collection">
@@ -126,8 +117,8 @@ function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
     <section class="sync-status" aria-label="Git remote">
       <h2>Git remote</h2>
       <p class={sync.state === 'ok' ? '' : 'warning'}>{sync.message}</p>
-      <p>Last fetch from {sync.remote}/{sync.branch}: {when(sync.lastFetchAt)}{sync.lastFetchError !== null ? ` (failed: ${sync.lastFetchError})` : ''}.</p>
-      <p>Last push: {sync.lastPush === null ? 'none since the service started' : `${sync.lastPush.commit.slice(0, 7)}, ${when(sync.lastPush.at)}`}.</p>
+      <p>Last fetch from {sync.remote}/{sync.branch}: {sync.lastFetchAt === null ? 'not yet' : timeAgo(sync.lastFetchAt)}{sync.lastFetchError !== null ? ` (failed: ${sync.lastFetchError})` : ''}.</p>
+      <p>Last push: {sync.lastPush === null ? 'none since the service started' : `${sync.lastPush.commit.slice(0, 7)}, ${timeAgo(sync.lastPush.at)}`}.</p>
       {sync.state === 'diverged' && <p class="error" role="alert">The remote branch and this server's history have diverged. Nothing is merged or pushed until someone reconciles them on the server.</p>}
       {sync.pushPending && sync.pushError !== null && (
         <p class="error" role="alert">
@@ -139,12 +130,4 @@ function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
       {note !== '' && <p role="status">{note}</p>}
     </section>
   )
-}
-
-function when (ms: number | null): string {
-  if (ms === null) return 'not yet'
-  const seconds = Math.round((Date.now() - ms) / 1000)
-  if (seconds < 60) return `${seconds} s ago`
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`
-  return new Date(ms).toLocaleString()
 }

@@ -1,8 +1,6 @@
 /**
- * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft, and
- * where a save goes), optimistic locking (a conflict keeps what was typed: conflict-panel.tsx), inline
- * issues and history with Restore. What is typed stays in the browser (unsaved.ts) until saved, and
- * reopening the entry offers it back, showing both versions when the entry moved.
+ * One entry: the schema form under a sticky action bar (Save, Ctrl/Cmd+S, Publish, Discard draft),
+ * optimistic locking, issues, history; typing is kept in the browser (unsaved.ts) until saved.
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
@@ -31,8 +29,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // Uploads from this entry's fields go where its collection keeps files (beside a page bundle).
   const entryApi = useMemo(() => api.forEntry(collection.name, id), [api, collection.name, id])
   const [entry, setEntry] = useState<Entry | null>(null)
-  const [schema, setSchema] = useState<JsonSchema | null>(null)
-  const [locales, setLocales] = useState<LocaleInfo | undefined>(undefined)
+  const [form, setForm] = useState<{ schema: JsonSchema, i18n?: LocaleInfo } | null>(null)
   const [values, setValues] = useState<Record<string, unknown>>({})
   const [issues, setIssues] = useState<Issue[]>([])
   const [message, setMessage] = useState<{ kind: 'ok' | 'error', text: string } | null>(null)
@@ -64,8 +61,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const stored = readUnsaved(collection.name, id)
       touched.current = false
       setEntry(e)
-      setSchema(s.schema)
-      setLocales(s.i18n)
+      setForm(s)
       setValues(e.data ?? {})
       setIssues(e.validationIssues ?? [])
       setConflict(null)
@@ -205,10 +201,10 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     </nav>
   )
   if (notFound) return <section>{crumbs}<p role="alert">There is no entry “{id}” in {collection.label}.</p></section>
-  if (entry === null || schema === null) return <section>{crumbs}{message !== null ? <p class="error" role="alert">{message.text}</p> : <p>Loading…</p>}</section>
+  if (entry === null || form === null) return <section>{crumbs}{message !== null ? <p class="error" role="alert">{message.text}</p> : <p>Loading…</p>}</section>
   if (entry.readError !== undefined) return <section>{crumbs}<p role="alert">This entry cannot be read: {entry.readError.message}</p></section>
 
-  const fs = formSchema(schema, entry.data ?? {})
+  const fs = formSchema(form.schema, entry.data ?? {})
   const current = entry.data ?? {}
   const drafting = config.drafts === true || entry.draft === true
   // The page the site builds for this entry (the collection's `url` pattern), as published.
@@ -220,7 +216,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
         {entry.locale !== undefined && entry.outdatedTranslations?.includes(entry.locale) === true && <> <OutdatedBadge source={Object.keys(entry.translations ?? {})[0] ?? ''} /></>}</h1>
       <p class="muted">{drafting ? 'Your draft' : 'Published on the site'} · revision {entry.revision}</p>
       {onSite !== null && <p><a href={onSite}>View on site</a></p>}
-      <TranslationsPanel api={api} info={locales} collection={collection.name} entry={entry} navigate={navigate}
+      <TranslationsPanel api={api} info={form.i18n} collection={collection.name} entry={entry} navigate={navigate}
         entryUrl={other => `${config.mountPath}/cms/${encodeURIComponent(collection.name)}/${encodeURIComponent(other)}`} />
       <p class="unsaved-status" role="status" aria-live="polite">{unsavedStatus}</p>
       {offer !== null && (

@@ -1,23 +1,11 @@
 /**
- * The Studio's languages (CONTRACT 15): an entry's locale in lists, a locale filter, and on an entry
- * its translations; a missing one gets "Translate to <locale>" (created at the layout's id, pre-filled
- * from the source), and translations older than their source are said in words.
+ * The Studio's languages (CONTRACT 15): locale badges and filter, and an entry's translations, a missing
+ * one created by "Translate to <locale>" from its source.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, LocaleInfo } from './api.js'
-
-/** The id a translation key has in a locale (the server's lib/content/i18n-layout.ts idForLocale). */
-function translationId (info: LocaleInfo, key: string, locale: string): string {
-  const first = info.locales[0] ?? ''
-  if (info.layout === 'suffix') return locale === first ? key : `${key}.${locale}`
-  const prefix = info.prefixes[locale]
-  if (prefix === undefined) {
-    const base = info.prefixes[first] ?? ''
-    return `${base === '' ? '' : base + '/'}${key}.${locale}`
-  }
-  return prefix === '' ? key : `${prefix}/${key}`
-}
+import type { Api, Entry, LocaleInfo } from './api.js'
+import { idForLocale } from '../../content/i18n-layout.js'
 
 /** The locale filter of a list ('' for all). */
 export function LocaleFilter ({ info, value, onChange }: { info: LocaleInfo, value: string, onChange: (locale: string) => void }): JSX.Element {
@@ -45,7 +33,7 @@ export function TranslationsPanel ({ api, info, collection, entry, entryUrl, nav
   /** The collection's languages (none: one language, no panel). */
   info: LocaleInfo | undefined
   collection: string
-  entry: { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, outdatedTranslations?: string[], data?: Record<string, unknown> }
+  entry: Entry
   entryUrl: (id: string) => string
   navigate: (url: string) => void
 }): JSX.Element | null {
@@ -59,7 +47,7 @@ export function TranslationsPanel ({ api, info, collection, entry, entryUrl, nav
     ? <>{' '}<OutdatedBadge source={source} /></>
     : null
   const translate = async (locale: string): Promise<void> => {
-    const id = translationId(info, key, locale)
+    const id = idForLocale({ ...info, prefixes: new Map(Object.entries(info.prefixes)) }, key, locale)
     try {
       await api.mutate({ type: 'put_entry', collection, id, data: { ...(entry.data ?? {}) } })
       // The new entry opens with its source beside it (kept for this tab only).

@@ -1,9 +1,6 @@
 /**
- * The Studio's heavy parts, loaded when a page first shows them (each is its own chunk of the
- * split bundle): the Markdown editor (CodeMirror) and the media library. Until a part has loaded,
- * a plain "Loading…" stands in its place. The media picker is the library as a modal dialog
- * (opened from an image field or the Markdown editor): choosing a file calls `onPick` and closes;
- * Escape or Close closes without a choice, and the browser's modal dialog keeps focus inside.
+ * The Studio's heavy parts, each its own chunk loaded on first use (CodeMirror, the media library),
+ * and the media picker: the library in a modal dialog.
  */
 import type { ComponentType, JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'

@@ -1,8 +1,4 @@
-/**
- * The Studio: a small single-page app over the JSON API. Routes are the URL paths under the mount
- * path (`/cms`, `/cms/<collection>`, `/cms/<collection>/<id>`, `/cms/_media`); signed out, every
- * route shows the sign-in form.
- */
+/** The Studio's single-page app: routes are paths under the mount path; signed out, every route signs in. */
 import { render } from 'preact'
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState, useCallback } from 'preact/hooks'

@@ -1,10 +1,6 @@
 /**
- * The Markdown body editor: CodeMirror 6, a toolbar and Ctrl/Cmd+B, I, K, a preview rendered by the
- * server (`POST /preview`), and images pasted, dropped, uploaded or picked from the library, inserted
- * at the cursor. Opening it changes nothing in the document; MDX bodies are plain text (no preview).
- * With `preview.stylesheets` (CONTRACT 16) the preview is a frame in the site's own look: sandboxed
- * without `allow-scripts`, under the Studio's Content-Security-Policy, so it loads only from the
- * Studio's origin.
+ * The Markdown body editor: CodeMirror 6, a toolbar, images inserted at the cursor, and a preview
+ * rendered by the server; with `preview.stylesheets` (CONTRACT 16) it is a sandboxed frame without scripts.
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'

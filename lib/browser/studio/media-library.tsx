@@ -1,13 +1,11 @@
 /**
- * The media library: thumbnails of the site's uploads and image folders with search by name,
- * folder, type, size and date filters, sort, pages, upload, copy URL, and either Insert (when
- * picking for a field or the Markdown body) or Delete with a warning that lists the entries still
- * referencing the file.
+ * The media library: the site's files with filters, sort, pages, upload and copy URL, and Insert
+ * (picking) or Delete (warning of the entries that still reference the file).
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api, type Pagination } from './api.js'
-import type { StudioConfig } from './types.js'
+import { useDebouncedLoad, type StudioConfig } from './types.js'
 
 /** One file of the library, as `GET /media` lists it. */
 export interface MediaFile {
@@ -91,24 +89,16 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const confirmRef = useRef<HTMLDivElement>(null)
   const id = (name: string): string => `${idPrefix}-${name}`
 
-  useEffect(() => {
+  useDebouncedLoad(async () => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    // Debounced so typing a word sends one request, not one per key; an answer to an older query
-    // arriving late is dropped (it would replace the newer one).
-    let current = true
-    const timer = setTimeout(() => {
-      api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
-        .then(r => {
-          if (!current) return
-          // The last file of the last page was deleted: show the page before it.
-          if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
-          setListing(r)
-          setError('')
-        }, (err: Error) => { if (current) setError(`Could not load the media library: ${err.message}`) })
-    }, q === '' ? 0 : 200)
-    return () => { current = false; clearTimeout(timer) }
-  }, [q, folder, type, sort, size, after, before, page, tick])
+    return await api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
+  }, r => {
+    // The last file of the last page was deleted: show the page before it.
+    if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
+    setListing(r)
+    setError('')
+  }, err => setError(`Could not load the media library: ${err.message}`), q === '' ? 0 : 200, [q, folder, type, sort, size, after, before, page, tick])
   useEffect(() => { confirmRef.current?.querySelector<HTMLElement>('button')?.focus() }, [confirming])
   // A picker opens with the focus in its search box.
   const search = useRef<HTMLInputElement>(null)
@@ -279,10 +269,7 @@ function formatSize (bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
 }
 
-/**
- * Copies text to the clipboard (the async clipboard where the page may use it, else a selected
- * text field and the copy command).
- */
+/** Copies text to the clipboard (else through a selected text field and the copy command). */
 async function copyText (text: string): Promise<boolean> {
   try {
     await navigator.clipboard.writeText(text)

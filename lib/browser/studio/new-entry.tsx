@@ -1,7 +1,6 @@
 /**
- * The "New" form of a collection: the title first, the id derived from it as a slug (editable until
- * the entry is created), then every other field of the schema. Required fields are checked next to
- * each field before anything is sent; an id that is taken is refused with a free one offered.
+ * A collection's "New" form: the title first, the id derived as a slug until typed, then the other
+ * fields; required fields are checked before sending, and a taken id gets a free one offered.
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
@@ -14,10 +13,7 @@ interface Props { api: Api, config: StudioConfig, collection: StudioCollection, 
 /** Whether a required field holding this value counts as empty. */
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)
 
-/**
- * The problems the form can see before sending: required fields left empty, strings shorter than
- * their minLength.
- */
+/** The problems the form sees before sending: required fields left empty, strings under their minLength. */
 function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue[] {
   const issues: Issue[] = []
   for (const [k, s] of Object.entries(schema.properties ?? {})) {

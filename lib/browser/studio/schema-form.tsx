@@ -1,7 +1,6 @@
 /**
- * A form generated from a JSON Schema: one control per property, recursive for objects (fieldset)
- * and arrays (add/remove items). Values live in one object owned by the caller; every change
- * produces a new object so the caller can keep what was typed across errors and conflicts.
+ * A form generated from a JSON Schema, recursive for objects and arrays; each change gives the caller a
+ * new values object, so what was typed survives errors and conflicts.
  */
 import type { JSX } from 'preact'
 import type { Api, JsonSchema, Issue } from './api.js'

@@ -1,13 +1,11 @@
 /**
- * Controls for structured values: a relation (`x-cms-relation: { collection }`) as a picker that
- * searches that collection and stores the chosen entry's id; an array of strings as chips; an
- * array of objects as items that can be reordered (Move up / Move down, or drag) and collapsed,
- * each labelled by its first text field.
+ * Controls for structured values: a relation (`x-cms-relation`) as a search picker, strings as chips,
+ * object items reordered (buttons or drag) and collapsed.
  */
 import type { ComponentChildren, JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema } from './api.js'
-import { entryTitle } from './types.js'
+import { entryTitle, useDebouncedLoad } from './types.js'
 
 /** The DOM id of a field path. */
 export const idFor = (path: string): string => 'f-' + path.replace(/[^A-Za-z0-9_-]/g, '_')
@@ -34,11 +32,7 @@ export function RelationField (props: RelationProps): JSX.Element {
     api.entry(collection, value).then(e => setChosen({ id: value, title: entryTitle(value, e?.data) }),
       (err: unknown) => setChosen(err instanceof ApiError && (err.status === 404 || err.status === 400) ? { id: value, title: null } : null))
   }, [value])
-  useEffect(() => {
-    if (q.trim() === '') { setHits([]); return }
-    const timer = setTimeout(() => { api.entries(collection, { q, pageSize: 8 }).then(r => setHits(r.entries), () => setHits([])) }, 150)
-    return () => clearTimeout(timer)
-  }, [q])
+  useDebouncedLoad(async () => q.trim() === '' ? [] : (await api.entries(collection, { q, pageSize: 8 })).entries, setHits, () => setHits([]), q.trim() === '' ? 0 : 150, [q])
   return (
     <div class="field relation">
       <label for={id}>{label}</label>

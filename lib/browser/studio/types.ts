@@ -1,3 +1,4 @@
+import { useEffect } from 'preact/hooks'
 import { isReservedKey } from '../../content/reserved-keys.js'
 /** Settings and shared shapes of the Studio. */
 
@@ -57,6 +58,30 @@ export function idProblem (id: string, nested: boolean): string {
   }
   if (isReservedKey(id)) return 'That id is reserved.'
   return ''
+}
+
+/** How long ago a time was, in words ("5 minutes ago", "yesterday"). */
+export function timeAgo (ts: number): string {
+  const fmt = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
+  const steps: Array<[Intl.RelativeTimeFormatUnit, number]> = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12]]
+  let v = Math.round((ts - Date.now()) / 1000)
+  for (const [unit, size] of steps) {
+    if (Math.abs(v) < size) return fmt.format(v, unit)
+    v = Math.round(v / size)
+  }
+  return fmt.format(v, 'year')
+}
+
+/**
+ * Runs `load` `ms` after the last change of `deps` (typing a word sends one request, not one per key)
+ * and hands its answer to `done`, its error to `failed`; an answer arriving after `deps` changed is dropped.
+ */
+export function useDebouncedLoad<T> (load: () => Promise<T>, done: (value: T) => void, failed: (err: Error) => void, ms: number, deps: unknown[]): void {
+  useEffect(() => {
+    let current = true
+    const timer = setTimeout(() => { load().then(v => { if (current) done(v) }, (err: Error) => { if (current) failed(err) }) }, ms)
+    return () => { current = false; clearTimeout(timer) }
+  }, deps)
 }
 
 /** Moves to another Studio URL without reloading. */

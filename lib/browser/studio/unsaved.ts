@@ -1,8 +1,6 @@
 /**
- * Unsaved changes of an entry form kept in the browser's localStorage, so typing survives a crashed
- * or closed tab. One record per entry holds only the fields that differ from the values the form
- * was loaded with, stamped with the revision they were loaded at, so a reopened form can tell
- * whether the entry moved since.
+ * An entry form's unsaved changes in localStorage: the fields that differ from the loaded values, with
+ * the revision they were loaded at, so a reopened form can tell whether the entry moved.
  */
 import { forgetRecord, keepRecord, readRecord } from '../kept-records.js'
 

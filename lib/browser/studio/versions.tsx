@@ -1,15 +1,13 @@
 /**
- * The entry page's comparisons of two versions, field by field: unsaved changes this browser kept
- * against the saved entry; a save that met a newer version (per field "Keep mine" / "Take theirs",
- * saving exactly those choices over it; Reload and Overwrite stay); and the history in words
- * ("Edited by <name>, <time ago>"), each version opening to a word diff of what changed since (the
- * `diff` package's diffWords, loaded with the panel) with Restore.
+ * Two versions of an entry compared field by field: kept unsaved changes against the saved entry, a
+ * conflict ("Keep mine" / "Take theirs"), and the history with word diffs and Restore.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { Entry, JsonSchema, Snapshot } from './api.js'
 import { fieldLabel } from './schema-form.js'
 import { sameValue, type UnsavedRecord } from './unsaved.js'
+import { timeAgo } from './types.js'
 
 /** A value as text for a comparison ('(empty)' for none), cut to `max` characters. */
 function shown (v: unknown, max = Infinity): string {
@@ -61,15 +59,15 @@ interface ConflictProps {
   onOverwrite: (revision: number) => void
 }
 
-/** The fields that differ between the editor's values and the newer version. */
-function conflictingFields (mine: Record<string, unknown>, theirs: Record<string, unknown>): string[] {
-  return [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(k => !sameValue(mine[k], theirs[k]))
+/** The fields whose values differ between two versions. */
+function changedFields (a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(k => !sameValue(a[k], b[k]))
 }
 
 /** The conflict panel: the versions side by side and the actions. */
 export function ConflictPanel ({ schema, base, mine, theirs, busy, onResolve, onReload, onOverwrite }: ConflictProps): JSX.Element {
   const theirData = theirs?.data ?? {}
-  const fields = theirs === null ? [] : conflictingFields(mine, theirData)
+  const fields = theirs === null ? [] : changedFields(mine, theirData)
   // By default a field only the other person changed takes theirs; one the editor changed keeps mine.
   const [choice, setChoice] = useState<Record<string, 'mine' | 'theirs'>>({})
   const chosen = (k: string): 'mine' | 'theirs' => choice[k] ?? (sameValue(mine[k], base[k]) ? 'theirs' : 'mine')
@@ -119,19 +117,6 @@ const VERBS: Record<string, string> = { put: 'Edited', save: 'Edited', publish: 
 /** Unchanged text longer than this is shortened to its ends in a diff. */
 const CONTEXT = 60
 
-/** "5 minutes ago", "yesterday". */
-function timeAgo (ts: number, now = Date.now()): string {
-  const fmt = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
-  const s = Math.round((ts - now) / 1000)
-  const steps: Array<[Intl.RelativeTimeFormatUnit, number]> = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]]
-  let v = s
-  for (const [unit, size] of steps) {
-    if (Math.abs(v) < size) return fmt.format(v, unit)
-    v = Math.round(v / size)
-  }
-  return new Date(ts).toLocaleString()
-}
-
 /** A value as text for a diff. */
 const text = (v: unknown): string => v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)
 
@@ -168,8 +153,7 @@ export function HistoryPanel ({ history, current, schema, onRestore }: HistoryPr
           : (
             <ul>
               {[...history].reverse().map(snap => {
-                const keys = [...new Set([...Object.keys(snap.data ?? {}), ...Object.keys(current)])]
-                const changed = keys.filter(k => !sameValue(snap.data?.[k], current[k]))
+                const changed = changedFields(snap.data ?? {}, current)
                 const said = `${VERBS[snap.action] ?? 'Changed'} by ${snap.editor?.name ?? 'someone'}, ${timeAgo(snap.ts)}`
                 return (
                   <li key={snap.ts}>

@@ -2,22 +2,19 @@
  * `applyBlockEdit`: one edited block's inline HTML back into the Markdown body, touching nothing
  * outside the block's source range.
  */
-import { unified } from 'unified'
 import { toHtml } from 'hast-util-to-html'
-import remarkRehype from 'remark-rehype'
 import { visit } from 'unist-util-visit'
-import type { Root as HastRoot, Element } from 'hast'
-import type { Root, RootContent, Heading, PhrasingContent } from 'mdast'
+import type { Root as HastRoot } from 'hast'
+import type { Root, RootContent, Heading, PhrasingContent, Nodes, Definition } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { parseSourceHint, sourceHash, type SourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
-import { sanitizeRendered } from './render.js'
-import { blockStyle, treeContext } from './document-context.js'
-import { inlineToMarkdown } from './inline-to-markdown.js'
-import { bodyParser, definitionsFor } from './parse-body.js'
+import { firstMarkers } from './body-outline.js'
+import { inlineToMarkdown, type DocumentStyle } from './inline-to-markdown.js'
+import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
-import { sourceTokens } from './source-units.js'
+import { sourceTokens, renderBlock } from './source-units.js'
 import { inlineTokens, visibleTokens, sameKeys } from './inline-tokens.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
@@ -59,11 +56,14 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const parse = bodyParser({ mdx: opts.mdx === true })
   const tree = parse(body)
   const block = findBlock(body, opts.src, tree)
-  const document = treeContext(tree, body)
+  const documentDefinitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
+  // Link definitions by URL (the first one for each), for writing links as references.
+  const urls = new Map<string, Definition>()
+  visit(tree, 'definition', (node) => { if (!urls.has(node.url)) urls.set(node.url, node) })
   const incoming = sanitizeInlineHtml(opts.html)
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   const host = inlineHost(block.node)
-  const definitions = definitionsFor(document.definitions, body.slice(block.start, block.end))
+  const definitions = definitionsNamedIn(body.slice(block.start, block.end), documentDefinitions)
   const source = host === null ? null : sourceTokens(host.children, body, definitions)
   const incomingTokens = visibleTokens(inlineTokens(incoming)[0] ?? [])
   if (block.node.type === 'code') {
@@ -91,11 +91,11 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     depth: heading?.depth,
     setext,
     original: host.children
-  }, blockStyle(block.node, body, document, { emphasis: hasElement(fragment, 'em'), strong: hasElement(fragment, 'strong') }))
+  }, blockStyle(block.node, body, tree, urls, { emphasis: hasElement(fragment, 'em'), strong: hasElement(fragment, 'strong') }))
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
   // Only what the editor changed is rewritten, where the block's rendering maps to its source.
-  let text = lead !== '' || source === null ? null : spliceInlineEdit({ body, from, to, source, incoming: incomingTokens, definitions: document.definitions, parse, heading: heading !== null, continuation: cont, newline, convert })
+  let text = lead !== '' || source === null ? null : spliceInlineEdit({ body, from, to, source, incoming: incomingTokens, definitions: documentDefinitions, parse, heading: heading !== null, continuation: cont, newline, convert })
   if (text === null) {
     text = convert(incoming)
     if (text === '' && lead !== '') lead = ''
@@ -106,6 +106,14 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
   if (!keepsMdx(host.children, body, next.slice(block.start, end))) throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   return { body: next, start: block.start, end, changed: next !== body }
+}
+
+/** The style for one block: its own markers first, then the document's (looked up only for a kind the edit writes and the block lacks). */
+function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {
+  const own = firstMarkers(block, body, {})
+  const needs = (writes.emphasis && own.emphasis === undefined) || (writes.strong && own.strong === undefined)
+  const doc = needs ? firstMarkers(tree, body, {}) : {}
+  return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }
 
 /** Whether the new block text still holds the source of each MDX expression and JSX node, in order. */
@@ -152,17 +160,7 @@ function hasElement (root: HastRoot, tagName: string): boolean {
 /** The block's content as the browser has it: the block alone rendered and sanitized as renderMarkdown does. */
 function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
   const node = block.node
-  const wrapped: RootContent = node.type === 'listItem'
-    ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] }
-    : node
-  const processor = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' })
-  const hast = processor.runSync({ type: 'root', children: [wrapped, ...definitions] }) as HastRoot
-  const first = hast.children.find((c): c is Element => c.type === 'element')
-  const element = first !== undefined && node.type === 'listItem'
-    ? first.children.find((c): c is Element => c.type === 'element')
-    : first
-  const clean = sanitizeRendered(toHtml({ type: 'root', children: element?.children ?? [] }, { allowDangerousHtml: true }))
-  return sanitizeInlineHtml(toHtml(clean))
+  return renderBlock(node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] } : node, definitions)
 }
 
 /** Two sanitized fragments render the same (whitespace collapses in HTML). */

@@ -34,6 +34,8 @@ export interface ListedBlock extends SourceBlock {
 }
 
 const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
+/** The node types that are a block kind of their own (anything else lists as `html`). */
+const KINDS = new Set(['paragraph', 'heading', 'code', 'table', 'html', 'thematicBreak', 'definition', 'listItem', 'blockquote'])
 
 /**
  * Lists the blocks of a parsed body.
@@ -65,15 +67,8 @@ export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
 
 function kindOf (node: RootContent): BlockKind {
   if (MDX.has(node.type)) return 'mdx'
-  switch (node.type) {
-    case 'paragraph': case 'heading': case 'code': case 'table': case 'html': case 'thematicBreak': case 'definition':
-    case 'listItem': case 'blockquote':
-      return node.type
-    case 'footnoteDefinition':
-      return 'definition'
-    default:
-      return 'html'
-  }
+  if (node.type === 'footnoteDefinition') return 'definition'
+  return KINDS.has(node.type) ? node.type as BlockKind : 'html'
 }
 
 function push (node: RootContent, body: string, out: ListedBlock[], at: number | undefined): void {

@@ -1,11 +1,13 @@
 /**
  * What block editing keeps of one parsed body (CONTRACT 14): top-level ranges, definition labels,
- * first emphasis markers and the block list, so an edit parses only its top-level node (region-parse.ts).
+ * first emphasis markers and the block list, so an edit parses only its top-level node, with the
+ * definitions it names written after it; when it does not parse alone into one node of its kind
+ * and extent (the edit changed the document's structure), the whole body is parsed instead.
  */
-import type { Root } from 'mdast'
+import type { Root, RootContent, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
+import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
 import { sourceBlocks, type SourceBlock } from './block-list.js'
-import { firstMarkers, type DocumentMarkers } from './document-context.js'
 import { parseSourceHint } from './source-hint.js'
 
 /** A top-level node's kind and source range. */
@@ -13,6 +15,12 @@ export interface TopNode { type: string, start: number, end: number }
 
 /** A link or footnote definition: its normalized label and a one-line definition of that label. */
 export interface DefinitionLabel { identifier: string, line: string, start: number }
+
+/** The document's first emphasis and strong markers (undefined when it has none). */
+export interface DocumentMarkers {
+  emphasis?: '*' | '_'
+  strong?: '*' | '_'
+}
 
 /** One body's outline. */
 export interface BodyOutline {
@@ -39,6 +47,23 @@ export function outlineOf (tree: Root, body: string): BodyOutline {
 }
 
 /**
+ * Adds the first emphasis and strong markers of a tree to those already found.
+ * @param tree the tree, positions in body offsets
+ * @param body the body
+ * @param found the markers found so far (kept)
+ * @returns `found`, completed
+ */
+export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers): DocumentMarkers {
+  visit(tree, (node) => {
+    const offset = node.position?.start.offset
+    if (offset === undefined) return
+    if (node.type === 'emphasis') found.emphasis ??= body[offset] === '_' ? '_' : '*'
+    if (node.type === 'strong') found.strong ??= body[offset] === '_' ? '_' : '*'
+  })
+  return found
+}
+
+/**
  * The outline after an edit inside one top-level node: the nodes before it unchanged, that node's
  * from its new parse, the ones after it moved by the change in length.
  * @param outline the outline of `before`
@@ -53,24 +78,19 @@ export function outlineAfterEdit (outline: BodyOutline, before: string, after: s
   if (top === undefined) throw new Error('no such top-level node')
   const delta = after.length - before.length
   const moved = (offset: number): number => offset >= top.end ? offset + delta : offset
-  const blocks: SourceBlock[] = outline.blocks.filter(b => blockStart(b) < top.start)
+  const blocks: SourceBlock[] = outline.blocks.filter(b => (parseSourceHint(b.src)?.start ?? 0) < top.start)
   blocks.push(...sourceBlocks(region, after))
   for (const block of outline.blocks) {
     const hint = parseSourceHint(block.src)
     if (hint === null || hint.start < top.end) continue
     blocks.push({ ...block, src: `${hint.start + delta}:${hint.end + delta}:${hint.hash}` })
   }
-  const regionMarkers = firstMarkers(region, after, {})
   return {
     tops: outline.tops.map((t, i) => i === index ? { ...t, end: t.end + delta } : { ...t, start: moved(t.start), end: moved(t.end) }),
     labels: outline.labels.map(l => ({ ...l, start: moved(l.start) })),
-    markers: { emphasis: outline.markers.emphasis ?? regionMarkers.emphasis, strong: outline.markers.strong ?? regionMarkers.strong },
+    markers: firstMarkers(region, after, { ...outline.markers }),
     blocks
   }
-}
-
-function blockStart (block: SourceBlock): number {
-  return parseSourceHint(block.src)?.start ?? 0
 }
 
 /** Every link and footnote definition of the tree, as a one-line definition of its label. */
@@ -82,4 +102,55 @@ function definitionLabels (tree: Root): DefinitionLabel[] {
     out.push({ identifier: node.identifier, line: node.type === 'definition' ? `[${label}]: #` : `[^${label}]: x`, start: node.position?.start.offset ?? 0 })
   })
   return out
+}
+
+/** A parser of the edited node, and which node it is. */
+export interface RegionParser {
+  /** Parses a body that differs from the outlined one only inside the node (the node alone when it can). */
+  parse: BodyParser
+  /** The node alone in such a body, or null when it does not parse alone as it did (then parse the whole body). */
+  parseNode: (text: string) => Root | null
+  /** The node's index among the body's top-level nodes (-1: none; `parse` parses whole bodies). */
+  index: number
+}
+
+/**
+ * A parser for bodies that differ from `body` only inside the top-level node holding offset `at`.
+ * @param outline the body's outline
+ * @param body the body
+ * @param at an offset inside the edited block
+ * @param parse the body's parser
+ * @returns a parser giving a root whose children are that node alone (or the whole body's)
+ */
+export function regionParser (outline: BodyOutline, body: string, at: number, parse: BodyParser): RegionParser {
+  const index = outline.tops.findIndex(t => t.start <= at && at < t.end)
+  const top = outline.tops[index]
+  if (top === undefined) return { parse, parseNode: () => null, index: -1 }
+  const { start, end } = top
+  const labels = outline.labels.filter(l => l.start < start || l.start >= end)
+  const parseNode = (text: string): Root | null => {
+    const regionEnd = end + text.length - body.length
+    if (regionEnd <= start || !sameOutside(body, text, start, end)) return null
+    const region = text.slice(start, regionEnd)
+    const node = parseAlone(region, [...new Set(definitionsNamedIn(region, labels).map(l => l.line))].join('\n\n'), parse)
+    if (node === null || node.type !== top.type) return null
+    shiftPositions(node, start)
+    return { type: 'root', children: [node] }
+  }
+  return { index, parseNode, parse: (text) => parseNode(text) ?? parse(text) }
+}
+
+/** Whether `text` equals `body` before `start` and after `end` (moved by the change in length). */
+function sameOutside (body: string, text: string, start: number, end: number): boolean {
+  return text.startsWith(body.slice(0, start)) && text.endsWith(body.slice(end))
+}
+
+/** The region's one node, or null when it parses into more or less than one whole node. */
+function parseAlone (region: string, definitions: string, parse: BodyParser): RootContent | null {
+  const parsed = parse(definitions === '' ? region : `${region}\n\n${definitions}`)
+  const own = parsed.children.filter(c => (c.position?.start.offset ?? 0) < region.length)
+  const node = own[0]
+  if (own.length !== 1 || node === undefined) return null
+  if (node.position?.start.offset !== 0 || node.position.end.offset !== region.length) return null
+  return node
 }

@@ -7,10 +7,10 @@
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
-import type { RootContent } from 'mdast'
+import type { Definition, FootnoteDefinition } from 'mdast'
 import { inlineTokens, visibleTokens, sameKeys, TAG, type InlineToken } from './inline-tokens.js'
-import { renderInline, type SourceToken } from './source-units.js'
-import { definitionsFor, type BodyParser } from './parse-body.js'
+import { renderBlock, type SourceToken } from './source-units.js'
+import { definitionsNamedIn, type BodyParser } from './parse-body.js'
 
 /** What a splice needs. */
 export interface SpliceInput {
@@ -23,7 +23,7 @@ export interface SpliceInput {
   /** The edited HTML's visible tokens. */
   incoming: InlineToken[]
   /** The document's top-level definitions (body offsets). */
-  definitions: RootContent[]
+  definitions: Array<Definition | FootnoteDefinition>
   parse: BodyParser
   heading: boolean
   /** What continuation lines of the block start with (see block-edit.ts). */
@@ -276,7 +276,7 @@ function verify (input: SpliceInput, content: string, incoming: InlineToken[]): 
   const prefix = new RegExp(`^[ \\t]*(?:>[ \\t]?){0,${quotes}}`)
   const lines = content.split(/\r\n|\r|\n/)
   const text = lines.map((line, i) => i === 0 ? line : line.replace(prefix, '')).join('\n')
-  const definitions = definitionsFor(input.definitions, content)
+  const definitions = definitionsNamedIn(content, input.definitions)
     .map(d => input.body.slice(d.position?.start.offset ?? 0, d.position?.end.offset ?? 0))
     .join('\n\n')
   const tree = input.parse(definitions === '' ? text : text + '\n\n' + definitions)
@@ -284,5 +284,5 @@ function verify (input: SpliceInput, content: string, incoming: InlineToken[]): 
   if (first?.type !== 'paragraph') return false
   if ((first.position?.end.offset ?? 0) < text.trimEnd().length) return false
   if (rest.some(node => node.type !== 'definition' && node.type !== 'footnoteDefinition')) return false
-  return sameKeys(visibleTokens(inlineTokens(renderInline(first.children, rest))[0] ?? []), incoming)
+  return sameKeys(visibleTokens(inlineTokens(renderBlock(first, rest))[0] ?? []), incoming)
 }

@@ -8,11 +8,18 @@ import rehypeRemark from 'rehype-remark'
 import remarkGfm from 'remark-gfm'
 import remarkStringify from 'remark-stringify'
 import type { Root as HastRoot } from 'hast'
-import type { Root, RootContent, PhrasingContent, Parent, Nodes, LinkReference } from 'mdast'
+import type { Root, RootContent, PhrasingContent, Parent, Nodes, LinkReference, Definition } from 'mdast'
 import type { Element, ElementContent } from 'hast'
 import type { Options as RehypeRemarkOptions } from 'rehype-remark'
 import { visit, SKIP } from 'unist-util-visit'
-import type { DocumentStyle } from './document-context.js'
+
+/** The markers and link definitions of a document. */
+export interface DocumentStyle {
+  emphasis: '*' | '_'
+  strong: '*' | '_'
+  /** Link definitions by URL (the first one for each), for writing links as references. */
+  definitions: Map<string, Definition>
+}
 
 /** What the content is written into. */
 export interface InlineTarget {

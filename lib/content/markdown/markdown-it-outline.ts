@@ -1,18 +1,17 @@
 /**
  * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, which it reads ~15x faster
  * than micromark (~5 ms of CPU per KB). A run of top-level blocks with no blank line between them is
- * parsed by micromark (micromark-runs.ts) when it holds a construct remark-gfm reads otherwise, so
+ * parsed by micromark (parse-body.ts's parseRuns) when it holds a construct remark-gfm reads otherwise, so
  * the outline is a whole micromark parse's (markdown-it-outline.test.ts compares them).
  */
 import MarkdownIt from 'markdown-it'
 import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
-import { bodyParser, textParser, normalizeLabel } from './parse-body.js'
-import { parseRuns, type RunParsers } from './micromark-runs.js'
+import { parseInRegions, parseRuns, textParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
 import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-list.js'
-import type { DocumentMarkers } from './document-context.js'
+import type { DocumentMarkers } from './body-outline.js'
 import { formatSourceHint } from './source-hint.js'
 
 /**
@@ -60,8 +59,8 @@ interface Item { first: number, last: number, node?: ItNode }
  * @returns the outline
  */
 export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyOutline {
-  const parsers: RunParsers = { whole: textParser(opts), long: bodyParser(opts) }
-  if (opts.mdx === true || /[\r\0\uFEFF]/.test(body)) return outlineOf(parsers.long(body), body)
+  const parse = textParser(opts)
+  if (opts.mdx === true || /[\r\0\uFEFF]/.test(body)) return outlineOf(parseInRegions(body, parse), body)
   const lines = lineStarts(body)
   const env: OutlineEnv = { marks: new Map() }
   const md = offsetParser()
@@ -70,7 +69,7 @@ export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyO
   // A definition markdown-it reads of a label starting with `^` makes its calls links.
   const footnoteLinks = Object.keys(env.references ?? {}).some(key => key.startsWith('^'))
   const chunks = chunkItems(itemsOf(tops, body, lines), body, lines, footnoteLinks)
-  return assemble(chunks, body, lines, parsers)
+  return assemble(chunks, body, lines, parse)
 }
 
 /** A markdown-it configured as CommonMark + tables + strikethrough, recording each block's first offset. */
@@ -269,14 +268,14 @@ function indented (body: string, lines: number[], line: number): boolean {
 }
 
 /** Joins the outlines of markdown-it's chunks and micromark's, in document order. */
-function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunParsers): BodyOutline {
+function assemble (chunks: Chunk[], body: string, lines: number[], parse: BodyParser): BodyOutline {
   const definitions: DefinitionLabel[] = []
   for (const chunk of chunks) for (const item of chunk.items) if (item.node !== undefined) labelsOf(item.node, definitions)
   const runs = chunks.filter(c => c.micromark)
   // The last run takes the body's end (a fence left open ends there).
   const last = chunks[chunks.length - 1]
-  const parsed = parseRuns(runs.map(c => ({ start: lines[c.first] as number, end: c === last ? body.length : lineEnd(body, lines, c.last) })), body, definitions.filter(d => !d.identifier.startsWith('^')), parsers)
-  if (parsed === null) return outlineOf(parsers.long(body), body)
+  const parsed = parseRuns(runs.map(c => ({ start: lines[c.first] as number, end: c === last ? body.length : lineEnd(body, lines, c.last) })), body, definitions.filter(d => !d.identifier.startsWith('^')), parse)
+  if (parsed === null) return outlineOf(parseInRegions(body, parse), body)
   const trees = new Map<Chunk, Root>(runs.map((chunk, i) => [chunk, parsed[i] as Root]))
   const footnotes = new Set<string>()
   for (const tree of parsed) visit(tree, 'footnoteDefinition', node => { footnotes.add(node.identifier) })
@@ -288,7 +287,7 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parsers: RunP
       outline.tops.push(...part.tops)
       outline.labels.push(...part.labels)
       outline.blocks.push(...part.blocks)
-      addMarkers(outline.markers, part.markers)
+      outline.markers = { ...part.markers, ...outline.markers }
       continue
     }
     for (const item of chunk.items) {
@@ -362,11 +361,6 @@ function labelsOf (node: ItNode, out: DefinitionLabel[]): void {
     out.push({ identifier: node.identifier ?? '', line: `[${node.label ?? ''}]: #`, start: node.start })
   }
   for (const child of node.children) labelsOf(child, out)
-}
-
-function addMarkers (found: DocumentMarkers, more: DocumentMarkers): void {
-  if (found.emphasis === undefined && more.emphasis !== undefined) found.emphasis = more.emphasis
-  if (found.strong === undefined && more.strong !== undefined) found.strong = more.strong
 }
 
 function markersOf (node: ItNode, found: DocumentMarkers): void {

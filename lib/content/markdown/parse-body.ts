@@ -5,7 +5,9 @@
  * 17.7 s whole). A region is cut only before a line at column 0, after a blank line, that is no list
  * marker; a sentinel line parsed after the region must come out as a paragraph of its own (an open
  * fence, HTML block or JSX element swallows it, and the region grows to the next cut). A region
- * naming a label another region defines is parsed again with that definition before it.
+ * naming a label another region defines is parsed again with that definition before it. The runs of
+ * a body markdown-it may read otherwise (markdown-it-outline.ts) are parsed as one text, apart from
+ * each other, with the link definitions they name written after them.
  */
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
@@ -193,6 +195,51 @@ function definitionsNamed (text: string, index: number, definedIn: DefinedIn): s
   return lines.size === 0 ? '' : [...lines].join('\n\n') + '\n\n'
 }
 
+/** A run: body offsets, from a line's start to a line's end. */
+interface Run { start: number, end: number }
+
+/** Between two runs: an HTML block at column 0 after a blank line ends every block before it. */
+const SEPARATOR = '\n\n<!-- -->\n\n'
+/** The characters a region of the runs' text holds at least. */
+const RUN_REGION_CHARS = 8000
+
+/**
+ * Parses the runs of a body (markdown-it-outline.ts).
+ * @param runs the runs, in body order
+ * @param body the body
+ * @param definitions the body's link definitions
+ * @param parse the parser of a whole text
+ * @returns each run's tree (positions in body offsets), or null when a node reaches past its run
+ */
+export function parseRuns (runs: Run[], body: string, definitions: Array<{ identifier: string, line: string }>, parse: BodyParser): Root[] | null {
+  const parts: Array<{ run: Run, at: number }> = []
+  let text = ''
+  for (const run of runs) {
+    if (parts.length > 0) text += SEPARATOR
+    parts.push({ run, at: text.length })
+    text += body.slice(run.start, run.end)
+  }
+  const trailer = [...new Set(definitionsNamedIn(text, definitions).map(d => d.line))]
+  const tree = parseInRegions(trailer.length === 0 ? text : text + SEPARATOR + trailer.join('\n\n'), parse, RUN_REGION_CHARS)
+  const trees: Root[] = parts.map(() => ({ type: 'root', children: [] }))
+  const partEnd = (index: number): number => {
+    const part = parts[index]
+    return part === undefined ? Infinity : part.at + part.run.end - part.run.start
+  }
+  let index = 0
+  for (const child of tree.children) {
+    const from = child.position?.start.offset ?? 0
+    const to = child.position?.end.offset ?? 0
+    while (index < parts.length && from >= partEnd(index)) index++
+    const part = parts[index]
+    if (part === undefined || from < part.at) continue
+    if (to > partEnd(index)) return null
+    shiftPositions(child as RootContent, part.run.start - part.at)
+    trees[index]?.children.push(child)
+  }
+  return trees
+}
+
 /**
  * Moves every position of a subtree (and of an MDX node's JavaScript tree) by `offset` characters
  * and `lines` lines.
@@ -252,34 +299,22 @@ function endPoint (body: string): { line: number, column: number, offset: number
   return { line: lineBreaks(body, 0, body.length) + 1, column: body.length - lastBreak, offset: body.length }
 }
 
-/** A definition's normalized label and a one-line definition of that label. */
-export interface NamedDefinition { identifier: string, line: string }
-
 /** A label as mdast normalizes an identifier: whitespace collapsed and trimmed, case folded. */
 export function normalizeLabel (text: string): string {
   return text.replace(/[\t\n\r ]+/g, ' ').replace(/^ | $/g, '').toLowerCase().toUpperCase().toLowerCase()
 }
 
-/** The one-line definitions whose labels a text may name (its normalized text holds the label), each once. */
-export function definitionsNamedIn (text: string, definitions: NamedDefinition[]): string[] {
-  if (definitions.length === 0) return []
-  const normalized = normalizeLabel(text)
-  const lines = new Set<string>()
-  for (const definition of definitions) if (normalized.includes(definition.identifier)) lines.add(definition.line)
-  return [...lines]
-}
-
 /**
- * The definitions some Markdown text may refer to: those whose label occurs in it. Rendering a
- * block with only these is rendering it with all, and much cheaper in a long document.
- * @param definitions the document's top-level definitions
- * @param text the block's Markdown
- * @returns the definitions to render it with
+ * The definitions some Markdown text may name: those whose label occurs in its normalized text.
+ * Parsing or rendering a block with only these is doing it with all, and much cheaper in a long document.
+ * @param text the Markdown
+ * @param definitions the document's definitions (an identifier each)
+ * @returns those the text may name
  */
-export function definitionsFor (definitions: RootContent[], text: string): RootContent[] {
+export function definitionsNamedIn<T extends { identifier: string }> (text: string, definitions: T[]): T[] {
   if (definitions.length === 0) return definitions
   const normalized = normalizeLabel(text)
-  return definitions.filter(d => (d.type === 'definition' || d.type === 'footnoteDefinition') && normalized.includes(d.identifier))
+  return definitions.filter(d => normalized.includes(d.identifier))
 }
 
 /** A one-line definition of a node's label as the source writes it: `[label]: #` or `[^label]: x`. */

@@ -38,16 +38,17 @@ const CONTAINERS = new Set(['emphasis', 'strong', 'delete', 'link', 'linkReferen
 const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
 
 /**
- * Renders phrasing content as the page has it (renderMarkdown's pipeline and sanitizer), reduced
- * to the inline allowlist as an edit's HTML is: what the editor starts from.
- * @param children the content
+ * Renders a block alone as the page has it (renderMarkdown's pipeline and sanitizer), reduced to the
+ * inline allowlist as an edit's HTML is: what the editor starts from.
+ * @param node the block (a list item inside its list)
  * @param definitions the link and footnote definitions (for references)
- * @returns the sanitized inline fragment
+ * @returns the sanitized content of its element (of the list's item)
  */
-export function renderInline (children: PhrasingContent[], definitions: RootContent[]): HastRoot {
-  const hast = toHast.runSync({ type: 'root', children: [{ type: 'paragraph', children }, ...definitions] }) as HastRoot
-  const paragraph = hast.children.find((c): c is Element => c.type === 'element')
-  const content: HastRoot = { type: 'root', children: paragraph?.children ?? [] }
+export function renderBlock (node: RootContent, definitions: RootContent[]): HastRoot {
+  const hast = toHast.runSync({ type: 'root', children: [node, ...definitions] }) as HastRoot
+  let element = hast.children.find((c): c is Element => c.type === 'element')
+  if (node.type === 'list') element = element?.children.find((c): c is Element => c.type === 'element')
+  const content: HastRoot = { type: 'root', children: element?.children ?? [] }
   // Raw HTML becomes elements only when parsed, as a browser does; without it the tree is final.
   let raw = false
   visit(content, 'raw', () => { raw = true; return EXIT })
@@ -67,7 +68,7 @@ export function sourceTokens (children: PhrasingContent[], body: string, definit
   const units: Unit[] = []
   const marked = markUnits(children, body, units, null)
   if (marked === null) return null
-  const lists = inlineTokens(renderInline(marked, definitions), MARK)
+  const lists = inlineTokens(renderBlock({ type: 'paragraph', children: marked }, definitions), MARK)
   if (lists.length !== units.length + 2 || (lists[0]?.length ?? 0) > 0 || (lists[lists.length - 1]?.length ?? 0) > 0) return null
   const out: SourceToken[] = []
   for (const [i, unit] of units.entries()) {

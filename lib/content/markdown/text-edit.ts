@@ -5,7 +5,6 @@
  * through the block's text -> source map (block-chars.ts). An edit not placed exactly is refused.
  */
 import { diffChars } from 'diff'
-import type { Root } from 'mdast'
 import { bodyParser, type BodyParser } from './parse-body.js'
 import { listBlocks, type ListedBlock } from './block-list.js'
 import type { BlockChars, Container } from './block-chars.js'
@@ -13,8 +12,7 @@ import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
 import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
 import { applyTextMarks, UnmappableEditError, keyOf, reading, readBack, blockChars, type TextMark } from './text-marks.js'
-import { regionParser } from './region-parse.js'
-import { outlineAfterEdit, type BodyOutline } from './body-outline.js'
+import { outlineAfterEdit, regionParser, type BodyOutline } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 
 export type { TextMark }
@@ -67,8 +65,9 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   const outline = input.outline ?? parseOutline(body, { mdx: input.mdx })
   // Only the block's top-level node is parsed, before the edit and in the checks after it.
   const region = regionParser(outline, body, hint.start, parse)
-  const tree = region.parse(body)
-  const block = findEditable(tree, body, input.src)
+  const block = listBlocks(region.parse(body), body, hint.start).find(b => b.end === hint.end)
+  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
+  if (!block.editable) throw new UneditableBlockError(block.kind)
   const chars = blockChars(block, body)
   const source = collapse(chars.text)
   const before = collapse(input.before)
@@ -91,15 +90,6 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   const alone = region.parseNode(result.body)
   // An edit that changed the blocks around it leaves no outline: a whole parse of a large body must not run here.
   return { ...result, outline: alone === null ? null : outlineAfterEdit(outline, body, result.body, region.index, alone) }
-}
-
-/** The editable block a hint names (409 when it names none, 422-like when it names code). */
-export function findEditable (tree: Root, body: string, src: string): ListedBlock {
-  const hint = checkedHint(body, src)
-  const block = listBlocks(tree, body, hint.start).find(b => b.end === hint.end)
-  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
-  if (!block.editable) throw new UneditableBlockError(block.kind)
-  return block
 }
 
 interface Plan { replacements: Replacement[], expected: Expected[] }

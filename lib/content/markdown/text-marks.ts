@@ -10,7 +10,7 @@ import { listBlocks, type ListedBlock } from './block-list.js'
 import { phrasingChars, type BlockChars, type Container } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
-import type { DocumentMarkers } from './document-context.js'
+import type { DocumentMarkers } from './body-outline.js'
 import { isAllowedHref } from './inline-sanitize.js'
 
 /** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SortedRowsCache, sortRows, type SortSpec } from '../../lib/commands/sorted-rows.js'
+import { SortedRowsCache, sortRows, type SortSpec } from '../../lib/commands/list-order.js'
 import type { IndexRow } from '../../lib/storage/collection-index.js'
 
 function row (id: string, fields: Record<string, unknown>): IndexRow {

@@ -1,0 +1,177 @@
+/**
+ * A Markdown body as the signed-in editor sees it (their draft body, else the base body), for the
+ * inline and in-place editors. `GET /render`: sanitized HTML with renderMarkdown's `data-cms-md`
+ * wrapper and source hints; the hints are offsets into exactly the body md_block checks them
+ * against, so every block can be edited without a 409. `GET /blocks`: the body's source blocks,
+ * for the in-place editor to pair with the blocks the site's generator rendered (CONTRACT 14):
+ * each block's hint, kind, plain text and whether it is editable. The outlines behind the blocks
+ * are kept per instance by the body's format and digest (a draft and the published body never
+ * mix), since outlining a 20 KB body takes ~25 ms of CPU (1 MB: ~1 s); md_edit stores the edited
+ * body's outline for the next edit.
+ */
+import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import { BadRequestError, LimitExceededError, NotFoundError, UnreadableEntryError } from '../errors.js'
+import { parseFieldPath } from '../content/field-path.js'
+import { isMarkdownFormat } from '../content/formats.js'
+import type { SourceBlock } from '../content/markdown/block-list.js'
+import type { BodyOutline } from '../content/markdown/body-outline.js'
+import { requireEntry, type CommandContext } from './command-context.js'
+import { RENDER_MAX_CHARS, type BoundedRenderer } from './bounded-render.js'
+
+/** What the route asks for (strings straight from the query; validated here). */
+export interface RenderFieldInput {
+  collection: unknown
+  id: unknown
+  /** The field path; `body` when absent. */
+  field?: unknown
+}
+
+/** The rendered field and the revision it was rendered from. */
+export interface RenderedField {
+  html: string
+  revision: number
+}
+
+/**
+ * The HTML an instance keeps of its renderings, by entry, field and body digest: a page is loaded
+ * far more often than its body changes, and rendering a 20 KB body takes about 100 ms.
+ */
+export type RenderCache = LRUCache<string, string>
+
+/** Characters of rendered HTML the cache keeps at most (about 32 MB in UTF-16). */
+const RENDER_CACHE_CHARS = 16 * 1024 * 1024
+
+/** An empty cache for renderField, owned by one service instance. */
+export function createRenderCache (): RenderCache {
+  return new LRUCache<string, string>({ maxSize: RENDER_CACHE_CHARS, sizeCalculation: html => html.length + 64 })
+}
+
+/** The only field md_block edits by block, so the only one rendered with hints. */
+const MARKDOWN_FIELD = 'body'
+/** Longest field path accepted (a path is a few keys; anything longer is not a field of ours). */
+const MAX_FIELD_LENGTH = 256
+
+/** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
+export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<RenderedField> {
+  const field = input.field === undefined ? MARKDOWN_FIELD : input.field
+  if (typeof field !== 'string' || field.length > MAX_FIELD_LENGTH) throw new BadRequestError('Invalid field path', { field: 'field' })
+  parseFieldPath(field)
+  const { collection, id, def } = await requireEntry(ctx, input)
+  if ((def.format !== 'md' && def.format !== 'mdx') || field !== MARKDOWN_FIELD) {
+    throw new BadRequestError('Only the body of a Markdown entry can be rendered', { field: 'field', collection, value: field })
+  }
+  const { body, revision } = await editorBody(ctx, collection, id)
+  // The HTML is a function of the entry's name and the body alone (the hints are body offsets).
+  const key = `${collection}\u0000${id}\u0000${field}\u0000${createHash('sha256').update(body).digest('base64')}`
+  let html = cache?.get(key)
+  if (html === undefined) {
+    // In the instance's worker thread, within its time limit (a long or hostile body is a 422).
+    html = await ctx.services.markdown.render(body, { collection, id, blockPath: field, mdx: def.format === 'mdx' })
+    cache?.set(key, html)
+  }
+  return { html, revision }
+}
+
+/** The body md_block would check a hint against (the editor's draft body, else the base body) and the revision the editor sees. */
+async function editorBody (ctx: CommandContext, collection: string, id: string): Promise<{ body: string, revision: number }> {
+  const { services, identity } = ctx
+  const index = await services.content.index(collection)
+  const draft = await services.drafts.get(identity.id, collection, id)
+  if (draft !== null) {
+    if (draft.kind === 'delete' || draft.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
+    return { body: bodyOf(draft.data), revision: draft.revision }
+  }
+  const entry = await index.get(id)
+  if (entry === null) throw new NotFoundError('Entry not found', { collection, id })
+  if (entry.readError !== undefined || entry.data === undefined) {
+    throw new UnreadableEntryError('Stored entry cannot be read', { collection, id, readError: entry.readError, revision: entry.revision })
+  }
+  return { body: bodyOf(entry.data), revision: entry.revision }
+}
+
+/** md_block treats a missing or non-string body as empty; so does the rendering. */
+function bodyOf (data: Record<string, unknown>): string {
+  const body = Object.hasOwn(data, MARKDOWN_FIELD) ? data[MARKDOWN_FIELD] : undefined
+  return typeof body === 'string' ? body : ''
+}
+
+/** The longest body the in-place editor lists and edits block by block: the longest one rendered. */
+export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
+
+/** Refuses (422) a body too long for block editing. */
+export function assertBlockEditableLength (body: string): void {
+  if (body.length > MAX_BLOCK_BODY_CHARS) {
+    throw new LimitExceededError(`The body is longer than ${MAX_BLOCK_BODY_CHARS.toLocaleString('en-US')} characters, the limit of in-place block editing; edit it in the Studio`, { field: 'body', limit: MAX_BLOCK_BODY_CHARS })
+  }
+}
+
+/** The answer: the revision the blocks were read from and the blocks. */
+export interface BlockList {
+  revision: number
+  blocks: SourceBlock[]
+}
+
+/**
+ * Lists the source blocks of one entry's body.
+ * @param ctx command context
+ * @param input collection, id and field (only `body`, the default)
+ * @returns the revision and the blocks
+ */
+export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<BlockList> {
+  const field = input.field ?? 'body'
+  if (field !== 'body') throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
+  const { collection, id, def } = await requireEntry(ctx, input)
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', collection })
+  const { body, revision } = await editorBody(ctx, collection, id)
+  assertBlockEditableLength(body)
+  // The Markdown toolchain loads on first use, not at start-up.
+  const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
+  // A body too deep to parse renders as plain text: nothing in it is a block.
+  if (markdownTooDeep(body)) return { revision, blocks: [] }
+  const outline = await bodyOutline(ctx.services, body, def.format === 'mdx')
+  return { revision, blocks: outline.blocks }
+}
+
+/** Outlines by body; owned by one service instance. */
+export type BlockOutlineCache = LRUCache<string, BodyOutline>
+
+/** What the cache holds at most, in characters of block text and hints (about 16 MB in UTF-16). */
+const OUTLINE_CACHE_CHARS = 8 * 1024 * 1024
+
+/**
+ * An empty cache for one service instance.
+ * @returns the cache
+ */
+export function createBlockOutlineCache (): BlockOutlineCache {
+  return new LRUCache<string, BodyOutline>({
+    maxSize: OUTLINE_CACHE_CHARS,
+    sizeCalculation: outline => outline.blocks.reduce((n, b) => n + b.text.length + b.src.length + 64, 64 + 32 * outline.tops.length)
+  })
+}
+
+/**
+ * The key of a body's outline.
+ * @param body the body
+ * @param mdx whether it is parsed as MDX
+ * @returns the key
+ */
+export function outlineKey (body: string, mdx: boolean): string {
+  return `${mdx ? 'mdx' : 'md'}:${createHash('sha256').update(body).digest('base64')}`
+}
+
+/**
+ * A body's outline: the kept one, else parsed in a render thread (never on the event loop) and kept.
+ * @param services the instance's outline cache and render threads
+ * @param body the body
+ * @param mdx whether it is parsed as MDX
+ * @returns the outline; rejects with RenderRefusedError (422) when the parse is too slow or too large
+ */
+export async function bodyOutline (services: { blockOutlines: BlockOutlineCache, markdown: BoundedRenderer }, body: string, mdx: boolean): Promise<BodyOutline> {
+  const key = outlineKey(body, mdx)
+  const known = services.blockOutlines.get(key)
+  if (known !== undefined) return known
+  const outline = await services.markdown.outline(body, mdx)
+  services.blockOutlines.set(key, outline)
+  return outline
+}
