@@ -11,7 +11,7 @@ import { grepRefs, grepWorkingTree } from '../storage/git-search.js'
 import { DRAFTS_REF_PREFIX } from '../storage/draft-store.js'
 import { idOfTreeName, shardOf } from '../storage/ref-tree-store.js'
 import { idOfPath } from '../storage/entry-paths.js'
-import { isInside } from '../storage/safe-path.js'
+import { isInside, relativeSlashPath } from '../storage/safe-path.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CommandContext } from './command-context.js'
 
@@ -84,7 +84,7 @@ function sortedReferences (found: Map<string, MediaReference>): MediaReference[]
 
 /** Every folder entries live in (a `files` collection: the folders of its files), without nesting. */
 function foldersOf (repoDir: string, collections: readonly Collection[]): string[] {
-  const rel = (abs: string): string => path.relative(repoDir, abs).split(path.sep).join('/') || '.'
+  const rel = (abs: string): string => relativeSlashPath(repoDir, abs) || '.'
   const dirs = new Set<string>()
   for (const c of collections) {
     if (c.files !== null) for (const f of c.files.values()) dirs.add(rel(path.dirname(f)))

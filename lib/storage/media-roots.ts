@@ -7,6 +7,7 @@ import path from 'node:path'
 import type { Config } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
 import { extensionsOf } from './entry-paths.js'
+import { relativeSlashPath } from './safe-path.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 
@@ -65,7 +66,7 @@ export async function siteMediaRoots (repoDir: string, config: Config, registry:
     seen.add(key)
     roots.push(root)
   }
-  const rel = (dir: string): string => path.relative(repoDir, dir).split(path.sep).join('/') || '.'
+  const rel = (dir: string): string => relativeSlashPath(repoDir, dir) || '.'
   const top = path.join(repoDir, config.uploadsDir)
   add({ dir: top, folder: rel(top), url: config.uploadsUrl, kind: 'uploads' })
   for (const c of await registry.list()) {
