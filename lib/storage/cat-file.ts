@@ -35,7 +35,7 @@ class BatchProcess {
   #stderr = ''
 
   constructor (gitDir: string, onExit: (process: BatchProcess) => void) {
-    this.child = spawnGit(gitDir, ['cat-file', '--batch'])
+    this.child = spawnGit(gitDir, [`--git-dir=${gitDir}`, 'cat-file', '--batch'])
     this.child.stdout.on('data', (chunk: Buffer) => { this.#take(chunk) })
     this.child.stderr.on('data', (chunk: Buffer) => { this.#stderr = (this.#stderr + chunk.toString()).slice(-2000) })
     this.child.on('close', () => {
@@ -45,7 +45,7 @@ class BatchProcess {
     })
   }
 
-  /** Asks for an object; the requests of one turn of the event loop go to git in one write (a commit's build asks for its trees together). */
+  /** Asks for an object; the requests of one turn of the event loop go to git in one write. */
   ask (name: string): void {
     const stdin = this.child.stdin
     if (stdin.writableCorked === 0) {
@@ -96,7 +96,6 @@ export class CatFile {
   async read (name: string): Promise<GitObject | null> {
     if (this.#closed) throw new StorageUnavailableError('The repository is closed')
     if (/[\n\0]/.test(name)) throw new Error(`Invalid object name: ${JSON.stringify(name)}`)
-    // A read is asked again once of a new process when the one it went to died (reads are idempotent).
     for (let attempt = 1; ; attempt++) {
       const process = this.#process ??= new BatchProcess(this.#gitDir, exited => { if (this.#process === exited) this.#process = null })
       try {

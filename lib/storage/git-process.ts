@@ -1,31 +1,17 @@
-/**
- * Starts git child processes in the environment `gitEnv` allows, with a handler on stdin (a write
- * after the process died fails quietly; its exit is what callers watch).
- */
+/** Starts git child processes in the environment `gitEnv` allows. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { gitEnv } from '../git-runner.js'
 
 /**
- * Spawns `git --git-dir=<gitDir> <args>`.
- * @param gitDir the git directory
+ * Spawns git in a folder. A write to stdin after git died and a failed spawn (no git) fail quietly:
+ * callers watch its 'close'.
+ * @param cwd the folder git runs in (in a work tree git finds its own git directory)
  * @param args git's arguments
  * @returns the child process, its pipes open
  */
-export function spawnGit (gitDir: string, args: readonly string[]): ChildProcessWithoutNullStreams {
-  return spawnGitInWorkTree(gitDir, [`--git-dir=${gitDir}`, ...args])
-}
-
-/**
- * Spawns git in a folder: in a work tree, git finds its own git directory (a `git worktree`
- * checkout's HEAD is its own, not the main one's).
- * @param cwd the folder git runs in
- * @param args git's arguments
- * @returns the child process, its pipes open
- */
-export function spawnGitInWorkTree (cwd: string, args: readonly string[]): ChildProcessWithoutNullStreams {
+export function spawnGit (cwd: string, args: readonly string[]): ChildProcessWithoutNullStreams {
   const child = spawn('git', args, { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
   child.stdin.on('error', () => {})
-  // A failed spawn (no git) is reported as a close with no answers; 'error' must not throw.
   child.on('error', () => {})
   return child
 }
@@ -42,7 +28,7 @@ const OUTPUT_MAX_CHARS = 64 * 1024 * 1024
  * @returns its exit code (negative when git could not start), standard output and error
  */
 export async function runGit (cwd: string, args: readonly string[], timeoutMs?: number): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawnGitInWorkTree(cwd, args)
+  const child = spawnGit(cwd, args)
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill(), timeoutMs)
   let stdout = ''
   let stderr = ''

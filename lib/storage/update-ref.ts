@@ -116,7 +116,7 @@ export class RefUpdater {
   }
 
   #start (): Transactions {
-    const child = spawnGit(this.#gitDir, ['-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
+    const child = spawnGit(this.#gitDir, [`--git-dir=${this.#gitDir}`, '-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
     const p: Transactions = { child, lines: [], waiter: null, exited: false, stderr: '' }
     let pending = ''
     const wake = (): void => { const w = p.waiter; p.waiter = null; w?.() }
@@ -132,18 +132,13 @@ export class RefUpdater {
     return p
   }
 
-  /**
-   * The ref file's directory, and when the ref was created or deleted those above it up to `refs/`
-   * (git may have made or removed them): the new name must survive a power loss before a save puts
-   * its entry file in place.
-   */
+  /** Fsyncs the ref's folder (and those up to `refs/` when git may have made or removed them) before a save goes on. */
   async #syncDirectories (ref: string, createdOrDeleted: boolean): Promise<void> {
     const dirs: string[] = []
     for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) {
       dirs.push(path.join(this.#gitDir, dir))
       if (!createdOrDeleted) break
     }
-    // A directory git removed with the last ref in it (a delete) is skipped: nothing to keep.
     await Promise.all(dirs.map(async dir => { await syncDirectory(dir) }))
   }
 }
