@@ -1,13 +1,8 @@
 /**
- * Atomic file replacement: write a temporary file in the same directory, fsync it, rename it over
- * the target, fsync the directory. A reader, or a crash, never sees half a file.
- *
- * `prepareFileAtomic` splits it in two (a save renames only once the history snapshot of what it
- * replaces is on its ref). Not write-file-atomic: its temporary names are not hidden, so a killed
+ * Atomic file replacement: a temporary file in the same directory, fsynced, renamed over the target,
+ * the directory fsynced. Not write-file-atomic: its temporary names are not hidden, so a killed
  * process's would be listed as entries; ours start with TEMP_PREFIX, which the start-up sweep removes.
- *
- * Creating a file (ext4 looks for a free inode) and fsync go to the thread pool; writing up to
- * 1 MiB, closing and renaming are synchronous calls of microseconds, cheaper than a pool round trip.
+ * Creating a file and fsync go to the thread pool; small writes, close and rename are synchronous.
  */
 import fs from 'node:fs'
 import { promisify } from 'node:util'
@@ -26,17 +21,9 @@ export const TEMP_PREFIX = '.cms-tmp-'
 
 /** A new file content written and durable under a temporary name, not yet in place. */
 export interface PreparedWrite {
-  /**
-   * Renames the temporary file over the target and makes that durable.
-   * @param opts `syncDirectory: false` leaves the directory's fsync to the caller (who writes many
-   *   files into one directory and syncs it once)
-   * @returns resolves once the new content is in place
-   */
+  /** Renames the temporary file over the target; `syncDirectory: false` leaves the folder's fsync to the caller. */
   commit: (opts?: { syncDirectory?: boolean }) => Promise<void>
-  /**
-   * Removes the temporary file; the target stays as it was.
-   * @returns resolves once removed
-   */
+  /** Removes the temporary file; the target stays as it was. */
   abort: () => Promise<void>
 }
 
@@ -123,17 +110,11 @@ export async function openNew (file: string, mode: number): Promise<number> {
 export async function syncDirectory (dir: string): Promise<void> {
   let fd: number
   try { fd = fs.openSync(dir, 'r') } catch { return }
-  // Some file systems refuse fsync on a directory; the rename is still atomic there.
   try { await fsync(fd) } catch {} finally { fs.closeSync(fd) }
 }
 
-/**
- * Renames that share their directory's fsync: the renames begun into a directory in one turn of the
- * event loop form a group, whose one fsync starts once they all ended (8 editors: 300 saves made 88
- * folder fsyncs instead of 300).
- */
+/** Renames begun into one directory in one turn of the event loop share one fsync (8 editors: 88 for 300 saves). */
 export class SharedDirectorySync {
-  /** The group of each directory still taking renames. */
   readonly #open = new Map<string, { renames: Array<Promise<unknown>>, synced: Promise<void> }>()
 
   /**

@@ -1,8 +1,4 @@
-/**
- * The git plumbing of one repository, owned by one instance (createCms) and closed with it: object
- * and ref reads through a long-lived `git cat-file --batch`, compare-and-swap ref updates through a
- * long-lived `git update-ref --stdin`; new objects are written with plain fs (new-objects.ts).
- */
+/** The long-lived git processes of one repository (cat-file, update-ref), owned by one instance and closed with it. */
 import { CatFile } from './cat-file.js'
 import { RefUpdater } from './update-ref.js'
 
@@ -10,9 +6,7 @@ import { RefUpdater } from './update-ref.js'
 export class GitStore {
   /** The repository's (common) git directory. */
   readonly gitDir: string
-  /** Object reads. */
   readonly objects: CatFile
-  /** Ref updates. */
   readonly refs: RefUpdater
 
   /** @param gitDir the repository's (common) git directory */
