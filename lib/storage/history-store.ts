@@ -1,13 +1,7 @@
 /**
  * Entry history on `refs/cms/history`: one document `{ "snapshots": [...] }` per entry, newest
- * last, at most 50, `ts` strictly increasing per entry. It travels with `git push`/`git fetch` and
- * never touches the working tree. A snapshot is durably on the ref when `append` resolves; a save's
- * new entry file replaces the old one only after that, so the state it replaces is never lost.
- *
- * The history journal an earlier version kept in `.git/cms/history-journal/` is folded into the ref
- * at the first start: segments `<16 digits>.journal` of frames `"CMSJ" | length (u32 LE) | crc32 of
- * length and payload (u32 LE) | payload`, the payload `{"c": collection, "i": id, "s": snapshot}`;
- * a segment ends at its first torn frame.
+ * last, at most 50, `ts` strictly increasing per entry. A save's new entry file replaces the old one
+ * only once the snapshot of the old one is durably on the ref.
  */
 import { readdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -48,7 +42,6 @@ export interface HistoryStoreOptions {
   git: GitStore
   /** Where an earlier version kept its history journal (`.git/cms/history-journal`): folded in by `open`. */
   journalDir?: string
-  /** Signs each commit of the ref (record-signature.ts). */
   signer?: RecordSigner
 }
 
@@ -77,11 +70,10 @@ function isSnapshot (value: unknown): value is Snapshot {
 export class HistoryStore {
   readonly #store: RefTreeStore<HistoryDoc>
   readonly #journalDir: string | undefined
-  /** The saves of one commit are placed together and share their folder's fsync. */
   readonly #folders = new SharedDirectorySync()
   #opened: Promise<void> | null = null
 
-  /** @param opts the git store, and where an earlier version's journal may be */
+  /** @param opts the git store, the signer, and where an earlier version's journal may be */
   constructor (opts: HistoryStoreOptions) {
     this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: 'cms: history', signer: opts.signer })
     this.#journalDir = opts.journalDir
@@ -200,6 +192,10 @@ export class HistoryStore {
   }
 }
 
+/**
+ * The old journal: segments `<16 digits>.journal` of frames `"CMSJ" | length (u32 LE) | crc32 of length
+ * and payload (u32 LE) | payload {"c": collection, "i": id, "s": snapshot}`, ending at a torn frame.
+ */
 const MAGIC = 0x4a534d43
 const HEADER = 12
 const SEGMENT = /^\d{16}\.journal$/

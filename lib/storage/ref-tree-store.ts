@@ -1,9 +1,8 @@
 /**
- * A git ref holding one JSON document per entry at `<collection>/<2 hex of sha1(id)>/<id>.json`
- * (sharded: an update writes a few small trees). Reads go through `git cat-file --batch` and see
- * the ref as it is now. Updates that arrive while a commit is written go together into the next
- * one; a commit lands by compare-and-swap, and when an outside writer moved the ref meanwhile the
- * updates are applied again. An update resolves once it is durably on the ref.
+ * A git ref holding one JSON document per entry at `<collection>/<2 hex of sha1(id)>/<id>.json`.
+ * Updates that arrive while a commit is written go into the next one; a commit lands by
+ * compare-and-swap (updates are applied again when an outside writer moved the ref), and an update
+ * resolves once it is durably on the ref.
  */
 import { hash } from 'node:crypto'
 import { COLLECTION_NAME, isEntryId } from './names.js'
@@ -112,10 +111,9 @@ interface Job<T> {
   reject: (err: unknown) => void
 }
 
-/** A commit whose compare-and-swap is in flight: `landed` is true once the ref holds `head`. */
+/** A commit whose compare-and-swap is in flight: `landed` is true once the ref holds `head` (else its jobs go again). */
 interface Landing<T> {
   head: string | null
-  /** Its jobs, settled when it lands (false: still to be applied). */
   jobs: Array<Job<T>>
   landed: Promise<boolean>
 }
@@ -220,11 +218,7 @@ export class RefTreeStore<T> {
     await this.#draining
   }
 
-  /**
-   * Takes the queue in batches. A batch's commit is built on the one before it while that one's
-   * compare-and-swap is in flight (objects durable first, then the ref, in each commit's own order):
-   * 8 editors saving at once wait for one fsync round less per commit.
-   */
+  /** Takes the queue in batches, each built while the one before lands (one fsync round less per commit). */
   async #drain (): Promise<void> {
     let landing: Landing<T> | null = null
     while (this.#queue.length > 0 || landing !== null) {
@@ -240,12 +234,7 @@ export class RefTreeStore<T> {
     this.#draining = null
   }
 
-  /**
-   * Builds the jobs' commit on the value the ref holds once `previous` lands, then starts its own
-   * compare-and-swap. When `previous` did not land as built (an outside writer moved the ref), both
-   * go again, one after the other, on the ref as it is.
-   * @returns the commit in flight, or null when the jobs are settled already
-   */
+  /** Builds the jobs' commit on `previous` and starts its CAS; when `previous` did not land, both go again in turn. */
   async #pipeline (jobs: Array<Job<T>>, previous: Landing<T> | null): Promise<Landing<T> | null> {
     let head: string | null
     let built: Built<T>
@@ -308,7 +297,6 @@ export class RefTreeStore<T> {
     const base = new BaseTree(this.#git, head, this.#lastBuilt)
     const failed = new Map<Job<T>, unknown>()
     let changes: Changes = { docs: new Map(), dropped: new Set() }
-    // The documents the jobs read and the trees above them, asked of git at once (pipelined).
     await Promise.all([base.tree(''), ...jobs.flatMap(j => j.updates).flatMap(u => u.type === 'update'
       ? [base.text(u.collection, u.id), base.tree(u.collection), base.tree(`${u.collection}/${shardOf(u.id)}`)]
       : [])])
@@ -407,11 +395,7 @@ interface BuiltTrees {
   trees: ReadonlyMap<string, TreeEntry[]>
 }
 
-/**
- * The trees and documents of the commit a build starts from, each read once, by object id from the
- * tree above it (a `<commit>:<path>` name makes git walk from the commit again: 13 object reads a
- * save instead of 2). Trees the last build wrote are taken from it, without asking git.
- */
+/** The trees and documents a build starts from, each read once by object id (2 reads a save, not 13), or taken from the last build. */
 class BaseTree {
   readonly #trees = new Map<string, Promise<{ oid: string | null, entries: TreeEntry[], byName: Map<string, TreeEntry> }>>()
   readonly #texts = new Map<string, Promise<string | null>>()
