@@ -5,13 +5,12 @@
  * revision bump) or, when a permissions policy is active or the command always drafts (md_block),
  * writes the editor's private draft on their draft ref.
  */
-import { readFile, rm } from 'node:fs/promises'
-import path from 'node:path'
+import { readFile } from 'node:fs/promises'
 import { isDeepStrictEqual } from 'node:util'
 import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
-import { removeEmptyFolders } from '../storage/entry-paths.js'
+import { removeEntryFile } from '../storage/entry-paths.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
 import type { FileWrite, Snapshot, SnapshotAction } from '../storage/history-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
@@ -120,8 +119,7 @@ async function replaceBase (
   if (outcome.data === null) {
     if (base === null) return { revision: current.revision }
     await recordReplaced(ctx, input, base)
-    await rm(file, { force: true })
-    await removeEmptyFolders(index.collection.dir, path.dirname(file))
+    await removeEntryFile(index.collection.dir, file)
     const revision = await index.recordDelete(input.id)
     await services.committer.track([services.relativePath(file)])
     return { revision }

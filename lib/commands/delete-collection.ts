@@ -11,7 +11,7 @@ import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { assertCollectionName } from '../storage/names.js'
 import { assertRealInside } from '../storage/safe-path.js'
-import { removeEmptyFolders } from '../storage/entry-paths.js'
+import { removeEntryFile } from '../storage/entry-paths.js'
 import { DYNAMIC_DIR } from '../storage/collection-registry.js'
 import type { DeleteCollectionCommand } from './command-schemas.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
@@ -68,8 +68,7 @@ async function filesWithExtensions (dir: string, extensions: string[]): Promise<
 /** Removes the entry files, then each folder they leave empty, the collection's own included. */
 async function removeEntryFiles (collectionDir: string, files: string[]): Promise<void> {
   for (const file of files) {
-    await rm(file, { force: true })
-    await removeEmptyFolders(collectionDir, path.dirname(file))
+    await removeEntryFile(collectionDir, file)
   }
   try {
     await rmdir(collectionDir)

@@ -2,14 +2,13 @@
  * Writing many entry files of a publish: atomic replace or removal, a bounded number at a time,
  * then the revision bump in each collection's index. One entry's failure does not stop the others.
  */
-import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import pLimit from 'p-limit'
 import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
-import { removeEmptyFolders } from '../storage/entry-paths.js'
+import { removeEntryFile } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
 
 /** One entry file a publish writes. */
@@ -28,8 +27,7 @@ const CONCURRENCY = 16
 /** Replaces or removes one file and records its revision. */
 async function writeOne (w: BaseFileWrite): Promise<number> {
   if (w.text === null || w.data === null) {
-    await rm(w.file, { force: true })
-    await removeEmptyFolders(w.index.collection.dir, path.dirname(w.file))
+    await removeEntryFile(w.index.collection.dir, w.file)
     return await w.index.recordDelete(w.id)
   }
   // The directories are synced once each, below, before any result is reported.

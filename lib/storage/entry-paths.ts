@@ -3,11 +3,11 @@
  * nested (id `a/b`), page bundles (`<folder>/<id>/<indexFile>.<ext>`) and lists of single files.
  * Two files that map to one id make it an unreadable entry until one is renamed.
  */
-import { rmdir } from 'node:fs/promises'
+import { rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
 import { entryIdProblem, fileNameProblem } from './names.js'
-import { isInside } from './safe-path.js'
+import { isInside, relativeSlashPath } from './safe-path.js'
 import { listFolder, listingPace } from './list-folder.js'
 
 /** The parts of a collection that decide where its files are. */
@@ -36,22 +36,15 @@ export interface LayoutScan {
 const SKIPPED_DIRS = new Set(['node_modules'])
 const MARKDOWN_FAMILY: EntryFormat[] = ['md', 'mdx']
 
-/* Made once: a scan asks for them for every file. */
-const EXTENSIONS_READ = Object.freeze(Object.fromEntries((Object.keys(FORMAT_EXTENSIONS) as EntryFormat[]).map(format => {
+/**
+ * The file extensions each format reads, with their dot, the format's own first: Markdown
+ * collections read `.md`, `.markdown` and `.mdx` alike (an Astro blog mixes them).
+ */
+export const EXTENSIONS_READ = Object.freeze(Object.fromEntries((Object.keys(FORMAT_EXTENSIONS) as EntryFormat[]).map(format => {
   const own = FORMAT_EXTENSIONS[format]
   const read = MARKDOWN_FAMILY.includes(format) ? [...own, ...MARKDOWN_FAMILY.flatMap(f => FORMAT_EXTENSIONS[f]).filter(e => !own.includes(e))] : [...own]
   return [format, Object.freeze(read)]
 })) as Record<EntryFormat, readonly string[]>)
-
-/**
- * The file extensions a collection reads: Markdown collections read `.md`, `.markdown` and
- * `.mdx` alike (an Astro blog mixes them), other formats their own.
- * @param format the collection's format
- * @returns extensions with their dot, the format's own first
- */
-export function extensionsOf (format: EntryFormat): readonly string[] {
-  return EXTENSIONS_READ[format]
-}
 
 /**
  * The format a file is read with: the one its extension names.
@@ -76,7 +69,7 @@ export function formatOfFile<F extends EntryFormat | null> (file: string, fallba
 export function idOfPath (layout: EntryLayout, rel: string): string | null {
   const posix = path.sep === '/' ? rel : rel.split(path.sep).join('/')
   if (layout.files !== null) {
-    for (const [id, file] of layout.files) if (path.relative(layout.dir, file).split(path.sep).join('/') === posix) return id
+    for (const [id, file] of layout.files) if (relativeSlashPath(layout.dir, file) === posix) return id
     return null
   }
   if (!inRoots(layout, posix)) return null
@@ -85,7 +78,7 @@ export function idOfPath (layout: EntryLayout, rel: string): string | null {
   if (segments.length > 1 && !layout.nested && layout.indexFile === null) return null
   const base = segments[segments.length - 1]!
   const lower = base.toLowerCase()
-  const ext = extensionsOf(layout.format).find(e => lower.endsWith(e))
+  const ext = EXTENSIONS_READ[layout.format].find(e => lower.endsWith(e))
   if (ext === undefined) return null
   const stem = base.slice(0, -ext.length)
   if (stem === '') return null
@@ -114,7 +107,7 @@ export function candidateFiles (layout: EntryLayout, id: string): string[] {
     const file = layout.files.get(id)
     return file === undefined ? [] : [file]
   }
-  const exts = extensionsOf(layout.format)
+  const exts = EXTENSIONS_READ[layout.format]
   const plain = exts.map(ext => path.join(layout.dir, id + ext))
   if (layout.indexFile === null || id === layout.indexFile) return plain
   return [...exts.map(ext => path.join(layout.dir, id, layout.indexFile + ext)), ...plain]
@@ -133,11 +126,7 @@ export function newFileOf (layout: EntryLayout, id: string): string | null {
   return path.join(layout.dir, id + ext)
 }
 
-/**
- * Whether a new entry of this id is a page bundle's index file: in a bundle collection, every id
- * but one naming an index page itself (`docs/_index`, Hugo's section page, and `index`), whose
- * file is `<id>.<ext>` (a bundle folder named `_index` would be a page Hugo never renders).
- */
+/** Whether a new entry's file is `<id>/<indexFile>`: in a bundle collection, every id but one ending `index` or `_index`. */
 function isBundleId (layout: EntryLayout, id: string): layout is EntryLayout & { indexFile: 'index' | '_index' } {
   if (layout.indexFile === null || id === layout.indexFile) return false
   const last = id.slice(id.lastIndexOf('/') + 1)
@@ -174,7 +163,7 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
   const add = (id: string, file: string): void => {
     const other = found.get(id)
     if (other !== undefined) {
-      const names = [other, file].map(f => path.relative(layout.dir, f).split(path.sep).join('/')).sort()
+      const names = [other, file].map(f => relativeSlashPath(layout.dir, f)).sort()
       problems.set(id, `Two files map to this id (${names.join(', ')}): rename or remove one`)
       if (file < other) found.set(id, file)
       return
@@ -212,15 +201,15 @@ export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
 }
 
 /**
- * After an entry file was removed: removes its folder and the folders above it while they are
- * empty, up to (not including) the collection folder. A page bundle's other files (images)
- * belong to the entry but are never removed: a folder that still holds anything stays.
+ * Removes an entry file, then its folder and those above it while they are empty, up to (not
+ * including) the collection folder; a page bundle's other files (images) are never removed.
  * @param collectionDir the collection folder
- * @param dir the removed file's folder
- * @returns resolves when done (a folder that is not empty is left as it is)
+ * @param file the entry file (absolute)
+ * @returns resolves when done
  */
-export async function removeEmptyFolders (collectionDir: string, dir: string): Promise<void> {
-  let current = dir
+export async function removeEntryFile (collectionDir: string, file: string): Promise<void> {
+  await rm(file, { force: true })
+  let current = path.dirname(file)
   while (current !== collectionDir && isInside(collectionDir, current)) {
     try {
       await rmdir(current)

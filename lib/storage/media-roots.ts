@@ -6,7 +6,7 @@
 import path from 'node:path'
 import type { Config } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
-import { extensionsOf } from './entry-paths.js'
+import { EXTENSIONS_READ } from './entry-paths.js'
 import { relativeSlashPath } from './safe-path.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -75,7 +75,7 @@ export async function siteMediaRoots (repoDir: string, config: Config, registry:
       add({ dir, folder: rel(dir), url: c.uploads.url, kind: 'uploads', collection: c.name })
     }
     if (c.indexFile !== null && c.files === null) {
-      add({ dir: c.dir, folder: rel(c.dir), url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: extensionsOf(c.format) })
+      add({ dir: c.dir, folder: rel(c.dir), url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: EXTENSIONS_READ[c.format] })
     }
   }
   return roots
