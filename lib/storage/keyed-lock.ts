@@ -4,15 +4,10 @@
  * Many keys are always taken in sorted order (`withLocks`), so two holders never deadlock.
  */
 
-/** The tail of one key's queue and how many holders and waiters it has. */
-interface KeyQueue {
-  tail: Promise<void>
-  pending: number
-}
-
 /** Per-key FIFO mutual exclusion for async work. */
 export class KeyedLock {
-  private readonly queues = new Map<string, KeyQueue>()
+  /** The promise the last holder or waiter of each key resolves when done. */
+  private readonly queues = new Map<string, Promise<void>>()
 
   /**
    * Runs `fn` once every earlier holder of `key` has finished.
@@ -21,24 +16,17 @@ export class KeyedLock {
    * @returns what fn returns (or its rejection); the lock is released either way
    */
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    let queue = this.queues.get(key)
-    if (queue === undefined) {
-      queue = { tail: Promise.resolve(), pending: 0 }
-      this.queues.set(key, queue)
-    }
-    const previous = queue.tail
+    const previous = this.queues.get(key)
     let release!: () => void
-    queue.tail = new Promise<void>(resolve => { release = resolve })
-    queue.pending++
-    const held = queue
+    const done = new Promise<void>(resolve => { release = resolve })
+    this.queues.set(key, done)
     try {
       await previous
       return await fn()
     } finally {
       release()
-      held.pending--
-      // Only the last one out removes the key, and only if nobody queued behind it meanwhile.
-      if (held.pending === 0 && this.queues.get(key) === held) this.queues.delete(key)
+      // The last one queued removes the key.
+      if (this.queues.get(key) === done) this.queues.delete(key)
     }
   }
 
