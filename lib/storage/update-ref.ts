@@ -63,8 +63,6 @@ export class RefUpdater {
    *   StorageUnavailableError when git could not update it (a lock held too long)
    */
   async update (ref: string, newOid: string, expected: string | null): Promise<'ok' | 'moved'> {
-    assertRefName(ref)
-    if (!OID.test(newOid) || (expected !== null && !OID.test(expected))) throw new Error('Invalid object id')
     return await this.#run(ref, newOid, expected)
   }
 
@@ -75,13 +73,13 @@ export class RefUpdater {
    * @returns 'ok' once the ref is gone durably, 'moved' when it held something else
    */
   async remove (ref: string, expected: string): Promise<'ok' | 'moved'> {
-    assertRefName(ref)
-    if (!OID.test(expected)) throw new Error('Invalid object id')
     return await this.#run(ref, null, expected)
   }
 
-  /** Runs one transaction after the ones before it; tells the listeners of a ref that moved. */
+  /** Checks the names, runs one transaction after the ones before it, tells the listeners of a ref that moved. */
   async #run (ref: string, newOid: string | null, expected: string | null): Promise<'ok' | 'moved'> {
+    assertRefName(ref)
+    if ([newOid, expected].some(oid => oid !== null && !OID.test(oid))) throw new Error('Invalid object id')
     const run = this.#tail.then(async () => await this.#transaction(ref, newOid, expected))
     this.#tail = run.catch(() => {})
     const outcome = await run
