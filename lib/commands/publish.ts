@@ -69,7 +69,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
     // Another instance pushed a change of the same files first: this publish's commit was dropped.
     // The drafts come back; run again, where the entries it changed are stale (conflicts) and the
     // others publish.
-    await services.drafts.restore(identity.id, lost)
+    await services.drafts.put(identity.id, lost, { keepExisting: true })
     if (attempt === MAX_ATTEMPTS) {
       for (const r of lost) conflict(response, r, 'stale_entry')
       return { ...response, published: [] }

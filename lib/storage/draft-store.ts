@@ -112,25 +112,12 @@ export class DraftStore {
    * Stores records (replacing the editor's earlier drafts of those entries), in one commit.
    * @param editorId the editor
    * @param records the new records
+   * @param opts `keepExisting`: a record does not replace a draft the entry has (drafts a publish
+   *   gives back when its commit lost to another instance's push)
    * @returns resolves once they are on the editor's ref
    */
-  async put (editorId: string, records: DraftRecord[]): Promise<void> {
-    await this.#write(editorId, records, false)
-  }
-
-  /**
-   * Gives drafts back (a publish whose commit lost to another instance's push): each record is
-   * stored again unless the editor has made another draft of that entry meanwhile; one commit.
-   * @param editorId the editor
-   * @param records the records the publish had consumed
-   * @returns resolves once they are on the editor's ref
-   */
-  async restore (editorId: string, records: DraftRecord[]): Promise<void> {
-    await this.#write(editorId, records, true)
-  }
-
-  /** Stores records in one commit (`keepExisting`: not over a draft the entry has). */
-  async #write (editorId: string, records: DraftRecord[], keepExisting: boolean): Promise<void> {
+  async put (editorId: string, records: DraftRecord[], opts: { keepExisting?: boolean } = {}): Promise<void> {
+    const keepExisting = opts.keepExisting === true
     const updates: Array<TreeUpdate<DraftEntry>> = records.map(record => {
       const key: DocKey = { collection: assertCollectionName(record.collection), id: assertEntryId(record.id) }
       return { type: 'update', ...key, update: (current) => keepExisting && current !== null ? current : { ...record, ...key } }
