@@ -19,11 +19,6 @@ export interface DocKey {
   id: string
 }
 
-/** A document with its key. */
-export interface StoredDoc<T> extends DocKey {
-  doc: T
-}
-
 /** Turns documents into file text and back. `decode` must not throw: it maps bad text to a T. */
 export interface DocCodec<T> {
   decode: (text: string, key: DocKey) => T
@@ -143,11 +138,7 @@ interface Changes {
 export class RefTreeStore<T> {
   /** The full ref name. */
   readonly ref: string
-  readonly #git: GitStore
-  readonly #codec: DocCodec<T>
-  readonly #message: string
-  readonly #signer: RecordSigner | undefined
-  readonly #deleteWhenEmpty: boolean
+  readonly #opts: RefTreeStoreOptions<T>
   #queue: Array<Job<T>> = []
   /** The commit being written (resolves when it and everything queued behind it are done). */
   #draining: Promise<void> | null = null
@@ -157,11 +148,7 @@ export class RefTreeStore<T> {
   /** @param opts git store, ref, codec, commit message and signer */
   constructor (opts: RefTreeStoreOptions<T>) {
     this.ref = assertRefName(opts.ref)
-    this.#git = opts.git
-    this.#codec = opts.codec
-    this.#message = opts.message
-    this.#signer = opts.signer
-    this.#deleteWhenEmpty = opts.deleteWhenEmpty ?? false
+    this.#opts = opts
   }
 
   /**
@@ -171,8 +158,8 @@ export class RefTreeStore<T> {
    * @returns the decoded document, or null when there is none
    */
   async read (collection: string, id: string): Promise<T | null> {
-    const blob = await this.#git.objects.read(`${this.ref}:${collection}/${shardOf(id)}/${treeNameOf(id)}`)
-    return blob?.type === 'blob' ? this.#codec.decode(blob.content.toString('utf8'), { collection, id }) : null
+    const blob = await this.#opts.git.objects.read(`${this.ref}:${collection}/${shardOf(id)}/${treeNameOf(id)}`)
+    return blob?.type === 'blob' ? this.#opts.codec.decode(blob.content.toString('utf8'), { collection, id }) : null
   }
 
   /**
@@ -180,11 +167,11 @@ export class RefTreeStore<T> {
    * @param scope optional collection and id
    * @returns the documents, sorted by collection then id
    */
-  async list (scope: { collection?: string, id?: string } = {}): Promise<Array<StoredDoc<T>>> {
+  async list (scope: { collection?: string, id?: string } = {}): Promise<Array<DocKey & { doc: T }>> {
     const files = await this.#files(scope)
     return await Promise.all(files.map(async ({ oid, ...key }) => {
-      const blob = await this.#git.objects.read(oid)
-      return { ...key, doc: this.#codec.decode(blob?.content.toString('utf8') ?? '', key) }
+      const blob = await this.#opts.git.objects.read(oid)
+      return { ...key, doc: this.#opts.codec.decode(blob?.content.toString('utf8') ?? '', key) }
     }))
   }
 
@@ -239,7 +226,7 @@ export class RefTreeStore<T> {
     let head: string | null
     let built: Built<T>
     try {
-      head = previous !== null ? previous.head : await this.#git.readRef(this.ref)
+      head = previous !== null ? previous.head : await this.#opts.git.readRef(this.ref)
       built = await this.#build(head, jobs)
     } catch (err) {
       if (previous !== null && !await previous.landed) await this.#commit(previous.jobs)
@@ -272,7 +259,7 @@ export class RefTreeStore<T> {
     let failed = new Map<Job<T>, unknown>()
     try {
       for (let attempt = 1; ; attempt++) {
-        const head = await this.#git.readRef(this.ref)
+        const head = await this.#opts.git.readRef(this.ref)
         const built = await this.#build(head, jobs)
         failed = built.failed
         if (built.commit === null || await this.#land(built, head) === 'ok') break
@@ -288,13 +275,13 @@ export class RefTreeStore<T> {
   /** Moves the ref from `head` to the built commit, or deletes it (compare-and-swap either way). */
   async #land (built: Built<T>, head: string | null): Promise<'ok' | 'moved'> {
     if (built.commit === null) return 'ok'
-    if (built.commit === DELETED) return head === null ? 'ok' : await this.#git.refs.remove(this.ref, head)
-    return await this.#git.refs.update(this.ref, built.commit, head)
+    if (built.commit === DELETED) return head === null ? 'ok' : await this.#opts.git.refs.remove(this.ref, head)
+    return await this.#opts.git.refs.update(this.ref, built.commit, head)
   }
 
   /** Applies the jobs in order on `head` and writes the commit (null: nothing changed; DELETED: the ref goes). */
   async #build (head: string | null, jobs: Array<Job<T>>): Promise<Built<T>> {
-    const base = new BaseTree(this.#git, head, this.#lastBuilt)
+    const base = new BaseTree(this.#opts.git, head, this.#lastBuilt)
     const failed = new Map<Job<T>, unknown>()
     let changes: Changes = { docs: new Map(), dropped: new Set() }
     await Promise.all([base.tree(''), ...jobs.flatMap(j => j.updates).flatMap(u => u.type === 'update'
@@ -310,13 +297,14 @@ export class RefTreeStore<T> {
         failed.set(job, err)
       }
     }
-    const objects = new NewObjects(this.#git.gitDir)
+    const objects = new NewObjects(this.#opts.git.gitDir)
     try {
       const trees = new Map<string, TreeEntry[]>()
       const root = await this.#writeRoot(base, objects, changes, trees)
       if (root === (await base.tree('')).oid || (head === null && root === EMPTY_TREE)) return { commit: null, failed }
-      if (root === EMPTY_TREE && this.#deleteWhenEmpty) return { commit: DELETED, failed }
-      const commit = objects.commit(root, head, this.#signer?.sign(this.ref, this.#message, root, head) ?? this.#message)
+      if (root === EMPTY_TREE && this.#opts.deleteWhenEmpty === true) return { commit: DELETED, failed }
+      const { signer, message } = this.#opts
+      const commit = objects.commit(root, head, signer?.sign(this.ref, message, root, head) ?? message)
       await objects.durable()
       this.#lastBuilt = { commit, root, trees }
       return { commit, failed }
@@ -334,8 +322,8 @@ export class RefTreeStore<T> {
     const key = `${u.collection}/${u.id}`
     const changed = changes.docs.get(key)
     const before = changed !== undefined ? changed.text : changes.dropped.has(u.collection) ? null : await base.text(u.collection, u.id)
-    const next = u.update(before === null ? null : this.#codec.decode(before, { collection: u.collection, id: u.id }))
-    changes.docs.set(key, { collection: u.collection, id: u.id, text: next === null ? null : this.#codec.encode(next) })
+    const next = u.update(before === null ? null : this.#opts.codec.decode(before, { collection: u.collection, id: u.id }))
+    changes.docs.set(key, { collection: u.collection, id: u.id, text: next === null ? null : this.#opts.codec.encode(next) })
   }
 
   /** Writes the changed documents and the trees above them; returns the new root tree. */
@@ -368,9 +356,9 @@ export class RefTreeStore<T> {
 
   /** The document files in scope at the ref's current commit, sorted by collection then id. */
   async #files (scope: { collection?: string, id?: string }): Promise<Array<DocKey & { oid: string }>> {
-    const head = await this.#git.readRef(this.ref)
+    const head = await this.#opts.git.readRef(this.ref)
     if (head === null) return []
-    const objects = this.#git.objects
+    const objects = this.#opts.git.objects
     const root = (await objects.readTree(`${head}^{tree}`)) ?? []
     const collections = root.filter(e => e.type === 'tree' && COLLECTION_NAME.test(e.path) && (scope.collection === undefined || e.path === scope.collection))
     const found = await Promise.all(collections.map(async coll => {
