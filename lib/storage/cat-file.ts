@@ -1,7 +1,6 @@
 /**
- * Reads git objects through one long-lived `git cat-file --batch`: answers come in request order,
- * so concurrent reads pipeline on one pipe. The process starts on first use, again when it dies
- * (the requests in flight are asked again once), and ends with `close`.
+ * Reads git objects through one long-lived `git cat-file --batch`: answers come in request order, so
+ * concurrent reads pipeline on one pipe. A process that died is started again (reads in flight retried once).
  */
 import { spawnGit } from './git-process.js'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
@@ -62,8 +61,7 @@ class BatchProcess {
       const eol = this.#buffer.indexOf(10)
       if (eol < 0) return
       const header = this.#buffer.toString('utf8', 0, eol).split(' ')
-      if (header.length !== 3) {
-        // `<name> missing` (or ambiguous): no such object.
+      if (header.length !== 3) { // `<name> missing` or ambiguous
         this.#buffer = this.#buffer.subarray(eol + 1)
         this.waiting.shift()?.resolve(null)
         continue

@@ -103,7 +103,7 @@ export async function readTextIfUnchanged (file: string, sig: string): Promise<s
   }
 }
 
-/** A file's text in one read of a byte more than its fstat size (null when the size changed since); readFileSync reads twice. */
+/** A file's text in one read of a byte more than its fstat size (readFileSync reads twice); null when the size changed. */
 function readSized (fd: number, size: number): string | null {
   const buf = Buffer.allocUnsafe(size + 1)
   let n = 0

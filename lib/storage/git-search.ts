@@ -1,13 +1,10 @@
 /**
- * Searches through git for rare, explicit actions, never on a read path: fixed-string `git grep`
- * in the working tree and in the trees of refs (which entries reference a media file before it is
- * deleted), and when files last changed on HEAD (a translation's files, for "outdated"). A needle
- * follows `-e` and paths are literal pathspecs after `--`: nothing from a request is read as an
- * option or a glob.
+ * Searches through git for rare, explicit actions, never on a read path: fixed-string `git grep`,
+ * files' last commits, ancestry. A needle follows `-e` and paths are literal pathspecs after `--`:
+ * nothing from a request is read as an option or a glob.
  */
 import { runGit } from './git-process.js'
 
-/** How long one search may run. */
 const GREP_TIMEOUT_MS = 30_000
 /** Refs per `git grep` call. */
 const REF_CHUNK = 100
@@ -54,23 +51,18 @@ async function git (repoDir: string, args: string[]): Promise<string> {
   throw new Error(`git ${args[0]} failed (${code ?? 'timed out'}): ${stderr.trim()}`)
 }
 
-/**
- * How long one look-up may walk history before the file is answered unknown (a file untouched for
- * 1,000 commits took 6 s of CPU without a commit-graph, 0.07 s with one).
- */
+/** How long one history look-up may run (1,000 commits: 6 s of CPU without a commit-graph, 0.07 s with one). */
 const LOG_TIMEOUT_MS = 3_000
 
-/** A file's last commit on HEAD. */
+/** A file's last commit on HEAD; `time` is its committer time in seconds since the epoch. */
 export interface LastCommit {
   commit: string
-  /** Committer time, seconds since the epoch. */
   time: number
 }
 
 /**
- * The last commit of each path on HEAD, one `git log -1` per path in parallel (one path per process
- * lets git use a commit-graph's changed-path Bloom filters; git 2.39 uses none for several paths).
- * Paths no commit touched (new, never committed) and paths whose look-up ran out of time are absent.
+ * The last commit of each path on HEAD, one `git log -1` per path in parallel (git 2.39 uses the
+ * commit-graph's Bloom filters for one path only). Paths never committed or timed out are absent.
  * @param workTree the repository's work tree
  * @param paths repository-relative, `/`-separated paths
  * @returns path -> its last commit

@@ -11,27 +11,18 @@ import { StartupError } from '../errors.js'
 /** A held instance lock. */
 export interface InstanceLock {
   release: () => Promise<void>
-  /**
-   * The lock file's ctime (ms since the epoch), taken from the file system's own clock: every file
-   * this instance creates later has a ctime at or after it, and every file a dead predecessor left
-   * has one at or before it.
-   */
+  /** The lock file's ctime (ms), on the file system's clock: files a dead predecessor left are older. */
   takenAt: number
 }
 
-/** What the lock file records. */
+/** What the lock file records: the pid, its start time (clock ticks since boot) and the boot id, null when unknown. */
 interface LockOwner {
   pid: number
-  /** Start time of the process (clock ticks since boot), null when unknown. */
   start: string | null
-  /** Boot id of the machine, null when unknown. */
   boot: string | null
 }
 
-/**
- * Lock files held by this process (process-wide, as a lock belongs to the process): one naming our
- * pid that is not in here was left by an earlier process that had our pid.
- */
+/** Lock files this process holds: one naming our pid that is not in here was left by an earlier process. */
 const heldHere = new Set<string>()
 
 /**

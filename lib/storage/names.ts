@@ -16,10 +16,7 @@ const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
 const MAX_ID_BYTES = 1024
 const MAX_SEGMENT_BYTES = 255
-/**
- * The longest entry file name (bytes, extension included): 255 less what the temporary sibling
- * `.cms-tmp-<12 hex>-<name>` of its atomic write adds (a longer one was a 500, ENAMETOOLONG).
- */
+/** The longest entry file name in bytes: 255 less what its atomic write's temporary sibling `.cms-tmp-<12 hex>-` adds. */
 const MAX_FILE_NAME_BYTES = MAX_SEGMENT_BYTES - Buffer.byteLength(TEMP_PREFIX) - 13
 
 /**
@@ -77,7 +74,6 @@ export function isEntryId (id: string): boolean {
  */
 export function assertEntryId (value: unknown): string {
   if (typeof value !== 'string') throw new BadRequestError('Invalid entry id', { field: 'id' })
-  // A lone surrogate cannot be a file name (it has no UTF-8 form).
   if (LONE_SURROGATE.test(value)) throw new BadRequestError('Invalid entry id: not valid Unicode', { field: 'id' })
   const id = value.normalize('NFC')
   const problem = entryIdProblem(id)

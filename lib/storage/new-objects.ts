@@ -1,10 +1,7 @@
 /**
- * Writes the objects of one commit as loose objects, each first as a `tmp_obj_*` file (git's own
- * name, which `git gc` cleans), written and fsynced as soon as it is hashed (the thread-pool split
- * of atomic-write.ts); `durable()` waits for those and renames them. A ref may name the commit only
- * after `durable()`: a kill before leaves only temporary or unnamed files. Like git
- * (`core.fsync=loose-object`), the object folders are not fsynced: the ref update's fsync, later on
- * the same file system, commits the renames with it.
+ * Writes the objects of one commit as loose objects, each first as a fsynced `tmp_obj_*` file (git's
+ * own name, which `git gc` cleans); `durable()` renames them, and only then may a ref name the commit.
+ * Like git (`core.fsync=loose-object`) the object folders are not fsynced: the ref update's fsync commits the renames.
  */
 import { closeSync, fsync as fsyncCallback, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { promisify } from 'node:util'
@@ -19,10 +16,7 @@ const fsync = promisify(fsyncCallback)
 /** git's own level for loose objects (`core.looseCompression` defaults to 1); `git gc` recompresses. */
 const LOOSE_LEVEL = 1
 
-/**
- * Characters whose UTF-16 order is not their UTF-8 byte order (surrogates against U+E000-U+FFFF):
- * names without them sort as strings the way git sorts their bytes.
- */
+/** Characters whose UTF-16 order is not their UTF-8 byte order: names without them sort as strings as git sorts bytes. */
 const UTF16_ORDER_DIFFERS = /[\uD800-\uFFFF]/
 
 /** The author and committer of every commit we write. */
@@ -33,7 +27,7 @@ export class NewObjects {
   readonly #gitdir: string
   /** Objects being written and fsynced under a temporary name (err: that failed), not yet renamed. */
   readonly #written: Array<Promise<{ tmp: string, file: string, err?: unknown }>> = []
-  /** Temporary names are this prefix and a count (a random name for each object cost 1% of a save's CPU). */
+  /** Temporary names are this prefix and a count (a random name each cost 1% of a save's CPU). */
   readonly #tmpPrefix = `tmp_obj_${randomBytes(4).toString('hex')}`
   #count = 0
 
@@ -86,10 +80,7 @@ export class NewObjects {
     return this.#write('commit', Buffer.from(`tree ${tree}\n${parent === null ? '' : `parent ${parent}\n`}author ${who}\ncommitter ${who}\n\n${message}\n`, 'utf8'))
   }
 
-  /**
-   * Hashes and deflates one object and starts writing it under a temporary name. One git has
-   * already is written again over itself: nearly every object is new, so asking first costs more.
-   */
+  /** Hashes, deflates and starts writing one object (one git has is written again: asking first costs more). */
   #write (type: 'blob' | 'tree' | 'commit', content: Buffer): string {
     const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])
     const oid = hash('sha1', wrapped)

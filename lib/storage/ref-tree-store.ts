@@ -383,7 +383,7 @@ interface BuiltTrees {
   trees: ReadonlyMap<string, TreeEntry[]>
 }
 
-/** The trees and documents a build starts from, each read once by object id (2 reads a save, not 13), or taken from the last build. */
+/** The trees and documents a build starts from, each read once by id (2 reads a save, not 13) or taken from the last build. */
 class BaseTree {
   readonly #trees = new Map<string, Promise<{ oid: string | null, entries: TreeEntry[], byName: Map<string, TreeEntry> }>>()
   readonly #texts = new Map<string, Promise<string | null>>()

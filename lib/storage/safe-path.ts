@@ -73,8 +73,7 @@ export function resolvesInside (realDir: string, target: string): boolean {
 }
 
 /**
- * Checks that a path's real location (`realPathOf`) stays inside the repository and outside its
- * `.git` directory.
+ * Checks that a path's real location (`realPathOf`) is inside the repository and outside `.git`.
  * @param repoRealDir the repository's real path
  * @param target absolute path to check
  * @returns resolves when safe; throws ForbiddenError otherwise (a path that cannot be resolved too)
