@@ -6,7 +6,8 @@
 import { rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
-import { entryIdProblem, fileNameProblem } from './names.js'
+import { entryIdProblem } from './names.js'
+import { TEMP_PREFIX } from './atomic-write.js'
 import { isInside, relativeSlashPath } from './safe-path.js'
 import { listFolder, listingPace } from './list-folder.js'
 
@@ -35,6 +36,8 @@ export interface LayoutScan {
 /** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
 const SKIPPED_DIRS = new Set(['node_modules'])
 const MARKDOWN_FAMILY: EntryFormat[] = ['md', 'mdx']
+/** The longest entry file name in bytes: 255 less what its atomic write's temporary sibling `.cms-tmp-<12 hex>-` adds. */
+const MAX_FILE_NAME_BYTES = 255 - Buffer.byteLength(TEMP_PREFIX) - 13
 
 /**
  * The file extensions each format reads, with their dot, the format's own first: Markdown
@@ -145,8 +148,11 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
   }
   if (layout.files !== null && !layout.files.has(id)) return 'is not one of the collection\'s files'
   if (!inRoots(layout, id)) return `is in none of the collection's locale folders (${(layout.roots ?? []).join(', ')})`
-  const file = newFileOf(layout, id)
-  return file === null ? null : fileNameProblem(file)
+  const name = path.basename(newFileOf(layout, id) ?? '')
+  if (Buffer.byteLength(name, 'utf8') > MAX_FILE_NAME_BYTES) {
+    return `makes a file name longer than ${MAX_FILE_NAME_BYTES} bytes (${name.length} characters), more than the file system holds`
+  }
+  return null
 }
 
 /**

@@ -5,7 +5,6 @@
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
-import { TEMP_PREFIX } from './atomic-write.js'
 
 export const COLLECTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
 /** The plain ids of flat collections before section 11 (kept for the demo and old ref names). */
@@ -16,8 +15,6 @@ const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
 const MAX_ID_BYTES = 1024
 const MAX_SEGMENT_BYTES = 255
-/** The longest entry file name in bytes: 255 less what its atomic write's temporary sibling `.cms-tmp-<12 hex>-` adds. */
-const MAX_FILE_NAME_BYTES = MAX_SEGMENT_BYTES - Buffer.byteLength(TEMP_PREFIX) - 13
 
 /**
  * Asserts that a value is a valid collection name.
@@ -79,18 +76,4 @@ export function assertEntryId (value: unknown): string {
   const problem = entryIdProblem(id)
   if (problem !== null) throw new BadRequestError(`Invalid entry id: it ${problem}`, { field: 'id' })
   return id
-}
-
-/**
- * Why the file an entry is written to cannot be held by the file system, or null when it can
- * (checked with the id, before anything is created).
- * @param file the entry's file (absolute or relative path)
- * @returns a reason, or null
- */
-export function fileNameProblem (file: string): string | null {
-  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1)
-  if (Buffer.byteLength(name, 'utf8') > MAX_FILE_NAME_BYTES) {
-    return `makes a file name longer than ${MAX_FILE_NAME_BYTES} bytes (${name.length} characters), more than the file system holds`
-  }
-  return null
 }
