@@ -76,9 +76,8 @@ export class DraftStore {
   private readonly stores = new Map<string, RefTreeStore<DraftEntry>>()
 
   /**
-   * @param opts `git`: the repository's git store; `signer`: signs each commit (record-signature.ts);
-   *   `keepEmptyRefs`: keep an editor's ref once it holds no draft (with refs synced to a remote,
-   *   a deleted ref would be fetched back from it), else it is deleted
+   * @param opts `git`, `signer`, and `keepEmptyRefs`: keep an editor's ref once it holds no draft
+   *   (with refs synced to a remote, a deleted ref would be fetched back from it)
    */
   constructor (private readonly opts: { git: GitStore, signer?: RecordSigner, keepEmptyRefs?: boolean }) {}
 

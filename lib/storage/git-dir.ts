@@ -1,7 +1,4 @@
-/**
- * Where a repository's git data lives, found once at start-up with `git rev-parse`: HEAD in the
- * checkout's git dir (a `git worktree` has its own), refs, objects and our `cms/` state in the common dir.
- */
+/** Where a repository's git data lives, found once at start-up with `git rev-parse`. */
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { StartupError } from '../errors.js'
@@ -11,7 +8,7 @@ import { runGit } from './git-process.js'
 export interface GitDirs {
   /** The checkout's own git dir (`.git`, or `.git/worktrees/<name>` of a worktree): HEAD lives here. */
   gitDir: string
-  /** The repository's common dir: refs, objects, packs, and the service's `cms/` state. */
+  /** The repository's common dir: refs, objects, and the service's `cms/` state. */
   commonDir: string
   /** The commit HEAD names (a branch's, or a detached one), or null before the first commit. */
   head: string | null
@@ -24,7 +21,7 @@ export interface GitDirs {
  * @returns its git dir and common dir (absolute)
  */
 export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
-  // One git process: `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
+  // `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
   const { code, stdout } = await runGit(repoDir, ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'])
   const lines = stdout.split('\n')
   if (code !== 0 && (code !== 1 || lines.length < 4)) {

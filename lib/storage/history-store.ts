@@ -37,14 +37,6 @@ export const HISTORY_REF = 'refs/cms/history'
 /** How many snapshots an entry keeps; older ones are dropped. */
 export const MAX_SNAPSHOTS = 50
 
-/** Options of a HistoryStore. */
-export interface HistoryStoreOptions {
-  git: GitStore
-  /** Where an earlier version kept its history journal (`.git/cms/history-journal`): folded in by `open`. */
-  journalDir?: string
-  signer?: RecordSigner
-}
-
 interface HistoryDoc { snapshots: Snapshot[] }
 
 /** A document that is not valid JSON, or not shaped like ours, reads as an empty history. */
@@ -73,8 +65,8 @@ export class HistoryStore {
   readonly #folders = new SharedDirectorySync()
   #opened: Promise<void> | null = null
 
-  /** @param opts the git store, the signer, and where an earlier version's journal may be */
-  constructor (opts: HistoryStoreOptions) {
+  /** @param opts the git store, the signer, and where an earlier version kept its journal (`.git/cms/history-journal`) */
+  constructor (opts: { git: GitStore, journalDir?: string, signer?: RecordSigner }) {
     this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: 'cms: history', signer: opts.signer })
     this.#journalDir = opts.journalDir
   }

@@ -1,8 +1,4 @@
-/**
- * Start-up clean-up of what a killed process left behind, while this instance holds the
- * repository's instance lock: the temporary files of atomic writes (only files with our own
- * prefix) and the ref locks under `refs/cms/`.
- */
+/** Start-up clean-up of what a killed process left: atomic writes' temporary files and ref locks under `refs/cms/`. */
 import { lstat, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { TEMP_PREFIX } from './atomic-write.js'
@@ -11,9 +7,8 @@ import { relativeSlashPath } from './safe-path.js'
 /**
  * Removes every `.cms-tmp-*` file under the given directories (recursively; symlinks not followed).
  * @param dirs absolute directories (missing ones are skipped)
- * @param createdBefore when given, only files whose ctime is before this time (ms since the epoch)
- *   are removed: with the instance lock's acquisition time, the sweep can run while this instance
- *   writes, since every temp file of its own was created after it (see `openCms`)
+ * @param createdBefore when given, only files with an older ctime (ms) are removed: with the instance
+ *   lock's `takenAt`, the sweep can run while this instance writes its own
  * @returns the number of files removed
  */
 export async function sweepTempFiles (dirs: string[], createdBefore?: number): Promise<number> {
