@@ -108,16 +108,6 @@ export class CatFile {
   }
 
   /**
-   * Reads a tree object's entries.
-   * @param name what names the tree (`<commit>^{tree}`, `<rev>:<path>`, a tree id)
-   * @returns its entries, or null when there is no tree by that name
-   */
-  async readTree (name: string): Promise<TreeEntry[] | null> {
-    const object = await this.read(name)
-    return object?.type === 'tree' ? parseTree(object.content) : null
-  }
-
-  /**
    * Ends the process once it answered what it was asked.
    * @returns resolves once it exited
    */

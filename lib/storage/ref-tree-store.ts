@@ -356,14 +356,11 @@ export class RefTreeStore<T> {
 
   /** The document files in scope at the ref's current commit, sorted by collection then id. */
   async #files (scope: { collection?: string, id?: string }): Promise<Array<DocKey & { oid: string }>> {
-    const head = await this.#opts.git.readRef(this.ref)
-    if (head === null) return []
-    const objects = this.#opts.git.objects
-    const root = (await objects.readTree(`${head}^{tree}`)) ?? []
-    const collections = root.filter(e => e.type === 'tree' && COLLECTION_NAME.test(e.path) && (scope.collection === undefined || e.path === scope.collection))
+    const base = new BaseTree(this.#opts.git, await this.#opts.git.readRef(this.ref), this.#lastBuilt)
+    const collections = (await base.tree('')).entries.filter(e => e.type === 'tree' && COLLECTION_NAME.test(e.path) && (scope.collection === undefined || e.path === scope.collection))
     const found = await Promise.all(collections.map(async coll => {
-      const shards = ((await objects.readTree(coll.oid)) ?? []).filter(e => e.type === 'tree' && SHARD.test(e.path) && (scope.id === undefined || e.path === shardOf(scope.id)))
-      return (await Promise.all(shards.map(async shard => ((await objects.readTree(shard.oid)) ?? []).flatMap(file => {
+      const shards = (await base.tree(coll.path)).entries.filter(e => e.type === 'tree' && SHARD.test(e.path) && (scope.id === undefined || e.path === shardOf(scope.id)))
+      return (await Promise.all(shards.map(async shard => (await base.tree(`${coll.path}/${shard.path}`)).entries.flatMap(file => {
         const id = file.type === 'blob' ? idOfTreeName(file.path) : null
         if (id === null || shardOf(id) !== shard.path || (scope.id !== undefined && id !== scope.id)) return []
         return [{ collection: coll.path, id, oid: file.oid }]
