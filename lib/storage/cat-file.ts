@@ -75,7 +75,7 @@ class BatchProcess {
   }
 }
 
-/** Object reads of one repository through a long-lived `git cat-file --batch`. */
+/** Object reads of one repository. */
 export class CatFile {
   readonly #gitDir: string
   #process: BatchProcess | null = null

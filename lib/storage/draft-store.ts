@@ -24,14 +24,8 @@ export interface DraftRecord {
   fieldsEdited?: boolean
 }
 
-/** A stored record this version cannot read. */
-export interface LegacyDraft {
-  legacy: true
-  collection: string
-  id: string
-}
-
-export type DraftEntry = DraftRecord | LegacyDraft
+/** A record, or a marker of a stored record this version cannot read. */
+export type DraftEntry = DraftRecord | { legacy: true, collection: string, id: string }
 
 /** The namespace of draft refs. */
 export const DRAFTS_REF_PREFIX = 'refs/cms/drafts/'

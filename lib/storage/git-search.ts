@@ -54,21 +54,15 @@ async function git (repoDir: string, args: string[]): Promise<string> {
 /** How long one history look-up may run (1,000 commits: 6 s of CPU without a commit-graph, 0.07 s with one). */
 const LOG_TIMEOUT_MS = 3_000
 
-/** A file's last commit on HEAD; `time` is its committer time in seconds since the epoch. */
-export interface LastCommit {
-  commit: string
-  time: number
-}
-
 /**
  * The last commit of each path on HEAD, one `git log -1` per path in parallel (git 2.39 uses the
  * commit-graph's Bloom filters for one path only). Paths never committed or timed out are absent.
  * @param workTree the repository's work tree
  * @param paths repository-relative, `/`-separated paths
- * @returns path -> its last commit
+ * @returns path -> its last commit and that commit's committer time (seconds since the epoch)
  */
-export async function lastCommitsOf (workTree: string, paths: readonly string[]): Promise<Map<string, LastCommit>> {
-  const found = new Map<string, LastCommit>()
+export async function lastCommitsOf (workTree: string, paths: readonly string[]): Promise<Map<string, { commit: string, time: number }>> {
+  const found = new Map<string, { commit: string, time: number }>()
   await Promise.all([...new Set(paths)].map(async file => {
     const { code, stdout } = await runGit(workTree, ['--literal-pathspecs', 'log', '-1', '--no-renames', '--format=%H %ct', 'HEAD', '--', file], LOG_TIMEOUT_MS)
     const m = code === 0 ? /^([0-9a-f]{40,64}) (\d+)$/.exec(stdout.trim()) : null

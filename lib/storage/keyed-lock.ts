@@ -1,10 +1,7 @@
 /**
- * Per-key FIFO locks: work under one key runs one at a time in arrival order, work under different
- * keys runs in parallel. A key with nothing running or waiting is forgotten, so keys never leak.
- * Many keys are always taken in sorted order (`withLocks`), so two holders never deadlock.
+ * Per-key FIFO locks for async work: work under one key runs one at a time in arrival order, under
+ * different keys in parallel. A key with nothing running or waiting is forgotten.
  */
-
-/** Per-key FIFO mutual exclusion for async work. */
 export class KeyedLock {
   /** The promise the last holder or waiter of each key resolves when done. */
   private readonly queues = new Map<string, Promise<void>>()
@@ -40,7 +37,7 @@ export class KeyedLock {
 }
 
 /**
- * Runs `fn` while holding every lock in `keys`.
+ * Runs `fn` while holding every lock in `keys`, taken in sorted order so that two holders never deadlock.
  * @param locks the instance's keyed locks
  * @param keys lock keys (duplicates are ignored)
  * @param fn the work

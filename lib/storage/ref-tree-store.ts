@@ -30,7 +30,6 @@ export type TreeUpdate<T> =
   | { type: 'update', collection: string, id: string, update: (current: T | null) => T | null }
   | { type: 'removeCollection', collection: string }
 
-/** Options of a RefTreeStore. */
 export interface RefTreeStoreOptions<T> {
   git: GitStore
   /** The full ref name, such as `refs/cms/history`. */
@@ -136,7 +135,6 @@ interface Changes {
 
 /** Per-entry JSON documents on one git ref. */
 export class RefTreeStore<T> {
-  /** The full ref name. */
   readonly ref: string
   readonly #opts: RefTreeStoreOptions<T>
   #queue: Array<Job<T>> = []
@@ -145,7 +143,7 @@ export class RefTreeStore<T> {
   /** The trees the last build wrote: the next one, built on its commit, need not ask git for them. */
   #lastBuilt: BuiltTrees | null = null
 
-  /** @param opts git store, ref, codec, commit message and signer */
+  /** @param opts the ref, its git store, codec, commit message and signer */
   constructor (opts: RefTreeStoreOptions<T>) {
     this.ref = assertRefName(opts.ref)
     this.#opts = opts
