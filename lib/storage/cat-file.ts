@@ -21,15 +21,10 @@ export interface TreeEntry {
   type: 'blob' | 'tree' | 'commit'
 }
 
-interface Request {
-  resolve: (object: GitObject | null) => void
-  reject: (err: Error) => void
-}
-
 /** A running `git cat-file --batch`. */
 class BatchProcess {
   readonly child: ChildProcessWithoutNullStreams
-  readonly waiting: Request[] = []
+  readonly waiting: Array<{ resolve: (object: GitObject | null) => void, reject: (err: Error) => void }> = []
   #buffer: Buffer = Buffer.alloc(0)
   #stderr = ''
 

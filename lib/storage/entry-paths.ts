@@ -27,12 +27,6 @@ export interface EntryLayout {
   roots?: readonly string[] | null
 }
 
-/** What a scan found: every entry file by id, and ids that are listed unreadable (and why). */
-export interface LayoutScan {
-  found: Map<string, string>
-  problems: Map<string, string>
-}
-
 /** Folders never scanned: hidden ones (`.git`, `.cms`) are skipped by name, these too. */
 const SKIPPED_DIRS = new Set(['node_modules'])
 const MARKDOWN_FAMILY: EntryFormat[] = ['md', 'mdx']
@@ -162,7 +156,7 @@ export function idLayoutProblem (layout: EntryLayout, id: string): string | null
  * @param layout the collection's layout
  * @returns the files by id and the problems by id
  */
-export async function scanLayout (layout: EntryLayout): Promise<LayoutScan> {
+export async function scanLayout (layout: EntryLayout): Promise<{ found: Map<string, string>, problems: Map<string, string> }> {
   const found = new Map<string, string>()
   const problems = new Map<string, string>()
   if (layout.files !== null) return { found: new Map(layout.files), problems }
