@@ -72,14 +72,11 @@ class BatchProcess {
 
 /** Object reads of one repository. */
 export class CatFile {
-  readonly #gitDir: string
   #process: BatchProcess | null = null
   #closed = false
 
   /** @param gitDir the repository's (common) git directory */
-  constructor (gitDir: string) {
-    this.#gitDir = gitDir
-  }
+  constructor (private readonly gitDir: string) {}
 
   /**
    * Reads one object.
@@ -90,7 +87,7 @@ export class CatFile {
     if (this.#closed) throw new StorageUnavailableError('The repository is closed')
     if (/[\n\0]/.test(name)) throw new Error(`Invalid object name: ${JSON.stringify(name)}`)
     for (let attempt = 1; ; attempt++) {
-      const process = this.#process ??= new BatchProcess(this.#gitDir, exited => { if (this.#process === exited) this.#process = null })
+      const process = this.#process ??= new BatchProcess(this.gitDir, exited => { if (this.#process === exited) this.#process = null })
       try {
         return await new Promise<GitObject | null>((resolve, reject) => {
           process.waiting.push({ resolve, reject })

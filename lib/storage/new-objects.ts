@@ -24,7 +24,6 @@ const AUTHOR = 'git-cms <git-cms@users.git-cms.invalid>'
 
 /** The objects of one commit being written. */
 export class NewObjects {
-  readonly #gitdir: string
   /** Objects being written and fsynced under a temporary name (err: that failed), not yet renamed. */
   readonly #written: Array<Promise<{ tmp: string, file: string, err?: unknown }>> = []
   /** Temporary names are this prefix and a count (a random name each cost 1% of a save's CPU). */
@@ -32,9 +31,7 @@ export class NewObjects {
   #count = 0
 
   /** @param gitDir the repository's (common) git directory */
-  constructor (gitDir: string) {
-    this.#gitdir = gitDir
-  }
+  constructor (private readonly gitDir: string) {}
 
   /**
    * Writes a blob.
@@ -84,7 +81,7 @@ export class NewObjects {
   #write (type: 'blob' | 'tree' | 'commit', content: Buffer): string {
     const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])
     const oid = hash('sha1', wrapped)
-    const file = path.join(this.#gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+    const file = path.join(this.gitDir, 'objects', oid.slice(0, 2), oid.slice(2))
     const data = zlib.deflateSync(wrapped, { level: LOOSE_LEVEL })
     const tmp = path.join(path.dirname(file), `${this.#tmpPrefix}${this.#count++}`)
     this.#written.push(this.#writeTemporary(tmp, data).then(() => ({ tmp, file }), (err: unknown) => ({ tmp, file, err })))

@@ -39,7 +39,6 @@ interface Transactions {
 
 /** CAS updates of one repository's refs. */
 export class RefUpdater {
-  readonly #gitDir: string
   /** Told of every ref this updater moved (the remote link schedules the push of `refs/cms/*`). */
   readonly listeners = new Set<(ref: string) => void>()
   #process: Transactions | null = null
@@ -50,9 +49,7 @@ export class RefUpdater {
    * @param gitDir the repository's (common) git directory
    * @param readRef reads a ref's current value (to tell a refused update from a lost answer)
    */
-  constructor (gitDir: string, private readonly readRef: (ref: string) => Promise<string | null>) {
-    this.#gitDir = gitDir
-  }
+  constructor (private readonly gitDir: string, private readonly readRef: (ref: string) => Promise<string | null>) {}
 
   /**
    * Points `ref` at `newOid` if it still holds `expected`.
@@ -114,7 +111,7 @@ export class RefUpdater {
   }
 
   #start (): Transactions {
-    const child = spawnGit(this.#gitDir, [`--git-dir=${this.#gitDir}`, '-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
+    const child = spawnGit(this.gitDir, [`--git-dir=${this.gitDir}`, '-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
     const p: Transactions = { child, lines: [], waiter: null, exited: false, stderr: '' }
     let pending = ''
     const wake = (): void => { const w = p.waiter; p.waiter = null; w?.() }
@@ -134,7 +131,7 @@ export class RefUpdater {
   async #syncDirectories (ref: string, createdOrDeleted: boolean): Promise<void> {
     const dirs: string[] = []
     for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) {
-      dirs.push(path.join(this.#gitDir, dir))
+      dirs.push(path.join(this.gitDir, dir))
       if (!createdOrDeleted) break
     }
     await Promise.all(dirs.map(async dir => { await syncDirectory(dir) }))
