@@ -21,58 +21,13 @@ export interface TreeEntry {
   type: 'blob' | 'tree' | 'commit'
 }
 
-/** A running `git cat-file --batch`. */
-class BatchProcess {
-  readonly child: ChildProcessWithoutNullStreams
-  readonly waiting: Array<{ resolve: (object: GitObject | null) => void, reject: (err: Error) => void }> = []
-  #buffer: Buffer = Buffer.alloc(0)
-  #stderr = ''
-
-  constructor (gitDir: string, onExit: (process: BatchProcess) => void) {
-    this.child = spawnGit(gitDir, [`--git-dir=${gitDir}`, 'cat-file', '--batch'])
-    this.child.stdout.on('data', (chunk: Buffer) => { this.#take(chunk) })
-    this.child.stderr.on('data', (chunk: Buffer) => { this.#stderr = (this.#stderr + chunk.toString()).slice(-2000) })
-    this.child.on('close', () => {
-      const err = new StorageUnavailableError(`git cat-file exited${this.#stderr === '' ? '' : `: ${this.#stderr.trim()}`}`)
-      for (const request of this.waiting.splice(0)) request.reject(err)
-      onExit(this)
-    })
-  }
-
-  /** Asks for an object; the requests of one turn of the event loop go to git in one write. */
-  ask (name: string): void {
-    const stdin = this.child.stdin
-    if (stdin.writableCorked === 0) {
-      stdin.cork()
-      process.nextTick(() => { stdin.uncork() })
-    }
-    stdin.write(`${name}\n`)
-  }
-
-  /** Parses every complete answer in the output so far. */
-  #take (chunk: Buffer): void {
-    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk])
-    for (;;) {
-      const eol = this.#buffer.indexOf(10)
-      if (eol < 0) return
-      const header = this.#buffer.toString('utf8', 0, eol).split(' ')
-      if (header.length !== 3) { // `<name> missing` or ambiguous
-        this.#buffer = this.#buffer.subarray(eol + 1)
-        this.waiting.shift()?.resolve(null)
-        continue
-      }
-      const size = Number(header[2])
-      if (this.#buffer.length < eol + 1 + size + 1) return
-      const content = Buffer.from(this.#buffer.subarray(eol + 1, eol + 1 + size))
-      this.#buffer = this.#buffer.subarray(eol + 1 + size + 1)
-      this.waiting.shift()?.resolve({ oid: header[0]!, type: header[1] as GitObject['type'], content })
-    }
-  }
-}
-
 /** Object reads of one repository. */
 export class CatFile {
-  #process: BatchProcess | null = null
+  #child: ChildProcessWithoutNullStreams | null = null
+  /** The reads asked of the running process, in the order it answers them. */
+  readonly #waiting: Array<{ resolve: (object: GitObject | null) => void, reject: (err: Error) => void }> = []
+  #buffer: Buffer = Buffer.alloc(0)
+  #stderr = ''
   #closed = false
 
   /** @param gitDir the repository's (common) git directory */
@@ -87,15 +42,57 @@ export class CatFile {
     if (this.#closed) throw new StorageUnavailableError('The repository is closed')
     if (/[\n\0]/.test(name)) throw new Error(`Invalid object name: ${JSON.stringify(name)}`)
     for (let attempt = 1; ; attempt++) {
-      const process = this.#process ??= new BatchProcess(this.gitDir, exited => { if (this.#process === exited) this.#process = null })
       try {
-        return await new Promise<GitObject | null>((resolve, reject) => {
-          process.waiting.push({ resolve, reject })
-          process.ask(name)
-        })
+        return await this.#ask(name)
       } catch (err) {
         if (attempt === 2 || this.#closed) throw err
       }
+    }
+  }
+
+  /** Asks for an object; the requests of one turn of the event loop go to git in one write. */
+  async #ask (name: string): Promise<GitObject | null> {
+    const stdin = (this.#child ??= this.#start()).stdin
+    const answer = new Promise<GitObject | null>((resolve, reject) => { this.#waiting.push({ resolve, reject }) })
+    if (stdin.writableCorked === 0) {
+      stdin.cork()
+      process.nextTick(() => { stdin.uncork() })
+    }
+    stdin.write(`${name}\n`)
+    return await answer
+  }
+
+  #start (): ChildProcessWithoutNullStreams {
+    const child = spawnGit(this.gitDir, [`--git-dir=${this.gitDir}`, 'cat-file', '--batch'])
+    child.stdout.on('data', (chunk: Buffer) => { this.#take(chunk) })
+    child.stderr.on('data', (chunk: Buffer) => { this.#stderr = (this.#stderr + chunk.toString()).slice(-2000) })
+    child.on('close', () => {
+      const err = new StorageUnavailableError(`git cat-file exited${this.#stderr === '' ? '' : `: ${this.#stderr.trim()}`}`)
+      this.#child = null
+      this.#buffer = Buffer.alloc(0)
+      this.#stderr = ''
+      for (const request of this.#waiting.splice(0)) request.reject(err)
+    })
+    return child
+  }
+
+  /** Parses every complete answer in the output so far. */
+  #take (chunk: Buffer): void {
+    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk])
+    for (;;) {
+      const eol = this.#buffer.indexOf(10)
+      if (eol < 0) return
+      const header = this.#buffer.toString('utf8', 0, eol).split(' ')
+      if (header.length !== 3) { // `<name> missing` or ambiguous
+        this.#buffer = this.#buffer.subarray(eol + 1)
+        this.#waiting.shift()?.resolve(null)
+        continue
+      }
+      const size = Number(header[2])
+      if (this.#buffer.length < eol + 1 + size + 1) return
+      const content = Buffer.from(this.#buffer.subarray(eol + 1, eol + 1 + size))
+      this.#buffer = this.#buffer.subarray(eol + 1 + size + 1)
+      this.#waiting.shift()?.resolve({ oid: header[0]!, type: header[1] as GitObject['type'], content })
     }
   }
 
@@ -105,11 +102,11 @@ export class CatFile {
    */
   async close (): Promise<void> {
     this.#closed = true
-    const process = this.#process
-    if (process === null) return
+    const child = this.#child
+    if (child === null) return
     await new Promise<void>(resolve => {
-      process.child.once('close', () => { resolve() })
-      process.child.stdin.end()
+      child.once('close', () => { resolve() })
+      child.stdin.end()
     })
   }
 }
