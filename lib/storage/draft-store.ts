@@ -1,7 +1,6 @@
 /**
- * Each editor's private drafts on `refs/cms/drafts/<editorId>`: one DraftRecord per entry. A
- * record this version cannot read (bad JSON, another version) is reported as a legacy draft, never
- * guessed at.
+ * Each editor's private drafts on `refs/cms/drafts/<editorId>`, one DraftRecord per entry. A record
+ * this version cannot read is reported as a legacy draft, never guessed at.
  */
 import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
@@ -52,8 +51,7 @@ function isDraftRecord (value: unknown): value is DraftRecord {
 }
 
 /**
- * The ref of an editor's drafts. Identity providers may use any string as an id, so every byte
- * outside `[A-Za-z0-9_@-]` is percent-encoded (`%` included, so two ids never share a ref).
+ * The ref of an editor's drafts: any id, every byte outside `[A-Za-z0-9_@-]` (`%` too) percent-encoded.
  * @param editorId the editor's identity id
  * @returns the full ref name
  */

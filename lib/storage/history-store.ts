@@ -72,8 +72,7 @@ export class HistoryStore {
   }
 
   /**
-   * Folds the snapshots an earlier version left in its history journal into the ref (a snapshot
-   * whose ts its entry already has is skipped), then deletes the journal. Nothing to do otherwise.
+   * Folds the snapshots an earlier version's journal holds into the ref (a ts already there is skipped), then deletes it.
    * @returns resolves once done
    */
   async open (): Promise<void> {

@@ -60,8 +60,7 @@ export function shardOf (id: string): string {
 }
 
 /**
- * The tree name of an entry's document: `<id>.json`, where every byte of the id other than ASCII
- * letters, digits, `_` and `-` is written `%XX` (plain ids are unchanged).
+ * The tree name of an entry's document: `<id>.json`, every byte but ASCII letters, digits, `_`, `-` as `%XX`.
  * @param id an entry id
  * @returns the file name in its shard tree
  */
@@ -182,9 +181,8 @@ export class RefTreeStore<T> {
   }
 
   /**
-   * Applies updates in the next commit on the ref (with every other update queued meanwhile). An
-   * update function may run more than once (when the ref moved under us); the last run landed. One
-   * that throws fails only its own caller.
+   * Applies updates in the next commit on the ref. An update function may run more than once (when
+   * the ref moved under us; the last run landed); one that throws fails only its own caller.
    * @param updates the changes, applied in order
    * @returns resolves once the change is durably on the ref
    */
@@ -240,7 +238,7 @@ export class RefTreeStore<T> {
       settle(jobs, built.failed)
       return { head, jobs: [], landed: Promise.resolve(true) }
     }
-    const landed = this.#land(built, head).then(outcome => {
+    const landed = this.#land(built.commit, head).then(outcome => {
       if (outcome !== 'ok') return false
       settle(jobs, built.failed)
       return true
@@ -260,7 +258,7 @@ export class RefTreeStore<T> {
         const head = await this.#opts.git.readRef(this.ref)
         const built = await this.#build(head, jobs)
         failed = built.failed
-        if (built.commit === null || await this.#land(built, head) === 'ok') break
+        if (built.commit === null || await this.#land(built.commit, head) === 'ok') break
         if (attempt === MAX_ATTEMPTS) throw new StorageUnavailableError(`${this.ref} keeps changing under us`, { ref: this.ref })
       }
     } catch (err) {
@@ -271,10 +269,9 @@ export class RefTreeStore<T> {
   }
 
   /** Moves the ref from `head` to the built commit, or deletes it (compare-and-swap either way). */
-  async #land (built: Built<T>, head: string | null): Promise<'ok' | 'moved'> {
-    if (built.commit === null) return 'ok'
-    if (built.commit === DELETED) return head === null ? 'ok' : await this.#opts.git.refs.remove(this.ref, head)
-    return await this.#opts.git.refs.update(this.ref, built.commit, head)
+  async #land (commit: string | typeof DELETED, head: string | null): Promise<'ok' | 'moved'> {
+    if (commit === DELETED) return head === null ? 'ok' : await this.#opts.git.refs.remove(this.ref, head)
+    return await this.#opts.git.refs.update(this.ref, commit, head)
   }
 
   /** Applies the jobs in order on `head` and writes the commit (null: nothing changed; DELETED: the ref goes). */

@@ -15,8 +15,7 @@ export function isInside (root: string, target: string): boolean {
 }
 
 /**
- * Whether an existing path's real location (links resolved) is inside the repository and outside
- * its `.git` directory.
+ * Whether an existing path's real location (links resolved) is inside the repository, outside `.git`.
  * @param repoRealDir the repository's real path
  * @param target absolute path
  * @returns false when it leaves them or cannot be resolved
@@ -41,8 +40,7 @@ export function relativeSlashPath (root: string, target: string): string {
 }
 
 /**
- * The real location of a path that may not exist yet: its nearest existing ancestor's real path
- * (symbolic links resolved) joined with the rest.
+ * The real location of a path that may not exist yet: its nearest existing ancestor's, joined with the rest.
  * @param target absolute path
  * @returns an absolute path, or null when it cannot be resolved (a loop, a file on the way)
  */
