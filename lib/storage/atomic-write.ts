@@ -1,8 +1,6 @@
 /**
  * Atomic file replacement: a temporary file in the same directory, fsynced, renamed over the target,
- * the directory fsynced. Not write-file-atomic: its temporary names are not hidden, so a killed
- * process's would be listed as entries; ours start with TEMP_PREFIX, which the start-up sweep removes.
- * Creating a file and fsync go to the thread pool; small writes, close and rename are synchronous.
+ * the directory fsynced. Not write-file-atomic: our temporary names are hidden (TEMP_PREFIX) and swept at start-up.
  */
 import fs from 'node:fs'
 import { promisify } from 'node:util'

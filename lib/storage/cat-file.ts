@@ -1,7 +1,4 @@
-/**
- * Reads git objects through one long-lived `git cat-file --batch`: answers come in request order, so
- * concurrent reads pipeline on one pipe. A process that died is started again (reads in flight retried once).
- */
+/** Reads git objects through one long-lived `git cat-file --batch`, restarted when it dies (a read retried once). */
 import { spawnGit } from './git-process.js'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { StorageUnavailableError } from '../errors.js'

@@ -1,7 +1,6 @@
 /**
  * How a collection's ids map to files and back (CONTRACT section 11): flat (`<folder>/<id>.<ext>`),
  * nested (id `a/b`), page bundles (`<folder>/<id>/<indexFile>.<ext>`) and lists of single files.
- * Two files that map to one id make it an unreadable entry until one is renamed.
  */
 import { rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -20,10 +19,7 @@ export interface EntryLayout {
   indexFile: 'index' | '_index' | null
   /** For a `files` collection: id -> absolute file; null otherwise. */
   files: ReadonlyMap<string, string> | null
-  /**
-   * Only these folders below `dir` hold entries (`/`-separated; a multilingual collection's locale
-   * folders when none of its locales sits at the root); null or absent: all of `dir`.
-   */
+  /** Only these `/`-separated folders below `dir` hold entries (a multilingual collection's locales); null: all. */
   roots?: readonly string[] | null
 }
 

@@ -23,8 +23,7 @@ const OUTPUT_MAX_CHARS = 64 * 1024 * 1024
  * Runs one git command in a folder to its end.
  * @param cwd the folder git runs in
  * @param args git's arguments
- * @param timeoutMs git is killed after this long (its exit code is then null); default: never.
- *   Git is also killed when its output passes 64 MB.
+ * @param timeoutMs git is killed after this long (its exit code is then null), or when its output passes 64 MB
  * @returns its exit code (negative when git could not start), standard output and error
  */
 export async function runGit (cwd: string, args: readonly string[], timeoutMs?: number): Promise<{ code: number | null, stdout: string, stderr: string }> {

@@ -1,7 +1,6 @@
 /**
- * Searches through git for rare, explicit actions, never on a read path: fixed-string `git grep`,
- * files' last commits, ancestry. A needle follows `-e` and paths are literal pathspecs after `--`:
- * nothing from a request is read as an option or a glob.
+ * Searches through git for rare, explicit actions, never on a read path. A needle follows `-e` and
+ * paths are literal pathspecs after `--`: nothing from a request is read as an option or a glob.
  */
 import { runGit } from './git-process.js'
 

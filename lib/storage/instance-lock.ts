@@ -1,7 +1,6 @@
 /**
- * One service process per repository: `.git/cms/instance.lock` holds `{ pid, start, boot }` (start
- * time from `/proc/<pid>/stat`, boot id), since a bare pid is reused (pid 1 again in a container).
- * The lock is stale, and taken over, when its pid is our own, dead, or started at another time or boot.
+ * One service process per repository: `.git/cms/instance.lock` holds `{ pid, start, boot }`, since a
+ * bare pid is reused; the lock is taken over when its pid is our own, dead, or started at another time or boot.
  */
 import { open, readFile, rm, mkdir } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'

@@ -1,7 +1,6 @@
 /**
- * The name grammar of collections and entries, checked before any file system or git access, so a
- * name can never be a path escape, a git option or a prototype key. An entry id is its file's path
- * below the collection's folder without the extension (CONTRACT section 11).
+ * The name grammar of collections and entries (CONTRACT section 11), checked before any file system or
+ * git access, so a name can never be a path escape, a git option or a prototype key.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'

@@ -1,7 +1,6 @@
 /**
- * Writes the objects of one commit as loose objects, each first as a fsynced `tmp_obj_*` file (git's
- * own name, which `git gc` cleans); `durable()` renames them, and only then may a ref name the commit.
- * Like git (`core.fsync=loose-object`) the object folders are not fsynced: the ref update's fsync commits the renames.
+ * Writes the objects of one commit as loose objects, each first as a fsynced `tmp_obj_*` file; `durable()`
+ * renames them. Like git (`core.fsync=loose-object`), the ref update's fsync commits the renames.
  */
 import { closeSync, fsync as fsyncCallback, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { promisify } from 'node:util'

@@ -1,8 +1,6 @@
 /**
- * Signatures of the commits of `refs/cms/*`: a `Cms-Signature:` trailer, an HMAC over the ref's
- * name, the commit's tree and its parents with a key derived from `CMS_SESSION_SECRET`. A fetched
- * ref is adopted only when its tip carries a valid one; the parent's hash commits to everything
- * below it, so a signed tip vouches for the whole chain.
+ * Signatures of the commits of `refs/cms/*`: a `Cms-Signature:` trailer, an HMAC of the ref's name, tree
+ * and parents keyed from `CMS_SESSION_SECRET`. A fetched ref is adopted only when its tip has a valid one.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 

@@ -1,7 +1,6 @@
 /**
- * Compare-and-swap ref updates through one long-lived `git update-ref --stdin`, one transaction at a
- * time: git takes `<ref>.lock`, checks the old value and fsyncs the new one. A failed check ends the
- * process (the next update starts another). The ref's directories are fsynced before `update` resolves.
+ * Compare-and-swap ref updates through one long-lived `git update-ref --stdin`, one transaction at a time
+ * (a failed check ends the process; the next update starts another). The ref's folders are fsynced too.
  */
 import path from 'node:path'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
