@@ -18,7 +18,6 @@ export interface TreeEntry {
   type: 'blob' | 'tree' | 'commit'
 }
 
-/** Object reads of one repository. */
 export class CatFile {
   #child: ChildProcessWithoutNullStreams | null = null
   /** The reads asked of the running process, in the order it answers them. */

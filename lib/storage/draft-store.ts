@@ -26,7 +26,6 @@ export interface DraftRecord {
 /** A record, or a marker of a stored record this version cannot read. */
 export type DraftEntry = DraftRecord | { legacy: true, collection: string, id: string }
 
-/** The namespace of draft refs. */
 export const DRAFTS_REF_PREFIX = 'refs/cms/drafts/'
 /** Longest ref component we write; longer editor ids are hashed (file names stop at 255 bytes). */
 const MAX_COMPONENT = 160

@@ -2,7 +2,6 @@
 import { CatFile } from './cat-file.js'
 import { RefUpdater } from './update-ref.js'
 
-/** One repository's git processes. */
 export class GitStore {
   /** The repository's (common) git directory. */
   readonly gitDir: string

@@ -32,7 +32,6 @@ export interface FileWrite {
   data: string | Uint8Array
 }
 
-/** The ref holding the history. */
 export const HISTORY_REF = 'refs/cms/history'
 /** How many snapshots an entry keeps; older ones are dropped. */
 export const MAX_SNAPSHOTS = 50

@@ -27,10 +27,7 @@ export class KeyedLock {
     }
   }
 
-  /**
-   * How many keys are currently held or waited for (for tests and diagnostics).
-   * @returns the number of live keys
-   */
+  /** How many keys are held or waited for (tests check that none leak). */
   get size (): number {
     return this.queues.size
   }

@@ -35,7 +35,6 @@ export interface RefTreeStoreOptions<T> {
   /** The full ref name, such as `refs/cms/history`. */
   ref: string
   codec: DocCodec<T>
-  /** The commit message of every update. */
   message: string
   /** Signs each commit's message (record-signature.ts); unsigned without one. */
   signer?: RecordSigner

@@ -36,7 +36,6 @@ interface Transactions {
   stderr: string
 }
 
-/** CAS updates of one repository's refs. */
 export class RefUpdater {
   /** Told of every ref this updater moved (the remote link schedules the push of `refs/cms/*`). */
   readonly listeners = new Set<(ref: string) => void>()
