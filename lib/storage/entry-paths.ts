@@ -47,10 +47,7 @@ export const EXTENSIONS_READ = Object.freeze(Object.fromEntries((Object.keys(FOR
  */
 export function formatOfFile<F extends EntryFormat | null> (file: string, fallback: F): EntryFormat | F {
   const ext = path.extname(file).toLowerCase()
-  for (const [format, exts] of Object.entries(FORMAT_EXTENSIONS) as Array<[EntryFormat, string[]]>) {
-    if (exts.includes(ext)) return format
-  }
-  return fallback
+  return (Object.keys(FORMAT_EXTENSIONS) as EntryFormat[]).find(format => FORMAT_EXTENSIONS[format].includes(ext)) ?? fallback
 }
 
 /**
