@@ -62,7 +62,6 @@ export class HistoryStore {
   readonly #store: RefTreeStore<HistoryDoc>
   readonly #journalDir: string | undefined
   readonly #folders = new SharedDirectorySync()
-  #opened: Promise<void> | null = null
 
   /** @param opts the git store, the signer, and where an earlier version kept its journal (`.git/cms/history-journal`) */
   constructor (opts: { git: GitStore, journalDir?: string, signer?: RecordSigner }) {
@@ -75,11 +74,6 @@ export class HistoryStore {
    * @returns resolves once done
    */
   async open (): Promise<void> {
-    this.#opened ??= this.#foldOldJournal()
-    await this.#opened
-  }
-
-  async #foldOldJournal (): Promise<void> {
     const dir = this.#journalDir
     if (dir === undefined) return
     const byEntry = new Map<string, { collection: string, id: string, snapshots: Snapshot[] }>()
