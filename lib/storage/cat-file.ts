@@ -38,24 +38,20 @@ export class CatFile {
     if (this.#closed) throw new StorageUnavailableError('The repository is closed')
     if (/[\n\0]/.test(name)) throw new Error(`Invalid object name: ${JSON.stringify(name)}`)
     for (let attempt = 1; ; attempt++) {
+      const stdin = (this.#child ??= this.#start()).stdin
+      const answer = new Promise<GitObject | null>((resolve, reject) => { this.#waiting.push({ resolve, reject }) })
+      // The requests of one turn of the event loop go to git in one write.
+      if (stdin.writableCorked === 0) {
+        stdin.cork()
+        process.nextTick(() => { stdin.uncork() })
+      }
+      stdin.write(`${name}\n`)
       try {
-        return await this.#ask(name)
+        return await answer
       } catch (err) {
         if (attempt === 2 || this.#closed) throw err
       }
     }
-  }
-
-  /** Asks for an object; the requests of one turn of the event loop go to git in one write. */
-  async #ask (name: string): Promise<GitObject | null> {
-    const stdin = (this.#child ??= this.#start()).stdin
-    const answer = new Promise<GitObject | null>((resolve, reject) => { this.#waiting.push({ resolve, reject }) })
-    if (stdin.writableCorked === 0) {
-      stdin.cork()
-      process.nextTick(() => { stdin.uncork() })
-    }
-    stdin.write(`${name}\n`)
-    return await answer
   }
 
   #start (): ChildProcessWithoutNullStreams {
