@@ -32,8 +32,8 @@ export async function restoreHistory (ctx: CommandContext, body: RestoreBody): P
   await checkEntryScope(ctx, collection, id)
   await requirePermission(ctx, 'edit', collection, id)
   await requirePermission(ctx, 'publish', collection, id)
-  const snapshot = await ctx.services.history.find(collection, id, body.ts)
-  if (snapshot === null) throw new NotFoundError('Snapshot not found', { collection, id, ts: body.ts })
+  const snapshot = (await ctx.services.history.list(collection, id)).find(s => s.ts === body.ts)
+  if (snapshot === undefined) throw new NotFoundError('Snapshot not found', { collection, id, ts: body.ts })
   const restored = isMarkdownFormat(def.format) && typeof snapshot.bodySource === 'string'
     ? { ...snapshot.data, body: snapshot.bodySource }
     : snapshot.data

@@ -116,17 +116,6 @@ export class HistoryStore {
   }
 
   /**
-   * One snapshot of an entry.
-   * @param collection collection name
-   * @param id entry id
-   * @param ts the snapshot's timestamp
-   * @returns the snapshot, or null
-   */
-  async find (collection: string, id: string, ts: number): Promise<Snapshot | null> {
-    return (await this.list(collection, id)).find(s => s.ts === ts) ?? null
-  }
-
-  /**
    * Records snapshots in one commit. Each gets `ts = max(now, last ts of its entry + 1)`, so ts is
    * strictly increasing per entry even within one millisecond; each entry keeps the newest 50.
    * @param items the entries and their snapshots (without ts)

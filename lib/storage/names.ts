@@ -9,7 +9,6 @@ export const COLLECTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
 /** The plain ids of flat collections before section 11 (kept for the demo and old ref names). */
 export const ENTRY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
 /** Control characters (C0, DEL, C1) and the characters no file name of ours may hold. */
-// eslint-disable-next-line no-control-regex
 const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
 const MAX_ID_BYTES = 1024

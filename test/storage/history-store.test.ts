@@ -15,13 +15,12 @@ t.test('an entry without history reads as empty and nothing is written', async t
   const { git } = makeRepoWithStore(t)
   const history = new HistoryStore({ git })
   t.same(await history.list('posts', 'hello'), [])
-  t.equal(await history.find('posts', 'hello', 1), null)
   await history.removeCollection('posts')
   t.same(await history.append([]), [])
   t.equal(await git.readRef(HISTORY_REF), null, 'no ref created for nothing')
 })
 
-t.test('append, list and find; the document sits at its sharded path', async t => {
+t.test('append and list; the document sits at its sharded path', async t => {
   const { dir, git } = makeRepoWithStore(t)
   const history = new HistoryStore({ git })
   const [first] = await history.append([{ collection: 'posts', id: 'hello', snapshot: { ...snap(1), bodySource: '# Hi' } }])
@@ -30,8 +29,6 @@ t.test('append, list and find; the document sits at its sharded path', async t =
   const list = await history.list('posts', 'hello')
   t.same(list, [first, second])
   t.match(list[0], { data: { n: 1 }, action: 'save', editor, revision: 1, bodySource: '# Hi' })
-  t.same(await history.find('posts', 'hello', second!.ts), second)
-  t.equal(await history.find('posts', 'hello', second!.ts + 1000), null)
   t.same(await history.list('posts', 'other'), [])
 
   // Another instance (cold caches) reads the same, and so does git.
