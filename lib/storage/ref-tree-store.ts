@@ -269,7 +269,7 @@ export class RefTreeStore<T> {
 
   /** Moves the ref from `head` to the built commit, or deletes it (compare-and-swap either way). */
   async #land (commit: string | typeof DELETED, head: string | null): Promise<'ok' | 'moved'> {
-    if (commit === DELETED) return head === null ? 'ok' : await this.#opts.git.refs.remove(this.ref, head)
+    if (commit === DELETED) return head === null ? 'ok' : await this.#opts.git.refs.update(this.ref, null, head)
     return await this.#opts.git.refs.update(this.ref, commit, head)
   }
 

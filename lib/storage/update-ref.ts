@@ -50,29 +50,15 @@ export class RefUpdater {
   constructor (private readonly gitDir: string, private readonly readRef: (ref: string) => Promise<string | null>) {}
 
   /**
-   * Points `ref` at `newOid` if it still holds `expected`.
+   * Points `ref` at `newOid`, or deletes it, if it still holds `expected`; transactions run one after
+   * the other, and the listeners are told of a ref that moved.
    * @param ref a full ref name under `refs/cms/`
-   * @param newOid the new commit
+   * @param newOid the new commit, or null to delete the ref
    * @param expected the value it was built on (null: the ref must not exist)
-   * @returns 'ok' once the ref holds newOid durably, 'moved' when it held something else; throws
+   * @returns 'ok' once the change is durable, 'moved' when the ref held something else; throws
    *   StorageUnavailableError when git could not update it (a lock held too long)
    */
-  async update (ref: string, newOid: string, expected: string | null): Promise<'ok' | 'moved'> {
-    return await this.#run(ref, newOid, expected)
-  }
-
-  /**
-   * Deletes `ref` if it still holds `expected` (a writer that moved it meanwhile keeps its value).
-   * @param ref a full ref name under `refs/cms/`
-   * @param expected the value it must hold
-   * @returns 'ok' once the ref is gone durably, 'moved' when it held something else
-   */
-  async remove (ref: string, expected: string): Promise<'ok' | 'moved'> {
-    return await this.#run(ref, null, expected)
-  }
-
-  /** Checks the names, runs one transaction after the ones before it, tells the listeners of a ref that moved. */
-  async #run (ref: string, newOid: string | null, expected: string | null): Promise<'ok' | 'moved'> {
+  async update (ref: string, newOid: string | null, expected: string | null): Promise<'ok' | 'moved'> {
     assertRefName(ref)
     if ([newOid, expected].some(oid => oid !== null && !OID.test(oid))) throw new Error('Invalid object id')
     const run = this.#tail.then(async () => await this.#transaction(ref, newOid, expected))

@@ -136,7 +136,7 @@ t.test('deleting an emptied ref is a compare-and-swap: a save racing it survives
   const old = await git.readRef(draftRef('carol'))
   await new DraftStore({ git }).put('carol', [record('posts', 'y')])
   const now = await git.readRef(draftRef('carol'))
-  t.equal(await git.refs.remove(draftRef('carol'), old!), 'moved')
+  t.equal(await git.refs.update(draftRef('carol'), null, old!), 'moved')
   t.equal(await git.readRef(draftRef('carol')), now, 'the moved ref keeps its value')
   // Another process's save landing while this one empties the ref: never lost, whichever lands first.
   const outsideGit = new GitStore(git.gitDir)
