@@ -5,7 +5,7 @@
 import type { CmsApi } from './api.js'
 import { parseBinding, type Binding } from './bindings.js'
 import { hintedBlocks } from './block-hints.js'
-import type { EditSession } from './edit-session.js'
+import type { EditSession } from './editor.js'
 import type { EditorUi, RestoreItem } from './editor-ui.js'
 import { ownText } from './page-blocks.js'
 import { forgetRecord, forgetStale, keepRecord, readRecord, recordKeys, type DelayedWrite } from '../kept-records.js'
