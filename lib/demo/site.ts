@@ -4,15 +4,13 @@
  * working tree on every request, so a publish shows at once; `/markdown-it/posts/<id>` renders a
  * body as Hugo or Jekyll would, without source hints.
  */
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { Middleware } from 'koa'
-import { gitEnv } from '../git-runner.js'
+import { GitRunner } from '../git-runner.js'
 import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { ENTRY_ID } from '../storage/names.js'
@@ -116,8 +114,6 @@ async function indexOf (services: Services, collection: string): Promise<Awaited
   }
 }
 
-const run = promisify(execFile)
-
 /** The package's `fixtures-repo/`, from `lib/demo/` (tests) or `dist/lib/demo/` (the build). */
 export async function fixturesRepoDir (): Promise<string> {
   const candidates = ['../../fixtures-repo/', '../../../fixtures-repo/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
@@ -133,15 +129,15 @@ export async function fixturesRepoDir (): Promise<string> {
 export async function createDemoRepo (): Promise<string> {
   const source = await fixturesRepoDir()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-demo-'))
-  // Without git's own variables: started as `git cms demo`, they could point at another repository.
-  const git = async (...args: string[]): Promise<void> => { await run('git', args, { cwd: dir, env: gitEnv() }) }
+  // GitRunner leaves out git's own variables: started as `git cms demo`, they could point at another repository.
+  const git = new GitRunner({ baseDir: dir })
   try {
     await cp(source, dir, { recursive: true })
-    await git('init', '-q', '-b', 'main')
-    await git('config', 'user.name', 'git-cms demo')
-    await git('config', 'user.email', 'demo@git-cms.invalid')
-    await git('add', '-A')
-    await git('-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site')
+    await git.run(['init', '-q', '-b', 'main'])
+    await git.run(['config', 'user.name', 'git-cms demo'])
+    await git.run(['config', 'user.email', 'demo@git-cms.invalid'])
+    await git.run(['add', '-A'])
+    await git.run(['-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site'])
     return dir
   } catch (err) {
     await removeDemoRepo(dir)
