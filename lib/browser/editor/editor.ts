@@ -4,11 +4,9 @@
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'
-import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
 import { applyLink, insertPlainText, isAllowedHref, rangeInside, select, toggleInline } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
-import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, MARK_ATTRIBUTE } from './aligned-edit.js'
-import { ownText } from './page-blocks.js'
+import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
 import type { PublishReport } from '../studio/api.js'
@@ -180,7 +178,6 @@ class InlineEditor {
       return
     }
     const kind = wrapper === null ? 'field' : el.dataset.cmsAligned !== undefined ? 'aligned' : 'block'
-    const src = el.dataset.cmsSrc
     const original = el.innerHTML
     if (kind === 'field') {
       try { el.contentEditable = 'plaintext-only' } catch { el.contentEditable = 'true' }
@@ -198,7 +195,7 @@ class InlineEditor {
       baseline: kind === 'field' ? el.textContent ?? '' : original,
       revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
       range: null,
-      unsavedKey: kind !== 'field' && src !== undefined ? unsavedBlockKey(binding, src) : null,
+      unsavedKey: kind !== 'field' && el.dataset.cmsSrc !== undefined ? unsavedBlockKey(binding, el.dataset.cmsSrc) : null,
       index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
       knownRevision: null,
       textBefore: kind === 'aligned' ? ownText(el) : '',
@@ -481,6 +478,38 @@ class InlineEditor {
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
   }
+}
+
+/** Gives the page's blocks the served rendering's hints; returns those that no longer fit (`own`: tags compared only). */
+function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
+  const page = hintedBlocks(wrapper)
+  const fresh = hintedBlocks(served)
+  if (page.length !== fresh.length) return page
+  const stale: HTMLElement[] = []
+  page.forEach((el, i) => {
+    const next = fresh[i]!
+    const fits = el.tagName === next.tagName && (own.has(el) || el.textContent === next.textContent)
+    if (!fits) { stale.push(el); return }
+    el.dataset.cmsSrc = next.dataset.cmsSrc ?? ''
+  })
+  return stale
+}
+
+/** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
+function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
+  const next = parseHint(answered)
+  // A different start: the server moved a published-page hint onto the draft; this page's other
+  // hints are in the published body's terms, so only a fresh rendering brings them together.
+  if (next === null || next.start !== sent.start) return false
+  const growth = (next.end - next.start) - (sent.end - sent.start)
+  for (const el of hintedBlocks(wrapper)) {
+    if (el === saved) continue
+    const hint = parseHint(el.dataset.cmsSrc)
+    if (hint === null || hint.start < sent.end) continue
+    el.dataset.cmsSrc = `${hint.start + growth}:${hint.end + growth}:${hint.hash}`
+  }
+  saved.dataset.cmsSrc = answered
+  return true
 }
 
 /** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
