@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import type { Middleware } from 'koa'
 import { GitRunner } from '../git-runner.js'
 import type { Services } from '../services.js'
-import { NotFoundError } from '../errors.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
 import { ENTRY_ID } from '../storage/names.js'
 import { escapeHtml, renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
 
@@ -105,13 +105,9 @@ async function entryOf (services: Services, collection: string, id: string): Pro
   return e?.data === undefined ? null : { collection, id, data: e.data }
 }
 
-async function indexOf (services: Services, collection: string): Promise<Awaited<ReturnType<Services['content']['index']>> | null> {
-  try {
-    return await services.content.index(collection)
-  } catch (err) {
-    if (err instanceof NotFoundError) return null
-    throw err
-  }
+/** A collection's index, or null when the config has no such collection. */
+async function indexOf (services: Services, collection: string): Promise<CollectionIndex | null> {
+  return await services.content.registry.get(collection) === null ? null : await services.content.index(collection)
 }
 
 /** The package's `fixtures-repo/`, from `lib/demo/` (tests) or `dist/lib/demo/` (the build). */
