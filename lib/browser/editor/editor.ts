@@ -408,20 +408,16 @@ class InlineEditor {
     if (cmd === 'link') {
       const range = rangeInside(s.el)?.cloneRange() ?? null
       this.prompting = true
-      let href: string | null
-      try {
-        href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')
-      } finally {
-        this.prompting = false
-      }
-      if (href === null) return
-      if (!isAllowedHref(href.trim()) || href.trim() === 'https://') {
+      const href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
+      this.prompting = false
+      if (href === undefined) return
+      if (!isAllowedHref(href) || href === 'https://') {
         this.ui.say('Link not added: use an http(s) or mailto address, or a path on this site.', 'error')
         return
       }
       s.el.focus()
       if (range !== null) select(range)
-      if (applyLink(s.el, href.trim())) markAdded(s)
+      if (applyLink(s.el, href)) markAdded(s)
       this.keep()
       return
     }
