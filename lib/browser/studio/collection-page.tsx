@@ -4,7 +4,8 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, Entry, JsonSchema, LocaleInfo, Pagination } from './api.js'
+import type { Api, Entry, JsonSchema, LocaleInfo } from './api.js'
+import type { Pagination } from '../../api-shapes.js'
 import { fieldLabel } from './schema-form.js'
 import { entryTitle, focusSoon, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { SearchSnippet } from './search-snippet.js'

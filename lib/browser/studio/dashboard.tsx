@@ -4,7 +4,8 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, PublishReport, SearchGroup, SyncReport } from './api.js'
+import type { Api, PublishReport, SearchGroup } from './api.js'
+import type { SyncReport } from '../../api-shapes.js'
 import { PublishResult } from './publish-result.js'
 import { SearchSnippet } from './search-snippet.js'
 import { timeAgo, useDebouncedLoad, type StudioConfig } from './types.js'

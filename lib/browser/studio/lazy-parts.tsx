@@ -6,7 +6,8 @@ import type { ComponentType, JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Api } from './api.js'
 import type { MarkdownEditorProps } from './markdown-editor.js'
-import type { MediaFile, MediaLibraryProps } from './media-library.js'
+import type { MediaLibraryProps } from './media-library.js'
+import type { MediaFile } from '../../api-shapes.js'
 import { studioConfig } from './types.js'
 
 /** A component loaded on first use (null until it has loaded). */

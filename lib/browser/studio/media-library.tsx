@@ -4,27 +4,9 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, query, type Api, type Pagination } from './api.js'
+import { ApiError, query, type Api } from './api.js'
+import type { MediaFile, MediaPage, MediaReference } from '../../api-shapes.js'
 import { useDebouncedLoad, type StudioConfig } from './types.js'
-
-/** One file of the library, as `GET /media` lists it. */
-export interface MediaFile {
-  path: string
-  url: string
-  name: string
-  folder: string
-  size: number
-  mtime: number
-  type: string
-  collection?: string
-  entry?: { collection: string, id: string }
-}
-
-/** An entry that still references a file (its saved file, or an editor's draft). */
-interface MediaReference { collection: string, id: string, file?: string, draft?: true, editor?: string }
-
-/** One page of the library. */
-interface MediaListing { files: MediaFile[], folders: Array<{ path: string, count: number }>, pagination: Pagination }
 
 const PAGE_SIZE = 24
 
@@ -81,7 +63,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const [after, setAfter] = useState('')
   const [before, setBefore] = useState('')
   const [page, setPage] = useState(1)
-  const [listing, setListing] = useState<MediaListing | null>(null)
+  const [listing, setListing] = useState<MediaPage | null>(null)
   const [error, setError] = useState('')
   const [status, setStatus] = useState('')
   const [tick, setTick] = useState(0)
@@ -92,7 +74,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   useDebouncedLoad(async () => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    return await api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
+    return await api.call<MediaPage>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
   }, r => {
     // The last file of the last page was deleted: show the page before it.
     if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
