@@ -10,15 +10,16 @@ import { useDebouncedLoad, type StudioConfig } from './types.js'
 
 const PAGE_SIZE = 24
 
-/** Sort choices as the select shows them. */
-const SORTS: Array<{ value: string, label: string }> = [
-  { value: 'date-desc', label: 'Newest first' },
-  { value: 'date-asc', label: 'Oldest first' },
-  { value: 'name-asc', label: 'Name A–Z' },
-  { value: 'name-desc', label: 'Name Z–A' },
-  { value: 'size-desc', label: 'Largest first' },
-  { value: 'size-asc', label: 'Smallest first' }
+/** Sort choices as the select shows them: value and label. */
+const SORTS: Array<[string, string]> = [
+  ['date-desc', 'Newest first'],
+  ['date-asc', 'Oldest first'],
+  ['name-asc', 'Name A–Z'],
+  ['name-desc', 'Name Z–A'],
+  ['size-desc', 'Largest first'],
+  ['size-asc', 'Smallest first']
 ]
+const TYPES: Array<[string, string]> = [['', 'All files'], ['image', 'Images'], ['pdf', 'PDF']]
 
 /** Size ranges as the select shows them. */
 const SIZES: Record<string, { label: string, minSize?: number, maxSize?: number }> = {
@@ -51,6 +52,25 @@ function insertProblem (file: MediaFile, entry: MediaPick['entry']): string {
   if (file.entry === undefined) return ''
   if (entry !== null && file.entry.collection === entry.collection && file.entry.id === entry.id) return ''
   return `Belongs to the page bundle ${file.entry.collection}/${file.entry.id}`
+}
+
+/** One filter of the library: a select of `options` (value and label), else a date. */
+function Filter ({ id, label, value, onChange, options }: {
+  id: string
+  label: string
+  value: string
+  onChange: (value: string) => void
+  options?: Array<[string, string]>
+}): JSX.Element {
+  const change = (e: Event): void => onChange((e.currentTarget as HTMLInputElement | HTMLSelectElement).value)
+  return (
+    <div class="media-filter">
+      <label for={id}>{label}</label>
+      {options === undefined
+        ? <input id={id} type="date" value={value} onInput={change} />
+        : <select id={id} value={value} onChange={change}>{options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}</select>}
+    </div>
+  )
 }
 
 /** The media library (a page, or a picker when `pick` is given). */
@@ -138,41 +158,13 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
           <label for={id('q')}>Search media</label>
           <input id={id('q')} ref={search} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
         </div>
-        <div class="media-filter">
-          <label for={id('folder')}>Folder</label>
-          <select id={id('folder')} value={folder} onChange={e => filter(setFolder)((e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">All folders</option>
-            {listing?.folders.map(f => <option key={f.path} value={f.path}>{f.path} ({f.count})</option>)}
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('sort')}>Sort by</label>
-          <select id={id('sort')} value={sort} onChange={e => filter(setSort)((e.currentTarget as HTMLSelectElement).value)}>
-            {SORTS.map(s => <option key={s.value} value={s.value}>{s.label}</option>)}
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('type')}>Type</label>
-          <select id={id('type')} value={type} onChange={e => filter(setType)((e.currentTarget as HTMLSelectElement).value as '' | 'image' | 'pdf')}>
-            <option value="">All files</option>
-            <option value="image">Images</option>
-            <option value="pdf">PDF</option>
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('size')}>Size</label>
-          <select id={id('size')} value={size} onChange={e => filter(setSize)((e.currentTarget as HTMLSelectElement).value)}>
-            {Object.entries(SIZES).map(([k, s]) => <option key={k} value={k}>{s.label}</option>)}
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('after')}>Changed from</label>
-          <input id={id('after')} type="date" value={after} onInput={e => filter(setAfter)((e.currentTarget as HTMLInputElement).value)} />
-        </div>
-        <div class="media-filter">
-          <label for={id('before')}>Changed until</label>
-          <input id={id('before')} type="date" value={before} onInput={e => filter(setBefore)((e.currentTarget as HTMLInputElement).value)} />
-        </div>
+        <Filter id={id('folder')} label="Folder" value={folder} onChange={filter(setFolder)}
+          options={[['', 'All folders'], ...(listing?.folders ?? []).map(f => [f.path, `${f.path} (${f.count})`] as [string, string])]} />
+        <Filter id={id('sort')} label="Sort by" value={sort} onChange={filter(setSort)} options={SORTS} />
+        <Filter id={id('type')} label="Type" value={type} onChange={v => filter(setType)(v as '' | 'image' | 'pdf')} options={TYPES} />
+        <Filter id={id('size')} label="Size" value={size} onChange={filter(setSize)} options={Object.entries(SIZES).map(([k, s]) => [k, s.label])} />
+        <Filter id={id('after')} label="Changed from" value={after} onChange={filter(setAfter)} />
+        <Filter id={id('before')} label="Changed until" value={before} onChange={filter(setBefore)} />
         <div class="media-filter">
           <label for={id('upload')}>Upload a file</label>
           <input id={id('upload')} type="file" accept="image/*,application/pdf" onChange={e => { void upload(e) }} />
