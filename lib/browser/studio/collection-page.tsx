@@ -8,7 +8,7 @@ import type { Api, Entry, JsonSchema, LocaleInfo } from './api.js'
 import type { Pagination } from '../../api-shapes.js'
 import { fieldLabel } from './schema-form.js'
 import { entryTitle, focusSoon, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
-import { SearchSnippet } from './search-snippet.js'
+import { SearchSnippet } from './dashboard.js'
 import { NewEntry } from './new-entry.js'
 import { LocaleBadge, LocaleFilter } from './languages.js'
 

@@ -8,7 +8,7 @@ import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type Local
 import { Field } from './schema-form.js'
 import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
 import { DelayedWrite, forgetStale } from '../kept-records.js'
-import { PublishResult } from './publish-result.js'
+import { PublishResult } from './dashboard.js'
 import { ConflictPanel, HistoryPanel, UnsavedOffer } from './versions.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { OutdatedBadge, TranslationSource, TranslationsPanel } from './languages.js'
@@ -19,7 +19,6 @@ interface Props { api: Api, config: StudioConfig, collection: StudioCollection, 
 /** The collection schema, plus a Markdown body when the data has one the schema does not list. */
 function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSchema {
   const properties: Record<string, JsonSchema> = { ...(schema.properties ?? {}) }
-  // A Markdown body is always edited, even when the schema does not list it.
   if (typeof data.body === 'string' && properties.body === undefined) properties.body = { type: 'string', title: 'Body' }
   return { ...schema, type: 'object', properties }
 }

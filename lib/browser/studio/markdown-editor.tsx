@@ -24,9 +24,9 @@ export interface MarkdownEditorProps {
 }
 
 /** Wraps each selection in `mark` (or inserts `mark` twice with the cursor between). */
-function wrap (view: EditorView, mark: string, close = mark): boolean {
+function wrap (view: EditorView, mark: string): boolean {
   view.dispatch(view.state.changeByRange(r => ({
-    changes: [{ from: r.from, insert: mark }, { from: r.to, insert: close }],
+    changes: [{ from: r.from, insert: mark }, { from: r.to, insert: mark }],
     range: EditorSelection.range(r.from + mark.length, r.to + mark.length)
   })))
   view.focus()
@@ -176,7 +176,6 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
     applying.current = true
     try { v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } }) } finally { applying.current = false }
   }, [value])
-  // The live preview, debounced.
   useEffect(() => {
     if (mdx) return
     const timer = window.setTimeout(() => { preview(value).then(setHtml, err => setStatus(`Preview failed: ${(err as Error).message}`)) }, 250)

@@ -49,7 +49,7 @@ interface FieldProps {
 
 /** The inline messages for one field, if any. */
 function Issues ({ issues, path }: { issues: Issue[], path: string }): JSX.Element | null {
-  const mine = issues.filter(i => i.path === path || (path === '' && i.path === ''))
+  const mine = issues.filter(i => i.path === path)
   if (mine.length === 0) return null
   return <p class="issue" id={idFor(path) + '-issue'} role="alert">{mine.map(i => i.message).join('; ')}</p>
 }
@@ -69,7 +69,7 @@ export function Field (props: FieldProps): JSX.Element {
       <fieldset class="group">
         <legend>{label}</legend>
         {Object.entries(schema.properties ?? {}).map(([k, s]) => (
-          <Field key={k} api={props.api} name={k} path={path === '' ? k : `${path}.${k}`} schema={s} value={obj[k]} issues={issues}
+          <Field key={k} api={props.api} name={k} path={`${path}.${k}`} schema={s} value={obj[k]} issues={issues}
             onChange={v => onChange({ ...obj, [k]: v })} />
         ))}
         <Issues issues={issues} path={path} />
@@ -87,7 +87,7 @@ export function Field (props: FieldProps): JSX.Element {
     if (itemType === 'object') {
       return (
         <>
-          <ObjectItems label={label} list={list} itemSchema={itemSchema} issues={issues} path={path} onChange={onChange} blank={blank}
+          <ObjectItems label={label} list={list} itemSchema={itemSchema} issues={issues} path={path} onChange={onChange}
             renderItem={(item, i, summary) => (
               <Field api={props.api} name={`${name} ${i + 1}`} label={summary} path={`${path}.${i}`} schema={itemSchema} value={item} issues={issues}
                 onChange={v => onChange(list.map((x, j) => j === i ? v : x))} />

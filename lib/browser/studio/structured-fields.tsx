@@ -102,12 +102,11 @@ interface ItemsProps {
   issues: Issue[]
   path: string
   onChange: (v: unknown) => void
-  blank: () => unknown
   renderItem: (item: unknown, i: number, summary: string) => JSX.Element
 }
 
 /** An array's object items, each collapsible, movable by buttons and by drag. */
-export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, blank, renderItem }: ItemsProps): JSX.Element {
+export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, renderItem }: ItemsProps): JSX.Element {
   const [closed, setClosed] = useState<Set<number>>(new Set())
   const [dragging, setDragging] = useState<number | null>(null)
   const move = (from: number, to: number): void => {
@@ -147,7 +146,7 @@ export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, 
           </div>
         )
       })}
-      <button type="button" class="secondary" onClick={() => onChange([...list, blank()])}>Add {label}</button>
+      <button type="button" class="secondary" onClick={() => onChange([...list, {}])}>Add {label}</button>
     </fieldset>
   )
 }
