@@ -91,11 +91,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // while a stored version waits for the editor's choice (that would overwrite it silently).
   useEffect(() => {
     if (!touched.current || entry === null || offer !== null) return
-    const base = entry.data ?? {}
-    const revision = entry.revision
-    const snapshot = values
     kept.schedule(() => {
-      const ok = writeUnsaved(collection.name, id, { revision, at: Date.now(), ...diffValues(base, snapshot) })
+      const ok = writeUnsaved(collection.name, id, { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) })
       if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
     })
   }, [values, offer])

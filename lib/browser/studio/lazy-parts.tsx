@@ -46,18 +46,13 @@ interface MediaPickerProps {
 /** The dialog picking a library file for an entry (`api` scoped to the entry). */
 export function MediaPicker ({ api, purpose, onPick, onClose }: MediaPickerProps): JSX.Element {
   const dialog = useRef<HTMLDialogElement>(null)
-  const closed = useRef(onClose)
-  closed.current = onClose
   useEffect(() => {
     const d = dialog.current
-    if (d === null) return
-    const done = (): void => closed.current()
-    d.addEventListener('close', done)
-    if (!d.open) d.showModal()
-    return () => { d.removeEventListener('close', done); if (d.open) d.close() }
+    if (d !== null && !d.open) d.showModal()
+    return () => { if (d?.open === true) d.close() }
   }, [])
   return (
-    <dialog ref={dialog} class="media-dialog" aria-labelledby="media-picker-heading">
+    <dialog ref={dialog} class="media-dialog" aria-labelledby="media-picker-heading" onClose={onClose}>
       <div class="media-dialog-head">
         <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
         <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>

@@ -108,8 +108,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
 
   const filter = <T,>(set: (v: T) => void) => (v: T): void => { set(v); setPage(1) }
   const copy = async (file: MediaFile): Promise<void> => {
-    const url = file.url
-    setStatus(await copyText(url) ? `Copied the URL of ${file.name}: ${url}` : `Could not copy; the URL is ${url}`)
+    setStatus(await copyText(file.url) ? `Copied the URL of ${file.name}: ${file.url}` : `Could not copy; the URL is ${file.url}`)
   }
   const askDelete = async (file: MediaFile): Promise<void> => {
     try {
@@ -252,8 +251,7 @@ async function copyText (text: string): Promise<boolean> {
     const field = document.createElement('textarea')
     field.value = text
     field.setAttribute('readonly', '')
-    field.style.position = 'fixed'
-    field.style.opacity = '0'
+    field.style.cssText = 'position: fixed; opacity: 0'
     document.body.append(field)
     field.select()
     let ok = false

@@ -57,10 +57,6 @@ export function NewEntry ({ api, config, collection, navigate, onCancel }: Props
     }
     return `${wanted}-${Date.now().toString(36)}`
   }
-  const offerFree = async (wanted: string): Promise<void> => {
-    setTaken({ id: wanted, free: await freeId(wanted) })
-    focusSoon('#new-id-taken')
-  }
 
   const create = async (e: Event): Promise<void> => {
     e.preventDefault()
@@ -75,7 +71,11 @@ export function NewEntry ({ api, config, collection, navigate, onCancel }: Props
     if (problems.length > 0) { focusSoon(`[aria-invalid=true]`); return }
     setBusy(true)
     try {
-      if (await exists(trimmed)) { await offerFree(trimmed); return }
+      if (await exists(trimmed)) {
+        setTaken({ id: trimmed, free: await freeId(trimmed) })
+        focusSoon('#new-id-taken')
+        return
+      }
       const data: Record<string, unknown> = { ...template, ...values }
       // An empty date, email or choice left as the template gave it is "no value", not '' that fails its format.
       for (const [k, p] of Object.entries(schema.properties ?? {})) {

@@ -126,14 +126,13 @@ export function Field (props: FieldProps): JSX.Element {
       </div>
     )
   }
+  // The value typed or chosen, as `parse` makes it.
+  const changeTo = (parse: (raw: string) => unknown) => (e: Event): void => onChange(parse((e.currentTarget as HTMLInputElement).value))
   let control: JSX.Element
   if (schema.enum !== undefined) {
     control = (
       <select id={id} aria-invalid={invalid} aria-describedby={described} value={value === undefined ? '' : String(value)}
-        onChange={e => {
-          const raw = (e.currentTarget as HTMLSelectElement).value
-          onChange(schema.enum?.find(x => String(x) === raw) ?? raw)
-        }}>
+        onChange={changeTo(raw => schema.enum?.find(x => String(x) === raw) ?? raw)}>
         {value === undefined && <option value="">(none)</option>}
         {schema.enum.map(x => <option key={String(x)} value={String(x)}>{String(x)}</option>)}
       </select>
@@ -141,11 +140,7 @@ export function Field (props: FieldProps): JSX.Element {
   } else if (type === 'number' || type === 'integer') {
     control = (
       <input id={id} type="number" step={type === 'integer' ? 1 : 'any'} aria-invalid={invalid} aria-describedby={described}
-        value={typeof value === 'number' ? String(value) : ''}
-        onInput={e => {
-          const raw = (e.currentTarget as HTMLInputElement).value
-          onChange(raw === '' ? undefined : Number(raw))
-        }} />
+        value={typeof value === 'number' ? String(value) : ''} onInput={changeTo(raw => raw === '' ? undefined : Number(raw))} />
     )
   } else if (path === 'body' && props.markdown !== undefined && props.api.uploadScope !== null) {
     const { collection, id: entryId } = props.api.uploadScope
@@ -156,7 +151,7 @@ export function Field (props: FieldProps): JSX.Element {
   } else if (path === 'body' || schema.format === 'markdown' || (typeof schema.maxLength === 'number' ? schema.maxLength > 200 : /description|summary|excerpt|bio|text|content/i.test(name))) {
     control = (
       <textarea id={id} rows={path === 'body' ? 18 : 4} class={path === 'body' ? 'body' : undefined} aria-invalid={invalid} aria-describedby={described}
-        value={typeof value === 'string' ? value : ''} onInput={e => onChange((e.currentTarget as HTMLTextAreaElement).value)} />
+        value={typeof value === 'string' ? value : ''} onInput={changeTo(raw => raw)} />
     )
   } else if (isImage(name, schema)) {
     return <ImageField {...props} label={label} />
@@ -165,11 +160,8 @@ export function Field (props: FieldProps): JSX.Element {
     control = (
       <input id={id} type={inputType} aria-invalid={invalid} aria-describedby={described}
         value={value === undefined || value === null ? '' : String(value)}
-        onInput={e => {
-          const raw = (e.currentTarget as HTMLInputElement).value
-          // An emptied date or email is "no value", not an empty string that fails its format.
-          onChange(raw === '' && inputType !== 'text' ? undefined : raw)
-        }} />
+        // An emptied date or email is "no value", not an empty string that fails its format.
+        onInput={changeTo(raw => raw === '' && inputType !== 'text' ? undefined : raw)} />
     )
   }
   return (
