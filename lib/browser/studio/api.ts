@@ -121,9 +121,9 @@ export class Api {
   async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
   /** The deployment status. */
   async deployment (): Promise<{ configured: boolean, state: string, commit?: string, sync?: SyncReport }> { return await this.call('GET', '/deployment') }
-  /** Renders unsaved Markdown as the server would publish it (sanitized). */
-  async preview (collection: string, id: string, body: string): Promise<string> {
-    return (await this.call<{ html: string }>('POST', '/preview', { collection, id, body })).html
+  /** Renders unsaved Markdown of the entry this API is scoped to as the server would publish it (sanitized). */
+  async preview (body: string): Promise<string> {
+    return (await this.call<{ html: string }>('POST', '/preview', { ...this.uploadScope, body })).html
   }
 
   /** Uploads a file; gives its URL. */

@@ -19,7 +19,6 @@ export interface MarkdownEditorProps {
   label: string
   value: string
   mdx: boolean
-  preview: (body: string) => Promise<string>
   onChange: (value: string) => void
 }
 
@@ -106,7 +105,7 @@ function SitePreview ({ label, html, stylesheets }: { label: string, html: strin
 }
 
 /** The Markdown editor, its toolbar and the preview. */
-export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange }: MarkdownEditorProps): JSX.Element {
+export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: MarkdownEditorProps): JSX.Element {
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)
   const fileInput = useRef<HTMLInputElement>(null)
@@ -182,7 +181,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
     applying.current = true
     try { v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } }) } finally { applying.current = false }
   }, [value])
-  useDebouncedLoad(async () => mdx ? '' : await preview(value), setHtml, err => setStatus(`Preview failed: ${err.message}`), 250, [value])
+  useDebouncedLoad(async () => mdx ? '' : await api.preview(value), setHtml, err => setStatus(`Preview failed: ${err.message}`), 250, [value])
 
   return (
     <div class="md-editor">

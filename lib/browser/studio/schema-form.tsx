@@ -143,10 +143,9 @@ export function Field (props: FieldProps): JSX.Element {
         value={typeof value === 'number' ? String(value) : ''} onInput={changeTo(raw => raw === '' ? undefined : Number(raw))} />
     )
   } else if (path === 'body' && props.markdown !== undefined && props.api.uploadScope !== null) {
-    const { collection, id: entryId } = props.api.uploadScope
     control = (
       <LazyMarkdownEditor api={props.api} id={id} label={label} value={typeof value === 'string' ? value : ''} mdx={props.markdown === 'mdx'}
-        preview={async body => await props.api.preview(collection, entryId, body)} onChange={v => onChange(v)} />
+        onChange={v => onChange(v)} />
     )
   } else if (path === 'body' || schema.format === 'markdown' || (typeof schema.maxLength === 'number' ? schema.maxLength > 200 : /description|summary|excerpt|bio|text|content/i.test(name))) {
     control = (
