@@ -203,7 +203,6 @@ function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue
  */
 function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProps): JSX.Element {
   const [schema, setSchema] = useState<JsonSchema | null>(null)
-  const [template, setTemplate] = useState<Record<string, unknown>>({})
   const [values, setValues] = useState<Record<string, unknown>>({})
   const [id, setId] = useState('')
   // Once the editor types an id, the title no longer changes it.
@@ -214,7 +213,7 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
   const [busy, setBusy] = useState(false)
   const entryApi = useMemo(() => api.forEntry(collection.name, id === '' ? 'new' : id), [api, collection.name, id])
   useEffect(() => {
-    api.schema(collection.name).then(r => { setSchema(r.schema); setTemplate(r.template ?? {}); setValues(r.template ?? {}) },
+    api.schema(collection.name).then(r => { setSchema(r.schema); setValues(r.template ?? {}) },
       (err: Error) => setError(`Could not load the form: ${err.message}`))
   }, [])
   useEffect(() => { if (schema !== null) focusSoon('#new-entry input') }, [schema])
@@ -252,7 +251,7 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
         focusSoon('#new-id-taken')
         return
       }
-      const data: Record<string, unknown> = { ...template, ...values }
+      const data: Record<string, unknown> = { ...values }
       // An empty date, email or choice left as the template gave it is "no value", not '' that fails its format.
       for (const [k, p] of Object.entries(schema.properties ?? {})) {
         if (data[k] === '' && (p.format !== undefined || p.enum !== undefined)) delete data[k]

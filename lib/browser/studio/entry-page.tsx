@@ -42,7 +42,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const [unsavedStatus, setUnsavedStatus] = useState('')
   // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
   const touched = useRef(false)
-  const loaded = useRef(false)
   // The write of the unsaved changes, 300 ms after typing stops.
   const [kept] = useState(() => new DelayedWrite(300))
   const flush = (): void => { kept.flush() }
@@ -65,7 +64,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       setIssues(e.validationIssues ?? [])
       setConflict(null)
       setOffer(stored)
-      if (!loaded.current) { loaded.current = true; focusSoon('main h1') }
       if (stored !== null) {
         setUnsavedStatus(stored.revision === e.revision
           ? 'This browser kept unsaved changes to this entry. Restore them or discard them.'
@@ -79,6 +77,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const loadHistory = async (): Promise<void> => {
     try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
   }
+  useEffect(() => { if (entry !== null) focusSoon('main h1') }, [entry === null])
   useEffect(() => {
     forgetStale(UNSAVED_PREFIX)
     void load()
