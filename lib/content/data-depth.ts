@@ -3,6 +3,7 @@
  * serializers, structured clones) touches it: a few thousand levels overflow the stack.
  */
 import { BadRequestError } from '../errors.js'
+import { isReservedKey } from './reserved-keys.js'
 
 /** The deepest nesting of objects and arrays an entry may have (the entry's data is level 1). */
 export const MAX_DATA_DEPTH = 64
@@ -24,7 +25,32 @@ export function dataTooDeep (value: unknown, levelsAbove = 0, maxDepth = MAX_DAT
 
 /** Refuses a value that nests deeper than MAX_DATA_DEPTH, counted from where it will be stored. */
 export function assertDataDepth (value: unknown, where = 'data', levelsAbove = 0): void {
-  if (dataTooDeep(value, levelsAbove)) {
-    throw new BadRequestError(`Invalid ${where}: nested deeper than ${MAX_DATA_DEPTH} levels`, { field: where, maxDepth: MAX_DATA_DEPTH })
+  if (dataTooDeep(value, levelsAbove)) throw tooDeepError(where)
+}
+
+/**
+ * Refuses request data holding a prototype key (`__proto__`, `prototype`, `constructor`) at any
+ * depth, or nesting deeper than MAX_DATA_DEPTH counted from where it will be stored: one walk.
+ * @param value the data a request writes
+ * @param where what it is, named in the error (`data`, `value`, `layout`, `schema`)
+ * @param levelsAbove the levels of the entry's data above where it will be stored
+ */
+export function assertRequestData (value: unknown, where = 'data', levelsAbove = 0): void {
+  let tooDeep = false
+  const stack: Array<[unknown, number]> = [[value, levelsAbove + 1]]
+  while (stack.length > 0) {
+    const [node, level] = stack.pop()!
+    if (node === null || typeof node !== 'object') continue
+    if (level > MAX_DATA_DEPTH) tooDeep = true
+    if (Array.isArray(node)) { for (const child of node) stack.push([child, level + 1]); continue }
+    for (const key of Object.keys(node)) {
+      if (isReservedKey(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
+      stack.push([(node as Record<string, unknown>)[key], level + 1])
+    }
   }
+  if (tooDeep) throw tooDeepError(where)
+}
+
+function tooDeepError (where: string): BadRequestError {
+  return new BadRequestError(`Invalid ${where}: nested deeper than ${MAX_DATA_DEPTH} levels`, { field: where, maxDepth: MAX_DATA_DEPTH })
 }
