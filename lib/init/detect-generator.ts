@@ -194,10 +194,7 @@ async function detectMarkdown (repoDir: string): Promise<DetectedSite> {
   return { generator: 'markdown', configFile: null, sources, notes: [] }
 }
 
-/**
- * Page folders of a site: one collection each, except folders named like locale codes (two or
- * more), which form one collection whose files are in the locale their folder names.
- */
+/** Page folders, one collection each; two or more named like locale codes form one translated collection. */
 function byLocale (parent: string, folders: string[], config: Record<string, unknown>): ContentSource[] {
   const at = (sub: string): string => parent === '.' ? sub : `${parent}/${sub}`
   const codes = localeFolders(folders)
@@ -216,10 +213,7 @@ async function dataSources (repoDir: string, dataDir: string): Promise<ContentSo
   return sources
 }
 
-/**
- * The collections an Astro content config exports, with the `base` folder of a `glob()` loader
- * when one is given as a string literal. Read with patterns only: the file is code, never run.
- */
+/** The collections an Astro content config exports, with a `glob()` loader's literal `base` (read by patterns, never run). */
 function astroCollections (text: string): Array<{ name: string, base: string | null }> {
   const bases = new Map<string, string>()
   const definitions = [...text.matchAll(/(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*defineCollection\s*\(/g)]
@@ -295,10 +289,7 @@ async function subfolders (repoDir: string, rel: string): Promise<string[]> {
   }
 }
 
-/**
- * A folder named by a site's config, kept only when it is a plain relative path inside the
- * repository (no `..`, not absolute, not under .git).
- */
+/** A folder a site's config names, when it is a plain relative path (no `..`, not absolute, not under .git). */
 function safeRelative (value: unknown): string | null {
   if (typeof value !== 'string') return null
   const cleaned = value.trim().replace(/\\/g, '/').replace(/^\.\/+/, '').replace(/\/+$/, '')

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { Document } from 'yaml'
 import { CONFIG_FILES } from '../config.js'
 import { StartupError } from '../errors.js'
-import { writeFileAtomic, TEMP_PREFIX } from '../storage/atomic-write.js'
+import { syncDirectory, writeFileAtomic, TEMP_PREFIX } from '../storage/atomic-write.js'
 import type { CollectionPlan } from './infer-collections.js'
 
 /** The file init writes. */
@@ -37,7 +37,7 @@ export function renderConfig (collections: CollectionPlan[], header: string): st
 }
 
 /** The config files already in the repository. */
-export async function existingConfigs (repoDir: string): Promise<string[]> {
+async function existingConfigs (repoDir: string): Promise<string[]> {
   const found: string[] = []
   for (const name of CONFIG_FILES) {
     try {
@@ -76,8 +76,7 @@ export async function writeConfig (repoDir: string, text: string, force: boolean
       await handle.close()
     }
     await link(tmp, target)
-    const dir = await open(repoDir, 'r')
-    try { await dir.sync() } finally { await dir.close() }
+    await syncDirectory(repoDir)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw alreadyConfigured([INIT_CONFIG_FILE])
     throw err
