@@ -10,10 +10,10 @@ import { EntryParseError, entryParseError } from './parse-error.js'
 import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
-export const MAX_YAML_LENGTH = 2 * 1024 * 1024
+const MAX_YAML_LENGTH = 2 * 1024 * 1024
 
 /** At most this many alias expansions per document (a YAML alias bomb is an unreadable entry). */
-export const MAX_YAML_ALIASES = 100
+const MAX_YAML_ALIASES = 100
 
 const PARSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions & { maxAliasCount: number } = {
   schema: 'core',
@@ -48,9 +48,7 @@ export function parseYamlText (text: string): unknown {
 /** Writes data as a new YAML text (for new files, and as the last resort of an edit). */
 export function renderYaml (value: unknown): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-  const node = doc.createNode(value) as Node
-  quoteForYaml11(node, value)
-  doc.contents = node
+  doc.contents = styledNode(doc, value, null)
   return doc.toString(RENDER_OPTIONS)
 }
 
@@ -224,10 +222,7 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const last = items[items.length - 1]
   if (last?.range == null) return null
   if (seq.flow === true) {
-    const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-    const node = styledNode(doc, value, last)
-    if (isCollection(node)) node.flow = true
-    const rendered = renderFlowItem(node, style)
+    const rendered = renderFlowItem(value, last)
     if (rendered.includes('\n')) return null
     const first = items[0]!
     const comma = items.length > 1 && text.slice(first.range![1], items[1]!.range![0]) === ',' ? ',' : ', '
@@ -241,8 +236,11 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   return insertLine(text, at, line, eol)
 }
 
-function renderFlowItem (node: Node, style: Style): string {
+/** One item of a flow sequence, in the style of the item before it. */
+function renderFlowItem (value: unknown, old: Node): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const node = styledNode(doc, value, old)
+  if (isCollection(node)) node.flow = true
   const seq = new YAMLSeq()
   seq.flow = true
   seq.items.push(node)
