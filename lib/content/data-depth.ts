@@ -1,6 +1,8 @@
 /**
- * A bound on how deeply entry data may nest, checked before anything recursive (validation,
- * serializers, structured clones) touches it: a few thousand levels overflow the stack.
+ * Bounds on untrusted structure, checked before anything recursive (validation, serializers,
+ * structured clones, ajv's compile) touches it: how deeply entry data may nest (a few thousand
+ * levels overflow the stack), and a collection schema's length, nesting and count however it
+ * arrives (`create_collection` or git), so compiles stay short.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
@@ -53,4 +55,30 @@ export function assertRequestData (value: unknown, where = 'data', levelsAbove =
 
 function tooDeepError (where: string): BadRequestError {
   return new BadRequestError(`Invalid ${where}: nested deeper than ${MAX_DATA_DEPTH} levels`, { field: where, maxDepth: MAX_DATA_DEPTH })
+}
+
+/** Longest schema (characters of its JSON text). */
+export const MAX_SCHEMA_CHARS = 16_384
+/** Deepest nesting of objects and arrays in a schema (`allOf` in `allOf` counts two per level). */
+export const MAX_SCHEMA_DEPTH = 24
+/** Most dynamic collections a site may hold. */
+export const MAX_DYNAMIC_COLLECTIONS = 100
+
+/** Why a schema is over a bound. */
+export interface SchemaOverLimit {
+  kind: 'depth' | 'size'
+  message: string
+  limit: number
+  length?: number
+}
+
+/**
+ * Why a schema is over the depth or size bound, or null; depth is measured iteratively first,
+ * since JSON.stringify recurses.
+ */
+export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
+  if (dataTooDeep(schema, 0, MAX_SCHEMA_DEPTH)) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
+  const chars = JSON.stringify(schema).length
+  if (chars > MAX_SCHEMA_CHARS) return { kind: 'size', message: `schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, limit: MAX_SCHEMA_CHARS, length: chars }
+  return null
 }
