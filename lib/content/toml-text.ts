@@ -68,7 +68,7 @@ export function renderToml (data: Record<string, unknown>): string {
  * @returns the new text (the same text when nothing changed)
  */
 export function editTomlText (text: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
-  if (isPlainObject(after) && Object.keys(after).length === 0) return ''
+  if (Object.keys(after).length === 0) return ''
   try {
     const current = placeChanges(text, diffData(before, after), after, 1, tryChange)
     if (isDeepStrictEqual(parseTomlText(current), after)) return current
@@ -197,10 +197,9 @@ function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string
   if (last === undefined) return null
   const rendered = renderValue(value, last)
   if (rendered === null) return null
-  const multiLine = text.slice(list.range[0], last.range[0]).includes('\n')
-  if (!multiLine) return splice(text, last.range[1], last.range[1], `, ${rendered}`)
   const indent = text.slice(lineStart(text, last.range[0]), last.range[0])
-  if (indent.trim() !== '') return splice(text, last.range[1], last.range[1], `, ${rendered}`)
+  const oneLine = !text.slice(list.range[0], last.range[0]).includes('\n') || indent.trim() !== ''
+  if (oneLine) return splice(text, last.range[1], last.range[1], `, ${rendered}`)
   return splice(text, last.range[1], last.range[1], `,${eol}${indent}${rendered}`)
 }
 
