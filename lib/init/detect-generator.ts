@@ -80,9 +80,9 @@ async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
   if (languages !== null && dirs.length > 1) {
     // A content folder per language: one collection over all of them, each file in its language.
     const base = commonFolder(dirs)
-    const folders = Object.fromEntries([...languages.contentDirs].map(([l, dir]) => [l, dir]))
     const roots = dirs.map(dir => path.posix.relative(base, dir))
-    sources.push({ folder: base, name: 'pages', kind: 'folder', recursive: true, pagesOnly: true, bundles: true, i18n: { locales: languages.locales, layout: 'dirs', folders }, ...(roots.includes('') ? {} : { roots }) })
+    const i18n: InitI18n = { locales: languages.locales, layout: 'dirs', folders: Object.fromEntries(languages.contentDirs) }
+    sources.push({ folder: base, name: 'pages', kind: 'folder', recursive: true, pagesOnly: true, bundles: true, i18n, ...(roots.includes('') ? {} : { roots }) })
     notes.push(`Languages ${languages.locales.join(', ')}: one collection over ${dirs.map(d => `${d}/`).join(', ')}`)
   } else {
     const i18n: InitI18n | undefined = languages === null ? undefined : { locales: languages.locales, layout: 'suffix' }
@@ -131,16 +131,12 @@ async function detectAstro (repoDir: string): Promise<DetectedSite | null> {
   const declared = contentConfig === null ? [] : astroCollections(await readSmall(repoDir, contentConfig))
   const sources: ContentSource[] = []
   const notes: string[] = []
-  const folders = new Set<string>()
   for (const sub of await subfolders(repoDir, 'src/content')) {
-    folders.add(`src/content/${sub}`)
     sources.push({ folder: `src/content/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
   }
   for (const { name, base } of declared) {
-    const folder = base ?? `src/content/${name}`
-    if (folders.has(folder)) continue
+    if (sources.some(source => source.folder === (base ?? `src/content/${name}`))) continue
     if (base !== null && await isDir(repoDir, base)) {
-      folders.add(base)
       sources.push({ folder: base, name, kind: 'folder', recursive: true, pagesOnly: false })
     } else {
       notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)

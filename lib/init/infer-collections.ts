@@ -11,7 +11,7 @@ import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
 import { entryIdProblem } from '../storage/names.js'
 import { resolvesIntoRepo } from '../storage/safe-path.js'
-import { formatOfFile } from '../storage/entry-paths.js'
+import { formatOfFile, idOfPath, type EntryLayout } from '../storage/entry-paths.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 import type { InitI18n } from './detect-locales.js'
 
@@ -102,8 +102,11 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       for (const rel of entries) claimed.add(rel)
       // Only a source of page bundles makes a group of them (formatGroups).
       const indexFile = group.bundles ? 'index' : null
+      const layout: EntryLayout = { dir: repoDir, format: group.format, nested: true, indexFile, files: null }
       for (const file of group.entries) {
-        const problem = entryIdProblem(entryIdOf(file, { listed: asFiles, indexFile }).normalize('NFC'))
+        // The service's id rule (a listed file's id is its name).
+        const id = asFiles ? path.posix.basename(file, path.posix.extname(file)).normalize('NFC') : idOfPath(layout, file)
+        const problem = id === null ? null : entryIdProblem(id)
         if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
       }
       const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)
@@ -125,17 +128,6 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
     }
   }
   return result
-}
-
-/**
- * The entry id of a file (CONTRACT section 11): its path below the collection's folder without the
- * extension; a page bundle's folder path; a listed file's name.
- */
-export function entryIdOf (file: string, opts: { listed: boolean, indexFile: string | null }): string {
-  const withoutExt = file.slice(0, file.length - path.posix.extname(file).length)
-  if (opts.listed) return path.posix.basename(withoutExt)
-  if (opts.indexFile !== null && path.posix.basename(withoutExt) === opts.indexFile && withoutExt.includes('/')) return path.posix.dirname(withoutExt)
-  return withoutExt
 }
 
 /** What a walk found below one folder (paths relative to that folder, `/`-separated). */
