@@ -20,8 +20,6 @@ const INIT_CONFIG_FILE = 'cms.config.yaml'
 export interface InitResult {
   site: DetectedSite
   inferred: InferredCollections
-  /** The text written to cms.config.yaml. */
-  configText: string
   /** Config files that --force replaced. */
   replaced: string[]
 }
@@ -41,7 +39,7 @@ export async function initSite (opts: { repoDir: string, force: boolean }): Prom
   ].join('\n')
   const configText = renderConfig(inferred.collections, header)
   const replaced = await writeConfig(repoDir, configText, opts.force)
-  return { site, inferred, configText, replaced }
+  return { site, inferred, replaced }
 }
 
 async function assertRepository (repoDir: string): Promise<void> {
