@@ -13,6 +13,7 @@ import { entryIdProblem } from '../storage/names.js'
 import { resolvesIntoRepo } from '../storage/safe-path.js'
 import { formatOfFile, idOfPath, type EntryLayout } from '../storage/entry-paths.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import { TITLE_FIELDS } from '../content/entry-search.js'
 import type { InitI18n } from './detect-locales.js'
 
 /** One collection init will write. */
@@ -263,12 +264,10 @@ function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>)
   return required.length > 0 ? { ...schema, required } : schema
 }
 
+/** The first of the title fields every sample has as text. */
 function titleFieldOf (samples: Array<Record<string, unknown>>): string | null {
   if (samples.length === 0) return null
-  for (const key of ['title', 'name', 'label']) {
-    if (samples.every(s => typeof s[key] === 'string')) return key
-  }
-  return null
+  return TITLE_FIELDS.find(key => samples.every(s => typeof s[key] === 'string')) ?? null
 }
 
 function mostUsed<T> (values: T[]): T | null {
