@@ -57,7 +57,7 @@ export class SchemaCompiler {
 
   /**
    * A schema's validator (issues, empty when valid); throws when the schema does not compile
-   * (UnsupportedPatternError for a pattern RE2 cannot run).
+   * (a pattern RE2 cannot run among them).
    */
   validator (schema: JsonSchema): Validator {
     return issuesOf(this.#compile(schema).validate)
