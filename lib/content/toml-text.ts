@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange, type DataPath } from './data-diff.js'
 
 const requireHere = createRequire(import.meta.url)
 
@@ -134,14 +134,6 @@ function tryChange (text: string, change: DataChange): string | null {
     return removeLines(text, slot.kv.range[0], slot.kv.range[1])
   }
   return addKey(text, slots, change.path, change.value, eol)
-}
-
-function removeLines (text: string, start: number, end: number): string | null {
-  const from = lineStart(text, start)
-  if (text.slice(from, start).trim() !== '') return null
-  const to = nextLineStart(text, end)
-  if (text.slice(end, to).trim() !== '' && !text.slice(end, to).trim().startsWith('#')) return null
-  return splice(text, from, to, '')
 }
 
 function deleteTable (text: string, slots: Slots, path: DataPath): string | null {

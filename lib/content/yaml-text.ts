@@ -7,7 +7,7 @@ import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, i
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError, entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -255,17 +255,11 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
   if (item?.range == null || items.length < 2) return null
   if (seq.flow === true) return items.every(i => i.range != null) ? deleteInlineItem(text, items.map(i => i.range!), index) : null
   const dash = text.lastIndexOf('-', item.range[0])
-  const from = lineStart(text, dash)
-  if (dash === -1 || text.slice(from, dash).trim() !== '') return null
-  return splice(text, from, nextLineStart(text, valueEnd(text, item)), '')
+  return dash === -1 ? null : removeLines(text, dash, valueEnd(text, item))
 }
 
 function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
-  const start = pair.key.range![0]
-  const from = lineStart(text, start)
-  if (text.slice(from, start).trim() !== '') return null
-  const end = pair.value?.range != null ? valueEnd(text, pair.value) : pair.key.range![1]
-  return splice(text, from, nextLineStart(text, end), '')
+  return removeLines(text, pair.key.range![0], pair.value?.range != null ? valueEnd(text, pair.value) : pair.key.range![1])
 }
 
 interface PaddedLine { pad: string, line: string }
