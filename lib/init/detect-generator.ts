@@ -6,7 +6,8 @@
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { isPlainObject } from '../content/data-diff.js'
-import { parseEntry, type EntryFormat } from '../content/formats.js'
+import { parseEntry } from '../content/formats.js'
+import { formatOfFile } from '../storage/entry-paths.js'
 import { astroLocales, commonFolder, hugoLanguages, localeFolders, orderLocales, type InitI18n } from './detect-locales.js'
 
 /** The generators init recognises. */
@@ -239,10 +240,8 @@ function stringOption (text: string, key: string): string | undefined {
 }
 
 async function readConfigData (repoDir: string, rel: string): Promise<Record<string, unknown>> {
-  const ext = path.extname(rel).slice(1)
-  const format: EntryFormat = ext === 'toml' ? 'toml' : ext === 'json' ? 'json' : 'yaml'
   try {
-    return parseEntry(format, await readSmall(repoDir, rel))
+    return parseEntry(formatOfFile(rel, 'yaml'), await readSmall(repoDir, rel))
   } catch {
     return {}
   }
