@@ -226,7 +226,7 @@ function writeRoutes (router: Router, services: Services): void {
   const as = (ctx: Context): CommandContext => ({ services, identity: identityOf(ctx) })
   const writes = loadOnFirstUse(async () => {
     const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
-      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
+      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/markdown-body.js')
     ])
     return { validators: schemas.commandValidators, mutate, readHistory, restoreHistory, previewMarkdown }
   })
