@@ -3,11 +3,12 @@
  * environment, everything else (refusals, the listening line, signals) happens here.
  */
 import { randomBytes } from 'node:crypto'
-import { parseArgs } from 'node:util'
+import { execFile } from 'node:child_process'
+import { parseArgs, promisify } from 'node:util'
 import type { OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
-import { requireGitVersion } from './git-version.js'
+import { StartupError } from './errors.js'
 import { readRuntimeSettings } from './runtime.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
@@ -242,4 +243,29 @@ async function untilSignal (running: RunningServer, streams: CliStreams): Promis
 function oneLine (err: unknown): string {
   const message = err instanceof Error ? err.message : String(err)
   return message.split('\n')[0] ?? message
+}
+
+/** The oldest git release git-cms supports, as [major, minor]: remote sync replays commits with `git merge-tree --write-tree`. */
+export const MIN_GIT_VERSION: readonly [number, number] = [2, 38]
+
+/** Checks `git --version` output; throws StartupError naming found and needed versions when older. */
+export function checkGitVersion (output: string): void {
+  const needed = `git-cms needs git ${MIN_GIT_VERSION.join('.')} or later (for merge-tree --write-tree)`
+  const m = /^git version (\d+)\.(\d+)(\S*)/.exec(output.trim())
+  if (m === null) throw new StartupError(`cannot tell git's version from '${output.trim().split('\n')[0] ?? ''}'; ${needed}`)
+  const [major, minor] = [Number(m[1]), Number(m[2])]
+  const [needMajor, needMinor] = MIN_GIT_VERSION
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return
+  throw new StartupError(`git ${m[1]!}.${m[2]!}${m[3]!} found; ${needed}`)
+}
+
+/** Runs `git --version` and checks it; throws StartupError when git is missing or too old. */
+export async function requireGitVersion (): Promise<void> {
+  let output: string
+  try {
+    output = (await promisify(execFile)('git', ['--version'])).stdout
+  } catch (err) {
+    throw new StartupError(`cannot run git (${(err as Error).message.split('\n')[0] ?? ''}); git-cms needs git ${MIN_GIT_VERSION.join('.')} or later`)
+  }
+  checkGitVersion(output)
 }

@@ -7,7 +7,7 @@
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
+import { BadRequestError, LimitExceededError, RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
@@ -17,7 +17,9 @@ import type { DraftRecord } from '../storage/draft-store.js'
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 import type { CommandContext } from './command-context.js'
-import { schemaValidator } from './bounded-schema.js'
+import { SchemaCompileError } from '../content/thread-schema-compiler.js'
+import type { JsonSchema, Validator } from '../content/schema-tools.js'
+import { schemaRefusal } from '../storage/collection-registry.js'
 
 /** The entry as the editor sees it (their draft over base), under the lock. */
 export interface CurrentEntry {
@@ -190,6 +192,22 @@ export async function checkIssues (before: EntryData | undefined, services: Serv
   if (issues.length === 0) return { issues, added: issues }
   const known = new Set((before === undefined ? [] : validate(before)).map(i => `${i.path}\u0000${i.code}`))
   return { issues, added: issues.filter(i => !known.has(`${i.path}\u0000${i.code}`)) }
+}
+
+/**
+ * The validator of a schema, compiled off the event loop. A schema that does not compile is a 400
+ * for create_collection's (no `collection`) and a 422 `collection_refused` for a stored
+ * collection's (it arrived through git); one too costly to compile is a 422.
+ */
+export async function schemaValidator (services: Services, schema: JsonSchema, collection?: string): Promise<Validator> {
+  try {
+    return await services.content.schemas.validator(schema)
+  } catch (err) {
+    if (!(err instanceof SchemaCompileError)) throw err
+    if (collection !== undefined) throw schemaRefusal(collection, err)
+    if (err.tooCostly) throw new LimitExceededError(err.message, { field: 'schema' })
+    throw new BadRequestError(`schema is not a valid JSON Schema: ${err.message}`, { field: 'schema' })
+  }
 }
 
 /** The part of a JSON Schema a relation lives in. */

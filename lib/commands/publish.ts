@@ -14,9 +14,8 @@ import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
-import { finishRecoveryPlan } from './finish-recovery-plan.js'
+import { finishRecoveryPlan, writeBaseFiles } from './finish-recovery-plan.js'
 import { checkIssues, replacedSnapshot } from './change-entry.js'
-import { writeBaseFiles } from './write-base-files.js'
 import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
 /** Why a draft was not published (its draft is kept). */
