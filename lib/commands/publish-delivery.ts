@@ -20,9 +20,8 @@ export interface DeliveryFields extends Partial<RebuildOutcome> {
 }
 
 /**
- * Commits, pushes and announces what a publish wrote, completing `response` in place. `lost` is
- * true when another instance pushed a change of the same files first and this publish's commit
- * was dropped (the working tree has the remote's version; nothing announced).
+ * Commits, pushes and announces what a publish wrote, completing `response` in place; `lost` when
+ * another instance pushed a change of the same files first and this publish's commit was dropped.
  */
 export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
   let announce: PublishedRef[] = published
@@ -78,8 +77,7 @@ function mergePublished (earlier: PublishedRef[], now: PublishedRef[]): Publishe
 }
 
 /**
- * Commits the files of a publish (also of an interrupted one, finished) as its editor; the message
- * is a summary line naming the first entries, then every entry.
+ * Commits the files of a publish (also of an interrupted one, finished) as its editor.
  * @param services the instance (its committer)
  * @param editor who published
  * @param published the entries the publish wrote (none: earlier writes whose commit did not happen)

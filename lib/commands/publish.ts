@@ -10,6 +10,7 @@ import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdow
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
+import type { PublishedRef } from '../remote/sync-state.js'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
@@ -21,8 +22,6 @@ import { deliverPublish, retryPush, type DeliveryFields } from './publish-delive
 /** Why a draft was not published (its draft is kept). */
 export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
-/** An entry the publish wrote. */
-export interface PublishedItem { collection: string, id: string, revision: number, deleted: boolean }
 /** An entry whose draft conflicts with its base. */
 export interface ConflictItem { collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }
 /** An entry that could not be written (refused by its schema or by a policy, or a write error). */
@@ -31,7 +30,7 @@ export interface FailedItem { collection: string, id: string, error: string, iss
 /** The publish response: every entry in exactly one of the three lists. */
 export interface PublishResponse extends DeliveryFields {
   ok: true
-  published: PublishedItem[]
+  published: PublishedRef[]
   conflicts: ConflictItem[]
   failed: FailedItem[]
   retryPush?: { available: boolean }

@@ -172,8 +172,8 @@ const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize',
  */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
-    const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([
-      import('../commands/media-list.js'), import('../commands/media-references.js'), import('../commands/media-delete.js')
+    const [{ listMedia }, { findMediaReferences, requireMediaFile, deleteMedia }] = await Promise.all([
+      import('../commands/media-list.js'), import('../commands/media-delete.js')
     ])
     return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
   })
