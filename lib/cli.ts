@@ -73,9 +73,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     return EXIT_OK
   }
   if (invocation.command === 'init') return await runInit(invocation, streams)
-  // Loaded only now, so --help and usage errors answer without loading the whole service; the
-  // demo's modules load only for `demo`.
-  // `git --version` runs while this thread loads the service's modules (half of a restart's CPU).
+  // Loaded only now (--help answers without the service); `git --version` runs meanwhile.
   const gitChecked = requireGitVersion()
   gitChecked.catch(() => {})
   const [{ openCms }, { startServer }, demo] = await Promise.all([
@@ -183,10 +181,7 @@ function parsePort (value: string | undefined): number {
   return Number(value)
 }
 
-/**
- * Mounts `--proxy`'s or `--site`'s site after git-cms's own routes (a bad one refuses to start);
- * returns the WebSocket upgrade listener for `--proxy`, else null.
- */
+/** Mounts `--proxy`'s or `--site`'s site after git-cms's own routes; the WebSocket upgrade listener for `--proxy`. */
 async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
   if (invocation.proxy === undefined && invocation.site === undefined) return null
   const [{ siteMiddleware, isOwnPath, siteFolder }, { upstreamOrigin, upgradeForwarder }] = await Promise.all([

@@ -63,10 +63,7 @@ export interface MediaReference {
   editor?: string
 }
 
-/**
- * The library file at the `path` parameter: 400 for a malformed path, 404 when the library has no
- * such file (outside every media root, not a media type, a link, a hidden file).
- */
+/** The library file at the `path` parameter: 400 for a malformed path, 404 when the library has no such file. */
 export async function requireMediaFile (ctx: CommandContext, raw: unknown): Promise<MediaFile> {
   const p = assertMediaPath(raw)
   const file = await ctx.services.media.get(p)
@@ -81,10 +78,7 @@ export async function findMediaReferences (ctx: CommandContext, raw: unknown): P
   return { path: file.path, url: file.url, references, otherDrafts }
 }
 
-/**
- * The saved entries and this editor's drafts that reference a library file, and how many drafts
- * of other editors do: those are private, counted but never named.
- */
+/** The saved entries and this editor's drafts that reference a library file, and how many (private) drafts of others do. */
 async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<{ references: MediaReference[], otherDrafts: number }> {
   const { repoDir, content } = ctx.services
   const collections = await content.registry.list()

@@ -1,6 +1,4 @@
-/**
- * `put_entry`: create an entry or replace its full data.
- */
+/** `put_entry`: create an entry or replace its full data. */
 import { BadRequestError, ForbiddenError } from '../errors.js'
 import { assertNoPrototypeKeys } from '../content/field-path.js'
 import { assertDataDepth } from '../content/data-depth.js'
@@ -45,11 +43,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
   })
 }
 
-/**
- * A new entry of a multilingual collection goes where the layout puts one of its locales (400
- * otherwise): under a locale's folder, or at the root for the root locale, but not in a folder
- * named like a locale the site does not have (`de/intro` beside `en`, `fr`).
- */
+/** A new entry of a multilingual collection goes where the layout puts one of its locales (400 otherwise; not `de/intro` beside `en`, `fr`). */
 function assertLocaleId (layout: LocaleLayout, id: string): void {
   const where = localeOfId(layout, id)
   const first = id.split('/')[0] ?? ''
