@@ -15,7 +15,7 @@ import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
-import { finishRecoveryPlan, writeBaseFiles } from './finish-recovery-plan.js'
+import { finishRecoveryPlan, writeBaseFiles, type BaseFileWrite } from './finish-recovery-plan.js'
 import { checkIssues, replacedSnapshot } from './change-entry.js'
 import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
@@ -37,12 +37,8 @@ export interface PublishResponse extends DeliveryFields {
 }
 
 /** An entry that passed every check and will be written. */
-interface Ready {
+interface Ready extends BaseFileWrite {
   record: DraftRecord
-  index: CollectionIndex
-  data: EntryData | null
-  text: string | null
-  file: string
   preimage: { data: EntryData, revision: number } | null
 }
 
@@ -64,9 +60,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   for (let attempt = 1; ; attempt++) {
     const { response, lost } = await publishDrafts(ctx, body)
     if (lost.length === 0) return response
-    // Another instance pushed a change of the same files first: this publish's commit was dropped.
-    // The drafts come back; run again, where the entries it changed are stale (conflicts) and the
-    // others publish.
+    // Another instance pushed a change of the same files first: the drafts come back and run again.
     await services.drafts.restore(identity.id, lost)
     if (attempt === MAX_ATTEMPTS) {
       for (const r of lost) conflict(response, r, 'stale_entry')
@@ -115,7 +109,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
     const items: PlanItem[] = ready.map(r => ({ collection: r.record.collection, id: r.record.id, file: services.relativePath(r.file), text: r.text }))
     await services.plans.write({ version: 1, startedAt: Date.now(), editor: { id: identity.id, name: identity.name }, items })
     await services.history.append(ready.flatMap(r => r.preimage === null ? [] : [replacedSnapshot(r.record, r.preimage, 'publish', identity)]))
-    const results = await writeBaseFiles(services, ready.map(r => ({ index: r.index, id: r.record.id, file: r.file, text: r.text, data: r.data })))
+    const results = await writeBaseFiles(services, ready)
     for (const [i, result] of results.entries()) {
       const r = ready[i]!
       if ('error' in result) {
@@ -186,7 +180,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
   }
   const text = data === null ? null : serializeEntry(index.formatOf(file), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
-  return { record, index, data, text, file, preimage }
+  return { record, id: record.id, index, data, text, file, preimage }
 }
 
 function conflict (response: PublishResponse, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {
