@@ -221,8 +221,7 @@ export async function checkSortField (content: ContentStore, index: CollectionIn
 export function sortMatching (collection: string, all: readonly IndexRow[], revision: number, matching: readonly IndexRow[], spec: SortSpec, cache: SortedRowsCache | undefined): readonly IndexRow[] {
   // Sorting m rows costs about m log m collator calls; filtering the cached order, n set lookups.
   if (cache === undefined || matching.length * 64 < all.length) return sortRows(matching, spec)
-  // By id, not identity: the cached order may hold an older row object of an entry the index
-  // re-read without a new revision.
+  // By id: the cached order may hold an older row object of an entry re-read without a new revision.
   const wanted = new Set(matching.map(r => r.id))
   return cache.sorted(collection, all, revision, spec).filter(r => wanted.has(r.id))
 }

@@ -33,8 +33,7 @@ export async function deleteMedia (ctx: CommandContext, raw: unknown, opts: { fo
   if (root === undefined) throw new NotFoundError('No such file in the media library', { path: file.path })
   const abs = path.join(services.repoDir, ...file.path.split('/'))
   return await services.locks.run(`media:${file.path}`, async () => {
-    // Checked again right before the unlink: the file must still be a plain file (not a link
-    // put there meanwhile) whose real location is inside its media folder and the repository.
+    // Checked again right before the unlink: still a plain file, really inside its media folder.
     let st
     try { st = await lstat(abs) } catch {
       services.media.forget(file.path)

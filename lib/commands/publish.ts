@@ -87,8 +87,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
       (('legacy' in entry) || entry.kind !== 'delete' || await services.auth.authorizer.can(identity, 'delete', target))
     if (!allowed) denied.add(`${entry.collection}/${entry.id}`)
   }
-  // An editor who may publish none of the entries in scope is refused as a whole; a mixed scope
-  // reports the denied entries under `failed`.
+  // Refused as a whole when no entry in scope may be published; else the denied ones are `failed`.
   if (entries.length > 0 && denied.size === entries.length) throw new ForbiddenError('Not allowed: publish', { action: 'publish' })
   const unfinished = await finishRecoveryPlan(services)
   const keys = entries.flatMap(e => [`entry:${e.collection}/${e.id}`, `draft:${identity.id}:${e.collection}/${e.id}`])
@@ -125,11 +124,9 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
     await services.committer.track(items.map(i => i.file))
   })
 
-  // Earlier writes whose commit did not happen (a refused hook, a crash) are committed by the next
-  // publish, even when it has nothing new to publish.
+  // Earlier writes whose commit did not happen are committed by the next publish, even an empty one.
   const commitPending = services.runtime.gitOnPublish && response.published.length === 0 && await services.committer.hasPending()
   if (response.published.length === 0 && !commitPending) return { response, lost: [] }
-  // Commit, push to the git remote, then the rebuild webhook (publish-delivery.ts).
   const { lost } = await deliverPublish(services, identity, response.published, writtenFiles, response)
   return { response, lost: lost ? consumedRecords : [] }
 }
