@@ -172,8 +172,8 @@ const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize',
  */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
-    const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([
-      import('../commands/media-list.js'), import('../commands/media-references.js'), import('../commands/media-delete.js')
+    const [{ listMedia }, { findMediaReferences, requireMediaFile, deleteMedia }] = await Promise.all([
+      import('../commands/media-list.js'), import('../commands/media-delete.js')
     ])
     return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
   })
@@ -226,7 +226,7 @@ function writeRoutes (router: Router, services: Services): void {
   const as = (ctx: Context): CommandContext => ({ services, identity: identityOf(ctx) })
   const writes = loadOnFirstUse(async () => {
     const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
-      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
+      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/markdown-body.js')
     ])
     return { validators: schemas.commandValidators, mutate, readHistory, restoreHistory, previewMarkdown }
   })
