@@ -9,7 +9,8 @@
  * file in one commit on its own ref). Git plumbing only.
  */
 import { MAX_SNAPSHOTS } from '../storage/history-store.js'
-import { commitSignedRecord, isAncestor, listRefs, swapRef, type RemoteContext } from './remote-context.js'
+import { isAncestor } from '../storage/git-search.js'
+import { commitSignedRecord, listRefs, swapRef, type RemoteContext } from './remote-context.js'
 
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
 async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
@@ -35,13 +36,13 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
     if (!isCmsRefName(name) || merged.has(name)) continue
     const ours = local.get(name)
     if (ours === theirs) continue
-    if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
+    if (ours !== undefined && await isAncestor(ctx.repoDir, theirs, ours)) continue
     if (!await isSiteRecord(ctx, name, theirs)) {
       // Anyone who can push refs/cms/* could otherwise plant a draft an editor publishes, or a history.
       ctx.log.warn({ ref: `refs/cms/${name}`, commit: theirs }, 'a fetched refs/cms ref is not signed by this site; ignored')
       continue
     }
-    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) {
+    if (ours !== undefined && !await isAncestor(ctx.repoDir, ours, theirs)) {
       // Several instances record history: both sides' snapshots are kept (a signed merge commit).
       if (name === 'history' && await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) { adopted.push(name); continue }
       diverged.push(name)
@@ -75,7 +76,7 @@ export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string
     const ours = await signedLocalTip(ctx, name, tip)
     if (ours === null) continue
     local.set(name, ours)
-    if (theirs !== undefined && !await isAncestor(ctx.git, theirs, ours)) continue
+    if (theirs !== undefined && !await isAncestor(ctx.repoDir, theirs, ours)) continue
     args.push(`--force-with-lease=refs/cms/${name}:${theirs ?? ''}`)
     names.push(name)
   }
@@ -228,7 +229,7 @@ export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocumen
   const ref = `refs/cms/${doc.name}`
   const file = `${doc.name}.json`
   const { ours, theirs } = tips
-  const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.git, theirs, ours))
+  const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.repoDir, theirs, ours))
   let theirText: string | null = null
   if (theirsNew) {
     theirText = await ctx.git.run(['cat-file', 'blob', `${theirs}:${file}`]).catch(() => null)

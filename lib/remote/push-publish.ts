@@ -3,7 +3,8 @@
  * commits are replayed onto it if their paths do not overlap, and the push retried. Never a force
  * push, never a merge commit. A publish that lost the race on the same files is dropped.
  */
-import { changedPaths, fetchUpstream, isAncestor, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
+import { isAncestor } from '../storage/git-search.js'
+import { changedPaths, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 
 /** The `push` part of a publish response. */
 export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }
@@ -44,13 +45,13 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
       return { ok: false, error: (err as Error).message }
     }
     if (upstream === null) continue
-    if (previous !== null && !await isAncestor(ctx.git, previous, upstream)) {
+    if (previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
       await ctx.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
       ctx.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged, not pushed')
       return { ok: false, error: `the remote branch ${ctx.branch} was rewritten (a force push); nothing is pushed until its history and this server's are reconciled` }
     }
-    if (await isAncestor(ctx.git, upstream, head)) continue
-    if (await isAncestor(ctx.git, head, upstream)) return { ok: true, commit: upstream }
+    if (await isAncestor(ctx.repoDir, upstream, head)) continue
+    if (await isAncestor(ctx.repoDir, head, upstream)) return { ok: true, commit: upstream }
     const replayed = await replayCommits(ctx, head, upstream)
     if ('overlap' in replayed) {
       const shown = replayed.overlap.slice(0, 5).join(', ') + (replayed.overlap.length > 5 ? ` and ${replayed.overlap.length - 5} more` : '')
@@ -75,7 +76,7 @@ function isNonFastForward (message: string): boolean {
 export async function dropLostPublish (ctx: RemoteContext, commit: string, upstream: string, written: readonly string[]): Promise<boolean> {
   if (await resolveCommit(ctx.git, 'HEAD') !== commit) return false
   const parent = await resolveCommit(ctx.git, `${commit}^`)
-  if (parent === null || !await isAncestor(ctx.git, parent, upstream)) return false
+  if (parent === null || !await isAncestor(ctx.repoDir, parent, upstream)) return false
   const own = new Set(written)
   if (!(await changedPaths(ctx.git, parent, commit)).every(p => own.has(p))) return false
   const paths = await changedPaths(ctx.git, commit, upstream)

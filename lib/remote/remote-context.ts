@@ -15,6 +15,8 @@ import type { RecordSigner } from '../storage/record-signature.js'
 /** The parts one remote step needs, resolved once at start. */
 export interface RemoteContext {
   git: GitRunner
+  /** The work tree (storage's git questions run there). */
+  repoDir: string
   /** The remote's name (`origin`). */
   remote: string
   /** The remote branch publishes go to. */
@@ -86,12 +88,6 @@ export async function resolveCommit (git: GitRunner, rev: string): Promise<strin
   } catch {
     return null
   }
-}
-
-/** Whether `ancestor` is an ancestor of (or equal to) `descendant`. */
-export async function isAncestor (git: GitRunner, ancestor: string, descendant: string): Promise<boolean> {
-  if (ancestor === descendant) return true
-  return await git.test(['merge-base', '--is-ancestor', ancestor, descendant])
 }
 
 /** The paths that differ between two commits. */

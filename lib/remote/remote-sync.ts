@@ -10,7 +10,8 @@ import type { ContentStore } from '../storage/content-store.js'
 import { KeyedLock as Queue } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
-import { currentBranch, fastForward, fetchUpstream, isAncestor, resolveCommit, type RemoteContext } from './remote-context.js'
+import { isAncestor } from '../storage/git-search.js'
+import { currentBranch, fastForward, fetchUpstream, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
 import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-link.js'
 
@@ -85,6 +86,7 @@ export class RemoteSync {
     this.state.report.branch = branch
     this.#ctx = {
       git: this.#git,
+      repoDir: this.#opts.repoDir,
       remote,
       branch,
       tracking: `refs/remotes/${remote}/${branch}`,
@@ -260,7 +262,7 @@ export class RemoteSync {
     const head = await resolveCommit(ctx.git, 'HEAD')
     report.localCommit = head
     if (head === null) return
-    if (upstream !== null && previous !== null && !await isAncestor(ctx.git, previous, upstream)) {
+    if (upstream !== null && previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
       await this.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
       this.#opts.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged')
     }
@@ -274,7 +276,7 @@ export class RemoteSync {
       // Pushed, but the process stopped before it could forget the record.
       if (pending !== null && reason === 'start') await this.#pushAndAnnounce()
       this.state.set('ok', 'In sync with the remote.')
-    } else if (await isAncestor(ctx.git, head, upstream)) {
+    } else if (await isAncestor(ctx.repoDir, head, upstream)) {
       // Taking the remote's history loses nothing of ours, even after a rewrite.
       if (diverged !== null) await this.state.clearDiverged()
       try {
@@ -291,7 +293,7 @@ export class RemoteSync {
     } else if (pending !== null) {
       if (reason === 'start') await this.#pushAndAnnounce()
       else this.state.set('ahead', 'A publish commit has not reached the remote yet (Retry push sends it).')
-    } else if (await isAncestor(ctx.git, upstream, head)) {
+    } else if (await isAncestor(ctx.repoDir, upstream, head)) {
       this.state.set('ahead', 'This server has commits the remote does not (they were not made by a publish, so they are not pushed).')
     } else {
       this.state.set('diverged', `This server's branch and ${ctx.remote}/${ctx.branch} have both moved; nothing is merged silently.`)
