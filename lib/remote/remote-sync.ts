@@ -5,21 +5,20 @@
  */
 import type { RecordSigner } from '../storage/record-signature.js'
 import type { Config } from '../config.js'
-import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
-import { KeyedLock as Queue } from '../storage/keyed-lock.js'
+import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
 import { currentBranch, fastForward, fetchUpstream, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
-import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-link.js'
+import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-sync.js'
 
 /** What asked for a sync (logged). */
-export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
+type SyncReason = 'start' | 'interval' | 'webhook' | 'publish'
 
 /** What `createCms` hands the remote link. */
-export interface RemoteSyncOptions extends CmsRefsLinkOptions {
+interface RemoteSyncOptions extends CmsRefsLinkOptions {
   repoDir: string
   stateDir: string
   config: Config
@@ -30,12 +29,8 @@ export interface RemoteSyncOptions extends CmsRefsLinkOptions {
   /** Signs and checks refs/cms records: a fetched ref is adopted only when its tip is signed by this site. */
   signer: RecordSigner
   env?: NodeJS.ProcessEnv
-  /**
-   * Announces pushed publishes to the rebuild webhook (for a push that completes later: a retry,
-   * or the push finished at start after a crash).
-   */
+  /** Announces a push that completes later (a retry, or at start after a crash) to the rebuild webhook. */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
-  /** Told of every push and whether it succeeded (metrics). */
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
 
@@ -46,7 +41,7 @@ export class RemoteSync {
   readonly state: SyncState
   readonly #opts: RemoteSyncOptions
   readonly #git: GitRunner
-  readonly #queue = new Queue()
+  readonly #queue = new KeyedLock()
   #ctx: RemoteContext | null = null
   /** The refs/cms half (null until the remote is known, or with `git.pushRefs` off). */
   #refs: CmsRefsLink | null = null
@@ -122,7 +117,7 @@ export class RemoteSync {
 
   /**
    * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon (about a second
-   * after the first write that asked, whatever `pullInterval` is; cms-refs-link.ts).
+   * after the first write that asked, whatever `pullInterval` is; cms-refs-sync.ts).
    */
   schedulePush (): void {
     if (!this.#closed) this.#refs?.schedulePush()
