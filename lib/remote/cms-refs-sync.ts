@@ -235,8 +235,8 @@ export function isCmsRefName (name: string): boolean {
   return name === 'history' || name === 'revocations' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
 }
 
-/** Whether a commit is signed by this site as the tip of `refs/cms/<name>`. */
-async function isSiteRecord (ctx: RemoteContext, name: string, sha: string): Promise<boolean> {
+/** Whether a commit is signed by this site as the tip of `refs/cms/<name>` (clone-instance.ts asks too). */
+export async function isSiteRecord (ctx: Pick<RemoteContext, 'git' | 'signer'>, name: string, sha: string): Promise<boolean> {
   const text = await ctx.git.run(['cat-file', 'commit', sha]).catch(() => null)
   return text !== null && ctx.signer.verify(`refs/cms/${name}`, text)
 }
