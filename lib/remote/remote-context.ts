@@ -107,19 +107,6 @@ export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<
   return refs
 }
 
-/**
- * The branch HEAD points at.
- * @returns the short branch name, or null when HEAD is detached
- */
-export async function currentBranch (git: GitRunner): Promise<string | null> {
-  try {
-    const out = (await git.run(['symbolic-ref', '--quiet', '--short', 'HEAD'])).trim()
-    return out === '' ? null : out
-  } catch {
-    return null
-  }
-}
-
 /** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
 async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<void> {
   await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
@@ -147,12 +134,4 @@ export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: st
  */
 export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
   await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
-}
-
-/** Fast-forwards HEAD (and the working tree) from `from` to `to`. */
-export async function fastForward (ctx: RemoteContext, from: string, to: string): Promise<string[]> {
-  const paths = await changedPaths(ctx.git, from, to)
-  // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
-  await moveHead(ctx, ['merge', '--ff-only', '--no-stat', '--quiet', to], paths)
-  return paths
 }

@@ -10,7 +10,7 @@ import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
-import { currentBranch, fastForward, fetchUpstream, resolveCommit, type RemoteContext } from './remote-context.js'
+import { changedPaths, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
 import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-sync.js'
 
@@ -73,8 +73,9 @@ export class RemoteSync {
       return
     }
     this.#git.rememberUrl(url)
-    const branch = git.branch ?? await currentBranch(this.#git)
-    if (branch === null) {
+    // The branch HEAD points at, unless configured ('' when HEAD is detached).
+    const branch = git.branch ?? (await this.#git.run(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim()
+    if (branch === '') {
       this.state.set('error', 'HEAD is detached and git.branch is not set; not syncing.')
       return
     }
@@ -115,10 +116,7 @@ export class RemoteSync {
     await this.#queue.run('remote', async () => {})
   }
 
-  /**
-   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon (about a second
-   * after the first write that asked, whatever `pullInterval` is; cms-refs-sync.ts).
-   */
+  /** Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote in about a second (cms-refs-sync.ts). */
   schedulePush (): void {
     if (!this.#closed) this.#refs?.schedulePush()
   }
@@ -275,7 +273,9 @@ export class RemoteSync {
       // Taking the remote's history loses nothing of ours, even after a rewrite.
       if (diverged !== null) await this.state.clearDiverged()
       try {
-        const paths = await fastForward(ctx, head, upstream)
+        const paths = await changedPaths(ctx.git, head, upstream)
+        // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
+        await moveHead(ctx, ['merge', '--ff-only', '--no-stat', '--quiet', upstream], paths)
         report.localCommit = upstream
         this.state.set('ok', 'In sync with the remote.')
         this.#opts.log.info({ reason, from: head, to: upstream, files: paths.length }, 'fast-forwarded upstream changes')
