@@ -164,10 +164,7 @@ function readRoutes (router: Router, services: Services): void {
 
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
-/**
- * The media library: `GET /media`, `GET /media/references?path=`, `DELETE /media?path=[&force=true]`
- * and `GET /media/file?path=` (the bytes, for thumbnails of files not served under an uploads URL).
- */
+/** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
     const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([
