@@ -1,10 +1,8 @@
 /**
- * The editor API under `apiBasePath`, one table of routes: the public auth routes first (login in
- * password mode only, with a JSON body `{ password, name? }`; session; logout: no request-forgery
- * header), then every other route behind authentication (401), with the request-forgery header (403)
- * on mutating methods. The commands of writes, drafts, publish, media and search load on their first
- * request, not at start: 35 modules (the write commands, their validators, `diff`) a restart does
- * not load before it answers.
+ * The editor API under `apiBasePath`, one table of routes: the public auth routes (login, session,
+ * logout) first, then every other route behind authentication (401) and, on mutating methods, the
+ * request-forgery header (403). The commands of writes, drafts, publish, media and search load on
+ * their first request: 35 modules a restart does not load before it answers.
  */
 import { createReadStream } from 'node:fs'
 import { lstat, realpath } from 'node:fs/promises'
@@ -166,10 +164,7 @@ function readRoutes (router: Router, services: Services): void {
 
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
-/**
- * The media library: `GET /media`, `GET /media/references?path=`, `DELETE /media?path=[&force=true]`
- * and `GET /media/file?path=` (the bytes, for thumbnails of files not served under an uploads URL).
- */
+/** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
     const [{ listMedia }, { findMediaReferences, requireMediaFile, deleteMedia }] = await Promise.all([
