@@ -1,9 +1,6 @@
-/**
- * `put_entry`: create an entry or replace its full data.
- */
+/** `put_entry`: create an entry or replace its full data. */
 import { BadRequestError, ForbiddenError } from '../errors.js'
-import { assertNoPrototypeKeys } from '../content/field-path.js'
-import { assertDataDepth } from '../content/data-depth.js'
+import { assertRequestData } from '../content/data-depth.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { PutEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -18,8 +15,7 @@ import { requireEntry, requirePermission, type CommandContext } from './command-
  * @returns the entry's new revision
  */
 export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Promise<{ revision: number }> {
-  assertNoPrototypeKeys(cmd.data)
-  assertDataDepth(cmd.data)
+  assertRequestData(cmd.data)
   const { collection, id, def } = await requireEntry(ctx, cmd)
   if (isMarkdownFormat(def.format) && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
     throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })
@@ -45,11 +41,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
   })
 }
 
-/**
- * A new entry of a multilingual collection goes where the layout puts one of its locales (400
- * otherwise): under a locale's folder, or at the root for the root locale, but not in a folder
- * named like a locale the site does not have (`de/intro` beside `en`, `fr`).
- */
+/** A new entry of a multilingual collection goes where the layout puts one of its locales (400 otherwise; not `de/intro` beside `en`, `fr`). */
 function assertLocaleId (layout: LocaleLayout, id: string): void {
   const where = localeOfId(layout, id)
   const first = id.split('/')[0] ?? ''

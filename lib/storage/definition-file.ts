@@ -4,7 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises'
 import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
+import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
 import type { DynamicCollectionFile } from './collection-registry.js'
 
 /**
