@@ -33,8 +33,6 @@ export interface SpliceInput {
   convert: (fragment: HastRoot) => string
 }
 
-type Escaping = 'minimal' | 'full'
-
 /** The most tokens an edit may add and remove for the diff to go on (Myers' diff is O(N·D)): about 150 words. */
 const MAX_EDIT_LENGTH = 300
 
@@ -58,8 +56,8 @@ interface Plan {
 export function spliceInlineEdit (input: SpliceInput): string | null {
   const plan = planSplice(input)
   if (plan === null) return null
-  for (const escaping of ['minimal', 'full'] as const) {
-    const content = writeContent(input, plan, escaping)
+  for (const full of [false, true]) {
+    const content = writeContent(input, plan, full)
     if (content === null) return null
     if (plainTextEdit(input, plan) || verify(input, content, plan.incoming)) return content
   }
@@ -181,7 +179,7 @@ function balanced (tokens: InlineToken[]): boolean {
 }
 
 /** The content's new text: source bytes where kept, typed text spliced, regions converted. */
-function writeContent (input: SpliceInput, plan: Plan, escaping: Escaping): string | null {
+function writeContent (input: SpliceInput, plan: Plan, full: boolean): string | null {
   const { body } = input
   const { source, incoming, kept, gaps } = plan
   const regions = new Map(plan.regions.map(region => [region.ra, region]))
@@ -201,7 +199,7 @@ function writeContent (input: SpliceInput, plan: Plan, escaping: Escaping): stri
       r = region.rb
     } else if (r > absorbedUpTo) {
       const gap = gaps.get(r)
-      if (gap !== undefined) out += escapeTyped(textOf(incoming.slice(gap[0], gap[1])), escaping, input.heading, atLineStart(out))
+      if (gap !== undefined) out += escapeTyped(textOf(incoming.slice(gap[0], gap[1])), { full, heading: input.heading, lineStart: atLineStart(out) })
     }
     const token = source[r]
     if (token === undefined) continue
@@ -224,12 +222,19 @@ function atLineStart (out: string): boolean {
   return /(?:^|\n)[ \t>]*$/.test(out)
 }
 
-/** Typed text escaped where Markdown would read syntax; `full` escapes every ASCII punctuation character. */
-function escapeTyped (text: string, escaping: Escaping, heading: boolean, lineStart: boolean): string {
-  if (escaping === 'full') return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
-  let out = text.replace(heading ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
+/**
+ * Typed text as Markdown source, escaped where Markdown would read syntax (md_block's and md_edit's).
+ * @param text the typed text
+ * @param opts.full escape every ASCII punctuation character (the second try)
+ * @param opts.heading `#` escaped too
+ * @param opts.lineStart the text starts a line (block markers escaped)
+ * @returns the escaped text
+ */
+export function escapeTyped (text: string, opts: { full: boolean, heading?: boolean, lineStart: boolean }): string {
+  if (opts.full) return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
+  let out = text.replace(opts.heading === true ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
     .replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
-  if (lineStart) {
+  if (opts.lineStart) {
     out = out.replace(/^([ \t]*)([#>+\-=|:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
   }
   return out

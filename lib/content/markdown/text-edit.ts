@@ -10,8 +10,9 @@ import { listBlocks, type ListedBlock } from './block-list.js'
 import type { BlockChars, Container } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
-import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
+import { SourceMismatchError, UneditableBlockError, checkedHint, type BlockEditResult } from './block-edit.js'
 import { applyTextMarks, UnmappableEditError, keyOf, reading, readBack, blockChars, type TextMark } from './text-marks.js'
+import { escapeTyped } from './inline-splice.js'
 import { outlineAfterEdit, regionParser, type BodyOutline } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 
@@ -19,13 +20,7 @@ export type { TextMark }
 export { UnmappableEditError }
 
 /** What applyTextEdit returns. */
-export interface TextEditResult {
-  /** The new body (the same string when nothing changed). */
-  body: string
-  /** The block's range in the new body. */
-  start: number
-  end: number
-  changed: boolean
+export interface TextEditResult extends BlockEditResult {
   /** The block's plain text in the new body. */
   text: string
   /** The new body's outline; null when the edit changed the blocks around it (the whole body is then outlined again off the event loop). */
@@ -49,7 +44,8 @@ export interface TextEditInput {
 /** Most characters typed and deleted in one edit for the diff to go on (Myers' diff is O(N·D)). */
 const MAX_EDIT_LENGTH = 2000
 
-interface Replacement { start: number, end: number, text: string }
+/** A source range replaced by text written plain or fully escaped. */
+interface Replacement { start: number, end: number, write: (full: boolean) => string }
 /** What the block's text should read after the edit: characters of the old text kept, or typed. */
 interface Expected { raw: number, insert?: string, key?: string }
 
@@ -113,7 +109,7 @@ function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afte
       for (let r = raw[0]; r < raw[1]; r++) deleted.add(r)
       const pieces = deletionPieces(raw[0], raw[1], chars, typed === '')
       const first = chars.chars[raw[0]]!
-      pieces.forEach((piece, i) => replacements.push({ ...piece, text: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : '' }))
+      pieces.forEach((piece, i) => replacements.push({ ...piece, write: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : () => '' }))
       if (typed !== '') addInsert(inserts, raw[0], typed, keyOf(first.anc))
     } else {
       const { pos, anc, raw, edge } = insertionPoint(at, pairing, source, chars, block)
@@ -121,7 +117,7 @@ function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afte
       let text = typed
       if (edge === 'end' && ai === 0 && /^[\s\u00a0]/.test(afterRaw) && /\S/.test(body[pos - 1] ?? '')) text = ' ' + text
       if (edge === 'start' && ai + typed.length === afterLength && /[\s\u00a0]$/.test(afterRaw) && /\S/.test(body[pos] ?? '')) text += ' '
-      replacements.push({ start: pos, end: pos, text: escapeFor(text, anc, body, pos) })
+      replacements.push({ start: pos, end: pos, write: escapeFor(text, anc, body, pos) })
       addInsert(inserts, raw, text, keyOf(anc))
     }
     at += removed
@@ -208,15 +204,12 @@ function contentRange (block: ListedBlock): { start: number, end: number } {
   return { start: first, end: last }
 }
 
-/** Typed text as Markdown in its place: verbatim in a code span, else escaped where it would be syntax. */
-function escapeFor (text: string, anc: readonly Container[], body: string, pos: number): string {
-  if (anc.some(node => node.type === 'inlineCode')) return text
-  let out = text.replace(/[\\`*_[\]<>~|{}]/g, '\\$&').replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
+/** Typed text as Markdown in its place: verbatim in a code span, else escaped (escapeTyped). */
+function escapeFor (text: string, anc: readonly Container[], body: string, pos: number): (full: boolean) => string {
+  if (anc.some(node => node.type === 'inlineCode')) return () => text
   const line = body.slice(body.lastIndexOf('\n', pos - 1) + 1, pos)
-  if (/^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(?:#{1,6}[ \t]+)?$/.test(line)) {
-    out = out.replace(/^([ \t]*)([#>+\-=:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
-  }
-  return out
+  const lineStart = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(?:#{1,6}[ \t]+)?$/.test(line)
+  return (full) => escapeTyped(text, { full, lineStart })
 }
 
 /** Applies the replacements and checks the block reads as expected; escapes fully on a second try. */
@@ -231,8 +224,7 @@ function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: str
     let next = ''
     let cursor = 0
     for (const r of sorted) {
-      const text = full && r.text !== '' ? reescape(r.text) : r.text
-      next += body.slice(cursor, r.start) + text
+      next += body.slice(cursor, r.start) + r.write(full)
       cursor = r.end
     }
     next += body.slice(cursor)
@@ -241,11 +233,6 @@ function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: str
     if (found !== null && found.reads === expected) return { body: next, start: block.start, end, changed: next !== body, text: found.text }
   }
   throw new UnmappableEditError('The edit cannot be written without changing how the rest of the block reads')
-}
-
-/** Escapes every ASCII punctuation character of typed text that minimal escaping left bare. */
-function reescape (text: string): string {
-  return text.replace(/\\([!-/:-@[-`{-~])|([!-/:-@[-`{-~])/g, (m, escaped: string | undefined, bare: string | undefined) => escaped !== undefined ? m : `\\${bare ?? ''}`)
 }
 
 /** The block's expected reading: its collapsed text, each non-space character with its containers. */
