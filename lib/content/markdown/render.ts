@@ -77,9 +77,8 @@ export function renderTree (body: string, opts: RenderMarkdownOptions): HastRoot
   const rendered = renderRaw(body, opts, false)
   // Raw HTML split across Markdown nodes is only whole once the document is parsed, as a browser
   // does; without raw HTML, CRs or links inside links that parse (a third of a render) is skipped.
-  const tree = needsHtmlParse(rendered, body)
-    ? sanitizeRendered(toHtml(rendered, { allowDangerousHtml: true }))
-    : treeSanitizer.runSync(asParsed(rendered)) as HastRoot
+  const parse = needsHtmlParse(rendered, body)
+  const tree = sanitizeRendered(parse ? rendered : asParsed(rendered), parse)
   relinkClobberedIds(tree)
   return tree
 }
@@ -127,26 +126,18 @@ function relinkClobberedIds (tree: HastRoot): void {
   }
 }
 
-/**
- * Sanitizes raw rendered HTML the way renderMarkdown does.
- * @param html HTML with raw parts
- * @returns the sanitized tree
- */
-export function sanitizeRendered (html: string): HastRoot {
-  const processor = unified().use(rehypeParse, { fragment: true }).use(rehypeSanitize, SANITIZE_SCHEMA)
-  return processor.runSync(processor.parse(html))
-}
-
+const htmlSanitizer = unified().use(rehypeParse, { fragment: true }).use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
 const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
 
 /**
- * Sanitizes a rendered tree that holds no raw HTML the way renderMarkdown does, without the
- * serialize-and-parse round that only raw HTML needs.
+ * Sanitizes a rendered tree the way renderMarkdown does.
  * @param tree the tree (not changed)
+ * @param parse serialize and parse it first, as a browser does (raw HTML is only whole then)
  * @returns the sanitized tree
  */
-export function sanitizeRenderedTree (tree: HastRoot): HastRoot {
-  return treeSanitizer.runSync(structuredClone(tree)) as HastRoot
+export function sanitizeRendered (tree: HastRoot, parse: boolean): HastRoot {
+  if (!parse) return treeSanitizer.runSync(tree) as HastRoot
+  return htmlSanitizer.runSync(htmlSanitizer.parse(toHtml(tree, { allowDangerousHtml: true }))) as HastRoot
 }
 
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {

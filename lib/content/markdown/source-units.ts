@@ -15,7 +15,7 @@ import type { PhrasingContent, RootContent } from 'mdast'
 import { visit, EXIT } from 'unist-util-visit'
 import { inlineTokens, visibleTokens, type InlineToken } from './inline-tokens.js'
 import { sanitizeInlineHtml, sanitizeInlineTree } from './inline-sanitize.js'
-import { sanitizeRendered, sanitizeRenderedTree } from './render.js'
+import { sanitizeRendered } from './render.js'
 
 /** A rendered token of the block with the source range it came from. */
 export interface SourceToken extends InlineToken {
@@ -52,8 +52,8 @@ export function renderBlock (node: RootContent, definitions: RootContent[]): Has
   // Raw HTML becomes elements only when parsed, as a browser does; without it the tree is final.
   let raw = false
   visit(content, 'raw', () => { raw = true; return EXIT })
-  if (raw) return sanitizeInlineHtml(toHtml(sanitizeRendered(toHtml(content, { allowDangerousHtml: true }))))
-  return sanitizeInlineTree(sanitizeRenderedTree(content))
+  const clean = sanitizeRendered(content, raw)
+  return raw ? sanitizeInlineHtml(toHtml(clean)) : sanitizeInlineTree(clean)
 }
 
 /**
