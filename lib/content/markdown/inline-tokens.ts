@@ -97,8 +97,12 @@ function tagKey (node: Element): string {
   return node.tagName + (props.length === 0 ? '' : JSON.stringify(props))
 }
 
-/** A footnote reference's label, from its href (`#user-content-fn-<label>` or `#fn-<label>`). */
-function footnoteLabel (node: Element): string {
+/**
+ * A footnote reference's label, from its href (`#user-content-fn-<label>` or `#fn-<label>`).
+ * @param node the reference's `a` element
+ * @returns the label
+ */
+export function footnoteLabel (node: Element): string {
   const href = String(node.properties.href ?? '')
   const label = href.replace(/^#(?:user-content-)?fn-/, '')
   try {
