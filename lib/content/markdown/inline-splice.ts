@@ -59,45 +59,9 @@ export function spliceInlineEdit (input: SpliceInput): string | null {
   for (const full of [false, true]) {
     const content = writeContent(input, plan, full)
     if (content === null) return null
-    if (plainTextEdit(input, plan) || verify(input, content, plan.incoming)) return content
+    if (verify(input, content, plan.incoming)) return content
   }
   return null
-}
-
-const PLAIN = /^[\p{L}\p{N} ]+$/u
-const QUIET = /^[\p{L}\p{N} .,;:!?)"']$/u
-
-/**
- * Whether the edit only typed or deleted letters, digits and spaces inside prose, away from line
- * starts and between characters no construct starts or ends at: then no check by a new parse is needed.
- */
-function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
-  if (plan.regions.length > 0) return false
-  const { body } = input
-  const quietAround = (at: number, end: number, typed: string): boolean => {
-    const before = body[at - 1]
-    const after = end < input.to ? body[end] : undefined
-    if (before === undefined || !QUIET.test(before) || (after !== undefined && !QUIET.test(after))) return false
-    // Not where a line starts (a word and a space come first) and no autolink literal around.
-    const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at).replace(/^[ \t>]*/, '')
-    if (!/[\p{L}\p{N}]\s/u.test(line)) return false
-    const head = typed.startsWith(' ') ? '' : /\S*$/.exec(body.slice(input.from, at))?.[0] ?? ''
-    const tail = typed.endsWith(' ') ? '' : /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
-    return !/www\.|@|:\/\//i.test(head + typed + tail)
-  }
-  for (const [r, token] of plan.source.entries()) {
-    if (plan.kept[r]) continue
-    if (token.kind !== 'text' || !PLAIN.test(body.slice(token.start, token.end)) || !quietAround(token.start, token.end, '')) return false
-  }
-  for (const [r, [a, b]] of plan.gaps) {
-    const before = plan.source[r - 1]
-    const after = plan.source[r]
-    const text = textOf(plan.incoming.slice(a, b))
-    if (before?.kind !== 'text' || !PLAIN.test(text)) return false
-    if (after === undefined ? text.endsWith(' ') : (after.kind !== 'text' || after.unit !== before.unit)) return false
-    if (!quietAround(before.end, before.end, text)) return false
-  }
-  return true
 }
 
 function planSplice (input: SpliceInput): Plan | null {
