@@ -35,16 +35,7 @@ const sanitizer = unified().use(rehypeSanitize, INLINE_SCHEMA).freeze()
  * @returns the sanitized fragment
  */
 export function sanitizeInlineHtml (html: string): Root {
-  return sanitizeInlineTree(fromHtml(html, { fragment: true }))
-}
-
-/**
- * Sanitizes a tree that is already what a browser builds (rendered by us, never received).
- * @param tree the fragment (not changed)
- * @returns the sanitized fragment
- */
-export function sanitizeInlineTree (tree: Root): Root {
-  const clean = sanitizer.runSync(tree) as Root
+  const clean = sanitizer.runSync(fromHtml(html, { fragment: true })) as Root
   return { type: 'root', children: tidy(clean.children, false) }
 }
 

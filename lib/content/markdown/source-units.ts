@@ -12,9 +12,8 @@ import { toHtml } from 'hast-util-to-html'
 import { fromHtml } from 'hast-util-from-html'
 import type { Root as HastRoot, Element } from 'hast'
 import type { PhrasingContent, RootContent } from 'mdast'
-import { visit, EXIT } from 'unist-util-visit'
 import { inlineTokens, visibleTokens, type InlineToken } from './inline-tokens.js'
-import { sanitizeInlineHtml, sanitizeInlineTree } from './inline-sanitize.js'
+import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { sanitizeRendered } from './render.js'
 
 /** A rendered token of the block with the source range it came from. */
@@ -49,11 +48,8 @@ export function renderBlock (node: RootContent, definitions: RootContent[]): Has
   let element = hast.children.find((c): c is Element => c.type === 'element')
   if (node.type === 'list') element = element?.children.find((c): c is Element => c.type === 'element')
   const content: HastRoot = { type: 'root', children: element?.children ?? [] }
-  // Raw HTML becomes elements only when parsed, as a browser does; without it the tree is final.
-  let raw = false
-  visit(content, 'raw', () => { raw = true; return EXIT })
-  const clean = sanitizeRendered(content, raw)
-  return raw ? sanitizeInlineHtml(toHtml(clean)) : sanitizeInlineTree(clean)
+  // Parsed as a browser parses the page (raw HTML becomes elements only then).
+  return sanitizeInlineHtml(toHtml(sanitizeRendered(content, true)))
 }
 
 /**
