@@ -1,8 +1,6 @@
 /**
- * What block editing keeps of one parsed body (CONTRACT 14): top-level ranges, definition labels,
- * first emphasis markers and the block list, so an edit parses only its top-level node, with the
- * definitions it names written after it; when it does not parse alone into one node of its kind
- * and extent (the edit changed the document's structure), the whole body is parsed instead.
+ * What block editing keeps of one parsed body (CONTRACT 14), so that an edit parses only its top-level
+ * node (with the definitions it names), or the whole body when the edit changed the node's kind or extent.
  */
 import type { Root, RootContent, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -64,8 +62,7 @@ export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers)
 }
 
 /**
- * The outline after an edit inside one top-level node: the nodes before it unchanged, that node's
- * from its new parse, the ones after it moved by the change in length.
+ * The outline after an edit inside one top-level node, that node's part from its new parse.
  * @param outline the outline of `before`
  * @param before the body before the edit
  * @param after the body after it
@@ -105,7 +102,7 @@ function definitionLabels (tree: Root): DefinitionLabel[] {
 }
 
 /** A parser of the edited node, and which node it is. */
-export interface RegionParser {
+interface RegionParser {
   /** Parses a body that differs from the outlined one only inside the node (the node alone when it can). */
   parse: BodyParser
   /** The node alone in such a body, or null when it does not parse alone as it did (then parse the whole body). */
