@@ -1,7 +1,4 @@
-/**
- * A block's plain text as a reader sees it (markup removed, entities decoded, images' alt dropped,
- * hard breaks as "\n"), each character traced to its source bytes: the map `md_edit` splices through.
- */
+/** A block's plain text as a reader sees it, each character traced to its source bytes (md_edit's map). */
 import type { Nodes, PhrasingContent } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { textExtents } from './source-units.js'

@@ -1,8 +1,6 @@
 /**
- * `applyBlockEdit`: one edited block's inline HTML back into the Markdown body, touching nothing
- * outside the block's source range: spliced where the block's rendering maps to its source
- * (inline-splice.ts), else converted in the document's style by rehype-remark and remark-stringify
- * (links keep their titles and reference style; `kbd`, `sup`, `sub`, `mark`, `abbr` stay inline HTML).
+ * `applyBlockEdit`: one edited block's inline HTML back into its source range of the Markdown body,
+ * spliced (inline-splice.ts) or else converted in the document's style by rehype-remark.
  */
 import { unified } from 'unified'
 import rehypeRemark, { type Options as RehypeRemarkOptions } from 'rehype-remark'
@@ -274,10 +272,7 @@ function flatten (nodes: RootContent[]): PhrasingContent[] {
 const PHRASING = new Set(['text', 'emphasis', 'strong', 'delete', 'inlineCode', 'break', 'link', 'linkReference', 'image', 'imageReference', 'html', 'footnoteReference'])
 function isPhrasing (node: RootContent): node is PhrasingContent { return PHRASING.has(node.type) }
 
-/**
- * A link to where one of the block's links pointed keeps its title and reference style; a new link
- * to a URL the document defines becomes a full reference to that definition.
- */
+/** Links keep their title and reference style; a new link to a URL the document defines becomes a reference. */
 function restoreLinks (phrasing: PhrasingContent[], original: PhrasingContent[], style: DocumentStyle): void {
   const keep = new Map<string, LinkKeep>()
   const root: Parent = { type: 'paragraph', children: original }
@@ -336,10 +331,7 @@ function textOf (node: Nodes): string {
 type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
 type Handle = Handlers[string]
 
-/**
- * Raw HTML tags travel through the conversion as placeholder text (nothing escapes it), since
- * hast-util-to-mdast would cut the paragraph at an `html` node and trim the spaces around it.
- */
+/** Raw HTML tags as placeholder text through the conversion (hast-util-to-mdast cuts a paragraph at `html`). */
 class RawTags {
   readonly tags: string[] = []
   placeholder (html: string): PhrasingContent {

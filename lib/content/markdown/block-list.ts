@@ -1,7 +1,4 @@
-/**
- * The source blocks of a body in document order, for the editor to pair with the blocks a generator
- * rendered (CONTRACT 14): hint, kind, plain text and whether it is editable; md_block's units.
- */
+/** The source blocks of a body, for the editor to pair with a generator's rendered blocks (CONTRACT 14). */
 import type { Root, RootContent, Nodes } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { fromHtml } from 'hast-util-from-html'

@@ -1,7 +1,4 @@
-/**
- * The unified plugin pair that makes rendered Markdown editable in place, for sites that render
- * with remark and rehype: source hints on editable blocks, and a wrapper naming the entry and field.
- */
+/** The unified plugin pair that makes Markdown a site renders with remark and rehype editable in place. */
 import type { Root as MdastRoot } from 'mdast'
 import type { Root as HastRoot, Element } from 'hast'
 import type { VFile } from 'vfile'
@@ -19,8 +16,7 @@ export interface CmsSourceOptions {
 interface HastData { hName?: string, hProperties?: Record<string, unknown> }
 
 /**
- * remark plugin: adds `data-cms-src` to every editable block (see editable-blocks.ts). The hints
- * are computed from the file's own text, which must be exactly the stored body.
+ * remark plugin: adds `data-cms-src` to every editable block (the file's text must be the stored body).
  * @returns the transformer
  */
 export function remarkCmsSource () {

@@ -1,9 +1,6 @@
 /**
- * Which nodes of a Markdown tree are editable blocks (those that carry a source hint), so that one
- * hint never covers another hint's text: every top-level block; not a list but each item; an item
- * or blockquote holding one paragraph (or nothing) is a block, a longer one is not and its children
- * are (a tight item's first paragraph as a `<span>`). Raw HTML, definitions and paragraphs MDX or a
- * template language reads as code (`import`, `<Tabs>`, `{...}`, `{{< x >}}`) carry no hint.
+ * Which nodes of a Markdown tree carry a source hint, one hint never covering another's text: each
+ * top-level block, list item, and an item's or quote's children when it holds more than a paragraph.
  */
 import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
 
@@ -54,8 +51,7 @@ export function blockUnits (node: RootContent, tightItemFirst = false, looseList
 }
 
 /**
- * The phrasing children of an editable block (the content an edit replaces), or null when the
- * block has no inline content of its own (code, table, thematic break).
+ * The paragraph or heading holding an editable block's inline content (null: code, table, rule).
  * @param node the block
  * @returns its paragraph or heading, or null
  */

@@ -1,9 +1,6 @@
 /**
- * `spliceInlineEdit`: an edited block's content written back by changing only the source bytes of
- * what the editor changed (CONTRACT 11). The block's rendering, traced to its source
- * (source-units.ts), is diffed token by token against the edited HTML: kept tokens keep their bytes,
- * typed text is spliced in escaped, typed elements are converted, and a changed element rewrites
- * its top-level node. The result must render exactly as the edited HTML, else the caller converts.
+ * `spliceInlineEdit`: an edited block written back by changing only the source bytes of what the editor
+ * changed (CONTRACT 11), from a token diff of the block's traced rendering (source-units.ts) and the edit.
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
@@ -48,8 +45,7 @@ interface Plan {
 }
 
 /**
- * The new text of the content range, or null when no mapping exists (the caller converts the
- * whole block as before).
+ * The new text of the content range, or null when no mapping exists (the caller converts the block).
  * @param input the block, the body and the edited HTML
  * @returns the new content
  */

@@ -1,9 +1,6 @@
 /**
- * `applyTextEdit`: an edit seen in a generator's DOM of one block (its text before and after, and
- * marks) written into the Markdown source (CONTRACT 11 and 14): the DOM text is paired with the
- * block's source text (dom-text.ts), the change is a character diff, and each changed range goes
- * through the block's text -> source map (block-chars.ts); marks wrap the source of the characters
- * they cover in the document's own markers. An edit is kept only when the block then reads as it says.
+ * `applyTextEdit`: a block's DOM text edit and marks written into the Markdown source (CONTRACT 11 and
+ * 14) through the block's text -> source map (block-chars.ts); refused unless the block then reads so.
  */
 import { diffChars } from 'diff'
 import { bodyParser, type BodyParser } from './parse-body.js'
