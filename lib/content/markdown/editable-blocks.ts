@@ -1,8 +1,12 @@
 /**
  * Which nodes of a Markdown tree carry a source hint, one hint never covering another's text: each
- * top-level block, list item, and an item's or quote's children when it holds more than a paragraph.
+ * top-level block, list item, and an item's or quote's children when it holds more than a paragraph;
+ * and the unified plugin pair that marks them, for sites that render with remark and rehype.
  */
 import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
+import type { Root as HastRoot, Element } from 'hast'
+import type { VFile } from 'vfile'
+import { formatSourceHint } from './source-hint.js'
 
 /** One editable block: the node and its source range. */
 export interface EditableBlock {
@@ -78,4 +82,44 @@ export function isCode (node: Nodes): boolean {
   if (first.type === 'text') return /^(?:(?:import|export)[ \t{*]|\{|<\/?[A-Z])/.test(first.value)
   if (first.type === 'html') return /^<\/?(?:[A-Z]|>)/.test(first.value)
   return false
+}
+
+/** What `rehypeCmsSource` needs to name the field. */
+export interface CmsSourceOptions {
+  collection: string
+  id: string
+  /** The field holding the Markdown (default `body`). */
+  blockPath?: string
+}
+
+interface HastData { hName?: string, hProperties?: Record<string, unknown> }
+
+/**
+ * remark plugin: adds `data-cms-src` to every editable block (the file's text must be the stored body).
+ * @returns the transformer
+ */
+export function remarkCmsSource () {
+  return (tree: Root, file: VFile): void => {
+    const body = String(file.value)
+    for (const block of editableBlocks(tree)) {
+      const node = block.node as { data?: HastData }
+      const data: HastData = node.data ?? {}
+      data.hProperties = { ...data.hProperties, dataCmsSrc: formatSourceHint(body, block.start, block.end) }
+      if (block.asSpan) data.hName = 'span'
+      node.data = data
+    }
+  }
+}
+
+/**
+ * rehype plugin: wraps the document in `<div data-cms-md="<collection>/<id>#<blockPath>">`.
+ * @param options the entry and field
+ * @returns the transformer
+ */
+export function rehypeCmsSource (options: CmsSourceOptions) {
+  const name = `${options.collection}/${options.id}#${options.blockPath ?? 'body'}`
+  return (tree: HastRoot): void => {
+    const wrapper: Element = { type: 'element', tagName: 'div', properties: { dataCmsMd: name }, children: tree.children as Element['children'] }
+    tree.children = [wrapper]
+  }
 }

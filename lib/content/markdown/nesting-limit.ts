@@ -3,7 +3,7 @@
  * parsing (500 nested list levels took 17 s to render); deeper input is refused or shown as plain text.
  */
 import type { Root as HastRoot } from 'hast'
-import { rehypeCmsSource, type CmsSourceOptions } from './cms-source-plugins.js'
+import { rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
 
 /** The deepest nesting of block containers (block quotes and list items) a body may have. */
 export const MAX_MARKDOWN_NESTING = 32

@@ -10,7 +10,7 @@ import type { Root as HastRoot, Element } from 'hast'
 import { visit, EXIT } from 'unist-util-visit'
 import remarkMdx from 'remark-mdx'
 import type { State as MdxState } from 'mdast-util-to-hast'
-import { remarkCmsSource, rehypeCmsSource } from './cms-source-plugins.js'
+import { remarkCmsSource, rehypeCmsSource } from './editable-blocks.js'
 import { markdownTooDeep, plainTextTree } from './nesting-limit.js'
 
 /** Options of renderMarkdown. */
