@@ -60,7 +60,6 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const tree = parse(body)
   const block = findBlock(body, opts.src, tree)
   const documentDefinitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
-  // Link definitions by URL (the first one for each), for writing links as references.
   const urls = new Map<string, Definition>()
   visit(tree, 'definition', (node) => { if (!urls.has(node.url)) urls.set(node.url, node) })
   const incoming = sanitizeInlineHtml(opts.html)
@@ -89,12 +88,13 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     lead = ' '
   }
   const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
+  const style = blockStyle(block.node, body, tree, urls)
   const convert = (fragment: HastRoot): string => inlineToMarkdown(fragment, {
     kind: heading !== null ? 'heading' : 'paragraph',
     depth: heading?.depth,
     setext,
     original: host.children
-  }, blockStyle(block.node, body, tree, urls, { emphasis: hasElement(fragment, 'em'), strong: hasElement(fragment, 'strong') }))
+  }, style)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
   // Only what the editor changed is rewritten, where the block's rendering maps to its source.
@@ -111,11 +111,10 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   return { body: next, start: block.start, end, changed: next !== body }
 }
 
-/** The style for one block: its own markers first, then the document's (looked up only for a kind the edit writes and the block lacks). */
-function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {
+/** The style for one block: its own markers first, then the document's. */
+function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>): DocumentStyle {
   const own = firstMarkers(block, body, {})
-  const needs = (writes.emphasis && own.emphasis === undefined) || (writes.strong && own.strong === undefined)
-  const doc = needs ? firstMarkers(tree, body, {}) : {}
+  const doc = own.emphasis === undefined || own.strong === undefined ? firstMarkers(tree, body, {}) : {}
   return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }
 
@@ -152,12 +151,6 @@ export function checkedHint (body: string, src: string): SourceHint {
     throw new SourceMismatchError()
   }
   return hint
-}
-
-function hasElement (root: HastRoot, tagName: string): boolean {
-  let found = false
-  visit(root, 'element', (node) => { if (node.tagName === tagName) found = true })
-  return found
 }
 
 /** The block's content as the browser has it: the block alone rendered and sanitized as renderMarkdown does. */
