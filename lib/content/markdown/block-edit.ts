@@ -58,7 +58,9 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const { body } = opts
   const parse = bodyParser({ mdx: opts.mdx === true })
   const tree = parse(body)
-  const block = findBlock(body, opts.src, tree)
+  const hint = checkedHint(body, opts.src)
+  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
+  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
   const documentDefinitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
   const urls = new Map<string, Definition>()
   visit(tree, 'definition', (node) => { if (!urls.has(node.url)) urls.set(node.url, node) })
@@ -72,7 +74,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     if (codeText(incoming) === block.node.value) return unchanged
   } else if (source !== null && source.length > 0) {
     if (sameKeys(source, incomingTokens)) return unchanged
-  } else if (sameRendering(incoming, renderedContent(block, definitions))) {
+  } else if (rendered(incoming) === rendered(renderedContent(block, definitions))) {
     return unchanged
   }
   if (host === null) throw new UneditableBlockError(block.node.type)
@@ -130,14 +132,6 @@ function keepsMdx (children: PhrasingContent[], body: string, text: string): boo
   return true
 }
 
-/** The editable block a hint names, or SourceMismatchError. */
-function findBlock (body: string, src: string, tree: Root): EditableBlock {
-  const hint = checkedHint(body, src)
-  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
-  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
-  return block
-}
-
 /**
  * The hint, if it parses and its hash matches the body's text at its range.
  * @param body the body
@@ -159,12 +153,8 @@ function renderedContent (block: EditableBlock, definitions: RootContent[]): Has
   return renderBlock(node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] } : node, definitions)
 }
 
-/** Two sanitized fragments render the same (whitespace collapses in HTML). */
-function sameRendering (a: HastRoot, b: HastRoot): boolean {
-  return normalize(a) === normalize(b)
-}
-
-function normalize (root: HastRoot): string {
+/** A sanitized fragment's HTML, whitespace collapsed as HTML shows it (for comparing two). */
+function rendered (root: HastRoot): string {
   return toHtml(root).replace(/\s+/g, ' ').replace(/ ?<br> ?/g, '<br>').trim()
 }
 

@@ -127,7 +127,7 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
   const labels = outline.labels.filter(l => l.start < start || l.start >= end)
   const parseNode = (text: string): Root | null => {
     const regionEnd = end + text.length - body.length
-    if (regionEnd <= start || !sameOutside(body, text, start, end)) return null
+    if (regionEnd <= start || !text.startsWith(body.slice(0, start)) || !text.endsWith(body.slice(end))) return null
     const region = text.slice(start, regionEnd)
     const node = parseAlone(region, [...new Set(definitionsNamedIn(region, labels).map(l => l.line))].join('\n\n'), parse)
     if (node === null || node.type !== top.type) return null
@@ -135,11 +135,6 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
     return { type: 'root', children: [node] }
   }
   return { index, parseNode, parse: (text) => parseNode(text) ?? parse(text) }
-}
-
-/** Whether `text` equals `body` before `start` and after `end` (moved by the change in length). */
-function sameOutside (body: string, text: string, start: number, end: number): boolean {
-  return text.startsWith(body.slice(0, start)) && text.endsWith(body.slice(end))
 }
 
 /** The region's one node, or null when it parses into more or less than one whole node. */
