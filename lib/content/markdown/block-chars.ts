@@ -7,7 +7,7 @@ import { textExtents } from './source-units.js'
 export type Container = Extract<PhrasingContent, { type: 'emphasis' | 'strong' | 'delete' | 'link' | 'linkReference' | 'inlineCode' | 'mdxJsxTextElement' }>
 
 /** One character of the block's text. */
-export interface TextChar {
+interface TextChar {
   /** Source offset of its own bytes (-1: it has none that an edit may touch). */
   start: number
   /** End of its own bytes (a whole escape or character reference). */
@@ -16,7 +16,6 @@ export interface TextChar {
   next: number
   /** The containers it sits in, outermost first (shared by the characters of a node). */
   anc: readonly Container[]
-  /** The node it comes from. */
   leaf: object
 }
 

@@ -16,7 +16,6 @@ export interface SourceBlock {
   /** `<start>:<end>:<hash>` (CONTRACT 7). */
   src: string
   kind: BlockKind
-  /** A heading's level. */
   depth?: number
   /** Its plain text as a reader sees it. */
   text: string

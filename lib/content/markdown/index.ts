@@ -1,7 +1,4 @@
-/**
- * Markdown blocks editable in place: rendering with source hints, block edits, block-edit drafts.
- * Re-exports only.
- */
+/** Markdown blocks editable in place: rendering with source hints, block edits, drafts (re-exports only). */
 export { renderMarkdown, type RenderMarkdownOptions } from './render.js'
 export { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
 export { sourceHash, parseSourceHint, formatSourceHint, type SourceHint } from './source-hint.js'

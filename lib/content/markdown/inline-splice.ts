@@ -17,7 +17,6 @@ export interface SpliceInput {
   to: number
   /** The block's rendered tokens traced to the source (sourceTokens). */
   source: SourceToken[]
-  /** The edited HTML's visible tokens. */
   incoming: InlineToken[]
   /** The document's top-level definitions (body offsets). */
   definitions: Array<Definition | FootnoteDefinition>
