@@ -220,7 +220,7 @@ async function withTranslations (repoDir: string | undefined, index: CollectionI
     // Later by commit time; commits of one second (scripts, tests) by ancestry.
     const later = sourceCommit.time !== own.time
       ? sourceCommit.time > own.time
-      : await isAncestor(repoDir, own.commit, sourceCommit.commit)
+      : await isAncestor(repoDir, own.commit, sourceCommit.commit).catch(() => false)
     if (later) view.outdatedTranslations.push(locale)
   }
   return view

@@ -65,7 +65,8 @@ export class DeploymentStatus {
     if (published === null) return { ...base, state: 'unknown', commit }
     if (commit === published) return { ...base, state: 'live', commit }
     // git finds its repository from inside the git directory too.
-    const older = await isAncestor(this.#gitDir, commit, published)
+    // A commit this repository does not hold is no publish of ours.
+    const older = await isAncestor(this.#gitDir, commit, published).catch(() => false)
     return { ...base, state: older ? 'pending' : 'unknown', commit }
   }
 
