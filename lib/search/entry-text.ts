@@ -10,9 +10,9 @@ import { isTitleKey, titlesOf } from '../content/entry-search.js'
 import { matchesWord, termsOf, wordsOf, type SearchQuery } from './tokenize.js'
 
 /** The part of a body that is indexed (and searched for a snippet), in characters. */
-export const MAX_BODY_CHARS = 32 * 1024
+const MAX_BODY_CHARS = 32 * 1024
 /** The part of the other string fields (all together) that is indexed, in characters. */
-export const MAX_FIELDS_CHARS = 16 * 1024
+const MAX_FIELDS_CHARS = 16 * 1024
 
 /** An entry's indexed text, one column each. */
 export interface EntryText {

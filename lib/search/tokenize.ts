@@ -20,12 +20,6 @@ export function foldText (text: string): string {
   return NON_ASCII.test(lower) ? lower.normalize('NFKD').replace(MARKS, '') : lower
 }
 
-/** Calls `each` with every term of a text, in order. */
-export function forEachTerm (text: string, each: (term: string) => void): void {
-  const folded = foldText(text)
-  for (const [word] of folded.matchAll(WORD)) each(word.slice(0, MAX_TERM_LENGTH))
-}
-
 /** The terms of a text, in order. */
 export function termsOf (text: string): string[] {
   return Array.from(foldText(text).matchAll(WORD), ([word]) => word.slice(0, MAX_TERM_LENGTH))
@@ -41,11 +35,11 @@ export function * wordsOf (text: string, from = 0): Generator<{ start: number, e
 }
 
 /** The longest `q` accepted, in characters (a longer one is a 400). */
-export const MAX_QUERY_LENGTH = 256
+const MAX_QUERY_LENGTH = 256
 /** Words of `q` beyond this many are ignored. */
-export const MAX_QUERY_WORDS = 8
+const MAX_QUERY_WORDS = 8
 /** A last word shorter than this matches whole words only. */
-export const MIN_PREFIX_LENGTH = 2
+const MIN_PREFIX_LENGTH = 2
 
 /** A parsed query. */
 export interface SearchQuery {
