@@ -108,7 +108,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   // prom-client loads only for a site that enables metrics.
   const metricsModule = config.metrics.enabled ? await import('./metrics/cms-metrics.js') : null
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
-  const search = new SiteSearch({ stateDir })
+  const search = new SiteSearch(stateDir)
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
   const readiness = { indexesBuilt: false, closing: false }

@@ -36,9 +36,8 @@ const CHANGES_MAX = 100
 /** Full-text search over one collection. */
 export class CollectionSearch {
   readonly #index: CollectionIndex
-  /** The database file; null: in memory (built at every start). */
-  readonly #file: string | null
-  readonly #stateDir: string | null
+  readonly #file: string
+  readonly #stateDir: string
   #db: SearchDb | null = null
   #opening: Promise<SearchDb> | null = null
   /** Changes not indexed yet, latest per id (undefined: unreadable, null: removed). */
@@ -48,11 +47,11 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-  /** @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory) */
-  constructor (index: CollectionIndex, opts: { stateDir?: string | null } = {}) {
+  /** @param stateDir the state folder (`.git/cms`) the database goes under */
+  constructor (index: CollectionIndex, stateDir: string) {
     this.#index = index
-    this.#stateDir = opts.stateDir ?? null
-    this.#file = this.#stateDir === null ? null : path.join(this.#stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
+    this.#stateDir = stateDir
+    this.#file = path.join(stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
   }
 
   /**
@@ -137,7 +136,7 @@ export class CollectionSearch {
     const index = this.#index
     const rows = await index.all()
     // (A folder that cannot be removed does not stop the search.)
-    if (this.#stateDir !== null) await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
+    await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
     const { format, titleField } = index.collection
     // Opening a database is a few ms of synchronous work: in a turn of its own, so that the
     // warm-up's opens of many collections never run back to back ahead of a request.
@@ -208,7 +207,7 @@ export class CollectionSearch {
   #discard (db: SearchDb): void {
     if (this.#db !== db) return
     try { db.close() } catch {}
-    if (this.#file !== null) SearchDb.remove(this.#file)
+    SearchDb.remove(this.#file)
     this.#db = null
     this.#opening = null
     this.#changes = new Map()
@@ -220,14 +219,14 @@ export class SiteSearch {
   readonly #stateDir: string
   readonly #byIndex = new WeakMap<CollectionIndex, CollectionSearch>()
 
-  /** @param opts `stateDir`: the state folder (`.git/cms`) the databases go under */
-  constructor (opts: { stateDir: string }) {
-    this.#stateDir = opts.stateDir
+  /** @param stateDir the state folder (`.git/cms`) the databases go under */
+  constructor (stateDir: string) {
+    this.#stateDir = stateDir
   }
 
   /** Makes the search of a new collection index (the content store's `companion` option). */
   readonly companion = (index: CollectionIndex): IndexCompanion => {
-    const search = new CollectionSearch(index, { stateDir: this.#stateDir })
+    const search = new CollectionSearch(index, this.#stateDir)
     this.#byIndex.set(index, search)
     return search
   }

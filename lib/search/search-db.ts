@@ -74,15 +74,13 @@ export class SearchDb {
    * Opens the database of a file, or creates it afresh when it is missing, was built under
    * another key, or cannot be read.
    */
-  static open (file: string | null, key: string): SearchDb {
+  static open (file: string, key: string): SearchDb {
     const fullKey = JSON.stringify({ version: FORMAT_VERSION, key })
-    const existing = file === null ? null : SearchDb.#openExisting(file, fullKey)
+    const existing = SearchDb.#openExisting(file, fullKey)
     if (existing !== null) return existing
-    if (file !== null) {
-      SearchDb.remove(file)
-      mkdirSync(path.dirname(file), { recursive: true })
-    }
-    const db = SearchDb.#configure(new Database(file ?? ':memory:'), true)
+    SearchDb.remove(file)
+    mkdirSync(path.dirname(file), { recursive: true })
+    const db = SearchDb.#configure(new Database(file), true)
     db.#db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run('key', fullKey)
     return db
   }
