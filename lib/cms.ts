@@ -37,7 +37,7 @@ import { MediaIndex } from './storage/media-index.js'
 import { BoundedRenderer } from './commands/bounded-render.js'
 import { RecordSigner } from './storage/record-signature.js'
 import { siteMediaRoots } from './storage/media-roots.js'
-import { isInside, relativeSlashPath } from './storage/safe-path.js'
+import { relativeSlashPath } from './storage/safe-path.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 import type { SharedRevocations } from './auth/types.js'
 import type { SharedDocument } from './remote/cms-refs-sync.js'
@@ -160,7 +160,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       repoDir,
       // The walk starts once the content store's watcher (shared below) sees changes.
       roots: async () => { await content.watching; return await siteMediaRoots(repoDir, config, content.registry) },
-      shared: { covers: dir => content.registry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { content.fileListeners.add(onFile); return () => content.fileListeners.delete(onFile) } },
+      watch: async (dir, onPath) => { await content.watch(dir, onPath) },
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
     const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })

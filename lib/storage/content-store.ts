@@ -15,6 +15,7 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
+import { isInside } from './safe-path.js'
 
 /**
  * What sits beside a collection index (the full-text search, lib/search/): told of every entry
@@ -56,11 +57,8 @@ export class ContentStore {
   #store: IndexStore | null = null
   #repoRealDir: string | null = null
   readonly #unwatch = new AbortController()
-  /**
-   * Also told of every changed path under the watch roots (the media index listens here); after
-   * events may have been lost, of each watch root.
-   */
-  readonly fileListeners = new Set<(file: string) => void>()
+  /** Told of every changed path (`watch`); of a watch root after events were lost. */
+  readonly #listeners = new Set<(file: string) => void>()
   #watching: Promise<void> = Promise.resolve()
   /** Set once `#watching` has resolved with the watcher started (not closed first). */
   #listening = false
@@ -114,6 +112,27 @@ export class ContentStore {
         signal: this.#unwatch.signal
       })
     }
+  }
+
+  /**
+   * Tells `onPath` of every change under a folder (a media root) through the content watch when it
+   * covers the folder, else through a watch of its own; after events were lost, of the folder itself.
+   * @param dir an existing folder
+   * @param onPath told of each changed path under it
+   * @returns resolves once changes are seen
+   */
+  async watch (dir: string, onPath: (file: string) => void): Promise<void> {
+    this.#listeners.add(file => {
+      if (isInside(dir, file)) onPath(file)
+      else if (isInside(file, dir)) onPath(dir)
+    })
+    if (this.registry.watchRoots().some(root => isInside(root, dir))) return
+    await watchFolders(dir, {
+      onPath: file => { for (const listen of this.#listeners) listen(file) },
+      onLost: () => { for (const listen of this.#listeners) listen(dir) },
+      onError: err => this.#opts.onWatchError?.(err),
+      signal: this.#unwatch.signal
+    })
   }
 
   /**
@@ -249,12 +268,12 @@ export class ContentStore {
   /** Events under a watch root may have been lost: every index re-checks all its files on its next list. */
   #onLost (root: string): void {
     for (const index of this.#indexes.values()) index.markAllChanged()
-    for (const listen of this.fileListeners) listen(root)
+    for (const listen of this.#listeners) listen(root)
   }
 
   #onFileEvent (file: string): void {
     // Each index takes the events under its folder (ids of nested and bundled entries included).
     for (const index of this.#indexes.values()) index.onFileEvent(file)
-    for (const listen of this.fileListeners) listen(file)
+    for (const listen of this.#listeners) listen(file)
   }
 }

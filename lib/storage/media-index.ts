@@ -5,7 +5,6 @@
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
-import { watchFolders } from './folder-watch.js'
 import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { lstatSync, realpathSync } from 'node:fs'
 import { mediaTypeOf, type MediaRoot } from './media-roots.js'
@@ -67,11 +66,8 @@ export interface MediaIndexOptions {
   repoDir: string
   /** The roots, resolved when the index is built (collections are known by then). */
   roots: () => Promise<MediaRoot[]>
-  /**
-   * A watcher that already covers some folders (the content store's, over the collection folders):
-   * roots inside them listen to it instead of adding a second subscription of their own.
-   */
-  shared?: { covers: (dir: string) => boolean, listen: (onFile: (file: string) => void) => () => void }
+  /** Watches a root: `onPath` is told of every changed path under it (the content store's `watch`). */
+  watch: (dir: string, onPath: (file: string) => void) => Promise<void>
   onWatchError?: (err: Error) => void
 }
 
@@ -92,8 +88,6 @@ export class MediaIndex {
   #waiting = new Set<MediaRoot>()
   #repoReal = ''
   #building: Promise<void> | null = null
-  readonly #unwatch = new AbortController()
-  #unlisten: (() => void) | null = null
   #closed = false
   /** Changes reported while a build runs; applied after it. */
   #queue: Promise<void> = Promise.resolve()
@@ -114,15 +108,12 @@ export class MediaIndex {
   }
 
   /**
-   * Stops watching.
-   * @returns resolves when the watchers are gone
+   * Stops the index (its roots' watches end with the content store's).
+   * @returns resolves when a build under way has stopped
    */
   async close (): Promise<void> {
     this.#closed = true
     await this.#building?.catch(() => {})
-    this.#unwatch.abort()
-    this.#unlisten?.()
-    this.#unlisten = null
   }
 
   /**
@@ -208,26 +199,7 @@ export class MediaIndex {
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
       if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
-      if (this.#opts.shared?.covers(root.dir) === true) {
-        // The content store's watcher already sees this folder (a page-bundle collection's).
-        this.#unlisten ??= this.#opts.shared.listen(file => {
-          if (this.#roots.some(r => isInside(r.dir, file))) this.#changed([file])
-          // A folder above the roots (the watch root, after events were lost): each root below it again.
-          else {
-            const below = this.#roots.filter(r => isInside(file, r.dir)).map(r => r.dir)
-            if (below.length > 0) this.#changed(below)
-          }
-        })
-      } else {
-        const dir = root.dir
-        await watchFolders(dir, {
-          onPath: file => { this.#changed([file]) },
-          // Events lost: the whole root is listed again (files gone meanwhile dropped).
-          onLost: () => { this.#changed([dir]) },
-          onError: err => this.#opts.onWatchError?.(err),
-          signal: this.#unwatch.signal
-        })
-      }
+      await this.#opts.watch(root.dir, file => { this.#changed([file]) })
       await this.#walk(root.dir)
     }
   }
