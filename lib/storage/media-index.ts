@@ -198,7 +198,7 @@ export class MediaIndex {
       try { st = lstatSync(root.dir) } catch { continue }
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
-      if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
+      if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${relativeSlashPath(this.#opts.repoDir, root.dir)} leaves the repository; not indexed`)); continue }
       await this.#opts.watch(root.dir, file => { this.#changed([file]) })
       await this.#walk(root.dir)
     }

@@ -7,7 +7,6 @@ import path from 'node:path'
 import type { Config } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
 import { extensionsOf } from './entry-paths.js'
-import { relativeSlashPath } from './safe-path.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 
@@ -15,8 +14,6 @@ import { isReservedKey } from '../content/reserved-keys.js'
 export interface MediaRoot {
   /** Absolute folder. */
   dir: string
-  /** Repository-relative folder, `/`-separated. */
-  folder: string
   /** URL prefix of its files (`/uploads`); empty for page bundles (files are referenced relative to their page). */
   url: string
   /** `uploads`: every media file below it; `bundles`: media files in the folders of a collection's page bundles. */
@@ -66,16 +63,15 @@ export async function siteMediaRoots (repoDir: string, config: Config, registry:
     seen.add(key)
     roots.push(root)
   }
-  const rel = (dir: string): string => relativeSlashPath(repoDir, dir) || '.'
   const top = path.join(repoDir, config.uploadsDir)
-  add({ dir: top, folder: rel(top), url: config.uploadsUrl, kind: 'uploads' })
+  add({ dir: top, url: config.uploadsUrl, kind: 'uploads' })
   for (const c of await registry.list()) {
     if (c.uploads !== null) {
       const dir = path.join(repoDir, c.uploads.dir)
-      add({ dir, folder: rel(dir), url: c.uploads.url, kind: 'uploads', collection: c.name })
+      add({ dir, url: c.uploads.url, kind: 'uploads', collection: c.name })
     }
     if (c.indexFile !== null && c.files === null) {
-      add({ dir: c.dir, folder: rel(c.dir), url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: extensionsOf(c.format) })
+      add({ dir: c.dir, url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: extensionsOf(c.format) })
     }
   }
   return roots
