@@ -54,17 +54,13 @@ export class CollectionSearch {
     this.#file = path.join(stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
   }
 
-  /**
-   * Records an entry change from the collection index: its data (undefined when unreadable: the id
-   * stays searchable) or null when removed. Nothing to record before the first open.
-   */
+  /** Records an entry change (undefined: unreadable, the id stays searchable; null: removed). */
   readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
     if (this.#closed || this.#opening === null) return
     this.#changes.delete(id)
     this.#changes.set(id, data)
     if (this.#db === null || this.#changes.size < CHANGES_MAX || this.#drainQueued) return
-    // After the save that reported it (which should not wait for the index); a failure drops the
-    // database (#drain), which the next search builds again.
+    // After the save that reported it; a failure drops the database, which the next search builds again.
     this.#drainQueued = true
     setImmediate(() => {
       this.#drainQueued = false
@@ -135,11 +131,9 @@ export class CollectionSearch {
   async #load (): Promise<SearchDb> {
     const index = this.#index
     const rows = await index.all()
-    // (A folder that cannot be removed does not stop the search.)
     await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
     const { format, titleField } = index.collection
-    // Opening a database is a few ms of synchronous work: in a turn of its own, so that the
-    // warm-up's opens of many collections never run back to back ahead of a request.
+    // Opening a database is a few ms of synchronous work: in a turn of its own.
     await nextTurn()
     if (this.#closed) throw new Error('The full-text index closed while it opened')
     const db = SearchDb.open(this.#file, JSON.stringify({ format, titleField }))
@@ -153,8 +147,7 @@ export class CollectionSearch {
       }
       db.transaction(() => { for (const id of stored.keys()) db.remove(id) })
       for (let i = 0; i < toRead.length; i += CHUNK) {
-        // A turn between chunks: small files are read synchronously, so without it a build of
-        // 100,000 entries ran as one task that held every request for 30 s to minutes.
+        // A turn between chunks: a build of 100,000 entries otherwise held every request for 30 s or more.
         if (i > 0) await nextTurn()
         if (this.#closed) throw new Error('The full-text index closed while it opened')
         const chunk = toRead.slice(i, i + CHUNK)
@@ -183,7 +176,7 @@ export class CollectionSearch {
     }
   }
 
-  /** Indexes the recorded changes in one transaction; when that fails, drops the database and throws. */
+  /** Indexes the recorded changes in one transaction; a failure drops the database. */
   #drain (db: SearchDb): void {
     if (this.#changes.size === 0) return
     const changes = this.#changes

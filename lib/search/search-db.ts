@@ -16,10 +16,7 @@ const FORMAT_VERSION = 1
 /** A tier with more matches is ordered by rowid, not BM25: FTS5 scores every match before sorting. */
 const RANK_MAX = 2000
 
-/**
- * BM25 over the body only: FTS5 normalizes by the whole row's length, which would rank a short
- * title above a longer one holding the same words.
- */
+/** BM25 over the body only: over the whole row, a short title would rank above a longer one with the same words. */
 const BM25 = 'bm25(text, 0, 0, 1)'
 
 const SCHEMA = `
@@ -70,10 +67,7 @@ export class SearchDb {
     this.#unranked = db.prepare('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?').pluck()
   }
 
-  /**
-   * Opens the database of a file, or creates it afresh when it is missing, was built under
-   * another key, or cannot be read.
-   */
+  /** Opens the database of a file, or creates it afresh when it is missing, of another key, or unreadable. */
   static open (file: string, key: string): SearchDb {
     const fullKey = JSON.stringify({ version: FORMAT_VERSION, key })
     const existing = SearchDb.#openExisting(file, fullKey)
@@ -103,8 +97,7 @@ export class SearchDb {
   }
 
   static #configure (db: Database.Database, created: boolean): SearchDb {
-    // A cache of the files: WAL keeps each commit whole if the process dies; no fsync, which
-    // held the event loop for seconds on a busy disk (an OS crash can cost a rebuild).
+    // A cache of the files: no fsync, which held the event loop for seconds on a busy disk.
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = OFF')
     db.exec(SCHEMA)
@@ -146,8 +139,7 @@ export class SearchDb {
 
   /**
    * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
-   * rowid: the count of all matches, and the first `limit` ids with their tiers. A tier's count is
-   * taken only when the tiers before it do not fill `limit`.
+   * rowid: the count of all matches, and the first `limit` ids with their tiers.
    */
   search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
     const match = matchOf(query)

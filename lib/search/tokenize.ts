@@ -1,9 +1,7 @@
 /**
  * How text becomes search terms, the same for entries and queries: lowercased, accents removed
- * (NFKD without combining marks), split into runs of letters and digits, each cut at
- * MAX_TERM_LENGTH characters. A `q` parameter keeps at most MAX_QUERY_WORDS of its words; the last
- * one matches as a prefix too (what the Studio user is typing), once it has MIN_PREFIX_LENGTH
- * characters and no space follows it.
+ * (NFKD without combining marks), split into runs of letters and digits. The last word of `q` also
+ * matches as a prefix (what the Studio user is typing).
  */
 import { BadRequestError } from '../errors.js'
 
@@ -25,7 +23,7 @@ export function termsOf (text: string): string[] {
   return Array.from(foldText(text).matchAll(WORD), ([word]) => word.slice(0, MAX_TERM_LENGTH))
 }
 
-/** Where each word of a text is, lazily (a snippet stops at its excerpt's end): [start, end) and term. */
+/** Where each word of a text is, lazily: [start, end) and term. */
 export function * wordsOf (text: string, from = 0): Generator<{ start: number, end: number, term: string }> {
   const re = new RegExp(WORD.source, 'gu')
   re.lastIndex = from

@@ -7,10 +7,7 @@ import { FORMAT_EXTENSIONS, type EntryFormat } from '../content/formats.js'
 import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/schema-bounds.js'
 import type { DynamicCollectionFile } from './collection-registry.js'
 
-/**
- * Largest definition file read: the largest schema allowed, pretty-printed 24 levels deep as
- * create_collection writes it, with its metadata, stays well under it.
- */
+/** Largest definition file read (the largest schema allowed, as create_collection writes it, stays well under it). */
 const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
 
 /**
@@ -41,8 +38,7 @@ export async function readDefinition (file: string, others: number): Promise<Ref
   }
   const named = (parsed as { format?: unknown } | null)?.format ?? 'json'
   const format = typeof named === 'string' && Object.hasOwn(FORMAT_EXTENSIONS, named) ? named as EntryFormat : null
-  // The shape first (create_collection's schema looks at the schema's top only), then its size.
-  // The command validators (142 KB) load with the first definition file: most sites have none.
+  // The shape first, then its size; the command validators (142 KB) load with the first definition file.
   const invalid = invalidDefinition(parsed, await import('../content/command-validators.js'))
   if (invalid !== null) return { reason: invalid, invalid: true, format }
   const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)

@@ -1,7 +1,6 @@
 /**
  * What the index keeps of one entry: its fields (a Markdown body left in the file, with where it
- * starts), validation issues, title and sort key. Lists filter and sort on these; a read fetches
- * the body from the file.
+ * starts), validation issues, title and sort key.
  */
 import type { ValidationIssue } from '../errors.js'
 import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
