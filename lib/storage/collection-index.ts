@@ -9,13 +9,40 @@ import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors
 import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, readTextIfUnchanged, statEntryFileNow } from './entry-file.js'
-import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, newFileOf, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside, realPathOf, resolvesInside } from './safe-path.js'
 import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
+import { titlesOf } from '../content/entry-search.js'
 
-export type { IndexRow }
+/** The parts of a collection's definition a row depends on. */
+interface RowRules {
+  format: EntryFormat
+  titleField: string | null
+  orderField: string
+}
+
+/** What the index keeps of an entry's content (lists filter and sort on it; a read fetches a Markdown body). */
+interface RowContent {
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  fields: EntryData
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  bodyAt?: number
+  validationIssues?: ValidationIssue[]
+  title: string
+  order: number | null
+}
+
+/** One entry as the index holds it (what lists filter and sort on), without a Markdown body. */
+export interface IndexRow extends Omit<RowContent, 'fields'> {
+  id: string
+  file: string
+  sig: string
+  revision: number
+  /** As in RowContent; undefined when unreadable. */
+  fields?: EntryData
+  readError?: { message: string }
+}
 
 /** One entry with all its data (a Markdown body included), as reads return it. */
 export interface IndexedEntry extends Omit<IndexRow, 'fields' | 'bodyAt'> {
@@ -250,7 +277,7 @@ export class CollectionIndex {
     const text = !isMarkdownFormat(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues ?? await this.#opts.validate(data)
-    const content = rowContent(id, data, text, rules, () => issues)
+    const content = rowContent(id, data, text, rules, issues)
     const rev = this.lastRevision(id) + 1
     this.#put(id, file, sig, rev, content)
     this.#opts.onEntryChange?.(id, data)
@@ -421,7 +448,7 @@ export class CollectionIndex {
     } else {
       const checked = this.#opts.validate(state.data)
       const issues = checked instanceof Promise ? await checked : checked
-      content = rowContent(id, state.data, state.text, rules, () => issues)
+      content = rowContent(id, state.data, state.text, rules, issues)
       this.#opts.onEntryChange?.(id, state.data)
     }
     return this.#put(id, file, state.sig, rev, content, checkedAt, persist)
@@ -557,4 +584,33 @@ function jsonOf (content: RowContent | { message: string }): string | null {
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
   const { fields: _fields, bodyAt: _bodyAt, ...entry } = row
   return data === undefined ? entry : { ...entry, data }
+}
+
+/** An entry's indexed content; `text`: the file's text when known to be the one `data` came from. */
+function rowContent (id: string, data: EntryData, text: string | null, rules: RowRules, issues: ValidationIssue[]): RowContent {
+  const order = data[rules.orderField]
+  const content: RowContent = { fields: data, title: titlesOf(data, rules.titleField)[0] ?? id, order: typeof order === 'number' ? order : null }
+  if (issues.length > 0) content.validationIssues = issues
+  const bodyAt = isMarkdownFormat(rules.format) && text !== null ? bodyStart(data, text) : null
+  if (bodyAt !== null) {
+    const { body: _body, ...fields } = data
+    content.fields = fields
+    content.bodyAt = bodyAt
+  }
+  return content
+}
+
+/** A row from an entry's content, or from the reason its file cannot be read. */
+function makeRow (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+  if ('message' in content) return { id, file, sig, revision, readError: { message: content.message }, title: id, order: null }
+  return { id, file, sig, revision, ...content }
+}
+
+/** Where the body starts in the text, when the text ends with it and it is the last field (else null). */
+function bodyStart (data: EntryData, text: string): number | null {
+  const body = data.body
+  if (typeof body !== 'string' || !text.endsWith(body)) return null
+  let last: string | undefined
+  for (const key in data) last = key
+  return last === 'body' ? text.length - body.length : null
 }

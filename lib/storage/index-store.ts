@@ -17,7 +17,7 @@ export interface StoredEntry {
   sig: string | null
   /** The entry's file; null when deleted. */
   file: string | null
-  /** The indexed content (`RowContent` or `{ message }`) as JSON; null when it must be read again. */
+  /** The indexed content (`{ message }` when unreadable) as JSON; null when it must be read again. */
   content: string | null
   /** When the content was taken from the file (ms): a file changed that close to it may be racy. */
   checkedAt: number
