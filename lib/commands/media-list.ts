@@ -3,8 +3,7 @@
  * before the index is asked), answered by the in-memory media index.
  */
 import { BadRequestError } from '../errors.js'
-import type { MediaPage, MediaQuery } from '../storage/media-index.js'
-import { assertMediaPath } from '../storage/media-roots.js'
+import { assertMediaPath, type MediaPage, type MediaQuery } from '../storage/media-index.js'
 import type { CommandContext } from './command-context.js'
 
 /** Largest page the library answers (a larger `pageSize` is a 400, not silently clamped). */

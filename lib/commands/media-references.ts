@@ -5,8 +5,7 @@
  */
 import path from 'node:path'
 import { NotFoundError } from '../errors.js'
-import { assertMediaPath } from '../storage/media-roots.js'
-import type { MediaFile } from '../storage/media-index.js'
+import { assertMediaPath, type MediaFile } from '../storage/media-index.js'
 import { grepRefs, grepWorkingTree } from '../storage/git-search.js'
 import { DRAFTS_REF_PREFIX } from '../storage/draft-store.js'
 import { idOfTreeName, shardOf } from '../storage/ref-tree-store.js'
