@@ -94,12 +94,7 @@ export class ContentStore {
     for (const root of this.registry.watchRoots()) {
       if (this.#closed) return
       if (!await stat(root).then(st => st.isDirectory(), () => false)) continue
-      await watchFolders(root, {
-        onPath: file => { this.#onFileEvent(file) },
-        onLost: () => { this.#onLost(root) },
-        onError: err => this.#opts.onWatchError?.(err),
-        signal: this.#unwatch.signal
-      })
+      await this.#watchTree(root, file => { this.#onFileEvent(file) }, () => { this.#onLost(root) })
     }
   }
 
@@ -116,12 +111,12 @@ export class ContentStore {
       else if (isInside(file, dir)) onPath(dir)
     })
     if (this.registry.watchRoots().some(root => isInside(root, dir))) return
-    await watchFolders(dir, {
-      onPath: file => { for (const listen of this.#listeners) listen(file) },
-      onLost: () => { for (const listen of this.#listeners) listen(dir) },
-      onError: err => this.#opts.onWatchError?.(err),
-      signal: this.#unwatch.signal
-    })
+    const tell = (file: string): void => { for (const listen of this.#listeners) listen(file) }
+    await this.#watchTree(dir, tell, () => { tell(dir) })
+  }
+
+  async #watchTree (root: string, onPath: (file: string) => void, onLost: () => void): Promise<void> {
+    await watchFolders(root, { onPath, onLost, onError: err => this.#opts.onWatchError?.(err), signal: this.#unwatch.signal })
   }
 
   /**

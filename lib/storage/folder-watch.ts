@@ -21,12 +21,6 @@ export interface FolderWatchOptions {
   signal?: AbortSignal
 }
 
-/** A running watch over one folder and every folder below it. */
-export interface FolderWatch {
-  /** Stops every watch of the tree (synchronously). */
-  close: () => void
-}
-
 /** The kernel's inotify queue length. */
 function queueLimit (): number {
   try {
@@ -40,10 +34,10 @@ let lostThreshold = -1
 /** Events delivered in this turn of the event loop, over every watch of the process. */
 let turnEvents = 0
 let resetPlanned = false
-const live = new Set<TreeWatch>()
+const live = new Set<FolderWatch>()
 
 function countEvent (): void {
-  if (lostThreshold < 0) lostThreshold = Math.max(1, Math.floor(queueLimit() / 2))
+  if (lostThreshold < 0) setLostThreshold()
   turnEvents++
   if (!resetPlanned) {
     resetPlanned = true
@@ -69,7 +63,8 @@ function ignored (name: string): boolean {
 /** Folders of one tree listed at once (10,000 at once peaked at 300 MB). */
 const LIST_CONCURRENCY = 8
 
-class TreeWatch implements FolderWatch {
+/** A running watch over one folder and every folder below it. */
+export class FolderWatch {
   readonly #root: string
   readonly #opts: FolderWatchOptions
   readonly #dirs = new Map<string, FSWatcher>()
@@ -93,6 +88,7 @@ class TreeWatch implements FolderWatch {
     await this.#add(this.#root, false)
   }
 
+  /** Stops every watch of the tree (synchronously). */
   close (): void {
     this.#closed = true
     live.delete(this)
@@ -219,7 +215,7 @@ class TreeWatch implements FolderWatch {
  * @returns the watch, once every folder found is watched (changes made from then on are told)
  */
 export async function watchFolders (root: string, opts: FolderWatchOptions): Promise<FolderWatch> {
-  const w = new TreeWatch(root, opts)
+  const w = new FolderWatch(root, opts)
   await w.start()
   return w
 }
