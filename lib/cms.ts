@@ -33,7 +33,7 @@ import { RecoveryPlanStore } from './publish/recovery-plan.js'
 import { finishRecoveryPlan } from './commands/finish-recovery-plan.js'
 import { RemoteSync } from './remote/remote-sync.js'
 import { withDefaultRemote } from './remote/clone-instance.js'
-import { MediaIndex, siteMediaRoots } from './storage/media-index.js'
+import { MediaIndex } from './storage/media-index.js'
 import { BoundedRenderer } from './commands/bounded-render.js'
 import { RecordSigner } from './storage/record-signature.js'
 import { relativeSlashPath } from './storage/safe-path.js'
@@ -157,9 +157,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     auth.sharedRevocations?.onRevoke(() => { remote.schedulePush() })
     const media = new MediaIndex({
       repoDir,
-      // The walk starts once the content store's watcher (shared below) sees changes.
-      roots: async () => { await content.watching; return await siteMediaRoots(repoDir, config, content.registry) },
-      watch: async (dir, onPath) => { await content.watch(dir, onPath) },
+      config,
+      content,
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
     const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })

@@ -11,6 +11,7 @@ import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { lstatSync, realpathSync } from 'node:fs'
 import type { Config } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
+import type { ContentStore } from './content-store.js'
 import { extensionsOf } from './entry-paths.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -70,10 +71,9 @@ export interface MediaPage {
 /** What a media index needs from its instance. */
 export interface MediaIndexOptions {
   repoDir: string
-  /** The roots, resolved when the index is built (collections are known by then). */
-  roots: () => Promise<MediaRoot[]>
-  /** Watches a root: `onPath` is told of every changed path under it (the content store's `watch`). */
-  watch: (dir: string, onPath: (file: string) => void) => Promise<void>
+  config: Config
+  /** Its collections give the roots and watch them. */
+  content: ContentStore
   onWatchError?: (err: Error) => void
 }
 
@@ -191,7 +191,10 @@ export class MediaIndex {
 
   async #build (): Promise<void> {
     this.#repoReal = realpathSync.native(this.#opts.repoDir)
-    this.#roots = (await this.#opts.roots()).sort((a, b) => b.dir.length - a.dir.length)
+    const { repoDir, config, content } = this.#opts
+    // Once the content store's watcher (which the roots share) sees changes.
+    await content.watching
+    this.#roots = (await siteMediaRoots(repoDir, config, content.registry)).sort((a, b) => b.dir.length - a.dir.length)
     for (const root of this.#roots) this.#waiting.add(root)
     await this.#adoptWaiting()
   }
@@ -205,7 +208,7 @@ export class MediaIndex {
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
       if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${relativeSlashPath(this.#opts.repoDir, root.dir)} leaves the repository; not indexed`)); continue }
-      await this.#opts.watch(root.dir, file => { this.#changed(file) })
+      await this.#opts.content.watch(root.dir, file => { this.#changed(file) })
       await this.#walk(root.dir)
     }
   }
@@ -387,15 +390,8 @@ function mediaTypeOf (file: string): string | undefined {
   return MEDIA_TYPES.get(path.extname(file).toLowerCase())
 }
 
-/**
- * The folders the library indexes, from the config and the collections as they are now, without
- * duplicates (a collection's uploadsDir equal to the top-level one is listed once).
- * @param repoDir the repository
- * @param config the instance config
- * @param registry the collection registry
- * @returns the roots
- */
-export async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
+/** The folders the library indexes, from the config and the collections as they are now, without duplicates. */
+async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
   const roots: MediaRoot[] = []
   const seen = new Set<string>()
   const add = (root: MediaRoot): void => {
