@@ -5,7 +5,7 @@
  */
 import { BadRequestError, LimitExceededError, PayloadTooLargeError } from '../errors.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
-import { MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/schema-bounds.js'
+import { MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/data-depth.js'
 import type { JsonSchema, Validator } from '../content/schema-tools.js'
 import type { Services } from '../services.js'
 import { schemaRefusal } from '../storage/collection-registry.js'

@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { ConflictError } from '../errors.js'
-import { assertNoPrototypeKeys } from '../content/field-path.js'
+import { assertRequestData } from '../content/data-depth.js'
 import { assertCollectionName } from '../storage/names.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -18,7 +18,7 @@ import { assertCollectionRoom, assertSchemaBounds, schemaValidator } from './bou
 export async function createCollection (ctx: CommandContext, cmd: CreateCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)
   assertSchemaBounds(cmd.schema)
-  assertNoPrototypeKeys(cmd.schema, 'schema')
+  assertRequestData(cmd.schema, 'schema')
   await schemaValidator(ctx.services, cmd.schema)
   await requirePermission(ctx, 'manage_collections', name)
   const { services } = ctx

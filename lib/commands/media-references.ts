@@ -13,18 +13,9 @@ import { idOfPath } from '../storage/entry-paths.js'
 import { isInside, relativeSlashPath } from '../storage/safe-path.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CommandContext } from './command-context.js'
+import type { MediaReference } from '../api-shapes.js'
 
-/** An entry that references a media file: its saved file, or an editor's draft of it. */
-export interface MediaReference {
-  collection: string
-  id: string
-  /** The entry file (repository-relative) holding the reference; absent for a draft. */
-  file?: string
-  /** The reference is in an unpublished draft. */
-  draft?: true
-  /** Whose draft (the editor id of the draft ref). */
-  editor?: string
-}
+export type { MediaReference }
 
 /**
  * The library file at the `path` parameter: 400 for a malformed path, 404 when the library has no

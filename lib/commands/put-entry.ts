@@ -2,8 +2,7 @@
  * `put_entry`: create an entry or replace its full data.
  */
 import { BadRequestError, ForbiddenError } from '../errors.js'
-import { assertNoPrototypeKeys } from '../content/field-path.js'
-import { assertDataDepth } from '../content/data-depth.js'
+import { assertRequestData } from '../content/data-depth.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { PutEntryCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -18,8 +17,7 @@ import { requireEntry, requirePermission, type CommandContext } from './command-
  * @returns the entry's new revision
  */
 export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Promise<{ revision: number }> {
-  assertNoPrototypeKeys(cmd.data)
-  assertDataDepth(cmd.data)
+  assertRequestData(cmd.data)
   const { collection, id, def } = await requireEntry(ctx, cmd)
   if (isMarkdownFormat(def.format) && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
     throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })

@@ -2,8 +2,8 @@
  * `save_field`: update one field of one entry (a dot path such as `a.b`).
  */
 import { NotFoundError, BadRequestError } from '../errors.js'
-import { parseFieldPath, setAtPath, assertNoPrototypeKeys } from '../content/field-path.js'
-import { assertDataDepth } from '../content/data-depth.js'
+import { parseFieldPath, setAtPath } from '../content/field-path.js'
+import { assertRequestData } from '../content/data-depth.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { SaveFieldCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
@@ -17,8 +17,7 @@ import { requireEntry, type CommandContext } from './command-context.js'
  */
 export async function saveField (ctx: CommandContext, cmd: SaveFieldCommand): Promise<{ revision: number }> {
   const segments = parseFieldPath(cmd.field)
-  assertNoPrototypeKeys(cmd.value, 'value')
-  assertDataDepth(cmd.value, 'value', segments.length)
+  assertRequestData(cmd.value, 'value', segments.length)
   const { collection, id, def } = await requireEntry(ctx, cmd, 'edit')
   if (isMarkdownFormat(def.format) && segments[0] === 'body' && (segments.length > 1 || typeof cmd.value !== 'string')) {
     throw new BadRequestError('The Markdown body must be saved as a string', { field: 'value' })

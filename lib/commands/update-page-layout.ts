@@ -1,15 +1,13 @@
 /** `update_page_layout`: set the section composer state (`data[layoutField]`) of one entry. */
 import { NotFoundError } from '../errors.js'
-import { assertNoPrototypeKeys } from '../content/field-path.js'
-import { assertDataDepth } from '../content/data-depth.js'
+import { assertRequestData } from '../content/data-depth.js'
 import type { UpdatePageLayoutCommand } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import { requireEntry, type CommandContext } from './command-context.js'
 
 /** Runs update_page_layout (validated like any write; history action `save`) and gives the entry's new revision. */
 export async function updatePageLayout (ctx: CommandContext, cmd: UpdatePageLayoutCommand): Promise<{ revision: number }> {
-  assertNoPrototypeKeys(cmd.layout, 'layout')
-  assertDataDepth(cmd.layout, 'layout', 1)
+  assertRequestData(cmd.layout, 'layout', 1)
   const { collection, id, def } = await requireEntry(ctx, cmd, 'edit')
   return await changeEntry(ctx, {
     collection,

@@ -68,73 +68,10 @@ function command (type: CommandType, required: string[], properties: Record<stri
   }
 }
 
-const saveField = command('save_field', ['collection', 'id', 'field', 'value'], { collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue })
-const putEntry = command('put_entry', ['collection', 'id', 'data'], { collection: name, id: entryId, data: { type: 'object', required: [] } })
-const deleteEntry = command('delete_entry', ['collection', 'id'], { collection: name, id: entryId })
-const reorderEntries = command('reorder_entries', ['collection', 'order'], { collection: name, order: { type: 'array', items: entryId, maxItems: 100000 } })
-const updatePageLayout = command('update_page_layout', ['collection', 'id', 'layout'], { collection: name, id: entryId, layout: { type: 'array', items: anyValue } })
-
-const mdBlock = command('md_block', ['collection', 'id', 'blockPath', 'src', 'html'], {
-  collection: name,
-  id: entryId,
-  blockPath: { type: 'string', minLength: 1, maxLength: 200 },
-  src: { type: 'string', minLength: 1, maxLength: 100 },
-  html: { type: 'string', maxLength: 200000 }
-})
-
 /** The most characters of a block's DOM text md_edit takes (a block is a paragraph, not a page). */
 const MAX_BLOCK_TEXT = 100000
 /** The most marks one md_edit may apply. */
 const MAX_MARKS = 32
-
-const mdEdit = command('md_edit', ['collection', 'id', 'field', 'src', 'before', 'after'], {
-  collection: name,
-  id: entryId,
-  field: { type: 'string', minLength: 1, maxLength: 200 },
-  src: { type: 'string', minLength: 1, maxLength: 100 },
-  before: { type: 'string', maxLength: MAX_BLOCK_TEXT },
-  after: { type: 'string', maxLength: MAX_BLOCK_TEXT },
-  marks: {
-    type: 'array',
-    nullable: true,
-    maxItems: MAX_MARKS,
-    items: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'start', 'end'],
-      properties: {
-        type: { type: 'string', enum: ['strong', 'em', 'code', 'link'] },
-        start: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
-        end: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
-        href: { type: 'string', nullable: true, minLength: 1, maxLength: 2048 }
-      }
-    }
-  }
-})
-
-const createCollection = command('create_collection', ['collection', 'schema'], {
-  collection: name,
-  schema: { type: 'object', required: [] },
-  format: { type: 'string', enum: ['json', 'yaml', 'md'], nullable: true },
-  metadata: {
-    type: 'object',
-    nullable: true,
-    additionalProperties: false,
-    required: [],
-    properties: {
-      label: { type: 'string', nullable: true, maxLength: 200 },
-      description: { type: 'string', nullable: true, maxLength: 2000 },
-      icon: { type: 'string', nullable: true, maxLength: 200 },
-      creatable: { type: 'boolean', nullable: true },
-      orderable: { type: 'boolean', nullable: true },
-      deletable: { type: 'boolean', nullable: true },
-      singletonId: { type: 'string', nullable: true, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
-      order: { type: 'number', nullable: true }
-    }
-  }
-})
-
-const deleteCollection = command('delete_collection', ['collection'], { collection: name })
 
 export interface RestoreBody { collection: string, id: string, ts: number }
 const restoreBody: JSONSchemaType<RestoreBody> = {
@@ -161,15 +98,64 @@ export type CommandSchemaName = CommandType | 'restore' | 'publish'
 
 /** Every command body's schema by its name. */
 export const commandSchemas: Readonly<Record<CommandSchemaName, object>> = {
-  save_field: saveField,
-  put_entry: putEntry,
-  delete_entry: deleteEntry,
-  reorder_entries: reorderEntries,
-  update_page_layout: updatePageLayout,
-  md_block: mdBlock,
-  md_edit: mdEdit,
-  create_collection: createCollection,
-  delete_collection: deleteCollection,
+  save_field: command('save_field', ['collection', 'id', 'field', 'value'], { collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue }),
+  put_entry: command('put_entry', ['collection', 'id', 'data'], { collection: name, id: entryId, data: { type: 'object', required: [] } }),
+  delete_entry: command('delete_entry', ['collection', 'id'], { collection: name, id: entryId }),
+  reorder_entries: command('reorder_entries', ['collection', 'order'], { collection: name, order: { type: 'array', items: entryId, maxItems: 100000 } }),
+  update_page_layout: command('update_page_layout', ['collection', 'id', 'layout'], { collection: name, id: entryId, layout: { type: 'array', items: anyValue } }),
+  md_block: command('md_block', ['collection', 'id', 'blockPath', 'src', 'html'], {
+    collection: name,
+    id: entryId,
+    blockPath: { type: 'string', minLength: 1, maxLength: 200 },
+    src: { type: 'string', minLength: 1, maxLength: 100 },
+    html: { type: 'string', maxLength: 200000 }
+  }),
+  md_edit: command('md_edit', ['collection', 'id', 'field', 'src', 'before', 'after'], {
+    collection: name,
+    id: entryId,
+    field: { type: 'string', minLength: 1, maxLength: 200 },
+    src: { type: 'string', minLength: 1, maxLength: 100 },
+    before: { type: 'string', maxLength: MAX_BLOCK_TEXT },
+    after: { type: 'string', maxLength: MAX_BLOCK_TEXT },
+    marks: {
+      type: 'array',
+      nullable: true,
+      maxItems: MAX_MARKS,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'start', 'end'],
+        properties: {
+          type: { type: 'string', enum: ['strong', 'em', 'code', 'link'] },
+          start: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
+          end: { type: 'integer', minimum: 0, maximum: MAX_BLOCK_TEXT },
+          href: { type: 'string', nullable: true, minLength: 1, maxLength: 2048 }
+        }
+      }
+    }
+  }),
+  create_collection: command('create_collection', ['collection', 'schema'], {
+    collection: name,
+    schema: { type: 'object', required: [] },
+    format: { type: 'string', enum: ['json', 'yaml', 'md'], nullable: true },
+    metadata: {
+      type: 'object',
+      nullable: true,
+      additionalProperties: false,
+      required: [],
+      properties: {
+        label: { type: 'string', nullable: true, maxLength: 200 },
+        description: { type: 'string', nullable: true, maxLength: 2000 },
+        icon: { type: 'string', nullable: true, maxLength: 200 },
+        creatable: { type: 'boolean', nullable: true },
+        orderable: { type: 'boolean', nullable: true },
+        deletable: { type: 'boolean', nullable: true },
+        singletonId: { type: 'string', nullable: true, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
+        order: { type: 'number', nullable: true }
+      }
+    }
+  }),
+  delete_collection: command('delete_collection', ['collection'], { collection: name }),
   restore: restoreBody,
   publish: publishBody
 }

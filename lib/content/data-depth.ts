@@ -1,8 +1,11 @@
 /**
- * A bound on how deeply entry data may nest, checked before anything recursive (validation,
- * serializers, structured clones) touches it: a few thousand levels overflow the stack.
+ * Bounds on untrusted structure, checked before anything recursive (validation, serializers,
+ * structured clones, ajv's compile) touches it: how deeply entry data may nest (a few thousand
+ * levels overflow the stack), and a collection schema's length, nesting and count however it
+ * arrives (`create_collection` or git), so compiles stay short.
  */
 import { BadRequestError } from '../errors.js'
+import { isReservedKey } from './reserved-keys.js'
 
 /** The deepest nesting of objects and arrays an entry may have (the entry's data is level 1). */
 export const MAX_DATA_DEPTH = 64
@@ -24,7 +27,58 @@ export function dataTooDeep (value: unknown, levelsAbove = 0, maxDepth = MAX_DAT
 
 /** Refuses a value that nests deeper than MAX_DATA_DEPTH, counted from where it will be stored. */
 export function assertDataDepth (value: unknown, where = 'data', levelsAbove = 0): void {
-  if (dataTooDeep(value, levelsAbove)) {
-    throw new BadRequestError(`Invalid ${where}: nested deeper than ${MAX_DATA_DEPTH} levels`, { field: where, maxDepth: MAX_DATA_DEPTH })
+  if (dataTooDeep(value, levelsAbove)) throw tooDeepError(where)
+}
+
+/**
+ * Refuses request data holding a prototype key (`__proto__`, `prototype`, `constructor`) at any
+ * depth, or nesting deeper than MAX_DATA_DEPTH counted from where it will be stored: one walk.
+ * @param value the data a request writes
+ * @param where what it is, named in the error (`data`, `value`, `layout`, `schema`)
+ * @param levelsAbove the levels of the entry's data above where it will be stored
+ */
+export function assertRequestData (value: unknown, where = 'data', levelsAbove = 0): void {
+  let tooDeep = false
+  const stack: Array<[unknown, number]> = [[value, levelsAbove + 1]]
+  while (stack.length > 0) {
+    const [node, level] = stack.pop()!
+    if (node === null || typeof node !== 'object') continue
+    if (level > MAX_DATA_DEPTH) tooDeep = true
+    if (Array.isArray(node)) { for (const child of node) stack.push([child, level + 1]); continue }
+    for (const key of Object.keys(node)) {
+      if (isReservedKey(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
+      stack.push([(node as Record<string, unknown>)[key], level + 1])
+    }
   }
+  if (tooDeep) throw tooDeepError(where)
+}
+
+function tooDeepError (where: string): BadRequestError {
+  return new BadRequestError(`Invalid ${where}: nested deeper than ${MAX_DATA_DEPTH} levels`, { field: where, maxDepth: MAX_DATA_DEPTH })
+}
+
+/** Longest schema (characters of its JSON text). */
+export const MAX_SCHEMA_CHARS = 16_384
+/** Deepest nesting of objects and arrays in a schema (`allOf` in `allOf` counts two per level). */
+export const MAX_SCHEMA_DEPTH = 24
+/** Most dynamic collections a site may hold. */
+export const MAX_DYNAMIC_COLLECTIONS = 100
+
+/** Why a schema is over a bound. */
+export interface SchemaOverLimit {
+  kind: 'depth' | 'size'
+  message: string
+  limit: number
+  length?: number
+}
+
+/**
+ * Why a schema is over the depth or size bound, or null; depth is measured iteratively first,
+ * since JSON.stringify recurses.
+ */
+export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
+  if (dataTooDeep(schema, 0, MAX_SCHEMA_DEPTH)) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
+  const chars = JSON.stringify(schema).length
+  if (chars > MAX_SCHEMA_CHARS) return { kind: 'size', message: `schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, limit: MAX_SCHEMA_CHARS, length: chars }
+  return null
 }

@@ -142,6 +142,18 @@ export function insertLine (text: string, at: number, line: string, eol: string)
   return splice(text, at, at, line)
 }
 
+/**
+ * Removes the whole lines from `start` to `end` (only spaces before; spaces or a `#` comment after).
+ * @returns the text without them, or null when the lines hold more
+ */
+export function removeLines (text: string, start: number, end: number): string | null {
+  const from = lineStart(text, start)
+  if (text.slice(from, start).trim() !== '') return null
+  const to = nextLineStart(text, end)
+  if (text.slice(end, to).trim() !== '' && !text.slice(end, to).trim().startsWith('#')) return null
+  return splice(text, from, to, '')
+}
+
 /** The offset where the line holding `offset` starts. */
 export function lineStart (text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1

@@ -4,7 +4,8 @@
  */
 import type { EntryData } from './formats.js'
 
-const TITLE_FIELDS = ['title', 'name', 'label']
+/** The fields that title an entry when its collection names none. */
+export const TITLE_FIELDS: readonly string[] = ['title', 'name', 'label']
 
 /** The entry's title values, in priority order. */
 export function titlesOf (data: EntryData | undefined, titleField: string | null): string[] {

@@ -63,19 +63,3 @@ function descend (child: unknown, segments: string[], i: number): Record<string,
   if (typeof child === 'object') return { ...child as Record<string, unknown> }
   throw new BadRequestError(`Invalid field path: ${segments.slice(0, i + 1).join('.')} is not an object`, { field: 'field' })
 }
-
-/**
- * Rejects data containing a prototype key at any depth (`__proto__`, `prototype`, `constructor`).
- */
-export function assertNoPrototypeKeys (value: unknown, where = 'data'): void {
-  const stack: unknown[] = [value]
-  while (stack.length > 0) {
-    const node = stack.pop()
-    if (node === null || typeof node !== 'object') continue
-    if (Array.isArray(node)) { stack.push(...node); continue }
-    for (const key of Object.keys(node)) {
-      if (isReservedKey(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
-      stack.push((node as Record<string, unknown>)[key])
-    }
-  }
-}

@@ -1,22 +1,27 @@
 /**
  * Parsing and serializing entry files: JSON, YAML and TOML data files, and Markdown/MDX with YAML,
- * TOML or JSON frontmatter. Nothing is evaluated, every parse is bounded, and writing over a file
+ * TOML or JSON frontmatter, or Eleventy's `---js` (read by js-frontmatter.ts); other frontmatter
+ * languages are refused. Nothing is evaluated, every parse is bounded, and writing over a file
  * changes only the bytes of what changed. A top-level list reads as `{ items: [...] }`.
  */
+import { createRequire } from 'node:module'
+import type { FormattingOptions } from 'jsonc-parser'
 import { isDeepStrictEqual } from 'node:util'
-import { EntryParseError } from './parse-error.js'
-import { splitMarkdown, bodyNeedsFence, type FrontmatterKind } from './frontmatter.js'
+import { EntryParseError, entryParseError } from './parse-error.js'
 import { parseYamlText, editYamlText, renderYaml } from './yaml-text.js'
 import { parseTomlText, editTomlText, renderToml } from './toml-text.js'
-import { parseJsonText, editJsonText, renderJson } from './json-text.js'
 import { parseJsFrontmatter, editJsFrontmatter } from './js-frontmatter.js'
-import { eolOf, isPlainObject } from './data-diff.js'
+import { diffData, eolOf, isPlainObject } from './data-diff.js'
 import { dataTooDeep, MAX_DATA_DEPTH } from './data-depth.js'
 
+/* jsonc-parser is loaded on the first edit of a JSON text: a Markdown site never needs it. */
+const requireHere = createRequire(import.meta.url)
+
 export { EntryParseError }
-export type { FrontmatterKind }
 export type EntryFormat = 'json' | 'yaml' | 'md' | 'mdx' | 'toml'
 export type EntryData = Record<string, unknown>
+/** The frontmatter kinds a file may carry. */
+export type FrontmatterKind = 'yaml' | 'toml' | 'json' | 'js'
 
 /** The file extensions of each format; the first one is used for new files. */
 export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
@@ -48,7 +53,7 @@ export interface SerializeOptions {
 }
 
 /** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
-export function isMarkdownFormat (format: EntryFormat | string | undefined): format is 'md' | 'mdx' {
+export function isMarkdownFormat (format: string | null | undefined): format is 'md' | 'mdx' {
   return format === 'md' || format === 'mdx'
 }
 
@@ -127,7 +132,7 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
   const bodyText = typeof body === 'string' ? body : ''
   const eol = previousText === undefined ? '\n' : eolOf(previousText)
   if (previousText !== undefined) {
-    let previous: ReturnType<typeof splitMarkdown> | undefined
+    let previous: MarkdownParts | undefined
     let oldFront: EntryData | undefined
     try {
       previous = splitMarkdown(previousText)
@@ -150,4 +155,147 @@ function newFrontmatter (kind: Exclude<FrontmatterKind, 'js'>, front: EntryData,
   if (Object.keys(front).length === 0) return bodyNeedsFence(body) ? `---${eol}---${eol}${body}` : body
   const fence = FENCES[kind]
   return (fence + WRITERS[kind](front) + fence).replace(/\r?\n/g, eol) + body
+}
+
+/** A Markdown file cut into its parts; `open + inner + close + body` is the whole text. */
+interface MarkdownParts {
+  /** null when the file has no frontmatter (then `open`, `inner` and `close` are empty). */
+  kind: FrontmatterKind | null
+  /** A byte order mark and the opening delimiter line. */
+  open: string
+  /** The frontmatter's own text, as its parser reads it. */
+  inner: string
+  /** The closing delimiter line, with its line ending. */
+  close: string
+  body: string
+}
+
+const OPENING_FENCE = /^(\uFEFF?)(---|\+\+\+)([^\r\n]*)(\r?\n|$)/
+
+/** Cuts a Markdown file into frontmatter and body; throws EntryParseError for an unknown language. */
+function splitMarkdown (text: string): MarkdownParts {
+  const fence = OPENING_FENCE.exec(text)
+  if (fence !== null) {
+    const marker = fence[2]!
+    const info = fence[3]!.trim()
+    if (marker === '---' && (info === 'js' || info === 'javascript')) {
+      const parts = closeFence(text, fence[0].length, marker)
+      if (parts === null) throw new EntryParseError('JavaScript frontmatter is never closed')
+      return { kind: 'js', open: fence[0], ...parts }
+    }
+    if (marker === '---' && info !== '' && info !== 'yaml' && info !== 'yml' && /^[A-Za-z]/.test(info)) {
+      throw new EntryParseError(`Frontmatter language "${info.slice(0, 40)}" is not supported (YAML, TOML, JSON or JavaScript data only)`)
+    }
+    if (info === '' || (marker === '---' && (info === 'yaml' || info === 'yml'))) {
+      const parts = closeFence(text, fence[0].length, marker)
+      if (parts !== null) return { kind: marker === '---' ? 'yaml' : 'toml', open: fence[0], ...parts }
+    }
+    return noFrontmatter(text)
+  }
+  if (/^\uFEFF?\{([ \t]*\r?\n|\s*"|\s*\}[ \t]*(\r?\n|$))/.test(text)) return jsonFrontmatter(text)
+  return noFrontmatter(text)
+}
+
+/** Whether a body written alone would read back as something else (it would start a frontmatter). */
+function bodyNeedsFence (body: string): boolean {
+  return /^(\uFEFF|---|\+\+\+|\{)/.test(body)
+}
+
+function noFrontmatter (text: string): MarkdownParts {
+  return { kind: null, open: '', inner: '', close: '', body: text }
+}
+
+/** Finds the line that closes a fenced frontmatter (the marker, then only spaces); null when it is never closed. */
+function closeFence (text: string, from: number, marker: string): { inner: string, close: string, body: string } | null {
+  // From the line ending before `from` (the opening line's): a search for `\n---` runs faster than a line start.
+  const line = marker === '---' ? /\n---[^\S\n]*(\n|$)/g : /\n\+\+\+[^\S\n]*(\n|$)/g
+  line.lastIndex = from - 1
+  const found = line.exec(text)
+  if (found === null) return null
+  const after = found.index + found[0].length
+  return { inner: text.slice(from, found.index + 1), close: found[0].slice(1), body: text.slice(after) }
+}
+
+/** Hugo's JSON frontmatter: the object at the top of the file, up to where it closes. */
+function jsonFrontmatter (text: string): MarkdownParts {
+  const start = text.indexOf('{')
+  let depth = 0
+  let inString = false
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === '\\') i++
+      else if (c === '"') inString = false
+      continue
+    }
+    if (c === '"') inString = true
+    else if (c === '{' || c === '[') depth++
+    else if (c === '}' || c === ']') {
+      depth--
+      if (depth === 0) {
+        const rest = /^[ \t]*(\r?\n|$)/.exec(text.slice(i + 1))
+        const closeLength = rest === null ? 0 : rest[0].length
+        return {
+          kind: 'json',
+          open: text.slice(0, start),
+          inner: text.slice(start, i + 1),
+          close: text.slice(i + 1, i + 1 + closeLength),
+          body: text.slice(i + 1 + closeLength)
+        }
+      }
+    }
+  }
+  throw new EntryParseError('JSON frontmatter is never closed')
+}
+
+/** Parses JSON text; throws EntryParseError when it is not JSON. */
+function parseJsonText (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw entryParseError(err)
+  }
+}
+
+/** Writes data as new JSON text: two-space indent and a final newline. */
+function renderJson (value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n'
+}
+
+/**
+ * Changes a JSON text from `before` to `after` with jsonc-parser's `modify`, only the new text
+ * formatted (in the file's indentation and line endings; on one line inside a one-line object or list).
+ */
+function editJsonText (text: string, before: unknown, after: unknown): string {
+  const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
+  // A file written as JSON.stringify writes it (no space anywhere) stays in that style.
+  const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
+  if (JSON.stringify(before) === text.slice(0, text.length - trailing.length)) return JSON.stringify(after) + trailing
+  const unit = indentUnit(text)
+  const formattingOptions: FormattingOptions = { insertSpaces: unit !== '\t', tabSize: unit === '\t' ? 1 : unit.length, eol: eolOf(text) }
+  let current = text
+  try {
+    for (const change of diffData(before, after)) {
+      const value = change.op === 'delete' ? undefined : change.value
+      const isArrayInsertion = change.op === 'add' && typeof change.path[change.path.length - 1] === 'number'
+      const parent = findNodeAtLocation(parseTree(current)!, change.path.slice(0, -1))
+      const keepLines = parent !== undefined && !current.slice(parent.offset, parent.offset + parent.length).includes('\n')
+      for (const edit of modify(current, change.path, value, { isArrayInsertion })) {
+        current = applyEdits(current, [edit])
+        // An insertion on its own lines also formats the space before it (an emptied object: `{` then the key).
+        const lead = edit.length === 0 && edit.offset > 0 && !keepLines ? 1 : 0
+        const range = { offset: edit.offset - lead, length: edit.content.length + lead }
+        current = applyEdits(current, format(current, range, { ...formattingOptions, keepLines }))
+      }
+    }
+    if (isDeepStrictEqual(JSON.parse(current), after)) return current
+  } catch {}
+  return (JSON.stringify(after, null, unit) + trailing).replace(/\r?\n/g, eolOf(text))
+}
+
+/** The file's indentation unit (its first indented line's), two spaces when it has none. */
+function indentUnit (text: string): string {
+  const m = /\n([ \t]+)\S/.exec(text)
+  if (m === null) return '  '
+  return m[1]!.startsWith('\t') ? '\t' : m[1]!
 }

@@ -38,15 +38,13 @@ export function parseJsFrontmatter (inner: string): Record<string, unknown> {
  * @returns the new text; throws EntryParseError when a change cannot be written as JavaScript data
  */
 export function editJsFrontmatter (inner: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
-  let text: string
   try {
-    text = placeChanges(inner, diffData(before, after), after, 0, placeChange)
+    const text = placeChanges(inner, diffData(before, after), after, 0, placeChange)
+    if (isDeepStrictEqual(readSource(text).data, after)) return text
   } catch (err) {
     if (err instanceof EntryParseError) throw err
-    throw new EntryParseError('The JavaScript front matter could not be changed in place')
   }
-  if (!isDeepStrictEqual(readSource(text).data, after)) throw new EntryParseError('The JavaScript front matter could not be changed in place')
-  return text
+  throw new EntryParseError('The JavaScript front matter could not be changed in place')
 }
 
 /** One change spliced into the text; null when only its parent can be replaced whole. */

@@ -13,16 +13,6 @@ const loadRe2js = (): typeof RE2JS => (createRequire(import.meta.url)('re2js') a
 
 type RegExpEngine = NonNullable<CodeOptions['regExp']>
 
-/** A schema pattern the linear-time engine cannot run. */
-export class UnsupportedPatternError extends Error {
-  readonly pattern: string
-  constructor (pattern: string, reason: string) {
-    super(`pattern ${JSON.stringify(pattern)} is not supported (${reason}); lookaround and backreferences cannot be matched in linear time`)
-    this.name = 'UnsupportedPatternError'
-    this.pattern = pattern
-  }
-}
-
 /**
  * The engine to pass as ajv's `code.regExp` (its `code` names it in standalone code, unused here):
  * a JavaScript-syntax pattern compiled with RE2 into the `{ test }` object ajv calls.
@@ -33,7 +23,7 @@ export const linearRegExp: RegExpEngine = Object.assign((pattern: string) => {
     const re2js = loadRe2js()
     compiled = re2js.compile(re2js.translateRegExp(pattern))
   } catch (err) {
-    throw new UnsupportedPatternError(pattern, (err as Error).message)
+    throw new Error(`pattern ${JSON.stringify(pattern)} is not supported (${(err as Error).message}); lookaround and backreferences cannot be matched in linear time`)
   }
   // ajv caches compiled patterns by toString(): it must tell patterns apart.
   return { test: (s: string) => compiled.test(s), toString: () => `/${pattern}/` }

@@ -21,11 +21,12 @@ export type Validator = (data: unknown) => ValidationIssue[]
 const requireHere = createRequire(import.meta.url)
 
 function addFormats (ajv: Ajv | Ajv2020): void {
-  const plugin = requireHere('ajv-formats') as (ajv: Ajv | Ajv2020) => void
-  plugin(ajv)
+  (requireHere('ajv-formats') as (ajv: Ajv | Ajv2020) => void)(ajv)
 }
 
 const DRAFT7_META_ID = 'http://json-schema.org/draft-07/schema'
+/** Both instances' code: patterns on RE2, `$ref`s as functions, the source kept for standalone output. */
+const INSTANCE_OPTIONS = { inlineRefs: false, code: { regExp: linearRegExp, source: true } }
 /* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs), so
    a start does not compile it. */
 const generatedMeta = validateDraft7Schema as ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
@@ -56,7 +57,7 @@ export class SchemaCompiler {
 
   /**
    * A schema's validator (issues, empty when valid); throws when the schema does not compile
-   * (UnsupportedPatternError for a pattern RE2 cannot run).
+   * (a pattern RE2 cannot run among them).
    */
   validator (schema: JsonSchema): Validator {
     return issuesOf(this.#compile(schema).validate)
@@ -91,22 +92,19 @@ export class SchemaCompiler {
   }
 
   #draft7 (): Ajv {
-    if (this.#draft7Instance === null) {
-      // Schemas are checked against the meta-schema by #compileDraft7.
-      const { Ajv } = requireHere('ajv') as typeof import('ajv')
-      this.#draft7Instance = new Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, inlineRefs: false, code: { regExp: linearRegExp, source: true } })
-      if (this.#formats) addFormats(this.#draft7Instance)
-    }
+    // Schemas are checked against the meta-schema by #compileDraft7.
+    this.#draft7Instance ??= this.#withFormats(new (requireHere('ajv') as typeof import('ajv')).Ajv({ ...DRAFT7_AJV_OPTIONS, validateSchema: false, ...INSTANCE_OPTIONS }))
     return this.#draft7Instance
   }
 
   #draft2020 (): Ajv2020 {
-    if (this.#draft2020Instance === null) {
-      const { Ajv2020 } = requireHere('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
-      this.#draft2020Instance = new Ajv2020({ allErrors: true, strict: false, inlineRefs: false, code: { regExp: linearRegExp, source: true } })
-      if (this.#formats) addFormats(this.#draft2020Instance)
-    }
+    this.#draft2020Instance ??= this.#withFormats(new (requireHere('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020({ allErrors: true, strict: false, ...INSTANCE_OPTIONS }))
     return this.#draft2020Instance
+  }
+
+  #withFormats<A extends Ajv | Ajv2020> (ajv: A): A {
+    if (this.#formats) addFormats(ajv)
+    return ajv
   }
 }
 

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { parseTOML, type AST } from 'toml-eslint-parser'
 import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange, type DataPath } from './data-diff.js'
 
 const requireHere = createRequire(import.meta.url)
 
@@ -68,7 +68,7 @@ export function renderToml (data: Record<string, unknown>): string {
  * @returns the new text (the same text when nothing changed)
  */
 export function editTomlText (text: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
-  if (isPlainObject(after) && Object.keys(after).length === 0) return ''
+  if (Object.keys(after).length === 0) return ''
   try {
     const current = placeChanges(text, diffData(before, after), after, 1, tryChange)
     if (isDeepStrictEqual(parseTomlText(current), after)) return current
@@ -136,14 +136,6 @@ function tryChange (text: string, change: DataChange): string | null {
   return addKey(text, slots, change.path, change.value, eol)
 }
 
-function removeLines (text: string, start: number, end: number): string | null {
-  const from = lineStart(text, start)
-  if (text.slice(from, start).trim() !== '') return null
-  const to = nextLineStart(text, end)
-  if (text.slice(end, to).trim() !== '' && !text.slice(end, to).trim().startsWith('#')) return null
-  return splice(text, from, to, '')
-}
-
 function deleteTable (text: string, slots: Slots, path: DataPath): string | null {
   const key = pathKey(path)
   const table = slots.tables.find(t => pathKey(t.resolvedKey) === key && t.kind === 'standard')
@@ -197,10 +189,9 @@ function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string
   if (last === undefined) return null
   const rendered = renderValue(value, last)
   if (rendered === null) return null
-  const multiLine = text.slice(list.range[0], last.range[0]).includes('\n')
-  if (!multiLine) return splice(text, last.range[1], last.range[1], `, ${rendered}`)
   const indent = text.slice(lineStart(text, last.range[0]), last.range[0])
-  if (indent.trim() !== '') return splice(text, last.range[1], last.range[1], `, ${rendered}`)
+  const oneLine = !text.slice(list.range[0], last.range[0]).includes('\n') || indent.trim() !== ''
+  if (oneLine) return splice(text, last.range[1], last.range[1], `, ${rendered}`)
   return splice(text, last.range[1], last.range[1], `,${eol}${indent}${rendered}`)
 }
 

@@ -2,9 +2,8 @@
  * A small pool of worker threads for work whose cost does not follow its input's size (Markdown
  * rendering, schema compilation): a job over the time limit, the heap or the stack ends its thread,
  * never the event loop. Threads start on demand; one idle for `idleMs` leaves, since V8 keeps the
- * heap a burst grew (80 MB after 31 renders of a 20 KB body). No pool package is installed.
- *
- * The thread's module serves its jobs with `serveJobs`.
+ * heap a burst grew (80 MB after 31 renders of a 20 KB body). The thread's module serves its jobs
+ * with `serveJobs`.
  */
 import { Worker, parentPort, type ResourceLimits } from 'node:worker_threads'
 
@@ -43,8 +42,8 @@ interface Slot<J, R> {
   worker: Worker
   ready: boolean
   running: Pending<J, R> | null
+  /** The running job's time limit, or the idle thread's time to leave. */
   timer: NodeJS.Timeout | null
-  idle: NodeJS.Timeout | null
 }
 
 /** Runs jobs in up to `size` worker threads, each job within the time limit. */
@@ -105,7 +104,7 @@ export class WorkerPool<J, R> {
   #start (): Slot<J, R> {
     const worker = new Worker(this.#opts.file, { resourceLimits: this.#opts.resourceLimits })
     worker.unref()
-    const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null, idle: null }
+    const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null }
     worker.on('message', (message: PoolReply<R>) => {
       if (!this.#slots.has(slot)) return
       if ('ready' in message) {
@@ -120,8 +119,8 @@ export class WorkerPool<J, R> {
       else running.reject(new Error(message.error))
       this.#dispatch()
       if (slot.running === null && this.#opts.idleMs !== undefined) {
-        slot.idle = setTimeout(() => { void this.#end(slot, 'closing', 'the thread was idle') }, this.#opts.idleMs)
-        slot.idle.unref()
+        slot.timer = setTimeout(() => { void this.#end(slot, 'closing', 'the thread was idle') }, this.#opts.idleMs)
+        slot.timer.unref()
       }
     })
     // An error (the heap or stack limit included) ends the thread: the next job starts a new one.
@@ -153,9 +152,7 @@ export class WorkerPool<J, R> {
 
   #free (slot: Slot<J, R>): void {
     if (slot.timer !== null) clearTimeout(slot.timer)
-    if (slot.idle !== null) clearTimeout(slot.idle)
     slot.timer = null
-    slot.idle = null
     slot.running = null
   }
 }

@@ -7,13 +7,13 @@ import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, i
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
 import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError, entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, splice, type DataChange } from './data-diff.js'
+import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
-export const MAX_YAML_LENGTH = 2 * 1024 * 1024
+const MAX_YAML_LENGTH = 2 * 1024 * 1024
 
 /** At most this many alias expansions per document (a YAML alias bomb is an unreadable entry). */
-export const MAX_YAML_ALIASES = 100
+const MAX_YAML_ALIASES = 100
 
 const PARSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions & { maxAliasCount: number } = {
   schema: 'core',
@@ -48,9 +48,7 @@ export function parseYamlText (text: string): unknown {
 /** Writes data as a new YAML text (for new files, and as the last resort of an edit). */
 export function renderYaml (value: unknown): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-  const node = doc.createNode(value) as Node
-  quoteForYaml11(node, value)
-  doc.contents = node
+  doc.contents = styledNode(doc, value, null)
   return doc.toString(RENDER_OPTIONS)
 }
 
@@ -224,10 +222,7 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const last = items[items.length - 1]
   if (last?.range == null) return null
   if (seq.flow === true) {
-    const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-    const node = styledNode(doc, value, last)
-    if (isCollection(node)) node.flow = true
-    const rendered = renderFlowItem(node, style)
+    const rendered = renderFlowItem(value, last)
     if (rendered.includes('\n')) return null
     const first = items[0]!
     const comma = items.length > 1 && text.slice(first.range![1], items[1]!.range![0]) === ',' ? ',' : ', '
@@ -241,8 +236,11 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   return insertLine(text, at, line, eol)
 }
 
-function renderFlowItem (node: Node, style: Style): string {
+/** One item of a flow sequence, in the style of the item before it. */
+function renderFlowItem (value: unknown, old: Node): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
+  const node = styledNode(doc, value, old)
+  if (isCollection(node)) node.flow = true
   const seq = new YAMLSeq()
   seq.flow = true
   seq.items.push(node)
@@ -257,17 +255,11 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
   if (item?.range == null || items.length < 2) return null
   if (seq.flow === true) return items.every(i => i.range != null) ? deleteInlineItem(text, items.map(i => i.range!), index) : null
   const dash = text.lastIndexOf('-', item.range[0])
-  const from = lineStart(text, dash)
-  if (dash === -1 || text.slice(from, dash).trim() !== '') return null
-  return splice(text, from, nextLineStart(text, valueEnd(text, item)), '')
+  return dash === -1 ? null : removeLines(text, dash, valueEnd(text, item))
 }
 
 function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
-  const start = pair.key.range![0]
-  const from = lineStart(text, start)
-  if (text.slice(from, start).trim() !== '') return null
-  const end = pair.value?.range != null ? valueEnd(text, pair.value) : pair.key.range![1]
-  return splice(text, from, nextLineStart(text, end), '')
+  return removeLines(text, pair.key.range![0], pair.value?.range != null ? valueEnd(text, pair.value) : pair.key.range![1])
 }
 
 interface PaddedLine { pad: string, line: string }

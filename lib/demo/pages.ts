@@ -109,7 +109,7 @@ ${footer === null ? `<p>${escapeHtml(siteTitle)}</p>` : `<p${bind(footer, 'text'
 /** The home page: the published posts, newest first, and the pages. */
 export function renderHome (chrome: SiteChrome, posts: SiteEntry[], pages: SiteEntry[], authors: Map<string, SiteEntry>): string {
   const items = posts.map(post => `<li>
-<p class="meta">${postMeta(post, authors)}</p>
+<p class="meta">${postMeta(post, authors.get(textOf(post.data, 'author')) ?? null)}</p>
 <h2><a href="/posts/${encodeURIComponent(post.id)}"${bind(post, 'title')}>${escapeHtml(titleOf(post))}</a></h2>
 ${tagList(post)}
 </li>`).join('\n')
@@ -122,11 +122,10 @@ ${pages.length === 0 ? '' : `<h2 class="section-title">Pages</h2>\n<ul class="pa
 
 /** A post: title, meta line, cover image, the rendered body and the author's box. */
 export function renderPost (chrome: SiteChrome, post: SiteEntry, bodyHtml: string, author: SiteEntry | null): string {
-  const authors = new Map(author === null ? [] : [[author.id, author]])
   const cover = textOf(post.data, 'cover')
   const main = `<article>
 <header>
-<p class="meta">${postMeta(post, authors)}${post.data.draft === true ? ' <span class="badge">Draft: not listed on the home page</span>' : ''}</p>
+<p class="meta">${postMeta(post, author)}${post.data.draft === true ? ' <span class="badge">Draft: not listed on the home page</span>' : ''}</p>
 <h1${bind(post, 'title')}>${escapeHtml(titleOf(post))}</h1>
 ${tagList(post)}
 </header>
@@ -176,12 +175,11 @@ function renderSection (page: SiteEntry, at: string, section: Record<string, unk
   }
 }
 
-function postMeta (post: SiteEntry, authors: Map<string, SiteEntry>): string {
+function postMeta (post: SiteEntry, author: SiteEntry | null): string {
   const date = textOf(post.data, 'date')
-  const author = authors.get(textOf(post.data, 'author'))
   const parts: string[] = []
   if (date !== '') parts.push(`<time datetime="${escapeHtml(date)}">${escapeHtml(formatDate(date))}</time>`)
-  if (author !== undefined) parts.push(`by ${escapeHtml(textOf(author.data, 'name', author.id))}`)
+  if (author !== null) parts.push(`by ${escapeHtml(textOf(author.data, 'name', author.id))}`)
   return parts.join(' · ')
 }
 

@@ -4,17 +4,15 @@
  * working tree on every request, so a publish shows at once; `/markdown-it/posts/<id>` renders a
  * body as Hugo or Jekyll would, without source hints.
  */
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { Middleware } from 'koa'
-import { gitEnv } from '../git-runner.js'
+import { GitRunner } from '../git-runner.js'
 import type { Services } from '../services.js'
-import { NotFoundError } from '../errors.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
 import { ENTRY_ID } from '../storage/names.js'
 import { escapeHtml, renderHome, renderNotFound, renderPage, renderPost, type SiteChrome, type SiteEntry } from './pages.js'
 
@@ -107,16 +105,10 @@ async function entryOf (services: Services, collection: string, id: string): Pro
   return e?.data === undefined ? null : { collection, id, data: e.data }
 }
 
-async function indexOf (services: Services, collection: string): Promise<Awaited<ReturnType<Services['content']['index']>> | null> {
-  try {
-    return await services.content.index(collection)
-  } catch (err) {
-    if (err instanceof NotFoundError) return null
-    throw err
-  }
+/** A collection's index, or null when the config has no such collection. */
+async function indexOf (services: Services, collection: string): Promise<CollectionIndex | null> {
+  return await services.content.registry.get(collection) === null ? null : await services.content.index(collection)
 }
-
-const run = promisify(execFile)
 
 /** The package's `fixtures-repo/`, from `lib/demo/` (tests) or `dist/lib/demo/` (the build). */
 export async function fixturesRepoDir (): Promise<string> {
@@ -133,15 +125,15 @@ export async function fixturesRepoDir (): Promise<string> {
 export async function createDemoRepo (): Promise<string> {
   const source = await fixturesRepoDir()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-demo-'))
-  // Without git's own variables: started as `git cms demo`, they could point at another repository.
-  const git = async (...args: string[]): Promise<void> => { await run('git', args, { cwd: dir, env: gitEnv() }) }
+  // GitRunner leaves out git's own variables: started as `git cms demo`, they could point at another repository.
+  const git = new GitRunner({ baseDir: dir })
   try {
     await cp(source, dir, { recursive: true })
-    await git('init', '-q', '-b', 'main')
-    await git('config', 'user.name', 'git-cms demo')
-    await git('config', 'user.email', 'demo@git-cms.invalid')
-    await git('add', '-A')
-    await git('-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site')
+    await git.run(['init', '-q', '-b', 'main'])
+    await git.run(['config', 'user.name', 'git-cms demo'])
+    await git.run(['config', 'user.email', 'demo@git-cms.invalid'])
+    await git.run(['add', '-A'])
+    await git.run(['-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site'])
     return dir
   } catch (err) {
     await removeDemoRepo(dir)

@@ -6,7 +6,8 @@
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { isPlainObject } from '../content/data-diff.js'
-import { parseEntry, type EntryFormat } from '../content/formats.js'
+import { parseEntry } from '../content/formats.js'
+import { formatOfFile } from '../storage/entry-paths.js'
 import { astroLocales, commonFolder, hugoLanguages, localeFolders, orderLocales, type InitI18n } from './detect-locales.js'
 
 /** The generators init recognises. */
@@ -80,9 +81,9 @@ async function detectHugo (repoDir: string): Promise<DetectedSite | null> {
   if (languages !== null && dirs.length > 1) {
     // A content folder per language: one collection over all of them, each file in its language.
     const base = commonFolder(dirs)
-    const folders = Object.fromEntries([...languages.contentDirs].map(([l, dir]) => [l, dir]))
     const roots = dirs.map(dir => path.posix.relative(base, dir))
-    sources.push({ folder: base, name: 'pages', kind: 'folder', recursive: true, pagesOnly: true, bundles: true, i18n: { locales: languages.locales, layout: 'dirs', folders }, ...(roots.includes('') ? {} : { roots }) })
+    const i18n: InitI18n = { locales: languages.locales, layout: 'dirs', folders: Object.fromEntries(languages.contentDirs) }
+    sources.push({ folder: base, name: 'pages', kind: 'folder', recursive: true, pagesOnly: true, bundles: true, i18n, ...(roots.includes('') ? {} : { roots }) })
     notes.push(`Languages ${languages.locales.join(', ')}: one collection over ${dirs.map(d => `${d}/`).join(', ')}`)
   } else {
     const i18n: InitI18n | undefined = languages === null ? undefined : { locales: languages.locales, layout: 'suffix' }
@@ -131,16 +132,12 @@ async function detectAstro (repoDir: string): Promise<DetectedSite | null> {
   const declared = contentConfig === null ? [] : astroCollections(await readSmall(repoDir, contentConfig))
   const sources: ContentSource[] = []
   const notes: string[] = []
-  const folders = new Set<string>()
   for (const sub of await subfolders(repoDir, 'src/content')) {
-    folders.add(`src/content/${sub}`)
     sources.push({ folder: `src/content/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
   }
   for (const { name, base } of declared) {
-    const folder = base ?? `src/content/${name}`
-    if (folders.has(folder)) continue
+    if (sources.some(source => source.folder === (base ?? `src/content/${name}`))) continue
     if (base !== null && await isDir(repoDir, base)) {
-      folders.add(base)
       sources.push({ folder: base, name, kind: 'folder', recursive: true, pagesOnly: false })
     } else {
       notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)
@@ -194,10 +191,7 @@ async function detectMarkdown (repoDir: string): Promise<DetectedSite> {
   return { generator: 'markdown', configFile: null, sources, notes: [] }
 }
 
-/**
- * Page folders of a site: one collection each, except folders named like locale codes (two or
- * more), which form one collection whose files are in the locale their folder names.
- */
+/** Page folders, one collection each; two or more named like locale codes form one translated collection. */
 function byLocale (parent: string, folders: string[], config: Record<string, unknown>): ContentSource[] {
   const at = (sub: string): string => parent === '.' ? sub : `${parent}/${sub}`
   const codes = localeFolders(folders)
@@ -216,10 +210,7 @@ async function dataSources (repoDir: string, dataDir: string): Promise<ContentSo
   return sources
 }
 
-/**
- * The collections an Astro content config exports, with the `base` folder of a `glob()` loader
- * when one is given as a string literal. Read with patterns only: the file is code, never run.
- */
+/** The collections an Astro content config exports, with a `glob()` loader's literal `base` (read by patterns, never run). */
 function astroCollections (text: string): Array<{ name: string, base: string | null }> {
   const bases = new Map<string, string>()
   const definitions = [...text.matchAll(/(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*defineCollection\s*\(/g)]
@@ -249,10 +240,8 @@ function stringOption (text: string, key: string): string | undefined {
 }
 
 async function readConfigData (repoDir: string, rel: string): Promise<Record<string, unknown>> {
-  const ext = path.extname(rel).slice(1)
-  const format: EntryFormat = ext === 'toml' ? 'toml' : ext === 'json' ? 'json' : 'yaml'
   try {
-    return parseEntry(format, await readSmall(repoDir, rel))
+    return parseEntry(formatOfFile(rel, 'yaml'), await readSmall(repoDir, rel))
   } catch {
     return {}
   }
@@ -295,10 +284,7 @@ async function subfolders (repoDir: string, rel: string): Promise<string[]> {
   }
 }
 
-/**
- * A folder named by a site's config, kept only when it is a plain relative path inside the
- * repository (no `..`, not absolute, not under .git).
- */
+/** A folder a site's config names, when it is a plain relative path (no `..`, not absolute, not under .git). */
 function safeRelative (value: unknown): string | null {
   if (typeof value !== 'string') return null
   const cleaned = value.trim().replace(/\\/g, '/').replace(/^\.\/+/, '').replace(/\/+$/, '')

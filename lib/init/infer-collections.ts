@@ -10,8 +10,10 @@ import { NAME_PATTERN } from '../config-schema.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
 import { entryIdProblem } from '../storage/names.js'
-import { isInside } from '../storage/safe-path.js'
+import { resolvesIntoRepo } from '../storage/safe-path.js'
+import { formatOfFile, idOfPath, type EntryLayout } from '../storage/entry-paths.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import { TITLE_FIELDS } from '../content/entry-search.js'
 import type { InitI18n } from './detect-locales.js'
 
 /** One collection init will write. */
@@ -52,11 +54,6 @@ export interface InferredCollections {
   badNames: UnreadableFile[]
 }
 
-const EXTENSION_FORMATS: Record<string, EntryFormat> = {
-  '.md': 'md', '.markdown': 'md', '.mdx': 'mdx', '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml'
-}
-/** The formats the pages of a site come in (the others are data). */
-const PAGE_FORMATS = new Set<EntryFormat>(['md', 'mdx'])
 /** Files larger than this are reported unreadable rather than parsed. */
 const MAX_ENTRY_BYTES = 2 * 1024 * 1024
 /** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
@@ -106,8 +103,11 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       for (const rel of entries) claimed.add(rel)
       // Only a source of page bundles makes a group of them (formatGroups).
       const indexFile = group.bundles ? 'index' : null
+      const layout: EntryLayout = { dir: repoDir, format: group.format, nested: true, indexFile, files: null }
       for (const file of group.entries) {
-        const problem = entryIdProblem(entryIdOf(file, { listed: asFiles, indexFile }).normalize('NFC'))
+        // The service's id rule (a listed file's id is its name).
+        const id = asFiles ? path.posix.basename(file, path.posix.extname(file)).normalize('NFC') : idOfPath(layout, file)
+        const problem = id === null ? null : entryIdProblem(id)
         if (problem !== null) result.badNames.push({ path: at(file), reason: `its id ${problem}` })
       }
       const name = uniqueName(group === ordered[0] ? source.name : `${source.name}-${group.format}`, taken)
@@ -118,7 +118,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
         folder: asFiles ? null : source.folder,
         files: asFiles ? entries : null,
         format: group.format,
-        frontmatter: PAGE_FORMATS.has(group.format) ? mostUsed(fields.kinds) ?? 'yaml' : null,
+        frontmatter: isMarkdownFormat(group.format) ? mostUsed(fields.kinds) ?? 'yaml' : null,
         nested: group.nested || (source.i18n !== undefined && source.i18n.layout !== 'suffix'),
         indexFile,
         titleField: titleFieldOf(fields.samples),
@@ -129,17 +129,6 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
     }
   }
   return result
-}
-
-/**
- * The entry id of a file (CONTRACT section 11): its path below the collection's folder without the
- * extension; a page bundle's folder path; a listed file's name.
- */
-export function entryIdOf (file: string, opts: { listed: boolean, indexFile: string | null }): string {
-  const withoutExt = file.slice(0, file.length - path.posix.extname(file).length)
-  if (opts.listed) return path.posix.basename(withoutExt)
-  if (opts.indexFile !== null && path.posix.basename(withoutExt) === opts.indexFile && withoutExt.includes('/')) return path.posix.dirname(withoutExt)
-  return withoutExt
 }
 
 /** What a walk found below one folder (paths relative to that folder, `/`-separated). */
@@ -154,15 +143,13 @@ interface FolderScan {
   leavesRepository: boolean
 }
 
-/**
- * Lists the files below a folder of the repository without following a symbolic link (a link is
- * reported, not read), skipping hidden names; an absent folder gives empty lists.
- */
+/** Lists the files below a folder, skipping hidden names; a symbolic link is reported, never followed. */
 async function scanFolder (repoDir: string, folder: string, recursive: boolean): Promise<FolderScan> {
   const scan: FolderScan = { files: [], links: [], truncated: false, leavesRepository: false }
   const root = path.resolve(repoDir, folder)
-  if (!(await isRealDirInside(repoDir, root))) {
-    scan.leavesRepository = await lstat(root).then(() => true, () => false)
+  const isDir = await lstat(root).then(info => info.isDirectory(), () => null)
+  if (isDir !== true || !resolvesIntoRepo(await realpath(repoDir), root)) {
+    scan.leavesRepository = isDir !== null
     return scan
   }
   const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
@@ -186,17 +173,6 @@ async function scanFolder (repoDir: string, folder: string, recursive: boolean):
   return scan
 }
 
-/** Whether a folder is the repository root or inside it once every link on the way is resolved. */
-async function isRealDirInside (repoDir: string, target: string): Promise<boolean> {
-  try {
-    if (!(await lstat(target)).isDirectory()) return false
-    const [realRoot, realTarget] = await Promise.all([realpath(repoDir), realpath(target)])
-    return isInside(realRoot, realTarget)
-  } catch {
-    return false
-  }
-}
-
 interface FormatGroup {
   format: EntryFormat
   /** Relative to the source folder. */
@@ -207,20 +183,13 @@ interface FormatGroup {
   mdx: number
 }
 
-function formatOf (file: string): EntryFormat | undefined {
-  return EXTENSION_FORMATS[path.posix.extname(file).toLowerCase()]
-}
-
-/**
- * Adds a file to the group of its format; md and mdx share one group (an Astro blog mixes them),
- * named after the extension most of its files have.
- */
+/** Adds a file to its format's group; md and mdx share one, named after most of its files. */
 function addTo (groups: Map<EntryFormat, FormatGroup>, format: EntryFormat, file: string): FormatGroup {
-  const key = PAGE_FORMATS.has(format) ? 'md' : format
+  const key = isMarkdownFormat(format) ? 'md' : format
   const group = groups.get(key) ?? { format, entries: [], nested: false, bundles: false, mdx: 0 }
   group.entries.push(file)
   if (format === 'mdx') group.mdx++
-  group.format = PAGE_FORMATS.has(format) ? (group.mdx * 2 > group.entries.length ? 'mdx' : 'md') : format
+  group.format = isMarkdownFormat(format) ? (group.mdx * 2 > group.entries.length ? 'mdx' : 'md') : format
   groups.set(key, group)
   return group
 }
@@ -231,12 +200,8 @@ function addTo (groups: Map<EntryFormat, FormatGroup>, format: EntryFormat, file
  * in a subfolder makes the collection nested. Repository documents at the root are no `files` entries.
  */
 function formatGroups (files: string[], source: ContentSource, asFiles: boolean): Map<EntryFormat, FormatGroup> {
-  const bundleDirs = new Set<string>()
-  for (const file of source.bundles === true ? files : []) {
-    const dir = path.posix.dirname(file)
-    const format = formatOf(file)
-    if (dir !== '.' && format !== undefined && PAGE_FORMATS.has(format) && path.posix.basename(file, path.posix.extname(file)) === 'index') bundleDirs.add(dir)
-  }
+  const isIndexPage = (file: string): boolean => isMarkdownFormat(formatOfFile(file, null)) && path.posix.basename(file, path.posix.extname(file)) === 'index'
+  const bundleDirs = new Set(source.bundles === true ? files.filter(isIndexPage).map(file => path.posix.dirname(file)).filter(dir => dir !== '.') : [])
   const insideBundle = (file: string): string | null => {
     let dir = path.posix.dirname(file)
     let outermost: string | null = null
@@ -248,11 +213,11 @@ function formatGroups (files: string[], source: ContentSource, asFiles: boolean)
   }
   const groups = new Map<EntryFormat, FormatGroup>()
   for (const file of files) {
-    const format = formatOf(file)
-    if (format === undefined || (source.pagesOnly && !PAGE_FORMATS.has(format))) continue
+    const format = formatOfFile(file, null)
+    if (format === null || (source.pagesOnly && !isMarkdownFormat(format))) continue
     if (asFiles && source.folder === '.' && REPO_DOCUMENTS.test(file)) continue
     const bundle = insideBundle(file)
-    const isBundleIndex = bundle !== null && path.posix.dirname(file) === bundle && path.posix.basename(file, path.posix.extname(file)) === 'index' && PAGE_FORMATS.has(format)
+    const isBundleIndex = bundle !== null && path.posix.dirname(file) === bundle && isIndexPage(file)
     const group = addTo(groups, format, file)
     if (isBundleIndex) group.bundles = true
     if (isBundleIndex ? (bundle ?? '').includes('/') : file.includes('/')) group.nested = true
@@ -295,16 +260,14 @@ function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>)
       if (items.length > 0 && items.every(item => typeof item === 'string')) properties[key] = { type: 'array', items: { type: 'string' } }
     }
   }
-  if (PAGE_FORMATS.has(format)) properties.body = { type: 'string' }
+  if (isMarkdownFormat(format)) properties.body = { type: 'string' }
   return required.length > 0 ? { ...schema, required } : schema
 }
 
+/** The first of the title fields every sample has as text. */
 function titleFieldOf (samples: Array<Record<string, unknown>>): string | null {
   if (samples.length === 0) return null
-  for (const key of ['title', 'name', 'label']) {
-    if (samples.every(s => typeof s[key] === 'string')) return key
-  }
-  return null
+  return TITLE_FIELDS.find(key => samples.every(s => typeof s[key] === 'string')) ?? null
 }
 
 function mostUsed<T> (values: T[]): T | null {

@@ -6,6 +6,9 @@
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileAtomic } from '../storage/atomic-write.js'
+import type { SyncReport, SyncStateName } from '../api-shapes.js'
+
+export type { SyncReport, SyncStateName }
 
 /** A published entry, as the rebuild webhook announces it. */
 export interface PublishedRef { collection: string, id: string, revision: number, deleted: boolean }
@@ -24,28 +27,6 @@ export interface PendingPush {
 
 /** The remote branch was rewritten (a force push): recorded until the histories are linear again. */
 export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string, at: number }
-
-/** The sync state in one word (`sync.state` of GET /deployment). */
-export type SyncStateName = 'off' | 'idle' | 'ok' | 'ahead' | 'blocked' | 'diverged' | 'error'
-
-/** `sync` in `GET /deployment`. */
-export interface SyncReport {
-  configured: boolean
-  remote: string | null
-  branch: string | null
-  state: SyncStateName
-  /** A sentence for people. */
-  message: string
-  lastFetchAt: number | null
-  lastFetchError: string | null
-  upstreamCommit: string | null
-  localCommit: string | null
-  lastPush: { at: number, commit: string } | null
-  pushPending: boolean
-  pushError: string | null
-  /** `refs/cms/*` that differ from the remote's in both directions (kept local, not pushed). */
-  divergedRefs: string[]
-}
 
 const MAX_PUBLISHED = 1000
 

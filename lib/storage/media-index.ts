@@ -15,26 +15,9 @@ import type { ContentStore } from './content-store.js'
 import { extensionsOf } from './entry-paths.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import type { MediaFile, MediaPage, Pagination } from '../api-shapes.js'
 
-/** One file of the library. */
-export interface MediaFile {
-  /** Repository-relative path, `/`-separated: the file's identity in the API. */
-  path: string
-  /** The URL a page uses: `<uploadsUrl>/...`, or for a page-bundle file its bare name (relative to the page). */
-  url: string
-  name: string
-  /** Repository-relative folder holding it. */
-  folder: string
-  size: number
-  /** Last modification, milliseconds since the epoch. */
-  mtime: number
-  /** MIME type from the extension. */
-  type: string
-  /** The collection whose uploads folder or page bundle holds it. */
-  collection?: string
-  /** For a page-bundle file: the entry it sits beside. */
-  entry?: { collection: string, id: string }
-}
+export type { MediaFile, MediaPage, Pagination }
 
 /** What a list request may ask for (already validated). */
 export interface MediaQuery {
@@ -49,23 +32,6 @@ export interface MediaQuery {
   order: 'asc' | 'desc'
   page: number
   pageSize: number
-}
-
-/** Where a page sits in the whole list (of media files, or of entries). */
-export interface Pagination {
-  page: number
-  pageSize: number
-  total: number
-  totalPages: number
-  hasPrev: boolean
-  hasNext: boolean
-}
-
-/** One page of the library. */
-export interface MediaPage {
-  files: MediaFile[]
-  folders: Array<{ path: string, count: number }>
-  pagination: Pagination
 }
 
 /** What a media index needs from its instance. */

@@ -10,7 +10,7 @@ import t from 'tap'
 import { cp } from 'node:fs/promises'
 import path from 'node:path'
 import { initSite, formatInitSummary } from '../../lib/init/init-site.js'
-import { entryIdOf } from '../../lib/init/infer-collections.js'
+import { idOfPath } from '../../lib/storage/entry-paths.js'
 import { git, makeSite, startServer } from '../helpers/site.js'
 import { fromRoot } from '../helpers/repo-root.js'
 
@@ -58,7 +58,8 @@ for (const [fixture, expected] of Object.entries(SITES)) {
       const body = await res.json() as { entries: Array<{ id: string, readError?: unknown }>, pagination: { total: number } }
       served[plan.name] = body.entries.map(e => e.id).sort()
       servedTotal += body.pagination.total
-      const announced = plan.entries.map(f => entryIdOf(plan.folder === null ? f : path.posix.relative(plan.folder, f), { listed: plan.folder === null, indexFile: plan.indexFile })).sort()
+      const layout = { dir: repo, format: plan.format, nested: true, indexFile: plan.indexFile, files: null }
+      const announced = plan.entries.map(f => plan.folder === null ? path.posix.basename(f, path.posix.extname(f)) : idOfPath(layout, path.posix.relative(plan.folder, f))).sort()
       t.same(served[plan.name], announced, `${plan.name}: serve lists exactly the ${announced.length} entries init announced`)
       t.match(summary, new RegExp(`\\b${plan.name}\\b.*\\b${body.pagination.total} entr(y|ies)\\n`), `${plan.name}: the printed count is serve's`)
       t.ok(body.entries.every(e => e.readError === undefined), `${plan.name}: every entry readable`)

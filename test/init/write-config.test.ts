@@ -5,7 +5,7 @@
 import t from 'tap'
 import { readFile, readdir, rm, symlink } from 'node:fs/promises'
 import path from 'node:path'
-import { writeConfig } from '../../lib/init/write-config.js'
+import { writeConfig } from '../../lib/init/init-site.js'
 import { makeSite } from '../helpers/site.js'
 
 t.test('writeConfig: created exclusively, no temporary file left behind, refused when a config appears', async t => {

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { repoFingerprint, startServer, writeHeaders } from '../helpers/site.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH } from '../../lib/content/schema-bounds.js'
+import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH } from '../../lib/content/data-depth.js'
 
 const API = '/api/cms'
 /** The event loop may stall this long at most while a schema at the limit compiles (today: 17 s for 10,000 properties). */

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { git, startServer, writeHeaders } from '../helpers/site.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH } from '../../lib/content/schema-bounds.js'
+import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH } from '../../lib/content/data-depth.js'
 
 const API = '/api/cms'
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { startServer, writeHeaders, type TestServer } from '../helpers/site.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS } from '../../lib/content/schema-bounds.js'
+import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS } from '../../lib/content/data-depth.js'
 import { SchemaCompiler } from '../../lib/content/schema-tools.js'
 import { holdsDuring, type Holds } from '../helpers/main-thread-cpu.js'
 

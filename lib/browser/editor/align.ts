@@ -3,14 +3,6 @@
  * letters and digits only, in a greedy walk with a small look-ahead (linear).
  */
 
-/** One rendered block of the page, as the alignment sees it. */
-export interface PageBlock {
-  /** The element's tag name, lower case (`p`, `h2`, `li`, `pre` ...). */
-  tag: string
-  /** Its text as a reader sees it. */
-  text: string
-}
-
 /** One source block, as `GET /blocks` answers it. */
 export interface SourceBlock {
   src: string
@@ -83,10 +75,10 @@ function textScore (a: Keyed, b: Keyed): number {
 }
 
 /**
- * Pairs page blocks with source blocks, in order.
+ * Pairs page blocks (each its tag name in lower case and its text as a reader sees it) with source blocks, in order.
  * @returns for each page block, the index of its source block, or null when it has none
  */
-export function alignBlocks (page: readonly PageBlock[], source: readonly SourceBlock[]): Array<number | null> {
+export function alignBlocks (page: ReadonlyArray<{ tag: string, text: string }>, source: readonly SourceBlock[]): Array<number | null> {
   const pk: Keyed[] = page.map(b => ({ key: alignmentKey(b.text), grams: null }))
   const sk: Keyed[] = source.map(b => ({ key: alignmentKey(b.text), grams: null }))
   const score = (i: number, j: number): number => {

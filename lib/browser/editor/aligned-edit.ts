@@ -1,10 +1,11 @@
 /**
- * A generator's rendering of a Markdown field edited in place (CONTRACT 14): its blocks paired with
- * the source (align.ts) and marked, and in an edited block its text, the marks the toolbar added,
- * a draft's text and the caret. The generator's own markup is never read back as the author's text.
+ * A generator's rendering of a Markdown field edited in place (CONTRACT 14): its blocks (in a
+ * `[data-cms-md]` element, in page order, their text as a reader sees it without nested blocks or
+ * the generator's permalinks and footnote marks) paired with the source (align.ts) and marked, and
+ * in an edited block its text, the marks the toolbar added, a draft's text and the caret. The
+ * generator's own markup is never read back as the author's text.
  */
 import { alignBlocks, alignmentKey, type SourceBlock } from './align.js'
-import { isGeneratorMarkup, ownText, pageBlocks, walkOwnText, spaced } from './page-blocks.js'
 import { select } from './inline-format.js'
 
 /** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
@@ -34,10 +35,89 @@ function pieces (block: Element): Piece[] {
   return out
 }
 
+/** The text of a block's pieces (no-break spaces as spaces: a browser types one at the end of a text). */
+function textOf (all: Piece[]): string {
+  return all.map(p => p.node instanceof HTMLBRElement ? '\n' : p.node.data.replace(/\u00a0/g, ' ')).join('')
+}
+
+/** Elements laid out as blocks: a block's own text never includes theirs. */
+const BLOCKY = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'LI', 'PRE', 'TABLE', 'BLOCKQUOTE', 'HR',
+  'DT', 'DD', 'DIV', 'SECTION', 'ARTICLE', 'UL', 'OL', 'DL', 'FIGURE', 'FIGCAPTION', 'ASIDE', 'HEADER',
+  'FOOTER', 'NAV', 'MAIN', 'DETAILS', 'SUMMARY', 'FORM', 'ADDRESS', 'HGROUP'])
+/** Blocks taken whole (never walked into). */
+const ATOMIC = new Set(['PRE', 'TABLE', 'HR'])
+/** Never text of the page. */
+const SKIPPED = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT'])
+
+/** Whether an element is a generator's footnotes list (kramdown, goldmark, markdown-it, remark), not body blocks. */
+function isFootnoteSection (el: Element): boolean {
+  return el.classList.contains('footnotes') || el.getAttribute('role') === 'doc-endnotes' || el.hasAttribute('data-footnotes')
+}
+
+/** Whether an element is generator markup in an author's block: a permalink, a footnote mark, something hidden. */
+function isGeneratorMarkup (el: Element): boolean {
+  if (SKIPPED.has(el.tagName) || el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('hidden')) return true
+  if (el.tagName === 'A') {
+    const href = el.getAttribute('href') ?? ''
+    const cls = el.getAttribute('class') ?? ''
+    if (/(?:^|[\s-])(?:footnote|reversefootnote|footnote-backref|footnote-ref|data-footnote-backref)(?:$|\s)/.test(cls) || el.hasAttribute('data-footnote-backref') || el.getAttribute('role') === 'doc-backlink') return true
+    // A permalink: an in-page link holding no words (`#`, `¶`, an icon) or marked as one.
+    if (href.startsWith('#') && (/anchor|permalink|headerlink|hash-link/i.test(cls) || !/[\p{L}\p{N}]/u.test(el.textContent ?? ''))) return true
+  }
+  // A footnote reference: <sup> around a link to the note (kramdown, goldmark, markdown-it, remark).
+  if (el.tagName === 'SUP' && el.querySelector('a[href^="#fn"], a[role="doc-noteref"], a[data-footnote-ref]') !== null) return true
+  return false
+}
+
+/** Calls `visit` for every text node (and `<br>`) of a block's own text, in order. */
+function walkOwnText (block: Element, visit: (node: Text | HTMLBRElement) => void): void {
+  const walk = (el: Element): void => {
+    for (let n = el.firstChild; n !== null; n = n.nextSibling) {
+      if (n.nodeType === Node.TEXT_NODE) visit(n as Text)
+      else if (n instanceof HTMLBRElement) visit(n)
+      else if (n instanceof Element && !BLOCKY.has(n.tagName) && !isGeneratorMarkup(n)) walk(n)
+    }
+  }
+  walk(block)
+}
+
+/** A block's own text as a reader sees it (`<br>` as a line break, no-break spaces as spaces). */
+export function ownText (block: Element): string {
+  return textOf(pieces(block))
+}
+
+/** Whether the element holds words (or an image) of its own, outside nested blocks. */
+function hasOwnContent (el: Element): boolean {
+  let found = false
+  walkOwnText(el, (n) => { if (!found && n instanceof Text && n.data.trim() !== '') found = true })
+  return found || (el.tagName === 'P' && el.querySelector('img, picture, svg, video') !== null)
+}
+
+/** The blocks of a rendered Markdown element, in page order. */
+function pageBlocks (root: Element, skip: (el: Element) => boolean): HTMLElement[] {
+  const out: HTMLElement[] = []
+  const walk = (el: Element): void => {
+    for (let c = el.firstElementChild; c !== null; c = c.nextElementSibling) {
+      if (!(c instanceof HTMLElement) || SKIPPED.has(c.tagName) || isFootnoteSection(c) || skip(c)) continue
+      if (!BLOCKY.has(c.tagName)) { walk(c); continue }
+      if (ATOMIC.has(c.tagName)) { out.push(c); continue }
+      if (hasOwnContent(c)) out.push(c)
+      walk(c)
+    }
+  }
+  walk(root)
+  return out
+}
+
+/** The hinted blocks of a wrapper, in document order (hints never nest). */
+export function hintedBlocks (root: Element): HTMLElement[] {
+  return Array.from(root.querySelectorAll<HTMLElement>('[data-cms-src]'))
+}
+
 /** A block's own text and the formatting the toolbar added in it. */
 export function textAndMarks (block: Element): { text: string, marks: TextMark[] } {
   const all = pieces(block)
-  const text = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
+  const text = textOf(all)
   const marks: TextMark[] = []
   for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) {
     const type = MARK_TYPES[el.tagName]
@@ -119,7 +199,7 @@ function position (all: Piece[], offset: number, preferEnd: boolean): [Node, num
  */
 export function applyTextChange (block: Element, next: string): void {
   const all = pieces(block)
-  const now = all.map(p => p.node instanceof HTMLBRElement ? '\n' : spaced(p.node.data)).join('')
+  const now = textOf(all)
   if (now === next) return
   let prefix = 0
   const shortest = Math.min(now.length, next.length)

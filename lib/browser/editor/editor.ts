@@ -4,18 +4,43 @@
  */
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'
-import { refreshHints, hintedBlocks, moveHints } from './block-hints.js'
-import { insertPlainText, rangeInside } from './inline-format.js'
+import { applyLink, insertPlainText, isAllowedHref, rangeInside, select, toggleInline } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
-import { markAligned, textAndMarks, clearMarks, placeCaret } from './aligned-edit.js'
-import { keepBlockText, offerUnsaved } from './unsaved-blocks.js'
-import { failedSave, formatBlock, markDraft, openSession, type EditSession, type FormatCommand } from './edit-session.js'
+import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
+import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
 import type { PublishReport } from '../studio/api.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
+
+/** One element being edited. */
+export interface EditSession {
+  el: HTMLElement
+  /** A `data-cms` field, a hinted block of our rendering, or a block aligned with the source. */
+  kind: 'field' | 'block' | 'aligned'
+  binding: Binding
+  wrapper: HTMLElement | null
+  /** innerHTML when editing began (Escape restores it). */
+  original: string
+  /** What a save compares against: textContent (field) or innerHTML (block) at the last save. */
+  baseline: string
+  /** The entry's revision when editing began (fields send it as expectedRevision). */
+  revision: Promise<number | undefined>
+  /** The selection, kept while the focus is on the toolbar. */
+  range: Range | null
+  /** Where a block's unsaved text is kept in the browser (null for fields). */
+  unsavedKey: string | null
+  /** The block's position among its wrapper's hinted blocks. */
+  index: number
+  /** The entry's revision once `revision` resolved (kept with the unsaved text). */
+  knownRevision: number | null
+  /** An aligned block's own text when editing began (md_edit's `before`). */
+  textBefore: string
+  /** Makes the generator's markup in an aligned block editable again (it is frozen while edited). */
+  thaw: (() => void) | null
+}
 
 /** The inline editor of one page. */
 class InlineEditor {
@@ -32,8 +57,6 @@ class InlineEditor {
   private draftedAtLoad = new Set<string>()
   /** Wrappers whose content was replaced by the served rendering. */
   private readonly served = new WeakSet<HTMLElement>()
-  /** Wrappers a generator rendered, whose blocks were paired with the source. */
-  private readonly aligned = new WeakSet<HTMLElement>()
   /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
   private readonly keeper = new DelayedWrite(250)
 
@@ -62,7 +85,7 @@ class InlineEditor {
       const binding = parseBinding(wrapper.dataset.cmsMd)
       if (binding === null) return false
       const drafted = this.draftedAtLoad.has(`${binding.collection}/${binding.id}`)
-      if (hintedBlocks(wrapper).length === 0 || this.aligned.has(wrapper)) return !await this.align(wrapper, binding, drafted)
+      if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
       const served = await this.api.renderField(binding.collection, binding.id, binding.path)
       if (served === null) return true
@@ -81,7 +104,6 @@ class InlineEditor {
   private async align (wrapper: HTMLElement, binding: Binding, drafted: boolean): Promise<boolean> {
     const source = await this.api.blocks(binding.collection, binding.id, binding.path)
     if (source === null) return false
-    this.aligned.add(wrapper)
     const active = this.session?.el
     const result = markAligned(wrapper, source, drafted, (el) => this.ui.contains(el) || el === active)
     wrapper.dataset.cmsAlignment = `${result.editable}/${result.blocks} ${result.ms.toFixed(1)}ms`
@@ -155,9 +177,31 @@ class InlineEditor {
       this.ui.say('This element is not bound to an entry the editor understands.', 'error')
       return
     }
-    this.session = openSession(el, binding, wrapper, this.api.readEntry(binding.collection, binding.id).then(r => r?.revision))
-    const kind = this.session.kind
-    const session = this.session
+    const kind = wrapper === null ? 'field' : el.dataset.cmsAligned !== undefined ? 'aligned' : 'block'
+    const original = el.innerHTML
+    if (kind === 'field') {
+      try { el.contentEditable = 'plaintext-only' } catch { el.contentEditable = 'true' }
+    } else {
+      el.contentEditable = 'true'
+    }
+    el.classList.add('cms-active')
+    el.spellcheck = true
+    const session: EditSession = {
+      el,
+      kind,
+      binding,
+      wrapper,
+      original,
+      baseline: kind === 'field' ? el.textContent ?? '' : original,
+      revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
+      range: null,
+      unsavedKey: kind !== 'field' && el.dataset.cmsSrc !== undefined ? unsavedBlockKey(binding, el.dataset.cmsSrc) : null,
+      index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
+      knownRevision: null,
+      textBefore: kind === 'aligned' ? ownText(el) : '',
+      thaw: kind === 'aligned' ? freezeGeneratorMarkup(el) : null
+    }
+    this.session = session
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
@@ -218,12 +262,12 @@ class InlineEditor {
     this.ui.say('Saving…')
     const expectedRevision = await s.revision
     const res = await this.api.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
-    if (res.status !== 200) { failedSave(this.ui, s, res.status, res.body, value); return }
+    if (res.status !== 200) { this.failedSave(s, res.status, res.body, value); return }
     const revision = typeof res.body?.revision === 'number' ? res.body.revision : undefined
     s.revision = Promise.resolve(revision)
     // Without a permissions policy save_field writes the file itself; under one it is a draft.
     const entry = await this.api.readEntry(collection, id)
-    if (entry?.draft === true) markDraft(this.ui, s.el, 'Draft saved')
+    if (entry?.draft === true) this.markDraft(s.el, 'Draft saved')
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
@@ -235,13 +279,13 @@ class InlineEditor {
     if (res.status !== 200) {
       // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
       const olderDraft = res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
-      failedSave(this.ui, s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
+      this.failedSave(s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
       return
     }
     this.savedHere.add(key)
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
-    markDraft(this.ui, s.el, 'Draft saved')
+    this.markDraft(s.el, 'Draft saved')
     // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
     const answered = res.body?.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
@@ -271,18 +315,45 @@ class InlineEditor {
     if (after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
     const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src: s.el.dataset.cmsSrc, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
-    if (res.status !== 200) { failedSave(this.ui, s, res.status, res.body, after); return }
+    if (res.status !== 200) { this.failedSave(s, res.status, res.body, after); return }
     const key = `${collection}/${id}`
     this.savedHere.add(key)
     s.textBefore = after
     clearMarks(s.el)
     if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
-    markDraft(this.ui, s.el, 'Draft saved')
+    this.markDraft(s.el, 'Draft saved')
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
     // The answer does not continue the page's hints: pair the blocks with the draft's again.
     if (!await this.align(wrapper, s.binding, true)) this.ui.say('Draft saved. Reload the page to edit more of it.')
+  }
+
+  /** Marks an element as holding a saved draft. */
+  private markDraft (el: HTMLElement, message: string): void {
+    el.classList.remove('cms-conflict')
+    el.classList.add('cms-draft')
+    el.dataset.cmsState = 'draft'
+    this.ui.say(message)
+  }
+
+  /** Says why a save was refused; a conflict (409) locks the element and shows the unsaved text. */
+  private failedSave (s: EditSession, status: number, body: Record<string, unknown> | null, text: string, conflictMessage?: string): void {
+    const error = typeof body?.error === 'string' ? body.error : `HTTP ${status}`
+    // The text stays in the element; the next blur retries unless the element is locked below.
+    s.baseline = s.kind === 'field' ? s.el.textContent ?? '' : s.original
+    if (status === 409) {
+      s.el.classList.add('cms-conflict')
+      s.el.dataset.cmsLocked = 'This text changed elsewhere. Reload the page to edit it; copy your text first.'
+      s.el.classList.add('cms-locked')
+      const rev = typeof body?.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
+      this.ui.say('Not saved: changed elsewhere. Reload the page to continue.', 'error')
+      this.ui.showConflict(conflictMessage ?? `This content was changed elsewhere since the page was loaded${rev}. Your text was not saved; it is kept below and in the page. Copy it, then reload the page to edit the current version.`, text)
+      return
+    }
+    if (status === 401) { this.ui.say('Not saved: you are signed out. Sign in again in another tab, then edit again.', 'error'); return }
+    if (status === 0) { this.ui.say('Not saved: the server cannot be reached.', 'error'); return }
+    this.ui.say(`Not saved: ${error}`, 'error')
   }
 
   private onKeyDown (e: KeyboardEvent): void {
@@ -326,14 +397,32 @@ class InlineEditor {
     this.keep()
   }
 
-  private format (cmd: FormatCommand): void {
+  /** Applies a formatting to the selection of the block being edited. */
+  private format (cmd: Exclude<ToolbarCommand, 'publish' | 'discard'>): void {
     const s = this.session
     if (s === null || s.kind === 'field') return
-    formatBlock(s, cmd, {
-      ui: this.ui,
-      prompting: (on) => { this.prompting = on },
-      keep: () => { this.keep() }
-    })
+    if (document.activeElement !== s.el) {
+      s.el.focus()
+      if (s.range !== null) select(s.range)
+    }
+    if (cmd === 'link') {
+      const range = rangeInside(s.el)?.cloneRange() ?? null
+      this.prompting = true
+      const href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
+      this.prompting = false
+      if (href === undefined) return
+      if (!isAllowedHref(href) || href === 'https://') {
+        this.ui.say('Link not added: use an http(s) or mailto address, or a path on this site.', 'error')
+        return
+      }
+      s.el.focus()
+      if (range !== null) select(range)
+      if (applyLink(s.el, href)) markAdded(s)
+      this.keep()
+      return
+    }
+    if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) markAdded(s)
+    this.keep()
   }
 
   private async command (cmd: ToolbarCommand): Promise<void> {
@@ -385,6 +474,44 @@ class InlineEditor {
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
   }
+}
+
+/** Gives the page's blocks the served rendering's hints; returns those that no longer fit (`own`: tags compared only). */
+function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
+  const page = hintedBlocks(wrapper)
+  const fresh = hintedBlocks(served)
+  if (page.length !== fresh.length) return page
+  const stale: HTMLElement[] = []
+  page.forEach((el, i) => {
+    const next = fresh[i]!
+    const fits = el.tagName === next.tagName && (own.has(el) || el.textContent === next.textContent)
+    if (!fits) { stale.push(el); return }
+    el.dataset.cmsSrc = next.dataset.cmsSrc ?? ''
+  })
+  return stale
+}
+
+/** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
+function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
+  const next = parseHint(answered)
+  // A different start: the server moved a published-page hint onto the draft; this page's other
+  // hints are in the published body's terms, so only a fresh rendering brings them together.
+  if (next === null || next.start !== sent.start) return false
+  const growth = (next.end - next.start) - (sent.end - sent.start)
+  for (const el of hintedBlocks(wrapper)) {
+    if (el === saved) continue
+    const hint = parseHint(el.dataset.cmsSrc)
+    if (hint === null || hint.start < sent.end) continue
+    el.dataset.cmsSrc = `${hint.start + growth}:${hint.end + growth}:${hint.hash}`
+  }
+  saved.dataset.cmsSrc = answered
+  return true
+}
+
+/** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
+function markAdded (s: EditSession): void {
+  const added = rangeInside(s.el)?.startContainer
+  if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && /^(?:STRONG|EM|CODE|A)$/.test(added.tagName)) added.setAttribute(MARK_ATTRIBUTE, '')
 }
 
 // bootstrap.js sets the API base path before it loads this module.

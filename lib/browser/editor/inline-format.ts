@@ -1,8 +1,5 @@
 /** Inline formatting on DOM ranges (not `execCommand`, whose output differs between browsers). */
 
-/** Tags the toolbar toggles. */
-export type InlineTag = 'strong' | 'em' | 'code'
-
 /**
  * The selection's range when it lies inside `root`.
  * @returns the range, or null
@@ -35,12 +32,9 @@ function closestInside (node: Node, root: HTMLElement, tag: string): HTMLElement
 }
 
 function unwrap (el: HTMLElement): void {
-  const parent = el.parentNode
-  if (parent === null) return
   const first = el.firstChild
   const last = el.lastChild
-  while (el.firstChild !== null) parent.insertBefore(el.firstChild, el)
-  parent.removeChild(el)
+  el.replaceWith(...Array.from(el.childNodes))
   if (first !== null && last !== null) {
     const range = document.createRange()
     range.setStartBefore(first)
@@ -53,7 +47,7 @@ function unwrap (el: HTMLElement): void {
  * Removes the inline element around the selection, or wraps the selection in one; true when
  * something changed.
  */
-export function toggleInline (root: HTMLElement, tag: InlineTag): boolean {
+export function toggleInline (root: HTMLElement, tag: 'strong' | 'em' | 'code'): boolean {
   const range = rangeInside(root)
   if (range === null) return false
   const existing = closestInside(range.commonAncestorContainer, root, tag)

@@ -4,10 +4,9 @@
  */
 import type { CmsApi } from './api.js'
 import { parseBinding, type Binding } from './bindings.js'
-import { hintedBlocks } from './block-hints.js'
-import type { EditSession } from './edit-session.js'
+import type { EditSession } from './editor.js'
 import type { EditorUi, RestoreItem } from './editor-ui.js'
-import { ownText } from './page-blocks.js'
+import { hintedBlocks, ownText } from './aligned-edit.js'
 import { forgetRecord, forgetStale, keepRecord, readRecord, recordKeys, type DelayedWrite } from '../kept-records.js'
 
 const UNSAVED_BLOCK_PREFIX = 'git-cms:unsaved-block:v2:'
@@ -15,9 +14,8 @@ const MAX_CHARS = 500_000
 
 /** What is kept for one block. */
 interface UnsavedBlock {
-  /** The block's inner HTML as typed, and when typing began. */
+  /** The block's inner HTML as typed. */
   html: string
-  original: string
   /** The entry's revision (as this editor saw it) when typing began; null when not known. */
   revision: number | null
   /** The block's position among its wrapper's hinted blocks. */
@@ -49,9 +47,9 @@ function keptBlocks (binding: Binding): KeptBlock[] {
   const found: KeptBlock[] = []
   for (const key of recordKeys(prefix)) {
     const r = readRecord(key) as Partial<UnsavedBlock> | null
-    if (typeof r?.html !== 'string' || typeof r.original !== 'string' || typeof r.at !== 'number' || typeof r.index !== 'number') continue
+    if (typeof r?.html !== 'string' || typeof r.at !== 'number' || typeof r.index !== 'number') continue
     const revision = typeof r.revision === 'number' ? r.revision : null
-    found.push({ html: r.html, original: r.original, revision, index: r.index, at: r.at, key, src: decodeURIComponent(key.slice(prefix.length)) })
+    found.push({ html: r.html, revision, index: r.index, at: r.at, key, src: decodeURIComponent(key.slice(prefix.length)) })
   }
   return found.sort((a, b) => a.at - b.at)
 }
@@ -63,7 +61,7 @@ export function keepBlockText (keeper: DelayedWrite, s: EditSession | null): voi
   keeper.schedule(() => {
     const html = s.el.innerHTML
     if (html === s.original) forgetRecord(key)
-    else keepRecord(key, { html, original: s.original, revision: s.knownRevision, index: s.index, at: Date.now() }, MAX_CHARS)
+    else keepRecord(key, { html, revision: s.knownRevision, index: s.index, at: Date.now() }, MAX_CHARS)
   })
 }
 

@@ -1,5 +1,6 @@
 /** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
 import type { LocaleLayout } from '../../content/i18n-layout.js'
+import type { Pagination, SyncReport } from '../../api-shapes.js'
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
@@ -16,8 +17,6 @@ export interface Entry { id: string, locale?: string, translationKey?: string, t
 export interface Snippet { field: string, text: string, marks: Array<[number, number]> }
 /** One collection's hits of GET /search. */
 export interface SearchGroup { collection: string, label: string, total: number, entries: Array<{ id: string, title: string, draft?: true, snippet?: Snippet }> }
-/** Pagination of a list. */
-export interface Pagination { page: number, pageSize: number, total: number, totalPages: number, hasPrev: boolean, hasNext: boolean }
 /** A JSON Schema, as far as the form needs it. */
 export interface JsonSchema {
   type?: string | string[]
@@ -122,9 +121,9 @@ export class Api {
   async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
   /** The deployment status. */
   async deployment (): Promise<{ configured: boolean, state: string, commit?: string, sync?: SyncReport }> { return await this.call('GET', '/deployment') }
-  /** Renders unsaved Markdown as the server would publish it (sanitized). */
-  async preview (collection: string, id: string, body: string): Promise<string> {
-    return (await this.call<{ html: string }>('POST', '/preview', { collection, id, body })).html
+  /** Renders unsaved Markdown of the entry this API is scoped to as the server would publish it (sanitized). */
+  async preview (body: string): Promise<string> {
+    return (await this.call<{ html: string }>('POST', '/preview', { ...this.uploadScope, body })).html
   }
 
   /** Uploads a file; gives its URL. */
@@ -145,19 +144,4 @@ export interface PublishReport {
   commitError?: string
   rebuild?: { triggered: boolean, ok: boolean }
   push?: { ok: true, commit: string } | { ok: false, error: string }
-}
-
-/** The git remote's state (`sync` of GET /deployment). */
-export interface SyncReport {
-  configured: boolean
-  remote: string | null
-  branch: string | null
-  state: string
-  message: string
-  lastFetchAt: number | null
-  lastFetchError: string | null
-  lastPush: { at: number, commit: string } | null
-  pushPending: boolean
-  pushError: string | null
-  divergedRefs: string[]
 }

@@ -1,12 +1,12 @@
 /**
  * The dashboard: search over every collection, each collection with its entry count, the editor's
- * drafts, and the git remote's state in words (CONTRACT 13) when the site has one.
+ * drafts, and the git remote's state in words (CONTRACT 13) when the site has one. Also the parts
+ * other pages share with it: a search hit's snippet and a publish's outcome.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, PublishReport, SearchGroup, SyncReport } from './api.js'
-import { PublishResult } from './publish-result.js'
-import { SearchSnippet } from './search-snippet.js'
+import type { Api, PublishReport, SearchGroup, Snippet } from './api.js'
+import type { SyncReport } from '../../api-shapes.js'
 import { timeAgo, useDebouncedLoad, type StudioConfig } from './types.js'
 
 /** The "Collections" page. */
@@ -129,5 +129,34 @@ function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
       {sync.divergedRefs.length > 0 && <p class="warning">Kept local and not pushed (changed on both sides): {sync.divergedRefs.join(', ')}.</p>}
       {note !== '' && <p role="status">{note}</p>}
     </section>
+  )
+}
+
+/** The snippet line of a listed entry (elements built by Preact: the excerpt is text, never HTML). */
+export function SearchSnippet ({ snippet }: { snippet: Snippet }): JSX.Element {
+  const parts: Array<string | JSX.Element> = []
+  let at = 0
+  snippet.marks.forEach(([start, end], i) => {
+    if (start < at || end > snippet.text.length) return
+    parts.push(snippet.text.slice(at, start), <mark key={i}>{snippet.text.slice(start, end)}</mark>)
+    at = end
+  })
+  parts.push(snippet.text.slice(at))
+  return <p class="snippet"><span class="snippet-field">{snippet.field}:</span> {parts}</p>
+}
+
+/** A publish report's per-entry outcomes in words. */
+export function PublishResult ({ report }: { report: PublishReport }): JSX.Element {
+  return (
+    <div class="report" role="status">
+      {report.published.map(p => <p key={'p' + p.id}>Published {p.collection}/{p.id}{p.deleted ? ' (deleted)' : ''}.</p>)}
+      {report.conflicts.map(c => <p class="error" key={'c' + c.id}>Not published {c.collection}/{c.id}: {c.message}</p>)}
+      {report.failed.map(f => <p class="error" key={'f' + f.id}>Failed {f.collection}/{f.id}: {f.error}</p>)}
+      {report.published.length + report.conflicts.length + report.failed.length === 0 && <p>Nothing to publish.</p>}
+      {report.commit !== undefined && <p>Commit {report.commit.slice(0, 7)}.</p>}
+      {report.commitError !== undefined && <p class="error">Commit failed: {report.commitError}</p>}
+      {report.push !== undefined && (report.push.ok ? <p>Pushed to the git host.</p> : <p class="error">Not pushed to the git host: {report.push.error} (Retry push on the dashboard sends it.)</p>)}
+      {report.rebuild?.triggered === true && <p>{report.rebuild.ok ? 'Rebuild started.' : 'The rebuild hook failed; it can be retried.'}</p>}
+    </div>
   )
 }

@@ -8,7 +8,7 @@ import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type Local
 import { Field } from './schema-form.js'
 import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
 import { DelayedWrite, forgetStale } from '../kept-records.js'
-import { PublishResult } from './publish-result.js'
+import { PublishResult } from './dashboard.js'
 import { ConflictPanel, HistoryPanel, UnsavedOffer } from './versions.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { OutdatedBadge, TranslationSource, TranslationsPanel } from './languages.js'
@@ -19,7 +19,6 @@ interface Props { api: Api, config: StudioConfig, collection: StudioCollection, 
 /** The collection schema, plus a Markdown body when the data has one the schema does not list. */
 function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSchema {
   const properties: Record<string, JsonSchema> = { ...(schema.properties ?? {}) }
-  // A Markdown body is always edited, even when the schema does not list it.
   if (typeof data.body === 'string' && properties.body === undefined) properties.body = { type: 'string', title: 'Body' }
   return { ...schema, type: 'object', properties }
 }
@@ -43,7 +42,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const [unsavedStatus, setUnsavedStatus] = useState('')
   // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
   const touched = useRef(false)
-  const loaded = useRef(false)
   // The write of the unsaved changes, 300 ms after typing stops.
   const [kept] = useState(() => new DelayedWrite(300))
   const flush = (): void => { kept.flush() }
@@ -66,7 +64,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       setIssues(e.validationIssues ?? [])
       setConflict(null)
       setOffer(stored)
-      if (!loaded.current) { loaded.current = true; focusSoon('main h1') }
       if (stored !== null) {
         setUnsavedStatus(stored.revision === e.revision
           ? 'This browser kept unsaved changes to this entry. Restore them or discard them.'
@@ -80,6 +77,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const loadHistory = async (): Promise<void> => {
     try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
   }
+  useEffect(() => { if (entry !== null) focusSoon('main h1') }, [entry === null])
   useEffect(() => {
     forgetStale(UNSAVED_PREFIX)
     void load()
@@ -92,11 +90,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // while a stored version waits for the editor's choice (that would overwrite it silently).
   useEffect(() => {
     if (!touched.current || entry === null || offer !== null) return
-    const base = entry.data ?? {}
-    const revision = entry.revision
-    const snapshot = values
     kept.schedule(() => {
-      const ok = writeUnsaved(collection.name, id, { revision, at: Date.now(), ...diffValues(base, snapshot) })
+      const ok = writeUnsaved(collection.name, id, { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) })
       if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
     })
   }, [values, offer])

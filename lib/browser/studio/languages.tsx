@@ -3,7 +3,8 @@
  * one created by "Translate to <locale>" from its source.
  */
 import type { JSX } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
+import { useDebouncedLoad } from './types.js'
 import type { Api, Entry, LocaleInfo } from './api.js'
 import { idForLocale } from '../../content/i18n-layout.js'
 
@@ -91,10 +92,7 @@ function sourceKey (collection: string, id: string): string {
 export function TranslationSource ({ api, collection, id }: { api: Api, collection: string, id: string }): JSX.Element | null {
   const sourceId = sessionStorage.getItem(sourceKey(collection, id))
   const [data, setData] = useState<Record<string, unknown> | null>(null)
-  useEffect(() => {
-    if (sourceId === null) return
-    api.entry(collection, sourceId).then(e => setData(e?.data ?? null), () => {})
-  }, [sourceId])
+  useDebouncedLoad(async () => sourceId === null ? null : (await api.entry(collection, sourceId))?.data ?? null, setData, () => {}, 0, [sourceId])
   if (sourceId === null || data === null) return null
   return (
     <aside class="translation-source" aria-label={`Source: ${sourceId}`}>

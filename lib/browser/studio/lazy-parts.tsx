@@ -6,7 +6,8 @@ import type { ComponentType, JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Api } from './api.js'
 import type { MarkdownEditorProps } from './markdown-editor.js'
-import type { MediaFile, MediaLibraryProps } from './media-library.js'
+import type { MediaLibraryProps } from './media-library.js'
+import type { MediaFile } from '../../api-shapes.js'
 import { studioConfig } from './types.js'
 
 /** A component loaded on first use (null until it has loaded). */
@@ -45,18 +46,13 @@ interface MediaPickerProps {
 /** The dialog picking a library file for an entry (`api` scoped to the entry). */
 export function MediaPicker ({ api, purpose, onPick, onClose }: MediaPickerProps): JSX.Element {
   const dialog = useRef<HTMLDialogElement>(null)
-  const closed = useRef(onClose)
-  closed.current = onClose
   useEffect(() => {
     const d = dialog.current
-    if (d === null) return
-    const done = (): void => closed.current()
-    d.addEventListener('close', done)
-    if (!d.open) d.showModal()
-    return () => { d.removeEventListener('close', done); if (d.open) d.close() }
+    if (d !== null && !d.open) d.showModal()
+    return () => { if (d?.open === true) d.close() }
   }, [])
   return (
-    <dialog ref={dialog} class="media-dialog" aria-labelledby="media-picker-heading">
+    <dialog ref={dialog} class="media-dialog" aria-labelledby="media-picker-heading" onClose={onClose}>
       <div class="media-dialog-head">
         <h2 id="media-picker-heading">Choose from the media library: {purpose}</h2>
         <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>

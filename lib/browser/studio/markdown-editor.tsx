@@ -10,7 +10,7 @@ import { keymap } from '@codemirror/view'
 import { EditorSelection, Prec } from '@codemirror/state'
 import type { Api } from './api.js'
 import { MediaPicker } from './lazy-parts.js'
-import { studioConfig } from './types.js'
+import { studioConfig, useDebouncedLoad } from './types.js'
 
 /** The editor's props. */
 export interface MarkdownEditorProps {
@@ -19,14 +19,13 @@ export interface MarkdownEditorProps {
   label: string
   value: string
   mdx: boolean
-  preview: (body: string) => Promise<string>
   onChange: (value: string) => void
 }
 
 /** Wraps each selection in `mark` (or inserts `mark` twice with the cursor between). */
-function wrap (view: EditorView, mark: string, close = mark): boolean {
+function wrap (view: EditorView, mark: string): boolean {
   view.dispatch(view.state.changeByRange(r => ({
-    changes: [{ from: r.from, insert: mark }, { from: r.to, insert: close }],
+    changes: [{ from: r.from, insert: mark }, { from: r.to, insert: mark }],
     range: EditorSelection.range(r.from + mark.length, r.to + mark.length)
   })))
   view.focus()
@@ -60,6 +59,17 @@ function link (view: EditorView): boolean {
   view.focus()
   return true
 }
+
+/** The toolbar's buttons, `key` their shortcut. */
+const TOOLS: Array<{ name: string, text: string, key?: string, run: (v: EditorView) => boolean }> = [
+  { name: 'Heading', text: 'H', run: v => prefixLines(v, '## ') },
+  { name: 'Bold (Ctrl+B)', text: 'B', key: 'Mod-b', run: v => wrap(v, '**') },
+  { name: 'Italic (Ctrl+I)', text: 'I', key: 'Mod-i', run: v => wrap(v, '_') },
+  { name: 'Link (Ctrl+K)', text: 'Link', key: 'Mod-k', run: link },
+  { name: 'Bulleted list', text: '•', run: v => prefixLines(v, '- ') },
+  { name: 'Quote', text: '❝', run: v => prefixLines(v, '> ') },
+  { name: 'Code', text: '</>', run: v => wrap(v, '`') }
+]
 
 /** Inserts text at the cursor. */
 function insertAtCursor (view: EditorView, text: string): void {
@@ -95,7 +105,7 @@ function SitePreview ({ label, html, stylesheets }: { label: string, html: strin
 }
 
 /** The Markdown editor, its toolbar and the preview. */
-export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange }: MarkdownEditorProps): JSX.Element {
+export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: MarkdownEditorProps): JSX.Element {
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)
   const fileInput = useRef<HTMLInputElement>(null)
@@ -112,7 +122,6 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
   const upload = async (file: File): Promise<void> => {
     const v = view.current
     if (v === null) return
-    if (!file.type.startsWith('image/')) { setStatus(`Not uploaded: ${file.name} is not an image.`); return }
     setStatus(`Uploading ${file.name}…`)
     try {
       const res = await api.upload(file)
@@ -134,11 +143,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
       parent: host.current,
       doc: value,
       extensions: [
-        Prec.high(keymap.of([
-          { key: 'Mod-b', run: v => wrap(v, '**') },
-          { key: 'Mod-i', run: v => wrap(v, '_') },
-          { key: 'Mod-k', run: link }
-        ])),
+        Prec.high(keymap.of(TOOLS.filter(t => t.key !== undefined))),
         basicSetup,
         EditorView.cspNonce.of(studioConfig().styleNonce ?? ''),
         ...(mdx ? [] : [markdown()]),
@@ -176,26 +181,12 @@ export function MarkdownEditor ({ api, id, label, value, mdx, preview, onChange 
     applying.current = true
     try { v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } }) } finally { applying.current = false }
   }, [value])
-  // The live preview, debounced.
-  useEffect(() => {
-    if (mdx) return
-    const timer = window.setTimeout(() => { preview(value).then(setHtml, err => setStatus(`Preview failed: ${(err as Error).message}`)) }, 250)
-    return () => window.clearTimeout(timer)
-  }, [value])
+  useDebouncedLoad(async () => mdx ? '' : await api.preview(value), setHtml, err => setStatus(`Preview failed: ${err.message}`), 250, [value])
 
-  const tools: Array<{ name: string, text: string, run: (v: EditorView) => boolean }> = [
-    { name: 'Heading', text: 'H', run: v => prefixLines(v, '## ') },
-    { name: 'Bold (Ctrl+B)', text: 'B', run: v => wrap(v, '**') },
-    { name: 'Italic (Ctrl+I)', text: 'I', run: v => wrap(v, '_') },
-    { name: 'Link (Ctrl+K)', text: 'Link', run: link },
-    { name: 'Bulleted list', text: '•', run: v => prefixLines(v, '- ') },
-    { name: 'Quote', text: '❝', run: v => prefixLines(v, '> ') },
-    { name: 'Code', text: '</>', run: v => wrap(v, '`') }
-  ]
   return (
     <div class="md-editor">
       <div class="md-toolbar" role="toolbar" aria-label={`${label} formatting`}>
-        {tools.map(t => (
+        {TOOLS.map(t => (
           <button key={t.name} type="button" class="secondary" aria-label={t.name} title={t.name}
             onMouseDown={e => e.preventDefault()} onClick={() => { if (view.current !== null) t.run(view.current) }}>{t.text}</button>
         ))}

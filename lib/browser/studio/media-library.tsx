@@ -4,39 +4,22 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, query, type Api, type Pagination } from './api.js'
+import { ApiError, query, type Api } from './api.js'
+import type { MediaFile, MediaPage, MediaReference } from '../../api-shapes.js'
 import { useDebouncedLoad, type StudioConfig } from './types.js'
-
-/** One file of the library, as `GET /media` lists it. */
-export interface MediaFile {
-  path: string
-  url: string
-  name: string
-  folder: string
-  size: number
-  mtime: number
-  type: string
-  collection?: string
-  entry?: { collection: string, id: string }
-}
-
-/** An entry that still references a file (its saved file, or an editor's draft). */
-interface MediaReference { collection: string, id: string, file?: string, draft?: true, editor?: string }
-
-/** One page of the library. */
-interface MediaListing { files: MediaFile[], folders: Array<{ path: string, count: number }>, pagination: Pagination }
 
 const PAGE_SIZE = 24
 
-/** Sort choices as the select shows them. */
-const SORTS: Array<{ value: string, label: string }> = [
-  { value: 'date-desc', label: 'Newest first' },
-  { value: 'date-asc', label: 'Oldest first' },
-  { value: 'name-asc', label: 'Name A–Z' },
-  { value: 'name-desc', label: 'Name Z–A' },
-  { value: 'size-desc', label: 'Largest first' },
-  { value: 'size-asc', label: 'Smallest first' }
+/** Sort choices as the select shows them: value and label. */
+const SORTS: Array<[string, string]> = [
+  ['date-desc', 'Newest first'],
+  ['date-asc', 'Oldest first'],
+  ['name-asc', 'Name A–Z'],
+  ['name-desc', 'Name Z–A'],
+  ['size-desc', 'Largest first'],
+  ['size-asc', 'Smallest first']
 ]
+const TYPES: Array<[string, string]> = [['', 'All files'], ['image', 'Images'], ['pdf', 'PDF']]
 
 /** Size ranges as the select shows them. */
 const SIZES: Record<string, { label: string, minSize?: number, maxSize?: number }> = {
@@ -71,6 +54,25 @@ function insertProblem (file: MediaFile, entry: MediaPick['entry']): string {
   return `Belongs to the page bundle ${file.entry.collection}/${file.entry.id}`
 }
 
+/** One filter of the library: a select of `options` (value and label), else a date. */
+function Filter ({ id, label, value, onChange, options }: {
+  id: string
+  label: string
+  value: string
+  onChange: (value: string) => void
+  options?: Array<[string, string]>
+}): JSX.Element {
+  const change = (e: Event): void => onChange((e.currentTarget as HTMLInputElement | HTMLSelectElement).value)
+  return (
+    <div class="media-filter">
+      <label for={id}>{label}</label>
+      {options === undefined
+        ? <input id={id} type="date" value={value} onInput={change} />
+        : <select id={id} value={value} onChange={change}>{options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}</select>}
+    </div>
+  )
+}
+
 /** The media library (a page, or a picker when `pick` is given). */
 export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps): JSX.Element {
   const [q, setQ] = useState('')
@@ -81,7 +83,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const [after, setAfter] = useState('')
   const [before, setBefore] = useState('')
   const [page, setPage] = useState(1)
-  const [listing, setListing] = useState<MediaListing | null>(null)
+  const [listing, setListing] = useState<MediaPage | null>(null)
   const [error, setError] = useState('')
   const [status, setStatus] = useState('')
   const [tick, setTick] = useState(0)
@@ -92,7 +94,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   useDebouncedLoad(async () => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    return await api.call<MediaListing>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
+    return await api.call<MediaPage>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
   }, r => {
     // The last file of the last page was deleted: show the page before it.
     if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
@@ -106,8 +108,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
 
   const filter = <T,>(set: (v: T) => void) => (v: T): void => { set(v); setPage(1) }
   const copy = async (file: MediaFile): Promise<void> => {
-    const url = file.url
-    setStatus(await copyText(url) ? `Copied the URL of ${file.name}: ${url}` : `Could not copy; the URL is ${url}`)
+    setStatus(await copyText(file.url) ? `Copied the URL of ${file.name}: ${file.url}` : `Could not copy; the URL is ${file.url}`)
   }
   const askDelete = async (file: MediaFile): Promise<void> => {
     try {
@@ -156,41 +157,13 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
           <label for={id('q')}>Search media</label>
           <input id={id('q')} ref={search} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
         </div>
-        <div class="media-filter">
-          <label for={id('folder')}>Folder</label>
-          <select id={id('folder')} value={folder} onChange={e => filter(setFolder)((e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">All folders</option>
-            {listing?.folders.map(f => <option key={f.path} value={f.path}>{f.path} ({f.count})</option>)}
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('sort')}>Sort by</label>
-          <select id={id('sort')} value={sort} onChange={e => filter(setSort)((e.currentTarget as HTMLSelectElement).value)}>
-            {SORTS.map(s => <option key={s.value} value={s.value}>{s.label}</option>)}
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('type')}>Type</label>
-          <select id={id('type')} value={type} onChange={e => filter(setType)((e.currentTarget as HTMLSelectElement).value as '' | 'image' | 'pdf')}>
-            <option value="">All files</option>
-            <option value="image">Images</option>
-            <option value="pdf">PDF</option>
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('size')}>Size</label>
-          <select id={id('size')} value={size} onChange={e => filter(setSize)((e.currentTarget as HTMLSelectElement).value)}>
-            {Object.entries(SIZES).map(([k, s]) => <option key={k} value={k}>{s.label}</option>)}
-          </select>
-        </div>
-        <div class="media-filter">
-          <label for={id('after')}>Changed from</label>
-          <input id={id('after')} type="date" value={after} onInput={e => filter(setAfter)((e.currentTarget as HTMLInputElement).value)} />
-        </div>
-        <div class="media-filter">
-          <label for={id('before')}>Changed until</label>
-          <input id={id('before')} type="date" value={before} onInput={e => filter(setBefore)((e.currentTarget as HTMLInputElement).value)} />
-        </div>
+        <Filter id={id('folder')} label="Folder" value={folder} onChange={filter(setFolder)}
+          options={[['', 'All folders'], ...(listing?.folders ?? []).map(f => [f.path, `${f.path} (${f.count})`] as [string, string])]} />
+        <Filter id={id('sort')} label="Sort by" value={sort} onChange={filter(setSort)} options={SORTS} />
+        <Filter id={id('type')} label="Type" value={type} onChange={v => filter(setType)(v as '' | 'image' | 'pdf')} options={TYPES} />
+        <Filter id={id('size')} label="Size" value={size} onChange={filter(setSize)} options={Object.entries(SIZES).map(([k, s]) => [k, s.label])} />
+        <Filter id={id('after')} label="Changed from" value={after} onChange={filter(setAfter)} />
+        <Filter id={id('before')} label="Changed until" value={before} onChange={filter(setBefore)} />
         <div class="media-filter">
           <label for={id('upload')}>Upload a file</label>
           <input id={id('upload')} type="file" accept="image/*,application/pdf" onChange={e => { void upload(e) }} />
@@ -278,8 +251,7 @@ async function copyText (text: string): Promise<boolean> {
     const field = document.createElement('textarea')
     field.value = text
     field.setAttribute('readonly', '')
-    field.style.position = 'fixed'
-    field.style.opacity = '0'
+    field.style.cssText = 'position: fixed; opacity: 0'
     document.body.append(field)
     field.select()
     let ok = false

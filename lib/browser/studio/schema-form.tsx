@@ -49,7 +49,7 @@ interface FieldProps {
 
 /** The inline messages for one field, if any. */
 function Issues ({ issues, path }: { issues: Issue[], path: string }): JSX.Element | null {
-  const mine = issues.filter(i => i.path === path || (path === '' && i.path === ''))
+  const mine = issues.filter(i => i.path === path)
   if (mine.length === 0) return null
   return <p class="issue" id={idFor(path) + '-issue'} role="alert">{mine.map(i => i.message).join('; ')}</p>
 }
@@ -69,7 +69,7 @@ export function Field (props: FieldProps): JSX.Element {
       <fieldset class="group">
         <legend>{label}</legend>
         {Object.entries(schema.properties ?? {}).map(([k, s]) => (
-          <Field key={k} api={props.api} name={k} path={path === '' ? k : `${path}.${k}`} schema={s} value={obj[k]} issues={issues}
+          <Field key={k} api={props.api} name={k} path={`${path}.${k}`} schema={s} value={obj[k]} issues={issues}
             onChange={v => onChange({ ...obj, [k]: v })} />
         ))}
         <Issues issues={issues} path={path} />
@@ -87,7 +87,7 @@ export function Field (props: FieldProps): JSX.Element {
     if (itemType === 'object') {
       return (
         <>
-          <ObjectItems label={label} list={list} itemSchema={itemSchema} issues={issues} path={path} onChange={onChange} blank={blank}
+          <ObjectItems label={label} list={list} itemSchema={itemSchema} issues={issues} path={path} onChange={onChange}
             renderItem={(item, i, summary) => (
               <Field api={props.api} name={`${name} ${i + 1}`} label={summary} path={`${path}.${i}`} schema={itemSchema} value={item} issues={issues}
                 onChange={v => onChange(list.map((x, j) => j === i ? v : x))} />
@@ -126,14 +126,13 @@ export function Field (props: FieldProps): JSX.Element {
       </div>
     )
   }
+  // The value typed or chosen, as `parse` makes it.
+  const changeTo = (parse: (raw: string) => unknown) => (e: Event): void => onChange(parse((e.currentTarget as HTMLInputElement).value))
   let control: JSX.Element
   if (schema.enum !== undefined) {
     control = (
       <select id={id} aria-invalid={invalid} aria-describedby={described} value={value === undefined ? '' : String(value)}
-        onChange={e => {
-          const raw = (e.currentTarget as HTMLSelectElement).value
-          onChange(schema.enum?.find(x => String(x) === raw) ?? raw)
-        }}>
+        onChange={changeTo(raw => schema.enum?.find(x => String(x) === raw) ?? raw)}>
         {value === undefined && <option value="">(none)</option>}
         {schema.enum.map(x => <option key={String(x)} value={String(x)}>{String(x)}</option>)}
       </select>
@@ -141,22 +140,17 @@ export function Field (props: FieldProps): JSX.Element {
   } else if (type === 'number' || type === 'integer') {
     control = (
       <input id={id} type="number" step={type === 'integer' ? 1 : 'any'} aria-invalid={invalid} aria-describedby={described}
-        value={typeof value === 'number' ? String(value) : ''}
-        onInput={e => {
-          const raw = (e.currentTarget as HTMLInputElement).value
-          onChange(raw === '' ? undefined : Number(raw))
-        }} />
+        value={typeof value === 'number' ? String(value) : ''} onInput={changeTo(raw => raw === '' ? undefined : Number(raw))} />
     )
   } else if (path === 'body' && props.markdown !== undefined && props.api.uploadScope !== null) {
-    const { collection, id: entryId } = props.api.uploadScope
     control = (
       <LazyMarkdownEditor api={props.api} id={id} label={label} value={typeof value === 'string' ? value : ''} mdx={props.markdown === 'mdx'}
-        preview={async body => await props.api.preview(collection, entryId, body)} onChange={v => onChange(v)} />
+        onChange={v => onChange(v)} />
     )
   } else if (path === 'body' || schema.format === 'markdown' || (typeof schema.maxLength === 'number' ? schema.maxLength > 200 : /description|summary|excerpt|bio|text|content/i.test(name))) {
     control = (
       <textarea id={id} rows={path === 'body' ? 18 : 4} class={path === 'body' ? 'body' : undefined} aria-invalid={invalid} aria-describedby={described}
-        value={typeof value === 'string' ? value : ''} onInput={e => onChange((e.currentTarget as HTMLTextAreaElement).value)} />
+        value={typeof value === 'string' ? value : ''} onInput={changeTo(raw => raw)} />
     )
   } else if (isImage(name, schema)) {
     return <ImageField {...props} label={label} />
@@ -165,11 +159,8 @@ export function Field (props: FieldProps): JSX.Element {
     control = (
       <input id={id} type={inputType} aria-invalid={invalid} aria-describedby={described}
         value={value === undefined || value === null ? '' : String(value)}
-        onInput={e => {
-          const raw = (e.currentTarget as HTMLInputElement).value
-          // An emptied date or email is "no value", not an empty string that fails its format.
-          onChange(raw === '' && inputType !== 'text' ? undefined : raw)
-        }} />
+        // An emptied date or email is "no value", not an empty string that fails its format.
+        onInput={changeTo(raw => raw === '' && inputType !== 'text' ? undefined : raw)} />
     )
   }
   return (

@@ -3,7 +3,7 @@
  * object items reordered (buttons or drag) and collapsed.
  */
 import type { ComponentChildren, JSX } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema } from './api.js'
 import { entryTitle, useDebouncedLoad } from './types.js'
 
@@ -27,11 +27,8 @@ export function RelationField (props: RelationProps): JSX.Element {
   const [q, setQ] = useState('')
   const [hits, setHits] = useState<Entry[]>([])
   const [chosen, setChosen] = useState<{ id: string, title: string | null } | null>(null)
-  useEffect(() => {
-    if (value === '') { setChosen(null); return }
-    api.entry(collection, value).then(e => setChosen({ id: value, title: entryTitle(value, e?.data) }),
-      (err: unknown) => setChosen(err instanceof ApiError && (err.status === 404 || err.status === 400) ? { id: value, title: null } : null))
-  }, [value])
+  useDebouncedLoad(async () => value === '' ? null : { id: value, title: entryTitle(value, (await api.entry(collection, value))?.data) }, setChosen,
+    err => setChosen(err instanceof ApiError && (err.status === 404 || err.status === 400) ? { id: value, title: null } : null), 0, [value])
   useDebouncedLoad(async () => q.trim() === '' ? [] : (await api.entries(collection, { q, pageSize: 8 })).entries, setHits, () => setHits([]), q.trim() === '' ? 0 : 150, [q])
   return (
     <div class="field relation">
@@ -102,12 +99,11 @@ interface ItemsProps {
   issues: Issue[]
   path: string
   onChange: (v: unknown) => void
-  blank: () => unknown
   renderItem: (item: unknown, i: number, summary: string) => JSX.Element
 }
 
 /** An array's object items, each collapsible, movable by buttons and by drag. */
-export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, blank, renderItem }: ItemsProps): JSX.Element {
+export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, renderItem }: ItemsProps): JSX.Element {
   const [closed, setClosed] = useState<Set<number>>(new Set())
   const [dragging, setDragging] = useState<number | null>(null)
   const move = (from: number, to: number): void => {
@@ -147,7 +143,7 @@ export function ObjectItems ({ label, list, itemSchema, issues, path, onChange, 
           </div>
         )
       })}
-      <button type="button" class="secondary" onClick={() => onChange([...list, blank()])}>Add {label}</button>
+      <button type="button" class="secondary" onClick={() => onChange([...list, {}])}>Add {label}</button>
     </fieldset>
   )
 }

@@ -46,8 +46,7 @@ export function diffValues (loaded: Record<string, unknown>, values: Record<stri
 
 /** The form values with a record's changes applied over the given ones. */
 export function applyRecord (base: Record<string, unknown>, record: UnsavedRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base }
-  for (const [k, v] of Object.entries(record.changes)) out[k] = v
+  const out: Record<string, unknown> = { ...base, ...record.changes }
   for (const k of record.cleared) out[k] = undefined
   return out
 }

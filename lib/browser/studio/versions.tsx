@@ -9,9 +9,12 @@ import { fieldLabel } from './schema-form.js'
 import { sameValue, type UnsavedRecord } from './unsaved.js'
 import { timeAgo } from './types.js'
 
+/** A value as text for a diff ('' for none). */
+const text = (v: unknown): string => v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)
+
 /** A value as text for a comparison ('(empty)' for none), cut to `max` characters. */
 function shown (v: unknown, max = Infinity): string {
-  const s = v === undefined || v === null || v === '' ? '(empty)' : typeof v === 'string' ? v : JSON.stringify(v)
+  const s = text(v) === '' ? '(empty)' : text(v)
   return s.length > max ? s.slice(0, max - 3) + '…' : s
 }
 
@@ -116,9 +119,6 @@ interface HistoryProps { history: Snapshot[] | null, current: Record<string, unk
 const VERBS: Record<string, string> = { put: 'Edited', save: 'Edited', publish: 'Published', restore: 'Restored', delete: 'Deleted', md_block: 'Edited' }
 /** Unchanged text longer than this is shortened to its ends in a diff. */
 const CONTEXT = 60
-
-/** A value as text for a diff. */
-const text = (v: unknown): string => v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)
 
 /** The word diff of two texts, long unchanged runs shortened. */
 function WordDiff ({ then, now, diffWords }: { then: string, now: string, diffWords: DiffWords }): JSX.Element {

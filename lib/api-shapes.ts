@@ -1,0 +1,75 @@
+/**
+ * The JSON shapes of API answers the Studio reads as well as the server writes. This file imports
+ * nothing, so the browser bundle (lib/browser/studio/) can import it too.
+ */
+
+/** One file of the library. */
+export interface MediaFile {
+  /** Repository-relative path, `/`-separated: the file's identity in the API. */
+  path: string
+  /** The URL a page uses: `<uploadsUrl>/...`, or for a page-bundle file its bare name (relative to the page). */
+  url: string
+  name: string
+  /** Repository-relative folder holding it. */
+  folder: string
+  size: number
+  /** Last modification, milliseconds since the epoch. */
+  mtime: number
+  /** MIME type from the extension. */
+  type: string
+  /** The collection whose uploads folder or page bundle holds it. */
+  collection?: string
+  /** For a page-bundle file: the entry it sits beside. */
+  entry?: { collection: string, id: string }
+}
+
+/** Where a page sits in the whole list (of media files, or of entries). */
+export interface Pagination {
+  page: number
+  pageSize: number
+  total: number
+  totalPages: number
+  hasPrev: boolean
+  hasNext: boolean
+}
+
+/** One page of the library. */
+export interface MediaPage {
+  files: MediaFile[]
+  folders: Array<{ path: string, count: number }>
+  pagination: Pagination
+}
+
+/** An entry that references a media file: its saved file, or an editor's draft of it. */
+export interface MediaReference {
+  collection: string
+  id: string
+  /** The entry file (repository-relative) holding the reference; absent for a draft. */
+  file?: string
+  /** The reference is in an unpublished draft. */
+  draft?: true
+  /** Whose draft (the editor id of the draft ref). */
+  editor?: string
+}
+
+/** The sync state in one word (`sync.state` of GET /deployment). */
+export type SyncStateName = 'off' | 'idle' | 'ok' | 'ahead' | 'blocked' | 'diverged' | 'error'
+
+/** `sync` in `GET /deployment`. */
+export interface SyncReport {
+  configured: boolean
+  remote: string | null
+  branch: string | null
+  state: SyncStateName
+  /** A sentence for people. */
+  message: string
+  lastFetchAt: number | null
+  lastFetchError: string | null
+  upstreamCommit: string | null
+  localCommit: string | null
+  lastPush: { at: number, commit: string } | null
+  pushPending: boolean
+  pushError: string | null
+  /** `refs/cms/*` that differ from the remote's in both directions (kept local, not pushed). */
+  divergedRefs: string[]
+}
