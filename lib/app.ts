@@ -1,7 +1,4 @@
-/**
- * Builds the Koa app of one instance: the error handler, then the API, admin and editor assets
- * and uploads. No business logic lives here.
- */
+/** Builds the Koa app of one instance: the error handler, then the API, admin and editor assets and uploads. */
 import Koa from 'koa'
 import compress from 'koa-compress'
 import { constants as zlib } from 'node:zlib'
@@ -15,16 +12,14 @@ import { healthMiddleware, requestMetricsMiddleware, metricsRouteMiddleware, syn
 /** Creates the Koa application. */
 export function createApp (services: Services): Koa {
   const app = new Koa({ proxy: services.runtime.trustProxy })
-  // Koa's own console logging is off; what still reaches Koa (a stream failing after the
-  // headers went out) is logged here with its stack.
+  // What still reaches Koa (a stream failing after the headers went out) is logged here, not on the console.
   app.silent = true
   app.on('error', (err: unknown) => { services.log.error({ err }, 'error outside the error handler') })
   const { metrics } = services
   // Outermost: it sees the status the error handler set, and the route the router matched.
   if (metrics !== null) app.use(requestMetricsMiddleware(services, metrics))
   app.use(errorHandler(services.log))
-  // Editor assets and JSON over 1 KB, brotli or gzip as accepted (built Studio assets come compressed,
-  // and koa-compress leaves them alone). Brotli quality 4: quality 11 took 13 s on the 618 KB CodeMirror chunk.
+  // Responses over 1 KB, brotli quality 4 (11 took 13 s on the 618 KB CodeMirror chunk) or gzip.
   app.use(compress({
     threshold: 1024,
     br: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },

@@ -3,11 +3,12 @@
  * environment, everything else (refusals, the listening line, signals) happens here.
  */
 import { randomBytes } from 'node:crypto'
-import { parseArgs } from 'node:util'
+import { execFile } from 'node:child_process'
+import { parseArgs, promisify } from 'node:util'
 import type { OpenCms } from './cms.js'
 import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
-import { requireGitVersion } from './git-version.js'
+import { StartupError } from './errors.js'
 import { readRuntimeSettings } from './runtime.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
@@ -72,9 +73,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     return EXIT_OK
   }
   if (invocation.command === 'init') return await runInit(invocation, streams)
-  // Loaded only now, so --help and usage errors answer without loading the whole service; the
-  // demo's modules load only for `demo`.
-  // `git --version` runs while this thread loads the service's modules (half of a restart's CPU).
+  // Loaded only now (--help answers without the service); `git --version` runs meanwhile.
   const gitChecked = requireGitVersion()
   gitChecked.catch(() => {})
   const [{ openCms }, { startServer }, demo] = await Promise.all([
@@ -182,10 +181,7 @@ function parsePort (value: string | undefined): number {
   return Number(value)
 }
 
-/**
- * Mounts `--proxy`'s or `--site`'s site after git-cms's own routes (a bad one refuses to start);
- * returns the WebSocket upgrade listener for `--proxy`, else null.
- */
+/** Mounts `--proxy`'s or `--site`'s site after git-cms's own routes; the WebSocket upgrade listener for `--proxy`. */
 async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
   if (invocation.proxy === undefined && invocation.site === undefined) return null
   const [{ siteMiddleware, isOwnPath, siteFolder }, { upstreamOrigin, upgradeForwarder }] = await Promise.all([
@@ -242,4 +238,29 @@ async function untilSignal (running: RunningServer, streams: CliStreams): Promis
 function oneLine (err: unknown): string {
   const message = err instanceof Error ? err.message : String(err)
   return message.split('\n')[0] ?? message
+}
+
+/** The oldest git release git-cms supports, as [major, minor]: remote sync replays commits with `git merge-tree --write-tree`. */
+export const MIN_GIT_VERSION: readonly [number, number] = [2, 38]
+
+/** Checks `git --version` output; throws StartupError naming found and needed versions when older. */
+export function checkGitVersion (output: string): void {
+  const needed = `git-cms needs git ${MIN_GIT_VERSION.join('.')} or later (for merge-tree --write-tree)`
+  const m = /^git version (\d+)\.(\d+)(\S*)/.exec(output.trim())
+  if (m === null) throw new StartupError(`cannot tell git's version from '${output.trim().split('\n')[0] ?? ''}'; ${needed}`)
+  const [major, minor] = [Number(m[1]), Number(m[2])]
+  const [needMajor, needMinor] = MIN_GIT_VERSION
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return
+  throw new StartupError(`git ${m[1]!}.${m[2]!}${m[3]!} found; ${needed}`)
+}
+
+/** Runs `git --version` and checks it; throws StartupError when git is missing or too old. */
+export async function requireGitVersion (): Promise<void> {
+  let output: string
+  try {
+    output = (await promisify(execFile)('git', ['--version'])).stdout
+  } catch (err) {
+    throw new StartupError(`cannot run git (${(err as Error).message.split('\n')[0] ?? ''}); git-cms needs git ${MIN_GIT_VERSION.join('.')} or later`)
+  }
+  checkGitVersion(output)
 }

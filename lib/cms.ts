@@ -1,8 +1,7 @@
 /**
- * `createCms({ repoDir, config? })`: one service instance over one site repository. It owns every
- * stateful part (content indexes, watcher, auth, locks), so two instances never share anything.
- * The object it returns is the public surface (app, middleware, close, config, ready); the
- * internals (`openCms`) are for this package's own CLI and tests, never re-exported.
+ * `createCms({ repoDir, config? })`: one service instance over one site repository, owning every
+ * stateful part, so two instances never share anything. `openCms` also hands back the internals,
+ * for this package's own CLI and tests (never re-exported).
  */
 import path from 'node:path'
 import { stat, rm } from 'node:fs/promises'
@@ -44,7 +43,7 @@ import type { SharedDocument } from './remote/cms-refs-sync.js'
 /** The pause after the first index builds before the full-text opens and the temp sweep, so the first lists are answered first. */
 const AFTER_FIRST_BUILDS_MS = 100
 
-/** What `createCms` is given: the repository, and optionally a config, environment, logger and remote. */
+/** What `createCms` is given. */
 export interface CreateCmsOptions {
   /** The site repository (a git working tree with at least one commit). */
   repoDir: string
@@ -64,10 +63,7 @@ export interface Cms {
   app: Koa
   /** The loaded config, with every `secret` value left out (webhook and sync secrets). */
   config: Config
-  /**
-   * Resolves once the background build of every collection index has ended (it never rejects:
-   * a failed build is logged, and that collection is built on its first request instead).
-   */
+  /** Resolves once the background build of every collection index has ended (never rejects: a failed build is logged). */
   ready: Promise<void>
   /** A Koa middleware to mount the CMS inside an existing Koa server. */
   middleware: () => Middleware
@@ -83,10 +79,7 @@ export interface OpenCms {
   services: Services
 }
 
-/**
- * Creates an instance over a repository: checks it, loads the config, takes the instance lock,
- * starts the content store.
- */
+/** Creates an instance over a repository: checks it, loads the config, takes the instance lock, starts the content store. */
 export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
   return (await openCms(opts)).cms
 }
@@ -193,7 +186,6 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
     await schemasChecked
-    // Every collection index is built in the background, started before the server listens.
     let closing = false
     const warming = Promise.resolve()
       .then(async () => { if (!closing) await content.warm(() => closing) })
@@ -218,8 +210,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       })
     })
     const searching = settled.then(async () => { await content.startCompanions(() => closing) })
-    // Temp files a killed predecessor left (a walk of every content folder: 0.25-0.86 s at 100,000
-    // entries). Only files older than the lock file go, never a write in flight.
+    // Temp files a killed predecessor left (older than the lock file; a walk of 0.25-0.86 s at 100,000 entries).
     const sweeping = settled
       .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })

@@ -1,7 +1,4 @@
-/**
- * The JSON Schema of `cms.config.*`. Ajv validates the loaded file against it, so a wrong key or
- * type is reported by name before the service starts.
- */
+/** The JSON Schema of `cms.config.*`: a wrong key or type is reported by name before the service starts. */
 import { createHash } from 'node:crypto'
 import { LOCALE_PATTERN } from './content/i18n-layout.js'
 
@@ -148,15 +145,10 @@ export const configSchema = {
   }
 } as const
 
-// The schema is this package's own (tested), so it is not checked against the meta-schema; the
-// validator runs once per start, so ajv's code optimization is not worth its time either.
-/** Ajv's options for the config schema, shared by the run-time compile and the generated validator. */
+/** Ajv's options for the config schema (our own, tested: no meta-schema check, no code optimization). */
 export const CONFIG_AJV_OPTIONS = { allErrors: false, strict: false, validateSchema: false, code: { optimize: false } } as const
 
-/**
- * The SHA-256 of the config schema, the compile options and ajv's version, as the generated
- * validator records it.
- */
+/** The SHA-256 of the config schema, the compile options and ajv's version, as the generated validator records it. */
 export function configSchemaDigest (ajvVersion: string): string {
   return createHash('sha256').update(JSON.stringify([configSchema, CONFIG_AJV_OPTIONS, ajvVersion])).digest('hex')
 }

@@ -130,10 +130,7 @@ export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorO
 
 let check: ConfigShapeCheck | null = null
 
-/**
- * The config shape validator, made once per process: the one generated at build time when it was
- * made from this schema and these options (ajv's compile cost 20-40 ms of every start), else compiled.
- */
+/** The config shape validator, made once per process (the generated one saves ajv's 20-40 ms compile of every start). */
 export function configShapeCheck (): ConfigShapeCheck {
   check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
   return check
@@ -226,10 +223,7 @@ export function normalizeConfig (input: unknown): Config {
   return Object.freeze(config)
 }
 
-/**
- * Loads, validates and fills in the config of a repository (`override` replaces the file), its
- * collection schemas compiled in this thread.
- */
+/** Loads, validates and fills in the config of a repository (`override` replaces the file), compiling its collection schemas. */
 export async function loadConfig (repoDir: string, override?: ConfigInput): Promise<Config> {
   const config = await loadConfigShape(repoDir, override)
   const schemas = new SchemaCompiler()
@@ -237,10 +231,7 @@ export async function loadConfig (repoDir: string, override?: ConfigInput): Prom
   return config
 }
 
-/**
- * Loads, validates and fills in the config of a repository, without compiling its collection
- * schemas (the service compiles them in its schema thread: `checkCollectionSchemas`).
- */
+/** `loadConfig` without compiling the collection schemas (the service does in its schema thread: `checkCollectionSchemas`). */
 export async function loadConfigShape (repoDir: string, override?: ConfigInput): Promise<Config> {
   return normalizeConfig(override ?? await readConfigFile(repoDir))
 }
@@ -253,7 +244,7 @@ export async function loadConfigShape (repoDir: string, override?: ConfigInput):
  * @returns resolves when every schema compiled; rejects with a ConfigError naming the first that did not
  */
 export async function checkCollectionSchemas (config: Config, compile: (schema: JsonSchema) => unknown): Promise<void> {
-  // All asked at once (a thread compiles them in a row); the first refused in config order is named.
+  // All asked at once; the first refused in config order is named.
   const checks = await Promise.allSettled(Object.entries(config.collections).map(async ([name, def]) => {
     if (def.schema === undefined) return
     try { await compile(def.schema) } catch (err) {

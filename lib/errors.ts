@@ -1,7 +1,6 @@
 /**
- * Every failure the service reports is one of these classes. Each carries its HTTP status and a
- * stable `code`; `lib/http/error-handler.ts` is the one place that turns them into responses.
- * This module imports nothing of ours.
+ * Every failure the service reports, each class with its HTTP status and a stable `code`;
+ * `lib/http/error-handler.ts` turns them into responses. Imports nothing of ours.
  */
 
 /** Extra members merged into the JSON error body next to `error`. */

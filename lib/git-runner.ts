@@ -8,10 +8,7 @@ import type { Logger } from 'pino'
 /** How long one git command may stay silent before it is stopped (a hook that hangs must not hang publish). */
 const GIT_TIMEOUT_MS = 60_000
 
-/**
- * What git runs with: enough to find the operator's config, credential helpers and SSH agent, and
- * nothing that points it at another repository (GIT_DIR, GIT_INDEX_FILE, ...).
- */
+/** What git runs with: the operator's config, credential helpers and SSH agent, never GIT_DIR and its kind. */
 const PASSED_ENV = [
   'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TMPDIR', 'TZ', 'XDG_CONFIG_HOME',
   'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
@@ -79,10 +76,7 @@ export class GitRunner {
     throw result.error
   }
 
-  /**
-   * The committer to add to a commit's environment: git's own (user.name/email in its config, or
-   * GIT_COMMITTER_* in the environment) when it has one, else the fallback, so a fresh machine still commits.
-   */
+  /** The committer for a commit's environment: the fallback unless git's config or environment names one. */
   async committerEnv (name: string, email: string): Promise<Record<string, string>> {
     const configured = await this.run(['config', '--get-regexp', '^user\\.(name|email)$']).catch(() => '')
     const env: Record<string, string> = {}
@@ -100,14 +94,12 @@ export class GitRunner {
     const git = simpleGit({
       baseDir: this.#baseDir,
       timeout: { block: this.#timeoutMs },
-      // Done when the output closes, not 50 ms after exit (simple-git's default), which on a busy
-      // event loop returned cut output; a silent command is still stopped by the timeout.
+      // Done when the output closes: simple-git's default, 50 ms after exit, returned cut output on a busy loop.
       completion: { onClose: true, onExit: false },
       allowEnvironment: ALLOWED_GIT_ENV,
       unsafe: UNSAFE,
       ...(opts.input !== undefined ? { input: () => opts.input } : {}),
-      // A non-zero exit is a failure even when git wrote nothing on stderr (`--is-ancestor`, a
-      // rejected `push --porcelain`); its stdout is part of the message.
+      // A non-zero exit is a failure even with an empty stderr; its stdout is part of the message.
       errors: (error: Buffer | Error | undefined, result: { exitCode: number, stdOut: Buffer[], stdErr: Buffer[] }) => {
         exitCode = result.exitCode
         if (result.exitCode === 0 || (error instanceof Error && /block timeout/.test(error.message))) return error
@@ -143,8 +135,7 @@ export class GitRunner {
 }
 
 /**
- * The environment every git process of ours runs in, read at each spawn (a test may change it):
- * the whitelisted variables, and NO_TERMINAL's.
+ * The environment every git process of ours runs in: the whitelisted variables, and NO_TERMINAL's.
  * @param source the environment to take them from (default `process.env`)
  * @returns a new object
  */

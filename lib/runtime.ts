@@ -1,7 +1,4 @@
-/**
- * The process settings that come from the environment (the spec's variables plus NODE_ENV),
- * checked once at start-up.
- */
+/** The process settings that come from the environment, checked once at start-up. */
 import { randomBytes } from 'node:crypto'
 import { StartupError } from './errors.js'
 
@@ -15,7 +12,6 @@ export interface RuntimeSettings {
   secretGenerated: boolean
   trustProxy: boolean
   gitOnPublish: boolean
-  production: boolean
   /** Milliseconds one Markdown render may take (CMS_RENDER_TIME_LIMIT_MS, default 10,000). */
   renderTimeLimitMs: number
 }
@@ -38,7 +34,6 @@ export function readRuntimeSettings (env: NodeJS.ProcessEnv): RuntimeSettings {
     secretGenerated: secret === null,
     trustProxy: env.CMS_TRUST_PROXY === 'true',
     gitOnPublish: env.CMS_GIT_ON_PUBLISH === 'true',
-    production,
     renderTimeLimitMs: positiveInteger(env.CMS_RENDER_TIME_LIMIT_MS, 'CMS_RENDER_TIME_LIMIT_MS') ?? 10_000
   }
 }

@@ -47,10 +47,7 @@ export async function startServer (opts: { cms: Cms, host?: string, port: number
   }
 }
 
-/**
- * Closes the listener and waits for open requests. A keep-alive connection becomes idle once its
- * response is sent, so idle connections are swept until the last one is gone.
- */
+/** Closes the listener and waits for open requests, sweeping the connections that become idle. */
 async function drain (server: Server, timeoutMs: number): Promise<void> {
   const closed = new Promise<void>(resolve => server.close(() => { resolve() }))
   server.closeIdleConnections()

@@ -1,7 +1,4 @@
-/**
- * Everything one service instance owns, handed to the HTTP layer and to commands. Created by
- * `createCms`; two instances never share any of it.
- */
+/** Everything one service instance owns, created by `createCms`; two instances never share any of it. */
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { RuntimeSettings } from './runtime.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { checkGitVersion, requireGitVersion, MIN_GIT_VERSION } from '../lib/git-version.js'
+import { checkGitVersion, requireGitVersion, MIN_GIT_VERSION } from '../lib/cli.js'
 import { StartupError } from '../lib/errors.js'
 
 t.test('git 2.38 and later pass, whatever the vendor suffix', async t => {

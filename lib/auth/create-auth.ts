@@ -7,18 +7,17 @@
  * access and is logged.
  */
 import type { IncomingMessage } from 'node:http'
+import type { TLSSocket } from 'node:tls'
 import type { Context } from 'koa'
 import type { Logger } from 'pino'
-import type { AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
+import type { AuthAction, AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
 import { ConflictError } from '../errors.js'
-import type { AuthService } from './types.js'
-import { createAuthorizer } from './authorizer.js'
+import type { AuthService, Authorizer, AuthTarget } from './types.js'
 import { toIdentity } from './identity.js'
-import { passwordAuth } from './password-auth.js'
+import { passwordAuth, rateLimitKey } from './password-auth.js'
 import { RevokedSessions } from './revocations.js'
 import { SESSION_COOKIE_NAME, sessionCookieHeader } from './session-cookie.js'
-import { clientAddress, isHttps, rateLimitKey } from './client-address.js'
 
 /** An external identity provider, as the service uses it (built from `config.auth`). */
 interface IdentityProvider {
@@ -171,4 +170,64 @@ function single (request: IncomingMessage, name: string): string | undefined {
 function fill (template: string | undefined, redirectTo: string): string | null {
   if (template === undefined || template === '') return null
   return template.split('{redirectTo}').join(encodeURIComponent(redirectTo))
+}
+
+/**
+ * Builds the permission policy of an instance: the adapter's `authorize`, the declarative
+ * `permissions: { role: [actions] | ['*'] }` (the union over the identity's roles), or both (then
+ * both must allow). Without either, every signed-in editor may do everything.
+ * @param opts the adapter's `authorize`, the declarative policy, and the log of a throwing policy
+ * @returns the authorizer
+ */
+export function createAuthorizer (opts: { authorize?: AuthAdapter['authorize'], permissions?: Record<string, Array<AuthAction | '*'>> | null, log: Logger }): Authorizer {
+  const { authorize, permissions, log } = opts
+  const policy = permissions ?? null
+  const active = authorize !== undefined || policy !== null
+  return {
+    active,
+    can: async (identity: Identity, action: AuthAction, target: AuthTarget = {}): Promise<boolean> => {
+      if (!active) return true
+      if (policy !== null && !grants(policy, identity.roles, action)) return false
+      if (authorize === undefined) return true
+      try {
+        const args = { identity: { ...identity, roles: [...identity.roles] }, action, collection: target.collection, id: target.id }
+        // Only a real `true` allows: a truthy string or object from a buggy policy denies.
+        return (await authorize(args)) === true
+      } catch (err) {
+        log.warn({ err, action }, 'authorize threw; permission denied')
+        return false
+      }
+    }
+  }
+}
+
+/** Whether the declarative policy grants an action to any of the roles. */
+export function grants (policy: Record<string, Array<AuthAction | '*'>>, roles: readonly string[], action: AuthAction): boolean {
+  return roles.some(role => {
+    // Own keys only: a role named `constructor` or `__proto__` must not reach Object.prototype.
+    if (!Object.hasOwn(policy, role)) return false
+    const actions = policy[role]
+    return Array.isArray(actions) && (actions.includes('*') || actions.includes(action))
+  })
+}
+
+/** The client's address: the socket's peer, or with a trusted proxy the last `X-Forwarded-For` hop (the nearest proxy's). */
+function clientAddress (req: IncomingMessage, trustProxy: boolean): string {
+  if (trustProxy) {
+    const header = req.headers['x-forwarded-for']
+    // Node joins repeated X-Forwarded-For headers with ', ', so the last hop is the last item.
+    const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map(h => h.trim()).filter(h => h !== '')
+    const last = hops[hops.length - 1]
+    if (last !== undefined) return last
+  }
+  return req.socket.remoteAddress ?? 'unknown'
+}
+
+/** HTTPS or not, by CMS_TRUST_PROXY rather than Koa's `ctx.secure` (a host app may set its own `proxy`). */
+function isHttps (req: IncomingMessage, trustProxy: boolean): boolean {
+  if ((req.socket as Partial<TLSSocket>).encrypted === true) return true
+  if (!trustProxy) return false
+  const header = req.headers['x-forwarded-proto']
+  const value = (Array.isArray(header) ? header[0] : header) ?? ''
+  return value.split(',')[0]?.trim().toLowerCase() === 'https'
 }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type { Identity } from '../config.js'
 
 /** The spec's grammar for identity ids (it keys the draft ref `refs/cms/drafts/<id>`). */
-export const IDENTITY_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+const IDENTITY_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 
 /** Whether a value is a safe identity id. */
 export function isSafeIdentityId (value: unknown): value is string {

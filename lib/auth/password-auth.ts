@@ -1,23 +1,22 @@
 /**
- * Password mode: one shared editor password checked in constant time under the rate limit; a
- * session is a signed cookie (editorId random, or derived from the name given) that logout revokes.
+ * Password mode: one shared editor password checked in constant time under the rate limit (at most
+ * 5 failed logins per client in a sliding 15-minute window, per instance, in an LRU bounded by
+ * count); a session is a signed cookie (editorId random, or derived from the name given) that
+ * logout revokes.
  */
+import { isIPv6 } from 'node:net'
+import { LRUCache } from 'lru-cache'
 import { PasswordNotConfiguredError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { Identity } from '../config.js'
 import { signSession, verifySession, boundEditorId, isBoundTo, sameSecret, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
-import { LoginRateLimiter } from './login-rate-limit.js'
 import type { RevokedSessions } from './revocations.js'
 import { cleanEditorName, editorIdForName } from './identity.js'
 
-/** What a successful login produces. */
-export interface LoginResult {
-  identity: Identity
-  /** The signed cookie value. */
-  cookie: string
-}
+const MAX_FAILURES = 5
+const WINDOW_MS = 15 * 60 * 1000
 
 /** Settings of password mode. */
-export interface PasswordAuthOptions {
+interface PasswordAuthOptions {
   /** The shared password; null disables password sign-in (and honours no session). */
   password: string | null
   sessionSecret: string
@@ -32,23 +31,17 @@ function editorIdentity (claims: SessionClaims): Identity {
 }
 
 /** Password login, session verification and logout; one per service. */
-export interface PasswordAuth {
-  /** Whether a password is configured. */
-  enabled: boolean
-  /**
-   * Checks a password for a client. Throws 503 without a configured password, 429 while the
-   * client is limited (whatever the password), 401 for a wrong one (counted as a failure).
-   * Check, compare and count run without an await, so parallel guesses are counted exactly.
-   */
-  login: (password: string, clientKey: string, name?: string) => LoginResult
-  /** The identity of a session cookie (signature, expiry, id grammar and revocation checked), or null. */
-  identify: (cookie: string | undefined) => Identity | null
-  /** Ends a session: its id is refused from now on (persisted); an invalid cookie is ignored. */
-  logout: (cookie: string | undefined) => Promise<void>
-}
+export type PasswordAuth = ReturnType<typeof passwordAuth>
 
-/** Builds password mode for one service. */
-export function passwordAuth (opts: PasswordAuthOptions): PasswordAuth {
+/**
+ * Builds password mode for one service: `login` throws 503 without a configured password, 429 while
+ * the client is limited (whatever the password), 401 for a wrong one (counted; check, compare and
+ * count run without an await, so parallel guesses are counted exactly); `identify` checks signature,
+ * expiry, id grammar and revocation; `logout` revokes the session's id (persisted).
+ * @param opts the password, session secret and revocations
+ * @returns the password mode of the service
+ */
+export function passwordAuth (opts: PasswordAuthOptions) {
   const { password, sessionSecret: secret, revocations } = opts
   const now = opts.now ?? Date.now
   const limiter = new LoginRateLimiter()
@@ -63,7 +56,7 @@ export function passwordAuth (opts: PasswordAuthOptions): PasswordAuth {
   }
   return {
     enabled: password !== null,
-    login: (submitted, clientKey, name = '') => {
+    login: (submitted: string, clientKey: string, name = ''): { identity: Identity, cookie: string } => {
       if (password === null) throw new PasswordNotConfiguredError('Password sign-in is not configured: set CMS_EDIT_PASSWORD on the server')
       const at = now()
       const retryAfter = limiter.retryAfter(clientKey, at)
@@ -82,13 +75,79 @@ export function passwordAuth (opts: PasswordAuthOptions): PasswordAuth {
         : { editorId: editorIdForName(shown), exp: at + SESSION_TTL_MS, name: shown, sid: bound }
       return { identity: editorIdentity(claims), cookie: signSession(secret, claims) }
     },
-    identify: (cookie) => {
+    identify: (cookie: string | undefined): Identity | null => {
       const claims = verify(cookie)
       return claims === null ? null : editorIdentity(claims)
     },
-    logout: async (cookie) => {
+    logout: async (cookie: string | undefined): Promise<void> => {
       const claims = verify(cookie)
       if (claims !== null) await revocations.revoke(claims.sid ?? claims.editorId, claims.exp, now())
     }
+  }
+}
+
+/**
+ * The key a client's failed logins count under: an IPv4 address as it is, an IPv6 address by its
+ * /64 (one host is usually given a whole /64, so keying by /128 gives it 2^64 buckets).
+ */
+export function rateLimitKey (address: string): string {
+  const bare = address.replace(/^\[|\]$/g, '').split('%')[0] ?? ''
+  if (!isIPv6(bare)) return address
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
+  if (mapped !== null) return mapped[1]!
+  const [head = '', tail] = bare.split('::')
+  const first = head === '' ? [] : head.split(':')
+  const last = tail === undefined || tail === '' ? [] : tail.split(':')
+  // An IPv4 tail (`::1.2.3.4`) is two groups.
+  const lastCount = last.length + (last.some(g => g.includes('.')) ? 1 : 0)
+  const groups = tail === undefined ? first : [...first, ...Array<string>(8 - first.length - lastCount).fill('0'), ...last]
+  return groups.slice(0, 4).map(g => g.includes('.') ? g : parseInt(g, 16).toString(16)).join(':') + '::/64'
+}
+
+/** Counts failed logins per client key. */
+export class LoginRateLimiter {
+  /** Client key -> times of its recent failures, oldest first. */
+  readonly #failures: LRUCache<string, number[]>
+
+  /**
+   * @param maxClients most clients remembered at once; the stalest are forgotten first
+   */
+  constructor (maxClients = 10_000) {
+    this.#failures = new LRUCache<string, number[]>({ max: maxClients })
+  }
+
+  /**
+   * Whether a client is limited now.
+   * @returns seconds until it may try again, or null when it may try now
+   */
+  retryAfter (key: string, now: number): number | null {
+    const recent = this.#recent(key, now)
+    if (recent.length < MAX_FAILURES) return null
+    const oldest = recent[recent.length - MAX_FAILURES] ?? now
+    return Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000))
+  }
+
+  /** Records a failed attempt. */
+  recordFailure (key: string, now: number): void {
+    // Only the newest MAX_FAILURES times can ever matter.
+    this.#failures.set(key, [...this.#recent(key, now), now].slice(-MAX_FAILURES))
+  }
+
+  /** Forgets a client's failures (after a successful login). */
+  reset (key: string): void {
+    this.#failures.delete(key)
+  }
+
+  /** How many clients are remembered (for tests and metrics). */
+  get size (): number {
+    return this.#failures.size
+  }
+
+  #recent (key: string, now: number): number[] {
+    const times = this.#failures.get(key)
+    if (times === undefined) return []
+    const recent = times.filter(ts => ts > now - WINDOW_MS)
+    if (recent.length === 0) this.#failures.delete(key)
+    return recent
   }
 }

@@ -18,7 +18,7 @@ export const LEGACY_REVOCATIONS_LOG = 'revoked-sessions.jsonl'
 
 /** Revoked session ids with their expiry; one instance per service. */
 export class RevokedSessions {
-  readonly file: string
+  readonly #file: string
   readonly #revoked: Map<string, number>
   /** Writes run one after another, so an older state never lands after a newer one. */
   #writing: Promise<void> = Promise.resolve()
@@ -26,7 +26,7 @@ export class RevokedSessions {
   readonly listeners = new Set<() => void>()
 
   private constructor (file: string, revoked: Map<string, number>) {
-    this.file = file
+    this.#file = file
     this.#revoked = revoked
   }
 
@@ -133,7 +133,7 @@ export class RevokedSessions {
 
   async #write (now: number): Promise<void> {
     for (const [id, e] of this.#revoked) if (e <= now) this.#revoked.delete(id)
-    await writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.#revoked)) + '\n')
+    await writeFileAtomic(this.#file, JSON.stringify(Object.fromEntries(this.#revoked)) + '\n')
   }
 }
 

@@ -37,10 +37,7 @@ export interface AuthService {
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
   /** The revocations instances of one site share through the git remote (password mode), else null. */
   readonly sharedRevocations: SharedRevocations | null
-  /**
-   * Stops timers and flushes state.
-   * @returns resolves when closed
-   */
+  /** Flushes state (the revocations); resolves when done. */
   close: () => Promise<void>
 }
 
@@ -48,10 +45,7 @@ export interface AuthService {
 export interface SharedRevocations {
   /** The signed document of this instance's live revocations. */
   text: () => string
-  /**
-   * Takes in another instance's document (ignored unless signed by this site).
-   * @returns how many revocations were added, or null when refused
-   */
+  /** Takes in another instance's document: how many revocations were added, null unless signed by this site. */
   merge: (text: string) => Promise<number | null>
   /** Calls `listener` after each logout on this instance. */
   onRevoke: (listener: () => void) => void

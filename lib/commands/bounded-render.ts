@@ -31,10 +31,7 @@ export type MarkdownJob = RenderJob | { outline: { body: string, mdx: boolean } 
 export const RENDER_MAX_CHARS = 1_000_000
 /** Default time one render may take (`CMS_RENDER_TIME_LIMIT_MS`). */
 export const RENDER_TIME_LIMIT_MS = 10_000
-/**
- * The worker's heap: the process's own limit, at most 2,048 MB. A lower cap makes V8 collect on
- * almost every render (capped at 384 MB: 1.4x the CPU of the main thread); the time limit ends a runaway.
- */
+/** The worker's heap: the process's limit, at most 2,048 MB (a 384 MB cap took 1.4x the CPU in collections). */
 const WORKER_HEAP_MB = Math.min(2048, Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20))
 /** The worker's stack, as the main thread's: HTML nested 5,000 deep overflows it at once and shows as text (4 MB: 15 s). */
 const WORKER_STACK_MB = 1
@@ -77,16 +74,14 @@ export class BoundedRenderer {
    * Renders a body as renderMarkdown does, in a worker thread.
    * @param body the Markdown
    * @param opts the entry and field
-   * @returns the HTML; rejects with RenderRefusedError (422) when the body is too long, its render
-   *   too slow or too large
+   * @returns the HTML; rejects with RenderRefusedError (422) when the body is too long, slow or large
    */
   async render (body: string, opts: RenderMarkdownOptions): Promise<string> {
     return await this.#run(body, { body, opts: { ...opts } }, 'rendered') as string
   }
 
   /**
-   * The outline of a body for block editing (`GET /blocks`, md_edit), parsed in a worker thread: a
-   * 1 MB body takes about a second (markdown-it-outline.ts), past what the event loop may be held.
+   * The outline of a body for block editing, parsed in a worker thread (1 MB: about a second).
    * @param body the Markdown
    * @param mdx parse it as MDX
    * @returns its outline; rejects with RenderRefusedError (422) as render does
@@ -96,8 +91,7 @@ export class BoundedRenderer {
   }
 
   /**
-   * An md_block edit of a body (applyBlockEdit), in a worker thread: it parses the whole body, which
-   * takes ~5 ms of CPU per KB (micromark), past what the event loop may be held.
+   * An md_block edit of a body (applyBlockEdit), in a worker thread (~5 ms of CPU per KB).
    * @param job the body, the block's hint, the edited HTML and whether the body is MDX
    * @returns the edit or why it was refused; rejects with RenderRefusedError (422) as render does
    */
@@ -117,10 +111,7 @@ export class BoundedRenderer {
     }
   }
 
-  /**
-   * Ends the worker threads; renders in progress or waiting are refused.
-   * @returns resolves when the threads have exited
-   */
+  /** Ends the worker threads; renders in progress or waiting are refused. */
   async close (): Promise<void> {
     await this.#pool.close()
   }

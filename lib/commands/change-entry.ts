@@ -1,14 +1,13 @@
 /**
- * The one write path of content. Under the entry's lock it reads the entry as the editor sees it,
- * checks the expected revision, computes the new data, refuses new validation issues, and then
- * either writes base storage (history snapshot of the replaced state, atomic file replace,
- * revision bump) or, when a permissions policy is active or the command always drafts (md_block),
- * writes the editor's private draft on their draft ref.
+ * The one write path of content. Under the entry's lock: read the entry as the editor sees it,
+ * check the expected revision, compute the new data, refuse new validation issues, then write base
+ * storage (history snapshot, atomic replace, revision bump) or, under a permissions policy or for
+ * md_block, the editor's private draft.
  */
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import { RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
+import { BadRequestError, LimitExceededError, RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
 import { serializeEntry, type EntryData } from '../content/formats.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { removeEmptyFolders } from '../storage/entry-paths.js'
@@ -18,8 +17,9 @@ import type { DraftRecord } from '../storage/draft-store.js'
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 import type { CommandContext } from './command-context.js'
-import { schemaValidator } from './bounded-schema.js'
-import { relationIssues } from './relation-check.js'
+import { SchemaCompileError } from '../content/thread-schema-compiler.js'
+import type { JsonSchema, Validator } from '../content/schema-tools.js'
+import { schemaRefusal } from '../storage/collection-registry.js'
 
 /** The entry as the editor sees it (their draft over base), under the lock. */
 export interface CurrentEntry {
@@ -46,18 +46,13 @@ export interface ChangeEntryInput {
   /** The history action recorded for the replaced state (base writes). */
   action: SnapshotAction
   /**
-   * 'auto' drafts when a policy is active; 'draft' always drafts; 'base' always writes base;
-   * 'follow' is 'auto' that also drafts when the editor already has a draft of the entry, so a
-   * Studio save after an in-place (md_block) draft goes into that draft instead of conflicting.
+   * 'auto' drafts under a policy; 'draft' and 'base' always do that; 'follow' is 'auto' that also
+   * drafts when the editor has a draft of the entry (a Studio save after an md_block edit).
    */
   target?: 'auto' | 'follow' | 'draft' | 'base'
   /** May the change replace an unreadable file? (put_entry with a matching expectedRevision) */
   replacesUnreadable?: boolean
-  /**
-   * Computes the change from the current state. Throws to refuse.
-   * @param current the entry as the editor sees it, under the lock
-   * @returns the new data (null to delete) and block-edit info
-   */
+  /** Computes the change from the entry as the editor sees it, under the lock; throws to refuse. */
   apply: (current: CurrentEntry) => ChangeOutcome | Promise<ChangeOutcome>
 }
 
@@ -74,8 +69,7 @@ export async function changeEntry (ctx: CommandContext, input: ChangeEntryInput)
     (input.target === 'follow' && await services.drafts.get(identity.id, input.collection, input.id) !== null)
   const key = toDraft ? `draft:${identity.id}:${input.collection}/${input.id}` : `entry:${input.collection}/${input.id}`
   return await services.locks.run(key, async () => {
-    // A base write checks its entry's path (folder and file, links resolved) before it reads the
-    // entry, so the read need not check the folder again; it writes there unless the path changed.
+    // A base write checks the entry's path before the read, which then need not check the folder.
     const checked = toDraft ? null : index.fileOf(input.id)
     const base = await index.get(input.id, { folderChecked: checked !== null })
     const draft = toDraft ? await services.drafts.get(identity.id, input.collection, input.id) : null
@@ -97,8 +91,7 @@ export async function changeEntry (ctx: CommandContext, input: ChangeEntryInput)
       issues = validation.issues
     }
     if (toDraft) return await writeDraft(ctx, input, index, current, outcome)
-    // `checked` was checked against links leaving the folder, the repository or into `.git` before
-    // the read; the read may have found the entry at another path, which is then checked in turn.
+    // The read may have found the entry at another path than `checked`, which is then checked in turn.
     const file = checked !== null && index.pathOf(input.id) === checked ? checked : index.fileOf(input.id)
     return await index.serviceChange(input.id, async () => await replaceBase(ctx, input, index, file, base, current, outcome, issues))
   })
@@ -134,8 +127,7 @@ async function replaceBase (
   }
   const text = serializeEntry(index.formatOf(file), outcome.data, previousText, { frontmatter: index.collection.frontmatter, previousData: known?.data })
   if (text === previousText) return { revision: current.revision }
-  // The new file is written and fsynced alongside the history append, and replaces the entry only
-  // once the snapshot of the state it replaces is durable on its ref.
+  // The new file replaces the entry only once the snapshot of the state it replaces is durable.
   await recordReplaced(ctx, input, base, [{ path: file, data: text }])
   const revision = await index.recordWrite(input.id, outcome.data, { file, text, issues })
   await services.committer.track([services.relativePath(file)])
@@ -177,10 +169,7 @@ async function recordReplaced (ctx: CommandContext, input: ChangeEntryInput, ent
   await ctx.services.history.append(snapshots, files)
 }
 
-/**
- * The history snapshot of an entry's replaced state; Markdown publish and restore snapshots carry
- * the body source, so prose and frontmatter restore together.
- */
+/** The history snapshot of an entry's replaced state (publish and restore ones carry the Markdown body source). */
 export function replacedSnapshot (
   entry: { collection: string, id: string }, replaced: { data: EntryData, revision: number }, action: SnapshotAction, editor: Identity
 ): { collection: string, id: string, snapshot: Omit<Snapshot, 'ts'> } {
@@ -193,10 +182,7 @@ export function replacedSnapshot (
   }
 }
 
-/**
- * The new data's issues (passed to `recordWrite`, which then need not validate again), and those the
- * current data did not have: stored issues never block a write.
- */
+/** The new data's issues (for `recordWrite`), and those the current data did not have: stored issues never block a write. */
 export async function checkIssues (before: EntryData | undefined, services: Services, index: CollectionIndex, data: EntryData): Promise<{ issues: ValidationIssue[], added: ValidationIssue[] }> {
   const schema = index.collection.schema
   if (schema === null) return { issues: [], added: [] }
@@ -206,4 +192,76 @@ export async function checkIssues (before: EntryData | undefined, services: Serv
   if (issues.length === 0) return { issues, added: issues }
   const known = new Set((before === undefined ? [] : validate(before)).map(i => `${i.path}\u0000${i.code}`))
   return { issues, added: issues.filter(i => !known.has(`${i.path}\u0000${i.code}`)) }
+}
+
+/**
+ * The validator of a schema, compiled off the event loop. A schema that does not compile is a 400
+ * for create_collection's (no `collection`) and a 422 `collection_refused` for a stored
+ * collection's (it arrived through git); one too costly to compile is a 422.
+ */
+export async function schemaValidator (services: Services, schema: JsonSchema, collection?: string): Promise<Validator> {
+  try {
+    return await services.content.schemas.validator(schema)
+  } catch (err) {
+    if (!(err instanceof SchemaCompileError)) throw err
+    if (collection !== undefined) throw schemaRefusal(collection, err)
+    if (err.tooCostly) throw new LimitExceededError(err.message, { field: 'schema' })
+    throw new BadRequestError(`schema is not a valid JSON Schema: ${err.message}`, { field: 'schema' })
+  }
+}
+
+/** The part of a JSON Schema a relation lives in. */
+interface RelationSchema {
+  properties?: Record<string, RelationSchema>
+  items?: RelationSchema
+  'x-cms-relation'?: { collection?: unknown }
+}
+
+/** One relation value found in data: where, which collection, which id. */
+interface RelationValue { path: string, collection: string, id: string }
+
+/** The relation values of data under a schema, collected into `out`. */
+function relationValues (schema: RelationSchema | undefined, value: unknown, path: string, out: RelationValue[] = []): RelationValue[] {
+  if (schema === undefined || value === null || value === undefined) return out
+  const rel = schema['x-cms-relation']
+  if (rel !== undefined && typeof rel === 'object' && rel !== null && typeof rel.collection === 'string') {
+    if (typeof value === 'string' && value !== '') out.push({ path, collection: rel.collection, id: value })
+    return out
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => relationValues(schema.items, item, path === '' ? String(i) : `${path}.${i}`, out))
+  } else if (typeof value === 'object' && schema.properties !== undefined) {
+    for (const [k, s] of Object.entries(schema.properties)) {
+      if (Object.hasOwn(value, k)) relationValues(s, (value as Record<string, unknown>)[k], path === '' ? k : `${path}.${k}`, out)
+    }
+  }
+  return out
+}
+
+/**
+ * The issues of `x-cms-relation: { collection }` values a write adds: one per relation naming no
+ * entry of that collection (the editor's drafts count) that `before` did not hold.
+ */
+async function relationIssues (services: Services, identity: Identity, schema: unknown, before: EntryData | undefined, data: EntryData): Promise<ValidationIssue[]> {
+  if (schema === null || typeof schema !== 'object') return []
+  const values = relationValues(schema as RelationSchema, data, '')
+  if (values.length === 0) return []
+  const known = new Set(relationValues(schema as RelationSchema, before, '').map(v => `${v.path}\u0000${v.id}`))
+  const issues: ValidationIssue[] = []
+  for (const v of values) {
+    if (known.has(`${v.path}\u0000${v.id}`)) continue
+    if (await entryExists(services, identity, v.collection, v.id)) continue
+    issues.push({ path: v.path, code: 'relation', message: `There is no entry "${v.id}" in ${v.collection}` })
+  }
+  return issues
+}
+
+async function entryExists (services: Services, identity: Identity, collection: string, id: string): Promise<boolean> {
+  let index
+  try { index = await services.content.index(collection) } catch { return false }
+  try { index.checkId(id) } catch { return false }
+  const draft = await services.drafts.get(identity.id, collection, id).catch(() => null)
+  if (draft !== null) return draft.kind === 'put'
+  const entry = await index.get(id).catch(() => null)
+  return entry !== null
 }

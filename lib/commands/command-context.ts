@@ -18,10 +18,8 @@ export async function requirePermission (ctx: CommandContext, action: AuthAction
 }
 
 /**
- * Refuses (400) an id the collection cannot hold (`/` in a flat collection, a path through a
- * link leaving its folder) and a collection folder that leaves the repository, before any entry
- * file or ref is touched. A collection that does not exist (any more) is not checked: drafts of a
- * deleted collection can still be discarded.
+ * Refuses (400) an id the collection cannot hold and a collection folder that leaves the repository,
+ * before anything is touched; a deleted collection is not checked (its drafts can still be discarded).
  */
 export async function checkEntryScope (ctx: CommandContext, collection: string, ...ids: Array<string | undefined>): Promise<void> {
   if (await ctx.services.content.registry.get(collection) === null) return
@@ -30,10 +28,7 @@ export async function checkEntryScope (ctx: CommandContext, collection: string, 
   for (const id of ids) if (id !== undefined) index.checkId(id)
 }
 
-/**
- * The drafts a discard or publish is scoped to: all, a collection's, or one entry's (400 for an id
- * without its collection or a bad name; checked as checkEntryScope checks).
- */
+/** The drafts a discard or publish is scoped to: all, a collection's, or one entry's (400 for an id without its collection). */
 export async function draftScope (ctx: CommandContext, query: { collection?: unknown, id?: unknown }): Promise<{ collection?: string, id?: string }> {
   if (query.id !== undefined && query.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
   const scope = {

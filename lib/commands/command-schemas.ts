@@ -1,7 +1,4 @@
-/**
- * The checks of every mutate command's body and of the history and publish bodies: the command's
- * validator (content/command-validators.ts), and a 400 naming the field otherwise.
- */
+/** The checks of the mutate, restore and publish bodies: a 400 naming the field, or the body typed. */
 import type { ValidateFunction } from 'ajv'
 import { BadRequestError } from '../errors.js'
 import { commandSchemas, type CommandType, type MutateCommand, type PublishBody, type RestoreBody } from '../content/command-schema-table.js'
@@ -9,11 +6,7 @@ import { commandValidator, firstCommandError } from '../content/command-validato
 
 export type * from '../content/command-schema-table.js'
 
-/**
- * What a mutate command answers: the revision, and for md_block and md_edit the block's
- * `data-cms-src` in the body as saved (when it could be told exactly); md_edit adds the block's
- * hint and plain text.
- */
+/** What a mutate command answers: the revision; md_block and md_edit the block's saved `data-cms-src`, md_edit its text. */
 export interface MutateResult {
   revision: number
   src?: string
@@ -22,10 +15,7 @@ export interface MutateResult {
 
 const mutateTypes = Object.keys(commandSchemas).filter(name => name !== 'restore' && name !== 'publish')
 
-/**
- * The validators of the command bodies, shared by every router and instance of the process: each
- * returns the body typed, or throws a 400 with the reason.
- */
+/** The validators of the command bodies: each returns the body typed, or throws a 400 with the reason. */
 export const commandValidators = {
   mutate: (body: unknown): MutateCommand => {
     const type = (body as { type?: unknown }).type

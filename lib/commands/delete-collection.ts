@@ -1,8 +1,6 @@
 /**
- * `delete_collection`: remove a dynamic collection's entry files (other files and non-empty folders
- * stay) and history; its revision log stays, so a collection made again never reuses a revision.
- * A collection refused at load, or whose schema does not compile, loses the files of its format
- * (of every format when it names none known) at the top of its folder.
+ * `delete_collection`: remove a dynamic collection's entry files and history (its revision log
+ * stays, so revisions are never reused); a refused one loses the files of its format at the top of its folder.
  */
 import { readdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -16,10 +14,7 @@ import { DYNAMIC_DIR } from '../storage/collection-registry.js'
 import type { DeleteCollectionCommand } from './command-schemas.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
-/**
- * Runs delete_collection (only dynamic collections; explicit and inferred ones are 409) and gives
- * the revision the collection had, plus one.
- */
+/** Runs delete_collection (only dynamic collections; others are 409) and gives the revision the collection had, plus one. */
 export async function deleteCollection (ctx: CommandContext, cmd: DeleteCollectionCommand): Promise<{ revision: number }> {
   const name = assertCollectionName(cmd.collection)
   const { services } = ctx

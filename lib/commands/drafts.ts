@@ -1,7 +1,4 @@
-/**
- * The editor's draft state (`GET /draft`) and discarding drafts (`DELETE /draft`), which never
- * writes base storage.
- */
+/** The editor's draft state (`GET /draft`) and discarding drafts (`DELETE /draft`), which never writes base storage. */
 import { draftScope, type CommandContext } from './command-context.js'
 
 export interface DraftStatus {

@@ -1,14 +1,19 @@
 /**
- * Finishing a publish that was interrupted: every file of the retained plan is put in place
- * (idempotent), the drafts it consumed are removed, and the plan is cleared. Runs at start-up and
- * before each publish.
+ * Writing the entry files of a publish (atomic replace or removal, a bounded number at a time, one
+ * failure not stopping the others), and finishing a publish that was interrupted: every file of
+ * the retained plan is put in place (idempotent), the drafts it consumed are removed, and the plan
+ * is cleared. The latter runs at start-up and before each publish.
  */
-import { readFile } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
+import pLimit from 'p-limit'
 import { parseEntry, type EntryData } from '../content/formats.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
+import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
+import { assertRealInside } from '../storage/safe-path.js'
+import { removeEmptyFolders } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
-import { writeBaseFiles, type BaseFileWrite } from './write-base-files.js'
-import { commitPublish } from './publish-commit.js'
+import { commitPublish } from './publish-delivery.js'
 
 /** Finishes the retained recovery plan, if any; gives the `collection/id` keys it could not finish (`*`: an unreadable plan). */
 export async function finishRecoveryPlan (services: Services): Promise<Set<string>> {
@@ -45,4 +50,45 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
   }
   services.log.info({ entries: plan.items.length }, 'finished an interrupted publish')
   return new Set()
+}
+
+/** One entry file a publish writes. */
+export interface BaseFileWrite {
+  index: CollectionIndex
+  id: string
+  file: string
+  /** The new content; null removes the file. */
+  text: string | null
+  data: EntryData | null
+}
+
+/** Files written at once. */
+const CONCURRENCY = 16
+
+/** Replaces or removes one file and records its revision. */
+async function writeOne (w: BaseFileWrite): Promise<number> {
+  if (w.text === null || w.data === null) {
+    await rm(w.file, { force: true })
+    await removeEmptyFolders(w.index.collection.dir, path.dirname(w.file))
+    return await w.index.recordDelete(w.id)
+  }
+  // The directories are synced once each, below, before any result is reported.
+  await writeFileAtomic(w.file, w.text, { syncDirectory: false })
+  return await w.index.recordWrite(w.id, w.data)
+}
+
+/** Writes each file and records its new revision; gives per write the revision or the error message. */
+export async function writeBaseFiles (services: Services, writes: BaseFileWrite[]): Promise<Array<{ revision: number } | { error: string }>> {
+  const limit = pLimit(CONCURRENCY)
+  const results = await Promise.all(writes.map(async w => await limit(async () => {
+    try {
+      await assertRealInside(services.content.repoRealDir, w.file)
+      return { revision: await w.index.serviceChange(w.id, async () => await writeOne(w)) }
+    } catch (err) {
+      services.log.error({ err, file: w.file }, 'publish write failed')
+      return { error: 'The entry file could not be written' }
+    }
+  })))
+  await Promise.all([...new Set(writes.map(w => path.dirname(w.file)))].map(syncDirectory))
+  return results
 }

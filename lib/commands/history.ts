@@ -1,7 +1,4 @@
-/**
- * Reading an entry's history, and restoring it from a snapshot (the replaced state is recorded
- * with action `restore`).
- */
+/** Reading an entry's history, and restoring it from a snapshot (the replaced state recorded as `restore`). */
 import { NotFoundError } from '../errors.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { Snapshot } from '../storage/history-store.js'
@@ -14,8 +11,7 @@ export async function readHistory (ctx: CommandContext, query: { collection: unk
   const { collection, id } = await requireEntry(ctx, query)
   await checkEntryScope(ctx, collection, id)
   const history = await ctx.services.history.list(collection, id)
-  // No snapshot: the entry must at least exist (in base, as a deleted entry's revision, or as the
-  // reader's own draft); an id that never named an entry is 404.
+  // Without a snapshot, an id that never named an entry (base, deleted, or the reader's draft) is 404.
   if (history.length === 0 && !(await entryEverExisted(ctx, collection, id))) throw new NotFoundError('Entry not found', { collection, id })
   return { history }
 }

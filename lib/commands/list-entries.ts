@@ -1,8 +1,7 @@
 /**
- * Lists or reads entries of a collection as one editor sees them: base entries with that editor's
- * drafts laid over (`draft: true`, deletions hidden, new entries listed), paginated, found by `q`
- * (full text: ids, every string field and the body; ranked, each with a snippet; see lib/search/),
- * sorted by a field and filtered by draft state, or one entry by `id`.
+ * Lists or reads entries of a collection as one editor sees them (their drafts laid over):
+ * paginated, found by `q` (ranked full text with snippets, lib/search/), sorted by a field and
+ * filtered by draft state, or one entry by `id`.
  */
 import { BadRequestError, UnreadableEntryError, NotFoundError, type ValidationIssue } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
@@ -125,8 +124,7 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
       ? (input.sortCache?.sorted(input.collection, all, index.revision, sort) ?? sortRows(all, sort))
       : sortMatching(input.collection, all, index.revision, matching, sort, input.sortCache)
   if (drafts.size === 0) {
-    // No per-entry objects here: a list request allocating one per entry of a big collection
-    // makes V8 allocate them straight into the old generation, which then grows for good.
+    // No per-entry objects here: V8 would put them of a big collection in the old generation for good.
     const base = draftFilter === 'only' ? [] : ordered
     const entries = (await index.freshen(base.slice(start, start + pageSize))).map(e => withSnippet(toEntryView(e, layout), query, titleField))
     return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, base.length) }
@@ -194,11 +192,8 @@ function checkLocale (collection: string, layout: LocaleLayout | null, locale: s
 }
 
 /**
- * A single read answers which translations of the entry exist (`translations`, itself included)
- * and which of them are outdated (`outdatedTranslations`, CONTRACT section 15): their source, the
- * entry of the collection's first locale, changed in a later commit than they did. "Changed" is a
- * commit on the site's branch (HEAD): a save not yet committed and an editor's draft count once
- * they are published into a commit; a file no commit touched is never outdated and outdates nothing.
+ * A single read's `translations` (itself included) and `outdatedTranslations` (CONTRACT 15): those
+ * whose source, the first locale's entry, changed in a later commit on HEAD than they did.
  */
 async function withTranslations (repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
   const layout = index.collection.i18n
@@ -224,7 +219,7 @@ async function withTranslations (repoDir: string | undefined, index: CollectionI
     // Later by commit time; commits of one second (scripts, tests) by ancestry.
     const later = sourceCommit.time !== own.time
       ? sourceCommit.time > own.time
-      : await isAncestor(repoDir, own.commit, sourceCommit.commit)
+      : await isAncestor(repoDir, own.commit, sourceCommit.commit).catch(() => false)
     if (later) view.outdatedTranslations.push(locale)
   }
   return view

@@ -1,12 +1,8 @@
 /**
- * The order and draft state of a list. Values of a field compare as numbers, ISO dates as instants,
- * strings with a fixed-locale collator (so the order never depends on the server's locale),
- * booleans false before true; a value of any other kind, or none, always sorts last, and ties go to
- * the entry id, so the order is total and the same on every request. The sort field is checked
- * against the collection's schema; the base rows sorted by a field are kept per instance
- * (SortedRowsCache: sorting 100,000 rows by title takes 635 ms of CPU, a kept order 0.01 ms), and
- * after a change only the changed rows are placed again; one editor's drafts are laid over them
- * per request, a page at a time.
+ * The order and draft state of a list. Numbers, ISO dates (as instants), strings (a fixed-locale
+ * collator) and booleans compare by kind; any other value, or none, sorts last; ties go to the id.
+ * The sorted base rows are kept per instance (sorting 100,000 rows by title takes 635 ms of CPU),
+ * a change placing only the changed rows again; an editor's drafts are laid over per request.
  */
 import { LRUCache } from 'lru-cache'
 import { BadRequestError } from '../errors.js'
@@ -31,8 +27,7 @@ const MISSING = 4
 // A date (`2019-03-08`), or a date and time with optional seconds, fraction and zone.
 const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)\s*(Z|[+-]\d{2}:?\d{2})?)?$/
 
-/* One collator for the process (fixed locale, numeric runs as numbers), made on the first text
-   comparison: made at import, ICU's set-up cost 10-17 ms of every start. */
+// Made on the first text comparison: at import, ICU's set-up cost 10-17 ms of every start.
 let collator: Intl.Collator | null = null
 
 /** The sort key of a field's value. */
@@ -136,10 +131,7 @@ function sortedWithKeys (rows: readonly IndexRow[], spec: SortSpec): Sorted {
   return { rows, revision: 0, sorted, vals }
 }
 
-/**
- * The previous order with the rows that changed moved to where they now sort; null when too many
- * changed (a full sort is then cheaper).
- */
+/** The previous order with the changed rows moved to where they now sort; null when a full sort is cheaper. */
 function updateSorted (old: Sorted, rows: readonly IndexRow[], spec: SortSpec): Sorted | null {
   const limit = Math.max(64, rows.length >>> 5)
   const before = new Set(old.sorted)
@@ -208,8 +200,7 @@ export type DraftFilter = 'all' | 'only' | 'none'
 
 /**
  * Refuses (400, naming `sort`) a field that is neither `id`, `title` nor a property of the
- * collection's schema, or that is a Markdown body (kept out of the index); a field with a current
- * order in `cache` was checked when that order was made.
+ * collection's schema, or that is a Markdown body (kept out of the index).
  */
 export async function checkSortField (content: ContentStore, index: CollectionIndex, all: readonly IndexRow[], spec: SortSpec, cache: SortedRowsCache | undefined): Promise<void> {
   const { field } = spec
@@ -226,15 +217,11 @@ export async function checkSortField (content: ContentStore, index: CollectionIn
   }
 }
 
-/**
- * The rows `q` matched (a subset of `all`) in a field's order: filtered out of the cached whole
- * order when they are many, sorted on their own when they are few.
- */
+/** The rows `q` matched in a field's order: filtered out of the cached whole order when many, else sorted. */
 export function sortMatching (collection: string, all: readonly IndexRow[], revision: number, matching: readonly IndexRow[], spec: SortSpec, cache: SortedRowsCache | undefined): readonly IndexRow[] {
   // Sorting m rows costs about m log m collator calls; filtering the cached order, n set lookups.
   if (cache === undefined || matching.length * 64 < all.length) return sortRows(matching, spec)
-  // By id, not identity: the cached order may hold an older row object of an entry the index
-  // re-read without a new revision.
+  // By id: the cached order may hold an older row object of an entry re-read without a new revision.
   const wanted = new Set(matching.map(r => r.id))
   return cache.sorted(collection, all, revision, spec).filter(r => wanted.has(r.id))
 }
@@ -253,9 +240,8 @@ interface OverlayOptions {
 }
 
 /**
- * One page of base rows (in list order) with an editor's drafts laid over, and the number of rows
- * in all: an entry with a draft (or a deletion) is replaced by its draft row (or hidden), and the
- * shown drafts (`draftRows`: not deletions, matching `q`) go where their values sort.
+ * One page of base rows with an editor's drafts laid over (a drafted entry replaced or hidden, the
+ * shown `draftRows` placed where they sort), and the number of rows in all.
  */
 export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<string, DraftRecord>, draftRows: DraftRow[], opts: OverlayOptions): { rows: ListRow[], total: number } {
   const rows: ListRow[] = []

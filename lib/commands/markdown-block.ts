@@ -1,7 +1,6 @@
 /**
- * `md_block`: save one rendered Markdown block into the editor's private draft. The hint is
- * checked against the body the editor sees (their draft body when they have one); the server
- * derives the Markdown itself and records the edit so publish can merge it onto a newer base.
+ * `md_block`: save one rendered Markdown block into the editor's private draft; the server derives
+ * the Markdown itself and records the edit so publish can merge it onto a newer base.
  */
 import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
@@ -13,14 +12,6 @@ import { changeEntry } from './change-entry.js'
 import type { BlockEditReply } from './bounded-render.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
-
-/** What a block edit computed: the new body and the block's range in it. */
-export interface BodyEdit {
-  body: string
-  start: number
-  end: number
-  changed: boolean
-}
 
 /** Which block of which entry an edit targets. */
 export interface BlockTarget {
@@ -36,14 +27,12 @@ export interface BlockTarget {
  * Runs md_block.
  * @param ctx command context
  * @param cmd the validated command
- * @returns the draft's revision and the block's new hint (so a page can edit it again without
- * rendering the body afresh)
+ * @returns the draft's revision and the block's new hint (a page edits it again without a render)
  */
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MutateResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
-  // The edit parses the whole body (~5 ms of CPU per KB): it is computed in a render thread for the
-  // body the change sees, then applied inside the change when that body is still the one computed for.
+  // Computed in a render thread (~5 ms of CPU per KB), applied in the change if its body is the same.
   const computed = new Map<string, BlockEditReply>()
   const keyOf = (body: string, src: string, mdx: boolean): string => `${mdx ? 'mdx' : 'md'}:${src}\n${body}`
   const apply = (body: string, checked: string, current: number, mdx: boolean): BlockEditResult => {
@@ -62,10 +51,7 @@ export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): 
   return { revision, ...(src !== undefined ? { src } : {}) }
 }
 
-/**
- * Thrown from inside a change whose body needs work off the event loop first (`prepare`); the
- * change then runs again, and a body that keeps changing under it is a 409.
- */
+/** Thrown from inside a change whose body needs `prepare` run off the event loop first; the change then runs again. */
 export class OffLoopWanted extends Error {
   constructor (readonly revision: number, readonly prepare: () => Promise<void>) { super('off-loop work wanted') }
 }
@@ -76,16 +62,14 @@ class UnchangedBlock<E> extends Error {
 }
 
 /**
- * One block edit of an entry's Markdown body, saved into the editor's private draft: the hint is
- * checked against the body the editor sees (their draft body when they have one; a hint from the
- * published page is mapped through their recorded edits), the edit is recorded so publish can merge
- * it onto a newer base, and an edit that changes nothing writes nothing.
+ * One block edit of an entry's Markdown body, checked against the body the editor sees and saved
+ * into their private draft; an edit that changes nothing writes nothing.
  * @param ctx command context
  * @param target the entry, the block's hint and the expected revision
  * @param apply computes the edit of the body (throws a CmsError to refuse)
  * @returns the revision, the block's hint in the saved body and the edit
  */
-export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext, target: BlockTarget, apply: (body: string, src: string, revision: number, mdx: boolean) => E): Promise<{ revision: number, src?: string, edit?: E }> {
+export async function editMarkdownBlock<E extends BlockEditResult> (ctx: CommandContext, target: BlockTarget, apply: (body: string, src: string, revision: number, mdx: boolean) => E): Promise<{ revision: number, src?: string, edit?: E }> {
   const { collection, id, def } = await requireEntry(ctx, target)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
@@ -129,10 +113,7 @@ export async function editMarkdownBlock<E extends BodyEdit> (ctx: CommandContext
   }
 }
 
-/**
- * The hint of an edited block in the new body: same start, its end moved by the body's growth. Only
- * when everything outside the block is unchanged (the edit stayed inside it), else undefined.
- */
+/** The edited block's hint in the new body (end moved by the growth), when nothing outside it changed. */
 function hintAfterEdit (before: string, after: string, src: string): string | undefined {
   const hint = parseSourceHint(src)
   if (hint === null) return undefined
@@ -142,11 +123,7 @@ function hintAfterEdit (before: string, after: string, src: string): string | un
   return formatSourceHint(after, hint.start, end)
 }
 
-/**
- * The hint to check against the draft body. A hint that does not fit the draft body but fits the
- * base body the draft started from (the page was rendered from published content) is moved to
- * where that block is in the draft body, unless an earlier edit touched it.
- */
+/** The hint to check: one that fits only the draft's base body (a published page) is mapped into the draft body. */
 function draftHint (draft: MarkdownDraft, src: string): string {
   const hint = parseSourceHint(src)
   if (hint === null || draft.edits.length === 0) return src

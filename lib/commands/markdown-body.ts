@@ -1,17 +1,14 @@
 /**
- * A Markdown body as the signed-in editor sees it (their draft body, else the base body), for the
- * inline and in-place editors. `GET /render`: sanitized HTML with renderMarkdown's `data-cms-md`
- * wrapper and source hints; the hints are offsets into exactly the body md_block checks them
- * against, so every block can be edited without a 409. `GET /blocks`: the body's source blocks,
- * for the in-place editor to pair with the blocks the site's generator rendered (CONTRACT 14):
- * each block's hint, kind, plain text and whether it is editable. The outlines behind the blocks
- * are kept per instance by the body's format and digest (a draft and the published body never
- * mix), since outlining a 20 KB body takes ~25 ms of CPU (1 MB: ~1 s); md_edit stores the edited
- * body's outline for the next edit.
+ * A Markdown body as the signed-in editor sees it (their draft body, else the base body).
+ * `GET /render`: sanitized HTML with source hints into exactly the body md_block checks them
+ * against. `GET /blocks`: the body's source blocks, for the in-place editor to pair with the
+ * generator's (CONTRACT 14); their outlines are kept per instance by format and digest (a 20 KB
+ * body takes ~25 ms of CPU to outline). `POST /preview`: the Studio's unsaved Markdown, rendered.
  */
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { BadRequestError, LimitExceededError, NotFoundError, UnreadableEntryError } from '../errors.js'
+import { BadRequestError, LimitExceededError, NotFoundError, PayloadTooLargeError, UnreadableEntryError } from '../errors.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { parseFieldPath } from '../content/field-path.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { SourceBlock } from '../content/markdown/block-list.js'
@@ -27,16 +24,7 @@ export interface RenderFieldInput {
   field?: unknown
 }
 
-/** The rendered field and the revision it was rendered from. */
-export interface RenderedField {
-  html: string
-  revision: number
-}
-
-/**
- * The HTML an instance keeps of its renderings, by entry, field and body digest: a page is loaded
- * far more often than its body changes, and rendering a 20 KB body takes about 100 ms.
- */
+/** The HTML an instance keeps of its renderings, by entry, field and body digest (a 20 KB body renders in ~100 ms). */
 export type RenderCache = LRUCache<string, string>
 
 /** Characters of rendered HTML the cache keeps at most (about 32 MB in UTF-16). */
@@ -53,7 +41,7 @@ const MARKDOWN_FIELD = 'body'
 const MAX_FIELD_LENGTH = 256
 
 /** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
-export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<RenderedField> {
+export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<{ html: string, revision: number }> {
   const field = input.field === undefined ? MARKDOWN_FIELD : input.field
   if (typeof field !== 'string' || field.length > MAX_FIELD_LENGTH) throw new BadRequestError('Invalid field path', { field: 'field' })
   parseFieldPath(field)
@@ -62,11 +50,9 @@ export async function renderField (ctx: CommandContext, input: RenderFieldInput,
     throw new BadRequestError('Only the body of a Markdown entry can be rendered', { field: 'field', collection, value: field })
   }
   const { body, revision } = await editorBody(ctx, collection, id)
-  // The HTML is a function of the entry's name and the body alone (the hints are body offsets).
   const key = `${collection}\u0000${id}\u0000${field}\u0000${createHash('sha256').update(body).digest('base64')}`
   let html = cache?.get(key)
   if (html === undefined) {
-    // In the instance's worker thread, within its time limit (a long or hostile body is a 422).
     html = await ctx.services.markdown.render(body, { collection, id, blockPath: field, mdx: def.format === 'mdx' })
     cache?.set(key, html)
   }
@@ -106,26 +92,19 @@ export function assertBlockEditableLength (body: string): void {
   }
 }
 
-/** The answer: the revision the blocks were read from and the blocks. */
-export interface BlockList {
-  revision: number
-  blocks: SourceBlock[]
-}
-
 /**
  * Lists the source blocks of one entry's body.
  * @param ctx command context
  * @param input collection, id and field (only `body`, the default)
- * @returns the revision and the blocks
+ * @returns the revision the blocks were read from and the blocks
  */
-export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<BlockList> {
+export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<{ revision: number, blocks: SourceBlock[] }> {
   const field = input.field ?? 'body'
   if (field !== 'body') throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
   const { collection, id, def } = await requireEntry(ctx, input)
   if (!isMarkdownFormat(def.format)) throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', collection })
   const { body, revision } = await editorBody(ctx, collection, id)
   assertBlockEditableLength(body)
-  // The Markdown toolchain loads on first use, not at start-up.
   const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
   // A body too deep to parse renders as plain text: nothing in it is a block.
   if (markdownTooDeep(body)) return { revision, blocks: [] }
@@ -139,10 +118,7 @@ export type BlockOutlineCache = LRUCache<string, BodyOutline>
 /** What the cache holds at most, in characters of block text and hints (about 16 MB in UTF-16). */
 const OUTLINE_CACHE_CHARS = 8 * 1024 * 1024
 
-/**
- * An empty cache for one service instance.
- * @returns the cache
- */
+/** An empty outline cache for one service instance. */
 export function createBlockOutlineCache (): BlockOutlineCache {
   return new LRUCache<string, BodyOutline>({
     maxSize: OUTLINE_CACHE_CHARS,
@@ -174,4 +150,17 @@ export async function bodyOutline (services: { blockOutlines: BlockOutlineCache,
   const outline = await services.markdown.outline(body, mdx)
   services.blockOutlines.set(key, outline)
   return outline
+}
+
+/** The longest body (characters) the preview renders. */
+const PREVIEW_MAX_CHARS = 500_000
+
+/** Renders the unsaved Markdown of a request body `{ body, collection, id }`, sanitized, in a render thread. */
+export async function previewMarkdown (input: Record<string, unknown>, renderer: BoundedRenderer): Promise<{ html: string }> {
+  const { body } = input
+  if (typeof body !== 'string') throw new BadRequestError('body must be a string', { field: 'body' })
+  if (body.length > PREVIEW_MAX_CHARS) throw new PayloadTooLargeError(`body is longer than ${PREVIEW_MAX_CHARS} characters`, { field: 'body', limit: PREVIEW_MAX_CHARS })
+  const collection = assertCollectionName(input.collection)
+  const id = assertEntryId(input.id)
+  return { html: await renderer.render(body, { collection, id }) }
 }

@@ -1,8 +1,7 @@
 /**
- * `md_edit`: an edit the in-place editor saw in a generator's DOM of one Markdown block (the block's
- * text before and after, and the formatting applied), written into the editor's private draft at
- * the source positions of the text that changed (CONTRACT 11 and 14). Drafts, hints, 409s and
- * publish work as for md_block; an edit that cannot be placed exactly is a 422 with the reason.
+ * `md_edit`: an edit of one Markdown block's text seen in a generator's DOM, written into the
+ * editor's private draft at the source positions that changed (CONTRACT 11 and 14), as md_block
+ * does; an edit that cannot be placed exactly is a 422 with the reason.
  */
 import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
 import type { MdEditCommand, MutateResult } from './command-schemas.js'
@@ -23,7 +22,6 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
     if (mark.end <= mark.start || mark.end > cmd.after.length) throw new BadRequestError('Invalid command: a mark\'s range must lie within after', { field: 'marks' })
     if ((mark.type === 'link') !== (mark.href !== undefined)) throw new BadRequestError('Invalid command: a link mark needs href, other marks take none', { field: 'marks' })
   }
-  // The Markdown toolchain loads on first use, not at start-up.
   const markdown = await import('../content/markdown/text-edit.js')
   const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines

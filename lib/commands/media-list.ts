@@ -1,7 +1,4 @@
-/**
- * Listing the media library: filters, sort and paging checked here (400 for anything malformed,
- * before the index is asked), answered by the in-memory media index.
- */
+/** Listing the media library: filters, sort and paging checked here (400 for anything malformed), answered by the media index. */
 import { BadRequestError } from '../errors.js'
 import { assertMediaPath, type MediaPage, type MediaQuery } from '../storage/media-index.js'
 import type { CommandContext } from './command-context.js'
@@ -65,10 +62,7 @@ function optionalInt (value: string | undefined, field: string): number | undefi
   return value === undefined || value === '' ? undefined : int(value, field, 0, 0)
 }
 
-/**
- * A day (`YYYY-MM-DD`, UTC) or a full ISO time; `before` of a day means before the next day,
- * so `after=2026-11-01&before=2026-11-30` covers all of November.
- */
+/** A day (`YYYY-MM-DD`, UTC) or an ISO time; `before` a day means before the next day. */
 function optionalDate (value: string | undefined, field: string, endOfDay: boolean): number | undefined {
   if (value === undefined || value === '') return undefined
   const day = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(value)

@@ -1,6 +1,4 @@
-/**
- * `POST /mutate`: one command per request, dispatched through a table (no switch to grow).
- */
+/** `POST /mutate`: one command per request, dispatched through a table. */
 import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
 import { saveField } from './save-field.js'

@@ -1,13 +1,12 @@
 /**
  * The end of a publish (CONTRACT 6 and 13): commit the written paths (with
- * `CMS_GIT_ON_PUBLISH=true`), push the commit to the git remote, and only then call the rebuild
- * webhook with the pushed commit. Also `{ retryPush: true }`, which pushes again what an earlier
- * push left on this server and announces it, republishing nothing.
+ * `CMS_GIT_ON_PUBLISH=true`), push the commit, and only then call the rebuild webhook with the
+ * pushed commit. Also `{ retryPush: true }`, which pushes again what an earlier push left here.
  */
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
 import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
-import { commitPublish } from './publish-commit.js'
+import type { CommitResult } from '../publish/git-committer.js'
 import { ForbiddenError } from '../errors.js'
 import type { PushOutcome } from '../remote/push-publish.js'
 import type { PublishedRef } from '../remote/sync-state.js'
@@ -21,9 +20,8 @@ export interface DeliveryFields extends Partial<RebuildOutcome> {
 }
 
 /**
- * Commits, pushes and announces what a publish wrote, completing `response` in place. `lost` is
- * true when another instance pushed a change of the same files first and this publish's commit
- * was dropped (the working tree has the remote's version; nothing announced).
+ * Commits, pushes and announces what a publish wrote, completing `response` in place; `lost` when
+ * another instance pushed a change of the same files first and this publish's commit was dropped.
  */
 export async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
   let announce: PublishedRef[] = published
@@ -76,4 +74,25 @@ async function announceRebuild (services: Services, commit: string | undefined, 
 function mergePublished (earlier: PublishedRef[], now: PublishedRef[]): PublishedRef[] {
   const seen = new Set(now.map(p => `${p.collection}/${p.id}/${p.revision}`))
   return [...earlier.filter(p => !seen.has(`${p.collection}/${p.id}/${p.revision}`)), ...now]
+}
+
+/**
+ * Commits the files of a publish (also of an interrupted one, finished) as its editor.
+ * @param services the instance (its committer)
+ * @param editor who published
+ * @param published the entries the publish wrote (none: earlier writes whose commit did not happen)
+ * @param paths the repository paths to commit
+ * @returns the commit, or why it failed
+ */
+export async function commitPublish (services: Services, editor: { id: string, name: string }, published: Array<{ collection: string, id: string, deleted: boolean }>, paths: string[]): Promise<CommitResult> {
+  return await services.committer.commit({ paths, author: { name: editor.name, email: `${editor.id}@users.git-cms.invalid` }, message: commitMessage(published) })
+}
+
+function commitMessage (published: Array<{ collection: string, id: string, deleted: boolean }>): string {
+  if (published.length === 0) return 'Commit earlier git-cms changes\n\nWrites of an earlier publish or edit whose commit did not happen.\n'
+  const names = published.map(p => `${p.collection}/${p.id}${p.deleted ? ' (deleted)' : ''}`)
+  const head = `Publish ${published.length} ${published.length === 1 ? 'entry' : 'entries'}`
+  const listed = names.slice(0, 50).map(n => `- ${n}`).join('\n')
+  const more = names.length > 50 ? `\n- and ${names.length - 50} more` : ''
+  return `${head}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}\n\n${listed}${more}\n`
 }

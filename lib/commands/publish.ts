@@ -10,20 +10,18 @@ import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdow
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
+import type { PublishedRef } from '../remote/sync-state.js'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
-import { finishRecoveryPlan } from './finish-recovery-plan.js'
+import { finishRecoveryPlan, writeBaseFiles, type BaseFileWrite } from './finish-recovery-plan.js'
 import { checkIssues, replacedSnapshot } from './change-entry.js'
-import { writeBaseFiles } from './write-base-files.js'
 import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
 
 /** Why a draft was not published (its draft is kept). */
 export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
-/** An entry the publish wrote. */
-export interface PublishedItem { collection: string, id: string, revision: number, deleted: boolean }
 /** An entry whose draft conflicts with its base. */
 export interface ConflictItem { collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }
 /** An entry that could not be written (refused by its schema or by a policy, or a write error). */
@@ -32,19 +30,15 @@ export interface FailedItem { collection: string, id: string, error: string, iss
 /** The publish response: every entry in exactly one of the three lists. */
 export interface PublishResponse extends DeliveryFields {
   ok: true
-  published: PublishedItem[]
+  published: PublishedRef[]
   conflicts: ConflictItem[]
   failed: FailedItem[]
   retryPush?: { available: boolean }
 }
 
 /** An entry that passed every check and will be written. */
-interface Ready {
+interface Ready extends BaseFileWrite {
   record: DraftRecord
-  index: CollectionIndex
-  data: EntryData | null
-  text: string | null
-  file: string
   preimage: { data: EntryData, revision: number } | null
 }
 
@@ -66,9 +60,7 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
   for (let attempt = 1; ; attempt++) {
     const { response, lost } = await publishDrafts(ctx, body)
     if (lost.length === 0) return response
-    // Another instance pushed a change of the same files first: this publish's commit was dropped.
-    // The drafts come back; run again, where the entries it changed are stale (conflicts) and the
-    // others publish.
+    // Another instance pushed a change of the same files first: the drafts come back and run again.
     await services.drafts.restore(identity.id, lost)
     if (attempt === MAX_ATTEMPTS) {
       for (const r of lost) conflict(response, r, 'stale_entry')
@@ -95,8 +87,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
       (('legacy' in entry) || entry.kind !== 'delete' || await services.auth.authorizer.can(identity, 'delete', target))
     if (!allowed) denied.add(`${entry.collection}/${entry.id}`)
   }
-  // An editor who may publish none of the entries in scope is refused as a whole; a mixed scope
-  // reports the denied entries under `failed`.
+  // Refused as a whole when no entry in scope may be published; else the denied ones are `failed`.
   if (entries.length > 0 && denied.size === entries.length) throw new ForbiddenError('Not allowed: publish', { action: 'publish' })
   const unfinished = await finishRecoveryPlan(services)
   const keys = entries.flatMap(e => [`entry:${e.collection}/${e.id}`, `draft:${identity.id}:${e.collection}/${e.id}`])
@@ -117,7 +108,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
     const items: PlanItem[] = ready.map(r => ({ collection: r.record.collection, id: r.record.id, file: services.relativePath(r.file), text: r.text }))
     await services.plans.write({ version: 1, startedAt: Date.now(), editor: { id: identity.id, name: identity.name }, items })
     await services.history.append(ready.flatMap(r => r.preimage === null ? [] : [replacedSnapshot(r.record, r.preimage, 'publish', identity)]))
-    const results = await writeBaseFiles(services, ready.map(r => ({ index: r.index, id: r.record.id, file: r.file, text: r.text, data: r.data })))
+    const results = await writeBaseFiles(services, ready)
     for (const [i, result] of results.entries()) {
       const r = ready[i]!
       if ('error' in result) {
@@ -133,11 +124,9 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
     await services.committer.track(items.map(i => i.file))
   })
 
-  // Earlier writes whose commit did not happen (a refused hook, a crash) are committed by the next
-  // publish, even when it has nothing new to publish.
+  // Earlier writes whose commit did not happen are committed by the next publish, even an empty one.
   const commitPending = services.runtime.gitOnPublish && response.published.length === 0 && await services.committer.hasPending()
   if (response.published.length === 0 && !commitPending) return { response, lost: [] }
-  // Commit, push to the git remote, then the rebuild webhook (publish-delivery.ts).
   const { lost } = await deliverPublish(services, identity, response.published, writtenFiles, response)
   return { response, lost: lost ? consumedRecords : [] }
 }
@@ -188,7 +177,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
   }
   const text = data === null ? null : serializeEntry(index.formatOf(file), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
-  return { record, index, data, text, file, preimage }
+  return { record, id: record.id, index, data, text, file, preimage }
 }
 
 function conflict (response: PublishResponse, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {

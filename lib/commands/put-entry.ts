@@ -1,6 +1,4 @@
-/**
- * `put_entry`: create an entry or replace its full data.
- */
+/** `put_entry`: create an entry or replace its full data. */
 import { BadRequestError, ForbiddenError } from '../errors.js'
 import { assertRequestData } from '../content/data-depth.js'
 import { isMarkdownFormat } from '../content/formats.js'
@@ -43,11 +41,7 @@ export async function putEntry (ctx: CommandContext, cmd: PutEntryCommand): Prom
   })
 }
 
-/**
- * A new entry of a multilingual collection goes where the layout puts one of its locales (400
- * otherwise): under a locale's folder, or at the root for the root locale, but not in a folder
- * named like a locale the site does not have (`de/intro` beside `en`, `fr`).
- */
+/** A new entry of a multilingual collection goes where the layout puts one of its locales (400 otherwise; not `de/intro` beside `en`, `fr`). */
 function assertLocaleId (layout: LocaleLayout, id: string): void {
   const where = localeOfId(layout, id)
   const first = id.split('/')[0] ?? ''

@@ -1,7 +1,4 @@
-/**
- * The worker thread that renders Markdown for `BoundedRenderer`: one `MarkdownJob` in, its reply
- * out. A body whose parse is slow holds this thread, which can be ended, never the event loop.
- */
+/** The worker thread of `BoundedRenderer`: one `MarkdownJob` in, its reply out; a slow parse holds it, never the event loop. */
 import { toHtml } from 'hast-util-to-html'
 import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
@@ -34,9 +31,7 @@ function render (job: RenderJob): string {
   try {
     return renderMarkdown(job.body, job.opts)
   } catch (err) {
-    // The parser and tree walkers recurse once per nesting level: HTML nested thousands deep
-    // (which the Markdown depth scan does not count) overflows the stack. Such a body is shown as
-    // escaped text, as a body too deeply nested in Markdown is.
+    // HTML nested thousands deep (not counted by the Markdown depth scan) overflows the stack: shown as text.
     if (err instanceof RangeError) return toHtml(plainTextTree(job.body, job.opts))
     throw err
   }

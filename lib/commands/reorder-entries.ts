@@ -1,7 +1,4 @@
-/**
- * `reorder_entries`: write each entry's 0-based position into its `orderField`, touching only the
- * entries whose position changed (each gets a `reorder` snapshot).
- */
+/** `reorder_entries`: write each entry's 0-based position into its `orderField` (only changed ones, each snapshotted). */
 import { BadRequestError, ForbiddenError, RevisionConflictError, UnreadableEntryError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { ReorderEntriesCommand } from './command-schemas.js'
@@ -34,7 +31,6 @@ export async function reorderEntries (ctx: CommandContext, cmd: ReorderEntriesCo
     if (unreadable !== undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id: unreadable.id })
     const byId = new Map(all.map(e => [e.id, e]))
     for (const [position, id] of order.entries()) {
-      // Only entries whose position changed are touched (no rewrite, no snapshot, no new revision).
       if (byId.get(id)?.fields?.[def.orderField] === position) continue
       await changeEntry(ctx, {
         collection,

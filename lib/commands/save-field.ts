@@ -1,6 +1,4 @@
-/**
- * `save_field`: update one field of one entry (a dot path such as `a.b`).
- */
+/** `save_field`: update one field of one entry (a dot path such as `a.b`). */
 import { NotFoundError, BadRequestError } from '../errors.js'
 import { parseFieldPath, setAtPath } from '../content/field-path.js'
 import { assertRequestData } from '../content/data-depth.js'

@@ -1,7 +1,6 @@
 /**
- * One search over every collection (the Studio's dashboard box): each collection's ranked
- * full-text search (the site search, as `GET /entries?q=` runs it), the first few hits of each
- * with their snippets, grouped by collection. Collections without a hit are left out.
+ * One search over every collection (the Studio's dashboard box): the first few hits of each
+ * collection's ranked search (as `GET /entries?q=` runs it), grouped; collections without one left out.
  */
 import { BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'

@@ -1,7 +1,6 @@
 /**
- * Storing an uploaded file: its type decided by its bytes (never its name or the client's content
- * type), its name `<slug>-<8 hex of sha256>.<ext>` under `YYYY/MM/`, so the same bytes give the
- * same URL.
+ * Storing an uploaded file: its type decided by its bytes, its name `<slug>-<8 hex of sha256>.<ext>`
+ * under `YYYY/MM/`, so the same bytes give the same URL.
  */
 import { createReadStream } from 'node:fs'
 import { open, rename, rm, mkdir, stat, copyFile } from 'node:fs/promises'
@@ -46,11 +45,9 @@ export interface UploadTarget {
 }
 
 /**
- * Decides where an upload goes, before its body is read: an existing page bundle's own folder (when the
- * collection has `indexFile` and the entry's file is `<id>/<indexFile>.<ext>`; the URL is then the
- * bare file name, relative to the page), else the collection's `uploadsDir`/`uploadsUrl`, else the
- * top-level ones. Bad names are 400 (an `id` without `collection` too) and an unknown collection
- * 404, before anything is written.
+ * Decides where an upload goes, before its body is read: an existing page bundle's own folder (the
+ * URL then the bare file name), else the collection's `uploadsDir`/`uploadsUrl`, else the top-level
+ * ones; 400 for bad names, 404 for an unknown collection.
  */
 export async function resolveUploadTarget (ctx: CommandContext, query: { collection?: unknown, id?: unknown }): Promise<UploadTarget> {
   const { config, repoDir, content } = ctx.services
@@ -66,8 +63,7 @@ export async function resolveUploadTarget (ctx: CommandContext, query: { collect
   index.checkFolder()
   if (id !== undefined) {
     index.checkId(id)
-    // A bundle's own folder only for an entry that exists: an upload never makes a bundle folder
-    // for an entry nobody created (it goes to the collection's uploads instead, as without an id).
+    // Only an existing entry's bundle: an upload never makes a bundle folder for an entry nobody created.
     if (collection.indexFile !== null && await index.get(id) !== null) {
       const file = index.fileOf(id)
       if (path.basename(file, path.extname(file)) === collection.indexFile && path.dirname(file) !== collection.dir) {

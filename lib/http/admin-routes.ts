@@ -1,13 +1,9 @@
 /**
- * Serves the browser code from dist/browser/: the inline editor's assets under `/__cms/`
- * (`bootstrap.js` with the API base and admin paths prepended, so a site's script tag needs no
- * configuration, `editor.js`, `editor.css`; passed on with `enableInlineEditor: false`), and the
- * Studio under `config.mountPath` (default `/admin`): one HTML shell for its pages (the browser
- * routes between them) and the bundled assets. The shell carries its settings (the Studio's
- * `StudioConfig`, lib/browser/studio/types.ts) in a JSON block because the Content-Security-Policy
- * allows no inline script. With `enableAdmin: false` nothing is served. Built assets are revalidated
- * by a content hash, so a browser never runs a stale bundle after an upgrade and never downloads an
- * unchanged one twice.
+ * Serves the browser code from dist/browser/: the inline editor's assets under `/__cms/` (unless
+ * `enableInlineEditor: false`; `bootstrap.js` gets the API base and admin paths prepended), and the
+ * Studio under `config.mountPath` (unless `enableAdmin: false`): one HTML shell for its pages, whose
+ * settings (`StudioConfig`, lib/browser/studio/types.ts) sit in a JSON block because the CSP allows
+ * no inline script, and the bundled assets, revalidated by a content hash.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -135,11 +131,8 @@ export function browserAssetDir (marker: 'studio.js' | 'bootstrap.js'): string |
   return candidates.find(dir => existsSync(path.join(dir, marker))) ?? null
 }
 
-/**
- * Answers with the asset's bytes (or `encoded`, with its own ETag), or 304 when the client's ETag
- * matches; `cacheControl` stays `no-cache` unless the URL names this content.
- */
-export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }, cacheControl = 'no-cache'): void {
+/** Answers with the asset's bytes (or `encoded`, with its own ETag), or 304 when the client's ETag matches. */
+function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: { encoding: string, bytes: Buffer }, cacheControl = 'no-cache'): void {
   ctx.set('Cache-Control', cacheControl)
   ctx.set('X-Content-Type-Options', 'nosniff')
   const tag = createHash('sha256').update(bytes).digest('base64url').slice(0, 27)
@@ -152,12 +145,8 @@ export function sendAsset (ctx: Context, bytes: Buffer, type: string, encoded?: 
   ctx.body = encoded?.bytes ?? bytes
 }
 
-/**
- * Answers with a built asset, as the `.br` or `.gz` file the build wrote beside it when the client
- * accepts that encoding (koa-compress then leaves it alone), else as is. A compressed file older
- * than the asset (a partial rebuild) is not used.
- */
-export async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string, cacheControl = 'no-cache'): Promise<void> {
+/** Answers with a built asset, or the `.br`/`.gz` file the build wrote beside it when accepted and not older. */
+async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: string, cacheControl: string): Promise<void> {
   const file = path.join(dir, name)
   const [bytes, built] = await Promise.all([readFile(file), stat(file)])
   ctx.vary('Accept-Encoding')
@@ -166,8 +155,7 @@ export async function sendBuiltAsset (ctx: Context, dir: string, name: string, t
   const compressed = chosen === undefined
     ? null
     : await stat(file + chosen[1]).then(async st => st.mtimeMs >= built.mtimeMs ? await readFile(file + chosen[1]) : null, () => null)
-  if (chosen !== undefined && compressed !== null) { sendAsset(ctx, bytes, type, { encoding: chosen[0], bytes: compressed }, cacheControl); return }
-  sendAsset(ctx, bytes, type, undefined, cacheControl)
+  sendAsset(ctx, bytes, type, chosen !== undefined && compressed !== null ? { encoding: chosen[0], bytes: compressed } : undefined, cacheControl)
 }
 
 /** The URL prefix of the editor assets. */

@@ -1,10 +1,8 @@
 /**
- * The editor API under `apiBasePath`, one table of routes: the public auth routes first (login in
- * password mode only, with a JSON body `{ password, name? }`; session; logout: no request-forgery
- * header), then every other route behind authentication (401), with the request-forgery header (403)
- * on mutating methods. The commands of writes, drafts, publish, media and search load on their first
- * request, not at start: 35 modules (the write commands, their validators, `diff`) a restart does
- * not load before it answers.
+ * The editor API under `apiBasePath`, one table of routes: the public auth routes (login, session,
+ * logout) first, then every other route behind authentication (401) and, on mutating methods, the
+ * request-forgery header (403). The commands of writes, drafts, publish, media and search load on
+ * their first request: 35 modules a restart does not load before it answers.
  */
 import { createReadStream } from 'node:fs'
 import { lstat, realpath } from 'node:fs/promises'
@@ -166,14 +164,11 @@ function readRoutes (router: Router, services: Services): void {
 
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
-/**
- * The media library: `GET /media`, `GET /media/references?path=`, `DELETE /media?path=[&force=true]`
- * and `GET /media/file?path=` (the bytes, for thumbnails of files not served under an uploads URL).
- */
+/** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
-    const [{ listMedia }, { findMediaReferences, requireMediaFile }, { deleteMedia }] = await Promise.all([
-      import('../commands/media-list.js'), import('../commands/media-references.js'), import('../commands/media-delete.js')
+    const [{ listMedia }, { findMediaReferences, requireMediaFile, deleteMedia }] = await Promise.all([
+      import('../commands/media-list.js'), import('../commands/media-delete.js')
     ])
     return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
   })
@@ -226,7 +221,7 @@ function writeRoutes (router: Router, services: Services): void {
   const as = (ctx: Context): CommandContext => ({ services, identity: identityOf(ctx) })
   const writes = loadOnFirstUse(async () => {
     const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
-      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/preview-markdown.js')
+      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/markdown-body.js')
     ])
     return { validators: schemas.commandValidators, mutate, readHistory, restoreHistory, previewMarkdown }
   })

@@ -24,24 +24,20 @@ export function errorHandler (log: Logger): Middleware {
       await next()
       serializeJsonBody(ctx)
     } catch (err) {
+      const e = (err ?? {}) as HttpLikeError
+      const status = [e.status, e.statusCode, e.httpCode].find((s): s is number => typeof s === 'number') ?? 500
       if (err instanceof CmsError) {
         ctx.status = err.status
         ctx.set(err.headers)
         ctx.body = { error: err.message, code: err.code, ...err.details }
-        serializeJsonBody(ctx)
-        return
-      }
-      const e = (err ?? {}) as HttpLikeError
-      const status = [e.status, e.statusCode, e.httpCode].find((s): s is number => typeof s === 'number') ?? 500
-      if (status >= 400 && status < 500) {
+      } else if (status >= 400 && status < 500) {
         ctx.status = status
         ctx.body = { error: clientMessage(status, e), code: CLIENT_CODES[status] ?? 'bad_request' }
-        serializeJsonBody(ctx)
-        return
+      } else {
+        log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
+        ctx.status = 500
+        ctx.body = { error: 'Internal server error', code: 'internal' }
       }
-      log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
-      ctx.status = 500
-      ctx.body = { error: 'Internal server error', code: 'internal' }
       serializeJsonBody(ctx)
     }
   }

@@ -1,16 +1,11 @@
 /**
- * The operator's routes outside `apiBasePath`, without a session: `GET /healthz` and `GET /readyz`
- * (CONTRACT 18; liveness answers while the process serves, readiness once the repository is readable
- * and every collection index is built, not while closing, so a load balancer sends editors only where
- * they get answers), and `GET /metrics` (Prometheus text format, when `metrics.enabled`; with
- * `metrics.token`, only for `Authorization: Bearer <token>`), with the outermost middleware that times
- * every request by its route pattern (`ctx._matchedRoute` of @koa/router, or the area a path belongs
- * to: never the raw path, so no id or name reaches a label).
- *
- * `POST <apiBasePath>/sync`: the git host's push webhook, verified with `git.syncSecret` as GitHub,
- * Gitea and Forgejo sign it (`X-Hub-Signature-256`) or GitLab sends it (`X-Gitlab-Token`). Without a
- * secret the route is 404; no signature is 401, a wrong one 403, neither changes anything. A verified
- * call fetches and fast-forwards at once.
+ * The operator's routes, without a session (CONTRACT 18): `GET /healthz`, `GET /readyz` (ready once
+ * the repository is readable and every collection index is built, not while closing), `GET /metrics`
+ * (Prometheus, when `metrics.enabled`; with `metrics.token` only for that bearer token) with the
+ * middleware timing every request by its route pattern (never the raw path), and
+ * `POST <apiBasePath>/sync`, the git host's push webhook verified with `git.syncSecret`
+ * (`X-Hub-Signature-256` of GitHub, Gitea, Forgejo or `X-Gitlab-Token`): 404 without a secret, 401
+ * unsigned, 403 wrongly signed; a verified call fetches and fast-forwards at once.
  */
 import { createHmac } from 'node:crypto'
 import { access, constants } from 'node:fs/promises'

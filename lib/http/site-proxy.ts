@@ -1,13 +1,10 @@
 /**
- * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin. Requests
- * git-cms does not answer go to the site (dev server or built folder); its own routes never do. HTML
- * pages get the bootstrap script before the last `</body>`, and for a signed-in editor an unmarked
- * page is matched to its entry (page-match.ts) and its body element gets `data-cms-md`. Insertions
- * are made in the bytes, not a re-serialized document, so every other byte stays the page's own.
- *
- * A built folder: a path becomes a file, `index.html` for a folder, `<path>.html` for an extensionless
- * address, else `404.html`. Paths are decoded once and must stay inside the folder lexically and after
- * symbolic links; hidden files (a `.` segment) are never served.
+ * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin; git-cms's own
+ * routes win. HTML pages get the bootstrap script before the last `</body>`, and for a signed-in
+ * editor an unmarked page is matched to its entry (page-match.ts) and its body element gets
+ * `data-cms-md`, inserted in the bytes so every other byte stays the page's own. A built folder
+ * serves a file, `index.html` for a folder, `<path>.html` for an extensionless address, else
+ * `404.html`; paths stay inside the folder lexically and after symbolic links, never hidden.
  */
 import { createReadStream } from 'node:fs'
 import { readFile, realpath, stat } from 'node:fs/promises'
@@ -207,7 +204,6 @@ function bodyAttribute (collection: string, id: string): string {
   return ` data-cms-md="${value}"`
 }
 
-/** The folder's answer to a path: a file (real path; 404 for the folder's `404.html`), a redirect, a refusal or nothing. */
 type SiteLookup = { file: string, size: number, status: 200 | 404 } | { redirect: string } | { refused: true } | null
 
 /** Checks the `--site` folder and gives its real path; rejects when it is not a readable folder. */

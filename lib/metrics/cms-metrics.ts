@@ -5,9 +5,6 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-/** What a push was for: a publish commit, or `refs/cms/*` (drafts, history, revocations). */
-export type PushKind = 'publish' | 'cms_refs'
-
 /** The metrics of one instance. */
 export class CmsMetrics {
   readonly registry = new Registry()
@@ -66,8 +63,8 @@ export class CmsMetrics {
   /** Counts a successful publish. */
   publish (): void { this.#publishes.inc() }
 
-  /** Counts a push to the remote. */
-  push (kind: PushKind, ok: boolean): void {
+  /** Counts a push to the remote: of a publish commit, or of `refs/cms/*` (drafts, history, revocations). */
+  push (kind: 'publish' | 'cms_refs', ok: boolean): void {
     if (ok) this.#pushes.inc({ kind })
     else this.#pushFailures.inc({ kind })
   }

@@ -3,11 +3,11 @@
  * deployment is `live` only when that commit is the last one git-cms published, `pending` when it
  * is an older one, and `unknown` when it cannot be read or nothing was published yet.
  */
-import fs from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config } from '../config.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
+import { isAncestor } from '../storage/git-search.js'
 
 /** What `GET /deployment` reports about the site's build. */
 export type DeploymentReport =
@@ -64,9 +64,9 @@ export class DeploymentStatus {
     if (commit === null) return { ...base, state: 'unknown' }
     if (published === null) return { ...base, state: 'unknown', commit }
     if (commit === published) return { ...base, state: 'live', commit }
-    // isomorphic-git loads only here, when a deployment reports an older commit.
-    const { default: git } = await import('isomorphic-git')
-    const older = await git.isDescendent({ fs, gitdir: this.#gitDir, oid: published, ancestor: commit, depth: -1 }).catch(() => false)
+    // git finds its repository from inside the git directory too.
+    // A commit this repository does not hold is no publish of ours.
+    const older = await isAncestor(this.#gitDir, commit, published).catch(() => false)
     return { ...base, state: older ? 'pending' : 'unknown', commit }
   }
 

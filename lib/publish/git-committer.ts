@@ -33,10 +33,7 @@ export interface GitCommitterOptions {
   log: Logger
   /** Silence limit of one git command (default 60 s). */
   timeoutMs?: number
-  /**
-   * Remember direct writes for the next commit (default true). Off when publishes make no
-   * commits (`CMS_GIT_ON_PUBLISH` unset), so the list never grows without end.
-   */
+  /** Remember direct writes for the next commit (default true; off when publishes make no commits). */
   trackWrites?: boolean
 }
 
@@ -147,10 +144,7 @@ export class GitCommitter {
     })
   }
 
-  /**
-   * Which paths differ from HEAD and which are ignored. git is asked about the paths' directories
-   * and the answer filtered: a thousand file pathspecs made `status` seven times slower.
-   */
+  /** Which paths differ from HEAD and which are ignored, asked per directory (file pathspecs: `status` 7x slower). */
   async #changes (paths: string[]): Promise<{ changed: string[], ignored: string[] }> {
     const wanted = new Set(paths)
     const dirs = [...new Set(paths.map(p => path.posix.dirname(p)))].sort()

@@ -37,13 +37,11 @@ export class RecoveryPlanStore {
    * @returns the plan, null when none, or 'corrupt'
    */
   async read (): Promise<RecoveryPlan | null | 'corrupt'> {
-    let text: string
-    try {
-      text = await readFile(this.#file, 'utf8')
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    const text = await readFile(this.#file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null
       throw err
-    }
+    })
+    if (text === null) return null
     try {
       const plan = JSON.parse(text) as RecoveryPlan
       if (plan.version !== 1 || !Array.isArray(plan.items)) return 'corrupt'

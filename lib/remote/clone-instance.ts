@@ -8,7 +8,7 @@ import path from 'node:path'
 import { StartupError } from '../errors.js'
 import { GitRunner } from '../git-runner.js'
 import { RecordSigner } from '../storage/record-signature.js'
-import { isCmsRefName } from './cms-refs-sync.js'
+import { isCmsRefName, isSiteRecord } from './cms-refs-sync.js'
 import { listRefs } from './remote-context.js'
 import type { Config } from '../config.js'
 
@@ -52,12 +52,10 @@ export async function cloneInstance (url: string, dir: string, env: NodeJS.Proce
 async function adoptSignedRefs (git: GitRunner, env: NodeJS.ProcessEnv): Promise<void> {
   const secret = env.CMS_SESSION_SECRET
   if (secret === undefined || secret === '') return
-  const signer = new RecordSigner(secret)
+  const site = { git, signer: new RecordSigner(secret) }
   for (const [ref, sha] of await listRefs(git, 'refs/cms-upstream/origin/')) {
     const name = ref.slice('refs/cms-upstream/origin/'.length)
-    if (!isCmsRefName(name)) continue
-    const text = await git.run(['cat-file', 'commit', sha]).catch(() => null)
-    if (text !== null && signer.verify(`refs/cms/${name}`, text)) await git.run(['update-ref', `refs/cms/${name}`, sha, ''])
+    if (isCmsRefName(name) && await isSiteRecord(site, name, sha)) await git.run(['update-ref', `refs/cms/${name}`, sha, ''])
   }
 }
 

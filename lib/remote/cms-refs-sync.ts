@@ -1,15 +1,158 @@
 /**
- * `refs/cms/*` between the service and its remote: a remote ref is adopted when the local one is
- * absent or its ancestor (compare-and-swap) and its tip is a record signed by this site
- * (storage/record-signature.ts); a local ref ahead is pushed with `--force-with-lease` on the value
- * last fetched; a ref moved on both sides is kept, logged and reported, except two kinds merged into
- * a signed commit with both parents, so every change survives and the push is a fast-forward:
- * `refs/cms/history` (a document both changed gets the union of their snapshots, ts order, the newest
- * MAX_SNAPSHOTS kept) and the documents instances of a site share (revoked sessions, CONTRACT 17: one
- * file in one commit on its own ref). Git plumbing only.
+ * `refs/cms/*` between the service and its remote, on a queue of their own (they never touch HEAD,
+ * the index or the working tree, so publishes never wait behind them): writes ask for a debounced
+ * push; a sync fetches, takes the remote's refs in and pushes what is ahead. A remote ref is adopted
+ * when the local one is absent or its ancestor (compare-and-swap) and its tip is a record signed by
+ * this site (storage/record-signature.ts); a local ref ahead is pushed with `--force-with-lease` on
+ * the value last fetched; a ref moved on both sides is kept, logged and reported, except two kinds
+ * merged into a signed commit with both parents, so every change survives and the push is a
+ * fast-forward: `refs/cms/history` (a document both changed gets the union of their snapshots, ts
+ * order, the newest MAX_SNAPSHOTS kept) and the documents instances of a site share (revoked
+ * sessions, CONTRACT 17: one file in one commit on its own ref). Git plumbing only.
  */
+import type { Logger } from 'pino'
 import { MAX_SNAPSHOTS } from '../storage/history-store.js'
-import { commitSignedRecord, isAncestor, listRefs, swapRef, type RemoteContext } from './remote-context.js'
+import { isAncestor } from '../storage/git-search.js'
+import { KeyedLock } from '../storage/keyed-lock.js'
+import { commitSignedRecord, fetchCmsRefs, listRefs, swapRef, type RemoteContext } from './remote-context.js'
+
+/** Delay from a write of `refs/cms/*` to their push (CONTRACT 18: on the host within 5 s). */
+const CMS_REFS_PUSH_DELAY_MS = 1000
+
+/** What the link needs beside the remote context. */
+export interface CmsRefsLinkOptions {
+  log: Logger
+  /** Waits for history appends in flight, so what travels holds every acknowledged save. */
+  beforeCmsRefs?: () => Promise<void>
+  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
+  shared?: SharedDocument[]
+  /** Told of every push of refs/cms and whether it succeeded (metrics). */
+  onPush?: (kind: 'cms_refs', ok: boolean) => void
+}
+
+/** The refs/cms half of the remote link; created once the remote is known. */
+export class CmsRefsLink {
+  readonly #ctx: RemoteContext
+  readonly #opts: CmsRefsLinkOptions
+  readonly #queue = new KeyedLock()
+  #pushTimer: NodeJS.Timeout | null = null
+  /** Pushes refused in a row (0 after one that went through). */
+  #refusedPushes = 0
+  /** The refs listing after the last sync that left nothing to do (null: the next sync does it all). */
+  #settled: string | null = null
+  /** A sync step queued and not started yet. */
+  #waiting: Promise<void> | null = null
+  #closed = false
+
+  constructor (ctx: RemoteContext, opts: CmsRefsLinkOptions) {
+    this.#ctx = ctx
+    this.#opts = opts
+  }
+
+  /**
+   * Asks for `refs/cms/*` to reach the remote: one push CMS_REFS_PUSH_DELAY_MS after the first
+   * write that asked; a refused push syncs and retries, backing off 1 s, 2 s, 4 s ... up to a minute.
+   */
+  schedulePush (): void {
+    if (this.#closed || this.#pushTimer !== null) return
+    const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
+    this.#pushTimer = setTimeout(() => {
+      this.#pushTimer = null
+      void this.#step(async () => {
+        await this.#flushHistory()
+        await this.#syncShared((await this.#listing()).tips)
+        if (!await this.#push()) await this.#syncNow()
+      })
+    }, delay)
+    this.#pushTimer.unref()
+  }
+
+  /** Pushes what is ahead now (after a publish's push), without waiting for it. */
+  pushSoon (): void {
+    void this.#step(async () => { await this.#flushHistory(); await this.#push() })
+  }
+
+  /**
+   * Fetches the remote's refs/cms, takes them in and pushes what is ahead; calls while one waits
+   * share it. Failures are logged and retried later.
+   */
+  async sync (): Promise<void> {
+    if (this.#waiting !== null) { await this.#waiting; return }
+    const step = this.#step(async () => { this.#waiting = null; await this.#syncNow() })
+    this.#waiting = step
+    await step
+  }
+
+  /** Stops the push timer and waits for the step in flight. */
+  async close (): Promise<void> {
+    this.#closed = true
+    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
+    this.#pushTimer = null
+    await this.#queue.run('refs', async () => {})
+  }
+
+  async #step (fn: () => Promise<void>): Promise<void> {
+    await this.#queue.run('refs', async () => {
+      if (!this.#closed) await fn()
+    }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not sync refs/cms') })
+  }
+
+  async #syncNow (): Promise<void> {
+    try {
+      await fetchCmsRefs(this.#ctx)
+    } catch (err) {
+      this.#opts.log.warn({ error: (err as Error).message }, 'could not fetch refs/cms from the git remote')
+      this.schedulePush()
+      return
+    }
+    const refs = await this.#listing()
+    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
+    // processes of adopt/merge/push (a write schedules its own push).
+    if (refs.text === this.#settled) return
+    this.#settled = null
+    await this.#flushHistory()
+    const shared = await this.#syncShared(refs.tips)
+    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return null })
+    const pushed = await this.#push()
+    if (shared && adopted !== null && adopted.retry.length === 0 && pushed) this.#settled = (await this.#listing()).text
+  }
+
+  /** Every local refs/cms ref and the remote's as last fetched, in one git process. */
+  async #listing (): Promise<{ text: string, tips: Map<string, string> }> {
+    const tips = await listRefs(this.#ctx.git, 'refs/cms/', this.#ctx.cmsTracking)
+    return { text: JSON.stringify([...tips]), tips }
+  }
+
+  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
+  async #push (): Promise<boolean> {
+    const outcome = await pushCmsRefs(this.#ctx).catch((err: Error) => ({ error: err.message }))
+    if ('error' in outcome) {
+      this.#opts.onPush?.('cms_refs', false)
+      this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
+      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
+      this.schedulePush()
+      return false
+    }
+    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
+    this.#refusedPushes = 0
+    return this.#ctx.state.report.divergedRefs.length === 0
+  }
+
+  /** Merges the shared documents with the remote's versions as last fetched; false when one could not be. */
+  async #syncShared (tips: Map<string, string>): Promise<boolean> {
+    let ok = true
+    for (const doc of this.#opts.shared ?? []) {
+      const known = { ours: tips.get(`refs/cms/${doc.name}`) ?? null, theirs: tips.get(`${this.#ctx.cmsTracking}${doc.name}`) ?? null }
+      await syncSharedDocument(this.#ctx, doc, known).catch((err: Error) => { ok = false; this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
+    }
+    return ok
+  }
+
+  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
+  async #flushHistory (): Promise<void> {
+    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
+  }
+}
 
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
 async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
@@ -22,11 +165,8 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
   return { local, remote }
 }
 
-/**
- * Adopts fetched remote refs where the local ref is absent or behind; reports the diverged ones.
- * Refs in `merged` (names under refs/cms/) are skipped: their owner merges them itself.
- */
-export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
+/** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged. */
+async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
   const { local, remote } = await bothSides(ctx)
   const adopted: string[] = []
   const diverged: string[] = []
@@ -35,13 +175,13 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
     if (!isCmsRefName(name) || merged.has(name)) continue
     const ours = local.get(name)
     if (ours === theirs) continue
-    if (ours !== undefined && await isAncestor(ctx.git, theirs, ours)) continue
+    if (ours !== undefined && await isAncestor(ctx.repoDir, theirs, ours)) continue
     if (!await isSiteRecord(ctx, name, theirs)) {
       // Anyone who can push refs/cms/* could otherwise plant a draft an editor publishes, or a history.
       ctx.log.warn({ ref: `refs/cms/${name}`, commit: theirs }, 'a fetched refs/cms ref is not signed by this site; ignored')
       continue
     }
-    if (ours !== undefined && !await isAncestor(ctx.git, ours, theirs)) {
+    if (ours !== undefined && !await isAncestor(ctx.repoDir, ours, theirs)) {
       // Several instances record history: both sides' snapshots are kept (a signed merge commit).
       if (name === 'history' && await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) { adopted.push(name); continue }
       diverged.push(name)
@@ -60,11 +200,8 @@ export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<stri
   return { adopted, diverged, retry }
 }
 
-/**
- * Pushes local refs/cms refs that are new or ahead of the remote's, each with a lease on the value
- * last fetched; returns the names pushed, or git's (redacted) refusal.
- */
-export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string[] } | { error: string }> {
+/** Pushes local refs/cms refs new or ahead, each leased on the value last fetched; the names, or git's refusal. */
+async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string[] } | { error: string }> {
   const { local, remote } = await bothSides(ctx)
   const args: string[] = []
   const names: string[] = []
@@ -75,7 +212,7 @@ export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string
     const ours = await signedLocalTip(ctx, name, tip)
     if (ours === null) continue
     local.set(name, ours)
-    if (theirs !== undefined && !await isAncestor(ctx.git, theirs, ours)) continue
+    if (theirs !== undefined && !await isAncestor(ctx.repoDir, theirs, ours)) continue
     args.push(`--force-with-lease=refs/cms/${name}:${theirs ?? ''}`)
     names.push(name)
   }
@@ -98,16 +235,13 @@ export function isCmsRefName (name: string): boolean {
   return name === 'history' || name === 'revocations' || /^drafts\/[A-Za-z0-9._@%-]{1,250}$/.test(name)
 }
 
-/** Whether a commit is signed by this site as the tip of `refs/cms/<name>`. */
-async function isSiteRecord (ctx: RemoteContext, name: string, sha: string): Promise<boolean> {
+/** Whether a commit is signed by this site as the tip of `refs/cms/<name>` (clone-instance.ts asks too). */
+export async function isSiteRecord (ctx: Pick<RemoteContext, 'git' | 'signer'>, name: string, sha: string): Promise<boolean> {
   const text = await ctx.git.run(['cat-file', 'commit', sha]).catch(() => null)
   return text !== null && ctx.signer.verify(`refs/cms/${name}`, text)
 }
 
-/**
- * Makes a local tip signed: unchanged when it is, else (an earlier version wrote it unsigned, here, so
- * it is trusted) a signed commit of the same tree on top; null when the ref moved meanwhile.
- */
+/** A local tip an earlier version wrote unsigned gets a signed commit of its tree on top (null: the ref moved). */
 async function signedLocalTip (ctx: RemoteContext, name: string, sha: string): Promise<string | null> {
   if (await isSiteRecord(ctx, name, sha)) return sha
   const ref = `refs/cms/${name}`
@@ -219,16 +353,12 @@ export interface SharedDocument {
   merge: (text: string) => Promise<unknown>
 }
 
-/**
- * Merges the remote's version into this instance's and records it on the local ref (compare-and-
- * swap); when the result is the remote's text the remote's commit is taken, so instances holding
- * the same revocations hold the same commit. Returns true when the local ref changed.
- */
-export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips: { ours: string | null, theirs: string | null }): Promise<boolean> {
+/** Merges the remote's version in (compare-and-swap); a result equal to theirs takes their commit. True when moved. */
+async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips: { ours: string | null, theirs: string | null }): Promise<boolean> {
   const ref = `refs/cms/${doc.name}`
   const file = `${doc.name}.json`
   const { ours, theirs } = tips
-  const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.git, theirs, ours))
+  const theirsNew = theirs !== null && theirs !== ours && (ours === null || !await isAncestor(ctx.repoDir, theirs, ours))
   let theirText: string | null = null
   if (theirsNew) {
     theirText = await ctx.git.run(['cat-file', 'blob', `${theirs}:${file}`]).catch(() => null)

@@ -3,7 +3,8 @@
  * commits are replayed onto it if their paths do not overlap, and the push retried. Never a force
  * push, never a merge commit. A publish that lost the race on the same files is dropped.
  */
-import { changedPaths, fetchUpstream, isAncestor, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
+import { isAncestor } from '../storage/git-search.js'
+import { changedPaths, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 
 /** The `push` part of a publish response. */
 export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }
@@ -19,13 +20,12 @@ const MAX_ATTEMPTS = 3
  * @returns the pushed commit, or why it was not pushed (redacted)
  */
 export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushOverlap> {
+  const rewritten = `the remote branch ${ctx.branch} was rewritten (a force push); nothing is pushed until its history and this server's are reconciled`
   const diverged = await ctx.state.diverged()
   for (let attempt = 1; ; attempt++) {
     const head = await resolveCommit(ctx.git, 'HEAD')
     if (head === null) return { ok: false, error: 'the repository has no HEAD commit' }
-    if (diverged !== null) {
-      return { ok: false, error: `the remote branch ${ctx.branch} was rewritten (a force push); nothing is pushed until its history and this server's are reconciled` }
-    }
+    if (diverged !== null) return { ok: false, error: rewritten }
     let rejection: string
     try {
       await ctx.git.run(['push', '--quiet', '--porcelain', ctx.remote, `${head}:refs/heads/${ctx.branch}`])
@@ -44,13 +44,13 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
       return { ok: false, error: (err as Error).message }
     }
     if (upstream === null) continue
-    if (previous !== null && !await isAncestor(ctx.git, previous, upstream)) {
+    if (previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
       await ctx.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
       ctx.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged, not pushed')
-      return { ok: false, error: `the remote branch ${ctx.branch} was rewritten (a force push); nothing is pushed until its history and this server's are reconciled` }
+      return { ok: false, error: rewritten }
     }
-    if (await isAncestor(ctx.git, upstream, head)) continue
-    if (await isAncestor(ctx.git, head, upstream)) return { ok: true, commit: upstream }
+    if (await isAncestor(ctx.repoDir, upstream, head)) continue
+    if (await isAncestor(ctx.repoDir, head, upstream)) return { ok: true, commit: upstream }
     const replayed = await replayCommits(ctx, head, upstream)
     if ('overlap' in replayed) {
       const shown = replayed.overlap.slice(0, 5).join(', ') + (replayed.overlap.length > 5 ? ` and ${replayed.overlap.length - 5} more` : '')
@@ -75,7 +75,7 @@ function isNonFastForward (message: string): boolean {
 export async function dropLostPublish (ctx: RemoteContext, commit: string, upstream: string, written: readonly string[]): Promise<boolean> {
   if (await resolveCommit(ctx.git, 'HEAD') !== commit) return false
   const parent = await resolveCommit(ctx.git, `${commit}^`)
-  if (parent === null || !await isAncestor(ctx.git, parent, upstream)) return false
+  if (parent === null || !await isAncestor(ctx.repoDir, parent, upstream)) return false
   const own = new Set(written)
   if (!(await changedPaths(ctx.git, parent, commit)).every(p => own.has(p))) return false
   const paths = await changedPaths(ctx.git, commit, upstream)
@@ -89,10 +89,7 @@ export async function dropLostPublish (ctx: RemoteContext, commit: string, upstr
   return true
 }
 
-/**
- * Replays `base..local` onto `upstream` when the paths each side changed do not overlap (`merge-tree
- * --write-tree`, `commit-tree` keeping author and message, `reset --keep`); else the overlap or git's refusal.
- */
+/** Replays `base..local` onto `upstream` (`merge-tree`, `commit-tree`, `reset --keep`) unless both changed a path. */
 async function replayCommits (ctx: RemoteContext, local: string, upstream: string): Promise<{ commit: string } | { overlap: string[] } | { error: string }> {
   const base = (await ctx.git.run(['merge-base', local, upstream])).trim()
   if (!/^[0-9a-f]{40}$/.test(base)) return { error: 'the local and remote branches share no history' }

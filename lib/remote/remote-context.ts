@@ -15,6 +15,8 @@ import type { RecordSigner } from '../storage/record-signature.js'
 /** The parts one remote step needs, resolved once at start. */
 export interface RemoteContext {
   git: GitRunner
+  /** The work tree (storage's git questions run there). */
+  repoDir: string
   /** The remote's name (`origin`). */
   remote: string
   /** The remote branch publishes go to. */
@@ -88,12 +90,6 @@ export async function resolveCommit (git: GitRunner, rev: string): Promise<strin
   }
 }
 
-/** Whether `ancestor` is an ancestor of (or equal to) `descendant`. */
-export async function isAncestor (git: GitRunner, ancestor: string, descendant: string): Promise<boolean> {
-  if (ancestor === descendant) return true
-  return await git.test(['merge-base', '--is-ancestor', ancestor, descendant])
-}
-
 /** The paths that differ between two commits. */
 export async function changedPaths (git: GitRunner, from: string, to: string): Promise<string[]> {
   const out = await git.run(['diff', '--name-only', '--no-renames', '-z', from, to, '--'])
@@ -109,19 +105,6 @@ export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<
     if (m !== null) refs.set(m[2]!, m[1]!)
   }
   return refs
-}
-
-/**
- * The branch HEAD points at.
- * @returns the short branch name, or null when HEAD is detached
- */
-export async function currentBranch (git: GitRunner): Promise<string | null> {
-  try {
-    const out = (await git.run(['symbolic-ref', '--quiet', '--short', 'HEAD'])).trim()
-    return out === '' ? null : out
-  } catch {
-    return null
-  }
 }
 
 /** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
@@ -151,12 +134,4 @@ export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: st
  */
 export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
   await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
-}
-
-/** Fast-forwards HEAD (and the working tree) from `from` to `to`. */
-export async function fastForward (ctx: RemoteContext, from: string, to: string): Promise<string[]> {
-  const paths = await changedPaths(ctx.git, from, to)
-  // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
-  await moveHead(ctx, ['merge', '--ff-only', '--no-stat', '--quiet', to], paths)
-  return paths
 }

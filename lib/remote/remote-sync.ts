@@ -5,20 +5,20 @@
  */
 import type { RecordSigner } from '../storage/record-signature.js'
 import type { Config } from '../config.js'
-import type { KeyedLock } from '../storage/keyed-lock.js'
 import type { ContentStore } from '../storage/content-store.js'
-import { KeyedLock as Queue } from '../storage/keyed-lock.js'
+import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
 import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
-import { currentBranch, fastForward, fetchUpstream, isAncestor, resolveCommit, type RemoteContext } from './remote-context.js'
+import { isAncestor } from '../storage/git-search.js'
+import { changedPaths, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
-import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-link.js'
+import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-sync.js'
 
 /** What asked for a sync (logged). */
-export type SyncReason = 'start' | 'interval' | 'webhook' | 'publish' | 'manual'
+type SyncReason = 'start' | 'interval' | 'webhook' | 'publish'
 
 /** What `createCms` hands the remote link. */
-export interface RemoteSyncOptions extends CmsRefsLinkOptions {
+interface RemoteSyncOptions extends CmsRefsLinkOptions {
   repoDir: string
   stateDir: string
   config: Config
@@ -29,12 +29,8 @@ export interface RemoteSyncOptions extends CmsRefsLinkOptions {
   /** Signs and checks refs/cms records: a fetched ref is adopted only when its tip is signed by this site. */
   signer: RecordSigner
   env?: NodeJS.ProcessEnv
-  /**
-   * Announces pushed publishes to the rebuild webhook (for a push that completes later: a retry,
-   * or the push finished at start after a crash).
-   */
+  /** Announces a push that completes later (a retry, or at start after a crash) to the rebuild webhook. */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
-  /** Told of every push and whether it succeeded (metrics). */
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
 
@@ -45,7 +41,7 @@ export class RemoteSync {
   readonly state: SyncState
   readonly #opts: RemoteSyncOptions
   readonly #git: GitRunner
-  readonly #queue = new Queue()
+  readonly #queue = new KeyedLock()
   #ctx: RemoteContext | null = null
   /** The refs/cms half (null until the remote is known, or with `git.pushRefs` off). */
   #refs: CmsRefsLink | null = null
@@ -77,14 +73,16 @@ export class RemoteSync {
       return
     }
     this.#git.rememberUrl(url)
-    const branch = git.branch ?? await currentBranch(this.#git)
-    if (branch === null) {
+    // The branch HEAD points at, unless configured ('' when HEAD is detached).
+    const branch = git.branch ?? (await this.#git.run(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim()
+    if (branch === '') {
       this.state.set('error', 'HEAD is detached and git.branch is not set; not syncing.')
       return
     }
     this.state.report.branch = branch
     this.#ctx = {
       git: this.#git,
+      repoDir: this.#opts.repoDir,
       remote,
       branch,
       tracking: `refs/remotes/${remote}/${branch}`,
@@ -118,10 +116,7 @@ export class RemoteSync {
     await this.#queue.run('remote', async () => {})
   }
 
-  /**
-   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote soon (about a second
-   * after the first write that asked, whatever `pullInterval` is; cms-refs-link.ts).
-   */
+  /** Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote in about a second (cms-refs-sync.ts). */
   schedulePush (): void {
     if (!this.#closed) this.#refs?.schedulePush()
   }
@@ -260,7 +255,7 @@ export class RemoteSync {
     const head = await resolveCommit(ctx.git, 'HEAD')
     report.localCommit = head
     if (head === null) return
-    if (upstream !== null && previous !== null && !await isAncestor(ctx.git, previous, upstream)) {
+    if (upstream !== null && previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
       await this.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
       this.#opts.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged')
     }
@@ -274,11 +269,13 @@ export class RemoteSync {
       // Pushed, but the process stopped before it could forget the record.
       if (pending !== null && reason === 'start') await this.#pushAndAnnounce()
       this.state.set('ok', 'In sync with the remote.')
-    } else if (await isAncestor(ctx.git, head, upstream)) {
+    } else if (await isAncestor(ctx.repoDir, head, upstream)) {
       // Taking the remote's history loses nothing of ours, even after a rewrite.
       if (diverged !== null) await this.state.clearDiverged()
       try {
-        const paths = await fastForward(ctx, head, upstream)
+        const paths = await changedPaths(ctx.git, head, upstream)
+        // Refuses (and changes nothing) when a local change, committed or not, would be overwritten.
+        await moveHead(ctx, ['merge', '--ff-only', '--no-stat', '--quiet', upstream], paths)
         report.localCommit = upstream
         this.state.set('ok', 'In sync with the remote.')
         this.#opts.log.info({ reason, from: head, to: upstream, files: paths.length }, 'fast-forwarded upstream changes')
@@ -291,7 +288,7 @@ export class RemoteSync {
     } else if (pending !== null) {
       if (reason === 'start') await this.#pushAndAnnounce()
       else this.state.set('ahead', 'A publish commit has not reached the remote yet (Retry push sends it).')
-    } else if (await isAncestor(ctx.git, upstream, head)) {
+    } else if (await isAncestor(ctx.repoDir, upstream, head)) {
       this.state.set('ahead', 'This server has commits the remote does not (they were not made by a publish, so they are not pushed).')
     } else {
       this.state.set('diverged', `This server's branch and ${ctx.remote}/${ctx.branch} have both moved; nothing is merged silently.`)

@@ -59,6 +59,8 @@ async function git (repoDir: string, args: string[]): Promise<string> {
  * 1,000 commits took 6 s of CPU without a commit-graph, 0.07 s with one).
  */
 const LOG_TIMEOUT_MS = 3_000
+/** How long an ancestry check may take before it fails (the sync's git commands allow as long). */
+const ANCESTRY_TIMEOUT_MS = 60_000
 
 /** A file's last commit on HEAD. */
 export interface LastCommit {
@@ -87,11 +89,16 @@ export async function lastCommitsOf (workTree: string, paths: readonly string[])
 
 /**
  * Whether one commit is an ancestor of another (or the same), by `git merge-base --is-ancestor`.
+ * Any other answer (an unknown commit, git killed after a minute) throws: a sync must not read a
+ * failure as "not an ancestor", which it would record as a force push.
  * @param workTree the repository's work tree
  * @param ancestor a commit id
  * @param descendant a commit id
- * @returns true when `ancestor` is reachable from `descendant`
+ * @returns true when `ancestor` is reachable from `descendant`, false when it is not
  */
 export async function isAncestor (workTree: string, ancestor: string, descendant: string): Promise<boolean> {
-  return (await runGit(workTree, ['merge-base', '--is-ancestor', ancestor, descendant], LOG_TIMEOUT_MS)).code === 0
+  if (ancestor === descendant) return true
+  const { code, stderr } = await runGit(workTree, ['merge-base', '--is-ancestor', ancestor, descendant], ANCESTRY_TIMEOUT_MS)
+  if (code === 0 || code === 1) return code === 0
+  throw new Error(`git merge-base --is-ancestor ${ancestor} ${descendant} failed: ${stderr.trim() || 'timed out'}`)
 }

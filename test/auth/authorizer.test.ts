@@ -1,6 +1,6 @@
 import t from 'tap'
 import { pino } from 'pino'
-import { createAuthorizer, grants } from '../../lib/auth/authorizer.js'
+import { createAuthorizer, grants } from '../../lib/auth/create-auth.js'
 import type { AuthAction, Identity } from '../../lib/config.js'
 
 const log = pino({ level: 'silent' })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { LoginRateLimiter } from '../../lib/auth/login-rate-limit.js'
+import { LoginRateLimiter } from '../../lib/auth/password-auth.js'
 
 const MIN = 60 * 1000
 

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { git, makeSite, repoFingerprint, startServer, TEST_PASSWORD, writeHeaders } from '../helpers/site.js'
 import { API, remoteConfig, remoteFiles, SYNC_SECRET } from '../helpers/remote-site.js'
-import { rateLimitKey } from '../../lib/auth/client-address.js'
+import { rateLimitKey } from '../../lib/auth/password-auth.js'
 import { initSite } from '../../lib/init/init-site.js'
 import type { ConfigInput } from '../../lib/config.js'
 
