@@ -65,17 +65,6 @@ export class GitRunner {
     return result.out
   }
 
-  /**
-   * Runs a command whose exit code is its answer (`merge-base --is-ancestor`, `diff --quiet`).
-   * @returns true on exit code 0, false on 1; throws on anything else
-   */
-  async test (args: string[]): Promise<boolean> {
-    const result = await this.#exec(args, {})
-    if (!('error' in result)) return true
-    if (result.exitCode === 1) return false
-    throw result.error
-  }
-
   /** The committer for a commit's environment: the fallback unless git's config or environment names one. */
   async committerEnv (name: string, email: string): Promise<Record<string, string>> {
     const configured = await this.run(['config', '--get-regexp', '^user\\.(name|email)$']).catch(() => '')

@@ -1,7 +1,4 @@
-/**
- * A block's plain text as a reader sees it (markup removed, entities decoded, images' alt dropped,
- * hard breaks as "\n"), each character traced to its source bytes: the map `md_edit` splices through.
- */
+/** A block's plain text as a reader sees it, each character traced to its source bytes (md_edit's map). */
 import type { Nodes, PhrasingContent } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { textExtents } from './source-units.js'
@@ -10,7 +7,7 @@ import { textExtents } from './source-units.js'
 export type Container = Extract<PhrasingContent, { type: 'emphasis' | 'strong' | 'delete' | 'link' | 'linkReference' | 'inlineCode' | 'mdxJsxTextElement' }>
 
 /** One character of the block's text. */
-export interface TextChar {
+interface TextChar {
   /** Source offset of its own bytes (-1: it has none that an edit may touch). */
   start: number
   /** End of its own bytes (a whole escape or character reference). */
@@ -19,7 +16,6 @@ export interface TextChar {
   next: number
   /** The containers it sits in, outermost first (shared by the characters of a node). */
   anc: readonly Container[]
-  /** The node it comes from. */
   leaf: object
 }
 

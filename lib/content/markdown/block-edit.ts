@@ -1,21 +1,24 @@
 /**
- * `applyBlockEdit`: one edited block's inline HTML back into the Markdown body, touching nothing
- * outside the block's source range.
+ * `applyBlockEdit`: one edited block's inline HTML back into its source range of the Markdown body,
+ * spliced (inline-splice.ts) or else converted in the document's style by rehype-remark.
  */
+import { unified } from 'unified'
+import rehypeRemark, { type Options as RehypeRemarkOptions } from 'rehype-remark'
+import remarkGfm from 'remark-gfm'
+import remarkStringify from 'remark-stringify'
 import { toHtml } from 'hast-util-to-html'
-import { visit } from 'unist-util-visit'
-import type { Root as HastRoot } from 'hast'
-import type { Root, RootContent, Heading, PhrasingContent, Nodes, Definition } from 'mdast'
+import { visit, SKIP } from 'unist-util-visit'
+import type { Root as HastRoot, Element, ElementContent } from 'hast'
+import type { Root, RootContent, Heading, PhrasingContent, Parent, Nodes, LinkReference, Definition } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { parseSourceHint, sourceHash, type SourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { firstMarkers } from './body-outline.js'
-import { inlineToMarkdown, type DocumentStyle } from './inline-to-markdown.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { spliceInlineEdit } from './inline-splice.js'
 import { sourceTokens, renderBlock } from './source-units.js'
-import { inlineTokens, visibleTokens, sameKeys } from './inline-tokens.js'
+import { inlineTokens, visibleTokens, sameKeys, footnoteLabel } from './inline-tokens.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
@@ -55,9 +58,10 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const { body } = opts
   const parse = bodyParser({ mdx: opts.mdx === true })
   const tree = parse(body)
-  const block = findBlock(body, opts.src, tree)
+  const hint = checkedHint(body, opts.src)
+  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
+  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
   const documentDefinitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
-  // Link definitions by URL (the first one for each), for writing links as references.
   const urls = new Map<string, Definition>()
   visit(tree, 'definition', (node) => { if (!urls.has(node.url)) urls.set(node.url, node) })
   const incoming = sanitizeInlineHtml(opts.html)
@@ -70,7 +74,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     if (codeText(incoming) === block.node.value) return unchanged
   } else if (source !== null && source.length > 0) {
     if (sameKeys(source, incomingTokens)) return unchanged
-  } else if (sameRendering(incoming, renderedContent(block, definitions))) {
+  } else if (rendered(incoming) === rendered(renderedContent(block, definitions))) {
     return unchanged
   }
   if (host === null) throw new UneditableBlockError(block.node.type)
@@ -86,12 +90,13 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     lead = ' '
   }
   const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
+  const style = blockStyle(block.node, body, tree, urls)
   const convert = (fragment: HastRoot): string => inlineToMarkdown(fragment, {
     kind: heading !== null ? 'heading' : 'paragraph',
     depth: heading?.depth,
     setext,
     original: host.children
-  }, blockStyle(block.node, body, tree, urls, { emphasis: hasElement(fragment, 'em'), strong: hasElement(fragment, 'strong') }))
+  }, style)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
   // Only what the editor changed is rewritten, where the block's rendering maps to its source.
@@ -108,11 +113,10 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   return { body: next, start: block.start, end, changed: next !== body }
 }
 
-/** The style for one block: its own markers first, then the document's (looked up only for a kind the edit writes and the block lacks). */
-function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>, writes: { emphasis: boolean, strong: boolean }): DocumentStyle {
+/** The style for one block: its own markers first, then the document's. */
+function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>): DocumentStyle {
   const own = firstMarkers(block, body, {})
-  const needs = (writes.emphasis && own.emphasis === undefined) || (writes.strong && own.strong === undefined)
-  const doc = needs ? firstMarkers(tree, body, {}) : {}
+  const doc = own.emphasis === undefined || own.strong === undefined ? firstMarkers(tree, body, {}) : {}
   return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }
 
@@ -126,14 +130,6 @@ function keepsMdx (children: PhrasingContent[], body: string, text: string): boo
     at = found + 1
   }
   return true
-}
-
-/** The editable block a hint names, or SourceMismatchError. */
-function findBlock (body: string, src: string, tree: Root): EditableBlock {
-  const hint = checkedHint(body, src)
-  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
-  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
-  return block
 }
 
 /**
@@ -151,24 +147,14 @@ export function checkedHint (body: string, src: string): SourceHint {
   return hint
 }
 
-function hasElement (root: HastRoot, tagName: string): boolean {
-  let found = false
-  visit(root, 'element', (node) => { if (node.tagName === tagName) found = true })
-  return found
-}
-
 /** The block's content as the browser has it: the block alone rendered and sanitized as renderMarkdown does. */
 function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
   const node = block.node
   return renderBlock(node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] } : node, definitions)
 }
 
-/** Two sanitized fragments render the same (whitespace collapses in HTML). */
-function sameRendering (a: HastRoot, b: HastRoot): boolean {
-  return normalize(a) === normalize(b)
-}
-
-function normalize (root: HastRoot): string {
+/** A sanitized fragment's HTML, whitespace collapsed as HTML shows it (for comparing two). */
+function rendered (root: HastRoot): string {
   return toHtml(root).replace(/\s+/g, ' ').replace(/ ?<br> ?/g, '<br>').trim()
 }
 
@@ -182,4 +168,193 @@ function codeText (root: HastRoot): string {
 function continuationPrefix (body: string, offset: number): string {
   const lineStart = body.lastIndexOf('\n', offset - 1) + 1
   return body.slice(lineStart, offset).replace(/[^>\s]/g, ' ').replace(/\r/g, '')
+}
+
+/** The markers and link definitions of a document. */
+interface DocumentStyle {
+  emphasis: '*' | '_'
+  strong: '*' | '_'
+  /** Link definitions by URL (the first one for each), for writing links as references. */
+  definitions: Map<string, Definition>
+}
+
+/** What the content is written into. */
+interface InlineTarget {
+  /** `heading` writes heading content (escaping a closing `#` sequence), else paragraph content. */
+  kind: 'paragraph' | 'heading'
+  depth?: number
+  setext?: boolean
+  /** The block's current inline content, to keep its links' titles and reference style. */
+  original: PhrasingContent[]
+}
+
+interface LinkKeep { title: string | null, reference?: { identifier: string, label: string, referenceType: LinkReference['referenceType'], text: string } }
+
+/** Converts sanitized inline HTML to Markdown phrasing text (no trailing newline). */
+function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
+  const raw = new RawTags()
+  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(raw) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
+  const phrasing = tidy(flatten(mdast.children), target.kind === 'heading')
+  restoreLinks(phrasing, target.original, style)
+  const intraword = hasIntrawordAttention(phrasing)
+  const node: RootContent = target.kind === 'heading'
+    ? { type: 'heading', depth: (target.depth ?? 1) as 1, children: phrasing }
+    : { type: 'paragraph', children: phrasing }
+  const processor = unified().use(remarkGfm).use(remarkStringify, {
+    // `_` cannot open or close emphasis inside a word; `*` can.
+    emphasis: intraword ? '*' : style.emphasis,
+    strong: intraword ? '*' : style.strong,
+    setext: target.setext === true,
+    bullet: '-'
+  })
+  let text = raw.restore(processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, ''))
+  if (target.kind === 'heading') {
+    text = target.setext === true
+      ? text.replace(/\n[=-]+$/, '')
+      : text.replace(/^#+(?: |$)/, '')
+  }
+  return text
+}
+
+/** Removes what Markdown cannot write: an empty code span, and a line break in a heading (a space instead). */
+function tidy (nodes: PhrasingContent[], heading: boolean): PhrasingContent[] {
+  const out: PhrasingContent[] = []
+  for (const node of nodes) {
+    if (node.type === 'inlineCode' && node.value.trim() === '') {
+      if (node.value !== '') out.push({ type: 'text', value: ' ' })
+    } else if (node.type === 'break' && heading) {
+      out.push({ type: 'text', value: ' ' })
+    } else {
+      if ('children' in node) node.children = tidy(node.children as PhrasingContent[], heading) as typeof node.children
+      out.push(node)
+    }
+  }
+  return out
+}
+
+/** Block-level wrappers (should any appear) become their content, joined by hard breaks. */
+function flatten (nodes: RootContent[]): PhrasingContent[] {
+  const out: PhrasingContent[] = []
+  let afterBlock = false
+  for (const node of nodes) {
+    // Inline HTML is not phrasing to hast-util-to-mdast: it cuts the paragraph it sits in.
+    const wasBlock = afterBlock
+    afterBlock = node.type === 'paragraph' || node.type === 'heading'
+    if (node.type === 'paragraph' || node.type === 'heading') {
+      if (out.length > 0 && wasBlock) out.push({ type: 'break' })
+      out.push(...node.children)
+    } else if ('children' in node && !isPhrasing(node)) {
+      out.push(...flatten(node.children as RootContent[]))
+    } else if (isPhrasing(node)) {
+      out.push(node)
+    }
+  }
+  return out
+}
+
+const PHRASING = new Set(['text', 'emphasis', 'strong', 'delete', 'inlineCode', 'break', 'link', 'linkReference', 'image', 'imageReference', 'html', 'footnoteReference'])
+function isPhrasing (node: RootContent): node is PhrasingContent { return PHRASING.has(node.type) }
+
+/** Links keep their title and reference style; a new link to a URL the document defines becomes a reference. */
+function restoreLinks (phrasing: PhrasingContent[], original: PhrasingContent[], style: DocumentStyle): void {
+  const keep = new Map<string, LinkKeep>()
+  const root: Parent = { type: 'paragraph', children: original }
+  visit(root as Nodes, (node) => {
+    if (node.type === 'link' && !keep.has(node.url)) keep.set(node.url, { title: node.title ?? null })
+    if (node.type === 'linkReference') {
+      const def = [...style.definitions.values()].find(d => d.identifier === node.identifier)
+      if (def !== undefined && !keep.has(def.url)) {
+        keep.set(def.url, { title: def.title ?? null, reference: { identifier: node.identifier, label: node.label ?? node.identifier, referenceType: node.referenceType, text: textOf(node) } })
+      }
+    }
+  })
+  const host: Parent = { type: 'paragraph', children: phrasing }
+  visit(host as Nodes, 'link', (node, index, parent) => {
+    if (parent === undefined || index === undefined) return
+    const kept = keep.get(node.url)
+    const ref = kept?.reference ?? definitionRef(style, node.url)
+    if (ref !== undefined) {
+      const sameText = textOf(node) === ref.text
+      const referenceType = sameText ? ref.referenceType : 'full'
+      parent.children[index] = { type: 'linkReference', identifier: ref.identifier, label: ref.label, referenceType, children: node.children } as LinkReference
+      return SKIP
+    }
+    if (kept !== undefined) node.title = kept.title
+  })
+}
+
+function definitionRef (style: DocumentStyle, url: string): LinkKeep['reference'] | undefined {
+  const def = style.definitions.get(url)
+  if (def === undefined) return undefined
+  const label = def.label ?? def.identifier
+  return { identifier: def.identifier, label, referenceType: 'full', text: label }
+}
+
+/** Emphasis or strong directly between word characters (`un*frigging*believable`). */
+function hasIntrawordAttention (phrasing: PhrasingContent[]): boolean {
+  let found = false
+  const root: Parent = { type: 'paragraph', children: phrasing }
+  visit(root as Nodes, (node, index, parent) => {
+    if ((node.type !== 'emphasis' && node.type !== 'strong') || parent === undefined || index === undefined) return
+    const before = parent.children[index - 1]
+    const after = parent.children[index + 1]
+    if (before?.type === 'text' && /[\p{L}\p{N}]$/u.test(before.value)) found = true
+    if (after?.type === 'text' && /^[\p{L}\p{N}]/u.test(after.value)) found = true
+  })
+  return found
+}
+
+/** The plain text of phrasing content. */
+function textOf (node: Nodes): string {
+  if ('value' in node && typeof node.value === 'string') return node.value
+  if ('children' in node) return (node.children as Nodes[]).map(textOf).join('')
+  return ''
+}
+
+type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
+type Handle = Handlers[string]
+
+/** Raw HTML tags as placeholder text through the conversion (hast-util-to-mdast cuts a paragraph at `html`). */
+class RawTags {
+  readonly tags: string[] = []
+  placeholder (html: string): PhrasingContent {
+    this.tags.push(html)
+    return { type: 'text', value: `\uE001${this.tags.length - 1}\uE002` }
+  }
+
+  restore (text: string): string {
+    return text.replace(/\uE001(\d+)\uE002/g, (_, i: string) => this.tags[Number(i)] ?? '')
+  }
+}
+
+/** Handlers writing an element as inline HTML around its converted children (attributes escaped). */
+function htmlHandlers (raw: RawTags): Handlers {
+  const asHtml: Handle = (state, node) => {
+    const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
+      ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
+      : ''
+    return [raw.placeholder(`<${node.tagName}${title}>`), ...state.all(node), raw.placeholder(`</${node.tagName}>`)] as PhrasingContent[]
+  }
+  const footnote: Handle = (_state, node) => {
+    const label = String(node.properties.label ?? '')
+    return { type: 'footnoteReference', identifier: label.toLowerCase(), label }
+  }
+  return { kbd: asHtml, sup: asHtml, sub: asHtml, mark: asHtml, abbr: asHtml, 'cms-footnote-ref': footnote }
+}
+
+/** Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become an element written as `[^label]`. */
+function footnoteRefs (root: HastRoot): HastRoot {
+  const refOf = (node: ElementContent): Element | undefined => {
+    if (node.type !== 'element') return undefined
+    if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
+    const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
+    return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? refOf(only[0]) : undefined
+  }
+  visit(root, 'element', (node, index, parent) => {
+    const ref = refOf(node)
+    if (ref === undefined || parent === undefined || index === undefined) return
+    parent.children[index] = { type: 'element', tagName: 'cms-footnote-ref', properties: { label: footnoteLabel(ref) }, children: [] }
+    return SKIP
+  })
+  return root
 }

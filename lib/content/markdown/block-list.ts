@@ -1,7 +1,4 @@
-/**
- * The source blocks of a body in document order, for the editor to pair with the blocks a generator
- * rendered (CONTRACT 14): hint, kind, plain text and whether it is editable; md_block's units.
- */
+/** The source blocks of a body, for the editor to pair with a generator's rendered blocks (CONTRACT 14). */
 import type { Root, RootContent, Nodes } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { fromHtml } from 'hast-util-from-html'
@@ -19,7 +16,6 @@ export interface SourceBlock {
   /** `<start>:<end>:<hash>` (CONTRACT 7). */
   src: string
   kind: BlockKind
-  /** A heading's level. */
   depth?: number
   /** Its plain text as a reader sees it. */
   text: string

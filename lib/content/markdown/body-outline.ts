@@ -1,8 +1,6 @@
 /**
- * What block editing keeps of one parsed body (CONTRACT 14): top-level ranges, definition labels,
- * first emphasis markers and the block list, so an edit parses only its top-level node, with the
- * definitions it names written after it; when it does not parse alone into one node of its kind
- * and extent (the edit changed the document's structure), the whole body is parsed instead.
+ * What block editing keeps of one parsed body (CONTRACT 14), so that an edit parses only its top-level
+ * node (with the definitions it names), or the whole body when the edit changed the node's kind or extent.
  */
 import type { Root, RootContent, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
@@ -64,8 +62,7 @@ export function firstMarkers (tree: Nodes, body: string, found: DocumentMarkers)
 }
 
 /**
- * The outline after an edit inside one top-level node: the nodes before it unchanged, that node's
- * from its new parse, the ones after it moved by the change in length.
+ * The outline after an edit inside one top-level node, that node's part from its new parse.
  * @param outline the outline of `before`
  * @param before the body before the edit
  * @param after the body after it
@@ -105,7 +102,7 @@ function definitionLabels (tree: Root): DefinitionLabel[] {
 }
 
 /** A parser of the edited node, and which node it is. */
-export interface RegionParser {
+interface RegionParser {
   /** Parses a body that differs from the outlined one only inside the node (the node alone when it can). */
   parse: BodyParser
   /** The node alone in such a body, or null when it does not parse alone as it did (then parse the whole body). */
@@ -130,7 +127,7 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
   const labels = outline.labels.filter(l => l.start < start || l.start >= end)
   const parseNode = (text: string): Root | null => {
     const regionEnd = end + text.length - body.length
-    if (regionEnd <= start || !sameOutside(body, text, start, end)) return null
+    if (regionEnd <= start || !text.startsWith(body.slice(0, start)) || !text.endsWith(body.slice(end))) return null
     const region = text.slice(start, regionEnd)
     const node = parseAlone(region, [...new Set(definitionsNamedIn(region, labels).map(l => l.line))].join('\n\n'), parse)
     if (node === null || node.type !== top.type) return null
@@ -138,11 +135,6 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
     return { type: 'root', children: [node] }
   }
   return { index, parseNode, parse: (text) => parseNode(text) ?? parse(text) }
-}
-
-/** Whether `text` equals `body` before `start` and after `end` (moved by the change in length). */
-function sameOutside (body: string, text: string, start: number, end: number): boolean {
-  return text.startsWith(body.slice(0, start)) && text.endsWith(body.slice(end))
 }
 
 /** The region's one node, or null when it parses into more or less than one whole node. */

@@ -1,7 +1,6 @@
 /**
  * The text a generator's DOM shows for a block, paired with the block's source text by a character
- * diff of both in a canonical form (typographic quotes and dashes, collapsed whitespace): each DOM
- * character is a source character or text the generator added (anchors, footnote numbers).
+ * diff in a canonical form (typographic marks spelled in ASCII, whitespace collapsed).
  */
 import { diffChars } from 'diff'
 
@@ -64,7 +63,7 @@ function canonical (text: string): { text: string, from: number[] } {
 const MAX_PAIRING_EDITS = 4000
 
 /** How each DOM character pairs with the source text: an inclusive range of it, or none. */
-export interface Pairing {
+interface Pairing {
   lo: number[]
   hi: number[]
   /** DOM characters that pair with a source character. */

@@ -1,11 +1,12 @@
 /**
- * Which nodes of a Markdown tree are editable blocks (those that carry a source hint), so that one
- * hint never covers another hint's text: every top-level block; not a list but each item; an item
- * or blockquote holding one paragraph (or nothing) is a block, a longer one is not and its children
- * are (a tight item's first paragraph as a `<span>`). Raw HTML, definitions and paragraphs MDX or a
- * template language reads as code (`import`, `<Tabs>`, `{...}`, `{{< x >}}`) carry no hint.
+ * Which nodes of a Markdown tree carry a source hint, one hint never covering another's text: each
+ * top-level block, list item, and an item's or quote's children when it holds more than a paragraph;
+ * and the unified plugin pair that marks them, for sites that render with remark and rehype.
  */
 import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
+import type { Root as HastRoot, Element } from 'hast'
+import type { VFile } from 'vfile'
+import { formatSourceHint } from './source-hint.js'
 
 /** One editable block: the node and its source range. */
 export interface EditableBlock {
@@ -54,8 +55,7 @@ export function blockUnits (node: RootContent, tightItemFirst = false, looseList
 }
 
 /**
- * The phrasing children of an editable block (the content an edit replaces), or null when the
- * block has no inline content of its own (code, table, thematic break).
+ * The paragraph or heading holding an editable block's inline content (null: code, table, rule).
  * @param node the block
  * @returns its paragraph or heading, or null
  */
@@ -82,4 +82,44 @@ export function isCode (node: Nodes): boolean {
   if (first.type === 'text') return /^(?:(?:import|export)[ \t{*]|\{|<\/?[A-Z])/.test(first.value)
   if (first.type === 'html') return /^<\/?(?:[A-Z]|>)/.test(first.value)
   return false
+}
+
+/** What `rehypeCmsSource` needs to name the field. */
+export interface CmsSourceOptions {
+  collection: string
+  id: string
+  /** The field holding the Markdown (default `body`). */
+  blockPath?: string
+}
+
+interface HastData { hName?: string, hProperties?: Record<string, unknown> }
+
+/**
+ * remark plugin: adds `data-cms-src` to every editable block (the file's text must be the stored body).
+ * @returns the transformer
+ */
+export function remarkCmsSource () {
+  return (tree: Root, file: VFile): void => {
+    const body = String(file.value)
+    for (const block of editableBlocks(tree)) {
+      const node = block.node as { data?: HastData }
+      const data: HastData = node.data ?? {}
+      data.hProperties = { ...data.hProperties, dataCmsSrc: formatSourceHint(body, block.start, block.end) }
+      if (block.asSpan) data.hName = 'span'
+      node.data = data
+    }
+  }
+}
+
+/**
+ * rehype plugin: wraps the document in `<div data-cms-md="<collection>/<id>#<blockPath>">`.
+ * @param options the entry and field
+ * @returns the transformer
+ */
+export function rehypeCmsSource (options: CmsSourceOptions) {
+  const name = `${options.collection}/${options.id}#${options.blockPath ?? 'body'}`
+  return (tree: HastRoot): void => {
+    const wrapper: Element = { type: 'element', tagName: 'div', properties: { dataCmsMd: name }, children: tree.children as Element['children'] }
+    tree.children = [wrapper]
+  }
 }

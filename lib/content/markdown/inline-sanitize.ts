@@ -1,8 +1,6 @@
 /**
- * The inline allowlist for edited block HTML (CONTRACT 7 and 11), applied by rehype-sanitize to
- * the fragment a spec-compliant parser builds (what a browser builds: no mXSS shape survives).
- * Other elements are replaced by their children; script, style and template content, comments
- * and other attributes are dropped; URLs are checked again the way a browser reads them.
+ * The inline allowlist for edited block HTML (CONTRACT 7 and 11), applied by rehype-sanitize to the
+ * fragment a browser would build (no mXSS shape survives); URLs checked as a browser reads them.
  */
 import { fromHtml } from 'hast-util-from-html'
 import { unified } from 'unified'
@@ -12,7 +10,7 @@ import type { Root, RootContent, ElementContent, Element } from 'hast'
 const RENAME: Record<string, string> = { b: 'strong', i: 'em', s: 'del', strike: 'del' }
 
 /** The allowlist as a rehype-sanitize schema (nothing inherited from the page's default schema). */
-export const INLINE_SCHEMA: Schema = {
+const INLINE_SCHEMA: Schema = {
   tagNames: ['a', 'strong', 'b', 'em', 'i', 'code', 'del', 's', 'strike', 'br', 'img', 'sup', 'sub', 'kbd', 'mark', 'abbr'],
   attributes: { a: ['href', 'dataFootnoteRef'], img: ['src', 'alt', 'title'], abbr: ['title'] },
   // URLs are checked by isAllowedHref and isAllowedSrc, which read schemes as browsers do
@@ -35,22 +33,12 @@ const sanitizer = unified().use(rehypeSanitize, INLINE_SCHEMA).freeze()
  * @returns the sanitized fragment
  */
 export function sanitizeInlineHtml (html: string): Root {
-  return sanitizeInlineTree(fromHtml(html, { fragment: true }))
-}
-
-/**
- * Sanitizes a tree that is already what a browser builds (rendered by us, never received).
- * @param tree the fragment (not changed)
- * @returns the sanitized fragment
- */
-export function sanitizeInlineTree (tree: Root): Root {
-  const clean = sanitizer.runSync(tree) as Root
+  const clean = sanitizer.runSync(fromHtml(html, { fragment: true })) as Root
   return { type: 'root', children: tidy(clean.children, false) }
 }
 
 /**
- * Is this link target allowed? Read as a browser does: control characters and whitespace ignored,
- * the scheme case-insensitive.
+ * Is this link target allowed, read as a browser does (control characters ignored, any case)?
  * @param href the decoded attribute value
  * @returns true for http, https, mailto and relative URLs
  */

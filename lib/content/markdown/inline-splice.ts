@@ -1,9 +1,6 @@
 /**
- * `spliceInlineEdit`: an edited block's content written back by changing only the source bytes of
- * what the editor changed (CONTRACT 11). The block's rendering, traced to its source
- * (source-units.ts), is diffed token by token against the edited HTML: kept tokens keep their bytes,
- * typed text is spliced in escaped, typed elements are converted, and a changed element rewrites
- * its top-level node. The result must render exactly as the edited HTML, else the caller converts.
+ * `spliceInlineEdit`: an edited block written back by changing only the source bytes of what the editor
+ * changed (CONTRACT 11), from a token diff of the block's traced rendering (source-units.ts) and the edit.
  */
 import { diffArrays } from 'diff'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
@@ -20,7 +17,6 @@ export interface SpliceInput {
   to: number
   /** The block's rendered tokens traced to the source (sourceTokens). */
   source: SourceToken[]
-  /** The edited HTML's visible tokens. */
   incoming: InlineToken[]
   /** The document's top-level definitions (body offsets). */
   definitions: Array<Definition | FootnoteDefinition>
@@ -32,8 +28,6 @@ export interface SpliceInput {
   /** Today's conversion of a fragment to Markdown (lines joined by `\n`, no prefixes). */
   convert: (fragment: HastRoot) => string
 }
-
-type Escaping = 'minimal' | 'full'
 
 /** The most tokens an edit may add and remove for the diff to go on (Myers' diff is O(N·D)): about 150 words. */
 const MAX_EDIT_LENGTH = 300
@@ -50,56 +44,19 @@ interface Plan {
 }
 
 /**
- * The new text of the content range, or null when no mapping exists (the caller converts the
- * whole block as before).
+ * The new text of the content range, or null when no mapping exists (the caller converts the block).
  * @param input the block, the body and the edited HTML
  * @returns the new content
  */
 export function spliceInlineEdit (input: SpliceInput): string | null {
   const plan = planSplice(input)
   if (plan === null) return null
-  for (const escaping of ['minimal', 'full'] as const) {
-    const content = writeContent(input, plan, escaping)
+  for (const full of [false, true]) {
+    const content = writeContent(input, plan, full)
     if (content === null) return null
-    if (plainTextEdit(input, plan) || verify(input, content, plan.incoming)) return content
+    if (verify(input, content, plan.incoming)) return content
   }
   return null
-}
-
-const PLAIN = /^[\p{L}\p{N} ]+$/u
-const QUIET = /^[\p{L}\p{N} .,;:!?)"']$/u
-
-/**
- * Whether the edit only typed or deleted letters, digits and spaces inside prose, away from line
- * starts and between characters no construct starts or ends at: then no check by a new parse is needed.
- */
-function plainTextEdit (input: SpliceInput, plan: Plan): boolean {
-  if (plan.regions.length > 0) return false
-  const { body } = input
-  const quietAround = (at: number, end: number, typed: string): boolean => {
-    const before = body[at - 1]
-    const after = end < input.to ? body[end] : undefined
-    if (before === undefined || !QUIET.test(before) || (after !== undefined && !QUIET.test(after))) return false
-    // Not where a line starts (a word and a space come first) and no autolink literal around.
-    const line = body.slice(body.lastIndexOf('\n', at - 1) + 1, at).replace(/^[ \t>]*/, '')
-    if (!/[\p{L}\p{N}]\s/u.test(line)) return false
-    const head = typed.startsWith(' ') ? '' : /\S*$/.exec(body.slice(input.from, at))?.[0] ?? ''
-    const tail = typed.endsWith(' ') ? '' : /^\S*/.exec(body.slice(end, input.to))?.[0] ?? ''
-    return !/www\.|@|:\/\//i.test(head + typed + tail)
-  }
-  for (const [r, token] of plan.source.entries()) {
-    if (plan.kept[r]) continue
-    if (token.kind !== 'text' || !PLAIN.test(body.slice(token.start, token.end)) || !quietAround(token.start, token.end, '')) return false
-  }
-  for (const [r, [a, b]] of plan.gaps) {
-    const before = plan.source[r - 1]
-    const after = plan.source[r]
-    const text = textOf(plan.incoming.slice(a, b))
-    if (before?.kind !== 'text' || !PLAIN.test(text)) return false
-    if (after === undefined ? text.endsWith(' ') : (after.kind !== 'text' || after.unit !== before.unit)) return false
-    if (!quietAround(before.end, before.end, text)) return false
-  }
-  return true
 }
 
 function planSplice (input: SpliceInput): Plan | null {
@@ -181,7 +138,7 @@ function balanced (tokens: InlineToken[]): boolean {
 }
 
 /** The content's new text: source bytes where kept, typed text spliced, regions converted. */
-function writeContent (input: SpliceInput, plan: Plan, escaping: Escaping): string | null {
+function writeContent (input: SpliceInput, plan: Plan, full: boolean): string | null {
   const { body } = input
   const { source, incoming, kept, gaps } = plan
   const regions = new Map(plan.regions.map(region => [region.ra, region]))
@@ -201,7 +158,7 @@ function writeContent (input: SpliceInput, plan: Plan, escaping: Escaping): stri
       r = region.rb
     } else if (r > absorbedUpTo) {
       const gap = gaps.get(r)
-      if (gap !== undefined) out += escapeTyped(textOf(incoming.slice(gap[0], gap[1])), escaping, input.heading, atLineStart(out))
+      if (gap !== undefined) out += escapeTyped(textOf(incoming.slice(gap[0], gap[1])), { full, heading: input.heading, lineStart: atLineStart(out) })
     }
     const token = source[r]
     if (token === undefined) continue
@@ -224,12 +181,19 @@ function atLineStart (out: string): boolean {
   return /(?:^|\n)[ \t>]*$/.test(out)
 }
 
-/** Typed text escaped where Markdown would read syntax; `full` escapes every ASCII punctuation character. */
-function escapeTyped (text: string, escaping: Escaping, heading: boolean, lineStart: boolean): string {
-  if (escaping === 'full') return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
-  let out = text.replace(heading ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
+/**
+ * Typed text as Markdown source, escaped where Markdown would read syntax (md_block's and md_edit's).
+ * @param text the typed text
+ * @param opts.full escape every ASCII punctuation character (the second try)
+ * @param opts.heading `#` escaped too
+ * @param opts.lineStart the text starts a line (block markers escaped)
+ * @returns the escaped text
+ */
+export function escapeTyped (text: string, opts: { full: boolean, heading?: boolean, lineStart: boolean }): string {
+  if (opts.full) return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
+  let out = text.replace(opts.heading === true ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
     .replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
-  if (lineStart) {
+  if (opts.lineStart) {
     out = out.replace(/^([ \t]*)([#>+\-=|:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
   }
   return out

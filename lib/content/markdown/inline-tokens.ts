@@ -1,7 +1,6 @@
 /**
- * Sanitized inline HTML as a flat list of tokens, the unit of the edit diff (inline-splice.ts): an
- * element's open and close (`br`, `img`, a footnote reference: one token), words, other characters
- * and whitespace runs (`' '`). Keys compare what a reader sees (a footnote by label, not number).
+ * Sanitized inline HTML as a flat list of tokens (tags, words, other characters, whitespace runs),
+ * the unit of inline-splice.ts's diff; keys compare what a reader sees.
  */
 import type { Root, ElementContent, Element } from 'hast'
 
@@ -63,8 +62,7 @@ export function inlineTokens (root: Root, split?: string): InlineToken[][] {
 }
 
 /**
- * A token list as a browser shows it: whitespace runs that touch merged into one, whitespace next to a
- * line break and at the ends dropped.
+ * A token list as a browser shows it (whitespace merged, dropped at the ends and around line breaks).
  * @param tokens the tokens
  * @returns the visible tokens
  */
@@ -97,8 +95,12 @@ function tagKey (node: Element): string {
   return node.tagName + (props.length === 0 ? '' : JSON.stringify(props))
 }
 
-/** A footnote reference's label, from its href (`#user-content-fn-<label>` or `#fn-<label>`). */
-function footnoteLabel (node: Element): string {
+/**
+ * A footnote reference's label, from its href (`#user-content-fn-<label>` or `#fn-<label>`).
+ * @param node the reference's `a` element
+ * @returns the label
+ */
+export function footnoteLabel (node: Element): string {
   const href = String(node.properties.href ?? '')
   const label = href.replace(/^#(?:user-content-)?fn-/, '')
   try {

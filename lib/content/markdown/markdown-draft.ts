@@ -1,8 +1,6 @@
 /**
- * The draft record of Markdown block edits: the body they were made against (`baseBody`), the
- * resulting body and the edits as sorted, non-overlapping replacements of `baseBody` ranges.
- * Publishing onto a changed base diffs the old base against the new one by lines; changes outside
- * every edited range are merged, one inside (or across) a range makes the draft stale.
+ * The draft record of Markdown block edits: replacements of `baseBody` ranges, merged at publish with
+ * the base's line changes outside them (one inside an edited range makes the draft stale).
  */
 import { diffLines } from 'diff'
 
@@ -56,8 +54,7 @@ export function emptyMarkdownDraft (body: string): MarkdownDraft {
 }
 
 /**
- * Records one more edit: `draft.body.slice(start, end)` became the matching range of `newBody`
- * (everything outside it unchanged). Edits that overlap or touch it are folded into one.
+ * Records one more edit (`draft.body.slice(start, end)` changed); edits it overlaps or touches fold into it.
  * @param draft the draft so far
  * @param start start of the edited range in `draft.body`
  * @param end end of the edited range in `draft.body`
@@ -96,9 +93,7 @@ export function recordMarkdownEdit (draft: MarkdownDraft, start: number, end: nu
 }
 
 /**
- * Where a range of the base body is in the draft body, when no edit touched it. A page rendered
- * from the base (a static site shows published content) keeps sending base hints after the first
- * block edit; this is how they still find their block.
+ * Where a range of the base body is in the draft body (a published page keeps sending base hints).
  * @param draft the draft
  * @param start start of the range in `draft.baseBody`
  * @param end end of the range in `draft.baseBody`

@@ -1,8 +1,6 @@
 /**
- * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, which it reads ~15x faster
- * than micromark (~5 ms of CPU per KB). A run of top-level blocks with no blank line between them is
- * parsed by micromark (parse-body.ts's parseRuns) when it holds a construct remark-gfm reads otherwise, so
- * the outline is a whole micromark parse's (markdown-it-outline.test.ts compares them).
+ * A Markdown body's outline (body-outline.ts) from markdown-it's tokens, ~15x faster than micromark;
+ * runs holding a construct remark-gfm reads otherwise are parsed by micromark (parse-body.ts's parseRuns).
  */
 import MarkdownIt from 'markdown-it'
 import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
@@ -14,10 +12,7 @@ import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-
 import type { DocumentMarkers } from './body-outline.js'
 import { formatSourceHint } from './source-hint.js'
 
-/**
- * Constructs markdown-it and remark-gfm may read differently: footnote definitions, tables, task
- * items, `~`, autolinks markdown-it decodes, URL or email literals holding markup characters.
- */
+/** Constructs markdown-it and remark-gfm may read differently (footnotes, tables, tasks, `~`, some URL literals). */
 const RISKY = /\[\^[^\]\n]*\]:|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i
 /** A footnote call markdown-it leaves as text (removed when the footnote is defined, as GFM reads it). */
 const FOOTNOTE_CALL = /(?<![\\[])\[\^([\w.-]+)\](?![(\[:])/g
@@ -51,9 +46,8 @@ interface ItNode {
 interface Item { first: number, last: number, node?: ItNode }
 
 /**
- * A body's outline: from markdown-it for Markdown, from micromark's tree for MDX (JSX, ESM and
- * expressions only micromark reads) and for bodies with a CR, NUL or byte order mark (markdown-it
- * rewrites them, which would move its offsets).
+ * A body's outline: from micromark's tree for MDX and for bodies with a CR, NUL or byte order mark
+ * (markdown-it rewrites them, moving its offsets), else from markdown-it.
  * @param body the body
  * @param opts.mdx the body is MDX
  * @returns the outline
@@ -196,7 +190,6 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
 
 /** A definition's label on its first line (one over lines is left to micromark). */
 const LABEL = /^\[((?:[^\\[\]\n]|\\[^\n])*)\]:/
-
 
 /** A container ends where its last child does (an empty one after its marker). */
 function closeContainer (node: ItNode, body: string, lines: number[]): void {

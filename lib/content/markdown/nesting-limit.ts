@@ -1,11 +1,9 @@
 /**
- * Bounds on how deeply Markdown (and the HTML of a block edit) may nest, checked by a linear string
- * scan before parsing: the parser and tree walkers recurse per level (500 nested list levels took
- * 17 s to render, 60,000 nested `>` overflowed the stack). Deeper input is refused (md_block: 400)
- * or, for a committed document, rendered as escaped plain text.
+ * Bounds on how deeply Markdown and a block edit's HTML may nest, checked by a string scan before
+ * parsing (500 nested list levels took 17 s to render); deeper input is refused or shown as plain text.
  */
 import type { Root as HastRoot } from 'hast'
-import { rehypeCmsSource, type CmsSourceOptions } from './cms-source-plugins.js'
+import { rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
 
 /** The deepest nesting of block containers (block quotes and list items) a body may have. */
 export const MAX_MARKDOWN_NESTING = 32
@@ -21,8 +19,7 @@ const MAX_LINK_OPENERS_PER_PARAGRAPH = 1000
 const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr'])
 
 /**
- * The deepest block nesting of a Markdown body, over-estimated from each line's `>` and list
- * markers plus half the indentation before a list marker; lines in fenced code are skipped.
+ * The deepest block nesting of a Markdown body, over-estimated from each line's `>` and list markers.
  * @param body the Markdown
  * @returns the estimated depth
  */
@@ -100,8 +97,7 @@ function tooManyLinkOpeners (body: string): boolean {
 }
 
 /**
- * Whether an HTML fragment nests elements deeper than MAX_HTML_NESTING (open tags minus close
- * tags, void elements and self-closed tags not counted; an over-estimate for unclosed tags).
+ * Whether an HTML fragment nests elements deeper than MAX_HTML_NESTING (open minus close tags).
  * @param html the HTML of a block edit
  * @returns true when it must not be parsed
  */
@@ -116,8 +112,7 @@ export function htmlTooDeep (html: string): boolean {
 }
 
 /**
- * The tree renderMarkdown gives for a body too deep to parse: the source as plain text in the
- * usual wrapper, nothing editable.
+ * The tree renderMarkdown gives for a body too deep to parse: the source as plain text.
  * @param body the Markdown
  * @param opts the entry and field (`blockPath` defaults to `body`)
  * @returns a hast tree

@@ -1,13 +1,6 @@
 /**
- * The one Markdown parser block edits use for bodies (CommonMark + GFM, as renderMarkdown; MDX with
- * remark-mdx), and parsing a long body region by region. micromark's cost grows faster than the
- * text (each list item and lazy line copies the events of the document so far: a 1 MB body took
- * 17.7 s whole). A region is cut only before a line at column 0, after a blank line, that is no list
- * marker; a sentinel line parsed after the region must come out as a paragraph of its own (an open
- * fence, HTML block or JSX element swallows it, and the region grows to the next cut). A region
- * naming a label another region defines is parsed again with that definition before it. The runs of
- * a body markdown-it may read otherwise (markdown-it-outline.ts) are parsed as one text, apart from
- * each other, with the link definitions they name written after them.
+ * The Markdown parser of block edits (as renderMarkdown's; MDX with remark-mdx), parsing a long body
+ * region by region: micromark's cost grows faster than the text (a 1 MB body took 17.7 s whole).
  */
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
@@ -21,8 +14,7 @@ import { visit } from 'unist-util-visit'
 export type BodyParser = (text: string) => Root
 
 /**
- * A parser of a whole text at once, configured as renderMarkdown's (CommonMark + GFM); its cost
- * grows faster than the text past tens of KB (bodyParser's does not).
+ * A parser of a whole text at once, configured as renderMarkdown's (CommonMark + GFM).
  * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
  * @returns the parser
  */
@@ -34,8 +26,7 @@ export function textParser (opts: { mdx?: boolean } = {}): BodyParser {
 }
 
 /**
- * Builds a parser configured as renderMarkdown's; one per edit, reused for every parse the edit
- * makes. A long text is parsed region by region, in time that follows its length.
+ * A parser configured as renderMarkdown's that parses a long text region by region.
  * @param opts.mdx parse MDX (`.mdx` bodies) rather than Markdown
  * @returns the parser
  */
@@ -56,7 +47,9 @@ interface Label { key: string, line: string }
 interface Region { start: number, end: number, tree: Root, labels: Label[] }
 
 /**
- * Parses a body region by region; the tree is the one `parse(body)` gives.
+ * Parses a body region by region: a region ends before a column-0 line after a blank line once a
+ * sentinel line after it parses as a paragraph of its own; definitions other regions hold are written
+ * before a region naming them. The tree is the one `parse(body)` gives.
  * @param body the body
  * @param parse the parser of a whole text
  * @param regionChars the characters a region holds at least (tests cut at every line they can)
@@ -101,10 +94,7 @@ export function parseInRegions (body: string, parse: BodyParser, regionChars = R
   }
 }
 
-/**
- * The region at `start`: to the first cut `regionChars` on whose sentinel check passes (each failure
- * doubling the distance); null when the rest does not parse alone (MDX), to parse the body whole.
- */
+/** The region at `start`, to the first cut `regionChars` on whose sentinel check passes (null: parse the body whole). */
 function firstRegion (body: string, start: number, cuts: number[], from: number, parse: BodyParser, regionChars: number): Region | null {
   let want = regionChars
   let i = from
@@ -200,19 +190,13 @@ interface Run { start: number, end: number }
 
 /** Between two runs: an HTML block at column 0 after a blank line ends every block before it. */
 const SEPARATOR = '\n\n<!-- -->\n\n'
-/**
- * The characters a group of runs gathers before it is parsed with the definitions it names: one
- * parse of the whole runs' text in regions re-parsed regions naming later definitions, and took a
- * 1 MB body's first view from 826 to 1,134-1,185 ms.
- */
+/** The characters a group of runs gathers (one parse of all runs took a 1 MB body's first view from 851 to 1,150 ms). */
 const GROUP_CHARS = 8000
 
 interface RunGroup { text: string, parts: Array<{ run: Run, at: number }>, footnotes: Map<string, string>, tree: Root }
 
 /**
- * Parses the runs of a body (markdown-it-outline.ts) in groups of a few KB, each with the link
- * definitions it names written after it; a group naming a footnote another group defines is
- * parsed again with that definition.
+ * Parses the runs of a body (markdown-it-outline.ts) in groups of 8 KB, each with the definitions it names written after it.
  * @param runs the runs, in body order
  * @param body the body
  * @param definitions the body's link definitions
@@ -291,10 +275,7 @@ function footnotesFromOtherGroups (group: RunGroup, groups: RunGroup[]): string[
   return [...lines]
 }
 
-/**
- * Moves every position of a subtree (and of an MDX node's JavaScript tree) by `offset` characters
- * and `lines` lines.
- */
+/** Moves every position of a subtree (and of an MDX node's JavaScript tree) by `offset` characters and `lines` lines. */
 export function shiftPositions (node: RootContent, offset: number, lines = 0): void {
   visit(node, (n) => {
     const { position } = n
@@ -309,8 +290,6 @@ export function shiftPositions (node: RootContent, offset: number, lines = 0): v
   })
 }
 
-interface EstreePoint { line: number, offset?: number }
-
 /** Moves the positions of an MDX expression's or ESM's JavaScript tree (`start`, `end`, `range`, `loc`). */
 function shiftEstree (value: unknown, offset: number, lines: number, seen: Set<object>): void {
   if (typeof value !== 'object' || value === null || seen.has(value)) return
@@ -319,7 +298,7 @@ function shiftEstree (value: unknown, offset: number, lines: number, seen: Set<o
     for (const item of value) shiftEstree(item, offset, lines, seen)
     return
   }
-  const node = value as { type?: unknown, start?: unknown, end?: unknown, range?: unknown, loc?: { start?: EstreePoint, end?: EstreePoint } }
+  const node = value as { type?: unknown, start?: unknown, end?: unknown, range?: unknown, loc?: Record<'start' | 'end', { line: number, offset?: number } | undefined> }
   if (typeof node.type === 'string' || 'loc' in node) {
     if (typeof node.start === 'number') node.start += offset
     if (typeof node.end === 'number') node.end += offset
@@ -356,8 +335,7 @@ export function normalizeLabel (text: string): string {
 }
 
 /**
- * The definitions some Markdown text may name: those whose label occurs in its normalized text.
- * Parsing or rendering a block with only these is doing it with all, and much cheaper in a long document.
+ * The definitions some Markdown text may name (their label occurs in its normalized text): a block parsed with these parses as with all.
  * @param text the Markdown
  * @param definitions the document's definitions (an identifier each)
  * @returns those the text may name
@@ -369,7 +347,7 @@ export function definitionsNamedIn<T extends { identifier: string }> (text: stri
 }
 
 /** A one-line definition of a node's label as the source writes it: `[label]: #` or `[^label]: x`. */
-export function writtenDefinition (node: Definition | FootnoteDefinition, text: string): string {
+function writtenDefinition (node: Definition | FootnoteDefinition, text: string): string {
   const footnote = node.type === 'footnoteDefinition'
   const open = (node.position?.start.offset ?? 0) + (footnote ? 2 : 1)
   const label = /^(?:[^\\[\]]|\\[^])*/.exec(text.slice(open, open + 1000))?.[0] ?? ''

@@ -1,6 +1,4 @@
-/**
- * `renderMarkdown`: Markdown body to HTML whose editable blocks carry source hints.
- */
+/** `renderMarkdown`: Markdown body to HTML whose editable blocks carry source hints. */
 import { unified } from 'unified'
 import remarkParse from 'remark-parse'
 import remarkGfm from 'remark-gfm'
@@ -12,7 +10,7 @@ import type { Root as HastRoot, Element } from 'hast'
 import { visit, EXIT } from 'unist-util-visit'
 import remarkMdx from 'remark-mdx'
 import type { State as MdxState } from 'mdast-util-to-hast'
-import { remarkCmsSource, rehypeCmsSource } from './cms-source-plugins.js'
+import { remarkCmsSource, rehypeCmsSource } from './editable-blocks.js'
 import { markdownTooDeep, plainTextTree } from './nesting-limit.js'
 
 /** Options of renderMarkdown. */
@@ -23,10 +21,7 @@ export interface RenderMarkdownOptions {
   blockPath?: string
   /** Pass raw HTML in the Markdown through unsanitized (only for fully trusted content). */
   allowDangerousHtml?: boolean
-  /**
-   * Read the body as MDX (an `.mdx` file): `import`/`export` lines and expressions render nothing,
-   * a JSX element renders its Markdown children (in a `div` or `span`, without hints: never editable).
-   */
+  /** Read the body as MDX: ESM and expressions render nothing, a JSX element its children (never editable). */
   mdx?: boolean
 }
 
@@ -40,10 +35,10 @@ const MDX_HANDLERS = {
 }
 
 /** The prefix the sanitizer puts in front of every id. */
-export const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
+const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
 
 /** The default sanitize schema plus our attributes, and `mark` and `abbr` (the inline allowlist keeps them). */
-export const SANITIZE_SCHEMA: Schema = {
+const SANITIZE_SCHEMA: Schema = {
   ...defaultSchema,
   tagNames: [...(defaultSchema.tagNames ?? []), 'mark', 'abbr'],
   attributes: {
@@ -53,9 +48,8 @@ export const SANITIZE_SCHEMA: Schema = {
 }
 
 /**
- * Renders a Markdown body (CommonMark + GFM) to HTML for in-place editing: the wrapper carries
- * `data-cms-md="<collection>/<id>#<blockPath>"`, each editable block `data-cms-src`. Raw HTML in
- * the Markdown is sanitized with the rehype-sanitize defaults unless `allowDangerousHtml`.
+ * Renders a Markdown body (CommonMark + GFM) to HTML whose wrapper carries `data-cms-md` and each
+ * editable block `data-cms-src`; raw HTML is sanitized unless `allowDangerousHtml`.
  * @param body the Markdown body, exactly as stored
  * @param opts the entry and field
  * @returns the HTML
@@ -75,11 +69,9 @@ export function renderMarkdown (body: string, opts: RenderMarkdownOptions): stri
 export function renderTree (body: string, opts: RenderMarkdownOptions): HastRoot {
   if (markdownTooDeep(body)) return plainTextTree(body, opts)
   const rendered = renderRaw(body, opts, false)
-  // Raw HTML split across Markdown nodes is only whole once the document is parsed, as a browser
-  // does; without raw HTML, CRs or links inside links that parse (a third of a render) is skipped.
-  const tree = needsHtmlParse(rendered, body)
-    ? sanitizeRendered(toHtml(rendered, { allowDangerousHtml: true }))
-    : treeSanitizer.runSync(asParsed(rendered)) as HastRoot
+  // Raw HTML is whole only once parsed, as a browser does; without it that parse (a third of a render) is skipped.
+  const parse = needsHtmlParse(rendered, body)
+  const tree = sanitizeRendered(parse ? rendered : asParsed(rendered), parse)
   relinkClobberedIds(tree)
   return tree
 }
@@ -127,26 +119,18 @@ function relinkClobberedIds (tree: HastRoot): void {
   }
 }
 
-/**
- * Sanitizes raw rendered HTML the way renderMarkdown does.
- * @param html HTML with raw parts
- * @returns the sanitized tree
- */
-export function sanitizeRendered (html: string): HastRoot {
-  const processor = unified().use(rehypeParse, { fragment: true }).use(rehypeSanitize, SANITIZE_SCHEMA)
-  return processor.runSync(processor.parse(html))
-}
-
+const htmlSanitizer = unified().use(rehypeParse, { fragment: true }).use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
 const treeSanitizer = unified().use(rehypeSanitize, SANITIZE_SCHEMA).freeze()
 
 /**
- * Sanitizes a rendered tree that holds no raw HTML the way renderMarkdown does, without the
- * serialize-and-parse round that only raw HTML needs.
+ * Sanitizes a rendered tree the way renderMarkdown does.
  * @param tree the tree (not changed)
+ * @param parse serialize and parse it first, as a browser does (raw HTML is only whole then)
  * @returns the sanitized tree
  */
-export function sanitizeRenderedTree (tree: HastRoot): HastRoot {
-  return treeSanitizer.runSync(structuredClone(tree)) as HastRoot
+export function sanitizeRendered (tree: HastRoot, parse: boolean): HastRoot {
+  if (!parse) return treeSanitizer.runSync(tree) as HastRoot
+  return htmlSanitizer.runSync(htmlSanitizer.parse(toHtml(tree, { allowDangerousHtml: true }))) as HastRoot
 }
 
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {

@@ -1,7 +1,4 @@
-/**
- * Source hints (`data-cms-src="<start>:<end>:<hash>"`): which slice of the Markdown body a rendered
- * block came from, and a hash of that slice so a stale or forged hint is detected.
- */
+/** Source hints (`data-cms-src="<start>:<end>:<hash>"`): a block's slice of the body and its hash. */
 import { hash } from 'node:crypto'
 
 /** A parsed source hint. */
@@ -35,8 +32,7 @@ export function formatSourceHint (body: string, start: number, end: number): str
 const HINT = /^(0|[1-9][0-9]{0,15}):(0|[1-9][0-9]{0,15}):([0-9a-f]{16})$/
 
 /**
- * Parses a hint strictly: two non-negative decimal integers without sign or leading zeros,
- * start < end, and 16 lowercase hex characters.
+ * Parses a hint strictly (integers without sign or leading zeros, start < end, 16 lowercase hex).
  * @param src the attribute value
  * @returns the hint, or null when it is malformed
  */

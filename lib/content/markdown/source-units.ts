@@ -1,10 +1,7 @@
 /**
- * A block's inline content cut into source units, each rendered token traced back to its source
- * bytes (see inline-splice.ts): a text node is a `text` unit whose every token maps to its own
- * range; emphasis, strong, strikethrough and inline or full reference links give an `open` unit,
- * their children's units and a `close` unit; anything else (images, code spans, raw HTML from a tag
- * to its closing tag, ...) is an `atom`, kept byte for byte or rewritten whole. The block is
- * rendered once, a marker character between units, so every token knows its unit.
+ * A block's rendered tokens traced to their source bytes (for inline-splice.ts): text tokens each to
+ * their own range; emphasis, strong, strikethrough and links as `open`, children and `close` units;
+ * anything else is an `atom`. The block is rendered once, a marker character between units.
  */
 import { unified } from 'unified'
 import remarkRehype from 'remark-rehype'
@@ -12,10 +9,9 @@ import { toHtml } from 'hast-util-to-html'
 import { fromHtml } from 'hast-util-from-html'
 import type { Root as HastRoot, Element } from 'hast'
 import type { PhrasingContent, RootContent } from 'mdast'
-import { visit, EXIT } from 'unist-util-visit'
 import { inlineTokens, visibleTokens, type InlineToken } from './inline-tokens.js'
-import { sanitizeInlineHtml, sanitizeInlineTree } from './inline-sanitize.js'
-import { sanitizeRendered, sanitizeRenderedTree } from './render.js'
+import { sanitizeInlineHtml } from './inline-sanitize.js'
+import { sanitizeRendered } from './render.js'
 
 /** A rendered token of the block with the source range it came from. */
 export interface SourceToken extends InlineToken {
@@ -38,8 +34,7 @@ const CONTAINERS = new Set(['emphasis', 'strong', 'delete', 'link', 'linkReferen
 const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
 
 /**
- * Renders a block alone as the page has it (renderMarkdown's pipeline and sanitizer), reduced to the
- * inline allowlist as an edit's HTML is: what the editor starts from.
+ * Renders a block alone as the page has it, reduced to the inline allowlist as an edit's HTML is.
  * @param node the block (a list item inside its list)
  * @param definitions the link and footnote definitions (for references)
  * @returns the sanitized content of its element (of the list's item)
@@ -49,11 +44,8 @@ export function renderBlock (node: RootContent, definitions: RootContent[]): Has
   let element = hast.children.find((c): c is Element => c.type === 'element')
   if (node.type === 'list') element = element?.children.find((c): c is Element => c.type === 'element')
   const content: HastRoot = { type: 'root', children: element?.children ?? [] }
-  // Raw HTML becomes elements only when parsed, as a browser does; without it the tree is final.
-  let raw = false
-  visit(content, 'raw', () => { raw = true; return EXIT })
-  if (raw) return sanitizeInlineHtml(toHtml(sanitizeRendered(toHtml(content, { allowDangerousHtml: true }))))
-  return sanitizeInlineTree(sanitizeRenderedTree(content))
+  // Parsed as a browser parses the page (raw HTML becomes elements only then).
+  return sanitizeInlineHtml(toHtml(sanitizeRendered(content, true)))
 }
 
 /**
@@ -172,7 +164,7 @@ const ENTITY = /^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31}
 const PUNCTUATION = /^[!-/:-@[-`{-~]$/
 
 /** Where each character of a text node's value is in the source (see textExtents). */
-export interface TextExtents {
+interface TextExtents {
   /** The source offset each character starts at. */
   starts: number[]
   /** The source offset each character's own source ends at (a whole escape or reference). */
@@ -182,8 +174,7 @@ export interface TextExtents {
 }
 
 /**
- * Where each character of a text node's value is in the source: an escape or character reference
- * maps to its whole source; whitespace and `>` prefixes dropped at line ends belong to no character.
+ * Where each character of a text node's value is in the source (an escape or reference: its whole source).
  * @param value the text node's value
  * @param body the body
  * @param start the node's start offset

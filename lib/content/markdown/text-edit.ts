@@ -1,31 +1,38 @@
 /**
- * `applyTextEdit`: an edit seen in a generator's DOM of one block (its text before and after, and
- * marks) written into the Markdown source (CONTRACT 11 and 14): the DOM text is paired with the
- * block's source text (dom-text.ts), the change is a character diff, and each changed range goes
- * through the block's text -> source map (block-chars.ts). An edit not placed exactly is refused.
+ * `applyTextEdit`: a block's DOM text edit and marks written into the Markdown source (CONTRACT 11 and
+ * 14) through the block's text -> source map (block-chars.ts); refused unless the block then reads so.
  */
 import { diffChars } from 'diff'
 import { bodyParser, type BodyParser } from './parse-body.js'
 import { listBlocks, type ListedBlock } from './block-list.js'
-import type { BlockChars, Container } from './block-chars.js'
+import { phrasingChars, type BlockChars, type Container } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
-import { SourceMismatchError, UneditableBlockError, checkedHint } from './block-edit.js'
-import { applyTextMarks, UnmappableEditError, keyOf, reading, readBack, blockChars, type TextMark } from './text-marks.js'
-import { outlineAfterEdit, regionParser, type BodyOutline } from './body-outline.js'
+import { SourceMismatchError, UneditableBlockError, checkedHint, type BlockEditResult } from './block-edit.js'
+import { escapeTyped } from './inline-splice.js'
+import { outlineAfterEdit, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
+import { isAllowedHref } from './inline-sanitize.js'
 
-export type { TextMark }
-export { UnmappableEditError }
+/** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */
+export class UnmappableEditError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'UnmappableEditError'
+  }
+}
 
-/** What applyTextEdit returns. */
-export interface TextEditResult {
-  /** The new body (the same string when nothing changed). */
-  body: string
-  /** The block's range in the new body. */
+/** One piece of formatting, as offsets into the DOM text after the edit. */
+export interface TextMark {
+  type: 'strong' | 'em' | 'code' | 'link'
   start: number
   end: number
-  changed: boolean
+  /** The link's target (http, https, mailto or relative). */
+  href?: string
+}
+
+/** What applyTextEdit returns. */
+export interface TextEditResult extends BlockEditResult {
   /** The block's plain text in the new body. */
   text: string
   /** The new body's outline; null when the edit changed the blocks around it (the whole body is then outlined again off the event loop). */
@@ -49,7 +56,8 @@ export interface TextEditInput {
 /** Most characters typed and deleted in one edit for the diff to go on (Myers' diff is O(N·D)). */
 const MAX_EDIT_LENGTH = 2000
 
-interface Replacement { start: number, end: number, text: string }
+/** A source range replaced by text written plain or fully escaped. */
+interface Replacement { start: number, end: number, write: (full: boolean) => string }
 /** What the block's text should read after the edit: characters of the old text kept, or typed. */
 interface Expected { raw: number, insert?: string, key?: string }
 
@@ -113,7 +121,7 @@ function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afte
       for (let r = raw[0]; r < raw[1]; r++) deleted.add(r)
       const pieces = deletionPieces(raw[0], raw[1], chars, typed === '')
       const first = chars.chars[raw[0]]!
-      pieces.forEach((piece, i) => replacements.push({ ...piece, text: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : '' }))
+      pieces.forEach((piece, i) => replacements.push({ ...piece, write: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : () => '' }))
       if (typed !== '') addInsert(inserts, raw[0], typed, keyOf(first.anc))
     } else {
       const { pos, anc, raw, edge } = insertionPoint(at, pairing, source, chars, block)
@@ -121,7 +129,7 @@ function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afte
       let text = typed
       if (edge === 'end' && ai === 0 && /^[\s\u00a0]/.test(afterRaw) && /\S/.test(body[pos - 1] ?? '')) text = ' ' + text
       if (edge === 'start' && ai + typed.length === afterLength && /[\s\u00a0]$/.test(afterRaw) && /\S/.test(body[pos] ?? '')) text += ' '
-      replacements.push({ start: pos, end: pos, text: escapeFor(text, anc, body, pos) })
+      replacements.push({ start: pos, end: pos, write: escapeFor(text, anc, body, pos) })
       addInsert(inserts, raw, text, keyOf(anc))
     }
     at += removed
@@ -208,15 +216,12 @@ function contentRange (block: ListedBlock): { start: number, end: number } {
   return { start: first, end: last }
 }
 
-/** Typed text as Markdown in its place: verbatim in a code span, else escaped where it would be syntax. */
-function escapeFor (text: string, anc: readonly Container[], body: string, pos: number): string {
-  if (anc.some(node => node.type === 'inlineCode')) return text
-  let out = text.replace(/[\\`*_[\]<>~|{}]/g, '\\$&').replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
+/** Typed text as Markdown in its place: verbatim in a code span, else escaped (escapeTyped). */
+function escapeFor (text: string, anc: readonly Container[], body: string, pos: number): (full: boolean) => string {
+  if (anc.some(node => node.type === 'inlineCode')) return () => text
   const line = body.slice(body.lastIndexOf('\n', pos - 1) + 1, pos)
-  if (/^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(?:#{1,6}[ \t]+)?$/.test(line)) {
-    out = out.replace(/^([ \t]*)([#>+\-=:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
-  }
-  return out
+  const lineStart = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(?:#{1,6}[ \t]+)?$/.test(line)
+  return (full) => escapeTyped(text, { full, lineStart })
 }
 
 /** Applies the replacements and checks the block reads as expected; escapes fully on a second try. */
@@ -231,8 +236,7 @@ function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: str
     let next = ''
     let cursor = 0
     for (const r of sorted) {
-      const text = full && r.text !== '' ? reescape(r.text) : r.text
-      next += body.slice(cursor, r.start) + text
+      next += body.slice(cursor, r.start) + r.write(full)
       cursor = r.end
     }
     next += body.slice(cursor)
@@ -243,11 +247,6 @@ function writeEdit (plan: Plan, chars: BlockChars, block: ListedBlock, body: str
   throw new UnmappableEditError('The edit cannot be written without changing how the rest of the block reads')
 }
 
-/** Escapes every ASCII punctuation character of typed text that minimal escaping left bare. */
-function reescape (text: string): string {
-  return text.replace(/\\([!-/:-@[-`{-~])|([!-/:-@[-`{-~])/g, (m, escaped: string | undefined, bare: string | undefined) => escaped !== undefined ? m : `\\${bare ?? ''}`)
-}
-
 /** The block's expected reading: its collapsed text, each non-space character with its containers. */
 function expectedText (expected: Expected[], chars: BlockChars): string {
   return reading(expected.map(e => e.raw >= 0
@@ -255,3 +254,133 @@ function expectedText (expected: Expected[], chars: BlockChars): string {
     : { c: e.insert!, key: e.key ?? '' }))
 }
 
+const NODE_OF: Record<TextMark['type'], string> = { strong: 'strong', em: 'emphasis', code: 'inlineCode', link: 'link' }
+
+/** Wraps the source of each mark's characters (offsets in the DOM text `after`). */
+function applyTextMarks (input: { body: string, start: number, end: number, after: string, marks: TextMark[], parse: BodyParser, markers: DocumentMarkers }): { body: string, start: number, end: number, text: string } {
+  let { body, end } = input
+  let text = ''
+  const style = { emphasis: input.markers.emphasis ?? '*', strong: (input.markers.strong ?? '*').repeat(2) }
+  for (const mark of input.marks) {
+    if (mark.type === 'link' && (typeof mark.href !== 'string' || !isAllowedHref(mark.href) || /[\s<>]/.test(mark.href.trim()))) {
+      throw new UnmappableEditError('A link needs an http, https, mailto or relative href without spaces or angle brackets')
+    }
+    const current = blockAt(body, input.start, end, input.parse)
+    if (current === null) throw new UnmappableEditError('The block has no text to format')
+    const { block, chars } = current
+    const range = markedChars(mark, input.after, chars)
+    text = block.text
+    if (range === null) continue
+    const [r0, r1] = range
+    const first = chars.chars[r0]!
+    if (first.anc.some(node => node.type === NODE_OF[mark.type])) continue
+    if (mark.type === 'link' && first.anc.some(node => node.type === 'link' || node.type === 'linkReference')) {
+      throw new UnmappableEditError('A link cannot go inside another link')
+    }
+    const from = first.start
+    const to = chars.chars[r1]!.end
+    const wrapped = wrap(mark, body, from, to, chars.text.slice(r0, r1 + 1), style)
+    const next = body.slice(0, from) + wrapped + body.slice(to)
+    const nextEnd = end + next.length - body.length
+    const found = readBack(next, block, nextEnd, input.parse)
+    if (found === null || collapse(found.text).text !== collapse(block.text).text || !marked(next, block.start, nextEnd, input.parse, mark, from)) {
+      throw new UnmappableEditError(`The ${mark.type} mark cannot be written without changing how the block reads`)
+    }
+    body = next
+    end = nextEnd
+    text = found.text
+  }
+  return { body, start: input.start, end, text }
+}
+
+/** The raw characters a mark covers (whitespace at its ends left out), all in one container. */
+function markedChars (mark: TextMark, after: string, chars: BlockChars): [number, number] | null {
+  if (mark.start < 0 || mark.end > after.length || mark.start >= mark.end) throw new UnmappableEditError('A mark\'s range is outside the text')
+  const dom = collapse(after)
+  const source = collapse(chars.text)
+  const pairing = pairTexts(dom.text, source.text)
+  if (pairing === null) throw new UnmappableEditError('The block\'s text does not match the edit')
+  let lo = Number.POSITIVE_INFINITY
+  let hi = -1
+  for (let k = 0; k < dom.text.length; k++) {
+    if (dom.from[k]! < mark.start || dom.to[k]! > mark.end || dom.text[k] === ' ') continue
+    const l = pairing.lo[k] ?? -1
+    if (l === -1) throw new UnmappableEditError('A mark covers text the generator added')
+    lo = Math.min(lo, l)
+    hi = Math.max(hi, pairing.hi[k] ?? l)
+  }
+  if (hi < 0) return null
+  const r0 = source.from[lo]!
+  const r1 = source.to[hi]! - 1
+  const anc = chars.chars[r0]!.anc
+  for (let r = r0; r <= r1; r++) {
+    const char = chars.chars[r]!
+    if (char.start < 0) throw new UnmappableEditError('A mark covers text that has no source of its own')
+    if (char.anc !== anc && !(char.anc.length === anc.length && char.anc.every((n, i) => n === anc[i]))) {
+      throw new UnmappableEditError('A mark must lie within one run of formatting')
+    }
+  }
+  return [r0, r1]
+}
+
+function wrap (mark: TextMark, body: string, from: number, to: number, text: string, style: { emphasis: string, strong: string }): string {
+  const source = body.slice(from, to)
+  // `_` does not open or close emphasis inside a word.
+  const intraword = /[\p{L}\p{N}]/u.test(body[from - 1] ?? '') || /[\p{L}\p{N}]/u.test(body[to] ?? '')
+  if (mark.type === 'strong') return intraword && style.strong === '__' ? `**${source}**` : `${style.strong}${source}${style.strong}`
+  if (mark.type === 'em') return intraword && style.emphasis === '_' ? `*${source}*` : `${style.emphasis}${source}${style.emphasis}`
+  if (mark.type === 'code') {
+    const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map(m => m[0].length))
+    const fence = '`'.repeat(longest + 1)
+    const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : ''
+    return `${fence}${pad}${text}${pad}${fence}`
+  }
+  const href = (mark.href ?? '').trim()
+  const destination = /[()]/.test(href) ? `<${href}>` : href
+  return `[${source}](${destination})`
+}
+
+/** Whether the characters at `from` in the new block sit in the mark's kind of node. */
+function marked (body: string, start: number, end: number, parse: BodyParser, mark: TextMark, from: number): boolean {
+  const char = blockAt(body, start, end, parse)?.chars.chars.find(c => c.start >= from)
+  return char?.anc.some(node => node.type === NODE_OF[mark.type] && (mark.type !== 'link' || (node.type === 'link' && node.url === (mark.href ?? '').trim()))) === true
+}
+
+/** A container's identity for comparing what a character sits in before and after the edit. */
+function keyOf (anc: readonly Container[]): string {
+  return anc.map(node => node.type === 'link' ? `link(${node.url})` : node.type === 'linkReference' ? `ref(${node.identifier})` : node.type).join('>')
+}
+
+/** A text with what each character sits in, collapsed as a browser shows it: what the check compares. */
+function reading (items: Array<{ c: string, key: string }>): string {
+  let out = ''
+  let space = false
+  for (const { c, key } of items) {
+    if (/[\s\u00a0]/.test(c) && c !== '\n') { space = out !== ''; continue }
+    if (space) out += ' \u0000'
+    space = false
+    out += c + '\u0001' + key + '\u0000'
+  }
+  return out
+}
+
+/** The block at the same start in a new body, its reading and text; null when the block changed kind or extent. */
+function readBack (next: string, block: ListedBlock, end: number, parse: BodyParser): { reads: string, text: string } | null {
+  const tree = parse(next)
+  const again = listBlocks(tree, next, block.start)[0]
+  if (again === undefined || again.end !== end || again.kind !== block.kind || again.depth !== block.depth || !again.editable) return null
+  const chars = blockChars(again, next)
+  return { reads: reading(chars.chars.map((ch, i) => ({ c: chars.text[i]!, key: keyOf(ch.anc) }))), text: again.text }
+}
+
+/** The characters of an editable block's own text and their map to the source. */
+function blockChars (block: ListedBlock, body: string): BlockChars {
+  const host = inlineHost(block.node)
+  return host === null ? { text: '', chars: [] } : phrasingChars(host.children, body)
+}
+
+/** The block from `start` to `end` of a body and its characters; null when no block with text is there. */
+function blockAt (body: string, start: number, end: number, parse: BodyParser): { block: ListedBlock, chars: BlockChars } | null {
+  const block = listBlocks(parse(body), body, start).find(b => b.end === end)
+  return block === undefined || inlineHost(block.node) === null ? null : { block, chars: blockChars(block, body) }
+}
