@@ -35,8 +35,7 @@ import { withDefaultRemote } from './remote/clone-instance.js'
 import { MediaIndex } from './storage/media-index.js'
 import { BoundedRenderer } from './commands/bounded-render.js'
 import { RecordSigner } from './storage/record-signature.js'
-import { siteMediaRoots } from './storage/media-roots.js'
-import { isInside, relativeSlashPath } from './storage/safe-path.js'
+import { relativeSlashPath } from './storage/safe-path.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
 import type { SharedRevocations } from './auth/types.js'
 import type { SharedDocument } from './remote/cms-refs-sync.js'
@@ -101,7 +100,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   // prom-client loads only for a site that enables metrics.
   const metricsModule = config.metrics.enabled ? await import('./metrics/cms-metrics.js') : null
   const lock: InstanceLock = await acquireInstanceLock(stateDir)
-  const search = new SiteSearch({ stateDir })
+  const search = new SiteSearch(stateDir)
   // The repository's git processes (cat-file, update-ref), ended by close.
   const git = new GitStore(gitDir)
   const readiness = { indexesBuilt: false, closing: false }
@@ -151,9 +150,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     auth.sharedRevocations?.onRevoke(() => { remote.schedulePush() })
     const media = new MediaIndex({
       repoDir,
-      // The walk starts once the content store's watcher (shared below) sees changes.
-      roots: async () => { await content.watching; return await siteMediaRoots(repoDir, config, content.registry) },
-      shared: { covers: dir => content.registry.watchRoots().some(root => isInside(root, dir)), listen: onFile => { content.fileListeners.add(onFile); return () => content.fileListeners.delete(onFile) } },
+      config,
+      content,
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
     const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })

@@ -14,7 +14,6 @@ import type { EntryData } from '../content/formats.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
 import { checkSortField, overlayPage, sortMatching, sortRows, type DraftFilter, type DraftRow, type ListRow, type SortDirection, type SortedRowsCache } from './list-order.js'
 import { parseQuery, type SearchQuery } from '../search/tokenize.js'
-import { searchAllEntries, searchEntries } from '../search/search-entries.js'
 import type { SiteSearch } from '../search/collection-search.js'
 import { snippetOf, type Snippet } from '../search/entry-text.js'
 
@@ -108,7 +107,7 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
   let matching: readonly IndexRow[] = all
   let draftRecords: DraftRecord[] = [...drafts.values()].filter(d => d.kind !== 'delete')
   if (query !== null) {
-    const found = await searchAllEntries(search, index, query, drafts)
+    const found = await search.allEntries(index, query, drafts)
     matching = rowsInOrder(all, found.baseIds)
     draftRecords = found.drafts
   }
@@ -146,7 +145,7 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
 
 /** A page of the entries matching `q`, ranked, each with the snippet of its first matching field. */
 async function searchPage (search: SiteSearch, index: CollectionIndex, collection: string, query: SearchQuery, drafts: Map<string, DraftRecord>, page: number, pageSize: number): Promise<ListEntriesResult> {
-  const found = await searchEntries(search, index, query, drafts, (page - 1) * pageSize, pageSize)
+  const found = await search.entries(index, query, drafts, (page - 1) * pageSize, pageSize)
   const entries: EntryView[] = []
   for (const hit of found.entries) {
     // The search checked the folder (`index.all`) in this request: not again per hit (a realpath each).

@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { lstat, realpath, unlink } from 'node:fs/promises'
 import { MediaInUseError, NotFoundError, BadRequestError } from '../errors.js'
-import { assertMediaPath } from '../storage/media-roots.js'
+import { assertMediaPath } from '../storage/media-index.js'
 import type { MediaFile, MediaReference } from '../api-shapes.js'
 import { grepRefs, grepWorkingTree } from '../storage/git-search.js'
 import { DRAFTS_REF_PREFIX } from '../storage/draft-store.js'

@@ -9,7 +9,7 @@ import type { Element, Root, RootContent } from 'hast'
 import type { Services } from '../services.js'
 import type { Collection } from '../storage/collection-registry.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
-import { forEachTerm, termsOf } from '../search/tokenize.js'
+import { termsOf } from '../search/tokenize.js'
 import { entryUrl, mayMatchUrl, normalizeUrlPath } from './page-match-url.js'
 
 /** Runs of this many consecutive words of the page are looked up in the full-text index. */
@@ -132,7 +132,7 @@ function mainTextTerms (tree: Root): string[] {
   const terms: string[] = []
   const visit = (node: Root | RootContent, depth: number): void => {
     if (depth > MAX_DEPTH) return
-    if (node.type === 'text') { forEachTerm(node.value, t => { terms.push(t) }); return }
+    if (node.type === 'text') { for (const term of termsOf(node.value)) terms.push(term); return }
     if (node.type === 'element' && (NOT_TEXT.has(node.tagName) || CHROME.has(node.tagName))) return
     if (node.type === 'element' || node.type === 'root') for (const child of node.children) visit(child, depth + 1)
   }
@@ -148,10 +148,10 @@ function findBodyElement (tree: Root, bodyTerms: ReadonlySet<string>): BodyEleme
   const visit = (node: Root | RootContent, depth: number): Tally => {
     const tally: Tally = { found: new Set(), total: 0, inBody: 0 }
     if (node.type === 'text') {
-      forEachTerm(node.value, term => {
+      for (const term of termsOf(node.value)) {
         tally.total++
         if (bodyTerms.has(term)) { tally.inBody++; tally.found.add(term) }
-      })
+      }
       return tally
     }
     if ((node.type !== 'element' && node.type !== 'root') || depth > MAX_DEPTH) return tally

@@ -1,8 +1,10 @@
 /**
  * The full-text search of one collection: a SearchDb kept in step with the collection index, which
  * reindexes at its first open the entries whose signature changed, then the reported changes in
- * batches. SiteSearch makes one beside each collection index: the content store calls its
- * `companion` (storage knows only the IndexCompanion shape), and list commands find a search there.
+ * batches. SiteSearch makes one beside each collection index (the content store calls its
+ * `companion`: storage knows only the IndexCompanion shape) and answers `q` for one editor: the
+ * base entries from the index (those the editor has a draft of left out), and the editor's own
+ * drafts (their data laid over base, deletions hidden) tiered the same way, first within their tier.
  */
 import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -10,9 +12,17 @@ import path from 'node:path'
 import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import type { IndexCompanion } from '../storage/content-store.js'
-import { RACY_MS } from '../storage/file-signature.js'
-import { entryText } from './entry-text.js'
+import type { DraftRecord } from '../storage/draft-store.js'
+import { RACY_MS, signatureCtime } from '../storage/file-signature.js'
+import { entryText, tierOf } from './entry-text.js'
 import { isDamaged, SearchDb } from './search-db.js'
+import type { SearchQuery } from './tokenize.js'
+
+/** One entry found: a base entry (draft null) or the editor's draft of one. */
+export interface FoundEntry {
+  id: string
+  draft: DraftRecord | null
+}
 
 /** Where the databases are, under the state folder (`.git/cms`). */
 const SEARCH_DIR = 'fts'
@@ -23,18 +33,11 @@ const CHUNK = 64
 /** Recorded changes beyond this many are indexed without waiting for a search. */
 const CHANGES_MAX = 100
 
-/** Whether a signature (`<size>:<mtimeMs>:<ino>:<ctimeMs>`) names a file last changed well before `now`. */
-function trusted (sig: string, now: number): boolean {
-  const ctime = Number(sig.split(':')[3])
-  return Number.isFinite(ctime) && ctime < now - RACY_MS
-}
-
 /** Full-text search over one collection. */
 export class CollectionSearch {
   readonly #index: CollectionIndex
-  /** The database file; null: in memory (built at every start). */
-  readonly #file: string | null
-  readonly #stateDir: string | null
+  readonly #file: string
+  readonly #stateDir: string
   #db: SearchDb | null = null
   #opening: Promise<SearchDb> | null = null
   /** Changes not indexed yet, latest per id (undefined: unreadable, null: removed). */
@@ -44,24 +47,20 @@ export class CollectionSearch {
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
 
-  /** @param opts `stateDir`: where the database goes (`.git/cms`; none: in memory) */
-  constructor (index: CollectionIndex, opts: { stateDir?: string | null } = {}) {
+  /** @param stateDir the state folder (`.git/cms`) the database goes under */
+  constructor (index: CollectionIndex, stateDir: string) {
     this.#index = index
-    this.#stateDir = opts.stateDir ?? null
-    this.#file = this.#stateDir === null ? null : path.join(this.#stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
+    this.#stateDir = stateDir
+    this.#file = path.join(stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
   }
 
-  /**
-   * Records an entry change from the collection index: its data (undefined when unreadable: the id
-   * stays searchable) or null when removed. Nothing to record before the first open.
-   */
+  /** Records an entry change (undefined: unreadable, the id stays searchable; null: removed). */
   readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
     if (this.#closed || this.#opening === null) return
     this.#changes.delete(id)
     this.#changes.set(id, data)
     if (this.#db === null || this.#changes.size < CHANGES_MAX || this.#drainQueued) return
-    // After the save that reported it (which should not wait for the index); a failure drops the
-    // database (#drain), which the next search builds again.
+    // After the save that reported it; a failure drops the database, which the next search builds again.
     this.#drainQueued = true
     setImmediate(() => {
       this.#drainQueued = false
@@ -132,11 +131,9 @@ export class CollectionSearch {
   async #load (): Promise<SearchDb> {
     const index = this.#index
     const rows = await index.all()
-    // (A folder that cannot be removed does not stop the search.)
-    if (this.#stateDir !== null) await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
+    await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
     const { format, titleField } = index.collection
-    // Opening a database is a few ms of synchronous work: in a turn of its own, so that the
-    // warm-up's opens of many collections never run back to back ahead of a request.
+    // Opening a database is a few ms of synchronous work: in a turn of its own.
     await nextTurn()
     if (this.#closed) throw new Error('The full-text index closed while it opened')
     const db = SearchDb.open(this.#file, JSON.stringify({ format, titleField }))
@@ -150,8 +147,7 @@ export class CollectionSearch {
       }
       db.transaction(() => { for (const id of stored.keys()) db.remove(id) })
       for (let i = 0; i < toRead.length; i += CHUNK) {
-        // A turn between chunks: small files are read synchronously, so without it a build of
-        // 100,000 entries ran as one task that held every request for 30 s to minutes.
+        // A turn between chunks: a build of 100,000 entries otherwise held every request for 30 s or more.
         if (i > 0) await nextTurn()
         if (this.#closed) throw new Error('The full-text index closed while it opened')
         const chunk = toRead.slice(i, i + CHUNK)
@@ -162,7 +158,8 @@ export class CollectionSearch {
           const found = new Set<string>()
           for (const entry of entries) {
             found.add(entry.id)
-            db.put(entry.id, entryText(entry.id, entry.data, titleField), trusted(entry.sig, now) ? entry.sig : '')
+            // A file changed that close to now may change again unseen: its signature is not kept.
+            db.put(entry.id, entryText(entry.id, entry.data, titleField), signatureCtime(entry.sig) < now - RACY_MS ? entry.sig : '')
           }
           // Removed meanwhile.
           for (const row of chunk) if (!found.has(row.id)) db.remove(row.id)
@@ -179,7 +176,7 @@ export class CollectionSearch {
     }
   }
 
-  /** Indexes the recorded changes in one transaction; when that fails, drops the database and throws. */
+  /** Indexes the recorded changes in one transaction; a failure drops the database. */
   #drain (db: SearchDb): void {
     if (this.#changes.size === 0) return
     const changes = this.#changes
@@ -203,7 +200,7 @@ export class CollectionSearch {
   #discard (db: SearchDb): void {
     if (this.#db !== db) return
     try { db.close() } catch {}
-    if (this.#file !== null) SearchDb.remove(this.#file)
+    SearchDb.remove(this.#file)
     this.#db = null
     this.#opening = null
     this.#changes = new Map()
@@ -215,14 +212,14 @@ export class SiteSearch {
   readonly #stateDir: string
   readonly #byIndex = new WeakMap<CollectionIndex, CollectionSearch>()
 
-  /** @param opts `stateDir`: the state folder (`.git/cms`) the databases go under */
-  constructor (opts: { stateDir: string }) {
-    this.#stateDir = opts.stateDir
+  /** @param stateDir the state folder (`.git/cms`) the databases go under */
+  constructor (stateDir: string) {
+    this.#stateDir = stateDir
   }
 
   /** Makes the search of a new collection index (the content store's `companion` option). */
   readonly companion = (index: CollectionIndex): IndexCompanion => {
-    const search = new CollectionSearch(index, { stateDir: this.#stateDir })
+    const search = new CollectionSearch(index, this.#stateDir)
     this.#byIndex.set(index, search)
     return search
   }
@@ -233,4 +230,65 @@ export class SiteSearch {
     if (search === undefined) throw new Error(`no search for collection ${index.collection.name}`)
     return search
   }
+
+  /**
+   * Searches a collection for one editor.
+   * @param index the collection's index
+   * @param query a parsed `q`
+   * @param drafts the editor's drafts by id
+   * @param start the first match of the page
+   * @param count the page's size
+   * @returns every match's count, and the page's entries in rank order
+   */
+  async entries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<{ total: number, entries: FoundEntry[] }> {
+    // Once the changes the index was told of (watcher, directory) reached the search.
+    await index.all()
+    const search = this.of(index)
+    if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
+    const draftHits = matchingDrafts(index, query, drafts)
+    const skip = new Set(drafts.keys())
+    return await search.use(db => {
+      const { total, ids, tiers } = db.search(query, skip, start + count)
+      // Merge the two rankings up to the page's end: within a tier, drafts first.
+      const ranked: FoundEntry[] = []
+      let i = 0
+      let j = 0
+      while (ranked.length < start + count && (i < ids.length || j < draftHits.length)) {
+        const hit = draftHits[j]
+        if (hit !== undefined && (i >= ids.length || hit.tier <= (tiers[i] as number))) {
+          ranked.push({ id: hit.draft.id, draft: hit.draft })
+          j++
+        } else {
+          ranked.push({ id: ids[i++] as string, draft: null })
+        }
+      }
+      return { total: total + draftHits.length, entries: ranked.slice(start) }
+    })
+  }
+
+  /**
+   * Every match of a collection for one editor, unpaged (for `q` with `sort` or `draft`).
+   * @param index the collection's index
+   * @param query a parsed `q`
+   * @param drafts the editor's drafts by id
+   * @returns the base entries without a draft of this editor in rank order, and the drafts that match
+   */
+  async allEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<{ baseIds: string[], drafts: DraftRecord[] }> {
+    await index.all()
+    const search = this.of(index)
+    if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }
+    const baseIds = await search.use(db => db.search(query, new Set(drafts.keys()), Infinity).ids)
+    return { baseIds, drafts: matchingDrafts(index, query, drafts).map(hit => hit.draft) }
+  }
+}
+
+/** The editor's drafts that match, with their tier, in rank order (tier, then id). */
+function matchingDrafts (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Array<{ tier: number, draft: DraftRecord }> {
+  const found: Array<{ tier: number, draft: DraftRecord }> = []
+  for (const draft of drafts.values()) {
+    if (draft.kind === 'delete') continue
+    const tier = tierOf(entryText(draft.id, draft.data, index.collection.titleField), query)
+    if (tier !== null) found.push({ tier, draft })
+  }
+  return found.sort((a, b) => a.tier - b.tier || (a.draft.id < b.draft.id ? -1 : 1))
 }

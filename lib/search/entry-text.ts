@@ -1,18 +1,16 @@
 /**
- * What the full-text index keeps of one entry: three columns of folded terms (tokenize.ts) joined
- * by spaces, so SQLite's tokenizer splits them exactly where ours did. Bounded per entry: the first
- * MAX_BODY_CHARS of a body and MAX_FIELDS_CHARS of the other string fields are indexed. And the
- * snippet a result shows: an excerpt of the first of those fields holding a query word, with every
- * query word in it marked, computed per request for the page's entries only.
+ * What the full-text index keeps of one entry: three columns of folded terms (tokenize.ts) joined by
+ * spaces, so SQLite's tokenizer splits them exactly where ours did. And the snippet a result shows:
+ * an excerpt of the first field holding a query word, with every query word in it marked.
  */
 import type { EntryData } from '../content/formats.js'
 import { isTitleKey, titlesOf } from '../content/entry-search.js'
 import { matchesWord, termsOf, wordsOf, type SearchQuery } from './tokenize.js'
 
 /** The part of a body that is indexed (and searched for a snippet), in characters. */
-export const MAX_BODY_CHARS = 32 * 1024
+const MAX_BODY_CHARS = 32 * 1024
 /** The part of the other string fields (all together) that is indexed, in characters. */
-export const MAX_FIELDS_CHARS = 16 * 1024
+const MAX_FIELDS_CHARS = 16 * 1024
 
 /** An entry's indexed text, one column each. */
 export interface EntryText {
@@ -59,10 +57,7 @@ export function entryText (id: string, data: EntryData | undefined, titleField: 
   return { title, fields, body }
 }
 
-/**
- * The tier an entry's text gives a query (for drafts; the index computes it for stored entries):
- * 0 all words in the title, 1 in title or fields, 2 anywhere, null when some word is nowhere.
- */
+/** The tier an entry's text gives a query: 0 all words in the title, 1 in title or fields, 2 anywhere, null: not all. */
 export function tierOf (text: EntryText, query: SearchQuery): number | null {
   const columns = [text.title, text.fields, text.body].map(column => column === '' ? [] : column.split(' '))
   let tier = 0

@@ -16,10 +16,7 @@ const FORMAT_VERSION = 1
 /** A tier with more matches is ordered by rowid, not BM25: FTS5 scores every match before sorting. */
 const RANK_MAX = 2000
 
-/**
- * BM25 over the body only: FTS5 normalizes by the whole row's length, which would rank a short
- * title above a longer one holding the same words.
- */
+/** BM25 over the body only: over the whole row, a short title would rank above a longer one with the same words. */
 const BM25 = 'bm25(text, 0, 0, 1)'
 
 const SCHEMA = `
@@ -39,50 +36,43 @@ function matchOf (query: SearchQuery): string {
   return query.words.map((word, i) => `"${word}"${query.prefixLast && i === query.words.length - 1 ? '*' : ''}`).join(' AND ')
 }
 
+/** The statements of a database. */
+function prepareStatements (db: Database.Database) {
+  return {
+    put: db.prepare<[string, string]>('INSERT INTO entries (id, sig) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET sig = excluded.sig RETURNING doc').pluck(),
+    docOf: db.prepare<[string]>('SELECT doc FROM entries WHERE id = ?').pluck(),
+    idOf: db.prepare<[number]>('SELECT id FROM entries WHERE doc = ?').pluck(),
+    removeEntry: db.prepare<[number]>('DELETE FROM entries WHERE doc = ?'),
+    removeText: db.prepare<[number]>('DELETE FROM text WHERE rowid = ?'),
+    insertText: db.prepare<[number, string, string, string]>('INSERT INTO text (rowid, title, fields, body) VALUES (?, ?, ?, ?)'),
+    count: db.prepare<[string]>('SELECT count(*) AS n FROM text WHERE text MATCH ?'),
+    matchesDoc: db.prepare<[string, number]>('SELECT 1 FROM text WHERE text MATCH ? AND rowid = ?'),
+    ranked: db.prepare<[string, number]>(`SELECT rowid FROM text WHERE text MATCH ? ORDER BY ${BM25}, rowid LIMIT ?`).pluck(),
+    unranked: db.prepare<[string, number]>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?').pluck()
+  }
+}
+
 /** A collection's full-text database. */
 export class SearchDb {
   readonly #db: Database.Database
-  readonly #put: Database.Statement<[string, string]>
-  readonly #docOf: Database.Statement<[string]>
-  readonly #idOf: Database.Statement<[number]>
-  readonly #removeEntry: Database.Statement<[number]>
-  readonly #removeText: Database.Statement<[number]>
-  readonly #insertText: Database.Statement<[number, string, string, string]>
-  readonly #count: Database.Statement<[string]>
-  readonly #matchesDoc: Database.Statement<[string, number]>
-  readonly #ranked: Database.Statement<[string, number]>
-  readonly #unranked: Database.Statement<[string, number]>
+  readonly #sql: ReturnType<typeof prepareStatements>
   /** Whether it was created empty by `open` (every entry must be indexed). */
   readonly created: boolean
 
   private constructor (db: Database.Database, created: boolean) {
     this.#db = db
     this.created = created
-    this.#put = db.prepare('INSERT INTO entries (id, sig) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET sig = excluded.sig RETURNING doc').pluck()
-    this.#docOf = db.prepare('SELECT doc FROM entries WHERE id = ?').pluck()
-    this.#idOf = db.prepare('SELECT id FROM entries WHERE doc = ?').pluck()
-    this.#removeEntry = db.prepare('DELETE FROM entries WHERE doc = ?')
-    this.#removeText = db.prepare('DELETE FROM text WHERE rowid = ?')
-    this.#insertText = db.prepare('INSERT INTO text (rowid, title, fields, body) VALUES (?, ?, ?, ?)')
-    this.#count = db.prepare('SELECT count(*) AS n FROM text WHERE text MATCH ?')
-    this.#matchesDoc = db.prepare('SELECT 1 FROM text WHERE text MATCH ? AND rowid = ?')
-    this.#ranked = db.prepare(`SELECT rowid FROM text WHERE text MATCH ? ORDER BY ${BM25}, rowid LIMIT ?`).pluck()
-    this.#unranked = db.prepare('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?').pluck()
+    this.#sql = prepareStatements(db)
   }
 
-  /**
-   * Opens the database of a file, or creates it afresh when it is missing, was built under
-   * another key, or cannot be read.
-   */
-  static open (file: string | null, key: string): SearchDb {
+  /** Opens the database of a file, or creates it afresh when it is missing, of another key, or unreadable. */
+  static open (file: string, key: string): SearchDb {
     const fullKey = JSON.stringify({ version: FORMAT_VERSION, key })
-    const existing = file === null ? null : SearchDb.#openExisting(file, fullKey)
+    const existing = SearchDb.#openExisting(file, fullKey)
     if (existing !== null) return existing
-    if (file !== null) {
-      SearchDb.remove(file)
-      mkdirSync(path.dirname(file), { recursive: true })
-    }
-    const db = SearchDb.#configure(new Database(file ?? ':memory:'), true)
+    SearchDb.remove(file)
+    mkdirSync(path.dirname(file), { recursive: true })
+    const db = SearchDb.#configure(new Database(file), true)
     db.#db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run('key', fullKey)
     return db
   }
@@ -105,8 +95,7 @@ export class SearchDb {
   }
 
   static #configure (db: Database.Database, created: boolean): SearchDb {
-    // A cache of the files: WAL keeps each commit whole if the process dies; no fsync, which
-    // held the event loop for seconds on a busy disk (an OS crash can cost a rebuild).
+    // A cache of the files: no fsync, which held the event loop for seconds on a busy disk.
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = OFF')
     db.exec(SCHEMA)
@@ -132,38 +121,37 @@ export class SearchDb {
 
   /** Indexes an entry's text (replacing what it had). */
   put (id: string, text: EntryText, sig: string): void {
-    const doc = this.#docOf.get(id) as number | undefined
-    if (doc !== undefined) this.#removeText.run(doc)
-    const stored = this.#put.get(id, sig) as number
-    this.#insertText.run(stored, text.title, text.fields, text.body)
+    const doc = this.#sql.docOf.get(id) as number | undefined
+    if (doc !== undefined) this.#sql.removeText.run(doc)
+    const stored = this.#sql.put.get(id, sig) as number
+    this.#sql.insertText.run(stored, text.title, text.fields, text.body)
   }
 
   /** Removes an entry. */
   remove (id: string): void {
-    const doc = this.#docOf.get(id) as number | undefined
+    const doc = this.#sql.docOf.get(id) as number | undefined
     if (doc === undefined) return
-    this.#removeText.run(doc)
-    this.#removeEntry.run(doc)
+    this.#sql.removeText.run(doc)
+    this.#sql.removeEntry.run(doc)
   }
 
   /**
    * The stored entries matching a query, by tier, then body BM25 (tiers of at most RANK_MAX), then
-   * rowid: the count of all matches, and the first `limit` ids with their tiers. A tier's count is
-   * taken only when the tiers before it do not fill `limit`.
+   * rowid: the count of all matches, and the first `limit` ids with their tiers.
    */
   search (query: SearchQuery, skip: ReadonlySet<string>, limit: number): { total: number, ids: string[], tiers: number[] } {
     const match = matchOf(query)
     // Cumulative tiers: every word in the title column, in the title or fields columns, anywhere.
     const tiers = [`title : (${match})`, `{title fields} : (${match})`, match]
     const counts: Array<number | undefined> = [undefined, undefined, undefined]
-    const countOf = (tier: number): number => (counts[tier] ??= (this.#count.get(tiers[tier] as string) as { n: number }).n)
+    const countOf = (tier: number): number => (counts[tier] ??= (this.#sql.count.get(tiers[tier] as string) as { n: number }).n)
     const skipped = [0, 0, 0]
     const skipDocs = new Set<number>()
     for (const id of skip) {
-      const doc = this.#docOf.get(id) as number | undefined
+      const doc = this.#sql.docOf.get(id) as number | undefined
       if (doc === undefined) continue
       skipDocs.add(doc)
-      const tier = tiers.findIndex(match => this.#matchesDoc.get(match, doc) !== undefined)
+      const tier = tiers.findIndex(match => this.#sql.matchesDoc.get(match, doc) !== undefined)
       if (tier >= 0) skipped[tier] = (skipped[tier] ?? 0) + 1
     }
     const exclusive = [tiers[0], `(${tiers[1]}) NOT (${tiers[0]})`, `(${tiers[2]}) NOT (${tiers[1]})`]
@@ -175,10 +163,10 @@ export class SearchDb {
       before = countOf(tier)
       if (size === 0) continue
       const want = limit - ids.length + (skipped[tier] as number)
-      const found = (size <= RANK_MAX ? this.#ranked : this.#unranked).all(exclusive[tier] as string, Number.isFinite(want) ? want : -1) as number[]
+      const found = (size <= RANK_MAX ? this.#sql.ranked : this.#sql.unranked).all(exclusive[tier] as string, Number.isFinite(want) ? want : -1) as number[]
       for (const doc of found) {
         if (skipDocs.has(doc) || ids.length >= limit) continue
-        ids.push(this.#idOf.get(doc) as string)
+        ids.push(this.#sql.idOf.get(doc) as string)
         idTiers.push(tier)
       }
     }

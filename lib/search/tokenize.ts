@@ -1,9 +1,7 @@
 /**
  * How text becomes search terms, the same for entries and queries: lowercased, accents removed
- * (NFKD without combining marks), split into runs of letters and digits, each cut at
- * MAX_TERM_LENGTH characters. A `q` parameter keeps at most MAX_QUERY_WORDS of its words; the last
- * one matches as a prefix too (what the Studio user is typing), once it has MIN_PREFIX_LENGTH
- * characters and no space follows it.
+ * (NFKD without combining marks), split into runs of letters and digits. The last word of `q` also
+ * matches as a prefix (what the Studio user is typing).
  */
 import { BadRequestError } from '../errors.js'
 
@@ -20,18 +18,12 @@ export function foldText (text: string): string {
   return NON_ASCII.test(lower) ? lower.normalize('NFKD').replace(MARKS, '') : lower
 }
 
-/** Calls `each` with every term of a text, in order. */
-export function forEachTerm (text: string, each: (term: string) => void): void {
-  const folded = foldText(text)
-  for (const [word] of folded.matchAll(WORD)) each(word.slice(0, MAX_TERM_LENGTH))
-}
-
 /** The terms of a text, in order. */
 export function termsOf (text: string): string[] {
   return Array.from(foldText(text).matchAll(WORD), ([word]) => word.slice(0, MAX_TERM_LENGTH))
 }
 
-/** Where each word of a text is, lazily (a snippet stops at its excerpt's end): [start, end) and term. */
+/** Where each word of a text is, lazily: [start, end) and term. */
 export function * wordsOf (text: string, from = 0): Generator<{ start: number, end: number, term: string }> {
   const re = new RegExp(WORD.source, 'gu')
   re.lastIndex = from
@@ -41,11 +33,11 @@ export function * wordsOf (text: string, from = 0): Generator<{ start: number, e
 }
 
 /** The longest `q` accepted, in characters (a longer one is a 400). */
-export const MAX_QUERY_LENGTH = 256
+const MAX_QUERY_LENGTH = 256
 /** Words of `q` beyond this many are ignored. */
-export const MAX_QUERY_WORDS = 8
+const MAX_QUERY_WORDS = 8
 /** A last word shorter than this matches whole words only. */
-export const MIN_PREFIX_LENGTH = 2
+const MIN_PREFIX_LENGTH = 2
 
 /** A parsed query. */
 export interface SearchQuery {

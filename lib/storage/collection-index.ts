@@ -1,8 +1,7 @@
 /**
- * The index of one collection: every entry's row (fields without a Markdown body, title, sort key,
- * revision) in a Map, persisted in SQLite (`index-store.ts`). It is built on first use: each file
- * is stat-ed and read again only when its signature differs from the persisted row's. The file
- * watcher marks changed entries; a read stats the entry's file anyway, and a list the folder.
+ * The index of one collection: every entry's row in a Map, persisted in SQLite (`index-store.ts`),
+ * built on first use (a file is read again only when its signature differs from its stored row's).
+ * The watcher marks changed entries; a read stats the entry's file anyway, and a list the folder.
  */
 import { statSync } from 'node:fs'
 import path from 'node:path'
@@ -10,25 +9,44 @@ import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors
 import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
 import type { Collection } from './collection-registry.js'
 import { readEntryFile, readTextIfUnchanged, statEntryFileNow } from './entry-file.js'
-import { makeRow, rowContent, type IndexRow, type RowContent, type RowRules } from './index-row.js'
 import { candidateFiles, formatOfFile, idLayoutProblem, idOfPath, newFileOf, scanLayout, type EntryLayout } from './entry-paths.js'
 import { isInside, realPathOf, resolvesInside } from './safe-path.js'
 import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
+import { titlesOf } from '../content/entry-search.js'
 
-export type { IndexRow }
+/** The parts of a collection's definition a row depends on. */
+interface RowRules {
+  format: EntryFormat
+  titleField: string | null
+  orderField: string
+}
 
-/** One entry with all its data (a Markdown body included), as reads return it. */
-export interface IndexedEntry {
+/** What the index keeps of an entry's content (lists filter and sort on it; a read fetches a Markdown body). */
+interface RowContent {
+  /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
+  fields: EntryData
+  /** Where the Markdown body starts in the file's text (UTF-16 code units). */
+  bodyAt?: number
+  validationIssues?: ValidationIssue[]
+  title: string
+  order: number | null
+}
+
+/** One entry as the index holds it (what lists filter and sort on), without a Markdown body. */
+export interface IndexRow extends Omit<RowContent, 'fields'> {
   id: string
   file: string
   sig: string
   revision: number
-  data?: EntryData
+  /** As in RowContent; undefined when unreadable. */
+  fields?: EntryData
   readError?: { message: string }
-  validationIssues?: ValidationIssue[]
-  title: string
-  order: number | null
+}
+
+/** One entry with all its data (a Markdown body included), as reads return it. */
+export interface IndexedEntry extends Omit<IndexRow, 'fields' | 'bodyAt'> {
+  data?: EntryData
   /** The file's text `data` was read from, when this read had it (a Markdown entry's). */
   text?: string
 }
@@ -37,14 +55,11 @@ export interface IndexOptions {
   collection: Collection
   repoRealDir: string
   store: IndexStore
-  /** Returns the validation issues of data against the collection's schema (async while its schema compiles). */
+  /** The validation issues of data against the collection's schema. */
   validate: (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]>
-  /** Told of every entry change the index takes (data; undefined: unreadable; null: gone): the full-text search (lib/search/). */
+  /** Told of every entry change (data; undefined: unreadable; null: gone). */
   onEntryChange?: (id: string, data: EntryData | undefined | null) => void
-  /**
-   * Resolves once the file watcher sees changes. A build that starts before checks every file
-   * again then, so a change made in between is never missed.
-   */
+  /** Resolves once the file watcher sees changes: a build that started before checks its files again then. */
   watching?: Promise<void>
   /** True once the watcher listens (a build then needs no second check). */
   isWatching?: () => boolean
@@ -66,7 +81,7 @@ export class CollectionIndex {
   readonly #rows = new Map<string, IndexRow>()
   /** The last revision of every entry ever seen, deleted ones included. */
   readonly #revs = new Map<string, number>()
-  /** The last known signature of entries without a row (deleted: null; not yet read at a build: the stored one). */
+  /** The last known signature of entries without a row (null: deleted). */
   readonly #lastSigs = new Map<string, string | null>()
   #revisionSum = 0
   #sorted: IndexRow[] | null = null
@@ -91,7 +106,6 @@ export class CollectionIndex {
     this.#opts = opts
     this.#gitReal = path.join(opts.repoRealDir, '.git')
     const { dir, format, nested, indexFile, files, i18n } = opts.collection
-    // Locales in folders and none at the root: only the locales' folders hold entries.
     const roots = i18n === null || i18n.layout === 'suffix' || i18n.rootLocale !== null ? null : [...i18n.prefixes.values()]
     this.#layout = { dir, format, nested, indexFile, files, roots }
   }
@@ -122,8 +136,8 @@ export class CollectionIndex {
   }
 
   /**
-   * Takes a file event from the watcher: the entry it belongs to is re-checked on next read;
-   * anything else under the folder (a folder, another file of a bundle) asks for a rescan.
+   * Takes a file event from the watcher: its entry is re-checked on next read; anything else under
+   * the folder asks for a rescan.
    * @param file absolute path that changed
    */
   onFileEvent (file: string): void {
@@ -217,9 +231,8 @@ export class CollectionIndex {
   }
 
   /**
-   * The given entries as the index holds them, without re-checking their files: for a background
-   * reader (the search's open). A Markdown body is read only while the file still has the row's
-   * signature, else the entry comes with `sig: ''` and no body (`onEntryChange` tells its change).
+   * The given entries as the index holds them, without re-checking their files (the search's open);
+   * a Markdown file changed since its row comes with `sig: ''` and no body.
    * @param rows rows of `all()`
    * @returns the entries still in the index
    */
@@ -252,8 +265,7 @@ export class CollectionIndex {
    * Records a write the service made (file already replaced on disk).
    * @param id entry id
    * @param data the data written
-   * @param written the file (as `fileOf` gave it) and the text written into it, when the caller has
-   *   them; `issues`: the data's validation issues when the caller already checked them
+   * @param written the file (from `fileOf`), the text written and the data's validation issues, when known
    * @returns the entry's new revision
    */
   async recordWrite (id: string, data: EntryData, written?: { file: string, text: string, issues?: ValidationIssue[] }): Promise<number> {
@@ -265,7 +277,7 @@ export class CollectionIndex {
     const text = !isMarkdownFormat(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues ?? await this.#opts.validate(data)
-    const content = rowContent(id, data, text, rules, () => issues)
+    const content = rowContent(id, data, text, rules, issues)
     const rev = this.lastRevision(id) + 1
     this.#put(id, file, sig, rev, content)
     this.#opts.onEntryChange?.(id, data)
@@ -273,11 +285,10 @@ export class CollectionIndex {
   }
 
   /**
-   * Runs the service's own change of an entry's file (write or removal, then `recordWrite` or
-   * `recordDelete`). Until it settles, a read that meets the new file waits for it instead of taking
-   * it for an outside change, which would spend a revision of its own before the service's.
+   * Runs the service's own change of an entry's file: until it is recorded, a read waits for it
+   * instead of taking it for an outside change (which would spend a revision of its own).
    * @param id entry id
-   * @param change writes the file and records it
+   * @param change writes or removes the file and records it
    * @returns what `change` returns
    */
   async serviceChange<T> (id: string, change: () => Promise<T>): Promise<T> {
@@ -348,7 +359,7 @@ export class CollectionIndex {
     const found = await this.#scanDirectory()
     const changes: StoredEntry[] = []
     const toRead: Array<[string, string]> = []
-    /** Ids stat-ed or read before the watcher listened: a change between then and its start sent no event. */
+    /** Ids checked before the watcher listened: a change since sent no event. */
     const unwatched: string[] = []
     for await (const page of this.#opts.store.pages(name, definitionKey(this.collection))) {
       for (const known of page) {
@@ -361,7 +372,7 @@ export class CollectionIndex {
           if (known.sig !== null) changes.push(this.#deleted(id))
           continue
         }
-        // Only a file with a reusable row is stat-ed here (a file read stats itself: a first start's second lstat each).
+        // Only a reusable row's file is stat-ed here (a file read stats itself).
         const reusable = known.content !== null && known.file === file && !this.#problems.has(id)
         if (reusable && !listening()) unwatched.push(id)
         const sig = reusable ? statEntryFileNow(this.#opts.repoRealDir, file) : null
@@ -373,13 +384,11 @@ export class CollectionIndex {
         }
       }
     }
-    // New entries are read in id order, so their rows enter the store's B-tree in key order: a first
-    // start at 100,000 entries spent 8.5-11.4 s in its puts in folder order, 1.2-1.5 s in id order.
+    // New entries in id order, so rows enter the store's B-tree in key order (100,000 puts: 1.2 s, not 8.5 s).
     const fresh = [...found.keys()].filter(id => !this.#revs.has(id)).sort()
     for (const id of fresh) toRead.push([id, found.get(id)!])
     this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
-      // A turn between batches: a first start's 10,000 reads otherwise ran as one 4 s task.
       if (i > 0) await yieldNow()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
       if (!listening()) for (const [id] of batch) unwatched.push(id)
@@ -406,11 +415,10 @@ export class CollectionIndex {
     return { id, rev, sig: null, file: null, content: null, checkedAt: 0 }
   }
 
-  /** Once the watcher listens: marks rows checked before whose file changed since; a deep layout rescans. */
+  /** Once the watcher listens: marks the rows whose file changed since they were checked. */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
     if (this.#opts.isWatching?.() !== true) return
-    // An add or removal in a flat folder changes its mtime, which the next list checks anyway; deeper
-    // ones need a scan.
+    // A flat folder's mtime tells adds and removals; deeper layouts need a scan.
     const { nested, indexFile, files, roots } = this.#layout
     if (rescan && (nested || indexFile !== null || files !== null || roots != null)) this.#rescan = true
     let n = 0
@@ -429,7 +437,7 @@ export class CollectionIndex {
     if (state.kind === 'missing') return null
     const before = this.#rows.get(id)
     const known = before !== undefined ? before.sig : this.#lastSigs.get(id)
-    // A signature an earlier version logged without the ctime: the same file when the rest matches.
+    // A signature stored without its ctime (an earlier version's): the same file when the rest matches.
     const same = known === state.sig || (known != null && Number.isNaN(signatureCtime(known)) && state.sig.startsWith(`${known}:`))
     const rev = same ? this.lastRevision(id) : this.lastRevision(id) + 1
     const problem = this.#problems.get(id)
@@ -440,13 +448,13 @@ export class CollectionIndex {
     } else {
       const checked = this.#opts.validate(state.data)
       const issues = checked instanceof Promise ? await checked : checked
-      content = rowContent(id, state.data, state.text, rules, () => issues)
+      content = rowContent(id, state.data, state.text, rules, issues)
       this.#opts.onEntryChange?.(id, state.data)
     }
     return this.#put(id, file, state.sig, rev, content, checkedAt, persist)
   }
 
-  /** Puts a row into the index and (unless `persist` is false) into the store; gives the stored form. */
+  /** Puts a row into the index and (unless `persist` is false) the store. */
   #put (id: string, file: string, sig: string, rev: number, content: RowContent | { message: string }, checkedAt = Date.now(), persist = true): StoredEntry {
     const before = this.#rows.get(id)
     const row = makeRow(id, file, sig, rev, content)
@@ -514,7 +522,7 @@ export class CollectionIndex {
       const file = onDisk.get(id)
       if (file === undefined) { this.#dirty.add(id); continue }
       if (row.file !== file || before.get(id) !== this.#problems.get(id)) {
-        // Another file now, or its problem came or went: read again (the revision follows the signature).
+        // Another file now, or its problem came or went: read again.
         this.#pendingFiles.set(id, file)
         this.#forced.add(id)
         this.#dirty.add(id)
@@ -559,7 +567,7 @@ export class CollectionIndex {
   }
 }
 
-/** The content as JSON, or null when JSON cannot carry it exactly (a big integer, a date): read again at the next start. */
+/** The content as JSON, or null when JSON cannot carry it exactly (read again at the next start). */
 function jsonOf (content: RowContent | { message: string }): string | null {
   let exact = true
   const json = JSON.stringify(content, function (this: Record<string, unknown>, key: string, value: unknown) {
@@ -574,9 +582,35 @@ function jsonOf (content: RowContent | { message: string }): string | null {
 }
 
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
-  const entry: IndexedEntry = { id: row.id, file: row.file, sig: row.sig, revision: row.revision, title: row.title, order: row.order }
-  if (row.readError !== undefined) entry.readError = row.readError
-  if (data !== undefined) entry.data = data
-  if (row.validationIssues !== undefined) entry.validationIssues = row.validationIssues
-  return entry
+  const { fields: _fields, bodyAt: _bodyAt, ...entry } = row
+  return data === undefined ? entry : { ...entry, data }
+}
+
+/** An entry's indexed content; `text`: the file's text when known to be the one `data` came from. */
+function rowContent (id: string, data: EntryData, text: string | null, rules: RowRules, issues: ValidationIssue[]): RowContent {
+  const order = data[rules.orderField]
+  const content: RowContent = { fields: data, title: titlesOf(data, rules.titleField)[0] ?? id, order: typeof order === 'number' ? order : null }
+  if (issues.length > 0) content.validationIssues = issues
+  const bodyAt = isMarkdownFormat(rules.format) && text !== null ? bodyStart(data, text) : null
+  if (bodyAt !== null) {
+    const { body: _body, ...fields } = data
+    content.fields = fields
+    content.bodyAt = bodyAt
+  }
+  return content
+}
+
+/** A row from an entry's content, or from the reason its file cannot be read. */
+function makeRow (id: string, file: string, sig: string, revision: number, content: RowContent | { message: string }): IndexRow {
+  if ('message' in content) return { id, file, sig, revision, readError: { message: content.message }, title: id, order: null }
+  return { id, file, sig, revision, ...content }
+}
+
+/** Where the body starts in the text, when the text ends with it and it is the last field (else null). */
+function bodyStart (data: EntryData, text: string): number | null {
+  const body = data.body
+  if (typeof body !== 'string' || !text.endsWith(body)) return null
+  let last: string | undefined
+  for (const key in data) last = key
+  return last === 'body' ? text.length - body.length : null
 }

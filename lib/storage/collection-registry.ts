@@ -1,9 +1,8 @@
 /**
- * Which collections exist and how each is defined: explicit ones from the config, dynamic ones
- * from `.cms/collections/<name>.json` (created through the API), and inferred ones, which are any
- * other directory under `contentDir`.
+ * Which collections exist and how each is defined: explicit ones from the config, dynamic ones from
+ * `.cms/collections/<name>.json`, and inferred ones (any other folder of content under `contentDir`).
  */
-import { lstat, readdir, stat } from 'node:fs/promises'
+import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config, CollectionDefinition, I18nDefinition } from '../config.js'
 import type { LocaleLayout } from '../content/i18n-layout.js'
@@ -12,7 +11,7 @@ import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
 import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
-import { readDefinition, type Refusal } from './definition-file.js'
+import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
@@ -81,8 +80,8 @@ export const DYNAMIC_DIR = '.cms/collections'
 export type OnCollectionRefused = (name: string, reason: string) => void
 
 /**
- * The error of a collection whose schema does not compile (it arrived through git: create_collection
- * compiles before it writes): 422 `limit_exceeded` when too costly, else `collection_refused`.
+ * The error of a collection whose schema (arrived through git) does not compile: 422
+ * `limit_exceeded` when too costly, else `collection_refused`.
  * @param name the collection
  * @param err what compiling threw
  * @returns the error to throw (`err` itself when it is not a compile failure)
@@ -99,11 +98,11 @@ export class CollectionRegistry {
   readonly #config: Config
   readonly #contentRoot: string
   #dynamic = new Map<string, Collection>()
-  /** Inferred collections seen so far; their format is guessed once from the files present. */
+  /** Inferred collections seen so far (their format guessed once). */
   #inferred = new Map<string, Collection>()
-  /** The collections of the config, resolved once (the content store keys its index on the object). */
+  /** The collections of the config, resolved once. */
   readonly #explicit = new Map<string, Collection>()
-  /** Dynamic definitions over a bound or invalid (they arrived through git): name -> why. */
+  /** Dynamic definitions over a bound or invalid: name -> why. */
   readonly #refused = new Map<string, Refusal>()
   readonly #onRefused: OnCollectionRefused
   /** Definitions git rewrote since they were read: read again at the next look-up. */
@@ -122,10 +121,8 @@ export class CollectionRegistry {
   get contentRoot (): string { return this.#contentRoot }
 
   /**
-   * Reads the dynamic collection definitions (once; later changes go through `setDynamic`).
-   * Definitions that arrived through git are held to create_collection's bounds and shape: one over
-   * them (or past the count, in name order), or not JSON, is refused, never compiled, and reported
-   * to `onRefused`.
+   * Reads the dynamic collection definitions (once; later changes go through `setDynamic`); one
+   * over create_collection's bounds (or past the count, in name order) or shape is refused.
    * @returns resolves when loaded
    */
   async load (): Promise<void> {
@@ -155,7 +152,7 @@ export class CollectionRegistry {
   }
 
   /**
-   * Takes note of definition files git rewrote (a pull): each is read again at the next look-up.
+   * Takes note of definition files git rewrote: each is read again at the next look-up.
    * @param paths repository-relative paths (forward slashes)
    * @returns the names of the collections whose definitions changed
    */
@@ -175,7 +172,6 @@ export class CollectionRegistry {
     const names = [...this.#changed]
     this.#changed.clear()
     for (const name of names) {
-      // The collection read again is not counted against itself; a removed file ends it.
       const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
       this.#dynamic.delete(name)
       this.#refused.delete(name)
@@ -184,9 +180,7 @@ export class CollectionRegistry {
   }
 
   /**
-   * A dynamic collection refused at load (over a bound or invalid): its folder and the extensions
-   * of its entry files (its format's when the definition names a known one, else every format's),
-   * so that delete_collection can remove it.
+   * A refused dynamic collection's folder and entry file extensions (for delete_collection).
    * @param name a valid collection name
    * @returns null when the collection is not refused
    */
@@ -234,7 +228,6 @@ export class CollectionRegistry {
       return null
     }
     if (st.isSymbolicLink()) {
-      // A linked folder is a collection only while it stays inside the repository (and out of .git).
       if (!resolvesIntoRepo(realpathSync.native(this.#repoDir), dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
       st = await stat(dir).catch(() => null)
     }
@@ -254,8 +247,7 @@ export class CollectionRegistry {
   }
 
   /**
-   * Every folder a collection reads (the content directory, explicit folders, the folders of
-   * `files` collections), without those inside another: what the watcher subscribes to.
+   * Every folder a collection reads, without those inside another (what the watcher subscribes to).
    * @returns absolute directories
    */
   watchRoots (): string[] {
@@ -297,7 +289,6 @@ export class CollectionRegistry {
       try { c = await this.get(name) } catch {}
       if (c !== null) all.push(c)
     }
-    // Collections the site defined come first; inferred ones (no config entry) after them.
     const rank = (c: Collection): number => c.source === 'inferred' ? 1 : 0
     return all.sort((a, b) => rank(a) - rank(b) || a.metadata.order - b.metadata.order || a.name.localeCompare(b.name))
   }
@@ -358,11 +349,7 @@ export class CollectionRegistry {
   }
 }
 
-/**
- * A collection's `i18n` with the locales' folders as id prefixes below the collection folder.
- * `folder`: each locale's folder is its code, except the root locale's; `dirs`: the configured
- * folders (the one that is the collection folder itself holds the root locale).
- */
+/** A collection's `i18n` with each locale's folder as an id prefix below the collection folder. */
 function resolveLocaleLayout (def: I18nDefinition, collectionFolder: string): LocaleLayout {
   const layout = def.layout ?? 'folder'
   const prefixes = new Map<string, string>()
@@ -399,4 +386,57 @@ function idOfFile (file: string): string {
 
 function titleCase (name: string): string {
   return name.split(/[-_]/).filter(Boolean).map(w => w[0]!.toUpperCase() + w.slice(1)).join(' ')
+}
+
+/** Largest definition file read (the largest schema allowed, as create_collection writes it, stays well under it). */
+const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
+
+/**
+ * Why a definition is refused: over a bound (422 limit_exceeded) or invalid (422 collection_refused);
+ * `format` is the one it names when known (delete_collection removes the files of it).
+ */
+interface Refusal { reason: string, invalid: boolean, format: EntryFormat | null }
+
+/**
+ * Reads a definition file that may have arrived through git, held to create_collection's bounds and
+ * shape before anything compiles it; `others`: how many other dynamic collections the site holds.
+ */
+async function readDefinition (file: string, others: number): Promise<Refusal | DynamicCollectionFile | null> {
+  let text: string
+  try {
+    const { size } = await stat(file)
+    if (size > MAX_DEFINITION_FILE_BYTES) return { reason: `its definition file is larger than ${MAX_DEFINITION_FILE_BYTES} bytes`, invalid: false, format: null }
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    return { reason: `its definition file cannot be read: ${(err as Error).message}`, invalid: true, format: null }
+  }
+  let parsed: unknown
+  try { parsed = JSON.parse(text) } catch (err) {
+    return { reason: `its definition file is not JSON: ${(err as Error).message}`, invalid: true, format: null }
+  }
+  const named = (parsed as { format?: unknown } | null)?.format ?? 'json'
+  const format = typeof named === 'string' && Object.hasOwn(FORMAT_EXTENSIONS, named) ? named as EntryFormat : null
+  // The shape first, then its size; the command validators (142 KB) load with the first definition file.
+  const invalid = invalidDefinition(parsed, await import('../content/command-validators.js'))
+  if (invalid !== null) return { reason: invalid, invalid: true, format }
+  const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)
+  if (over !== null) return { reason: over.message, invalid: false, format }
+  if (others >= MAX_DYNAMIC_COLLECTIONS) return { reason: `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, invalid: false, format }
+  return parsed as DynamicCollectionFile
+}
+
+/** Why a parsed definition is not what create_collection writes (its schema and two times), or null. */
+function invalidDefinition (parsed: unknown, { commandValidator, firstCommandError }: typeof import('../content/command-validators.js')): string | null {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'its definition is not a JSON object'
+  const { schema, format, metadata, created_at: createdAt, updated_at: updatedAt } = parsed as Record<string, unknown>
+  const validate = commandValidator('create_collection')
+  if (!validate({ type: 'create_collection', collection: 'x', schema, ...(format !== undefined ? { format } : {}), ...(metadata !== undefined ? { metadata } : {}) })) {
+    const { field, reason } = firstCommandError(validate)
+    return `its definition's ${field} ${reason}`
+  }
+  for (const [key, value] of [['created_at', createdAt], ['updated_at', updatedAt]] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) return `its definition's ${key} must be number`
+  }
+  return null
 }

@@ -15,18 +15,15 @@ import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { CollectionRegistry, schemaRefusal, type Collection, type OnCollectionRefused } from './collection-registry.js'
 import { CollectionIndex } from './collection-index.js'
 import { IndexStore } from './index-store.js'
+import { isInside } from './safe-path.js'
 
-/**
- * What sits beside a collection index (the full-text search, lib/search/): told of every entry
- * change the index takes, started once the index is built, flushed when the store closes. Storage
- * knows only this shape, so it imports nothing of search.
- */
+/** What sits beside a collection index (the full-text search): storage knows only this shape. */
 export interface IndexCompanion {
   /** Told of each change: the entry's data; undefined: unreadable; null: gone. */
   onEntryChange: (id: string, data: EntryData | undefined | null) => void
-  /** The index is built: background work may start; resolves when it settled (never rejects). */
+  /** Starts background work once the index is built; never rejects. */
   start: () => Promise<void>
-  /** Resolves once pending work is persisted (and the companion let go of its files). */
+  /** Resolves once pending work is persisted and its files are let go. */
   flush: () => Promise<void>
 }
 
@@ -37,8 +34,8 @@ export interface ContentStoreOptions {
   config: Config
   onWatchError?: (err: Error) => void
   /** Makes the companion of each new collection index (the full-text search). */
-  companion?: (index: CollectionIndex, repoRealDir: string) => IndexCompanion
-  /** Told when a new collection index has been built, with the seconds it took (metrics). */
+  companion?: (index: CollectionIndex) => IndexCompanion
+  /** Told of the seconds each new collection index took to build (metrics). */
   onIndexBuilt?: (seconds: number) => void
   /** Told of a collection definition over a bound (it arrived through git): it is not read. */
   onCollectionRefused?: OnCollectionRefused
@@ -56,13 +53,9 @@ export class ContentStore {
   #store: IndexStore | null = null
   #repoRealDir: string | null = null
   readonly #unwatch = new AbortController()
-  /**
-   * Also told of every changed path under the watch roots (the media index listens here); after
-   * events may have been lost, of each watch root.
-   */
-  readonly fileListeners = new Set<(file: string) => void>()
+  /** Told of every changed path (`watch`); of a watch root after events were lost. */
+  readonly #listeners = new Set<(file: string) => void>()
   #watching: Promise<void> = Promise.resolve()
-  /** Set once `#watching` has resolved with the watcher started (not closed first). */
   #listening = false
   #closed = false
 
@@ -86,15 +79,11 @@ export class ContentStore {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     this.#store = new IndexStore(this.#opts.stateDir)
     await this.registry.load()
-    this.#watching = this.#watch().then(() => {
-      // Closed before it started: it never listens.
-      this.#listening = !this.#closed
-    })
+    this.#watching = this.#watch().then(() => { this.#listening = !this.#closed })
   }
 
   /**
-   * Resolves once the file watcher sees changes (an index built before checks its files again
-   * then; the media index waits for it before its walk).
+   * Resolves once the file watcher sees changes (an index built before checks its files again then).
    * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
    */
   get watching (): Promise<void> {
@@ -102,18 +91,32 @@ export class ContentStore {
   }
 
   async #watch (): Promise<void> {
-    // Every folder a collection reads (collections may live outside contentDir: `_posts`, `src/content/blog`).
     for (const root of this.registry.watchRoots()) {
       if (this.#closed) return
-      // A folder that does not exist yet: nothing to watch (reads still stat before serving).
       if (!await stat(root).then(st => st.isDirectory(), () => false)) continue
-      await watchFolders(root, {
-        onPath: file => { this.#onFileEvent(file) },
-        onLost: () => { this.#onLost(root) },
-        onError: err => this.#opts.onWatchError?.(err),
-        signal: this.#unwatch.signal
-      })
+      await this.#watchTree(root, file => { this.#onFileEvent(file) }, () => { this.#onLost(root) })
     }
+  }
+
+  /**
+   * Tells `onPath` of every change under a folder (a media root) through the content watch when it
+   * covers the folder, else through a watch of its own; after events were lost, of the folder itself.
+   * @param dir an existing folder
+   * @param onPath told of each changed path under it
+   * @returns resolves once changes are seen
+   */
+  async watch (dir: string, onPath: (file: string) => void): Promise<void> {
+    this.#listeners.add(file => {
+      if (isInside(dir, file)) onPath(file)
+      else if (isInside(file, dir)) onPath(dir)
+    })
+    if (this.registry.watchRoots().some(root => isInside(root, dir))) return
+    const tell = (file: string): void => { for (const listen of this.#listeners) listen(file) }
+    await this.#watchTree(dir, tell, () => { tell(dir) })
+  }
+
+  async #watchTree (root: string, onPath: (file: string) => void, onLost: () => void): Promise<void> {
+    await watchFolders(root, { onPath, onLost, onError: err => this.#opts.onWatchError?.(err), signal: this.#unwatch.signal })
   }
 
   /**
@@ -131,34 +134,31 @@ export class ContentStore {
   }
 
   /**
-   * Warms the index of every collection (after the server listens, so start-up stays fast). The
-   * full-text indexes wait for `startCompanions`, so that the first lists do not wait for them.
+   * Builds the index of every collection, one per turn of the event loop (the full-text indexes
+   * wait for `startCompanions`).
    * @param stop checked between collections: true ends the warm-up early
    * @returns resolves when every index is built
    */
   async warm (stop: () => boolean = () => false): Promise<void> {
     for (const c of await this.registry.list()) {
       if (stop()) return
-      // A collection that cannot be indexed (its folder a link leaving the repository) is
-      // refused when asked for; the others still warm.
+      // A collection that cannot be indexed is refused when asked for; the others still warm.
       try {
         await (await this.index(c.name)).ready()
       } catch {}
-      // One collection per turn of the event loop, so no request waits behind the whole warm-up.
       await nextTurn()
     }
   }
 
   /**
-   * Starts the companion (full-text index) of every index built so far, one per turn of the event
-   * loop; a search starts its own meanwhile.
+   * Starts the companion of every index built so far, one per turn of the event loop.
    * @param stop checked between collections: true ends early
    * @returns resolves when every companion has been started (not built)
    */
   async startCompanions (stop: () => boolean = () => false): Promise<void> {
     for (const companion of [...this.#companions.values()]) {
       if (stop() || this.#closed) return
-      // One at a time: opened together, 100 databases' opens held the event loop 60-145 ms.
+      // One at a time: 100 databases opened together held the event loop 60-145 ms.
       await companion.start()
       await nextTurn()
     }
@@ -184,7 +184,7 @@ export class ContentStore {
       watching: this.#watching,
       isWatching: () => this.#listening
     })
-    const companion = this.#opts.companion?.(index, this.repoRealDir)
+    const companion = this.#opts.companion?.(index)
     if (companion !== undefined) this.#companions.set(index, companion)
     this.#indexes.set(name, index)
     const onBuilt = this.#opts.onIndexBuilt
@@ -203,7 +203,6 @@ export class ContentStore {
     const index = this.#indexes.get(name)
     if (index === undefined) return
     this.#indexes.delete(name)
-    // Its companion lets go of its files (a re-created collection gets a new one).
     const companion = this.#companions.get(index)
     this.#companions.delete(index)
     void companion?.flush().catch(() => {})
@@ -228,33 +227,28 @@ export class ContentStore {
   #validatorFor (collection: Collection): (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]> {
     const schema = collection.schema
     if (schema === null) return () => []
-    // Compiled in the schema thread (a config's schema by its check at start), loaded here on the
-    // first entry read from its file (a restart from the store validates none). A schema that does
-    // not compile arrived through git: 422 with the reason, never a 500.
+    // Loaded from the schema thread on the first entry read; one that does not compile (it came through git) is a 422.
     let validate: Validator | null = null
     return (data) => validate !== null ? validate(data) : this.schemas.validator(schema).then(v => (validate = v)(data), (err: unknown) => { throw schemaRefusal(collection.name, err) })
   }
 
   /**
-   * Marks files git rewrote (a fast-forward from the remote) as changed, so the next read re-checks
-   * them at once instead of waiting for the watcher's event.
+   * Marks files git rewrote (a fast-forward) as changed, without waiting for the watcher's event.
    * @param paths repository-relative paths (forward slashes)
    */
   markPathsChanged (paths: readonly string[]): void {
-    // A pulled `.cms/collections/<name>.json` redefines the collection: read again, indexed anew.
     for (const name of this.registry.definitionsChanged(paths)) this.dropIndex(name)
     for (const p of paths) this.#onFileEvent(path.join(this.#opts.repoDir, ...p.split('/')))
   }
 
-  /** Events under a watch root may have been lost: every index re-checks all its files on its next list. */
+  /** Events may have been lost: every index re-checks all its files on its next list. */
   #onLost (root: string): void {
     for (const index of this.#indexes.values()) index.markAllChanged()
-    for (const listen of this.fileListeners) listen(root)
+    for (const listen of this.#listeners) listen(root)
   }
 
   #onFileEvent (file: string): void {
-    // Each index takes the events under its folder (ids of nested and bundled entries included).
     for (const index of this.#indexes.values()) index.onFileEvent(file)
-    for (const listen of this.fileListeners) listen(file)
+    for (const listen of this.#listeners) listen(file)
   }
 }

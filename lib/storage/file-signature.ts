@@ -4,10 +4,7 @@
  */
 import type { Stats } from 'node:fs'
 
-/**
- * A file whose ctime is this close to (or after) the moment it was read may have changed again
- * unseen within the same tick ("racily clean", as git says): its persisted row is not trusted.
- */
+/** A file whose ctime is this close to the moment it was read may have changed again unseen ("racily clean"). */
 export const RACY_MS = 1000
 
 /**

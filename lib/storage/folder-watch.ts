@@ -1,11 +1,8 @@
 /**
- * A file watcher that keeps no record of the files it watches: one non-recursive `fs.watch` per
- * folder under a root, each event passed on by path (a watcher keeping a tree of every file took
- * 27 MB at 100,000 entries).
- *
- * Lost events: libuv discards inotify's IN_Q_OVERFLOW, but an overflow comes with a full queue's
- * worth of events within one turn of the event loop: past half of `max_queued_events`, every watch
- * is told `onLost` (its owner re-checks every file).
+ * A file watcher that keeps no record of the files it watches (a tree of every file took 27 MB at
+ * 100,000 entries): one non-recursive `fs.watch` per folder under a root, each event passed on by
+ * path. libuv discards inotify's IN_Q_OVERFLOW, so a turn of the event loop delivering half of
+ * `max_queued_events` tells every watch `onLost` (its owner re-checks every file).
  */
 import { lstatSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs'
 import path from 'node:path'
@@ -24,13 +21,7 @@ export interface FolderWatchOptions {
   signal?: AbortSignal
 }
 
-/** A running watch over one folder and every folder below it. */
-export interface FolderWatch {
-  /** Stops every watch of the tree (synchronously). */
-  close: () => void
-}
-
-/** The kernel's queue length; the events of one turn past half of it mean an overflow may have happened. */
+/** The kernel's inotify queue length. */
 function queueLimit (): number {
   try {
     const n = Number.parseInt(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'), 10)
@@ -43,10 +34,10 @@ let lostThreshold = -1
 /** Events delivered in this turn of the event loop, over every watch of the process. */
 let turnEvents = 0
 let resetPlanned = false
-const live = new Set<TreeWatch>()
+const live = new Set<FolderWatch>()
 
 function countEvent (): void {
-  if (lostThreshold < 0) lostThreshold = Math.max(1, Math.floor(queueLimit() / 2))
+  if (lostThreshold < 0) setLostThreshold()
   turnEvents++
   if (!resetPlanned) {
     resetPlanned = true
@@ -57,8 +48,7 @@ function countEvent (): void {
 }
 
 /**
- * The number of events one turn must deliver for the watches to take it as a possible overflow
- * (for tests).
+ * The number of events one turn must deliver to be taken as a possible overflow (for tests).
  * @param n events per turn; undefined: back to half the kernel's queue
  */
 export function setLostThreshold (n?: number): void {
@@ -70,10 +60,11 @@ function ignored (name: string): boolean {
   return name.startsWith('.') || name === 'node_modules'
 }
 
-/** Folders of one tree listed at once (all 10,000 folders of a Hugo site at once peaked at 300 MB). */
+/** Folders of one tree listed at once (10,000 at once peaked at 300 MB). */
 const LIST_CONCURRENCY = 8
 
-class TreeWatch implements FolderWatch {
+/** A running watch over one folder and every folder below it. */
+export class FolderWatch {
   readonly #root: string
   readonly #opts: FolderWatchOptions
   readonly #dirs = new Map<string, FSWatcher>()
@@ -97,6 +88,7 @@ class TreeWatch implements FolderWatch {
     await this.#add(this.#root, false)
   }
 
+  /** Stops every watch of the tree (synchronously). */
   close (): void {
     this.#closed = true
     live.delete(this)
@@ -108,11 +100,7 @@ class TreeWatch implements FolderWatch {
     if (!this.#closed) this.#opts.onLost()
   }
 
-  /**
-   * Watches a folder, then lists it (in that order: what appears after the list is an event) and
-   * watches its folders the same way.
-   * @param report tell the owner of every file found (a folder that appeared after the start)
-   */
+  /** Watches a folder, then lists it (so what appears after is an event) and adds its folders; `report`: tell each file found. */
   async #add (dir: string, report: boolean): Promise<void> {
     if (this.#closed || this.#dirs.has(dir)) return
     let watcher: FSWatcher
@@ -125,8 +113,7 @@ class TreeWatch implements FolderWatch {
       return
     }
     watcher.on('error', (err) => {
-      // Node closes a watch that failed: it is let go, the owner re-checks everything, and the
-      // folder is watched again if it is still there.
+      // Node closes a watch that failed: the owner re-checks everything, the folder is watched again.
       if (this.#dirs.get(dir) === watcher) this.#dirs.delete(dir)
       this.#opts.onError?.(err)
       this.lost()
@@ -180,11 +167,7 @@ class TreeWatch implements FolderWatch {
     if (base === path.basename(dir)) this.#sync(dir, true)
   }
 
-  /**
-   * Looks at a path again after a create, delete or rename event (one look at a time per path).
-   * @param self the event came from the folder's own watch: a folder still there is kept (from its
-   *   parent, a create or rename over a watched name is a new folder: watched afresh)
-   */
+  /** Looks at a path again after a rename event, one look at a time; `self`: from its own watch (a folder still there is kept). */
   #sync (full: string, self = false): void {
     const running = this.#syncing.get(full)
     if (running !== undefined) { running.again = true; running.self &&= self; return }
@@ -232,7 +215,7 @@ class TreeWatch implements FolderWatch {
  * @returns the watch, once every folder found is watched (changes made from then on are told)
  */
 export async function watchFolders (root: string, opts: FolderWatchOptions): Promise<FolderWatch> {
-  const w = new TreeWatch(root, opts)
+  const w = new FolderWatch(root, opts)
   await w.start()
   return w
 }

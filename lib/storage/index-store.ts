@@ -1,8 +1,7 @@
 /**
- * Where the entry index persists between runs: `.git/cms/index.sqlite` (WAL), one row per entry
- * ever seen: its revision, its file's signature (null once deleted, so a re-created entry continues
- * its count) and its indexed content as JSON (null: read it again). The files stay the truth: a row
- * whose signature differs from its file's is read again; deleting the database costs a full read.
+ * Where the entry index persists between runs: `.git/cms/index.sqlite`, one row per entry ever seen
+ * (a deleted one keeps its revision for a re-created entry). The files stay the truth: a row whose
+ * signature differs from its file's is read again; deleting the database costs a full read.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -18,13 +17,13 @@ export interface StoredEntry {
   sig: string | null
   /** The entry's file; null when deleted. */
   file: string | null
-  /** The indexed content (`RowContent` or `{ message }`) as JSON; null when it must be read again. */
+  /** The indexed content (`{ message }` when unreadable) as JSON; null when it must be read again. */
   content: string | null
   /** When the content was taken from the file (ms): a file changed that close to it may be racy. */
   checkedAt: number
 }
 
-/** Rows read per query when a collection is loaded (each stat-ed before the next turn of the event loop). */
+/** Rows read per query when a collection is loaded. */
 const LOAD_PAGE = 1000
 
 /** The entry store of one repository (opened once per service instance). */
@@ -36,9 +35,7 @@ export class IndexStore {
   readonly #setKey: Database.Statement
 
   /**
-   * Opens (or creates) the store under the service's state folder, removing the state of earlier
-   * versions once: `.git/cms/index/` snapshots go, and the revisions of
-   * `.git/cms/revisions/*.jsonl` are taken in so that no revision goes back.
+   * Opens (or creates) the store, taking in the state of earlier versions once.
    * @param stateDir `.git/cms`
    */
   constructor (stateDir: string) {
@@ -67,8 +64,8 @@ export class IndexStore {
   }
 
   /**
-   * Every entry persisted for a collection, a page at a time in id order (a turn of the event
-   * loop between pages; a page's rows die young, all 100,000 at once cost more GC than the reads).
+   * Every entry persisted for a collection, a page at a time in id order, a turn of the event loop
+   * between pages.
    * @param collection collection name
    * @param definition the collection's `definitionKey` now: when it differs from the persisted
    *   one, the contents are dropped (titles and orders depend on it) and revisions kept
@@ -105,12 +102,11 @@ export class IndexStore {
     if (this.#db.open) this.#db.close()
   }
 
-  /** Takes in the state earlier versions kept (each step is safe to repeat after a crash). */
+  /** Takes in what earlier versions kept (each step safe to repeat after a crash). */
   #migrate (stateDir: string): void {
     rmSync(path.join(stateDir, 'index'), { recursive: true, force: true })
     this.#migrateRevisionLogs(path.join(stateDir, 'revisions'))
-    // Earlier versions hard-linked entry files under `spares/`: unlinking those changes the files'
-    // ctime, so the stored signatures drop their ctime first and no revision moves.
+    // Unlinking the hard links of `spares/` changes the files' ctime: stored signatures drop theirs first.
     const spares = path.join(stateDir, 'spares')
     if (existsSync(spares)) {
       this.#db.transaction(() => {
@@ -125,7 +121,7 @@ export class IndexStore {
     }
   }
 
-  /** Takes in the revision logs of earlier versions so that no revision goes back. */
+  /** Takes in `revisions/*.jsonl` so that no revision goes back. */
   #migrateRevisionLogs (logs: string): void {
     let files: string[]
     try { files = readdirSync(logs).filter(f => f.endsWith('.jsonl')) } catch { return }
@@ -141,13 +137,12 @@ export class IndexStore {
   }
 }
 
-/** Opens the database in WAL mode and checks that it is one (throws on a damaged file). */
+/** Opens the database in WAL mode; throws on a damaged file. */
 function openDatabase (file: string): Database.Database {
   const db = new Database(file)
   try {
     db.pragma('journal_mode = WAL')
-    // A crash of the process loses nothing in WAL mode; a power loss may lose the last saves' rows,
-    // which the next start reads again from the files.
+    // A power loss may lose the last rows, which the next start reads again from the files.
     db.pragma('synchronous = NORMAL')
     db.prepare('SELECT count(*) FROM sqlite_master').get()
     return db
@@ -157,10 +152,7 @@ function openDatabase (file: string): Database.Database {
   }
 }
 
-/**
- * The last state of each id in an earlier version's revision log: `{"id","rev","sig"}` lines after an
- * optional checkpoint (format 1: arrays `ids`, `revs`, `sigs`; 2: `ids` and `sigs` joined by newlines).
- */
+/** The last state of each id in a revision log: `{"id","rev","sig"}` lines after an optional checkpoint. */
 function readRevisionLog (text: string): Map<string, { rev: number, sig: string | null }> {
   const states = new Map<string, { rev: number, sig: string | null }>()
   for (const line of text.split('\n')) {

@@ -1,7 +1,6 @@
 /**
- * Listing a folder without holding the event loop: `readdir` held it 300 ms at 100,000 names, and
- * `for await` over a `Dir` costs a promise an entry. Here each synchronous call reads a batch of
- * names and a walk takes a turn of the event loop every batch's worth of entries, across folders.
+ * Listing a folder without holding the event loop (`readdir` held it 300 ms at 100,000 names): each
+ * synchronous call reads a batch of names, and a walk takes a turn every batch's worth of entries.
  */
 import { opendirSync, type Dirent } from 'node:fs'
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -9,14 +8,11 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 /** Entries read per call, and between two turns of the event loop. */
 const LIST_BATCH = 2048
 
-/** Counts a walk's entries and takes a turn of the event loop every LIST_BATCH of them. */
-export type Pace = () => Promise<void> | null
-
 /**
  * A new walk's pace.
  * @returns a function to call once an entry: a promise of the next turn every LIST_BATCH calls, else null
  */
-export function listingPace (): Pace {
+export function listingPace (): () => Promise<void> | null {
   let entries = 0
   return () => ++entries % LIST_BATCH === 0 ? nextTurn() : null
 }
@@ -28,7 +24,7 @@ export function listingPace (): Pace {
  * @param onEntry told of each entry; returning false stops the listing
  * @returns resolves when listed; throws when the folder cannot be opened or read
  */
-export async function listFolder (dir: string, pace: Pace, onEntry: (entry: Dirent) => boolean | void): Promise<void> {
+export async function listFolder (dir: string, pace: ReturnType<typeof listingPace>, onEntry: (entry: Dirent) => boolean | void): Promise<void> {
   const listing = opendirSync(dir, { bufferSize: LIST_BATCH })
   try {
     for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {

@@ -1,14 +1,20 @@
 /**
- * The media library's in-memory index of every media file under the media roots: built once, kept
- * current by the service's uploads and deletions and a file watcher on each root. Links are never
- * followed or listed; a root whose real path leaves the repository (or enters `.git`) is skipped.
+ * The media library's in-memory index of every media file under the media roots (CONTRACT sections 8
+ * and 11: the uploads folder, each collection's `uploadsDir`, and the page bundles of collections
+ * with `indexFile`): built once, kept current by the service's uploads and deletions and a file
+ * watcher on each root. Links are never followed or listed; a root whose real path leaves the
+ * repository (or enters `.git`) is skipped. Also the grammar of a media path.
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
-import { watchFolders } from './folder-watch.js'
 import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { lstatSync, realpathSync } from 'node:fs'
-import { mediaTypeOf, type MediaRoot } from './media-roots.js'
+import type { Config } from '../config.js'
+import type { CollectionRegistry } from './collection-registry.js'
+import type { ContentStore } from './content-store.js'
+import { EXTENSIONS_READ } from './entry-paths.js'
+import { BadRequestError } from '../errors.js'
+import { isReservedKey } from '../content/reserved-keys.js'
 import type { MediaFile, MediaPage, Pagination } from '../api-shapes.js'
 
 export type { MediaFile, MediaPage, Pagination }
@@ -31,13 +37,9 @@ export interface MediaQuery {
 /** What a media index needs from its instance. */
 export interface MediaIndexOptions {
   repoDir: string
-  /** The roots, resolved when the index is built (collections are known by then). */
-  roots: () => Promise<MediaRoot[]>
-  /**
-   * A watcher that already covers some folders (the content store's, over the collection folders):
-   * roots inside them listen to it instead of adding a second subscription of their own.
-   */
-  shared?: { covers: (dir: string) => boolean, listen: (onFile: (file: string) => void) => () => void }
+  config: Config
+  /** Its collections give the roots and watch them. */
+  content: ContentStore
   onWatchError?: (err: Error) => void
 }
 
@@ -58,8 +60,6 @@ export class MediaIndex {
   #waiting = new Set<MediaRoot>()
   #repoReal = ''
   #building: Promise<void> | null = null
-  readonly #unwatch = new AbortController()
-  #unlisten: (() => void) | null = null
   #closed = false
   /** Changes reported while a build runs; applied after it. */
   #queue: Promise<void> = Promise.resolve()
@@ -80,15 +80,12 @@ export class MediaIndex {
   }
 
   /**
-   * Stops watching.
-   * @returns resolves when the watchers are gone
+   * Stops the index (its roots' watches end with the content store's).
+   * @returns resolves when a build under way has stopped
    */
   async close (): Promise<void> {
     this.#closed = true
     await this.#building?.catch(() => {})
-    this.#unwatch.abort()
-    this.#unlisten?.()
-    this.#unlisten = null
   }
 
   /**
@@ -160,7 +157,10 @@ export class MediaIndex {
 
   async #build (): Promise<void> {
     this.#repoReal = realpathSync.native(this.#opts.repoDir)
-    this.#roots = (await this.#opts.roots()).sort((a, b) => b.dir.length - a.dir.length)
+    const { repoDir, config, content } = this.#opts
+    // Once the content store's watcher (which the roots share) sees changes.
+    await content.watching
+    this.#roots = (await siteMediaRoots(repoDir, config, content.registry)).sort((a, b) => b.dir.length - a.dir.length)
     for (const root of this.#roots) this.#waiting.add(root)
     await this.#adoptWaiting()
   }
@@ -173,38 +173,17 @@ export class MediaIndex {
       try { st = lstatSync(root.dir) } catch { continue }
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
-      if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${root.folder} leaves the repository; not indexed`)); continue }
-      if (this.#opts.shared?.covers(root.dir) === true) {
-        // The content store's watcher already sees this folder (a page-bundle collection's).
-        this.#unlisten ??= this.#opts.shared.listen(file => {
-          if (this.#roots.some(r => isInside(r.dir, file))) this.#changed([file])
-          // A folder above the roots (the watch root, after events were lost): each root below it again.
-          else {
-            const below = this.#roots.filter(r => isInside(file, r.dir)).map(r => r.dir)
-            if (below.length > 0) this.#changed(below)
-          }
-        })
-      } else {
-        const dir = root.dir
-        await watchFolders(dir, {
-          onPath: file => { this.#changed([file]) },
-          // Events lost: the whole root is listed again (files gone meanwhile dropped).
-          onLost: () => { this.#changed([dir]) },
-          onError: err => this.#opts.onWatchError?.(err),
-          signal: this.#unwatch.signal
-        })
-      }
+      if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${relativeSlashPath(this.#opts.repoDir, root.dir)} leaves the repository; not indexed`)); continue }
+      await this.#opts.content.watch(root.dir, file => { this.#changed(file) })
       await this.#walk(root.dir)
     }
   }
 
-  /** Queues changed paths: each is looked at again, in order, after the build. */
-  #changed (files: string[]): void {
+  /** Queues a changed path: looked at again, in order, after the build. */
+  #changed (file: string): void {
     this.#queue = this.#queue.then(async () => {
-      for (const f of files) {
-        await this.#refresh(f)
-        await this.#rescanIfBundleIndex(f)
-      }
+      await this.#refresh(file)
+      await this.#rescanIfBundleIndex(file)
     }).catch(e => this.#opts.onWatchError?.(e as Error))
   }
 
@@ -343,4 +322,85 @@ export function paginate (page: number, pageSize: number, total: number): Pagina
 function publicView (f: Indexed): MediaFile {
   const { key: _key, ...rest } = f
   return rest
+}
+
+/** One folder the library indexes. */
+export interface MediaRoot {
+  /** Absolute folder. */
+  dir: string
+  /** URL prefix of its files (`/uploads`); empty for page bundles (files are referenced relative to their page). */
+  url: string
+  /** `uploads`: every media file below it; `bundles`: media files in the folders of a collection's page bundles. */
+  kind: 'uploads' | 'bundles'
+  /** The collection it belongs to (its own uploadsDir, or its bundles). */
+  collection?: string
+  /** For `bundles`: the index file's stem (`index` or `_index`) and the entry extensions. */
+  indexFile?: string
+  entryExtensions?: readonly string[]
+}
+
+/** The MIME type of each file extension the library lists (images, and PDF like uploads). */
+const MEDIA_TYPES: ReadonlyMap<string, string> = new Map([
+  ['.png', 'image/png'],
+  ['.jpg', 'image/jpeg'],
+  ['.jpeg', 'image/jpeg'],
+  ['.gif', 'image/gif'],
+  ['.webp', 'image/webp'],
+  ['.avif', 'image/avif'],
+  ['.svg', 'image/svg+xml'],
+  ['.pdf', 'application/pdf']
+])
+
+/** The MIME type of a media file by its extension (undefined: the library does not list such files). */
+function mediaTypeOf (file: string): string | undefined {
+  return MEDIA_TYPES.get(path.extname(file).toLowerCase())
+}
+
+/** The folders the library indexes, from the config and the collections as they are now, without duplicates. */
+async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
+  const roots: MediaRoot[] = []
+  const seen = new Set<string>()
+  const add = (root: MediaRoot): void => {
+    const key = `${root.kind}:${root.dir}`
+    if (seen.has(key)) return
+    seen.add(key)
+    roots.push(root)
+  }
+  const top = path.join(repoDir, config.uploadsDir)
+  add({ dir: top, url: config.uploadsUrl, kind: 'uploads' })
+  for (const c of await registry.list()) {
+    if (c.uploads !== null) {
+      const dir = path.join(repoDir, c.uploads.dir)
+      add({ dir, url: c.uploads.url, kind: 'uploads', collection: c.name })
+    }
+    if (c.indexFile !== null && c.files === null) {
+      add({ dir: c.dir, url: '', kind: 'bundles', collection: c.name, indexFile: c.indexFile, entryExtensions: EXTENSIONS_READ[c.format] })
+    }
+  }
+  return roots
+}
+
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u001f\u007f\\]/
+
+/**
+ * Checks a media path from a request: repository-relative, `/`-separated, no empty, `.`, `..` or
+ * hidden segment, no control character or backslash, at most 1,024 bytes. Whether the file is in
+ * the library is decided by the index (a 404), not here.
+ * @param value the `path` query parameter
+ * @returns the path
+ */
+export function assertMediaPath (value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw new BadRequestError('A media path is required', { field: 'path' })
+  const p = value
+  const bad = (reason: string): never => { throw new BadRequestError(`Invalid media path: ${reason}`, { field: 'path' }) }
+  if (Buffer.byteLength(p) > 1024) bad('longer than 1,024 bytes')
+  if (FORBIDDEN.test(p)) bad('control characters and backslashes are not allowed')
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) bad('it must be relative to the repository')
+  for (const s of p.split('/')) {
+    if (s === '' || s === '.' || s === '..') bad('empty, "." and ".." segments are not allowed')
+    if (s.startsWith('.')) bad('hidden files are not in the library')
+    if (isReservedKey(s)) bad(`"${s}" is reserved`)
+  }
+  return p
 }

@@ -8,7 +8,7 @@ import { CollectionSearch } from '../../lib/search/collection-search.js'
 import { RACY_MS } from '../../lib/storage/file-signature.js'
 import { parseQuery } from '../../lib/search/tokenize.js'
 
-function setup (t: { testdir: () => string }, files: number, opts: { stateDir?: boolean } = {}): { index: CollectionIndex, search: CollectionSearch, dir: string, repo: string, open: () => { index: CollectionIndex, search: CollectionSearch } } {
+function setup (t: { testdir: () => string }, files: number): { index: CollectionIndex, search: CollectionSearch, dir: string, repo: string, open: () => { index: CollectionIndex, search: CollectionSearch } } {
   const repo = realpathSync(t.testdir())
   const dir = path.join(repo, 'content', 'posts')
   mkdirSync(dir, { recursive: true })
@@ -16,7 +16,7 @@ function setup (t: { testdir: () => string }, files: number, opts: { stateDir?: 
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
     const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: (id, data) => { search.onEntryChange(id, data) } })
-    const search = new CollectionSearch(index, { stateDir: opts.stateDir === true ? path.join(repo, 'state') : null })
+    const search = new CollectionSearch(index, path.join(repo, 'state'))
     return { index, search }
   }
   return { ...open(), dir, repo, open }
@@ -60,7 +60,7 @@ t.test('writes and deletions reach the index before the next search; prefixes; t
 })
 
 t.test('a persisted index: a restart reads only what changed; the old search segments are removed', async t => {
-  const { index, search, dir, repo, open } = setup(t, 40, { stateDir: true })
+  const { index, search, dir, repo, open } = setup(t, 40)
   const legacy = path.join(repo, 'state', 'search')
   mkdirSync(legacy, { recursive: true })
   writeFileSync(path.join(legacy, 'posts.bin'), 'an old segment')
@@ -88,7 +88,7 @@ t.test('a persisted index: a restart reads only what changed; the old search seg
 })
 
 t.test('closing while the index opens: nothing rejects unhandled, and a search then says closed', async t => {
-  const { search } = setup(t, 400, { stateDir: true })
+  const { search } = setup(t, 400)
   search.start()
   await search.flush()
   await t.rejects(find(search, 'common'), /closed/)

@@ -58,7 +58,7 @@ t.test('more saves than the bound on recorded changes before a search: it sees e
   for (let i = 0; i < count; i++) writeFileSync(path.join(dir, `${name(i)}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: (id, data) => { search.onEntryChange(id, data) } })
-  const search = new CollectionSearch(index)
+  const search = new CollectionSearch(index, path.join(repo, 'state'))
   await search.ready()
   for (let i = 0; i < count; i++) {
     const title = `Post ${i}`

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { foldText, forEachTerm, MAX_TERM_LENGTH, termsOf } from '../../lib/search/tokenize.js'
+import { foldText, MAX_TERM_LENGTH, termsOf } from '../../lib/search/tokenize.js'
 
 /** The terms of ASCII text as the regular expression the char-code scanner replaced gave them. */
 function byRegExp (text: string): string[] {
@@ -36,7 +36,5 @@ t.test('non-ASCII text still splits on Unicode letters and digits, folded', asyn
   t.same(termsOf('Straße 42 日本語'), ['straße', '42', '日本語'])
   // A non-ASCII character that folds to ASCII takes the scanner's way and gives the same term.
   t.same(termsOf('\u212Aelvin'), ['kelvin'])
-  const seen: string[] = []
-  forEachTerm(`é${'a'.repeat(40)}`, term => { seen.push(term) })
-  t.same(seen, [`e${'a'.repeat(MAX_TERM_LENGTH - 1)}`], 'cut at MAX_TERM_LENGTH')
+  t.same(termsOf(`é${'a'.repeat(40)}`), [`e${'a'.repeat(MAX_TERM_LENGTH - 1)}`], 'cut at MAX_TERM_LENGTH')
 })
