@@ -73,3 +73,34 @@ export interface SyncReport {
   /** `refs/cms/*` that differ from the remote's in both directions (kept local, not pushed). */
   divergedRefs: string[]
 }
+
+/** Formatting added in an in-place edit (`marks` of `md_edit`), as offsets into the DOM text after the edit. */
+export interface TextMark {
+  type: 'strong' | 'em' | 'code' | 'link'
+  start: number
+  end: number
+  /** The link's target (http, https, mailto or relative). */
+  href?: string
+}
+
+/** What a source block is. */
+export type BlockKind = 'paragraph' | 'heading' | 'listItem' | 'blockquote' | 'code' | 'table' | 'html' |
+'thematicBreak' | 'definition' | 'mdx'
+
+/** One source block, as `GET /blocks` answers it (CONTRACT 14). */
+export interface SourceBlock {
+  /** `<start>:<end>:<hash>` (CONTRACT 7). */
+  src: string
+  kind: BlockKind
+  depth?: number
+  /** Its plain text as a reader sees it. */
+  text: string
+  editable: boolean
+}
+
+/** A parsed source hint (`data-cms-src="<start>:<end>:<hash>"`). */
+export interface SourceHint {
+  start: number
+  end: number
+  hash: string
+}

@@ -11,7 +11,7 @@ import { BadRequestError, LimitExceededError, NotFoundError, PayloadTooLargeErro
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { parseFieldPath } from '../content/field-path.js'
 import { isMarkdownFormat } from '../content/formats.js'
-import type { SourceBlock } from '../content/markdown/block-list.js'
+import type { SourceBlock } from '../api-shapes.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 import { requireEntry, type CommandContext } from './command-context.js'
 import { RENDER_MAX_CHARS, type BoundedRenderer } from './bounded-render.js'

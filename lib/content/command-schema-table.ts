@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { JSONSchemaType } from 'ajv'
+import type { TextMark } from '../api-shapes.js'
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const
 /** An entry id: the grammar (up to 1,024 bytes) is checked by assertEntryId. */
@@ -16,7 +17,6 @@ export interface DeleteEntryCommand { type: 'delete_entry', collection: string, 
 export interface ReorderEntriesCommand { type: 'reorder_entries', collection: string, order: string[], expectedRevision?: number }
 export interface UpdatePageLayoutCommand { type: 'update_page_layout', collection: string, id: string, layout: unknown[], expectedRevision?: number }
 export interface MdBlockCommand { type: 'md_block', collection: string, id: string, blockPath: string, src: string, html: string, expectedRevision?: number }
-export interface MdEditMark { type: 'strong' | 'em' | 'code' | 'link', start: number, end: number, href?: string }
 export interface MdEditCommand {
   type: 'md_edit'
   collection: string
@@ -25,7 +25,7 @@ export interface MdEditCommand {
   src: string
   before: string
   after: string
-  marks?: MdEditMark[]
+  marks?: TextMark[]
   expectedRevision?: number
 }
 /** How a collection shows in the Studio (create_collection's `metadata`, and a config collection's keys). */

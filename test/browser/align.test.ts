@@ -4,9 +4,10 @@
  * and a 20 KB body is paired well inside the 20 ms budget.
  */
 import t from 'tap'
-import { alignBlocks, alignmentKey, type SourceBlock } from '../../lib/browser/editor/align.js'
+import { alignBlocks, alignmentKey } from '../../lib/browser/editor/align.js'
+import type { BlockKind, SourceBlock } from '../../lib/api-shapes.js'
 
-const src = (kind: string, text: string, depth?: number): SourceBlock => ({ src: `0:1:${'0'.repeat(16)}`, kind, text, editable: true, ...(depth === undefined ? {} : { depth }) })
+const src = (kind: BlockKind, text: string, depth?: number): SourceBlock => ({ src: `0:1:${'0'.repeat(16)}`, kind, text, editable: true, ...(depth === undefined ? {} : { depth }) })
 
 t.test('the compared key keeps letters and digits only', async t => {
   t.equal(alignmentKey('“Smart” quotes — and dashes… ¶'), 'smartquotesanddashes')

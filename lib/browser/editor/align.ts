@@ -2,15 +2,7 @@
  * Pairs the blocks a generator rendered with the entry's source blocks (`GET /blocks`) by their
  * letters and digits only, in a greedy walk with a small look-ahead (linear).
  */
-
-/** One source block, as `GET /blocks` answers it. */
-export interface SourceBlock {
-  src: string
-  kind: string
-  depth?: number
-  text: string
-  editable: boolean
-}
+import type { SourceBlock } from '../../api-shapes.js'
 
 /** A score at or above which two blocks may pair. */
 const PAIR = 0.5

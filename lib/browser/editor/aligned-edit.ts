@@ -5,19 +5,12 @@
  * in an edited block its text, the marks the toolbar added, a draft's text and the caret. The
  * generator's own markup is never read back as the author's text.
  */
-import { alignBlocks, alignmentKey, type SourceBlock } from './align.js'
+import { alignBlocks, alignmentKey } from './align.js'
 import { select } from './inline-format.js'
+import type { SourceBlock, TextMark } from '../../api-shapes.js'
 
 /** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
 export const MARK_ATTRIBUTE = 'data-cms-mark'
-
-/** Formatting added in an edit, as offsets into the text after it. */
-export interface TextMark {
-  type: 'strong' | 'em' | 'code' | 'link'
-  start: number
-  end: number
-  href?: string
-}
 
 const MARK_TYPES: Record<string, TextMark['type']> = { STRONG: 'strong', EM: 'em', CODE: 'code', A: 'link' }
 

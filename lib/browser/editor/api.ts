@@ -1,6 +1,6 @@
 /** The Studio's API client (../studio/api.ts) for the inline editor: its answers never throw, so a save says why. */
 import { Api, type Entry } from '../studio/api.js'
-import type { SourceBlock } from './align.js'
+import type { SourceBlock } from '../../api-shapes.js'
 
 /** Calls the editor API under one base path. */
 export class CmsApi extends Api {

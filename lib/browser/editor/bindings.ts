@@ -2,6 +2,7 @@
  * The attributes a site's HTML binds content with: `data-cms="<collection>/<id>#<field.path>"`,
  * `data-cms-md="<collection>/<id>#<blockPath>"` and `data-cms-src="<start>:<end>:<hash>"`.
  */
+import type { SourceHint } from '../../api-shapes.js'
 
 /** Where an element's content is stored. */
 export interface Binding {
@@ -11,12 +12,6 @@ export interface Binding {
   path: string
 }
 
-/** A parsed `data-cms-src` hint. */
-export interface SourceHint {
-  start: number
-  end: number
-  hash: string
-}
 
 /**
  * Parses `<collection>/<id>#<path>` (null when malformed): the collection ends at the first `/`,

@@ -3,7 +3,8 @@
  * blur or Ctrl+S saves (`save_field`, `md_block`, `md_edit`), Escape cancels.
  */
 import { CmsApi } from './api.js'
-import { parseBinding, parseHint, type Binding, type SourceHint } from './bindings.js'
+import { parseBinding, parseHint, type Binding } from './bindings.js'
+import type { SourceHint } from '../../api-shapes.js'
 import { applyLink, insertPlainText, isAllowedHref, rangeInside, select, toggleInline } from './inline-format.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'

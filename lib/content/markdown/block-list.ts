@@ -6,21 +6,8 @@ import { visit } from 'unist-util-visit'
 import { blockUnits, inlineHost, isCode } from './editable-blocks.js'
 import { plainText } from './block-chars.js'
 import { formatSourceHint } from './source-hint.js'
+import type { BlockKind, SourceBlock } from '../../api-shapes.js'
 
-/** What a block is. */
-export type BlockKind = 'paragraph' | 'heading' | 'listItem' | 'blockquote' | 'code' | 'table' | 'html' |
-'thematicBreak' | 'definition' | 'mdx'
-
-/** One source block. */
-export interface SourceBlock {
-  /** `<start>:<end>:<hash>` (CONTRACT 7). */
-  src: string
-  kind: BlockKind
-  depth?: number
-  /** Its plain text as a reader sees it. */
-  text: string
-  editable: boolean
-}
 
 /** A block with its node (for the edit). */
 export interface ListedBlock extends SourceBlock {

@@ -5,8 +5,9 @@
 import type { Root, RootContent, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
 import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
-import { sourceBlocks, type SourceBlock } from './block-list.js'
+import { sourceBlocks } from './block-list.js'
 import { parseSourceHint } from './source-hint.js'
+import type { SourceBlock } from '../../api-shapes.js'
 
 /** A top-level node's kind and source range. */
 export interface TopNode { type: string, start: number, end: number }

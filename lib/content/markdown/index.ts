@@ -1,7 +1,8 @@
 /** Markdown blocks editable in place: rendering with source hints, block edits, drafts (re-exports only). */
 export { renderMarkdown, type RenderMarkdownOptions } from './render.js'
 export { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
-export { sourceHash, parseSourceHint, formatSourceHint, type SourceHint } from './source-hint.js'
+export { sourceHash, parseSourceHint, formatSourceHint } from './source-hint.js'
+export type { SourceHint } from '../../api-shapes.js'
 export { sanitizeInlineHtml } from './inline-sanitize.js'
 export { applyBlockEdit, SourceMismatchError, UneditableBlockError, type BlockEditResult } from './block-edit.js'
 export {

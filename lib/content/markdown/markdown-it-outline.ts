@@ -8,9 +8,10 @@ import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
 import { parseInRegions, parseRuns, textParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
-import { readerText, htmlText, type SourceBlock, type BlockKind } from './block-list.js'
+import { readerText, htmlText } from './block-list.js'
 import type { DocumentMarkers } from './body-outline.js'
 import { formatSourceHint } from './source-hint.js'
+import type { SourceBlock, BlockKind } from '../../api-shapes.js'
 
 /** Constructs markdown-it and remark-gfm may read differently (footnotes, tables, tasks, `~`, some URL literals). */
 const RISKY = /\[\^[^\]\n]*\]:|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i

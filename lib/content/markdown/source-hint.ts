@@ -1,12 +1,7 @@
 /** Source hints (`data-cms-src="<start>:<end>:<hash>"`): a block's slice of the body and its hash. */
 import { hash } from 'node:crypto'
+import type { SourceHint } from '../../api-shapes.js'
 
-/** A parsed source hint. */
-export interface SourceHint {
-  start: number
-  end: number
-  hash: string
-}
 
 /**
  * The hash a hint carries for a slice of the body.

@@ -13,6 +13,7 @@ import { escapeTyped } from './inline-splice.js'
 import { outlineAfterEdit, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 import { isAllowedHref } from './inline-sanitize.js'
+import type { TextMark } from '../../api-shapes.js'
 
 /** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */
 export class UnmappableEditError extends Error {
@@ -20,15 +21,6 @@ export class UnmappableEditError extends Error {
     super(message)
     this.name = 'UnmappableEditError'
   }
-}
-
-/** One piece of formatting, as offsets into the DOM text after the edit. */
-export interface TextMark {
-  type: 'strong' | 'em' | 'code' | 'link'
-  start: number
-  end: number
-  /** The link's target (http, https, mailto or relative). */
-  href?: string
 }
 
 /** What applyTextEdit returns. */
