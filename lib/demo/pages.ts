@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { isPlainObject } from '../content/data-diff.js'
+import { isAllowedHref } from '../url-scheme.js'
 
 /** One entry as the pages use it. */
 export interface SiteEntry {
@@ -25,7 +26,6 @@ export interface SiteChrome {
 
 const DEFAULT_TITLE = 'Example site'
 
-const SAFE_SCHEMES = new Set(['http', 'https', 'mailto'])
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
 /** Escapes a value for HTML text or a double- or single-quoted attribute. */
@@ -35,16 +35,13 @@ export function escapeHtml (value: unknown): string {
 }
 
 /**
- * A link target that is safe to put in `href`: relative, http(s) or mailto; anything else
- * (`javascript:`, `data:` ...) becomes `#`.
+ * A link target that is safe to put in `href`: relative, http(s) or mailto (isAllowedHref); anything
+ * else (`javascript:`, `data:` ...) becomes `#`.
  */
 export function safeHref (value: unknown): string {
   if (typeof value !== 'string') return '#'
   const trimmed = value.trim()
-  // Browsers ignore tabs and newlines inside a scheme ("java\tscript:"), so check without them.
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed.replace(/[\u0000-\u0020]/g, ''))
-  const ok = scheme === null || SAFE_SCHEMES.has(scheme[1]!.toLowerCase())
-  return ok ? escapeHtml(trimmed) : '#'
+  return isAllowedHref(trimmed) ? escapeHtml(trimmed) : '#'
 }
 
 /** The string value of a field, or a fallback when it is missing or not a string. */

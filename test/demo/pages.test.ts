@@ -11,7 +11,7 @@ t.test('escapeHtml and safeHref', async t => {
   t.equal(escapeHtml(3), '3')
   for (const ok of ['/pages/about', 'https://example.com/a?b=1&c=2', 'mailto:a@example.com', '#top', 'pages/x', '../up']) t.not(safeHref(ok), '#', ok)
   t.equal(safeHref('https://example.com/a?b=1&c=2'), 'https://example.com/a?b=1&amp;c=2')
-  for (const bad of ['javascript:alert(1)', ' JavaScript:alert(1)', 'java\tscript:alert(1)', 'data:text/html,<b>', 'vbscript:x', 42]) t.equal(safeHref(bad), '#', String(bad))
+  for (const bad of ['javascript:alert(1)', ' JavaScript:alert(1)', 'java\tscript:alert(1)', 'data:text/html,<b>', 'vbscript:x', '\\\\evil.example', 42]) t.equal(safeHref(bad), '#', String(bad))
 })
 
 t.test('a post escapes its title, tags and author, binds the title, and includes the bootstrap script', async t => {

@@ -5,7 +5,8 @@
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
 import type { SourceHint } from '../../api-shapes.js'
-import { applyLink, insertPlainText, isAllowedHref, rangeInside, select, toggleInline } from './inline-format.js'
+import { applyLink, insertPlainText, rangeInside, select, toggleInline } from './inline-format.js'
+import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type ToolbarCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
@@ -412,7 +413,7 @@ class InlineEditor {
       const href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
       this.prompting = false
       if (href === undefined) return
-      if (!isAllowedHref(href) || href === 'https://') {
+      if (href === '' || href === 'https://' || !isAllowedHref(href)) {
         this.ui.say('Link not added: use an http(s) or mailto address, or a path on this site.', 'error')
         return
       }

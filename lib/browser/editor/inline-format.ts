@@ -63,18 +63,6 @@ export function toggleInline (root: HTMLElement, tag: 'strong' | 'em' | 'code'):
 }
 
 /**
- * Is this link target allowed (http, https, mailto or relative, as the server's allowlist)?
- * @returns true when allowed
- */
-export function isAllowedHref (href: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  const squeezed = href.replace(/[\u0000-\u0020\u007f-\u009f]/g, '').toLowerCase()
-  if (squeezed === '' || squeezed.startsWith('\\') || squeezed.startsWith('/\\')) return false
-  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(squeezed)
-  return scheme === null || ['http', 'https', 'mailto'].includes(scheme[1]!)
-}
-
-/**
  * Makes the selection a link, or changes the link the selection is in.
  * @returns true when something changed
  */

@@ -6,6 +6,7 @@ import { fromHtml } from 'hast-util-from-html'
 import { unified } from 'unified'
 import rehypeSanitize, { type Options as Schema } from 'rehype-sanitize'
 import type { Root, RootContent, ElementContent, Element } from 'hast'
+import { isAllowedHref, urlScheme } from '../../url-scheme.js'
 
 const RENAME: Record<string, string> = { b: 'strong', i: 'em', s: 'del', strike: 'del' }
 
@@ -37,30 +38,10 @@ export function sanitizeInlineHtml (html: string): Root {
   return { type: 'root', children: tidy(clean.children, false) }
 }
 
-/**
- * Is this link target allowed, read as a browser does (control characters ignored, any case)?
- * @param href the decoded attribute value
- * @returns true for http, https, mailto and relative URLs
- */
-export function isAllowedHref (href: string): boolean {
-  const scheme = schemeOf(href)
-  if (scheme === undefined) return false
-  return scheme === '' || scheme === 'http' || scheme === 'https' || scheme === 'mailto'
-}
-
 /** Is this image source allowed? http, https or relative, read as isAllowedHref reads links. */
 function isAllowedSrc (src: string): boolean {
-  const scheme = schemeOf(src)
+  const scheme = urlScheme(src)
   return scheme === '' || scheme === 'http' || scheme === 'https'
-}
-
-/** The URL's scheme in lower case, '' when relative, undefined when unusable. */
-function schemeOf (url: string): string | undefined {
-  // eslint-disable-next-line no-control-regex
-  const squeezed = url.replace(/[\u0000-\u0020\u007f-\u009f]/g, '').toLowerCase()
-  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(squeezed)
-  if (scheme === null) return squeezed.startsWith('\\') ? undefined : ''
-  return scheme[1]
 }
 
 /** Renames synonyms, unwraps links inside links and links or images whose URL a browser would run. */

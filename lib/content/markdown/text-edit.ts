@@ -12,7 +12,7 @@ import { SourceMismatchError, UneditableBlockError, checkedHint, type BlockEditR
 import { escapeTyped } from './inline-splice.js'
 import { outlineAfterEdit, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
-import { isAllowedHref } from './inline-sanitize.js'
+import { isAllowedHref } from '../../url-scheme.js'
 import type { TextMark } from '../../api-shapes.js'
 
 /** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */

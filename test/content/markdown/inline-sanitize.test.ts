@@ -24,7 +24,8 @@ t.test('hostile link targets lose the link but keep its text', async t => {
   const hostile = [
     'javascript:alert(1)', 'JaVaScRiPt&colon;alert(1)', ' javascript:alert(1)', 'java\tscript:alert(1)',
     'java&#x0A;script:alert(1)', '&#106;avascript:alert(1)', '\u0001javascript:alert(1)', 'data:text/html,<script>x</script>',
-    'DATA:image/svg+xml,x', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'javascript&#58;alert(1)'
+    'DATA:image/svg+xml,x', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'javascript&#58;alert(1)',
+    '\\\\evil.example', '/\\evil.example'
   ]
   for (const href of hostile) {
     t.equal(clean(`<a href="${href}">text</a>`), 'text', href)
