@@ -4,7 +4,8 @@
  * contentful paint of an entry page on a warm start (server and browser cache warm), median of 5.
  */
 import { chromium } from 'playwright-core'
-import { createDemoRepo, removeDemoRepo } from '../lib/demo/site.js'
+import { rm } from 'node:fs/promises'
+import { createDemoRepo } from '../lib/demo/site.js'
 import type { BenchContext } from './bench-context.js'
 import { BENCH_PASSWORD, spawnCms } from './cms-process.js'
 import type { SectionReport } from './report.js'
@@ -61,7 +62,7 @@ export async function studioBench (ctx: BenchContext, report: SectionReport): Pr
   } finally {
     await browser.close()
     await cms.stop()
-    await removeDemoRepo(repo)
+    await rm(repo, { recursive: true, force: true })
     ctx.log('studio: browser and server stopped')
   }
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { execFile } from 'node:child_process'
+import { rm } from 'node:fs/promises'
 import { parseArgs, promisify } from 'node:util'
 import type { OpenCms } from './cms.js'
 import type { Services } from './services.js'
@@ -115,12 +116,12 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
       streams.stdout.write(`admin: ${running.url}${cms.config.mountPath}\n`)
     }
   } catch (err) {
-    if (demo !== null && demoRepo !== null) await demo.removeDemoRepo(demoRepo).catch(() => {})
+    if (demoRepo !== null) await rm(demoRepo, { recursive: true, force: true }).catch(() => {})
     streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
     return EXIT_REFUSED
   }
   const code = await untilSignal(running, streams)
-  if (demo !== null && demoRepo !== null) await demo.removeDemoRepo(demoRepo).catch(() => {})
+  if (demoRepo !== null) await rm(demoRepo, { recursive: true, force: true }).catch(() => {})
   return code
 }
 

@@ -136,12 +136,7 @@ export async function createDemoRepo (): Promise<string> {
     await git.run(['-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Example site'])
     return dir
   } catch (err) {
-    await removeDemoRepo(dir)
+    await rm(dir, { recursive: true, force: true })
     throw err
   }
-}
-
-/** Deletes a demo repository. */
-export async function removeDemoRepo (dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true })
 }

@@ -1,12 +1,12 @@
 import t from 'tap'
-import { readFile, stat } from 'node:fs/promises'
+import { readFile, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { createDemoRepo, removeDemoRepo, fixturesRepoDir } from '../../lib/demo/site.js'
+import { createDemoRepo, fixturesRepoDir } from '../../lib/demo/site.js'
 import { git } from '../helpers/site.js'
 
 t.test('the demo repository is a committed copy of fixtures-repo with a local author', async t => {
   const dir = await createDemoRepo()
-  t.teardown(async () => { await removeDemoRepo(dir) })
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
   t.equal(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main')
   t.equal(git(dir, 'rev-list', '--count', 'HEAD'), '1')
   t.equal(git(dir, 'status', '--porcelain'), '', 'everything committed')
@@ -15,12 +15,12 @@ t.test('the demo repository is a committed copy of fixtures-repo with a local au
   const rel = 'content/posts/hello-world.md'
   t.equal(await readFile(path.join(dir, rel), 'utf8'), await readFile(path.join(await fixturesRepoDir(), rel), 'utf8'))
   t.match(git(dir, 'ls-files'), 'cms.config.yaml')
-  await removeDemoRepo(dir)
+  await rm(dir, { recursive: true, force: true })
   await t.rejects(stat(dir), { code: 'ENOENT' })
 })
 
 t.test('two demos get two directories', async t => {
   const [a, b] = await Promise.all([createDemoRepo(), createDemoRepo()])
-  t.teardown(async () => { await removeDemoRepo(a); await removeDemoRepo(b) })
+  t.teardown(async () => { await rm(a, { recursive: true, force: true }); await rm(b, { recursive: true, force: true }) })
   t.not(a, b)
 })
