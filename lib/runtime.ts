@@ -12,8 +12,8 @@ export interface RuntimeSettings {
   secretGenerated: boolean
   trustProxy: boolean
   gitOnPublish: boolean
-  /** Milliseconds one Markdown render may take (CMS_RENDER_TIME_LIMIT_MS, default 10,000). */
-  renderTimeLimitMs: number
+  /** Milliseconds one Markdown render may take (CMS_RENDER_TIME_LIMIT_MS); unset, BoundedRenderer's default. */
+  renderTimeLimitMs?: number
 }
 
 /** Reads and checks the environment; throws StartupError when production rules are broken. */
@@ -34,12 +34,12 @@ export function readRuntimeSettings (env: NodeJS.ProcessEnv): RuntimeSettings {
     secretGenerated: secret === null,
     trustProxy: env.CMS_TRUST_PROXY === 'true',
     gitOnPublish: env.CMS_GIT_ON_PUBLISH === 'true',
-    renderTimeLimitMs: positiveInteger(env.CMS_RENDER_TIME_LIMIT_MS, 'CMS_RENDER_TIME_LIMIT_MS') ?? 10_000
+    renderTimeLimitMs: positiveInteger(env.CMS_RENDER_TIME_LIMIT_MS, 'CMS_RENDER_TIME_LIMIT_MS')
   }
 }
 
-function positiveInteger (value: string | undefined, name: string): number | null {
-  if (value === undefined || value === '') return null
+function positiveInteger (value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined
   const n = Number(value)
   if (!Number.isSafeInteger(n) || n <= 0) throw new StartupError(`${name} must be a positive whole number of milliseconds`)
   return n

@@ -29,8 +29,8 @@ export type MarkdownJob = RenderJob | { outline: { body: string, mdx: boolean } 
 
 /** Longest body (characters) rendered at all; a longer one is refused before any parse. */
 export const RENDER_MAX_CHARS = 1_000_000
-/** Default time one render may take (`CMS_RENDER_TIME_LIMIT_MS`). */
-export const RENDER_TIME_LIMIT_MS = 10_000
+/** Default time one render may take (`CMS_RENDER_TIME_LIMIT_MS` overrides it). */
+const RENDER_TIME_LIMIT_MS = 10_000
 /** The worker's heap: the process's limit, at most 2,048 MB (a 384 MB cap took 1.4x the CPU in collections). */
 const WORKER_HEAP_MB = Math.min(2048, Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20))
 /** The worker's stack, as the main thread's: HTML nested 5,000 deep overflows it at once and shows as text (4 MB: 15 s). */
