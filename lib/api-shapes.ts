@@ -104,3 +104,21 @@ export interface SourceHint {
   end: number
   hash: string
 }
+
+/** With `q`: an excerpt of the field where an entry matched (`snippet` of `GET /entries` and `GET /search`). */
+export interface Snippet {
+  /** The field's path in the entry's data: `title`, `body`, `seo.description`, `tags.1`. */
+  field: string
+  /** The excerpt (whitespace shown as spaces), `…` where it was cut. */
+  text: string
+  /** Where query words are in `text`: `[start, end)` in UTF-16 code units, in order. */
+  marks: Array<[number, number]>
+}
+
+/** One collection's hits of `GET /search`. */
+export interface SearchGroup {
+  collection: string
+  label: string
+  total: number
+  entries: Array<{ id: string, title: string, draft?: true, snippet?: Snippet }>
+}

@@ -15,7 +15,8 @@ import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-l
 import { checkSortField, overlayPage, sortMatching, sortRows, type DraftFilter, type DraftRow, type ListRow, type SortDirection, type SortedRowsCache } from './list-order.js'
 import { parseQuery, type SearchQuery } from '../search/tokenize.js'
 import type { SiteSearch } from '../search/collection-search.js'
-import { snippetOf, type Snippet } from '../search/entry-text.js'
+import { snippetOf } from '../search/entry-text.js'
+import type { Snippet } from '../api-shapes.js'
 
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24

@@ -5,21 +5,14 @@
 import { BadRequestError } from '../errors.js'
 import type { Services } from '../services.js'
 import { titlesOf } from '../content/entry-search.js'
-import { listEntries, type EntryView, type ListEntriesResult } from './list-entries.js'
+import { listEntries, type ListEntriesResult } from './list-entries.js'
 import type { CommandContext } from './command-context.js'
+import type { SearchGroup } from '../api-shapes.js'
 
 /** Hits shown per collection. */
 const SEARCH_HITS_PER_COLLECTION = 5
 /** The longest query accepted (characters). */
 const MAX_SEARCH_QUERY = 200
-
-/** One collection's hits. */
-export interface SearchGroup {
-  collection: string
-  label: string
-  total: number
-  entries: Array<{ id: string, title: string, draft?: true, snippet?: EntryView['snippet'] }>
-}
 
 /** Searches every collection (the editor's drafts too); groups in the collections' order. */
 export async function searchEverywhere (ctx: CommandContext, q: unknown): Promise<{ q: string, groups: SearchGroup[] }> {

@@ -4,6 +4,7 @@
  * an excerpt of the first field holding a query word, with every query word in it marked.
  */
 import type { EntryData } from '../content/formats.js'
+import type { Snippet } from '../api-shapes.js'
 import { isTitleKey, titlesOf } from '../content/entry-search.js'
 import { matchesWord, termsOf, wordsOf, type SearchQuery } from './tokenize.js'
 
@@ -67,16 +68,6 @@ export function tierOf (text: EntryText, query: SearchQuery): number | null {
     tier = Math.max(tier, at)
   }
   return tier
-}
-
-/** An excerpt of one field around the words that matched. */
-export interface Snippet {
-  /** The field's path in the entry's data: `title`, `body`, `seo.description`, `tags.1`. */
-  field: string
-  /** The excerpt (whitespace shown as spaces), `…` where it was cut. */
-  text: string
-  /** Where query words are in `text`: `[start, end)` in UTF-16 code units, in order. */
-  marks: Array<[number, number]>
 }
 
 /** Characters of context kept before the first matched word. */

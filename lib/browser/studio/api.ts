@@ -1,6 +1,6 @@
 /** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
 import type { LocaleLayout } from '../../content/i18n-layout.js'
-import type { Pagination, SyncReport } from '../../api-shapes.js'
+import type { Pagination, SearchGroup, Snippet, SyncReport } from '../../api-shapes.js'
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
@@ -13,10 +13,6 @@ export class ApiError extends Error {
 export interface Issue { path: string, code: string, message: string }
 /** One entry of a list. */
 export interface Entry { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, outdatedTranslations?: string[], data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
-/** With `q`: an excerpt of the field where an entry matched, `marks` the query words' [start, end) in it. */
-export interface Snippet { field: string, text: string, marks: Array<[number, number]> }
-/** One collection's hits of GET /search. */
-export interface SearchGroup { collection: string, label: string, total: number, entries: Array<{ id: string, title: string, draft?: true, snippet?: Snippet }> }
 /** A JSON Schema, as far as the form needs it. */
 export interface JsonSchema {
   type?: string | string[]

@@ -5,8 +5,8 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { Api, PublishReport, SearchGroup, Snippet } from './api.js'
-import type { SyncReport } from '../../api-shapes.js'
+import type { Api, PublishReport } from './api.js'
+import type { SearchGroup, Snippet, SyncReport } from '../../api-shapes.js'
 import { timeAgo, useDebouncedLoad, type StudioConfig } from './types.js'
 
 /** The "Collections" page. */
