@@ -182,7 +182,8 @@ export function normalizeConfig (input: unknown): Config {
   const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
-    throw new ConfigError(keyOf(err), reasonOf(err))
+    const key = err === undefined ? '' : errorPath(err)
+    throw new ConfigError(key === '' ? '(root)' : key, reasonOf(err))
   }
   const c = input as ConfigInput
   checkAuth(c.auth)
@@ -371,11 +372,6 @@ function checkAuth (auth: unknown): void {
     if (typeof a[k] !== 'function') throw new ConfigError(`auth.${k}`, "must be a function (or use provider: 'trusted-header')")
   }
   if (a.authorize !== undefined && typeof a.authorize !== 'function') throw new ConfigError('auth.authorize', 'must be a function')
-}
-
-function keyOf (err: ErrorObject | undefined): string {
-  const key = err === undefined ? '' : errorPath(err)
-  return key === '' ? '(root)' : key
 }
 
 function reasonOf (err: ErrorObject | undefined): string {
