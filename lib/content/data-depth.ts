@@ -64,6 +64,11 @@ export const MAX_SCHEMA_DEPTH = 24
 /** Most dynamic collections a site may hold. */
 export const MAX_DYNAMIC_COLLECTIONS = 100
 
+/** Why a site that holds `count` dynamic collections may not hold one more, or null. */
+export function collectionCountOverLimit (count: number): string | null {
+  return count >= MAX_DYNAMIC_COLLECTIONS ? `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections` : null
+}
+
 /** Why a schema is over a bound. */
 export interface SchemaOverLimit {
   kind: 'depth' | 'size'
