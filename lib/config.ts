@@ -11,11 +11,12 @@ import { createRequire } from 'node:module'
 import { type ErrorObject } from 'ajv'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { CONFIG_AJV_OPTIONS, NAME_PATTERN, configSchema, configSchemaDigest } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, configSchema, configSchemaDigest } from './config-schema.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
 import { ajvVersion } from './content/ajv-version.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
+import { COLLECTION_NAME } from './storage/names.js'
 import type { CollectionMetadata } from './content/command-schema-table.js'
 
 export type AuthAction = 'edit' | 'publish' | 'delete' | 'manage_collections' | 'upload'
@@ -260,8 +261,8 @@ function checkCollectionNames (input: object): void {
   const collections = (input as { collections?: unknown }).collections
   if (collections === null || typeof collections !== 'object' || Array.isArray(collections)) return
   for (const name of Object.keys(collections)) {
-    if (!new RegExp(NAME_PATTERN).test(name)) {
-      throw new ConfigError(`collections.${name}`, `a collection name must match ${NAME_PATTERN} (use folder: ${name} to read that folder)`)
+    if (!COLLECTION_NAME.test(name)) {
+      throw new ConfigError(`collections.${name}`, `a collection name must match ${COLLECTION_NAME.source} (use folder: ${name} to read that folder)`)
     }
   }
 }
