@@ -1,9 +1,7 @@
 /** The JSON Schema of `cms.config.*`: a wrong key or type is reported by name before the service starts. */
 import { createHash } from 'node:crypto'
 import { LOCALE_PATTERN } from './content/i18n-layout.js'
-
-/** A collection name. */
-export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
+import { COLLECTION_NAME } from './storage/names.js'
 
 const collectionSchema = {
   type: 'object',
@@ -78,7 +76,7 @@ export const configSchema = {
     },
     collections: {
       type: 'object',
-      propertyNames: { pattern: NAME_PATTERN },
+      propertyNames: { pattern: COLLECTION_NAME.source },
       additionalProperties: collectionSchema
     },
     delivery: {

@@ -11,11 +11,12 @@ import { createRequire } from 'node:module'
 import { type ErrorObject } from 'ajv'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { CONFIG_AJV_OPTIONS, NAME_PATTERN, configSchema, configSchemaDigest } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, configSchema, configSchemaDigest } from './config-schema.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
 import { ajvVersion } from './content/ajv-version.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
+import { COLLECTION_NAME } from './storage/names.js'
 import type { CollectionMetadata } from './content/command-schema-table.js'
 
 export type AuthAction = 'edit' | 'publish' | 'delete' | 'manage_collections' | 'upload'
@@ -182,7 +183,8 @@ export function normalizeConfig (input: unknown): Config {
   const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
-    throw new ConfigError(keyOf(err), reasonOf(err))
+    const key = err === undefined ? '' : errorPath(err)
+    throw new ConfigError(key === '' ? '(root)' : key, reasonOf(err))
   }
   const c = input as ConfigInput
   checkAuth(c.auth)
@@ -259,8 +261,8 @@ function checkCollectionNames (input: object): void {
   const collections = (input as { collections?: unknown }).collections
   if (collections === null || typeof collections !== 'object' || Array.isArray(collections)) return
   for (const name of Object.keys(collections)) {
-    if (!new RegExp(NAME_PATTERN).test(name)) {
-      throw new ConfigError(`collections.${name}`, `a collection name must match ${NAME_PATTERN} (use folder: ${name} to read that folder)`)
+    if (!COLLECTION_NAME.test(name)) {
+      throw new ConfigError(`collections.${name}`, `a collection name must match ${COLLECTION_NAME.source} (use folder: ${name} to read that folder)`)
     }
   }
 }
@@ -371,11 +373,6 @@ function checkAuth (auth: unknown): void {
     if (typeof a[k] !== 'function') throw new ConfigError(`auth.${k}`, "must be a function (or use provider: 'trusted-header')")
   }
   if (a.authorize !== undefined && typeof a.authorize !== 'function') throw new ConfigError('auth.authorize', 'must be a function')
-}
-
-function keyOf (err: ErrorObject | undefined): string {
-  const key = err === undefined ? '' : errorPath(err)
-  return key === '' ? '(root)' : key
 }
 
 function reasonOf (err: ErrorObject | undefined): string {

@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { ConflictError, LimitExceededError, PayloadTooLargeError } from '../errors.js'
-import { assertRequestData, MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/data-depth.js'
+import { assertRequestData, collectionCountOverLimit, MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/data-depth.js'
 import { assertCollectionName } from '../storage/names.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -24,9 +24,8 @@ export async function createCollection (ctx: CommandContext, cmd: CreateCollecti
   const { services } = ctx
   return await services.locks.run(`collection:${name}`, async () => {
     if (await services.content.registry.get(name) !== null) throw new ConflictError(`Collection ${name} already exists`, { collection: name })
-    if ((await services.content.registry.listDynamic()).length >= MAX_DYNAMIC_COLLECTIONS) {
-      throw new LimitExceededError(`a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, { field: 'collection', limit: MAX_DYNAMIC_COLLECTIONS })
-    }
+    const full = collectionCountOverLimit((await services.content.registry.listDynamic()).length)
+    if (full !== null) throw new LimitExceededError(full, { field: 'collection', limit: MAX_DYNAMIC_COLLECTIONS })
     const now = Date.now()
     const file: DynamicCollectionFile = { schema: cmd.schema, format: cmd.format ?? 'json', metadata: cmd.metadata ?? {}, created_at: now, updated_at: now }
     const target = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)

@@ -1,5 +1,6 @@
 /** Listing the media library: filters, sort and paging checked here (400 for anything malformed), answered by the media index. */
 import { BadRequestError } from '../errors.js'
+import { parseWholeNumber } from '../content/data-depth.js'
 import { assertMediaPath, type MediaPage, type MediaQuery } from '../storage/media-index.js'
 import type { CommandContext } from './command-context.js'
 
@@ -53,9 +54,9 @@ function oneOf<T extends string> (value: string | undefined, field: string, allo
 }
 
 function int (value: string | undefined, field: string, fallback: number, min: number): number {
-  if (value === undefined || value === '') return fallback
-  if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min) throw new BadRequestError(`${field} must be an integer of at least ${min}`, { field })
-  return Number(value)
+  const n = parseWholeNumber(value, fallback, min, 15)
+  if (n === null) throw new BadRequestError(`${field} must be an integer of at least ${min}`, { field })
+  return n
 }
 
 function optionalInt (value: string | undefined, field: string): number | undefined {

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import { ajvVersion } from './ajv-version.js'
 import { COMMAND_AJV_OPTIONS, commandSchemas, commandSchemasDigest, type CommandSchemaName } from './command-schema-table.js'
 import { COMMAND_SCHEMAS_DIGEST, commandValidatorsGenerated } from './command-validators.generated.js'
+import { errorPath } from './schema-tools.js'
 
 /* Made on the first check: the generated validators when made from these schemas, options and ajv version, else
    every schema compiled then. */
@@ -23,11 +24,11 @@ function compileAll (): Record<CommandSchemaName, ValidateFunction> {
   return Object.fromEntries(Object.entries(commandSchemas).map(([name, schema]) => [name, ajv.compile(schema)])) as Record<CommandSchemaName, ValidateFunction>
 }
 
-/** The first error of a validator's last call: the field (dotted path) and why. */
+/** The first error of a validator's last call: the field (dotted path, as `errorPath` names it) and why. */
 export function firstCommandError (validate: ValidateFunction): { field: string, reason: string } {
   const err = validate.errors?.[0]
-  if (err?.keyword === 'additionalProperties') return { field: String((err.params as { additionalProperty: string }).additionalProperty), reason: 'is not a known field' }
-  if (err?.keyword === 'required') return { field: String((err.params as { missingProperty: string }).missingProperty), reason: 'is required' }
-  const field = err === undefined ? '' : err.instancePath.replace(/^\//, '').replace(/\//g, '.')
-  return { field, reason: err?.message ?? 'is invalid' }
+  if (err === undefined) return { field: '', reason: 'is invalid' }
+  if (err.keyword === 'additionalProperties') return { field: errorPath(err), reason: 'is not a known field' }
+  if (err.keyword === 'required') return { field: errorPath(err), reason: 'is required' }
+  return { field: errorPath(err), reason: err.message ?? 'is invalid' }
 }

@@ -2,7 +2,7 @@
  * Bounds on untrusted structure, checked before anything recursive (validation, serializers,
  * structured clones, ajv's compile) touches it: how deeply entry data may nest (a few thousand
  * levels overflow the stack), and a collection schema's length, nesting and count however it
- * arrives (`create_collection` or git), so compiles stay short.
+ * arrives (`create_collection` or git), so compiles stay short; and the paging numbers of a query.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
@@ -64,6 +64,11 @@ export const MAX_SCHEMA_DEPTH = 24
 /** Most dynamic collections a site may hold. */
 export const MAX_DYNAMIC_COLLECTIONS = 100
 
+/** Why a site that holds `count` dynamic collections may not hold one more, or null. */
+export function collectionCountOverLimit (count: number): string | null {
+  return count >= MAX_DYNAMIC_COLLECTIONS ? `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections` : null
+}
+
 /** Why a schema is over a bound. */
 export interface SchemaOverLimit {
   kind: 'depth' | 'size'
@@ -81,4 +86,17 @@ export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
   const chars = JSON.stringify(schema).length
   if (chars > MAX_SCHEMA_CHARS) return { kind: 'size', message: `schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, limit: MAX_SCHEMA_CHARS, length: chars }
   return null
+}
+
+/**
+ * A whole number of a query string, bounded in digits.
+ * @param value the parameter's value
+ * @param fallback the value when absent or empty
+ * @param min the least value allowed
+ * @param digits the most digits allowed
+ * @returns the number, or null when it is not digits (at most `digits`) of at least `min`
+ */
+export function parseWholeNumber (value: string | undefined, fallback: number, min: number, digits: number): number | null {
+  if (value === undefined || value === '') return fallback
+  return value.length <= digits && /^[0-9]+$/.test(value) && Number(value) >= min ? Number(value) : null
 }

@@ -76,10 +76,10 @@ function boundedDepth (data: EntryData): EntryData {
  * Splits a Markdown file into frontmatter data, its raw head (delimiters included) and the body.
  * @returns `data` is the frontmatter plus `body`; `kind` is the frontmatter's kind (null: none)
  */
-export function parseMarkdown (text: string): { data: EntryData, head: string, body: string, kind: FrontmatterKind | null } {
+export function parseMarkdown (text: string): { data: EntryData, head: string, kind: FrontmatterKind | null } {
   const parts = splitMarkdown(text)
   const front = boundedDepth(parseFrontmatter(parts.kind, parts.inner))
-  return { data: { ...front, body: parts.body }, head: parts.open + parts.inner + parts.close, body: parts.body, kind: parts.kind }
+  return { data: { ...front, body: parts.body }, head: parts.open + parts.inner + parts.close, kind: parts.kind }
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Middleware, Context } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Identity } from '../config.js'
 import { isReservedKey } from '../content/reserved-keys.js'
+import { parseWholeNumber } from '../content/data-depth.js'
 
 /** Maximum JSON body size. */
 const JSON_LIMIT_BYTES = 1024 * 1024
@@ -22,10 +23,9 @@ export function queryString (ctx: Context, name: string): string | undefined {
 
 /** A positive integer query parameter, `fallback` when absent. */
 export function queryPositiveInt (ctx: Context, name: string, fallback: number): number {
-  const raw = queryString(ctx, name)
-  if (raw === undefined || raw === '') return fallback
-  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) throw new BadRequestError(`Query parameter ${name} must be a positive integer`, { field: name })
-  return Number(raw)
+  const value = parseWholeNumber(queryString(ctx, name), fallback, 1, 9)
+  if (value === null) throw new BadRequestError(`Query parameter ${name} must be a positive integer`, { field: name })
+  return value
 }
 
 /** A query parameter that must be one of a few words. */

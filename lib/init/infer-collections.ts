@@ -6,10 +6,9 @@
 import { lstat, readFile, readdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { inferSchema, type JsonSchema } from '../content/schema-tools.js'
-import { NAME_PATTERN } from '../config-schema.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
-import { entryIdProblem } from '../storage/names.js'
+import { COLLECTION_NAME, entryIdProblem } from '../storage/names.js'
 import { resolvesIntoRepo } from '../storage/safe-path.js'
 import { formatOfFile, idOfPath, type EntryLayout } from '../storage/entry-paths.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -58,7 +57,6 @@ export interface InferredCollections {
 const MAX_ENTRY_BYTES = 2 * 1024 * 1024
 /** At most this many entries of a collection are parsed for its schema; the rest are only counted. */
 const MAX_SAMPLED = 2000
-const NAME = new RegExp(NAME_PATTERN)
 /** At most this many files are listed per folder (init looks at a site, it does not index it). */
 const MAX_FILES = 50_000
 /** Folders deeper than this are not walked. */
@@ -283,7 +281,7 @@ function uniqueName (suggested: string, taken: Set<string>): string {
   let base = suggested.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z0-9]+/, '').replace(/-+$/, '').slice(0, 60)
   if (base === '' || isReservedKey(base)) base = 'content'
   let name = base
-  for (let n = 2; taken.has(name) || !NAME.test(name); n++) name = `${base}-${n}`
+  for (let n = 2; taken.has(name) || !COLLECTION_NAME.test(name); n++) name = `${base}-${n}`
   taken.add(name)
   return name
 }

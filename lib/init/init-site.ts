@@ -3,13 +3,12 @@
  * folder, writes `cms.config.yaml` (created exclusively: an existing config of any kind is never
  * replaced unless forced) and describes what it found.
  */
-import { link, lstat, open, rm, stat, unlink } from 'node:fs/promises'
-import { randomBytes } from 'node:crypto'
+import { lstat, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Document } from 'yaml'
 import { CONFIG_FILES } from '../config.js'
 import { StartupError } from '../errors.js'
-import { syncDirectory, writeFileAtomic, TEMP_PREFIX } from '../storage/atomic-write.js'
+import { prepareFileAtomic, writeFileAtomic } from '../storage/atomic-write.js'
 import { detectGenerator, GENERATOR_NAMES, type DetectedSite } from './detect-generator.js'
 import { inferCollections, type CollectionPlan, type InferredCollections } from './infer-collections.js'
 
@@ -34,12 +33,17 @@ export async function initSite (opts: { repoDir: string, force: boolean }): Prom
   const site = await detectGenerator(repoDir)
   const inferred = await inferCollections(repoDir, site.sources)
   const header = [
-    `git-cms configuration written by \`git cms init\` for ${/^[AEIOU]/.test(GENERATOR_NAMES[site.generator]) ? 'an' : 'a'} ${GENERATOR_NAMES[site.generator]} site${site.configFile === null ? '' : ` (${site.configFile})`}.`,
+    `git-cms configuration written by \`git cms init\` for ${withArticle(GENERATOR_NAMES[site.generator])} site${site.configFile === null ? '' : ` (${site.configFile})`}.`,
     'Schemas are inferred from the entries found; edit labels, schemas and rules freely (README: Configuration).'
   ].join('\n')
   const configText = renderConfig(inferred.collections, header)
   const replaced = await writeConfig(repoDir, configText, opts.force)
   return { site, inferred, replaced }
+}
+
+/** The name after "a" or "an". */
+function withArticle (name: string): string {
+  return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`
 }
 
 async function assertRepository (repoDir: string): Promise<void> {
@@ -61,7 +65,7 @@ async function assertRepository (repoDir: string): Promise<void> {
  */
 export function formatInitSummary (result: InitResult): string {
   const { site, inferred } = result
-  const lines: string[] = [`Found ${site.generator === 'markdown' ? '' : /^[AEIOU]/.test(GENERATOR_NAMES[site.generator]) ? 'an ' : 'a '}${GENERATOR_NAMES[site.generator]}${site.generator === 'markdown' ? '' : ' site'}${site.configFile === null ? '' : ` (${site.configFile})`}.`]
+  const lines: string[] = [`Found ${site.generator === 'markdown' ? GENERATOR_NAMES.markdown : `${withArticle(GENERATOR_NAMES[site.generator])} site`}${site.configFile === null ? '' : ` (${site.configFile})`}.`]
   if (inferred.collections.length === 0) {
     lines.push('No content found: no folder holds Markdown, JSON, YAML or TOML files where this generator keeps content.')
   } else {
@@ -145,24 +149,12 @@ export async function writeConfig (repoDir: string, text: string, force: boolean
     for (const name of existing) if (name !== INIT_CONFIG_FILE) await rm(path.join(repoDir, name), { force: true })
     return existing
   }
-  // Written under a temporary name, then linked into place: link() fails if the target exists,
-  // so a config created meanwhile is never replaced.
-  const tmp = path.join(repoDir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${INIT_CONFIG_FILE}`)
+  // Linked into place: link() fails if the target exists, so a config created meanwhile is never replaced.
   try {
-    const handle = await open(tmp, 'wx', 0o644)
-    try {
-      await handle.writeFile(text)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await link(tmp, target)
-    await syncDirectory(repoDir)
+    await (await prepareFileAtomic(target, text)).commit({ exclusive: true })
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw alreadyConfigured([INIT_CONFIG_FILE])
     throw err
-  } finally {
-    await unlink(tmp).catch(() => {})
   }
   return []
 }

@@ -19,8 +19,11 @@ export const TEMP_PREFIX = '.cms-tmp-'
 
 /** A new file content written and durable under a temporary name, not yet in place. */
 export interface PreparedWrite {
-  /** Renames the temporary file over the target; `syncDirectory: false` leaves the folder's fsync to the caller. */
-  commit: (opts?: { syncDirectory?: boolean }) => Promise<void>
+  /**
+   * Renames the temporary file over the target; `syncDirectory: false` leaves the folder's fsync to the caller;
+   * `exclusive` links it into place instead, failing with EEXIST when the target exists.
+   */
+  commit: (opts?: { syncDirectory?: boolean, exclusive?: boolean }) => Promise<void>
   /** Removes the temporary file; the target stays as it was. */
   abort: () => Promise<void>
 }
@@ -69,11 +72,13 @@ export async function prepareFileAtomic (file: string, data: string | Uint8Array
       if (settled) throw new Error('This write was already committed or aborted')
       settled = true
       try {
-        fs.renameSync(tmp, file)
+        if (opts?.exclusive === true) fs.linkSync(tmp, file)
+        else fs.renameSync(tmp, file)
       } catch (err) {
         fs.rmSync(tmp, { force: true })
         throw err
       }
+      if (opts?.exclusive === true) fs.rmSync(tmp, { force: true })
       if (opts?.syncDirectory !== false) await syncDirectory(dir)
     },
     abort: async () => {

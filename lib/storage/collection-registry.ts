@@ -11,7 +11,7 @@ import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import { COLLECTION_NAME } from './names.js'
 import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
-import { MAX_DYNAMIC_COLLECTIONS, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
+import { collectionCountOverLimit, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
 import { formatOfFile } from './entry-paths.js'
 import { realpathSync } from 'node:fs'
@@ -422,7 +422,8 @@ async function readDefinition (file: string, others: number): Promise<Refusal | 
   if (invalid !== null) return { reason: invalid, invalid: true, format }
   const over = schemaOverLimit((parsed as DynamicCollectionFile).schema)
   if (over !== null) return { reason: over.message, invalid: false, format }
-  if (others >= MAX_DYNAMIC_COLLECTIONS) return { reason: `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, invalid: false, format }
+  const full = collectionCountOverLimit(others)
+  if (full !== null) return { reason: full, invalid: false, format }
   return parsed as DynamicCollectionFile
 }
 

@@ -6,8 +6,6 @@ import { runGit } from './git-process.js'
 
 /** The git directories of a working tree. */
 export interface GitDirs {
-  /** The checkout's own git dir (`.git`, or `.git/worktrees/<name>` of a worktree): HEAD lives here. */
-  gitDir: string
   /** The repository's common dir: refs, objects, and the service's `cms/` state. */
   commonDir: string
   /** The commit HEAD names (a branch's, or a detached one), or null before the first commit. */
@@ -18,17 +16,17 @@ export interface GitDirs {
  * Resolves the git directories of a working tree's top directory. Refuses a directory that is not
  * the top of a git working tree, and a repository whose object format is not SHA-1.
  * @param repoDir the working tree (absolute)
- * @returns its git dir and common dir (absolute)
+ * @returns its common dir (absolute) and HEAD's commit
  */
 export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
   // `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
-  const { code, stdout } = await runGit(repoDir, ['rev-parse', '--show-toplevel', '--git-dir', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'])
+  const { code, stdout } = await runGit(repoDir, ['rev-parse', '--show-toplevel', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'])
   const lines = stdout.split('\n')
-  if (code !== 0 && (code !== 1 || lines.length < 4)) {
+  if (code !== 0 && (code !== 1 || lines.length < 3)) {
     throw new StartupError(`${repoDir} is not a git repository (git rev-parse found none); run git init and commit first`)
   }
-  const [top, gitDir, commonDir, format, headLine] = lines
-  if (top === undefined || gitDir === undefined || commonDir === undefined || top === '') {
+  const [top, commonDir, format, headLine] = lines
+  if (top === undefined || commonDir === undefined || top === '') {
     throw new StartupError(`${repoDir} is not a git working tree`)
   }
   if (await realpath(top) !== await realpath(repoDir)) {
@@ -38,5 +36,5 @@ export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
     throw new StartupError(`${repoDir} is a ${format === 'sha256' ? 'SHA-256' : String(format)} repository; git-cms writes history and drafts as SHA-1 git objects and packs, so it serves only SHA-1 repositories`)
   }
   const head = headLine !== undefined && /^[0-9a-f]{40}$/.test(headLine) ? headLine : null
-  return { gitDir: path.resolve(repoDir, gitDir), commonDir: path.resolve(repoDir, commonDir), head }
+  return { commonDir: path.resolve(repoDir, commonDir), head }
 }

@@ -83,6 +83,7 @@ t.test('a wrong body is a 400 naming the field, as before', async t => {
     [() => validators.mutate({ type: 'fly' }), 'Unknown command type; expected one of save_field, put_entry, delete_entry, reorder_entries, update_page_layout, md_block, md_edit, create_collection, delete_collection'],
     [() => validators.mutate({ type: 'put_entry', collection: 'posts', id: 'a' }), 'Invalid command: data is required'],
     [() => validators.mutate({ type: 'put_entry', collection: 'posts', id: 'a', data: {}, extra: 1 }), 'Invalid command: extra is not a known field'],
+    [() => validators.mutate({ type: 'create_collection', collection: 'x', schema: { type: 'object' }, metadata: { folder: 'a' } }), 'Invalid command: metadata.folder is not a known field'],
     [() => validators.mutate({ type: 'reorder_entries', collection: 'posts', order: [1] }), 'Invalid command: order.0 must be string'],
     [() => validators.restore({ collection: 'posts', id: 'a', ts: -1 }), 'Invalid command: ts must be >= 0'],
     [() => validators.publish({ id: 'a' }), 'Invalid command: body must have property collection when property id is present']

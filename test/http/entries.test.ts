@@ -25,11 +25,13 @@ t.test('lists a page of entries with pagination and the 100 clamp', async t => {
   t.equal(clamped.entries.length, 100)
   const beyond = await (await s.request(`${API}/entries?collection=bulk&page=99`, { headers: { cookie } })).json()
   t.same(beyond.entries, [])
-  for (const bad of ['page=0', 'page=-1', 'page=abc', 'pageSize=0', 'pageSize=1.5', 'page=1&page=2']) {
+  for (const bad of ['page=0', 'page=-1', 'page=abc', 'pageSize=0', 'pageSize=1.5', 'page=1&page=2', 'page=1234567890']) {
     const res = await s.request(`${API}/entries?collection=bulk&${bad}`, { headers: { cookie } })
     t.equal(res.status, 400, bad)
     t.type((await res.json()).error, 'string')
   }
+  const zero = await s.request(`${API}/entries?collection=bulk&page=0`, { headers: { cookie } })
+  t.match(await zero.json(), { error: 'Query parameter page must be a positive integer', field: 'page' })
 })
 
 t.test('q searches ids, title fields and then every other string, case-insensitively', async t => {

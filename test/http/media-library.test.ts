@@ -290,6 +290,9 @@ t.test('hostile paths, queries and requests get a clear 4xx and change nothing',
     t.equal(res.status, 400, `list ?${qs.slice(0, 40)}`)
     t.equal(typeof (await res.json()).error, 'string')
   }
+  t.match(await (await get('/media?page=0')).json(), { error: 'page must be an integer of at least 1', field: 'page' })
+  t.match(await (await get('/media?pageSize=201')).json(), { error: 'pageSize is at most 200', field: 'pageSize' })
+  t.equal((await get('/media?page=1234567890')).status, 200, 'a page number of up to 15 digits is a page (empty)')
   t.equal(await repoFingerprint(s.repoDir), fp, 'nothing changed')
   t.same(await readFile(outside), png(1, 1, 99), 'the link target is untouched')
 })

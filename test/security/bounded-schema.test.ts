@@ -65,6 +65,6 @@ t.test('create_collection refuses an oversized or too deep schema, and a collect
 
   const more = await mutate({ type: 'create_collection', collection: 'one-more', schema: { type: 'object' } })
   t.equal(more.status, 422, `collection ${MAX_DYNAMIC_COLLECTIONS + 1}`)
-  t.match(await more.json(), { code: 'limit_exceeded', limit: MAX_DYNAMIC_COLLECTIONS })
+  t.match(await more.json(), { error: `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, code: 'limit_exceeded', limit: MAX_DYNAMIC_COLLECTIONS })
   t.notOk((await collectionFiles()).includes('one-more.json'), 'not written')
 })

@@ -31,8 +31,8 @@ const arriving: Record<string, { text: string, reason: RegExp }> = {
   'bad-format': { text: definition({ type: 'object' }, { format: 'docx' }), reason: /its definition's format must be equal to one of the allowed values/ },
   'bad-metadata': { text: definition({ type: 'object' }, { metadata: { label: 5 } }), reason: /its definition's metadata\.label must be string/ },
   // A definition may not point the collection at another folder (create_collection has no such field).
-  'hostile-folder': { text: definition({ type: 'object' }, { metadata: { folder: '../..' } }), reason: /its definition's folder is not a known field/ },
-  'proto-key': { text: '{"schema": {"type": "object"}, "format": "json", "metadata": {"__proto__": {"deletable": false}}, "created_at": 1, "updated_at": 1}', reason: /its definition's __proto__ is not a known field/ },
+  'hostile-folder': { text: definition({ type: 'object' }, { metadata: { folder: '../..' } }), reason: /its definition's metadata\.folder is not a known field/ },
+  'proto-key': { text: '{"schema": {"type": "object"}, "format": "json", "metadata": {"__proto__": {"deletable": false}}, "created_at": 1, "updated_at": 1}', reason: /its definition's metadata\.__proto__ is not a known field/ },
   'not-json': { text: '{ "schema": ', reason: /its definition file is not JSON/ },
   'an-array': { text: '[1, 2]', reason: /its definition is not a JSON object/ }
 }

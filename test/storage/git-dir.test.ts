@@ -57,7 +57,7 @@ t.test('a repository without a commit is refused, and nothing is written into it
 
 t.test('a plain .git folder gives the same dirs as git rev-parse', async t => {
   const site = await makeSite(t)
-  t.same(await resolveGitDirs(site), { gitDir: path.join(site, '.git'), commonDir: path.join(site, '.git'), head: git(site, 'rev-parse', 'HEAD').trim() })
+  t.same(await resolveGitDirs(site), { commonDir: path.join(site, '.git'), head: git(site, 'rev-parse', 'HEAD').trim() })
 })
 
 t.test('worktrees, separate git dirs, subfolders and non-repositories are answered as git rev-parse says', async t => {
@@ -67,14 +67,14 @@ t.test('worktrees, separate git dirs, subfolders and non-repositories are answer
   // A worktree checkout: `.git` is a file naming its git dir.
   const worktree = path.join(parent, 'checkout')
   git(main, 'worktree', 'add', '-q', '-b', 'other', worktree)
-  t.same(await resolveGitDirs(worktree), { gitDir: path.join(main, '.git', 'worktrees', 'checkout'), commonDir: path.join(main, '.git'), head: git(main, 'rev-parse', 'HEAD').trim() })
+  t.same(await resolveGitDirs(worktree), { commonDir: path.join(main, '.git'), head: git(main, 'rev-parse', 'HEAD').trim() })
   // A submodule-style checkout: `.git` is a file naming a git dir elsewhere (--separate-git-dir).
   const separate = path.join(parent, 'separate')
   const store = path.join(parent, 'modules', 'separate.git')
   await mkdir(path.dirname(store))
   git(parent, 'init', '-q', '-b', 'main', `--separate-git-dir=${store}`, separate)
   t.match(await readFile(path.join(separate, '.git'), 'utf8'), /^gitdir: /)
-  t.same(await resolveGitDirs(separate), { gitDir: store, commonDir: store, head: null }, 'no commit yet: no head')
+  t.same(await resolveGitDirs(separate), { commonDir: store, head: null }, 'no commit yet: no head')
   // A subfolder of a repository, and a folder that is none.
   await t.rejects(resolveGitDirs(path.join(main, 'content')), { name: 'StartupError', message: /lies inside the working tree of/ })
   const none = path.join(parent, 'none')
@@ -86,5 +86,5 @@ t.test('worktrees, separate git dirs, subfolders and non-repositories are answer
   // A detached HEAD is served.
   const detached = await makeSite(t)
   git(detached, 'checkout', '-q', '--detach')
-  t.same(await resolveGitDirs(detached), { gitDir: path.join(detached, '.git'), commonDir: path.join(detached, '.git'), head: git(detached, 'rev-parse', 'HEAD').trim() })
+  t.same(await resolveGitDirs(detached), { commonDir: path.join(detached, '.git'), head: git(detached, 'rev-parse', 'HEAD').trim() })
 })
