@@ -1,6 +1,6 @@
 /** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
 import type { LocaleLayout } from '../../content/i18n-layout.js'
-import type { Pagination, SearchGroup, Snippet, SyncReport } from '../../api-shapes.js'
+import type { Pagination, Snippet } from '../../api-shapes.js'
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
@@ -73,18 +73,15 @@ export class Api {
     return res.body as T
   }
 
-  /** The current session. */
-  async session (): Promise<Session> { return await this.call('GET', '/auth/session') }
-  /** Signs in with the password, under the editor's name when one is given. */
-  async login (password: string, name = ''): Promise<unknown> { return await this.call('POST', '/auth/login', name.trim() === '' ? { password } : { password, name }, false) }
-  /** Searches every collection; hits grouped by collection. */
-  async searchAll (q: string): Promise<{ groups: SearchGroup[] }> { return await this.call('GET', `/search?${query({ q })}`) }
-  /** Signs out (the answer may carry a provider redirect). */
-  async logout (): Promise<{ redirect?: string }> { return await this.call('POST', '/auth/logout', undefined, false) }
+  /** GETs `path` with the query parameters that have a value. */
+  async get<T> (path: string, params: Record<string, string | number | undefined> = {}): Promise<T> {
+    const qs = query(params)
+    return await this.call('GET', qs === '' ? path : `${path}?${qs}`)
+  }
 
   /** Lists entries. */
   async entries (collection: string, opts: { page?: number, pageSize?: number, q?: string, id?: string, sort?: string, order?: string, draft?: string, locale?: string } = {}): Promise<{ entries: Entry[], pagination: Pagination }> {
-    return await this.call('GET', `/entries?${query({ collection, ...opts })}`)
+    return await this.get('/entries', { collection, ...opts })
   }
 
   /** One entry as this editor sees it (their draft laid over base), or null when there is none. */
@@ -94,34 +91,15 @@ export class Api {
 
   /** A collection's schema, template, metadata and, for a collection in several languages, its locales. */
   async schema (collection: string): Promise<{ schema: JsonSchema, template?: Record<string, unknown>, metadata: Record<string, unknown>, i18n?: LocaleInfo }> {
-    return await this.call('GET', `/schema?${query({ collection })}`)
+    return await this.get('/schema', { collection })
   }
 
   /** Sends a mutation command. */
   async mutate (command: Record<string, unknown>): Promise<{ ok: boolean, revision: number }> { return await this.call('POST', '/mutate', command) }
-  /** An entry's snapshots, oldest first. */
-  async history (collection: string, id: string): Promise<{ history: Snapshot[] }> {
-    return await this.call('GET', `/history?${query({ collection, id })}`)
-  }
-
-  /** Restores an entry's snapshot taken at `ts`. */
-  async restore (collection: string, id: string, ts: number): Promise<unknown> { return await this.call('POST', '/history', { collection, id, ts }) }
   /** The editor's draft status: how many drafts, of which entries (`<collection>/<id>`). */
-  async draft (): Promise<{ hasDrafts: boolean, count: number, entries: string[] }> { return await this.call('GET', '/draft') }
-  /** Discards an entry's draft; gives the keys discarded. */
-  async discard (collection: string, id: string): Promise<{ cleared: string[] }> {
-    return await this.call('DELETE', `/draft?${query({ collection, id })}`)
-  }
-
+  async draft (): Promise<{ hasDrafts: boolean, count: number, entries: string[] }> { return await this.get('/draft') }
   /** Publishes `scope`. */
   async publish (scope: Record<string, unknown>): Promise<PublishReport> { return await this.call('POST', '/publish', scope) }
-  /** The deployment status. */
-  async deployment (): Promise<{ configured: boolean, state: string, commit?: string, sync?: SyncReport }> { return await this.call('GET', '/deployment') }
-  /** Renders unsaved Markdown of the entry this API is scoped to as the server would publish it (sanitized). */
-  async preview (body: string): Promise<string> {
-    return (await this.call<{ html: string }>('POST', '/preview', { ...this.uploadScope, body })).html
-  }
-
   /** Uploads a file; gives its URL. */
   async upload (file: File): Promise<{ url: string }> {
     const form = new FormData()

@@ -19,7 +19,7 @@ export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }):
     try {
       setError('')
       setReport(await api.publish({}))
-      setDrafts((await api.draft()).count ?? 0)
+      setDrafts((await api.draft()).count)
     } catch (err) { setError(`Could not publish: ${(err as Error).message}`) }
   }
   useEffect(() => {
@@ -27,7 +27,7 @@ export function Dashboard ({ api, config }: { api: Api, config: StudioConfig }):
       api.entries(c.name, { pageSize: 1 }).then(r => setCounts(x => ({ ...x, [c.name]: r.pagination.total })),
         () => setCounts(x => ({ ...x, [c.name]: 'unavailable' })))
     }
-    api.draft().then(d => setDrafts(d.count ?? 0), () => setDrafts(0))
+    api.draft().then(d => setDrafts(d.count), () => setDrafts(0))
   }, [])
   return (
     <section>
@@ -66,7 +66,7 @@ function SearchEverywhere ({ api, config }: { api: Api, config: StudioConfig }):
   const [q, setQ] = useState('')
   const [groups, setGroups] = useState<SearchGroup[] | null>(null)
   const [error, setError] = useState('')
-  useDebouncedLoad(async () => q.trim() === '' ? null : (await api.searchAll(q)).groups,
+  useDebouncedLoad(async () => q.trim() === '' ? null : (await api.get<{ groups: SearchGroup[] }>('/search', { q })).groups,
     g => { setGroups(g); setError('') }, err => setError(`Search failed: ${err.message}`), q.trim() === '' ? 0 : 200, [q])
   const total = groups?.reduce((n, g) => n + g.total, 0) ?? 0
   return (
@@ -102,7 +102,7 @@ function SyncStatus ({ api }: { api: Api }): JSX.Element | null {
   const [sync, setSync] = useState<SyncReport | null>(null)
   const [note, setNote] = useState('')
   const [busy, setBusy] = useState(false)
-  const load = async (): Promise<void> => { setSync((await api.deployment()).sync ?? null) }
+  const load = async (): Promise<void> => { setSync((await api.get<{ sync?: SyncReport }>('/deployment')).sync ?? null) }
   useEffect(() => { load().catch(() => {}) }, [])
   if (sync === null || !sync.configured) return null
   const retry = async (): Promise<void> => {

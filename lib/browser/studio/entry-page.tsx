@@ -4,7 +4,7 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
+import { ApiError, query, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
 import { Field } from './schema-form.js'
 import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
 import { DelayedWrite, forgetStale } from '../kept-records.js'
@@ -75,7 +75,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     }
   }
   const loadHistory = async (): Promise<void> => {
-    try { setHistory((await api.history(collection.name, id)).history) } catch { setHistory([]) }
+    try { setHistory((await api.get<{ history: Snapshot[] }>('/history', { collection: collection.name, id })).history) } catch { setHistory([]) }
   }
   useEffect(() => { if (entry !== null) focusSoon('main h1') }, [entry === null])
   useEffect(() => {
@@ -152,7 +152,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const restore = async (snap: Snapshot): Promise<void> => {
     if (!confirm('Restore this version? The current one is kept in the history.')) return
     try {
-      await api.restore(collection.name, id, snap.ts)
+      await api.call('POST', '/history', { collection: collection.name, id, ts: snap.ts })
       // Show the restored values first, then say so.
       await load()
       await loadHistory()
@@ -172,7 +172,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const discard = async (): Promise<void> => {
     if (!confirm('Discard your unpublished changes to this entry?')) return
     try {
-      await api.discard(collection.name, id)
+      await api.call('DELETE', `/draft?${query({ collection: collection.name, id })}`)
       setReport(null)
       await load()
       say('ok', 'Draft discarded.')

@@ -30,12 +30,12 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
   useEffect(() => {
     const onPop = (): void => setPath(location.pathname)
     addEventListener('popstate', onPop)
-    api.session().then(setSession, () => setSession({ authenticated: false, identity: null }))
+    api.get<Session>('/auth/session').then(setSession, () => setSession({ authenticated: false, identity: null }))
     return () => removeEventListener('popstate', onPop)
   }, [])
   useEffect(() => {
     if (session?.authenticated !== true) return
-    api.deployment().then(d => setDeploy(d.configured ? `Deployment: ${d.state}${d.commit !== undefined ? ` (${d.commit.slice(0, 7)})` : ''}` : 'Deployment: not configured'),
+    api.get<{ configured: boolean, state: string, commit?: string }>('/deployment').then(d => setDeploy(d.configured ? `Deployment: ${d.state}${d.commit !== undefined ? ` (${d.commit.slice(0, 7)})` : ''}` : 'Deployment: not configured'),
       () => setDeploy(''))
   }, [session, path])
 
@@ -45,7 +45,7 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
       // Signed in from a site's page (bootstrap.js's "Sign in to edit"): back to that page.
       const back = new URLSearchParams(location.search).get('return')
       if (back !== null && safeRedirectTarget(back) === back) { location.assign(back); return }
-      setSession(await api.session())
+      setSession(await api.get<Session>('/auth/session'))
       const target = path.startsWith(config.mountPath + '/cms') ? path : config.mountPath + '/cms'
       navigate(target)
     }} />
@@ -56,7 +56,7 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
   if (parts[0] !== 'cms') { queueMicrotask(() => navigate(config.mountPath + '/cms')) }
   const signOut = async (): Promise<void> => {
     try {
-      const res = await api.logout()
+      const res = await api.call<{ redirect?: string }>('POST', '/auth/logout', undefined, false)
       if (typeof res.redirect === 'string') { location.href = res.redirect; return }
     } catch {}
     setSession({ authenticated: false, identity: null })
@@ -116,7 +116,7 @@ function SignIn ({ api, config, onSignedIn }: { api: Api, config: StudioConfig, 
     setBusy(true)
     setError('')
     try {
-      await api.login(password, name)
+      await api.call('POST', '/auth/login', name.trim() === '' ? { password } : { password, name }, false)
       await onSignedIn()
     } catch (err) {
       const status = err instanceof ApiError ? err.status : 0

@@ -181,7 +181,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
     applying.current = true
     try { v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } }) } finally { applying.current = false }
   }, [value])
-  useDebouncedLoad(async () => mdx ? '' : await api.preview(value), setHtml, err => setStatus(`Preview failed: ${err.message}`), 250, [value])
+  useDebouncedLoad(async () => mdx ? '' : (await api.call<{ html: string }>('POST', '/preview', { ...api.uploadScope, body: value })).html, setHtml, err => setStatus(`Preview failed: ${err.message}`), 250, [value])
 
   return (
     <div class="md-editor">

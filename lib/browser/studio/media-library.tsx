@@ -94,7 +94,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   useDebouncedLoad(async () => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    return await api.call<MediaPage>('GET', `/media?${query({ q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })}`)
+    return await api.get<MediaPage>('/media', { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })
   }, r => {
     // The last file of the last page was deleted: show the page before it.
     if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
@@ -113,7 +113,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const askDelete = async (file: MediaFile): Promise<void> => {
     try {
       setStatus('')
-      const { references } = await api.call<{ references: MediaReference[] }>('GET', `/media/references?${query({ path: file.path })}`)
+      const { references } = await api.get<{ references: MediaReference[] }>('/media/references', { path: file.path })
       setConfirming({ file, references })
     } catch (err) { setError(`Could not check where ${file.name} is used: ${(err as Error).message}`) }
   }
