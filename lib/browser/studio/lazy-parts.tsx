@@ -2,7 +2,7 @@
  * The Studio's heavy parts, each its own chunk loaded on first use (CodeMirror, the media library),
  * and the media picker: the library in a modal dialog.
  */
-import type { ComponentType, JSX } from 'preact'
+import type { ComponentChildren, ComponentType, JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Api } from './api.js'
 import type { MarkdownEditorProps } from './markdown-editor.js'
@@ -10,30 +10,22 @@ import type { MediaLibraryProps } from './media-library.js'
 import type { MediaFile } from '../../api-shapes.js'
 import { studioConfig } from './types.js'
 
-/** A component loaded on first use (null until it has loaded). */
-function useLoaded<P> (load: () => Promise<ComponentType<P>>): { part: ComponentType<P> | null, error: string } {
-  const [part, setPart] = useState<{ c: ComponentType<P> } | null>(null)
-  const [error, setError] = useState('')
-  useEffect(() => { load().then(c => setPart({ c }), (err: Error) => setError(err.message)) }, [])
-  return { part: part?.c ?? null, error }
-}
-
-/** The stand-in shown while a part loads (or failed to). */
-function Pending ({ error }: { error: string }): JSX.Element {
-  return error === '' ? <p class="muted">Loading…</p> : <p class="error" role="alert">Could not load this part of the Studio: {error}</p>
+/** A component whose code loads on first use; until then `before` and a loading (or failure) line stand in. */
+function lazyPart<P extends object> (load: () => Promise<ComponentType<P>>, before: (props: P) => ComponentChildren = () => null) {
+  return function LazyPart (props: P): JSX.Element {
+    const [part, setPart] = useState<{ c: ComponentType<P> } | null>(null)
+    const [error, setError] = useState('')
+    useEffect(() => { load().then(c => setPart({ c }), (err: Error) => setError(err.message)) }, [])
+    if (part !== null) return <part.c {...props} />
+    return <>{before(props)}{error === '' ? <p class="muted">Loading…</p> : <p class="error" role="alert">Could not load this part of the Studio: {error}</p>}</>
+  }
 }
 
 /** The Markdown editor, loaded on first use. */
-export function LazyMarkdownEditor (props: MarkdownEditorProps): JSX.Element {
-  const { part: Editor, error } = useLoaded(async () => (await import('./markdown-editor.js')).MarkdownEditor)
-  return Editor === null ? <><label for={props.id}>{props.label}</label><Pending error={error} /></> : <Editor {...props} />
-}
-
+export const LazyMarkdownEditor = lazyPart<MarkdownEditorProps>(async () => (await import('./markdown-editor.js')).MarkdownEditor,
+  props => <label for={props.id}>{props.label}</label>)
 /** The media library, loaded on first use. */
-export function LazyMediaLibrary (props: MediaLibraryProps): JSX.Element {
-  const { part: Library, error } = useLoaded(async () => (await import('./media-library.js')).MediaLibrary)
-  return Library === null ? <Pending error={error} /> : <Library {...props} />
-}
+export const LazyMediaLibrary = lazyPart<MediaLibraryProps>(async () => (await import('./media-library.js')).MediaLibrary)
 
 interface MediaPickerProps {
   api: Api

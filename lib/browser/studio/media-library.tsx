@@ -75,13 +75,8 @@ function Filter ({ id, label, value, onChange, options }: {
 
 /** The media library (a page, or a picker when `pick` is given). */
 export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps): JSX.Element {
-  const [q, setQ] = useState('')
-  const [folder, setFolder] = useState('')
-  const [type, setType] = useState<'' | 'image' | 'pdf'>(pick !== undefined ? 'image' : '')
-  const [sort, setSort] = useState('date-desc')
-  const [size, setSize] = useState('')
-  const [after, setAfter] = useState('')
-  const [before, setBefore] = useState('')
+  // A picker shows images first.
+  const [filters, setFilters] = useState({ q: '', folder: '', type: pick !== undefined ? 'image' : '', sort: 'date-desc', size: '', after: '', before: '' })
   const [page, setPage] = useState(1)
   const [listing, setListing] = useState<MediaPage | null>(null)
   const [error, setError] = useState('')
@@ -91,22 +86,24 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
   const confirmRef = useRef<HTMLDivElement>(null)
   const id = (name: string): string => `${idPrefix}-${name}`
 
+  const { q, sort, size, ...rest } = filters
   useDebouncedLoad(async () => {
     const [by, order] = sort.split('-') as ['name' | 'size' | 'date', 'asc' | 'desc']
     const range: { minSize?: number, maxSize?: number } = SIZES[size] ?? {}
-    return await api.get<MediaPage>('/media', { q, folder, type, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize, after, before })
+    return await api.get<MediaPage>('/media', { q, ...rest, sort: by, order, page, pageSize: PAGE_SIZE, minSize: range.minSize, maxSize: range.maxSize })
   }, r => {
     // The last file of the last page was deleted: show the page before it.
     if (r.files.length === 0 && page > 1) { setPage(Math.min(page - 1, r.pagination.totalPages)); return }
     setListing(r)
     setError('')
-  }, err => setError(`Could not load the media library: ${err.message}`), q === '' ? 0 : 200, [q, folder, type, sort, size, after, before, page, tick])
+  }, err => setError(`Could not load the media library: ${err.message}`), q === '' ? 0 : 200, [filters, page, tick])
   useEffect(() => { confirmRef.current?.querySelector<HTMLElement>('button')?.focus() }, [confirming])
   // A picker opens with the focus in its search box.
   const search = useRef<HTMLInputElement>(null)
   useEffect(() => { if (pick !== undefined) search.current?.focus() }, [])
 
-  const filter = <T,>(set: (v: T) => void) => (v: T): void => { set(v); setPage(1) }
+  // A changed filter shows its first page.
+  const filter = (key: keyof typeof filters) => (value: string): void => { setFilters(f => ({ ...f, [key]: value })); setPage(1) }
   const copy = async (file: MediaFile): Promise<void> => {
     setStatus(await copyText(file.url) ? `Copied the URL of ${file.name}: ${file.url}` : `Could not copy; the URL is ${file.url}`)
   }
@@ -143,8 +140,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
       setStatus(`Uploading ${file.name}…`)
       const res = await api.upload(file)
       setStatus(`Uploaded ${file.name} as ${res.url}.`)
-      setSort('date-desc')
-      setPage(1)
+      filter('sort')('date-desc')
       setTick(x => x + 1)
     } catch (err) { setStatus(`Upload failed: ${(err as Error).message}`) } finally { input.value = '' }
   }
@@ -155,15 +151,15 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
       <div class="media-filters" role="search" aria-label="Filter the media library">
         <div class="media-filter grow">
           <label for={id('q')}>Search media</label>
-          <input id={id('q')} ref={search} type="search" value={q} placeholder="File name" onInput={e => filter(setQ)((e.currentTarget as HTMLInputElement).value)} />
+          <input id={id('q')} ref={search} type="search" value={q} placeholder="File name" onInput={e => filter('q')((e.currentTarget as HTMLInputElement).value)} />
         </div>
-        <Filter id={id('folder')} label="Folder" value={folder} onChange={filter(setFolder)}
+        <Filter id={id('folder')} label="Folder" value={filters.folder} onChange={filter('folder')}
           options={[['', 'All folders'], ...(listing?.folders ?? []).map(f => [f.path, `${f.path} (${f.count})`] as [string, string])]} />
-        <Filter id={id('sort')} label="Sort by" value={sort} onChange={filter(setSort)} options={SORTS} />
-        <Filter id={id('type')} label="Type" value={type} onChange={v => filter(setType)(v as '' | 'image' | 'pdf')} options={TYPES} />
-        <Filter id={id('size')} label="Size" value={size} onChange={filter(setSize)} options={Object.entries(SIZES).map(([k, s]) => [k, s.label])} />
-        <Filter id={id('after')} label="Changed from" value={after} onChange={filter(setAfter)} />
-        <Filter id={id('before')} label="Changed until" value={before} onChange={filter(setBefore)} />
+        <Filter id={id('sort')} label="Sort by" value={sort} onChange={filter('sort')} options={SORTS} />
+        <Filter id={id('type')} label="Type" value={filters.type} onChange={filter('type')} options={TYPES} />
+        <Filter id={id('size')} label="Size" value={size} onChange={filter('size')} options={Object.entries(SIZES).map(([k, s]) => [k, s.label])} />
+        <Filter id={id('after')} label="Changed from" value={filters.after} onChange={filter('after')} />
+        <Filter id={id('before')} label="Changed until" value={filters.before} onChange={filter('before')} />
         <div class="media-filter">
           <label for={id('upload')}>Upload a file</label>
           <input id={id('upload')} type="file" accept="image/*,application/pdf" onChange={e => { void upload(e) }} />
