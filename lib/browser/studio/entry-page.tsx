@@ -30,6 +30,9 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const [entry, setEntry] = useState<Entry | null>(null)
   const [form, setForm] = useState<{ schema: JsonSchema, i18n?: LocaleInfo } | null>(null)
   const [values, setValues] = useState<Record<string, unknown>>({})
+  // Values set from outside (a load, a restore, resolved conflict) remount the fields, so each starts from them.
+  const [formKey, setFormKey] = useState(0)
+  const replaceValues = (next: Record<string, unknown>): void => { setValues(next); setFormKey(k => k + 1) }
   const [issues, setIssues] = useState<Issue[]>([])
   const [message, setMessage] = useState<{ kind: 'ok' | 'error', text: string } | null>(null)
   const [conflict, setConflict] = useState<{ revision: number, theirs: Entry | null } | null>(null)
@@ -60,7 +63,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       touched.current = false
       setEntry(e)
       setForm(s)
-      setValues(e.data ?? {})
+      replaceValues(e.data ?? {})
       setIssues(e.validationIssues ?? [])
       setConflict(null)
       setOffer(stored)
@@ -98,7 +101,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
 
   const restoreUnsaved = (): void => {
     if (entry === null || offer === null) return
-    setValues(applyRecord(entry.data ?? {}, offer))
+    replaceValues(applyRecord(entry.data ?? {}, offer))
     setIssues([])
     touched.current = true
     setOffer(null)
@@ -119,7 +122,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     try {
       // The loaded data merged with the form keeps fields the schema does not list.
       const data = resolved ?? { ...(entry.data ?? {}), ...values }
-      if (resolved !== undefined) setValues(resolved)
+      if (resolved !== undefined) replaceValues(resolved)
       const drafting = config.drafts === true || entry.draft === true
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
@@ -238,7 +241,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
           )}
           {report !== null && <PublishResult report={report} />}
           {Object.entries(fs.properties ?? {}).map(([k, s]) => (
-            <Field key={k} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
+            <Field key={`${formKey}:${k}`} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
               markdown={collection.format === 'md' || collection.format === 'mdx' ? collection.format : undefined}
               onChange={v => {
                 touched.current = true

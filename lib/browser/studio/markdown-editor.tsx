@@ -104,16 +104,13 @@ function SitePreview ({ label, html, stylesheets }: { label: string, html: strin
   )
 }
 
-/** The Markdown editor, its toolbar and the preview. */
+/** The Markdown editor, its toolbar and the preview; `value` is the first document (a value set from outside remounts the editor). */
 export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: MarkdownEditorProps): JSX.Element {
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)
   const fileInput = useRef<HTMLInputElement>(null)
   const change = useRef(onChange)
   change.current = onChange
-  const applying = useRef(false)
-  // Documents this editor sent up and may still see come back as `value` (a render behind typing).
-  const echoes = useRef<string[]>([])
   const [html, setHtml] = useState('')
   const [stylesheets] = useState(() => studioConfig().previewStylesheets ?? [])
   const [status, setStatus] = useState('')
@@ -149,13 +146,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
         ...(mdx ? [] : [markdown()]),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true', id }),
-        EditorView.updateListener.of(u => {
-          if (!u.docChanged || applying.current) return
-          const doc = u.state.doc.toString()
-          echoes.current.push(doc)
-          if (echoes.current.length > 8) echoes.current.shift()
-          change.current(doc)
-        }),
+        EditorView.updateListener.of(u => { if (u.docChanged) change.current(u.state.doc.toString()) }),
         EditorView.domEventHandlers({
           paste: e => { if (uploadAll(e.clipboardData?.files)) { e.preventDefault(); return true } return false },
           drop: (e, v) => {
@@ -170,17 +161,6 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
     view.current = v
     return () => { v.destroy(); view.current = null }
   }, [])
-  // A value set from outside (reload, restore) replaces the document without counting as typing.
-  useEffect(() => {
-    const v = view.current
-    if (v === null) return
-    // Our own typing coming back (possibly older than the document now): not a change from outside.
-    const echo = echoes.current.indexOf(value)
-    if (echo >= 0) { echoes.current.splice(0, echo + 1); return }
-    if (v.state.doc.toString() === value) return
-    applying.current = true
-    try { v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } }) } finally { applying.current = false }
-  }, [value])
   useDebouncedLoad(async () => mdx ? '' : (await api.call<{ html: string }>('POST', '/preview', { ...api.uploadScope, body: value })).html, setHtml, err => setStatus(`Preview failed: ${err.message}`), 250, [value])
 
   return (
