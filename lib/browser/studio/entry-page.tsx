@@ -43,8 +43,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // Unsaved changes found in the browser when the entry was loaded, until the editor chooses.
   const [offer, setOffer] = useState<UnsavedRecord | null>(null)
   const [unsavedStatus, setUnsavedStatus] = useState('')
-  // Whether the editor changed the form since it was loaded or saved (only then is anything kept).
-  const touched = useRef(false)
   // The write of the unsaved changes, 300 ms after typing stops.
   const [kept] = useState(() => new DelayedWrite(300))
   const flush = (): void => { kept.flush() }
@@ -60,7 +58,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       if (e === null) { setNotFound(true); return }
       flush()
       const stored = readUnsaved(collection.name, id)
-      touched.current = false
       setEntry(e)
       setForm(s)
       replaceValues(e.data ?? {})
@@ -89,10 +86,11 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     addEventListener('pagehide', flush)
     return () => { removeEventListener('pagehide', flush); flush() }
   }, [])
-  // Keep what was typed, debounced, with the revision the form was loaded (or last saved) at; not
-  // while a stored version waits for the editor's choice (that would overwrite it silently).
+  // Keep what was typed (the fields that differ from the entry; none removes the record), debounced, with
+  // the revision the form was loaded (or last saved) at; not while a stored version waits for the
+  // editor's choice (that would overwrite it silently).
   useEffect(() => {
-    if (!touched.current || entry === null || offer !== null) return
+    if (entry === null || offer !== null) return
     kept.schedule(() => {
       const ok = writeUnsaved(collection.name, id, { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) })
       if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
@@ -103,7 +101,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     if (entry === null || offer === null) return
     replaceValues(applyRecord(entry.data ?? {}, offer))
     setIssues([])
-    touched.current = true
     setOffer(null)
     setUnsavedStatus('Unsaved changes restored into the form. Save to keep them.')
   }
@@ -128,7 +125,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
       kept.drop()
-      touched.current = false
       if (offer === null) clearUnsaved(collection.name, id)
       setIssues([])
       setConflict(null)
@@ -244,7 +240,6 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
             <Field key={`${formKey}:${k}`} api={entryApi} name={k} path={k} schema={s} value={values[k]} issues={issues}
               markdown={collection.format === 'md' || collection.format === 'mdx' ? collection.format : undefined}
               onChange={v => {
-                touched.current = true
                 setValues(x => ({ ...x, [k]: v }))
                 // An issue is about the value that was sent; once the field changes it is stale.
                 setIssues(list => list.filter(i => i.path !== k && !i.path.startsWith(k + '.')))
