@@ -8,8 +8,8 @@ import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type Local
 import type { Pagination } from '../../api-shapes.js'
 import { Field, fieldLabel } from './schema-form.js'
 import { entryTitle, focusSoon, idProblem, slugOf, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
-import { SearchSnippet } from './dashboard.js'
-import { LocaleBadge, LocaleFilter } from './languages.js'
+import { Filter, SearchSnippet } from './dashboard.js'
+import { LocaleBadge } from './languages.js'
 
 const PAGE_SIZE = 24
 
@@ -128,15 +128,12 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         <label for="search" class="search-label">Search</label>
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
           onInput={e => { setQ((e.currentTarget as HTMLInputElement).value); setPage(1) }} />
-        <span class="draft-filter">
-          <label for="draft-filter">Show</label>
-          <select id="draft-filter" value={draft} onChange={e => { setDraft((e.currentTarget as HTMLSelectElement).value as DraftFilter); setPage(1) }}>
-            <option value="all">All entries</option>
-            <option value="only">My drafts only</option>
-            <option value="none">Without my drafts</option>
-          </select>
-        </span>
-        {form?.i18n !== undefined && <LocaleFilter info={form.i18n} value={locale} onChange={v => { setLocale(v); setPage(1) }} />}
+        <Filter id="draft-filter" class="draft-filter" label="Show" value={draft} onChange={v => { setDraft(v as DraftFilter); setPage(1) }}
+          options={[['all', 'All entries'], ['only', 'My drafts only'], ['none', 'Without my drafts']]} />
+        {form?.i18n !== undefined && (
+          <Filter id="locale-filter" class="draft-filter" label="Language" value={locale} onChange={v => { setLocale(v); setPage(1) }}
+            options={[['', 'All languages'], ...form.i18n.locales.map(l => [l, l] as [string, string])]} />
+        )}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
       {list === null

@@ -1,7 +1,7 @@
 /**
  * The dashboard: search over every collection, each collection with its entry count, the editor's
  * drafts, and the git remote's state in words (CONTRACT 13) when the site has one. Also the parts
- * other pages share with it: a search hit's snippet and a publish's outcome.
+ * other pages share with it: a search hit's snippet, a publish's outcome and a list filter.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
@@ -157,6 +157,26 @@ export function PublishResult ({ report }: { report: PublishReport }): JSX.Eleme
       {report.commitError !== undefined && <p class="error">Commit failed: {report.commitError}</p>}
       {report.push !== undefined && (report.push.ok ? <p>Pushed to the git host.</p> : <p class="error">Not pushed to the git host: {report.push.error} (Retry push on the dashboard sends it.)</p>)}
       {report.rebuild?.triggered === true && <p>{report.rebuild.ok ? 'Rebuild started.' : 'The rebuild hook failed; it can be retried.'}</p>}
+    </div>
+  )
+}
+
+/** One filter of a list: a labelled select of `options` (value and label), else a date; `class` names its box. */
+export function Filter ({ id, label, value, onChange, options, class: box = 'media-filter' }: {
+  id: string
+  label: string
+  value: string
+  onChange: (value: string) => void
+  options?: Array<[string, string]>
+  class?: string
+}): JSX.Element {
+  const change = (e: Event): void => onChange((e.currentTarget as HTMLInputElement | HTMLSelectElement).value)
+  return (
+    <div class={box}>
+      <label for={id}>{label}</label>
+      {options === undefined
+        ? <input id={id} type="date" value={value} onInput={change} />
+        : <select id={id} value={value} onChange={change}>{options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}</select>}
     </div>
   )
 }

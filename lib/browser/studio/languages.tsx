@@ -1,5 +1,5 @@
 /**
- * The Studio's languages (CONTRACT 15): locale badges and filter, and an entry's translations, a missing
+ * The Studio's languages (CONTRACT 15): locale badges, and an entry's translations, a missing
  * one created by "Translate to <locale>" from its source.
  */
 import type { JSX } from 'preact'
@@ -7,18 +7,6 @@ import { useState } from 'preact/hooks'
 import { useDebouncedLoad } from './types.js'
 import type { Api, Entry, LocaleInfo } from './api.js'
 import { idForLocale } from '../../content/i18n-layout.js'
-
-/** The locale filter of a list ('' for all). */
-export function LocaleFilter ({ info, value, onChange }: { info: LocaleInfo, value: string, onChange: (locale: string) => void }): JSX.Element {
-  return (
-    <label class="locale-filter">Language{' '}
-      <select value={value} onChange={e => onChange((e.currentTarget as HTMLSelectElement).value)}>
-        <option value="">All languages</option>
-        {info.locales.map(l => <option key={l} value={l}>{l}</option>)}
-      </select>
-    </label>
-  )
-}
 
 /** An entry's locale badge. */
 export function LocaleBadge ({ locale }: { locale?: string }): JSX.Element | null {

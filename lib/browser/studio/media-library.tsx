@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api } from './api.js'
 import type { MediaFile, MediaPage, MediaReference } from '../../api-shapes.js'
 import { useDebouncedLoad, type StudioConfig } from './types.js'
+import { Filter } from './dashboard.js'
 
 const PAGE_SIZE = 24
 
@@ -52,25 +53,6 @@ function insertProblem (file: MediaFile, entry: MediaPick['entry']): string {
   if (file.entry === undefined) return ''
   if (entry !== null && file.entry.collection === entry.collection && file.entry.id === entry.id) return ''
   return `Belongs to the page bundle ${file.entry.collection}/${file.entry.id}`
-}
-
-/** One filter of the library: a select of `options` (value and label), else a date. */
-function Filter ({ id, label, value, onChange, options }: {
-  id: string
-  label: string
-  value: string
-  onChange: (value: string) => void
-  options?: Array<[string, string]>
-}): JSX.Element {
-  const change = (e: Event): void => onChange((e.currentTarget as HTMLInputElement | HTMLSelectElement).value)
-  return (
-    <div class="media-filter">
-      <label for={id}>{label}</label>
-      {options === undefined
-        ? <input id={id} type="date" value={value} onInput={change} />
-        : <select id={id} value={value} onChange={change}>{options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}</select>}
-    </div>
-  )
 }
 
 /** The media library (a page, or a picker when `pick` is given). */
