@@ -89,7 +89,6 @@ export function adminMiddleware (services: Services): Middleware {
     const collections = (await services.content.registry.list()).map(c => ({
       name: c.name,
       ...c.metadata,
-      nested: c.nested || c.indexFile !== null,
       format: c.format,
       listFields: c.listFields,
       titleField: c.titleField,

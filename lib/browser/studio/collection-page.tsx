@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo } from './api.js'
 import type { Pagination } from '../../api-shapes.js'
 import { Field, fieldLabel } from './schema-form.js'
-import { entryTitle, focusSoon, idProblem, slugOf, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { entryTitle, focusSoon, slugOf, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { Filter, SearchSnippet } from './dashboard.js'
 import { LocaleBadge } from './languages.js'
 
@@ -237,8 +237,7 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
     setTaken(null)
     const trimmed = id.trim().normalize('NFC')
     const problems = formIssues(schema, values)
-    const idIssue = idProblem(trimmed, collection.nested)
-    if (idIssue !== '') problems.push({ path: '#id', code: 'id', message: idIssue })
+    if (trimmed === '') problems.push({ path: '#id', code: 'id', message: 'Fill in the id.' })
     setIssues(problems)
     if (problems.length > 0) { focusSoon(`[aria-invalid=true]`); return }
     setBusy(true)
@@ -257,7 +256,9 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
       await api.mutate({ type: 'put_entry', collection: collection.name, id: trimmed, data })
       navigate(`${config.mountPath}/cms/${encodeURIComponent(collection.name)}/${encodeURIComponent(trimmed)}`)
     } catch (err) {
-      if (err instanceof ApiError && Array.isArray(err.body.issues)) {
+      // The server checks the id's grammar (CONTRACT section 11); its reason goes next to the id.
+      if (err instanceof ApiError && err.body.field === 'id') setIssues([{ path: '#id', code: 'id', message: err.message }])
+      else if (err instanceof ApiError && Array.isArray(err.body.issues)) {
         setIssues(err.body.issues as Issue[])
         setError('Not created: some fields are not valid. See the messages next to them.')
       } else setError(`Could not create “${trimmed}”: ${(err as Error).message}`)

@@ -1,5 +1,4 @@
 import { useEffect } from 'preact/hooks'
-import { isReservedKey } from '../../content/reserved-keys.js'
 /** Settings and shared shapes of the Studio. */
 
 /** One collection as the shell lists it. */
@@ -12,8 +11,6 @@ export interface StudioCollection {
   orderable: boolean
   deletable: boolean
   singletonId: string | null
-  /** Ids may hold `/` (nested folders or page bundles). */
-  nested: boolean
   /** The entry format (`md`, `mdx`, `json`, ...): md and mdx bodies get the Markdown editor. */
   format?: string
   /** Columns of the list (config `listFields`); null: title and date when present. */
@@ -42,22 +39,6 @@ export interface StudioConfig {
 /** The settings the server embedded in the shell's `#cms-studio-config` block (no inline script under the CSP). */
 export function studioConfig (): StudioConfig {
   return JSON.parse(document.getElementById('cms-studio-config')?.textContent ?? '{}') as StudioConfig
-}
-
-/** Why an id typed for a new entry is not valid (the server's grammar, CONTRACT section 11), or ''. */
-export function idProblem (id: string, nested: boolean): string {
-  const utf8 = (s: string): number => new TextEncoder().encode(s).length
-  if (id === '' || utf8(id) > 1024) return 'An id is 1 to 1,024 bytes long.'
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f\\:*?"<>|]/.test(id)) return 'An id may not hold control characters or any of \\ : * ? " < > |.'
-  if (id.includes('/') && !nested) return 'This collection has no folders: an id may not hold "/".'
-  for (const s of id.split('/')) {
-    if (s === '' || s === '.' || s === '..' || s.startsWith('.') || s.startsWith('-') || s.endsWith(' ') || s.endsWith('.') || utf8(s) > 255) {
-      return 'Each part of an id is a file name: not empty, not starting with "." or "-", not ending with a space or ".".'
-    }
-  }
-  if (isReservedKey(id)) return 'That id is reserved.'
-  return ''
 }
 
 /** How long ago a time was, in words ("5 minutes ago", "yesterday"). */
