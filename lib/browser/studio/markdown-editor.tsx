@@ -71,8 +71,12 @@ const TOOLS: Array<{ name: string, text: string, key?: string, run: (v: EditorVi
   { name: 'Code', text: '</>', run: v => wrap(v, '`') }
 ]
 
-/** Inserts text at the cursor. */
-function insertAtCursor (view: EditorView, text: string): void {
+/** Inserts a link to a file at the cursor, an image as `![name](url)`. */
+function insertFile (view: EditorView, file: { name: string, type: string }, url: string): void {
+  const alt = file.name.replace(/\.[^.]*$/, '').replace(/[[\]]/g, '')
+  // A URL with spaces or parentheses (a site's own file names) goes between <>.
+  const target = /[\s()<>]/.test(url) ? `<${url.replace(/[<>]/g, encodeURIComponent)}>` : url
+  const text = file.type.startsWith('image/') ? `![${alt}](${target})` : `[${alt}](${target})`
   const at = view.state.selection.main.head
   view.dispatch({ changes: { from: at, insert: text }, selection: { anchor: at + text.length } })
 }
@@ -121,9 +125,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
     if (v === null) return
     setStatus(`Uploading ${file.name}…`)
     try {
-      const res = await api.upload(file)
-      const alt = file.name.replace(/\.[^.]*$/, '').replace(/[[\]]/g, '')
-      insertAtCursor(v, `![${alt}](${res.url})`)
+      insertFile(v, file, (await api.upload(file)).url)
       setStatus(`Uploaded ${file.name}.`)
     } catch (err) { setStatus(`Upload failed: ${(err as Error).message}`) }
   }
@@ -180,10 +182,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
         <MediaPicker api={api} purpose={label} onClose={() => setPicking(false)} onPick={(file, url) => {
           const v = view.current
           if (v === null) return
-          const alt = file.name.replace(/\.[^.]*$/, '').replace(/[[\]]/g, '')
-          // A URL with spaces or parentheses (a site's own file names) goes between <>.
-          const target = /[\s()<>]/.test(url) ? `<${url.replace(/[<>]/g, encodeURIComponent)}>` : url
-          insertAtCursor(v, file.type.startsWith('image/') ? `![${alt}](${target})` : `[${alt}](${target})`)
+          insertFile(v, file, url)
           v.focus()
           setStatus(`Inserted ${file.name}.`)
         }} />
