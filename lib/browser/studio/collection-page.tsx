@@ -194,10 +194,7 @@ function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue
   return issues
 }
 
-/**
- * The "New" form: the title first, the id derived as a slug until typed, then the other fields;
- * required fields are checked before sending, and a taken id gets a free one offered.
- */
+/** The "New" form: title first, the id a slug of it until typed, required fields checked before sending, a free id offered for a taken one. */
 function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProps): JSX.Element {
   const [schema, setSchema] = useState<JsonSchema | null>(null)
   const [values, setValues] = useState<Record<string, unknown>>({})

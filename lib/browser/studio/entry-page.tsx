@@ -86,9 +86,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     addEventListener('pagehide', flush)
     return () => { removeEventListener('pagehide', flush); flush() }
   }, [])
-  // Keep what was typed (the fields that differ from the entry; none removes the record), debounced, with
-  // the revision the form was loaded (or last saved) at; not while a stored version waits for the
-  // editor's choice (that would overwrite it silently).
+  // Keep the fields that differ from the entry (none removes the record), debounced, with the revision the form
+  // was loaded (or last saved) at; not while a stored version waits for the editor's choice (it would be overwritten).
   useEffect(() => {
     if (entry === null || offer !== null) return
     kept.schedule(() => {
