@@ -136,6 +136,8 @@ const NOT_EDITABLE_KIND = 'Not editable here: edit this part (code, a table, raw
  * @returns how many blocks were looked at and made editable, and how long the pairing took (ms)
  */
 export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[], showDrafts: boolean, skip: (el: Element) => boolean): { blocks: number, editable: number, ms: number } {
+  // Hints of a served rendering on elements that are not page blocks (a quote, a <pre>'s code) go.
+  for (const el of hintedBlocks(wrapper)) if (!skip(el)) delete el.dataset.cmsSrc
   const began = performance.now()
   const els = pageBlocks(wrapper, skip)
   const texts = els.map(el => ownText(el))

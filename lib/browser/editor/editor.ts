@@ -251,8 +251,7 @@ class InlineEditor {
       if (s.kind === 'field') { await this.saveField(s, current); return }
       const hint = parseHint(s.el.dataset.cmsSrc)
       if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
-      if (s.kind === 'aligned') await this.saveAligned(s, hint, s.wrapper)
-      else await this.saveBlock(s, current, hint, s.wrapper)
+      await this.saveBlock(s, current, hint, s.wrapper)
     }).catch(() => {
       this.ui.say('Not saved: something went wrong.', 'error')
     })
@@ -273,57 +272,30 @@ class InlineEditor {
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
+  /** Saves a Markdown block: its HTML (`md_block`), or an aligned block's text before and after and the marks the toolbar added (`md_edit`). */
   private async saveBlock (s: EditSession, html: string, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
+    const src = s.el.dataset.cmsSrc
+    const { text: after, marks } = textAndMarks(s.el)
+    if (s.kind === 'aligned' && after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', { type: 'md_block', collection, id, blockPath: path, src: s.el.dataset.cmsSrc, html })
+    const res = await this.api.request('POST', '/mutate', s.kind === 'aligned'
+      ? { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) }
+      : { type: 'md_block', collection, id, blockPath: path, src, html })
     const key = `${collection}/${id}`
     if (res.status !== 200) {
       // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
-      const olderDraft = res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
-      this.failedSave(s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
+      const olderDraft = s.kind === 'block' && res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
+      this.failedSave(s, res.status, res.body, s.kind === 'aligned' ? after : s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
       return
     }
     this.savedHere.add(key)
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
-    this.markDraft(s.el, 'Draft saved')
-    // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
-    const answered = res.body?.src
-    if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
-    // Else take them from the server's rendering of the draft body. The saved block and the one
-    // being edited keep their text.
-    const served = await this.api.renderField(collection, id, path)
-    const active = this.session?.el
-    const own = new Set<Element>([s.el, ...(active !== undefined ? [active] : [])])
-    let stale = served === null ? hintedBlocks(wrapper).filter(el => (parseHint(el.dataset.cmsSrc)?.end ?? 0) > hint.start) : refreshHints(wrapper, served, own)
-    if (served !== null && stale.length > 0 && (active === undefined || !wrapper.contains(active))) {
-      // Nobody is typing in this wrapper: show the draft as the server has it, with fresh hints.
-      this.swapIn(wrapper, served)
-      for (const el of hintedBlocks(wrapper)) this.prepare(el)
-      stale = []
-    }
-    for (const el of stale) {
-      // Only a reload (which renders the draft afresh) makes these blocks editable again.
-      el.dataset.cmsLocked = 'This block changed since the page was loaded: reload the page to edit it.'
-      el.classList.add('cms-locked')
-    }
-  }
-
-  /** Saves an aligned block (`md_edit`): its text before and after the edit, and the marks the toolbar added. */
-  private async saveAligned (s: EditSession, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
-    const { collection, id, path } = s.binding
-    const { text: after, marks } = textAndMarks(s.el)
-    if (after === s.textBefore && marks.length === 0) return
-    this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src: s.el.dataset.cmsSrc, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
-    if (res.status !== 200) { this.failedSave(s, res.status, res.body, after); return }
-    const key = `${collection}/${id}`
-    this.savedHere.add(key)
     s.textBefore = after
     clearMarks(s.el)
-    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
     this.markDraft(s.el, 'Draft saved')
+    // The page's hints were in the old body's terms: the save's answer moves them onto the draft.
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
@@ -476,21 +448,6 @@ class InlineEditor {
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
   }
-}
-
-/** Gives the page's blocks the served rendering's hints; returns those that no longer fit (`own`: tags compared only). */
-function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
-  const page = hintedBlocks(wrapper)
-  const fresh = hintedBlocks(served)
-  if (page.length !== fresh.length) return page
-  const stale: HTMLElement[] = []
-  page.forEach((el, i) => {
-    const next = fresh[i]!
-    const fits = el.tagName === next.tagName && (own.has(el) || el.textContent === next.textContent)
-    if (!fits) { stale.push(el); return }
-    el.dataset.cmsSrc = next.dataset.cmsSrc ?? ''
-  })
-  return stale
 }
 
 /** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
