@@ -187,15 +187,13 @@ function injectIntoPage (page: Buffer, attribute: { at: number, text: string } |
     // Offsets of the decoded text are bytes only when the page is valid UTF-8 (it round-trips).
     if (Buffer.byteLength(text) === page.length) inserts.push({ byte: Buffer.byteLength(text.slice(0, attribute.at)), text: attribute.text })
   }
-  inserts.sort((a, b) => b.byte - a.byte)
   const parts: Buffer[] = []
-  let end = page.length
-  for (const { byte, text } of inserts) {
-    parts.unshift(Buffer.from(text), page.subarray(byte, end))
-    end = byte
+  let at = 0
+  for (const { byte, text } of inserts.sort((a, b) => a.byte - b.byte)) {
+    parts.push(page.subarray(at, byte), Buffer.from(text))
+    at = byte
   }
-  parts.unshift(page.subarray(0, end))
-  return Buffer.concat(parts)
+  return Buffer.concat([...parts, page.subarray(at)])
 }
 
 /** The `data-cms-md` attribute naming an entry's body, escaped for a double-quoted attribute. */
@@ -225,9 +223,8 @@ async function findSiteFile (root: string, urlPath: string): Promise<SiteLookup>
   // eslint-disable-next-line no-control-regex
   if (!decoded.startsWith('/') || /[\u0000-\u001f\\]/.test(decoded)) return { refused: true }
   const segments = decoded.split('/').slice(1)
-  if (segments.some(s => s === '..' || (s.startsWith('.') && s !== ''))) return { refused: true }
+  if (segments.some(s => s.startsWith('.'))) return { refused: true }
   const target = path.join(root, ...segments)
-  if (!isInside(root, target)) return { refused: true }
   const found = await fileAt(root, target)
   if (found === 'outside') return { refused: true }
   if (found === 'folder') {
