@@ -51,14 +51,10 @@ class InlineEditor {
   private session: EditSession | null = null
   /** Saves run one after another, so each block save sees the body the previous one left. */
   private queue: Promise<void> = Promise.resolve()
-  /** Entries (`collection/id`) this page saved a Markdown block of. */
-  private readonly savedHere = new Set<string>()
   /** A dialog (the link prompt) is open: the focus it takes is not the editor leaving the text. */
   private prompting = false
-  /** Entries (`collection/id`) the editor had drafts of when the page loaded. */
-  private draftedAtLoad = new Set<string>()
-  /** Wrappers whose content was replaced by the served rendering. */
-  private readonly served = new WeakSet<HTMLElement>()
+  /** Wrappers of our rendering that show the published text of an entry drafted earlier (its rendering failed), until a save. */
+  private readonly showPublished = new WeakSet<HTMLElement>()
   /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
   private readonly keeper = new DelayedWrite(250)
 
@@ -72,7 +68,7 @@ class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keep() }, true)
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) keepBlockText(this.keeper, this.session) }, true)
     addEventListener('pagehide', () => { this.keeper.flush() })
     void this.start()
   }
@@ -81,17 +77,17 @@ class InlineEditor {
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
     const drafts = await this.api.draft().catch(() => null)
-    this.draftedAtLoad = new Set(drafts?.entries)
+    const draftedAtLoad = new Set(drafts?.entries)
     const wrappers = Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))
     const failed = await Promise.all(wrappers.map(async (wrapper) => {
       const binding = parseBinding(wrapper.dataset.cmsMd)
       if (binding === null) return false
-      const drafted = this.draftedAtLoad.has(`${binding.collection}/${binding.id}`)
+      const drafted = draftedAtLoad.has(`${binding.collection}/${binding.id}`)
       if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
       const served = await this.api.renderField(binding.collection, binding.id, binding.path)
-      if (served === null) return true
-      this.swapIn(wrapper, served)
+      if (served === null) { this.showPublished.add(wrapper); return true }
+      wrapper.replaceChildren(...Array.from(served.childNodes))
       return false
     }))
     for (const el of document.querySelectorAll<HTMLElement>(TARGETS)) this.prepare(el)
@@ -111,12 +107,6 @@ class InlineEditor {
     wrapper.dataset.cmsAlignment = `${result.editable}/${result.blocks} ${result.ms.toFixed(1)}ms`
     for (const el of hintedBlocks(wrapper)) this.prepare(el)
     return true
-  }
-
-  /** Replaces a wrapper's content with the served rendering (children only: the wrapper stays). */
-  private swapIn (wrapper: HTMLElement, served: HTMLElement): void {
-    wrapper.replaceChildren(...Array.from(served.childNodes))
-    this.served.add(wrapper)
   }
 
   private prepare (el: HTMLElement): void {
@@ -207,7 +197,7 @@ class InlineEditor {
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) this.keep()
+      if (this.session === session && session.el.innerHTML !== session.original) keepBlockText(this.keeper, session)
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -282,14 +272,13 @@ class InlineEditor {
     const res = await this.api.request('POST', '/mutate', s.kind === 'aligned'
       ? { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) }
       : { type: 'md_block', collection, id, blockPath: path, src, html })
-    const key = `${collection}/${id}`
     if (res.status !== 200) {
       // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
-      const olderDraft = s.kind === 'block' && res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
+      const olderDraft = s.kind === 'block' && res.status === 409 && this.showPublished.has(wrapper)
       this.failedSave(s, res.status, res.body, s.kind === 'aligned' ? after : s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
       return
     }
-    this.savedHere.add(key)
+    this.showPublished.delete(wrapper)
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
     s.textBefore = after
@@ -348,7 +337,7 @@ class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); this.keep() }
+      else { insertPlainText(s.el, '\n', true); keepBlockText(this.keeper, s) }
       return
     }
     if (!mod || e.altKey) return
@@ -358,17 +347,12 @@ class InlineEditor {
     if (s.kind !== 'field') this.format(cmd)
   }
 
-  /** Keeps the current block's text in the browser (unsaved-blocks.ts) after a short pause. */
-  private keep (): void {
-    keepBlockText(this.keeper, this.session)
-  }
-
   private onPaste (e: ClipboardEvent): void {
     const s = this.session
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    this.keep()
+    keepBlockText(this.keeper, s)
   }
 
   /** Applies a formatting to the selection of the block being edited. */
@@ -392,11 +376,11 @@ class InlineEditor {
       s.el.focus()
       if (range !== null) select(range)
       if (applyLink(s.el, href)) markAdded(s)
-      this.keep()
+      keepBlockText(this.keeper, s)
       return
     }
     if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) markAdded(s)
-    this.keep()
+    keepBlockText(this.keeper, s)
   }
 
   private async command (cmd: ToolbarCommand): Promise<void> {
