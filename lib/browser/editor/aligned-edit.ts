@@ -188,11 +188,8 @@ function position (all: Piece[], offset: number, preferEnd: boolean): [Node, num
   return null
 }
 
-/**
- * Shows another text in a block, changing only the part between the common start and end of the
- * two texts, so the block's images, links and other markup outside that part stay as they are.
- */
-export function applyTextChange (block: Element, next: string): void {
+/** Shows another text in a block, changing only the part between the two texts' common start and end (markup outside it stays). */
+function applyTextChange (block: Element, next: string): void {
   const all = pieces(block)
   const now = textOf(all)
   if (now === next) return

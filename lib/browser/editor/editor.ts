@@ -7,7 +7,7 @@ import { parseBinding, parseHint, type Binding } from './bindings.js'
 import type { SourceHint } from '../../api-shapes.js'
 import { applyLink, insertPlainText, rangeInside, select, toggleInline } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
-import { EditorUi, type ToolbarCommand } from './editor-ui.js'
+import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
@@ -61,7 +61,7 @@ class InlineEditor {
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
     this.api = new CmsApi(apiBase)
-    this.ui = new EditorUi({ command: (cmd) => { void this.command(cmd) } })
+    this.ui = new EditorUi({ format: (cmd) => { this.format(cmd) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
     document.addEventListener('focusout', (e) => { this.onFocusOut(e) })
@@ -210,7 +210,6 @@ class InlineEditor {
   private end (save: boolean): void {
     const s = this.session
     if (s === null) return
-    this.keeper.flush()
     this.session = null
     s.thaw?.()
     s.el.removeAttribute('contenteditable')
@@ -306,9 +305,8 @@ class InlineEditor {
     // The text stays in the element; the next blur retries unless the element is locked below.
     s.baseline = s.kind === 'field' ? s.el.textContent ?? '' : s.original
     if (status === 409) {
-      s.el.classList.add('cms-conflict')
+      s.el.classList.add('cms-conflict', 'cms-locked')
       s.el.dataset.cmsLocked = 'This text changed elsewhere. Reload the page to edit it; copy your text first.'
-      s.el.classList.add('cms-locked')
       const rev = typeof body?.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
       this.ui.say('Not saved: changed elsewhere. Reload the page to continue.', 'error')
       this.ui.showConflict(conflictMessage ?? `This content was changed elsewhere since the page was loaded${rev}. Your text was not saved; it is kept below and in the page. Copy it, then reload the page to edit the current version.`, text)
@@ -344,7 +342,7 @@ class InlineEditor {
     const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
     if (cmd === undefined) return
     e.preventDefault()
-    if (s.kind !== 'field') this.format(cmd)
+    this.format(cmd)
   }
 
   private onPaste (e: ClipboardEvent): void {
@@ -356,7 +354,7 @@ class InlineEditor {
   }
 
   /** Applies a formatting to the selection of the block being edited. */
-  private format (cmd: Exclude<ToolbarCommand, 'publish' | 'discard'>): void {
+  private format (cmd: FormatCommand): void {
     const s = this.session
     if (s === null || s.kind === 'field') return
     if (document.activeElement !== s.el) {
@@ -381,12 +379,6 @@ class InlineEditor {
     }
     if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) markAdded(s)
     keepBlockText(this.keeper, s)
-  }
-
-  private async command (cmd: ToolbarCommand): Promise<void> {
-    if (cmd === 'publish') { await this.publish(); return }
-    if (cmd === 'discard') { await this.discard(); return }
-    this.format(cmd)
   }
 
   /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */
@@ -437,8 +429,7 @@ class InlineEditor {
 /** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
 function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
   const next = parseHint(answered)
-  // A different start: the server moved a published-page hint onto the draft; this page's other
-  // hints are in the published body's terms, so only a fresh rendering brings them together.
+  // A different start: the server moved a published-page hint onto the draft; the page's other hints are the published body's.
   if (next === null || next.start !== sent.start) return false
   const growth = (next.end - next.start) - (sent.end - sent.start)
   for (const el of hintedBlocks(wrapper)) {
