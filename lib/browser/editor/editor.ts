@@ -5,7 +5,7 @@
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
 import type { SourceHint } from '../../api-shapes.js'
-import { applyLink, insertPlainText, rangeInside, select, toggleInline } from './inline-format.js'
+import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
@@ -361,10 +361,11 @@ class InlineEditor {
       s.el.focus()
       if (s.range !== null) select(s.range)
     }
+    let href: string | undefined
     if (cmd === 'link') {
       const range = rangeInside(s.el)?.cloneRange() ?? null
       this.prompting = true
-      const href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
+      href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
       this.prompting = false
       if (href === undefined) return
       if (href === '' || href === 'https://' || !isAllowedHref(href)) {
@@ -373,11 +374,8 @@ class InlineEditor {
       }
       s.el.focus()
       if (range !== null) select(range)
-      if (applyLink(s.el, href)) markAdded(s)
-      keepBlockText(this.keeper, s)
-      return
     }
-    if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) markAdded(s)
+    if (formatInline(s.el, ({ bold: 'strong', italic: 'em', code: 'code', link: 'a' } as const)[cmd], href)) markAdded(s)
     keepBlockText(this.keeper, s)
   }
 
