@@ -1,10 +1,7 @@
 /**
- * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin; git-cms's own
- * routes win. HTML pages get the bootstrap script before the last `</body>`, and for a signed-in
- * editor an unmarked page is matched to its entry (page-match.ts) and its body element gets
- * `data-cms-md`, inserted in the bytes so every other byte stays the page's own. A built folder
- * serves a file, `index.html` for a folder, `<path>.html` for an extensionless address, else
- * `404.html`; paths stay inside the folder lexically and after symbolic links, never hidden.
+ * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin, git-cms's own
+ * routes first. HTML pages get the bootstrap script and, for a signed-in editor, an unmarked page's
+ * body element gets `data-cms-md` (page-match.ts), inserted in the bytes: every other byte stays.
  */
 import { createReadStream } from 'node:fs'
 import { readFile, realpath, stat } from 'node:fs/promises'
@@ -216,7 +213,10 @@ export async function siteFolder (dir: string): Promise<string> {
   return real
 }
 
-/** The file a request path (still percent-encoded) names; a folder without its `/` redirects, out of it or hidden is refused. */
+/**
+ * The file a request path (still percent-encoded) names, else a folder's `index.html` (a redirect adds its `/`),
+ * else `<path>.html`, else `404.html`; a path out of the folder (even by a symbolic link) or hidden is refused.
+ */
 async function findSiteFile (root: string, urlPath: string): Promise<SiteLookup> {
   let decoded: string
   try { decoded = decodeURIComponent(urlPath) } catch { return { refused: true } }
