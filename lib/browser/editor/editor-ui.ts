@@ -82,9 +82,8 @@ export class EditorUi {
     document.body.classList.add('cms-editing-page')
   }
 
-  /** Moves the focus to the status line (after a save, so the outcome is read out). */
+  /** Moves the focus to the status line (after a save, so the outcome is read out; editing started, so it shows). */
   focusStatus (): void {
-    this.activate()
     this.status.focus()
   }
 
