@@ -25,14 +25,9 @@ export function entryUrl (pattern: string, id: string, fields: Readonly<Record<s
     month: date?.[2] ?? null,
     day: date?.[3] ?? null
   }
-  let missing = false
-  const url = pattern.replace(PLACEHOLDER, (_m, name: string) => {
-    const value = values[name] ?? null
-    if (value === null) missing = true
-    return value ?? ''
-  })
+  if (Array.from(pattern.matchAll(PLACEHOLDER)).some(m => values[m[1]!] === null)) return null
   // An empty placeholder (a section's own page) leaves `//`: the folder's address.
-  return missing ? null : url.replace(/\/{2,}/g, '/')
+  return pattern.replace(PLACEHOLDER, (_m, name: string) => values[name] ?? '').replace(/\/{2,}/g, '/')
 }
 
 /**

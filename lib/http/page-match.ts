@@ -1,9 +1,7 @@
 /**
  * Which entry a page the generator built shows (`serve --proxy`/`--site`) and which element holds its
- * Markdown body, with no template change (CONTRACT 14): by the collection's `url` pattern when it
- * fits (page-match-url.ts), else by the full-text index (entries holding runs of the page's words)
- * checked against the page's best body element (the container covering the body's words best with
- * fewest of its own). Positions are offsets in the page's text (hast-util-from-html).
+ * Markdown body, with no template change (CONTRACT 14): by the collection's `url` pattern, else by
+ * runs of the page's words in the full-text index, checked against the page's best body element.
  */
 import type { Element, Root, RootContent } from 'hast'
 import type { Services } from '../services.js'

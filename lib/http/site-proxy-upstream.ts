@@ -17,9 +17,8 @@ const UPSTREAM_TIMEOUT_MS = 30_000
 
 /** Parses and checks the `--proxy` address; gives its origin (path, query and fragment dropped). */
 export function upstreamOrigin (value: string): URL {
-  let url: URL
-  try { url = new URL(value) } catch { throw new Error(`--proxy needs an http:// or https:// address, got '${value}'`) }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--proxy needs an http:// or https:// address, got '${value}'`)
+  const url = URL.canParse(value) ? new URL(value) : null
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new Error(`--proxy needs an http:// or https:// address, got '${value}'`)
   if (url.username !== '' || url.password !== '') throw new Error('--proxy takes no user name or password')
   return new URL(url.origin)
 }

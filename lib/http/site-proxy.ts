@@ -1,10 +1,7 @@
 /**
- * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin; git-cms's own
- * routes win. HTML pages get the bootstrap script before the last `</body>`, and for a signed-in
- * editor an unmarked page is matched to its entry (page-match.ts) and its body element gets
- * `data-cms-md`, inserted in the bytes so every other byte stays the page's own. A built folder
- * serves a file, `index.html` for a folder, `<path>.html` for an extensionless address, else
- * `404.html`; paths stay inside the folder lexically and after symbolic links, never hidden.
+ * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin, git-cms's own
+ * routes first. HTML pages get the bootstrap script and, for a signed-in editor, an unmarked page's
+ * body element gets `data-cms-md` (page-match.ts), inserted in the bytes: every other byte stays.
  */
 import { createReadStream } from 'node:fs'
 import { readFile, realpath, stat } from 'node:fs/promises'
@@ -187,15 +184,13 @@ function injectIntoPage (page: Buffer, attribute: { at: number, text: string } |
     // Offsets of the decoded text are bytes only when the page is valid UTF-8 (it round-trips).
     if (Buffer.byteLength(text) === page.length) inserts.push({ byte: Buffer.byteLength(text.slice(0, attribute.at)), text: attribute.text })
   }
-  inserts.sort((a, b) => b.byte - a.byte)
   const parts: Buffer[] = []
-  let end = page.length
-  for (const { byte, text } of inserts) {
-    parts.unshift(Buffer.from(text), page.subarray(byte, end))
-    end = byte
+  let at = 0
+  for (const { byte, text } of inserts.sort((a, b) => a.byte - b.byte)) {
+    parts.push(page.subarray(at, byte), Buffer.from(text))
+    at = byte
   }
-  parts.unshift(page.subarray(0, end))
-  return Buffer.concat(parts)
+  return Buffer.concat([...parts, page.subarray(at)])
 }
 
 /** The `data-cms-md` attribute naming an entry's body, escaped for a double-quoted attribute. */
@@ -218,16 +213,18 @@ export async function siteFolder (dir: string): Promise<string> {
   return real
 }
 
-/** The file a request path (still percent-encoded) names; a folder without its `/` redirects, out of it or hidden is refused. */
+/**
+ * The file a request path (still percent-encoded) names, else a folder's `index.html` (a redirect adds its `/`),
+ * else `<path>.html`, else `404.html`; a path out of the folder (even by a symbolic link) or hidden is refused.
+ */
 async function findSiteFile (root: string, urlPath: string): Promise<SiteLookup> {
   let decoded: string
   try { decoded = decodeURIComponent(urlPath) } catch { return { refused: true } }
   // eslint-disable-next-line no-control-regex
   if (!decoded.startsWith('/') || /[\u0000-\u001f\\]/.test(decoded)) return { refused: true }
   const segments = decoded.split('/').slice(1)
-  if (segments.some(s => s === '..' || (s.startsWith('.') && s !== ''))) return { refused: true }
+  if (segments.some(s => s.startsWith('.'))) return { refused: true }
   const target = path.join(root, ...segments)
-  if (!isInside(root, target)) return { refused: true }
   const found = await fileAt(root, target)
   if (found === 'outside') return { refused: true }
   if (found === 'folder') {

@@ -16,7 +16,7 @@ import { demoSite } from '../../lib/demo/site.js'
 
 const read = promisify(readFile)
 /** One post per test (each test publishes its own), so the tests share one server. */
-const POSTS = ['plain', 'inline', 'reload', 'insecure', 'signed-out', 'fallback'] as const
+const POSTS = ['plain', 'inline', 'reload', 'insecure', 'signed-out', 'fallback', 'fallback-block'] as const
 type PostId = typeof POSTS[number]
 const fileOf = (id: PostId): string => `content/posts/${id}.md`
 const IMAGE = '/uploads/2026/01/harbour-at-dusk-340535e6.png'
@@ -79,6 +79,17 @@ async function appendTo (page: Page, target: ReturnType<Page['locator']>, text: 
   const saved = page.waitForResponse(r => r.url().endsWith('/api/cms/mutate'))
   await target.evaluate((el) => { (el as unknown as { blur: () => void }).blur() })
   return await saved
+}
+
+/** The real server answers every save; only its src (the block's new hint) is left out of the answer the page sees. */
+async function withoutHints (page: Page): Promise<void> {
+  await page.route('**/api/cms/mutate', async (route) => {
+    const response = await route.fetch()
+    const body = await response.json() as Record<string, unknown>
+    delete body.src
+    delete body.block
+    await route.fulfill({ response, json: body })
+  })
 }
 
 async function publish (t: Test, page: Page, id: PostId): Promise<void> {
@@ -215,14 +226,7 @@ if (!hasChromium()) {
     const { url, file } = await site()
     const page = await newPage(t)
     await signIn(t, page, url)
-    // The real server answers; only its src is left out of the answer the page sees.
-    await page.route('**/api/cms/mutate', async (route) => {
-      const response = await route.fetch()
-      const body = await response.json() as Record<string, unknown>
-      delete body.src
-      delete body.block
-      await route.fulfill({ response, json: body })
-    })
+    await withoutHints(page)
     const renders: string[] = []
     page.on('request', (r: Request) => { if (new URL(r.url()).pathname === '/api/cms/blocks') renders.push(r.url()) })
     await openEditor(page, `${url}/markdown-it/posts/fallback`)
@@ -234,6 +238,25 @@ if (!hasChromium()) {
     t.ok(renders.length >= 3, `paired afresh after the saves (${renders.length} block lists)`)
     await publish(t, page, 'fallback')
     t.equal(await read(file('fallback'), 'utf8'),
+      SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))
+  })
+
+  t.test('when md_block\'s answer does not continue the hints, the served rendering\'s blocks are paired with GET /blocks', async t => {
+    const { url, file } = await site()
+    const page = await newPage(t)
+    await signIn(t, page, url)
+    await withoutHints(page)
+    const mutations: string[] = []
+    page.on('request', (r: Request) => { if (r.url().endsWith('/api/cms/mutate')) mutations.push(String(r.postDataJSON().type)) })
+    // The demo's own post page: rendered by renderMarkdown, its blocks hinted (md_block).
+    await openEditor(page, `${url}/posts/fallback-block`)
+    t.equal((await appendTo(page, blockWith(page, 'Plain words'), WORD)).status(), 200)
+    t.equal((await appendTo(page, blockWith(page, 'The last paragraph'), ' Second')).status(), 200, 'a later block after a save')
+    t.equal((await appendTo(page, blockWith(page, 'Plain words'), ' Again')).status(), 200, 'the saved block again')
+    t.same(mutations, ['md_block', 'md_edit', 'md_edit'], 'paired afresh: the next saves are md_edit')
+    t.equal(await page.locator('.cms-locked').count(), 0, 'nothing locked')
+    await publish(t, page, 'fallback-block')
+    t.equal(await read(file('fallback-block'), 'utf8'),
       SOURCE.replace('Plain words in a paragraph.', `Plain words in a paragraph.${WORD} Again`).replace('The last paragraph.', 'The last paragraph. Second'))
   })
 }

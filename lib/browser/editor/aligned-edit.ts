@@ -79,22 +79,16 @@ export function ownText (block: Element): string {
   return textOf(pieces(block))
 }
 
-/** Whether the element holds words (or an image) of its own, outside nested blocks. */
-function hasOwnContent (el: Element): boolean {
-  let found = false
-  walkOwnText(el, (n) => { if (!found && n instanceof Text && n.data.trim() !== '') found = true })
-  return found || (el.tagName === 'P' && el.querySelector('img, picture, svg, video') !== null)
-}
-
-/** The blocks of a rendered Markdown element, in page order. */
-function pageBlocks (root: Element, skip: (el: Element) => boolean): HTMLElement[] {
-  const out: HTMLElement[] = []
+/** The blocks of a rendered Markdown element, in page order, with their own text: atomic ones, and others holding words (or an image) of their own. */
+function pageBlocks (root: Element, skip: (el: Element) => boolean): Array<{ el: HTMLElement, text: string }> {
+  const out: Array<{ el: HTMLElement, text: string }> = []
   const walk = (el: Element): void => {
     for (let c = el.firstElementChild; c !== null; c = c.nextElementSibling) {
       if (!(c instanceof HTMLElement) || SKIPPED.has(c.tagName) || isFootnoteSection(c) || skip(c)) continue
       if (!BLOCKY.has(c.tagName)) { walk(c); continue }
-      if (ATOMIC.has(c.tagName)) { out.push(c); continue }
-      if (hasOwnContent(c)) out.push(c)
+      const text = ownText(c)
+      if (ATOMIC.has(c.tagName)) { out.push({ el: c, text }); continue }
+      if (text.trim() !== '' || (c.tagName === 'P' && c.querySelector('img, picture, svg, video') !== null)) out.push({ el: c, text })
       walk(c)
     }
   }
@@ -136,13 +130,14 @@ const NOT_EDITABLE_KIND = 'Not editable here: edit this part (code, a table, raw
  * @returns how many blocks were looked at and made editable, and how long the pairing took (ms)
  */
 export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[], showDrafts: boolean, skip: (el: Element) => boolean): { blocks: number, editable: number, ms: number } {
+  // Old hints go (a served rendering's too, on elements that are not page blocks: a quote, a <pre>'s code).
+  for (const el of hintedBlocks(wrapper)) if (!skip(el)) delete el.dataset.cmsSrc
   const began = performance.now()
-  const els = pageBlocks(wrapper, skip)
-  const texts = els.map(el => ownText(el))
-  const pairs = alignBlocks(els.map((el, k) => ({ tag: el.tagName.toLowerCase(), text: texts[k]! })), source)
+  const blocks = pageBlocks(wrapper, skip)
+  const pairs = alignBlocks(blocks.map(({ el, text }) => ({ tag: el.tagName.toLowerCase(), text })), source)
   const ms = performance.now() - began
   let editable = 0
-  els.forEach((el, k) => {
+  blocks.forEach(({ el, text }, k) => {
     const j = pairs[k]
     const block = j === null || j === undefined ? undefined : source[j]
     if (block?.editable === true) {
@@ -151,19 +146,18 @@ export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[
       delete el.dataset.cmsLocked
       el.classList.remove('cms-fixed')
       editable++
-      if (showDrafts && alignmentKey(texts[k]!) !== alignmentKey(block.text)) {
+      if (showDrafts && alignmentKey(text) !== alignmentKey(block.text)) {
         applyTextChange(el, block.text)
         el.classList.add('cms-draft')
         el.dataset.cmsState = 'draft'
       }
       return
     }
-    delete el.dataset.cmsSrc
     el.dataset.cmsLocked = block === undefined ? NOT_EDITABLE : NOT_EDITABLE_KIND
     el.classList.add('cms-fixed')
     if (!el.hasAttribute('title')) el.title = el.dataset.cmsLocked
   })
-  return { blocks: els.length, editable, ms }
+  return { blocks: blocks.length, editable, ms }
 }
 
 /** Forgets which elements the toolbar added (after they were saved). */
@@ -186,11 +180,8 @@ function position (all: Piece[], offset: number, preferEnd: boolean): [Node, num
   return null
 }
 
-/**
- * Shows another text in a block, changing only the part between the common start and end of the
- * two texts, so the block's images, links and other markup outside that part stay as they are.
- */
-export function applyTextChange (block: Element, next: string): void {
+/** Shows another text in a block, changing only the part between the two texts' common start and end (markup outside it stays). */
+function applyTextChange (block: Element, next: string): void {
   const all = pieces(block)
   const now = textOf(all)
   if (now === next) return

@@ -15,10 +15,10 @@ export interface RestoreItem {
   now: string | null
 }
 
-/** The commands the toolbar buttons send. */
-export type ToolbarCommand = 'bold' | 'italic' | 'code' | 'link' | 'publish' | 'discard'
+/** The formatting the toolbar's first buttons apply. */
+export type FormatCommand = 'bold' | 'italic' | 'code' | 'link'
 
-const FORMAT_BUTTONS: Array<{ cmd: ToolbarCommand, label: string, text: string, keys: string }> = [
+const FORMAT_BUTTONS: Array<{ cmd: FormatCommand, label: string, text: string, keys: string }> = [
   { cmd: 'bold', label: 'Bold', text: 'B', keys: 'Control+B' },
   { cmd: 'italic', label: 'Italic', text: 'I', keys: 'Control+I' },
   { cmd: 'code', label: 'Code', text: '</>', keys: 'Control+E' },
@@ -56,9 +56,9 @@ export class EditorUi {
   private readonly offer = h('section', { class: 'cms-panel cms-offer', 'aria-labelledby': 'cms-offer-title', hidden: '' })
 
   /** Builds the interface and adds it to the page. */
-  constructor (handlers: { command: (cmd: ToolbarCommand) => void }) {
+  constructor (handlers: { format: (cmd: FormatCommand) => void, publish: () => void, discard: () => void }) {
     this.formatButtons = FORMAT_BUTTONS.map(f => {
-      const b = button(f.text, `cms-btn cms-${f.cmd}`, () => { handlers.command(f.cmd) }, f.label)
+      const b = button(f.text, `cms-btn cms-${f.cmd}`, () => { handlers.format(f.cmd) }, f.label)
       b.setAttribute('aria-keyshortcuts', f.keys)
       b.title = `${f.label} (${f.keys.replace('Control', 'Ctrl')})`
       b.disabled = true
@@ -69,8 +69,8 @@ export class EditorUi {
     const toolbar = h('div', { class: 'cms-toolbar', role: 'toolbar', 'aria-label': 'Inline editor' },
       h('div', { class: 'cms-group' }, ...this.formatButtons),
       h('div', { class: 'cms-group' },
-        button('Publish', 'cms-btn cms-primary', () => { handlers.command('publish') }),
-        button('Discard', 'cms-btn', () => { handlers.command('discard') })))
+        button('Publish', 'cms-btn cms-primary', handlers.publish),
+        button('Discard', 'cms-btn', handlers.discard)))
     toolbar.addEventListener('keydown', (e) => { this.moveFocus(toolbar, e) })
     this.root = h('div', { class: 'cms-ui cms-idle' }, this.offer, this.panel, this.status, toolbar)
     document.body.appendChild(this.root)
@@ -82,9 +82,8 @@ export class EditorUi {
     document.body.classList.add('cms-editing-page')
   }
 
-  /** Moves the focus to the status line (after a save, so the outcome is read out). */
+  /** Moves the focus to the status line (after a save, so the outcome is read out; editing started, so it shows). */
   focusStatus (): void {
-    this.activate()
     this.status.focus()
   }
 

@@ -5,9 +5,9 @@
 import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
 import type { SourceHint } from '../../api-shapes.js'
-import { applyLink, insertPlainText, rangeInside, select, toggleInline } from './inline-format.js'
+import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
-import { EditorUi, type ToolbarCommand } from './editor-ui.js'
+import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
 import { DelayedWrite, forgetRecord } from '../kept-records.js'
@@ -51,28 +51,24 @@ class InlineEditor {
   private session: EditSession | null = null
   /** Saves run one after another, so each block save sees the body the previous one left. */
   private queue: Promise<void> = Promise.resolve()
-  /** Entries (`collection/id`) this page saved a Markdown block of. */
-  private readonly savedHere = new Set<string>()
   /** A dialog (the link prompt) is open: the focus it takes is not the editor leaving the text. */
   private prompting = false
-  /** Entries (`collection/id`) the editor had drafts of when the page loaded. */
-  private draftedAtLoad = new Set<string>()
-  /** Wrappers whose content was replaced by the served rendering. */
-  private readonly served = new WeakSet<HTMLElement>()
+  /** Wrappers of our rendering that show the published text of an entry drafted earlier (its rendering failed), until a save. */
+  private readonly showPublished = new WeakSet<HTMLElement>()
   /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
   private readonly keeper = new DelayedWrite(250)
 
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
     this.api = new CmsApi(apiBase)
-    this.ui = new EditorUi({ command: (cmd) => { void this.command(cmd) } })
+    this.ui = new EditorUi({ format: (cmd) => { this.format(cmd) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
     document.addEventListener('focusout', (e) => { this.onFocusOut(e) })
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) this.keep() }, true)
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) keepBlockText(this.keeper, this.session) }, true)
     addEventListener('pagehide', () => { this.keeper.flush() })
     void this.start()
   }
@@ -81,17 +77,17 @@ class InlineEditor {
   private async start (): Promise<void> {
     this.ui.say('Loading the editor…')
     const drafts = await this.api.draft().catch(() => null)
-    this.draftedAtLoad = new Set(drafts?.entries)
+    const draftedAtLoad = new Set(drafts?.entries)
     const wrappers = Array.from(document.querySelectorAll<HTMLElement>('[data-cms-md]'))
     const failed = await Promise.all(wrappers.map(async (wrapper) => {
       const binding = parseBinding(wrapper.dataset.cmsMd)
       if (binding === null) return false
-      const drafted = this.draftedAtLoad.has(`${binding.collection}/${binding.id}`)
+      const drafted = draftedAtLoad.has(`${binding.collection}/${binding.id}`)
       if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
       const served = await this.api.renderField(binding.collection, binding.id, binding.path)
-      if (served === null) return true
-      this.swapIn(wrapper, served)
+      if (served === null) { this.showPublished.add(wrapper); return true }
+      wrapper.replaceChildren(...Array.from(served.childNodes))
       return false
     }))
     for (const el of document.querySelectorAll<HTMLElement>(TARGETS)) this.prepare(el)
@@ -111,12 +107,6 @@ class InlineEditor {
     wrapper.dataset.cmsAlignment = `${result.editable}/${result.blocks} ${result.ms.toFixed(1)}ms`
     for (const el of hintedBlocks(wrapper)) this.prepare(el)
     return true
-  }
-
-  /** Replaces a wrapper's content with the served rendering (children only: the wrapper stays). */
-  private swapIn (wrapper: HTMLElement, served: HTMLElement): void {
-    wrapper.replaceChildren(...Array.from(served.childNodes))
-    this.served.add(wrapper)
   }
 
   private prepare (el: HTMLElement): void {
@@ -207,7 +197,7 @@ class InlineEditor {
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) this.keep()
+      if (this.session === session && session.el.innerHTML !== session.original) keepBlockText(this.keeper, session)
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -220,7 +210,6 @@ class InlineEditor {
   private end (save: boolean): void {
     const s = this.session
     if (s === null) return
-    this.keeper.flush()
     this.session = null
     s.thaw?.()
     s.el.removeAttribute('contenteditable')
@@ -251,8 +240,7 @@ class InlineEditor {
       if (s.kind === 'field') { await this.saveField(s, current); return }
       const hint = parseHint(s.el.dataset.cmsSrc)
       if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
-      if (s.kind === 'aligned') await this.saveAligned(s, hint, s.wrapper)
-      else await this.saveBlock(s, current, hint, s.wrapper)
+      await this.saveBlock(s, current, hint, s.wrapper)
     }).catch(() => {
       this.ui.say('Not saved: something went wrong.', 'error')
     })
@@ -273,57 +261,29 @@ class InlineEditor {
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
+  /** Saves a Markdown block: its HTML (`md_block`), or an aligned block's text before and after and the marks the toolbar added (`md_edit`). */
   private async saveBlock (s: EditSession, html: string, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
     const { collection, id, path } = s.binding
+    const src = s.el.dataset.cmsSrc
+    const { text: after, marks } = textAndMarks(s.el)
+    if (s.kind === 'aligned' && after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', { type: 'md_block', collection, id, blockPath: path, src: s.el.dataset.cmsSrc, html })
-    const key = `${collection}/${id}`
+    const res = await this.api.request('POST', '/mutate', s.kind === 'aligned'
+      ? { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) }
+      : { type: 'md_block', collection, id, blockPath: path, src, html })
     if (res.status !== 200) {
       // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
-      const olderDraft = res.status === 409 && this.draftedAtLoad.has(key) && !this.served.has(wrapper) && !this.savedHere.has(key)
-      this.failedSave(s, res.status, res.body, s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
+      const olderDraft = s.kind === 'block' && res.status === 409 && this.showPublished.has(wrapper)
+      this.failedSave(s, res.status, res.body, s.kind === 'aligned' ? after : s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
       return
     }
-    this.savedHere.add(key)
+    this.showPublished.delete(wrapper)
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
-    this.markDraft(s.el, 'Draft saved')
-    // The page's hints were rendered from the old body: md_block's answer moves them onto the draft.
-    const answered = res.body?.src
-    if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
-    // Else take them from the server's rendering of the draft body. The saved block and the one
-    // being edited keep their text.
-    const served = await this.api.renderField(collection, id, path)
-    const active = this.session?.el
-    const own = new Set<Element>([s.el, ...(active !== undefined ? [active] : [])])
-    let stale = served === null ? hintedBlocks(wrapper).filter(el => (parseHint(el.dataset.cmsSrc)?.end ?? 0) > hint.start) : refreshHints(wrapper, served, own)
-    if (served !== null && stale.length > 0 && (active === undefined || !wrapper.contains(active))) {
-      // Nobody is typing in this wrapper: show the draft as the server has it, with fresh hints.
-      this.swapIn(wrapper, served)
-      for (const el of hintedBlocks(wrapper)) this.prepare(el)
-      stale = []
-    }
-    for (const el of stale) {
-      // Only a reload (which renders the draft afresh) makes these blocks editable again.
-      el.dataset.cmsLocked = 'This block changed since the page was loaded: reload the page to edit it.'
-      el.classList.add('cms-locked')
-    }
-  }
-
-  /** Saves an aligned block (`md_edit`): its text before and after the edit, and the marks the toolbar added. */
-  private async saveAligned (s: EditSession, hint: SourceHint, wrapper: HTMLElement): Promise<void> {
-    const { collection, id, path } = s.binding
-    const { text: after, marks } = textAndMarks(s.el)
-    if (after === s.textBefore && marks.length === 0) return
-    this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', { type: 'md_edit', collection, id, field: path, src: s.el.dataset.cmsSrc, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) })
-    if (res.status !== 200) { this.failedSave(s, res.status, res.body, after); return }
-    const key = `${collection}/${id}`
-    this.savedHere.add(key)
     s.textBefore = after
     clearMarks(s.el)
-    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
     this.markDraft(s.el, 'Draft saved')
+    // The page's hints were in the old body's terms: the save's answer moves them onto the draft.
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
@@ -345,9 +305,8 @@ class InlineEditor {
     // The text stays in the element; the next blur retries unless the element is locked below.
     s.baseline = s.kind === 'field' ? s.el.textContent ?? '' : s.original
     if (status === 409) {
-      s.el.classList.add('cms-conflict')
+      s.el.classList.add('cms-conflict', 'cms-locked')
       s.el.dataset.cmsLocked = 'This text changed elsewhere. Reload the page to edit it; copy your text first.'
-      s.el.classList.add('cms-locked')
       const rev = typeof body?.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
       this.ui.say('Not saved: changed elsewhere. Reload the page to continue.', 'error')
       this.ui.showConflict(conflictMessage ?? `This content was changed elsewhere since the page was loaded${rev}. Your text was not saved; it is kept below and in the page. Copy it, then reload the page to edit the current version.`, text)
@@ -376,19 +335,14 @@ class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); this.keep() }
+      else { insertPlainText(s.el, '\n', true); keepBlockText(this.keeper, s) }
       return
     }
     if (!mod || e.altKey) return
     const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
     if (cmd === undefined) return
     e.preventDefault()
-    if (s.kind !== 'field') this.format(cmd)
-  }
-
-  /** Keeps the current block's text in the browser (unsaved-blocks.ts) after a short pause. */
-  private keep (): void {
-    keepBlockText(this.keeper, this.session)
+    this.format(cmd)
   }
 
   private onPaste (e: ClipboardEvent): void {
@@ -396,21 +350,22 @@ class InlineEditor {
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    this.keep()
+    keepBlockText(this.keeper, s)
   }
 
   /** Applies a formatting to the selection of the block being edited. */
-  private format (cmd: Exclude<ToolbarCommand, 'publish' | 'discard'>): void {
+  private format (cmd: FormatCommand): void {
     const s = this.session
     if (s === null || s.kind === 'field') return
     if (document.activeElement !== s.el) {
       s.el.focus()
       if (s.range !== null) select(s.range)
     }
+    let href: string | undefined
     if (cmd === 'link') {
       const range = rangeInside(s.el)?.cloneRange() ?? null
       this.prompting = true
-      const href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
+      href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
       this.prompting = false
       if (href === undefined) return
       if (href === '' || href === 'https://' || !isAllowedHref(href)) {
@@ -419,18 +374,9 @@ class InlineEditor {
       }
       s.el.focus()
       if (range !== null) select(range)
-      if (applyLink(s.el, href)) markAdded(s)
-      this.keep()
-      return
     }
-    if (toggleInline(s.el, cmd === 'bold' ? 'strong' : cmd === 'italic' ? 'em' : 'code')) markAdded(s)
-    this.keep()
-  }
-
-  private async command (cmd: ToolbarCommand): Promise<void> {
-    if (cmd === 'publish') { await this.publish(); return }
-    if (cmd === 'discard') { await this.discard(); return }
-    this.format(cmd)
+    if (formatInline(s.el, ({ bold: 'strong', italic: 'em', code: 'code', link: 'a' } as const)[cmd], href)) markAdded(s)
+    keepBlockText(this.keeper, s)
   }
 
   /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */
@@ -478,26 +424,10 @@ class InlineEditor {
   }
 }
 
-/** Gives the page's blocks the served rendering's hints; returns those that no longer fit (`own`: tags compared only). */
-function refreshHints (wrapper: HTMLElement, served: HTMLElement, own: ReadonlySet<Element>): HTMLElement[] {
-  const page = hintedBlocks(wrapper)
-  const fresh = hintedBlocks(served)
-  if (page.length !== fresh.length) return page
-  const stale: HTMLElement[] = []
-  page.forEach((el, i) => {
-    const next = fresh[i]!
-    const fits = el.tagName === next.tagName && (own.has(el) || el.textContent === next.textContent)
-    if (!fits) { stale.push(el); return }
-    el.dataset.cmsSrc = next.dataset.cmsSrc ?? ''
-  })
-  return stale
-}
-
 /** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
 function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
   const next = parseHint(answered)
-  // A different start: the server moved a published-page hint onto the draft; this page's other
-  // hints are in the published body's terms, so only a fresh rendering brings them together.
+  // A different start: the server moved a published-page hint onto the draft; the page's other hints are the published body's.
   if (next === null || next.start !== sent.start) return false
   const growth = (next.end - next.start) - (sent.end - sent.start)
   for (const el of hintedBlocks(wrapper)) {

@@ -18,12 +18,6 @@ export function select (range: Range): void {
   sel?.addRange(range)
 }
 
-function selectContents (node: Node): void {
-  const range = document.createRange()
-  range.selectNodeContents(node)
-  select(range)
-}
-
 function closestInside (node: Node, root: HTMLElement, tag: string): HTMLElement | null {
   for (let n: Node | null = node; n !== null && n !== root; n = n.parentNode) {
     if (n instanceof HTMLElement && n.tagName.toLowerCase() === tag) return n
@@ -44,39 +38,30 @@ function unwrap (el: HTMLElement): void {
 }
 
 /**
- * Removes the inline element around the selection, or wraps the selection in one; true when
- * something changed.
+ * Wraps the selection in an inline element (a link to `href`), or, when it lies in one already,
+ * removes that element (a link takes the new `href` instead).
+ * @returns true when something changed
  */
-export function toggleInline (root: HTMLElement, tag: 'strong' | 'em' | 'code'): boolean {
+export function formatInline (root: HTMLElement, tag: 'strong' | 'em' | 'code' | 'a', href = ''): boolean {
   const range = rangeInside(root)
   if (range === null) return false
   const existing = closestInside(range.commonAncestorContainer, root, tag)
-  if (existing !== null) { unwrap(existing); return true }
-  if (range.collapsed) return false
+  if (existing !== null) {
+    if (tag === 'a') existing.setAttribute('href', href)
+    else unwrap(existing)
+    return true
+  }
+  // With nothing selected a link shows its address; there is nothing to make bold.
+  if (range.collapsed && tag !== 'a') return false
   const el = document.createElement(tag)
-  el.appendChild(range.extractContents())
+  if (tag === 'a') el.setAttribute('href', href)
+  el.append(range.collapsed ? href : range.extractContents())
   // <strong>a <strong>b</strong></strong> says nothing more than <strong>a b</strong>.
   for (const inner of Array.from(el.querySelectorAll(tag))) inner.replaceWith(...Array.from(inner.childNodes))
   range.insertNode(el)
-  selectContents(el)
-  return true
-}
-
-/**
- * Makes the selection a link, or changes the link the selection is in.
- * @returns true when something changed
- */
-export function applyLink (root: HTMLElement, href: string): boolean {
-  const range = rangeInside(root)
-  if (range === null) return false
-  const existing = closestInside(range.commonAncestorContainer, root, 'a')
-  if (existing !== null) { existing.setAttribute('href', href); return true }
-  const a = document.createElement('a')
-  a.setAttribute('href', href)
-  if (range.collapsed) a.textContent = href
-  else a.appendChild(range.extractContents())
-  range.insertNode(a)
-  selectContents(a)
+  const selected = document.createRange()
+  selected.selectNodeContents(el)
+  select(selected)
   return true
 }
 
