@@ -10,6 +10,8 @@
  * order, the newest MAX_SNAPSHOTS kept) and the documents instances of a site share (revoked
  * sessions, CONTRACT 17: one file in one commit on its own ref). Git plumbing only.
  */
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import type { Logger } from 'pino'
 import { MAX_SNAPSHOTS } from '../storage/history-store.js'
 import { isAncestor } from '../storage/git-search.js'
@@ -259,14 +261,22 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 async function mergeHistory (ctx: RemoteContext, ref: string, ours: string, theirs: string): Promise<boolean> {
   const base = (await ctx.git.run(['merge-base', ours, theirs]).catch(() => '')).trim()
   const mine = await changed(ctx, base, ours)
-  const their = await changed(ctx, base, theirs)
-  const updates = new Map<string, string | null>()
-  for (const [file, oid] of their) {
+  // Their documents over our tree, `update-index --index-info` lines (mode 0 removes a path).
+  let info = ''
+  for (const [file, oid] of await changed(ctx, base, theirs)) {
     const own = mine.get(file)
-    if (own === undefined) updates.set(file, oid)
-    else if (own !== oid) updates.set(file, await unionBlob(ctx, own, oid))
+    const blob = own === undefined ? oid : own === oid ? undefined : await unionBlob(ctx, own, oid)
+    if (blob !== undefined) info += `${blob === null ? `0 ${'0'.repeat(40)}` : `100644 ${blob}`}\t${file}\0`
   }
-  const tree = await replaceInTree(ctx, `${ours}^{tree}`, '', updates)
+  const env = { GIT_INDEX_FILE: path.join(ctx.stateDir, 'history-merge.index') }
+  let tree: string
+  try {
+    await ctx.git.run(['read-tree', `${ours}^{tree}`], { env })
+    await ctx.git.run(['update-index', '-z', '--index-info'], { input: info, env })
+    tree = (await ctx.git.run(['write-tree'], { env })).trim()
+  } finally {
+    await rm(env.GIT_INDEX_FILE, { force: true })
+  }
   const commit = await commitSignedRecord(ctx, ref, 'cms: history (merged)', tree, [ours, theirs])
   return await swapRef(ctx, ref, commit, ours)
 }
@@ -310,35 +320,6 @@ async function unionBlob (ctx: RemoteContext, a: string | null, b: string | null
   for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
   const text = JSON.stringify({ snapshots: all.slice(-MAX_SNAPSHOTS) }) + '\n'
   return (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
-}
-
-/** A tree with files replaced (null: removed), its subtrees rewritten where they changed. */
-async function replaceInTree (ctx: RemoteContext, tree: string | null, prefix: string, updates: Map<string, string | null>): Promise<string> {
-  const entries = new Map<string, { mode: string, type: string, oid: string }>()
-  if (tree !== null) {
-    for (const line of (await ctx.git.run(['ls-tree', '-z', tree])).split('\0')) {
-      const m = /^(\d+) (\w+) ([0-9a-f]{40})\t(.+)$/.exec(line)
-      if (m !== null) entries.set(m[4]!, { mode: m[1]!, type: m[2]!, oid: m[3]! })
-    }
-  }
-  const subdirs = new Set<string>()
-  for (const [file, oid] of updates) {
-    if (!file.startsWith(prefix)) continue
-    const rest = file.slice(prefix.length)
-    const slash = rest.indexOf('/')
-    if (slash >= 0) { subdirs.add(rest.slice(0, slash)); continue }
-    if (oid === null) entries.delete(rest)
-    else entries.set(rest, { mode: '100644', type: 'blob', oid })
-  }
-  for (const dir of subdirs) {
-    const existing = entries.get(dir)
-    const sub = await replaceInTree(ctx, existing?.type === 'tree' ? existing.oid : null, `${prefix}${dir}/`, updates)
-    const empty = (await ctx.git.run(['ls-tree', sub])).trim() === ''
-    if (empty) entries.delete(dir)
-    else entries.set(dir, { mode: '040000', type: 'tree', oid: sub })
-  }
-  const input = [...entries].map(([name, e]) => `${e.mode} ${e.type} ${e.oid}\t${name}\0`).join('')
-  return (await ctx.git.run(['mktree', '-z'], { input })).trim()
 }
 
 /** A document the owner can write out and merge another instance's version into. */

@@ -17,6 +17,8 @@ export interface RemoteContext {
   git: GitRunner
   /** The work tree (storage's git questions run there). */
   repoDir: string
+  /** `.git/cms`, where a history merge keeps its temporary index. */
+  stateDir: string
   /** The remote's name (`origin`). */
   remote: string
   /** The remote branch publishes go to. */
