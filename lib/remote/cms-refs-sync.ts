@@ -13,7 +13,7 @@
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import { MAX_SNAPSHOTS } from '../storage/history-store.js'
+import { parseHistory, unionSnapshots, type Snapshot } from '../storage/history-store.js'
 import { isAncestor } from '../storage/git-search.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 import { commitSignedRecord, fetchCmsRefs, listRefs, swapRef, type RemoteContext } from './remote-context.js'
@@ -114,9 +114,9 @@ export class CmsRefsLink {
     this.#settled = null
     await this.#flushHistory()
     const shared = await this.#syncShared(refs.tips)
-    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return null })
+    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return false })
     const pushed = await this.#push()
-    if (shared && adopted !== null && adopted.retry.length === 0 && pushed) this.#settled = (await this.#listing()).text
+    if (shared && adopted && pushed) this.#settled = (await this.#listing()).text
   }
 
   /** Every local refs/cms ref and the remote's as last fetched, in one git process. */
@@ -167,12 +167,11 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
   return { local, remote }
 }
 
-/** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged. */
-async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
+/** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged; false when one waits for the next sync. */
+async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string>): Promise<boolean> {
   const { local, remote } = await bothSides(ctx)
-  const adopted: string[] = []
   const diverged: string[] = []
-  const retry: string[] = []
+  let settled = true
   for (const [name, theirs] of remote) {
     if (!isCmsRefName(name) || merged.has(name)) continue
     const ours = local.get(name)
@@ -185,21 +184,18 @@ async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = n
     }
     if (ours !== undefined && !await isAncestor(ctx.repoDir, ours, theirs)) {
       // Several instances record history: both sides' snapshots are kept (a signed merge commit).
-      if (name === 'history' && await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) { adopted.push(name); continue }
-      diverged.push(name)
+      if (name !== 'history' || !await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) diverged.push(name)
       continue
     }
     // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
-    if (await swapRef(ctx, `refs/cms/${name}`, theirs, ours ?? null)) {
-      adopted.push(name)
-    } else {
-      retry.push(name)
+    if (!await swapRef(ctx, `refs/cms/${name}`, theirs, ours ?? null)) {
+      settled = false
       ctx.log.info({ ref: `refs/cms/${name}` }, 'a fetched refs/cms ref was not adopted; the next sync retries')
     }
   }
   if (diverged.length > 0) ctx.log.warn({ refs: diverged.map(n => `refs/cms/${n}`) }, 'refs/cms refs changed both here and on the remote; keeping the local ones and not pushing them')
   ctx.state.report.divergedRefs = diverged.map(n => `refs/cms/${n}`)
-  return { adopted, diverged, retry }
+  return settled
 }
 
 /** Pushes local refs/cms refs new or ahead, each leased on the value last fetched; the names, or git's refusal. */
@@ -295,31 +291,12 @@ async function changed (ctx: RemoteContext, base: string, tip: string): Promise<
   return files
 }
 
-interface SnapshotLike { ts: number }
-
 /** The union of two history documents' snapshots, written as a blob (null when both were deleted). */
 async function unionBlob (ctx: RemoteContext, a: string | null, b: string | null): Promise<string | null> {
-  const read = async (oid: string | null): Promise<SnapshotLike[]> => {
-    if (oid === null) return []
-    try {
-      const doc = JSON.parse(await ctx.git.run(['cat-file', 'blob', oid])) as { snapshots?: unknown }
-      return Array.isArray(doc.snapshots) ? doc.snapshots.filter((s): s is SnapshotLike => typeof (s as SnapshotLike | null)?.ts === 'number') : []
-    } catch {
-      return []
-    }
-  }
-  const seen = new Set<string>()
-  const all: SnapshotLike[] = []
-  for (const s of [...await read(a), ...await read(b)]) {
-    const key = JSON.stringify(s)
-    if (!seen.has(key)) { seen.add(key); all.push(s) }
-  }
-  if (all.length === 0) return null
-  all.sort((x, y) => x.ts - y.ts)
-  // ts stays strictly increasing per entry (a restore names a snapshot by its ts).
-  for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
-  const text = JSON.stringify({ snapshots: all.slice(-MAX_SNAPSHOTS) }) + '\n'
-  return (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
+  const read = async (oid: string | null): Promise<Snapshot[]> => oid === null ? [] : parseHistory(await ctx.git.run(['cat-file', 'blob', oid]))
+  const snapshots = unionSnapshots(await read(a), await read(b))
+  if (snapshots.length === 0) return null
+  return (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: JSON.stringify({ snapshots }) + '\n' })).trim()
 }
 
 /** A document the owner can write out and merge another instance's version into. */

@@ -38,16 +38,22 @@ export const MAX_SNAPSHOTS = 50
 
 interface HistoryDoc { snapshots: Snapshot[] }
 
-/** A document that is not valid JSON, or not shaped like ours, reads as an empty history. */
+/**
+ * The snapshots of a history document; one that is not valid JSON, or not shaped like ours, has none.
+ * @param text the document's text
+ * @returns its well-formed snapshots
+ */
+export function parseHistory (text: string): Snapshot[] {
+  try {
+    const snapshots = (JSON.parse(text) as { snapshots?: unknown } | null)?.snapshots
+    return Array.isArray(snapshots) ? snapshots.filter(isSnapshot) : []
+  } catch {
+    return []
+  }
+}
+
 const codec: DocCodec<HistoryDoc> = {
-  decode: (text) => {
-    try {
-      const snapshots = (JSON.parse(text) as { snapshots?: unknown } | null)?.snapshots
-      return { snapshots: Array.isArray(snapshots) ? snapshots.filter(isSnapshot) : [] }
-    } catch {
-      return { snapshots: [] }
-    }
-  },
+  decode: (text) => ({ snapshots: parseHistory(text) }),
   encode: (doc) => `${JSON.stringify(doc)}\n`
 }
 
@@ -183,6 +189,19 @@ function parseJournalRecord (payload: Buffer): { collection: string, id: string,
   } catch {
     return null
   }
+}
+
+/**
+ * Two instances' snapshots of one entry: identical ones once, in ts order, a repeated ts moved up by 1 ms
+ * (a restore names a snapshot by its ts), the newest 50.
+ * @param a one side's snapshots
+ * @param b the other side's
+ * @returns the merged snapshots
+ */
+export function unionSnapshots (a: readonly Snapshot[], b: readonly Snapshot[]): Snapshot[] {
+  const all = [...new Map([...a, ...b].map(s => [JSON.stringify(s), s])).values()].sort((x, y) => x.ts - y.ts)
+  for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
+  return all.slice(-MAX_SNAPSHOTS)
 }
 
 /** Snapshots laid over a document's: a ts already there is skipped; ts order; the newest 50. */
