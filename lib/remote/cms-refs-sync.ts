@@ -1,14 +1,8 @@
 /**
- * `refs/cms/*` between the service and its remote, on a queue of their own (they never touch HEAD,
- * the index or the working tree, so publishes never wait behind them): writes ask for a debounced
- * push; a sync fetches, takes the remote's refs in and pushes what is ahead. A remote ref is adopted
- * when the local one is absent or its ancestor (compare-and-swap) and its tip is a record signed by
- * this site (storage/record-signature.ts); a local ref ahead is pushed with `--force-with-lease` on
- * the value last fetched; a ref moved on both sides is kept, logged and reported, except two kinds
- * merged into a signed commit with both parents, so every change survives and the push is a
- * fast-forward: `refs/cms/history` (a document both changed gets the union of their snapshots, ts
- * order, the newest MAX_SNAPSHOTS kept) and the documents instances of a site share (revoked
- * sessions, CONTRACT 17: one file in one commit on its own ref). Git plumbing only.
+ * `refs/cms/*` between the service and its remote, on a queue of their own that publishes never wait
+ * behind: writes ask for a debounced push; a sync fetches, adopts the remote refs this site signed
+ * that are ahead, merges `refs/cms/history` and the shared documents when both sides moved (other
+ * refs are kept and reported), and pushes what is ahead with a lease (docs/ARCHITECTURE.md).
  */
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
