@@ -56,7 +56,7 @@ export class CmsRefsLink {
       this.#pushTimer = null
       void this.#step(async () => {
         await this.#flushHistory()
-        await this.#syncShared((await this.#listing()).tips)
+        await this.#syncShared(await bothSides(this.#ctx))
         if (!await this.#push()) await this.#syncNow()
       })
     }, delay)
@@ -101,22 +101,16 @@ export class CmsRefsLink {
       this.schedulePush()
       return
     }
-    const refs = await this.#listing()
+    const sides = await bothSides(this.#ctx)
     // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
     // processes of adopt/merge/push (a write schedules its own push).
-    if (refs.text === this.#settled) return
+    if (sides.text === this.#settled) return
     this.#settled = null
     await this.#flushHistory()
-    const shared = await this.#syncShared(refs.tips)
+    const shared = await this.#syncShared(sides)
     const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return false })
     const pushed = await this.#push()
-    if (shared && adopted && pushed) this.#settled = (await this.#listing()).text
-  }
-
-  /** Every local refs/cms ref and the remote's as last fetched, in one git process. */
-  async #listing (): Promise<{ text: string, tips: Map<string, string> }> {
-    const tips = await listRefs(this.#ctx.git, 'refs/cms/', this.#ctx.cmsTracking)
-    return { text: JSON.stringify([...tips]), tips }
+    if (shared && adopted && pushed) this.#settled = (await bothSides(this.#ctx)).text
   }
 
   /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
@@ -135,10 +129,10 @@ export class CmsRefsLink {
   }
 
   /** Merges the shared documents with the remote's versions as last fetched; false when one could not be. */
-  async #syncShared (tips: Map<string, string>): Promise<boolean> {
+  async #syncShared (sides: { local: Map<string, string>, remote: Map<string, string> }): Promise<boolean> {
     let ok = true
     for (const doc of this.#opts.shared ?? []) {
-      const known = { ours: tips.get(`refs/cms/${doc.name}`) ?? null, theirs: tips.get(`${this.#ctx.cmsTracking}${doc.name}`) ?? null }
+      const known = { ours: sides.local.get(doc.name) ?? null, theirs: sides.remote.get(doc.name) ?? null }
       await syncSharedDocument(this.#ctx, doc, known).catch((err: Error) => { ok = false; this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
     }
     return ok
@@ -150,15 +144,16 @@ export class CmsRefsLink {
   }
 }
 
-/** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
-async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
+/** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/ (`text` tells two listings apart). */
+async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string>, text: string }> {
   const local = new Map<string, string>()
   const remote = new Map<string, string>()
-  for (const [ref, sha] of await listRefs(ctx.git, 'refs/cms/', ctx.cmsTracking)) {
+  const tips = await listRefs(ctx.git, 'refs/cms/', ctx.cmsTracking)
+  for (const [ref, sha] of tips) {
     if (ref.startsWith('refs/cms/')) local.set(ref.slice('refs/cms/'.length), sha)
     else if (ref.startsWith(ctx.cmsTracking)) remote.set(ref.slice(ctx.cmsTracking.length), sha)
   }
-  return { local, remote }
+  return { local, remote, text: JSON.stringify([...tips]) }
 }
 
 /** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged; false when one waits for the next sync. */
