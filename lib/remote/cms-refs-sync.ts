@@ -254,6 +254,8 @@ async function mergeHistory (ctx: RemoteContext, ref: string, ours: string, thei
     if (blob !== undefined) info += `${blob === null ? `0 ${'0'.repeat(40)}` : `100644 ${blob}`}\t${file}\0`
   }
   const env = { GIT_INDEX_FILE: path.join(ctx.stateDir, 'history-merge.index') }
+  // Merges run one at a time on the refs queue: a lock file here is one a killed merge left.
+  await rm(`${env.GIT_INDEX_FILE}.lock`, { force: true })
   let tree: string
   try {
     await ctx.git.run(['read-tree', `${ours}^{tree}`], { env })
