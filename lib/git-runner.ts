@@ -51,7 +51,7 @@ export class GitRunner {
       return stdout
     }
     const text = code === null ? `git timed out after ${this.#timeoutMs} ms` : `${stderr}\n${stdout}`
-    const message = this.#redact(text.trim().split('\n').filter(Boolean).slice(0, 8).join('\n')) || 'git failed'
+    const message = this.#redact(text.trim().split('\n').filter(Boolean).slice(0, 8).join('\n')) || `git failed (exit code ${code})`
     this.#logged(args, started, { exit: code ?? -1, error: message })
     throw new Error(message)
   }
