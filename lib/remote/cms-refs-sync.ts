@@ -1,17 +1,13 @@
 /**
- * `refs/cms/*` between the service and its remote, on a queue of their own (they never touch HEAD,
- * the index or the working tree, so publishes never wait behind them): writes ask for a debounced
- * push; a sync fetches, takes the remote's refs in and pushes what is ahead. A remote ref is adopted
- * when the local one is absent or its ancestor (compare-and-swap) and its tip is a record signed by
- * this site (storage/record-signature.ts); a local ref ahead is pushed with `--force-with-lease` on
- * the value last fetched; a ref moved on both sides is kept, logged and reported, except two kinds
- * merged into a signed commit with both parents, so every change survives and the push is a
- * fast-forward: `refs/cms/history` (a document both changed gets the union of their snapshots, ts
- * order, the newest MAX_SNAPSHOTS kept) and the documents instances of a site share (revoked
- * sessions, CONTRACT 17: one file in one commit on its own ref). Git plumbing only.
+ * `refs/cms/*` between the service and its remote, on a queue of their own that publishes never wait
+ * behind: writes ask for a debounced push; a sync fetches, adopts the remote refs this site signed
+ * that are ahead, merges `refs/cms/history` and the shared documents when both sides moved (other
+ * refs are kept and reported), and pushes what is ahead with a lease (docs/ARCHITECTURE.md).
  */
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import type { Logger } from 'pino'
-import { MAX_SNAPSHOTS } from '../storage/history-store.js'
+import { parseHistory, unionSnapshots, type Snapshot } from '../storage/history-store.js'
 import { isAncestor } from '../storage/git-search.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 import { commitSignedRecord, fetchCmsRefs, listRefs, swapRef, type RemoteContext } from './remote-context.js'
@@ -60,7 +56,7 @@ export class CmsRefsLink {
       this.#pushTimer = null
       void this.#step(async () => {
         await this.#flushHistory()
-        await this.#syncShared((await this.#listing()).tips)
+        await this.#syncShared(await bothSides(this.#ctx))
         if (!await this.#push()) await this.#syncNow()
       })
     }, delay)
@@ -105,22 +101,16 @@ export class CmsRefsLink {
       this.schedulePush()
       return
     }
-    const refs = await this.#listing()
+    const sides = await bothSides(this.#ctx)
     // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
     // processes of adopt/merge/push (a write schedules its own push).
-    if (refs.text === this.#settled) return
+    if (sides.text === this.#settled) return
     this.#settled = null
     await this.#flushHistory()
-    const shared = await this.#syncShared(refs.tips)
-    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return null })
+    const shared = await this.#syncShared(sides)
+    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return false })
     const pushed = await this.#push()
-    if (shared && adopted !== null && adopted.retry.length === 0 && pushed) this.#settled = (await this.#listing()).text
-  }
-
-  /** Every local refs/cms ref and the remote's as last fetched, in one git process. */
-  async #listing (): Promise<{ text: string, tips: Map<string, string> }> {
-    const tips = await listRefs(this.#ctx.git, 'refs/cms/', this.#ctx.cmsTracking)
-    return { text: JSON.stringify([...tips]), tips }
+    if (shared && adopted && pushed) this.#settled = (await bothSides(this.#ctx)).text
   }
 
   /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
@@ -139,10 +129,10 @@ export class CmsRefsLink {
   }
 
   /** Merges the shared documents with the remote's versions as last fetched; false when one could not be. */
-  async #syncShared (tips: Map<string, string>): Promise<boolean> {
+  async #syncShared (sides: { local: Map<string, string>, remote: Map<string, string> }): Promise<boolean> {
     let ok = true
     for (const doc of this.#opts.shared ?? []) {
-      const known = { ours: tips.get(`refs/cms/${doc.name}`) ?? null, theirs: tips.get(`${this.#ctx.cmsTracking}${doc.name}`) ?? null }
+      const known = { ours: sides.local.get(doc.name) ?? null, theirs: sides.remote.get(doc.name) ?? null }
       await syncSharedDocument(this.#ctx, doc, known).catch((err: Error) => { ok = false; this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
     }
     return ok
@@ -154,23 +144,23 @@ export class CmsRefsLink {
   }
 }
 
-/** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/. */
-async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string> }> {
+/** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/ (`text` tells two listings apart). */
+async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string>, text: string }> {
   const local = new Map<string, string>()
   const remote = new Map<string, string>()
-  for (const [ref, sha] of await listRefs(ctx.git, 'refs/cms/', ctx.cmsTracking)) {
+  const tips = await listRefs(ctx.git, 'refs/cms/', ctx.cmsTracking)
+  for (const [ref, sha] of tips) {
     if (ref.startsWith('refs/cms/')) local.set(ref.slice('refs/cms/'.length), sha)
     else if (ref.startsWith(ctx.cmsTracking)) remote.set(ref.slice(ctx.cmsTracking.length), sha)
   }
-  return { local, remote }
+  return { local, remote, text: JSON.stringify([...tips]) }
 }
 
-/** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged. */
-async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = new Set()): Promise<{ adopted: string[], diverged: string[], retry: string[] }> {
+/** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged; false when one waits for the next sync. */
+async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string>): Promise<boolean> {
   const { local, remote } = await bothSides(ctx)
-  const adopted: string[] = []
   const diverged: string[] = []
-  const retry: string[] = []
+  let settled = true
   for (const [name, theirs] of remote) {
     if (!isCmsRefName(name) || merged.has(name)) continue
     const ours = local.get(name)
@@ -183,21 +173,18 @@ async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string> = n
     }
     if (ours !== undefined && !await isAncestor(ctx.repoDir, ours, theirs)) {
       // Several instances record history: both sides' snapshots are kept (a signed merge commit).
-      if (name === 'history' && await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) { adopted.push(name); continue }
-      diverged.push(name)
+      if (name !== 'history' || !await mergeHistory(ctx, `refs/cms/${name}`, ours, theirs).catch((err: Error) => { ctx.log.warn({ error: err.message }, 'could not merge refs/cms/history'); return false })) diverged.push(name)
       continue
     }
     // Compare-and-swap: fails when the service wrote the ref since we read it (next sync retries).
-    if (await swapRef(ctx, `refs/cms/${name}`, theirs, ours ?? null)) {
-      adopted.push(name)
-    } else {
-      retry.push(name)
+    if (!await swapRef(ctx, `refs/cms/${name}`, theirs, ours ?? null)) {
+      settled = false
       ctx.log.info({ ref: `refs/cms/${name}` }, 'a fetched refs/cms ref was not adopted; the next sync retries')
     }
   }
   if (diverged.length > 0) ctx.log.warn({ refs: diverged.map(n => `refs/cms/${n}`) }, 'refs/cms refs changed both here and on the remote; keeping the local ones and not pushing them')
   ctx.state.report.divergedRefs = diverged.map(n => `refs/cms/${n}`)
-  return { adopted, diverged, retry }
+  return settled
 }
 
 /** Pushes local refs/cms refs new or ahead, each leased on the value last fetched; the names, or git's refusal. */
@@ -259,14 +246,24 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 async function mergeHistory (ctx: RemoteContext, ref: string, ours: string, theirs: string): Promise<boolean> {
   const base = (await ctx.git.run(['merge-base', ours, theirs]).catch(() => '')).trim()
   const mine = await changed(ctx, base, ours)
-  const their = await changed(ctx, base, theirs)
-  const updates = new Map<string, string | null>()
-  for (const [file, oid] of their) {
+  // Their documents over our tree, `update-index --index-info` lines (mode 0 removes a path).
+  let info = ''
+  for (const [file, oid] of await changed(ctx, base, theirs)) {
     const own = mine.get(file)
-    if (own === undefined) updates.set(file, oid)
-    else if (own !== oid) updates.set(file, await unionBlob(ctx, own, oid))
+    const blob = own === undefined ? oid : own === oid ? undefined : await unionBlob(ctx, own, oid)
+    if (blob !== undefined) info += `${blob === null ? `0 ${'0'.repeat(40)}` : `100644 ${blob}`}\t${file}\0`
   }
-  const tree = await replaceInTree(ctx, `${ours}^{tree}`, '', updates)
+  const env = { GIT_INDEX_FILE: path.join(ctx.stateDir, 'history-merge.index') }
+  // Merges run one at a time on the refs queue: a lock file here is one a killed merge left.
+  await rm(`${env.GIT_INDEX_FILE}.lock`, { force: true })
+  let tree: string
+  try {
+    await ctx.git.run(['read-tree', `${ours}^{tree}`], { env })
+    await ctx.git.run(['update-index', '-z', '--index-info'], { input: info, env })
+    tree = (await ctx.git.run(['write-tree'], { env })).trim()
+  } finally {
+    await rm(env.GIT_INDEX_FILE, { force: true })
+  }
   const commit = await commitSignedRecord(ctx, ref, 'cms: history (merged)', tree, [ours, theirs])
   return await swapRef(ctx, ref, commit, ours)
 }
@@ -285,60 +282,12 @@ async function changed (ctx: RemoteContext, base: string, tip: string): Promise<
   return files
 }
 
-interface SnapshotLike { ts: number }
-
 /** The union of two history documents' snapshots, written as a blob (null when both were deleted). */
 async function unionBlob (ctx: RemoteContext, a: string | null, b: string | null): Promise<string | null> {
-  const read = async (oid: string | null): Promise<SnapshotLike[]> => {
-    if (oid === null) return []
-    try {
-      const doc = JSON.parse(await ctx.git.run(['cat-file', 'blob', oid])) as { snapshots?: unknown }
-      return Array.isArray(doc.snapshots) ? doc.snapshots.filter((s): s is SnapshotLike => typeof (s as SnapshotLike | null)?.ts === 'number') : []
-    } catch {
-      return []
-    }
-  }
-  const seen = new Set<string>()
-  const all: SnapshotLike[] = []
-  for (const s of [...await read(a), ...await read(b)]) {
-    const key = JSON.stringify(s)
-    if (!seen.has(key)) { seen.add(key); all.push(s) }
-  }
-  if (all.length === 0) return null
-  all.sort((x, y) => x.ts - y.ts)
-  // ts stays strictly increasing per entry (a restore names a snapshot by its ts).
-  for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
-  const text = JSON.stringify({ snapshots: all.slice(-MAX_SNAPSHOTS) }) + '\n'
-  return (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: text })).trim()
-}
-
-/** A tree with files replaced (null: removed), its subtrees rewritten where they changed. */
-async function replaceInTree (ctx: RemoteContext, tree: string | null, prefix: string, updates: Map<string, string | null>): Promise<string> {
-  const entries = new Map<string, { mode: string, type: string, oid: string }>()
-  if (tree !== null) {
-    for (const line of (await ctx.git.run(['ls-tree', '-z', tree])).split('\0')) {
-      const m = /^(\d+) (\w+) ([0-9a-f]{40})\t(.+)$/.exec(line)
-      if (m !== null) entries.set(m[4]!, { mode: m[1]!, type: m[2]!, oid: m[3]! })
-    }
-  }
-  const subdirs = new Set<string>()
-  for (const [file, oid] of updates) {
-    if (!file.startsWith(prefix)) continue
-    const rest = file.slice(prefix.length)
-    const slash = rest.indexOf('/')
-    if (slash >= 0) { subdirs.add(rest.slice(0, slash)); continue }
-    if (oid === null) entries.delete(rest)
-    else entries.set(rest, { mode: '100644', type: 'blob', oid })
-  }
-  for (const dir of subdirs) {
-    const existing = entries.get(dir)
-    const sub = await replaceInTree(ctx, existing?.type === 'tree' ? existing.oid : null, `${prefix}${dir}/`, updates)
-    const empty = (await ctx.git.run(['ls-tree', sub])).trim() === ''
-    if (empty) entries.delete(dir)
-    else entries.set(dir, { mode: '040000', type: 'tree', oid: sub })
-  }
-  const input = [...entries].map(([name, e]) => `${e.mode} ${e.type} ${e.oid}\t${name}\0`).join('')
-  return (await ctx.git.run(['mktree', '-z'], { input })).trim()
+  const read = async (oid: string | null): Promise<Snapshot[]> => oid === null ? [] : parseHistory(await ctx.git.run(['cat-file', 'blob', oid]))
+  const snapshots = unionSnapshots(await read(a), await read(b))
+  if (snapshots.length === 0) return null
+  return (await ctx.git.run(['hash-object', '-w', '--stdin'], { input: JSON.stringify({ snapshots }) + '\n' })).trim()
 }
 
 /** A document the owner can write out and merge another instance's version into. */

@@ -1,9 +1,6 @@
 /**
- * What every remote step works with: the git runner, the remote and branch names, the state, and
- * the instance parts a step must respect (entry locks, the content indexes, the log); and the git
- * questions and moves the steps share. Each question is one git process, asked only by remote work
- * (never by a read). Upstream changes come in by a fetch, then a fast-forward when the local branch
- * is an ancestor of the remote's (git refuses to overwrite local changes, so no write is lost).
+ * What every remote step works with (the git runner, remote and branch, state, entry locks, content
+ * indexes, log), and the git questions and moves the steps share, one git process each.
  */
 import type { Logger } from 'pino'
 import { withLocks, type KeyedLock } from '../storage/keyed-lock.js'
@@ -17,6 +14,8 @@ export interface RemoteContext {
   git: GitRunner
   /** The work tree (storage's git questions run there). */
   repoDir: string
+  /** `.git/cms`, where a history merge keeps its temporary index. */
+  stateDir: string
   /** The remote's name (`origin`). */
   remote: string
   /** The remote branch publishes go to. */

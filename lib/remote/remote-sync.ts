@@ -83,6 +83,7 @@ export class RemoteSync {
     this.#ctx = {
       git: this.#git,
       repoDir: this.#opts.repoDir,
+      stateDir: this.#opts.stateDir,
       remote,
       branch,
       tracking: `refs/remotes/${remote}/${branch}`,

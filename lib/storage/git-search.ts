@@ -44,7 +44,7 @@ export async function grepRefs (repoDir: string, needle: string, prefix: string)
 
 /** Runs git; exit status 1 of `grep` (nothing found) is an empty answer. */
 async function git (repoDir: string, args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await runGit(repoDir, args, GREP_TIMEOUT_MS)
+  const { code, stdout, stderr } = await runGit(repoDir, args, { timeoutMs: GREP_TIMEOUT_MS })
   if (code === 0) return stdout
   if (args[0] === 'grep' && code === 1) return ''
   throw new Error(`git ${args[0]} failed (${code ?? 'timed out'}): ${stderr.trim()}`)
@@ -65,7 +65,7 @@ const ANCESTRY_TIMEOUT_MS = 60_000
 export async function lastCommitsOf (workTree: string, paths: readonly string[]): Promise<Map<string, { commit: string, time: number }>> {
   const found = new Map<string, { commit: string, time: number }>()
   await Promise.all([...new Set(paths)].map(async file => {
-    const { code, stdout } = await runGit(workTree, ['--literal-pathspecs', 'log', '-1', '--no-renames', '--format=%H %ct', 'HEAD', '--', file], LOG_TIMEOUT_MS)
+    const { code, stdout } = await runGit(workTree, ['--literal-pathspecs', 'log', '-1', '--no-renames', '--format=%H %ct', 'HEAD', '--', file], { timeoutMs: LOG_TIMEOUT_MS })
     const m = code === 0 ? /^([0-9a-f]{40,64}) (\d+)$/.exec(stdout.trim()) : null
     if (m !== null) found.set(file, { commit: m[1]!, time: Number(m[2]) })
   }))
@@ -83,7 +83,7 @@ export async function lastCommitsOf (workTree: string, paths: readonly string[])
  */
 export async function isAncestor (workTree: string, ancestor: string, descendant: string): Promise<boolean> {
   if (ancestor === descendant) return true
-  const { code, stderr } = await runGit(workTree, ['merge-base', '--is-ancestor', ancestor, descendant], ANCESTRY_TIMEOUT_MS)
+  const { code, stderr } = await runGit(workTree, ['merge-base', '--is-ancestor', ancestor, descendant], { timeoutMs: ANCESTRY_TIMEOUT_MS })
   if (code === 0 || code === 1) return code === 0
   throw new Error(`git merge-base --is-ancestor ${ancestor} ${descendant} failed: ${stderr.trim() || 'timed out'}`)
 }

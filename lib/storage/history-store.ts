@@ -38,16 +38,22 @@ export const MAX_SNAPSHOTS = 50
 
 interface HistoryDoc { snapshots: Snapshot[] }
 
-/** A document that is not valid JSON, or not shaped like ours, reads as an empty history. */
+/**
+ * The snapshots of a history document; one that is not valid JSON, or not shaped like ours, has none.
+ * @param text the document's text
+ * @returns its well-formed snapshots
+ */
+export function parseHistory (text: string): Snapshot[] {
+  try {
+    const snapshots = (JSON.parse(text) as { snapshots?: unknown } | null)?.snapshots
+    return Array.isArray(snapshots) ? snapshots.filter(isSnapshot) : []
+  } catch {
+    return []
+  }
+}
+
 const codec: DocCodec<HistoryDoc> = {
-  decode: (text) => {
-    try {
-      const snapshots = (JSON.parse(text) as { snapshots?: unknown } | null)?.snapshots
-      return { snapshots: Array.isArray(snapshots) ? snapshots.filter(isSnapshot) : [] }
-    } catch {
-      return { snapshots: [] }
-    }
-  },
+  decode: (text) => ({ snapshots: parseHistory(text) }),
   encode: (doc) => `${JSON.stringify(doc)}\n`
 }
 
@@ -99,7 +105,8 @@ export class HistoryStore {
         type: 'update',
         collection: e.collection,
         id: e.id,
-        update: current => ({ snapshots: merge(current?.snapshots ?? [], e.snapshots) })
+        // A journal snapshot whose ts is already on the ref was folded before.
+        update: current => ({ snapshots: unionSnapshots(current?.snapshots ?? [], e.snapshots.filter(s => current?.snapshots.some(r => r.ts === s.ts) !== true)) })
       })))
     }
     await rm(dir, { recursive: true, force: true })
@@ -185,9 +192,15 @@ function parseJournalRecord (payload: Buffer): { collection: string, id: string,
   }
 }
 
-/** Snapshots laid over a document's: a ts already there is skipped; ts order; the newest 50. */
-function merge (onRef: readonly Snapshot[], extra: readonly Snapshot[]): Snapshot[] {
-  const byTs = new Map<number, Snapshot>()
-  for (const s of [...onRef, ...extra]) if (!byTs.has(s.ts)) byTs.set(s.ts, s)
-  return [...byTs.values()].sort((a, b) => a.ts - b.ts).slice(-MAX_SNAPSHOTS)
+/**
+ * Snapshots of one entry from two sources (two instances, the ref and the old journal): identical ones
+ * once, in ts order, a repeated ts moved up by 1 ms (a restore names a snapshot by its ts), the newest 50.
+ * @param a one side's snapshots
+ * @param b the other side's
+ * @returns the merged snapshots
+ */
+export function unionSnapshots (a: readonly Snapshot[], b: readonly Snapshot[]): Snapshot[] {
+  const all = [...new Map([...a, ...b].map(s => [JSON.stringify(s), s])).values()].sort((x, y) => x.ts - y.ts)
+  for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
+  return all.slice(-MAX_SNAPSHOTS)
 }
