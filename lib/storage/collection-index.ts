@@ -15,13 +15,6 @@ import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
 import { titlesOf } from '../content/entry-search.js'
 
-/** The parts of a collection's definition a row depends on. */
-interface RowRules {
-  format: EntryFormat
-  titleField: string | null
-  orderField: string
-}
-
 /** What the index keeps of an entry's content (lists filter and sort on it; a read fetches a Markdown body). */
 interface RowContent {
   /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
@@ -272,12 +265,12 @@ export class CollectionIndex {
     const file = written?.file ?? this.fileOf(id)
     const sig = statEntryFileNow(this.#opts.repoRealDir, file)
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
-    const rules = this.#rules(file)
+    const format = this.formatOf(file)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
-    const text = !isMarkdownFormat(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
+    const text = !isMarkdownFormat(format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues ?? await this.#opts.validate(data)
-    const content = rowContent(id, data, text, rules, issues)
+    const content = this.#content(id, data, text, format, issues)
     const rev = this.lastRevision(id) + 1
     this.#put(id, file, sig, rev, content)
     this.#opts.onEntryChange?.(id, data)
@@ -431,9 +424,9 @@ export class CollectionIndex {
 
   /** Reads one file into the index; gives the change to persist (null: the file is missing). */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
-    const rules = this.#rules(file)
+    const format = this.formatOf(file)
     const checkedAt = Date.now()
-    const state = await readEntryFile(this.#opts.repoRealDir, file, rules.format)
+    const state = await readEntryFile(this.#opts.repoRealDir, file, format)
     if (state.kind === 'missing') return null
     const before = this.#rows.get(id)
     const known = before !== undefined ? before.sig : this.#lastSigs.get(id)
@@ -448,7 +441,7 @@ export class CollectionIndex {
     } else {
       const checked = this.#opts.validate(state.data)
       const issues = checked instanceof Promise ? await checked : checked
-      content = rowContent(id, state.data, state.text, rules, issues)
+      content = this.#content(id, state.data, state.text, format, issues)
       this.#opts.onEntryChange?.(id, state.data)
     }
     return this.#put(id, file, state.sig, rev, content, checkedAt, persist)
@@ -552,9 +545,18 @@ export class CollectionIndex {
     return null
   }
 
-  #rules (file: string): RowRules {
-    const { titleField, orderField } = this.collection
-    return { format: this.formatOf(file), titleField, orderField }
+  /** An entry's indexed content; `text`: the file's text when known to be the one `data` came from. */
+  #content (id: string, data: EntryData, text: string | null, format: EntryFormat, issues: ValidationIssue[]): RowContent {
+    const order = data[this.collection.orderField]
+    const content: RowContent = { fields: data, title: titlesOf(data, this.collection.titleField)[0] ?? id, order: typeof order === 'number' ? order : null }
+    if (issues.length > 0) content.validationIssues = issues
+    const bodyAt = isMarkdownFormat(format) && text !== null ? bodyStart(data, text) : null
+    if (bodyAt !== null) {
+      const { body: _body, ...fields } = data
+      content.fields = fields
+      content.bodyAt = bodyAt
+    }
+    return content
   }
 
   readonly #compare = (a: IndexRow, b: IndexRow): number => {
@@ -584,20 +586,6 @@ function jsonOf (content: RowContent | { message: string }): string | null {
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
   const { fields: _fields, bodyAt: _bodyAt, ...entry } = row
   return data === undefined ? entry : { ...entry, data }
-}
-
-/** An entry's indexed content; `text`: the file's text when known to be the one `data` came from. */
-function rowContent (id: string, data: EntryData, text: string | null, rules: RowRules, issues: ValidationIssue[]): RowContent {
-  const order = data[rules.orderField]
-  const content: RowContent = { fields: data, title: titlesOf(data, rules.titleField)[0] ?? id, order: typeof order === 'number' ? order : null }
-  if (issues.length > 0) content.validationIssues = issues
-  const bodyAt = isMarkdownFormat(rules.format) && text !== null ? bodyStart(data, text) : null
-  if (bodyAt !== null) {
-    const { body: _body, ...fields } = data
-    content.fields = fields
-    content.bodyAt = bodyAt
-  }
-  return content
 }
 
 /** A row from an entry's content, or from the reason its file cannot be read. */
