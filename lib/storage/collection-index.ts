@@ -50,8 +50,6 @@ export interface IndexOptions {
   store: IndexStore
   /** The validation issues of data against the collection's schema. */
   validate: (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]>
-  /** Told of every entry change (data; undefined: unreadable; null: gone). */
-  onEntryChange?: (id: string, data: EntryData | undefined | null) => void
   /** Resolves once the file watcher sees changes: a build that started before checks its files again then. */
   watching?: Promise<void>
   /** True once the watcher listens (a build then needs no second check). */
@@ -273,7 +271,6 @@ export class CollectionIndex {
     const content = this.#content(id, data, text, format, issues)
     const rev = this.lastRevision(id) + 1
     this.#put(id, file, sig, rev, content)
-    this.#opts.onEntryChange?.(id, data)
     return rev
   }
 
@@ -305,7 +302,6 @@ export class CollectionIndex {
     const deletion = this.#deleted(id)
     this.#opts.store.put(this.collection.name, [deletion])
     if (this.#rows.delete(id)) this.#sorted = null
-    this.#opts.onEntryChange?.(id, null)
     return deletion.rev
   }
 
@@ -437,12 +433,10 @@ export class CollectionIndex {
     let content: RowContent | { message: string }
     if (state.kind !== 'ok' || problem !== undefined) {
       content = { message: problem ?? (state as { message: string }).message }
-      this.#opts.onEntryChange?.(id, undefined)
     } else {
       const checked = this.#opts.validate(state.data)
       const issues = checked instanceof Promise ? await checked : checked
       content = this.#content(id, state.data, state.text, format, issues)
-      this.#opts.onEntryChange?.(id, state.data)
     }
     return this.#put(id, file, state.sig, rev, content, checkedAt, persist)
   }

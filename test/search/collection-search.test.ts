@@ -15,7 +15,7 @@ function setup (t: { testdir: () => string }, files: number): { index: Collectio
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
-    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: (id, data) => { search.onEntryChange(id, data) } })
+    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [] })
     const search = new CollectionSearch(index, path.join(repo, 'state'))
     return { index, search }
   }
