@@ -7,7 +7,6 @@
  * editor has a draft of left out), and the editor's own drafts (their data laid over base, deletions
  * hidden) tiered the same way, first within their tier.
  */
-import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
@@ -26,8 +25,6 @@ export interface FoundEntry {
 
 /** Where the databases are, under the state folder (`.git/cms`). */
 const SEARCH_DIR = 'fts'
-/** The folder where earlier versions kept their search index, removed at the first open. */
-const LEGACY_DIR = 'search'
 /** Entries read and indexed per transaction, so the event loop turns between chunks. */
 const CHUNK = 64
 
@@ -35,7 +32,6 @@ const CHUNK = 64
 export class CollectionSearch {
   readonly #index: CollectionIndex
   readonly #file: string
-  readonly #stateDir: string
   #db: SearchDb | null = null
   #opening: Promise<SearchDb> | null = null
   /** The signature each indexed entry had (the database keeps '' for a racy one). */
@@ -51,7 +47,6 @@ export class CollectionSearch {
   /** @param stateDir the state folder (`.git/cms`) the database goes under */
   constructor (index: CollectionIndex, stateDir: string) {
     this.#index = index
-    this.#stateDir = stateDir
     this.#file = path.join(stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
   }
 
@@ -118,7 +113,6 @@ export class CollectionSearch {
   }
 
   async #load (): Promise<SearchDb> {
-    await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
     const { format, titleField } = this.#index.collection
     // Opening a database is a few ms of synchronous work: in a turn of its own.
     await nextTurn()

@@ -61,13 +61,9 @@ t.test('writes and deletions reach the index before the next search; prefixes; t
 
 t.test('a persisted index: a restart reads only what changed; the old search segments are removed', async t => {
   const { index, search, dir, repo, open } = setup(t, 40)
-  const legacy = path.join(repo, 'state', 'search')
-  mkdirSync(legacy, { recursive: true })
-  writeFileSync(path.join(legacy, 'posts.bin'), 'an old segment')
   await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
   await index.ready()
   t.equal((await find(search, 'common')).length, 40)
-  t.equal(existsSync(legacy), false, 'the old segment folder is gone')
   await write(index, dir, 'p0039', 'Post 39', 'Saved while running.\n')
   await search.flush()
   t.equal(search.builds, 1)
@@ -75,7 +71,11 @@ t.test('a persisted index: a restart reads only what changed; the old search seg
 
   // 20 files rewritten while "down".
   for (let i = 0; i < 20; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nRewritten kumquat${i}.\n`)
+  const legacy = path.join(repo, 'state', 'search')
+  mkdirSync(legacy, { recursive: true })
+  writeFileSync(path.join(legacy, 'posts.bin'), 'an old segment')
   const second = open()
+  t.equal(existsSync(legacy), false, 'the old segment folder is gone')
   await second.index.ready()
   t.equal((await find(second.search, 'common')).length, 19, 'the old words of the rewritten files are gone')
   t.same(await find(second.search, 'kumquat7 '), ['p0007'])
