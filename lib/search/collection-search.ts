@@ -163,7 +163,7 @@ export class CollectionSearch {
         if (this.#closed) throw new Error('The full-text index closed while it opened')
         const chunk = toRead.slice(i, i + CHUNK)
         // As the index holds them: a re-check here could read an outside writer's file half-way.
-        const entries = await index.peek(chunk)
+        const entries = await index.freshen(chunk, false)
         const now = Date.now()
         db.transaction(() => {
           const found = new Set<string>()

@@ -214,28 +214,13 @@ export class CollectionIndex {
   /**
    * Re-checks the given entries against their files and gives them with all their data.
    * @param rows entries about to be returned
+   * @param recheck false: as the index holds them (the search's catch-up), a Markdown file changed
+   *   since its row with `sig: ''` and no body
    * @returns the same entries, fresh (dropping any deleted meanwhile)
    */
-  async freshen (rows: readonly IndexRow[]): Promise<IndexedEntry[]> {
-    const fresh = await Promise.all(rows.map(async e => await this.#fresh(e.id)))
+  async freshen (rows: readonly IndexRow[], recheck = true): Promise<IndexedEntry[]> {
+    const fresh = await Promise.all(rows.map(async e => await this.#fresh(e.id, recheck)))
     return fresh.filter((e): e is IndexedEntry => e !== null)
-  }
-
-  /**
-   * The given entries as the index holds them, without re-checking their files (the search's open);
-   * a Markdown file changed since its row comes with `sig: ''` and no body.
-   * @param rows rows of `all()`
-   * @returns the entries still in the index
-   */
-  async peek (rows: readonly IndexRow[]): Promise<IndexedEntry[]> {
-    const found = await Promise.all(rows.map(async r => {
-      const row = this.#rows.get(r.id)
-      if (row === undefined) return null
-      if (row.bodyAt === undefined) return entryOf(row, row.fields)
-      const text = await readTextIfUnchanged(row.file, row.sig)
-      return text !== null ? entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) }) : { ...entryOf(row, row.fields), sig: '' }
-    }))
-    return found.filter((e): e is IndexedEntry => e !== null)
   }
 
   /**
@@ -463,13 +448,14 @@ export class CollectionIndex {
     this.#revs.set(id, rev)
   }
 
-  /** Re-checks one entry's file and gives it with all its data. */
-  async #fresh (id: string): Promise<IndexedEntry | null> {
-    const row = await this.#refresh(id)
+  /** Re-checks one entry's file (unless `recheck` is false) and gives it with all its data. */
+  async #fresh (id: string, recheck = true): Promise<IndexedEntry | null> {
+    const row = recheck ? await this.#refresh(id) : this.#rows.get(id) ?? null
     if (row === null) return null
     if (row.bodyAt === undefined) return entryOf(row, row.fields)
     const text = await readTextIfUnchanged(row.file, row.sig)
     if (text !== null) return { ...entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) }), text }
+    if (!recheck) return { ...entryOf(row, row.fields), sig: '' }
     // Changed since the stat a moment ago: read it again.
     const again = await this.#refresh(id)
     return again === null ? null : entryOf(again, again.bodyAt === undefined ? again.fields : { ...again.fields, body: '' })
