@@ -85,7 +85,6 @@ export class CollectionIndex {
   #problems = new Map<string, string>()
   #dirMtime = -1
   #rescan = false
-  #allChanged = false
   /** Entries whose file the service is replacing or removing right now: settled when recorded. */
   readonly #writing = new Map<string, Promise<void>>()
   #loading: Promise<void> | null = null
@@ -149,7 +148,7 @@ export class CollectionIndex {
   /** Marks every entry as possibly changed on disk (events may have been lost). */
   markAllChanged (): void {
     this.#rescan = true
-    this.#allChanged = true
+    for (const id of this.#rows.keys()) this.#dirty.add(id)
   }
 
   /**
@@ -178,11 +177,6 @@ export class CollectionIndex {
   async all (): Promise<readonly IndexRow[]> {
     this.checkFolder()
     await this.ready()
-    if (this.#allChanged) {
-      this.#allChanged = false
-      this.#rescan = true
-      for (const id of this.#rows.keys()) this.#dirty.add(id)
-    }
     await this.#refreshDirectory()
     if (this.#dirty.size > 0) {
       const ids = [...this.#dirty]
