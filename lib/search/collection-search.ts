@@ -1,11 +1,8 @@
 /**
- * The full-text search of one collection: a SearchDb kept in step with the collection index by one
- * path, at its open and before each search once the index changed: the entries whose signature
- * differs from the indexed one are indexed again, those gone removed. SiteSearch makes one beside
- * each collection index (the content store calls its `companion`: storage knows only the
- * IndexCompanion shape) and answers `q` for one editor: the base entries from the index (those the
- * editor has a draft of left out), and the editor's own drafts (their data laid over base, deletions
- * hidden) tiered the same way, first within their tier.
+ * The full-text search of one collection: a SearchDb that catches up with the collection index at
+ * its open and before a search once the index changed. SiteSearch makes one beside each collection
+ * index (the content store's `companion`) and answers `q` for one editor: the base entries (those
+ * the editor has a draft of left out), and the editor's drafts tiered the same way, first in their tier.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
@@ -147,7 +144,7 @@ export class CollectionSearch {
     for (const row of rows) {
       const sig = indexed.get(row.id)
       if (sig !== undefined) known++
-      if (sig === undefined || sig !== row.sig) toRead.push(row)
+      if (sig !== row.sig) toRead.push(row)
     }
     try {
       if (known < indexed.size) {
