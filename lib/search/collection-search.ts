@@ -57,14 +57,9 @@ export class CollectionSearch {
     await this.use(() => {})
   }
 
-  /** Times the index was built from every entry (a new or doubtful database). */
-  get builds (): number {
-    return this.#builds
-  }
-
-  /** What the last open of an existing database kept (`fromSnapshot`) and read again (`read`). */
-  get loadStats (): { fromSnapshot: number, read: number } {
-    return { ...this.#loadStats }
+  /** Times the index was built from every entry, and what the last open of an existing database kept and read again. */
+  get stats (): { builds: number, fromSnapshot: number, read: number } {
+    return { builds: this.#builds, ...this.#loadStats }
   }
 
   /**

@@ -40,7 +40,7 @@ t.test('a search before the index is open waits for all of it; one build', async
   const [a, b] = await Promise.all([find(search, 'common'), find(search, 'common')])
   t.equal(a.length, 300)
   t.same(a, b)
-  t.equal(search.builds, 1, 'one build')
+  t.equal(search.stats.builds, 1, 'one build')
   t.same(await find(search, 'word17 '), ['p0017'], 'a whole word')
 })
 
@@ -56,7 +56,7 @@ t.test('writes and deletions reach the index before the next search; prefixes; t
   t.same(await find(search, 'lightho'), ['p0001'])
   t.same((await find(search, 'common', ['p0002', 'p0003'])).sort(), ['p0000', 'p0004'], 'skipped (drafted) entries left out')
   t.equal((await find(search, 'common')).length, 4, 'and back for the next search (p0001 no longer holds the word)')
-  t.equal(search.builds, 1, 'no rebuild')
+  t.equal(search.stats.builds, 1, 'no rebuild')
 })
 
 t.test('a persisted index: a restart reads only what changed; the old search segments are removed', async t => {
@@ -66,7 +66,7 @@ t.test('a persisted index: a restart reads only what changed; the old search seg
   t.equal((await find(search, 'common')).length, 40)
   await write(index, dir, 'p0039', 'Post 39', 'Saved while running.\n')
   await search.flush()
-  t.equal(search.builds, 1)
+  t.equal(search.stats.builds, 1)
   await t.rejects(search.ready(), /closed/, 'a closed search answers nothing')
 
   // 20 files rewritten while "down".
@@ -81,9 +81,9 @@ t.test('a persisted index: a restart reads only what changed; the old search seg
   t.same(await find(second.search, 'kumquat7 '), ['p0007'])
   t.equal((await find(second.search, 'kumquat')).length, 20)
   t.same(await find(second.search, 'running'), ['p0039'], 'the save made while running')
-  t.equal(second.search.builds, 0, 'loaded, not built')
+  t.equal(second.search.stats.builds, 0, 'loaded, not built')
   // The 20 rewritten files, and the saved one (its signature was not recorded with its text).
-  t.same(second.search.loadStats, { fromSnapshot: 19, read: 21 })
+  t.same(second.search.stats, { builds: 0, fromSnapshot: 19, read: 21 })
   await second.search.flush()
 })
 
@@ -107,7 +107,7 @@ t.test('a build lets other work run between its chunks (small files are read syn
   setImmediate(tick)
   await search.ready()
   building = false
-  t.equal(search.builds, 1)
+  t.equal(search.stats.builds, 1)
   t.ok(turns >= files / 64, `${turns} turns during a build of ${files / 64} chunks`)
   t.equal((await find(search, 'common')).length, files, 'every entry indexed')
 })

@@ -74,5 +74,5 @@ t.test('many more saves than a chunk before a search: it sees every one', async 
   t.same(await find('odd1 '), [], 'the deletion after the bound')
   t.same(await find('odd3 '), [name(3)])
   t.equal((await find('rewritten')).length, count - 1)
-  t.equal(search.builds, 1)
+  t.equal(search.stats.builds, 1)
 })
