@@ -202,14 +202,8 @@ export class CollectionRegistry {
       throw refused.invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
     }
     const dir = path.join(this.#contentRoot, name)
-    let st
-    try {
-      st = await lstat(dir)
-    } catch {
-      this.#inferred.delete(name)
-      return null
-    }
-    if (st.isSymbolicLink()) {
+    let st = await lstat(dir).catch(() => null)
+    if (st?.isSymbolicLink() === true) {
       if (!resolvesIntoRepo(realpathSync.native(this.#repoDir), dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
       st = await stat(dir).catch(() => null)
     }
