@@ -1,15 +1,11 @@
 /**
- * The full-text search of one collection: a SearchDb kept in step with the collection index, which
- * reindexes at its first open the entries whose signature changed, then the reported changes in
- * batches. SiteSearch makes one beside each collection index (the content store calls its
- * `companion`: storage knows only the IndexCompanion shape) and answers `q` for one editor: the
- * base entries from the index (those the editor has a draft of left out), and the editor's own
- * drafts (their data laid over base, deletions hidden) tiered the same way, first within their tier.
+ * The full-text search of one collection: a SearchDb that catches up with the collection index at
+ * its open and before a search once the index changed. SiteSearch makes one beside each collection
+ * index (the content store's `companion`) and answers `q` for one editor: the base entries (those
+ * the editor has a draft of left out), and the editor's drafts tiered the same way, first in their tier.
  */
-import { rm } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
-import type { EntryData } from '../content/formats.js'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import type { IndexCompanion } from '../storage/content-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
@@ -26,23 +22,21 @@ export interface FoundEntry {
 
 /** Where the databases are, under the state folder (`.git/cms`). */
 const SEARCH_DIR = 'fts'
-/** The folder where earlier versions kept their search index, removed at the first open. */
-const LEGACY_DIR = 'search'
-/** Entries read and indexed per transaction while opening, so the event loop turns between chunks. */
+/** Entries read and indexed per transaction, so the event loop turns between chunks. */
 const CHUNK = 64
-/** Recorded changes beyond this many are indexed without waiting for a search. */
-const CHANGES_MAX = 100
 
 /** Full-text search over one collection. */
 export class CollectionSearch {
   readonly #index: CollectionIndex
   readonly #file: string
-  readonly #stateDir: string
   #db: SearchDb | null = null
   #opening: Promise<SearchDb> | null = null
-  /** Changes not indexed yet, latest per id (undefined: unreadable, null: removed). */
-  #changes = new Map<string, EntryData | undefined | null>()
-  #drainQueued = false
+  /** The signature each indexed entry had (the database keeps '' for a racy one). */
+  #indexed = new Map<string, string>()
+  /** The index's revision when the database last caught up with it. */
+  #caughtUpAt = -1
+  /** The catch-up under way: searches wait for it, one at a time. */
+  #catchingUp: Promise<unknown> = Promise.resolve()
   #closed = false
   #builds = 0
   #loadStats = { fromSnapshot: 0, read: 0 }
@@ -50,22 +44,7 @@ export class CollectionSearch {
   /** @param stateDir the state folder (`.git/cms`) the database goes under */
   constructor (index: CollectionIndex, stateDir: string) {
     this.#index = index
-    this.#stateDir = stateDir
     this.#file = path.join(stateDir, SEARCH_DIR, `${index.collection.name}.sqlite`)
-  }
-
-  /** Records an entry change (undefined: unreadable, the id stays searchable; null: removed). */
-  readonly onEntryChange = (id: string, data: EntryData | undefined | null): void => {
-    if (this.#closed || this.#opening === null) return
-    this.#changes.delete(id)
-    this.#changes.set(id, data)
-    if (this.#db === null || this.#changes.size < CHANGES_MAX || this.#drainQueued) return
-    // After the save that reported it; a failure drops the database, which the next search builds again.
-    this.#drainQueued = true
-    setImmediate(() => {
-      this.#drainQueued = false
-      try { if (this.#db !== null) this.#drain(this.#db) } catch {}
-    })
   }
 
   /** Opens the index in the background; never rejects (a failure is reported to the next search). */
@@ -73,23 +52,18 @@ export class CollectionSearch {
     if (!this.#closed) await this.#open().then(() => {}, () => {})
   }
 
-  /** Waits until the index is open and holds every change reported so far. */
+  /** Waits until the index is open and holds every change of the entry index so far. */
   async ready (): Promise<void> {
     await this.use(() => {})
   }
 
-  /** Times the index was built from every entry (a new or doubtful database). */
-  get builds (): number {
-    return this.#builds
-  }
-
-  /** What the last open of an existing database kept (`fromSnapshot`) and read again (`read`). */
-  get loadStats (): { fromSnapshot: number, read: number } {
-    return { ...this.#loadStats }
+  /** Times the index was built from every entry, and what the last open of an existing database kept and read again. */
+  get stats (): { builds: number, fromSnapshot: number, read: number } {
+    return { builds: this.#builds, ...this.#loadStats }
   }
 
   /**
-   * Runs a search over the index once open, with every change reported so far indexed. A damaged
+   * Runs a search over the index once open and caught up with the entry index. A damaged
    * database is removed and built again, and the search runs again on that.
    */
   async use<T> (search: (db: SearchDb) => T): Promise<T> {
@@ -97,25 +71,27 @@ export class CollectionSearch {
       const db = await this.#open()
       if (this.#db !== db) throw new Error('The full-text index is closed')
       try {
-        this.#drain(db)
+        const catchingUp = this.#catchingUp.catch(() => {}).then(async () => await this.#catchUp(db))
+        this.#catchingUp = catchingUp
+        await catchingUp
+        if (this.#db !== db) throw new Error('The full-text index is closed')
         return search(db)
       } catch (err) {
-        // Retried once on a database built again: damaged, or dropped by a failed #drain.
+        // Retried once on a database built again: damaged, or dropped by a failed catch-up.
         if (attempt > 0 || !(isDamaged(err) || this.#db !== db)) throw err
         this.#discard(db)
       }
     }
   }
 
-  /** Indexes the recorded changes, then closes the database (on shutdown); never rejects. */
+  /** Closes the database once a catch-up under way has stopped (on shutdown); never rejects. */
   async flush (): Promise<void> {
     this.#closed = true
     await this.#opening?.catch(() => {})
+    await this.#catchingUp.catch(() => {})
     const db = this.#db
     this.#db = null
-    if (db === null) return
-    try { this.#drain(db) } catch {}
-    db.close()
+    db?.close()
   }
 
   #open (): Promise<SearchDb> {
@@ -129,45 +105,17 @@ export class CollectionSearch {
   }
 
   async #load (): Promise<SearchDb> {
-    const index = this.#index
-    const rows = await index.all()
-    await rm(path.join(this.#stateDir, LEGACY_DIR), { recursive: true, force: true }).catch(() => {})
-    const { format, titleField } = index.collection
+    const { format, titleField } = this.#index.collection
     // Opening a database is a few ms of synchronous work: in a turn of its own.
     await nextTurn()
     if (this.#closed) throw new Error('The full-text index closed while it opened')
     const db = SearchDb.open(this.#file, JSON.stringify({ format, titleField }))
     try {
-      const stored = db.signatures()
-      const toRead: IndexRow[] = []
-      for (const row of rows) {
-        const sig = stored.get(row.id)
-        stored.delete(row.id)
-        if (sig === undefined || sig === '' || sig !== row.sig) toRead.push(row)
-      }
-      db.transaction(() => { for (const id of stored.keys()) db.remove(id) })
-      for (let i = 0; i < toRead.length; i += CHUNK) {
-        // A turn between chunks: a build of 100,000 entries otherwise held every request for 30 s or more.
-        if (i > 0) await nextTurn()
-        if (this.#closed) throw new Error('The full-text index closed while it opened')
-        const chunk = toRead.slice(i, i + CHUNK)
-        // As the index holds them: a re-check here could read an outside writer's file half-way.
-        const entries = await index.peek(chunk)
-        const now = Date.now()
-        db.transaction(() => {
-          const found = new Set<string>()
-          for (const entry of entries) {
-            found.add(entry.id)
-            // A file changed that close to now may change again unseen: its signature is not kept.
-            db.put(entry.id, entryText(entry.id, entry.data, titleField), signatureCtime(entry.sig) < now - RACY_MS ? entry.sig : '')
-          }
-          // Removed meanwhile.
-          for (const row of chunk) if (!found.has(row.id)) db.remove(row.id)
-        })
-      }
-      if (this.#closed) throw new Error('The full-text index closed while it opened')
+      this.#indexed = db.signatures()
+      this.#caughtUpAt = -1
+      const { rows, read } = await this.#catchUp(db)
       if (db.created) this.#builds++
-      else this.#loadStats = { fromSnapshot: rows.length - toRead.length, read: toRead.length }
+      else this.#loadStats = { fromSnapshot: rows - read, read }
       this.#db = db
       return db
     } catch (err) {
@@ -176,24 +124,57 @@ export class CollectionSearch {
     }
   }
 
-  /** Indexes the recorded changes in one transaction; a failure drops the database. */
-  #drain (db: SearchDb): void {
-    if (this.#changes.size === 0) return
-    const changes = this.#changes
-    this.#changes = new Map()
-    const titleField = this.#index.collection.titleField
+  /**
+   * Indexes again the entries whose signature differs from the indexed one and removes those gone,
+   * unless the entry index's revision is the one last caught up with; a failure drops the database.
+   */
+  async #catchUp (db: SearchDb): Promise<{ rows: number, read: number }> {
+    const index = this.#index
+    const rows = await index.all()
+    const revision = index.revision
+    if (revision === this.#caughtUpAt) return { rows: rows.length, read: 0 }
+    const indexed = this.#indexed
+    const toRead: IndexRow[] = []
+    let known = 0
+    for (const row of rows) {
+      const sig = indexed.get(row.id)
+      if (sig !== undefined) known++
+      if (sig !== row.sig) toRead.push(row)
+    }
     try {
-      db.transaction(() => {
-        for (const [id, data] of changes) {
-          if (data === null) db.remove(id)
-          // Signature '': the hook does not say which file state the data came from, so the next start reads it again.
-          else db.put(id, entryText(id, data, titleField), '')
-        }
-      })
+      if (known < indexed.size) {
+        const ids = new Set(rows.map(row => row.id))
+        const gone = [...indexed.keys()].filter(id => !ids.has(id))
+        db.transaction(() => { for (const id of gone) db.remove(id) })
+        for (const id of gone) indexed.delete(id)
+      }
+      const titleField = index.collection.titleField
+      for (let i = 0; i < toRead.length; i += CHUNK) {
+        // A turn between chunks: a build of 100,000 entries otherwise held every request for 30 s or more.
+        if (i > 0) await nextTurn()
+        if (this.#closed) throw new Error('The full-text index closed while it opened')
+        const chunk = toRead.slice(i, i + CHUNK)
+        // As the index holds them: a re-check here could read an outside writer's file half-way.
+        const entries = await index.freshen(chunk, false)
+        const now = Date.now()
+        db.transaction(() => {
+          const found = new Set<string>()
+          for (const entry of entries) {
+            found.add(entry.id)
+            indexed.set(entry.id, entry.sig)
+            // A file changed that close to now may change again unseen: its signature is not kept.
+            db.put(entry.id, entryText(entry.id, entry.data, titleField), signatureCtime(entry.sig) < now - RACY_MS ? entry.sig : '')
+          }
+          // Removed meanwhile.
+          for (const row of chunk) if (!found.has(row.id)) { db.remove(row.id); indexed.delete(row.id) }
+        })
+      }
     } catch (err) {
-      this.#discard(db)
+      if (!this.#closed) this.#discard(db)
       throw err
     }
+    this.#caughtUpAt = revision
+    return { rows: rows.length, read: toRead.length }
   }
 
   /** Drops a damaged database: the next use builds it again from every entry. */
@@ -203,7 +184,6 @@ export class CollectionSearch {
     SearchDb.remove(this.#file)
     this.#db = null
     this.#opening = null
-    this.#changes = new Map()
   }
 }
 
@@ -241,8 +221,6 @@ export class SiteSearch {
    * @returns every match's count, and the page's entries in rank order
    */
   async entries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<{ total: number, entries: FoundEntry[] }> {
-    // Once the changes the index was told of (watcher, directory) reached the search.
-    await index.all()
     const search = this.of(index)
     if (query.words.length === 0) { await search.ready(); return { total: 0, entries: [] } }
     const draftHits = matchingDrafts(index, query, drafts)
@@ -274,7 +252,6 @@ export class SiteSearch {
    * @returns the base entries without a draft of this editor in rank order, and the drafts that match
    */
   async allEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<{ baseIds: string[], drafts: DraftRecord[] }> {
-    await index.all()
     const search = this.of(index)
     if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }
     const baseIds = await search.use(db => db.search(query, new Set(drafts.keys()), Infinity).ids)

@@ -15,13 +15,6 @@ import { RACY_MS, signatureCtime, signatureSize } from './file-signature.js'
 import { definitionKey, type IndexStore, type StoredEntry } from './index-store.js'
 import { titlesOf } from '../content/entry-search.js'
 
-/** The parts of a collection's definition a row depends on. */
-interface RowRules {
-  format: EntryFormat
-  titleField: string | null
-  orderField: string
-}
-
 /** What the index keeps of an entry's content (lists filter and sort on it; a read fetches a Markdown body). */
 interface RowContent {
   /** The entry's data, except a Markdown `body` when `bodyAt` is set. */
@@ -57,8 +50,6 @@ export interface IndexOptions {
   store: IndexStore
   /** The validation issues of data against the collection's schema. */
   validate: (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]>
-  /** Told of every entry change (data; undefined: unreadable; null: gone). */
-  onEntryChange?: (id: string, data: EntryData | undefined | null) => void
   /** Resolves once the file watcher sees changes: a build that started before checks its files again then. */
   watching?: Promise<void>
   /** True once the watcher listens (a build then needs no second check). */
@@ -94,7 +85,6 @@ export class CollectionIndex {
   #problems = new Map<string, string>()
   #dirMtime = -1
   #rescan = false
-  #allChanged = false
   /** Entries whose file the service is replacing or removing right now: settled when recorded. */
   readonly #writing = new Map<string, Promise<void>>()
   #loading: Promise<void> | null = null
@@ -158,7 +148,7 @@ export class CollectionIndex {
   /** Marks every entry as possibly changed on disk (events may have been lost). */
   markAllChanged (): void {
     this.#rescan = true
-    this.#allChanged = true
+    for (const id of this.#rows.keys()) this.#dirty.add(id)
   }
 
   /**
@@ -187,11 +177,6 @@ export class CollectionIndex {
   async all (): Promise<readonly IndexRow[]> {
     this.checkFolder()
     await this.ready()
-    if (this.#allChanged) {
-      this.#allChanged = false
-      this.#rescan = true
-      for (const id of this.#rows.keys()) this.#dirty.add(id)
-    }
     await this.#refreshDirectory()
     if (this.#dirty.size > 0) {
       const ids = [...this.#dirty]
@@ -223,28 +208,13 @@ export class CollectionIndex {
   /**
    * Re-checks the given entries against their files and gives them with all their data.
    * @param rows entries about to be returned
+   * @param recheck false: as the index holds them (the search's catch-up), a Markdown file changed
+   *   since its row with `sig: ''` and no body
    * @returns the same entries, fresh (dropping any deleted meanwhile)
    */
-  async freshen (rows: readonly IndexRow[]): Promise<IndexedEntry[]> {
-    const fresh = await Promise.all(rows.map(async e => await this.#fresh(e.id)))
+  async freshen (rows: readonly IndexRow[], recheck = true): Promise<IndexedEntry[]> {
+    const fresh = await Promise.all(rows.map(async e => await this.#fresh(e.id, recheck)))
     return fresh.filter((e): e is IndexedEntry => e !== null)
-  }
-
-  /**
-   * The given entries as the index holds them, without re-checking their files (the search's open);
-   * a Markdown file changed since its row comes with `sig: ''` and no body.
-   * @param rows rows of `all()`
-   * @returns the entries still in the index
-   */
-  async peek (rows: readonly IndexRow[]): Promise<IndexedEntry[]> {
-    const found = await Promise.all(rows.map(async r => {
-      const row = this.#rows.get(r.id)
-      if (row === undefined) return null
-      if (row.bodyAt === undefined) return entryOf(row, row.fields)
-      const text = await readTextIfUnchanged(row.file, row.sig)
-      return text !== null ? entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) }) : { ...entryOf(row, row.fields), sig: '' }
-    }))
-    return found.filter((e): e is IndexedEntry => e !== null)
   }
 
   /**
@@ -272,15 +242,14 @@ export class CollectionIndex {
     const file = written?.file ?? this.fileOf(id)
     const sig = statEntryFileNow(this.#opts.repoRealDir, file)
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
-    const rules = this.#rules(file)
+    const format = this.formatOf(file)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
-    const text = !isMarkdownFormat(rules.format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
+    const text = !isMarkdownFormat(format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
     const issues = written?.issues ?? await this.#opts.validate(data)
-    const content = rowContent(id, data, text, rules, issues)
+    const content = this.#content(id, data, text, format, issues)
     const rev = this.lastRevision(id) + 1
     this.#put(id, file, sig, rev, content)
-    this.#opts.onEntryChange?.(id, data)
     return rev
   }
 
@@ -312,7 +281,6 @@ export class CollectionIndex {
     const deletion = this.#deleted(id)
     this.#opts.store.put(this.collection.name, [deletion])
     if (this.#rows.delete(id)) this.#sorted = null
-    this.#opts.onEntryChange?.(id, null)
     return deletion.rev
   }
 
@@ -431,9 +399,9 @@ export class CollectionIndex {
 
   /** Reads one file into the index; gives the change to persist (null: the file is missing). */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
-    const rules = this.#rules(file)
+    const format = this.formatOf(file)
     const checkedAt = Date.now()
-    const state = await readEntryFile(this.#opts.repoRealDir, file, rules.format)
+    const state = await readEntryFile(this.#opts.repoRealDir, file, format)
     if (state.kind === 'missing') return null
     const before = this.#rows.get(id)
     const known = before !== undefined ? before.sig : this.#lastSigs.get(id)
@@ -444,12 +412,10 @@ export class CollectionIndex {
     let content: RowContent | { message: string }
     if (state.kind !== 'ok' || problem !== undefined) {
       content = { message: problem ?? (state as { message: string }).message }
-      this.#opts.onEntryChange?.(id, undefined)
     } else {
       const checked = this.#opts.validate(state.data)
       const issues = checked instanceof Promise ? await checked : checked
-      content = rowContent(id, state.data, state.text, rules, issues)
-      this.#opts.onEntryChange?.(id, state.data)
+      content = this.#content(id, state.data, state.text, format, issues)
     }
     return this.#put(id, file, state.sig, rev, content, checkedAt, persist)
   }
@@ -476,13 +442,14 @@ export class CollectionIndex {
     this.#revs.set(id, rev)
   }
 
-  /** Re-checks one entry's file and gives it with all its data. */
-  async #fresh (id: string): Promise<IndexedEntry | null> {
-    const row = await this.#refresh(id)
+  /** Re-checks one entry's file (unless `recheck` is false) and gives it with all its data. */
+  async #fresh (id: string, recheck = true): Promise<IndexedEntry | null> {
+    const row = recheck ? await this.#refresh(id) : this.#rows.get(id) ?? null
     if (row === null) return null
     if (row.bodyAt === undefined) return entryOf(row, row.fields)
     const text = await readTextIfUnchanged(row.file, row.sig)
     if (text !== null) return { ...entryOf(row, { ...row.fields, body: text.slice(row.bodyAt) }), text }
+    if (!recheck) return { ...entryOf(row, row.fields), sig: '' }
     // Changed since the stat a moment ago: read it again.
     const again = await this.#refresh(id)
     return again === null ? null : entryOf(again, again.bodyAt === undefined ? again.fields : { ...again.fields, body: '' })
@@ -552,9 +519,18 @@ export class CollectionIndex {
     return null
   }
 
-  #rules (file: string): RowRules {
-    const { titleField, orderField } = this.collection
-    return { format: this.formatOf(file), titleField, orderField }
+  /** An entry's indexed content; `text`: the file's text when known to be the one `data` came from. */
+  #content (id: string, data: EntryData, text: string | null, format: EntryFormat, issues: ValidationIssue[]): RowContent {
+    const order = data[this.collection.orderField]
+    const content: RowContent = { fields: data, title: titlesOf(data, this.collection.titleField)[0] ?? id, order: typeof order === 'number' ? order : null }
+    if (issues.length > 0) content.validationIssues = issues
+    const bodyAt = isMarkdownFormat(format) && text !== null ? bodyStart(data, text) : null
+    if (bodyAt !== null) {
+      const { body: _body, ...fields } = data
+      content.fields = fields
+      content.bodyAt = bodyAt
+    }
+    return content
   }
 
   readonly #compare = (a: IndexRow, b: IndexRow): number => {
@@ -584,20 +560,6 @@ function jsonOf (content: RowContent | { message: string }): string | null {
 function entryOf (row: IndexRow, data: EntryData | undefined): IndexedEntry {
   const { fields: _fields, bodyAt: _bodyAt, ...entry } = row
   return data === undefined ? entry : { ...entry, data }
-}
-
-/** An entry's indexed content; `text`: the file's text when known to be the one `data` came from. */
-function rowContent (id: string, data: EntryData, text: string | null, rules: RowRules, issues: ValidationIssue[]): RowContent {
-  const order = data[rules.orderField]
-  const content: RowContent = { fields: data, title: titlesOf(data, rules.titleField)[0] ?? id, order: typeof order === 'number' ? order : null }
-  if (issues.length > 0) content.validationIssues = issues
-  const bodyAt = isMarkdownFormat(rules.format) && text !== null ? bodyStart(data, text) : null
-  if (bodyAt !== null) {
-    const { body: _body, ...fields } = data
-    content.fields = fields
-    content.bodyAt = bodyAt
-  }
-  return content
 }
 
 /** A row from an entry's content, or from the reason its file cannot be read. */

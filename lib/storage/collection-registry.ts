@@ -105,9 +105,9 @@ export class CollectionRegistry {
   /** Dynamic definitions over a bound or invalid: name -> why. */
   readonly #refused = new Map<string, Refusal>()
   readonly #onRefused: OnCollectionRefused
-  /** Definitions git rewrote since they were read: read again at the next look-up. */
+  /** Definitions to read (again) at the next look-up: all at first, then those git rewrote. */
   readonly #changed = new Set<string>()
-  #loaded = false
+  #listed: Promise<void> | null = null
 
   constructor (repoDir: string, config: Config, onRefused: OnCollectionRefused = () => {}) {
     this.#repoDir = repoDir
@@ -121,33 +121,27 @@ export class CollectionRegistry {
   get contentRoot (): string { return this.#contentRoot }
 
   /**
-   * Reads the dynamic collection definitions (once; later changes go through `setDynamic`); one
+   * Reads the dynamic collection definitions (at the first call, then those git rewrote since); one
    * over create_collection's bounds (or past the count, in name order) or shape is refused.
    * @returns resolves when loaded
    */
   async load (): Promise<void> {
-    if (this.#loaded) {
-      if (this.#changed.size > 0) await this.#reload()
-      return
-    }
-    const dir = path.join(this.#repoDir, DYNAMIC_DIR)
-    let names: string[] = []
-    try { names = (await readdir(dir)).sort() } catch {}
-    for (const file of names) {
-      const name = file.replace(/\.json$/, '')
-      if (!file.endsWith('.json') || !COLLECTION_NAME.test(name) || this.#explicit.has(name)) continue
-      const read = await readDefinition(path.join(dir, file), this.#dynamic.size)
-      if (read !== null) this.#take(name, read)
-    }
-    this.#loaded = true
-  }
-
-  #take (name: string, read: Refusal | DynamicCollectionFile): void {
-    if ('reason' in read) {
-      this.#refused.set(name, read)
-      this.#onRefused(name, read.reason)
-    } else {
-      this.#dynamic.set(name, this.#resolveDynamic(name, read))
+    this.#listed ??= readdir(path.join(this.#repoDir, DYNAMIC_DIR)).catch(() => [] as string[])
+      .then(files => { this.definitionsChanged(files.sort().map(file => `${DYNAMIC_DIR}/${file}`)) })
+    await this.#listed
+    const names = [...this.#changed]
+    this.#changed.clear()
+    for (const name of names) {
+      const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
+      this.#dynamic.delete(name)
+      this.#refused.delete(name)
+      if (read === null) continue
+      if ('reason' in read) {
+        this.#refused.set(name, read)
+        this.#onRefused(name, read.reason)
+      } else {
+        this.#dynamic.set(name, this.#resolveDynamic(name, read))
+      }
     }
   }
 
@@ -165,18 +159,6 @@ export class CollectionRegistry {
       names.push(name)
     }
     return names
-  }
-
-  /** Reads the changed definitions again: new, changed, removed, or refused as at load. */
-  async #reload (): Promise<void> {
-    const names = [...this.#changed]
-    this.#changed.clear()
-    for (const name of names) {
-      const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
-      this.#dynamic.delete(name)
-      this.#refused.delete(name)
-      if (read !== null) this.#take(name, read)
-    }
   }
 
   /**
@@ -220,14 +202,8 @@ export class CollectionRegistry {
       throw refused.invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
     }
     const dir = path.join(this.#contentRoot, name)
-    let st
-    try {
-      st = await lstat(dir)
-    } catch {
-      this.#inferred.delete(name)
-      return null
-    }
-    if (st.isSymbolicLink()) {
+    let st = await lstat(dir).catch(() => null)
+    if (st?.isSymbolicLink() === true) {
       if (!resolvesIntoRepo(realpathSync.native(this.#repoDir), dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
       st = await stat(dir).catch(() => null)
     }

@@ -19,8 +19,6 @@ import { isInside } from './safe-path.js'
 
 /** What sits beside a collection index (the full-text search): storage knows only this shape. */
 export interface IndexCompanion {
-  /** Told of each change: the entry's data; undefined: unreadable; null: gone. */
-  onEntryChange: (id: string, data: EntryData | undefined | null) => void
   /** Starts background work once the index is built; never rejects. */
   start: () => Promise<void>
   /** Resolves once pending work is persisted and its files are let go. */
@@ -180,7 +178,6 @@ export class ContentStore {
       repoRealDir: this.repoRealDir,
       store: this.#store,
       validate: this.#validatorFor(collection),
-      onEntryChange: (id, data) => { companion?.onEntryChange(id, data) },
       watching: this.#watching,
       isWatching: () => this.#listening
     })

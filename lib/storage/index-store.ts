@@ -104,7 +104,8 @@ export class IndexStore {
 
   /** Takes in what earlier versions kept (each step safe to repeat after a crash). */
   #migrate (stateDir: string): void {
-    rmSync(path.join(stateDir, 'index'), { recursive: true, force: true })
+    // The binary row table and the search segments of earlier versions.
+    for (const dir of ['index', 'search']) rmSync(path.join(stateDir, dir), { recursive: true, force: true })
     this.#migrateRevisionLogs(path.join(stateDir, 'revisions'))
     // Unlinking the hard links of `spares/` changes the files' ctime: stored signatures drop theirs first.
     const spares = path.join(stateDir, 'spares')

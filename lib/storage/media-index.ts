@@ -204,8 +204,7 @@ export class MediaIndex {
 
   /** Re-reads one path after a change: a file is (re)indexed, a folder walked, a missing path forgotten with everything below it. */
   async #refresh (file: string): Promise<void> {
-    let st
-    try { st = await lstat(file) } catch { st = null }
+    const st = await lstat(file).catch(() => null)
     const rel = this.#relative(file)
     if (rel === null) return
     if (st === null) {
@@ -243,9 +242,8 @@ export class MediaIndex {
     // Outside the library now (a page bundle's index file went away): forgotten.
     const root = this.#rootFor(file)
     if (root === undefined || rel.split('/').some(s => s.startsWith('.') || SKIPPED.has(s))) { this.forget(rel); return }
-    let st
-    try { st = await lstat(file) } catch { this.forget(rel); return }
-    if (!st.isFile()) { this.forget(rel); return }
+    const st = await lstat(file).catch(() => null)
+    if (st === null || !st.isFile()) { this.forget(rel); return }
     const name = path.basename(file).normalize('NFC')
     const folder = path.posix.dirname(rel)
     let url: string

@@ -36,7 +36,8 @@ async function q (s: TestServer, words: string): Promise<string[]> {
 
 async function searchState (s: TestServer): Promise<{ builds: number, loadStats: { fromSnapshot: number, read: number } }> {
   const search = s.services.search.of(await s.services.content.index('posts'))
-  return { builds: search.builds, loadStats: search.loadStats }
+  const { builds, ...loadStats } = search.stats
+  return { builds, loadStats }
 }
 
 const persisted = (repoDir: string): string => path.join(repoDir, '.git', 'cms', 'fts', 'posts.sqlite')

@@ -15,7 +15,7 @@ function setup (t: { testdir: () => string }, files: number): { index: Collectio
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nCommon words and word${i}.\n`)
   const collection = { name: 'posts', dir, format: 'md', nested: false, indexFile: null, files: null, schema: null, titleField: 'title', orderField: 'order', metadata: { orderable: false }, i18n: null } as unknown as Collection
   const open = (): { index: CollectionIndex, search: CollectionSearch } => {
-    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [], onEntryChange: (id, data) => { search.onEntryChange(id, data) } })
+    const index = new CollectionIndex({ collection, repoRealDir: repo, store: new IndexStore(path.join(repo, 'state')), validate: () => [] })
     const search = new CollectionSearch(index, path.join(repo, 'state'))
     return { index, search }
   }
@@ -40,7 +40,7 @@ t.test('a search before the index is open waits for all of it; one build', async
   const [a, b] = await Promise.all([find(search, 'common'), find(search, 'common')])
   t.equal(a.length, 300)
   t.same(a, b)
-  t.equal(search.builds, 1, 'one build')
+  t.equal(search.stats.builds, 1, 'one build')
   t.same(await find(search, 'word17 '), ['p0017'], 'a whole word')
 })
 
@@ -56,34 +56,34 @@ t.test('writes and deletions reach the index before the next search; prefixes; t
   t.same(await find(search, 'lightho'), ['p0001'])
   t.same((await find(search, 'common', ['p0002', 'p0003'])).sort(), ['p0000', 'p0004'], 'skipped (drafted) entries left out')
   t.equal((await find(search, 'common')).length, 4, 'and back for the next search (p0001 no longer holds the word)')
-  t.equal(search.builds, 1, 'no rebuild')
+  t.equal(search.stats.builds, 1, 'no rebuild')
 })
 
 t.test('a persisted index: a restart reads only what changed; the old search segments are removed', async t => {
   const { index, search, dir, repo, open } = setup(t, 40)
-  const legacy = path.join(repo, 'state', 'search')
-  mkdirSync(legacy, { recursive: true })
-  writeFileSync(path.join(legacy, 'posts.bin'), 'an old segment')
   await new Promise(resolve => setTimeout(resolve, RACY_MS + 50))
   await index.ready()
   t.equal((await find(search, 'common')).length, 40)
-  t.equal(existsSync(legacy), false, 'the old segment folder is gone')
   await write(index, dir, 'p0039', 'Post 39', 'Saved while running.\n')
   await search.flush()
-  t.equal(search.builds, 1)
+  t.equal(search.stats.builds, 1)
   await t.rejects(search.ready(), /closed/, 'a closed search answers nothing')
 
   // 20 files rewritten while "down".
   for (let i = 0; i < 20; i++) writeFileSync(path.join(dir, `p${String(i).padStart(4, '0')}.md`), `---\ntitle: Post ${i}\n---\nRewritten kumquat${i}.\n`)
+  const legacy = path.join(repo, 'state', 'search')
+  mkdirSync(legacy, { recursive: true })
+  writeFileSync(path.join(legacy, 'posts.bin'), 'an old segment')
   const second = open()
+  t.equal(existsSync(legacy), false, 'the old segment folder is gone')
   await second.index.ready()
   t.equal((await find(second.search, 'common')).length, 19, 'the old words of the rewritten files are gone')
   t.same(await find(second.search, 'kumquat7 '), ['p0007'])
   t.equal((await find(second.search, 'kumquat')).length, 20)
   t.same(await find(second.search, 'running'), ['p0039'], 'the save made while running')
-  t.equal(second.search.builds, 0, 'loaded, not built')
+  t.equal(second.search.stats.builds, 0, 'loaded, not built')
   // The 20 rewritten files, and the saved one (its signature was not recorded with its text).
-  t.same(second.search.loadStats, { fromSnapshot: 19, read: 21 })
+  t.same(second.search.stats, { builds: 0, fromSnapshot: 19, read: 21 })
   await second.search.flush()
 })
 
@@ -107,7 +107,7 @@ t.test('a build lets other work run between its chunks (small files are read syn
   setImmediate(tick)
   await search.ready()
   building = false
-  t.equal(search.builds, 1)
+  t.equal(search.stats.builds, 1)
   t.ok(turns >= files / 64, `${turns} turns during a build of ${files / 64} chunks`)
   t.equal((await find(search, 'common')).length, files, 'every entry indexed')
 })
