@@ -23,7 +23,6 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
     if ((mark.type === 'link') !== (mark.href !== undefined)) throw new BadRequestError('Invalid command: a link mark needs href, other marks take none', { field: 'marks' })
   }
   const markdown = await import('../content/markdown/text-edit.js')
-  const { SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
   const outlines = ctx.services.blockOutlines
   const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
     assertBlockEditableLength(body)
@@ -35,8 +34,8 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
       if (edit.outline !== null) outlines.set(outlineKey(edit.body, mdx), edit.outline)
       return edit
     } catch (err) {
-      if (err instanceof SourceMismatchError) throw new StaleSourceError(current)
-      if (err instanceof UneditableBlockError) throw new UnmappableEditError(err.message, { src: cmd.src })
+      if (err instanceof markdown.SourceMismatchError) throw new StaleSourceError(current)
+      if (err instanceof markdown.UneditableBlockError) throw new UnmappableEditError(err.message, { src: cmd.src })
       if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
       throw err
     }

@@ -1,7 +1,7 @@
 /** A block's plain text as a reader sees it, each character traced to its source bytes (md_edit's map). */
 import type { Nodes, PhrasingContent } from 'mdast'
 import type {} from 'mdast-util-mdx'
-import { textExtents } from './source-units.js'
+import { fromHtml } from 'hast-util-from-html'
 
 /** An inline node that holds the characters of its children (or of its own value). */
 export type Container = Extract<PhrasingContent, { type: 'emphasis' | 'strong' | 'delete' | 'link' | 'linkReference' | 'inlineCode' | 'mdxJsxTextElement' }>
@@ -122,4 +122,65 @@ function codeChars (node: Extract<PhrasingContent, { type: 'inlineCode' }>, body
     push(out, c, { start: k, end: k + width, next: k + width, anc, leaf: node })
     k += width
   }
+}
+
+/** Decodes one character reference (`&copy;`, `&#169;`) as the HTML parser does. */
+function decodeEntity (reference: string): string {
+  const node = fromHtml(reference, { fragment: true }).children[0]
+  return node?.type === 'text' ? node.value : reference
+}
+
+const ENTITY = /^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});/
+const PUNCTUATION = /^[!-/:-@[-`{-~]$/
+
+/** Where each character of a text node's value is in the source (see textExtents). */
+interface TextExtents {
+  /** The source offset each character starts at. */
+  starts: number[]
+  /** The source offset each character's own source ends at (a whole escape or reference). */
+  ends: number[]
+  /** Where the value's source ends. */
+  end: number
+}
+
+/**
+ * Where each character of a text node's value is in the source (an escape or reference: its whole source).
+ * @param value the text node's value
+ * @param body the body
+ * @param start the node's start offset
+ * @param end the node's end offset
+ * @returns the extents, or null when the value does not follow from the source
+ */
+export function textExtents (value: string, body: string, start: number, end: number): TextExtents | null {
+  const starts: number[] = []
+  const ends: number[] = []
+  let k = start
+  let i = 0
+  let lineStart = false
+  while (i < value.length) {
+    if (k >= end) return null
+    const c = value[i] as string
+    const s = body[k] as string
+    if (s === '\\' && body[k + 1] === c && PUNCTUATION.test(c)) {
+      starts.push(k); ends.push(k + 2); i++; k += 2; lineStart = false
+      continue
+    }
+    if (s === '&') {
+      const ref = ENTITY.exec(body.slice(k, Math.min(end, k + 40)))?.[0]
+      const decoded = ref === undefined ? undefined : decodeEntity(ref)
+      if (ref !== undefined && decoded !== undefined && decoded !== '' && decoded !== ref && value.startsWith(decoded, i)) {
+        for (let n = 0; n < decoded.length; n++) { starts.push(k); ends.push(k + ref.length) }
+        i += decoded.length; k += ref.length; lineStart = false
+        continue
+      }
+    }
+    if (s === c && !(lineStart && s === '>')) {
+      starts.push(k); ends.push(k + 1); i++; k++
+      lineStart = c === '\n'
+      continue
+    }
+    if (s === ' ' || s === '\t' || s === '\r' || (lineStart && s === '>')) { k++; continue }
+    return null
+  }
+  return { starts, ends, end: k }
 }

@@ -1,54 +1,32 @@
 /**
  * `applyBlockEdit`: one edited block's inline HTML back into its source range of the Markdown body,
- * spliced (inline-splice.ts) or else converted in the document's style by rehype-remark.
+ * written as md_edit writes a text edit and marks (text-edit.ts) or else converted in the document's
+ * style by rehype-remark.
  */
 import { unified } from 'unified'
+import remarkRehype from 'remark-rehype'
 import rehypeRemark, { type Options as RehypeRemarkOptions } from 'rehype-remark'
 import remarkGfm from 'remark-gfm'
 import remarkStringify from 'remark-stringify'
 import { toHtml } from 'hast-util-to-html'
 import { visit, SKIP } from 'unist-util-visit'
 import type { Root as HastRoot, Element, ElementContent } from 'hast'
-import type { Root, RootContent, Heading, PhrasingContent, Parent, Nodes, LinkReference, Definition } from 'mdast'
+import type { Root, RootContent, Heading, Paragraph, PhrasingContent, Parent, Nodes, LinkReference, Definition } from 'mdast'
 import type {} from 'mdast-util-mdx'
-import { parseSourceHint, sourceHash } from './source-hint.js'
-import type { SourceHint } from '../../api-shapes.js'
+import { formatSourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
-import { firstMarkers } from './body-outline.js'
+import { firstMarkers, outlineOf, regionParser, type BodyOutline } from './body-outline.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
-import { spliceInlineEdit } from './inline-splice.js'
-import { sourceTokens, renderBlock } from './source-units.js'
-import { inlineTokens, visibleTokens, sameKeys, footnoteLabel } from './inline-tokens.js'
+import { sanitizeRendered } from './render.js'
+import { shownText, shownAtoms, footnoteLabel } from './shown-text.js'
+import { applyTextEdit, checkedHint, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
+import type { TextMark } from '../../api-shapes.js'
 
-/** The hint does not name a block of this body (stale, forged or malformed). */
-export class SourceMismatchError extends Error {
-  constructor (message = 'The source hint does not match the body') {
-    super(message)
-    this.name = 'SourceMismatchError'
-  }
-}
-
-/** The block has no inline content to edit (code, table, thematic break) and the edit changes it. */
-export class UneditableBlockError extends Error {
-  constructor (kind: string, message = `A ${kind} block cannot be edited in place`) {
-    super(message)
-    this.name = 'UneditableBlockError'
-  }
-}
-
-/** What applyBlockEdit returns. */
-export interface BlockEditResult {
-  /** The new body (the same string when nothing changed). */
-  body: string
-  /** The block's range in the new body. */
-  start: number
-  end: number
-  changed: boolean
-}
+export { SourceMismatchError, UneditableBlockError, type BlockEditResult } from './text-edit.js'
 
 /**
- * Verifies the hint, sanitizes the HTML and splices its Markdown into the block's range.
+ * Verifies the hint, sanitizes the HTML and writes its Markdown into the block's range.
  * @param opts.body the current body (the editor's draft body when there is one)
  * @param opts.src the block's `data-cms-src`
  * @param opts.html the block's edited innerHTML
@@ -69,16 +47,25 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const unchanged = { body, start: block.start, end: block.end, changed: false }
   const host = inlineHost(block.node)
   const definitions = definitionsNamedIn(body.slice(block.start, block.end), documentDefinitions)
-  const source = host === null ? null : sourceTokens(host.children, body, definitions)
-  const incomingTokens = visibleTokens(inlineTokens(incoming)[0] ?? [])
+  const current = renderedContent(block, definitions)
+  const shown = shownText(incoming)
   if (block.node.type === 'code') {
     if (codeText(incoming) === block.node.value) return unchanged
-  } else if (source !== null && source.length > 0) {
-    if (sameKeys(source, incomingTokens)) return unchanged
-  } else if (rendered(incoming) === rendered(renderedContent(block, definitions))) {
+  } else if (shownText(current) === shown) {
     return unchanged
   }
   if (host === null) throw new UneditableBlockError(block.node.type)
+  const outline = outlineOf(tree, body)
+  // The edited body is parsed only in the block's top-level node.
+  const region = regionParser(outline, body, block.start, parse)
+  const rendersAs = (edit: BlockEditResult): boolean => {
+    const again = editableBlocks(region.parse(edit.body)).find(b => b.start === block.start && b.end === edit.end)
+    const named = definitionsNamedIn(edit.body.slice(block.start, edit.end), documentDefinitions)
+    return again !== undefined && shownText(renderedContent(again, named)) === shown
+  }
+  // Only what the editor changed is rewritten, where md_edit's text edit and marks say it.
+  const asText = editAsText({ body, block, host, current, incoming, mdx: opts.mdx === true, outline, urls, rendersAs })
+  if (asText !== null) return asText
   const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
   const last = host.children[host.children.length - 1]
@@ -100,19 +87,90 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   }, style)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
-  // Only what the editor changed is rewritten, where the block's rendering maps to its source.
-  let text = lead !== '' || source === null ? null : spliceInlineEdit({ body, from, to, source, incoming: incomingTokens, definitions: documentDefinitions, parse, heading: heading !== null, continuation: cont, newline, convert })
-  if (text === null) {
-    text = convert(incoming)
-    if (text === '' && lead !== '') lead = ''
-    text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
-  }
+  let text = convert(incoming)
+  if (text === '' && lead !== '') lead = ''
+  text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
   const next = body.slice(0, from) + lead + text + body.slice(to)
   const end = block.end + (next.length - body.length)
   // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
   if (!keepsMdx(host.children, body, next.slice(block.start, end))) throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   return { body: next, start: block.start, end, changed: next !== body }
 }
+
+/**
+ * The edit as md_edit's text edit then marks (text-edit.ts), the images and footnote references it
+ * removed taken out first; null when the block would not render as the edited HTML, or when the
+ * conversion writes it better: no word of the block is kept, or a new link goes to a defined URL.
+ */
+function editAsText (input: { body: string, block: EditableBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot, mdx: boolean, outline: BodyOutline, urls: Map<string, Definition>, rendersAs: (edit: BlockEditResult) => boolean }): BlockEditResult | null {
+  const { body, block, mdx, rendersAs } = input
+  const before = textAndMarks(input.current)
+  const after = textAndMarks(input.incoming)
+  const words = new Set(after.text.match(/[\p{L}\p{N}]+/gu))
+  const kept = before.text.match(/[\p{L}\p{N}]+/gu)
+  if (kept !== null && !kept.some(word => words.has(word))) return null
+  const marks = after.marks.filter(m => !before.marks.some(b => b.type === m.type && b.href === m.href && before.text.slice(b.start, b.end) === after.text.slice(m.start, m.end)))
+  if (marks.some(m => m.href !== undefined && input.urls.has(m.href))) return null
+  const trimmed = withoutRemovedAtoms(body, block, input.host, input.current, input.incoming)
+  if (trimmed === null) return null
+  try {
+    const outline = trimmed.body === body ? input.outline : undefined
+    let edit = applyTextEdit({ body: trimmed.body, src: formatSourceHint(trimmed.body, block.start, trimmed.end), before: before.text, after: after.text, mdx, outline })
+    if (!rendersAs(edit)) {
+      if (marks.length === 0) return null
+      edit = applyTextEdit({ body: edit.body, src: formatSourceHint(edit.body, edit.start, edit.end), before: after.text, after: after.text, marks, mdx, outline: edit.outline ?? undefined })
+      if (!rendersAs(edit)) return null
+    }
+    return { body: edit.body, start: edit.start, end: edit.end, changed: edit.body !== body }
+  } catch (err) {
+    if (err instanceof UnmappableEditError || err instanceof SourceMismatchError || err instanceof UneditableBlockError) return null
+    throw err
+  }
+}
+
+const ATOMS = new Set(['image', 'imageReference', 'footnoteReference'])
+
+/** The body without the source of the block's images and footnote references the edit removed (and a space beside each); null when they do not pair. */
+function withoutRemovedAtoms (body: string, block: EditableBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot): { body: string, end: number } | null {
+  const nodes = host.children.filter(node => ATOMS.has(node.type))
+  const had = shownAtoms(shownText(current))
+  const has = shownAtoms(shownText(incoming))
+  if (had.length !== nodes.length) return had.length === has.length ? { body, end: block.end } : null
+  let next = body
+  let j = has.length
+  for (let i = had.length - 1; i >= 0; i--) {
+    if (has[j - 1] === had[i]) { j--; continue }
+    let start = nodes[i]?.position?.start.offset ?? 0
+    const end = nodes[i]?.position?.end.offset ?? 0
+    if (next[start - 1] === ' ' && /^[ \n]|^$/.test(next.slice(end, end + 1))) start--
+    next = next.slice(0, start) + next.slice(end)
+  }
+  return j === 0 ? { body: next, end: block.end + next.length - body.length } : null
+}
+
+/** A fragment's text as a DOM has it and its strong, em, code and link elements as md_edit's marks. */
+function textAndMarks (root: HastRoot): { text: string, marks: TextMark[] } {
+  let text = ''
+  const marks: TextMark[] = []
+  const walk = (nodes: ElementContent[]): void => {
+    for (const node of nodes) {
+      if (node.type === 'text') text += node.value
+      if (node.type !== 'element') continue
+      if (node.tagName === 'br') text += '\n'
+      // A footnote reference's number is the page's: it has no text in the source.
+      if (node.tagName === 'br' || node.properties.dataFootnoteRef === true) continue
+      const start = text.length
+      walk(node.children)
+      const type = MARKS[node.tagName]
+      if (type === undefined || text.length === start) continue
+      marks.push(type === 'link' ? { type, start, end: text.length, href: String(node.properties.href) } : { type, start, end: text.length })
+    }
+  }
+  walk(root.children as ElementContent[])
+  return { text, marks }
+}
+
+const MARKS: Record<string, TextMark['type']> = { strong: 'strong', em: 'em', code: 'code', a: 'link' }
 
 /** The style for one block: its own markers first, then the document's. */
 function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>): DocumentStyle {
@@ -133,30 +191,17 @@ function keepsMdx (children: PhrasingContent[], body: string, text: string): boo
   return true
 }
 
-/**
- * The hint, if it parses and its hash matches the body's text at its range.
- * @param body the body
- * @param src the hint
- * @returns the parsed hint, or SourceMismatchError
- */
-export function checkedHint (body: string, src: string): SourceHint {
-  const hint = parseSourceHint(src)
-  if (hint === null) throw new SourceMismatchError('Malformed source hint')
-  if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {
-    throw new SourceMismatchError()
-  }
-  return hint
-}
+const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
 
-/** The block's content as the browser has it: the block alone rendered and sanitized as renderMarkdown does. */
+/** The block's content as the browser has it: the block alone rendered as renderMarkdown does, reduced to the inline allowlist. */
 function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
-  const node = block.node
-  return renderBlock(node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [node] } : node, definitions)
-}
-
-/** A sanitized fragment's HTML, whitespace collapsed as HTML shows it (for comparing two). */
-function rendered (root: HastRoot): string {
-  return toHtml(root).replace(/\s+/g, ' ').replace(/ ?<br> ?/g, '<br>').trim()
+  const node: RootContent = block.node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [block.node] } : block.node
+  const hast = toHast.runSync({ type: 'root', children: [node, ...definitions] }) as HastRoot
+  let element = hast.children.find((c): c is Element => c.type === 'element')
+  if (node.type === 'list') element = element?.children.find((c): c is Element => c.type === 'element')
+  const content: HastRoot = { type: 'root', children: element?.children ?? [] }
+  // Parsed as a browser parses the page (raw HTML becomes elements only then).
+  return sanitizeInlineHtml(toHtml(sanitizeRendered(content, true)))
 }
 
 function codeText (root: HastRoot): string {

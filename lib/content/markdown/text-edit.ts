@@ -8,12 +8,37 @@ import { listBlocks, type ListedBlock } from './block-list.js'
 import { phrasingChars, type BlockChars, type Container } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
 import { collapse, pairTexts } from './dom-text.js'
-import { SourceMismatchError, UneditableBlockError, checkedHint, type BlockEditResult } from './block-edit.js'
-import { escapeTyped } from './inline-splice.js'
+import { parseSourceHint, sourceHash } from './source-hint.js'
 import { outlineAfterEdit, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 import { isAllowedHref } from '../../url-scheme.js'
-import type { TextMark } from '../../api-shapes.js'
+import type { SourceHint, TextMark } from '../../api-shapes.js'
+
+/** The hint does not name a block of this body (stale, forged or malformed). */
+export class SourceMismatchError extends Error {
+  constructor (message = 'The source hint does not match the body') {
+    super(message)
+    this.name = 'SourceMismatchError'
+  }
+}
+
+/** The block has no inline content to edit (code, table, thematic break) and the edit changes it. */
+export class UneditableBlockError extends Error {
+  constructor (kind: string, message = `A ${kind} block cannot be edited in place`) {
+    super(message)
+    this.name = 'UneditableBlockError'
+  }
+}
+
+/** What applyBlockEdit returns. */
+export interface BlockEditResult {
+  /** The new body (the same string when nothing changed). */
+  body: string
+  /** The block's range in the new body. */
+  start: number
+  end: number
+  changed: boolean
+}
 
 /** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */
 export class UnmappableEditError extends Error {
@@ -113,7 +138,7 @@ function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afte
       for (let r = raw[0]; r < raw[1]; r++) deleted.add(r)
       const pieces = deletionPieces(raw[0], raw[1], chars, typed === '')
       const first = chars.chars[raw[0]]!
-      pieces.forEach((piece, i) => replacements.push({ ...piece, write: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start) : () => '' }))
+      pieces.forEach((piece, i) => replacements.push({ ...piece, write: i === 0 && typed !== '' ? escapeFor(typed, first.anc, body, piece.start, block.kind === 'heading') : () => '' }))
       if (typed !== '') addInsert(inserts, raw[0], typed, keyOf(first.anc))
     } else {
       const { pos, anc, raw, edge } = insertionPoint(at, pairing, source, chars, block)
@@ -121,7 +146,7 @@ function planEdit (changes: ReturnType<typeof diffChars>, afterRaw: string, afte
       let text = typed
       if (edge === 'end' && ai === 0 && /^[\s\u00a0]/.test(afterRaw) && /\S/.test(body[pos - 1] ?? '')) text = ' ' + text
       if (edge === 'start' && ai + typed.length === afterLength && /[\s\u00a0]$/.test(afterRaw) && /\S/.test(body[pos] ?? '')) text += ' '
-      replacements.push({ start: pos, end: pos, write: escapeFor(text, anc, body, pos) })
+      replacements.push({ start: pos, end: pos, write: escapeFor(text, anc, body, pos, block.kind === 'heading') })
       addInsert(inserts, raw, text, keyOf(anc))
     }
     at += removed
@@ -209,11 +234,11 @@ function contentRange (block: ListedBlock): { start: number, end: number } {
 }
 
 /** Typed text as Markdown in its place: verbatim in a code span, else escaped (escapeTyped). */
-function escapeFor (text: string, anc: readonly Container[], body: string, pos: number): (full: boolean) => string {
+function escapeFor (text: string, anc: readonly Container[], body: string, pos: number, heading: boolean): (full: boolean) => string {
   if (anc.some(node => node.type === 'inlineCode')) return () => text
   const line = body.slice(body.lastIndexOf('\n', pos - 1) + 1, pos)
   const lineStart = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*(?:#{1,6}[ \t]+)?$/.test(line)
-  return (full) => escapeTyped(text, { full, lineStart })
+  return (full) => escapeTyped(text, { full, heading, lineStart })
 }
 
 /** Applies the replacements and checks the block reads as expected; escapes fully on a second try. */
@@ -375,4 +400,37 @@ function blockChars (block: ListedBlock, body: string): BlockChars {
 function blockAt (body: string, start: number, end: number, parse: BodyParser): { block: ListedBlock, chars: BlockChars } | null {
   const block = listBlocks(parse(body), body, start).find(b => b.end === end)
   return block === undefined || inlineHost(block.node) === null ? null : { block, chars: blockChars(block, body) }
+}
+
+/**
+ * The hint, if it parses and its hash matches the body's text at its range.
+ * @param body the body
+ * @param src the hint
+ * @returns the parsed hint, or SourceMismatchError
+ */
+export function checkedHint (body: string, src: string): SourceHint {
+  const hint = parseSourceHint(src)
+  if (hint === null) throw new SourceMismatchError('Malformed source hint')
+  if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {
+    throw new SourceMismatchError()
+  }
+  return hint
+}
+
+/**
+ * Typed text as Markdown source, escaped where Markdown would read syntax .
+ * @param text the typed text
+ * @param opts.full escape every ASCII punctuation character (the second try)
+ * @param opts.heading `#` escaped too
+ * @param opts.lineStart the text starts a line (block markers escaped)
+ * @returns the escaped text
+ */
+export function escapeTyped (text: string, opts: { full: boolean, heading?: boolean, lineStart: boolean }): string {
+  if (opts.full) return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
+  let out = text.replace(opts.heading === true ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
+    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
+  if (opts.lineStart) {
+    out = out.replace(/^([ \t]*)([#>+\-=|:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
+  }
+  return out
 }
