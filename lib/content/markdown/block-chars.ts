@@ -133,7 +133,7 @@ function decodeEntity (reference: string): string {
 const ENTITY = /^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});/
 const PUNCTUATION = /^[!-/:-@[-`{-~]$/
 
-/** Where each character of a text node's value is in the source (see textExtents). */
+/** What textExtents finds. */
 interface TextExtents {
   /** The source offset each character starts at. */
   starts: number[]
@@ -143,15 +143,8 @@ interface TextExtents {
   end: number
 }
 
-/**
- * Where each character of a text node's value is in the source (an escape or reference: its whole source).
- * @param value the text node's value
- * @param body the body
- * @param start the node's start offset
- * @param end the node's end offset
- * @returns the extents, or null when the value does not follow from the source
- */
-export function textExtents (value: string, body: string, start: number, end: number): TextExtents | null {
+/** Where each character of a text node's value is in the source (an escape or reference: its whole source); null when the value does not follow from it. */
+function textExtents (value: string, body: string, start: number, end: number): TextExtents | null {
   const starts: number[] = []
   const ends: number[] = []
   let k = start

@@ -417,17 +417,10 @@ export function checkedHint (body: string, src: string): SourceHint {
   return hint
 }
 
-/**
- * Typed text as Markdown source, escaped where Markdown would read syntax .
- * @param text the typed text
- * @param opts.full escape every ASCII punctuation character (the second try)
- * @param opts.heading `#` escaped too
- * @param opts.lineStart the text starts a line (block markers escaped)
- * @returns the escaped text
- */
-export function escapeTyped (text: string, opts: { full: boolean, heading?: boolean, lineStart: boolean }): string {
+/** Typed text as Markdown source, escaped where Markdown would read syntax (`full`: every ASCII punctuation character). */
+function escapeTyped (text: string, opts: { full: boolean, heading: boolean, lineStart: boolean }): string {
   if (opts.full) return text.replace(/[!-/:-@[-`{-~]/g, '\\$&')
-  let out = text.replace(opts.heading === true ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
+  let out = text.replace(opts.heading ? /[\\`*_[\]<~#]/g : /[\\`*_[\]<~]/g, '\\$&')
     .replace(/&(?=#?[A-Za-z0-9]+;)/g, '\\&')
   if (opts.lineStart) {
     out = out.replace(/^([ \t]*)([#>+\-=|:])/, '$1\\$2').replace(/^([ \t]*\d+)([.)])/, '$1\\$2')
