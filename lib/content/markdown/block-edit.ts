@@ -142,7 +142,7 @@ function withoutRemovedAtoms (body: string, block: EditableBlock, host: Paragrap
     if (has[j - 1] === had[i]) { j--; continue }
     let start = nodes[i]?.position?.start.offset ?? 0
     const end = nodes[i]?.position?.end.offset ?? 0
-    if (next[start - 1] === ' ' && /^[ \n]|^$/.test(next.slice(end, end + 1))) start--
+    if (next[start - 1] === ' ' && /[ \n]/.test(next[end] ?? ' ')) start--
     next = next.slice(0, start) + next.slice(end)
   }
   return j === 0 ? { body: next, end: block.end + next.length - body.length } : null

@@ -30,7 +30,7 @@ export class UneditableBlockError extends Error {
   }
 }
 
-/** What applyBlockEdit returns. */
+/** What a block edit returns (applyBlockEdit, applyTextEdit). */
 export interface BlockEditResult {
   /** The new body (the same string when nothing changed). */
   body: string
