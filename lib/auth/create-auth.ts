@@ -1,10 +1,6 @@
 /**
- * Builds the AuthService of one instance: password mode (signed session cookie, rate-limited
- * login, persistent logout revocations) or provider mode, plus the permission policy. A provider is
- * authoritative (no password fallback): a site's adapter from `cms.config.mjs`, or the built-in
- * trusted-header provider for a reverse proxy that authenticates users (oauth2-proxy, Authelia,
- * Cloudflare Access). Both fail closed: a throw, a rejection, an unsafe id or a wrong shape denies
- * access and is logged.
+ * The AuthService of one instance: password mode, or an authoritative provider (a site's adapter, or
+ * the trusted headers of an authenticating proxy) that fails closed; plus the permission policy.
  */
 import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
@@ -86,8 +82,10 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
       return { redirect: null }
     },
     sharedRevocations: {
+      name: 'revocations',
       text: () => revocations.sharedText(runtime.sessionSecret),
       merge: async (text) => await revocations.mergeShared(text, runtime.sessionSecret),
+      empty: (text) => Object.keys((JSON.parse(text) as { revoked: object }).revoked).length === 0,
       onRevoke: (listener) => { revocations.listeners.add(listener) }
     },
     close: async () => { await revocations.flush() }
@@ -134,8 +132,7 @@ export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityPro
 
 /**
  * Builds the trusted-header provider (only safe behind a proxy that strips client-supplied copies of
- * its headers and writes its own). `loginUrl`/`logoutUrl` may contain `{redirectTo}`, which is
- * replaced by the URL-encoded return target; otherwise they are used as they are.
+ * its headers); `{redirectTo}` in `loginUrl`/`logoutUrl` becomes the URL-encoded return target.
  */
 export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): IdentityProvider {
   const idHeader = settings.idHeader.toLowerCase()
