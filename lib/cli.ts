@@ -1,7 +1,4 @@
-/**
- * The command line: `git-cms serve`, `demo` and `init`; `bin/git-cms` hands it argv and the
- * environment, everything else (refusals, the listening line, signals) happens here.
- */
+/** The command line (`serve`, `demo`, `init`): `bin/git-cms` hands it argv and the environment. */
 import { randomBytes } from 'node:crypto'
 import { execFile } from 'node:child_process'
 import { rm } from 'node:fs/promises'

@@ -1,8 +1,4 @@
-/**
- * Loads and validates `cms.config.*` (exactly one of yaml, yml, json, mjs, js) into one frozen
- * `Config` with every default filled in. A repository without a config file is valid: every
- * directory under `content/` is then a collection with an inferred schema.
- */
+/** Loads and validates `cms.config.*` (at most one of yaml, yml, json, mjs, js) into one frozen `Config` with its defaults. */
 import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
@@ -146,7 +142,6 @@ export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck 
 
 /** The config file names, of which a repository holds at most one. */
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
-
 
 /** The repository's config file, loaded (empty when there is none). */
 async function readConfigFile (repoDir: string): Promise<unknown> {

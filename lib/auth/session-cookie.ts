@@ -1,7 +1,6 @@
 /**
- * The password-mode session cookie, in the spec's wire format: `<payload>.<signature>`, where the
- * payload is base64url JSON `{ editor: true, editorId, exp }` (exp in milliseconds since epoch)
- * and the signature is base64url HMAC-SHA256 of the payload text with the session secret.
+ * The session cookie in the spec's wire format: `<payload>.<signature>`, base64url JSON
+ * `{ editor: true, editorId, exp (ms) }` and its base64url HMAC-SHA256 with the session secret.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isSafeIdentityId } from './identity.js'

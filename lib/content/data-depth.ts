@@ -1,8 +1,6 @@
 /**
- * Bounds on untrusted structure, checked before anything recursive (validation, serializers,
- * structured clones, ajv's compile) touches it: how deeply entry data may nest (a few thousand
- * levels overflow the stack), and a collection schema's length, nesting and count however it
- * arrives (`create_collection` or git), so compiles stay short; and the paging numbers of a query.
+ * Bounds on untrusted structure, checked before anything recursive touches it (a few thousand levels
+ * overflow the stack): entry data's depth, a collection schema's size and depth, paging numbers.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
@@ -77,10 +75,7 @@ export interface SchemaOverLimit {
   length?: number
 }
 
-/**
- * Why a schema is over the depth or size bound, or null; depth is measured iteratively first,
- * since JSON.stringify recurses.
- */
+/** Why a schema is over the depth or size bound, or null (depth first: JSON.stringify recurses). */
 export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
   if (dataTooDeep(schema, 0, MAX_SCHEMA_DEPTH)) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
   const chars = JSON.stringify(schema).length

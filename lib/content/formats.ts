@@ -1,8 +1,6 @@
 /**
- * Parsing and serializing entry files: JSON, YAML and TOML data files, and Markdown/MDX with YAML,
- * TOML or JSON frontmatter, or Eleventy's `---js` (read by js-frontmatter.ts); other frontmatter
- * languages are refused. Nothing is evaluated, every parse is bounded, and writing over a file
- * changes only the bytes of what changed. A top-level list reads as `{ items: [...] }`.
+ * Entry files: JSON, YAML and TOML data, Markdown/MDX with YAML, TOML, JSON or `---js` frontmatter.
+ * Nothing is evaluated, every parse is bounded, a rewrite changes only the bytes of what changed.
  */
 import { createRequire } from 'node:module'
 import type { FormattingOptions } from 'jsonc-parser'
@@ -262,10 +260,7 @@ function renderJson (value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n'
 }
 
-/**
- * Changes a JSON text from `before` to `after` with jsonc-parser's `modify`, only the new text
- * formatted (in the file's indentation and line endings; on one line inside a one-line object or list).
- */
+/** Changes a JSON text with jsonc-parser's `modify`, formatting only the new text (one-line containers stay one line). */
 function editJsonText (text: string, before: unknown, after: unknown): string {
   const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.

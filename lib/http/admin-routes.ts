@@ -1,9 +1,6 @@
 /**
- * Serves the browser code from dist/browser/: the inline editor's assets under `/__cms/` (unless
- * `enableInlineEditor: false`; `bootstrap.js` gets the API base and admin paths prepended), and the
- * Studio under `config.mountPath` (unless `enableAdmin: false`): one HTML shell for its pages, whose
- * settings (`StudioConfig`, lib/browser/studio/types.ts) sit in a JSON block because the CSP allows
- * no inline script, and the bundled assets, revalidated by a content hash.
+ * Serves dist/browser/: the inline editor's assets under `/__cms/`, and the Studio under `mountPath`:
+ * one HTML shell whose settings (`StudioConfig`) sit in a JSON block, as the CSP allows no inline script.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'

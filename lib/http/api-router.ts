@@ -1,8 +1,7 @@
 /**
- * The editor API under `apiBasePath`, one table of routes: the public auth routes (login, session,
- * logout) first, then every other route behind authentication (401) and, on mutating methods, the
- * request-forgery header (403). The commands of writes, drafts, publish, media and search load on
- * their first request: 35 modules a restart does not load before it answers.
+ * The editor API under `apiBasePath`: the public auth routes, then every other route behind
+ * authentication (401) and, on mutating methods, the request-forgery header (403). The commands of
+ * writes, drafts, publish, media and search load on their first request (35 modules a restart skips).
  */
 import { createReadStream } from 'node:fs'
 import { lstat, realpath } from 'node:fs/promises'

@@ -1,8 +1,6 @@
 /**
- * The one place where an error becomes a response: typed errors map to their status and
- * `{ error, code, ...details }`; body-parser errors keep their 4xx; anything else is a 500 that leaks
- * nothing (the stack goes to the log). JSON is serialized here, so a body that cannot be (too deep,
- * too large) becomes a logged JSON 500, not Koa's silent plain-text one.
+ * The one place where an error becomes a response `{ error, code, ...details }`; anything unknown is a
+ * logged 500 that leaks nothing. JSON is serialized here, so a body that cannot be is a JSON 500 too.
  */
 import type { Middleware } from 'koa'
 import type { Logger } from 'pino'

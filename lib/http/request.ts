@@ -1,8 +1,6 @@
 /**
- * Reading a request after the API router's guards (authentication 401, request-forgery header 403):
- * query parameters strictly (one value each, of the expected type, or a 400), the JSON body
- * (415/413/400), the raw body and the identity. Permission checks (403) happen in commands, after
- * the payload is validated.
+ * Reading a request after the API router's guards: query parameters strictly (one value each, of the
+ * expected type, or a 400), the JSON body (415/413/400), the raw body and the identity.
  */
 import type { Middleware, Context } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'

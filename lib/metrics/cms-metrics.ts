@@ -1,7 +1,6 @@
 /**
- * The Prometheus metrics of one instance (CONTRACT 18), on a prom-client Registry of its own (two
- * instances in one process share nothing). Labels are route patterns, methods, status codes and
- * fixed words: never a path, an entry id, a title or an editor's name.
+ * The Prometheus metrics of one instance (CONTRACT 18) on a Registry of its own. Labels are route
+ * patterns, methods, statuses and fixed words: never a path, an entry id or an editor's name.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
