@@ -11,7 +11,6 @@ interface HttpLikeError {
   statusCode?: unknown
   httpCode?: unknown
   expose?: unknown
-  type?: unknown
   message?: unknown
 }
 
@@ -68,6 +67,5 @@ function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
 function clientMessage (status: number, e: HttpLikeError): string {
   if (status === 413) return 'Request body too large'
   if (status === 415) return 'Unsupported media type'
-  if (status === 400 && (e.type === 'entity.parse.failed' || String(e.message).includes('JSON'))) return 'Malformed JSON body'
   return e.expose === true && typeof e.message === 'string' ? e.message : 'Bad request'
 }
