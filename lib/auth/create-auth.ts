@@ -170,9 +170,8 @@ function fill (template: string | undefined, redirectTo: string): string | null 
 }
 
 /**
- * Builds the permission policy of an instance: the adapter's `authorize`, the declarative
- * `permissions: { role: [actions] | ['*'] }` (the union over the identity's roles), or both (then
- * both must allow). Without either, every signed-in editor may do everything.
+ * Builds the permission policy: the adapter's `authorize`, the declarative `permissions` (the union
+ * over the identity's roles), or both (both must allow); without either, every editor may do all.
  * @param opts the adapter's `authorize`, the declarative policy, and the log of a throwing policy
  * @returns the authorizer
  */

@@ -34,11 +34,7 @@ export function queryEnum<T extends string> (ctx: Context, name: string, allowed
   return raw as T
 }
 
-/**
- * A query parameter naming a top-level data field (1 to 128 characters, no control characters,
- * no `.` or `/`, never `__proto__`, `prototype` or `constructor`); whether the collection has
- * that field is the command's check.
- */
+/** A query parameter naming a top-level data field (1 to 128 characters, no control characters, `.`, `/` or prototype key). */
 export function queryFieldName (ctx: Context, name: string): string | undefined {
   const raw = queryString(ctx, name)
   if (raw === undefined || raw === '') return undefined
@@ -123,10 +119,7 @@ export function identityOf (ctx: Context): Identity {
   return (ctx.state as { identity: Identity }).identity
 }
 
-/**
- * Wraps a dynamic import so that it runs once, on the first call: route modules load the commands
- * the first list never runs (writes, publish, media, search) on their first request, not at start.
- */
+/** Wraps a dynamic import so that it runs once, on the first call (commands load on their first request, not at start). */
 export function loadOnFirstUse<T> (load: () => Promise<T>): () => Promise<T> {
   let loading: Promise<T> | null = null
   return async () => await (loading ??= load())

@@ -85,10 +85,7 @@ async function requestEnded (req: IncomingMessage): Promise<void> {
 
 const MIME_BY_EXT = new Map(Object.values(UPLOAD_TYPES).map(t => [t.ext, t.mime]))
 
-/**
- * Serves stored uploads: only `<uploadsUrl>/YYYY/MM/<name>.<allowed ext>`, only files that really
- * are inside `uploadsDir`, with their type and `X-Content-Type-Options: nosniff`.
- */
+/** Serves stored uploads: only `<uploadsUrl>/YYYY/MM/<name>.<allowed ext>` files really inside `uploadsDir`, `nosniff`. */
 export function serveUploads (services: Services): Middleware {
   // The top-level uploads folder and every collection's own (`uploadsDir`/`uploadsUrl`).
   const roots = [{ prefix: services.config.uploadsUrl, dir: services.config.uploadsDir }]
