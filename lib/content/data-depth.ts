@@ -23,9 +23,9 @@ export function dataTooDeep (value: unknown, levelsAbove = 0, maxDepth = MAX_DAT
   return false
 }
 
-/** Refuses a value that nests deeper than MAX_DATA_DEPTH, counted from where it will be stored. */
-export function assertDataDepth (value: unknown, where = 'data', levelsAbove = 0): void {
-  if (dataTooDeep(value, levelsAbove)) throw tooDeepError(where)
+/** Refuses entry data that nests deeper than MAX_DATA_DEPTH. */
+export function assertDataDepth (data: unknown): void {
+  if (dataTooDeep(data)) throw tooDeepError('data')
 }
 
 /**
