@@ -1,7 +1,4 @@
-/**
- * Storing an uploaded file: its type decided by its bytes, its name `<slug>-<8 hex of sha256>.<ext>`
- * under `YYYY/MM/`, so the same bytes give the same URL.
- */
+/** Storing an upload: its type decided by its bytes, its name `<slug>-<8 hex of sha256>.<ext>` under `YYYY/MM/`. */
 import { createReadStream } from 'node:fs'
 import { open, rename, rm, mkdir, stat, copyFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
