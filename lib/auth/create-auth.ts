@@ -9,7 +9,7 @@ import type { Logger } from 'pino'
 import type { AuthAction, AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
 import { ConflictError } from '../errors.js'
-import type { AuthService, Authorizer, AuthTarget } from './types.js'
+import type { AuthService, Authorizer } from './types.js'
 import { toIdentity } from './identity.js'
 import { passwordAuth, rateLimitKey } from './password-auth.js'
 import { RevokedSessions } from './revocations.js'
@@ -181,7 +181,7 @@ export function createAuthorizer (opts: { authorize?: AuthAdapter['authorize'], 
   const active = authorize !== undefined || policy !== null
   return {
     active,
-    can: async (identity: Identity, action: AuthAction, target: AuthTarget = {}): Promise<boolean> => {
+    can: async (identity, action, target = {}) => {
       if (!active) return true
       if (policy !== null && !grants(policy, identity.roles, action)) return false
       if (authorize === undefined) return true

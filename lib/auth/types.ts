@@ -3,18 +3,12 @@ import type { Context } from 'koa'
 import type { AuthAction, Identity } from '../config.js'
 import type { SharedDocument } from '../remote/cms-refs-sync.js'
 
-/** What an authorize check is about. */
-export interface AuthTarget {
-  collection?: string
-  id?: string
-}
-
 /** Decides which writes a signed-in editor may perform. */
 export interface Authorizer {
   /** True when a policy (adapter `authorize` or declarative `permissions`) is configured. */
   readonly active: boolean
   /** Whether the identity may perform the action (always true without a policy; a throw denies). */
-  can: (identity: Identity, action: AuthAction, target?: AuthTarget) => Promise<boolean>
+  can: (identity: Identity, action: AuthAction, target?: { collection?: string, id?: string }) => Promise<boolean>
 }
 
 /** Authentication of one service instance. */

@@ -146,10 +146,8 @@ const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize',
 /** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
-    const [{ listMedia }, { findMediaReferences, requireMediaFile, deleteMedia }] = await Promise.all([
-      import('../commands/media-list.js'), import('../commands/media-delete.js')
-    ])
-    return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
+    const [list, deletion] = await Promise.all([import('../commands/media-list.js'), import('../commands/media-delete.js')])
+    return { ...list, ...deletion }
   })
 
   router.get('/media', async (ctx) => {
