@@ -145,13 +145,8 @@ export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.js
 
 /** The repository's config file, loaded (empty when there is none). */
 async function readConfigFile (repoDir: string): Promise<unknown> {
-  const present: string[] = []
-  for (const name of CONFIG_FILES) {
-    try {
-      await access(path.join(repoDir, name))
-      present.push(name)
-    } catch {}
-  }
+  const found = await Promise.all(CONFIG_FILES.map(async name => await access(path.join(repoDir, name)).then(() => name, () => null)))
+  const present = found.filter(name => name !== null)
   if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
   const file = present[0]
   if (file === undefined) return {}
