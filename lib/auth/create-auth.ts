@@ -25,17 +25,12 @@ interface IdentityProvider {
   logoutUrl: (redirectTo: string) => string | null
 }
 
-/** What createAuth needs from the instance. */
-export interface CreateAuthOptions {
-  config: Config
-  runtime: RuntimeSettings
-  /** `.git/cms`, where revocations persist. */
-  stateDir: string
-  log: Logger
-}
-
-/** Builds authentication for one instance. */
-export async function createAuth (opts: CreateAuthOptions): Promise<AuthService> {
+/**
+ * Builds authentication for one instance.
+ * @param opts the config, the runtime settings, the log, and `stateDir` (`.git/cms`, where revocations persist)
+ * @returns the instance's AuthService
+ */
+export async function createAuth (opts: { config: Config, runtime: RuntimeSettings, stateDir: string, log: Logger }): Promise<AuthService> {
   const { config, runtime, log } = opts
   const authConfig = config.auth
   const adapter = authConfig !== null && !isTrustedHeader(authConfig) ? authConfig : null
