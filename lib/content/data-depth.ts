@@ -67,16 +67,8 @@ export function collectionCountOverLimit (count: number): string | null {
   return count >= MAX_DYNAMIC_COLLECTIONS ? `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections` : null
 }
 
-/** Why a schema is over a bound. */
-export interface SchemaOverLimit {
-  kind: 'depth' | 'size'
-  message: string
-  limit: number
-  length?: number
-}
-
 /** Why a schema is over the depth or size bound, or null (depth first: JSON.stringify recurses). */
-export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
+export function schemaOverLimit (schema: unknown): { kind: 'depth' | 'size', message: string, limit: number, length?: number } | null {
   if (dataTooDeep(schema, 0, MAX_SCHEMA_DEPTH)) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
   const chars = JSON.stringify(schema).length
   if (chars > MAX_SCHEMA_CHARS) return { kind: 'size', message: `schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, limit: MAX_SCHEMA_CHARS, length: chars }

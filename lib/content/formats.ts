@@ -42,14 +42,6 @@ const LANGUAGES: Record<FrontmatterKind, { parse: (text: string) => unknown, edi
 const WRITERS = { yaml: renderYaml, toml: renderToml, json: renderJson }
 const FENCES = { yaml: '---\n', toml: '+++\n', json: '' }
 
-/** Options of serializeEntry. */
-export interface SerializeOptions {
-  /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
-  frontmatter?: Exclude<FrontmatterKind, 'js'>
-  /** The data `previousText` was read as (a Markdown file's frontmatter is then not parsed again). */
-  previousData?: EntryData
-}
-
 /** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
 export function isMarkdownFormat (format: string | null | undefined): format is 'md' | 'mdx' {
   return format === 'md' || format === 'mdx'
@@ -83,8 +75,12 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, k
 /**
  * Encodes entry data as file text; with `previousText`, only what changed is rewritten in it (the
  * same text when the data is unchanged).
+ * @param opts `frontmatter`: the kind of a new md/mdx file (default yaml); `previousData`: what
+ * `previousText` was read as (a Markdown file's frontmatter is then not parsed again)
  */
-export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
+export function serializeEntry (
+  format: EntryFormat, data: EntryData, previousText?: string, opts: { frontmatter?: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData } = {}
+): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml', opts.previousData)
   if (previousText !== undefined) {
     let before: unknown
