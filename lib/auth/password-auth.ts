@@ -13,16 +13,6 @@ import { cleanEditorName, editorIdForName } from './identity.js'
 const MAX_FAILURES = 5
 const WINDOW_MS = 15 * 60 * 1000
 
-/** Settings of password mode. */
-interface PasswordAuthOptions {
-  /** The shared password; null disables password sign-in (and honours no session). */
-  password: string | null
-  sessionSecret: string
-  revocations: RevokedSessions
-  /** Clock (milliseconds), for tests. */
-  now?: () => number
-}
-
 /** The identity of a password-mode session. */
 function editorIdentity (claims: SessionClaims): Identity {
   return { id: claims.editorId, name: claims.name ?? 'Editor', roles: ['editor'] }
@@ -36,10 +26,10 @@ export type PasswordAuth = ReturnType<typeof passwordAuth>
  * the client is limited (whatever the password), 401 for a wrong one (counted; check, compare and
  * count run without an await, so parallel guesses are counted exactly); `identify` checks signature,
  * expiry, id grammar and revocation; `logout` revokes the session's id (persisted).
- * @param opts the password, session secret and revocations
+ * @param opts the password (null: no sign-in, and no session honoured), session secret, revocations and clock (tests)
  * @returns the password mode of the service
  */
-export function passwordAuth (opts: PasswordAuthOptions) {
+export function passwordAuth (opts: { password: string | null, sessionSecret: string, revocations: RevokedSessions, now?: () => number }) {
   const { password, sessionSecret: secret, revocations } = opts
   const now = opts.now ?? Date.now
   const limiter = new LoginRateLimiter()
