@@ -1,7 +1,4 @@
-/**
- * The command line: `git-cms serve`, `demo` and `init`; `bin/git-cms` hands it argv and the
- * environment, everything else (refusals, the listening line, signals) happens here.
- */
+/** The command line (`serve`, `demo`, `init`): `bin/git-cms` hands it argv and the environment. */
 import { randomBytes } from 'node:crypto'
 import { execFile } from 'node:child_process'
 import { rm } from 'node:fs/promises'
@@ -160,17 +157,15 @@ function parseInvocation (argv: string[]): Invocation {
   if (command !== 'serve' && command !== 'demo' && command !== 'init') throw new UsageError(`unknown command '${command}'`)
   if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0] ?? ''}'`)
   if (command === 'demo' && values.repo !== undefined) throw new UsageError('demo serves its own copy of the example site; --repo is for serve')
-  if (values.host === '') throw new UsageError('--host needs a value')
-  if (values.repo === '') throw new UsageError('--repo needs a value')
-  if (values.force === true && command !== 'init') throw new UsageError('--force is for init')
   if (command === 'init' && (values.port !== undefined || values.host !== undefined)) throw new UsageError('init writes a config and serves nothing; --port and --host are for serve and demo')
-  if ((values.proxy !== undefined || values.site !== undefined) && command !== 'serve') throw new UsageError(`--${values.proxy !== undefined ? 'proxy' : 'site'} is for serve`)
+  for (const [flag, only] of [['force', 'init'], ['proxy', 'serve'], ['site', 'serve'], ['clone', 'serve']] as const) {
+    if (values[flag] !== undefined && command !== only) throw new UsageError(`--${flag} is for ${only}`)
+  }
+  for (const [flag, what] of [['host', 'a value'], ['repo', 'a value'], ['proxy', 'a URL'], ['site', 'a folder'], ['clone', 'a URL']] as const) {
+    if (values[flag] === '') throw new UsageError(`--${flag} needs ${what}`)
+  }
   if (values.proxy !== undefined && values.site !== undefined) throw new UsageError('--proxy and --site cannot be combined: the site comes from a dev server or from a folder')
-  if (values.proxy === '') throw new UsageError('--proxy needs a URL')
-  if (values.site === '') throw new UsageError('--site needs a folder')
   if (values.proxy !== undefined && !/^https?:\/\/[^/?#]/i.test(values.proxy)) throw new UsageError(`--proxy needs an http:// or https:// address, got '${values.proxy}'`)
-  if (values.clone !== undefined && command !== 'serve') throw new UsageError('--clone is for serve')
-  if (values.clone === '') throw new UsageError('--clone needs a URL')
   if (values.clone !== undefined && values.repo === undefined) throw new UsageError('--clone needs --repo DIR (an empty or missing directory)')
   const { repo, clone, proxy, site } = values
   return { command, repo, host: values.host ?? DEFAULT_HOST, port: parsePort(values.port), force: values.force === true, clone, proxy, site }

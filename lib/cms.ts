@@ -1,8 +1,4 @@
-/**
- * `createCms({ repoDir, config? })`: one service instance over one site repository, owning every
- * stateful part, so two instances never share anything. `openCms` also hands back the internals,
- * for this package's own CLI and tests (never re-exported).
- */
+/** `createCms`: one instance over one site repository, owning every stateful part; `openCms` also gives the internals (CLI, tests). */
 import path from 'node:path'
 import { stat, rm } from 'node:fs/promises'
 import type Koa from 'koa'
@@ -37,8 +33,6 @@ import { BoundedRenderer } from './commands/bounded-render.js'
 import { RecordSigner } from './storage/record-signature.js'
 import { relativeSlashPath } from './storage/safe-path.js'
 import type { CmsMetrics } from './metrics/cms-metrics.js'
-import type { SharedRevocations } from './auth/types.js'
-import type { SharedDocument } from './remote/cms-refs-sync.js'
 
 /** The pause after the first index builds before the full-text opens and the temp sweep, so the first lists are answered first. */
 const AFTER_FIRST_BUILDS_MS = 100
@@ -137,7 +131,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       signer,
       beforeCmsRefs: async () => { await history.flush() },
       env,
-      ...(auth.sharedRevocations !== null ? { shared: [revocationsDocument(auth.sharedRevocations)] } : {}),
+      ...(auth.sharedRevocations !== null ? { shared: [auth.sharedRevocations] } : {}),
       ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { metrics.push(kind, ok) } } : {}),
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
@@ -241,16 +235,6 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     for (const part of started) await part.close().catch(() => {})
     await lock.release()
     throw err
-  }
-}
-
-/** The revoked sessions as the document shared on `refs/cms/revocations`. */
-function revocationsDocument (shared: SharedRevocations): SharedDocument {
-  return {
-    name: 'revocations',
-    text: () => shared.text(),
-    merge: async (text) => await shared.merge(text),
-    empty: (text) => Object.keys((JSON.parse(text) as { revoked: object }).revoked).length === 0
   }
 }
 

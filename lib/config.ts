@@ -1,8 +1,4 @@
-/**
- * Loads and validates `cms.config.*` (exactly one of yaml, yml, json, mjs, js) into one frozen
- * `Config` with every default filled in. A repository without a config file is valid: every
- * directory under `content/` is then a collection with an inferred schema.
- */
+/** Loads and validates `cms.config.*` (at most one of yaml, yml, json, mjs, js) into one frozen `Config` with its defaults. */
 import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-tools.js'
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
@@ -147,16 +143,10 @@ export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck 
 /** The config file names, of which a repository holds at most one. */
 export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
 
-
 /** The repository's config file, loaded (empty when there is none). */
 async function readConfigFile (repoDir: string): Promise<unknown> {
-  const present: string[] = []
-  for (const name of CONFIG_FILES) {
-    try {
-      await access(path.join(repoDir, name))
-      present.push(name)
-    } catch {}
-  }
+  const found = await Promise.all(CONFIG_FILES.map(async name => await access(path.join(repoDir, name)).then(() => name, () => null)))
+  const present = found.filter(name => name !== null)
   if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
   const file = present[0]
   if (file === undefined) return {}

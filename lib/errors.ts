@@ -1,10 +1,7 @@
-/**
- * Every failure the service reports, each class with its HTTP status and a stable `code`;
- * `lib/http/error-handler.ts` turns them into responses. Imports nothing of ours.
- */
+/** Every failure the service reports, each class with its HTTP status and a stable `code`. Imports nothing of ours. */
 
 /** Extra members merged into the JSON error body next to `error`. */
-export type ErrorDetails = Record<string, unknown>
+type ErrorDetails = Record<string, unknown>
 
 /** Base class: a failure with an HTTP status, a stable code and optional body details. */
 export class CmsError extends Error {
@@ -80,8 +77,8 @@ export class RevisionConflictError extends CmsError {
 
 /** 409: a Markdown block's source hint no longer matches the body. */
 export class StaleSourceError extends CmsError {
-  constructor (currentRevision: number, message = 'Markdown source changed; render the page again for fresh source stamps') {
-    super(409, 'stale_source', message, { currentRevision })
+  constructor (currentRevision: number) {
+    super(409, 'stale_source', 'Markdown source changed; render the page again for fresh source stamps', { currentRevision })
   }
 }
 

@@ -1,7 +1,4 @@
-/**
- * The HTTP listener of `git-cms serve` and `git-cms demo`: a node:http server over the instance's
- * Koa app, and a graceful close that lets requests in flight (a publish included) finish first.
- */
+/** The HTTP listener of `serve` and `demo`, whose close lets requests in flight (a publish included) finish first. */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Cms } from './cms.js'

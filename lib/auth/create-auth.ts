@@ -1,10 +1,6 @@
 /**
- * Builds the AuthService of one instance: password mode (signed session cookie, rate-limited
- * login, persistent logout revocations) or provider mode, plus the permission policy. A provider is
- * authoritative (no password fallback): a site's adapter from `cms.config.mjs`, or the built-in
- * trusted-header provider for a reverse proxy that authenticates users (oauth2-proxy, Authelia,
- * Cloudflare Access). Both fail closed: a throw, a rejection, an unsafe id or a wrong shape denies
- * access and is logged.
+ * The AuthService of one instance: password mode, or an authoritative provider (a site's adapter, or
+ * the trusted headers of an authenticating proxy) that fails closed; plus the permission policy.
  */
 import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
@@ -13,7 +9,7 @@ import type { Logger } from 'pino'
 import type { AuthAction, AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
 import { ConflictError } from '../errors.js'
-import type { AuthService, Authorizer, AuthTarget } from './types.js'
+import type { AuthService, Authorizer } from './types.js'
 import { toIdentity } from './identity.js'
 import { passwordAuth, rateLimitKey } from './password-auth.js'
 import { RevokedSessions } from './revocations.js'
@@ -29,17 +25,12 @@ interface IdentityProvider {
   logoutUrl: (redirectTo: string) => string | null
 }
 
-/** What createAuth needs from the instance. */
-export interface CreateAuthOptions {
-  config: Config
-  runtime: RuntimeSettings
-  /** `.git/cms`, where revocations persist. */
-  stateDir: string
-  log: Logger
-}
-
-/** Builds authentication for one instance. */
-export async function createAuth (opts: CreateAuthOptions): Promise<AuthService> {
+/**
+ * Builds authentication for one instance.
+ * @param opts the config, the runtime settings, the log, and `stateDir` (`.git/cms`, where revocations persist)
+ * @returns the instance's AuthService
+ */
+export async function createAuth (opts: { config: Config, runtime: RuntimeSettings, stateDir: string, log: Logger }): Promise<AuthService> {
   const { config, runtime, log } = opts
   const authConfig = config.auth
   const adapter = authConfig !== null && !isTrustedHeader(authConfig) ? authConfig : null
@@ -86,8 +77,10 @@ export async function createAuth (opts: CreateAuthOptions): Promise<AuthService>
       return { redirect: null }
     },
     sharedRevocations: {
+      name: 'revocations',
       text: () => revocations.sharedText(runtime.sessionSecret),
       merge: async (text) => await revocations.mergeShared(text, runtime.sessionSecret),
+      empty: (text) => Object.keys((JSON.parse(text) as { revoked: object }).revoked).length === 0,
       onRevoke: (listener) => { revocations.listeners.add(listener) }
     },
     close: async () => { await revocations.flush() }
@@ -134,8 +127,7 @@ export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityPro
 
 /**
  * Builds the trusted-header provider (only safe behind a proxy that strips client-supplied copies of
- * its headers and writes its own). `loginUrl`/`logoutUrl` may contain `{redirectTo}`, which is
- * replaced by the URL-encoded return target; otherwise they are used as they are.
+ * its headers); `{redirectTo}` in `loginUrl`/`logoutUrl` becomes the URL-encoded return target.
  */
 export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): IdentityProvider {
   const idHeader = settings.idHeader.toLowerCase()
@@ -173,9 +165,8 @@ function fill (template: string | undefined, redirectTo: string): string | null 
 }
 
 /**
- * Builds the permission policy of an instance: the adapter's `authorize`, the declarative
- * `permissions: { role: [actions] | ['*'] }` (the union over the identity's roles), or both (then
- * both must allow). Without either, every signed-in editor may do everything.
+ * Builds the permission policy: the adapter's `authorize`, the declarative `permissions` (the union
+ * over the identity's roles), or both (both must allow); without either, every editor may do all.
  * @param opts the adapter's `authorize`, the declarative policy, and the log of a throwing policy
  * @returns the authorizer
  */
@@ -185,7 +176,7 @@ export function createAuthorizer (opts: { authorize?: AuthAdapter['authorize'], 
   const active = authorize !== undefined || policy !== null
   return {
     active,
-    can: async (identity: Identity, action: AuthAction, target: AuthTarget = {}): Promise<boolean> => {
+    can: async (identity, action, target = {}) => {
       if (!active) return true
       if (policy !== null && !grants(policy, identity.roles, action)) return false
       if (authorize === undefined) return true

@@ -1,8 +1,6 @@
 /**
- * Password mode: one shared editor password checked in constant time under the rate limit (at most
- * 5 failed logins per client in a sliding 15-minute window, per instance, in an LRU bounded by
- * count); a session is a signed cookie (editorId random, or derived from the name given) that
- * logout revokes.
+ * Password mode: one shared password checked in constant time, at most 5 failed logins per client in
+ * a sliding 15 minutes; a session is a signed cookie (editorId random, or from the name given).
  */
 import { isIPv6 } from 'node:net'
 import { LRUCache } from 'lru-cache'
@@ -14,16 +12,6 @@ import { cleanEditorName, editorIdForName } from './identity.js'
 
 const MAX_FAILURES = 5
 const WINDOW_MS = 15 * 60 * 1000
-
-/** Settings of password mode. */
-interface PasswordAuthOptions {
-  /** The shared password; null disables password sign-in (and honours no session). */
-  password: string | null
-  sessionSecret: string
-  revocations: RevokedSessions
-  /** Clock (milliseconds), for tests. */
-  now?: () => number
-}
 
 /** The identity of a password-mode session. */
 function editorIdentity (claims: SessionClaims): Identity {
@@ -38,10 +26,10 @@ export type PasswordAuth = ReturnType<typeof passwordAuth>
  * the client is limited (whatever the password), 401 for a wrong one (counted; check, compare and
  * count run without an await, so parallel guesses are counted exactly); `identify` checks signature,
  * expiry, id grammar and revocation; `logout` revokes the session's id (persisted).
- * @param opts the password, session secret and revocations
+ * @param opts the password (null: no sign-in, and no session honoured), session secret, revocations and clock (tests)
  * @returns the password mode of the service
  */
-export function passwordAuth (opts: PasswordAuthOptions) {
+export function passwordAuth (opts: { password: string | null, sessionSecret: string, revocations: RevokedSessions, now?: () => number }) {
   const { password, sessionSecret: secret, revocations } = opts
   const now = opts.now ?? Date.now
   const limiter = new LoginRateLimiter()
@@ -95,13 +83,10 @@ export function rateLimitKey (address: string): string {
   if (!isIPv6(bare)) return address
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
   if (mapped !== null) return mapped[1]!
-  const [head = '', tail] = bare.split('::')
-  const first = head === '' ? [] : head.split(':')
-  const last = tail === undefined || tail === '' ? [] : tail.split(':')
-  // An IPv4 tail (`::1.2.3.4`) is two groups.
-  const lastCount = last.length + (last.some(g => g.includes('.')) ? 1 : 0)
-  const groups = tail === undefined ? first : [...first, ...Array<string>(8 - first.length - lastCount).fill('0'), ...last]
-  return groups.slice(0, 4).map(g => g.includes('.') ? g : parseInt(g, 16).toString(16)).join(':') + '::/64'
+  // The URL parser writes it canonically: hex groups without leading zeros, an IPv4 tail as two groups.
+  const [head = [], tail] = new URL(`http://[${bare}]`).hostname.slice(1, -1).split('::').map(part => part === '' ? [] : part.split(':'))
+  const groups = tail === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail]
+  return groups.slice(0, 4).join(':') + '::/64'
 }
 
 /** Counts failed logins per client key. */
@@ -109,9 +94,7 @@ export class LoginRateLimiter {
   /** Client key -> times of its recent failures, oldest first. */
   readonly #failures: LRUCache<string, number[]>
 
-  /**
-   * @param maxClients most clients remembered at once; the stalest are forgotten first
-   */
+  /** @param maxClients most clients remembered at once; the stalest are forgotten first */
   constructor (maxClients = 10_000) {
     this.#failures = new LRUCache<string, number[]>({ max: maxClients })
   }

@@ -1,10 +1,6 @@
 /**
  * The return target handed to a provider's login or logout URL: only a path on this site, so the
  * CMS never helps send a browser to an address an attacker chose.
- */
-
-/**
- * A safe local return target.
  * @returns the value when it is a local absolute path, else '/'
  */
 export function safeRedirectTarget (value: unknown): string {

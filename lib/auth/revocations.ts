@@ -1,7 +1,6 @@
 /**
- * Sessions ended by logout, remembered until their cookies would expire, in
- * `.git/cms/revoked-sessions.json` (rewritten atomically at each logout; a damaged file stops the
- * start). Shared with other instances as a signed document on `refs/cms/revocations` (CONTRACT 17).
+ * Sessions ended by logout, kept until their cookies expire in `.git/cms/revoked-sessions.json` (a
+ * damaged file stops the start), and shared signed on `refs/cms/revocations` (CONTRACT 17).
  */
 import { createHmac } from 'node:crypto'
 import { readFile, readdir, rm } from 'node:fs/promises'
@@ -88,10 +87,7 @@ export class RevokedSessions {
     for (const listener of this.listeners) listener()
   }
 
-  /**
-   * The document that travels on `refs/cms/revocations`: the live revocations, sorted, with an
-   * HMAC made with a key derived from the session secret.
-   */
+  /** The document of `refs/cms/revocations`: the live revocations, sorted, with an HMAC keyed from the session secret. */
   sharedText (secret: string, now: number = Date.now()): string {
     const revoked = Object.fromEntries([...this.#revoked].filter(([, exp]) => exp > now).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
     return JSON.stringify({ version: 1, revoked, mac: documentMac(secret, revoked) }) + '\n'

@@ -1,7 +1,6 @@
 /**
- * The password-mode session cookie, in the spec's wire format: `<payload>.<signature>`, where the
- * payload is base64url JSON `{ editor: true, editorId, exp }` (exp in milliseconds since epoch)
- * and the signature is base64url HMAC-SHA256 of the payload text with the session secret.
+ * The session cookie in the spec's wire format: `<payload>.<signature>`, base64url JSON
+ * `{ editor: true, editorId, exp (ms) }` and its base64url HMAC-SHA256 with the session secret.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isSafeIdentityId } from './identity.js'
@@ -71,9 +70,8 @@ const RANDOM_CHARS = 22
 const TAG_CHARS = 12
 
 /**
- * A new password-mode editorId bound to the password it is issued under (CONTRACT 17): random,
- * followed by a tag only the session secret and this password make, so that a new
- * `CMS_EDIT_PASSWORD` ends every older session while the cookie keeps the spec's wire format.
+ * A new editorId bound to the password it is issued under (CONTRACT 17): random, then a tag of the
+ * session secret and this password, so a new `CMS_EDIT_PASSWORD` ends every older session.
  */
 export function boundEditorId (secret: string, password: string): string {
   const random = randomBytes(16).toString('base64url')
@@ -85,11 +83,7 @@ export function isBoundTo (secret: string, password: string, editorId: string): 
   return editorId.length === RANDOM_CHARS + TAG_CHARS && sameSecret(editorId.slice(RANDOM_CHARS), passwordTag(secret, password, editorId.slice(0, RANDOM_CHARS)))
 }
 
-/**
- * Whether a secret someone sent equals the expected one, in constant time whatever the lengths
- * (their SHA-256 digests are compared).
- * @returns true when equal
- */
+/** Whether a secret someone sent equals the expected one, in constant time whatever the lengths (SHA-256 digests compared). */
 export function sameSecret (given: string, expected: string): boolean {
   const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
   return timingSafeEqual(digest(given), digest(expected))

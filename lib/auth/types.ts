@@ -1,19 +1,14 @@
 /** The contract between the HTTP layer and authentication: who is asking, and may they do this. */
 import type { Context } from 'koa'
 import type { AuthAction, Identity } from '../config.js'
-
-/** What an authorize check is about. */
-export interface AuthTarget {
-  collection?: string
-  id?: string
-}
+import type { SharedDocument } from '../remote/cms-refs-sync.js'
 
 /** Decides which writes a signed-in editor may perform. */
 export interface Authorizer {
   /** True when a policy (adapter `authorize` or declarative `permissions`) is configured. */
   readonly active: boolean
   /** Whether the identity may perform the action (always true without a policy; a throw denies). */
-  can: (identity: Identity, action: AuthAction, target?: AuthTarget) => Promise<boolean>
+  can: (identity: Identity, action: AuthAction, target?: { collection?: string, id?: string }) => Promise<boolean>
 }
 
 /** Authentication of one service instance. */
@@ -35,18 +30,8 @@ export interface AuthService {
    * URL (else null). Never throws for a missing or invalid cookie.
    */
   logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
-  /** The revocations instances of one site share through the git remote (password mode), else null. */
-  readonly sharedRevocations: SharedRevocations | null
+  /** The logouts the instances of a site share on `refs/cms/revocations` (password mode), else null; `onRevoke` hears each local one. */
+  readonly sharedRevocations: (SharedDocument & { onRevoke: (listener: () => void) => void }) | null
   /** Flushes state (the revocations); resolves when done. */
   close: () => Promise<void>
-}
-
-/** Logouts that travel between the instances of a site (on `refs/cms/revocations`). */
-export interface SharedRevocations {
-  /** The signed document of this instance's live revocations. */
-  text: () => string
-  /** Takes in another instance's document: how many revocations were added, null unless signed by this site. */
-  merge: (text: string) => Promise<number | null>
-  /** Calls `listener` after each logout on this instance. */
-  onRevoke: (listener: () => void) => void
 }

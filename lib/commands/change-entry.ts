@@ -1,8 +1,6 @@
 /**
- * The one write path of content. Under the entry's lock: read the entry as the editor sees it,
- * check the expected revision, compute the new data, refuse new validation issues, then write base
- * storage (history snapshot, atomic replace, revision bump) or, under a permissions policy or for
- * md_block, the editor's private draft.
+ * The one write path of content, under the entry's lock: read the entry as the editor sees it, check
+ * the revision, refuse new issues, then write base storage (snapshot first) or the editor's draft.
  */
 import { readFile } from 'node:fs/promises'
 import { isDeepStrictEqual } from 'node:util'

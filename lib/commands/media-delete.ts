@@ -1,10 +1,6 @@
 /**
- * Deleting a file of the media library, like any direct write of the service: the next publish
- * commits the removal with `CMS_GIT_ON_PUBLISH=true`, else it stays an uncommitted change. A file
- * that entries (or drafts) still reference is refused with 409 `media_in_use`, unless `force`.
- * The references are entry files containing its URL (a page-bundle file: its bundle's files
- * containing its name) and editors' drafts containing it, found with `git grep -F` (a scan, not an
- * index: it runs only before a file is deleted, and for the Studio's warning).
+ * Deleting a media library file (409 `media_in_use` while entries or drafts reference it, unless
+ * `force`). References are found with `git grep -F`: the file's URL (a page-bundle file: its name).
  */
 import path from 'node:path'
 import { lstat, realpath, unlink } from 'node:fs/promises'

@@ -2,18 +2,7 @@
 import { NotFoundError } from '../errors.js'
 import { templateOf, type JsonSchema } from '../content/schema-tools.js'
 import type { ContentStore } from '../storage/content-store.js'
-import type { CollectionMetadata, SchemaSource } from '../storage/collection-registry.js'
-
-/** A collection's schema, template and metadata, as `GET /schema` answers. */
-export interface SchemaResponse {
-  collection: string
-  source: SchemaSource
-  schema: JsonSchema
-  template: unknown
-  metadata: CollectionMetadata
-  /** A multilingual collection's locales (default first) and where each one's entries sit. */
-  i18n?: { locales: string[], layout: 'folder' | 'suffix' | 'dirs', rootLocale: string | null, prefixes: Record<string, string> }
-}
+import type { CollectionMetadata } from '../storage/collection-registry.js'
 
 /** A dynamic collection record as `collections-metadata` lists it. */
 export interface DynamicCollectionRecord extends Pick<CollectionMetadata, 'label' | 'icon' | 'creatable' | 'orderable' | 'deletable' | 'order'> {
@@ -23,15 +12,20 @@ export interface DynamicCollectionRecord extends Pick<CollectionMetadata, 'label
   updated_at: number
 }
 
-/** Reads a collection's schema, template and metadata (404 without the collection). */
-export async function readSchema (content: ContentStore, name: string): Promise<SchemaResponse> {
+/** `GET /schema`: a collection's schema, template, metadata and locales (default first); 404 without the collection. */
+export async function readSchema (content: ContentStore, name: string): Promise<Record<string, unknown>> {
   const collection = await content.registry.get(name)
   if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
   const schema = await content.schemaOf(collection)
-  const response: SchemaResponse = { collection: name, source: collection.source, schema, template: templateOf(schema), metadata: collection.metadata }
-  const i18n = collection.i18n
-  if (i18n !== null) response.i18n = { locales: [...i18n.locales], layout: i18n.layout, rootLocale: i18n.rootLocale, prefixes: Object.fromEntries(i18n.prefixes) }
-  return response
+  const { i18n } = collection
+  return {
+    collection: name,
+    source: collection.source,
+    schema,
+    template: templateOf(schema),
+    metadata: collection.metadata,
+    ...(i18n === null ? {} : { i18n: { locales: [...i18n.locales], layout: i18n.layout, rootLocale: i18n.rootLocale, prefixes: Object.fromEntries(i18n.prefixes) } })
+  }
 }
 
 /** The dynamic collections' records. */

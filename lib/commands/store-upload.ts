@@ -1,7 +1,4 @@
-/**
- * Storing an uploaded file: its type decided by its bytes, its name `<slug>-<8 hex of sha256>.<ext>`
- * under `YYYY/MM/`, so the same bytes give the same URL.
- */
+/** Storing an upload: its type decided by its bytes, its name `<slug>-<8 hex of sha256>.<ext>` under `YYYY/MM/`. */
 import { createReadStream } from 'node:fs'
 import { open, rename, rm, mkdir, stat, copyFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
@@ -20,16 +17,6 @@ export const UPLOAD_TYPES: Record<UploadType, { ext: string, mime: string }> = {
   webp: { ext: 'webp', mime: 'image/webp' },
   avif: { ext: 'avif', mime: 'image/avif' },
   pdf: { ext: 'pdf', mime: 'application/pdf' }
-}
-
-/** An uploaded file to store. */
-export interface StoreUploadInput {
-  /** A temporary file holding the uploaded bytes (removed or moved by this command). */
-  tempFile: string
-  /** The client's file name; used only for the slug. */
-  originalName: string
-  /** Where it goes, from resolveUploadTarget. */
-  target: UploadTarget
 }
 
 /** Where an upload is stored and how its URL is made. */
@@ -75,8 +62,11 @@ export async function resolveUploadTarget (ctx: CommandContext, query: { collect
   return { ...own, collection: name, ...(id !== undefined ? { id } : {}) }
 }
 
-/** Moves an uploaded temp file to its target under its content-derived name, and gives its URL. */
-export async function storeUpload (ctx: CommandContext, input: StoreUploadInput): Promise<{ url: string }> {
+/**
+ * Moves an uploaded temp file to its target under its content-derived name, and gives its URL.
+ * @param input the temp file (removed or moved), the client's file name (for the slug only), and resolveUploadTarget's target
+ */
+export async function storeUpload (ctx: CommandContext, input: { tempFile: string, originalName: string, target: UploadTarget }): Promise<{ url: string }> {
   const { config, content } = ctx.services
   const where = input.target
   try {

@@ -1,8 +1,4 @@
-/**
- * What the validators generated at build time are made from, besides their schemas: the installed
- * ajv's version, and the options of the draft-07 instance that checks and compiles collection
- * schemas (schema-tools.ts adds its pattern engine).
- */
+/** What the validators generated at build time are made from besides their schemas: ajv's version and draft-07 options. */
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 
@@ -14,9 +10,7 @@ export function ajvVersion (): string {
 /** Ajv's options for draft-07 collection schemas, but the pattern engine. */
 export const DRAFT7_AJV_OPTIONS = { allErrors: true, strict: false } as const
 
-/**
- * The digest the generated draft-07 meta-schema validator records: ajv's version and the options.
- */
+/** The digest the generated draft-07 meta-schema validator records: ajv's version and the options. */
 export function draft7MetaDigest (ajvVersion: string): string {
   return createHash('sha256').update(JSON.stringify(['draft-07 meta-schema', ajvVersion, DRAFT7_AJV_OPTIONS])).digest('hex')
 }

@@ -1,7 +1,4 @@
-/**
- * The JSON Schemas of every mutate command and of the history and publish bodies, with the types of
- * those bodies; their validators are generated at build time.
- */
+/** The JSON Schemas and types of the mutate commands and of the history and publish bodies (validators generated at build). */
 import { createHash } from 'node:crypto'
 import type { JSONSchemaType } from 'ajv'
 import type { TextMark } from '../api-shapes.js'

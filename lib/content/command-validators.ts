@@ -1,7 +1,4 @@
-/**
- * The validators of command bodies: those generated at build time, or, when that file came from
- * other schemas or options, all compiled on first use (60 ms of CPU on a process's first write).
- */
+/** Command body validators: generated at build time or, when made from other schemas, all compiled on first use (60 ms). */
 import type { ValidateFunction } from 'ajv'
 import { createRequire } from 'node:module'
 import { ajvVersion } from './ajv-version.js'

@@ -1,8 +1,6 @@
 /**
- * Bounds on untrusted structure, checked before anything recursive (validation, serializers,
- * structured clones, ajv's compile) touches it: how deeply entry data may nest (a few thousand
- * levels overflow the stack), and a collection schema's length, nesting and count however it
- * arrives (`create_collection` or git), so compiles stay short; and the paging numbers of a query.
+ * Bounds on untrusted structure, checked before anything recursive touches it (a few thousand levels
+ * overflow the stack): entry data's depth, a collection schema's size and depth, paging numbers.
  */
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
@@ -25,9 +23,9 @@ export function dataTooDeep (value: unknown, levelsAbove = 0, maxDepth = MAX_DAT
   return false
 }
 
-/** Refuses a value that nests deeper than MAX_DATA_DEPTH, counted from where it will be stored. */
-export function assertDataDepth (value: unknown, where = 'data', levelsAbove = 0): void {
-  if (dataTooDeep(value, levelsAbove)) throw tooDeepError(where)
+/** Refuses entry data that nests deeper than MAX_DATA_DEPTH. */
+export function assertDataDepth (data: unknown): void {
+  if (dataTooDeep(data)) throw tooDeepError('data')
 }
 
 /**
@@ -69,19 +67,8 @@ export function collectionCountOverLimit (count: number): string | null {
   return count >= MAX_DYNAMIC_COLLECTIONS ? `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections` : null
 }
 
-/** Why a schema is over a bound. */
-export interface SchemaOverLimit {
-  kind: 'depth' | 'size'
-  message: string
-  limit: number
-  length?: number
-}
-
-/**
- * Why a schema is over the depth or size bound, or null; depth is measured iteratively first,
- * since JSON.stringify recurses.
- */
-export function schemaOverLimit (schema: unknown): SchemaOverLimit | null {
+/** Why a schema is over the depth or size bound, or null (depth first: JSON.stringify recurses). */
+export function schemaOverLimit (schema: unknown): { kind: 'depth' | 'size', message: string, limit: number, length?: number } | null {
   if (dataTooDeep(schema, 0, MAX_SCHEMA_DEPTH)) return { kind: 'depth', message: `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, limit: MAX_SCHEMA_DEPTH }
   const chars = JSON.stringify(schema).length
   if (chars > MAX_SCHEMA_CHARS) return { kind: 'size', message: `schema is longer than ${MAX_SCHEMA_CHARS} characters of JSON`, limit: MAX_SCHEMA_CHARS, length: chars }

@@ -1,8 +1,4 @@
-/**
- * The differences between an entry's old and new data, as the smallest list of changes at paths:
- * what the format-preserving editors (YAML, TOML, JSON) apply to the existing text, so that a save
- * touches only the bytes of what changed.
- */
+/** The changes at paths between an entry's old and new data, which the format-preserving editors apply to its text. */
 import { isDeepStrictEqual } from 'node:util'
 
 /** A path into data: object keys and array indexes. */

@@ -1,7 +1,4 @@
-/**
- * An entry's title fields (the collection's `titleField`, then `title`, `name`, `label`): what
- * lists show and what `q` ranks first (the full-text index is in lib/search/).
- */
+/** An entry's title fields (`titleField`, then `title`, `name`, `label`): what lists show and what `q` ranks first. */
 import type { EntryData } from './formats.js'
 
 /** The fields that title an entry when its collection names none. */

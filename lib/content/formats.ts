@@ -1,8 +1,6 @@
 /**
- * Parsing and serializing entry files: JSON, YAML and TOML data files, and Markdown/MDX with YAML,
- * TOML or JSON frontmatter, or Eleventy's `---js` (read by js-frontmatter.ts); other frontmatter
- * languages are refused. Nothing is evaluated, every parse is bounded, and writing over a file
- * changes only the bytes of what changed. A top-level list reads as `{ items: [...] }`.
+ * Entry files: JSON, YAML and TOML data, Markdown/MDX with YAML, TOML, JSON or `---js` frontmatter.
+ * Nothing is evaluated, every parse is bounded, a rewrite changes only the bytes of what changed.
  */
 import { createRequire } from 'node:module'
 import type { FormattingOptions } from 'jsonc-parser'
@@ -44,14 +42,6 @@ const LANGUAGES: Record<FrontmatterKind, { parse: (text: string) => unknown, edi
 const WRITERS = { yaml: renderYaml, toml: renderToml, json: renderJson }
 const FENCES = { yaml: '---\n', toml: '+++\n', json: '' }
 
-/** Options of serializeEntry. */
-export interface SerializeOptions {
-  /** The frontmatter kind of a NEW md/mdx file (existing files keep theirs); default yaml. */
-  frontmatter?: Exclude<FrontmatterKind, 'js'>
-  /** The data `previousText` was read as (a Markdown file's frontmatter is then not parsed again). */
-  previousData?: EntryData
-}
-
 /** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
 export function isMarkdownFormat (format: string | null | undefined): format is 'md' | 'mdx' {
   return format === 'md' || format === 'mdx'
@@ -85,8 +75,12 @@ export function parseMarkdown (text: string): { data: EntryData, head: string, k
 /**
  * Encodes entry data as file text; with `previousText`, only what changed is rewritten in it (the
  * same text when the data is unchanged).
+ * @param opts `frontmatter`: the kind of a new md/mdx file (default yaml); `previousData`: what
+ * `previousText` was read as (a Markdown file's frontmatter is then not parsed again)
  */
-export function serializeEntry (format: EntryFormat, data: EntryData, previousText?: string, opts: SerializeOptions = {}): string {
+export function serializeEntry (
+  format: EntryFormat, data: EntryData, previousText?: string, opts: { frontmatter?: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData } = {}
+): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml', opts.previousData)
   if (previousText !== undefined) {
     let before: unknown
@@ -262,10 +256,7 @@ function renderJson (value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n'
 }
 
-/**
- * Changes a JSON text from `before` to `after` with jsonc-parser's `modify`, only the new text
- * formatted (in the file's indentation and line endings; on one line inside a one-line object or list).
- */
+/** Changes a JSON text with jsonc-parser's `modify`, formatting only the new text (one-line containers stay one line). */
 function editJsonText (text: string, before: unknown, after: unknown): string {
   const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.

@@ -1,8 +1,4 @@
-/**
- * Where a multilingual collection's translations live (CONTRACT 15): `folder` (`<locale>/<path>`),
- * `suffix` (`<path>.<locale>`) or `dirs` (a folder per locale); a `.<locale>` suffix is read in
- * `dirs` too, as Hugo does.
- */
+/** Where translations live (CONTRACT 15): `folder` (`<locale>/<path>`), `suffix` (`<path>.<locale>`) or `dirs` (a folder each). */
 
 /** A locale code as sites name them (`en`, `pt-br`, `zh_CN`); never a path or a prototype key. */
 export const LOCALE_PATTERN = '^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8}){0,3}$'

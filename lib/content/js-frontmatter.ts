@@ -1,7 +1,6 @@
 /**
- * Eleventy's JavaScript front matter read as data with acorn, never run: an object literal or
- * declarations of literals. Anything but literals (a call, a function, a spread) makes the file
- * unreadable; an edit splices the changed value's source range only.
+ * Eleventy's `---js` front matter read as data with acorn, never run: an object literal or declarations
+ * of literals (anything else makes the file unreadable); an edit splices the changed values' source.
  */
 import { createRequire } from 'node:module'
 import type { Node } from 'acorn'

@@ -1,8 +1,4 @@
-/**
- * ajv's regular expressions on RE2 (re2js), linear in the input whatever the pattern, so a schema
- * pattern like `^(a|a)*$` cannot stall the service; patterns RE2 cannot run (lookaround,
- * backreferences) are refused at compile time.
- */
+/** ajv's regular expressions on RE2 (re2js), linear in the input, so a pattern like `^(a|a)*$` cannot stall the service. */
 import { createRequire } from 'node:module'
 import type { RE2JS } from 're2js'
 import type { CodeOptions } from 'ajv'

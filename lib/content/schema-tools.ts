@@ -1,7 +1,4 @@
-/**
- * JSON Schema helpers: validation into spec-shaped issues, a default-value template,
- * and a schema inferred from sample entries for collections that have none.
- */
+/** JSON Schema helpers: validation into spec-shaped issues, a default-value template, a schema inferred from samples. */
 import type { Ajv, ValidateFunction, ErrorObject } from 'ajv'
 import type { Ajv2020 } from 'ajv/dist/2020.js'
 import type standaloneCode from 'ajv/dist/standalone/index.js'

@@ -1,7 +1,6 @@
 /**
- * YAML entry text with the `yaml` package: bounded parsing (core schema, so timestamps stay text;
- * at most 100 aliases and 2 MiB) and edits that splice each changed value into its source range in
- * the old style. `Document.toString()` is never used: it re-serialises every node.
+ * YAML entry text with the `yaml` package: bounded parsing (core schema, so timestamps stay text), and
+ * edits that splice each changed value into its source range (`Document.toString()` rewrites every node).
  */
 import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'

@@ -1,8 +1,6 @@
 /**
- * The demo site's pages as HTML strings: the layout, the home page, a post, a page of sections and
- * the not-found page. Pure functions of entry data; every value from content goes through
- * `escapeHtml` (text and attributes alike) and links through `safeHref`, and each editable value
- * carries `data-cms="<collection>/<id>#<field.path>"` for the inline editor.
+ * The demo site's pages as HTML strings: every value from content goes through `escapeHtml`, links
+ * through `safeHref`, and each editable value carries `data-cms="<collection>/<id>#<field.path>"`.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -34,10 +32,7 @@ export function escapeHtml (value: unknown): string {
   return text.replace(/[&<>"']/g, c => ENTITIES[c] ?? c)
 }
 
-/**
- * A link target that is safe to put in `href`: relative, http(s) or mailto (isAllowedHref); anything
- * else (`javascript:`, `data:` ...) becomes `#`.
- */
+/** A link target safe for `href` (relative, http(s) or mailto); anything else (`javascript:` ...) becomes `#`. */
 export function safeHref (value: unknown): string {
   if (typeof value !== 'string') return '#'
   const trimmed = value.trim()
@@ -63,7 +58,7 @@ export function bind (entry: SiteEntry, field: string): string {
 }
 
 /** A whole HTML document around a page's main content. */
-export function renderLayout (chrome: SiteChrome, title: string, main: string): string {
+function renderLayout (chrome: SiteChrome, title: string, main: string): string {
   const s = chrome.settings
   const siteTitle = textOf(s?.data, 'title', DEFAULT_TITLE)
   const tagline = textOf(s?.data, 'tagline')

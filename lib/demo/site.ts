@@ -1,8 +1,6 @@
 /**
- * `git-cms demo`: a throwaway repository (a copy of the package's `fixtures-repo/` with one commit)
- * and its example site as Koa middleware: `/`, `/posts/<id>` and `/pages/<id>` rendered from the
- * working tree on every request, so a publish shows at once; `/markdown-it/posts/<id>` renders a
- * body as Hugo or Jekyll would, without source hints.
+ * `git-cms demo`: a throwaway copy of `fixtures-repo/` and its site, rendered from the working tree on
+ * every request; `/markdown-it/posts/<id>` renders a body as Hugo or Jekyll would, without source hints.
  */
 import { existsSync } from 'node:fs'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
@@ -118,10 +116,7 @@ export async function fixturesRepoDir (): Promise<string> {
   return found
 }
 
-/**
- * Copies fixtures-repo/ to a new temporary directory, runs `git init -b main`, sets a local
- * author and commits everything.
- */
+/** Copies fixtures-repo/ to a new temporary directory and commits it there (`git init -b main`, a local author). */
 export async function createDemoRepo (): Promise<string> {
   const source = await fixturesRepoDir()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'git-cms-demo-'))

@@ -1,9 +1,6 @@
 /**
- * Serves the browser code from dist/browser/: the inline editor's assets under `/__cms/` (unless
- * `enableInlineEditor: false`; `bootstrap.js` gets the API base and admin paths prepended), and the
- * Studio under `config.mountPath` (unless `enableAdmin: false`): one HTML shell for its pages, whose
- * settings (`StudioConfig`, lib/browser/studio/types.ts) sit in a JSON block because the CSP allows
- * no inline script, and the bundled assets, revalidated by a content hash.
+ * Serves dist/browser/: the inline editor's assets under `/__cms/`, and the Studio under `mountPath`:
+ * one HTML shell whose settings (`StudioConfig`) sit in a JSON block, as the CSP allows no inline script.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -121,10 +118,7 @@ export function adminMiddleware (services: Services): Middleware {
 /** The encodings the build writes beside a Studio asset (scripts/build-browser.mjs), best first. */
 const PRECOMPRESSED = [['br', '.br'], ['gzip', '.gz']] as const
 
-/**
- * Where the bundled browser code is (the folder holding `marker`): next to the compiled file
- * (`dist/lib/http/` -> `dist/browser/`), or from the TypeScript sources (tests) `lib/http/` -> `dist/browser/`.
- */
+/** Where the bundled browser code is (the folder holding `marker`): `dist/browser/` from `dist/lib/http/` or `lib/http/`. */
 export function browserAssetDir (marker: 'studio.js' | 'bootstrap.js'): string | null {
   const candidates = ['../../browser/', '../../dist/browser/'].map(rel => fileURLToPath(new URL(rel, import.meta.url)))
   return candidates.find(dir => existsSync(path.join(dir, marker))) ?? null
@@ -167,9 +161,8 @@ const EDITOR_ASSETS: ReadonlyMap<string, string> = new Map([
 ])
 
 /**
- * A line of bootstrap.js setting `window.<name>` (`__CMS_API__`: the API base path; `__CMS_ADMIN__`:
- * the sign-in page of its "Sign in to edit" link). JSON is a valid JS string literal; `<` is escaped
- * too so the line is also safe inside a <script>.
+ * A line of bootstrap.js setting `window.__CMS_API__` (the API base path) or `__CMS_ADMIN__` (the
+ * sign-in page): a JSON string literal with `<` escaped, so it is safe inside a <script> too.
  */
 export function globalStatement (name: '__CMS_API__' | '__CMS_ADMIN__', value: string): string {
   return `window.${name}=${JSON.stringify(value).replace(/</g, '\\u003c')};\n`

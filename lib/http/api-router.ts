@@ -1,8 +1,7 @@
 /**
- * The editor API under `apiBasePath`, one table of routes: the public auth routes (login, session,
- * logout) first, then every other route behind authentication (401) and, on mutating methods, the
- * request-forgery header (403). The commands of writes, drafts, publish, media and search load on
- * their first request: 35 modules a restart does not load before it answers.
+ * The editor API under `apiBasePath`: the public auth routes, then every other route behind
+ * authentication (401) and, on mutating methods, the request-forgery header (403). The commands of
+ * writes, drafts, publish, media and search load on their first request (35 modules a restart skips).
  */
 import { createReadStream } from 'node:fs'
 import { lstat, realpath } from 'node:fs/promises'
@@ -13,16 +12,15 @@ import type { Context, Middleware } from 'koa'
 import type { Services } from '../services.js'
 import type { CommandContext } from '../commands/command-context.js'
 import type { MediaListParams } from '../commands/media-list.js'
-import { BadRequestError, ConflictError, MissingCsrfHeaderError, NotFoundError, UnauthorizedError, UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, ConflictError, MissingCsrfHeaderError, NotFoundError, UnauthorizedError } from '../errors.js'
 import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
-import { isReservedKey } from '../content/reserved-keys.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isInside } from '../storage/safe-path.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { renderField, createRenderCache, listBlocks } from '../commands/markdown-body.js'
 import { SortedRowsCache } from '../commands/list-order.js'
-import { hasBody, identityOf, jsonBody, loadOnFirstUse, queryEntry, queryEnum, queryFieldName, queryPositiveInt, queryString, readBody } from './request.js'
+import { identityOf, loadOnFirstUse, queryEntry, queryEnum, queryFieldName, queryPositiveInt, queryString, readJsonBody } from './request.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
 import { uploadRoutes } from './upload-routes.js'
 
@@ -70,7 +68,7 @@ function authRoutes (router: Router, services: Services): void {
   router.post('/auth/login', async (ctx) => {
     // The provider is authoritative: say so before looking at the body.
     if (auth.mode === 'provider') throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled')
-    const { password, name } = await loginBody(ctx)
+    const { password, name } = await readJsonBody(ctx, { maxBytes: LOGIN_BODY_BYTES })
     if (typeof password !== 'string' || password === '') throw new BadRequestError('password must be a non-empty string')
     if (name !== undefined && typeof name !== 'string') throw new BadRequestError('name must be a string', { field: 'name' })
     if (name !== undefined && cleanEditorName(name).length > MAX_EDITOR_NAME) throw new BadRequestError(`name is longer than ${MAX_EDITOR_NAME} characters`, { field: 'name' })
@@ -88,25 +86,6 @@ function authRoutes (router: Router, services: Services): void {
     const { redirect } = await auth.logout(ctx, safeRedirectTarget(ctx.query.redirectTo))
     ctx.body = redirect === null ? { ok: true } : { ok: true, redirect }
   })
-}
-
-/** The login's JSON body; not koa-body, whose load (zod, formidable) was a tenth of a restart's CPU. */
-async function loginBody (ctx: Context): Promise<{ password?: unknown, name?: unknown }> {
-  if (!hasBody(ctx)) throw new BadRequestError('A JSON body is required')
-  if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
-  if (!['', 'identity'].includes(ctx.get('content-encoding'))) throw new UnsupportedMediaTypeError('A login body is sent without content-encoding')
-  const text = (await readBody(ctx.req, LOGIN_BODY_BYTES)).toString('utf8')
-  let body: unknown
-  try {
-    body = JSON.parse(text, (key, value: unknown) => {
-      if (isReservedKey(key)) throw new BadRequestError(`JSON body must not hold the key ${key}`)
-      return value
-    })
-  } catch (err) {
-    throw err instanceof BadRequestError ? err : new BadRequestError('JSON body is malformed')
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
-  return body
 }
 
 /** Entries, schema, collections-metadata, render, blocks. */
@@ -167,10 +146,8 @@ const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize',
 /** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
   const commands = loadOnFirstUse(async () => {
-    const [{ listMedia }, { findMediaReferences, requireMediaFile, deleteMedia }] = await Promise.all([
-      import('../commands/media-list.js'), import('../commands/media-delete.js')
-    ])
-    return { listMedia, findMediaReferences, requireMediaFile, deleteMedia }
+    const [list, deletion] = await Promise.all([import('../commands/media-list.js'), import('../commands/media-delete.js')])
+    return { ...list, ...deletion }
   })
 
   router.get('/media', async (ctx) => {
@@ -233,15 +210,17 @@ function writeRoutes (router: Router, services: Services): void {
   })
   const search = loadOnFirstUse(async () => await import('../commands/search-everywhere.js'))
 
-  router.post('/mutate', jsonBody(), async (ctx) => {
+  router.post('/mutate', async (ctx) => {
+    const body = await readJsonBody(ctx)
     const { validators, mutate } = await writes()
-    ctx.body = await mutate(as(ctx), validators.mutate(ctx.request.body))
+    ctx.body = await mutate(as(ctx), validators.mutate(body))
   })
 
   // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
-  router.post('/preview', jsonBody(), async (ctx) => {
+  router.post('/preview', async (ctx) => {
+    const body = await readJsonBody(ctx)
     const { previewMarkdown } = await writes()
-    ctx.body = await previewMarkdown(ctx.request.body as Record<string, unknown>, services.markdown)
+    ctx.body = await previewMarkdown(body, services.markdown)
   })
 
   router.get('/history', async (ctx) => {
@@ -249,9 +228,10 @@ function writeRoutes (router: Router, services: Services): void {
     ctx.body = await readHistory(as(ctx), queryEntry(ctx))
   })
 
-  router.post('/history', jsonBody(), async (ctx) => {
+  router.post('/history', async (ctx) => {
+    const body = await readJsonBody(ctx)
     const { validators, restoreHistory } = await writes()
-    ctx.body = await restoreHistory(as(ctx), validators.restore(ctx.request.body))
+    ctx.body = await restoreHistory(as(ctx), validators.restore(body))
   })
 
   router.get('/draft', async (ctx) => {
@@ -264,9 +244,10 @@ function writeRoutes (router: Router, services: Services): void {
     ctx.body = await discardDrafts(as(ctx), queryEntry(ctx))
   })
 
-  router.post('/publish', jsonBody({ optional: true }), async (ctx) => {
+  router.post('/publish', async (ctx) => {
+    const raw = await readJsonBody(ctx, { optional: true })
     const { validators, publish } = await publishing()
-    const body = validators.publish(ctx.request.body)
+    const body = validators.publish(raw)
     if (body.id !== undefined && body.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
     ctx.body = await publish(as(ctx), body)
   })

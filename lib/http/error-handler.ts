@@ -1,8 +1,6 @@
 /**
- * The one place where an error becomes a response: typed errors map to their status and
- * `{ error, code, ...details }`; body-parser errors keep their 4xx; anything else is a 500 that leaks
- * nothing (the stack goes to the log). JSON is serialized here, so a body that cannot be (too deep,
- * too large) becomes a logged JSON 500, not Koa's silent plain-text one.
+ * The one place where an error becomes a response `{ error, code, ...details }`; anything unknown is a
+ * logged 500 that leaks nothing. JSON is serialized here, so a body that cannot be is a JSON 500 too.
  */
 import type { Middleware } from 'koa'
 import type { Logger } from 'pino'
@@ -13,7 +11,6 @@ interface HttpLikeError {
   statusCode?: unknown
   httpCode?: unknown
   expose?: unknown
-  type?: unknown
   message?: unknown
 }
 
@@ -70,6 +67,5 @@ function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
 function clientMessage (status: number, e: HttpLikeError): string {
   if (status === 413) return 'Request body too large'
   if (status === 415) return 'Unsupported media type'
-  if (status === 400 && (e.type === 'entity.parse.failed' || String(e.message).includes('JSON'))) return 'Malformed JSON body'
   return e.expose === true && typeof e.message === 'string' ? e.message : 'Bad request'
 }

@@ -1,11 +1,7 @@
 /**
- * The operator's routes, without a session (CONTRACT 18): `GET /healthz`, `GET /readyz` (ready once
- * the repository is readable and every collection index is built, not while closing), `GET /metrics`
- * (Prometheus, when `metrics.enabled`; with `metrics.token` only for that bearer token) with the
- * middleware timing every request by its route pattern (never the raw path), and
- * `POST <apiBasePath>/sync`, the git host's push webhook verified with `git.syncSecret`
- * (`X-Hub-Signature-256` of GitHub, Gitea, Forgejo or `X-Gitlab-Token`): 404 without a secret, 401
- * unsigned, 403 wrongly signed; a verified call fetches and fast-forwards at once.
+ * The operator's routes, without a session (CONTRACT 18): `/healthz`, `/readyz`, `/metrics` with the
+ * timing of every request by route pattern, and `POST <apiBasePath>/sync`, the git host's push
+ * webhook (`X-Hub-Signature-256` or `X-Gitlab-Token` with `git.syncSecret`), which fetches at once.
  */
 import { createHmac } from 'node:crypto'
 import { access, constants } from 'node:fs/promises'

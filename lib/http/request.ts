@@ -1,10 +1,8 @@
 /**
- * Reading a request after the API router's guards (authentication 401, request-forgery header 403):
- * query parameters strictly (one value each, of the expected type, or a 400), the JSON body
- * (415/413/400), the raw body and the identity. Permission checks (403) happen in commands, after
- * the payload is validated.
+ * Reading a request after the API router's guards: query parameters strictly (one value each, of the
+ * expected type, or a 400), the JSON body (415/413/400), the raw body and the identity.
  */
-import type { Middleware, Context } from 'koa'
+import type { Context } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Identity } from '../config.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -36,11 +34,7 @@ export function queryEnum<T extends string> (ctx: Context, name: string, allowed
   return raw as T
 }
 
-/**
- * A query parameter naming a top-level data field (1 to 128 characters, no control characters,
- * no `.` or `/`, never `__proto__`, `prototype` or `constructor`); whether the collection has
- * that field is the command's check.
- */
+/** A query parameter naming a top-level data field (1 to 128 characters, no control characters, `.`, `/` or prototype key). */
 export function queryFieldName (ctx: Context, name: string): string | undefined {
   const raw = queryString(ctx, name)
   if (raw === undefined || raw === '') return undefined
@@ -56,48 +50,48 @@ export function queryEntry (ctx: Context): { collection: string | undefined, id:
   return { collection: queryString(ctx, 'collection'), id: queryString(ctx, 'id') }
 }
 
-/** Whether a request declares a body (a length other than 0, or a transfer encoding). */
-export function hasBody (ctx: Context): boolean {
-  const length = ctx.get('content-length')
-  return (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== ''
-}
-
 /**
- * Parses a JSON body with koa-body (415 for another type, 413 over 1 MiB, 400 when malformed, not an
- * object, with a `__proto__` key or not matching its declared length). An empty body reads as `{}`.
+ * Reads a JSON object body: 415 for another type or an encoded body, 413 over `maxBytes` (1 MiB),
+ * 400 when missing (`{}` when `optional`), malformed, not an object, or holding a prototype key.
+ * @param ctx the request
+ * @param opts whether a request may come without a body, and the largest body accepted
+ * @returns the body
  */
-export function jsonBody (opts: { optional?: boolean } = {}): Middleware {
-  let parser: Middleware | undefined
-  return async (ctx, next) => {
-    if (!hasBody(ctx)) {
-      if (opts.optional !== true) throw new BadRequestError('A JSON body is required')
-      ctx.request.body = {}
-      await next()
-      return
-    }
-    if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
-    // koa-body (zod, formidable) loads on the first body, not with this module.
-    parser ??= (await import('koa-body')).koaBody(JSON_PARSER_OPTIONS)
-    await parser(ctx, async () => {})
-    const body: unknown = ctx.request.body
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
-    await next()
+export async function readJsonBody (ctx: Context, opts: { optional?: boolean, maxBytes?: number } = {}): Promise<Record<string, unknown>> {
+  // No body: no length other than 0, no transfer encoding.
+  const length = ctx.get('content-length')
+  if ((length === '' || length === '0') && ctx.get('transfer-encoding') === '') {
+    if (opts.optional === true) return {}
+    throw new BadRequestError('A JSON body is required')
   }
+  if (ctx.is('application/json') === false) throw new UnsupportedMediaTypeError('Request body must be application/json')
+  if (!['', 'identity'].includes(ctx.get('content-encoding'))) throw new UnsupportedMediaTypeError('A JSON body is sent without content-encoding')
+  const text = (await readBody(ctx.req, opts.maxBytes ?? JSON_LIMIT_BYTES)).toString('utf8').replace(/^\uFEFF/, '')
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new BadRequestError('Malformed JSON body')
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
+  // Only letters or \u escapes spell a prototype key; the walk has no recursion (data may nest thousands deep).
+  if (/__proto__|prototype|constructor|\\u/.test(text)) {
+    const stack: unknown[] = [body]
+    while (stack.length > 0) {
+      const node = stack.pop()
+      if (node === null || typeof node !== 'object') continue
+      for (const [key, child] of Object.entries(node)) {
+        if (!Array.isArray(node) && isReservedKey(key)) throw new BadRequestError(`JSON body must not hold the key ${key}`)
+        stack.push(child)
+      }
+    }
+  }
+  return body as Record<string, unknown>
 }
 
-const JSON_PARSER_OPTIONS = {
-  json: true,
-  multipart: false,
-  urlencoded: false,
-  text: false,
-  jsonStrict: true,
-  jsonLimit: JSON_LIMIT_BYTES,
-  includeUnparsed: false
-} as const
-
 /**
- * Reads a raw body, for the routes that read it without koa-body (the sync webhook checks a signature
- * over the exact bytes; the login), refusing it (413) as soon as it is declared or grows over `maxBytes`.
+ * Reads a raw body (JSON bodies, and the sync webhook's, whose signature is over the exact bytes),
+ * refusing it (413) as soon as it is declared or grows over `maxBytes`, and (400) when it ends early.
  * @param req the request stream and its headers
  * @param maxBytes the largest body accepted
  * @returns the body's bytes
@@ -107,11 +101,15 @@ export async function readBody (req: NodeJS.ReadableStream & { headers: Record<s
   if (declared > maxBytes) throw new PayloadTooLargeError('Request body too large', { limit: maxBytes })
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of req) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
-    size += buf.length
-    if (size > maxBytes) throw new PayloadTooLargeError('Request body too large', { limit: maxBytes })
-    chunks.push(buf)
+  try {
+    for await (const chunk of req) {
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+      size += buf.length
+      if (size > maxBytes) throw new PayloadTooLargeError('Request body too large', { limit: maxBytes })
+      chunks.push(buf)
+    }
+  } catch (err) {
+    throw err instanceof PayloadTooLargeError ? err : new BadRequestError('The request body ended before its declared length')
   }
   return Buffer.concat(chunks)
 }
@@ -121,10 +119,7 @@ export function identityOf (ctx: Context): Identity {
   return (ctx.state as { identity: Identity }).identity
 }
 
-/**
- * Wraps a dynamic import so that it runs once, on the first call: route modules load the commands
- * the first list never runs (writes, publish, media, search) on their first request, not at start.
- */
+/** Wraps a dynamic import so that it runs once, on the first call (commands load on their first request, not at start). */
 export function loadOnFirstUse<T> (load: () => Promise<T>): () => Promise<T> {
   let loading: Promise<T> | null = null
   return async () => await (loading ??= load())

@@ -1,8 +1,4 @@
-/**
- * `POST /upload` (multipart, one part `file`, parsed by koa-body/formidable into a temp file under
- * `.git/cms/uploads-tmp/req-XXXXXX/`, one directory per request), and the static serving of stored
- * uploads under `uploadsUrl`.
- */
+/** `POST /upload` (multipart, one part `file`, parsed into `.git/cms/uploads-tmp/req-XXXXXX/`), and serving uploads under `uploadsUrl`. */
 import { mkdir, mkdtemp, rm, stat, realpath } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
 import { createReadStream } from 'node:fs'
@@ -30,9 +26,7 @@ export function uploadRoutes (router: Router, services: Services): void {
     // Where it goes is decided (and bad names refused) before the body is read.
     const target = await resolveUploadTarget({ services, identity: identityOf(ctx) }, queryEntry(ctx))
     await mkdir(tempDir, { recursive: true })
-    // Each request parses into a directory of its own, removed whole when the request ends: a
-    // refused request (too many fields, too large, malformed) leaves nothing, even when formidable
-    // was still writing a file part when the refusal came.
+    // A directory per request, removed whole at its end: a refused request leaves nothing, even a part formidable was writing.
     const requestDir = await mkdtemp(path.join(tempDir, 'req-'))
     try {
       // koa-body and formidable load on the first upload, not at start-up.
@@ -91,10 +85,7 @@ async function requestEnded (req: IncomingMessage): Promise<void> {
 
 const MIME_BY_EXT = new Map(Object.values(UPLOAD_TYPES).map(t => [t.ext, t.mime]))
 
-/**
- * Serves stored uploads: only `<uploadsUrl>/YYYY/MM/<name>.<allowed ext>`, only files that really
- * are inside `uploadsDir`, with their type and `X-Content-Type-Options: nosniff`.
- */
+/** Serves stored uploads: only `<uploadsUrl>/YYYY/MM/<name>.<allowed ext>` files really inside `uploadsDir`, `nosniff`. */
 export function serveUploads (services: Services): Middleware {
   // The top-level uploads folder and every collection's own (`uploadsDir`/`uploadsUrl`).
   const roots = [{ prefix: services.config.uploadsUrl, dir: services.config.uploadsDir }]

@@ -1,8 +1,4 @@
-/**
- * Recognises a site's generator (Hugo, Jekyll, Astro, Eleventy, else plain Markdown folders) and
- * where it keeps content. Configs are read as data; JavaScript configs are only searched with
- * patterns, never evaluated.
- */
+/** Recognises a site's generator and where it keeps content; JavaScript configs are searched with patterns, never run. */
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { isPlainObject } from '../content/data-diff.js'

@@ -1,8 +1,4 @@
-/**
- * The languages of a site, for `git cms init` (CONTRACT section 15): Hugo's `languages` (a content
- * folder per language, or file-name suffixes), Starlight's and Astro's `locales` in the Astro config
- * (read by parsing it with acorn, never by running it), and folders named like locale codes.
- */
+/** A site's languages for `init` (CONTRACT 15): Hugo's `languages`, an Astro config's `locales` (parsed, never run), locale folders. */
 import { parse, type Node } from 'acorn'
 import { isLocaleCode } from '../content/i18n-layout.js'
 

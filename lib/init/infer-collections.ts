@@ -1,7 +1,6 @@
 /**
- * Turns the content sources a generator suggests into collection definitions: which files of a
- * folder are entries (flat, nested, page bundles), one collection per format found there (md and
- * mdx together), the frontmatter kind most files use, and a schema inferred from the entries' fields.
+ * Turns a generator's content sources into collections: which files are entries (flat, nested, page
+ * bundles), one collection per format (md and mdx together), and a schema inferred from the entries.
  */
 import { lstat, readFile, readdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
@@ -63,10 +62,7 @@ const MAX_FILES = 50_000
 const MAX_DEPTH = 16
 /** Folders that hold tooling, never content, wherever they appear. */
 const NEVER_CONTENT = new Set(['node_modules', '.git'])
-/**
- * Front-matter keys generators read as per-page switches (Eleventy's, Jekyll's, Hugo's): never
- * required, even when every sampled entry has one (a 404 page's `permalink`).
- */
+/** Front-matter keys generators read as per-page switches: never required, even when every sample has one. */
 const PER_PAGE_SWITCHES = new Set(['permalink', 'eleventyExcludeFromCollections', 'eleventyComputed', 'eleventyImport', 'draft', 'published', 'layout', 'sitemap', 'aliases', 'outputs', 'headless', 'build', 'cascade', 'pagination', 'redirect_from', 'redirect_to', 'noindex', 'template'])
 // eslint-disable-next-line no-control-regex
 const UNNAMEABLE_PATH = /[\u0000-\u001f\u007f\\]/
@@ -192,11 +188,7 @@ function addTo (groups: Map<EntryFormat, FormatGroup>, format: EntryFormat, file
   return group
 }
 
-/**
- * A source's entries, one group per format: where the generator makes page bundles (Hugo) a
- * subfolder with `index.<md|mdx>` is one entry; any other file of a format is an entry, and one
- * in a subfolder makes the collection nested. Repository documents at the root are no `files` entries.
- */
+/** A source's entries by format: with page bundles a subfolder with `index.<md|mdx>` is one entry; a subfolder makes it nested. */
 function formatGroups (files: string[], source: ContentSource, asFiles: boolean): Map<EntryFormat, FormatGroup> {
   const isIndexPage = (file: string): boolean => isMarkdownFormat(formatOfFile(file, null)) && path.posix.basename(file, path.posix.extname(file)) === 'index'
   const bundleDirs = new Set(source.bundles === true ? files.filter(isIndexPage).map(file => path.posix.dirname(file)).filter(dir => dir !== '.') : [])

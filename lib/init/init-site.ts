@@ -1,8 +1,4 @@
-/**
- * `git cms init`: checks the repository, detects the generator, plans one collection per content
- * folder, writes `cms.config.yaml` (created exclusively: an existing config of any kind is never
- * replaced unless forced) and describes what it found.
- */
+/** `git cms init`: detects the generator, plans the collections, writes `cms.config.yaml` (never over a config unless forced). */
 import { lstat, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Document } from 'yaml'
@@ -60,9 +56,7 @@ async function assertRepository (repoDir: string): Promise<void> {
   }
 }
 
-/**
- * The summary init prints: generator, collections with their entry counts, what it could not read.
- */
+/** The summary init prints: generator, collections with their entry counts, what it could not read. */
 export function formatInitSummary (result: InitResult): string {
   const { site, inferred } = result
   const lines: string[] = [`Found ${site.generator === 'markdown' ? GENERATOR_NAMES.markdown : `${withArticle(GENERATOR_NAMES[site.generator])} site`}${site.configFile === null ? '' : ` (${site.configFile})`}.`]
