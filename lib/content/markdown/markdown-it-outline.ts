@@ -6,7 +6,7 @@ import MarkdownIt from 'markdown-it'
 import type { Token, MarkdownIt as MarkdownItInstance } from 'markdown-it'
 import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
-import { parseInRegions, parseRuns, textParser, normalizeLabel, type BodyParser } from './parse-body.js'
+import { parseRuns, bodyParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel } from './body-outline.js'
 import { readerText, htmlText } from './block-list.js'
 import type { DocumentMarkers } from './body-outline.js'
@@ -54,8 +54,8 @@ interface Item { first: number, last: number, node?: ItNode }
  * @returns the outline
  */
 export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyOutline {
-  const parse = textParser(opts)
-  if (opts.mdx === true || /[\r\0\uFEFF]/.test(body)) return outlineOf(parseInRegions(body, parse), body)
+  const parse = bodyParser(opts)
+  if (opts.mdx === true || /[\r\0\uFEFF]/.test(body)) return outlineOf(parse(body), body)
   const lines = lineStarts(body)
   const env: OutlineEnv = { marks: new Map() }
   const md = offsetParser()
@@ -269,7 +269,7 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parse: BodyPa
   // The last run takes the body's end (a fence left open ends there).
   const last = chunks[chunks.length - 1]
   const parsed = parseRuns(runs.map(c => ({ start: lines[c.first] as number, end: c === last ? body.length : lineEnd(body, lines, c.last) })), body, definitions.filter(d => !d.identifier.startsWith('^')), parse)
-  if (parsed === null) return outlineOf(parseInRegions(body, parse), body)
+  if (parsed === null) return outlineOf(parse(body), body)
   const trees = new Map<Chunk, Root>(runs.map((chunk, i) => [chunk, parsed[i] as Root]))
   const footnotes = new Set<string>()
   for (const tree of parsed) visit(tree, 'footnoteDefinition', node => { footnotes.add(node.identifier) })
