@@ -37,7 +37,7 @@ const WORKER_HEAP_MB = Math.min(2048, Math.floor(getHeapStatistics().heap_size_l
 const WORKER_STACK_MB = 1
 
 /** A render thread idle this long leaves, giving back the heap V8 keeps while it lives (80 MB after 31 previews). */
-export const RENDER_THREAD_IDLE_MS = 5 * 60_000
+const RENDER_THREAD_IDLE_MS = 5 * 60_000
 
 /** Settings of a BoundedRenderer. */
 export interface BoundedRendererOptions {
@@ -51,14 +51,12 @@ export interface BoundedRendererOptions {
 const RENDER_THREADS = 2
 
 /** Renders Markdown in worker threads, each body within the time limit. */
-export class BoundedRenderer {
-  readonly #pool: WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply>
-
+export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply> {
   constructor (opts: BoundedRendererOptions = {}) {
     const timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS
     // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
     const file = import.meta.url.endsWith('.ts') ? './render-worker-thread.ts' : './render-worker-thread.js'
-    this.#pool = new WorkerPool({
+    super({
       file: new URL(file, import.meta.url),
       size: RENDER_THREADS,
       timeLimitMs,
@@ -105,14 +103,9 @@ export class BoundedRenderer {
       throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not ${done}`, { limit: RENDER_MAX_CHARS, length: body.length })
     }
     try {
-      return await this.#pool.run(job)
+      return await this.run(job)
     } catch (err) {
       throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be ${done}: ${(err as Error).message}`)
     }
-  }
-
-  /** Ends the worker threads; renders in progress or waiting are refused. */
-  async close (): Promise<void> {
-    await this.#pool.close()
   }
 }

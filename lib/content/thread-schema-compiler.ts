@@ -54,8 +54,7 @@ export function runValidatorScript (script: string, cache?: Uint8Array): { valid
 }
 
 /** Compiles schemas in a worker thread, once each; one instance per service. */
-export class ThreadSchemaCompiler {
-  readonly #pool: WorkerPool<JsonSchema, CompiledValidator>
+export class ThreadSchemaCompiler extends WorkerPool<JsonSchema, CompiledValidator> {
   /** Validators' code by schema text: many collections sharing one schema compile it once. */
   readonly #code = new Map<string, Promise<CompiledValidator>>()
   /** Validators by schema text, each loaded here on its first use. */
@@ -64,7 +63,7 @@ export class ThreadSchemaCompiler {
   constructor (opts: { idleMs?: number } = {}) {
     // Under the test runner the module is TypeScript.
     const file = import.meta.url.endsWith('.ts') ? './schema-compile-thread.ts' : './schema-compile-thread.js'
-    this.#pool = new WorkerPool({
+    super({
       file: new URL(file, import.meta.url),
       size: 1,
       timeLimitMs: SCHEMA_COMPILE_TIME_LIMIT_MS,
@@ -73,11 +72,6 @@ export class ThreadSchemaCompiler {
       // Compiles are rare: an idle thread kept 5 MB of RSS for nothing.
       idleMs: opts.idleMs ?? SCHEMA_THREAD_IDLE_MS
     })
-  }
-
-  /** Threads running now (for tests). */
-  get threads (): number {
-    return this.#pool.threads
   }
 
   /**
@@ -104,7 +98,7 @@ export class ThreadSchemaCompiler {
     return await once(this.#code, text, async () => {
       let compiled: CompiledValidator
       try {
-        compiled = await this.#pool.run(schema)
+        compiled = await this.run(schema)
       } catch (err) {
         throw err instanceof SchemaCompileError ? err : new SchemaCompileError((err as Error).message, false)
       }
@@ -113,14 +107,6 @@ export class ThreadSchemaCompiler {
       }
       return compiled
     })
-  }
-
-  /**
-   * Ends the thread.
-   * @returns resolves when it has exited
-   */
-  async close (): Promise<void> {
-    await this.#pool.close()
   }
 }
 
