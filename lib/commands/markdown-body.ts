@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { BadRequestError, LimitExceededError, NotFoundError, PayloadTooLargeError, UnreadableEntryError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { parseFieldPath } from '../content/field-path.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { SourceBlock } from '../api-shapes.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
@@ -37,43 +36,39 @@ export function createRenderCache (): RenderCache {
 
 /** The only field md_block edits by block, so the only one rendered with hints. */
 const MARKDOWN_FIELD = 'body'
-/** Longest field path accepted (a path is a few keys; anything longer is not a field of ours). */
-const MAX_FIELD_LENGTH = 256
 
 /** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
 export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<{ html: string, revision: number }> {
-  const field = input.field === undefined ? MARKDOWN_FIELD : input.field
-  if (typeof field !== 'string' || field.length > MAX_FIELD_LENGTH) throw new BadRequestError('Invalid field path', { field: 'field' })
-  parseFieldPath(field)
-  const { collection, id, def } = await requireEntry(ctx, input)
-  if ((def.format !== 'md' && def.format !== 'mdx') || field !== MARKDOWN_FIELD) {
-    throw new BadRequestError('Only the body of a Markdown entry can be rendered', { field: 'field', collection, value: field })
-  }
-  const { body, revision } = await editorBody(ctx, collection, id)
-  const key = `${collection}\u0000${id}\u0000${field}\u0000${createHash('sha256').update(body).digest('base64')}`
+  const { collection, id, mdx, body, revision } = await editorBody(ctx, input, 'Only the body of a Markdown entry can be rendered')
+  const key = `${collection}\u0000${id}\u0000${createHash('sha256').update(body).digest('base64')}`
   let html = cache?.get(key)
   if (html === undefined) {
-    html = await ctx.services.markdown.render(body, { collection, id, blockPath: field, mdx: def.format === 'mdx' })
+    html = await ctx.services.markdown.render(body, { collection, id, blockPath: MARKDOWN_FIELD, mdx })
     cache?.set(key, html)
   }
   return { html, revision }
 }
 
-/** The body md_block would check a hint against (the editor's draft body, else the base body) and the revision the editor sees. */
-async function editorBody (ctx: CommandContext, collection: string, id: string): Promise<{ body: string, revision: number }> {
+/** The body md_block checks hints against (the editor's draft, else the base) and its revision; 400 `refusal` unless the field is a Markdown body. */
+async function editorBody (ctx: CommandContext, input: RenderFieldInput, refusal: string): Promise<{ collection: string, id: string, mdx: boolean, body: string, revision: number }> {
+  const field = input.field ?? MARKDOWN_FIELD
+  if (field !== MARKDOWN_FIELD) throw new BadRequestError(refusal, { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
+  const { collection, id, def } = await requireEntry(ctx, input)
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError(refusal, { field: 'field', collection })
+  const mdx = def.format === 'mdx'
   const { services, identity } = ctx
   const index = await services.content.index(collection)
   const draft = await services.drafts.get(identity.id, collection, id)
   if (draft !== null) {
     if (draft.kind === 'delete' || draft.data === undefined) throw new NotFoundError('Entry not found', { collection, id })
-    return { body: bodyOf(draft.data), revision: draft.revision }
+    return { collection, id, mdx, body: bodyOf(draft.data), revision: draft.revision }
   }
   const entry = await index.get(id)
   if (entry === null) throw new NotFoundError('Entry not found', { collection, id })
   if (entry.readError !== undefined || entry.data === undefined) {
     throw new UnreadableEntryError('Stored entry cannot be read', { collection, id, readError: entry.readError, revision: entry.revision })
   }
-  return { body: bodyOf(entry.data), revision: entry.revision }
+  return { collection, id, mdx, body: bodyOf(entry.data), revision: entry.revision }
 }
 
 /** md_block treats a missing or non-string body as empty; so does the rendering. */
@@ -99,16 +94,12 @@ export function assertBlockEditableLength (body: string): void {
  * @returns the revision the blocks were read from and the blocks
  */
 export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<{ revision: number, blocks: SourceBlock[] }> {
-  const field = input.field ?? 'body'
-  if (field !== 'body') throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', value: typeof field === 'string' ? field.slice(0, 256) : typeof field })
-  const { collection, id, def } = await requireEntry(ctx, input)
-  if (!isMarkdownFormat(def.format)) throw new BadRequestError('Only the body of a Markdown entry has blocks', { field: 'field', collection })
-  const { body, revision } = await editorBody(ctx, collection, id)
+  const { mdx, body, revision } = await editorBody(ctx, input, 'Only the body of a Markdown entry has blocks')
   assertBlockEditableLength(body)
   const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
   // A body too deep to parse renders as plain text: nothing in it is a block.
   if (markdownTooDeep(body)) return { revision, blocks: [] }
-  const outline = await bodyOutline(ctx.services, body, def.format === 'mdx')
+  const outline = await bodyOutline(ctx.services, body, mdx)
   return { revision, blocks: outline.blocks }
 }
 
