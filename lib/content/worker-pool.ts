@@ -26,13 +26,12 @@ export interface WorkerPoolOptions {
 }
 
 /** What the pool posts to the thread's module: a job, or `leave` (close the port and exit). */
-type PoolRequest<J> = { id: number, job: J } | { leave: true }
+type PoolRequest<J> = { job: J } | { leave: true }
 
-/** What the thread's module posts: `ready` once loaded (a job's time starts then), then each job's answer. */
-type PoolReply<R> = { id: number, reply: R } | { id: number, error: string } | { ready: true }
+/** What the thread's module posts: `ready` once loaded (a job's time starts then), then the answer to its one running job. */
+type PoolReply<R> = { reply: R } | { error: string } | { ready: true }
 
 interface Pending<J, R> {
-  id: number
   job: J
   resolve: (reply: R) => void
   reject: (err: Error) => void
@@ -51,7 +50,6 @@ export class WorkerPool<J, R> {
   readonly #opts: WorkerPoolOptions
   readonly #slots = new Set<Slot<J, R>>()
   readonly #queue: Array<Pending<J, R>> = []
-  #nextId = 1
   #closed = false
 
   constructor (opts: WorkerPoolOptions) {
@@ -70,7 +68,7 @@ export class WorkerPool<J, R> {
   async run (job: J): Promise<R> {
     if (this.#closed) throw this.#opts.failure('closing', 'the service is closing')
     return await new Promise<R>((resolve, reject) => {
-      this.#queue.push({ id: this.#nextId++, job, resolve, reject })
+      this.#queue.push({ job, resolve, reject })
       this.#dispatch()
     })
   }
@@ -92,7 +90,7 @@ export class WorkerPool<J, R> {
       const next = this.#queue.shift()!
       this.#free(slot)
       slot.running = next
-      slot.worker.postMessage({ id: next.id, job: next.job } satisfies PoolRequest<J>)
+      slot.worker.postMessage({ job: next.job } satisfies PoolRequest<J>)
       if (slot.ready) this.#startTimer(slot)
     }
   }
@@ -113,7 +111,7 @@ export class WorkerPool<J, R> {
         return
       }
       const running = slot.running
-      if (running === null || running.id !== message.id) return
+      if (running === null) return
       this.#free(slot)
       if ('reply' in message) running.resolve(message.reply)
       else running.reject(new Error(message.error))
@@ -165,10 +163,9 @@ export class WorkerPool<J, R> {
 export function serveJobs<J, R> (handle: (job: J) => R | Promise<R>): void {
   parentPort?.on('message', (request: PoolRequest<J>) => {
     if ('leave' in request) { parentPort?.close(); return }
-    const { id, job } = request
-    void Promise.resolve().then(() => handle(job)).then(
-      (reply): PoolReply<R> => ({ id, reply }),
-      (err: unknown): PoolReply<R> => ({ id, error: err instanceof Error ? err.message : String(err) })
+    void Promise.resolve().then(() => handle(request.job)).then(
+      (reply): PoolReply<R> => ({ reply }),
+      (err: unknown): PoolReply<R> => ({ error: err instanceof Error ? err.message : String(err) })
     ).then(message => { parentPort?.postMessage(message) })
   })
   parentPort?.postMessage({ ready: true } satisfies PoolReply<R>)
