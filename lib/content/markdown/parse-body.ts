@@ -57,26 +57,17 @@ export function parseRuns (runs: Run[], body: string, definitions: Array<{ ident
     group.text += body.slice(run.start, run.end)
   }
   const named = (text: string): string[] => [...new Set(definitionsNamedIn(text, definitions).map(d => d.line))]
-  const parseGroup = (text: string, trailer: string[]): Root => {
-    const whole = trailer.length === 0 ? text : text + SEPARATOR + trailer.join('\n\n')
-    return parse(whole)
-  }
+  const parseGroup = (text: string, trailer: string[]): Root => parse(trailer.length === 0 ? text : text + SEPARATOR + trailer.join('\n\n'))
   for (const group of groups) {
     group.tree = parseGroup(group.text, named(group.text))
-    group.footnotes = new Map()
     visit(group.tree, 'footnoteDefinition', (node) => { group.footnotes.set(node.identifier, writtenFootnote(node, group.text)) })
   }
   for (const group of groups) {
     const wanted = footnotesFromOtherGroups(group, groups)
     if (wanted.length > 0) group.tree = parseGroup(group.text, [...named(group.text), ...wanted])
   }
-  const out: Root[] = []
-  for (const group of groups) {
-    const trees = splitGroup(group)
-    if (trees === null) return null
-    out.push(...trees)
-  }
-  return out
+  const trees = groups.map(splitGroup)
+  return trees.includes(null) ? null : (trees as Root[][]).flat()
 }
 
 /** A group's tree cut into its runs' trees, positions moved to body offsets (null: a node spans two runs). */
@@ -94,7 +85,7 @@ function splitGroup ({ parts, tree }: RunGroup): Root[] | null {
     const part = parts[index]
     if (part === undefined || from < part.at) continue
     if (to > partEnd(index)) return null
-    shiftPositions(child as RootContent, part.run.start - part.at)
+    shiftPositions(child, part.run.start - part.at)
     trees[index]?.children.push(child)
   }
   return trees
