@@ -54,10 +54,8 @@ const RENDER_THREADS = 2
 export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply> {
   constructor (opts: BoundedRendererOptions = {}) {
     const timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS
-    // Under the test runner the module is TypeScript (its loader reaches the worker through execArgv).
-    const file = import.meta.url.endsWith('.ts') ? './render-worker-thread.ts' : './render-worker-thread.js'
     super({
-      file: new URL(file, import.meta.url),
+      file: new URL('./render-worker-thread', import.meta.url),
       size: RENDER_THREADS,
       timeLimitMs,
       idleMs: opts.idleMs ?? RENDER_THREAD_IDLE_MS,

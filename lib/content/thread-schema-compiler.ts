@@ -61,10 +61,8 @@ export class ThreadSchemaCompiler extends WorkerPool<JsonSchema, CompiledValidat
   readonly #validators = new Map<string, Promise<Validator>>()
 
   constructor (opts: { idleMs?: number } = {}) {
-    // Under the test runner the module is TypeScript.
-    const file = import.meta.url.endsWith('.ts') ? './schema-compile-thread.ts' : './schema-compile-thread.js'
     super({
-      file: new URL(file, import.meta.url),
+      file: new URL('./schema-compile-thread', import.meta.url),
       size: 1,
       timeLimitMs: SCHEMA_COMPILE_TIME_LIMIT_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },

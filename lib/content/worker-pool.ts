@@ -1,18 +1,18 @@
 /**
  * A small pool of worker threads for work whose cost does not follow its input's size (Markdown
  * rendering, schema compilation): a job over the time limit, the heap or the stack ends its thread,
- * never the event loop. Threads start on demand; one idle for `idleMs` leaves, since V8 keeps the
- * heap a burst grew (80 MB after 31 renders of a 20 KB body). The thread's module serves its jobs
- * with `serveJobs`.
+ * never the event loop. Threads start on demand and leave when idle; their module serves jobs with `serveJobs`.
  */
 import { Worker, parentPort, type ResourceLimits } from 'node:worker_threads'
+
+const MODULE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
 
 /** Why a job did not finish. */
 export type JobFailure = 'timeout' | 'crashed' | 'closing'
 
 /** Settings of a WorkerPool. */
 export interface WorkerPoolOptions {
-  /** The thread's module. */
+  /** The thread's module, without its extension (this module's: `.ts` under the test runner, else `.js`). */
   file: URL
   /** Threads at most (jobs beyond wait for a free one). */
   size: number
@@ -100,7 +100,7 @@ export class WorkerPool<J, R> {
   }
 
   #start (): Slot<J, R> {
-    const worker = new Worker(this.#opts.file, { resourceLimits: this.#opts.resourceLimits })
+    const worker = new Worker(new URL(this.#opts.file.href + MODULE_EXTENSION), { resourceLimits: this.#opts.resourceLimits })
     worker.unref()
     const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null }
     worker.on('message', (message: PoolReply<R>) => {
