@@ -1,9 +1,8 @@
 /**
  * A Markdown body as the signed-in editor sees it (their draft body, else the base body).
- * `GET /render`: sanitized HTML with source hints into exactly the body md_block checks them
- * against. `GET /blocks`: the body's source blocks, for the in-place editor to pair with the
- * generator's (CONTRACT 14); their outlines are kept per instance by format and digest (a 20 KB
- * body takes ~25 ms of CPU to outline). `POST /preview`: the Studio's unsaved Markdown, rendered.
+ * `GET /render`: sanitized HTML with source hints into exactly the body md_block checks them against.
+ * `GET /blocks`: its source blocks for the in-place editor (CONTRACT 14), from outlines kept per instance.
+ * `POST /preview`: the Studio's unsaved Markdown, rendered.
  */
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
