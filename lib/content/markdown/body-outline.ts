@@ -2,7 +2,7 @@
  * What block editing keeps of one parsed body (CONTRACT 14), so that an edit parses only its top-level
  * node (with the definitions it names), or the whole body when the edit changed the node's kind or extent.
  */
-import type { Root, RootContent, Nodes } from 'mdast'
+import type { Root, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
 import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
 import { sourceBlocks } from './block-list.js'
@@ -130,20 +130,14 @@ export function regionParser (outline: BodyOutline, body: string, at: number, pa
     const regionEnd = end + text.length - body.length
     if (regionEnd <= start || !text.startsWith(body.slice(0, start)) || !text.endsWith(body.slice(end))) return null
     const region = text.slice(start, regionEnd)
-    const node = parseAlone(region, [...new Set(definitionsNamedIn(region, labels).map(l => l.line))].join('\n\n'), parse)
-    if (node === null || node.type !== top.type) return null
+    const definitions = [...new Set(definitionsNamedIn(region, labels).map(l => l.line))].join('\n\n')
+    // The region alone must parse into one whole node of the kind it was.
+    const parsed = parse(definitions === '' ? region : `${region}\n\n${definitions}`)
+    const own = parsed.children.filter(c => (c.position?.start.offset ?? 0) < region.length)
+    const node = own[0]
+    if (own.length !== 1 || node?.type !== top.type || node.position?.start.offset !== 0 || node.position.end.offset !== region.length) return null
     shiftPositions(node, start)
     return { type: 'root', children: [node] }
   }
   return { index, parseNode, parse: (text) => parseNode(text) ?? parse(text) }
-}
-
-/** The region's one node, or null when it parses into more or less than one whole node. */
-function parseAlone (region: string, definitions: string, parse: BodyParser): RootContent | null {
-  const parsed = parse(definitions === '' ? region : `${region}\n\n${definitions}`)
-  const own = parsed.children.filter(c => (c.position?.start.offset ?? 0) < region.length)
-  const node = own[0]
-  if (own.length !== 1 || node === undefined) return null
-  if (node.position?.start.offset !== 0 || node.position.end.offset !== region.length) return null
-  return node
 }
