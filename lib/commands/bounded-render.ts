@@ -5,7 +5,7 @@
  */
 import { getHeapStatistics } from 'node:v8'
 import { RenderRefusedError } from '../errors.js'
-import { WorkerPool, type JobFailure } from '../content/worker-pool.js'
+import { WorkerPool } from '../content/worker-pool.js'
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
@@ -60,7 +60,7 @@ export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutlin
       timeLimitMs,
       idleMs: opts.idleMs ?? RENDER_THREAD_IDLE_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, stackSizeMb: WORKER_STACK_MB },
-      failure: (why: JobFailure, detail: string) => why === 'timeout'
+      failure: (why, detail) => why === 'timeout'
         ? new RenderRefusedError(`Rendering took longer than ${timeLimitMs} ms`, { limit: timeLimitMs })
         : why === 'closing' ? new RenderRefusedError('The service is closing') : new RenderRefusedError(`The body is too large to render (${detail})`)
     })

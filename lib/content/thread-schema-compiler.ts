@@ -5,12 +5,12 @@
  */
 import { createRequire } from 'node:module'
 import vm from 'node:vm'
-import { WorkerPool, type JobFailure } from './worker-pool.js'
+import { WorkerPool } from './worker-pool.js'
 import { issuesOf, type JsonSchema, type Validator } from './schema-tools.js'
 import { linearRegExp } from './linear-regexp.js'
 
 /** Milliseconds one schema may take to compile (the largest allowed takes 1.4 s on 2 cores at a load of 24). */
-export const SCHEMA_COMPILE_TIME_LIMIT_MS = 10_000
+const SCHEMA_COMPILE_TIME_LIMIT_MS = 10_000
 /** Longest validator module accepted from the thread: the largest schema allowed makes 160 KB. */
 const MAX_VALIDATOR_SOURCE_CHARS = 2_000_000
 const WORKER_HEAP_MB = 256
@@ -19,11 +19,9 @@ const SCHEMA_THREAD_IDLE_MS = 2000
 
 /** A schema that does not compile: `tooCostly` when over the time, memory or code limit. */
 export class SchemaCompileError extends Error {
-  readonly tooCostly: boolean
-  constructor (message: string, tooCostly: boolean) {
+  constructor (message: string, readonly tooCostly: boolean) {
     super(message)
     this.name = 'SchemaCompileError'
-    this.tooCostly = tooCostly
   }
 }
 
@@ -66,7 +64,7 @@ export class ThreadSchemaCompiler extends WorkerPool<JsonSchema, CompiledValidat
       size: 1,
       timeLimitMs: SCHEMA_COMPILE_TIME_LIMIT_MS,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      failure: (why: JobFailure, detail: string) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing'),
+      failure: (why, detail) => new SchemaCompileError(`the schema cannot be compiled: ${detail}`, why !== 'closing'),
       // Compiles are rare: an idle thread kept 5 MB of RSS for nothing.
       idleMs: opts.idleMs ?? SCHEMA_THREAD_IDLE_MS
     })
