@@ -39,20 +39,13 @@ const WORKER_STACK_MB = 1
 /** A render thread idle this long leaves, giving back the heap V8 keeps while it lives (80 MB after 31 previews). */
 const RENDER_THREAD_IDLE_MS = 5 * 60_000
 
-/** Settings of a BoundedRenderer. */
-export interface BoundedRendererOptions {
-  /** Milliseconds one render may run before its worker is ended (default RENDER_TIME_LIMIT_MS). */
-  timeLimitMs?: number
-  /** Milliseconds a thread may stay idle before it leaves (default RENDER_THREAD_IDLE_MS). */
-  idleMs?: number
-}
-
 /** Render threads at most: one runaway body holds one, and the others' renders go on in the other. */
 const RENDER_THREADS = 2
 
 /** Renders Markdown in worker threads, each body within the time limit. */
 export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutline | BlockEditReply> {
-  constructor (opts: BoundedRendererOptions = {}) {
+  /** @param opts milliseconds a job may run before its thread is ended, and a thread may stay idle before it leaves */
+  constructor (opts: { timeLimitMs?: number, idleMs?: number } = {}) {
     const timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS
     super({
       file: new URL('./render-worker-thread', import.meta.url),

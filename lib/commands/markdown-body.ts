@@ -22,7 +22,7 @@ export interface RenderFieldInput {
   field?: unknown
 }
 
-/** The HTML an instance keeps of its renderings, by entry, field and body digest (a 20 KB body renders in ~100 ms). */
+/** The HTML an instance keeps of its renderings, by entry and body digest (a 20 KB body renders in ~100 ms). */
 export type RenderCache = LRUCache<string, string>
 
 /** Characters of rendered HTML the cache keeps at most (about 32 MB in UTF-16). */

@@ -37,9 +37,16 @@ export interface BodyOutline {
  * @returns the outline
  */
 export function outlineOf (tree: Root, body: string): BodyOutline {
+  // Each link and footnote definition as a one-line definition of its label.
+  const labels: DefinitionLabel[] = []
+  visit(tree, (node) => {
+    if (node.type !== 'definition' && node.type !== 'footnoteDefinition') return
+    const label = node.label ?? node.identifier
+    labels.push({ identifier: node.identifier, line: node.type === 'definition' ? `[${label}]: #` : `[^${label}]: x`, start: node.position?.start.offset ?? 0 })
+  })
   return {
     tops: tree.children.map(c => ({ type: c.type, start: c.position?.start.offset ?? 0, end: c.position?.end.offset ?? 0 })),
-    labels: definitionLabels(tree),
+    labels,
     markers: firstMarkers(tree, body, {}),
     blocks: sourceBlocks(tree, body)
   }
@@ -89,17 +96,6 @@ export function outlineAfterEdit (outline: BodyOutline, before: string, after: s
     markers: firstMarkers(region, after, { ...outline.markers }),
     blocks
   }
-}
-
-/** Every link and footnote definition of the tree, as a one-line definition of its label. */
-function definitionLabels (tree: Root): DefinitionLabel[] {
-  const out: DefinitionLabel[] = []
-  visit(tree, (node) => {
-    if (node.type !== 'definition' && node.type !== 'footnoteDefinition') return
-    const label = node.label ?? node.identifier
-    out.push({ identifier: node.identifier, line: node.type === 'definition' ? `[${label}]: #` : `[^${label}]: x`, start: node.position?.start.offset ?? 0 })
-  })
-  return out
 }
 
 /** A parser of the edited node, and which node it is. */
