@@ -37,15 +37,18 @@ export function editableBlocks (tree: Root): EditableBlock[] {
   return out
 }
 
+/** A block node as blockUnits reads it: mdast's, or markdown-it-outline.ts's. */
+interface UnitNode { type: string, children?: UnitNode[], spread?: boolean | null }
+
 /** The block units of a top-level node in document order, editable or not (see above). */
-export function blockUnits (node: RootContent, tightItemFirst = false, looseList?: boolean): Array<Omit<EditableBlock, 'start' | 'end'>> {
+export function blockUnits<N extends UnitNode> (node: N, tightItemFirst = false, looseList?: boolean): Array<{ node: N, asSpan: boolean, looseList?: boolean }> {
+  const children = (node.children ?? []) as N[]
   if (node.type === 'yaml') return []
   if (node.type === 'list') {
-    const loose = node.spread === true || node.children.some(item => item.spread === true)
-    return node.children.flatMap(item => blockUnits(item, false, loose))
+    const loose = node.spread === true || children.some(item => item.spread === true)
+    return children.flatMap(item => blockUnits(item, false, loose))
   }
   if (node.type === 'listItem' || node.type === 'blockquote') {
-    const children = node.children
     const single = children.length === 0 || (children.length === 1 && children[0]?.type === 'paragraph')
     if (single) return [{ node, asSpan: false, looseList }]
     const tight = node.type === 'listItem' && node.spread !== true

@@ -9,6 +9,7 @@ import { visit } from 'unist-util-visit'
 import { parseRuns, bodyParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel, type DocumentMarkers } from './body-outline.js'
 import { readerText, htmlText } from './block-list.js'
+import { blockUnits } from './editable-blocks.js'
 import { formatSourceHint } from './source-hint.js'
 import type { SourceBlock, BlockKind } from '../../api-shapes.js'
 
@@ -294,31 +295,22 @@ function assemble (chunks: Chunk[], body: string, lines: number[], parse: BodyPa
   return outline
 }
 
-/** block-list.ts's units of a node. */
-function listBlocks (node: ItNode, body: string, footnotes: Set<string>, out: SourceBlock[]): void {
-  if (node.type === 'list') {
-    for (const item of node.children) listBlocks(item, body, footnotes, out)
-    return
+/** block-list.ts's blocks of a top-level node. */
+function listBlocks (top: ItNode, body: string, footnotes: Set<string>, out: SourceBlock[]): void {
+  for (const { node } of blockUnits(top)) {
+    if (node.start >= node.end) continue
+    const host = node.type === 'paragraph' || node.type === 'heading' ? node : node.children[0]
+    const code = host?.inline !== undefined && isCodeInline(host.inline)
+    const kind: BlockKind = code ? 'mdx' : node.type as BlockKind
+    const editable = !code && (kind === 'paragraph' || kind === 'heading' || kind === 'listItem' || kind === 'blockquote')
+    out.push({
+      src: formatSourceHint(body, node.start, node.end),
+      kind,
+      ...(node.depth !== undefined ? { depth: node.depth } : {}),
+      text: textOf(node, host, footnotes),
+      editable
+    })
   }
-  if (node.type === 'listItem' || node.type === 'blockquote') {
-    const single = node.children.length === 0 || (node.children.length === 1 && node.children[0]?.type === 'paragraph')
-    if (!single) {
-      for (const child of node.children) listBlocks(child, body, footnotes, out)
-      return
-    }
-  }
-  if (node.start >= node.end) return
-  const host = node.type === 'paragraph' || node.type === 'heading' ? node : node.children[0]
-  const code = host?.inline !== undefined && isCodeInline(host.inline)
-  const kind: BlockKind = code ? 'mdx' : node.type as BlockKind
-  const editable = !code && (kind === 'paragraph' || kind === 'heading' || kind === 'listItem' || kind === 'blockquote')
-  out.push({
-    src: formatSourceHint(body, node.start, node.end),
-    kind,
-    ...(node.depth !== undefined ? { depth: node.depth } : {}),
-    text: textOf(node, host, footnotes),
-    editable
-  })
 }
 
 function textOf (node: ItNode, host: ItNode | undefined, footnotes: Set<string>): string {
