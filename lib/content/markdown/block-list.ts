@@ -59,19 +59,23 @@ function push (node: RootContent, body: string, out: ListedBlock[], at: number |
   const end = node.position?.end.offset
   if (start === undefined || end === undefined || start >= end || (at !== undefined && start !== at)) return
   // A paragraph MDX or a template language reads as code (an import, a JSX tag, `{{< x >}}`).
-  const code = inlineHost(node) !== null && isCode(node)
-  const actual: BlockKind = code ? 'mdx' : kindOf(node)
-  const editable = !code && (actual === 'paragraph' || actual === 'heading' || actual === 'listItem' || actual === 'blockquote')
-  out.push({
-    node,
-    start,
-    end,
-    src: formatSourceHint(body, start, end),
-    kind: actual,
-    ...(node.type === 'heading' ? { depth: node.depth } : {}),
-    text: textOf(node, body),
-    editable
-  })
+  const kind = inlineHost(node) !== null && isCode(node) ? 'mdx' : kindOf(node)
+  out.push({ node, start, end, ...sourceBlock(body, start, end, kind, node.type === 'heading' ? node.depth : undefined, textOf(node, body)) })
+}
+
+/**
+ * One block of `GET /blocks` (prose is editable: paragraphs, headings, list items, quotes).
+ * @param body the body
+ * @param start the block's start offset
+ * @param end its end offset
+ * @param kind its kind (`mdx` for a paragraph that reads as code)
+ * @param depth a heading's depth
+ * @param text what a reader sees of it
+ * @returns the block
+ */
+export function sourceBlock (body: string, start: number, end: number, kind: BlockKind, depth: number | undefined, text: string): SourceBlock {
+  const editable = kind === 'paragraph' || kind === 'heading' || kind === 'listItem' || kind === 'blockquote'
+  return { src: formatSourceHint(body, start, end), kind, ...(depth !== undefined ? { depth } : {}), text, editable }
 }
 
 function textOf (node: RootContent, body: string): string {

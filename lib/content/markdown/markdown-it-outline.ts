@@ -8,9 +8,8 @@ import type { Root } from 'mdast'
 import { visit } from 'unist-util-visit'
 import { parseRuns, bodyParser, normalizeLabel, type BodyParser } from './parse-body.js'
 import { outlineOf, type BodyOutline, type TopNode, type DefinitionLabel, type DocumentMarkers } from './body-outline.js'
-import { readerText, htmlText } from './block-list.js'
+import { readerText, htmlText, sourceBlock } from './block-list.js'
 import { blockUnits } from './editable-blocks.js'
-import { formatSourceHint } from './source-hint.js'
 import type { SourceBlock, BlockKind } from '../../api-shapes.js'
 
 /** Constructs markdown-it and remark-gfm may read differently (footnotes, tables, tasks, `~`, some URL literals). */
@@ -300,16 +299,8 @@ function listBlocks (top: ItNode, body: string, footnotes: Set<string>, out: Sou
   for (const { node } of blockUnits(top)) {
     if (node.start >= node.end) continue
     const host = node.type === 'paragraph' || node.type === 'heading' ? node : node.children[0]
-    const code = host?.inline !== undefined && isCodeInline(host.inline)
-    const kind: BlockKind = code ? 'mdx' : node.type as BlockKind
-    const editable = !code && (kind === 'paragraph' || kind === 'heading' || kind === 'listItem' || kind === 'blockquote')
-    out.push({
-      src: formatSourceHint(body, node.start, node.end),
-      kind,
-      ...(node.depth !== undefined ? { depth: node.depth } : {}),
-      text: textOf(node, host, footnotes),
-      editable
-    })
+    const kind = host?.inline !== undefined && isCodeInline(host.inline) ? 'mdx' : node.type as BlockKind
+    out.push(sourceBlock(body, node.start, node.end, kind, node.depth, textOf(node, host, footnotes)))
   }
 }
 
