@@ -62,7 +62,7 @@ export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyO
   const tops = buildNodes(tokens, env, body, lines, md.utils.unescapeAll)
   // A definition markdown-it reads of a label starting with `^` makes its calls links.
   const footnoteLinks = Object.keys(env.references ?? {}).some(key => key.startsWith('^'))
-  const chunks = chunkItems(itemsOf(tops, body, lines), body, lines, footnoteLinks)
+  const chunks = chunksOf(tops, body, lines, footnoteLinks)
   return assemble(chunks, body, lines, parse)
 }
 
@@ -200,8 +200,11 @@ function closeContainer (node: ItNode, body: string, lines: number[]): void {
   if (node.type === 'listItem') node.end = lineEnd(body, lines, node.first)
 }
 
-/** The top-level nodes, with the non-blank lines between them (what markdown-it left out) as items of their own. */
-function itemsOf (tops: ItNode[], body: string, lines: number[]): Item[] {
+/** Items not separated by a blank line, and whether micromark must read them. */
+interface Chunk { items: Item[], first: number, last: number, micromark: boolean }
+
+/** The top-level nodes and the non-blank lines between them (what markdown-it left out), in chunks. */
+function chunksOf (tops: ItNode[], body: string, lines: number[], footnoteLinks: boolean): Chunk[] {
   const items: Item[] = []
   let line = 0
   const gapsUntil = (until: number): void => {
@@ -218,13 +221,6 @@ function itemsOf (tops: ItNode[], body: string, lines: number[]): Item[] {
     line = Math.max(line, node.last + 1)
   }
   gapsUntil(lines.length)
-  return items
-}
-
-/** Items not separated by a blank line, and whether micromark must read them. */
-interface Chunk { items: Item[], first: number, last: number, micromark: boolean }
-
-function chunkItems (items: Item[], body: string, lines: number[], footnoteLinks: boolean): Chunk[] {
   const chunks: Chunk[] = []
   for (const item of items) {
     const text = body.slice(lines[item.first], lineEnd(body, lines, item.last))
