@@ -16,9 +16,11 @@ export interface ListedBlock extends SourceBlock {
   end: number
 }
 
-const MDX = new Set(['mdxjsEsm', 'mdxJsxFlowElement', 'mdxFlowExpression'])
-/** The node types that are a block kind of their own (anything else lists as `html`). */
-const KINDS = new Set(['paragraph', 'heading', 'code', 'table', 'html', 'thematicBreak', 'definition', 'listItem', 'blockquote'])
+/** The block kind of each node type that has one (anything else lists as `html`). */
+const KINDS: Record<string, BlockKind> = {
+  paragraph: 'paragraph', heading: 'heading', code: 'code', table: 'table', html: 'html', thematicBreak: 'thematicBreak', listItem: 'listItem',
+  blockquote: 'blockquote', definition: 'definition', footnoteDefinition: 'definition', mdxjsEsm: 'mdx', mdxJsxFlowElement: 'mdx', mdxFlowExpression: 'mdx'
+}
 
 /**
  * Lists the blocks of a parsed body.
@@ -48,18 +50,12 @@ export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
   return listBlocks(tree, body).map(({ src, kind, depth, text, editable }) => ({ src, kind, ...(depth !== undefined ? { depth } : {}), text, editable }))
 }
 
-function kindOf (node: RootContent): BlockKind {
-  if (MDX.has(node.type)) return 'mdx'
-  if (node.type === 'footnoteDefinition') return 'definition'
-  return KINDS.has(node.type) ? node.type as BlockKind : 'html'
-}
-
 function push (node: RootContent, body: string, out: ListedBlock[], at: number | undefined): void {
   const start = node.position?.start.offset
   const end = node.position?.end.offset
   if (start === undefined || end === undefined || start >= end || (at !== undefined && start !== at)) return
   // A paragraph MDX or a template language reads as code (an import, a JSX tag, `{{< x >}}`).
-  const kind = inlineHost(node) !== null && isCode(node) ? 'mdx' : kindOf(node)
+  const kind = inlineHost(node) !== null && isCode(node) ? 'mdx' : KINDS[node.type] ?? 'html'
   out.push({ node, start, end, ...sourceBlock(body, start, end, kind, node.type === 'heading' ? node.depth : undefined, textOf(node, body)) })
 }
 

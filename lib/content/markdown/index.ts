@@ -2,7 +2,6 @@
 export { renderMarkdown, type RenderMarkdownOptions } from './render.js'
 export { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
 export { sourceHash, parseSourceHint, formatSourceHint } from './source-hint.js'
-export type { SourceHint } from '../../api-shapes.js'
 export { sanitizeInlineHtml } from './inline-sanitize.js'
 export { applyBlockEdit, SourceMismatchError, UneditableBlockError, type BlockEditResult } from './block-edit.js'
 export {
