@@ -47,14 +47,11 @@ interface Slot<J, R> {
 
 /** Runs jobs in up to `size` worker threads, each job within the time limit. */
 export class WorkerPool<J, R> {
-  readonly #opts: WorkerPoolOptions
   readonly #slots = new Set<Slot<J, R>>()
   readonly #queue: Array<Pending<J, R>> = []
   #closed = false
 
-  constructor (opts: WorkerPoolOptions) {
-    this.#opts = opts
-  }
+  constructor (private readonly opts: WorkerPoolOptions) {}
 
   /** Threads running now (for tests). */
   get threads (): number { return this.#slots.size }
@@ -66,7 +63,7 @@ export class WorkerPool<J, R> {
    *   Error of the thread's message when the job threw
    */
   async run (job: J): Promise<R> {
-    if (this.#closed) throw this.#opts.failure('closing', 'the service is closing')
+    if (this.#closed) throw this.opts.failure('closing', 'the service is closing')
     return await new Promise<R>((resolve, reject) => {
       this.#queue.push({ job, resolve, reject })
       this.#dispatch()
@@ -79,13 +76,13 @@ export class WorkerPool<J, R> {
    */
   async close (): Promise<void> {
     this.#closed = true
-    for (const pending of this.#queue.splice(0)) pending.reject(this.#opts.failure('closing', 'the service is closing'))
+    for (const pending of this.#queue.splice(0)) pending.reject(this.opts.failure('closing', 'the service is closing'))
     await Promise.all([...this.#slots].map(async slot => { await this.#end(slot, 'closing', 'the service is closing') }))
   }
 
   #dispatch (): void {
     while (this.#queue.length > 0) {
-      const slot = [...this.#slots].find(s => s.running === null) ?? (this.#slots.size < this.#opts.size ? this.#start() : null)
+      const slot = [...this.#slots].find(s => s.running === null) ?? (this.#slots.size < this.opts.size ? this.#start() : null)
       if (slot === null) return
       const next = this.#queue.shift()!
       this.#free(slot)
@@ -96,11 +93,11 @@ export class WorkerPool<J, R> {
   }
 
   #startTimer (slot: Slot<J, R>): void {
-    slot.timer = setTimeout(() => { void this.#end(slot, 'timeout', `took longer than ${this.#opts.timeLimitMs} ms`) }, this.#opts.timeLimitMs)
+    slot.timer = setTimeout(() => { void this.#end(slot, 'timeout', `took longer than ${this.opts.timeLimitMs} ms`) }, this.opts.timeLimitMs)
   }
 
   #start (): Slot<J, R> {
-    const worker = new Worker(new URL(this.#opts.file.href + MODULE_EXTENSION), { resourceLimits: this.#opts.resourceLimits })
+    const worker = new Worker(new URL(this.opts.file.href + MODULE_EXTENSION), { resourceLimits: this.opts.resourceLimits })
     worker.unref()
     const slot: Slot<J, R> = { worker, ready: false, running: null, timer: null }
     worker.on('message', (message: PoolReply<R>) => {
@@ -116,8 +113,8 @@ export class WorkerPool<J, R> {
       if ('reply' in message) running.resolve(message.reply)
       else running.reject(new Error(message.error))
       this.#dispatch()
-      if (slot.running === null && this.#opts.idleMs !== undefined) {
-        slot.timer = setTimeout(() => { void this.#end(slot, 'closing', 'the thread was idle') }, this.#opts.idleMs)
+      if (slot.running === null && this.opts.idleMs !== undefined) {
+        slot.timer = setTimeout(() => { void this.#end(slot, 'closing', 'the thread was idle') }, this.opts.idleMs)
         slot.timer.unref()
       }
     })
@@ -133,7 +130,7 @@ export class WorkerPool<J, R> {
     if (!this.#slots.delete(slot)) return
     const running = slot.running
     this.#free(slot)
-    running?.reject(this.#opts.failure(why, detail))
+    running?.reject(this.opts.failure(why, detail))
     const exited = why === 'closing' && running === null ? this.#leave(slot.worker) : slot.worker.terminate()
     if (!this.#closed) this.#dispatch()
     await exited
