@@ -22,14 +22,11 @@ export interface RenderFieldInput {
   field?: unknown
 }
 
-/** The HTML an instance keeps of its renderings, by entry and body digest (a 20 KB body renders in ~100 ms). */
-export type RenderCache = LRUCache<string, string>
-
 /** Characters of rendered HTML the cache keeps at most (about 32 MB in UTF-16). */
 const RENDER_CACHE_CHARS = 16 * 1024 * 1024
 
-/** An empty cache for renderField, owned by one service instance. */
-export function createRenderCache (): RenderCache {
+/** An empty cache of renderField's HTML by entry and body digest (a 20 KB body renders in ~100 ms), owned by one service instance. */
+export function createRenderCache (): LRUCache<string, string> {
   return new LRUCache<string, string>({ maxSize: RENDER_CACHE_CHARS, sizeCalculation: html => html.length + 64 })
 }
 
@@ -37,7 +34,7 @@ export function createRenderCache (): RenderCache {
 const MARKDOWN_FIELD = 'body'
 
 /** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
-export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: RenderCache): Promise<{ html: string, revision: number }> {
+export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: LRUCache<string, string>): Promise<{ html: string, revision: number }> {
   const { collection, id, mdx, body, revision } = await editorBody(ctx, input, 'Only the body of a Markdown entry can be rendered')
   const key = `${collection}\u0000${id}\u0000${createHash('sha256').update(body).digest('base64')}`
   let html = cache?.get(key)

@@ -34,9 +34,6 @@ const MDX_HANDLERS = {
   mdxJsxTextElement: (state: MdxState, node: Parameters<MdxState['all']>[0]) => ({ type: 'element' as const, tagName: 'span', properties: {}, children: state.all(node) })
 }
 
-/** The prefix the sanitizer puts in front of every id. */
-const CLOBBER_PREFIX = defaultSchema.clobberPrefix ?? 'user-content-'
-
 /** The default sanitize schema plus our attributes, and `mark` and `abbr` (the inline allowlist keeps them). */
 const SANITIZE_SCHEMA: Schema = {
   ...defaultSchema,
@@ -114,7 +111,7 @@ function relinkClobberedIds (tree: HastRoot): void {
     if (node.tagName === 'a' && typeof href === 'string' && href.startsWith('#')) inPageLinks.push(node)
   })
   for (const link of inPageLinks) {
-    const target = CLOBBER_PREFIX + (link.properties.href as string).slice(1)
+    const target = (defaultSchema.clobberPrefix ?? 'user-content-') + (link.properties.href as string).slice(1)
     if (ids.has(target)) link.properties.href = '#' + target
   }
 }
