@@ -4,14 +4,20 @@ import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 import { parseOutline } from '../content/markdown/markdown-it-outline.js'
-import type { BlockEditJob, BlockEditReply, MarkdownJob, RenderJob } from './bounded-render.js'
+import type { BlockEditJob, BlockEditReply, MarkdownJob } from './bounded-render.js'
 import { serveJobs } from '../content/worker-pool.js'
 
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
 serveJobs<MarkdownJob, string | BodyOutline | BlockEditReply>(async job => {
   if ('outline' in job) return parseOutline(job.outline.body, { mdx: job.outline.mdx })
   if ('blockEdit' in job) return await blockEdit(job.blockEdit)
-  return render(job)
+  try {
+    return renderMarkdown(job.body, job.opts)
+  } catch (err) {
+    // HTML nested thousands deep (not counted by the Markdown depth scan) overflows the stack: shown as text.
+    if (err instanceof RangeError) return toHtml(plainTextTree(job.body, job.opts))
+    throw err
+  }
 })
 
 async function blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditReply> {
@@ -23,16 +29,6 @@ async function blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditRepl
     // The two refusals the command maps to its own statuses travel as answers, not as errors.
     if (err instanceof SourceMismatchError) return { refused: 'mismatch', message: err.message }
     if (err instanceof UneditableBlockError) return { refused: 'uneditable', message: err.message }
-    throw err
-  }
-}
-
-function render (job: RenderJob): string {
-  try {
-    return renderMarkdown(job.body, job.opts)
-  } catch (err) {
-    // HTML nested thousands deep (not counted by the Markdown depth scan) overflows the stack: shown as text.
-    if (err instanceof RangeError) return toHtml(plainTextTree(job.body, job.opts))
     throw err
   }
 }
