@@ -9,6 +9,7 @@ import { WorkerPool } from '../content/worker-pool.js'
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
+import type { TextEditInput, TextEditResult } from '../content/markdown/text-edit.js'
 
 /** One body to render (the thread answers with its HTML, through the WorkerPool's messages). */
 export interface RenderJob {
@@ -21,11 +22,16 @@ export interface BlockEditJob {
   blockEdit: { body: string, src: string, html: string, mdx: boolean }
 }
 
-/** An md_block edit's outcome: the new body, or why it was refused (the hint no longer fits, or the block cannot be edited). */
-export type BlockEditReply = { result: BlockEditResult } | { refused: 'mismatch' | 'uneditable', message: string }
+/** One md_edit of a body (the thread answers with a BlockEditReply of a TextEditResult). */
+export interface TextEditJob {
+  textEdit: TextEditInput
+}
 
-/** What the render thread is asked: a render, a body's block outline (answered with its BodyOutline), or a block edit. */
-export type MarkdownJob = RenderJob | { outline: { body: string, mdx: boolean } } | BlockEditJob
+/** An edit's outcome: the new body, or why it was refused (the hint no longer fits, the block cannot be edited, or the edit cannot be placed). */
+export type BlockEditReply<R = BlockEditResult> = { result: R } | { refused: 'mismatch' | 'uneditable' | 'unmappable', message: string }
+
+/** What the render thread is asked: a render, a body's block outline (answered with its BodyOutline), or an edit. */
+export type MarkdownJob = RenderJob | { outline: { body: string, mdx: boolean } } | BlockEditJob | TextEditJob
 
 /** Longest body (characters) rendered at all; a longer one is refused before any parse. */
 export const RENDER_MAX_CHARS = 1_000_000
@@ -86,6 +92,15 @@ export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutlin
    */
   async blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditReply> {
     return await this.#run(job.body, { blockEdit: job }, 'parsed') as BlockEditReply
+  }
+
+  /**
+   * An md_edit of a body (applyTextEdit), in a worker thread: a check may parse the whole body (seconds at 1 MB).
+   * @param input the body, the block's hint, its DOM text before and after, marks and the kept outline
+   * @returns the edit or why it was refused; rejects with RenderRefusedError (422) as render does
+   */
+  async textEdit (input: TextEditInput): Promise<BlockEditReply<TextEditResult>> {
+    return await this.#run(input.body, { textEdit: input }, 'parsed') as BlockEditReply<TextEditResult>
   }
 
   /** Runs one job on `body` in a thread; a body over the limit, or any failure, is a RenderRefusedError. */

@@ -32,27 +32,35 @@ export interface BlockTarget {
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MutateResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
-  // Computed in a render thread (~5 ms of CPU per KB), applied in the change if its body is the same.
-  const computed = new Map<string, BlockEditReply>()
-  const keyOf = (body: string, src: string, mdx: boolean): string => `${mdx ? 'mdx' : 'md'}:${src}\n${body}`
-  const apply = (body: string, checked: string, current: number, mdx: boolean): BlockEditResult => {
-    const key = keyOf(body, checked, mdx)
-    const reply = computed.get(key)
-    if (reply === undefined) {
-      throw new OffLoopWanted(current, async () => {
-        computed.set(key, await ctx.services.markdown.blockEdit({ body, src: checked, html: cmd.html, mdx }))
-      })
-    }
-    if ('result' in reply) return reply.result
-    if (reply.refused === 'mismatch') throw new StaleSourceError(current)
-    throw new BadRequestError(reply.message, { src: cmd.src })
-  }
+  const apply = offLoopEdit(async (body, checked, mdx) => await ctx.services.markdown.blockEdit({ body, src: checked, html: cmd.html, mdx }),
+    (message) => new BadRequestError(message, { src: cmd.src }))
   const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply)
   return { revision, ...(src !== undefined ? { src } : {}) }
 }
 
+/**
+ * An `apply` for editMarkdownBlock whose edit is computed in a render thread (its parses may take
+ * seconds), then applied inside the change when the body is still the one it was computed on.
+ * @param compute the edit of a body, off the event loop
+ * @param refused the error of a refusal other than a stale hint
+ * @returns the apply function
+ */
+export function offLoopEdit<E extends BlockEditResult> (compute: (body: string, src: string, mdx: boolean) => Promise<BlockEditReply<E>>,
+  refused: (message: string) => Error): (body: string, src: string, revision: number, mdx: boolean) => E {
+  const computed = new Map<string, BlockEditReply<E>>()
+  return (body, checked, current, mdx) => {
+    const key = `${mdx ? 'mdx' : 'md'}:${checked}\n${body}`
+    const reply = computed.get(key)
+    if (reply === undefined) {
+      throw new OffLoopWanted(current, async () => { computed.set(key, await compute(body, checked, mdx)) })
+    }
+    if ('result' in reply) return reply.result
+    throw reply.refused === 'mismatch' ? new StaleSourceError(current) : refused(reply.message)
+  }
+}
+
 /** Thrown from inside a change whose body needs `prepare` run off the event loop first; the change then runs again. */
-export class OffLoopWanted extends Error {
+class OffLoopWanted extends Error {
   constructor (readonly revision: number, readonly prepare: () => Promise<void>) { super('off-loop work wanted') }
 }
 

@@ -3,12 +3,11 @@
  * editor's private draft at the source positions that changed (CONTRACT 11 and 14), as md_block
  * does; an edit that cannot be placed exactly is a 422 with the reason.
  */
-import { BadRequestError, StaleSourceError, UnmappableEditError } from '../errors.js'
+import { BadRequestError, UnmappableEditError } from '../errors.js'
 import type { MdEditCommand, MutateResult } from './command-schemas.js'
 import type { CommandContext } from './command-context.js'
-import { editMarkdownBlock, OffLoopWanted } from './markdown-block.js'
-import { assertBlockEditableLength, bodyOutline, outlineKey } from './markdown-body.js'
-import type { BodyOutline } from '../content/markdown/body-outline.js'
+import { editMarkdownBlock, offLoopEdit } from './markdown-block.js'
+import { assertBlockEditableLength, outlineKey } from './markdown-body.js'
 
 /**
  * Runs md_edit.
@@ -22,24 +21,16 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
     if (mark.end <= mark.start || mark.end > cmd.after.length) throw new BadRequestError('Invalid command: a mark\'s range must lie within after', { field: 'marks' })
     if ((mark.type === 'link') !== (mark.href !== undefined)) throw new BadRequestError('Invalid command: a link mark needs href, other marks take none', { field: 'marks' })
   }
-  const markdown = await import('../content/markdown/text-edit.js')
   const outlines = ctx.services.blockOutlines
-  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, (body, checked, current, mdx) => {
+  // The kept outline of the body saves the thread a parse; the edit's outline of the new body is kept in turn.
+  const apply = offLoopEdit(async (body, checked, mdx) => {
     assertBlockEditableLength(body)
-    const outline: BodyOutline | undefined = outlines.get(outlineKey(body, mdx))
-    // Not kept: parsed off the event loop, then the edit runs again.
-    if (outline === undefined) throw new OffLoopWanted(current, async () => { await bodyOutline(ctx.services, body, mdx) })
-    try {
-      const edit = markdown.applyTextEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline })
-      if (edit.outline !== null) outlines.set(outlineKey(edit.body, mdx), edit.outline)
-      return edit
-    } catch (err) {
-      if (err instanceof markdown.SourceMismatchError) throw new StaleSourceError(current)
-      if (err instanceof markdown.UneditableBlockError) throw new UnmappableEditError(err.message, { src: cmd.src })
-      if (err instanceof markdown.UnmappableEditError) throw new UnmappableEditError(err.message, { src: cmd.src })
-      throw err
-    }
-  })
+    const outline = outlines.get(outlineKey(body, mdx))
+    const reply = await ctx.services.markdown.textEdit({ body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline })
+    if ('result' in reply && reply.result.outline !== null) outlines.set(outlineKey(reply.result.body, mdx), reply.result.outline)
+    return reply
+  }, (message) => new UnmappableEditError(message, { src: cmd.src }))
+  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, apply)
   return {
     revision,
     ...(src !== undefined ? { src } : {}),

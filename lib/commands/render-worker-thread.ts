@@ -4,13 +4,21 @@ import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
 import { parseOutline } from '../content/markdown/markdown-it-outline.js'
-import type { BlockEditJob, BlockEditReply, MarkdownJob } from './bounded-render.js'
+import type { BlockEditReply, MarkdownJob } from './bounded-render.js'
 import { serveJobs } from '../content/worker-pool.js'
 
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
 serveJobs<MarkdownJob, string | BodyOutline | BlockEditReply>(async job => {
   if ('outline' in job) return parseOutline(job.outline.body, { mdx: job.outline.mdx })
-  if ('blockEdit' in job) return await blockEdit(job.blockEdit)
+  if ('blockEdit' in job) {
+    // Loaded on the first md_block (rehype and the HTML-to-Markdown path), not by every render thread.
+    const { applyBlockEdit } = await import('../content/markdown/block-edit.js')
+    return await refusalsAsReplies(() => applyBlockEdit(job.blockEdit))
+  }
+  if ('textEdit' in job) {
+    const { applyTextEdit } = await import('../content/markdown/text-edit.js')
+    return await refusalsAsReplies(() => applyTextEdit(job.textEdit))
+  }
   try {
     return renderMarkdown(job.body, job.opts)
   } catch (err) {
@@ -20,15 +28,15 @@ serveJobs<MarkdownJob, string | BodyOutline | BlockEditReply>(async job => {
   }
 })
 
-async function blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditReply> {
-  // Loaded on the first md_block (rehype and the HTML-to-Markdown path), not by every render thread.
-  const { applyBlockEdit, SourceMismatchError, UneditableBlockError } = await import('../content/markdown/block-edit.js')
+/** Runs an edit; the refusals the commands map to their own statuses travel as answers, not as errors. */
+async function refusalsAsReplies<R> (edit: () => R): Promise<BlockEditReply<R>> {
+  const { SourceMismatchError, UneditableBlockError, UnmappableEditError } = await import('../content/markdown/text-edit.js')
   try {
-    return { result: applyBlockEdit(job) }
+    return { result: edit() }
   } catch (err) {
-    // The two refusals the command maps to its own statuses travel as answers, not as errors.
     if (err instanceof SourceMismatchError) return { refused: 'mismatch', message: err.message }
     if (err instanceof UneditableBlockError) return { refused: 'uneditable', message: err.message }
+    if (err instanceof UnmappableEditError) return { refused: 'unmappable', message: err.message }
     throw err
   }
 }

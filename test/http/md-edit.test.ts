@@ -72,7 +72,8 @@ const files = {
   'content/posts/long.md': `---\ntitle: Long\n---\n${'A paragraph of plain words.\n\n'.repeat(Math.ceil(MAX_BLOCK_BODY_CHARS / 29) + 1)}`,
   'content/posts/large.md': `---\ntitle: Large\n---\n${LARGE}`,
   'content/posts/large-cold.md': `---\ntitle: Large too\n---\n${LARGE}\nThe end.\n`,
-  'content/posts/large-block.md': `---\ntitle: Large by block\n---\n${LARGE}`
+  'content/posts/large-block.md': `---\ntitle: Large by block\n---\n${LARGE}`,
+  'content/posts/large-emptied.md': `---\ntitle: Large, a block emptied\n---\n${LARGE}`
 }
 
 // What the event loop was held before: the whole parse of the large body, here, now (the bound
@@ -302,13 +303,19 @@ t.test('a 200 KB body: /blocks lists what a whole parse gives and md_edit saves 
   const plain = expected.filter(b => b.kind === 'paragraph' && b.editable && b.text.length > 20 && !/[&<>*_`[\]\\\n]/.test(b.text) && sourceOf(b.src) === b.text)[0]
   if (plain === undefined) throw new Error('no plain paragraph to edit')
   let byBlock: Response | undefined
+  let emptied: Response | undefined
   const stall = await stallDuring(async () => {
     byBlock = await mutate({ type: 'md_block', collection: 'posts', id: 'large-block', blockPath: 'body', src: plain.src, html: `${plain.text} zyxword` })
     listed = await blocks('collection=posts&id=large&field=body')
     saved = await mutate({ ...edit(target.src, target.text, target.text + ' zyxword'), id: 'large' })
     // No outline kept for this body: md_edit has it parsed in a render thread first.
     cold = await mutate({ ...edit(target.src, target.text, target.text + ' zyxword'), id: 'large-cold' })
+    // A paragraph emptied leaves no node where it was: checking that takes a parse of the whole body.
+    emptied = await mutate({ ...edit(plain.src, plain.text, ''), id: 'large-emptied' })
   })
+  t.equal(emptied?.status, 422, 'an emptied paragraph is refused')
+  t.match(await emptied?.json(), { code: 'unmappable_edit' })
+  t.equal(await draftBody('large-emptied'), LARGE, 'and no draft was made')
   t.same(listed?.blocks, expected, 'the blocks of a whole parse')
   t.equal(saved?.status, 200, 'md_edit saved')
   t.equal(cold?.status, 200, 'md_edit with no outline kept saved')
