@@ -48,16 +48,6 @@ export interface AuthService {
   close: () => Promise<void>
 }
 
-/** An external identity provider, as the service uses it (built from `config.auth`). */
-interface IdentityProvider {
-  /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
-  authenticate: (request: IncomingMessage) => Promise<Identity | null>
-  /** The provider's login URL for a return target, or null when it has none. */
-  loginUrl: (redirectTo: string) => string | null
-  /** The provider's logout URL for a return target, or null when it has none. */
-  logoutUrl: (redirectTo: string) => string | null
-}
-
 /**
  * Builds authentication for one instance.
  * @param opts the config, the runtime settings, the log, and `stateDir` (`.git/cms`, where revocations persist)
@@ -72,9 +62,7 @@ export async function createAuth (opts: { config: Config, runtime: RuntimeSettin
   const clearCookie = (ctx: Context): void => { ctx.append('Set-Cookie', sessionCookieHeader(null, secure(ctx))) }
 
   if (authConfig !== null) {
-    const provider: IdentityProvider = isTrustedHeader(authConfig)
-      ? trustedHeaderProvider(authConfig, log)
-      : adapterProvider(authConfig, log)
+    const provider = isTrustedHeader(authConfig) ? trustedHeaderProvider(authConfig, log) : adapterProvider(authConfig, log)
     return {
       mode: 'provider',
       authorizer,
@@ -124,8 +112,8 @@ function isTrustedHeader (auth: AuthAdapter | TrustedHeaderAuth): auth is Truste
   return (auth as Partial<TrustedHeaderAuth>).provider === 'trusted-header'
 }
 
-/** Wraps a site's adapter so it fails closed. */
-export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityProvider {
+/** Wraps a site's adapter so it fails closed: an error or an unsafe identity denies, a missing URL is null. */
+export function adapterProvider (adapter: AuthAdapter, log: Logger) {
   const url = (kind: 'loginUrl' | 'logoutUrl', redirectTo: string): string | null => {
     try {
       const value: unknown = adapter[kind]({ redirectTo })
@@ -153,8 +141,8 @@ export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityPro
       }
       return checked.identity
     },
-    loginUrl: (redirectTo) => url('loginUrl', redirectTo),
-    logoutUrl: (redirectTo) => url('logoutUrl', redirectTo)
+    loginUrl: (redirectTo: string) => url('loginUrl', redirectTo),
+    logoutUrl: (redirectTo: string) => url('logoutUrl', redirectTo)
   }
 }
 
@@ -162,7 +150,7 @@ export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityPro
  * Builds the trusted-header provider (only safe behind a proxy that strips client-supplied copies of
  * its headers); `{redirectTo}` in `loginUrl`/`logoutUrl` becomes the URL-encoded return target.
  */
-export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): IdentityProvider {
+export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): ReturnType<typeof adapterProvider> {
   const idHeader = settings.idHeader.toLowerCase()
   const nameHeader = settings.nameHeader?.toLowerCase()
   const rolesHeader = settings.rolesHeader?.toLowerCase()
