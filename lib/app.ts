@@ -7,7 +7,7 @@ import { errorHandler } from './http/error-handler.js'
 import { apiMiddleware } from './http/api-router.js'
 import { serveUploads } from './http/upload-routes.js'
 import { adminMiddleware, editorAssetsMiddleware } from './http/admin-routes.js'
-import { healthMiddleware, requestMetricsMiddleware, metricsRouteMiddleware, syncWebhookMiddleware } from './http/ops-routes.js'
+import { opsRoutes, requestMetricsMiddleware } from './http/ops-routes.js'
 
 /** Creates the Koa application. */
 export function createApp (services: Services): Koa {
@@ -33,11 +33,8 @@ export function createApp (services: Services): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff')
     await next()
   })
-  // Liveness, readiness and metrics: outside apiBasePath, no session, no content.
-  app.use(healthMiddleware(services))
-  if (metrics !== null) app.use(metricsRouteMiddleware(metrics, services.config.metrics.token))
-  // The git host's push webhook: signed with git.syncSecret, no session (before the API's guards).
-  app.use(syncWebhookMiddleware(services))
+  // Liveness, readiness, metrics and the git host's push webhook: no session (before the API's guards), no content.
+  app.use(opsRoutes(services))
   app.use(apiMiddleware(services))
   app.use(adminMiddleware(services))
   app.use(editorAssetsMiddleware(services))

@@ -78,10 +78,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     import('./cms.js'), import('./server.js'), invocation.command === 'demo' ? import('./demo/site.js') : null
   ])
   let demoRepo: string | null = null
+  let opened: OpenCms | null = null
   let running: RunningServer
   try {
     await gitChecked
-    let opened: OpenCms
     let password: string | null = null
     if (demo !== null) {
       demoRepo = await demo.createDemoRepo()
@@ -100,8 +100,7 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     const cms = opened.cms
     const site = await siteOf(opened, invocation)
     warnAboutSettings(opened.services, streams)
-    running = await startServer({ cms, host: invocation.host, port: invocation.port }).catch(async (err: unknown) => {
-      await cms.close().catch(() => {})
+    running = await startServer({ cms, host: invocation.host, port: invocation.port }).catch((err: unknown) => {
       throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
     })
     if (site !== null) running.server.on('upgrade', site)
@@ -113,6 +112,8 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
       streams.stdout.write(`admin: ${running.url}${cms.config.mountPath}\n`)
     }
   } catch (err) {
+    // An instance that opened but could not serve (its site, its port) is closed before its demo copy goes.
+    await opened?.cms.close().catch(() => {})
     if (demoRepo !== null) await rm(demoRepo, { recursive: true, force: true }).catch(() => {})
     streams.stderr.write(`git-cms: ${oneLine(err)}\n`)
     return EXIT_REFUSED
@@ -183,18 +184,13 @@ async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Paramet
   const [{ siteMiddleware, isOwnPath, siteFolder }, { upstreamOrigin, upgradeForwarder }] = await Promise.all([
     import('./http/site-proxy.js'), import('./http/site-proxy-upstream.js')
   ])
-  try {
-    if (invocation.proxy !== undefined) {
-      const upstream = upstreamOrigin(invocation.proxy)
-      opened.cms.app.use(siteMiddleware(opened.services, { proxy: upstream }))
-      return upgradeForwarder(upstream, p => isOwnPath(opened.cms.config, p))
-    }
-    opened.cms.app.use(siteMiddleware(opened.services, { folder: await siteFolder(invocation.site ?? '.') }))
-    return null
-  } catch (err) {
-    await opened.cms.close().catch(() => {})
-    throw err
+  if (invocation.proxy !== undefined) {
+    const upstream = upstreamOrigin(invocation.proxy)
+    opened.cms.app.use(siteMiddleware(opened.services, { proxy: upstream }))
+    return upgradeForwarder(upstream, p => isOwnPath(opened.cms.config, p))
   }
+  opened.cms.app.use(siteMiddleware(opened.services, { folder: await siteFolder(invocation.site ?? '.') }))
+  return null
 }
 
 function warnAboutSettings (services: Services, streams: CliStreams): void {

@@ -9,20 +9,43 @@ import type { Logger } from 'pino'
 import type { AuthAction, AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
 import { ConflictError } from '../errors.js'
-import type { AuthService, Authorizer } from './types.js'
+import type { SharedDocument } from '../remote/cms-refs-sync.js'
 import { toIdentity } from './identity.js'
 import { passwordAuth, rateLimitKey } from './password-auth.js'
 import { RevokedSessions } from './revocations.js'
 import { SESSION_COOKIE_NAME, sessionCookieHeader } from './session-cookie.js'
 
-/** An external identity provider, as the service uses it (built from `config.auth`). */
-interface IdentityProvider {
-  /** Who made the request, or null; provider errors and unsafe identities deny (fail closed). */
-  authenticate: (request: IncomingMessage) => Promise<Identity | null>
-  /** The provider's login URL for a return target, or null when it has none. */
+/** Decides which writes a signed-in editor may perform. */
+export interface Authorizer {
+  /** True when a policy (adapter `authorize` or declarative `permissions`) is configured. */
+  readonly active: boolean
+  /** Whether the identity may perform the action (always true without a policy; a throw denies). */
+  can: (identity: Identity, action: AuthAction, target?: { collection?: string, id?: string }) => Promise<boolean>
+}
+
+/** Authentication of one service instance. */
+export interface AuthService {
+  /** 'password' or 'provider' (an external identity provider is authoritative). */
+  readonly mode: 'password' | 'provider'
+  readonly authorizer: Authorizer
+  /** The editor making a request, or null; a bad cookie is no identity, never a throw. */
+  identify: (ctx: Context) => Promise<Identity | null>
+  /** URL of the provider's login page for a return target (provider mode), else null. */
   loginUrl: (redirectTo: string) => string | null
-  /** The provider's logout URL for a return target, or null when it has none. */
-  logoutUrl: (redirectTo: string) => string | null
+  /**
+   * Password login: sets a fresh session cookie on success. Throws 409 in provider mode, 503
+   * without a configured password, 429 while the client is rate-limited, 401 for a wrong password.
+   */
+  login: (ctx: Context, password: string, name?: string) => Promise<Identity>
+  /**
+   * Clears the cookie and, in password mode, revokes its editorId; returns the provider's logout
+   * URL (else null). Never throws for a missing or invalid cookie.
+   */
+  logout: (ctx: Context, redirectTo: string) => Promise<{ redirect: string | null }>
+  /** The logouts the instances of a site share on `refs/cms/revocations` (password mode), else null; `onRevoke` hears each local one. */
+  readonly sharedRevocations: (SharedDocument & { onRevoke: (listener: () => void) => void }) | null
+  /** Flushes state (the revocations); resolves when done. */
+  close: () => Promise<void>
 }
 
 /**
@@ -39,9 +62,7 @@ export async function createAuth (opts: { config: Config, runtime: RuntimeSettin
   const clearCookie = (ctx: Context): void => { ctx.append('Set-Cookie', sessionCookieHeader(null, secure(ctx))) }
 
   if (authConfig !== null) {
-    const provider: IdentityProvider = isTrustedHeader(authConfig)
-      ? trustedHeaderProvider(authConfig, log)
-      : adapterProvider(authConfig, log)
+    const provider = isTrustedHeader(authConfig) ? trustedHeaderProvider(authConfig, log) : adapterProvider(authConfig, log)
     return {
       mode: 'provider',
       authorizer,
@@ -91,8 +112,8 @@ function isTrustedHeader (auth: AuthAdapter | TrustedHeaderAuth): auth is Truste
   return (auth as Partial<TrustedHeaderAuth>).provider === 'trusted-header'
 }
 
-/** Wraps a site's adapter so it fails closed. */
-export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityProvider {
+/** Wraps a site's adapter so it fails closed: an error or an unsafe identity denies, a missing URL is null. */
+export function adapterProvider (adapter: AuthAdapter, log: Logger) {
   const url = (kind: 'loginUrl' | 'logoutUrl', redirectTo: string): string | null => {
     try {
       const value: unknown = adapter[kind]({ redirectTo })
@@ -120,8 +141,8 @@ export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityPro
       }
       return checked.identity
     },
-    loginUrl: (redirectTo) => url('loginUrl', redirectTo),
-    logoutUrl: (redirectTo) => url('logoutUrl', redirectTo)
+    loginUrl: (redirectTo: string) => url('loginUrl', redirectTo),
+    logoutUrl: (redirectTo: string) => url('logoutUrl', redirectTo)
   }
 }
 
@@ -129,7 +150,7 @@ export function adapterProvider (adapter: AuthAdapter, log: Logger): IdentityPro
  * Builds the trusted-header provider (only safe behind a proxy that strips client-supplied copies of
  * its headers); `{redirectTo}` in `loginUrl`/`logoutUrl` becomes the URL-encoded return target.
  */
-export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): IdentityProvider {
+export function trustedHeaderProvider (settings: TrustedHeaderAuth, log: Logger): ReturnType<typeof adapterProvider> {
   const idHeader = settings.idHeader.toLowerCase()
   const nameHeader = settings.nameHeader?.toLowerCase()
   const rolesHeader = settings.rolesHeader?.toLowerCase()

@@ -12,13 +12,13 @@ import type { Services } from '../services.js'
 import { NotFoundError } from '../errors.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
 
-const ASSETS: ReadonlyMap<string, string> = new Map([
-  ['studio.js', 'text/javascript; charset=utf-8'],
-  ['studio.css', 'text/css; charset=utf-8']
-])
+/** studio.js, studio.css and the split bundle's chunks (group 1; scripts/build-browser.mjs), loaded by studio.js when a page needs them. */
+const STUDIO_ASSET = /^studio(?:\.css|(-[A-Za-z0-9_-]+)?\.js)$/
 
-/** The split bundle's chunks (scripts/build-browser.mjs), loaded by studio.js when a page needs them. */
-const STUDIO_CHUNK = /^studio-[A-Za-z0-9_-]+\.js$/
+/** The Content-Type of a built asset, by its extension (.js or .css). */
+function assetType (name: string): string {
+  return name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8'
+}
 
 /** Cache-Control of an asset whose URL names its content (chunk hash, `?v=`): a warm start skips two rounds of 304s. */
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -70,14 +70,14 @@ export function adminMiddleware (services: Services): Middleware {
     const rest = ctx.path.slice(mountPath.length)
     if (rest.startsWith('/assets/')) {
       const name = rest.slice('/assets/'.length)
-      const type = ASSETS.get(name) ?? (STUDIO_CHUNK.test(name) ? 'text/javascript; charset=utf-8' : undefined)
-      if (type === undefined) { await next(); return }
+      const asset = STUDIO_ASSET.exec(name)
+      if (asset === null) { await next(); return }
       const dir = browserAssetDir('studio.js')
       if (dir === null) throw new NotFoundError('The Studio is not built (run npm run build)')
       // A chunk of another build (an old page asking after an upgrade) is not found, not a failure.
       if (!existsSync(path.join(dir, name))) throw new NotFoundError(`No Studio asset ${name}`)
-      const named = STUDIO_CHUNK.test(name) || typeof ctx.query.v === 'string'
-      await sendBuiltAsset(ctx, dir, name, type, named ? IMMUTABLE : 'no-cache')
+      const named = asset[1] !== undefined || typeof ctx.query.v === 'string'
+      await sendBuiltAsset(ctx, dir, name, assetType(name), named ? IMMUTABLE : 'no-cache')
       return
     }
     if (!isPage(rest)) { await next(); return }
@@ -154,11 +154,7 @@ async function sendBuiltAsset (ctx: Context, dir: string, name: string, type: st
 /** The URL prefix of the editor assets. */
 export const EDITOR_ASSET_PREFIX = '/__cms/'
 
-const EDITOR_ASSETS: ReadonlyMap<string, string> = new Map([
-  ['bootstrap.js', 'text/javascript; charset=utf-8'],
-  ['editor.js', 'text/javascript; charset=utf-8'],
-  ['editor.css', 'text/css; charset=utf-8']
-])
+const EDITOR_ASSET = /^(?:bootstrap\.js|editor\.(?:js|css))$/
 
 /**
  * A line of bootstrap.js setting `window.__CMS_API__` (the API base path) or `__CMS_ADMIN__` (the
@@ -175,11 +171,10 @@ export function editorAssetsMiddleware (services: Services): Middleware {
   const dir = browserAssetDir('bootstrap.js')
   return async (ctx, next) => {
     const name = ctx.path.startsWith(EDITOR_ASSET_PREFIX) ? ctx.path.slice(EDITOR_ASSET_PREFIX.length) : ''
-    const type = EDITOR_ASSETS.get(name)
-    if (!enableInlineEditor || type === undefined || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
+    if (!enableInlineEditor || !EDITOR_ASSET.test(name) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
     if (dir === null) throw new NotFoundError('The editor assets are not built (run npm run build)')
     let bytes = await readFile(path.join(dir, name))
     if (name === 'bootstrap.js') bytes = Buffer.concat([Buffer.from(prelude), bytes])
-    sendAsset(ctx, bytes, type)
+    sendAsset(ctx, bytes, assetType(name))
   }
 }

@@ -247,9 +247,7 @@ function writeRoutes (router: Router, services: Services): void {
   router.post('/publish', async (ctx) => {
     const raw = await readJsonBody(ctx, { optional: true })
     const { validators, publish } = await publishing()
-    const body = validators.publish(raw)
-    if (body.id !== undefined && body.collection === undefined) throw new BadRequestError('id needs collection', { field: 'collection' })
-    ctx.body = await publish(as(ctx), body)
+    ctx.body = await publish(as(ctx), validators.publish(raw))
   })
 
   router.get('/deployment', async (ctx) => {

@@ -29,7 +29,8 @@ export function errorHandler (log: Logger): Middleware {
         ctx.body = { error: err.message, code: err.code, ...err.details }
       } else if (status >= 400 && status < 500) {
         ctx.status = status
-        ctx.body = { error: clientMessage(status, e), code: CLIENT_CODES[status] ?? 'bad_request' }
+        const message = e.expose === true && typeof e.message === 'string' ? e.message : 'Bad request'
+        ctx.body = { error: message, code: CLIENT_CODES[status] ?? 'bad_request' }
       } else {
         log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
         ctx.status = 500
@@ -40,14 +41,12 @@ export function errorHandler (log: Logger): Middleware {
   }
 }
 
-/** Codes of 4xx errors thrown by the body parsers and Koa itself (not our classes). */
+/** Codes of 4xx errors Koa and its middleware throw (not our classes; the body parsers' are mapped where they run). */
 const CLIENT_CODES: Record<number, string> = {
   400: 'bad_request',
   401: 'unauthorized',
   403: 'forbidden',
-  404: 'not_found',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type'
+  404: 'not_found'
 }
 
 /** Turns an object or array body into its JSON text now, so that a failure is caught above. */
@@ -62,10 +61,4 @@ function serializeJsonBody (ctx: Parameters<Middleware>[0]): void {
   // Setting a string body sets the status to 200 and keeps the JSON type Koa set for the object.
   ctx.status = status
   ctx.type = 'application/json'
-}
-
-function clientMessage (status: number, e: HttpLikeError): string {
-  if (status === 413) return 'Request body too large'
-  if (status === 415) return 'Unsupported media type'
-  return e.expose === true && typeof e.message === 'string' ? e.message : 'Bad request'
 }

@@ -6,6 +6,7 @@
 import { createHmac } from 'node:crypto'
 import { access, constants } from 'node:fs/promises'
 import path from 'node:path'
+import Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import type { Services } from '../services.js'
 import type { CmsMetrics } from '../metrics/cms-metrics.js'
@@ -13,20 +14,42 @@ import { CmsError, ForbiddenError, NotFoundError, UnauthorizedError } from '../e
 import { sameSecret } from '../auth/session-cookie.js'
 import { readBody } from './request.js'
 
-/** The health and readiness routes. */
-export function healthMiddleware (services: Services): Middleware {
-  return async (ctx, next) => {
-    if (ctx.path !== '/healthz' && ctx.path !== '/readyz') { await next(); return }
+/** The operator's routes as one table: health, readiness, metrics (when enabled) and the sync webhook. */
+export function opsRoutes (services: Services): Middleware {
+  const { metrics } = services
+  const token = services.config.metrics.token
+  // Exact paths, as the other areas of the app match them (no trailing slash, no other case).
+  const router = new Router({ strict: true, sensitive: true })
+  router.all(['/healthz', '/readyz'], async (ctx) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new CmsError(405, 'method_not_allowed', 'Method not allowed', {}, { Allow: 'GET, HEAD' })
     ctx.set('Cache-Control', 'no-store')
-    if (ctx.path === '/healthz') {
-      ctx.body = { ok: true }
-      return
-    }
-    const reason = await notReadyReason(services)
+    const reason = ctx.path === '/healthz' ? null : await notReadyReason(services)
     ctx.status = reason === null ? 200 : 503
     ctx.body = reason === null ? { ok: true } : { ok: false, reason }
+  })
+  // A scrape must carry metrics.token as a bearer token unless it is null.
+  if (metrics !== null) {
+    router.get('/metrics', async (ctx) => {
+      ctx.set('Cache-Control', 'no-store')
+      if (token !== null) {
+        const m = /^Bearer (.+)$/.exec(ctx.get('authorization'))
+        if (m === null || !sameSecret(m[1]!, token)) throw new CmsError(401, 'unauthorized', 'A metrics scrape needs Authorization: Bearer <metrics.token>', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' })
+      }
+      const { text, contentType } = await metrics.scrape()
+      ctx.type = contentType
+      ctx.body = text
+    })
   }
+  router.post(`${services.config.apiBasePath}/sync`, async (ctx) => {
+    ctx.set('Cache-Control', 'no-store')
+    const secret = services.config.git.syncSecret
+    if (!services.remote.enabled || secret === null) throw new NotFoundError('No such API route')
+    const body = await readBody(ctx.req, MAX_BODY_BYTES)
+    verifySignature(secret, body, ctx.get('x-hub-signature-256'), ctx.get('x-gitlab-token'))
+    const sync = await services.remote.sync('webhook')
+    ctx.body = { ok: true, sync }
+  })
+  return router.routes() as unknown as Middleware
 }
 
 /** Why the instance should not get requests yet (null: it is ready). */
@@ -62,21 +85,6 @@ export function requestMetricsMiddleware (services: Services, metrics: CmsMetric
   }
 }
 
-/** The `/metrics` route (a scrape must carry `token` as a bearer token unless it is null). */
-export function metricsRouteMiddleware (metrics: CmsMetrics, token: string | null): Middleware {
-  return async (ctx, next) => {
-    if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) { await next(); return }
-    ctx.set('Cache-Control', 'no-store')
-    if (token !== null) {
-      const m = /^Bearer (.+)$/.exec(ctx.get('authorization'))
-      if (m === null || !sameSecret(m[1]!, token)) throw new CmsError(401, 'unauthorized', 'A metrics scrape needs Authorization: Bearer <metrics.token>', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' })
-    }
-    const { text, contentType } = await metrics.scrape()
-    ctx.type = contentType
-    ctx.body = text
-  }
-}
-
 /** The label of a request's route: the router's pattern, or a fixed name for the area of the path. */
 function routeLabeler (services: Services): (ctx: Context) => string {
   const { apiBasePath, mountPath, uploadsUrl } = services.config
@@ -96,21 +104,6 @@ function routeLabeler (services: Services): (ctx: Context) => string {
 
 /** A push event is small; anything larger is refused before it is read further. */
 const MAX_BODY_BYTES = 1024 * 1024
-
-/** Builds the middleware answering the sync webhook (every other request passes on). */
-export function syncWebhookMiddleware (services: Services): Middleware {
-  const route = `${services.config.apiBasePath}/sync`
-  return async (ctx, next) => {
-    if (ctx.path !== route || ctx.method !== 'POST') { await next(); return }
-    ctx.set('Cache-Control', 'no-store')
-    const secret = services.config.git.syncSecret
-    if (!services.remote.enabled || secret === null) throw new NotFoundError('No such API route')
-    const body = await readBody(ctx.req, MAX_BODY_BYTES)
-    verifySignature(secret, body, ctx.get('x-hub-signature-256'), ctx.get('x-gitlab-token'))
-    const sync = await services.remote.sync('webhook')
-    ctx.body = { ok: true, sync }
-  }
-}
 
 /** Checks a webhook's signature or token against the secret. */
 function verifySignature (secret: string, body: Buffer, hubSignature: string, gitlabToken: string): void {
