@@ -2,16 +2,15 @@
  * The inline editor (loaded by bootstrap.js): bound elements and hinted Markdown blocks become editable;
  * blur or Ctrl+S saves (`save_field`, `md_block`, `md_edit`), Escape cancels.
  */
-import { CmsApi } from './api.js'
 import { parseBinding, parseHint, type Binding } from './bindings.js'
-import type { SourceHint } from '../../api-shapes.js'
+import type { SourceBlock, SourceHint } from '../../api-shapes.js'
 import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
-import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
-import { DelayedWrite, forgetRecord } from '../kept-records.js'
-import type { PublishReport } from '../studio/api.js'
+import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
+import { DelayedWrite } from '../kept-records.js'
+import { Api, type PublishReport } from '../studio/api.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -46,7 +45,7 @@ export interface EditSession {
 
 /** The inline editor of one page. */
 class InlineEditor {
-  private readonly api: CmsApi
+  private readonly api: Api
   private readonly ui: EditorUi
   private session: EditSession | null = null
   /** Saves run one after another, so each block save sees the body the previous one left. */
@@ -60,7 +59,7 @@ class InlineEditor {
 
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
-    this.api = new CmsApi(apiBase)
+    this.api = new Api(apiBase)
     this.ui = new EditorUi({ format: (cmd) => { this.format(cmd) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
@@ -85,7 +84,8 @@ class InlineEditor {
       const drafted = draftedAtLoad.has(`${binding.collection}/${binding.id}`)
       if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
-      const served = await this.api.renderField(binding.collection, binding.id, binding.path)
+      const { collection, id, path: field } = binding
+      const served = await this.api.get<{ html: string }>('/render', { collection, id, field }).then(r => servedWrapper(r.html), () => null)
       if (served === null) { this.showPublished.add(wrapper); return true }
       wrapper.replaceChildren(...Array.from(served.childNodes))
       return false
@@ -100,7 +100,8 @@ class InlineEditor {
 
   /** Pairs a generator-rendered wrapper's blocks with the source (`GET /blocks`); false when that cannot be read. */
   private async align (wrapper: HTMLElement, binding: Binding, drafted: boolean): Promise<boolean> {
-    const source = await this.api.blocks(binding.collection, binding.id, binding.path)
+    const { collection, id, path: field } = binding
+    const source = await this.api.get<{ blocks: SourceBlock[] }>('/blocks', { collection, id, field }).then(r => r.blocks, () => null)
     if (source === null) return false
     const active = this.session?.el
     const result = markAligned(wrapper, source, drafted, (el) => this.ui.contains(el) || el === active)
@@ -185,9 +186,9 @@ class InlineEditor {
       wrapper,
       original,
       baseline: kind === 'field' ? el.textContent ?? '' : original,
-      revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
+      revision: this.api.entry(binding.collection, binding.id).then(r => r?.revision, () => undefined),
       range: null,
-      unsavedKey: kind !== 'field' && el.dataset.cmsSrc !== undefined ? unsavedBlockKey(binding, el.dataset.cmsSrc) : null,
+      unsavedKey: kind !== 'field' && el.dataset.cmsSrc !== undefined ? unsavedBlocks.key(binding.collection, binding.id, binding.path, el.dataset.cmsSrc) : null,
       index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
       knownRevision: null,
       textBefore: kind === 'aligned' ? ownText(el) : '',
@@ -224,7 +225,7 @@ class InlineEditor {
     s.el.innerHTML = s.original
     this.keeper.drop()
     this.end(false)
-    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
+    if (s.unsavedKey !== null) unsavedBlocks.forget(s.unsavedKey)
     s.el.blur()
     this.ui.say('Edit cancelled.')
   }
@@ -251,12 +252,12 @@ class InlineEditor {
     const { collection, id, path } = s.binding
     this.ui.say('Saving…')
     const expectedRevision = await s.revision
-    const res = await this.api.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
+    const res = await this.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
     if (res.status !== 200) { this.failedSave(s, res.status, res.body, value); return }
     const revision = typeof res.body?.revision === 'number' ? res.body.revision : undefined
     s.revision = Promise.resolve(revision)
     // Without a permissions policy save_field writes the file itself; under one it is a draft.
-    const entry = await this.api.readEntry(collection, id)
+    const entry = await this.api.entry(collection, id).catch(() => null)
     if (entry?.draft === true) this.markDraft(s.el, 'Draft saved')
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
@@ -268,7 +269,7 @@ class InlineEditor {
     const { text: after, marks } = textAndMarks(s.el)
     if (s.kind === 'aligned' && after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', s.kind === 'aligned'
+    const res = await this.request('POST', '/mutate', s.kind === 'aligned'
       ? { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) }
       : { type: 'md_block', collection, id, blockPath: path, src, html })
     if (res.status !== 200) {
@@ -279,7 +280,7 @@ class InlineEditor {
     }
     this.showPublished.delete(wrapper)
     // Text typed while the save was on its way stays kept.
-    if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
+    if (s.unsavedKey !== null && s.el.innerHTML === html) unsavedBlocks.forget(s.unsavedKey)
     s.textBefore = after
     clearMarks(s.el)
     this.markDraft(s.el, 'Draft saved')
@@ -289,6 +290,11 @@ class InlineEditor {
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
     // The answer does not continue the page's hints: pair the blocks with the draft's again.
     if (!await this.align(wrapper, s.binding, true)) this.ui.say('Draft saved. Reload the page to edit more of it.')
+  }
+
+  /** Sends one request; status 0 when the server cannot be reached. */
+  private async request (method: string, path: string, body?: unknown): Promise<{ status: number, body: Record<string, unknown> | null }> {
+    return await this.api.send(method, path, body).catch(() => ({ status: 0, body: null }))
   }
 
   /** Marks an element as holding a saved draft. */
@@ -417,7 +423,7 @@ class InlineEditor {
     if (!window.confirm('Discard all your unpublished drafts?')) return
     if (this.session !== null) this.cancel()
     await this.queue
-    const res = await this.api.request('DELETE', '/draft')
+    const res = await this.request('DELETE', '/draft')
     if (res.status !== 200) { this.ui.say(`Not discarded: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error'); return }
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
@@ -438,6 +444,14 @@ function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, 
   }
   saved.dataset.cmsSrc = answered
   return true
+}
+
+/** The `[data-cms-md]` wrapper of a `GET /render` answer (detached: a template runs and loads nothing), or null. */
+function servedWrapper (html: string): HTMLElement | null {
+  const template = document.createElement('template')
+  template.innerHTML = html
+  const wrapper = template.content.firstElementChild
+  return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
 }
 
 /** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */

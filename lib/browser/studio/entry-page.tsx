@@ -6,8 +6,8 @@ import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
 import { Field } from './schema-form.js'
-import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
-import { DelayedWrite, forgetStale } from '../kept-records.js'
+import { applyRecord, diffValues, hasChanges, unsavedRecords, type UnsavedRecord } from './unsaved.js'
+import { DelayedWrite } from '../kept-records.js'
 import { PublishResult } from './dashboard.js'
 import { ConflictPanel, HistoryPanel, UnsavedOffer } from './versions.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
@@ -45,6 +45,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   const [unsavedStatus, setUnsavedStatus] = useState('')
   // The write of the unsaved changes, 300 ms after typing stops.
   const [kept] = useState(() => new DelayedWrite(300))
+  const recordKey = unsavedRecords.key(collection.name, id)
   const flush = (): void => { kept.flush() }
   /** Says how an action went beside Save, and moves the focus there so it is read out. */
   const say = (kind: 'ok' | 'error', text: string): void => {
@@ -57,7 +58,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const [e, s] = await Promise.all([api.entry(collection.name, id), api.schema(collection.name)])
       if (e === null) { setNotFound(true); return }
       flush()
-      const stored = readUnsaved(collection.name, id)
+      const stored = unsavedRecords.read(recordKey)
       setEntry(e)
       setForm(s)
       replaceValues(e.data ?? {})
@@ -79,7 +80,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   }
   useEffect(() => { if (entry !== null) focusSoon('main h1') }, [entry === null])
   useEffect(() => {
-    forgetStale(UNSAVED_PREFIX)
+    // Records older than 30 days go.
+    unsavedRecords.fresh()
     void load()
     void loadHistory()
     // A closed or hidden tab writes what is still waiting for the debounce.
@@ -91,8 +93,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   useEffect(() => {
     if (entry === null || offer !== null) return
     kept.schedule(() => {
-      const ok = writeUnsaved(collection.name, id, { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) })
-      if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
+      const record = { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) }
+      if (!unsavedRecords.keep(recordKey, hasChanges(record) ? record : null)) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
     })
   }, [values, offer])
 
@@ -104,7 +106,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     setUnsavedStatus('Unsaved changes restored into the form. Save to keep them.')
   }
   const discardUnsaved = (): void => {
-    clearUnsaved(collection.name, id)
+    unsavedRecords.forget(recordKey)
     setOffer(null)
     setUnsavedStatus('Unsaved changes discarded.')
   }
@@ -124,7 +126,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
       kept.drop()
-      if (offer === null) clearUnsaved(collection.name, id)
+      if (offer === null) unsavedRecords.forget(recordKey)
       setIssues([])
       setConflict(null)
       // Refresh the draft flag and the history before saying "Saved.", so what is shown is current.
