@@ -2,8 +2,8 @@
  * The inline editor (loaded by bootstrap.js): bound elements and hinted Markdown blocks become editable;
  * blur or Ctrl+S saves (`save_field`, `md_block`, `md_edit`), Escape cancels.
  */
-import { parseBinding, parseHint, type Binding } from './bindings.js'
-import type { SourceBlock, SourceHint } from '../../api-shapes.js'
+import { parseBinding, type Binding } from './bindings.js'
+import { parseSourceHint, type SourceBlock, type SourceHint } from '../../api-shapes.js'
 import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type FormatCommand } from './editor-ui.js'
@@ -239,7 +239,7 @@ class InlineEditor {
     s.baseline = current
     this.queue = this.queue.then(async () => {
       if (s.kind === 'field') { await this.saveField(s, current); return }
-      const hint = parseHint(s.el.dataset.cmsSrc)
+      const hint = parseSourceHint(s.el.dataset.cmsSrc)
       if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
       await this.saveBlock(s, current, hint, s.wrapper)
     }).catch(() => {
@@ -432,13 +432,13 @@ class InlineEditor {
 
 /** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
 function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
-  const next = parseHint(answered)
+  const next = parseSourceHint(answered)
   // A different start: the server moved a published-page hint onto the draft; the page's other hints are the published body's.
   if (next === null || next.start !== sent.start) return false
   const growth = (next.end - next.start) - (sent.end - sent.start)
   for (const el of hintedBlocks(wrapper)) {
     if (el === saved) continue
-    const hint = parseHint(el.dataset.cmsSrc)
+    const hint = parseSourceHint(el.dataset.cmsSrc)
     if (hint === null || hint.start < sent.end) continue
     el.dataset.cmsSrc = `${hint.start + growth}:${hint.end + growth}:${hint.hash}`
   }
