@@ -17,10 +17,17 @@ function storage (): KeyValueStore | null {
   try { return (globalThis as { localStorage?: KeyValueStore }).localStorage ?? null } catch { return null }
 }
 
-/** One kind of kept record: its keys start with `prefix`, its JSON is at most `maxChars` long. */
+/**
+ * One kind of kept record: its keys start with `prefix`, its JSON is at most `maxChars` long; a write
+ * waits for a pause in typing of `delayMs`, and can be done at once or dropped.
+ */
 export class KeptRecords<T extends { at: number }> {
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private pending: (() => void) | null = null
+
   /** `isRecord` tells a readable record from a damaged or foreign value. */
-  constructor (readonly prefix: string, private readonly maxChars: number, private readonly isRecord: (value: Partial<T>) => boolean) {}
+  constructor (readonly prefix: string, private readonly maxChars: number, private readonly delayMs: number,
+    private readonly isRecord: (value: Partial<T>) => boolean) {}
 
   /** The key of a record: its parts percent-encoded, so an id holding `/`, `:` or spaces collides with no other. */
   key (...parts: string[]): string {
@@ -68,21 +75,12 @@ export class KeptRecords<T extends { at: number }> {
     }
     return found.sort((a, b) => a.record.at - b.record.at)
   }
-}
 
-/** A write that waits for a pause in typing, and can be done at once or dropped. */
-export class DelayedWrite {
-  private timer: ReturnType<typeof setTimeout> | undefined
-  private pending: (() => void) | null = null
-
-  /** Writes `ms` after the last `schedule`. */
-  constructor (private readonly ms: number) {}
-
-  /** Replaces the waiting write with `write`. */
-  schedule (write: () => void): void {
+  /** Runs `write` (which keeps or forgets records) `delayMs` after the last call, replacing the waiting one. */
+  later (write: () => void): void {
     this.pending = write
     clearTimeout(this.timer)
-    this.timer = setTimeout(() => { this.flush() }, this.ms)
+    this.timer = setTimeout(() => { this.flush() }, this.delayMs)
   }
 
   /** Does the waiting write now. */

@@ -9,7 +9,6 @@ import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
-import { DelayedWrite } from '../kept-records.js'
 import { Api, type PublishReport } from '../studio/api.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
@@ -54,8 +53,6 @@ class InlineEditor {
   private prompting = false
   /** Wrappers of our rendering that show the published text of an entry drafted earlier (its rendering failed), until a save. */
   private readonly showPublished = new WeakSet<HTMLElement>()
-  /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
-  private readonly keeper = new DelayedWrite(250)
 
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
@@ -67,8 +64,8 @@ class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) keepBlockText(this.keeper, this.session) }, true)
-    addEventListener('pagehide', () => { this.keeper.flush() })
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) keepBlockText(this.session) }, true)
+    addEventListener('pagehide', () => { unsavedBlocks.flush() })
     void this.start()
   }
 
@@ -198,7 +195,7 @@ class InlineEditor {
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) keepBlockText(this.keeper, session)
+      if (this.session === session && session.el.innerHTML !== session.original) keepBlockText(session)
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -223,7 +220,7 @@ class InlineEditor {
     const s = this.session
     if (s === null) return
     s.el.innerHTML = s.original
-    this.keeper.drop()
+    unsavedBlocks.drop()
     this.end(false)
     if (s.unsavedKey !== null) unsavedBlocks.forget(s.unsavedKey)
     s.el.blur()
@@ -233,7 +230,7 @@ class InlineEditor {
   private enqueueSave (s: EditSession): Promise<void> {
     // The text kept in the browser is written now, so a keep still pending cannot land after the
     // save's success cleared it (and offer back, on the next visit, text that was saved).
-    this.keeper.flush()
+    unsavedBlocks.flush()
     const current = s.kind === 'field' ? s.el.textContent ?? '' : s.el.innerHTML
     if (current === s.baseline) return this.queue
     s.baseline = current
@@ -341,7 +338,7 @@ class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); keepBlockText(this.keeper, s) }
+      else { insertPlainText(s.el, '\n', true); keepBlockText(s) }
       return
     }
     if (!mod || e.altKey) return
@@ -356,7 +353,7 @@ class InlineEditor {
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    keepBlockText(this.keeper, s)
+    keepBlockText(s)
   }
 
   /** Applies a formatting to the selection of the block being edited. */
@@ -382,7 +379,7 @@ class InlineEditor {
       if (range !== null) select(range)
     }
     if (formatInline(s.el, ({ bold: 'strong', italic: 'em', code: 'code', link: 'a' } as const)[cmd], href)) markAdded(s)
-    keepBlockText(this.keeper, s)
+    keepBlockText(s)
   }
 
   /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */

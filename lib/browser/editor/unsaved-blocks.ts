@@ -7,7 +7,7 @@ import { parseBinding, type Binding } from './bindings.js'
 import type { EditSession } from './editor.js'
 import type { EditorUi, RestoreItem } from './editor-ui.js'
 import { hintedBlocks, ownText } from './aligned-edit.js'
-import { KeptRecords, type DelayedWrite } from '../kept-records.js'
+import { KeptRecords } from '../kept-records.js'
 
 /** What is kept for one block. */
 interface UnsavedBlock {
@@ -21,18 +21,18 @@ interface UnsavedBlock {
   at: number
 }
 
-/** Each block's kept text, under the key of its entry, block path and hint; at most 500,000 characters of JSON. */
-export const unsavedBlocks = new KeptRecords<UnsavedBlock>('git-cms:unsaved-block:v2:', 500_000, r =>
+/** Each block's kept text, under the key of its entry, block path and hint: at most 500,000 characters of JSON, written 250 ms after typing stops. */
+export const unsavedBlocks = new KeptRecords<UnsavedBlock>('git-cms:unsaved-block:v2:', 500_000, 250, r =>
   typeof r.html === 'string' && typeof r.at === 'number' && typeof r.index === 'number' && (typeof r.revision === 'number' || r.revision === null))
 
 /** One kept text under its key, and the block it belongs to (null when it is no longer on the page). */
 interface FoundUnsaved { kept: UnsavedBlock, key: string, el: HTMLElement | null, wrapper: HTMLElement, binding: Binding, sourceMoved: boolean }
 
 /** Keeps the text of a session's block a short pause after typing (or forgets it when it is back to the original). */
-export function keepBlockText (keeper: DelayedWrite, s: EditSession | null): void {
+export function keepBlockText (s: EditSession | null): void {
   if (s === null || s.unsavedKey === null) return
   const key = s.unsavedKey
-  keeper.schedule(() => {
+  unsavedBlocks.later(() => {
     const html = s.el.innerHTML
     unsavedBlocks.keep(key, html === s.original ? null : { html, revision: s.knownRevision, index: s.index, at: Date.now() })
   })

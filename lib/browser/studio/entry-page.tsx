@@ -7,7 +7,6 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
 import { Field } from './schema-form.js'
 import { applyRecord, diffValues, hasChanges, unsavedRecords, type UnsavedRecord } from './unsaved.js'
-import { DelayedWrite } from '../kept-records.js'
 import { PublishResult } from './dashboard.js'
 import { ConflictPanel, HistoryPanel, UnsavedOffer } from './versions.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
@@ -43,10 +42,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // Unsaved changes found in the browser when the entry was loaded, until the editor chooses.
   const [offer, setOffer] = useState<UnsavedRecord | null>(null)
   const [unsavedStatus, setUnsavedStatus] = useState('')
-  // The write of the unsaved changes, 300 ms after typing stops.
-  const [kept] = useState(() => new DelayedWrite(300))
   const recordKey = unsavedRecords.key(collection.name, id)
-  const flush = (): void => { kept.flush() }
+  const flush = (): void => { unsavedRecords.flush() }
   /** Says how an action went beside Save, and moves the focus there so it is read out. */
   const say = (kind: 'ok' | 'error', text: string): void => {
     setMessage({ kind, text })
@@ -92,7 +89,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // was loaded (or last saved) at; not while a stored version waits for the editor's choice (it would be overwritten).
   useEffect(() => {
     if (entry === null || offer !== null) return
-    kept.schedule(() => {
+    unsavedRecords.later(() => {
       const record = { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) }
       if (!unsavedRecords.keep(recordKey, hasChanges(record) ? record : null)) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
     })
@@ -125,7 +122,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
-      kept.drop()
+      unsavedRecords.drop()
       if (offer === null) unsavedRecords.forget(recordKey)
       setIssues([])
       setConflict(null)

@@ -16,8 +16,8 @@ export interface UnsavedRecord {
   cleared: string[]
 }
 
-/** Each entry's record, under the key of its collection and id; larger than 1,000,000 characters of JSON is not kept. */
-export const unsavedRecords = new KeptRecords<UnsavedRecord>('git-cms:unsaved:v1:', 1_000_000, r =>
+/** Each entry's record, under the key of its collection and id: at most 1,000,000 characters of JSON, written 300 ms after typing stops. */
+export const unsavedRecords = new KeptRecords<UnsavedRecord>('git-cms:unsaved:v1:', 1_000_000, 300, r =>
   typeof r.revision === 'number' && typeof r.at === 'number' && typeof r.changes === 'object' && r.changes !== null &&
   !Array.isArray(r.changes) && Array.isArray(r.cleared) && r.cleared.every(k => typeof k === 'string') && hasChanges(r as UnsavedRecord))
 
