@@ -1,6 +1,6 @@
 /**
- * The JSON shapes of API answers the Studio reads as well as the server writes. This file imports
- * nothing, so the browser bundle (lib/browser/studio/) can import it too.
+ * The JSON shapes of API answers the Studio reads as well as the server writes, and the source hint's
+ * grammar both parse. This file imports nothing, so the browser bundles (lib/browser/) can import it too.
  */
 
 /** One file of the library. */
@@ -103,6 +103,23 @@ export interface SourceHint {
   start: number
   end: number
   hash: string
+}
+
+const HINT = /^(0|[1-9][0-9]{0,15}):(0|[1-9][0-9]{0,15}):([0-9a-f]{16})$/
+
+/**
+ * Parses a hint strictly (integers without sign or leading zeros, start < end, 16 lowercase hex).
+ * @param src the attribute value (undefined: an element without one)
+ * @returns the hint, or null when it is malformed
+ */
+export function parseSourceHint (src: string | undefined): SourceHint | null {
+  if (typeof src !== 'string') return null
+  const m = HINT.exec(src)
+  if (m === null) return null
+  const start = Number(m[1])
+  const end = Number(m[2])
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start >= end) return null
+  return { start, end, hash: m[3] as string }
 }
 
 /** With `q`: an excerpt of the field where an entry matched (`snippet` of `GET /entries` and `GET /search`). */

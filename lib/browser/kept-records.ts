@@ -7,8 +7,6 @@ const MAX_AGE_MS = 30 * 24 * 3600 * 1000
 
 /** The part of the Web Storage API used here (the Studio's records also load in Node tests). */
 interface KeyValueStore {
-  readonly length: number
-  key: (i: number) => string | null
   getItem: (key: string) => string | null
   setItem: (key: string, value: string) => void
   removeItem: (key: string) => void
@@ -19,64 +17,70 @@ function storage (): KeyValueStore | null {
   try { return (globalThis as { localStorage?: KeyValueStore }).localStorage ?? null } catch { return null }
 }
 
-/** A kept record's JSON object, or null when there is none or it is not readable. */
-export function readRecord (key: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(storage()?.getItem(key) ?? 'null')
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : null
-  } catch { return null }
-}
-
-/** Keeps a record; false when its JSON is longer than `maxChars` or the browser would not keep it. */
-export function keepRecord<T extends { at: number }> (key: string, record: T, maxChars: number): boolean {
-  try {
-    const raw = JSON.stringify(record)
-    const store = storage()
-    if (raw.length > maxChars || store === null) return false
-    store.setItem(key, raw)
-    return true
-  } catch { return false }
-}
-
-/** Forgets a record. */
-export function forgetRecord (key: string): void {
-  try { storage()?.removeItem(key) } catch {}
-}
-
-/** The keys of the records under `prefix`. */
-export function recordKeys (prefix: string): string[] {
-  const keys: string[] = []
-  try {
-    const store = storage()
-    for (let i = 0; store !== null && i < store.length; i++) {
-      const key = store.key(i)
-      if (key?.startsWith(prefix) === true) keys.push(key)
-    }
-  } catch {}
-  return keys
-}
-
-/** Forgets the records under `prefix` older than 30 days (or unreadable), so storage does not fill up. */
-export function forgetStale (prefix: string, now = Date.now()): void {
-  for (const key of recordKeys(prefix)) {
-    const at = readRecord(key)?.at
-    if (typeof at !== 'number' || now - at > MAX_AGE_MS) forgetRecord(key)
-  }
-}
-
-/** A write that waits for a pause in typing, and can be done at once or dropped. */
-export class DelayedWrite {
+/**
+ * One kind of kept record: its keys start with `prefix`, its JSON is at most `maxChars` long; a write
+ * waits for a pause in typing of `delayMs`, and can be done at once or dropped.
+ */
+export class KeptRecords<T extends { at: number }> {
   private timer: ReturnType<typeof setTimeout> | undefined
   private pending: (() => void) | null = null
 
-  /** Writes `ms` after the last `schedule`. */
-  constructor (private readonly ms: number) {}
+  /** `isRecord` tells a readable record from a damaged or foreign value. */
+  constructor (readonly prefix: string, private readonly maxChars: number, private readonly delayMs: number,
+    private readonly isRecord: (value: Partial<T>) => boolean) {}
 
-  /** Replaces the waiting write with `write`. */
-  schedule (write: () => void): void {
+  /** The key of a record: its parts percent-encoded, so an id holding `/`, `:` or spaces collides with no other. */
+  key (...parts: string[]): string {
+    return this.prefix + parts.map(encodeURIComponent).join(':')
+  }
+
+  /** A kept record, or null when there is none or it is not readable. */
+  read (key: string): T | null {
+    try {
+      const value: unknown = JSON.parse(storage()?.getItem(key) ?? 'null')
+      return value !== null && typeof value === 'object' && !Array.isArray(value) && this.isRecord(value) ? value as T : null
+    } catch { return null }
+  }
+
+  /** Keeps a record (null: forgets it); false when its JSON is too long or the browser would not keep it. */
+  keep (key: string, record: T | null): boolean {
+    if (record === null) { this.forget(key); return true }
+    try {
+      const raw = JSON.stringify(record)
+      const store = storage()
+      if (raw.length > this.maxChars || store === null) return false
+      store.setItem(key, raw)
+      return true
+    } catch { return false }
+  }
+
+  /** Forgets a record. */
+  forget (key: string): void {
+    try { storage()?.removeItem(key) } catch {}
+  }
+
+  /**
+   * The records whose keys start with `key(...parts, '')`, oldest first; those older than 30 days or
+   * not readable are forgotten, so storage does not fill up.
+   */
+  fresh (...parts: string[]): Array<{ key: string, record: T }> {
+    const prefix = this.key(...parts, '')
+    const found: Array<{ key: string, record: T }> = []
+    let keys: string[] = []
+    try { keys = Object.keys(storage() ?? {}).filter(key => key.startsWith(prefix)) } catch {}
+    for (const key of keys) {
+      const record = this.read(key)
+      if (record !== null && Date.now() - record.at <= MAX_AGE_MS) found.push({ key, record })
+      else this.forget(key)
+    }
+    return found.sort((a, b) => a.record.at - b.record.at)
+  }
+
+  /** Runs `write` (which keeps or forgets records) `delayMs` after the last call, replacing the waiting one. */
+  later (write: () => void): void {
     this.pending = write
     clearTimeout(this.timer)
-    this.timer = setTimeout(() => { this.flush() }, this.ms)
+    this.timer = setTimeout(() => { this.flush() }, this.delayMs)
   }
 
   /** Does the waiting write now. */

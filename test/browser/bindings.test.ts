@@ -3,7 +3,8 @@
  * and `#` (nested collections, page bundles, real file names); the server checks each part.
  */
 import t from 'tap'
-import { parseBinding, parseHint } from '../../lib/browser/editor/bindings.js'
+import { parseBinding } from '../../lib/browser/editor/bindings.js'
+import { parseSourceHint as parseHint } from '../../lib/api-shapes.js'
 
 t.test('parseBinding splits at the first / and the last #', async t => {
   t.same(parseBinding('posts/hello#body'), { collection: 'posts', id: 'hello', path: 'body' })
@@ -20,7 +21,7 @@ t.test('parseBinding refuses what cannot be a binding', async t => {
   }
 })
 
-t.test('parseHint reads start:end:hash', async t => {
+t.test('the editor reads start:end:hash with the server\'s parseSourceHint', async t => {
   t.same(parseHint('0:12:0123456789abcdef'), { start: 0, end: 12, hash: '0123456789abcdef' })
   for (const bad of [undefined, '', '0:12', '0:12:0123456789ABCDEF', '0:12:0123', 'a:b:0123456789abcdef']) t.equal(parseHint(bad), null, String(bad))
 })

@@ -1,8 +1,7 @@
 /**
  * The attributes a site's HTML binds content with: `data-cms="<collection>/<id>#<field.path>"`,
- * `data-cms-md="<collection>/<id>#<blockPath>"` and `data-cms-src="<start>:<end>:<hash>"`.
+ * `data-cms-md="<collection>/<id>#<blockPath>"` (`data-cms-src` is parsed by api-shapes.ts's parseSourceHint).
  */
-import type { SourceHint } from '../../api-shapes.js'
 
 /** Where an element's content is stored. */
 export interface Binding {
@@ -21,14 +20,4 @@ export function parseBinding (value: string | undefined): Binding | null {
   const m = /^([a-z0-9][a-z0-9_-]{0,63})\/(.+)#([^#]+)$/.exec(value ?? '')
   if (m === null) return null
   return { collection: m[1]!, id: m[2]!, path: m[3]! }
-}
-
-/**
- * Parses `<start>:<end>:<hash>`.
- * @returns the hint, or null when malformed
- */
-export function parseHint (value: string | undefined): SourceHint | null {
-  const m = /^(\d+):(\d+):([0-9a-f]{16})$/.exec(value ?? '')
-  if (m === null) return null
-  return { start: Number(m[1]), end: Number(m[2]), hash: m[3]! }
 }

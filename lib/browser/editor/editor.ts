@@ -2,16 +2,14 @@
  * The inline editor (loaded by bootstrap.js): bound elements and hinted Markdown blocks become editable;
  * blur or Ctrl+S saves (`save_field`, `md_block`, `md_edit`), Escape cancels.
  */
-import { CmsApi } from './api.js'
-import { parseBinding, parseHint, type Binding } from './bindings.js'
-import type { SourceHint } from '../../api-shapes.js'
+import { parseBinding, type Binding } from './bindings.js'
+import { parseSourceHint, type SourceBlock, type SourceHint } from '../../api-shapes.js'
 import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
-import { keepBlockText, offerUnsaved, unsavedBlockKey } from './unsaved-blocks.js'
-import { DelayedWrite, forgetRecord } from '../kept-records.js'
-import type { PublishReport } from '../studio/api.js'
+import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
+import { Api, type PublishReport } from '../studio/api.js'
 
 type CmsWindow = Window & { __CMS_API__?: string }
 
@@ -46,7 +44,7 @@ export interface EditSession {
 
 /** The inline editor of one page. */
 class InlineEditor {
-  private readonly api: CmsApi
+  private readonly api: Api
   private readonly ui: EditorUi
   private session: EditSession | null = null
   /** Saves run one after another, so each block save sees the body the previous one left. */
@@ -55,12 +53,10 @@ class InlineEditor {
   private prompting = false
   /** Wrappers of our rendering that show the published text of an entry drafted earlier (its rendering failed), until a save. */
   private readonly showPublished = new WeakSet<HTMLElement>()
-  /** The pending write of the current block's unsaved text, 250 ms after typing stops. */
-  private readonly keeper = new DelayedWrite(250)
 
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
-    this.api = new CmsApi(apiBase)
+    this.api = new Api(apiBase)
     this.ui = new EditorUi({ format: (cmd) => { this.format(cmd) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
@@ -68,8 +64,8 @@ class InlineEditor {
     document.addEventListener('keydown', (e) => { this.onKeyDown(e) }, true)
     document.addEventListener('paste', (e) => { this.onPaste(e) }, true)
     document.addEventListener('drop', (e) => { if (this.editing(e.target) !== null) e.preventDefault() }, true)
-    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) keepBlockText(this.keeper, this.session) }, true)
-    addEventListener('pagehide', () => { this.keeper.flush() })
+    document.addEventListener('input', (e) => { if (this.editing(e.target) !== null) keepBlockText(this.session) }, true)
+    addEventListener('pagehide', () => { unsavedBlocks.flush() })
     void this.start()
   }
 
@@ -85,7 +81,8 @@ class InlineEditor {
       const drafted = draftedAtLoad.has(`${binding.collection}/${binding.id}`)
       if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
-      const served = await this.api.renderField(binding.collection, binding.id, binding.path)
+      const { collection, id, path: field } = binding
+      const served = await this.api.get<{ html: string }>('/render', { collection, id, field }).then(r => servedWrapper(r.html), () => null)
       if (served === null) { this.showPublished.add(wrapper); return true }
       wrapper.replaceChildren(...Array.from(served.childNodes))
       return false
@@ -100,7 +97,8 @@ class InlineEditor {
 
   /** Pairs a generator-rendered wrapper's blocks with the source (`GET /blocks`); false when that cannot be read. */
   private async align (wrapper: HTMLElement, binding: Binding, drafted: boolean): Promise<boolean> {
-    const source = await this.api.blocks(binding.collection, binding.id, binding.path)
+    const { collection, id, path: field } = binding
+    const source = await this.api.get<{ blocks: SourceBlock[] }>('/blocks', { collection, id, field }).then(r => r.blocks, () => null)
     if (source === null) return false
     const active = this.session?.el
     const result = markAligned(wrapper, source, drafted, (el) => this.ui.contains(el) || el === active)
@@ -185,9 +183,9 @@ class InlineEditor {
       wrapper,
       original,
       baseline: kind === 'field' ? el.textContent ?? '' : original,
-      revision: this.api.readEntry(binding.collection, binding.id).then(r => r?.revision),
+      revision: this.api.entry(binding.collection, binding.id).then(r => r?.revision, () => undefined),
       range: null,
-      unsavedKey: kind !== 'field' && el.dataset.cmsSrc !== undefined ? unsavedBlockKey(binding, el.dataset.cmsSrc) : null,
+      unsavedKey: kind !== 'field' && el.dataset.cmsSrc !== undefined ? unsavedBlocks.key(binding.collection, binding.id, binding.path, el.dataset.cmsSrc) : null,
       index: wrapper === null ? 0 : hintedBlocks(wrapper).indexOf(el),
       knownRevision: null,
       textBefore: kind === 'aligned' ? ownText(el) : '',
@@ -197,7 +195,7 @@ class InlineEditor {
     // Text typed before the revision arrived was kept without it: keep it again, with it.
     void session.revision.then(r => {
       session.knownRevision = r ?? null
-      if (this.session === session && session.el.innerHTML !== session.original) keepBlockText(this.keeper, session)
+      if (this.session === session && session.el.innerHTML !== session.original) keepBlockText(session)
     }, () => {})
     this.ui.activate()
     this.ui.setFormatting(kind !== 'field')
@@ -222,9 +220,9 @@ class InlineEditor {
     const s = this.session
     if (s === null) return
     s.el.innerHTML = s.original
-    this.keeper.drop()
+    unsavedBlocks.drop()
     this.end(false)
-    if (s.unsavedKey !== null) forgetRecord(s.unsavedKey)
+    if (s.unsavedKey !== null) unsavedBlocks.forget(s.unsavedKey)
     s.el.blur()
     this.ui.say('Edit cancelled.')
   }
@@ -232,13 +230,13 @@ class InlineEditor {
   private enqueueSave (s: EditSession): Promise<void> {
     // The text kept in the browser is written now, so a keep still pending cannot land after the
     // save's success cleared it (and offer back, on the next visit, text that was saved).
-    this.keeper.flush()
+    unsavedBlocks.flush()
     const current = s.kind === 'field' ? s.el.textContent ?? '' : s.el.innerHTML
     if (current === s.baseline) return this.queue
     s.baseline = current
     this.queue = this.queue.then(async () => {
       if (s.kind === 'field') { await this.saveField(s, current); return }
-      const hint = parseHint(s.el.dataset.cmsSrc)
+      const hint = parseSourceHint(s.el.dataset.cmsSrc)
       if (hint === null || s.wrapper === null) { this.ui.say('Not saved: this block has no valid source hint.', 'error'); return }
       await this.saveBlock(s, current, hint, s.wrapper)
     }).catch(() => {
@@ -251,12 +249,12 @@ class InlineEditor {
     const { collection, id, path } = s.binding
     this.ui.say('Saving…')
     const expectedRevision = await s.revision
-    const res = await this.api.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
+    const res = await this.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
     if (res.status !== 200) { this.failedSave(s, res.status, res.body, value); return }
     const revision = typeof res.body?.revision === 'number' ? res.body.revision : undefined
     s.revision = Promise.resolve(revision)
     // Without a permissions policy save_field writes the file itself; under one it is a draft.
-    const entry = await this.api.readEntry(collection, id)
+    const entry = await this.api.entry(collection, id).catch(() => null)
     if (entry?.draft === true) this.markDraft(s.el, 'Draft saved')
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
@@ -268,7 +266,7 @@ class InlineEditor {
     const { text: after, marks } = textAndMarks(s.el)
     if (s.kind === 'aligned' && after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.api.request('POST', '/mutate', s.kind === 'aligned'
+    const res = await this.request('POST', '/mutate', s.kind === 'aligned'
       ? { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) }
       : { type: 'md_block', collection, id, blockPath: path, src, html })
     if (res.status !== 200) {
@@ -279,7 +277,7 @@ class InlineEditor {
     }
     this.showPublished.delete(wrapper)
     // Text typed while the save was on its way stays kept.
-    if (s.unsavedKey !== null && s.el.innerHTML === html) forgetRecord(s.unsavedKey)
+    if (s.unsavedKey !== null && s.el.innerHTML === html) unsavedBlocks.forget(s.unsavedKey)
     s.textBefore = after
     clearMarks(s.el)
     this.markDraft(s.el, 'Draft saved')
@@ -289,6 +287,11 @@ class InlineEditor {
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
     // The answer does not continue the page's hints: pair the blocks with the draft's again.
     if (!await this.align(wrapper, s.binding, true)) this.ui.say('Draft saved. Reload the page to edit more of it.')
+  }
+
+  /** Sends one request; status 0 when the server cannot be reached. */
+  private async request (method: string, path: string, body?: unknown): Promise<{ status: number, body: Record<string, unknown> | null }> {
+    return await this.api.send(method, path, body).catch(() => ({ status: 0, body: null }))
   }
 
   /** Marks an element as holding a saved draft. */
@@ -335,7 +338,7 @@ class InlineEditor {
       e.preventDefault()
       // A field is one line: Enter finishes it. In a block, Enter is a line break (<br>).
       if (s.kind === 'field') s.el.blur()
-      else { insertPlainText(s.el, '\n', true); keepBlockText(this.keeper, s) }
+      else { insertPlainText(s.el, '\n', true); keepBlockText(s) }
       return
     }
     if (!mod || e.altKey) return
@@ -350,7 +353,7 @@ class InlineEditor {
     if (s === null || this.editing(e.target) === null) return
     e.preventDefault()
     insertPlainText(s.el, e.clipboardData?.getData('text/plain') ?? '', s.kind !== 'field')
-    keepBlockText(this.keeper, s)
+    keepBlockText(s)
   }
 
   /** Applies a formatting to the selection of the block being edited. */
@@ -376,7 +379,7 @@ class InlineEditor {
       if (range !== null) select(range)
     }
     if (formatInline(s.el, ({ bold: 'strong', italic: 'em', code: 'code', link: 'a' } as const)[cmd], href)) markAdded(s)
-    keepBlockText(this.keeper, s)
+    keepBlockText(s)
   }
 
   /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */
@@ -417,7 +420,7 @@ class InlineEditor {
     if (!window.confirm('Discard all your unpublished drafts?')) return
     if (this.session !== null) this.cancel()
     await this.queue
-    const res = await this.api.request('DELETE', '/draft')
+    const res = await this.request('DELETE', '/draft')
     if (res.status !== 200) { this.ui.say(`Not discarded: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error'); return }
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
@@ -426,18 +429,26 @@ class InlineEditor {
 
 /** Moves the hints by a save's answer (the saved block's; later ones by its growth); false when it does not continue `sent`. */
 function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, answered: string): boolean {
-  const next = parseHint(answered)
+  const next = parseSourceHint(answered)
   // A different start: the server moved a published-page hint onto the draft; the page's other hints are the published body's.
   if (next === null || next.start !== sent.start) return false
   const growth = (next.end - next.start) - (sent.end - sent.start)
   for (const el of hintedBlocks(wrapper)) {
     if (el === saved) continue
-    const hint = parseHint(el.dataset.cmsSrc)
+    const hint = parseSourceHint(el.dataset.cmsSrc)
     if (hint === null || hint.start < sent.end) continue
     el.dataset.cmsSrc = `${hint.start + growth}:${hint.end + growth}:${hint.hash}`
   }
   saved.dataset.cmsSrc = answered
   return true
+}
+
+/** The `[data-cms-md]` wrapper of a `GET /render` answer (detached: a template runs and loads nothing), or null. */
+function servedWrapper (html: string): HTMLElement | null {
+  const template = document.createElement('template')
+  template.innerHTML = html
+  const wrapper = template.content.firstElementChild
+  return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
 }
 
 /** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */

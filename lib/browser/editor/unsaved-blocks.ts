@@ -2,15 +2,12 @@
  * A Markdown block's unsaved text kept in localStorage, and offered back on the next visit: found by
  * its hint, else by its position when the source moved.
  */
-import type { CmsApi } from './api.js'
+import type { Api } from '../studio/api.js'
 import { parseBinding, type Binding } from './bindings.js'
 import type { EditSession } from './editor.js'
 import type { EditorUi, RestoreItem } from './editor-ui.js'
 import { hintedBlocks, ownText } from './aligned-edit.js'
-import { forgetRecord, forgetStale, keepRecord, readRecord, recordKeys, type DelayedWrite } from '../kept-records.js'
-
-const UNSAVED_BLOCK_PREFIX = 'git-cms:unsaved-block:v2:'
-const MAX_CHARS = 500_000
+import { KeptRecords } from '../kept-records.js'
 
 /** What is kept for one block. */
 interface UnsavedBlock {
@@ -24,44 +21,20 @@ interface UnsavedBlock {
   at: number
 }
 
-/** A kept record with the hint it was kept under. */
-interface KeptBlock extends UnsavedBlock { key: string, src: string }
+/** Each block's kept text, under the key of its entry, block path and hint: at most 500,000 characters of JSON, written 250 ms after typing stops. */
+export const unsavedBlocks = new KeptRecords<UnsavedBlock>('git-cms:unsaved-block:v2:', 500_000, 250, r =>
+  typeof r.html === 'string' && typeof r.at === 'number' && typeof r.index === 'number' && (typeof r.revision === 'number' || r.revision === null))
 
-/** One kept text, and the block it belongs to (null when it is no longer on the page). */
-interface FoundUnsaved { kept: KeptBlock, el: HTMLElement | null, wrapper: HTMLElement, binding: Binding, sourceMoved: boolean }
-
-/** The key prefix of one wrapper's blocks: every part percent-encoded, so ids cannot collide. */
-function bindingPrefix (binding: Binding): string {
-  return UNSAVED_BLOCK_PREFIX + [binding.collection, binding.id, binding.path].map(encodeURIComponent).join(':') + ':'
-}
-
-/** The storage key of a block. */
-export function unsavedBlockKey (binding: Binding, src: string): string {
-  return bindingPrefix(binding) + encodeURIComponent(src)
-}
-
-/** Every block of one wrapper's entry and path with kept text, oldest first (expired ones are removed). */
-function keptBlocks (binding: Binding): KeptBlock[] {
-  const prefix = bindingPrefix(binding)
-  forgetStale(prefix)
-  const found: KeptBlock[] = []
-  for (const key of recordKeys(prefix)) {
-    const r = readRecord(key) as Partial<UnsavedBlock> | null
-    if (typeof r?.html !== 'string' || typeof r.at !== 'number' || typeof r.index !== 'number') continue
-    const revision = typeof r.revision === 'number' ? r.revision : null
-    found.push({ html: r.html, revision, index: r.index, at: r.at, key, src: decodeURIComponent(key.slice(prefix.length)) })
-  }
-  return found.sort((a, b) => a.at - b.at)
-}
+/** One kept text under its key, and the block it belongs to (null when it is no longer on the page). */
+interface FoundUnsaved { kept: UnsavedBlock, key: string, el: HTMLElement | null, wrapper: HTMLElement, binding: Binding, sourceMoved: boolean }
 
 /** Keeps the text of a session's block a short pause after typing (or forgets it when it is back to the original). */
-export function keepBlockText (keeper: DelayedWrite, s: EditSession | null): void {
+export function keepBlockText (s: EditSession | null): void {
   if (s === null || s.unsavedKey === null) return
   const key = s.unsavedKey
-  keeper.schedule(() => {
+  unsavedBlocks.later(() => {
     const html = s.el.innerHTML
-    if (html === s.original) forgetRecord(key)
-    else keepRecord(key, { html, revision: s.knownRevision, index: s.index, at: Date.now() }, MAX_CHARS)
+    unsavedBlocks.keep(key, html === s.original ? null : { html, revision: s.knownRevision, index: s.index, at: Date.now() })
   })
 }
 
@@ -72,21 +45,24 @@ function findUnsaved (): FoundUnsaved[] {
     const binding = parseBinding(wrapper.dataset.cmsMd)
     if (binding === null) continue
     const blocks = hintedBlocks(wrapper)
-    for (const kept of keptBlocks(binding)) {
-      const same = blocks.find(b => b.dataset.cmsSrc === kept.src) ?? null
-      if (same !== null && same.innerHTML === kept.html) { forgetRecord(kept.key); continue }
-      found.push({ kept, el: same ?? blocks[kept.index] ?? null, wrapper, binding, sourceMoved: same === null })
+    const { collection, id, path } = binding
+    // The kept texts of this wrapper's entry and path, oldest first; the key ends with the block's hint.
+    for (const { key, record: kept } of unsavedBlocks.fresh(collection, id, path)) {
+      const src = decodeURIComponent(key.slice(unsavedBlocks.key(collection, id, path, '').length))
+      const same = blocks.find(b => b.dataset.cmsSrc === src) ?? null
+      if (same !== null && same.innerHTML === kept.html) { unsavedBlocks.forget(key); continue }
+      found.push({ kept, key, el: same ?? blocks[kept.index] ?? null, wrapper, binding, sourceMoved: same === null })
     }
   }
   return found
 }
 
 /** How the restore dialog tells each kept text: what moved since, and the text now on the page. */
-async function restoreItems (api: CmsApi, found: FoundUnsaved[]): Promise<RestoreItem[]> {
+async function restoreItems (api: Api, found: FoundUnsaved[]): Promise<RestoreItem[]> {
   const revisions = new Map<string, number | undefined>()
   for (const f of found) {
     const entry = `${f.binding.collection}/${f.binding.id}`
-    if (!revisions.has(entry)) revisions.set(entry, (await api.readEntry(f.binding.collection, f.binding.id))?.revision)
+    if (!revisions.has(entry)) revisions.set(entry, (await api.entry(f.binding.collection, f.binding.id).catch(() => null))?.revision)
   }
   return found.map(f => {
     const now = revisions.get(`${f.binding.collection}/${f.binding.id}`)
@@ -112,7 +88,7 @@ async function restoreItems (api: CmsApi, found: FoundUnsaved[]): Promise<Restor
  * its block and hands `save` a session as if the editor had just left it (a successful save
  * forgets the kept text); Discard forgets them all.
  */
-export async function offerUnsaved (api: CmsApi, ui: EditorUi, save: (s: EditSession) => void): Promise<void> {
+export async function offerUnsaved (api: Api, ui: EditorUi, save: (s: EditSession) => void): Promise<void> {
   const found = findUnsaved()
   if (found.length === 0) return
   const items = await restoreItems(api, found)
@@ -124,10 +100,10 @@ export async function offerUnsaved (api: CmsApi, ui: EditorUi, save: (s: EditSes
       const aligned = f.el.dataset.cmsAligned !== undefined
       const textBefore = aligned ? ownText(f.el) : ''
       f.el.innerHTML = f.kept.html
-      save({ el: f.el, kind: aligned ? 'aligned' : 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.kept.key, index: f.kept.index, knownRevision: null, textBefore, thaw: null })
+      save({ el: f.el, kind: aligned ? 'aligned' : 'block', binding: f.binding, wrapper: f.wrapper, original, baseline: original, revision: Promise.resolve(undefined), range: null, unsavedKey: f.key, index: f.kept.index, knownRevision: null, textBefore, thaw: null })
     }
   }, () => {
-    for (const f of found) forgetRecord(f.kept.key)
+    for (const f of found) unsavedBlocks.forget(f.key)
     ui.say('Unsaved text discarded.')
   })
 }

@@ -6,8 +6,7 @@ import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo, type PublishReport, type Snapshot } from './api.js'
 import { Field } from './schema-form.js'
-import { applyRecord, clearUnsaved, diffValues, readUnsaved, writeUnsaved, UNSAVED_PREFIX, type UnsavedRecord } from './unsaved.js'
-import { DelayedWrite, forgetStale } from '../kept-records.js'
+import { applyRecord, diffValues, hasChanges, unsavedRecords, type UnsavedRecord } from './unsaved.js'
 import { PublishResult } from './dashboard.js'
 import { ConflictPanel, HistoryPanel, UnsavedOffer } from './versions.js'
 import { entryTitle, focusSoon, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
@@ -43,9 +42,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // Unsaved changes found in the browser when the entry was loaded, until the editor chooses.
   const [offer, setOffer] = useState<UnsavedRecord | null>(null)
   const [unsavedStatus, setUnsavedStatus] = useState('')
-  // The write of the unsaved changes, 300 ms after typing stops.
-  const [kept] = useState(() => new DelayedWrite(300))
-  const flush = (): void => { kept.flush() }
+  const recordKey = unsavedRecords.key(collection.name, id)
+  const flush = (): void => { unsavedRecords.flush() }
   /** Says how an action went beside Save, and moves the focus there so it is read out. */
   const say = (kind: 'ok' | 'error', text: string): void => {
     setMessage({ kind, text })
@@ -57,7 +55,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const [e, s] = await Promise.all([api.entry(collection.name, id), api.schema(collection.name)])
       if (e === null) { setNotFound(true); return }
       flush()
-      const stored = readUnsaved(collection.name, id)
+      const stored = unsavedRecords.read(recordKey)
       setEntry(e)
       setForm(s)
       replaceValues(e.data ?? {})
@@ -79,7 +77,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   }
   useEffect(() => { if (entry !== null) focusSoon('main h1') }, [entry === null])
   useEffect(() => {
-    forgetStale(UNSAVED_PREFIX)
+    // Records older than 30 days go.
+    unsavedRecords.fresh()
     void load()
     void loadHistory()
     // A closed or hidden tab writes what is still waiting for the debounce.
@@ -90,9 +89,9 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   // was loaded (or last saved) at; not while a stored version waits for the editor's choice (it would be overwritten).
   useEffect(() => {
     if (entry === null || offer !== null) return
-    kept.schedule(() => {
-      const ok = writeUnsaved(collection.name, id, { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) })
-      if (!ok) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
+    unsavedRecords.later(() => {
+      const record = { revision: entry.revision, at: Date.now(), ...diffValues(entry.data ?? {}, values) }
+      if (!unsavedRecords.keep(recordKey, hasChanges(record) ? record : null)) setUnsavedStatus('This browser cannot keep your unsaved changes (storage is off or full). Save often.')
     })
   }, [values, offer])
 
@@ -104,7 +103,7 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
     setUnsavedStatus('Unsaved changes restored into the form. Save to keep them.')
   }
   const discardUnsaved = (): void => {
-    clearUnsaved(collection.name, id)
+    unsavedRecords.forget(recordKey)
     setOffer(null)
     setUnsavedStatus('Unsaved changes discarded.')
   }
@@ -123,8 +122,8 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
       const res = await api.mutate({ type: 'put_entry', collection: collection.name, id, data, expectedRevision })
       setEntry({ ...entry, data, revision: res.revision })
       // Saved: nothing is unsaved any more (unless a stored version still waits for a choice).
-      kept.drop()
-      if (offer === null) clearUnsaved(collection.name, id)
+      unsavedRecords.drop()
+      if (offer === null) unsavedRecords.forget(recordKey)
       setIssues([])
       setConflict(null)
       // Refresh the draft flag and the history before saying "Saved.", so what is shown is current.

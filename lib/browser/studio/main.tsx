@@ -15,7 +15,7 @@ const MEDIA_SEGMENT = '_media'
 
 /** The Studio: routing between its pages. */
 function App ({ config }: { config: StudioConfig }): JSX.Element {
-  const api = new Api(config.apiBasePath)
+  const [api] = useState(() => new Api(config.apiBasePath))
   const [session, setSession] = useState<Session | null>(null)
   const [path, setPath] = useState(location.pathname)
   const [deploy, setDeploy] = useState('')

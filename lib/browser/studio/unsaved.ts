@@ -2,12 +2,7 @@
  * An entry form's unsaved changes in localStorage: the fields that differ from the loaded values, with
  * the revision they were loaded at, so a reopened form can tell whether the entry moved.
  */
-import { forgetRecord, keepRecord, readRecord } from '../kept-records.js'
-
-/** The prefix of every key this module writes. */
-export const UNSAVED_PREFIX = 'git-cms:unsaved:v1:'
-/** Records larger than this (characters of JSON) are not kept: localStorage is small. */
-const UNSAVED_MAX_CHARS = 1_000_000
+import { KeptRecords } from '../kept-records.js'
 
 /** What is stored for one entry. */
 export interface UnsavedRecord {
@@ -21,13 +16,10 @@ export interface UnsavedRecord {
   cleared: string[]
 }
 
-/**
- * The storage key of an entry. Both parts are percent-encoded, so an id holding `/`, `:`, spaces
- * or apostrophes cannot collide with another collection's or entry's key.
- */
-export function unsavedKey (collection: string, id: string): string {
-  return `${UNSAVED_PREFIX}${encodeURIComponent(collection)}:${encodeURIComponent(id)}`
-}
+/** Each entry's record, under the key of its collection and id: at most 1,000,000 characters of JSON, written 300 ms after typing stops. */
+export const unsavedRecords = new KeptRecords<UnsavedRecord>('git-cms:unsaved:v1:', 1_000_000, 300, r =>
+  typeof r.revision === 'number' && typeof r.at === 'number' && typeof r.changes === 'object' && r.changes !== null &&
+  !Array.isArray(r.changes) && Array.isArray(r.cleared) && r.cleared.every(k => typeof k === 'string') && hasChanges(r as UnsavedRecord))
 
 /** Whether two values have the same JSON. */
 export const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
@@ -51,24 +43,5 @@ export function applyRecord (base: Record<string, unknown>, record: UnsavedRecor
   return out
 }
 
-/** Reads an entry's unsaved record, or null when there is none or it is not readable. */
-export function readUnsaved (collection: string, id: string): UnsavedRecord | null {
-  const r = readRecord(unsavedKey(collection, id)) as Partial<UnsavedRecord> | null
-  if (r === null || typeof r.revision !== 'number' || typeof r.at !== 'number' ||
-    typeof r.changes !== 'object' || r.changes === null || Array.isArray(r.changes) || !Array.isArray(r.cleared)) return null
-  const cleared = r.cleared.filter((k): k is string => typeof k === 'string')
-  if (Object.keys(r.changes).length === 0 && cleared.length === 0) return null
-  return { revision: r.revision, at: r.at, changes: r.changes, cleared }
-}
-
-/** Writes (or, with no changes, removes) an entry's unsaved record; false when the browser would not keep it. */
-export function writeUnsaved (collection: string, id: string, record: UnsavedRecord): boolean {
-  if (Object.keys(record.changes).length > 0 || record.cleared.length > 0) return keepRecord(unsavedKey(collection, id), record, UNSAVED_MAX_CHARS)
-  clearUnsaved(collection, id)
-  return true
-}
-
-/** Removes an entry's unsaved record. */
-export function clearUnsaved (collection: string, id: string): void {
-  forgetRecord(unsavedKey(collection, id))
-}
+/** Whether a record holds a change (one without is not kept). */
+export const hasChanges = (record: UnsavedRecord): boolean => Object.keys(record.changes).length > 0 || record.cleared.length > 0

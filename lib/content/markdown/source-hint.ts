@@ -1,6 +1,6 @@
 /** Source hints (`data-cms-src="<start>:<end>:<hash>"`): a block's slice of the body and its hash. */
 import { hash } from 'node:crypto'
-import type { SourceHint } from '../../api-shapes.js'
+export { parseSourceHint } from '../../api-shapes.js'
 
 
 /**
@@ -22,21 +22,4 @@ export function sourceHash (slice: string): string {
  */
 export function formatSourceHint (body: string, start: number, end: number): string {
   return `${start}:${end}:${sourceHash(body.slice(start, end))}`
-}
-
-const HINT = /^(0|[1-9][0-9]{0,15}):(0|[1-9][0-9]{0,15}):([0-9a-f]{16})$/
-
-/**
- * Parses a hint strictly (integers without sign or leading zeros, start < end, 16 lowercase hex).
- * @param src the attribute value
- * @returns the hint, or null when it is malformed
- */
-export function parseSourceHint (src: string): SourceHint | null {
-  if (typeof src !== 'string') return null
-  const m = HINT.exec(src)
-  if (m === null) return null
-  const start = Number(m[1])
-  const end = Number(m[2])
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start >= end) return null
-  return { start, end, hash: m[3] as string }
 }
