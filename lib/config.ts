@@ -3,13 +3,12 @@ import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-too
 import { readFile, access } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { createRequire } from 'node:module'
 import { type ErrorObject } from 'ajv'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { CONFIG_AJV_OPTIONS, configSchema, configSchemaDigest } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, configSchema } from './config-schema.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
-import { ajvVersion } from './content/ajv-version.js'
+import { generatedOrCompiled } from './content/generated-validators.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
 import { COLLECTION_NAME } from './storage/names.js'
@@ -129,15 +128,8 @@ let check: ConfigShapeCheck | null = null
 
 /** The config shape validator, made once per process (the generated one saves ajv's 20-40 ms compile of every start). */
 export function configShapeCheck (): ConfigShapeCheck {
-  check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
+  check ??= generatedOrCompiled(CONFIG_SCHEMA_DIGEST, validateConfigSchema as ConfigShapeCheck, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema))
   return check
-}
-
-/** The generated validator when the digest it records is the current one, else the schema compiled now. */
-export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
-  return generatedDigest === configSchemaDigest(ajvVersion())
-    ? validateConfigSchema as ConfigShapeCheck
-    : new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
 }
 
 /** The config file names, of which a repository holds at most one. */
