@@ -1,6 +1,6 @@
 /** Loads and validates `cms.config.*` (at most one of yaml, yml, json, mjs, js) into one frozen `Config` with its defaults. */
 import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-tools.js'
-import { readFile, access } from 'node:fs/promises'
+import { readFile, lstat } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { type ErrorObject } from 'ajv'
@@ -133,12 +133,23 @@ export function configShapeCheck (): ConfigShapeCheck {
 }
 
 /** The config file names, of which a repository holds at most one. */
-export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
+const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
+
+/**
+ * The config files a repository holds. A link named like one counts, even a dangling one: it is
+ * refused when read, never taken for "no config".
+ * @param repoDir the repository's root
+ * @returns the names present, in CONFIG_FILES order
+ */
+export async function existingConfigFiles (repoDir: string): Promise<string[]> {
+  const found = await Promise.all(CONFIG_FILES.map(async name => await lstat(path.join(repoDir, name))
+    .then(() => name, (err: NodeJS.ErrnoException) => err.code === 'ENOENT' ? null : name)))
+  return found.filter(name => name !== null)
+}
 
 /** The repository's config file, loaded (empty when there is none). */
 async function readConfigFile (repoDir: string): Promise<unknown> {
-  const found = await Promise.all(CONFIG_FILES.map(async name => await access(path.join(repoDir, name)).then(() => name, () => null)))
-  const present = found.filter(name => name !== null)
+  const present = await existingConfigFiles(repoDir)
   if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
   const file = present[0]
   if (file === undefined) return {}

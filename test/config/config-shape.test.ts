@@ -2,13 +2,14 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import path from 'node:path'
+import { rm, symlink } from 'node:fs/promises'
 import { Ajv } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
 import { CONFIG_AJV_OPTIONS } from '../../lib/config-schema.js'
 import { validateConfigSchema as generated } from '../../lib/config-shape.generated.js'
 
 const validateConfigSchema = generated as ConfigShapeCheck
-import { configShapeCheck, normalizeConfig, type ConfigShapeCheck } from '../../lib/config.js'
+import { configShapeCheck, existingConfigFiles, loadConfig, normalizeConfig, type ConfigShapeCheck } from '../../lib/config.js'
 import { generatedOrCompiled } from '../../lib/content/generated-validators.js'
 import { ConfigError } from '../../lib/errors.js'
 import { ROOT } from '../helpers/repo-root.js'
@@ -110,4 +111,13 @@ t.test('normalizeConfig refuses a bad shape with the key and reason, as before',
     try { normalizeConfig(input) } catch (err) { t.equal((err as Error).message, message) }
   }
   t.equal(normalizeConfig({ collections: { posts: { format: 'md' } } }).collections.posts?.format, 'md')
+})
+
+t.test('a dangling cms.config.* link is a config that cannot be read, never "no config" (as init sees it)', async t => {
+  const dir = t.testdir({ 'cms.config.json': '{}' })
+  await symlink(path.join(dir, 'nowhere.yaml'), path.join(dir, 'cms.config.yaml'))
+  t.same(await existingConfigFiles(dir), ['cms.config.yaml', 'cms.config.json'])
+  await t.rejects(loadConfig(dir), /only one config file may exist, found cms\.config\.yaml, cms\.config\.json/)
+  await rm(path.join(dir, 'cms.config.json'))
+  await t.rejects(loadConfig(dir), { name: 'ConfigError', message: /cms\.config\.yaml: cannot be read/ })
 })
