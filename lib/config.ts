@@ -172,11 +172,13 @@ export function normalizeConfig (input: unknown): Config {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError('(root)', 'must be an object')
   }
-  checkCollectionNames(input)
   const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
     const key = err === undefined ? '' : errorPath(err)
+    // A collection key refused by the schema's propertyNames: named with the folder key that reads that folder.
+    const name = key === 'collections' ? (err as { propertyName?: string }).propertyName : undefined
+    if (name !== undefined) throw new ConfigError(`collections.${name}`, `a collection name must match ${COLLECTION_NAME.source} (use folder: ${name} to read that folder)`)
     throw new ConfigError(key === '' ? '(root)' : key, reasonOf(err))
   }
   const c = input as ConfigInput
@@ -247,17 +249,6 @@ export async function checkCollectionSchemas (config: Config, compile: (schema: 
     }
   }))
   for (const check of checks) if (check.status === 'rejected') throw check.reason
-}
-
-/** A collection key that is not a valid name is named with the folder key that reads that folder. */
-function checkCollectionNames (input: object): void {
-  const collections = (input as { collections?: unknown }).collections
-  if (collections === null || typeof collections !== 'object' || Array.isArray(collections)) return
-  for (const name of Object.keys(collections)) {
-    if (!COLLECTION_NAME.test(name)) {
-      throw new ConfigError(`collections.${name}`, `a collection name must match ${COLLECTION_NAME.source} (use folder: ${name} to read that folder)`)
-    }
-  }
 }
 
 /** `listFields` names `id`, `title` or properties of the config's schema (an inferred one is known only later). */

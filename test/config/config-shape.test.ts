@@ -104,6 +104,8 @@ t.test('normalizeConfig refuses a bad shape with the key and reason, as before',
     [{ collections: { posts: { format: 'docx' } } }, 'Invalid config: collections.posts.format: must be one of "json", "yaml", "md", "mdx", "toml"'],
     [{ delivery: { publish: {} } }, 'Invalid config: delivery.publish.webhookUrl: is required'],
     [{ git: { syncSecret: 'short' } }, 'Invalid config: git.syncSecret: must NOT have fewer than 16 characters'],
+    [{ collections: { ok: { folder: 'a' }, Posts: { format: 'docx' } } }, 'Invalid config: collections.Posts: a collection name must match ^[a-z0-9][a-z0-9_-]{0,63}$ (use folder: Posts to read that folder)'],
+    [{ collections: { posts: { format: 'md', i18n: { locales: ['en'], layout: 'dirs', folders: { 'a/b': 'x' } } } } }, 'Invalid config: collections.posts.i18n.folders: must match pattern "^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8}){0,3}$"'],
     [{ contentDir: '../outside' }, 'Invalid config: contentDir: must match pattern "^(?!/)(?!.*(^|/)\\.\\.(/|$))[A-Za-z0-9/_.-]+$"']
   ]
   for (const [input, message] of refused) {
