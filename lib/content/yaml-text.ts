@@ -4,9 +4,8 @@
  */
 import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
-import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError, entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange } from './data-diff.js'
+import { deleteInlineItem, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -55,13 +54,10 @@ export function renderYaml (value: unknown): string {
 export function editYamlText (text: string, before: unknown, after: unknown): string {
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
-  try {
-    const repaired = repairFlowEnds(text, true, padded)
-    const current = unpad(placeChanges(repaired, diffData(before, after), after, 0, tryChange), padded)
-    if (isDeepStrictEqual(parseYamlText(current), after)) return current
-  } catch {}
+  let edited: string | null = null
+  try { edited = placeChanges(repairFlowEnds(text, true, padded), before, after, 0, tryChange, t => parseYamlText(unpad(t, padded))) } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
-  return renderYaml(after).replace(/\n/g, eolOf(text))
+  return edited === null ? renderYaml(after).replace(/\n/g, eolOf(text)) : unpad(edited, padded)
 }
 
 function tryChange (text: string, change: DataChange): string | null {
