@@ -3,7 +3,7 @@ import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-too
 import { readFile, lstat } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { type ErrorObject } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
 import { CONFIG_AJV_OPTIONS, configSchema } from './config-schema.js'
@@ -121,14 +121,11 @@ export interface Config extends Required<Pick<ConfigInput, 'apiBasePath' | 'moun
   preview: { stylesheets: readonly string[] }
 }
 
-/** An ajv validator of the config's shape: true when valid, its errors on `errors` otherwise. */
-export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorObject[] | null }
-
-let check: ConfigShapeCheck | null = null
+let check: ValidateFunction | null = null
 
 /** The config shape validator, made once per process (the generated one saves ajv's 20-40 ms compile of every start). */
-export function configShapeCheck (): ConfigShapeCheck {
-  check ??= generatedOrCompiled(CONFIG_SCHEMA_DIGEST, validateConfigSchema as ConfigShapeCheck, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema))
+export function configShapeCheck (): ValidateFunction {
+  check ??= generatedOrCompiled(CONFIG_SCHEMA_DIGEST, validateConfigSchema as ValidateFunction, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema))
   return check
 }
 

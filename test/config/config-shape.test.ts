@@ -3,13 +3,13 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { rm, symlink } from 'node:fs/promises'
-import { Ajv } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
 import { CONFIG_AJV_OPTIONS } from '../../lib/config-schema.js'
 import { validateConfigSchema as generated } from '../../lib/config-shape.generated.js'
 
-const validateConfigSchema = generated as ConfigShapeCheck
-import { configShapeCheck, existingConfigFiles, loadConfig, normalizeConfig, type ConfigShapeCheck } from '../../lib/config.js'
+const validateConfigSchema = generated as ValidateFunction
+import { configShapeCheck, existingConfigFiles, loadConfig, normalizeConfig } from '../../lib/config.js'
 import { generatedOrCompiled } from '../../lib/content/generated-validators.js'
 import { ConfigError } from '../../lib/errors.js'
 import { ROOT } from '../helpers/repo-root.js'
@@ -88,7 +88,7 @@ t.test('the generated validator gives the same answer and errors as ajv compilin
 })
 
 t.test('a generated validator made from another schema or ajv is not used: the schema is compiled now', async t => {
-  const fallback = generatedOrCompiled('0'.repeat(64), validateConfigSchema, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema) as ConfigShapeCheck)
+  const fallback = generatedOrCompiled('0'.repeat(64), validateConfigSchema, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema) as ValidateFunction)
   t.not(fallback, validateConfigSchema, 'compiled at run time')
   const compiled = new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
   for (const input of cases) {
