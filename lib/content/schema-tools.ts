@@ -111,11 +111,7 @@ export class SchemaCompiler {
  */
 export function issuesOf (fn: (data: unknown) => boolean): Validator {
   const check = fn as ValidateFunction
-  return (data) => check(data) ? [] : (check.errors ?? []).map(toIssue)
-}
-
-function toIssue (err: ErrorObject): ValidationIssue {
-  return { path: errorPath(err), code: err.keyword, message: err.message ?? 'is invalid' }
+  return (data) => check(data) ? [] : (check.errors ?? []).map(err => ({ path: errorPath(err), code: err.keyword, message: err.message ?? 'is invalid' }))
 }
 
 /**
