@@ -148,12 +148,16 @@ function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   return node
 }
 
-/** `key: value` (`- value` when key is null) as the yaml package writes it, in the old node's style, `\n`-ended. */
-function render (key: string | null, value: unknown, old: Node | null, style: Style): string {
+/** `key: value` (`- value` when key is null; `[value]` when flow) as the yaml package writes it, in the old node's style. */
+function render (key: string | null, value: unknown, old: Node | null, style: Style, flow = false): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = styledNode(doc, value, old)
   if (key === null) {
     const seq = new YAMLSeq()
+    if (flow) {
+      seq.flow = true
+      if (isCollection(node)) node.flow = true
+    }
     seq.items.push(node)
     doc.contents = seq
   } else {
@@ -217,7 +221,8 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const last = items[items.length - 1]
   if (last?.range == null) return null
   if (seq.flow === true) {
-    const rendered = renderFlowItem(value, last)
+    // One item in the style of the item before it.
+    const rendered = render(null, value, last, { ...style, flowPadding: false }, true).slice(1, -1)
     if (rendered.includes('\n')) return null
     const first = items[0]!
     const comma = items.length > 1 && text.slice(first.range![1], items[1]!.range![0]) === ',' ? ',' : ', '
@@ -229,19 +234,6 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const line = indent + '-' + indentRest(renderAfter('seq', value, isCollection(last) ? null : last, style), indent, eol) + eol
   const at = nextLineStart(text, valueEnd(text, last))
   return insertLine(text, at, line, eol)
-}
-
-/** One item of a flow sequence, in the style of the item before it. */
-function renderFlowItem (value: unknown, old: Node): string {
-  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-  const node = styledNode(doc, value, old)
-  if (isCollection(node)) node.flow = true
-  const seq = new YAMLSeq()
-  seq.flow = true
-  seq.items.push(node)
-  doc.contents = seq
-  const out = doc.toString({ ...RENDER_OPTIONS, flowCollectionPadding: false }).replace(/\n$/, '')
-  return out.slice(1, -1)
 }
 
 function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
