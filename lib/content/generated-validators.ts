@@ -23,6 +23,7 @@ export function validatorDigest (source: unknown, options: object): string {
  * A generated validator when the digest it records is current, else one compiled now (ajv is loaded then).
  * @param digest the digest the generated module records
  * @param generated its validator (or validators)
+ * @param source what it was made from, with `options`: as `validatorDigest` takes them
  * @param compile makes the same with an ajv instance of `options`
  * @returns `generated`, or what `compile` made
  */
