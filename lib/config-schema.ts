@@ -1,5 +1,4 @@
 /** The JSON Schema of `cms.config.*`: a wrong key or type is reported by name before the service starts. */
-import { createHash } from 'node:crypto'
 import { LOCALE_PATTERN } from './content/i18n-layout.js'
 import { COLLECTION_NAME } from './storage/names.js'
 
@@ -107,8 +106,3 @@ export const configSchema = closed({
 
 /** Ajv's options for the config schema (our own, tested: no meta-schema check, no code optimization). */
 export const CONFIG_AJV_OPTIONS = { allErrors: false, strict: false, validateSchema: false, code: { optimize: false } } as const
-
-/** The SHA-256 of the config schema, the compile options and ajv's version, as the generated validator records it. */
-export function configSchemaDigest (ajvVersion: string): string {
-  return createHash('sha256').update(JSON.stringify([configSchema, CONFIG_AJV_OPTIONS, ajvVersion])).digest('hex')
-}

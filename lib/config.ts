@@ -1,15 +1,14 @@
 /** Loads and validates `cms.config.*` (at most one of yaml, yml, json, mjs, js) into one frozen `Config` with its defaults. */
 import { SchemaCompiler, errorPath, type JsonSchema } from './content/schema-tools.js'
-import { readFile, access } from 'node:fs/promises'
+import { readFile, lstat } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { createRequire } from 'node:module'
-import { type ErrorObject } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import { parseYamlText } from './content/yaml-text.js'
 import { ConfigError } from './errors.js'
-import { CONFIG_AJV_OPTIONS, configSchema, configSchemaDigest } from './config-schema.js'
+import { CONFIG_AJV_OPTIONS, configSchema } from './config-schema.js'
 import { CONFIG_SCHEMA_DIGEST, validateConfigSchema } from './config-shape.generated.js'
-import { ajvVersion } from './content/ajv-version.js'
+import { generatedOrCompiled } from './content/generated-validators.js'
 import { FORMAT_EXTENSIONS, type EntryFormat } from './content/formats.js'
 import { isReservedKey } from './content/reserved-keys.js'
 import { COLLECTION_NAME } from './storage/names.js'
@@ -122,31 +121,32 @@ export interface Config extends Required<Pick<ConfigInput, 'apiBasePath' | 'moun
   preview: { stylesheets: readonly string[] }
 }
 
-/** An ajv validator of the config's shape: true when valid, its errors on `errors` otherwise. */
-export type ConfigShapeCheck = ((input: unknown) => boolean) & { errors?: ErrorObject[] | null }
-
-let check: ConfigShapeCheck | null = null
+let check: ValidateFunction | null = null
 
 /** The config shape validator, made once per process (the generated one saves ajv's 20-40 ms compile of every start). */
-export function configShapeCheck (): ConfigShapeCheck {
-  check ??= configShapeCheckFor(CONFIG_SCHEMA_DIGEST)
+export function configShapeCheck (): ValidateFunction {
+  check ??= generatedOrCompiled(CONFIG_SCHEMA_DIGEST, validateConfigSchema as ValidateFunction, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema))
   return check
 }
 
-/** The generated validator when the digest it records is the current one, else the schema compiled now. */
-export function configShapeCheckFor (generatedDigest: string): ConfigShapeCheck {
-  return generatedDigest === configSchemaDigest(ajvVersion())
-    ? validateConfigSchema as ConfigShapeCheck
-    : new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
-}
-
 /** The config file names, of which a repository holds at most one. */
-export const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
+const CONFIG_FILES = ['cms.config.yaml', 'cms.config.yml', 'cms.config.json', 'cms.config.mjs', 'cms.config.js'] as const
+
+/**
+ * The config files a repository holds. A link named like one counts, even a dangling one: it is
+ * refused when read, never taken for "no config".
+ * @param repoDir the repository's root
+ * @returns the names present, in CONFIG_FILES order
+ */
+export async function existingConfigFiles (repoDir: string): Promise<string[]> {
+  const found = await Promise.all(CONFIG_FILES.map(async name => await lstat(path.join(repoDir, name))
+    .then(() => name, (err: NodeJS.ErrnoException) => err.code === 'ENOENT' ? null : name)))
+  return found.filter(name => name !== null)
+}
 
 /** The repository's config file, loaded (empty when there is none). */
 async function readConfigFile (repoDir: string): Promise<unknown> {
-  const found = await Promise.all(CONFIG_FILES.map(async name => await access(path.join(repoDir, name)).then(() => name, () => null)))
-  const present = found.filter(name => name !== null)
+  const present = await existingConfigFiles(repoDir)
   if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
   const file = present[0]
   if (file === undefined) return {}
@@ -169,11 +169,13 @@ export function normalizeConfig (input: unknown): Config {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError('(root)', 'must be an object')
   }
-  checkCollectionNames(input)
   const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
     const key = err === undefined ? '' : errorPath(err)
+    // A collection key refused by the schema's propertyNames: named with the folder key that reads that folder.
+    const name = key === 'collections' ? (err as { propertyName?: string }).propertyName : undefined
+    if (name !== undefined) throw new ConfigError(`collections.${name}`, `a collection name must match ${COLLECTION_NAME.source} (use folder: ${name} to read that folder)`)
     throw new ConfigError(key === '' ? '(root)' : key, reasonOf(err))
   }
   const c = input as ConfigInput
@@ -244,17 +246,6 @@ export async function checkCollectionSchemas (config: Config, compile: (schema: 
     }
   }))
   for (const check of checks) if (check.status === 'rejected') throw check.reason
-}
-
-/** A collection key that is not a valid name is named with the folder key that reads that folder. */
-function checkCollectionNames (input: object): void {
-  const collections = (input as { collections?: unknown }).collections
-  if (collections === null || typeof collections !== 'object' || Array.isArray(collections)) return
-  for (const name of Object.keys(collections)) {
-    if (!COLLECTION_NAME.test(name)) {
-      throw new ConfigError(`collections.${name}`, `a collection name must match ${COLLECTION_NAME.source} (use folder: ${name} to read that folder)`)
-    }
-  }
 }
 
 /** `listFields` names `id`, `title` or properties of the config's schema (an inferred one is known only later). */

@@ -1,5 +1,4 @@
 /** The JSON Schemas and types of the mutate commands and of the history and publish bodies (validators generated at build). */
-import { createHash } from 'node:crypto'
 import type { JSONSchemaType } from 'ajv'
 import type { TextMark } from '../api-shapes.js'
 
@@ -155,12 +154,4 @@ export const commandSchemas: Readonly<Record<CommandSchemaName, object>> = {
   delete_collection: command('delete_collection', ['collection'], { collection: name }),
   restore: restoreBody,
   publish: publishBody
-}
-
-/**
- * The SHA-256 of the command schemas, their compile options and ajv's version, as the generated
- * validators record it.
- */
-export function commandSchemasDigest (ajvVersion: string): string {
-  return createHash('sha256').update(JSON.stringify([commandSchemas, COMMAND_AJV_OPTIONS, ajvVersion])).digest('hex')
 }

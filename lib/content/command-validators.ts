@@ -1,8 +1,7 @@
 /** Command body validators: generated at build time or, when made from other schemas, all compiled on first use (60 ms). */
 import type { ValidateFunction } from 'ajv'
-import { createRequire } from 'node:module'
-import { ajvVersion } from './ajv-version.js'
-import { COMMAND_AJV_OPTIONS, commandSchemas, commandSchemasDigest, type CommandSchemaName } from './command-schema-table.js'
+import { generatedOrCompiled } from './generated-validators.js'
+import { COMMAND_AJV_OPTIONS, commandSchemas, type CommandSchemaName } from './command-schema-table.js'
 import { COMMAND_SCHEMAS_DIGEST, commandValidatorsGenerated } from './command-validators.generated.js'
 import { errorPath } from './schema-tools.js'
 
@@ -12,13 +11,9 @@ let validators: Record<CommandSchemaName, ValidateFunction> | undefined
 
 /** The validator of one command body. */
 export function commandValidator (name: CommandSchemaName): ValidateFunction {
-  validators ??= COMMAND_SCHEMAS_DIGEST === commandSchemasDigest(ajvVersion()) ? commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction> : compileAll()
+  validators ??= generatedOrCompiled(COMMAND_SCHEMAS_DIGEST, commandValidatorsGenerated as Record<CommandSchemaName, ValidateFunction>, commandSchemas, COMMAND_AJV_OPTIONS,
+    ajv => Object.fromEntries(Object.entries(commandSchemas).map(([name, schema]) => [name, ajv.compile(schema)])) as Record<CommandSchemaName, ValidateFunction>)
   return validators[name]
-}
-
-function compileAll (): Record<CommandSchemaName, ValidateFunction> {
-  const ajv = new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ ...COMMAND_AJV_OPTIONS })
-  return Object.fromEntries(Object.entries(commandSchemas).map(([name, schema]) => [name, ajv.compile(schema)])) as Record<CommandSchemaName, ValidateFunction>
 }
 
 /** The first error of a validator's last call: the field (dotted path, as `errorPath` names it) and why. */

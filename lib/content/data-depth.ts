@@ -8,19 +8,25 @@ import { isReservedKey } from './reserved-keys.js'
 /** The deepest nesting of objects and arrays an entry may have (the entry's data is level 1). */
 export const MAX_DATA_DEPTH = 64
 
-/** Whether a value nests deeper than MAX_DATA_DEPTH (by default). */
-export function dataTooDeep (value: unknown, levelsAbove = 0, maxDepth = MAX_DATA_DEPTH): boolean {
+/** Whether a value nests deeper than MAX_DATA_DEPTH (by default); with `onKey`, which sees every object key, all of it is walked. */
+export function dataTooDeep (value: unknown, levelsAbove = 0, maxDepth = MAX_DATA_DEPTH, onKey?: (key: string) => void): boolean {
   // Iterative, so any depth is measured without recursion.
+  let deeper = false
   const stack: Array<[unknown, number]> = [[value, levelsAbove + 1]]
   while (stack.length > 0) {
     const [node, level] = stack.pop()!
     if (node === null || typeof node !== 'object') continue
-    if (level > maxDepth) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, level + 1])
+    if (level > maxDepth) {
+      if (onKey === undefined) return true
+      deeper = true
+    }
+    if (Array.isArray(node)) { for (const child of node) stack.push([child, level + 1]); continue }
+    for (const key of Object.keys(node)) {
+      onKey?.(key)
+      stack.push([(node as Record<string, unknown>)[key], level + 1])
     }
   }
-  return false
+  return deeper
 }
 
 /** Refuses entry data that nests deeper than MAX_DATA_DEPTH. */
@@ -36,19 +42,10 @@ export function assertDataDepth (data: unknown): void {
  * @param levelsAbove the levels of the entry's data above where it will be stored
  */
 export function assertRequestData (value: unknown, where = 'data', levelsAbove = 0): void {
-  let tooDeep = false
-  const stack: Array<[unknown, number]> = [[value, levelsAbove + 1]]
-  while (stack.length > 0) {
-    const [node, level] = stack.pop()!
-    if (node === null || typeof node !== 'object') continue
-    if (level > MAX_DATA_DEPTH) tooDeep = true
-    if (Array.isArray(node)) { for (const child of node) stack.push([child, level + 1]); continue }
-    for (const key of Object.keys(node)) {
-      if (isReservedKey(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
-      stack.push([(node as Record<string, unknown>)[key], level + 1])
-    }
+  const forbid = (key: string): void => {
+    if (isReservedKey(key)) throw new BadRequestError(`Invalid ${where}: forbidden key ${key}`, { field: where })
   }
-  if (tooDeep) throw tooDeepError(where)
+  if (dataTooDeep(value, levelsAbove, MAX_DATA_DEPTH, forbid)) throw tooDeepError(where)
 }
 
 function tooDeepError (where: string): BadRequestError {

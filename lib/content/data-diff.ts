@@ -77,23 +77,24 @@ export function isPlainObject (v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Applies each change with `place`, which answers null when it cannot place a change minimally:
- * then the nearest enclosing value (at least `minDepth` keys deep) is replaced whole instead.
- * @returns the edited text; throws when a change cannot be placed at all
+ * Edits a text from `before` to `after` with `place`, change by change; `place` answers null when it cannot
+ * place a change minimally: then the nearest enclosing value (at least `minDepth` keys deep) is replaced whole instead.
+ * @param read parses an edited text, to check it is `after`
+ * @returns the edited text, or null when a change cannot be placed at all or the result does not read as `after`
  */
-export function placeChanges (text: string, changes: DataChange[], after: unknown, minDepth: number, place: (text: string, change: DataChange) => string | null): string {
+export function placeChanges (text: string, before: unknown, after: unknown, minDepth: number, place: (text: string, change: DataChange) => string | null, read: (text: string) => unknown): string | null {
   let current = text
-  for (let change of changes) {
+  for (let change of diffData(before, after)) {
     let edited = place(current, change)
     while (edited === null) {
-      if (change.path.length <= minDepth) throw new Error('unplaceable')
+      if (change.path.length <= minDepth) return null
       const parent = change.path.slice(0, -1)
       change = { op: 'set', path: parent, value: valueAt(after, parent) }
       edited = place(current, change)
     }
     current = edited
   }
-  return current
+  return isDeepStrictEqual(read(current), after) ? current : null
 }
 
 /** The value at a path, or undefined when the path does not exist. */

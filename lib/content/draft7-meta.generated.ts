@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 
 /** The digest of what this validator was made from (ajv's version included). */
-export const DRAFT7_META_DIGEST = "711984e7297668fb5590448b3887b4a74b666157de62ad01ee4990cb6129e607"
+export const DRAFT7_META_DIGEST = "7acc78f361f7c47fd5f525bc7954626ee528b6ce4e547404fb908da57ecb2f54"
 
 const helpers = {
   "ajv/dist/runtime/equal": require("ajv/dist/runtime/equal")

@@ -4,9 +4,8 @@
  */
 import { createRequire } from 'node:module'
 import type { Node } from 'acorn'
-import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError } from './parse-error.js'
-import { diffData, eolOf, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
+import { eolOf, isPlainObject, lineStart, nextLineStart, placeChanges, splice, type DataChange, type DataPath } from './data-diff.js'
 import { isReservedKey } from './reserved-keys.js'
 
 const requireHere = createRequire(import.meta.url)
@@ -37,13 +36,12 @@ export function parseJsFrontmatter (inner: string): Record<string, unknown> {
  * @returns the new text; throws EntryParseError when a change cannot be written as JavaScript data
  */
 export function editJsFrontmatter (inner: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
-  try {
-    const text = placeChanges(inner, diffData(before, after), after, 0, placeChange)
-    if (isDeepStrictEqual(readSource(text).data, after)) return text
-  } catch (err) {
+  let text: string | null = null
+  try { text = placeChanges(inner, before, after, 0, placeChange, edited => readSource(edited).data) } catch (err) {
     if (err instanceof EntryParseError) throw err
   }
-  throw new EntryParseError('The JavaScript front matter could not be changed in place')
+  if (text === null) throw new EntryParseError('The JavaScript front matter could not be changed in place')
+  return text
 }
 
 /** One change spliced into the text; null when only its parent can be replaced whole. */

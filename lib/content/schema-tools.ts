@@ -5,7 +5,7 @@ import type standaloneCode from 'ajv/dist/standalone/index.js'
 import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
 import { linearRegExp } from './linear-regexp.js'
-import { ajvVersion, DRAFT7_AJV_OPTIONS, draft7MetaDigest } from './ajv-version.js'
+import { DRAFT7_AJV_OPTIONS, validatorDigest } from './generated-validators.js'
 import { DRAFT7_META_DIGEST, validateDraft7Schema } from './draft7-meta.generated.js'
 
 export type JsonSchema = Record<string, unknown>
@@ -82,7 +82,7 @@ export class SchemaCompiler {
     const ajv = this.#draft7()
     this.#draft7Meta ??= this.#formats ? 'formats' : 'plain'
     const generated = this.#draft7Meta === 'plain' && schema.$schema === undefined &&
-      DRAFT7_META_DIGEST === draft7MetaDigest(ajvVersion())
+      DRAFT7_META_DIGEST === validatorDigest(DRAFT7_META_ID, DRAFT7_AJV_OPTIONS)
     if (!generated) ajv.validateSchema(schema, true)
     else if (!generatedMeta(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(generatedMeta.errors)}`)
     return ajv.compile(schema)
@@ -111,11 +111,7 @@ export class SchemaCompiler {
  */
 export function issuesOf (fn: (data: unknown) => boolean): Validator {
   const check = fn as ValidateFunction
-  return (data) => check(data) ? [] : (check.errors ?? []).map(toIssue)
-}
-
-function toIssue (err: ErrorObject): ValidationIssue {
-  return { path: errorPath(err), code: err.keyword, message: err.message ?? 'is invalid' }
+  return (data) => check(data) ? [] : (check.errors ?? []).map(err => ({ path: errorPath(err), code: err.keyword, message: err.message ?? 'is invalid' }))
 }
 
 /**

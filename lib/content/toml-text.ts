@@ -4,9 +4,8 @@
  */
 import { createRequire } from 'node:module'
 import { parseTOML, type AST } from 'toml-eslint-parser'
-import { isDeepStrictEqual } from 'node:util'
 import { entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange, type DataPath } from './data-diff.js'
+import { deleteInlineItem, eolOf, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange, type DataPath } from './data-diff.js'
 
 const requireHere = createRequire(import.meta.url)
 
@@ -69,11 +68,9 @@ export function renderToml (data: Record<string, unknown>): string {
  */
 export function editTomlText (text: string, before: Record<string, unknown>, after: Record<string, unknown>): string {
   if (Object.keys(after).length === 0) return ''
-  try {
-    const current = placeChanges(text, diffData(before, after), after, 1, tryChange)
-    if (isDeepStrictEqual(parseTomlText(current), after)) return current
-  } catch {}
-  return renderToml(after).replace(/\r?\n/g, eolOf(text))
+  let edited: string | null = null
+  try { edited = placeChanges(text, before, after, 1, tryChange, parseTomlText) } catch {}
+  return edited ?? renderToml(after).replace(/\r?\n/g, eolOf(text))
 }
 
 interface Slot { path: DataPath, node: AST.TOMLContentNode, kv: AST.TOMLKeyValue | null, table: AST.TOMLTable | null }

@@ -4,9 +4,8 @@
  */
 import { parse, parseDocument, Document, isAlias, isCollection, isMap, isPair, isScalar, isSeq, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import type { DocumentOptions, Node, ParseOptions, SchemaOptions, ToStringOptions } from 'yaml'
-import { isDeepStrictEqual } from 'node:util'
 import { EntryParseError, entryParseError } from './parse-error.js'
-import { deleteInlineItem, diffData, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange } from './data-diff.js'
+import { deleteInlineItem, eolOf, indentRest, isPlainObject, insertLine, lineStart, nextLineStart, placeChanges, removeLines, splice, type DataChange } from './data-diff.js'
 
 /** The largest YAML text read (a bigger data file or frontmatter is an unreadable entry). */
 const MAX_YAML_LENGTH = 2 * 1024 * 1024
@@ -55,13 +54,10 @@ export function renderYaml (value: unknown): string {
 export function editYamlText (text: string, before: unknown, after: unknown): string {
   if (isPlainObject(after) && Object.keys(after).length === 0) return ''
   const padded: PaddedLine[] = []
-  try {
-    const repaired = repairFlowEnds(text, true, padded)
-    const current = unpad(placeChanges(repaired, diffData(before, after), after, 0, tryChange), padded)
-    if (isDeepStrictEqual(parseYamlText(current), after)) return current
-  } catch {}
+  let edited: string | null = null
+  try { edited = placeChanges(repairFlowEnds(text, true, padded), before, after, 0, tryChange, t => parseYamlText(unpad(t, padded))) } catch {}
   // A change this module cannot place (aliases, merge keys, odd layouts): write the data anew.
-  return renderYaml(after).replace(/\n/g, eolOf(text))
+  return edited === null ? renderYaml(after).replace(/\n/g, eolOf(text)) : unpad(edited, padded)
 }
 
 function tryChange (text: string, change: DataChange): string | null {
@@ -152,12 +148,16 @@ function styledNode (doc: Document, value: unknown, old: Node | null): Node {
   return node
 }
 
-/** `key: value` (`- value` when key is null) as the yaml package writes it, in the old node's style, `\n`-ended. */
-function render (key: string | null, value: unknown, old: Node | null, style: Style): string {
+/** `key: value` (`- value` when key is null; `[value]` when flow) as the yaml package writes it, in the old node's style. */
+function render (key: string | null, value: unknown, old: Node | null, style: Style, flow = false): string {
   const doc = new Document(undefined, { schema: 'core', version: '1.2' })
   const node = styledNode(doc, value, old)
   if (key === null) {
     const seq = new YAMLSeq()
+    if (flow) {
+      seq.flow = true
+      if (isCollection(node)) node.flow = true
+    }
     seq.items.push(node)
     doc.contents = seq
   } else {
@@ -221,7 +221,8 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const last = items[items.length - 1]
   if (last?.range == null) return null
   if (seq.flow === true) {
-    const rendered = renderFlowItem(value, last)
+    // One item in the style of the item before it.
+    const rendered = render(null, value, last, { ...style, flowPadding: false }, true).slice(1, -1)
     if (rendered.includes('\n')) return null
     const first = items[0]!
     const comma = items.length > 1 && text.slice(first.range![1], items[1]!.range![0]) === ',' ? ',' : ', '
@@ -233,19 +234,6 @@ function addItem (text: string, seq: YAMLSeq, value: unknown, eol: string, style
   const line = indent + '-' + indentRest(renderAfter('seq', value, isCollection(last) ? null : last, style), indent, eol) + eol
   const at = nextLineStart(text, valueEnd(text, last))
   return insertLine(text, at, line, eol)
-}
-
-/** One item of a flow sequence, in the style of the item before it. */
-function renderFlowItem (value: unknown, old: Node): string {
-  const doc = new Document(undefined, { schema: 'core', version: '1.2' })
-  const node = styledNode(doc, value, old)
-  if (isCollection(node)) node.flow = true
-  const seq = new YAMLSeq()
-  seq.flow = true
-  seq.items.push(node)
-  doc.contents = seq
-  const out = doc.toString({ ...RENDER_OPTIONS, flowCollectionPadding: false }).replace(/\n$/, '')
-  return out.slice(1, -1)
 }
 
 function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {

@@ -2,7 +2,7 @@
 import { lstat, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Document } from 'yaml'
-import { CONFIG_FILES } from '../config.js'
+import { existingConfigFiles } from '../config.js'
 import { StartupError } from '../errors.js'
 import { prepareFileAtomic, writeFileAtomic } from '../storage/atomic-write.js'
 import { detectGenerator, GENERATOR_NAMES, type DetectedSite } from './detect-generator.js'
@@ -115,27 +115,12 @@ function renderConfig (collections: CollectionPlan[], header: string): string {
   return doc.toString({ lineWidth: 0 })
 }
 
-/** The config files already in the repository. */
-async function existingConfigs (repoDir: string): Promise<string[]> {
-  const found: string[] = []
-  for (const name of CONFIG_FILES) {
-    try {
-      // lstat: a link named like a config counts too, even a dangling one.
-      await lstat(path.join(repoDir, name))
-      found.push(name)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') found.push(name)
-    }
-  }
-  return found
-}
-
 /**
  * Writes `cms.config.yaml`: without `force` exclusively (an existing config means StartupError),
  * with `force` atomically, removing the other config files. Returns the config files replaced.
  */
 export async function writeConfig (repoDir: string, text: string, force: boolean): Promise<string[]> {
-  const existing = await existingConfigs(repoDir)
+  const existing = await existingConfigFiles(repoDir)
   const target = path.join(repoDir, INIT_CONFIG_FILE)
   if (existing.length > 0 && !force) throw alreadyConfigured(existing)
   if (force) {

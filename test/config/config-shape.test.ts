@@ -2,13 +2,15 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import path from 'node:path'
-import { Ajv } from 'ajv'
+import { rm, symlink } from 'node:fs/promises'
+import { Ajv, type ValidateFunction } from 'ajv'
 import { configSchema } from '../../lib/config-schema.js'
 import { CONFIG_AJV_OPTIONS } from '../../lib/config-schema.js'
 import { validateConfigSchema as generated } from '../../lib/config-shape.generated.js'
 
-const validateConfigSchema = generated as ConfigShapeCheck
-import { configShapeCheck, configShapeCheckFor, normalizeConfig, type ConfigShapeCheck } from '../../lib/config.js'
+const validateConfigSchema = generated as ValidateFunction
+import { configShapeCheck, existingConfigFiles, loadConfig, normalizeConfig } from '../../lib/config.js'
+import { generatedOrCompiled } from '../../lib/content/generated-validators.js'
 import { ConfigError } from '../../lib/errors.js'
 import { ROOT } from '../helpers/repo-root.js'
 
@@ -86,7 +88,7 @@ t.test('the generated validator gives the same answer and errors as ajv compilin
 })
 
 t.test('a generated validator made from another schema or ajv is not used: the schema is compiled now', async t => {
-  const fallback = configShapeCheckFor('0'.repeat(64))
+  const fallback = generatedOrCompiled('0'.repeat(64), validateConfigSchema, configSchema, CONFIG_AJV_OPTIONS, ajv => ajv.compile(configSchema) as ValidateFunction)
   t.not(fallback, validateConfigSchema, 'compiled at run time')
   const compiled = new Ajv({ ...CONFIG_AJV_OPTIONS, code: { ...CONFIG_AJV_OPTIONS.code } }).compile(configSchema)
   for (const input of cases) {
@@ -102,6 +104,8 @@ t.test('normalizeConfig refuses a bad shape with the key and reason, as before',
     [{ collections: { posts: { format: 'docx' } } }, 'Invalid config: collections.posts.format: must be one of "json", "yaml", "md", "mdx", "toml"'],
     [{ delivery: { publish: {} } }, 'Invalid config: delivery.publish.webhookUrl: is required'],
     [{ git: { syncSecret: 'short' } }, 'Invalid config: git.syncSecret: must NOT have fewer than 16 characters'],
+    [{ collections: { ok: { folder: 'a' }, Posts: { format: 'docx' } } }, 'Invalid config: collections.Posts: a collection name must match ^[a-z0-9][a-z0-9_-]{0,63}$ (use folder: Posts to read that folder)'],
+    [{ collections: { posts: { format: 'md', i18n: { locales: ['en'], layout: 'dirs', folders: { 'a/b': 'x' } } } } }, 'Invalid config: collections.posts.i18n.folders: must match pattern "^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8}){0,3}$"'],
     [{ contentDir: '../outside' }, 'Invalid config: contentDir: must match pattern "^(?!/)(?!.*(^|/)\\.\\.(/|$))[A-Za-z0-9/_.-]+$"']
   ]
   for (const [input, message] of refused) {
@@ -109,4 +113,13 @@ t.test('normalizeConfig refuses a bad shape with the key and reason, as before',
     try { normalizeConfig(input) } catch (err) { t.equal((err as Error).message, message) }
   }
   t.equal(normalizeConfig({ collections: { posts: { format: 'md' } } }).collections.posts?.format, 'md')
+})
+
+t.test('a dangling cms.config.* link is a config that cannot be read, never "no config" (as init sees it)', async t => {
+  const dir = t.testdir({ 'cms.config.json': '{}' })
+  await symlink(path.join(dir, 'nowhere.yaml'), path.join(dir, 'cms.config.yaml'))
+  t.same(await existingConfigFiles(dir), ['cms.config.yaml', 'cms.config.json'])
+  await t.rejects(loadConfig(dir), /only one config file may exist, found cms\.config\.yaml, cms\.config\.json/)
+  await rm(path.join(dir, 'cms.config.json'))
+  await t.rejects(loadConfig(dir), { name: 'ConfigError', message: /cms\.config\.yaml: cannot be read/ })
 })
