@@ -1,11 +1,16 @@
-/** `POST /mutate`: one command per request, dispatched through a table. */
+/**
+ * `POST /mutate`: one command per request, dispatched through a table. The entry commands are written
+ * here as change functions that `changeEntry` runs under the entry's lock; the others have their own file.
+ */
+import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.js'
+import { parseFieldPath, setAtPath } from '../content/field-path.js'
+import { assertRequestData } from '../content/data-depth.js'
+import { isMarkdownFormat, type EntryData } from '../content/formats.js'
+import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
 import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
-import type { CommandContext } from './command-context.js'
-import { saveField } from './save-field.js'
-import { putEntry } from './put-entry.js'
-import { deleteEntry } from './delete-entry.js'
+import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
+import { changeEntry, type CurrentEntry } from './change-entry.js'
 import { reorderEntries } from './reorder-entries.js'
-import { updatePageLayout } from './update-page-layout.js'
 import { createCollection } from './create-collection.js'
 import { deleteCollection } from './delete-collection.js'
 import { markdownBlock } from './markdown-block.js'
@@ -14,11 +19,84 @@ import { markdownEdit } from './md-edit.js'
 type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<MutateResult>
 
 const HANDLERS: { [T in CommandType]: Handler<T> } = {
-  save_field: saveField,
-  put_entry: putEntry,
-  delete_entry: deleteEntry,
+  // One field at a dot path (`a.b`); a Markdown body only whole, as a string.
+  save_field: async (ctx, cmd) => {
+    const segments = parseFieldPath(cmd.field)
+    assertRequestData(cmd.value, 'value', segments.length)
+    const { collection, id, def } = await requireEntry(ctx, cmd, 'edit')
+    if (isMarkdownFormat(def.format) && segments[0] === 'body' && (segments.length > 1 || typeof cmd.value !== 'string')) {
+      throw new BadRequestError('The Markdown body must be saved as a string', { field: 'value' })
+    }
+    return await changeEntry(ctx, {
+      collection,
+      id,
+      expectedRevision: cmd.expectedRevision,
+      target: 'follow',
+      action: 'save',
+      apply: (current) => ({ data: setAtPath(existingData(current, collection, id), segments, cmd.value) })
+    })
+  },
+
+  // Creates an entry (a creatable collection; a singleton's only id) or replaces its full data; an
+  // unreadable entry only with a matching expectedRevision.
+  put_entry: async (ctx, cmd) => {
+    assertRequestData(cmd.data)
+    const { collection, id, def } = await requireEntry(ctx, cmd)
+    if (isMarkdownFormat(def.format) && cmd.data.body !== undefined && typeof cmd.data.body !== 'string') {
+      throw new BadRequestError('The Markdown body must be a string', { field: 'data.body' })
+    }
+    await requirePermission(ctx, 'edit', collection, id)
+    return await changeEntry(ctx, {
+      collection,
+      id,
+      expectedRevision: cmd.expectedRevision,
+      target: 'follow',
+      action: 'put',
+      replacesUnreadable: true,
+      apply: (current) => {
+        if (!current.exists) {
+          if (def.metadata.singletonId !== null && id !== def.metadata.singletonId) {
+            throw new ForbiddenError(`Collection ${collection} is a singleton; its only entry is ${def.metadata.singletonId}`)
+          }
+          if (!def.metadata.creatable) throw new ForbiddenError(`Collection ${collection} does not allow new entries`)
+          if (def.i18n !== null) assertLocaleId(def.i18n, id)
+        }
+        return { data: isMarkdownFormat(def.format) ? { ...cmd.data, body: cmd.data.body ?? '' } : cmd.data }
+      }
+    })
+  },
+
+  // Its history stays, so a restore brings it back.
+  delete_entry: async (ctx, cmd) => {
+    const { collection, id, def } = await requireEntry(ctx, cmd, 'delete')
+    if (!def.metadata.deletable) throw new ForbiddenError(`Collection ${collection} does not allow deleting entries`)
+    return await changeEntry(ctx, {
+      collection,
+      id,
+      expectedRevision: cmd.expectedRevision,
+      action: 'delete',
+      replacesUnreadable: true,
+      apply: (current) => {
+        existingData(current, collection, id)
+        return { data: null }
+      }
+    })
+  },
+
+  // The section composer's state, `data[layoutField]`.
+  update_page_layout: async (ctx, cmd) => {
+    assertRequestData(cmd.layout, 'layout', 1)
+    const { collection, id, def } = await requireEntry(ctx, cmd, 'edit')
+    return await changeEntry(ctx, {
+      collection,
+      id,
+      expectedRevision: cmd.expectedRevision,
+      action: 'save',
+      apply: (current) => ({ data: { ...existingData(current, collection, id), [def.layoutField]: cmd.layout } })
+    })
+  },
+
   reorder_entries: reorderEntries,
-  update_page_layout: updatePageLayout,
   md_block: markdownBlock,
   md_edit: markdownEdit,
   create_collection: createCollection,
@@ -34,4 +112,20 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
 export async function mutate (ctx: CommandContext, cmd: MutateCommand): Promise<{ ok: true } & MutateResult> {
   const handler = HANDLERS[cmd.type] as Handler<CommandType>
   return { ok: true, ...await handler(ctx, cmd as never) }
+}
+
+/** The data of an entry the command needs to exist (404 otherwise). */
+function existingData (current: CurrentEntry, collection: string, id: string): EntryData {
+  if (!current.exists) throw new NotFoundError('Entry not found', { collection, id })
+  return current.data ?? {}
+}
+
+/** A new entry of a multilingual collection goes where the layout puts one of its locales (400 otherwise; not `de/intro` beside `en`, `fr`). */
+function assertLocaleId (layout: LocaleLayout, id: string): void {
+  const where = localeOfId(layout, id)
+  const first = id.split('/')[0] ?? ''
+  const unknownLocaleFolder = layout.layout === 'folder' && id.includes('/') && /^[a-z]{2,3}([-_][A-Za-z]{2,4})?$/.test(first) && !layout.locales.includes(first)
+  if (where === null || unknownLocaleFolder) {
+    throw new BadRequestError(`Invalid entry id: it is in none of the locales of the collection (${layout.locales.join(', ')}); a translation's id is the one its layout gives it`, { field: 'id' })
+  }
 }
