@@ -2,15 +2,15 @@
  * `POST /mutate`: one command per request, dispatched through a table. The entry commands are written
  * here as change functions that `changeEntry` runs under the entry's lock; the others have their own file.
  */
-import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.js'
+import { BadRequestError, ForbiddenError, NotFoundError, RevisionConflictError, UnreadableEntryError } from '../errors.js'
 import { parseFieldPath, setAtPath } from '../content/field-path.js'
 import { assertRequestData } from '../content/data-depth.js'
 import { isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
 import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
-import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
+import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { checkEntryScope, requireCollection, requireEntry, requirePermission, type CommandContext } from './command-context.js'
 import { changeEntry, type CurrentEntry } from './change-entry.js'
-import { reorderEntries } from './reorder-entries.js'
 import { createCollection } from './create-collection.js'
 import { deleteCollection } from './delete-collection.js'
 import { markdownBlock } from './markdown-block.js'
@@ -96,7 +96,45 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
     })
   },
 
-  reorder_entries: reorderEntries,
+  // Every id of the collection exactly once (400 otherwise; 403 when not orderable), `expectedRevision` the
+  // collection's: each entry's 0-based position goes into its `orderField` (only changed ones, each snapshotted).
+  reorder_entries: async (ctx, cmd) => {
+    const collection = assertCollectionName(cmd.collection)
+    const order = cmd.order.map(assertEntryId)
+    const def = await requireCollection(ctx, collection)
+    await checkEntryScope(ctx, collection, ...order)
+    await requirePermission(ctx, 'edit', collection)
+    if (!def.metadata.orderable) throw new ForbiddenError(`Collection ${collection} is not orderable`)
+    const index = await ctx.services.content.index(collection)
+    return await ctx.services.locks.run(`collection:${collection}`, async () => {
+      const all = await index.all()
+      const expected = cmd.expectedRevision ?? undefined
+      if (expected !== undefined && expected !== index.revision) throw new RevisionConflictError(index.revision)
+      const byId = new Map(all.map(e => [e.id, e]))
+      const given = new Set(order)
+      if (given.size !== order.length) throw new BadRequestError('order lists an id more than once', { field: 'order' })
+      if (given.size !== byId.size || order.some(id => !byId.has(id))) {
+        throw new BadRequestError('order must list every entry of the collection exactly once', { field: 'order' })
+      }
+      const unreadable = all.find(e => e.readError !== undefined)
+      if (unreadable !== undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id: unreadable.id })
+      for (const [position, id] of order.entries()) {
+        if (byId.get(id)?.fields?.[def.orderField] === position) continue
+        await changeEntry(ctx, {
+          collection,
+          id,
+          action: 'reorder',
+          apply: (current) => {
+            if (current.data === undefined) throw new UnreadableEntryError('An entry of the collection cannot be read', { id })
+            if (current.data[def.orderField] === position) return { data: current.data }
+            return { data: { ...current.data, [def.orderField]: position } }
+          }
+        })
+      }
+      return { revision: (await ctx.services.content.index(collection)).revision }
+    })
+  },
+
   md_block: markdownBlock,
   md_edit: markdownEdit,
   create_collection: createCollection,
