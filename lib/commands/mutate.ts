@@ -1,18 +1,23 @@
 /**
- * `POST /mutate`: one command per request, dispatched through a table. The entry commands are written
- * here as change functions that `changeEntry` runs under the entry's lock; the others have their own file.
+ * `POST /mutate`: one command per request, dispatched through a table. The entry commands are change
+ * functions that `changeEntry` runs under the entry's lock; the Markdown block edits have their own file.
  */
-import { BadRequestError, ForbiddenError, NotFoundError, RevisionConflictError, UnreadableEntryError } from '../errors.js'
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises'
+import path from 'node:path'
+import { BadRequestError, CmsError, ConflictError, ForbiddenError, LimitExceededError, NotFoundError, PayloadTooLargeError, RevisionConflictError, UnreadableEntryError } from '../errors.js'
 import { parseFieldPath, setAtPath } from '../content/field-path.js'
-import { assertRequestData } from '../content/data-depth.js'
-import { isMarkdownFormat, type EntryData } from '../content/formats.js'
+import { assertRequestData, collectionCountOverLimit, MAX_DYNAMIC_COLLECTIONS, schemaOverLimit } from '../content/data-depth.js'
+import { FORMAT_EXTENSIONS, isMarkdownFormat, type EntryData } from '../content/formats.js'
 import { localeOfId, type LocaleLayout } from '../content/i18n-layout.js'
-import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
+import type { CollectionIndex } from '../storage/collection-index.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
+import { writeFileAtomic } from '../storage/atomic-write.js'
+import { assertRealInside } from '../storage/safe-path.js'
+import { removeEntryFile } from '../storage/entry-paths.js'
+import { DYNAMIC_DIR, type DynamicCollectionFile } from '../storage/collection-registry.js'
+import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
 import { checkEntryScope, requireCollection, requireEntry, requirePermission, type CommandContext } from './command-context.js'
-import { changeEntry, type CurrentEntry } from './change-entry.js'
-import { createCollection } from './create-collection.js'
-import { deleteCollection } from './delete-collection.js'
+import { changeEntry, schemaValidator, type CurrentEntry } from './change-entry.js'
 import { markdownBlock } from './markdown-block.js'
 import { markdownEdit } from './md-edit.js'
 
@@ -137,8 +142,77 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
 
   md_block: markdownBlock,
   md_edit: markdownEdit,
-  create_collection: createCollection,
-  delete_collection: deleteCollection
+
+  // Defines a dynamic collection in `.cms/collections/<name>.json`: 409 when a collection of that name
+  // exists, 400 for a schema that does not compile, 413/422 over a limit (content/data-depth.ts).
+  create_collection: async (ctx, cmd) => {
+    const name = assertCollectionName(cmd.collection)
+    assertSchemaBounds(cmd.schema)
+    assertRequestData(cmd.schema, 'schema')
+    await schemaValidator(ctx.services, cmd.schema)
+    await requirePermission(ctx, 'manage_collections', name)
+    const { services } = ctx
+    return await services.locks.run(`collection:${name}`, async () => {
+      if (await services.content.registry.get(name) !== null) throw new ConflictError(`Collection ${name} already exists`, { collection: name })
+      const full = collectionCountOverLimit((await services.content.registry.listDynamic()).length)
+      if (full !== null) throw new LimitExceededError(full, { field: 'collection', limit: MAX_DYNAMIC_COLLECTIONS })
+      const now = Date.now()
+      const file: DynamicCollectionFile = { schema: cmd.schema, format: cmd.format ?? 'json', metadata: cmd.metadata ?? {}, created_at: now, updated_at: now }
+      const target = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
+      await assertRealInside(services.content.repoRealDir, target)
+      const dir = path.join(services.content.registry.contentRoot, name)
+      await assertRealInside(services.content.repoRealDir, dir)
+      await writeFileAtomic(target, JSON.stringify(file, null, 2) + '\n')
+      await mkdir(dir, { recursive: true })
+      await services.committer.track([services.relativePath(target)])
+      services.content.registry.setDynamic(name, file)
+      services.content.dropIndex(name)
+      const index = await services.content.index(name)
+      await index.ready()
+      return { revision: index.revision }
+    })
+  },
+
+  // Only a dynamic collection (others are 409): its entry files and history go (its revision log stays,
+  // so revisions are never reused); a refused one loses the files of its format at the top of its folder.
+  // Answers the revision the collection had, plus one.
+  delete_collection: async (ctx, cmd) => {
+    const name = assertCollectionName(cmd.collection)
+    const { services } = ctx
+    // A definition refused at load (it arrived through git) is deleted without reading its entries.
+    const refused = await services.content.registry.refused(name)
+    const def = refused === null ? await requireCollection(ctx, name) : null
+    await requirePermission(ctx, 'manage_collections', name)
+    if (def !== null && def.source !== 'dynamic') {
+      throw new ConflictError(`Collection ${name} is ${def.source === 'explicit' ? 'defined in the config' : 'a directory without a definition'}; only collections created through the API can be deleted`)
+    }
+    return await services.locks.run(`collection:${name}`, async () => {
+      let index: CollectionIndex | null = null
+      if (def !== null) {
+        index = await services.content.index(name)
+        // A schema that does not compile (it arrived through git) leaves the index unreadable.
+        try { await index.ready() } catch (err) {
+          if (!(err instanceof CmsError && err.status === 422 && err.details.collection === name)) throw err
+          index = null
+        }
+      }
+      const revision = index?.revision ?? 0
+      const expected = cmd.expectedRevision ?? undefined
+      if (index !== null && expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
+      const dir = def?.dir ?? refused?.dir ?? path.join(services.content.registry.contentRoot, name)
+      await assertRealInside(services.content.repoRealDir, dir)
+      await services.history.removeCollection(name)
+      const entryFiles = index !== null ? (await index.all()).map(e => e.file) : await filesWithExtensions(dir, refused?.extensions ?? Object.values(FORMAT_EXTENSIONS).flat())
+      await removeEntryFiles(dir, entryFiles)
+      const files = entryFiles.map(f => services.relativePath(f))
+      const definition = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
+      await rm(definition, { force: true })
+      await services.committer.track([...files, services.relativePath(definition)])
+      services.content.registry.setDynamic(name, null)
+      services.content.dropIndex(name)
+      return { revision: revision + 1 }
+    })
+  }
 }
 
 /**
@@ -165,5 +239,33 @@ function assertLocaleId (layout: LocaleLayout, id: string): void {
   const unknownLocaleFolder = layout.layout === 'folder' && id.includes('/') && /^[a-z]{2,3}([-_][A-Za-z]{2,4})?$/.test(first) && !layout.locales.includes(first)
   if (where === null || unknownLocaleFolder) {
     throw new BadRequestError(`Invalid entry id: it is in none of the locales of the collection (${layout.locales.join(', ')}); a translation's id is the one its layout gives it`, { field: 'id' })
+  }
+}
+
+/** Refuses a schema over the depth (422) or size (413) limit, before anything compiles it. */
+function assertSchemaBounds (schema: unknown): void {
+  const over = schemaOverLimit(schema)
+  if (over === null) return
+  if (over.kind === 'depth') throw new LimitExceededError(over.message, { field: 'schema', limit: over.limit })
+  throw new PayloadTooLargeError(over.message, { field: 'schema', limit: over.limit, length: over.length })
+}
+
+/** The files of a folder (not its subfolders) whose extension is one of these. */
+async function filesWithExtensions (dir: string, extensions: string[]): Promise<string[]> {
+  let names: string[] = []
+  try { names = await readdir(dir) } catch {}
+  return names.filter(n => !n.startsWith('.') && extensions.includes(path.extname(n).toLowerCase())).map(n => path.join(dir, n))
+}
+
+/** Removes the entry files, then each folder they leave empty, the collection's own included. */
+async function removeEntryFiles (collectionDir: string, files: string[]): Promise<void> {
+  for (const file of files) {
+    await removeEntryFile(collectionDir, file)
+  }
+  try {
+    await rmdir(collectionDir)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err
   }
 }
