@@ -1,6 +1,7 @@
 /**
  * `POST /mutate`: one command per request, dispatched through a table. The entry commands are change
- * functions that `changeEntry` runs under the entry's lock; the Markdown block edits have their own file.
+ * functions that `changeEntry` runs under the entry's lock, the collection commands write the definitions
+ * in `.cms/collections/`; the Markdown block edits have their own files.
  */
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'

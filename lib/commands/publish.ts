@@ -193,10 +193,7 @@ interface DeliveryFields extends Partial<RebuildOutcome> {
   push?: PushOutcome
 }
 
-/**
- * Commits, pushes and announces what a publish wrote, completing `response` in place; `lost` when
- * another instance pushed a change of the same files first and this publish's commit was dropped.
- */
+/** Commits, pushes and announces a publish into `response`; `lost`: another instance's push of the same files won. */
 async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
   let announce: PublishedRef[] = published
   if (services.runtime.gitOnPublish) {
