@@ -234,10 +234,7 @@ function relationValues (schema: RelationSchema | undefined, value: unknown, pat
   return out
 }
 
-/**
- * The issues of `x-cms-relation: { collection }` values a write adds: one per relation naming no
- * entry of that collection (the editor's drafts count) that `before` did not hold.
- */
+/** An issue per `x-cms-relation` value naming no entry (the editor's drafts count) that `before` did not hold. */
 async function relationIssues (services: Services, identity: Identity, schema: unknown, before: EntryData | undefined, data: EntryData): Promise<ValidationIssue[]> {
   if (schema === null || typeof schema !== 'object') return []
   const values = relationValues(schema as RelationSchema, data, '')

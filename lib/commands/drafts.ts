@@ -1,30 +1,23 @@
 /** The editor's draft state (`GET /draft`) and discarding drafts (`DELETE /draft`), which never writes base storage. */
 import { draftScope, type CommandContext } from './command-context.js'
 
-export interface DraftStatus {
-  hasDrafts: boolean
-  count: number
-  /** The entries the editor has drafts of, as `<collection>/<id>` (the inline editor renders those afresh). */
-  entries: string[]
-  canPublish?: boolean
-  retryRebuild: { available: boolean }
-  /** A publish commit whose push to the git remote failed, waiting for `{ retryPush: true }`. */
-  retryPush: { available: boolean }
-}
-
 /**
- * Reports the editor's drafts.
+ * Reports the editor's drafts: their `<collection>/<id>` (the inline editor renders those afresh), whether
+ * a policy lets them publish, and whether a failed rebuild or push waits for `retryRebuild`/`retryPush`.
  * @param ctx command context
  * @returns the draft status
  */
-export async function draftStatus (ctx: CommandContext): Promise<DraftStatus> {
+export async function draftStatus (ctx: CommandContext): Promise<Record<string, unknown>> {
   const { services, identity } = ctx
   const keys = await services.drafts.keys(identity.id)
-  const count = keys.length
-  const entries = keys.map(k => `${k.collection}/${k.id}`)
-  const status: DraftStatus = { hasDrafts: count > 0, count, entries, retryRebuild: { available: await services.webhook.hasReceipt() }, retryPush: { available: await services.remote.retryAvailable() } }
-  if (services.auth.authorizer.active) status.canPublish = await services.auth.authorizer.can(identity, 'publish', {})
-  return status
+  return {
+    hasDrafts: keys.length > 0,
+    count: keys.length,
+    entries: keys.map(k => `${k.collection}/${k.id}`),
+    retryRebuild: { available: await services.webhook.hasReceipt() },
+    retryPush: { available: await services.remote.retryAvailable() },
+    ...(services.auth.authorizer.active ? { canPublish: await services.auth.authorizer.can(identity, 'publish', {}) } : {})
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * Writing the entry files of a publish (atomic replace or removal, a bounded number at a time, one
  * failure not stopping the others), and finishing a publish that was interrupted: every file of
- * the retained plan is put in place (idempotent), the drafts it consumed are removed, and the plan
- * is cleared. The latter runs at start-up and before each publish.
+ * the retained plan is put in place (idempotent), the drafts it consumed are removed, the plan is
+ * cleared and its files committed. The latter runs at start-up and before each publish.
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -13,7 +13,7 @@ import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { removeEntryFile } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
-import { commitPublish } from './publish-delivery.js'
+import type { CommitResult } from '../publish/git-committer.js'
 
 /** Finishes the retained recovery plan, if any; gives the `collection/id` keys it could not finish (`*`: an unreadable plan). */
 export async function finishRecoveryPlan (services: Services): Promise<Set<string>> {
@@ -90,4 +90,25 @@ export async function writeBaseFiles (services: Services, writes: BaseFileWrite[
   })))
   await Promise.all([...new Set(writes.map(w => path.dirname(w.file)))].map(syncDirectory))
   return results
+}
+
+/**
+ * Commits the files of a publish (also of an interrupted one, finished) as its editor.
+ * @param services the instance (its committer)
+ * @param editor who published
+ * @param published the entries the publish wrote (none: earlier writes whose commit did not happen)
+ * @param paths the repository paths to commit
+ * @returns the commit, or why it failed
+ */
+export async function commitPublish (services: Services, editor: { id: string, name: string }, published: Array<{ collection: string, id: string, deleted: boolean }>, paths: string[]): Promise<CommitResult> {
+  return await services.committer.commit({ paths, author: { name: editor.name, email: `${editor.id}@users.git-cms.invalid` }, message: commitMessage(published) })
+}
+
+function commitMessage (published: Array<{ collection: string, id: string, deleted: boolean }>): string {
+  if (published.length === 0) return 'Commit earlier git-cms changes\n\nWrites of an earlier publish or edit whose commit did not happen.\n'
+  const names = published.map(p => `${p.collection}/${p.id}${p.deleted ? ' (deleted)' : ''}`)
+  const head = `Publish ${published.length} ${published.length === 1 ? 'entry' : 'entries'}`
+  const listed = names.slice(0, 50).map(n => `- ${n}`).join('\n')
+  const more = names.length > 50 ? `\n- and ${names.length - 50} more` : ''
+  return `${head}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}\n\n${listed}${more}\n`
 }

@@ -88,11 +88,8 @@ async function referencesOf (ctx: CommandContext, file: MediaFile): Promise<{ re
     if (editor === ctx.identity.id) add({ collection, id, draft: true, editor })
     else others.add(JSON.stringify([editor, collection, id]))
   }
-  return { references: sortedReferences(found), otherDrafts: others.size }
-}
-
-function sortedReferences (found: Map<string, MediaReference>): MediaReference[] {
-  return [...found.values()].sort((a, b) => a.collection.localeCompare(b.collection) || a.id.localeCompare(b.id) || Number(a.draft ?? false) - Number(b.draft ?? false))
+  const references = [...found.values()].sort((a, b) => a.collection.localeCompare(b.collection) || a.id.localeCompare(b.id) || Number(a.draft ?? false) - Number(b.draft ?? false))
+  return { references, otherDrafts: others.size }
 }
 
 /** Every folder entries live in (a `files` collection: the folders of its files), without nesting. */

@@ -2,7 +2,9 @@
  * `POST /publish`: flush the editor's drafts in scope into base storage. Each entry ends in exactly
  * one of `published`, `conflicts` or `failed`; a conflicted or failed entry keeps its draft and is
  * not written at all. The written entries are protected by a recovery plan, recorded in history
- * (action `publish`), optionally committed to git, and announced to the rebuild webhook.
+ * (action `publish`), optionally committed to git and pushed (CONTRACT 6 and 13), and only then
+ * announced to the rebuild webhook with the pushed commit. `{ retryPush: true }` pushes again what an
+ * earlier push left here.
  */
 import { readFile } from 'node:fs/promises'
 import { serializeEntry, type EntryData } from '../content/formats.js'
@@ -15,24 +17,22 @@ import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
-import { finishRecoveryPlan, writeBaseFiles, type BaseFileWrite } from './finish-recovery-plan.js'
+import { commitPublish, finishRecoveryPlan, writeBaseFiles, type BaseFileWrite } from './finish-recovery-plan.js'
 import { checkIssues, replacedSnapshot } from './change-entry.js'
-import { deliverPublish, retryPush, type DeliveryFields } from './publish-delivery.js'
+import type { Services } from '../services.js'
+import type { Identity } from '../config.js'
+import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
+import type { PushOutcome } from '../remote/push-publish.js'
 
 /** Why a draft was not published (its draft is kept). */
-export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
+type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
 
-/** An entry whose draft conflicts with its base. */
-export interface ConflictItem { collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }
-/** An entry that could not be written (refused by its schema or by a policy, or a write error). */
-export interface FailedItem { collection: string, id: string, error: string, issues?: ValidationIssue[] }
-
-/** The publish response: every entry in exactly one of the three lists. */
+/** The publish response: every entry in exactly one of the lists (`failed`: refused by its schema or a policy, or a write error). */
 export interface PublishResponse extends DeliveryFields {
   ok: true
   published: PublishedRef[]
-  conflicts: ConflictItem[]
-  failed: FailedItem[]
+  conflicts: Array<{ collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }>
+  failed: Array<{ collection: string, id: string, error: string, issues?: ValidationIssue[] }>
   retryPush?: { available: boolean }
 }
 
@@ -133,21 +133,16 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
 
 async function prepare (ctx: CommandContext, record: DraftRecord, response: PublishResponse): Promise<Ready | null> {
   const { services } = ctx
-  let index: CollectionIndex
-  try {
-    index = await services.content.index(record.collection)
-  } catch {
-    conflict(response, record, 'stale_entry')
-    return null
-  }
+  let index: CollectionIndex | undefined
   let base: Awaited<ReturnType<CollectionIndex['get']>>
   let file: string
   try {
+    index = await services.content.index(record.collection)
     base = await index.get(record.id)
     file = index.fileOf(record.id)
   } catch (err) {
-    // The collection no longer holds this id (its layout changed, its folder was refused).
-    if (!(err instanceof BadRequestError)) throw err
+    // The collection is gone, or no longer holds this id (its layout changed, its folder was refused).
+    if (index !== undefined && !(err instanceof BadRequestError)) throw err
     conflict(response, record, 'stale_entry')
     return null
   }
@@ -188,4 +183,66 @@ function conflict (response: PublishResponse, entry: { collection: string, id: s
     message: CONFLICT_MESSAGES[code],
     ...(currentRevision !== undefined ? { currentRevision } : {})
   })
+}
+
+/** What this step adds to a publish response. */
+interface DeliveryFields extends Partial<RebuildOutcome> {
+  commit?: string
+  commitError?: string
+  deploymentTracked?: boolean
+  push?: PushOutcome
+}
+
+/** Commits, pushes and announces a publish into `response`; `lost`: another instance's push of the same files won. */
+async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
+  let announce: PublishedRef[] = published
+  if (services.runtime.gitOnPublish) {
+    const { result, push, delivered, lost } = await services.remote.commitAndPush(published, writtenFiles, async () => await commitPublish(services, identity, published, writtenFiles))
+    if (lost) return { lost }
+    if ('commit' in result && result.commit !== null) {
+      response.commit = result.commit
+    } else if ('commitError' in result) {
+      response.commitError = result.commitError
+    }
+    if (push !== null) {
+      response.push = push
+      // A replay onto a moved remote branch gives the publish a new commit: the pushed one.
+      if (push.ok) response.commit = push.commit
+      if (push.ok) announce = mergePublished(delivered, published)
+    }
+    if (response.commit !== undefined && (push === null || push.ok)) {
+      await services.deployment.recordPublished(response.commit)
+      response.deploymentTracked = true
+    }
+    if (push !== null && !push.ok) {
+      // The host has not got the commit: a rebuild now would build the old content. The webhook
+      // is called once the push succeeds (retryPush, the next publish, or the next start).
+      response.rebuild = { triggered: false, ok: false }
+      return { lost: false }
+    }
+  }
+  Object.assign(response, await announceRebuild(services, response.commit, announce))
+  return { lost: false }
+}
+
+/** `{ retryPush: true }`: pushes the commits a failed push left here, then calls the webhook (`push` absent when nothing waited). */
+async function retryPush (services: Services, identity: Identity): Promise<DeliveryFields & { retryPush: { available: boolean } }> {
+  // Pushing published content to the site's host is part of publishing.
+  if (services.auth.authorizer.active && !await services.auth.authorizer.can(identity, 'publish', {})) throw new ForbiddenError('Not allowed: publish')
+  const { push, delivered } = await services.remote.retryPush()
+  if (push === null) return { retryPush: { available: false }, rebuild: { triggered: false, ok: false } }
+  if (!push.ok) return { push, retryPush: { available: true }, rebuild: { triggered: false, ok: false } }
+  await services.deployment.recordPublished(push.commit)
+  return { push, commit: push.commit, deploymentTracked: true, retryPush: { available: false }, ...await announceRebuild(services, push.commit, delivered) }
+}
+
+/** Calls the rebuild webhook for a pushed (or local) commit and the entries it delivers. */
+async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
+  if (!services.webhook.configured) return { rebuild: { triggered: false, ok: false } }
+  return await services.webhook.send({ event: 'publish', ...(commit !== undefined ? { commit } : {}), published })
+}
+
+function mergePublished (earlier: PublishedRef[], now: PublishedRef[]): PublishedRef[] {
+  const seen = new Set(now.map(p => `${p.collection}/${p.id}/${p.revision}`))
+  return [...earlier.filter(p => !seen.has(`${p.collection}/${p.id}/${p.revision}`)), ...now]
 }

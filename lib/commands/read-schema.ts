@@ -1,16 +1,7 @@
 /** The schema response of a collection, and the metadata list of dynamic collections. */
 import { NotFoundError } from '../errors.js'
-import { templateOf, type JsonSchema } from '../content/schema-tools.js'
+import { templateOf } from '../content/schema-tools.js'
 import type { ContentStore } from '../storage/content-store.js'
-import type { CollectionMetadata } from '../storage/collection-registry.js'
-
-/** A dynamic collection record as `collections-metadata` lists it. */
-export interface DynamicCollectionRecord extends Pick<CollectionMetadata, 'label' | 'icon' | 'creatable' | 'orderable' | 'deletable' | 'order'> {
-  id: string
-  schema: JsonSchema
-  created_at: number
-  updated_at: number
-}
 
 /** `GET /schema`: a collection's schema, template, metadata and locales (default first); 404 without the collection. */
 export async function readSchema (content: ContentStore, name: string): Promise<Record<string, unknown>> {
@@ -28,8 +19,8 @@ export async function readSchema (content: ContentStore, name: string): Promise<
   }
 }
 
-/** The dynamic collections' records. */
-export async function listDynamicCollections (content: ContentStore): Promise<{ collections: DynamicCollectionRecord[] }> {
+/** The dynamic collections' records (`GET /collections-metadata`). */
+export async function listDynamicCollections (content: ContentStore): Promise<{ collections: Array<Record<string, unknown>> }> {
   const list = await content.registry.listDynamic()
   return {
     collections: list.map(c => ({

@@ -1,12 +1,13 @@
 /** Storing an upload: its type decided by its bytes, its name `<slug>-<8 hex of sha256>.<ext>` under `YYYY/MM/`. */
 import { createReadStream } from 'node:fs'
-import { open, rename, rm, mkdir, stat, copyFile } from 'node:fs/promises'
+import { open, readFile, rename, rm, mkdir, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { UploadType } from '../config.js'
 import { assertRealInside } from '../storage/safe-path.js'
+import { writeFileAtomic } from '../storage/atomic-write.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
 
 /** The file extension and MIME type of each allowed upload type. */
@@ -119,13 +120,12 @@ async function syncFile (file: string): Promise<void> {
   try { await handle.sync() } finally { await handle.close() }
 }
 
+/** Renames the upload into place; across file systems, writes it there atomically. */
 async function moveInto (from: string, to: string): Promise<void> {
   try {
     await rename(from, to)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err
-    const tmp = `${to}.cms-tmp`
-    await copyFile(from, tmp)
-    await rename(tmp, to)
+    await writeFileAtomic(to, await readFile(from))
   }
 }
