@@ -77,10 +77,8 @@ export class CollectionIndex {
   #revisionSum = 0
   #sorted: IndexRow[] | null = null
   readonly #dirty = new Set<string>()
-  /** Files a rescan found for ids about to be re-checked. */
+  /** Files a rescan found for ids about to be re-checked: read again whatever their signature. */
   readonly #pendingFiles = new Map<string, string>()
-  /** Ids read again on their next check whatever their signature (their problem came or went). */
-  readonly #forced = new Set<string>()
   /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
   #problems = new Map<string, string>()
   #dirMtime = -1
@@ -464,8 +462,7 @@ export class CollectionIndex {
     this.#pendingFiles.delete(id)
     const file = pending ?? current?.file ?? this.#findFile(id)
     const sig = file === null ? null : statEntryFileNow(this.#opts.repoRealDir, file)
-    const forced = this.#forced.delete(id)
-    if (current !== undefined && sig === current.sig && file === current.file && !forced) return current
+    if (current !== undefined && pending === undefined && sig === current.sig) return current
     if (file === null || sig === null) {
       if (current !== undefined) await this.recordDelete(id)
       return null
@@ -485,18 +482,10 @@ export class CollectionIndex {
     this.#rescan = false
     const before = this.#problems
     const onDisk = await this.#scanDirectory()
-    for (const [id, row] of this.#rows) {
-      const file = onDisk.get(id)
-      if (file === undefined) { this.#dirty.add(id); continue }
-      if (row.file !== file || before.get(id) !== this.#problems.get(id)) {
-        // Another file now, or its problem came or went: read again.
-        this.#pendingFiles.set(id, file)
-        this.#forced.add(id)
-        this.#dirty.add(id)
-      }
-    }
+    for (const id of this.#rows.keys()) if (!onDisk.has(id)) this.#dirty.add(id)
     for (const [id, file] of onDisk) {
-      if (!this.#rows.has(id)) {
+      // New, another file now, or its problem came or went: read again.
+      if (this.#rows.get(id)?.file !== file || before.get(id) !== this.#problems.get(id)) {
         this.#pendingFiles.set(id, file)
         this.#dirty.add(id)
       }
