@@ -50,10 +50,8 @@ export interface IndexOptions {
   store: IndexStore
   /** The validation issues of data against the collection's schema. */
   validate: (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]>
-  /** Resolves once the file watcher sees changes: a build that started before checks its files again then. */
-  watching?: Promise<void>
-  /** True once the watcher listens (a build then needs no second check). */
-  isWatching?: () => boolean
+  /** Resolves true once the file watcher sees changes: a build that started before checks its files again then. */
+  watching?: Promise<boolean>
 }
 
 /** Files stat-ed (or rows re-checked) between two yields to the event loop. */
@@ -88,10 +86,13 @@ export class CollectionIndex {
   #loading: Promise<void> | null = null
   #caughtUp: Promise<void> = Promise.resolve()
   #loadStats = { fromStore: 0, read: 0 }
+  #listening: boolean
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
     this.#opts = opts
+    this.#listening = opts.watching === undefined
+    void opts.watching?.then(on => { this.#listening = on })
     this.#gitReal = path.join(opts.repoRealDir, '.git')
     const { dir, format, nested, indexFile, files, i18n } = opts.collection
     const roots = i18n === null || i18n.layout === 'suffix' || i18n.rootLocale !== null ? null : [...i18n.prefixes.values()]
@@ -319,9 +320,8 @@ export class CollectionIndex {
 
   async #load (): Promise<void> {
     this.checkFolder()
-    const listening = (): boolean => this.#opts.watching === undefined || this.#opts.isWatching?.() === true
     const name = this.collection.name
-    const scannedListening = listening()
+    const scannedListening = this.#listening
     const found = await this.#scanDirectory()
     const changes: StoredEntry[] = []
     const toRead: Array<[string, string]> = []
@@ -340,7 +340,7 @@ export class CollectionIndex {
         }
         // Only a reusable row's file is stat-ed here (a file read stats itself).
         const reusable = known.content !== null && known.file === file && !this.#problems.has(id)
-        if (reusable && !listening()) unwatched.push(id)
+        if (reusable && !this.#listening) unwatched.push(id)
         const sig = reusable ? statEntryFileNow(this.#opts.repoRealDir, file) : null
         if (reusable && sig !== null && sig === known.sig && known.checkedAt - signatureCtime(sig) >= RACY_MS) {
           this.#rows.set(id, makeRow(id, file, sig, known.rev, JSON.parse(known.content!) as RowContent | { message: string }))
@@ -357,7 +357,7 @@ export class CollectionIndex {
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
       if (i > 0) await yieldNow()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
-      if (!listening()) for (const [id] of batch) unwatched.push(id)
+      if (!this.#listening) for (const [id] of batch) unwatched.push(id)
       await Promise.all(batch.map(async ([id, file]) => {
         const change = await this.#read(id, file, false)
         if (change !== null) changes.push(change)
@@ -383,7 +383,7 @@ export class CollectionIndex {
 
   /** Once the watcher listens: marks the rows whose file changed since they were checked. */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
-    if (this.#opts.isWatching?.() !== true) return
+    if (!this.#listening) return
     // A flat folder's mtime tells adds and removals; deeper layouts need a scan.
     const { nested, indexFile, files, roots } = this.#layout
     if (rescan && (nested || indexFile !== null || files !== null || roots != null)) this.#rescan = true

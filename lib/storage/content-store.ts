@@ -53,8 +53,7 @@ export class ContentStore {
   readonly #unwatch = new AbortController()
   /** Told of every changed path (`watch`); of a watch root after events were lost. */
   readonly #listeners = new Set<(file: string) => void>()
-  #watching: Promise<void> = Promise.resolve()
-  #listening = false
+  #watching: Promise<boolean> = Promise.resolve(false)
   #closed = false
 
   constructor (opts: ContentStoreOptions) {
@@ -77,14 +76,14 @@ export class ContentStore {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     this.#store = new IndexStore(this.#opts.stateDir)
     await this.registry.load()
-    this.#watching = this.#watch().then(() => { this.#listening = !this.#closed })
+    this.#watching = this.#watch().then(() => !this.#closed)
   }
 
   /**
    * Resolves once the file watcher sees changes (an index built before checks its files again then).
-   * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
+   * @returns resolves when subscribed, false when closed first (never rejects: a failure goes to `onWatchError`)
    */
-  get watching (): Promise<void> {
+  get watching (): Promise<boolean> {
     return this.#watching
   }
 
@@ -178,8 +177,7 @@ export class ContentStore {
       repoRealDir: this.repoRealDir,
       store: this.#store,
       validate: this.#validatorFor(collection),
-      watching: this.#watching,
-      isWatching: () => this.#listening
+      watching: this.#watching
     })
     const companion = this.#opts.companion?.(index)
     if (companion !== undefined) this.#companions.set(index, companion)
