@@ -87,9 +87,13 @@ export type OnCollectionRefused = (name: string, reason: string) => void
  * @returns the error to throw (`err` itself when it is not a compile failure)
  */
 export function schemaRefusal (name: string, err: unknown): unknown {
-  if (!(err instanceof SchemaCompileError)) return err
-  const message = `Collection ${name} is not read: its schema does not compile: ${err.message} (${DYNAMIC_DIR}/${name}.json)`
-  return err.tooCostly ? new LimitExceededError(message, { collection: name }) : new CollectionRefusedError(message, { collection: name })
+  return err instanceof SchemaCompileError ? refusalError(name, { reason: `its schema does not compile: ${err.message}`, invalid: !err.tooCostly }) : err
+}
+
+/** The 422 of a refused collection: `collection_refused` when invalid, else `limit_exceeded`. */
+function refusalError (name: string, { reason, invalid }: { reason: string, invalid: boolean }): Error {
+  const message = `Collection ${name} is not read: ${reason} (${DYNAMIC_DIR}/${name}.json)`
+  return invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
 }
 
 /** Resolves collections; one instance per service. */
@@ -197,10 +201,7 @@ export class CollectionRegistry {
     const dynamic = this.#dynamic.get(name)
     if (dynamic !== undefined) return dynamic
     const refused = this.#refused.get(name)
-    if (refused !== undefined) {
-      const message = `Collection ${name} is not read: ${refused.reason} (${DYNAMIC_DIR}/${name}.json)`
-      throw refused.invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
-    }
+    if (refused !== undefined) throw refusalError(name, refused)
     const dir = path.join(this.#contentRoot, name)
     let st = await lstat(dir).catch(() => null)
     if (st?.isSymbolicLink() === true) {
