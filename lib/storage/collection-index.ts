@@ -241,7 +241,7 @@ export class CollectionIndex {
     const file = written?.file ?? this.fileOf(id)
     const sig = statEntryFileNow(this.#opts.repoRealDir, file)
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
-    const format = this.formatOf(file)
+    const format = formatOfFile(file, this.collection.format)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
     const text = !isMarkdownFormat(format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
@@ -307,15 +307,6 @@ export class CollectionIndex {
    */
   pathOf (id: string): string | null {
     return this.#rows.get(id)?.file ?? newFileOf(this.#layout, id)
-  }
-
-  /**
-   * The format a file of this collection is read and written with.
-   * @param file an entry file
-   * @returns its format
-   */
-  formatOf (file: string): EntryFormat {
-    return formatOfFile(file, this.collection.format)
   }
 
   async #load (): Promise<void> {
@@ -397,7 +388,7 @@ export class CollectionIndex {
 
   /** Reads one file into the index; gives the change to persist (null: the file is missing). */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
-    const format = this.formatOf(file)
+    const format = formatOfFile(file, this.collection.format)
     const checkedAt = Date.now()
     const state = await readEntryFile(this.#opts.repoRealDir, file, format)
     if (state.kind === 'missing') return null
