@@ -355,12 +355,8 @@ function mediaTypeOf (file: string): string | undefined {
 /** The folders the library indexes, from the config and the collections as they are now, without duplicates. */
 async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
   const roots: MediaRoot[] = []
-  const seen = new Set<string>()
   const add = (root: MediaRoot): void => {
-    const key = `${root.kind}:${root.dir}`
-    if (seen.has(key)) return
-    seen.add(key)
-    roots.push(root)
+    if (!roots.some(r => r.kind === root.kind && r.dir === root.dir)) roots.push(root)
   }
   const top = path.join(repoDir, config.uploadsDir)
   add({ dir: top, url: config.uploadsUrl, kind: 'uploads' })
