@@ -11,6 +11,7 @@ import { serializeEntry, type EntryData } from '../content/formats.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
+import { formatOfFile } from '../storage/entry-paths.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
 import type { PublishedRef } from '../remote/sync-state.js'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
@@ -170,7 +171,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     // The index's signature was checked against the file just now.
     try { previousText = await readFile(file, 'utf8') } catch {}
   }
-  const text = data === null ? null : serializeEntry(index.formatOf(file), data, previousText, { frontmatter: index.collection.frontmatter })
+  const text = data === null ? null : serializeEntry(formatOfFile(file, index.collection.format), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
   return { record, id: record.id, index, data, text, file, preimage }
 }

@@ -50,10 +50,8 @@ export interface IndexOptions {
   store: IndexStore
   /** The validation issues of data against the collection's schema. */
   validate: (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]>
-  /** Resolves once the file watcher sees changes: a build that started before checks its files again then. */
-  watching?: Promise<void>
-  /** True once the watcher listens (a build then needs no second check). */
-  isWatching?: () => boolean
+  /** Resolves true once the file watcher sees changes: a build that started before checks its files again then. */
+  watching?: Promise<boolean>
 }
 
 /** Files stat-ed (or rows re-checked) between two yields to the event loop. */
@@ -77,10 +75,8 @@ export class CollectionIndex {
   #revisionSum = 0
   #sorted: IndexRow[] | null = null
   readonly #dirty = new Set<string>()
-  /** Files a rescan found for ids about to be re-checked. */
+  /** Files a rescan found for ids about to be re-checked: read again whatever their signature. */
   readonly #pendingFiles = new Map<string, string>()
-  /** Ids read again on their next check whatever their signature (their problem came or went). */
-  readonly #forced = new Set<string>()
   /** Ids that are listed unreadable whatever their file holds (a bad file name, two files). */
   #problems = new Map<string, string>()
   #dirMtime = -1
@@ -90,10 +86,13 @@ export class CollectionIndex {
   #loading: Promise<void> | null = null
   #caughtUp: Promise<void> = Promise.resolve()
   #loadStats = { fromStore: 0, read: 0 }
+  #listening: boolean
 
   constructor (opts: IndexOptions) {
     this.collection = opts.collection
     this.#opts = opts
+    this.#listening = opts.watching === undefined
+    void opts.watching?.then(on => { this.#listening = on })
     this.#gitReal = path.join(opts.repoRealDir, '.git')
     const { dir, format, nested, indexFile, files, i18n } = opts.collection
     const roots = i18n === null || i18n.layout === 'suffix' || i18n.rootLocale !== null ? null : [...i18n.prefixes.values()]
@@ -242,7 +241,7 @@ export class CollectionIndex {
     const file = written?.file ?? this.fileOf(id)
     const sig = statEntryFileNow(this.#opts.repoRealDir, file)
     if (sig === null || sig === 'link-outside') throw new Error(`entry file vanished after write: ${file}`)
-    const format = this.formatOf(file)
+    const format = formatOfFile(file, this.collection.format)
     const asWritten = written !== undefined && Buffer.byteLength(written.text, 'utf8') === signatureSize(sig)
     const text = !isMarkdownFormat(format) ? null : asWritten ? written.text : await readTextIfUnchanged(file, sig)
     this.#problems.delete(id)
@@ -310,20 +309,10 @@ export class CollectionIndex {
     return this.#rows.get(id)?.file ?? newFileOf(this.#layout, id)
   }
 
-  /**
-   * The format a file of this collection is read and written with.
-   * @param file an entry file
-   * @returns its format
-   */
-  formatOf (file: string): EntryFormat {
-    return formatOfFile(file, this.collection.format)
-  }
-
   async #load (): Promise<void> {
     this.checkFolder()
-    const listening = (): boolean => this.#opts.watching === undefined || this.#opts.isWatching?.() === true
     const name = this.collection.name
-    const scannedListening = listening()
+    const scannedListening = this.#listening
     const found = await this.#scanDirectory()
     const changes: StoredEntry[] = []
     const toRead: Array<[string, string]> = []
@@ -342,7 +331,7 @@ export class CollectionIndex {
         }
         // Only a reusable row's file is stat-ed here (a file read stats itself).
         const reusable = known.content !== null && known.file === file && !this.#problems.has(id)
-        if (reusable && !listening()) unwatched.push(id)
+        if (reusable && !this.#listening) unwatched.push(id)
         const sig = reusable ? statEntryFileNow(this.#opts.repoRealDir, file) : null
         if (reusable && sig !== null && sig === known.sig && known.checkedAt - signatureCtime(sig) >= RACY_MS) {
           this.#rows.set(id, makeRow(id, file, sig, known.rev, JSON.parse(known.content!) as RowContent | { message: string }))
@@ -359,7 +348,7 @@ export class CollectionIndex {
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
       if (i > 0) await yieldNow()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
-      if (!listening()) for (const [id] of batch) unwatched.push(id)
+      if (!this.#listening) for (const [id] of batch) unwatched.push(id)
       await Promise.all(batch.map(async ([id, file]) => {
         const change = await this.#read(id, file, false)
         if (change !== null) changes.push(change)
@@ -385,7 +374,7 @@ export class CollectionIndex {
 
   /** Once the watcher listens: marks the rows whose file changed since they were checked. */
   async #recheck (ids: readonly string[], rescan: boolean): Promise<void> {
-    if (this.#opts.isWatching?.() !== true) return
+    if (!this.#listening) return
     // A flat folder's mtime tells adds and removals; deeper layouts need a scan.
     const { nested, indexFile, files, roots } = this.#layout
     if (rescan && (nested || indexFile !== null || files !== null || roots != null)) this.#rescan = true
@@ -399,7 +388,7 @@ export class CollectionIndex {
 
   /** Reads one file into the index; gives the change to persist (null: the file is missing). */
   async #read (id: string, file: string, persist = true): Promise<StoredEntry | null> {
-    const format = this.formatOf(file)
+    const format = formatOfFile(file, this.collection.format)
     const checkedAt = Date.now()
     const state = await readEntryFile(this.#opts.repoRealDir, file, format)
     if (state.kind === 'missing') return null
@@ -464,8 +453,7 @@ export class CollectionIndex {
     this.#pendingFiles.delete(id)
     const file = pending ?? current?.file ?? this.#findFile(id)
     const sig = file === null ? null : statEntryFileNow(this.#opts.repoRealDir, file)
-    const forced = this.#forced.delete(id)
-    if (current !== undefined && sig === current.sig && file === current.file && !forced) return current
+    if (current !== undefined && pending === undefined && sig === current.sig) return current
     if (file === null || sig === null) {
       if (current !== undefined) await this.recordDelete(id)
       return null
@@ -485,18 +473,10 @@ export class CollectionIndex {
     this.#rescan = false
     const before = this.#problems
     const onDisk = await this.#scanDirectory()
-    for (const [id, row] of this.#rows) {
-      const file = onDisk.get(id)
-      if (file === undefined) { this.#dirty.add(id); continue }
-      if (row.file !== file || before.get(id) !== this.#problems.get(id)) {
-        // Another file now, or its problem came or went: read again.
-        this.#pendingFiles.set(id, file)
-        this.#forced.add(id)
-        this.#dirty.add(id)
-      }
-    }
+    for (const id of this.#rows.keys()) if (!onDisk.has(id)) this.#dirty.add(id)
     for (const [id, file] of onDisk) {
-      if (!this.#rows.has(id)) {
+      // New, another file now, or its problem came or went: read again.
+      if (this.#rows.get(id)?.file !== file || before.get(id) !== this.#problems.get(id)) {
         this.#pendingFiles.set(id, file)
         this.#dirty.add(id)
       }

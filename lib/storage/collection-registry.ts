@@ -87,9 +87,13 @@ export type OnCollectionRefused = (name: string, reason: string) => void
  * @returns the error to throw (`err` itself when it is not a compile failure)
  */
 export function schemaRefusal (name: string, err: unknown): unknown {
-  if (!(err instanceof SchemaCompileError)) return err
-  const message = `Collection ${name} is not read: its schema does not compile: ${err.message} (${DYNAMIC_DIR}/${name}.json)`
-  return err.tooCostly ? new LimitExceededError(message, { collection: name }) : new CollectionRefusedError(message, { collection: name })
+  return err instanceof SchemaCompileError ? refusalError(name, { reason: `its schema does not compile: ${err.message}`, invalid: !err.tooCostly }) : err
+}
+
+/** The 422 of a refused collection: `collection_refused` when invalid, else `limit_exceeded`. */
+function refusalError (name: string, { reason, invalid }: Omit<Refusal, 'format'>): Error {
+  const message = `Collection ${name} is not read: ${reason} (${DYNAMIC_DIR}/${name}.json)`
+  return invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
 }
 
 /** Resolves collections; one instance per service. */
@@ -197,10 +201,7 @@ export class CollectionRegistry {
     const dynamic = this.#dynamic.get(name)
     if (dynamic !== undefined) return dynamic
     const refused = this.#refused.get(name)
-    if (refused !== undefined) {
-      const message = `Collection ${name} is not read: ${refused.reason} (${DYNAMIC_DIR}/${name}.json)`
-      throw refused.invalid ? new CollectionRefusedError(message, { collection: name }) : new LimitExceededError(message, { collection: name })
-    }
+    if (refused !== undefined) throw refusalError(name, refused)
     const dir = path.join(this.#contentRoot, name)
     let st = await lstat(dir).catch(() => null)
     if (st?.isSymbolicLink() === true) {
@@ -367,16 +368,10 @@ function titleCase (name: string): string {
 /** Largest definition file read (the largest schema allowed, as create_collection writes it, stays well under it). */
 const MAX_DEFINITION_FILE_BYTES = 16 * MAX_SCHEMA_CHARS
 
-/**
- * Why a definition is refused: over a bound (422 limit_exceeded) or invalid (422 collection_refused);
- * `format` is the one it names when known (delete_collection removes the files of it).
- */
+/** Why a definition is refused (see refusalError); `format`: the one it names, whose files delete_collection removes. */
 interface Refusal { reason: string, invalid: boolean, format: EntryFormat | null }
 
-/**
- * Reads a definition file that may have arrived through git, held to create_collection's bounds and
- * shape before anything compiles it; `others`: how many other dynamic collections the site holds.
- */
+/** Reads a definition file (it may come through git) held to create_collection's bounds and shape; `others`: other dynamic ones. */
 async function readDefinition (file: string, others: number): Promise<Refusal | DynamicCollectionFile | null> {
   let text: string
   try {

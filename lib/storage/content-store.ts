@@ -46,15 +46,14 @@ export class ContentStore {
   readonly registry: CollectionRegistry
   readonly schemas = new ThreadSchemaCompiler()
   readonly #opts: ContentStoreOptions
-  readonly #indexes = new Map<string, CollectionIndex>()
-  readonly #companions = new Map<CollectionIndex, IndexCompanion>()
+  /** Each collection's index, with its companion. */
+  readonly #indexes = new Map<string, { index: CollectionIndex, companion: IndexCompanion | undefined }>()
   #store: IndexStore | null = null
   #repoRealDir: string | null = null
   readonly #unwatch = new AbortController()
   /** Told of every changed path (`watch`); of a watch root after events were lost. */
   readonly #listeners = new Set<(file: string) => void>()
-  #watching: Promise<void> = Promise.resolve()
-  #listening = false
+  #watching: Promise<boolean> = Promise.resolve(false)
   #closed = false
 
   constructor (opts: ContentStoreOptions) {
@@ -77,14 +76,14 @@ export class ContentStore {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     this.#store = new IndexStore(this.#opts.stateDir)
     await this.registry.load()
-    this.#watching = this.#watch().then(() => { this.#listening = !this.#closed })
+    this.#watching = this.#watch().then(() => !this.#closed)
   }
 
   /**
    * Resolves once the file watcher sees changes (an index built before checks its files again then).
-   * @returns resolves when subscribed (never rejects: a failure is reported to `onWatchError`)
+   * @returns resolves when subscribed, false when closed first (never rejects: a failure goes to `onWatchError`)
    */
-  get watching (): Promise<void> {
+  get watching (): Promise<boolean> {
     return this.#watching
   }
 
@@ -122,10 +121,10 @@ export class ContentStore {
    * @returns resolves when stopped
    */
   async close (): Promise<void> {
-    await Promise.all([...this.#companions.values()].map(async companion => { await companion.flush() }))
+    await Promise.all([...this.#indexes.values()].map(async ({ companion }) => { await companion?.flush() }))
     this.#closed = true
     await this.#watching
-    await Promise.all([...this.#indexes.values()].map(async index => await index.caughtUp))
+    await Promise.all([...this.#indexes.values()].map(async ({ index }) => await index.caughtUp))
     this.#unwatch.abort()
     this.#store?.close()
     await this.schemas.close()
@@ -154,10 +153,10 @@ export class ContentStore {
    * @returns resolves when every companion has been started (not built)
    */
   async startCompanions (stop: () => boolean = () => false): Promise<void> {
-    for (const companion of [...this.#companions.values()]) {
+    for (const { companion } of [...this.#indexes.values()]) {
       if (stop() || this.#closed) return
       // One at a time: 100 databases opened together held the event loop 60-145 ms.
-      await companion.start()
+      await companion?.start()
       await nextTurn()
     }
   }
@@ -170,7 +169,7 @@ export class ContentStore {
   async index (name: string): Promise<CollectionIndex> {
     const collection = await this.registry.get(name)
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
-    const existing = this.#indexes.get(name)
+    const existing = this.#indexes.get(name)?.index
     if (existing !== undefined && existing.collection === collection) return existing
     if (this.#store === null) throw new Error('ContentStore not started')
     const index = new CollectionIndex({
@@ -178,12 +177,9 @@ export class ContentStore {
       repoRealDir: this.repoRealDir,
       store: this.#store,
       validate: this.#validatorFor(collection),
-      watching: this.#watching,
-      isWatching: () => this.#listening
+      watching: this.#watching
     })
-    const companion = this.#opts.companion?.(index)
-    if (companion !== undefined) this.#companions.set(index, companion)
-    this.#indexes.set(name, index)
+    this.#indexes.set(name, { index, companion: this.#opts.companion?.(index) })
     const onBuilt = this.#opts.onIndexBuilt
     if (onBuilt !== undefined) {
       const started = performance.now()
@@ -197,11 +193,8 @@ export class ContentStore {
    * @param name collection name
    */
   dropIndex (name: string): void {
-    const index = this.#indexes.get(name)
-    if (index === undefined) return
+    const companion = this.#indexes.get(name)?.companion
     this.#indexes.delete(name)
-    const companion = this.#companions.get(index)
-    this.#companions.delete(index)
     void companion?.flush().catch(() => {})
   }
 
@@ -240,12 +233,12 @@ export class ContentStore {
 
   /** Events may have been lost: every index re-checks all its files on its next list. */
   #onLost (root: string): void {
-    for (const index of this.#indexes.values()) index.markAllChanged()
+    for (const { index } of this.#indexes.values()) index.markAllChanged()
     for (const listen of this.#listeners) listen(root)
   }
 
   #onFileEvent (file: string): void {
-    for (const index of this.#indexes.values()) index.onFileEvent(file)
+    for (const { index } of this.#indexes.values()) index.onFileEvent(file)
     for (const listen of this.#listeners) listen(file)
   }
 }

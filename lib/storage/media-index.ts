@@ -8,7 +8,7 @@
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
 import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
-import { lstatSync, realpathSync } from 'node:fs'
+import { lstatSync } from 'node:fs'
 import type { Config } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
 import type { ContentStore } from './content-store.js'
@@ -58,7 +58,6 @@ export class MediaIndex {
   #roots: MediaRoot[] = []
   /** Roots whose folder did not exist (or could not be watched) yet: looked at again on each request. */
   #waiting = new Set<MediaRoot>()
-  #repoReal = ''
   #building: Promise<void> | null = null
   #closed = false
   /** Changes reported while a build runs; applied after it. */
@@ -156,7 +155,6 @@ export class MediaIndex {
   }
 
   async #build (): Promise<void> {
-    this.#repoReal = realpathSync.native(this.#opts.repoDir)
     const { repoDir, config, content } = this.#opts
     // Once the content store's watcher (which the roots share) sees changes.
     await content.watching
@@ -173,7 +171,7 @@ export class MediaIndex {
       try { st = lstatSync(root.dir) } catch { continue }
       this.#waiting.delete(root)
       if (!st.isDirectory() && !st.isSymbolicLink()) continue
-      if (!resolvesIntoRepo(this.#repoReal, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${relativeSlashPath(this.#opts.repoDir, root.dir)} leaves the repository; not indexed`)); continue }
+      if (!resolvesIntoRepo(this.#opts.content.repoRealDir, root.dir)) { this.#opts.onWatchError?.(new Error(`media folder ${relativeSlashPath(this.#opts.repoDir, root.dir)} leaves the repository; not indexed`)); continue }
       await this.#opts.content.watch(root.dir, file => { this.#changed(file) })
       await this.#walk(root.dir)
     }
@@ -357,12 +355,8 @@ function mediaTypeOf (file: string): string | undefined {
 /** The folders the library indexes, from the config and the collections as they are now, without duplicates. */
 async function siteMediaRoots (repoDir: string, config: Config, registry: CollectionRegistry): Promise<MediaRoot[]> {
   const roots: MediaRoot[] = []
-  const seen = new Set<string>()
   const add = (root: MediaRoot): void => {
-    const key = `${root.kind}:${root.dir}`
-    if (seen.has(key)) return
-    seen.add(key)
-    roots.push(root)
+    if (!roots.some(r => r.kind === root.kind && r.dir === root.dir)) roots.push(root)
   }
   const top = path.join(repoDir, config.uploadsDir)
   add({ dir: top, url: config.uploadsUrl, kind: 'uploads' })

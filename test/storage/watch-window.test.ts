@@ -20,21 +20,18 @@ async function settle (): Promise<void> {
 }
 
 /** An index over a site's collection, with a watcher subscription the test resolves by hand. */
-async function openIndex (repoDir: string, name: string, watching?: Promise<void>): Promise<CollectionIndex> {
+async function openIndex (repoDir: string, name: string, watching?: Promise<boolean>): Promise<CollectionIndex> {
   const repoReal = await realpath(repoDir)
   const registry = new CollectionRegistry(repoDir, await loadConfig(repoDir))
   await registry.load()
   const collection = (await registry.get(name))!
   const stateDir = path.join(repoDir, '.git', 'cms')
-  let listening = false
-  void watching?.then(() => { listening = true })
   return new CollectionIndex({
     collection,
     repoRealDir: repoReal,
     store: new IndexStore(stateDir),
     validate: () => [],
-    watching,
-    isWatching: () => listening
+    watching
   })
 }
 
@@ -70,8 +67,8 @@ for (const count of [3, 4100]) {
     await previousRun(repoDir, 'posts')
     await settle()
 
-    let subscribe = (): void => {}
-    const watching = new Promise<void>(resolve => { subscribe = resolve })
+    let subscribe = (_listening: boolean): void => {}
+    const watching = new Promise<boolean>(resolve => { subscribe = resolve })
     const index = await openIndex(repoDir, 'posts', watching)
     await index.ready()
     t.same(index.loadStats, { fromStore: count, read: 0 }, 'built from the store before the watcher listens')
@@ -80,7 +77,7 @@ for (const count of [3, 4100]) {
     await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0001.md'), post(`Post 0OO1${tail}`))
     t.equal((await titles(index)).p0001, `Post 0001${tail}`, 'served from the build\'s stat meanwhile (the window the check closes)')
 
-    subscribe()
+    subscribe(true)
     await index.caughtUp
     const after = await titles(index)
     t.equal(after.p0001, `Post 0OO1${tail}`, 'the edit is read once the watcher listens')
@@ -100,15 +97,15 @@ t.test('4100 files: a file read at the build (changed while down) and edited aga
   await writeFile(path.join(repoDir, 'content/posts/added.md'), post('Added'))
   await settle()
 
-  let subscribe = (): void => {}
-  const index = await openIndex(repoDir, 'posts', new Promise<void>(resolve => { subscribe = resolve }))
+  let subscribe = (_listening: boolean): void => {}
+  const index = await openIndex(repoDir, 'posts', new Promise<boolean>(resolve => { subscribe = resolve }))
   await index.ready()
   t.same(index.loadStats, { fromStore: 4099, read: 2 })
   await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/p0002.md'), post('Post TWO, longer'))
   await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/added.md'), post('ADDED'))
   t.equal((await titles(index)).p0002, 'Post two, longer', 'served from the build\'s read meanwhile')
 
-  subscribe()
+  subscribe(true)
   await index.caughtUp
   const after = await titles(index)
   t.equal(after.p0002, 'Post TWO, longer', 'the edit of a file read at the build is read once the watcher listens')
@@ -119,12 +116,12 @@ t.test('4100 files: a file read at the build (changed while down) and edited aga
 t.test('a build from the files (no snapshot) checks them again too', async t => {
   const repoDir = await makeSite(t, { 'cms.config.yaml': CONFIG, 'content/posts/alpha.md': post('Alpha'), 'content/posts/bravo.md': post('Bravo') }, { fixtures: false, commit: false })
   await settle()
-  let subscribe = (): void => {}
-  const index = await openIndex(repoDir, 'posts', new Promise<void>(resolve => { subscribe = resolve }))
+  let subscribe = (_listening: boolean): void => {}
+  const index = await openIndex(repoDir, 'posts', new Promise<boolean>(resolve => { subscribe = resolve }))
   await index.ready()
   t.same(index.loadStats, { fromStore: 0, read: 2 })
   await editKeepingSizeAndMtime(path.join(repoDir, 'content/posts/bravo.md'), post('BRAVO'))
-  subscribe()
+  subscribe(true)
   await index.caughtUp
   t.same(await titles(index), { alpha: 'Alpha', bravo: 'BRAVO' })
 })
@@ -142,8 +139,8 @@ t.test('adds and removals in the window, in a flat and in a bundled collection',
   await previousRun(repoDir, 'bundles')
   await settle()
 
-  let subscribe = (): void => {}
-  const watching = new Promise<void>(resolve => { subscribe = resolve })
+  let subscribe = (_listening: boolean): void => {}
+  const watching = new Promise<boolean>(resolve => { subscribe = resolve })
   const posts = await openIndex(repoDir, 'posts', watching)
   const bundles = await openIndex(repoDir, 'bundles', watching)
   await posts.ready()
@@ -156,7 +153,7 @@ t.test('adds and removals in the window, in a flat and in a bundled collection',
   await writeFile(path.join(repoDir, 'content/bundles/deep/three/index.md'), post('Three'))
   await rm(path.join(repoDir, 'content/bundles/deep/two/index.md'))
 
-  subscribe()
+  subscribe(true)
   await Promise.all([posts.caughtUp, bundles.caughtUp])
   t.same(await titles(posts), { bravo: 'Bravo', charlie: 'Charlie' })
   t.same(await titles(bundles), { 'deep/three': 'Three', one: 'One' })
