@@ -6,7 +6,7 @@ import type { Context } from 'koa'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import type { Identity } from '../config.js'
 import { isReservedKey } from '../content/reserved-keys.js'
-import { parseWholeNumber } from '../content/data-depth.js'
+import { dataTooDeep, parseWholeNumber } from '../content/data-depth.js'
 
 /** Maximum JSON body size. */
 const JSON_LIMIT_BYTES = 1024 * 1024
@@ -74,17 +74,11 @@ export async function readJsonBody (ctx: Context, opts: { optional?: boolean, ma
     throw new BadRequestError('Malformed JSON body')
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('JSON body must be an object')
-  // Only letters or \u escapes spell a prototype key; the walk has no recursion (data may nest thousands deep).
+  // Only letters or \u escapes spell a prototype key; dataTooDeep's walk has no recursion (data may nest thousands deep).
   if (/__proto__|prototype|constructor|\\u/.test(text)) {
-    const stack: unknown[] = [body]
-    while (stack.length > 0) {
-      const node = stack.pop()
-      if (node === null || typeof node !== 'object') continue
-      for (const [key, child] of Object.entries(node)) {
-        if (!Array.isArray(node) && isReservedKey(key)) throw new BadRequestError(`JSON body must not hold the key ${key}`)
-        stack.push(child)
-      }
-    }
+    dataTooDeep(body, 0, Infinity, (key) => {
+      if (isReservedKey(key)) throw new BadRequestError(`JSON body must not hold the key ${key}`)
+    })
   }
   return body as Record<string, unknown>
 }
