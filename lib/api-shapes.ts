@@ -139,3 +139,14 @@ export interface SearchGroup {
   total: number
   entries: Array<{ id: string, title: string, draft?: true, snippet?: Snippet }>
 }
+
+/**
+ * A slug: lower-case ASCII letters and digits joined by single hyphens (accents dropped).
+ * @param text a title, or a file name without its extension
+ * @param max the most characters kept
+ * @returns the slug, '' when no letter or digit is left
+ */
+export function slugOf (text: string, max: number): string {
+  return text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, max).replace(/-+$/, '')
+}

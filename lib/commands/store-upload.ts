@@ -4,6 +4,7 @@ import { open, readFile, rename, rm, mkdir, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
+import { slugOf } from '../api-shapes.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { UploadType } from '../config.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -83,7 +84,8 @@ export async function storeUpload (ctx: CommandContext, input: { tempFile: strin
     const now = new Date()
     const yyyy = String(now.getUTCFullYear())
     const mm = String(now.getUTCMonth() + 1).padStart(2, '0')
-    const name = `${slugOf(input.originalName)}-${hash.slice(0, 8)}.${type[1].ext}`
+    const slug = slugOf(path.basename(input.originalName.replace(/\\/g, '/')).replace(/\.[^.]*$/, ''), 60)
+    const name = `${slug === '' ? 'file' : slug}-${hash.slice(0, 8)}.${type[1].ext}`
     const dir = where.dated ? path.join(where.dir, yyyy, mm) : where.dir
     const target = path.join(dir, name)
     await assertRealInside(content.repoRealDir, target)
@@ -99,14 +101,6 @@ export async function storeUpload (ctx: CommandContext, input: { tempFile: strin
   } finally {
     await rm(input.tempFile, { force: true })
   }
-}
-
-/** A file-name slug: lowercase ASCII letters, digits and dashes, at most 60 characters ("file" when nothing is left). */
-export function slugOf (originalName: string): string {
-  const base = path.basename(originalName.replace(/\\/g, '/')).replace(/\.[^.]*$/, '')
-  const slug = base.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '')
-  return slug === '' ? 'file' : slug
 }
 
 async function sha256File (file: string): Promise<string> {

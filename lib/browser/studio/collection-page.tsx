@@ -5,9 +5,9 @@
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo } from './api.js'
-import type { Pagination } from '../../api-shapes.js'
+import { slugOf, type Pagination } from '../../api-shapes.js'
 import { Field, fieldLabel } from './schema-form.js'
-import { entryTitle, focusSoon, slugOf, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
+import { entryTitle, focusSoon, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
 import { Filter, SearchSnippet } from './dashboard.js'
 import { LocaleBadge } from './languages.js'
 
@@ -276,7 +276,7 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
         // A title that gives the id also clears the id's message (it was about the id before).
         const derives = k === titleKey && !idTyped.current && typeof v === 'string'
         setIssues(list => list.filter(i => i.path !== k && !i.path.startsWith(k + '.') && !(derives && i.path === '#id')))
-        if (derives) setId(slugOf(v))
+        if (derives) setId(slugOf(v, 80))
       }} />
   )
   return (

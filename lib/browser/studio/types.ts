@@ -78,14 +78,6 @@ export function entryTitle (id: string, data: Record<string, unknown> | undefine
 }
 
 /**
- * A slug of a title in the id grammar: lower-case ASCII letters and digits joined by single
- * hyphens (accents dropped), at most 80 characters.
- */
-export function slugOf (title: string): string {
-  return title.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80).replace(/-+$/, '')
-}
-
-/**
  * Moves focus to an element once it exists (a page's heading after a page change, a message after
  * a save), so a keyboard or screen-reader user is told where they are.
  */
