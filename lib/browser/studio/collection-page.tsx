@@ -4,11 +4,11 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { ApiError, type Api, type Entry, type Issue, type JsonSchema, type LocaleInfo } from './api.js'
+import { ApiError, type Api, type Entry, type Issue, type JsonSchema } from './api.js'
 import { slugOf, type Pagination } from '../../api-shapes.js'
 import { Field, fieldLabel } from './schema-form.js'
 import { entryTitle, focusSoon, useDebouncedLoad, type Navigate, type StudioCollection, type StudioConfig } from './types.js'
-import { Filter, SearchSnippet } from './dashboard.js'
+import { Filter, Listed, SearchSnippet } from './dashboard.js'
 import { LocaleBadge } from './languages.js'
 
 const PAGE_SIZE = 24
@@ -27,6 +27,9 @@ interface ListSort {
 
 /** Which entries the list shows by this editor's draft state. */
 type DraftFilter = 'all' | 'only' | 'none'
+
+/** A collection's schema as `GET /schema` gives it: the list's columns and language filter, and the New form. */
+type SchemaAnswer = Awaited<ReturnType<Api['schema']>>
 
 /** The columns of a collection: `title` first (the link), then the other named fields. */
 function listColumns (listFields: string[] | null, schema: JsonSchema | null): ListColumn[] {
@@ -76,8 +79,9 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   const [sort, setSort] = useState<ListSort | null>(null)
   const [draft, setDraft] = useState<DraftFilter>('all')
   const [locale, setLocale] = useState('')
-  const [form, setForm] = useState<{ schema: JsonSchema, i18n?: LocaleInfo } | null>(null)
-  useEffect(() => { api.schema(collection.name).then(setForm, () => {}) }, [])
+  const [form, setForm] = useState<SchemaAnswer | null>(null)
+  const [formError, setFormError] = useState('')
+  useEffect(() => { api.schema(collection.name).then(setForm, (err: Error) => setFormError(`Could not load the form: ${err.message}`)) }, [])
   const columns = listColumns(collection.listFields ?? null, form?.schema ?? null)
   const base = `${config.mountPath}/cms/${encodeURIComponent(collection.name)}`
 
@@ -123,7 +127,9 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
       {collection.creatable && collection.singletonId === null && !creating && (
         <p><button type="button" class="new-btn" onClick={() => setCreating(true)}>New {collection.label}</button></p>
       )}
-      {creating && <NewEntry api={api} config={config} collection={collection} navigate={navigate} onCancel={() => { setCreating(false); focusSoon('.new-btn') }} />}
+      {creating && (form === null
+        ? <section class="new-entry" id="new-entry">{formError !== '' ? <p class="error" role="alert">{formError}</p> : <p>Loading…</p>}</section>
+        : <NewEntry api={api} config={config} collection={collection} form={form} navigate={navigate} onCancel={() => { setCreating(false); focusSoon('.new-btn') }} />)}
       <div class="toolbar">
         <label for="search" class="search-label">Search</label>
         <input id="search" type="search" value={q} placeholder="Titles, text and bodies"
@@ -136,15 +142,11 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
         )}
       </div>
       {error !== '' && <p class="error" role="alert">{error}</p>}
-      {list === null
-        ? <p>Loading…</p>
-        : list.entries.length === 0
-          ? <p>{draft === 'only' ? 'You have no drafts here.' : q === '' ? 'No entries yet.' : `Nothing matches “${q}”.`}</p>
-          : (
+      <Listed items={list?.entries} empty={<p>{draft === 'only' ? 'You have no drafts here.' : q === '' ? 'No entries yet.' : `Nothing matches “${q}”.`}</p>}>{entries => (
             <div class={columns.length > 1 ? 'list-grid with-cols' : 'list-grid'} style={`--cols: ${Math.max(1, columns.length - 1)}`}>
             <SortHeader columns={columns} sort={sort} onSort={next => { setSort(next); setPage(1) }} />
             <ul class="entries">
-              {list.entries.map((entry, i) => (
+              {entries.map((entry, i) => (
                 <li key={entry.id}>
                   <span class="title-cell">
                   <a href={`${base}/${encodeURIComponent(entry.id)}`}>{entryTitle(entry.id, entry.data)}</a>
@@ -159,14 +161,14 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   <span class="actions">
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}
-                    {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === list.entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
+                    {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
                     {collection.deletable && <button type="button" class="danger" aria-label={`Delete ${entry.id}`} onClick={() => { void remove(entry) }}>Delete</button>}
                   </span>
                 </li>
               ))}
             </ul>
             </div>
-            )}
+      )}</Listed>
       {pg !== undefined && pg.totalPages > 1 && (
         <nav class="pages" aria-label="Pages">
           <button type="button" class="secondary" disabled={!pg.hasPrev} onClick={() => setPage(page - 1)}>Previous page</button>
@@ -178,7 +180,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
   )
 }
 
-interface NewEntryProps { api: Api, config: StudioConfig, collection: StudioCollection, navigate: Navigate, onCancel: () => void }
+interface NewEntryProps { api: Api, config: StudioConfig, collection: StudioCollection, form: SchemaAnswer, navigate: Navigate, onCancel: () => void }
 
 /** Whether a required field holding this value counts as empty. */
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)
@@ -195,9 +197,8 @@ function formIssues (schema: JsonSchema, values: Record<string, unknown>): Issue
 }
 
 /** The "New" form: title first, the id a slug of it until typed, required fields checked before sending, a free id offered for a taken one. */
-function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProps): JSX.Element {
-  const [schema, setSchema] = useState<JsonSchema | null>(null)
-  const [values, setValues] = useState<Record<string, unknown>>({})
+function NewEntry ({ api, config, collection, form: { schema, template }, navigate, onCancel }: NewEntryProps): JSX.Element {
+  const [values, setValues] = useState<Record<string, unknown>>(template ?? {})
   const [id, setId] = useState('')
   // Once the editor types an id, the title no longer changes it.
   const idTyped = useRef(false)
@@ -206,13 +207,9 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
   const [error, setError] = useState('')
   const [busy, setBusy] = useState(false)
   const entryApi = useMemo(() => api.forEntry(collection.name, id === '' ? 'new' : id), [api, collection.name, id])
-  useEffect(() => {
-    api.schema(collection.name).then(r => { setSchema(r.schema); setValues(r.template ?? {}) },
-      (err: Error) => setError(`Could not load the form: ${err.message}`))
-  }, [])
-  useEffect(() => { if (schema !== null) focusSoon('#new-entry input') }, [schema])
+  useEffect(() => { focusSoon('#new-entry input') }, [])
 
-  const titleKey = collection.titleField ?? (schema?.properties?.title !== undefined ? 'title' : null)
+  const titleKey = collection.titleField ?? (schema.properties?.title !== undefined ? 'title' : null)
   const exists = async (candidate: string): Promise<boolean> => {
     try { await api.entries(collection.name, { id: candidate }); return true } catch (err) {
       if (err instanceof ApiError && err.status === 404) return false
@@ -229,7 +226,6 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
 
   const create = async (e: Event): Promise<void> => {
     e.preventDefault()
-    if (schema === null) return
     setError('')
     setTaken(null)
     const trimmed = id.trim().normalize('NFC')
@@ -263,7 +259,6 @@ function NewEntry ({ api, config, collection, navigate, onCancel }: NewEntryProp
     } finally { setBusy(false) }
   }
 
-  if (schema === null) return <section class="new-entry" id="new-entry">{error !== '' ? <p class="error" role="alert">{error}</p> : <p>Loading…</p>}</section>
   const props = Object.entries(schema.properties ?? {})
   const ordered = titleKey === null ? props : [...props.filter(([k]) => k === titleKey), ...props.filter(([k]) => k !== titleKey)]
   const idIssue = issues.find(i => i.path === '#id')

@@ -1,7 +1,7 @@
 /**
  * The dashboard: search over every collection, each collection with its entry count, the editor's
  * drafts, and the git remote's state in words (CONTRACT 13) when the site has one. Also the parts
- * other pages share with it: a search hit's snippet, a publish's outcome and a list filter.
+ * other pages share with it: a search hit's snippet, a publish's outcome, a list filter and a loaded list.
  */
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
@@ -179,4 +179,10 @@ export function Filter ({ id, label, value, onChange, options, class: box = 'med
         : <select id={id} value={value} onChange={change}>{options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}</select>}
     </div>
   )
+}
+
+/** A list once loaded: "Loading…" until `items` is there, `empty` when it holds none, else what `children` makes of them. */
+export function Listed<T> ({ items, empty, children }: { items: T[] | null | undefined, empty: JSX.Element, children: (items: T[]) => JSX.Element }): JSX.Element {
+  if (items === undefined || items === null) return <p>Loading…</p>
+  return items.length === 0 ? empty : children(items)
 }

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, query, type Api } from './api.js'
 import type { MediaFile, MediaPage, MediaReference } from '../../api-shapes.js'
 import { useDebouncedLoad, type StudioConfig } from './types.js'
-import { Filter } from './dashboard.js'
+import { Filter, Listed } from './dashboard.js'
 
 const PAGE_SIZE = 24
 
@@ -171,13 +171,9 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
           <button type="button" class="secondary" onClick={() => { setConfirming(null); setStatus('Nothing deleted.') }}>Cancel</button>
         </div>
       )}
-      {listing === null
-        ? <p>Loading…</p>
-        : listing.files.length === 0
-          ? <p>{q === '' ? 'No files here.' : `No file name matches “${q}”.`}</p>
-          : (
+      <Listed items={listing?.files} empty={<p>{q === '' ? 'No files here.' : `No file name matches “${q}”.`}</p>}>{files => (
             <ul class="media-grid" aria-label="Files">
-              {listing.files.map(file => {
+              {files.map(file => {
                 const problem = pick === undefined ? '' : insertProblem(file, pick.entry)
                 return (
                   <li key={file.path} class="media-card">
@@ -201,7 +197,7 @@ export function MediaLibrary ({ api, config, pick, idPrefix }: MediaLibraryProps
                 )
               })}
             </ul>
-            )}
+      )}</Listed>
       {pg !== undefined && (
         <nav class="pages" aria-label="Media pages">
           <button type="button" class="secondary" disabled={!pg.hasPrev} onClick={() => setPage(page - 1)}>Previous page</button>

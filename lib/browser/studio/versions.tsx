@@ -8,6 +8,7 @@ import type { Entry, JsonSchema, Snapshot } from './api.js'
 import { fieldLabel } from './schema-form.js'
 import { sameValue, type UnsavedRecord } from './unsaved.js'
 import { timeAgo } from './types.js'
+import { Listed } from './dashboard.js'
 
 /** A value as text for a diff ('' for none). */
 const text = (v: unknown): string => v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)
@@ -146,13 +147,9 @@ export function HistoryPanel ({ history, current, schema, onRestore }: HistoryPr
     <aside class="history" aria-labelledby="history-heading">
       <h2 id="history-heading">History</h2>
       <p class="muted small">Each change, newest first. Open one to see what changed since (removed, added); Restore puts back the version from before that change.</p>
-      {history === null
-        ? <p>Loading…</p>
-        : history.length === 0
-          ? <p class="muted">No earlier versions.</p>
-          : (
+      <Listed items={history} empty={<p class="muted">No earlier versions.</p>}>{snaps => (
             <ul>
-              {[...history].reverse().map(snap => {
+              {[...snaps].reverse().map(snap => {
                 const changed = changedFields(snap.data ?? {}, current)
                 const said = `${VERBS[snap.action] ?? 'Changed'} by ${snap.editor?.name ?? 'someone'}, ${timeAgo(snap.ts)}`
                 return (
@@ -178,7 +175,7 @@ export function HistoryPanel ({ history, current, schema, onRestore }: HistoryPr
                 )
               })}
             </ul>
-            )}
+      )}</Listed>
     </aside>
   )
 }
