@@ -113,8 +113,9 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)
   const fileInput = useRef<HTMLInputElement>(null)
-  const change = useRef(onChange)
-  change.current = onChange
+  // The editor's handlers are made once: they reach the latest props here (the New form's id changes the upload scope).
+  const latest = useRef({ api, onChange })
+  latest.current = { api, onChange }
   const [html, setHtml] = useState('')
   const [stylesheets] = useState(() => studioConfig().previewStylesheets ?? [])
   const [status, setStatus] = useState('')
@@ -125,7 +126,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
     if (v === null) return
     setStatus(`Uploading ${file.name}…`)
     try {
-      insertFile(v, file, (await api.upload(file)).url)
+      insertFile(v, file, (await latest.current.api.upload(file)).url)
       setStatus(`Uploaded ${file.name}.`)
     } catch (err) { setStatus(`Upload failed: ${(err as Error).message}`) }
   }
@@ -148,7 +149,7 @@ export function MarkdownEditor ({ api, id, label, value, mdx, onChange }: Markdo
         ...(mdx ? [] : [markdown()]),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of({ 'aria-label': label, 'aria-multiline': 'true', id }),
-        EditorView.updateListener.of(u => { if (u.docChanged) change.current(u.state.doc.toString()) }),
+        EditorView.updateListener.of(u => { if (u.docChanged) latest.current.onChange(u.state.doc.toString()) }),
         EditorView.domEventHandlers({
           paste: e => { if (uploadAll(e.clipboardData?.files)) { e.preventDefault(); return true } return false },
           drop: (e, v) => {
