@@ -1,7 +1,9 @@
 /**
  * The JSON shapes of API answers the Studio reads as well as the server writes, and the source hint's
- * grammar both parse. This file imports nothing, so the browser bundles (lib/browser/) can import it too.
+ * grammar both parse. This file imports nothing but types of errors.ts (which imports nothing), so the browser
+ * bundles (lib/browser/) can import it too.
  */
+import type { ValidationIssue } from './errors.js'
 
 /** One file of the library. */
 export interface MediaFile {
@@ -120,6 +122,25 @@ export function parseSourceHint (src: string | undefined): SourceHint | null {
   const end = Number(m[2])
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start >= end) return null
   return { start, end, hash: m[3] as string }
+}
+
+/** An entry as the API returns it. */
+export interface EntryView {
+  id: string
+  /** In a multilingual collection: the entry's locale and the key its translations share. */
+  locale?: string
+  translationKey?: string
+  /** With `id=` in a multilingual collection: locale -> id of each translation that exists. */
+  translations?: Record<string, string>
+  /** With `translations`: the locales whose translation is older than the source (the first locale's entry). */
+  outdatedTranslations?: string[]
+  data?: Record<string, unknown>
+  revision: number
+  validationIssues?: ValidationIssue[]
+  readError?: { message: string }
+  draft?: true
+  /** With `q`: an excerpt of the first field holding a query word, the words marked (absent for an id-only match). */
+  snippet?: Snippet
 }
 
 /** With `q`: an excerpt of the field where an entry matched (`snippet` of `GET /entries` and `GET /search`). */

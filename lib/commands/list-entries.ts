@@ -3,20 +3,19 @@
  * paginated, found by `q` (ranked full text with snippets, lib/search/), sorted by a field and
  * filtered by draft state, or one entry by `id`.
  */
-import { BadRequestError, UnreadableEntryError, NotFoundError, type ValidationIssue } from '../errors.js'
+import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { CollectionIndex, IndexedEntry, IndexRow } from '../storage/collection-index.js'
 import { paginate, type Pagination } from '../storage/media-index.js'
 import { isAncestor, lastCommitsOf } from '../storage/git-search.js'
 import { relativeSlashPath } from '../storage/safe-path.js'
-import type { EntryData } from '../content/formats.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
 import { checkSortField, overlayPage, sortMatching, sortRows, type DraftFilter, type DraftRow, type ListRow, type SortDirection, type SortedRowsCache } from './list-order.js'
 import { parseQuery, type SearchQuery } from '../search/tokenize.js'
 import type { SiteSearch } from '../search/collection-search.js'
 import { snippetOf } from '../search/entry-text.js'
-import type { Snippet } from '../api-shapes.js'
+import type { EntryView } from '../api-shapes.js'
 
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24
@@ -43,25 +42,6 @@ export interface ListEntriesInput {
   locale?: string
   /** The repository's work tree: a single read of a translation says which are outdated. */
   repoDir?: string
-}
-
-/** An entry as the API returns it. */
-export interface EntryView {
-  id: string
-  /** In a multilingual collection: the entry's locale and the key its translations share. */
-  locale?: string
-  translationKey?: string
-  /** With `id=` in a multilingual collection: locale -> id of each translation that exists. */
-  translations?: Record<string, string>
-  /** With `translations`: the locales whose translation is older than the source (the first locale's entry). */
-  outdatedTranslations?: string[]
-  data?: EntryData
-  revision: number
-  validationIssues?: ValidationIssue[]
-  readError?: { message: string }
-  draft?: true
-  /** With `q`: an excerpt of the first field holding a query word, the words marked (absent for an id-only match). */
-  snippet?: Snippet
 }
 
 /** The spec's entries response. */

@@ -1,6 +1,7 @@
 /** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
 import type { LocaleLayout } from '../../content/i18n-layout.js'
-import type { Pagination, Snippet } from '../../api-shapes.js'
+import type { EntryView as Entry, Pagination } from '../../api-shapes.js'
+import type { ValidationIssue as Issue } from '../../errors.js'
 
 /** A non-2xx answer of the API. */
 export class ApiError extends Error {
@@ -9,10 +10,8 @@ export class ApiError extends Error {
   }
 }
 
-/** A validation issue as the API reports it. */
-export interface Issue { path: string, code: string, message: string }
-/** One entry of a list. */
-export interface Entry { id: string, locale?: string, translationKey?: string, translations?: Record<string, string>, outdatedTranslations?: string[], data?: Record<string, unknown>, revision: number, draft?: boolean, readError?: { message: string }, validationIssues?: Issue[], snippet?: Snippet }
+/** A validation issue, and an entry of a list, as the API reports them. */
+export type { Entry, Issue }
 /** A JSON Schema, as far as the form needs it. */
 export interface JsonSchema {
   type?: string | string[]
