@@ -23,14 +23,8 @@ type CmsWindow = Window & { __CMS_API__?: string, __CMS_ADMIN__?: string }
       return
     }
     if (session?.authenticated !== true) { offerSignIn(); return }
-    const css = document.createElement('link')
-    css.rel = 'stylesheet'
-    css.href = assetBase + 'editor.css'
-    document.head.appendChild(css)
-    const editor = document.createElement('script')
-    editor.type = 'module'
-    editor.src = assetBase + 'editor.js'
-    document.head.appendChild(editor)
+    document.head.append(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: assetBase + 'editor.css' }))
+    document.head.append(Object.assign(document.createElement('script'), { type: 'module', src: assetBase + 'editor.js' }))
   }
 
   /** On a page opened with `#edit`: a link to sign in that comes back to this page. */

@@ -11,8 +11,6 @@ import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarku
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
 import { Api, type PublishReport } from '../studio/api.js'
 
-type CmsWindow = Window & { __CMS_API__?: string }
-
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
 
 /** One element being edited. */
@@ -255,7 +253,7 @@ class InlineEditor {
     s.revision = Promise.resolve(revision)
     // Without a permissions policy save_field writes the file itself; under one it is a draft.
     const entry = await this.api.entry(collection, id).catch(() => null)
-    if (entry?.draft === true) this.markDraft(s.el, 'Draft saved')
+    if (entry?.draft === true) this.markDraft(s.el)
     else { s.el.classList.add('cms-saved'); this.ui.say('Saved') }
   }
 
@@ -280,7 +278,7 @@ class InlineEditor {
     if (s.unsavedKey !== null && s.el.innerHTML === html) unsavedBlocks.forget(s.unsavedKey)
     s.textBefore = after
     clearMarks(s.el)
-    this.markDraft(s.el, 'Draft saved')
+    this.markDraft(s.el)
     // The page's hints were in the old body's terms: the save's answer moves them onto the draft.
     const block = res.body?.block as { src?: unknown } | undefined
     const answered = typeof block?.src === 'string' ? block.src : res.body?.src
@@ -294,12 +292,12 @@ class InlineEditor {
     return await this.api.send(method, path, body).catch(() => ({ status: 0, body: null }))
   }
 
-  /** Marks an element as holding a saved draft. */
-  private markDraft (el: HTMLElement, message: string): void {
+  /** Marks an element as holding a saved draft, and says so. */
+  private markDraft (el: HTMLElement): void {
     el.classList.remove('cms-conflict')
     el.classList.add('cms-draft')
     el.dataset.cmsState = 'draft'
-    this.ui.say(message)
+    this.ui.say('Draft saved')
   }
 
   /** Says why a save was refused; a conflict (409) locks the element and shows the unsaved text. */
@@ -458,4 +456,4 @@ function markAdded (s: EditSession): void {
 }
 
 // bootstrap.js sets the API base path before it loads this module.
-void new InlineEditor((window as CmsWindow).__CMS_API__ ?? '/api/cms')
+void new InlineEditor((window as { __CMS_API__?: string }).__CMS_API__ ?? '/api/cms')
