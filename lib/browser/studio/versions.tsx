@@ -117,7 +117,7 @@ export function ConflictPanel ({ schema, base, mine, theirs, busy, onResolve, on
 type DiffWords = typeof import('diff').diffWords
 interface HistoryProps { history: Snapshot[] | null, current: Record<string, unknown>, schema: JsonSchema, onRestore: (snap: Snapshot) => void }
 
-const VERBS: Record<string, string> = { put: 'Edited', save: 'Edited', publish: 'Published', restore: 'Restored', delete: 'Deleted', md_block: 'Edited' }
+const VERBS: Record<string, string> = { put: 'Edited', save: 'Edited', publish: 'Published', restore: 'Restored', delete: 'Deleted' }
 /** Unchanged text longer than this is shortened to its ends in a diff. */
 const CONTEXT = 60
 
