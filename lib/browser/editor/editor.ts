@@ -9,7 +9,7 @@ import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, type FormatCommand } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
-import { Api, type PublishReport } from '../studio/api.js'
+import { Api, ApiError, type PublishReport } from '../studio/api.js'
 
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
 
@@ -247,10 +247,10 @@ class InlineEditor {
     const { collection, id, path } = s.binding
     this.ui.say('Saving…')
     const expectedRevision = await s.revision
-    const res = await this.request('POST', '/mutate', { type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
-    if (res.status !== 200) { this.failedSave(s, res.status, res.body, value); return }
-    const revision = typeof res.body?.revision === 'number' ? res.body.revision : undefined
-    s.revision = Promise.resolve(revision)
+    const res = await this.api.mutate({ type: 'save_field', collection, id, field: path, value, ...(expectedRevision === undefined ? {} : { expectedRevision }) })
+      .catch((err: unknown) => { this.failedSave(s, err, value); return null })
+    if (res === null) return
+    s.revision = Promise.resolve(res.revision)
     // Without a permissions policy save_field writes the file itself; under one it is a draft.
     const entry = await this.api.entry(collection, id).catch(() => null)
     if (entry?.draft === true) this.markDraft(s.el)
@@ -264,15 +264,15 @@ class InlineEditor {
     const { text: after, marks } = textAndMarks(s.el)
     if (s.kind === 'aligned' && after === s.textBefore && marks.length === 0) return
     this.ui.say('Saving…')
-    const res = await this.request('POST', '/mutate', s.kind === 'aligned'
+    const res = await this.api.call<Record<string, unknown>>('POST', '/mutate', s.kind === 'aligned'
       ? { type: 'md_edit', collection, id, field: path, src, before: s.textBefore, after, ...(marks.length > 0 ? { marks } : {}) }
-      : { type: 'md_block', collection, id, blockPath: path, src, html })
-    if (res.status !== 200) {
+      : { type: 'md_block', collection, id, blockPath: path, src, html }).catch((err: unknown) => {
       // The page shows base text (it could not be rendered afresh); an older draft moved its blocks.
-      const olderDraft = s.kind === 'block' && res.status === 409 && this.showPublished.has(wrapper)
-      this.failedSave(s, res.status, res.body, s.kind === 'aligned' ? after : s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
-      return
-    }
+      const olderDraft = s.kind === 'block' && err instanceof ApiError && err.status === 409 && this.showPublished.has(wrapper)
+      this.failedSave(s, err, s.kind === 'aligned' ? after : s.el.innerText, olderDraft ? 'You have an unpublished draft of this entry from an earlier visit, and this page shows the published text. Your text was not saved; it is kept below. Publish or discard that draft, then reload the page.' : undefined)
+      return null
+    })
+    if (res === null) return
     this.showPublished.delete(wrapper)
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) unsavedBlocks.forget(s.unsavedKey)
@@ -280,16 +280,11 @@ class InlineEditor {
     clearMarks(s.el)
     this.markDraft(s.el)
     // The page's hints were in the old body's terms: the save's answer moves them onto the draft.
-    const block = res.body?.block as { src?: unknown } | undefined
-    const answered = typeof block?.src === 'string' ? block.src : res.body?.src
+    const block = res.block as { src?: unknown } | undefined
+    const answered = typeof block?.src === 'string' ? block.src : res.src
     if (typeof answered === 'string' && moveHints(wrapper, s.el, hint, answered)) return
     // The answer does not continue the page's hints: pair the blocks with the draft's again.
     if (!await this.align(wrapper, s.binding, true)) this.ui.say('Draft saved. Reload the page to edit more of it.')
-  }
-
-  /** Sends one request; status 0 when the server cannot be reached. */
-  private async request (method: string, path: string, body?: unknown): Promise<{ status: number, body: Record<string, unknown> | null }> {
-    return await this.api.send(method, path, body).catch(() => ({ status: 0, body: null }))
   }
 
   /** Marks an element as holding a saved draft, and says so. */
@@ -300,22 +295,22 @@ class InlineEditor {
     this.ui.say('Draft saved')
   }
 
-  /** Says why a save was refused; a conflict (409) locks the element and shows the unsaved text. */
-  private failedSave (s: EditSession, status: number, body: Record<string, unknown> | null, text: string, conflictMessage?: string): void {
-    const error = typeof body?.error === 'string' ? body.error : `HTTP ${status}`
+  /** Says why a save was refused (`err`: an ApiError, else the server was not reached); a conflict (409) locks the element and shows the unsaved text. */
+  private failedSave (s: EditSession, err: unknown, text: string, conflictMessage?: string): void {
+    const { status, body }: { status: number, body: Record<string, unknown> } = err instanceof ApiError ? err : { status: 0, body: {} }
     // The text stays in the element; the next blur retries unless the element is locked below.
     s.baseline = s.kind === 'field' ? s.el.textContent ?? '' : s.original
     if (status === 409) {
       s.el.classList.add('cms-conflict', 'cms-locked')
       s.el.dataset.cmsLocked = 'This text changed elsewhere. Reload the page to edit it; copy your text first.'
-      const rev = typeof body?.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
+      const rev = typeof body.currentRevision === 'number' ? ` (now at revision ${body.currentRevision})` : ''
       this.ui.say('Not saved: changed elsewhere. Reload the page to continue.', 'error')
       this.ui.showConflict(conflictMessage ?? `This content was changed elsewhere since the page was loaded${rev}. Your text was not saved; it is kept below and in the page. Copy it, then reload the page to edit the current version.`, text)
       return
     }
     if (status === 401) { this.ui.say('Not saved: you are signed out. Sign in again in another tab, then edit again.', 'error'); return }
     if (status === 0) { this.ui.say('Not saved: the server cannot be reached.', 'error'); return }
-    this.ui.say(`Not saved: ${error}`, 'error')
+    this.ui.say(`Not saved: ${(err as Error).message}`, 'error')
   }
 
   private onKeyDown (e: KeyboardEvent): void {
@@ -418,8 +413,7 @@ class InlineEditor {
     if (!window.confirm('Discard all your unpublished drafts?')) return
     if (this.session !== null) this.cancel()
     await this.queue
-    const res = await this.request('DELETE', '/draft')
-    if (res.status !== 200) { this.ui.say(`Not discarded: ${typeof res.body?.error === 'string' ? res.body.error : `HTTP ${res.status}`}`, 'error'); return }
+    try { await this.api.call('DELETE', '/draft') } catch (err) { this.ui.say(`Not discarded: ${(err as Error).message}`, 'error'); return }
     this.ui.say('Drafts discarded. Reloading…')
     location.reload()
   }

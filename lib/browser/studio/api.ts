@@ -51,8 +51,8 @@ export class Api {
   /** The same API whose uploads go where this entry keeps its files. */
   forEntry (collection: string, id: string): Api { return new Api(this.base, { collection, id }) }
 
-  /** Sends one request and parses the JSON answer, whatever its status (network failures throw). */
-  async send (method: string, path: string, body?: unknown, csrf = true): Promise<{ status: number, body: Record<string, unknown> }> {
+  /** Sends one request and parses its JSON answer; an answer other than 2xx throws ApiError (a network failure throws too). */
+  async call<T> (method: string, path: string, body?: unknown, csrf = true): Promise<T> {
     const headers: Record<string, string> = {}
     if (method !== 'GET' && csrf) headers['x-cms-request'] = '1'
     let payload: BodyInit | undefined
@@ -62,14 +62,8 @@ export class Api {
     const text = await res.text()
     let json: Record<string, unknown> = {}
     try { json = text === '' ? {} : JSON.parse(text) } catch { json = { error: text } }
-    return { status: res.status, body: json }
-  }
-
-  /** Sends one request; an answer other than 2xx throws ApiError. */
-  async call<T> (method: string, path: string, body?: unknown, csrf = true): Promise<T> {
-    const res = await this.send(method, path, body, csrf)
-    if (res.status < 200 || res.status > 299) throw new ApiError(res.status, res.body)
-    return res.body as T
+    if (res.status < 200 || res.status > 299) throw new ApiError(res.status, json)
+    return json as T
   }
 
   /** GETs `path` with the query parameters that have a value. */
