@@ -120,7 +120,7 @@ export function Field (props: FieldProps): JSX.Element {
       <input id={id} type="number" step={type === 'integer' ? 1 : 'any'} aria-invalid={invalid} aria-describedby={described}
         value={typeof value === 'number' ? String(value) : ''} onInput={changeTo(raw => raw === '' ? undefined : Number(raw))} />
     )
-  } else if (path === 'body' && props.markdown !== undefined && props.api.uploadScope !== null) {
+  } else if (path === 'body' && props.markdown !== undefined) {
     control = (
       <LazyMarkdownEditor api={props.api} id={id} label={label} value={typeof value === 'string' ? value : ''} mdx={props.markdown === 'mdx'}
         onChange={v => onChange(v)} />
