@@ -51,7 +51,8 @@ function readOnlyText (id: string, label: string, text: string): HTMLElement {
 export class EditorUi {
   readonly root: HTMLElement
   private readonly formatButtons: HTMLButtonElement[]
-  private readonly status = h('p', { class: 'cms-status', role: 'status', 'aria-live': 'polite', tabindex: '-1' })
+  /** The live status line (focused after a Ctrl+S save, so the outcome is read out). */
+  readonly status = h('p', { class: 'cms-status', role: 'status', 'aria-live': 'polite', tabindex: '-1' })
   private readonly panel = h('section', { class: 'cms-panel', role: 'alert', hidden: '' })
   private readonly offer = h('section', { class: 'cms-panel cms-offer', 'aria-labelledby': 'cms-offer-title', hidden: '' })
 
@@ -80,11 +81,6 @@ export class EditorUi {
   activate (): void {
     this.root.classList.remove('cms-idle')
     document.body.classList.add('cms-editing-page')
-  }
-
-  /** Moves the focus to the status line (after a save, so the outcome is read out; editing started, so it shows). */
-  focusStatus (): void {
-    this.status.focus()
   }
 
   /** Enables the formatting buttons while a Markdown block is being edited. */

@@ -152,7 +152,7 @@ class InlineEditor {
   }
 
   private begin (el: HTMLElement): void {
-    if (this.session !== null) this.end(true)
+    this.end(true)
     const locked = el.dataset.cmsLocked
     if (locked !== undefined) {
       this.ui.say(locked)
@@ -323,7 +323,7 @@ class InlineEditor {
       e.preventDefault()
       this.end(true)
       s.el.blur()
-      void this.queue.then(() => { this.ui.focusStatus() })
+      void this.queue.then(() => { this.ui.status.focus() })
       return
     }
     if (this.editing(e.target) === null) return
@@ -377,7 +377,7 @@ class InlineEditor {
 
   /** Publishes the editor's drafts and says how it went; the published blocks lose their draft mark. */
   private async publish (): Promise<void> {
-    if (this.session !== null) this.end(true)
+    this.end(true)
     await this.queue
     this.ui.say('Publishing…')
     let report: PublishReport
@@ -411,7 +411,7 @@ class InlineEditor {
 
   private async discard (): Promise<void> {
     if (!window.confirm('Discard all your unpublished drafts?')) return
-    if (this.session !== null) this.cancel()
+    this.cancel()
     await this.queue
     try { await this.api.call('DELETE', '/draft') } catch (err) { this.ui.say(`Not discarded: ${(err as Error).message}`, 'error'); return }
     this.ui.say('Drafts discarded. Reloading…')
