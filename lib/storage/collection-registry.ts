@@ -9,6 +9,7 @@ import type { LocaleLayout } from '../content/i18n-layout.js'
 import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
+import type { CollectionMetadata } from '../content/command-schema-table.js'
 import { COLLECTION_NAME } from './names.js'
 import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
 import { collectionCountOverLimit, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
@@ -19,18 +20,6 @@ import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 
 export type SchemaSource = 'explicit' | 'dynamic' | 'inferred'
 
-/** The metadata fields the spec lists for a collection. */
-export interface CollectionMetadata {
-  label: string
-  description: string
-  icon: string
-  creatable: boolean
-  orderable: boolean
-  deletable: boolean
-  singletonId: string | null
-  order: number
-}
-
 /** A collection with every default resolved. */
 export interface Collection {
   name: string
@@ -38,7 +27,7 @@ export interface Collection {
   format: EntryFormat
   /** The declared schema; null for inferred collections (inferred from entries on demand). */
   schema: JsonSchema | null
-  metadata: CollectionMetadata
+  metadata: Required<CollectionMetadata>
   titleField: string | null
   orderField: string
   layoutField: string
@@ -68,7 +57,7 @@ export interface Collection {
 export interface DynamicCollectionFile {
   schema: JsonSchema
   format?: EntryFormat
-  metadata?: Partial<CollectionMetadata>
+  metadata?: CollectionMetadata
   created_at: number
   updated_at: number
 }
