@@ -144,8 +144,7 @@ export class MediaIndex {
    */
   async noteFile (file: string): Promise<void> {
     if (this.#building === null) return
-    await this.#building
-    await this.#adoptWaiting()
+    await this.ready()
     await this.#refresh(file)
   }
 
