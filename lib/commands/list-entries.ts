@@ -7,7 +7,7 @@ import { BadRequestError, UnreadableEntryError, NotFoundError } from '../errors.
 import type { ContentStore } from '../storage/content-store.js'
 import type { DraftRecord, DraftEntry } from '../storage/draft-store.js'
 import type { CollectionIndex, IndexedEntry, IndexRow } from '../storage/collection-index.js'
-import { paginate, type Pagination } from '../storage/media-index.js'
+import { paginate } from '../storage/media-index.js'
 import { isAncestor, lastCommitsOf } from '../storage/git-search.js'
 import { relativeSlashPath } from '../storage/safe-path.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
@@ -15,7 +15,7 @@ import { checkSortField, overlayPage, sortMatching, sortRows, type DraftFilter, 
 import { parseQuery, type SearchQuery } from '../search/tokenize.js'
 import type { SiteSearch } from '../search/collection-search.js'
 import { snippetOf } from '../search/entry-text.js'
-import type { EntryView } from '../api-shapes.js'
+import type { EntryView, Pagination } from '../api-shapes.js'
 
 /** Page size of a list that asks for none. */
 export const DEFAULT_PAGE_SIZE = 24

@@ -1,7 +1,8 @@
 /** Listing the media library: filters, sort and paging checked here (400 for anything malformed), answered by the media index. */
 import { BadRequestError } from '../errors.js'
 import { parseWholeNumber } from '../content/data-depth.js'
-import { assertMediaPath, type MediaPage, type MediaQuery } from '../storage/media-index.js'
+import { assertMediaPath, type MediaQuery } from '../storage/media-index.js'
+import type { MediaPage } from '../api-shapes.js'
 import type { CommandContext } from './command-context.js'
 
 /** Largest page the library answers (a larger `pageSize` is a 400, not silently clamped). */

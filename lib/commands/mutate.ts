@@ -166,7 +166,7 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
       await writeFileAtomic(target, JSON.stringify(file, null, 2) + '\n')
       await mkdir(dir, { recursive: true })
       await services.committer.track([services.relativePath(target)])
-      services.content.registry.setDynamic(name, file)
+      services.content.registry.definitionsChanged([services.relativePath(target)])
       services.content.dropIndex(name)
       const index = await services.content.index(name)
       await index.ready()
@@ -209,7 +209,7 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
       const definition = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)
       await rm(definition, { force: true })
       await services.committer.track([...files, services.relativePath(definition)])
-      services.content.registry.setDynamic(name, null)
+      services.content.registry.definitionsChanged([services.relativePath(definition)])
       services.content.dropIndex(name)
       return { revision: revision + 1 }
     })

@@ -9,6 +9,7 @@ import type { LocaleLayout } from '../content/i18n-layout.js'
 import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
+import type { CollectionMetadata } from '../content/command-schema-table.js'
 import { COLLECTION_NAME } from './names.js'
 import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
 import { collectionCountOverLimit, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
@@ -19,18 +20,6 @@ import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 
 export type SchemaSource = 'explicit' | 'dynamic' | 'inferred'
 
-/** The metadata fields the spec lists for a collection. */
-export interface CollectionMetadata {
-  label: string
-  description: string
-  icon: string
-  creatable: boolean
-  orderable: boolean
-  deletable: boolean
-  singletonId: string | null
-  order: number
-}
-
 /** A collection with every default resolved. */
 export interface Collection {
   name: string
@@ -38,7 +27,7 @@ export interface Collection {
   format: EntryFormat
   /** The declared schema; null for inferred collections (inferred from entries on demand). */
   schema: JsonSchema | null
-  metadata: CollectionMetadata
+  metadata: Required<CollectionMetadata>
   titleField: string | null
   orderField: string
   layoutField: string
@@ -68,7 +57,7 @@ export interface Collection {
 export interface DynamicCollectionFile {
   schema: JsonSchema
   format?: EntryFormat
-  metadata?: Partial<CollectionMetadata>
+  metadata?: CollectionMetadata
   created_at: number
   updated_at: number
 }
@@ -109,9 +98,11 @@ export class CollectionRegistry {
   /** Dynamic definitions over a bound or invalid: name -> why. */
   readonly #refused = new Map<string, Refusal>()
   readonly #onRefused: OnCollectionRefused
-  /** Definitions to read (again) at the next look-up: all at first, then those git rewrote. */
+  /** Definitions to read (again) at the next look-up: all at first, then those git or the API rewrote. */
   readonly #changed = new Set<string>()
   #listed: Promise<void> | null = null
+  /** The reading of changed definitions under way (never rejects): one at a time, and a look-up waits for it. */
+  #reading: Promise<void> = Promise.resolve()
 
   constructor (repoDir: string, config: Config, onRefused: OnCollectionRefused = () => {}) {
     this.#repoDir = repoDir
@@ -125,7 +116,7 @@ export class CollectionRegistry {
   get contentRoot (): string { return this.#contentRoot }
 
   /**
-   * Reads the dynamic collection definitions (at the first call, then those git rewrote since); one
+   * Reads the dynamic collection definitions (at the first call, then those changed since); one
    * over create_collection's bounds (or past the count, in name order) or shape is refused.
    * @returns resolves when loaded
    */
@@ -133,24 +124,34 @@ export class CollectionRegistry {
     this.#listed ??= readdir(path.join(this.#repoDir, DYNAMIC_DIR)).catch(() => [] as string[])
       .then(files => { this.definitionsChanged(files.sort().map(file => `${DYNAMIC_DIR}/${file}`)) })
     await this.#listed
-    const names = [...this.#changed]
-    this.#changed.clear()
-    for (const name of names) {
-      const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
-      this.#dynamic.delete(name)
-      this.#refused.delete(name)
-      if (read === null) continue
-      if ('reason' in read) {
-        this.#refused.set(name, read)
-        this.#onRefused(name, read.reason)
-      } else {
-        this.#dynamic.set(name, this.#resolveDynamic(name, read))
-      }
+    if (this.#changed.size > 0) {
+      const reading = this.#reading.then(async () => {
+        const names = [...this.#changed]
+        this.#changed.clear()
+        for (const name of names) {
+          const read = await readDefinition(path.join(this.#repoDir, DYNAMIC_DIR, `${name}.json`), this.#dynamic.size - (this.#dynamic.has(name) ? 1 : 0))
+          this.#dynamic.delete(name)
+          this.#refused.delete(name)
+          if (read === null) continue
+          if ('reason' in read) {
+            this.#refused.set(name, read)
+            this.#onRefused(name, read.reason)
+            continue
+          }
+          const c = this.#resolve(name, 'dynamic', { ...read.metadata, format: read.format }, read.schema)
+          c.createdAt = read.created_at
+          c.updatedAt = read.updated_at
+          this.#dynamic.set(name, c)
+        }
+      })
+      this.#reading = reading.catch(() => {})
+      await reading
     }
+    await this.#reading
   }
 
   /**
-   * Takes note of definition files git rewrote: each is read again at the next look-up.
+   * Takes note of definition files git or the API rewrote: each is read again at the next look-up.
    * @param paths repository-relative paths (forward slashes)
    * @returns the names of the collections whose definitions changed
    */
@@ -176,17 +177,6 @@ export class CollectionRegistry {
     if (refusal === undefined) return null
     const formats = refusal.format === null ? Object.values(FORMAT_EXTENSIONS) : [FORMAT_EXTENSIONS[refusal.format]]
     return { dir: path.join(this.#contentRoot, name), extensions: formats.flat() }
-  }
-
-  /**
-   * Records a dynamic collection created or removed through the API.
-   * @param name collection name
-   * @param file its definition, or null when deleted
-   */
-  setDynamic (name: string, file: DynamicCollectionFile | null): void {
-    this.#refused.delete(name)
-    if (file === null) this.#dynamic.delete(name)
-    else this.#dynamic.set(name, this.#resolveDynamic(name, file))
   }
 
   /**
@@ -277,13 +267,6 @@ export class CollectionRegistry {
   async listDynamic (): Promise<Collection[]> {
     await this.load()
     return [...this.#dynamic.values()].sort((a, b) => a.metadata.order - b.metadata.order || a.name.localeCompare(b.name))
-  }
-
-  #resolveDynamic (name: string, file: DynamicCollectionFile): Collection {
-    const c = this.#resolve(name, 'dynamic', { ...file.metadata, format: file.format }, file.schema)
-    c.createdAt = file.created_at
-    c.updatedAt = file.updated_at
-    return c
   }
 
   #resolve (name: string, source: SchemaSource, def: CollectionDefinition, schema: JsonSchema | null): Collection {

@@ -6,7 +6,7 @@
 import path from 'node:path'
 import { realpath, stat } from 'node:fs/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { watchFolders } from './folder-watch.js'
+import { FolderWatch } from './folder-watch.js'
 import type { Config } from '../config.js'
 import { NotFoundError, type ValidationIssue } from '../errors.js'
 import { inferSchema, type JsonSchema, type Validator } from '../content/schema-tools.js'
@@ -113,7 +113,7 @@ export class ContentStore {
   }
 
   async #watchTree (root: string, onPath: (file: string) => void, onLost: () => void): Promise<void> {
-    await watchFolders(root, { onPath, onLost, onError: err => this.#opts.onWatchError?.(err), signal: this.#unwatch.signal })
+    await new FolderWatch(root, { onPath, onLost, onError: err => this.#opts.onWatchError?.(err), signal: this.#unwatch.signal }).start()
   }
 
   /**

@@ -112,15 +112,11 @@ export function candidateFiles (layout: EntryLayout, id: string): string[] {
 export function newFileOf (layout: EntryLayout, id: string): string | null {
   if (layout.files !== null) return layout.files.get(id) ?? null
   const ext = FORMAT_EXTENSIONS[layout.format][0]!
-  if (isBundleId(layout, id)) return path.join(layout.dir, id, layout.indexFile + ext)
+  // In a bundle collection, every id but one ending `index` or `_index` is `<id>/<indexFile>`.
+  if (layout.indexFile !== null && !/(^|\/)_?index$/.test(id)) {
+    return path.join(layout.dir, id, layout.indexFile + ext)
+  }
   return path.join(layout.dir, id + ext)
-}
-
-/** Whether a new entry's file is `<id>/<indexFile>`: in a bundle collection, every id but one ending `index` or `_index`. */
-function isBundleId (layout: EntryLayout, id: string): layout is EntryLayout & { indexFile: 'index' | '_index' } {
-  if (layout.indexFile === null || id === layout.indexFile) return false
-  const last = id.slice(id.lastIndexOf('/') + 1)
-  return last !== 'index' && last !== '_index'
 }
 
 /**

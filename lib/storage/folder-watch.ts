@@ -80,12 +80,17 @@ export class FolderWatch {
     this.#opts = opts
   }
 
-  async start (): Promise<void> {
+  /**
+   * Watches the root (an existing folder) and every folder below it (hidden ones and `node_modules` excepted).
+   * @returns the watch, once every folder found is watched (changes made from then on are told)
+   */
+  async start (): Promise<this> {
     const signal = this.#opts.signal
-    if (signal?.aborted === true) return
+    if (signal?.aborted === true) return this
     signal?.addEventListener('abort', () => { this.close() }, { once: true })
     live.add(this)
     await this.#add(this.#root, false)
+    return this
   }
 
   /** Stops every watch of the tree (synchronously). */
@@ -206,16 +211,4 @@ export class FolderWatch {
       if (d === dir || d.startsWith(below)) { w.close(); this.#dirs.delete(d) }
     }
   }
-}
-
-/**
- * Watches a folder and every folder below it (hidden ones and `node_modules` excepted).
- * @param root an existing folder
- * @param opts where changes go
- * @returns the watch, once every folder found is watched (changes made from then on are told)
- */
-export async function watchFolders (root: string, opts: FolderWatchOptions): Promise<FolderWatch> {
-  const w = new FolderWatch(root, opts)
-  await w.start()
-  return w
 }

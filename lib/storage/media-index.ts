@@ -1,9 +1,6 @@
 /**
- * The media library's in-memory index of every media file under the media roots (CONTRACT sections 8
- * and 11: the uploads folder, each collection's `uploadsDir`, and the page bundles of collections
- * with `indexFile`): built once, kept current by the service's uploads and deletions and a file
- * watcher on each root. Links are never followed or listed; a root whose real path leaves the
- * repository (or enters `.git`) is skipped. Also the grammar of a media path.
+ * The media library's in-memory index of the media files under the media roots (CONTRACT sections 8
+ * and 11), kept current by the service's uploads and deletions and a file watcher; and the grammar of a media path.
  */
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
@@ -16,8 +13,6 @@ import { EXTENSIONS_READ } from './entry-paths.js'
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from '../content/reserved-keys.js'
 import type { MediaFile, MediaPage, Pagination } from '../api-shapes.js'
-
-export type { MediaFile, MediaPage, Pagination }
 
 /** What a list request may ask for (already validated). */
 export interface MediaQuery {
@@ -149,8 +144,7 @@ export class MediaIndex {
    */
   async noteFile (file: string): Promise<void> {
     if (this.#building === null) return
-    await this.#building
-    await this.#adoptWaiting()
+    await this.ready()
     await this.#refresh(file)
   }
 

@@ -2,45 +2,36 @@
 import { lstat, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { TEMP_PREFIX } from './atomic-write.js'
-import { relativeSlashPath } from './safe-path.js'
 
 /**
  * Removes every `.cms-tmp-*` file under the given directories (recursively; symlinks not followed).
  * @param dirs absolute directories (missing ones are skipped)
  * @param createdBefore when given, only files with an older ctime (ms) are removed: with the instance
  *   lock's `takenAt`, the sweep can run while this instance writes its own
- * @returns the number of files removed
+ * @returns resolves when done
  */
-export async function sweepTempFiles (dirs: string[], createdBefore?: number): Promise<number> {
-  let removed = 0
+export async function sweepTempFiles (dirs: string[], createdBefore?: number): Promise<void> {
   for (const dir of dirs) {
-    removed += (await removeFilesUnder(dir, async (file, name) => name.startsWith(TEMP_PREFIX) &&
-      (createdBefore === undefined || (await lstat(file).catch(() => null))?.ctimeMs! < createdBefore))).length
+    await removeFilesUnder(dir, async (file, name) => name.startsWith(TEMP_PREFIX) &&
+      (createdBefore === undefined || (await lstat(file).catch(() => null))?.ctimeMs! < createdBefore))
   }
-  return removed
 }
 
 /**
  * Removes `*.lock` files under `refs/cms/`: the namespace is ours, so a lock there is a leftover.
  * @param gitDir the git directory
- * @returns the ref-relative paths removed
+ * @returns resolves when done
  */
-export async function removeStaleLocks (gitDir: string): Promise<string[]> {
-  const removed = await removeFilesUnder(path.join(gitDir, 'refs', 'cms'), async (_file, name) => name.endsWith('.lock'))
-  return removed.map(file => relativeSlashPath(gitDir, file))
+export async function removeStaleLocks (gitDir: string): Promise<void> {
+  await removeFilesUnder(path.join(gitDir, 'refs', 'cms'), async (_file, name) => name.endsWith('.lock'))
 }
 
-/** Removes the files below `dir` (links not followed) that `isLeftover` picks; gives their paths. */
-async function removeFilesUnder (dir: string, isLeftover: (file: string, name: string) => Promise<boolean>): Promise<string[]> {
-  const removed: string[] = []
+/** Removes the files below `dir` (links not followed) that `isLeftover` picks. */
+async function removeFilesUnder (dir: string, isLeftover: (file: string, name: string) => Promise<boolean>): Promise<void> {
   const items = await readdir(dir, { withFileTypes: true }).catch(() => [])
   for (const item of items) {
     const file = path.join(dir, item.name)
-    if (item.isDirectory()) removed.push(...await removeFilesUnder(file, isLeftover))
-    else if (item.isFile() && await isLeftover(file, item.name)) {
-      await rm(file, { force: true })
-      removed.push(file)
-    }
+    if (item.isDirectory()) await removeFilesUnder(file, isLeftover)
+    else if (item.isFile() && await isLeftover(file, item.name)) await rm(file, { force: true })
   }
-  return removed
 }

@@ -16,11 +16,11 @@ const BUNDLES_PER_YEAR = 200
 // last bundle must be told; prints the peak RSS growth in KB and whether the file was told.
 const script = (root: string): string => `
   const { readFileSync, writeFileSync } = await import('node:fs')
-  const { watchFolders } = await import(${JSON.stringify(watchModule)})
+  const { FolderWatch } = await import(${JSON.stringify(watchModule)})
   const peakKb = () => Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1])
   const before = peakKb()
   const told = new Set()
-  const w = await watchFolders(${JSON.stringify(root)}, { onPath: p => { told.add(p) }, onLost: () => {} })
+  const w = await new FolderWatch(${JSON.stringify(root)}, { onPath: p => { told.add(p) }, onLost: () => {} }).start()
   const grown = peakKb() - before
   const file = ${JSON.stringify(path.join(root, `y${YEARS - 1}`, `b${BUNDLES_PER_YEAR - 1}`, 'new.md'))}
   writeFileSync(file, 'x')

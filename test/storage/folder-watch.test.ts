@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs'
 import { appendFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { setLostThreshold, watchFolders, type FolderWatch } from '../../lib/storage/folder-watch.js'
+import { setLostThreshold, FolderWatch } from '../../lib/storage/folder-watch.js'
 import { prepareFileAtomic, syncDirectory } from '../../lib/storage/atomic-write.js'
 
 interface Recorder {
@@ -18,11 +18,11 @@ interface Recorder {
 
 async function watched (t: Test, root: string): Promise<Recorder> {
   const rec: Recorder = { paths: new Set(), lost: 0, errors: [], watch: null as unknown as FolderWatch }
-  rec.watch = await watchFolders(root, {
+  rec.watch = await new FolderWatch(root, {
     onPath: file => { rec.paths.add(file) },
     onLost: () => { rec.lost++ },
     onError: err => { rec.errors.push(err) }
-  })
+  }).start()
   t.teardown(() => { rec.watch.close() })
   return rec
 }
@@ -180,7 +180,7 @@ t.test('saves in a big flat folder are told as their entry files only: no folder
   for (let i = 0; i < entries; i++) writeFileSync(path.join(root, `p${i}.md`), `---\ntitle: p${i}\n---\nbody\n`)
   const rec = await watched(t, root)
   const told: string[] = []
-  const count = await watchFolders(root, { onPath: file => { told.push(file) }, onLost: () => { rec.lost++ } })
+  const count = await new FolderWatch(root, { onPath: file => { told.push(file) }, onLost: () => { rec.lost++ } }).start()
   t.teardown(() => { count.close() })
   const saved = Array.from({ length: 40 }, (_, i) => path.join(root, `p${(i * 47) % entries}.md`))
   for (let i = 0; i < saved.length; i += 8) {
