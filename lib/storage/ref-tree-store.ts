@@ -6,9 +6,7 @@
  */
 import { hash } from 'node:crypto'
 import { COLLECTION_NAME, isEntryId } from './names.js'
-import { assertRefName } from './update-ref.js'
-import type { GitStore } from './git-store.js'
-import { parseTree, type TreeEntry } from './cat-file.js'
+import { assertRefName, parseTree, type GitStore, type TreeEntry } from './git-store.js'
 import { NewObjects } from './new-objects.js'
 import { StorageUnavailableError } from '../errors.js'
 import type { RecordSigner } from './record-signature.js'
