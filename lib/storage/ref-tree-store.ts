@@ -17,12 +17,6 @@ export interface DocKey {
   id: string
 }
 
-/** Turns documents into file text and back. `decode` must not throw: it maps bad text to a T. */
-export interface DocCodec<T> {
-  decode: (text: string, key: DocKey) => T
-  encode: (doc: T) => string
-}
-
 /** One change: set or delete one document (return null to delete), or drop a whole collection. */
 export type TreeUpdate<T> =
   | { type: 'update', collection: string, id: string, update: (current: T | null) => T | null }
@@ -32,7 +26,8 @@ export interface RefTreeStoreOptions<T> {
   git: GitStore
   /** The full ref name, such as `refs/cms/history`. */
   ref: string
-  codec: DocCodec<T>
+  /** Reads a document's text (documents are written as JSON); must not throw: it maps bad text to a T. */
+  decode: (text: string, key: DocKey) => T
   message: string
   /** Signs each commit's message (record-signature.ts); unsigned without one. */
   signer?: RecordSigner
@@ -139,7 +134,7 @@ export class RefTreeStore<T> {
   /** The trees the last build wrote: the next one, built on its commit, need not ask git for them. */
   #lastBuilt: BuiltTrees | null = null
 
-  /** @param opts the ref, its git store, codec, commit message and signer */
+  /** @param opts the ref, its git store, decoder, commit message and signer */
   constructor (opts: RefTreeStoreOptions<T>) {
     this.ref = assertRefName(opts.ref)
     this.#opts = opts
@@ -153,7 +148,7 @@ export class RefTreeStore<T> {
    */
   async read (collection: string, id: string): Promise<T | null> {
     const blob = await this.#opts.git.objects.read(`${this.ref}:${collection}/${shardOf(id)}/${treeNameOf(id)}`)
-    return blob?.type === 'blob' ? this.#opts.codec.decode(blob.content.toString('utf8'), { collection, id }) : null
+    return blob?.type === 'blob' ? this.#opts.decode(blob.content.toString('utf8'), { collection, id }) : null
   }
 
   /**
@@ -165,7 +160,7 @@ export class RefTreeStore<T> {
     const files = await this.#files(scope)
     return await Promise.all(files.map(async ({ oid, ...key }) => {
       const blob = await this.#opts.git.objects.read(oid)
-      return { ...key, doc: this.#opts.codec.decode(blob?.content.toString('utf8') ?? '', key) }
+      return { ...key, doc: this.#opts.decode(blob?.content.toString('utf8') ?? '', key) }
     }))
   }
 
@@ -314,8 +309,8 @@ export class RefTreeStore<T> {
     const key = `${u.collection}/${u.id}`
     const changed = changes.docs.get(key)
     const before = changed !== undefined ? changed.text : changes.dropped.has(u.collection) ? null : await base.text(u.collection, u.id)
-    const next = u.update(before === null ? null : this.#opts.codec.decode(before, { collection: u.collection, id: u.id }))
-    changes.docs.set(key, { collection: u.collection, id: u.id, text: next === null ? null : this.#opts.codec.encode(next) })
+    const next = u.update(before === null ? null : this.#opts.decode(before, { collection: u.collection, id: u.id }))
+    changes.docs.set(key, { collection: u.collection, id: u.id, text: next === null ? null : `${JSON.stringify(next)}\n` })
   }
 
   /** Writes the changed documents and the trees above them; returns the new root tree. */
