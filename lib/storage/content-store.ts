@@ -170,8 +170,10 @@ export class ContentStore {
     const collection = await this.registry.get(name)
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)?.index
-    if (existing !== undefined && existing.collection === collection) return existing
+    if (existing?.collection === collection) return existing
     if (this.#store === null) throw new Error('ContentStore not started')
+    // A redefined collection: the old index's search lets its files go.
+    if (existing !== undefined) this.dropIndex(name)
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,
