@@ -82,10 +82,8 @@ export function percentEncode (text: string, keep: RegExp): string {
  */
 export function idOfTreeName (name: string): string | null {
   if (!name.endsWith(FILE_SUFFIX)) return null
-  const encoded = name.slice(0, -FILE_SUFFIX.length)
-  if (!/^(?:[A-Za-z0-9_-]|%[0-9A-F]{2})+$/.test(encoded)) return null
   let id: string
-  try { id = decodeURIComponent(encoded) } catch { return null }
+  try { id = decodeURIComponent(name.slice(0, -FILE_SUFFIX.length)) } catch { return null }
   // One spelling per id: a name that does not encode back to itself is not ours.
   return isEntryId(id) && treeNameOf(id) === name ? id : null
 }
