@@ -88,11 +88,9 @@ export class DraftStore {
    * @returns records and legacy markers, sorted by collection then id
    */
   async list (editorId: string, scope: { collection?: string, id?: string } = {}): Promise<DraftEntry[]> {
-    const checked = {
-      ...(scope.collection !== undefined ? { collection: assertCollectionName(scope.collection) } : {}),
-      ...(scope.id !== undefined ? { id: assertEntryId(scope.id) } : {})
-    }
-    return (await this.storeOf(editorId).list(checked)).map(d => d.doc)
+    if (scope.collection !== undefined) assertCollectionName(scope.collection)
+    if (scope.id !== undefined) assertEntryId(scope.id)
+    return (await this.storeOf(editorId).list(scope)).map(d => d.doc)
   }
 
   /**

@@ -11,16 +11,13 @@ import { StorageUnavailableError } from '../errors.js'
 import { syncDirectory } from './atomic-write.js'
 
 export class GitStore {
-  /** The repository's (common) git directory. */
-  readonly gitDir: string
   readonly objects: CatFile
   readonly refs: RefUpdater
 
   /** @param gitDir the repository's (common) git directory */
-  constructor (gitDir: string) {
-    this.gitDir = gitDir
+  constructor (readonly gitDir: string) {
     this.objects = new CatFile(gitDir)
-    this.refs = new RefUpdater(gitDir, async ref => await this.readRef(ref))
+    this.refs = new RefUpdater(this)
   }
 
   /**
@@ -197,11 +194,8 @@ export class RefUpdater {
   /** Transactions run one after the other on the one process. */
   #tail: Promise<unknown> = Promise.resolve()
 
-  /**
-   * @param gitDir the repository's (common) git directory
-   * @param readRef reads a ref's current value (to tell a refused update from a lost answer)
-   */
-  constructor (private readonly gitDir: string, private readonly readRef: (ref: string) => Promise<string | null>) {}
+  /** @param git the store whose refs these are (its `readRef` tells a refused update from a lost answer) */
+  constructor (private readonly git: GitStore) {}
 
   /**
    * Points `ref` at `newOid`, or deletes it, if it still holds `expected`; transactions run one after
@@ -242,14 +236,14 @@ export class RefUpdater {
     while (!p.exited && !(p.lines.length >= 2)) await new Promise<void>(resolve => { p.waiter = resolve })
     if (p.lines[0] === 'start: ok' && p.lines[1] === 'commit: ok') return 'ok'
     // git died on it: the ref tells what happened.
-    const actual = await this.readRef(ref)
+    const actual = await this.git.readRef(ref)
     if (actual === newOid) return 'ok'
     if (actual !== expected) return 'moved'
     throw new StorageUnavailableError(`${ref} could not be updated (${p.stderr.trim() || 'git update-ref exited'})`, { ref })
   }
 
   #start (): Transactions {
-    const child = spawnGit(this.gitDir, [`--git-dir=${this.gitDir}`, '-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
+    const child = spawnGit(this.git.gitDir, [`--git-dir=${this.git.gitDir}`, '-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
     const p: Transactions = { child, lines: [], waiter: null, exited: false, stderr: '' }
     let pending = ''
     const wake = (): void => { const w = p.waiter; p.waiter = null; w?.() }
@@ -269,7 +263,7 @@ export class RefUpdater {
   async #syncDirectories (ref: string, createdOrDeleted: boolean): Promise<void> {
     const dirs: string[] = []
     for (let dir = path.dirname(ref); dir !== '.'; dir = path.dirname(dir)) {
-      dirs.push(path.join(this.gitDir, dir))
+      dirs.push(path.join(this.git.gitDir, dir))
       if (!createdOrDeleted) break
     }
     await Promise.all(dirs.map(async dir => { await syncDirectory(dir) }))
