@@ -5,6 +5,8 @@
  * the process; the next update starts another), the ref's folders fsynced too.
  */
 import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { once } from 'node:events'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { spawnGit } from './git-process.js'
 import { StorageUnavailableError } from '../errors.js'
@@ -178,11 +180,10 @@ export function assertRefName (ref: string): string {
   return ref
 }
 
-/** The answer lines of the running process, and who waits for them. */
+/** The running process and its answer lines. */
 interface Transactions {
   child: ChildProcessWithoutNullStreams
-  lines: string[]
-  waiter: (() => void) | null
+  answers: AsyncIterator<string>
   exited: boolean
   stderr: string
 }
@@ -230,31 +231,25 @@ export class RefUpdater {
   /** `newOid` null: delete the ref (then `expected` is set). */
   async #transaction (ref: string, newOid: string | null, expected: string | null): Promise<'ok' | 'moved'> {
     const p = this.#process !== null && !this.#process.exited ? this.#process : this.#start()
-    p.lines.length = 0
     const change = newOid === null ? `delete ${ref} ${expected ?? ZERO}` : `update ${ref} ${newOid} ${expected ?? ZERO}`
     p.child.stdin.write(`start\n${change}\ncommit\n`)
-    while (!p.exited && !(p.lines.length >= 2)) await new Promise<void>(resolve => { p.waiter = resolve })
-    if (p.lines[0] === 'start: ok' && p.lines[1] === 'commit: ok') return 'ok'
-    // git died on it: the ref tells what happened.
+    const started = await p.answers.next()
+    if (started.value === 'start: ok' && (await p.answers.next()).value === 'commit: ok') return 'ok'
+    // git dies on it (the next update starts another): the ref tells what happened.
+    this.#process = null
+    p.child.stdin.end()
     const actual = await this.git.readRef(ref)
     if (actual === newOid) return 'ok'
     if (actual !== expected) return 'moved'
+    if (!p.exited) await once(p.child, 'close')
     throw new StorageUnavailableError(`${ref} could not be updated (${p.stderr.trim() || 'git update-ref exited'})`, { ref })
   }
 
   #start (): Transactions {
     const child = spawnGit(this.git.gitDir, [`--git-dir=${this.git.gitDir}`, '-c', 'core.fsync=reference', '-c', `core.filesRefLockTimeout=${LOCK_TIMEOUT_MS}`, 'update-ref', '--stdin'])
-    const p: Transactions = { child, lines: [], waiter: null, exited: false, stderr: '' }
-    let pending = ''
-    const wake = (): void => { const w = p.waiter; p.waiter = null; w?.() }
-    child.stdout.on('data', (chunk: Buffer) => {
-      const parts = (pending + chunk.toString('utf8')).split('\n')
-      pending = parts.pop() ?? ''
-      p.lines.push(...parts)
-      wake()
-    })
+    const p: Transactions = { child, answers: createInterface({ input: child.stdout })[Symbol.asyncIterator](), exited: false, stderr: '' }
     child.stderr.on('data', (chunk: Buffer) => { p.stderr = (p.stderr + chunk.toString('utf8')).slice(-2000) })
-    child.on('close', () => { p.exited = true; wake() })
+    child.on('close', () => { p.exited = true })
     this.#process = p
     return p
   }
