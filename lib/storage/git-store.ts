@@ -133,12 +133,9 @@ export class CatFile {
    */
   async close (): Promise<void> {
     this.#closed = true
-    const child = this.#child
-    if (child === null) return
-    await new Promise<void>(resolve => {
-      child.once('close', () => { resolve() })
-      child.stdin.end()
-    })
+    if (this.#child === null) return
+    this.#child.stdin.end()
+    await once(this.#child, 'close')
   }
 }
 
@@ -225,7 +222,8 @@ export class RefUpdater {
     await this.#tail
     const running = this.#process
     if (running === null || running.exited) return
-    await new Promise<void>(resolve => { running.child.once('close', () => { resolve() }); running.child.stdin.end() })
+    running.child.stdin.end()
+    await once(running.child, 'close')
   }
 
   /** `newOid` null: delete the ref (then `expected` is set). */
