@@ -1,6 +1,6 @@
 /** `createCms`: one instance over one site repository, owning every stateful part; `openCms` also gives the internals (CLI, tests). */
 import path from 'node:path'
-import { stat, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import type Koa from 'koa'
 import type { Middleware } from 'koa'
 import compose from 'koa-compose'
@@ -12,7 +12,6 @@ import { ContentStore } from './storage/content-store.js'
 import { SiteSearch } from './search/collection-search.js'
 import { createAuth } from './auth/create-auth.js'
 import { acquireInstanceLock, type InstanceLock } from './storage/instance-lock.js'
-import { StartupError } from './errors.js'
 import { createApp } from './app.js'
 import type { Services } from './services.js'
 import { KeyedLock } from './storage/keyed-lock.js'
@@ -20,7 +19,7 @@ import { HistoryStore } from './storage/history-store.js'
 import { GitStore } from './storage/git-store.js'
 import { DraftStore } from './storage/draft-store.js'
 import { removeStaleLocks, sweepTempFiles } from './storage/temp-sweep.js'
-import { resolveGitDirs } from './storage/git-dir.js'
+import { commonGitDir } from './storage/git-dir.js'
 import { GitCommitter } from './publish/git-committer.js'
 import { RebuildWebhook } from './publish/rebuild-webhook.js'
 import { DeploymentStatus } from './publish/deployment-status.js'
@@ -82,7 +81,7 @@ export async function createCms (opts: CreateCmsOptions): Promise<Cms> {
 export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   const repoDir = path.resolve(opts.repoDir)
   // The config is read while `git rev-parse` runs; a repository error comes first.
-  const gitDirFound = assertGitRepository(repoDir)
+  const gitDirFound = commonGitDir(repoDir)
   const configLoaded = loadConfigShape(repoDir, opts.config)
   configLoaded.catch(() => {})
   const gitDir = await gitDirFound
@@ -236,17 +235,6 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     await lock.release()
     throw err
   }
-}
-
-async function assertGitRepository (repoDir: string): Promise<string> {
-  try {
-    if (!(await stat(repoDir)).isDirectory()) throw new Error('not a directory')
-  } catch {
-    throw new StartupError(`${repoDir} is not a directory`)
-  }
-  const dirs = await resolveGitDirs(repoDir)
-  if (dirs.head === null) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
-  return dirs.commonDir
 }
 
 /** A deep copy of the config without the values of keys named `secret` or `token` (frozen like the original). */

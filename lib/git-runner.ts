@@ -109,22 +109,12 @@ export function redactSecrets (text: string, secrets: readonly string[] = []): s
 /** The secret parts of a remote URL (userinfo and query values), raw and percent-decoded. */
 export function secretsOfUrl (url: string): string[] {
   const query = /\?([^#]*)/.exec(url.trim())?.[1] ?? ''
-  const queryValues = query.split('&').map(pair => pair.slice(pair.indexOf('=') + 1)).filter(v => v.length >= 4)
-  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/@]+)@/i.exec(url.trim())
-  if (m === null) return longestFirst(withDecoded(queryValues))
-  const userinfo = m[1]!
-  // With a password, the user name is usually a plain word (`oauth2`, `git`) and stays; without
-  // one, the user name is the token (`https://<token>@github.com`).
-  const colon = userinfo.indexOf(':')
-  const parts = colon === -1 ? [userinfo] : [userinfo, userinfo.slice(colon + 1)]
-  return longestFirst(withDecoded([...parts, ...queryValues]))
-}
-
-function withDecoded (parts: string[]): string[] {
-  return [...parts, ...parts.map(p => { try { return decodeURIComponent(p) } catch { return p } })]
-}
-
-/** Long parts first, so a token is removed whole before a shorter piece of it could be. */
-function longestFirst (parts: string[]): string[] {
-  return [...new Set(parts)].filter(p => p.length >= 4).sort((a, b) => b.length - a.length)
+  const parts = query.split('&').map(pair => pair.slice(pair.indexOf('=') + 1))
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/@]+)@/i.exec(url.trim())?.[1]
+  // The whole userinfo, and its password: with one, the user name is usually a plain word (`oauth2`,
+  // `git`) and stays; without one (no `:`, the slice is the whole), the user name is the token.
+  if (userinfo !== undefined) parts.push(userinfo, userinfo.slice(userinfo.indexOf(':') + 1))
+  const decoded = parts.map(p => { try { return decodeURIComponent(p) } catch { return p } })
+  // Long parts first, so a token is removed whole before a shorter piece of it could be.
+  return [...new Set([...parts, ...decoded])].filter(p => p.length >= 4).sort((a, b) => b.length - a.length)
 }

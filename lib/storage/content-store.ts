@@ -53,7 +53,8 @@ export class ContentStore {
   readonly #unwatch = new AbortController()
   /** Told of every changed path (`watch`); of a watch root after events were lost. */
   readonly #listeners = new Set<(file: string) => void>()
-  #watching: Promise<boolean> = Promise.resolve(false)
+  /** Resolves true once the file watcher sees changes, false when closed first; never rejects (errors go to `onWatchError`). */
+  watching: Promise<boolean> = Promise.resolve(false)
   #closed = false
 
   constructor (opts: ContentStoreOptions) {
@@ -76,15 +77,7 @@ export class ContentStore {
     this.#repoRealDir = await realpath(this.#opts.repoDir)
     this.#store = new IndexStore(this.#opts.stateDir)
     await this.registry.load()
-    this.#watching = this.#watch().then(() => !this.#closed)
-  }
-
-  /**
-   * Resolves once the file watcher sees changes (an index built before checks its files again then).
-   * @returns resolves when subscribed, false when closed first (never rejects: a failure goes to `onWatchError`)
-   */
-  get watching (): Promise<boolean> {
-    return this.#watching
+    this.watching = this.#watch().then(() => !this.#closed)
   }
 
   async #watch (): Promise<void> {
@@ -123,7 +116,7 @@ export class ContentStore {
   async close (): Promise<void> {
     await Promise.all([...this.#indexes.values()].map(async ({ companion }) => { await companion?.flush() }))
     this.#closed = true
-    await this.#watching
+    await this.watching
     await Promise.all([...this.#indexes.values()].map(async ({ index }) => await index.caughtUp))
     this.#unwatch.abort()
     this.#store?.close()
@@ -170,14 +163,16 @@ export class ContentStore {
     const collection = await this.registry.get(name)
     if (collection === null) throw new NotFoundError('Collection not found', { collection: name })
     const existing = this.#indexes.get(name)?.index
-    if (existing !== undefined && existing.collection === collection) return existing
+    if (existing?.collection === collection) return existing
     if (this.#store === null) throw new Error('ContentStore not started')
+    // A redefined collection: the old index's search lets its files go.
+    if (existing !== undefined) this.dropIndex(name)
     const index = new CollectionIndex({
       collection,
       repoRealDir: this.repoRealDir,
       store: this.#store,
       validate: this.#validatorFor(collection),
-      watching: this.#watching
+      watching: this.watching
     })
     this.#indexes.set(name, { index, companion: this.#opts.companion?.(index) })
     const onBuilt = this.#opts.onIndexBuilt

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId } from './names.js'
-import { percentEncode, RefTreeStore, type DocCodec, type DocKey, type TreeUpdate } from './ref-tree-store.js'
+import { percentEncode, RefTreeStore, type DocKey, type TreeUpdate } from './ref-tree-store.js'
 import type { RecordSigner } from './record-signature.js'
 import type { GitStore } from './git-store.js'
 
@@ -30,15 +30,12 @@ export const DRAFTS_REF_PREFIX = 'refs/cms/drafts/'
 /** Longest ref component we write; longer editor ids are hashed (file names stop at 255 bytes). */
 const MAX_COMPONENT = 160
 
-const codec: DocCodec<DraftEntry> = {
-  decode: (text, key) => {
-    try {
-      const value: unknown = JSON.parse(text)
-      if (isDraftRecord(value)) return { ...value, collection: key.collection, id: key.id }
-    } catch {}
-    return { legacy: true, collection: key.collection, id: key.id }
-  },
-  encode: (doc) => `${JSON.stringify(doc)}\n`
+function decode (text: string, key: DocKey): DraftEntry {
+  try {
+    const value: unknown = JSON.parse(text)
+    if (isDraftRecord(value)) return { ...value, collection: key.collection, id: key.id }
+  } catch {}
+  return { legacy: true, collection: key.collection, id: key.id }
 }
 
 function isDraftRecord (value: unknown): value is DraftRecord {
@@ -91,11 +88,9 @@ export class DraftStore {
    * @returns records and legacy markers, sorted by collection then id
    */
   async list (editorId: string, scope: { collection?: string, id?: string } = {}): Promise<DraftEntry[]> {
-    const checked = {
-      ...(scope.collection !== undefined ? { collection: assertCollectionName(scope.collection) } : {}),
-      ...(scope.id !== undefined ? { id: assertEntryId(scope.id) } : {})
-    }
-    return (await this.storeOf(editorId).list(checked)).map(d => d.doc)
+    if (scope.collection !== undefined) assertCollectionName(scope.collection)
+    if (scope.id !== undefined) assertEntryId(scope.id)
+    return (await this.storeOf(editorId).list(scope)).map(d => d.doc)
   }
 
   /**
@@ -154,7 +149,7 @@ export class DraftStore {
     const ref = draftRef(editorId)
     let store = this.stores.get(ref)
     if (store === undefined) {
-      store = new RefTreeStore({ git: this.opts.git, ref, codec, message: 'cms: drafts', signer: this.opts.signer, deleteWhenEmpty: this.opts.keepEmptyRefs !== true })
+      store = new RefTreeStore({ git: this.opts.git, ref, decode, message: 'cms: drafts', signer: this.opts.signer, deleteWhenEmpty: this.opts.keepEmptyRefs !== true })
       this.stores.set(ref, store)
     }
     return store

@@ -1,24 +1,17 @@
 /** Where a repository's git data lives, found once at start-up with `git rev-parse`. */
-import { realpath } from 'node:fs/promises'
+import { realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { StartupError } from '../errors.js'
 import { runGit } from './git-process.js'
 
-/** The git directories of a working tree. */
-export interface GitDirs {
-  /** The repository's common dir: refs, objects, and the service's `cms/` state. */
-  commonDir: string
-  /** The commit HEAD names (a branch's, or a detached one), or null before the first commit. */
-  head: string | null
-}
-
 /**
- * Resolves the git directories of a working tree's top directory. Refuses a directory that is not
- * the top of a git working tree, and a repository whose object format is not SHA-1.
+ * The common git directory of a working tree's top directory. Refuses a path that is not a directory
+ * or not the top of a git working tree, a repository without a commit, and one whose object format is not SHA-1.
  * @param repoDir the working tree (absolute)
- * @returns its common dir (absolute) and HEAD's commit
+ * @returns its common dir (absolute): refs, objects, and the service's `cms/` state
  */
-export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
+export async function commonGitDir (repoDir: string): Promise<string> {
+  if (!await stat(repoDir).then(st => st.isDirectory(), () => false)) throw new StartupError(`${repoDir} is not a directory`)
   // `--verify --quiet HEAD` adds HEAD's commit, or exits 1 before the first commit.
   const { code, stdout } = await runGit(repoDir, ['rev-parse', '--show-toplevel', '--git-common-dir', '--show-object-format', '--verify', '--quiet', 'HEAD'])
   const lines = stdout.split('\n')
@@ -35,6 +28,6 @@ export async function resolveGitDirs (repoDir: string): Promise<GitDirs> {
   if (format !== 'sha1') {
     throw new StartupError(`${repoDir} is a ${format === 'sha256' ? 'SHA-256' : String(format)} repository; git-cms writes history and drafts as SHA-1 git objects and packs, so it serves only SHA-1 repositories`)
   }
-  const head = headLine !== undefined && /^[0-9a-f]{40}$/.test(headLine) ? headLine : null
-  return { commonDir: path.resolve(repoDir, commonDir), head }
+  if (!/^[0-9a-f]{40}$/.test(headLine ?? '')) throw new StartupError(`${repoDir} has no commit yet; commit the site first`)
+  return path.resolve(repoDir, commonDir)
 }

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId, isCollectionName, isEntryId } from './names.js'
-import { RefTreeStore, type DocCodec, type TreeUpdate } from './ref-tree-store.js'
+import { RefTreeStore, type TreeUpdate } from './ref-tree-store.js'
 import type { RecordSigner } from './record-signature.js'
 import { prepareFileAtomic, SharedDirectorySync } from './atomic-write.js'
 import type { GitStore } from './git-store.js'
@@ -52,11 +52,6 @@ export function parseHistory (text: string): Snapshot[] {
   }
 }
 
-const codec: DocCodec<HistoryDoc> = {
-  decode: (text) => ({ snapshots: parseHistory(text) }),
-  encode: (doc) => `${JSON.stringify(doc)}\n`
-}
-
 function isSnapshot (value: unknown): value is Snapshot {
   const s = value as Partial<Snapshot> | null
   return typeof s === 'object' && s !== null && typeof s.ts === 'number' && typeof s.data === 'object' && s.data !== null &&
@@ -71,7 +66,7 @@ export class HistoryStore {
 
   /** @param opts the git store, the signer, and where an earlier version kept its journal (`.git/cms/history-journal`) */
   constructor (opts: { git: GitStore, journalDir?: string, signer?: RecordSigner }) {
-    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, codec, message: 'cms: history', signer: opts.signer })
+    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, decode: text => ({ snapshots: parseHistory(text) }), message: 'cms: history', signer: opts.signer })
     this.#journalDir = opts.journalDir
   }
 

@@ -2,9 +2,11 @@
  * Per-key FIFO locks for async work: work under one key runs one at a time in arrival order, under
  * different keys in parallel. A key with nothing running or waiting is forgotten.
  */
+import pLimit, { type Limit } from 'p-limit'
+
 export class KeyedLock {
-  /** The promise the last holder or waiter of each key resolves when done. */
-  private readonly queues = new Map<string, Promise<void>>()
+  /** A queue of one at a time for each key with work running or waiting. */
+  private readonly queues = new Map<string, Limit>()
 
   /**
    * Runs `fn` once every earlier holder of `key` has finished.
@@ -13,17 +15,13 @@ export class KeyedLock {
    * @returns what fn returns (or its rejection); the lock is released either way
    */
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(key)
-    let release!: () => void
-    const done = new Promise<void>(resolve => { release = resolve })
-    this.queues.set(key, done)
+    const queue = this.queues.get(key) ?? pLimit(1)
+    this.queues.set(key, queue)
     try {
-      await previous
-      return await fn()
+      return await queue(fn)
     } finally {
-      release()
-      // The last one queued removes the key.
-      if (this.queues.get(key) === done) this.queues.delete(key)
+      // p-limit counts the work done before its caller resumes: the last one removes the key.
+      if (queue.activeCount === 0 && queue.pendingCount === 0) this.queues.delete(key)
     }
   }
 

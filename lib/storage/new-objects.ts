@@ -7,7 +7,7 @@ import { promisify } from 'node:util'
 import path from 'node:path'
 import { hash, randomBytes } from 'node:crypto'
 import zlib from 'node:zlib'
-import type { TreeEntry } from './cat-file.js'
+import type { TreeEntry } from './git-store.js'
 import { openNew } from './atomic-write.js'
 
 const fsync = promisify(fsyncCallback)

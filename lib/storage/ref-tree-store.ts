@@ -6,9 +6,7 @@
  */
 import { hash } from 'node:crypto'
 import { COLLECTION_NAME, isEntryId } from './names.js'
-import { assertRefName } from './update-ref.js'
-import type { GitStore } from './git-store.js'
-import { parseTree, type TreeEntry } from './cat-file.js'
+import { assertRefName, parseTree, type GitStore, type TreeEntry } from './git-store.js'
 import { NewObjects } from './new-objects.js'
 import { StorageUnavailableError } from '../errors.js'
 import type { RecordSigner } from './record-signature.js'
@@ -17,12 +15,6 @@ import type { RecordSigner } from './record-signature.js'
 export interface DocKey {
   collection: string
   id: string
-}
-
-/** Turns documents into file text and back. `decode` must not throw: it maps bad text to a T. */
-export interface DocCodec<T> {
-  decode: (text: string, key: DocKey) => T
-  encode: (doc: T) => string
 }
 
 /** One change: set or delete one document (return null to delete), or drop a whole collection. */
@@ -34,7 +26,8 @@ export interface RefTreeStoreOptions<T> {
   git: GitStore
   /** The full ref name, such as `refs/cms/history`. */
   ref: string
-  codec: DocCodec<T>
+  /** Reads a document's text (documents are written as JSON); must not throw: it maps bad text to a T. */
+  decode: (text: string, key: DocKey) => T
   message: string
   /** Signs each commit's message (record-signature.ts); unsigned without one. */
   signer?: RecordSigner
@@ -89,10 +82,8 @@ export function percentEncode (text: string, keep: RegExp): string {
  */
 export function idOfTreeName (name: string): string | null {
   if (!name.endsWith(FILE_SUFFIX)) return null
-  const encoded = name.slice(0, -FILE_SUFFIX.length)
-  if (!/^(?:[A-Za-z0-9_-]|%[0-9A-F]{2})+$/.test(encoded)) return null
   let id: string
-  try { id = decodeURIComponent(encoded) } catch { return null }
+  try { id = decodeURIComponent(name.slice(0, -FILE_SUFFIX.length)) } catch { return null }
   // One spelling per id: a name that does not encode back to itself is not ours.
   return isEntryId(id) && treeNameOf(id) === name ? id : null
 }
@@ -141,7 +132,7 @@ export class RefTreeStore<T> {
   /** The trees the last build wrote: the next one, built on its commit, need not ask git for them. */
   #lastBuilt: BuiltTrees | null = null
 
-  /** @param opts the ref, its git store, codec, commit message and signer */
+  /** @param opts the ref, its git store, decoder, commit message and signer */
   constructor (opts: RefTreeStoreOptions<T>) {
     this.ref = assertRefName(opts.ref)
     this.#opts = opts
@@ -155,7 +146,7 @@ export class RefTreeStore<T> {
    */
   async read (collection: string, id: string): Promise<T | null> {
     const blob = await this.#opts.git.objects.read(`${this.ref}:${collection}/${shardOf(id)}/${treeNameOf(id)}`)
-    return blob?.type === 'blob' ? this.#opts.codec.decode(blob.content.toString('utf8'), { collection, id }) : null
+    return blob?.type === 'blob' ? this.#opts.decode(blob.content.toString('utf8'), { collection, id }) : null
   }
 
   /**
@@ -167,7 +158,7 @@ export class RefTreeStore<T> {
     const files = await this.#files(scope)
     return await Promise.all(files.map(async ({ oid, ...key }) => {
       const blob = await this.#opts.git.objects.read(oid)
-      return { ...key, doc: this.#opts.codec.decode(blob?.content.toString('utf8') ?? '', key) }
+      return { ...key, doc: this.#opts.decode(blob?.content.toString('utf8') ?? '', key) }
     }))
   }
 
@@ -316,8 +307,8 @@ export class RefTreeStore<T> {
     const key = `${u.collection}/${u.id}`
     const changed = changes.docs.get(key)
     const before = changed !== undefined ? changed.text : changes.dropped.has(u.collection) ? null : await base.text(u.collection, u.id)
-    const next = u.update(before === null ? null : this.#opts.codec.decode(before, { collection: u.collection, id: u.id }))
-    changes.docs.set(key, { collection: u.collection, id: u.id, text: next === null ? null : this.#opts.codec.encode(next) })
+    const next = u.update(before === null ? null : this.#opts.decode(before, { collection: u.collection, id: u.id }))
+    changes.docs.set(key, { collection: u.collection, id: u.id, text: next === null ? null : `${JSON.stringify(next)}\n` })
   }
 
   /** Writes the changed documents and the trees above them; returns the new root tree. */

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { makeSite, git, startServer, writeHeaders, silentLogger } from '../helpers/site.js'
 import { createCms } from '../../lib/cms.js'
-import { resolveGitDirs } from '../../lib/storage/git-dir.js'
+import { commonGitDir } from '../../lib/storage/git-dir.js'
 
 const API = '/api/cms'
 
@@ -55,9 +55,9 @@ t.test('a repository without a commit is refused, and nothing is written into it
   await t.rejects(stat(path.join(dir, '.git', 'cms')), { code: 'ENOENT' }, 'no service state')
 })
 
-t.test('a plain .git folder gives the same dirs as git rev-parse', async t => {
+t.test('a plain .git folder gives the same common dir as git rev-parse', async t => {
   const site = await makeSite(t)
-  t.same(await resolveGitDirs(site), { commonDir: path.join(site, '.git'), head: git(site, 'rev-parse', 'HEAD').trim() })
+  t.equal(await commonGitDir(site), path.join(site, '.git'))
 })
 
 t.test('worktrees, separate git dirs, subfolders and non-repositories are answered as git rev-parse says', async t => {
@@ -67,24 +67,26 @@ t.test('worktrees, separate git dirs, subfolders and non-repositories are answer
   // A worktree checkout: `.git` is a file naming its git dir.
   const worktree = path.join(parent, 'checkout')
   git(main, 'worktree', 'add', '-q', '-b', 'other', worktree)
-  t.same(await resolveGitDirs(worktree), { commonDir: path.join(main, '.git'), head: git(main, 'rev-parse', 'HEAD').trim() })
+  t.equal(await commonGitDir(worktree), path.join(main, '.git'))
   // A submodule-style checkout: `.git` is a file naming a git dir elsewhere (--separate-git-dir).
   const separate = path.join(parent, 'separate')
   const store = path.join(parent, 'modules', 'separate.git')
   await mkdir(path.dirname(store))
   git(parent, 'init', '-q', '-b', 'main', `--separate-git-dir=${store}`, separate)
   t.match(await readFile(path.join(separate, '.git'), 'utf8'), /^gitdir: /)
-  t.same(await resolveGitDirs(separate), { commonDir: store, head: null }, 'no commit yet: no head')
+  await t.rejects(commonGitDir(separate), { name: 'StartupError', message: /has no commit yet/ }, 'found, but no commit yet')
+  git(separate, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'site')
+  t.equal(await commonGitDir(separate), store)
   // A subfolder of a repository, and a folder that is none.
-  await t.rejects(resolveGitDirs(path.join(main, 'content')), { name: 'StartupError', message: /lies inside the working tree of/ })
+  await t.rejects(commonGitDir(path.join(main, 'content')), { name: 'StartupError', message: /lies inside the working tree of/ })
   const none = path.join(parent, 'none')
   await mkdir(none)
-  await t.rejects(resolveGitDirs(none), { name: 'StartupError', message: /not a git repository/ })
+  await t.rejects(commonGitDir(none), { name: 'StartupError', message: /not a git repository/ })
   // A `.git` folder that is not a repository (no HEAD): git looks further up and finds none.
   await mkdir(path.join(none, '.git'))
-  await t.rejects(resolveGitDirs(none), { name: 'StartupError', message: /not a git repository/ })
+  await t.rejects(commonGitDir(none), { name: 'StartupError', message: /not a git repository/ })
   // A detached HEAD is served.
   const detached = await makeSite(t)
   git(detached, 'checkout', '-q', '--detach')
-  t.same(await resolveGitDirs(detached), { commonDir: path.join(detached, '.git'), head: git(detached, 'rev-parse', 'HEAD').trim() })
+  t.equal(await commonGitDir(detached), path.join(detached, '.git'))
 })

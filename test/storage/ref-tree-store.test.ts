@@ -1,15 +1,12 @@
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { makeRepoWithStore, gitIn } from '../helpers/git-repo.js'
-import { RefTreeStore, shardOf, treeNameOf, idOfTreeName, type DocCodec, type TreeUpdate } from '../../lib/storage/ref-tree-store.js'
+import { RefTreeStore, shardOf, treeNameOf, idOfTreeName, type TreeUpdate } from '../../lib/storage/ref-tree-store.js'
 import { GitStore } from '../../lib/storage/git-store.js'
 
 const REF = 'refs/cms/test'
-const codec: DocCodec<{ n: number }> = {
-  decode: (text) => JSON.parse(text) as { n: number },
-  encode: (doc) => `${JSON.stringify(doc)}\n`
-}
-const store = (git: GitStore): RefTreeStore<{ n: number }> => new RefTreeStore({ git, ref: REF, codec, message: 'test' })
+const decode = (text: string): { n: number } => JSON.parse(text) as { n: number }
+const store = (git: GitStore): RefTreeStore<{ n: number }> => new RefTreeStore({ git, ref: REF, decode, message: 'test' })
 const set = (collection: string, id: string, n: number) => ({ type: 'update' as const, collection, id, update: () => ({ n }) })
 
 t.test('concurrent updates are grouped into few commits and all land', async t => {
