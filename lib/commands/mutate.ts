@@ -153,7 +153,8 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
     await schemaValidator(ctx.services, cmd.schema)
     await requirePermission(ctx, 'manage_collections', name)
     const { services } = ctx
-    return await services.locks.run(`collection:${name}`, async () => {
+    // Creates take turns (not only per name), so two cannot both pass the count check.
+    return await services.locks.run('create_collection', async () => await services.locks.run(`collection:${name}`, async () => {
       if (await services.content.registry.get(name) !== null) throw new ConflictError(`Collection ${name} already exists`, { collection: name })
       const full = collectionCountOverLimit((await services.content.registry.listDynamic()).length)
       if (full !== null) throw new LimitExceededError(full, { field: 'collection', limit: MAX_DYNAMIC_COLLECTIONS })
@@ -171,7 +172,7 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
       const index = await services.content.index(name)
       await index.ready()
       return { revision: index.revision }
-    })
+    }))
   },
 
   // Only a dynamic collection (others are 409): its entry files and history go (its revision log stays,

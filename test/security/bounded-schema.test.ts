@@ -68,3 +68,22 @@ t.test('create_collection refuses an oversized or too deep schema, and a collect
   t.match(await more.json(), { error: `a site holds at most ${MAX_DYNAMIC_COLLECTIONS} dynamic collections`, code: 'limit_exceeded', limit: MAX_DYNAMIC_COLLECTIONS })
   t.notOk((await collectionFiles()).includes('one-more.json'), 'not written')
 })
+
+t.test('two create_collection calls racing for the last place: one is created, the other refused and not written', async t => {
+  const files: Record<string, string> = {}
+  for (let i = 0; i < MAX_DYNAMIC_COLLECTIONS - 1; i++) {
+    files[`.cms/collections/c${i}.json`] = JSON.stringify({ schema: { type: 'object' }, format: 'json', metadata: {}, created_at: 1, updated_at: 1 })
+  }
+  const s = await startServer(t, { files })
+  const cookie = await s.login()
+  const create = async (collection: string): Promise<Response> => await s.request(`${API}/mutate`, {
+    method: 'POST', headers: writeHeaders(cookie), body: JSON.stringify({ type: 'create_collection', collection, schema: { type: 'object' } })
+  })
+  const answers = await Promise.all([create('left'), create('right')])
+  t.same(answers.map(a => a.status).sort(), [200, 422], 'one created, one refused')
+  const refused = answers[0].status === 422 ? 'left' : 'right'
+  t.match(await answers.find(a => a.status === 422)?.json(), { code: 'limit_exceeded', limit: MAX_DYNAMIC_COLLECTIONS })
+  const names = await readdir(path.join(s.repoDir, '.cms/collections'))
+  t.equal(names.length, MAX_DYNAMIC_COLLECTIONS, 'the limit holds on disk')
+  t.notOk(names.includes(`${refused}.json`), 'the refused definition is not written')
+})
