@@ -181,10 +181,7 @@ function checkLocale (collection: string, layout: LocaleLayout | null, locale: s
   return locale
 }
 
-/**
- * A single read's `translations` (itself included) and `outdatedTranslations` (CONTRACT 15): those
- * whose source, the first locale's entry, changed in a later commit on HEAD than they did.
- */
+/** A single read's `translations` and `outdatedTranslations`: those whose source changed later on HEAD (CONTRACT 15). */
 async function withTranslations (repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
   const layout = index.collection.i18n
   if (layout === null || view.translationKey === undefined) return view

@@ -16,16 +16,6 @@ import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
 import { assertBlockEditableLength, outlineKey } from './markdown-body.js'
 
-/** Which block of which entry an edit targets. */
-export interface BlockTarget {
-  collection: string
-  id: string
-  src: string
-  expectedRevision?: number | null
-  /** The command's name, for messages. */
-  command: string
-}
-
 /**
  * Runs md_block.
  * @param ctx command context
@@ -35,7 +25,7 @@ export interface BlockTarget {
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MutateResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
-  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' },
+  const { revision, src } = await editMarkdownBlock(ctx, cmd,
     async (body, checked, mdx) => await ctx.services.markdown.edit({ blockEdit: { body, src: checked, html: cmd.html, mdx } }),
     (message) => new BadRequestError(message, { src: cmd.src }))
   return { revision, ...(src !== undefined ? { src } : {}) }
@@ -55,7 +45,7 @@ export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Pr
   }
   const outlines = ctx.services.blockOutlines
   // The kept outline of the body saves the thread a parse; the edit's outline of the new body is kept in turn.
-  const { revision, src, edit } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_edit' }, async (body, checked, mdx) => {
+  const { revision, src, edit } = await editMarkdownBlock(ctx, cmd, async (body, checked, mdx) => {
     assertBlockEditableLength(body)
     const outline = outlines.get(outlineKey(body, mdx))
     const reply = await ctx.services.markdown.edit({ textEdit: { body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline } })
@@ -79,20 +69,11 @@ class UnchangedBlock<E> extends Error {
   constructor (readonly revision: number, readonly src: string, readonly edit: E) { super('unchanged') }
 }
 
-/**
- * One block edit of an entry's Markdown body, checked against the body the editor sees and saved
- * into their private draft; an edit that changes nothing writes nothing. The edit is computed in a render thread (its parses may take seconds) out of the change, which
- * then runs again and applies it if the body is still the one it was computed on.
- * @param ctx command context
- * @param target the entry, the block's hint and the expected revision
- * @param compute the edit of a body, off the event loop
- * @param refused the error of a refusal other than a stale hint
- * @returns the revision, the block's hint in the saved body and the edit
- */
-async function editMarkdownBlock<E extends BlockEditResult> (ctx: CommandContext, target: BlockTarget,
+/** One block edit (computed off the event loop, then applied by running the change again) saved into the editor's draft. */
+async function editMarkdownBlock<E extends BlockEditResult> (ctx: CommandContext, target: MdBlockCommand | MdEditCommand,
   compute: (body: string, src: string, mdx: boolean) => Promise<BlockEditReply<E>>, refused: (message: string) => Error): Promise<{ revision: number, src?: string, edit?: E }> {
   const { collection, id, def } = await requireEntry(ctx, target)
-  if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.type} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
   const mdx = def.format === 'mdx'
   const computed = new Map<string, BlockEditReply<E>>()

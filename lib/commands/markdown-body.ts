@@ -73,13 +73,10 @@ function bodyOf (data: Record<string, unknown>): string {
   return typeof body === 'string' ? body : ''
 }
 
-/** The longest body the in-place editor lists and edits block by block: the longest one rendered. */
-export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
-
-/** Refuses (422) a body too long for block editing. */
+/** Refuses (422) a body too long for block editing: longer than the longest one rendered. */
 export function assertBlockEditableLength (body: string): void {
-  if (body.length > MAX_BLOCK_BODY_CHARS) {
-    throw new LimitExceededError(`The body is longer than ${MAX_BLOCK_BODY_CHARS.toLocaleString('en-US')} characters, the limit of in-place block editing; edit it in the Studio`, { field: 'body', limit: MAX_BLOCK_BODY_CHARS })
+  if (body.length > RENDER_MAX_CHARS) {
+    throw new LimitExceededError(`The body is longer than ${RENDER_MAX_CHARS.toLocaleString('en-US')} characters, the limit of in-place block editing; edit it in the Studio`, { field: 'body', limit: RENDER_MAX_CHARS })
   }
 }
 
