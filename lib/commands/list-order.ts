@@ -92,7 +92,7 @@ export class SortedRowsCache {
     const key = `${collection}\u0000${spec.field}\u0000${spec.direction}`
     const hit = this.#orders.get(key)
     if (hit !== undefined && hit.rows === rows && hit.revision === revision) return hit.sorted
-    const next = (hit === undefined ? null : updateSorted(hit, rows, spec)) ?? keptOrder(rows, sortRows(rows, spec), spec.field)
+    const next = (hit === undefined ? null : updateSorted(hit, rows, spec)) ?? sortedWithKeys(rows, spec)
     next.revision = revision
     this.#orders.set(key, next)
     return next.sorted
@@ -124,9 +124,11 @@ export function sortRows (rows: readonly IndexRow[], spec: SortSpec): IndexRow[]
   return sorted
 }
 
-/** A kept order, with each row's value as it was placed. */
-function keptOrder (rows: readonly IndexRow[], sorted: IndexRow[], field: string): Sorted {
-  return { rows, revision: 0, sorted, vals: sorted.map(row => rowValue(row, field)) }
+function sortedWithKeys (rows: readonly IndexRow[], spec: SortSpec): Sorted {
+  const sorted = sortRows(rows, spec)
+  const vals: unknown[] = new Array(sorted.length)
+  for (let i = 0; i < sorted.length; i++) vals[i] = rowValue(sorted[i] as IndexRow, spec.field)
+  return { rows, revision: 0, sorted, vals }
 }
 
 /** The previous order with the changed rows moved to where they now sort; null when a full sort is cheaper. */
@@ -141,6 +143,7 @@ function updateSorted (old: Sorted, rows: readonly IndexRow[], spec: SortSpec): 
   }
   const now = old.sorted.length - (rows.length - moved.length) > 0 ? new Set(rows) : null
   const kept: IndexRow[] = []
+  const keptIndex: number[] = []
   for (let i = 0; i < old.sorted.length; i++) {
     const row = old.sorted[i] as IndexRow
     if (now !== null && !now.has(row)) continue
@@ -151,21 +154,26 @@ function updateSorted (old: Sorted, rows: readonly IndexRow[], spec: SortSpec): 
       continue
     }
     kept.push(row)
+    keptIndex.push(i)
   }
-  const sorted: IndexRow[] = []
-  mergeSorted(kept, moved.map(row => ({ row, key: sortKeyOf(rowValue(row, spec.field)), id: row.id })), spec, row => { sorted.push(row) })
-  return keptOrder(rows, sorted, spec.field)
-}
-
-/** Emits the rows of an order sorted by `spec` with the `placed` ones (any order) each where it sorts, found by binary search. */
-function mergeSorted<T> (sorted: readonly IndexRow[], placed: Array<{ row: T, key: SortKey, id: string }>, spec: SortSpec, emit: (row: IndexRow | T, isPlaced: boolean) => void): void {
-  placed.sort((a, b) => compareKeys(a.key, a.id, b.key, b.id, spec.direction))
-  const at = placed.map(p => insertionPoint(sorted, p.key, p.id, spec))
+  const placed = moved.map(row => ({ row, key: sortKeyOf(rowValue(row, spec.field)) }))
+  placed.sort((a, b) => compareKeys(a.key, a.row.id, b.key, b.row.id, spec.direction))
+  const at = placed.map(p => insertionPoint(kept, p.key, p.row.id, spec))
+  const total = kept.length + placed.length
+  const next: Sorted = { rows, revision: 0, sorted: new Array(total), vals: new Array(total) }
   let j = 0
-  for (let i = 0; i <= sorted.length; i++) {
-    for (; j < placed.length && (at[j] as number) <= i; j++) emit((placed[j] as { row: T }).row, true)
-    if (i < sorted.length) emit(sorted[i] as IndexRow, false)
+  let out = 0
+  for (let i = 0; i <= kept.length; i++) {
+    for (; j < placed.length && (at[j] as number) <= i; j++) {
+      const p = placed[j] as { row: IndexRow }
+      next.sorted[out] = p.row
+      next.vals[out++] = rowValue(p.row, spec.field)
+    }
+    if (i === kept.length) break
+    next.sorted[out] = kept[i] as IndexRow
+    next.vals[out++] = old.vals[keptIndex[i] as number]
   }
+  return next
 }
 
 /** The index before which a row with this key and id belongs in rows sorted by `spec` (binary search). */
@@ -257,8 +265,16 @@ export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<s
     if (opts.drafted) for (const draft of [...byId.values()].sort((a, b) => a.id < b.id ? -1 : 1)) emit(draft)
     return { rows, total: pos }
   }
-  const placed = draftRows.map(row => ({ row, key: sortKeyOf(draftValue(row, sort.field, opts.titleField)), id: row.id }))
-  mergeSorted(ordered, placed, sort, (row, drafted) => { if (drafted ? opts.drafted : opts.base && !drafts.has(row.id)) emit(row) })
+  const keyed = draftRows.map(row => ({ row, key: sortKeyOf(draftValue(row, sort.field, opts.titleField)) }))
+  keyed.sort((a, b) => compareKeys(a.key, a.row.id, b.key, b.row.id, sort.direction))
+  const at = keyed.map(k => insertionPoint(ordered, k.key, k.row.id, sort))
+  let k = 0
+  for (let i = 0; i < ordered.length; i++) {
+    for (; k < keyed.length && (at[k] as number) <= i; k++) if (opts.drafted) emit((keyed[k] as { row: DraftRecord }).row)
+    const row = ordered[i] as IndexRow
+    if (opts.base && !drafts.has(row.id)) emit(row)
+  }
+  for (; k < keyed.length; k++) if (opts.drafted) emit((keyed[k] as { row: DraftRecord }).row)
   return { rows, total: pos }
 }
 
