@@ -213,7 +213,7 @@ async function withTranslations (repoDir: string | undefined, index: CollectionI
 }
 
 /** An indexed entry as the API returns it. */
-function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null = null): EntryView {
+function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null): EntryView {
   const view: EntryView = withLocale({ id: entry.id, revision: entry.revision }, layout)
   if (entry.readError !== undefined) {
     view.readError = entry.readError
