@@ -11,27 +11,14 @@ import type { BodyOutline } from '../content/markdown/body-outline.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import type { TextEditInput, TextEditResult } from '../content/markdown/text-edit.js'
 
-/** One body to render (the thread answers with its HTML, through the WorkerPool's messages). */
-export interface RenderJob {
-  body: string
-  opts: RenderMarkdownOptions
-}
-
-/** One md_block edit of a body (the thread answers with a BlockEditReply). */
-export interface BlockEditJob {
-  blockEdit: { body: string, src: string, html: string, mdx: boolean }
-}
-
-/** One md_edit of a body (the thread answers with a BlockEditReply of a TextEditResult). */
-export interface TextEditJob {
-  textEdit: TextEditInput
-}
+/** An edit of a body in the thread: md_block's (applyBlockEdit) or md_edit's (applyTextEdit). */
+export type EditJob = { blockEdit: { body: string, src: string, html: string, mdx: boolean } } | { textEdit: TextEditInput }
 
 /** An edit's outcome: the new body, or why it was refused (the hint no longer fits, the block cannot be edited, or the edit cannot be placed). */
 export type BlockEditReply<R = BlockEditResult> = { result: R } | { refused: 'mismatch' | 'uneditable' | 'unmappable', message: string }
 
-/** What the render thread is asked: a render, a body's block outline (answered with its BodyOutline), or an edit. */
-export type MarkdownJob = RenderJob | { outline: { body: string, mdx: boolean } } | BlockEditJob | TextEditJob
+/** What the render thread is asked: a render (answered with its HTML), a body's block outline (its BodyOutline), or an edit (a BlockEditReply). */
+export type MarkdownJob = { body: string, opts: RenderMarkdownOptions } | { outline: { body: string, mdx: boolean } } | EditJob
 
 /** Longest body (characters) rendered at all; a longer one is refused before any parse. */
 export const RENDER_MAX_CHARS = 1_000_000
@@ -86,21 +73,12 @@ export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutlin
   }
 
   /**
-   * An md_block edit of a body (applyBlockEdit), in a worker thread (~5 ms of CPU per KB).
-   * @param job the body, the block's hint, the edited HTML and whether the body is MDX
+   * An md_block or md_edit edit of a body, in a worker thread (~5 ms of CPU per KB; an md_edit's check may parse the whole body, seconds at 1 MB).
+   * @param job the body, the block's hint, and the edited HTML or the DOM text before and after with marks and the kept outline
    * @returns the edit or why it was refused; rejects with RenderRefusedError (422) as render does
    */
-  async blockEdit (job: BlockEditJob['blockEdit']): Promise<BlockEditReply> {
-    return await this.#run(job.body, { blockEdit: job }, 'parsed') as BlockEditReply
-  }
-
-  /**
-   * An md_edit of a body (applyTextEdit), in a worker thread: a check may parse the whole body (seconds at 1 MB).
-   * @param input the body, the block's hint, its DOM text before and after, marks and the kept outline
-   * @returns the edit or why it was refused; rejects with RenderRefusedError (422) as render does
-   */
-  async textEdit (input: TextEditInput): Promise<BlockEditReply<TextEditResult>> {
-    return await this.#run(input.body, { textEdit: input }, 'parsed') as BlockEditReply<TextEditResult>
+  async edit<J extends EditJob> (job: J): Promise<BlockEditReply<J extends { textEdit: TextEditInput } ? TextEditResult : BlockEditResult>> {
+    return await this.#run('blockEdit' in job ? job.blockEdit.body : job.textEdit.body, job, 'parsed') as BlockEditReply<never>
   }
 
   /** Runs one job on `body` in a thread; a body over the limit, or any failure, is a RenderRefusedError. */

@@ -27,8 +27,7 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
   for (const item of plan.items) {
     const index = await services.content.index(item.collection)
     const file = path.join(services.repoDir, item.file)
-    let data: EntryData | null = null
-    if (item.text !== null) data = parseEntry(index.collection.format, item.text)
+    const data = item.text === null ? null : parseEntry(index.collection.format, item.text)
     // A file that already holds the planned content needs no write (and no new revision).
     const current = await readFile(file, 'utf8').catch(() => null)
     if (current === item.text) continue

@@ -11,7 +11,7 @@ import { paginate } from '../storage/media-index.js'
 import { isAncestor, lastCommitsOf } from '../storage/git-search.js'
 import { relativeSlashPath } from '../storage/safe-path.js'
 import { localeOfId, translationsOf, type LocaleLayout } from '../content/i18n-layout.js'
-import { checkSortField, overlayPage, sortMatching, sortRows, type DraftFilter, type DraftRow, type ListRow, type SortDirection, type SortedRowsCache } from './list-order.js'
+import { checkSortField, overlayPage, sortMatching, type DraftFilter, type ListRow, type SortDirection, type SortedRowsCache } from './list-order.js'
 import { parseQuery, type SearchQuery } from '../search/tokenize.js'
 import type { SiteSearch } from '../search/collection-search.js'
 import { snippetOf } from '../search/entry-text.js'
@@ -99,25 +99,14 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
   }
   // Step 2, order and draft state (list-order.ts): a cached sorted order, the drafts laid over.
   if (sort !== null) await checkSortField(content, index, all, sort, input.sortCache)
-  const ordered = sort === null
-    ? matching
-    : matching === all
-      ? (input.sortCache?.sorted(input.collection, all, index.revision, sort) ?? sortRows(all, sort))
-      : sortMatching(input.collection, all, index.revision, matching, sort, input.sortCache)
-  if (drafts.size === 0) {
-    // No per-entry objects here: V8 would put them of a big collection in the old generation for good.
-    const base = draftFilter === 'only' ? [] : ordered
-    const entries = (await index.freshen(base.slice(start, start + pageSize))).map(e => withSnippet(toEntryView(e, layout), query, titleField))
-    return { collection: input.collection, entries, pagination: paginate(input.page, pageSize, base.length) }
-  }
-  const draftRows: DraftRow[] = draftRecords.map(record => ({ kind: 'draft', record }))
-  const { rows: pageRows, total } = overlayPage(ordered, drafts, draftRows, {
+  const ordered = sort === null ? matching : sortMatching(input.collection, all, index.revision, matching, sort, input.sortCache)
+  const { rows: pageRows, total } = overlayPage(ordered, drafts, draftRecords, {
     sort, titleField, start, size: pageSize, base: draftFilter !== 'only', drafted: draftFilter !== 'none'
   })
   const fresh = new Map((await index.freshen(pageRows.filter(isBase))).map(e => [e.id, e]))
   const entries: EntryView[] = []
   for (const row of pageRows) {
-    if (!isBase(row)) { entries.push(withSnippet(draftView(row.record, layout), query, titleField)); continue }
+    if (!isBase(row)) { entries.push(withSnippet(draftView(row, layout), query, titleField)); continue }
     const entry = fresh.get(row.id)
     if (entry !== undefined) entries.push(withSnippet(toEntryView(entry, layout), query, titleField))
   }
@@ -158,7 +147,7 @@ function withSnippet (view: EntryView, query: SearchQuery | null, titleField: st
 }
 
 function isBase (row: ListRow): row is IndexRow {
-  return !('record' in row)
+  return !('baseRevision' in row)
 }
 
 function draftView (draft: DraftRecord, layout: LocaleLayout | null): EntryView {
@@ -172,10 +161,7 @@ function checkLocale (collection: string, layout: LocaleLayout | null, locale: s
   return locale
 }
 
-/**
- * A single read's `translations` (itself included) and `outdatedTranslations` (CONTRACT 15): those
- * whose source, the first locale's entry, changed in a later commit on HEAD than they did.
- */
+/** A single read's `translations` and `outdatedTranslations`: those whose source changed later on HEAD (CONTRACT 15). */
 async function withTranslations (repoDir: string | undefined, index: CollectionIndex, view: EntryView): Promise<EntryView> {
   const layout = index.collection.i18n
   if (layout === null || view.translationKey === undefined) return view
@@ -207,7 +193,7 @@ async function withTranslations (repoDir: string | undefined, index: CollectionI
 }
 
 /** An indexed entry as the API returns it. */
-function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null = null): EntryView {
+function toEntryView (entry: IndexedEntry, layout: LocaleLayout | null): EntryView {
   const view: EntryView = withLocale({ id: entry.id, revision: entry.revision }, layout)
   if (entry.readError !== undefined) {
     view.readError = entry.readError

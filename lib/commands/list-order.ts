@@ -189,11 +189,8 @@ function insertionPoint (sorted: readonly IndexRow[], key: SortKey, id: string, 
   return lo
 }
 
-/** An entry as this editor's draft has it (a new entry, or an edited base one). */
-export interface DraftRow { kind: 'draft', record: DraftRecord }
-
-/** A list row: a base entry (the index's own row), or the editor's draft of one. */
-export type ListRow = IndexRow | DraftRow
+/** A list row: a base entry (the index's own row), or the editor's draft of one (a new entry, or an edited base one). */
+export type ListRow = IndexRow | DraftRecord
 
 /** Which entries a list shows by this editor's draft state. */
 export type DraftFilter = 'all' | 'only' | 'none'
@@ -217,13 +214,15 @@ export async function checkSortField (content: ContentStore, index: CollectionIn
   }
 }
 
-/** The rows `q` matched in a field's order: filtered out of the cached whole order when many, else sorted. */
+/** The rows (all, or those `q` matched) in a field's order: the cached whole order, filtered when fewer, else sorted. */
 export function sortMatching (collection: string, all: readonly IndexRow[], revision: number, matching: readonly IndexRow[], spec: SortSpec, cache: SortedRowsCache | undefined): readonly IndexRow[] {
   // Sorting m rows costs about m log m collator calls; filtering the cached order, n set lookups.
   if (cache === undefined || matching.length * 64 < all.length) return sortRows(matching, spec)
+  const sorted = cache.sorted(collection, all, revision, spec)
+  if (matching === all) return sorted
   // By id: the cached order may hold an older row object of an entry re-read without a new revision.
   const wanted = new Set(matching.map(r => r.id))
-  return cache.sorted(collection, all, revision, spec).filter(r => wanted.has(r.id))
+  return sorted.filter(r => wanted.has(r.id))
 }
 
 /** Options of `overlayPage`. */
@@ -243,7 +242,9 @@ interface OverlayOptions {
  * One page of base rows with an editor's drafts laid over (a drafted entry replaced or hidden, the
  * shown `draftRows` placed where they sort), and the number of rows in all.
  */
-export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<string, DraftRecord>, draftRows: DraftRow[], opts: OverlayOptions): { rows: ListRow[], total: number } {
+export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<string, DraftRecord>, draftRows: DraftRecord[], opts: OverlayOptions): { rows: ListRow[], total: number } {
+  // No per-entry objects without drafts: V8 would put them of a big collection in the old generation for good.
+  if (drafts.size === 0) return opts.base ? { rows: ordered.slice(opts.start, opts.start + opts.size), total: ordered.length } : { rows: [], total: 0 }
   const rows: ListRow[] = []
   let pos = 0
   const emit = (row: ListRow): void => {
@@ -252,7 +253,7 @@ export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<s
   }
   const { sort } = opts
   if (sort === null) {
-    const byId = new Map(draftRows.map(r => [r.record.id, r]))
+    const byId = new Map(draftRows.map(r => [r.id, r]))
     for (const row of ordered) {
       if (!drafts.has(row.id)) { if (opts.base) emit(row); continue }
       const draft = byId.get(row.id)
@@ -261,19 +262,19 @@ export function overlayPage (ordered: readonly IndexRow[], drafts: ReadonlyMap<s
       if (opts.drafted) emit(draft)
     }
     // Entries that exist only as this editor's drafts (or whose base `q` did not match), last.
-    if (opts.drafted) for (const draft of [...byId.values()].sort((a, b) => a.record.id < b.record.id ? -1 : 1)) emit(draft)
+    if (opts.drafted) for (const draft of [...byId.values()].sort((a, b) => a.id < b.id ? -1 : 1)) emit(draft)
     return { rows, total: pos }
   }
-  const keyed = draftRows.map(row => ({ row, key: sortKeyOf(draftValue(row.record, sort.field, opts.titleField)) }))
-  keyed.sort((a, b) => compareKeys(a.key, a.row.record.id, b.key, b.row.record.id, sort.direction))
-  const at = keyed.map(k => insertionPoint(ordered, k.key, k.row.record.id, sort))
+  const keyed = draftRows.map(row => ({ row, key: sortKeyOf(draftValue(row, sort.field, opts.titleField)) }))
+  keyed.sort((a, b) => compareKeys(a.key, a.row.id, b.key, b.row.id, sort.direction))
+  const at = keyed.map(k => insertionPoint(ordered, k.key, k.row.id, sort))
   let k = 0
   for (let i = 0; i < ordered.length; i++) {
-    for (; k < keyed.length && (at[k] as number) <= i; k++) if (opts.drafted) emit((keyed[k] as { row: DraftRow }).row)
+    for (; k < keyed.length && (at[k] as number) <= i; k++) if (opts.drafted) emit((keyed[k] as { row: DraftRecord }).row)
     const row = ordered[i] as IndexRow
     if (opts.base && !drafts.has(row.id)) emit(row)
   }
-  for (; k < keyed.length; k++) if (opts.drafted) emit((keyed[k] as { row: DraftRow }).row)
+  for (; k < keyed.length; k++) if (opts.drafted) emit((keyed[k] as { row: DraftRecord }).row)
   return { rows, total: pos }
 }
 

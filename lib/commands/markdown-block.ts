@@ -1,27 +1,20 @@
 /**
- * `md_block`: save one rendered Markdown block into the editor's private draft; the server derives
- * the Markdown itself and records the edit so publish can merge it onto a newer base.
+ * `md_block` and `md_edit`: save one Markdown block into the editor's private draft, md_block from
+ * its rendered HTML, md_edit from its text seen in a generator's DOM (CONTRACT 11 and 14). The
+ * server derives the Markdown itself, in a render thread, and records the edit so publish can merge
+ * it onto a newer base; an md_edit that cannot be placed exactly is a 422 with the reason.
  */
-import { BadRequestError, NotFoundError, StaleSourceError } from '../errors.js'
+import { BadRequestError, NotFoundError, StaleSourceError, UnmappableEditError } from '../errors.js'
 import { isMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange, type MarkdownDraft } from '../content/markdown/markdown-draft.js'
 import { parseSourceHint, sourceHash, formatSourceHint } from '../content/markdown/source-hint.js'
 import { htmlTooDeep, markdownTooDeep, MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from '../content/markdown/nesting-limit.js'
 import { isMarkdownFormat } from '../content/formats.js'
-import type { MdBlockCommand, MutateResult } from './command-schemas.js'
+import type { MdBlockCommand, MdEditCommand, MutateResult } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import type { BlockEditReply } from './bounded-render.js'
 import type { BlockEditResult } from '../content/markdown/block-edit.js'
 import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
-
-/** Which block of which entry an edit targets. */
-export interface BlockTarget {
-  collection: string
-  id: string
-  src: string
-  expectedRevision?: number | null
-  /** The command's name, for messages. */
-  command: string
-}
+import { assertBlockEditableLength, outlineKey } from './markdown-body.js'
 
 /**
  * Runs md_block.
@@ -32,30 +25,37 @@ export interface BlockTarget {
 export async function markdownBlock (ctx: CommandContext, cmd: MdBlockCommand): Promise<MutateResult> {
   if (cmd.blockPath !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { blockPath: cmd.blockPath })
   if (htmlTooDeep(cmd.html)) throw new BadRequestError(`html nests elements deeper than ${MAX_HTML_NESTING} levels`, { field: 'html' })
-  const apply = offLoopEdit(async (body, checked, mdx) => await ctx.services.markdown.blockEdit({ body, src: checked, html: cmd.html, mdx }),
+  const { revision, src } = await editMarkdownBlock(ctx, cmd,
+    async (body, checked, mdx) => await ctx.services.markdown.edit({ blockEdit: { body, src: checked, html: cmd.html, mdx } }),
     (message) => new BadRequestError(message, { src: cmd.src }))
-  const { revision, src } = await editMarkdownBlock(ctx, { ...cmd, command: 'md_block' }, apply)
   return { revision, ...(src !== undefined ? { src } : {}) }
 }
 
 /**
- * An `apply` for editMarkdownBlock whose edit is computed in a render thread (its parses may take
- * seconds), then applied inside the change when the body is still the one it was computed on.
- * @param compute the edit of a body, off the event loop
- * @param refused the error of a refusal other than a stale hint
- * @returns the apply function
+ * Runs md_edit.
+ * @param ctx command context
+ * @param cmd the validated command
+ * @returns the draft's revision and the block's new hint and text
  */
-export function offLoopEdit<E extends BlockEditResult> (compute: (body: string, src: string, mdx: boolean) => Promise<BlockEditReply<E>>,
-  refused: (message: string) => Error): (body: string, src: string, revision: number, mdx: boolean) => E {
-  const computed = new Map<string, BlockEditReply<E>>()
-  return (body, checked, current, mdx) => {
-    const key = `${mdx ? 'mdx' : 'md'}:${checked}\n${body}`
-    const reply = computed.get(key)
-    if (reply === undefined) {
-      throw new OffLoopWanted(current, async () => { computed.set(key, await compute(body, checked, mdx)) })
-    }
-    if ('result' in reply) return reply.result
-    throw reply.refused === 'mismatch' ? new StaleSourceError(current) : refused(reply.message)
+export async function markdownEdit (ctx: CommandContext, cmd: MdEditCommand): Promise<MutateResult> {
+  if (cmd.field !== 'body') throw new BadRequestError('Only the Markdown body can be edited by block', { field: 'field', value: cmd.field })
+  for (const mark of cmd.marks ?? []) {
+    if (mark.end <= mark.start || mark.end > cmd.after.length) throw new BadRequestError('Invalid command: a mark\'s range must lie within after', { field: 'marks' })
+    if ((mark.type === 'link') !== (mark.href !== undefined)) throw new BadRequestError('Invalid command: a link mark needs href, other marks take none', { field: 'marks' })
+  }
+  const outlines = ctx.services.blockOutlines
+  // The kept outline of the body saves the thread a parse; the edit's outline of the new body is kept in turn.
+  const { revision, src, edit } = await editMarkdownBlock(ctx, cmd, async (body, checked, mdx) => {
+    assertBlockEditableLength(body)
+    const outline = outlines.get(outlineKey(body, mdx))
+    const reply = await ctx.services.markdown.edit({ textEdit: { body, src: checked, before: cmd.before, after: cmd.after, marks: cmd.marks, mdx, outline } })
+    if ('result' in reply && reply.result.outline !== null) outlines.set(outlineKey(reply.result.body, mdx), reply.result.outline)
+    return reply
+  }, (message) => new UnmappableEditError(message, { src: cmd.src }))
+  return {
+    revision,
+    ...(src !== undefined ? { src } : {}),
+    ...(src !== undefined && edit !== undefined ? { block: { src, text: edit.text } } : {})
   }
 }
 
@@ -69,18 +69,14 @@ class UnchangedBlock<E> extends Error {
   constructor (readonly revision: number, readonly src: string, readonly edit: E) { super('unchanged') }
 }
 
-/**
- * One block edit of an entry's Markdown body, checked against the body the editor sees and saved
- * into their private draft; an edit that changes nothing writes nothing.
- * @param ctx command context
- * @param target the entry, the block's hint and the expected revision
- * @param apply computes the edit of the body (throws a CmsError to refuse)
- * @returns the revision, the block's hint in the saved body and the edit
- */
-export async function editMarkdownBlock<E extends BlockEditResult> (ctx: CommandContext, target: BlockTarget, apply: (body: string, src: string, revision: number, mdx: boolean) => E): Promise<{ revision: number, src?: string, edit?: E }> {
+/** One block edit (computed off the event loop, then applied by running the change again) saved into the editor's draft. */
+async function editMarkdownBlock<E extends BlockEditResult> (ctx: CommandContext, target: MdBlockCommand | MdEditCommand,
+  compute: (body: string, src: string, mdx: boolean) => Promise<BlockEditReply<E>>, refused: (message: string) => Error): Promise<{ revision: number, src?: string, edit?: E }> {
   const { collection, id, def } = await requireEntry(ctx, target)
-  if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.command} needs a Markdown collection`, { collection })
+  if (!isMarkdownFormat(def.format)) throw new BadRequestError(`${target.type} needs a Markdown collection`, { collection })
   await requirePermission(ctx, 'edit', collection, id)
+  const mdx = def.format === 'mdx'
+  const computed = new Map<string, BlockEditReply<E>>()
   for (let attempt = 0; ; attempt++) {
     let src: string | undefined
     let edit: E | undefined
@@ -99,7 +95,13 @@ export async function editMarkdownBlock<E extends BlockEditResult> (ctx: Command
           const previous = current.draft?.markdown
           const draft = isMarkdownDraft(previous) && previous.body === body ? previous : emptyMarkdownDraft(body)
           const checked = draftHint(draft, target.src)
-          edit = apply(body, checked, current.revision, def.format === 'mdx')
+          const key = `${checked}\n${body}`
+          const reply = computed.get(key)
+          if (reply === undefined) {
+            throw new OffLoopWanted(current.revision, async () => { computed.set(key, await compute(body, checked, mdx)) })
+          }
+          if (!('result' in reply)) throw reply.refused === 'mismatch' ? new StaleSourceError(current.revision) : refused(reply.message)
+          edit = reply.result
           // A block sent back as it renders already is no edit: no draft is made or bumped.
           if (!edit.changed) throw new UnchangedBlock(current.revision, checked, edit)
           src = hintAfterEdit(body, edit.body, checked)

@@ -34,13 +34,13 @@ export function createRenderCache (): LRUCache<string, string> {
 const MARKDOWN_FIELD = 'body'
 
 /** Renders one Markdown field of one entry for the inline editor (wrapper and hints included), with the revision the editor sees. */
-export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache?: LRUCache<string, string>): Promise<{ html: string, revision: number }> {
+export async function renderField (ctx: CommandContext, input: RenderFieldInput, cache: LRUCache<string, string>): Promise<{ html: string, revision: number }> {
   const { collection, id, mdx, body, revision } = await editorBody(ctx, input, 'Only the body of a Markdown entry can be rendered')
   const key = `${collection}\u0000${id}\u0000${createHash('sha256').update(body).digest('base64')}`
-  let html = cache?.get(key)
+  let html = cache.get(key)
   if (html === undefined) {
     html = await ctx.services.markdown.render(body, { collection, id, blockPath: MARKDOWN_FIELD, mdx })
-    cache?.set(key, html)
+    cache.set(key, html)
   }
   return { html, revision }
 }
@@ -73,13 +73,10 @@ function bodyOf (data: Record<string, unknown>): string {
   return typeof body === 'string' ? body : ''
 }
 
-/** The longest body the in-place editor lists and edits block by block: the longest one rendered. */
-export const MAX_BLOCK_BODY_CHARS = RENDER_MAX_CHARS
-
-/** Refuses (422) a body too long for block editing. */
+/** Refuses (422) a body too long for block editing: longer than the longest one rendered. */
 export function assertBlockEditableLength (body: string): void {
-  if (body.length > MAX_BLOCK_BODY_CHARS) {
-    throw new LimitExceededError(`The body is longer than ${MAX_BLOCK_BODY_CHARS.toLocaleString('en-US')} characters, the limit of in-place block editing; edit it in the Studio`, { field: 'body', limit: MAX_BLOCK_BODY_CHARS })
+  if (body.length > RENDER_MAX_CHARS) {
+    throw new LimitExceededError(`The body is longer than ${RENDER_MAX_CHARS.toLocaleString('en-US')} characters, the limit of in-place block editing; edit it in the Studio`, { field: 'body', limit: RENDER_MAX_CHARS })
   }
 }
 
@@ -95,7 +92,14 @@ export async function listBlocks (ctx: CommandContext, input: RenderFieldInput):
   const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
   // A body too deep to parse renders as plain text: nothing in it is a block.
   if (markdownTooDeep(body)) return { revision, blocks: [] }
-  const outline = await bodyOutline(ctx.services, body, mdx)
+  const { blockOutlines, markdown } = ctx.services
+  const key = outlineKey(body, mdx)
+  let outline = blockOutlines.get(key)
+  if (outline === undefined) {
+    // Parsed in a render thread (never on the event loop) and kept.
+    outline = await markdown.outline(body, mdx)
+    blockOutlines.set(key, outline)
+  }
   return { revision, blocks: outline.blocks }
 }
 
@@ -121,22 +125,6 @@ export function createBlockOutlineCache (): BlockOutlineCache {
  */
 export function outlineKey (body: string, mdx: boolean): string {
   return `${mdx ? 'mdx' : 'md'}:${createHash('sha256').update(body).digest('base64')}`
-}
-
-/**
- * A body's outline: the kept one, else parsed in a render thread (never on the event loop) and kept.
- * @param services the instance's outline cache and render threads
- * @param body the body
- * @param mdx whether it is parsed as MDX
- * @returns the outline; rejects with RenderRefusedError (422) when the parse is too slow or too large
- */
-export async function bodyOutline (services: { blockOutlines: BlockOutlineCache, markdown: BoundedRenderer }, body: string, mdx: boolean): Promise<BodyOutline> {
-  const key = outlineKey(body, mdx)
-  const known = services.blockOutlines.get(key)
-  if (known !== undefined) return known
-  const outline = await services.markdown.outline(body, mdx)
-  services.blockOutlines.set(key, outline)
-  return outline
 }
 
 /** The longest body (characters) the preview renders. */

@@ -4,7 +4,8 @@
  */
 import path from 'node:path'
 import { lstat, realpath, unlink } from 'node:fs/promises'
-import { MediaInUseError, NotFoundError, BadRequestError } from '../errors.js'
+import type { Stats } from 'node:fs'
+import { MediaInUseError, NotFoundError } from '../errors.js'
 import { assertMediaPath } from '../storage/media-index.js'
 import type { MediaFile, MediaReference } from '../api-shapes.js'
 import { grepRefs, grepWorkingTree } from '../storage/git-search.js'
@@ -13,6 +14,7 @@ import { idOfTreeName, shardOf } from '../storage/ref-tree-store.js'
 import { idOfPath } from '../storage/entry-paths.js'
 import { assertRealInside, isInside, relativeSlashPath } from '../storage/safe-path.js'
 import type { Collection } from '../storage/collection-registry.js'
+import type { Services } from '../services.js'
 import { requirePermission, type CommandContext } from './command-context.js'
 
 /**
@@ -25,20 +27,10 @@ export async function deleteMedia (ctx: CommandContext, raw: unknown, opts: { fo
   await requirePermission(ctx, 'delete', file.entry?.collection ?? file.collection, file.entry?.id)
   const { references, otherDrafts } = await referencesOf(ctx, file)
   if ((references.length > 0 || otherDrafts > 0) && !opts.force) throw new MediaInUseError(file.path, references, otherDrafts)
-  const root = services.media.rootOf(file.path)
-  if (root === undefined) throw new NotFoundError('No such file in the media library', { path: file.path })
-  const abs = path.join(services.repoDir, ...file.path.split('/'))
   return await services.locks.run(`media:${file.path}`, async () => {
-    // Checked again right before the unlink: still a plain file, really inside its media folder.
-    let st
-    try { st = await lstat(abs) } catch {
-      services.media.forget(file.path)
-      throw new NotFoundError('No such file in the media library', { path: file.path })
-    }
-    if (!st.isFile()) throw new BadRequestError('Not a plain file', { path: file.path })
+    // Checked again right before the unlink.
+    const { abs } = await mediaFileOnDisk(services, file)
     await assertRealInside(services.content.repoRealDir, abs)
-    const real = await realpath(abs)
-    if (!isInside(await realpath(root.dir), real)) throw new BadRequestError('The file is not inside its media folder', { path: file.path })
     await unlink(abs)
     services.media.forget(file.path)
     await services.committer.track([file.path])
@@ -52,6 +44,23 @@ export async function requireMediaFile (ctx: CommandContext, raw: unknown): Prom
   const file = await ctx.services.media.get(p)
   if (file === undefined) throw new NotFoundError('No such file in the media library', { path: p })
   return file
+}
+
+/**
+ * A library file as it is on disk now (404 unless still a plain file inside its media folder, never through a link).
+ * @param services the instance
+ * @param file the library file
+ * @returns its absolute path and stats
+ */
+export async function mediaFileOnDisk (services: Services, file: MediaFile): Promise<{ abs: string, st: Stats }> {
+  const abs = path.join(services.repoDir, ...file.path.split('/'))
+  const root = services.media.rootOf(file.path)
+  const st = await lstat(abs).catch(() => null)
+  if (root === undefined || st === null || !st.isFile() || !isInside(await realpath(root.dir), await realpath(abs))) {
+    if (st === null) services.media.forget(file.path)
+    throw new NotFoundError('No such file in the media library', { path: file.path })
+  }
+  return { abs, st }
 }
 
 /** A library file's path and URL, and the entries (saved and drafted) that reference it, sorted. */

@@ -19,8 +19,7 @@ import { DYNAMIC_DIR, type DynamicCollectionFile } from '../storage/collection-r
 import type { MutateCommand, CommandType, MutateResult } from './command-schemas.js'
 import { checkEntryScope, requireCollection, requireEntry, requirePermission, type CommandContext } from './command-context.js'
 import { changeEntry, schemaValidator, type CurrentEntry } from './change-entry.js'
-import { markdownBlock } from './markdown-block.js'
-import { markdownEdit } from './md-edit.js'
+import { markdownBlock, markdownEdit } from './markdown-block.js'
 
 type Handler<T extends CommandType> = (ctx: CommandContext, cmd: Extract<MutateCommand, { type: T }>) => Promise<MutateResult>
 

@@ -4,8 +4,6 @@
  * writes, drafts, publish, media and search load on their first request (35 modules a restart skips).
  */
 import { createReadStream } from 'node:fs'
-import { lstat, realpath } from 'node:fs/promises'
-import path from 'node:path'
 import Router from '@koa/router'
 import compose from 'koa-compose'
 import type { Context, Middleware } from 'koa'
@@ -15,7 +13,6 @@ import type { MediaListParams } from '../commands/media-list.js'
 import { BadRequestError, ConflictError, MissingCsrfHeaderError, NotFoundError, UnauthorizedError } from '../errors.js'
 import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
-import { isInside } from '../storage/safe-path.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
 import { renderField, createRenderCache, listBlocks } from '../commands/markdown-body.js'
@@ -173,15 +170,9 @@ function mediaRoutes (router: Router, services: Services): void {
   })
 
   router.get('/media/file', async (ctx) => {
-    const { requireMediaFile } = await commands()
+    const { requireMediaFile, mediaFileOnDisk } = await commands()
     const file = await requireMediaFile({ services, identity: identityOf(ctx) }, queryString(ctx, 'path'))
-    const abs = path.join(services.repoDir, ...file.path.split('/'))
-    const root = services.media.rootOf(file.path)
-    const st = await lstat(abs).catch(() => null)
-    // Never through a link, never outside the file's media folder.
-    if (root === undefined || st === null || !st.isFile() || !isInside(await realpath(root.dir), await realpath(abs))) {
-      throw new NotFoundError('No such file in the media library', { path: file.path })
-    }
+    const { abs, st } = await mediaFileOnDisk(services, file)
     ctx.set('Content-Type', file.type)
     ctx.set('X-Content-Type-Options', 'nosniff')
     // An SVG opened directly runs no script and loads nothing.

@@ -13,7 +13,7 @@ import { startServer, repoFingerprint, writeHeaders, git } from '../helpers/site
 import { fromRoot } from '../helpers/repo-root.js'
 import { bodyParser } from '../../lib/content/markdown/parse-body.js'
 import { outlineOf } from '../../lib/content/markdown/body-outline.js'
-import { MAX_BLOCK_BODY_CHARS } from '../../lib/commands/markdown-body.js'
+import { RENDER_MAX_CHARS as MAX_BLOCK_BODY_CHARS } from '../../lib/commands/bounded-render.js'
 
 const API = '/api/cms'
 const config = {
