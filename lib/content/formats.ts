@@ -82,18 +82,22 @@ export function serializeEntry (
   format: EntryFormat, data: EntryData, previousText?: string, opts: { frontmatter?: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData } = {}
 ): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml', opts.previousData)
-  if (previousText !== undefined) {
-    let before: unknown
-    try { before = LANGUAGES[format].parse(previousText) } catch (err) {
-      if (!(err instanceof EntryParseError)) throw err
-      // The previous file was unreadable: write it anew.
-      return WRITERS[format](data)
-    }
-    const after = Array.isArray(before) && isListData(data) ? data.items : data
-    if (isDeepStrictEqual(before, after)) return previousText
-    return LANGUAGES[format].edit(previousText, before, after)
+  const before = previousText === undefined ? undefined : readable(LANGUAGES[format].parse, previousText)
+  if (before === undefined) return WRITERS[format](data)
+  return rewrite(format, previousText!, before, Array.isArray(before) && isListData(data) ? data.items : data)
+}
+
+/** What `read` makes of a text; undefined when the text is unreadable (the file is then written anew). */
+function readable<T> (read: (text: string) => T, text: string): T | undefined {
+  try { return read(text) } catch (err) {
+    if (!(err instanceof EntryParseError)) throw err
+    return undefined
   }
-  return WRITERS[format](data)
+}
+
+/** A text in a data language changed from `before` to `after` (the same text when they are equal). */
+function rewrite (kind: FrontmatterKind, text: string, before: unknown, after: unknown): string {
+  return isDeepStrictEqual(before, after) ? text : LANGUAGES[kind].edit(text, before, after)
 }
 
 function asEntryData (format: EntryFormat, value: unknown): EntryData {
@@ -124,31 +128,15 @@ function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryDa
 function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData): string {
   const { body, ...front } = data
   const bodyText = typeof body === 'string' ? body : ''
-  const eol = previousText === undefined ? '\n' : eolOf(previousText)
-  if (previousText !== undefined) {
-    let previous: MarkdownParts | undefined
-    let oldFront: EntryData | undefined
-    try {
-      previous = splitMarkdown(previousText)
-      oldFront = previousData !== undefined ? withoutBody(previousData) : parseFrontmatter(previous.kind, previous.inner)
-    } catch (err) {
-      if (!(err instanceof EntryParseError)) throw err
-      // The previous file was unreadable: write it anew.
-    }
-    if (previous !== undefined && oldFront !== undefined && previous.kind !== null) {
-      const head = isDeepStrictEqual(oldFront, front)
-        ? previous.inner
-        : LANGUAGES[previous.kind].edit(previous.inner, oldFront, front)
-      return previous.open + head + previous.close + bodyText
-    }
+  const previous = previousText === undefined ? undefined : readable(splitMarkdown, previousText)
+  if (previous?.kind != null) {
+    const kind = previous.kind
+    const oldFront = previousData !== undefined ? withoutBody(previousData) : readable(inner => parseFrontmatter(kind, inner), previous.inner)
+    if (oldFront !== undefined) return previous.open + rewrite(kind, previous.inner, oldFront, front) + previous.close + bodyText
   }
-  return newFrontmatter(newKind, front, bodyText, eol)
-}
-
-function newFrontmatter (kind: Exclude<FrontmatterKind, 'js'>, front: EntryData, body: string, eol: string): string {
-  if (Object.keys(front).length === 0) return bodyNeedsFence(body) ? `---${eol}---${eol}${body}` : body
-  const fence = FENCES[kind]
-  return (fence + WRITERS[kind](front) + fence).replace(/\r?\n/g, eol) + body
+  const eol = previousText === undefined ? '\n' : eolOf(previousText)
+  if (Object.keys(front).length === 0) return bodyNeedsFence(bodyText) ? `---${eol}---${eol}${bodyText}` : bodyText
+  return (FENCES[newKind] + WRITERS[newKind](front) + FENCES[newKind]).replace(/\r?\n/g, eol) + bodyText
 }
 
 /** A Markdown file cut into its parts; `open + inner + close + body` is the whole text. */
