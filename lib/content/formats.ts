@@ -32,7 +32,7 @@ export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
 
 /** Each data language's reader and in-place editor (the editor touches only the bytes that change). */
 const LANGUAGES: Record<FrontmatterKind, { parse: (text: string) => unknown, edit: (text: string, before: unknown, after: unknown) => string }> = {
-  yaml: { parse: text => text.trim() === '' ? {} : parseYamlText(text), edit: editYamlText },
+  yaml: { parse: text => parseYamlText(text) ?? {}, edit: editYamlText },
   toml: { parse: parseTomlText, edit: (text, before, after) => editTomlText(text, before as EntryData, after as EntryData) },
   json: { parse: parseJsonText, edit: editJsonText },
   js: { parse: parseJsFrontmatter, edit: (text, before, after) => editJsFrontmatter(text, before as EntryData, after as EntryData) }
@@ -101,7 +101,6 @@ function rewrite (kind: FrontmatterKind, text: string, before: unknown, after: u
 }
 
 function asEntryData (format: EntryFormat, value: unknown): EntryData {
-  if (value === null && format === 'yaml') return {}
   if (Array.isArray(value)) return { items: value }
   if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
   return value
@@ -120,7 +119,6 @@ function withoutBody (data: EntryData): EntryData {
 function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
   const value = LANGUAGES[kind].parse(inner)
-  if (value === null) return {}
   if (!isPlainObject(value)) throw new EntryParseError(`Markdown frontmatter must be a ${kind.toUpperCase()} mapping`)
   return value
 }
