@@ -196,34 +196,19 @@ function closeFence (text: string, from: number, marker: string): { inner: strin
   return { inner: text.slice(from, found.index + 1), close: found[0].slice(1), body: text.slice(after) }
 }
 
-/** Hugo's JSON frontmatter: the object at the top of the file, up to where it closes. */
+/** Hugo's JSON frontmatter: the object at the top of the file, up to the bracket that closes it (strings skipped whole). */
 function jsonFrontmatter (text: string): MarkdownParts {
   const start = text.indexOf('{')
+  const token = /"(?:[^"\\]|\\[\s\S])*"?|[{[]|[}\]]/g
+  token.lastIndex = start
   let depth = 0
-  let inString = false
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]
-    if (inString) {
-      if (c === '\\') i++
-      else if (c === '"') inString = false
-      continue
-    }
-    if (c === '"') inString = true
-    else if (c === '{' || c === '[') depth++
-    else if (c === '}' || c === ']') {
-      depth--
-      if (depth === 0) {
-        const rest = /^[ \t]*(\r?\n|$)/.exec(text.slice(i + 1))
-        const closeLength = rest === null ? 0 : rest[0].length
-        return {
-          kind: 'json',
-          open: text.slice(0, start),
-          inner: text.slice(start, i + 1),
-          close: text.slice(i + 1, i + 1 + closeLength),
-          body: text.slice(i + 1 + closeLength)
-        }
-      }
-    }
+  for (let found = token.exec(text); found !== null; found = token.exec(text)) {
+    if (found[0] === '{' || found[0] === '[') depth++
+    else if (found[0] === '}' || found[0] === ']') depth--
+    if (depth > 0) continue
+    const end = token.lastIndex
+    const close = /^[ \t]*(\r?\n|$)/.exec(text.slice(end))?.[0] ?? ''
+    return { kind: 'json', open: text.slice(0, start), inner: text.slice(start, end), close, body: text.slice(end + close.length) }
   }
   throw new EntryParseError('JSON frontmatter is never closed')
 }
