@@ -84,7 +84,9 @@ export function serializeEntry (
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml', opts.previousData)
   const before = previousText === undefined ? undefined : readable(LANGUAGES[format].parse, previousText)
   if (before === undefined) return WRITERS[format](data)
-  return rewrite(format, previousText!, before, Array.isArray(before) && isListData(data) ? data.items : data)
+  // A list file (read as `{ items }`) is written as a list again.
+  const isList = Array.isArray(before) && Array.isArray(data.items) && Object.keys(data).length === 1
+  return rewrite(format, previousText!, before, isList ? data.items : data)
 }
 
 /** What `read` makes of a text; undefined when the text is unreadable (the file is then written anew). */
@@ -104,11 +106,6 @@ function asEntryData (format: EntryFormat, value: unknown): EntryData {
   if (Array.isArray(value)) return { items: value }
   if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
   return value
-}
-
-function isListData (data: EntryData): data is { items: unknown[] } {
-  const keys = Object.keys(data)
-  return keys.length === 1 && keys[0] === 'items' && Array.isArray(data.items)
 }
 
 function withoutBody (data: EntryData): EntryData {
