@@ -108,11 +108,6 @@ function asEntryData (format: EntryFormat, value: unknown): EntryData {
   return value
 }
 
-function withoutBody (data: EntryData): EntryData {
-  const { body: _body, ...front } = data
-  return front
-}
-
 function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
   const value = LANGUAGES[kind].parse(inner)
@@ -126,7 +121,8 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
   const previous = previousText === undefined ? undefined : readable(splitMarkdown, previousText)
   if (previous?.kind != null) {
     const kind = previous.kind
-    const oldFront = previousData !== undefined ? withoutBody(previousData) : readable(inner => parseFrontmatter(kind, inner), previous.inner)
+    const { body: _body, ...known } = previousData ?? {}
+    const oldFront = previousData !== undefined ? known : readable(inner => parseFrontmatter(kind, inner), previous.inner)
     if (oldFront !== undefined) return previous.open + rewrite(kind, previous.inner, oldFront, front) + previous.close + bodyText
   }
   const eol = previousText === undefined ? '\n' : eolOf(previousText)
