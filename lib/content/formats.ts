@@ -39,7 +39,7 @@ const LANGUAGES: Record<FrontmatterKind, { parse: (text: string) => unknown, edi
 }
 
 /** Each language's writer of new text, and the line that fences it as frontmatter. */
-const WRITERS = { yaml: renderYaml, toml: renderToml, json: renderJson }
+const WRITERS = { yaml: renderYaml, toml: renderToml, json: (value: unknown) => JSON.stringify(value, null, 2) + '\n' }
 const FENCES = { yaml: '---\n', toml: '+++\n', json: '' }
 
 /** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
@@ -215,18 +215,15 @@ function parseJsonText (text: string): unknown {
   }
 }
 
-/** Writes data as new JSON text: two-space indent and a final newline. */
-function renderJson (value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n'
-}
-
 /** Changes a JSON text with jsonc-parser's `modify`, formatting only the new text (one-line containers stay one line). */
 function editJsonText (text: string, before: unknown, after: unknown): string {
   const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.
   const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
   if (JSON.stringify(before) === text.slice(0, text.length - trailing.length)) return JSON.stringify(after) + trailing
-  const unit = indentUnit(text)
+  // The file's indentation unit (its first indented line's), two spaces when it has none.
+  const indented = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  '
+  const unit = indented.startsWith('\t') ? '\t' : indented
   const formattingOptions: FormattingOptions = { insertSpaces: unit !== '\t', tabSize: unit === '\t' ? 1 : unit.length, eol: eolOf(text) }
   let current = text
   try {
@@ -246,11 +243,4 @@ function editJsonText (text: string, before: unknown, after: unknown): string {
     if (isDeepStrictEqual(JSON.parse(current), after)) return current
   } catch {}
   return (JSON.stringify(after, null, unit) + trailing).replace(/\r?\n/g, eolOf(text))
-}
-
-/** The file's indentation unit (its first indented line's), two spaces when it has none. */
-function indentUnit (text: string): string {
-  const m = /\n([ \t]+)\S/.exec(text)
-  if (m === null) return '  '
-  return m[1]!.startsWith('\t') ? '\t' : m[1]!
 }
