@@ -53,7 +53,10 @@ export function isMarkdownFormat (format: string | null | undefined): format is 
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
   if (isMarkdownFormat(format)) return parseMarkdown(text).data
-  return boundedDepth(asEntryData(format, LANGUAGES[format].parse(text)))
+  const value = LANGUAGES[format].parse(text)
+  if (Array.isArray(value)) return boundedDepth({ items: value })
+  if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
+  return boundedDepth(value)
 }
 
 /** Content nested deeper than requests may write is unreadable: all that follows the parse recurses per level. */
@@ -102,12 +105,6 @@ function rewrite (kind: FrontmatterKind, text: string, before: unknown, after: u
   return isDeepStrictEqual(before, after) ? text : LANGUAGES[kind].edit(text, before, after)
 }
 
-function asEntryData (format: EntryFormat, value: unknown): EntryData {
-  if (Array.isArray(value)) return { items: value }
-  if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
-  return value
-}
-
 function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
   const value = LANGUAGES[kind].parse(inner)
@@ -126,7 +123,8 @@ function serializeMarkdown (data: EntryData, previousText: string | undefined, n
     if (oldFront !== undefined) return previous.open + rewrite(kind, previous.inner, oldFront, front) + previous.close + bodyText
   }
   const eol = previousText === undefined ? '\n' : eolOf(previousText)
-  if (Object.keys(front).length === 0) return bodyNeedsFence(bodyText) ? `---${eol}---${eol}${bodyText}` : bodyText
+  // A body that would read back as something else (it starts like a frontmatter) stays behind an empty one.
+  if (Object.keys(front).length === 0) return /^(\uFEFF|---|\+\+\+|\{)/.test(bodyText) ? `---${eol}---${eol}${bodyText}` : bodyText
   return (FENCES[newKind] + WRITERS[newKind](front) + FENCES[newKind]).replace(/\r?\n/g, eol) + bodyText
 }
 
@@ -167,11 +165,6 @@ function splitMarkdown (text: string): MarkdownParts {
   }
   if (/^\uFEFF?\{([ \t]*\r?\n|\s*"|\s*\}[ \t]*(\r?\n|$))/.test(text)) return jsonFrontmatter(text)
   return noFrontmatter(text)
-}
-
-/** Whether a body written alone would read back as something else (it would start a frontmatter). */
-function bodyNeedsFence (body: string): boolean {
-  return /^(\uFEFF|---|\+\+\+|\{)/.test(body)
 }
 
 function noFrontmatter (text: string): MarkdownParts {
