@@ -89,22 +89,13 @@ export function placeChanges (text: string, before: unknown, after: unknown, min
     while (edited === null) {
       if (change.path.length <= minDepth) return null
       const parent = change.path.slice(0, -1)
-      change = { op: 'set', path: parent, value: valueAt(after, parent) }
+      const value = parent.reduce<unknown>((v, key) => v === null || typeof v !== 'object' ? undefined : (v as Record<string | number, unknown>)[key], after)
+      change = { op: 'set', path: parent, value }
       edited = place(current, change)
     }
     current = edited
   }
   return isDeepStrictEqual(read(current), after) ? current : null
-}
-
-/** The value at a path, or undefined when the path does not exist. */
-function valueAt (data: unknown, path: DataPath): unknown {
-  let v = data
-  for (const key of path) {
-    if (v === null || typeof v !== 'object') return undefined
-    v = (v as Record<string | number, unknown>)[key]
-  }
-  return v
 }
 
 /** The text with `start..end` replaced. */

@@ -5,7 +5,6 @@
 import { BadRequestError } from '../errors.js'
 import { isReservedKey } from './reserved-keys.js'
 
-
 /** Splits and checks a dot path: no empty segment, no prototype key. */
 export function parseFieldPath (field: string): string[] {
   const segments = field.startsWith('[') ? jsonPath(field) : field.split('.')

@@ -32,14 +32,14 @@ export const FORMAT_EXTENSIONS: Record<EntryFormat, string[]> = {
 
 /** Each data language's reader and in-place editor (the editor touches only the bytes that change). */
 const LANGUAGES: Record<FrontmatterKind, { parse: (text: string) => unknown, edit: (text: string, before: unknown, after: unknown) => string }> = {
-  yaml: { parse: text => text.trim() === '' ? {} : parseYamlText(text), edit: editYamlText },
+  yaml: { parse: text => parseYamlText(text) ?? {}, edit: editYamlText },
   toml: { parse: parseTomlText, edit: (text, before, after) => editTomlText(text, before as EntryData, after as EntryData) },
   json: { parse: parseJsonText, edit: editJsonText },
   js: { parse: parseJsFrontmatter, edit: (text, before, after) => editJsFrontmatter(text, before as EntryData, after as EntryData) }
 }
 
 /** Each language's writer of new text, and the line that fences it as frontmatter. */
-const WRITERS = { yaml: renderYaml, toml: renderToml, json: renderJson }
+const WRITERS = { yaml: renderYaml, toml: renderToml, json: (value: unknown) => JSON.stringify(value, null, 2) + '\n' }
 const FENCES = { yaml: '---\n', toml: '+++\n', json: '' }
 
 /** Whether entries of a format are Markdown-like: frontmatter fields plus a `body`. */
@@ -53,7 +53,10 @@ export function isMarkdownFormat (format: string | null | undefined): format is 
  */
 export function parseEntry (format: EntryFormat, text: string): EntryData {
   if (isMarkdownFormat(format)) return parseMarkdown(text).data
-  return boundedDepth(asEntryData(format, LANGUAGES[format].parse(text)))
+  const value = LANGUAGES[format].parse(text)
+  if (Array.isArray(value)) return boundedDepth({ items: value })
+  if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
+  return boundedDepth(value)
 }
 
 /** Content nested deeper than requests may write is unreadable: all that follows the parse recurses per level. */
@@ -82,41 +85,29 @@ export function serializeEntry (
   format: EntryFormat, data: EntryData, previousText?: string, opts: { frontmatter?: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData } = {}
 ): string {
   if (isMarkdownFormat(format)) return serializeMarkdown(data, previousText, opts.frontmatter ?? 'yaml', opts.previousData)
-  if (previousText !== undefined) {
-    let before: unknown
-    try { before = LANGUAGES[format].parse(previousText) } catch (err) {
-      if (!(err instanceof EntryParseError)) throw err
-      // The previous file was unreadable: write it anew.
-      return WRITERS[format](data)
-    }
-    const after = Array.isArray(before) && isListData(data) ? data.items : data
-    if (isDeepStrictEqual(before, after)) return previousText
-    return LANGUAGES[format].edit(previousText, before, after)
+  const before = previousText === undefined ? undefined : readable(LANGUAGES[format].parse, previousText)
+  if (before === undefined) return WRITERS[format](data)
+  // A list file (read as `{ items }`) is written as a list again.
+  const isList = Array.isArray(before) && Array.isArray(data.items) && Object.keys(data).length === 1
+  return rewrite(format, previousText!, before, isList ? data.items : data)
+}
+
+/** What `read` makes of a text; undefined when the text is unreadable (the file is then written anew). */
+function readable<T> (read: (text: string) => T, text: string): T | undefined {
+  try { return read(text) } catch (err) {
+    if (!(err instanceof EntryParseError)) throw err
+    return undefined
   }
-  return WRITERS[format](data)
 }
 
-function asEntryData (format: EntryFormat, value: unknown): EntryData {
-  if (value === null && format === 'yaml') return {}
-  if (Array.isArray(value)) return { items: value }
-  if (!isPlainObject(value)) throw new EntryParseError(`${format.toUpperCase()} content must be an object or a list`)
-  return value
-}
-
-function isListData (data: EntryData): data is { items: unknown[] } {
-  const keys = Object.keys(data)
-  return keys.length === 1 && keys[0] === 'items' && Array.isArray(data.items)
-}
-
-function withoutBody (data: EntryData): EntryData {
-  const { body: _body, ...front } = data
-  return front
+/** A text in a data language changed from `before` to `after` (the same text when they are equal). */
+function rewrite (kind: FrontmatterKind, text: string, before: unknown, after: unknown): string {
+  return isDeepStrictEqual(before, after) ? text : LANGUAGES[kind].edit(text, before, after)
 }
 
 function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryData {
   if (kind === null) return {}
   const value = LANGUAGES[kind].parse(inner)
-  if (value === null) return {}
   if (!isPlainObject(value)) throw new EntryParseError(`Markdown frontmatter must be a ${kind.toUpperCase()} mapping`)
   return value
 }
@@ -124,31 +115,17 @@ function parseFrontmatter (kind: FrontmatterKind | null, inner: string): EntryDa
 function serializeMarkdown (data: EntryData, previousText: string | undefined, newKind: Exclude<FrontmatterKind, 'js'>, previousData?: EntryData): string {
   const { body, ...front } = data
   const bodyText = typeof body === 'string' ? body : ''
-  const eol = previousText === undefined ? '\n' : eolOf(previousText)
-  if (previousText !== undefined) {
-    let previous: MarkdownParts | undefined
-    let oldFront: EntryData | undefined
-    try {
-      previous = splitMarkdown(previousText)
-      oldFront = previousData !== undefined ? withoutBody(previousData) : parseFrontmatter(previous.kind, previous.inner)
-    } catch (err) {
-      if (!(err instanceof EntryParseError)) throw err
-      // The previous file was unreadable: write it anew.
-    }
-    if (previous !== undefined && oldFront !== undefined && previous.kind !== null) {
-      const head = isDeepStrictEqual(oldFront, front)
-        ? previous.inner
-        : LANGUAGES[previous.kind].edit(previous.inner, oldFront, front)
-      return previous.open + head + previous.close + bodyText
-    }
+  const previous = previousText === undefined ? undefined : readable(splitMarkdown, previousText)
+  if (previous?.kind != null) {
+    const kind = previous.kind
+    const { body: _body, ...known } = previousData ?? {}
+    const oldFront = previousData !== undefined ? known : readable(inner => parseFrontmatter(kind, inner), previous.inner)
+    if (oldFront !== undefined) return previous.open + rewrite(kind, previous.inner, oldFront, front) + previous.close + bodyText
   }
-  return newFrontmatter(newKind, front, bodyText, eol)
-}
-
-function newFrontmatter (kind: Exclude<FrontmatterKind, 'js'>, front: EntryData, body: string, eol: string): string {
-  if (Object.keys(front).length === 0) return bodyNeedsFence(body) ? `---${eol}---${eol}${body}` : body
-  const fence = FENCES[kind]
-  return (fence + WRITERS[kind](front) + fence).replace(/\r?\n/g, eol) + body
+  const eol = previousText === undefined ? '\n' : eolOf(previousText)
+  // A body that would read back as something else (it starts like a frontmatter) stays behind an empty one.
+  if (Object.keys(front).length === 0) return /^(\uFEFF|---|\+\+\+|\{)/.test(bodyText) ? `---${eol}---${eol}${bodyText}` : bodyText
+  return (FENCES[newKind] + WRITERS[newKind](front) + FENCES[newKind]).replace(/\r?\n/g, eol) + bodyText
 }
 
 /** A Markdown file cut into its parts; `open + inner + close + body` is the whole text. */
@@ -190,11 +167,6 @@ function splitMarkdown (text: string): MarkdownParts {
   return noFrontmatter(text)
 }
 
-/** Whether a body written alone would read back as something else (it would start a frontmatter). */
-function bodyNeedsFence (body: string): boolean {
-  return /^(\uFEFF|---|\+\+\+|\{)/.test(body)
-}
-
 function noFrontmatter (text: string): MarkdownParts {
   return { kind: null, open: '', inner: '', close: '', body: text }
 }
@@ -210,34 +182,19 @@ function closeFence (text: string, from: number, marker: string): { inner: strin
   return { inner: text.slice(from, found.index + 1), close: found[0].slice(1), body: text.slice(after) }
 }
 
-/** Hugo's JSON frontmatter: the object at the top of the file, up to where it closes. */
+/** Hugo's JSON frontmatter: the object at the top of the file, up to the bracket that closes it (strings skipped whole). */
 function jsonFrontmatter (text: string): MarkdownParts {
   const start = text.indexOf('{')
+  const token = /"(?:[^"\\]|\\[\s\S])*"?|[{[]|[}\]]/g
+  token.lastIndex = start
   let depth = 0
-  let inString = false
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]
-    if (inString) {
-      if (c === '\\') i++
-      else if (c === '"') inString = false
-      continue
-    }
-    if (c === '"') inString = true
-    else if (c === '{' || c === '[') depth++
-    else if (c === '}' || c === ']') {
-      depth--
-      if (depth === 0) {
-        const rest = /^[ \t]*(\r?\n|$)/.exec(text.slice(i + 1))
-        const closeLength = rest === null ? 0 : rest[0].length
-        return {
-          kind: 'json',
-          open: text.slice(0, start),
-          inner: text.slice(start, i + 1),
-          close: text.slice(i + 1, i + 1 + closeLength),
-          body: text.slice(i + 1 + closeLength)
-        }
-      }
-    }
+  for (let found = token.exec(text); found !== null; found = token.exec(text)) {
+    if (found[0] === '{' || found[0] === '[') depth++
+    else if (found[0] === '}' || found[0] === ']') depth--
+    if (depth > 0) continue
+    const end = token.lastIndex
+    const close = /^[ \t]*(\r?\n|$)/.exec(text.slice(end))?.[0] ?? ''
+    return { kind: 'json', open: text.slice(0, start), inner: text.slice(start, end), close, body: text.slice(end + close.length) }
   }
   throw new EntryParseError('JSON frontmatter is never closed')
 }
@@ -251,18 +208,15 @@ function parseJsonText (text: string): unknown {
   }
 }
 
-/** Writes data as new JSON text: two-space indent and a final newline. */
-function renderJson (value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n'
-}
-
 /** Changes a JSON text with jsonc-parser's `modify`, formatting only the new text (one-line containers stay one line). */
 function editJsonText (text: string, before: unknown, after: unknown): string {
   const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.
   const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
   if (JSON.stringify(before) === text.slice(0, text.length - trailing.length)) return JSON.stringify(after) + trailing
-  const unit = indentUnit(text)
+  // The file's indentation unit (its first indented line's), two spaces when it has none.
+  const indented = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  '
+  const unit = indented.startsWith('\t') ? '\t' : indented
   const formattingOptions: FormattingOptions = { insertSpaces: unit !== '\t', tabSize: unit === '\t' ? 1 : unit.length, eol: eolOf(text) }
   let current = text
   try {
@@ -282,11 +236,4 @@ function editJsonText (text: string, before: unknown, after: unknown): string {
     if (isDeepStrictEqual(JSON.parse(current), after)) return current
   } catch {}
   return (JSON.stringify(after, null, unit) + trailing).replace(/\r?\n/g, eolOf(text))
-}
-
-/** The file's indentation unit (its first indented line's), two spaces when it has none. */
-function indentUnit (text: string): string {
-  const m = /\n([ \t]+)\S/.exec(text)
-  if (m === null) return '  '
-  return m[1]!.startsWith('\t') ? '\t' : m[1]!
 }

@@ -47,9 +47,14 @@ export function editJsFrontmatter (inner: string, before: Record<string, unknown
 /** One change spliced into the text; null when only its parent can be replaced whole. */
 function placeChange (text: string, change: DataChange): string | null {
   const source = readSource(text)
-  if (change.op === 'set') return setValue(text, source, change.path, change.value)
+  if (change.op === 'set') {
+    const node = nodeAt(source, change.path)
+    return node === null ? null : splice(text, node.start, node.end, render(change.value, text.slice(node.start, node.end)))
+  }
   if (change.op === 'add') return addValue(text, source, change.path, change.value)
-  return deleteDeclaration(text, source, change.path)
+  // A declaration is removed; a list or object losing members is replaced whole instead (null).
+  const declarator = source.root === null && change.path.length === 1 ? source.declarations.get(String(change.path[0])) : undefined
+  return declarator === undefined ? null : splice(text, lineStart(text, declarator.start), nextLineStart(text, declarator.end), '')
 }
 
 function readSource (inner: string): JsSource {
@@ -164,11 +169,6 @@ function propertyOf (object: AnyNode, key: string): AnyNode | null {
   return (props[props.length - 1]?.value as AnyNode | undefined) ?? null
 }
 
-function setValue (text: string, source: JsSource, path: DataPath, value: unknown): string | null {
-  const node = nodeAt(source, path)
-  return node === null ? null : splice(text, node.start, node.end, render(value, text.slice(node.start, node.end)))
-}
-
 function addValue (text: string, source: JsSource, path: DataPath, value: unknown): string {
   const key = String(path[path.length - 1])
   const parent = path.length === 1 ? source.root : nodeAt(source, path.slice(0, -1))
@@ -197,12 +197,6 @@ function addValue (text: string, source: JsSource, path: DataPath, value: unknow
   return multiline
     ? splice(text, at, at, `${afterLast === null ? ',' : ''}${eol}${indent}${entry}${afterLast === null ? '' : ','}`)
     : splice(text, at, at, `${afterLast === null ? ',' : ''} ${entry}`)
-}
-
-/** Removes a declaration; a list or object losing members is replaced whole instead (null). */
-function deleteDeclaration (text: string, source: JsSource, path: DataPath): string | null {
-  const declarator = source.root === null && path.length === 1 ? source.declarations.get(String(path[0])) : undefined
-  return declarator === undefined ? null : splice(text, lineStart(text, declarator.start), nextLineStart(text, declarator.end), '')
 }
 
 /** A value as JavaScript source; a string keeps the quote style of the value it replaces. */

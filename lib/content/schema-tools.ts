@@ -1,10 +1,10 @@
 /** JSON Schema helpers: validation into spec-shaped issues, a default-value template, a schema inferred from samples. */
-import type { Ajv, ValidateFunction, ErrorObject } from 'ajv'
+import type { Ajv, CodeOptions, ValidateFunction, ErrorObject } from 'ajv'
 import type { Ajv2020 } from 'ajv/dist/2020.js'
 import type standaloneCode from 'ajv/dist/standalone/index.js'
 import { createRequire } from 'node:module'
 import type { ValidationIssue } from '../errors.js'
-import { linearRegExp } from './linear-regexp.js'
+import type { RE2JS } from 're2js'
 import { DRAFT7_AJV_OPTIONS, validatorDigest } from './generated-validators.js'
 import { DRAFT7_META_DIGEST, validateDraft7Schema } from './draft7-meta.generated.js'
 
@@ -12,38 +12,50 @@ export type JsonSchema = Record<string, unknown>
 /** A schema's check: data to validation issues (empty when valid). */
 export type Validator = (data: unknown) => ValidationIssue[]
 
-/* ajv (CommonJS, 90 modules) is loaded on the first compile: a restart compiles nothing, and the
-   service compiles in its schema thread. ajv-formats is loaded on the first schema that names a
-   `format`: most sites' schemas name none. */
+/* ajv (90 modules) loads on the first compile, ajv-formats on the first schema naming a `format`. */
 const requireHere = createRequire(import.meta.url)
 
 function addFormats (ajv: Ajv | Ajv2020): void {
   (requireHere('ajv-formats') as (ajv: Ajv | Ajv2020) => void)(ajv)
 }
 
+/**
+ * ajv's `code.regExp` engine (its `code` names it in standalone code, unused here): a JavaScript-syntax
+ * pattern compiled with RE2 (re2js) into the `{ test }` object ajv calls, linear in the input, so a
+ * pattern like `^(a|a)*$` cannot stall the service. re2js (260 KB) loads on the first pattern.
+ */
+export const linearRegExp: NonNullable<CodeOptions['regExp']> = Object.assign((pattern: string) => {
+  let compiled: RE2JS
+  try {
+    const re2js = (requireHere('re2js') as { RE2JS: typeof RE2JS }).RE2JS
+    compiled = re2js.compile(re2js.translateRegExp(pattern))
+  } catch (err) {
+    throw new Error(`pattern ${JSON.stringify(pattern)} is not supported (${(err as Error).message}); lookaround and backreferences cannot be matched in linear time`)
+  }
+  // ajv caches compiled patterns by toString(): it must tell patterns apart.
+  return { test: (s: string) => compiled.test(s), toString: () => `/${pattern}/` }
+}, { code: 'linearRegExp' })
+
 const DRAFT7_META_ID = 'http://json-schema.org/draft-07/schema'
 /** Both instances' code: patterns on RE2, `$ref`s as functions, the source kept for standalone output. */
 const INSTANCE_OPTIONS = { inlineRefs: false, code: { regExp: linearRegExp, source: true } }
-/* The draft-07 meta-schema's validator made at build time (scripts/generate-config-validator.mjs), so
-   a start does not compile it. */
+/* The draft-07 meta-schema's validator, made at build time so that a start does not compile it. */
 const generatedMeta = validateDraft7Schema as ((schema: unknown) => boolean) & { errors?: ErrorObject[] | null }
 
 /**
- * Compiles collection schemas, with patterns on RE2 (`linear-regexp.ts`). A `$ref` is compiled as
- * a function, never inlined (inlining turned one 16 KB schema into 18 MB of code). The service
- * compiles in a thread (`thread-schema-compiler.ts`), which caches by schema text; this class in
- * the caller's.
+ * Compiles collection schemas, with patterns on RE2 and each `$ref` a function, never inlined (that
+ * turned one 16 KB schema into 18 MB of code). The service compiles in a thread (`thread-schema-compiler.ts`).
  */
 export class SchemaCompiler {
-  /* Each made on its first schema: creating an instance adds its meta-schemas (2020-12 has eight),
-     and most sites' schemas are draft-07. */
+  /* Each made on its first schema: an instance adds its meta-schemas (2020-12 has eight). */
   #draft7Instance: Ajv | null = null
   #draft2020Instance: Ajv2020 | null = null
   #formats = false
   /* The meta-schema validator ajv would hold in the draft-07 instance: compiled at its first schema,
-     without formats ('plain') or with them. The instance checks schemas itself only when not
-     'plain' or for a schema naming its `$schema`, so that each check is exactly ajv's own. */
-  #draft7Meta: 'plain' | 'formats' | null = null
+     without formats ('plain', or 'generated' when the build's validator is current) or with them. The
+     instance checks schemas itself unless 'generated' or for a schema naming its `$schema`, so that
+     each check is exactly ajv's own. */
+  #draft7Meta: 'generated' | 'plain' | 'formats' | null = null
 
   /** A schema's validator as ajv standalone code (a CommonJS module); throws as `validator` does. */
   standaloneSource (schema: JsonSchema): string {
@@ -66,7 +78,7 @@ export class SchemaCompiler {
     if (!this.#formats && JSON.stringify(schema).includes('"format"')) {
       if (this.#draft7Instance !== null) {
         // ajv compiled its meta-schema validator without formats at the first schema: so here.
-        if (this.#draft7Meta === 'plain') this.#draft7Instance.getSchema(DRAFT7_META_ID)
+        if (this.#draft7Meta !== 'formats') this.#draft7Instance.getSchema(DRAFT7_META_ID)
         addFormats(this.#draft7Instance)
       }
       if (this.#draft2020Instance !== null) addFormats(this.#draft2020Instance)
@@ -76,13 +88,11 @@ export class SchemaCompiler {
   }
 
   /* As ajv.compile with validateSchema on: the schema checked against the meta-schema first (the
-     same error, "schema is invalid: ..."), by the generated validator where it is ajv's own (and was
-     made from this ajv and these options). */
+     same error, "schema is invalid: ..."), by the generated validator where it is ajv's own. */
   #compileDraft7 (schema: JsonSchema): ValidateFunction {
     const ajv = this.#draft7()
-    this.#draft7Meta ??= this.#formats ? 'formats' : 'plain'
-    const generated = this.#draft7Meta === 'plain' && schema.$schema === undefined &&
-      DRAFT7_META_DIGEST === validatorDigest(DRAFT7_META_ID, DRAFT7_AJV_OPTIONS)
+    this.#draft7Meta ??= this.#formats ? 'formats' : DRAFT7_META_DIGEST === validatorDigest(DRAFT7_META_ID, DRAFT7_AJV_OPTIONS) ? 'generated' : 'plain'
+    const generated = this.#draft7Meta === 'generated' && schema.$schema === undefined
     if (!generated) ajv.validateSchema(schema, true)
     else if (!generatedMeta(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(generatedMeta.errors)}`)
     return ajv.compile(schema)

@@ -1,13 +1,11 @@
 /**
- * Collection schemas compiled off the event loop: ajv's compile of the largest allowed schema held
- * it 200-1,400 ms on 2 busy cores, so a thread compiles and hands back code plus V8's code cache,
- * which loads here in 3-29 ms. A compile over the time limit ends the thread (422).
+ * Collection schemas compiled off the event loop (the largest allowed held it up to 1.4 s): a thread hands
+ * back code plus V8's code cache, which loads here in 3-29 ms. A compile over the time limit ends the thread.
  */
 import { createRequire } from 'node:module'
 import vm from 'node:vm'
 import { WorkerPool } from './worker-pool.js'
-import { issuesOf, type JsonSchema, type Validator } from './schema-tools.js'
-import { linearRegExp } from './linear-regexp.js'
+import { issuesOf, linearRegExp, type JsonSchema, type Validator } from './schema-tools.js'
 
 /** Milliseconds one schema may take to compile (the largest allowed takes 1.4 s on 2 cores at a load of 24). */
 const SCHEMA_COMPILE_TIME_LIMIT_MS = 10_000
@@ -25,8 +23,8 @@ export class SchemaCompileError extends Error {
   }
 }
 
-/* The modules ajv's standalone code requires: its runtime helpers and ajv-formats' formats. */
 const requireFromHere = createRequire(import.meta.url)
+/** The modules ajv's standalone code requires: its runtime helpers and ajv-formats' formats. */
 function requireRuntime (id: string): unknown {
   if (!id.startsWith('ajv/dist/runtime/') && id !== 'ajv-formats/dist/formats') throw new Error(`validator module requires ${id}`)
   return requireFromHere(id)

@@ -133,12 +133,10 @@ function tryChange (text: string, change: DataChange): string | null {
   return addKey(text, slots, change.path, change.value, eol)
 }
 
+/** Removes the `[name]` table at a path (when nothing is nested below it). */
 function deleteTable (text: string, slots: Slots, path: DataPath): string | null {
-  const key = pathKey(path)
-  const table = slots.tables.find(t => pathKey(t.resolvedKey) === key && t.kind === 'standard')
-  if (table === undefined) return null
-  const below = slots.tables.some(t => t !== table && t.resolvedKey.length > path.length && pathKey(t.resolvedKey.slice(0, path.length)) === key)
-  if (below) return null
+  const [table, ...below] = tablesUnder(slots, path)
+  if (table === undefined || below.length > 0 || table.kind !== 'standard' || table.resolvedKey.length !== path.length) return null
   return splice(text, lineStart(text, table.range[0]), nextLineStart(text, table.range[1]), '')
 }
 
@@ -192,16 +190,15 @@ function addItem (text: string, list: AST.TOMLArray, value: unknown, eol: string
   return splice(text, last.range[1], last.range[1], `,${eol}${indent}${rendered}`)
 }
 
-/** The `[[name]]` tables of an array of tables, in order (null when the path is not one). */
+/** The `[[name]]` tables of an array of tables, in order (none when the path is not one). */
 function arrayTables (slots: Slots, listPath: DataPath): AST.TOMLTable[] {
-  const key = pathKey(listPath)
-  return slots.tables.filter(t => t.kind === 'array' && t.resolvedKey.length === listPath.length + 1 && pathKey(t.resolvedKey.slice(0, -1)) === key)
+  return tablesUnder(slots, listPath).filter(t => t.kind === 'array' && t.resolvedKey.length === listPath.length + 1)
 }
 
-/** The tables below one item of an array of tables (`[item.sub]`), the item's own table included. */
-function itemTables (slots: Slots, itemPath: DataPath): AST.TOMLTable[] {
-  const key = pathKey(itemPath)
-  return slots.tables.filter(t => t.resolvedKey.length >= itemPath.length && pathKey(t.resolvedKey.slice(0, itemPath.length)) === key)
+/** The tables at a path and below it, in order (an array's item: its `[[name]]` and its `[name.sub]` tables). */
+function tablesUnder (slots: Slots, path: DataPath): AST.TOMLTable[] {
+  const key = pathKey(path)
+  return slots.tables.filter(t => t.resolvedKey.length >= path.length && pathKey(t.resolvedKey.slice(0, path.length)) === key)
 }
 
 /** Appends a `[[name]]` table after the array's last one. */
@@ -210,7 +207,7 @@ function addTableItem (text: string, slots: Slots, path: DataPath, value: unknow
   const tables = arrayTables(slots, listPath)
   const last = tables[tables.length - 1]
   if (last === undefined || !isPlainObject(value)) return null
-  const below = itemTables(slots, last.resolvedKey)
+  const below = tablesUnder(slots, last.resolvedKey)
   const end = Math.max(...below.map(t => t.range[1]))
   const indent = last.body[0] === undefined ? '' : text.slice(lineStart(text, last.body[0].range[0]), last.body[0].range[0])
   if (indent.trim() !== '') return null
@@ -231,7 +228,7 @@ function addTableItem (text: string, slots: Slots, path: DataPath, value: unknow
 function deleteTableItem (text: string, slots: Slots, path: DataPath): string | null {
   const tables = arrayTables(slots, path.slice(0, -1))
   const table = tables[path[path.length - 1] as number]
-  if (table === undefined || tables.length < 2 || itemTables(slots, table.resolvedKey).length > 1) return null
+  if (table === undefined || tables.length < 2 || tablesUnder(slots, table.resolvedKey).length > 1) return null
   const from = lineStart(text, table.range[0])
   let to = nextLineStart(text, table.range[1])
   // The blank lines that separated it from the next table go with it.

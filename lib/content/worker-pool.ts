@@ -1,7 +1,6 @@
 /**
- * A small pool of worker threads for work whose cost does not follow its input's size (Markdown
- * rendering, schema compilation): a job over the time limit, the heap or the stack ends its thread,
- * never the event loop. Threads start on demand and leave when idle; their module serves jobs with `serveJobs`.
+ * A pool of worker threads for work whose cost does not follow its input's size (Markdown, schemas): a job
+ * over the time limit, the heap or the stack ends its thread, never the event loop. Threads serve with `serveJobs`.
  */
 import { Worker, parentPort, type ResourceLimits } from 'node:worker_threads'
 

@@ -82,7 +82,10 @@ function tryChange (text: string, change: DataChange): string | null {
     // A key that only a merge (`<<: *base`) provides: an explicit key overrides it.
     if (pair === undefined && change.op === 'set' && parent.flow !== true && parent.items.length > 0) return addKey(text, parent, String(key), change.value, eol, style)
     if (pair === undefined || !isScalar(pair.key) || pair.key.range == null) return null
-    if (change.op === 'delete') return parent.flow === true ? null : deleteKey(text, pair as Pair<Scalar, Node | null>)
+    if (change.op === 'delete') {
+      const value = pair.value as Node | null
+      return parent.flow === true ? null : removeLines(text, pair.key.range[0], value?.range != null ? valueEnd(text, value) : pair.key.range[1])
+    }
     return setMapValue(text, pair as Pair<Scalar, Node | null>, change.value, eol, style)
   }
   if (isSeq(parent) && typeof key === 'number' && change.op === 'set') {
@@ -243,10 +246,6 @@ function deleteItem (text: string, seq: YAMLSeq, index: number): string | null {
   if (seq.flow === true) return items.every(i => i.range != null) ? deleteInlineItem(text, items.map(i => i.range!), index) : null
   const dash = text.lastIndexOf('-', item.range[0])
   return dash === -1 ? null : removeLines(text, dash, valueEnd(text, item))
-}
-
-function deleteKey (text: string, pair: Pair<Scalar, Node | null>): string | null {
-  return removeLines(text, pair.key.range![0], pair.value?.range != null ? valueEnd(text, pair.value) : pair.key.range![1])
 }
 
 interface PaddedLine { pad: string, line: string }
