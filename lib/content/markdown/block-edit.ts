@@ -240,7 +240,9 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
 function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
   const raw = new RawTags()
   const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(raw) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
-  const phrasing = tidy(flatten(mdast.children), target.kind === 'heading')
+  // The fragment holds only inline elements: rehype-remark makes it one paragraph (none when empty).
+  const paragraph = mdast.children[0]
+  const phrasing = tidy(paragraph?.type === 'paragraph' ? paragraph.children : [], target.kind === 'heading')
   restoreLinks(phrasing, target.original, style)
   const intraword = hasIntrawordAttention(phrasing)
   const node: RootContent = target.kind === 'heading'
@@ -277,29 +279,6 @@ function tidy (nodes: PhrasingContent[], heading: boolean): PhrasingContent[] {
   }
   return out
 }
-
-/** Block-level wrappers (should any appear) become their content, joined by hard breaks. */
-function flatten (nodes: RootContent[]): PhrasingContent[] {
-  const out: PhrasingContent[] = []
-  let afterBlock = false
-  for (const node of nodes) {
-    // Inline HTML is not phrasing to hast-util-to-mdast: it cuts the paragraph it sits in.
-    const wasBlock = afterBlock
-    afterBlock = node.type === 'paragraph' || node.type === 'heading'
-    if (node.type === 'paragraph' || node.type === 'heading') {
-      if (out.length > 0 && wasBlock) out.push({ type: 'break' })
-      out.push(...node.children)
-    } else if ('children' in node && !isPhrasing(node)) {
-      out.push(...flatten(node.children as RootContent[]))
-    } else if (isPhrasing(node)) {
-      out.push(node)
-    }
-  }
-  return out
-}
-
-const PHRASING = new Set(['text', 'emphasis', 'strong', 'delete', 'inlineCode', 'break', 'link', 'linkReference', 'image', 'imageReference', 'html', 'footnoteReference'])
-function isPhrasing (node: RootContent): node is PhrasingContent { return PHRASING.has(node.type) }
 
 /** Links keep their title and reference style; a new link to a URL the document defines becomes a reference. */
 function restoreLinks (phrasing: PhrasingContent[], original: PhrasingContent[], style: DocumentStyle): void {
