@@ -66,6 +66,10 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   // Only what the editor changed is rewritten, where md_edit's text edit and marks say it.
   const asText = editAsText({ body, block, host, current, incoming, mdx: opts.mdx === true, outline, urls, rendersAs })
   if (asText !== null) return asText
+  // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
+  if (host.children.some(node => node.type === 'mdxTextExpression' || node.type === 'mdxJsxTextElement')) {
+    throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
+  }
   const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
   const last = host.children[host.children.length - 1]
@@ -79,21 +83,13 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   }
   const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
   const style = blockStyle(block.node, body, tree, urls)
-  const convert = (fragment: HastRoot): string => inlineToMarkdown(fragment, {
-    kind: heading !== null ? 'heading' : 'paragraph',
-    depth: heading?.depth,
-    setext,
-    original: host.children
-  }, style)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
-  let text = convert(incoming)
+  let text = inlineToMarkdown(incoming, { kind: heading !== null ? 'heading' : 'paragraph', depth: heading?.depth, setext, original: host.children }, style)
   if (text === '' && lead !== '') lead = ''
   text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
   const next = body.slice(0, from) + lead + text + body.slice(to)
   const end = block.end + (next.length - body.length)
-  // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
-  if (!keepsMdx(host.children, body, next.slice(block.start, end))) throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   return { body: next, start: block.start, end, changed: next !== body }
 }
 
@@ -179,18 +175,6 @@ function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<st
   return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }
 
-/** Whether the new block text still holds the source of each MDX expression and JSX node, in order. */
-function keepsMdx (children: PhrasingContent[], body: string, text: string): boolean {
-  let at = 0
-  for (const node of children) {
-    if (node.type !== 'mdxTextExpression' && node.type !== 'mdxJsxTextElement') continue
-    const found = text.indexOf(body.slice(node.position?.start.offset ?? 0, node.position?.end.offset ?? 0), at)
-    if (found < 0) return false
-    at = found + 1
-  }
-  return true
-}
-
 const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
 
 /** The block's content as the browser has it: the block alone rendered as renderMarkdown does, reduced to the inline allowlist. */
@@ -238,8 +222,8 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
 
 /** Converts sanitized inline HTML to Markdown phrasing text (no trailing newline). */
 function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
-  const raw = new RawTags()
-  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(raw) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
+  const rawTags: string[] = []
+  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(rawTags) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
   // The fragment holds only inline elements: rehype-remark makes it one paragraph (none when empty).
   const paragraph = mdast.children[0]
   const phrasing = tidy(paragraph?.type === 'paragraph' ? paragraph.children : [], target.kind === 'heading')
@@ -255,7 +239,8 @@ function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: Docu
     setext: target.setext === true,
     bullet: '-'
   })
-  let text = raw.restore(processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, ''))
+  let text = processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, '')
+    .replace(/\uE001(\d+)\uE002/g, (_, i: string) => rawTags[Number(i)] ?? '')
   if (target.kind === 'heading') {
     text = target.setext === true
       ? text.replace(/\n[=-]+$/, '')
@@ -339,26 +324,17 @@ function textOf (node: Nodes): string {
 type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
 type Handle = Handlers[string]
 
-/** Raw HTML tags as placeholder text through the conversion (hast-util-to-mdast cuts a paragraph at `html`). */
-class RawTags {
-  readonly tags: string[] = []
-  placeholder (html: string): PhrasingContent {
-    this.tags.push(html)
-    return { type: 'text', value: `\uE001${this.tags.length - 1}\uE002` }
-  }
-
-  restore (text: string): string {
-    return text.replace(/\uE001(\d+)\uE002/g, (_, i: string) => this.tags[Number(i)] ?? '')
-  }
-}
-
-/** Handlers writing an element as inline HTML around its converted children (attributes escaped). */
-function htmlHandlers (raw: RawTags): Handlers {
+/**
+ * Handlers writing an element as inline HTML around its converted children (attributes escaped), each tag
+ * a placeholder text `\uE001<index in rawTags>\uE002` through the conversion (hast-util-to-mdast cuts a paragraph at `html`).
+ */
+function htmlHandlers (rawTags: string[]): Handlers {
+  const placeholder = (html: string): PhrasingContent => ({ type: 'text', value: `\uE001${rawTags.push(html) - 1}\uE002` })
   const asHtml: Handle = (state, node) => {
     const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
       ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
       : ''
-    return [raw.placeholder(`<${node.tagName}${title}>`), ...state.all(node), raw.placeholder(`</${node.tagName}>`)] as PhrasingContent[]
+    return [placeholder(`<${node.tagName}${title}>`), ...state.all(node), placeholder(`</${node.tagName}>`)] as PhrasingContent[]
   }
   const footnote: Handle = (_state, node) => {
     const label = String(node.properties.label ?? '')
