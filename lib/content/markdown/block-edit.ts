@@ -223,7 +223,7 @@ interface LinkKeep { title: string | null, reference?: { identifier: string, lab
 /** Converts sanitized inline HTML to Markdown phrasing text (no trailing newline). */
 function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
   const rawTags: string[] = []
-  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(rawTags) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
+  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(rawTags) }).runSync(fragment) as Root
   // The fragment holds only inline elements: rehype-remark makes it one paragraph (none when empty).
   const paragraph = mdast.children[0]
   const phrasing = tidy(paragraph?.type === 'paragraph' ? paragraph.children : [], target.kind === 'heading')
@@ -322,7 +322,7 @@ function textOf (node: Nodes): string {
 }
 
 type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
-type Handle = Handlers[string]
+type Handle = NonNullable<Handlers[string]>
 
 /**
  * Handlers writing an element as inline HTML around its converted children (attributes escaped), each tag
@@ -336,26 +336,21 @@ function htmlHandlers (rawTags: string[]): Handlers {
       : ''
     return [placeholder(`<${node.tagName}${title}>`), ...state.all(node), placeholder(`</${node.tagName}>`)] as PhrasingContent[]
   }
-  const footnote: Handle = (_state, node) => {
-    const label = String(node.properties.label ?? '')
+  // Footnote references (`sup > a[data-footnote-ref]`, the sup optional) are written as `[^label]`.
+  const footnoteOr = (handle: Handle): Handle => (state, node, parent) => {
+    const ref = footnoteRef(node)
+    if (ref === undefined) return handle(state, node, parent)
+    const label = footnoteLabel(ref)
     return { type: 'footnoteReference', identifier: label.toLowerCase(), label }
   }
-  return { kbd: asHtml, sup: asHtml, sub: asHtml, mark: asHtml, abbr: asHtml, 'cms-footnote-ref': footnote }
+  const link: Handle = (state, node) => ({ type: 'link', url: String(node.properties.href), title: null, children: state.all(node) as PhrasingContent[] })
+  return { kbd: asHtml, sup: footnoteOr(asHtml), sub: asHtml, mark: asHtml, abbr: asHtml, a: footnoteOr(link) }
 }
 
-/** Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become an element written as `[^label]`. */
-function footnoteRefs (root: HastRoot): HastRoot {
-  const refOf = (node: ElementContent): Element | undefined => {
-    if (node.type !== 'element') return undefined
-    if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
-    const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
-    return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? refOf(only[0]) : undefined
-  }
-  visit(root, 'element', (node, index, parent) => {
-    const ref = refOf(node)
-    if (ref === undefined || parent === undefined || index === undefined) return
-    parent.children[index] = { type: 'element', tagName: 'cms-footnote-ref', properties: { label: footnoteLabel(ref) }, children: [] }
-    return SKIP
-  })
-  return root
+/** The footnote reference an element is (`a[data-footnote-ref]`) or holds alone in a `sup`. */
+function footnoteRef (node: ElementContent): Element | undefined {
+  if (node.type !== 'element') return undefined
+  if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
+  const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
+  return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? footnoteRef(only[0]) : undefined
 }
