@@ -70,7 +70,6 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   if (host.children.some(node => node.type === 'mdxTextExpression' || node.type === 'mdxJsxTextElement')) {
     throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   }
-  const heading: Heading | null = host.type === 'heading' ? host : null
   const first = host.children[0]
   const last = host.children[host.children.length - 1]
   let from = first?.position?.start.offset
@@ -81,11 +80,11 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
     from = to = block.end
     lead = ' '
   }
-  const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
+  const setext = host.type === 'heading' && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
   const style = blockStyle(block.node, body, tree, urls)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
-  let text = inlineToMarkdown(incoming, { kind: heading !== null ? 'heading' : 'paragraph', depth: heading?.depth, setext, original: host.children }, style)
+  let text = inlineToMarkdown(incoming, host, setext, style)
   if (text === '' && lead !== '') lead = ''
   text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
   const next = body.slice(0, from) + lead + text + body.slice(to)
@@ -93,11 +92,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   return { body: next, start: block.start, end, changed: next !== body }
 }
 
-/**
- * The edit as md_edit's text edit then marks (text-edit.ts), the images and footnote references it
- * removed taken out first; null when the block would not render as the edited HTML, or when the
- * conversion writes it better: no word of the block is kept, or a new link goes to a defined URL.
- */
+/** The edit as md_edit's text edit then marks; null when it would not render as the HTML or the conversion writes it better (no word kept, a new link to a defined URL). */
 function editAsText (input: { body: string, block: EditableBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot, mdx: boolean, outline: BodyOutline, urls: Map<string, Definition>, rendersAs: (edit: BlockEditResult) => boolean }): BlockEditResult | null {
   const { body, block, mdx, rendersAs } = input
   const before = textAndMarks(input.current)
@@ -208,41 +203,31 @@ interface DocumentStyle {
   definitions: Map<string, Definition>
 }
 
-/** What the content is written into. */
-interface InlineTarget {
-  /** `heading` writes heading content (escaping a closing `#` sequence), else paragraph content. */
-  kind: 'paragraph' | 'heading'
-  depth?: number
-  setext?: boolean
-  /** The block's current inline content, to keep its links' titles and reference style. */
-  original: PhrasingContent[]
-}
-
 interface LinkKeep { title: string | null, reference?: { identifier: string, label: string, referenceType: LinkReference['referenceType'], text: string } }
 
-/** Converts sanitized inline HTML to Markdown phrasing text (no trailing newline). */
-function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
+/** Converts sanitized inline HTML to the Markdown content of `host` (no trailing newline); its links keep their titles and reference style. */
+function inlineToMarkdown (fragment: HastRoot, host: Paragraph | Heading, setext: boolean, style: DocumentStyle): string {
   const rawTags: string[] = []
   const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(rawTags) }).runSync(fragment) as Root
   // The fragment holds only inline elements: rehype-remark makes it one paragraph (none when empty).
   const paragraph = mdast.children[0]
-  const phrasing = tidy(paragraph?.type === 'paragraph' ? paragraph.children : [], target.kind === 'heading')
-  restoreLinks(phrasing, target.original, style)
+  const phrasing = tidy(paragraph?.type === 'paragraph' ? paragraph.children : [], host.type === 'heading')
+  restoreLinks(phrasing, host.children, style)
   const intraword = hasIntrawordAttention(phrasing)
-  const node: RootContent = target.kind === 'heading'
-    ? { type: 'heading', depth: (target.depth ?? 1) as 1, children: phrasing }
+  const node: RootContent = host.type === 'heading'
+    ? { type: 'heading', depth: host.depth, children: phrasing }
     : { type: 'paragraph', children: phrasing }
   const processor = unified().use(remarkGfm).use(remarkStringify, {
     // `_` cannot open or close emphasis inside a word; `*` can.
     emphasis: intraword ? '*' : style.emphasis,
     strong: intraword ? '*' : style.strong,
-    setext: target.setext === true,
+    setext,
     bullet: '-'
   })
   let text = processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, '')
     .replace(/\uE001(\d+)\uE002/g, (_, i: string) => rawTags[Number(i)] ?? '')
-  if (target.kind === 'heading') {
-    text = target.setext === true
+  if (host.type === 'heading') {
+    text = setext
       ? text.replace(/\n[=-]+$/, '')
       : text.replace(/^#+(?: |$)/, '')
   }
