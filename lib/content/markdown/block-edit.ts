@@ -19,7 +19,6 @@ import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { firstMarkers, outlineOf, regionParser, type BodyOutline } from './body-outline.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { sanitizeRendered } from './render.js'
-import { shownText, shownAtoms, footnoteLabel } from './shown-text.js'
 import { applyTextEdit, checkedHint, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
 import type { TextMark } from '../../api-shapes.js'
 
@@ -50,7 +49,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const current = renderedContent(block, definitions)
   const shown = shownText(incoming)
   if (block.node.type === 'code') {
-    if (codeText(incoming) === block.node.value) return unchanged
+    if (textAndMarks(incoming).text.replace(/\n$/, '') === block.node.value) return unchanged
   } else if (shownText(current) === shown) {
     return unchanged
   }
@@ -181,12 +180,6 @@ function renderedContent (block: EditableBlock, definitions: RootContent[]): Has
   const content: HastRoot = { type: 'root', children: element?.children ?? [] }
   // Parsed as a browser parses the page (raw HTML becomes elements only then).
   return sanitizeInlineHtml(toHtml(sanitizeRendered(content, true)))
-}
-
-function codeText (root: HastRoot): string {
-  let text = ''
-  visit(root, 'text', (node) => { text += node.value })
-  return text.replace(/\n$/, '')
 }
 
 /** What continuation lines of a block's content start with: its first line's `>` kept, other prefixes as spaces. */
@@ -338,4 +331,55 @@ function footnoteRef (node: ElementContent): Element | undefined {
   if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
   const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
   return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? footnoteRef(only[0]) : undefined
+}
+
+/** Element keys start with this character and end with TAG_END, which text never holds. */
+const TAG = '\u0001'
+const TAG_END = '\u0002'
+
+/**
+ * What a reader sees of a sanitized fragment as one string, each element a key (tag and attributes), whitespace
+ * collapsed as a browser shows it: two fragments that show the same are equal.
+ */
+function shownText (root: HastRoot): string {
+  let out = ''
+  const walk = (nodes: ElementContent[]): void => {
+    for (const node of nodes) {
+      if (node.type === 'text') out += node.value
+      if (node.type !== 'element') continue
+      if (node.tagName === 'br' || node.tagName === 'img') {
+        out += TAG + tagKey(node) + TAG_END
+      } else if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) {
+        out += TAG + 'fn:' + footnoteLabel(node) + TAG_END
+      } else {
+        out += TAG + tagKey(node) + TAG_END
+        walk(node.children)
+        out += TAG + '/' + node.tagName + TAG_END
+      }
+    }
+  }
+  walk(root.children as ElementContent[])
+  return out.replace(/[ \t\n\r\f]+/g, ' ').replace(/ ?(\u0001br\u0002) ?/g, '$1').replace(/^ | $/g, '')
+}
+
+/** The images and footnote references of a shown text, in order. */
+function shownAtoms (shown: string): string[] {
+  return shown.match(/\u0001(?:img|fn:)[^\u0002]*\u0002/g) ?? []
+}
+
+function tagKey (node: Element): string {
+  const props = Object.entries(node.properties).filter(([, v]) => v !== undefined && v !== null && v !== false)
+    .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+  return node.tagName + (props.length === 0 ? '' : JSON.stringify(props))
+}
+
+/** A footnote reference's label, from its href (`#user-content-fn-<label>` or `#fn-<label>`). */
+function footnoteLabel (node: Element): string {
+  const href = String(node.properties.href ?? '')
+  const label = href.replace(/^#(?:user-content-)?fn-/, '')
+  try {
+    return decodeURIComponent(label)
+  } catch {
+    return label
+  }
 }
