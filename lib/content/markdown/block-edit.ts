@@ -16,10 +16,10 @@ import type {} from 'mdast-util-mdx'
 import { formatSourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
-import { firstMarkers, outlineOf, regionParser, type BodyOutline } from './body-outline.js'
+import { firstMarkers, outlineOf, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { sanitizeRendered } from './render.js'
-import { applyTextEdit, checkedHint, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
+import { applyTextEdit, checkedHint, contentRange, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
 import type { TextMark } from '../../api-shapes.js'
 
 export { SourceMismatchError, UneditableBlockError, type BlockEditResult } from './text-edit.js'
@@ -69,18 +69,11 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   if (host.children.some(node => node.type === 'mdxTextExpression' || node.type === 'mdxJsxTextElement')) {
     throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   }
-  const first = host.children[0]
-  const last = host.children[host.children.length - 1]
-  let from = first?.position?.start.offset
-  let to = last?.position?.end.offset
-  let lead = ''
-  if (from === undefined || to === undefined) {
-    // An empty block ("-", "##"): the content goes after its marker.
-    from = to = block.end
-    lead = ' '
-  }
+  const { start: from, end: to } = contentRange(block)
+  // An empty block ("-", "##"): the content goes after its marker.
+  let lead = host.children.length === 0 ? ' ' : ''
   const setext = host.type === 'heading' && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
-  const style = blockStyle(block.node, body, tree, urls)
+  const style = blockStyle(block.node, body, outline.markers, urls)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
   let text = inlineToMarkdown(incoming, host, setext, style)
@@ -163,9 +156,8 @@ function textAndMarks (root: HastRoot): { text: string, marks: TextMark[] } {
 const MARKS: Record<string, TextMark['type']> = { strong: 'strong', em: 'em', code: 'code', a: 'link' }
 
 /** The style for one block: its own markers first, then the document's. */
-function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>): DocumentStyle {
+function blockStyle (block: Nodes, body: string, doc: DocumentMarkers, definitions: Map<string, Definition>): DocumentStyle {
   const own = firstMarkers(block, body, {})
-  const doc = own.emphasis === undefined || own.strong === undefined ? firstMarkers(tree, body, {}) : {}
   return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }
 
@@ -188,13 +180,8 @@ function continuationPrefix (body: string, offset: number): string {
   return body.slice(lineStart, offset).replace(/[^>\s]/g, ' ').replace(/\r/g, '')
 }
 
-/** The markers and link definitions of a document. */
-interface DocumentStyle {
-  emphasis: '*' | '_'
-  strong: '*' | '_'
-  /** Link definitions by URL (the first one for each), for writing links as references. */
-  definitions: Map<string, Definition>
-}
+/** The markers a conversion writes, and the document's link definitions by URL (the first for each) to write links as references. */
+type DocumentStyle = Required<DocumentMarkers> & { definitions: Map<string, Definition> }
 
 interface LinkKeep { title: string | null, reference?: { identifier: string, label: string, referenceType: LinkReference['referenceType'], text: string } }
 

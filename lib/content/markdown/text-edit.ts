@@ -11,6 +11,7 @@ import { parseSourceHint, sourceHash } from './source-hint.js'
 import { outlineAfterEdit, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 import { isAllowedHref } from '../../url-scheme.js'
+import type { RootContent } from 'mdast'
 import type { SourceHint, TextMark } from '../../api-shapes.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
@@ -223,8 +224,12 @@ function insertionPoint (at: number, pairing: NonNullable<ReturnType<typeof pair
   return { pos: a.next, anc: a.anc, raw: bRaw }
 }
 
-/** Where the block's inline content starts and ends (after the marker of an empty block). */
-function contentRange (block: ListedBlock): { start: number, end: number } {
+/**
+ * Where a block's inline content starts and ends (after the marker of an empty block).
+ * @param block the block: its node and end offset
+ * @returns the content's source range
+ */
+export function contentRange (block: { node: RootContent, end: number }): { start: number, end: number } {
   const host = inlineHost(block.node)
   const first = host?.children[0]?.position?.start.offset
   const last = host?.children[host.children.length - 1]?.position?.end.offset
