@@ -16,11 +16,10 @@ import type {} from 'mdast-util-mdx'
 import { formatSourceHint } from './source-hint.js'
 import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
-import { firstMarkers, outlineOf, regionParser, type BodyOutline } from './body-outline.js'
+import { firstMarkers, outlineOf, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
 import { sanitizeRendered } from './render.js'
-import { shownText, shownAtoms, footnoteLabel } from './shown-text.js'
-import { applyTextEdit, checkedHint, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
+import { applyTextEdit, checkedHint, contentRange, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
 import type { TextMark } from '../../api-shapes.js'
 
 export { SourceMismatchError, UneditableBlockError, type BlockEditResult } from './text-edit.js'
@@ -50,7 +49,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const current = renderedContent(block, definitions)
   const shown = shownText(incoming)
   if (block.node.type === 'code') {
-    if (codeText(incoming) === block.node.value) return unchanged
+    if (textAndMarks(incoming).text.replace(/\n$/, '') === block.node.value) return unchanged
   } else if (shownText(current) === shown) {
     return unchanged
   }
@@ -66,42 +65,26 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   // Only what the editor changed is rewritten, where md_edit's text edit and marks say it.
   const asText = editAsText({ body, block, host, current, incoming, mdx: opts.mdx === true, outline, urls, rendersAs })
   if (asText !== null) return asText
-  const heading: Heading | null = host.type === 'heading' ? host : null
-  const first = host.children[0]
-  const last = host.children[host.children.length - 1]
-  let from = first?.position?.start.offset
-  let to = last?.position?.end.offset
-  let lead = ''
-  if (from === undefined || to === undefined) {
-    // An empty block ("-", "##"): the content goes after its marker.
-    from = to = block.end
-    lead = ' '
+  // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
+  if (host.children.some(node => node.type === 'mdxTextExpression' || node.type === 'mdxJsxTextElement')) {
+    throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   }
-  const setext = heading !== null && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
-  const style = blockStyle(block.node, body, tree, urls)
-  const convert = (fragment: HastRoot): string => inlineToMarkdown(fragment, {
-    kind: heading !== null ? 'heading' : 'paragraph',
-    depth: heading?.depth,
-    setext,
-    original: host.children
-  }, style)
+  const { start: from, end: to } = contentRange(block)
+  // An empty block ("-", "##"): the content goes after its marker.
+  let lead = host.children.length === 0 ? ' ' : ''
+  const setext = host.type === 'heading' && /\n[ \t]*[=-]+[ \t]*$/.test(body.slice(block.start, block.end))
+  const style = blockStyle(block.node, body, outline.markers, urls)
   const cont = continuationPrefix(body, from)
   const newline = body.includes('\r\n') ? '\r\n' : '\n'
-  let text = convert(incoming)
+  let text = inlineToMarkdown(incoming, host, setext, style)
   if (text === '' && lead !== '') lead = ''
   text = text.split('\n').map((line, i) => i === 0 ? line : cont + line).join(newline)
   const next = body.slice(0, from) + lead + text + body.slice(to)
   const end = block.end + (next.length - body.length)
-  // MDX expressions and JSX in the block are never rewritten (they render nothing we can compare).
-  if (!keepsMdx(host.children, body, next.slice(block.start, end))) throw new UneditableBlockError(block.node.type, 'An edit may not change the MDX expressions or JSX of a block; use md_edit')
   return { body: next, start: block.start, end, changed: next !== body }
 }
 
-/**
- * The edit as md_edit's text edit then marks (text-edit.ts), the images and footnote references it
- * removed taken out first; null when the block would not render as the edited HTML, or when the
- * conversion writes it better: no word of the block is kept, or a new link goes to a defined URL.
- */
+/** The edit as md_edit's text edit then marks; null when it would not render as the HTML or the conversion writes it better (no word kept, a new link to a defined URL). */
 function editAsText (input: { body: string, block: EditableBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot, mdx: boolean, outline: BodyOutline, urls: Map<string, Definition>, rendersAs: (edit: BlockEditResult) => boolean }): BlockEditResult | null {
   const { body, block, mdx, rendersAs } = input
   const before = textAndMarks(input.current)
@@ -173,22 +156,9 @@ function textAndMarks (root: HastRoot): { text: string, marks: TextMark[] } {
 const MARKS: Record<string, TextMark['type']> = { strong: 'strong', em: 'em', code: 'code', a: 'link' }
 
 /** The style for one block: its own markers first, then the document's. */
-function blockStyle (block: Nodes, body: string, tree: Root, definitions: Map<string, Definition>): DocumentStyle {
+function blockStyle (block: Nodes, body: string, doc: DocumentMarkers, definitions: Map<string, Definition>): DocumentStyle {
   const own = firstMarkers(block, body, {})
-  const doc = own.emphasis === undefined || own.strong === undefined ? firstMarkers(tree, body, {}) : {}
   return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
-}
-
-/** Whether the new block text still holds the source of each MDX expression and JSX node, in order. */
-function keepsMdx (children: PhrasingContent[], body: string, text: string): boolean {
-  let at = 0
-  for (const node of children) {
-    if (node.type !== 'mdxTextExpression' && node.type !== 'mdxJsxTextElement') continue
-    const found = text.indexOf(body.slice(node.position?.start.offset ?? 0, node.position?.end.offset ?? 0), at)
-    if (found < 0) return false
-    at = found + 1
-  }
-  return true
 }
 
 const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
@@ -204,58 +174,40 @@ function renderedContent (block: EditableBlock, definitions: RootContent[]): Has
   return sanitizeInlineHtml(toHtml(sanitizeRendered(content, true)))
 }
 
-function codeText (root: HastRoot): string {
-  let text = ''
-  visit(root, 'text', (node) => { text += node.value })
-  return text.replace(/\n$/, '')
-}
-
 /** What continuation lines of a block's content start with: its first line's `>` kept, other prefixes as spaces. */
 function continuationPrefix (body: string, offset: number): string {
   const lineStart = body.lastIndexOf('\n', offset - 1) + 1
   return body.slice(lineStart, offset).replace(/[^>\s]/g, ' ').replace(/\r/g, '')
 }
 
-/** The markers and link definitions of a document. */
-interface DocumentStyle {
-  emphasis: '*' | '_'
-  strong: '*' | '_'
-  /** Link definitions by URL (the first one for each), for writing links as references. */
-  definitions: Map<string, Definition>
-}
-
-/** What the content is written into. */
-interface InlineTarget {
-  /** `heading` writes heading content (escaping a closing `#` sequence), else paragraph content. */
-  kind: 'paragraph' | 'heading'
-  depth?: number
-  setext?: boolean
-  /** The block's current inline content, to keep its links' titles and reference style. */
-  original: PhrasingContent[]
-}
+/** The markers a conversion writes, and the document's link definitions by URL (the first for each) to write links as references. */
+type DocumentStyle = Required<DocumentMarkers> & { definitions: Map<string, Definition> }
 
 interface LinkKeep { title: string | null, reference?: { identifier: string, label: string, referenceType: LinkReference['referenceType'], text: string } }
 
-/** Converts sanitized inline HTML to Markdown phrasing text (no trailing newline). */
-function inlineToMarkdown (fragment: HastRoot, target: InlineTarget, style: DocumentStyle): string {
-  const raw = new RawTags()
-  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(raw) }).runSync(footnoteRefs(structuredClone(fragment))) as Root
-  const phrasing = tidy(flatten(mdast.children), target.kind === 'heading')
-  restoreLinks(phrasing, target.original, style)
+/** Converts sanitized inline HTML to the Markdown content of `host` (no trailing newline); its links keep their titles and reference style. */
+function inlineToMarkdown (fragment: HastRoot, host: Paragraph | Heading, setext: boolean, style: DocumentStyle): string {
+  const rawTags: string[] = []
+  const mdast = unified().use(rehypeRemark, { handlers: htmlHandlers(rawTags) }).runSync(fragment) as Root
+  // The fragment holds only inline elements: rehype-remark makes it one paragraph (none when empty).
+  const paragraph = mdast.children[0]
+  const phrasing = tidy(paragraph?.type === 'paragraph' ? paragraph.children : [], host.type === 'heading')
+  restoreLinks(phrasing, host.children, style)
   const intraword = hasIntrawordAttention(phrasing)
-  const node: RootContent = target.kind === 'heading'
-    ? { type: 'heading', depth: (target.depth ?? 1) as 1, children: phrasing }
+  const node: RootContent = host.type === 'heading'
+    ? { type: 'heading', depth: host.depth, children: phrasing }
     : { type: 'paragraph', children: phrasing }
   const processor = unified().use(remarkGfm).use(remarkStringify, {
     // `_` cannot open or close emphasis inside a word; `*` can.
     emphasis: intraword ? '*' : style.emphasis,
     strong: intraword ? '*' : style.strong,
-    setext: target.setext === true,
+    setext,
     bullet: '-'
   })
-  let text = raw.restore(processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, ''))
-  if (target.kind === 'heading') {
-    text = target.setext === true
+  let text = processor.stringify({ type: 'root', children: [node] }).replace(/\n+$/, '')
+    .replace(/\uE001(\d+)\uE002/g, (_, i: string) => rawTags[Number(i)] ?? '')
+  if (host.type === 'heading') {
+    text = setext
       ? text.replace(/\n[=-]+$/, '')
       : text.replace(/^#+(?: |$)/, '')
   }
@@ -277,29 +229,6 @@ function tidy (nodes: PhrasingContent[], heading: boolean): PhrasingContent[] {
   }
   return out
 }
-
-/** Block-level wrappers (should any appear) become their content, joined by hard breaks. */
-function flatten (nodes: RootContent[]): PhrasingContent[] {
-  const out: PhrasingContent[] = []
-  let afterBlock = false
-  for (const node of nodes) {
-    // Inline HTML is not phrasing to hast-util-to-mdast: it cuts the paragraph it sits in.
-    const wasBlock = afterBlock
-    afterBlock = node.type === 'paragraph' || node.type === 'heading'
-    if (node.type === 'paragraph' || node.type === 'heading') {
-      if (out.length > 0 && wasBlock) out.push({ type: 'break' })
-      out.push(...node.children)
-    } else if ('children' in node && !isPhrasing(node)) {
-      out.push(...flatten(node.children as RootContent[]))
-    } else if (isPhrasing(node)) {
-      out.push(node)
-    }
-  }
-  return out
-}
-
-const PHRASING = new Set(['text', 'emphasis', 'strong', 'delete', 'inlineCode', 'break', 'link', 'linkReference', 'image', 'imageReference', 'html', 'footnoteReference'])
-function isPhrasing (node: RootContent): node is PhrasingContent { return PHRASING.has(node.type) }
 
 /** Links keep their title and reference style; a new link to a URL the document defines becomes a reference. */
 function restoreLinks (phrasing: PhrasingContent[], original: PhrasingContent[], style: DocumentStyle): void {
@@ -358,49 +287,86 @@ function textOf (node: Nodes): string {
 }
 
 type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
-type Handle = Handlers[string]
+type Handle = NonNullable<Handlers[string]>
 
-/** Raw HTML tags as placeholder text through the conversion (hast-util-to-mdast cuts a paragraph at `html`). */
-class RawTags {
-  readonly tags: string[] = []
-  placeholder (html: string): PhrasingContent {
-    this.tags.push(html)
-    return { type: 'text', value: `\uE001${this.tags.length - 1}\uE002` }
-  }
-
-  restore (text: string): string {
-    return text.replace(/\uE001(\d+)\uE002/g, (_, i: string) => this.tags[Number(i)] ?? '')
-  }
-}
-
-/** Handlers writing an element as inline HTML around its converted children (attributes escaped). */
-function htmlHandlers (raw: RawTags): Handlers {
+/**
+ * Handlers writing an element as inline HTML around its converted children (attributes escaped), each tag
+ * a placeholder text `\uE001<index in rawTags>\uE002` through the conversion (hast-util-to-mdast cuts a paragraph at `html`).
+ */
+function htmlHandlers (rawTags: string[]): Handlers {
+  const placeholder = (html: string): PhrasingContent => ({ type: 'text', value: `\uE001${rawTags.push(html) - 1}\uE002` })
   const asHtml: Handle = (state, node) => {
     const title = node.tagName === 'abbr' && typeof node.properties.title === 'string'
       ? ` title="${node.properties.title.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)}"`
       : ''
-    return [raw.placeholder(`<${node.tagName}${title}>`), ...state.all(node), raw.placeholder(`</${node.tagName}>`)] as PhrasingContent[]
+    return [placeholder(`<${node.tagName}${title}>`), ...state.all(node), placeholder(`</${node.tagName}>`)] as PhrasingContent[]
   }
-  const footnote: Handle = (_state, node) => {
-    const label = String(node.properties.label ?? '')
+  // Footnote references (`sup > a[data-footnote-ref]`, the sup optional) are written as `[^label]`.
+  const footnoteOr = (handle: Handle): Handle => (state, node, parent) => {
+    const ref = footnoteRef(node)
+    if (ref === undefined) return handle(state, node, parent)
+    const label = footnoteLabel(ref)
     return { type: 'footnoteReference', identifier: label.toLowerCase(), label }
   }
-  return { kbd: asHtml, sup: asHtml, sub: asHtml, mark: asHtml, abbr: asHtml, 'cms-footnote-ref': footnote }
+  const link: Handle = (state, node) => ({ type: 'link', url: String(node.properties.href), title: null, children: state.all(node) as PhrasingContent[] })
+  return { kbd: asHtml, sup: footnoteOr(asHtml), sub: asHtml, mark: asHtml, abbr: asHtml, a: footnoteOr(link) }
 }
 
-/** Footnote references (`sup > a[data-footnote-ref]`, the sup optional) become an element written as `[^label]`. */
-function footnoteRefs (root: HastRoot): HastRoot {
-  const refOf = (node: ElementContent): Element | undefined => {
-    if (node.type !== 'element') return undefined
-    if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
-    const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
-    return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? refOf(only[0]) : undefined
+/** The footnote reference an element is (`a[data-footnote-ref]`) or holds alone in a `sup`. */
+function footnoteRef (node: ElementContent): Element | undefined {
+  if (node.type !== 'element') return undefined
+  if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) return node
+  const only = node.children.filter(c => !(c.type === 'text' && c.value.trim() === ''))
+  return node.tagName === 'sup' && only.length === 1 && only[0] !== undefined ? footnoteRef(only[0]) : undefined
+}
+
+/** Element keys start with this character and end with TAG_END, which text never holds. */
+const TAG = '\u0001'
+const TAG_END = '\u0002'
+
+/**
+ * What a reader sees of a sanitized fragment as one string, each element a key (tag and attributes), whitespace
+ * collapsed as a browser shows it: two fragments that show the same are equal.
+ */
+function shownText (root: HastRoot): string {
+  let out = ''
+  const walk = (nodes: ElementContent[]): void => {
+    for (const node of nodes) {
+      if (node.type === 'text') out += node.value
+      if (node.type !== 'element') continue
+      if (node.tagName === 'br' || node.tagName === 'img') {
+        out += TAG + tagKey(node) + TAG_END
+      } else if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) {
+        out += TAG + 'fn:' + footnoteLabel(node) + TAG_END
+      } else {
+        out += TAG + tagKey(node) + TAG_END
+        walk(node.children)
+        out += TAG + '/' + node.tagName + TAG_END
+      }
+    }
   }
-  visit(root, 'element', (node, index, parent) => {
-    const ref = refOf(node)
-    if (ref === undefined || parent === undefined || index === undefined) return
-    parent.children[index] = { type: 'element', tagName: 'cms-footnote-ref', properties: { label: footnoteLabel(ref) }, children: [] }
-    return SKIP
-  })
-  return root
+  walk(root.children as ElementContent[])
+  return out.replace(/[ \t\n\r\f]+/g, ' ').replace(/ ?(\u0001br\u0002) ?/g, '$1').replace(/^ | $/g, '')
+}
+
+/** The images and footnote references of a shown text, in order. */
+function shownAtoms (shown: string): string[] {
+  return shown.match(/\u0001(?:img|fn:)[^\u0002]*\u0002/g) ?? []
+}
+
+function tagKey (node: Element): string {
+  const props = Object.entries(node.properties).filter(([, v]) => v !== undefined && v !== null && v !== false)
+    .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+  return node.tagName + (props.length === 0 ? '' : JSON.stringify(props))
+}
+
+/** A footnote reference's label, from its href (`#user-content-fn-<label>` or `#fn-<label>`). */
+function footnoteLabel (node: Element): string {
+  const href = String(node.properties.href ?? '')
+  const label = href.replace(/^#(?:user-content-)?fn-/, '')
+  try {
+    return decodeURIComponent(label)
+  } catch {
+    return label
+  }
 }

@@ -14,7 +14,7 @@ const RENAME: Record<string, string> = { b: 'strong', i: 'em', s: 'del', strike:
 const INLINE_SCHEMA: Schema = {
   tagNames: ['a', 'strong', 'b', 'em', 'i', 'code', 'del', 's', 'strike', 'br', 'img', 'sup', 'sub', 'kbd', 'mark', 'abbr'],
   attributes: { a: ['href', 'dataFootnoteRef'], img: ['src', 'alt', 'title'], abbr: ['title'] },
-  // URLs are checked by isAllowedHref and isAllowedSrc, which read schemes as browsers do
+  // URLs are checked by isAllowedHref and urlScheme, which read schemes as browsers do
   // (case-insensitive, control characters ignored); rehype-sanitize's check is case-sensitive.
   protocols: {},
   strip: ['script', 'style', 'template'],
@@ -25,6 +25,9 @@ const INLINE_SCHEMA: Schema = {
   allowComments: false,
   allowDoctypes: false
 }
+
+/** An image loads an http, https or relative URL (its scheme read as isAllowedHref reads a link's). */
+const IMAGE_SCHEMES = new Set<string | undefined>(['', 'http', 'https'])
 
 const sanitizer = unified().use(rehypeSanitize, INLINE_SCHEMA).freeze()
 
@@ -38,12 +41,6 @@ export function sanitizeInlineHtml (html: string): Root {
   return { type: 'root', children: tidy(clean.children, false) }
 }
 
-/** Is this image source allowed? http, https or relative, read as isAllowedHref reads links. */
-function isAllowedSrc (src: string): boolean {
-  const scheme = urlScheme(src)
-  return scheme === '' || scheme === 'http' || scheme === 'https'
-}
-
 /** Renames synonyms, unwraps links inside links and links or images whose URL a browser would run. */
 function tidy (nodes: Array<RootContent | ElementContent>, inLink: boolean): ElementContent[] {
   const out: ElementContent[] = []
@@ -54,7 +51,7 @@ function tidy (nodes: Array<RootContent | ElementContent>, inLink: boolean): Ele
     if (name === 'br') { out.push(element('br', {}, [])); continue }
     if (name === 'img') {
       const { src, alt, title } = node.properties
-      if (typeof src !== 'string' || src.trim() === '' || !isAllowedSrc(src)) continue
+      if (typeof src !== 'string' || src.trim() === '' || !IMAGE_SCHEMES.has(urlScheme(src))) continue
       const properties: Element['properties'] = { src: src.trim() }
       if (typeof alt === 'string') properties.alt = alt
       if (typeof title === 'string') properties.title = title

@@ -106,7 +106,7 @@ function footnotesFromOtherGroups (group: RunGroup, groups: RunGroup[]): string[
   return [...lines]
 }
 
-/** Moves every position of a subtree (and of an MDX node's JavaScript tree) by `offset` characters. */
+/** Moves every position of a subtree by `offset` characters (an MDX node's JavaScript tree is not read, so it is not moved). */
 export function shiftPositions (node: RootContent, offset: number): void {
   visit(node, (n) => {
     const { position } = n
@@ -116,27 +116,7 @@ export function shiftPositions (node: RootContent, offset: number): void {
       start: { ...position.start, offset: position.start.offset + offset },
       end: { ...position.end, offset: position.end.offset + offset }
     }
-    const estree = (n.data as { estree?: unknown } | undefined)?.estree
-    if (estree !== undefined) shiftEstree(estree, offset, new Set())
   })
-}
-
-/** Moves the positions of an MDX expression's or ESM's JavaScript tree (`start`, `end`, `range`, `loc`). */
-function shiftEstree (value: unknown, offset: number, seen: Set<object>): void {
-  if (typeof value !== 'object' || value === null || seen.has(value)) return
-  seen.add(value)
-  if (Array.isArray(value)) {
-    for (const item of value) shiftEstree(item, offset, seen)
-    return
-  }
-  const node = value as { type?: unknown, start?: unknown, end?: unknown, range?: unknown, loc?: Record<'start' | 'end', { line: number, offset?: number } | undefined> }
-  if (typeof node.type === 'string' || 'loc' in node) {
-    if (typeof node.start === 'number') node.start += offset
-    if (typeof node.end === 'number') node.end += offset
-    if (Array.isArray(node.range)) node.range = node.range.map((v: unknown) => typeof v === 'number' ? v + offset : v)
-    for (const point of [node.loc?.start, node.loc?.end]) if (typeof point?.offset === 'number') point.offset += offset
-  }
-  for (const [key, child] of Object.entries(node)) if (key !== 'loc' && key !== 'range') shiftEstree(child, offset, seen)
 }
 
 /** A label as mdast normalizes an identifier: whitespace collapsed and trimmed, case folded. */

@@ -1,24 +1,18 @@
 /** `renderMarkdown`: Markdown body to HTML whose editable blocks carry source hints. */
 import { unified } from 'unified'
-import remarkParse from 'remark-parse'
-import remarkGfm from 'remark-gfm'
 import remarkRehype from 'remark-rehype'
 import rehypeParse from 'rehype-parse'
 import rehypeSanitize, { defaultSchema, type Options as Schema } from 'rehype-sanitize'
 import { toHtml } from 'hast-util-to-html'
 import type { Root as HastRoot, Element } from 'hast'
 import { visit, EXIT } from 'unist-util-visit'
-import remarkMdx from 'remark-mdx'
 import type { State as MdxState } from 'mdast-util-to-hast'
-import { remarkCmsSource, rehypeCmsSource } from './editable-blocks.js'
+import { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
 import { markdownTooDeep, plainTextTree } from './nesting-limit.js'
+import { bodyParser } from './parse-body.js'
 
 /** Options of renderMarkdown. */
-export interface RenderMarkdownOptions {
-  collection: string
-  id: string
-  /** The field holding the Markdown (default `body`). */
-  blockPath?: string
+export interface RenderMarkdownOptions extends CmsSourceOptions {
   /** Pass raw HTML in the Markdown through unsanitized (only for fully trusted content). */
   allowDangerousHtml?: boolean
   /** Read the body as MDX: ESM and expressions render nothing, a JSX element its children (never editable). */
@@ -132,11 +126,9 @@ export function sanitizeRendered (tree: HastRoot, parse: boolean): HastRoot {
 
 function renderRaw (body: string, opts: RenderMarkdownOptions, trusted: boolean): HastRoot {
   const processor = unified()
-    .use(remarkParse)
-    .use(opts.mdx === true ? [remarkMdx, remarkGfm] : [remarkGfm])
     .use(remarkCmsSource)
     // rehype-sanitize prefixes ids itself; remark-rehype must not do it a second time.
     .use(remarkRehype, { allowDangerousHtml: true, ...(trusted ? {} : { clobberPrefix: '' }), ...(opts.mdx === true ? { handlers: MDX_HANDLERS } : {}) })
-    .use(rehypeCmsSource, { collection: opts.collection, id: opts.id, blockPath: opts.blockPath })
-  return processor.runSync(processor.parse(body), body)
+    .use(rehypeCmsSource, opts)
+  return processor.runSync(bodyParser(opts)(body), body)
 }

@@ -5,13 +5,13 @@
 import { diffChars } from 'diff'
 import { bodyParser, type BodyParser } from './parse-body.js'
 import { listBlocks, type ListedBlock } from './block-list.js'
-import { phrasingChars, type BlockChars, type Container } from './block-chars.js'
+import { phrasingChars, collapse, pairTexts, type BlockChars, type Container } from './block-chars.js'
 import { inlineHost } from './editable-blocks.js'
-import { collapse, pairTexts } from './dom-text.js'
 import { parseSourceHint, sourceHash } from './source-hint.js'
 import { outlineAfterEdit, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { parseOutline } from './markdown-it-outline.js'
 import { isAllowedHref } from '../../url-scheme.js'
+import type { RootContent } from 'mdast'
 import type { SourceHint, TextMark } from '../../api-shapes.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
@@ -224,8 +224,12 @@ function insertionPoint (at: number, pairing: NonNullable<ReturnType<typeof pair
   return { pos: a.next, anc: a.anc, raw: bRaw }
 }
 
-/** Where the block's inline content starts and ends (after the marker of an empty block). */
-function contentRange (block: ListedBlock): { start: number, end: number } {
+/**
+ * Where a block's inline content starts and ends (after the marker of an empty block).
+ * @param block the block: its node and end offset
+ * @returns the content's source range
+ */
+export function contentRange (block: { node: RootContent, end: number }): { start: number, end: number } {
   const host = inlineHost(block.node)
   const first = host?.children[0]?.position?.start.offset
   const last = host?.children[host.children.length - 1]?.position?.end.offset
