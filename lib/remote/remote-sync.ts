@@ -280,9 +280,10 @@ export class RemoteSync {
   async #syncNow (reason: SyncReason): Promise<void> {
     const ctx = this.#ctx!
     const { report } = this.state
-    let fetched: { previous: string | null, upstream: string | null }
+    const head = await resolveCommit(ctx.git, 'HEAD')
+    let upstream: string | null
     try {
-      fetched = await fetchUpstream(ctx)
+      ({ upstream } = await fetchUpstream(ctx, head))
       report.lastFetchAt = Date.now()
       report.lastFetchError = null
     } catch (err) {
@@ -291,15 +292,9 @@ export class RemoteSync {
       this.#opts.log.warn({ reason, error: report.lastFetchError }, 'fetch from the git remote failed')
       return
     }
-    const { previous, upstream } = fetched
     report.upstreamCommit = upstream
-    const head = await resolveCommit(ctx.git, 'HEAD')
     report.localCommit = head
     if (head === null) return
-    if (upstream !== null && previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
-      await this.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
-      this.#opts.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged')
-    }
     const diverged = await this.state.diverged()
     const pending = await this.state.pending()
     if (upstream === null) {

@@ -26,7 +26,7 @@ export interface PendingPush {
 }
 
 /** The remote branch was rewritten (a force push): recorded until the histories are linear again. */
-export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string, at: number }
+export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string | null, at: number }
 
 const MAX_PUBLISHED = 1000
 
@@ -71,24 +71,20 @@ export class SyncState {
 
   /** Records (or extends) the pending push before a publish commit. */
   async addPending (published: PublishedRef[]): Promise<void> {
-    const current = await this.pending()
-    const record: PendingPush = {
-      version: 1,
-      since: current?.since ?? Date.now(),
-      published: [...(current?.published ?? []), ...published].slice(-MAX_PUBLISHED),
-      ...(current?.error !== undefined ? { error: current.error, failedAt: current.failedAt ?? Date.now() } : {})
-    }
-    await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
-    this.report.pushPending = true
+    await this.#updatePending(current => ({ published: [...(current?.published ?? []), ...published].slice(-MAX_PUBLISHED) }))
   }
 
   /** Notes why the pending push failed. */
   async failPending (error: string): Promise<void> {
+    await this.#updatePending(() => ({ error, failedAt: Date.now() }))
+    this.report.pushError = error
+  }
+
+  async #updatePending (change: (current: PendingPush | null) => Partial<PendingPush>): Promise<void> {
     const current = await this.pending()
-    const record: PendingPush = { version: 1, since: current?.since ?? Date.now(), published: current?.published ?? [], error, failedAt: Date.now() }
+    const record: PendingPush = { published: [], ...current, version: 1, since: current?.since ?? Date.now(), ...change(current) }
     await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
     this.report.pushPending = true
-    this.report.pushError = error
   }
 
   /** Forgets the pending push (it reached the remote, or there was nothing to push). */
