@@ -4,13 +4,12 @@
  * shows. Branch work and `refs/cms/*` work (cms-refs-sync.ts) run on separate queues that
  * publishes never wait behind for refs; reads never wait for either.
  */
-import type { Logger } from 'pino'
-import type { RecordSigner } from '../storage/record-signature.js'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Config } from '../config.js'
-import type { ContentStore } from '../storage/content-store.js'
+import type { SyncReport } from '../api-shapes.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
-import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
+import { SyncState, type PublishedRef } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
 import { changedPaths, fetchCmsRefs, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
@@ -22,18 +21,11 @@ type SyncReason = 'start' | 'interval' | 'webhook' | 'publish'
 /** Delay from a write of `refs/cms/*` to their push (CONTRACT 18: on the host within 5 s). */
 const CMS_REFS_PUSH_DELAY_MS = 1000
 
-/** What `createCms` hands the remote link. */
-interface RemoteSyncOptions {
-  log: Logger
-  repoDir: string
-  stateDir: string
+/** What `createCms` hands the remote link (the parts every remote step shares are RemoteContext's). */
+interface RemoteSyncOptions extends Pick<RemoteContext, 'repoDir' | 'stateDir' | 'log' | 'locks' | 'content' | 'signer'> {
   config: Config
-  locks: KeyedLock
-  content: ContentStore
   /** Whether publishes make commits (`CMS_GIT_ON_PUBLISH=true`); pushes need them. */
   gitOnPublish: boolean
-  /** Signs and checks refs/cms records: a fetched ref is adopted only when its tip is signed by this site. */
-  signer: RecordSigner
   env?: NodeJS.ProcessEnv
   /** Announces a push that completes later (a retry, or at start after a crash) to the rebuild webhook. */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
@@ -97,20 +89,16 @@ export class RemoteSync {
       return
     }
     this.state.report.branch = branch
+    // repoDir, stateDir, log, locks, content and signer as createCms gave them (RemoteSyncOptions).
     this.#ctx = {
+      ...this.#opts,
       git: this.#git,
-      repoDir: this.#opts.repoDir,
-      stateDir: this.#opts.stateDir,
       remote,
       branch,
       tracking: `refs/remotes/${remote}/${branch}`,
       cmsTracking: `refs/cms-upstream/${remote}/`,
       state: this.state,
-      log: this.#opts.log,
-      locks: this.#opts.locks,
-      content: this.#opts.content,
-      contentDir: this.#opts.config.contentDir,
-      signer: this.#opts.signer
+      contentDir: this.#opts.config.contentDir
     }
     if (git.pushRefs) this.#refsCtx = this.#ctx
     const pending = await this.state.pending()
@@ -130,8 +118,6 @@ export class RemoteSync {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
     if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
-    this.#timer = null
-    this.#pushTimer = null
     await Promise.all([this.#queue.run('refs', async () => {}), this.#queue.run('remote', async () => {})])
   }
 
@@ -190,10 +176,7 @@ export class RemoteSync {
    */
   async beforePublish (waitMs = 10_000): Promise<void> {
     if (this.#ctx === null) return
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<void>(resolve => { timer = setTimeout(resolve, waitMs) })
-    await Promise.race([this.sync('publish').then(() => {}, () => {}), timeout])
-    clearTimeout(timer)
+    await Promise.race([this.sync('publish').then(() => {}, () => {}), delay(waitMs, undefined, { ref: false })])
   }
 
   /**

@@ -8,8 +8,6 @@ import path from 'node:path'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 import type { SyncReport, SyncStateName } from '../api-shapes.js'
 
-export type { SyncReport, SyncStateName }
-
 /** A published entry, as the rebuild webhook announces it. */
 export interface PublishedRef { collection: string, id: string, revision: number, deleted: boolean }
 
@@ -64,7 +62,7 @@ export class SyncState {
 
   /** The pending push, if any. */
   async pending (): Promise<PendingPush | null> {
-    const parsed = await readJson(this.#pendingFile) as PendingPush | null
+    const parsed = await readFile(this.#pendingFile, 'utf8').then(text => JSON.parse(text) as PendingPush | null).catch(() => null)
     if (parsed === null || parsed.version !== 1 || !Array.isArray(parsed.published)) return null
     return parsed
   }
@@ -96,7 +94,7 @@ export class SyncState {
 
   /** The recorded upstream rewrite, if any. */
   async diverged (): Promise<DivergedRecord | null> {
-    const parsed = await readJson(this.#divergedFile) as DivergedRecord | null
+    const parsed = await readFile(this.#divergedFile, 'utf8').then(text => JSON.parse(text) as DivergedRecord | null).catch(() => null)
     return parsed !== null && parsed.version === 1 && typeof parsed.upstream === 'string' ? parsed : null
   }
 
@@ -108,13 +106,5 @@ export class SyncState {
   /** Forgets the upstream rewrite (the histories are linear again). */
   async clearDiverged (): Promise<void> {
     await rm(this.#divergedFile, { force: true })
-  }
-}
-
-async function readJson (file: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as unknown
-  } catch {
-    return null
   }
 }
