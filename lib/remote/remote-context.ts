@@ -107,9 +107,13 @@ export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<
   return refs
 }
 
-/** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
-async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<void> {
-  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
+/**
+ * git fetch of exactly one refspec: no tags, no submodules, no FETCH_HEAD, nothing pruned.
+ * @param ctx the remote context
+ * @param refspec `+<remote refs>:<local refs>`
+ */
+export async function fetchRefspec (ctx: RemoteContext, refspec: string): Promise<void> {
+  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, refspec])
 }
 
 /**
@@ -122,7 +126,7 @@ async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<v
 export async function fetchUpstream (ctx: RemoteContext, local: string | null): Promise<{ upstream: string | null, rewritten: boolean }> {
   const previous = await resolveCommit(ctx.git, ctx.tracking)
   try {
-    await fetchRefspecs(ctx, [`+refs/heads/${ctx.branch}:${ctx.tracking}`])
+    await fetchRefspec(ctx, `+refs/heads/${ctx.branch}:${ctx.tracking}`)
   } catch (err) {
     // An empty repository on the host (or a branch not created yet): the next push creates it.
     if (!/couldn't find remote ref/i.test((err as Error).message)) throw err
@@ -135,12 +139,4 @@ export async function fetchUpstream (ctx: RemoteContext, local: string | null): 
     ctx.log.error({ upstream, previous, local }, 'the remote branch was rewritten (force push); not merged, not pushed')
   }
   return { upstream, rewritten }
-}
-
-/**
- * Fetches the remote's `refs/cms/*` into `refs/cms-upstream/<remote>/`, apart from the branch's
- * fetch so the two queues never update the same refs at once.
- */
-export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
-  await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
 }

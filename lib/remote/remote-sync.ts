@@ -11,7 +11,7 @@ import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
 import { SyncState, type PublishedRef } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
-import { changedPaths, fetchCmsRefs, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
+import { changedPaths, fetchRefspec, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
 import { adoptCmsRefs, bothSides, pushCmsRefs, syncSharedDocument, type SharedDocument } from './cms-refs-sync.js'
 
@@ -324,7 +324,8 @@ export class RemoteSync {
   /** Fetches the remote's refs/cms, takes them in and pushes what is ahead. */
   async #syncRefs (ctx: RemoteContext): Promise<void> {
     try {
-      await fetchCmsRefs(ctx)
+      // Apart from the branch's fetch, so the two queues never update the same refs at once.
+      await fetchRefspec(ctx, `+refs/cms/*:${ctx.cmsTracking}*`)
     } catch (err) {
       this.#opts.log.warn({ error: (err as Error).message }, 'could not fetch refs/cms from the git remote')
       this.schedulePush()
