@@ -102,7 +102,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
   try {
     const metrics: CmsMetrics | null = metricsModule !== null ? new metricsModule.CmsMetrics({ remoteEnabled: config.git.remote !== null, lastFetchAt: () => remote.state.report.lastFetchAt ?? null }) : null
     // First, so the file watcher's set-up runs while the rest starts.
-    const content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilt(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
+    const content = new ContentStore({ repoDir, stateDir, config, companion: search.companion, ...(metrics !== null ? { onIndexBuilt: (seconds: number) => { metrics.indexBuilds.inc(); metrics.indexBuildSeconds.observe(seconds) } } : {}), onWatchError: (err) => log.warn({ err }, 'file watcher error'), onCollectionRefused: (collection, reason) => log.warn({ collection, reason }, 'collection definition refused') })
     started.unshift(content)
     // The config's schemas compile in the schema thread meanwhile; one that does not compile stops the start.
     const schemasChecked = checkCollectionSchemas(config, async schema => { await content.schemas.check(schema) })
@@ -131,7 +131,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       beforeCmsRefs: async () => { await history.flush() },
       env,
       ...(auth.sharedRevocations !== null ? { shared: [auth.sharedRevocations] } : {}),
-      ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { metrics.push(kind, ok) } } : {}),
+      ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { (ok ? metrics.pushes : metrics.pushFailures).inc({ kind }) } } : {}),
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
         if (webhook.configured) await webhook.send({ event: 'publish', commit, published })

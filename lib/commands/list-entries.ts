@@ -88,9 +88,9 @@ export async function listEntries (content: ContentStore, search: SiteSearch, in
   let matching: readonly IndexRow[] = all
   let draftRecords: DraftRecord[] = [...drafts.values()].filter(d => d.kind !== 'delete')
   if (query !== null) {
-    const found = await search.allEntries(index, query, drafts)
-    matching = rowsInOrder(all, found.baseIds)
-    draftRecords = found.drafts
+    const found = (await search.entries(index, query, drafts, 0, Infinity)).entries
+    matching = rowsInOrder(all, found.flatMap(hit => hit.draft === null ? [hit.id] : []))
+    draftRecords = found.flatMap(hit => hit.draft ?? [])
   }
   if (locale !== null && layout !== null) {
     matching = matching.filter(row => localeOfId(layout, row.id)?.locale === locale)

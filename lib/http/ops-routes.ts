@@ -35,9 +35,8 @@ export function opsRoutes (services: Services): Middleware {
         const m = /^Bearer (.+)$/.exec(ctx.get('authorization'))
         if (m === null || !sameSecret(m[1]!, token)) throw new CmsError(401, 'unauthorized', 'A metrics scrape needs Authorization: Bearer <metrics.token>', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' })
       }
-      const { text, contentType } = await metrics.scrape()
-      ctx.type = contentType
-      ctx.body = text
+      ctx.type = metrics.registry.contentType
+      ctx.body = await metrics.registry.metrics()
     })
   }
   router.post(`${services.config.apiBasePath}/sync`, async (ctx) => {
@@ -78,8 +77,8 @@ export function requestMetricsMiddleware (services: Services, metrics: CmsMetric
       const status = ctx.status
       metrics.request(ctx.method, route, status, Number(process.hrtime.bigint() - started) / 1e9)
       if (ctx.method === 'POST' && status < 400) {
-        if (route === `${api}/mutate` || route === `${api}/history`) metrics.save()
-        else if (route === `${api}/publish`) metrics.publish()
+        if (route === `${api}/mutate` || route === `${api}/history`) metrics.saves.inc()
+        else if (route === `${api}/publish`) metrics.publishes.inc()
       }
     }
   }

@@ -50,7 +50,8 @@ export class DeploymentStatus {
   async read (): Promise<DeploymentReport> {
     if (this.#url === null || this.#target === null) return { configured: false, state: 'unknown' }
     const checkedAt = Date.now()
-    const published = await this.#published()
+    const recorded = await readFile(this.#file, 'utf8').then(text => JSON.parse(text) as { commit?: unknown } | null).catch(() => null)
+    const published = typeof recorded?.commit === 'string' && SHA.test(recorded.commit) ? recorded.commit : null
     const base = { configured: true as const, target: this.#target, checkedAt, ...(published !== null ? { publishedCommit: published } : {}) }
     let commit: string | null = null
     try {
@@ -68,10 +69,5 @@ export class DeploymentStatus {
     // A commit this repository does not hold is no publish of ours.
     const older = await isAncestor(this.#gitDir, commit, published).catch(() => false)
     return { ...base, state: older ? 'pending' : 'unknown', commit }
-  }
-
-  async #published (): Promise<string | null> {
-    const parsed = await readFile(this.#file, 'utf8').then(text => JSON.parse(text) as { commit?: unknown } | null).catch(() => null)
-    return typeof parsed?.commit === 'string' && SHA.test(parsed.commit) ? parsed.commit : null
   }
 }

@@ -61,11 +61,9 @@ export class GitCommitter {
   async track (paths: string[]): Promise<void> {
     if (!this.#enabled || paths.length === 0) return
     const tracked = await this.#load()
-    let added = false
-    for (const p of paths) {
-      if (!tracked.has(p)) { tracked.add(p); added = true }
-    }
-    if (added) { await this.#persist(); return }
+    const known = tracked.size
+    for (const p of paths) tracked.add(p)
+    if (tracked.size > known) { await this.#persist(); return }
     // Already known: wait until the write that holds it is on disk.
     await this.#scheduled
     await this.#running

@@ -1,151 +1,17 @@
 /**
- * `refs/cms/*` between the service and its remote, on a queue of their own that publishes never wait
- * behind: writes ask for a debounced push; a sync fetches, adopts the remote refs this site signed
- * that are ahead, merges `refs/cms/history` and the shared documents when both sides moved (other
- * refs are kept and reported), and pushes what is ahead with a lease (docs/ARCHITECTURE.md).
+ * The steps of `refs/cms/*` between the service and its remote (RemoteSync runs them on a queue of
+ * their own): adopt the remote refs this site signed that are ahead, merge `refs/cms/history` and
+ * the shared documents when both sides moved (other refs are kept and reported), and push what is
+ * ahead with a lease (docs/ARCHITECTURE.md).
  */
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
-import type { Logger } from 'pino'
 import { parseHistory, unionSnapshots, type Snapshot } from '../storage/history-store.js'
 import { isAncestor } from '../storage/git-search.js'
-import { KeyedLock } from '../storage/keyed-lock.js'
-import { commitSignedRecord, fetchCmsRefs, listRefs, swapRef, type RemoteContext } from './remote-context.js'
-
-/** Delay from a write of `refs/cms/*` to their push (CONTRACT 18: on the host within 5 s). */
-const CMS_REFS_PUSH_DELAY_MS = 1000
-
-/** What the link needs beside the remote context. */
-export interface CmsRefsLinkOptions {
-  log: Logger
-  /** Waits for history appends in flight, so what travels holds every acknowledged save. */
-  beforeCmsRefs?: () => Promise<void>
-  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
-  shared?: SharedDocument[]
-  /** Told of every push of refs/cms and whether it succeeded (metrics). */
-  onPush?: (kind: 'cms_refs', ok: boolean) => void
-}
-
-/** The refs/cms half of the remote link; created once the remote is known. */
-export class CmsRefsLink {
-  readonly #ctx: RemoteContext
-  readonly #opts: CmsRefsLinkOptions
-  readonly #queue = new KeyedLock()
-  #pushTimer: NodeJS.Timeout | null = null
-  /** Pushes refused in a row (0 after one that went through). */
-  #refusedPushes = 0
-  /** The refs listing after the last sync that left nothing to do (null: the next sync does it all). */
-  #settled: string | null = null
-  /** A sync step queued and not started yet. */
-  #waiting: Promise<void> | null = null
-  #closed = false
-
-  constructor (ctx: RemoteContext, opts: CmsRefsLinkOptions) {
-    this.#ctx = ctx
-    this.#opts = opts
-  }
-
-  /**
-   * Asks for `refs/cms/*` to reach the remote: one push CMS_REFS_PUSH_DELAY_MS after the first
-   * write that asked; a refused push syncs and retries, backing off 1 s, 2 s, 4 s ... up to a minute.
-   */
-  schedulePush (): void {
-    if (this.#closed || this.#pushTimer !== null) return
-    const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
-    this.#pushTimer = setTimeout(() => {
-      this.#pushTimer = null
-      void this.#step(async () => {
-        await this.#flushHistory()
-        await this.#syncShared(await bothSides(this.#ctx))
-        if (!await this.#push()) await this.#syncNow()
-      })
-    }, delay)
-    this.#pushTimer.unref()
-  }
-
-  /** Pushes what is ahead now (after a publish's push), without waiting for it. */
-  pushSoon (): void {
-    void this.#step(async () => { await this.#flushHistory(); await this.#push() })
-  }
-
-  /**
-   * Fetches the remote's refs/cms, takes them in and pushes what is ahead; calls while one waits
-   * share it. Failures are logged and retried later.
-   */
-  async sync (): Promise<void> {
-    if (this.#waiting !== null) { await this.#waiting; return }
-    const step = this.#step(async () => { this.#waiting = null; await this.#syncNow() })
-    this.#waiting = step
-    await step
-  }
-
-  /** Stops the push timer and waits for the step in flight. */
-  async close (): Promise<void> {
-    this.#closed = true
-    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
-    this.#pushTimer = null
-    await this.#queue.run('refs', async () => {})
-  }
-
-  async #step (fn: () => Promise<void>): Promise<void> {
-    await this.#queue.run('refs', async () => {
-      if (!this.#closed) await fn()
-    }).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not sync refs/cms') })
-  }
-
-  async #syncNow (): Promise<void> {
-    try {
-      await fetchCmsRefs(this.#ctx)
-    } catch (err) {
-      this.#opts.log.warn({ error: (err as Error).message }, 'could not fetch refs/cms from the git remote')
-      this.schedulePush()
-      return
-    }
-    const sides = await bothSides(this.#ctx)
-    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
-    // processes of adopt/merge/push (a write schedules its own push).
-    if (sides.text === this.#settled) return
-    this.#settled = null
-    await this.#flushHistory()
-    const shared = await this.#syncShared(sides)
-    const adopted = await adoptCmsRefs(this.#ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return false })
-    const pushed = await this.#push()
-    if (shared && adopted && pushed) this.#settled = (await bothSides(this.#ctx)).text
-  }
-
-  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
-  async #push (): Promise<boolean> {
-    const outcome = await pushCmsRefs(this.#ctx).catch((err: Error) => ({ error: err.message }))
-    if ('error' in outcome) {
-      this.#opts.onPush?.('cms_refs', false)
-      this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
-      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
-      this.schedulePush()
-      return false
-    }
-    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
-    this.#refusedPushes = 0
-    return this.#ctx.state.report.divergedRefs.length === 0
-  }
-
-  /** Merges the shared documents with the remote's versions as last fetched; false when one could not be. */
-  async #syncShared (sides: { local: Map<string, string>, remote: Map<string, string> }): Promise<boolean> {
-    let ok = true
-    for (const doc of this.#opts.shared ?? []) {
-      const known = { ours: sides.local.get(doc.name) ?? null, theirs: sides.remote.get(doc.name) ?? null }
-      await syncSharedDocument(this.#ctx, doc, known).catch((err: Error) => { ok = false; this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
-    }
-    return ok
-  }
-
-  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
-  async #flushHistory (): Promise<void> {
-    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
-  }
-}
+import { commitSignedRecord, listRefs, swapRef, type RemoteContext } from './remote-context.js'
 
 /** The local refs under refs/cms/ and the remote's as last fetched, by their name under refs/cms/ (`text` tells two listings apart). */
-async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string>, text: string }> {
+export async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, string>, remote: Map<string, string>, text: string }> {
   const local = new Map<string, string>()
   const remote = new Map<string, string>()
   const tips = await listRefs(ctx.git, 'refs/cms/', ctx.cmsTracking)
@@ -157,7 +23,7 @@ async function bothSides (ctx: RemoteContext): Promise<{ local: Map<string, stri
 }
 
 /** Adopts fetched remote refs where the local ref is absent or behind, except `merged` ones; reports the diverged; false when one waits for the next sync. */
-async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string>): Promise<boolean> {
+export async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string>): Promise<boolean> {
   const { local, remote } = await bothSides(ctx)
   const diverged: string[] = []
   let settled = true
@@ -188,7 +54,7 @@ async function adoptCmsRefs (ctx: RemoteContext, merged: ReadonlySet<string>): P
 }
 
 /** Pushes local refs/cms refs new or ahead, each leased on the value last fetched; the names, or git's refusal. */
-async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string[] } | { error: string }> {
+export async function pushCmsRefs (ctx: RemoteContext): Promise<{ pushed: string[] } | { error: string }> {
   const { local, remote } = await bothSides(ctx)
   const args: string[] = []
   const names: string[] = []
@@ -303,7 +169,7 @@ export interface SharedDocument {
 }
 
 /** Merges the remote's version in (compare-and-swap); a result equal to theirs takes their commit. True when moved. */
-async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips: { ours: string | null, theirs: string | null }): Promise<boolean> {
+export async function syncSharedDocument (ctx: RemoteContext, doc: SharedDocument, tips: { ours: string | null, theirs: string | null }): Promise<boolean> {
   const ref = `refs/cms/${doc.name}`
   const file = `${doc.name}.json`
   const { ours, theirs } = tips

@@ -36,19 +36,15 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
     }
     if (!isNonFastForward(rejection) || attempt >= MAX_ATTEMPTS) return { ok: false, error: rejection }
     // The remote branch moved: bring it in and replay our commits onto it.
-    let upstream: string | null
-    let previous: string | null
+    let fetched: { upstream: string | null, rewritten: boolean }
     try {
-      ({ upstream, previous } = await fetchUpstream(ctx))
+      fetched = await fetchUpstream(ctx, head)
     } catch (err) {
       return { ok: false, error: (err as Error).message }
     }
+    const { upstream } = fetched
+    if (fetched.rewritten) return { ok: false, error: rewritten }
     if (upstream === null) continue
-    if (previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
-      await ctx.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
-      ctx.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged, not pushed')
-      return { ok: false, error: rewritten }
-    }
     if (await isAncestor(ctx.repoDir, upstream, head)) continue
     if (await isAncestor(ctx.repoDir, head, upstream)) return { ok: true, commit: upstream }
     const replayed = await replayCommits(ctx, head, upstream)

@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino'
 import { withLocks, type KeyedLock } from '../storage/keyed-lock.js'
+import { isAncestor } from '../storage/git-search.js'
 import type { ContentStore } from '../storage/content-store.js'
 import type { GitRunner } from '../git-runner.js'
 import type { SyncState } from './sync-state.js'
@@ -106,31 +107,36 @@ export async function listRefs (git: GitRunner, ...prefixes: string[]): Promise<
   return refs
 }
 
-/** git fetch of exactly the refspecs named: no tags, no submodules, no FETCH_HEAD, nothing pruned. */
-async function fetchRefspecs (ctx: RemoteContext, refspecs: string[]): Promise<void> {
-  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, ...refspecs])
+/**
+ * git fetch of exactly one refspec: no tags, no submodules, no FETCH_HEAD, nothing pruned.
+ * @param ctx the remote context
+ * @param refspec `+<remote refs>:<local refs>`
+ */
+export async function fetchRefspec (ctx: RemoteContext, refspec: string): Promise<void> {
+  await ctx.git.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', ctx.remote, refspec])
 }
 
 /**
- * Fetches the remote branch into its tracking ref.
- * @returns the tracking ref's value before and after the fetch (null when absent)
+ * Fetches the remote branch into its tracking ref; a tip that no longer contains the one fetched
+ * before (a force push) is recorded as diverged.
+ * @param ctx the remote context
+ * @param local HEAD, for the record
+ * @returns the fetched tip (null when the branch does not exist there), and whether it was rewritten
  */
-export async function fetchUpstream (ctx: RemoteContext): Promise<{ previous: string | null, upstream: string | null }> {
+export async function fetchUpstream (ctx: RemoteContext, local: string | null): Promise<{ upstream: string | null, rewritten: boolean }> {
   const previous = await resolveCommit(ctx.git, ctx.tracking)
   try {
-    await fetchRefspecs(ctx, [`+refs/heads/${ctx.branch}:${ctx.tracking}`])
+    await fetchRefspec(ctx, `+refs/heads/${ctx.branch}:${ctx.tracking}`)
   } catch (err) {
     // An empty repository on the host (or a branch not created yet): the next push creates it.
     if (!/couldn't find remote ref/i.test((err as Error).message)) throw err
-    return { previous, upstream: null }
+    return { upstream: null, rewritten: false }
   }
-  return { previous, upstream: await resolveCommit(ctx.git, ctx.tracking) }
-}
-
-/**
- * Fetches the remote's `refs/cms/*` into `refs/cms-upstream/<remote>/`, apart from the branch's
- * fetch so the two queues never update the same refs at once.
- */
-export async function fetchCmsRefs (ctx: RemoteContext): Promise<void> {
-  await fetchRefspecs(ctx, [`+refs/cms/*:${ctx.cmsTracking}*`])
+  const upstream = await resolveCommit(ctx.git, ctx.tracking)
+  const rewritten = upstream !== null && previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)
+  if (rewritten) {
+    await ctx.state.setDiverged({ upstream, previous, local, at: Date.now() })
+    ctx.log.error({ upstream, previous, local }, 'the remote branch was rewritten (force push); not merged, not pushed')
+  }
+  return { upstream, rewritten }
 }

@@ -1,36 +1,39 @@
 /**
  * The service's link to its git remote (CONTRACT 13): finishes a push a crash interrupted, fetches,
  * fast-forwards upstream changes, pushes publish commits and keeps the report `GET /deployment`
- * shows. Branch work and `refs/cms/*` work run on separate queues; reads never wait for either.
+ * shows. Branch work and `refs/cms/*` work (cms-refs-sync.ts) run on separate queues that
+ * publishes never wait behind for refs; reads never wait for either.
  */
-import type { RecordSigner } from '../storage/record-signature.js'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Config } from '../config.js'
-import type { ContentStore } from '../storage/content-store.js'
+import type { SyncReport } from '../api-shapes.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
-import { SyncState, type SyncReport, type PublishedRef } from './sync-state.js'
+import { SyncState, type PublishedRef } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
-import { changedPaths, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
+import { changedPaths, fetchRefspec, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
 import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
-import { CmsRefsLink, type CmsRefsLinkOptions } from './cms-refs-sync.js'
+import { adoptCmsRefs, bothSides, pushCmsRefs, syncSharedDocument, type SharedDocument } from './cms-refs-sync.js'
 
 /** What asked for a sync (logged). */
 type SyncReason = 'start' | 'interval' | 'webhook' | 'publish'
 
-/** What `createCms` hands the remote link. */
-interface RemoteSyncOptions extends CmsRefsLinkOptions {
-  repoDir: string
-  stateDir: string
+/** Delay from a write of `refs/cms/*` to their push (CONTRACT 18: on the host within 5 s). */
+const CMS_REFS_PUSH_DELAY_MS = 1000
+
+/** What `createCms` hands the remote link (the parts every remote step shares are RemoteContext's). */
+interface RemoteSyncOptions extends Pick<RemoteContext, 'repoDir' | 'stateDir' | 'log' | 'locks' | 'content' | 'signer'> {
   config: Config
-  locks: KeyedLock
-  content: ContentStore
   /** Whether publishes make commits (`CMS_GIT_ON_PUBLISH=true`); pushes need them. */
   gitOnPublish: boolean
-  /** Signs and checks refs/cms records: a fetched ref is adopted only when its tip is signed by this site. */
-  signer: RecordSigner
   env?: NodeJS.ProcessEnv
   /** Announces a push that completes later (a retry, or at start after a crash) to the rebuild webhook. */
   announce?: (commit: string, published: PublishedRef[]) => Promise<void>
+  /** Waits for history appends in flight, so the refs/cms that travel hold every acknowledged save. */
+  beforeCmsRefs?: () => Promise<void>
+  /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
+  shared?: SharedDocument[]
+  /** Told of every push and whether it succeeded (metrics). */
   onPush?: (kind: 'publish' | 'cms_refs', ok: boolean) => void
 }
 
@@ -41,13 +44,19 @@ export class RemoteSync {
   readonly state: SyncState
   readonly #opts: RemoteSyncOptions
   readonly #git: GitRunner
+  /** Two queues: `remote` for the branch, `refs` for refs/cms/*. */
   readonly #queue = new KeyedLock()
+  /** The step of each queue waiting to start (later syncs share it). */
+  readonly #waiting = new Map<'remote' | 'refs', Promise<void>>()
   #ctx: RemoteContext | null = null
-  /** The refs/cms half (null until the remote is known, or with `git.pushRefs` off). */
-  #refs: CmsRefsLink | null = null
+  /** The context of refs/cms steps (null until the remote is known, or with `git.pushRefs` off). */
+  #refsCtx: RemoteContext | null = null
   #timer: NodeJS.Timeout | null = null
-  /** The branch step of a sync waiting to start (later calls share it). */
-  #queued: Promise<void> | null = null
+  #pushTimer: NodeJS.Timeout | null = null
+  /** Pushes of refs/cms refused in a row (0 after one that went through). */
+  #refusedPushes = 0
+  /** The refs listing after the last refs/cms sync that left nothing to do (null: the next sync does it all). */
+  #settled: string | null = null
   #closed = false
 
   constructor (opts: RemoteSyncOptions) {
@@ -80,22 +89,18 @@ export class RemoteSync {
       return
     }
     this.state.report.branch = branch
+    // repoDir, stateDir, log, locks, content and signer as createCms gave them (RemoteSyncOptions).
     this.#ctx = {
+      ...this.#opts,
       git: this.#git,
-      repoDir: this.#opts.repoDir,
-      stateDir: this.#opts.stateDir,
       remote,
       branch,
       tracking: `refs/remotes/${remote}/${branch}`,
       cmsTracking: `refs/cms-upstream/${remote}/`,
       state: this.state,
-      log: this.#opts.log,
-      locks: this.#opts.locks,
-      content: this.#opts.content,
-      contentDir: this.#opts.config.contentDir,
-      signer: this.#opts.signer
+      contentDir: this.#opts.config.contentDir
     }
-    if (git.pushRefs) this.#refs = new CmsRefsLink(this.#ctx, this.#opts)
+    if (git.pushRefs) this.#refsCtx = this.#ctx
     const pending = await this.state.pending()
     this.state.report.pushPending = pending !== null
     this.state.report.pushError = pending?.error ?? null
@@ -108,18 +113,32 @@ export class RemoteSync {
     }
   }
 
-  /** Stops the interval and waits for the step in flight. */
+  /** Stops the interval and the push timer, and waits for the steps in flight. */
   async close (): Promise<void> {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
-    this.#timer = null
-    await this.#refs?.close()
-    await this.#queue.run('remote', async () => {})
+    if (this.#pushTimer !== null) clearTimeout(this.#pushTimer)
+    await Promise.all([this.#queue.run('refs', async () => {}), this.#queue.run('remote', async () => {})])
   }
 
-  /** Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote in about a second (cms-refs-sync.ts). */
+  /**
+   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote: one push
+   * CMS_REFS_PUSH_DELAY_MS after the first write that asked; a refused push syncs and retries,
+   * backing off 1 s, 2 s, 4 s ... up to a minute.
+   */
   schedulePush (): void {
-    if (!this.#closed) this.#refs?.schedulePush()
+    const ctx = this.#refsCtx
+    if (this.#closed || ctx === null || this.#pushTimer !== null) return
+    const delay = Math.min(CMS_REFS_PUSH_DELAY_MS * 2 ** this.#refusedPushes, 60_000)
+    this.#pushTimer = setTimeout(() => {
+      this.#pushTimer = null
+      void this.#refsStep(async () => {
+        await this.#flushHistory()
+        await this.#syncShared(ctx, await bothSides(ctx))
+        if (!await this.#pushRefs(ctx)) await this.#syncRefs(ctx)
+      })
+    }, delay)
+    this.#pushTimer.unref()
   }
 
   /**
@@ -132,17 +151,23 @@ export class RemoteSync {
     // Before a publish only the branch matters (refs/cms/* follow the publish's push). Otherwise
     // refs/cms/* are fetched on their own queue every time, never waiting for the branch's work: a
     // revocation or a draft from another instance is taken in at the next fetch.
-    const refs = reason === 'publish' ? undefined : this.#refs?.sync()
-    let branch = this.#queued
-    if (branch === null) {
-      branch = this.#queue.run('remote', async () => {
-        this.#queued = null
-        if (!this.#closed) await this.#syncNow(reason)
-      })
-      this.#queued = branch
-    }
-    await Promise.all([branch, refs])
+    const ctx = this.#refsCtx
+    const refs = reason === 'publish' || ctx === null ? undefined : this.#once('refs', async () => { await this.#syncRefs(ctx).catch(this.#refsFailed) })
+    await Promise.all([this.#once('remote', async () => { await this.#syncNow(reason) }), refs])
     return this.state.report
+  }
+
+  /** Runs a step on a queue unless closed meanwhile; calls while one waits to start share it. */
+  async #once (queue: 'remote' | 'refs', step: () => Promise<void>): Promise<void> {
+    let waiting = this.#waiting.get(queue)
+    if (waiting === undefined) {
+      waiting = this.#queue.run(queue, async () => {
+        this.#waiting.delete(queue)
+        if (!this.#closed) await step()
+      })
+      this.#waiting.set(queue, waiting)
+    }
+    await waiting
   }
 
   /**
@@ -151,10 +176,7 @@ export class RemoteSync {
    */
   async beforePublish (waitMs = 10_000): Promise<void> {
     if (this.#ctx === null) return
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<void>(resolve => { timer = setTimeout(resolve, waitMs) })
-    await Promise.race([this.sync('publish').then(() => {}, () => {}), timeout])
-    clearTimeout(timer)
+    await Promise.race([this.sync('publish').then(() => {}, () => {}), delay(waitMs, undefined, { ref: false })])
   }
 
   /**
@@ -227,7 +249,8 @@ export class RemoteSync {
     this.state.report.upstreamCommit = outcome.commit
     this.state.set('ok', 'In sync with the remote.')
     // History and drafts follow on their queue, after the response (they are not what a rebuild needs).
-    this.#refs?.pushSoon()
+    const refsCtx = this.#refsCtx
+    if (refsCtx !== null) void this.#refsStep(async () => { await this.#flushHistory(); await this.#pushRefs(refsCtx) })
     return { outcome, delivered: pending?.published ?? [], lost: false }
   }
 
@@ -240,9 +263,10 @@ export class RemoteSync {
   async #syncNow (reason: SyncReason): Promise<void> {
     const ctx = this.#ctx!
     const { report } = this.state
-    let fetched: { previous: string | null, upstream: string | null }
+    const head = await resolveCommit(ctx.git, 'HEAD')
+    let upstream: string | null
     try {
-      fetched = await fetchUpstream(ctx)
+      ({ upstream } = await fetchUpstream(ctx, head))
       report.lastFetchAt = Date.now()
       report.lastFetchError = null
     } catch (err) {
@@ -251,15 +275,9 @@ export class RemoteSync {
       this.#opts.log.warn({ reason, error: report.lastFetchError }, 'fetch from the git remote failed')
       return
     }
-    const { previous, upstream } = fetched
     report.upstreamCommit = upstream
-    const head = await resolveCommit(ctx.git, 'HEAD')
     report.localCommit = head
     if (head === null) return
-    if (upstream !== null && previous !== null && previous !== upstream && !await isAncestor(ctx.repoDir, previous, upstream)) {
-      await this.state.setDiverged({ upstream, previous, local: head, at: Date.now() })
-      this.#opts.log.error({ upstream, previous, local: head }, 'the remote branch was rewritten (force push); not merged')
-    }
     const diverged = await this.state.diverged()
     const pending = await this.state.pending()
     if (upstream === null) {
@@ -294,5 +312,64 @@ export class RemoteSync {
     } else {
       this.state.set('diverged', `This server's branch and ${ctx.remote}/${ctx.branch} have both moved; nothing is merged silently.`)
     }
+  }
+
+  /** A refs/cms step on its queue unless closed meanwhile; a failure is logged (a later step retries). */
+  async #refsStep (step: () => Promise<void>): Promise<void> {
+    await this.#queue.run('refs', async () => { if (!this.#closed) await step() }).catch(this.#refsFailed)
+  }
+
+  readonly #refsFailed = (err: Error): void => { this.#opts.log.warn({ error: err.message }, 'could not sync refs/cms') }
+
+  /** Fetches the remote's refs/cms, takes them in and pushes what is ahead. */
+  async #syncRefs (ctx: RemoteContext): Promise<void> {
+    try {
+      // Apart from the branch's fetch, so the two queues never update the same refs at once.
+      await fetchRefspec(ctx, `+refs/cms/*:${ctx.cmsTracking}*`)
+    } catch (err) {
+      this.#opts.log.warn({ error: (err as Error).message }, 'could not fetch refs/cms from the git remote')
+      this.schedulePush()
+      return
+    }
+    const sides = await bothSides(ctx)
+    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
+    // processes of adopt/merge/push (a write schedules its own push).
+    if (sides.text === this.#settled) return
+    this.#settled = null
+    await this.#flushHistory()
+    const shared = await this.#syncShared(ctx, sides)
+    const adopted = await adoptCmsRefs(ctx, new Set((this.#opts.shared ?? []).map(d => d.name))).catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not adopt refs/cms from the remote'); return false })
+    const pushed = await this.#pushRefs(ctx)
+    if (shared && adopted && pushed) this.#settled = (await bothSides(ctx)).text
+  }
+
+  /** Pushes `refs/cms/*`; false when the remote refused (it moved) or some ref is diverged. */
+  async #pushRefs (ctx: RemoteContext): Promise<boolean> {
+    const outcome = await pushCmsRefs(ctx).catch((err: Error) => ({ error: err.message }))
+    if ('error' in outcome) {
+      this.#opts.onPush?.('cms_refs', false)
+      this.#refusedPushes = Math.min(this.#refusedPushes + 1, 6)
+      // Whichever step was refused (after a publish, a sync or a write), it is tried again.
+      this.schedulePush()
+      return false
+    }
+    if (outcome.pushed.length > 0) this.#opts.onPush?.('cms_refs', true)
+    this.#refusedPushes = 0
+    return ctx.state.report.divergedRefs.length === 0
+  }
+
+  /** Merges the shared documents with the remote's versions as last fetched; false when one could not be. */
+  async #syncShared (ctx: RemoteContext, sides: { local: Map<string, string>, remote: Map<string, string> }): Promise<boolean> {
+    let ok = true
+    for (const doc of this.#opts.shared ?? []) {
+      const known = { ours: sides.local.get(doc.name) ?? null, theirs: sides.remote.get(doc.name) ?? null }
+      await syncSharedDocument(ctx, doc, known).catch((err: Error) => { ok = false; this.#opts.log.warn({ ref: `refs/cms/${doc.name}`, error: err.message }, 'could not merge a shared refs/cms document') })
+    }
+    return ok
+  }
+
+  /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
+  async #flushHistory (): Promise<void> {
+    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
   }
 }

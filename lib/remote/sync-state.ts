@@ -8,8 +8,6 @@ import path from 'node:path'
 import { writeFileAtomic } from '../storage/atomic-write.js'
 import type { SyncReport, SyncStateName } from '../api-shapes.js'
 
-export type { SyncReport, SyncStateName }
-
 /** A published entry, as the rebuild webhook announces it. */
 export interface PublishedRef { collection: string, id: string, revision: number, deleted: boolean }
 
@@ -26,7 +24,7 @@ export interface PendingPush {
 }
 
 /** The remote branch was rewritten (a force push): recorded until the histories are linear again. */
-export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string, at: number }
+export interface DivergedRecord { version: 1, upstream: string, previous: string, local: string | null, at: number }
 
 const MAX_PUBLISHED = 1000
 
@@ -64,31 +62,27 @@ export class SyncState {
 
   /** The pending push, if any. */
   async pending (): Promise<PendingPush | null> {
-    const parsed = await readJson(this.#pendingFile) as PendingPush | null
+    const parsed = await readFile(this.#pendingFile, 'utf8').then(text => JSON.parse(text) as PendingPush | null).catch(() => null)
     if (parsed === null || parsed.version !== 1 || !Array.isArray(parsed.published)) return null
     return parsed
   }
 
   /** Records (or extends) the pending push before a publish commit. */
   async addPending (published: PublishedRef[]): Promise<void> {
-    const current = await this.pending()
-    const record: PendingPush = {
-      version: 1,
-      since: current?.since ?? Date.now(),
-      published: [...(current?.published ?? []), ...published].slice(-MAX_PUBLISHED),
-      ...(current?.error !== undefined ? { error: current.error, failedAt: current.failedAt ?? Date.now() } : {})
-    }
-    await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
-    this.report.pushPending = true
+    await this.#updatePending(current => ({ published: [...(current?.published ?? []), ...published].slice(-MAX_PUBLISHED) }))
   }
 
   /** Notes why the pending push failed. */
   async failPending (error: string): Promise<void> {
+    await this.#updatePending(() => ({ error, failedAt: Date.now() }))
+    this.report.pushError = error
+  }
+
+  async #updatePending (change: (current: PendingPush | null) => Partial<PendingPush>): Promise<void> {
     const current = await this.pending()
-    const record: PendingPush = { version: 1, since: current?.since ?? Date.now(), published: current?.published ?? [], error, failedAt: Date.now() }
+    const record: PendingPush = { published: [], ...current, version: 1, since: current?.since ?? Date.now(), ...change(current) }
     await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
     this.report.pushPending = true
-    this.report.pushError = error
   }
 
   /** Forgets the pending push (it reached the remote, or there was nothing to push). */
@@ -100,7 +94,7 @@ export class SyncState {
 
   /** The recorded upstream rewrite, if any. */
   async diverged (): Promise<DivergedRecord | null> {
-    const parsed = await readJson(this.#divergedFile) as DivergedRecord | null
+    const parsed = await readFile(this.#divergedFile, 'utf8').then(text => JSON.parse(text) as DivergedRecord | null).catch(() => null)
     return parsed !== null && parsed.version === 1 && typeof parsed.upstream === 'string' ? parsed : null
   }
 
@@ -112,13 +106,5 @@ export class SyncState {
   /** Forgets the upstream rewrite (the histories are linear again). */
   async clearDiverged (): Promise<void> {
     await rm(this.#divergedFile, { force: true })
-  }
-}
-
-async function readJson (file: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as unknown
-  } catch {
-    return null
   }
 }

@@ -217,7 +217,7 @@ export class SiteSearch {
    * @param query a parsed `q`
    * @param drafts the editor's drafts by id
    * @param start the first match of the page
-   * @param count the page's size
+   * @param count the page's size (Infinity: every match)
    * @returns every match's count, and the page's entries in rank order
    */
   async entries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>, start: number, count: number): Promise<{ total: number, entries: FoundEntry[] }> {
@@ -242,20 +242,6 @@ export class SiteSearch {
       }
       return { total: total + draftHits.length, entries: ranked.slice(start) }
     })
-  }
-
-  /**
-   * Every match of a collection for one editor, unpaged (for `q` with `sort` or `draft`).
-   * @param index the collection's index
-   * @param query a parsed `q`
-   * @param drafts the editor's drafts by id
-   * @returns the base entries without a draft of this editor in rank order, and the drafts that match
-   */
-  async allEntries (index: CollectionIndex, query: SearchQuery, drafts: ReadonlyMap<string, DraftRecord>): Promise<{ baseIds: string[], drafts: DraftRecord[] }> {
-    const search = this.of(index)
-    if (query.words.length === 0) { await search.ready(); return { baseIds: [], drafts: [] } }
-    const baseIds = await search.use(db => db.search(query, new Set(drafts.keys()), Infinity).ids)
-    return { baseIds, drafts: matchingDrafts(index, query, drafts).map(hit => hit.draft) }
   }
 }
 
