@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { parseArgs, promisify } from 'node:util'
 import type { OpenCms } from './cms.js'
-import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
 import { StartupError } from './errors.js'
 import { readRuntimeSettings } from './runtime.js'
@@ -99,7 +98,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     }
     const cms = opened.cms
     const site = await siteOf(opened, invocation)
-    warnAboutSettings(opened.services, streams)
+    // A missing password is the log's warning (createAuth), as for every embedding.
+    if (opened.services.runtime.secretGenerated) {
+      streams.stderr.write('git-cms: warning: CMS_SESSION_SECRET is not set; using a random secret, so sessions end when this process stops\n')
+    }
     running = await startServer({ cms, host: invocation.host, port: invocation.port }).catch((err: unknown) => {
       throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
     })
@@ -191,15 +193,6 @@ async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Paramet
   }
   opened.cms.app.use(siteMiddleware(opened.services, { folder: await siteFolder(invocation.site ?? '.') }))
   return null
-}
-
-function warnAboutSettings (services: Services, streams: CliStreams): void {
-  if (services.runtime.secretGenerated) {
-    streams.stderr.write('git-cms: warning: CMS_SESSION_SECRET is not set; using a random secret, so sessions end when this process stops\n')
-  }
-  if (services.runtime.password === null && services.config.auth === null) {
-    streams.stderr.write('git-cms: warning: neither CMS_EDIT_PASSWORD nor an auth provider is set; nobody can sign in\n')
-  }
 }
 
 /** Waits for SIGTERM or SIGINT, then drains the server; resolves with the exit code. */
