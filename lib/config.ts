@@ -166,9 +166,6 @@ async function readConfigFile (repoDir: string): Promise<unknown> {
 
 /** Validates a raw config and fills in the defaults (its collection schemas are compiled by `checkCollectionSchemas`). */
 export function normalizeConfig (input: unknown): Config {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new ConfigError('(root)', 'must be an object')
-  }
   const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
