@@ -183,13 +183,11 @@ function parsePort (value: string | undefined): number {
 /** Mounts `--proxy`'s or `--site`'s site after git-cms's own routes; the WebSocket upgrade listener for `--proxy`. */
 async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
   if (invocation.proxy === undefined && invocation.site === undefined) return null
-  const [{ siteMiddleware, isOwnPath, siteFolder }, { upstreamOrigin, upgradeForwarder }] = await Promise.all([
-    import('./http/site-proxy.js'), import('./http/site-proxy-upstream.js')
-  ])
+  const { siteMiddleware, siteFolder, upstreamOrigin, upgradeForwarder } = await import('./http/site-proxy.js')
   if (invocation.proxy !== undefined) {
     const upstream = upstreamOrigin(invocation.proxy)
     opened.cms.app.use(siteMiddleware(opened.services, { proxy: upstream }))
-    return upgradeForwarder(upstream, p => isOwnPath(opened.cms.config, p))
+    return upgradeForwarder(upstream, opened.cms.config)
   }
   opened.cms.app.use(siteMiddleware(opened.services, { folder: await siteFolder(invocation.site ?? '.') }))
   return null
