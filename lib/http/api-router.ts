@@ -141,15 +141,20 @@ function readRoutes (router: Router, services: Services): void {
   })
 }
 
+/** The commands of media, writes, drafts, publish and search, loaded on the first request that needs one (not at start). */
+const commands = loadOnFirstUse(async () => {
+  const [schemas, { mutate }, history, drafts, { publish }, { searchEverywhere }, list, deletion] = await Promise.all([
+    import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'),
+    import('../commands/drafts.js'), import('../commands/publish.js'), import('../commands/search-everywhere.js'),
+    import('../commands/media-list.js'), import('../commands/media-delete.js')
+  ])
+  return { validators: schemas.commandValidators, mutate, ...history, ...drafts, publish, searchEverywhere, ...list, ...deletion }
+})
+
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
 /** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
-  const commands = loadOnFirstUse(async () => {
-    const [list, deletion] = await Promise.all([import('../commands/media-list.js'), import('../commands/media-delete.js')])
-    return { ...list, ...deletion }
-  })
-
   router.get('/media', async (ctx) => {
     const { listMedia } = await commands()
     const params: MediaListParams = {}
@@ -196,13 +201,6 @@ function mediaRoutes (router: Router, services: Services): void {
 /** Writes, drafts, publish, deployment and search. */
 function writeRoutes (router: Router, services: Services): void {
   const as = (ctx: Context): CommandContext => ({ services, identity: identityOf(ctx) })
-  const commands = loadOnFirstUse(async () => {
-    const [schemas, { mutate }, history, drafts, { publish }, { searchEverywhere }] = await Promise.all([
-      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'),
-      import('../commands/drafts.js'), import('../commands/publish.js'), import('../commands/search-everywhere.js')
-    ])
-    return { validators: schemas.commandValidators, mutate, ...history, ...drafts, publish, searchEverywhere }
-  })
 
   router.post('/mutate', async (ctx) => {
     const body = await readJsonBody(ctx)
