@@ -9,20 +9,20 @@ import { StartupError } from './errors.js'
 import { readRuntimeSettings } from './runtime.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
-export interface CliStreams {
+interface CliStreams {
   stdout: { write: (text: string) => unknown }
   stderr: { write: (text: string) => unknown }
 }
 
 /** Exit code after a clean shutdown (or `--help`). */
-export const EXIT_OK = 0
+const EXIT_OK = 0
 /** Exit code when the service refuses to start (or fails while shutting down). */
-export const EXIT_REFUSED = 1
+const EXIT_REFUSED = 1
 /** Exit code for bad usage: an unknown command or flag, a bad value. */
 export const EXIT_USAGE = 2
 
 /** The help text (stdout for `--help`, stderr after a usage error). */
-export const USAGE = `Usage:
+const USAGE = `Usage:
   git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
   git-cms serve --clone URL --repo DIR [...]        clone the site (and its refs/cms/*) into an empty DIR, then serve it
   git-cms serve [...] --proxy URL                   also serve the site of a running dev server (hugo server ...) on this origin

@@ -19,7 +19,7 @@ import {
 } from './session-cookie.js'
 
 /** Decides which writes a signed-in editor may perform. */
-export interface Authorizer {
+interface Authorizer {
   /** True when a policy (adapter `authorize` or declarative `permissions`) is configured. */
   readonly active: boolean
   /** Whether the identity may perform the action (always true without a policy; a throw denies). */
