@@ -4,26 +4,25 @@ import { execFile } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { parseArgs, promisify } from 'node:util'
 import type { OpenCms } from './cms.js'
-import type { Services } from './services.js'
 import type { RunningServer } from './server.js'
 import { StartupError } from './errors.js'
 import { readRuntimeSettings } from './runtime.js'
 
 /** Where the CLI writes; the process streams unless a caller passes others. */
-export interface CliStreams {
+interface CliStreams {
   stdout: { write: (text: string) => unknown }
   stderr: { write: (text: string) => unknown }
 }
 
 /** Exit code after a clean shutdown (or `--help`). */
-export const EXIT_OK = 0
+const EXIT_OK = 0
 /** Exit code when the service refuses to start (or fails while shutting down). */
-export const EXIT_REFUSED = 1
+const EXIT_REFUSED = 1
 /** Exit code for bad usage: an unknown command or flag, a bad value. */
 export const EXIT_USAGE = 2
 
 /** The help text (stdout for `--help`, stderr after a usage error). */
-export const USAGE = `Usage:
+const USAGE = `Usage:
   git-cms serve [--repo DIR] [--port N] [--host H]   serve the CMS over a site repository (DIR defaults to .)
   git-cms serve --clone URL --repo DIR [...]        clone the site (and its refs/cms/*) into an empty DIR, then serve it
   git-cms serve [...] --proxy URL                   also serve the site of a running dev server (hugo server ...) on this origin
@@ -99,7 +98,10 @@ export async function main (argv: string[], env: NodeJS.ProcessEnv, streams: Cli
     }
     const cms = opened.cms
     const site = await siteOf(opened, invocation)
-    warnAboutSettings(opened.services, streams)
+    // A missing password is the log's warning (createAuth), as for every embedding.
+    if (opened.services.runtime.secretGenerated) {
+      streams.stderr.write('git-cms: warning: CMS_SESSION_SECRET is not set; using a random secret, so sessions end when this process stops\n')
+    }
     running = await startServer({ cms, host: invocation.host, port: invocation.port }).catch((err: unknown) => {
       throw new Error(`cannot listen on ${invocation.host}:${invocation.port}: ${oneLine(err)}`)
     })
@@ -181,25 +183,14 @@ function parsePort (value: string | undefined): number {
 /** Mounts `--proxy`'s or `--site`'s site after git-cms's own routes; the WebSocket upgrade listener for `--proxy`. */
 async function siteOf (opened: OpenCms, invocation: Invocation): Promise<Parameters<RunningServer['server']['on']>[1] | null> {
   if (invocation.proxy === undefined && invocation.site === undefined) return null
-  const [{ siteMiddleware, isOwnPath, siteFolder }, { upstreamOrigin, upgradeForwarder }] = await Promise.all([
-    import('./http/site-proxy.js'), import('./http/site-proxy-upstream.js')
-  ])
+  const { siteMiddleware, siteFolder, upstreamOrigin, upgradeForwarder } = await import('./http/site-proxy.js')
   if (invocation.proxy !== undefined) {
     const upstream = upstreamOrigin(invocation.proxy)
     opened.cms.app.use(siteMiddleware(opened.services, { proxy: upstream }))
-    return upgradeForwarder(upstream, p => isOwnPath(opened.cms.config, p))
+    return upgradeForwarder(upstream, opened.cms.config)
   }
   opened.cms.app.use(siteMiddleware(opened.services, { folder: await siteFolder(invocation.site ?? '.') }))
   return null
-}
-
-function warnAboutSettings (services: Services, streams: CliStreams): void {
-  if (services.runtime.secretGenerated) {
-    streams.stderr.write('git-cms: warning: CMS_SESSION_SECRET is not set; using a random secret, so sessions end when this process stops\n')
-  }
-  if (services.runtime.password === null && services.config.auth === null) {
-    streams.stderr.write('git-cms: warning: neither CMS_EDIT_PASSWORD nor an auth provider is set; nobody can sign in\n')
-  }
 }
 
 /** Waits for SIGTERM or SIGINT, then drains the server; resolves with the exit code. */

@@ -1,6 +1,7 @@
 /** `createCms`: one instance over one site repository, owning every stateful part; `openCms` also gives the internals (CLI, tests). */
 import path from 'node:path'
 import { rm } from 'node:fs/promises'
+import { setTimeout as delay } from 'node:timers/promises'
 import type Koa from 'koa'
 import type { Middleware } from 'koa'
 import compose from 'koa-compose'
@@ -179,33 +180,28 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     // After the recovery plan (whose commit a pending push may be waiting for).
     await remote.start()
     await schemasChecked
-    let closing = false
+    const closing = (): boolean => readiness.closing
     const warming = Promise.resolve()
-      .then(async () => { if (!closing) await content.warm(() => closing) })
-      .catch((err: Error) => { if (!closing) log.warn({ err }, 'could not pre-build a collection index') })
+      .then(async () => { if (!closing()) await content.warm(closing) })
+      .catch((err: Error) => { if (!closing()) log.warn({ err }, 'could not pre-build a collection index') })
       .finally(() => { readiness.indexesBuilt = true })
     let app: Koa
     try {
       app = createApp(services)
     } catch (err) {
-      closing = true
+      readiness.closing = true
       await warming
       throw err
     }
     // `close` ends the pause.
-    let endPause = (): void => {}
+    const pause = new AbortController()
     const settled = warming.then(async () => {
-      await new Promise<void>(resolve => {
-        const timer = setTimeout(resolve, AFTER_FIRST_BUILDS_MS)
-        timer.unref()
-        endPause = () => { clearTimeout(timer); resolve() }
-        if (closing) endPause()
-      })
+      await delay(AFTER_FIRST_BUILDS_MS, undefined, { signal: pause.signal, ref: false }).catch(() => {})
     })
-    const searching = settled.then(async () => { await content.startCompanions(() => closing) })
+    const searching = settled.then(async () => { await content.startCompanions(closing) })
     // Temp files a killed predecessor left (older than the lock file; a walk of 0.25-0.86 s at 100,000 entries).
     const sweeping = settled
-      .then(async () => { if (!closing) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
+      .then(async () => { if (!closing()) await sweepTempFiles([config.contentDir, config.uploadsDir, '.cms'].map(d => path.join(repoDir, d)), lock.takenAt) })
       .catch((err: Error) => { log.warn({ err }, 'could not remove leftover temp files') })
     const cms: Cms = {
       app,
@@ -213,9 +209,8 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       ready: warming,
       middleware: () => compose(app.middleware) as Middleware,
       close: async () => {
-        closing = true
         readiness.closing = true
-        endPause()
+        pause.abort()
         await markdown.close()
         await remote.close()
         await media.close()

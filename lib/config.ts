@@ -144,21 +144,17 @@ export async function existingConfigFiles (repoDir: string): Promise<string[]> {
   return found.filter(name => name !== null)
 }
 
-/** The repository's config file, loaded (empty when there is none). */
+/** The repository's config file, loaded (undefined or null when there is none, or it is empty). */
 async function readConfigFile (repoDir: string): Promise<unknown> {
   const present = await existingConfigFiles(repoDir)
   if (present.length > 1) throw new ConfigError('(file)', `only one config file may exist, found ${present.join(', ')}`)
   const file = present[0]
-  if (file === undefined) return {}
+  if (file === undefined) return undefined
   const full = path.join(repoDir, file)
   try {
-    if (file.endsWith('.mjs') || file.endsWith('.js')) {
-      const mod = await import(pathToFileURL(full).href) as { default?: unknown }
-      return mod.default ?? {}
-    }
+    if (file.endsWith('.mjs') || file.endsWith('.js')) return (await import(pathToFileURL(full).href) as { default?: unknown }).default
     const text = await readFile(full, 'utf8')
-    const input = file.endsWith('.json') ? JSON.parse(text) as unknown : parseYamlText(text)
-    return input ?? {}
+    return file.endsWith('.json') ? JSON.parse(text) as unknown : parseYamlText(text)
   } catch (err) {
     throw new ConfigError(file, `cannot be read: ${(err as Error).message.split('\n')[0]}`)
   }
@@ -166,9 +162,6 @@ async function readConfigFile (repoDir: string): Promise<unknown> {
 
 /** Validates a raw config and fills in the defaults (its collection schemas are compiled by `checkCollectionSchemas`). */
 export function normalizeConfig (input: unknown): Config {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new ConfigError('(root)', 'must be an object')
-  }
   const validateConfigShape = configShapeCheck()
   if (!validateConfigShape(input)) {
     const err = validateConfigShape.errors?.[0]
@@ -227,7 +220,7 @@ export async function loadConfig (repoDir: string, override?: ConfigInput): Prom
 
 /** `loadConfig` without compiling the collection schemas (the service does in its schema thread: `checkCollectionSchemas`). */
 export async function loadConfigShape (repoDir: string, override?: ConfigInput): Promise<Config> {
-  return normalizeConfig(override ?? await readConfigFile(repoDir))
+  return normalizeConfig(override ?? (await readConfigFile(repoDir)) ?? {})
 }
 
 /**

@@ -4,6 +4,7 @@ export type { Cms, CreateCmsOptions } from './cms.js'
 export { loadConfig } from './config.js'
 export type { Config, ConfigInput, CollectionDefinition, Identity, AuthAdapter, TrustedHeaderAuth, AuthAction } from './config.js'
 export { renderMarkdown, remarkCmsSource, rehypeCmsSource, sourceHash, parseSourceHint } from './content/markdown/index.js'
+export type { RenderMarkdownOptions, CmsSourceOptions } from './content/markdown/index.js'
 export {
   CmsError,
   BadRequestError,

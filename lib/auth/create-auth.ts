@@ -8,15 +8,18 @@ import type { Context } from 'koa'
 import type { Logger } from 'pino'
 import type { AuthAction, AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
-import { ConflictError } from '../errors.js'
+import { ConflictError, PasswordNotConfiguredError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { SharedDocument } from '../remote/cms-refs-sync.js'
-import { toIdentity } from './identity.js'
-import { passwordAuth, rateLimitKey } from './password-auth.js'
+import { cleanEditorName, editorIdForName, toIdentity } from './identity.js'
+import { LoginRateLimiter, rateLimitKey } from './password-auth.js'
 import { RevokedSessions } from './revocations.js'
-import { SESSION_COOKIE_NAME, sessionCookieHeader } from './session-cookie.js'
+import {
+  SESSION_COOKIE_NAME, SESSION_TTL_MS, boundEditorId, isBoundTo, sameSecret, sessionCookieHeader, signSession, verifySession,
+  type SessionClaims
+} from './session-cookie.js'
 
 /** Decides which writes a signed-in editor may perform. */
-export interface Authorizer {
+interface Authorizer {
   /** True when a policy (adapter `authorize` or declarative `permissions`) is configured. */
   readonly active: boolean
   /** Whether the identity may perform the action (always true without a policy; a throw denies). */
@@ -50,10 +53,10 @@ export interface AuthService {
 
 /**
  * Builds authentication for one instance.
- * @param opts the config, the runtime settings, the log, and `stateDir` (`.git/cms`, where revocations persist)
+ * @param opts the config, the runtime settings, the log, `stateDir` (`.git/cms`, where revocations persist) and a clock (tests)
  * @returns the instance's AuthService
  */
-export async function createAuth (opts: { config: Config, runtime: RuntimeSettings, stateDir: string, log: Logger }): Promise<AuthService> {
+export async function createAuth (opts: { config: Config, runtime: RuntimeSettings, stateDir: string, log: Logger, now?: () => number }): Promise<AuthService> {
   const { config, runtime, log } = opts
   const authConfig = config.auth
   const adapter = authConfig !== null && !isTrustedHeader(authConfig) ? authConfig : null
@@ -78,34 +81,72 @@ export async function createAuth (opts: { config: Config, runtime: RuntimeSettin
     }
   }
 
-  const revocations = await RevokedSessions.load(opts.stateDir)
-  const password = passwordAuth({ password: runtime.password, sessionSecret: runtime.sessionSecret, revocations })
-  if (!password.enabled) log.warn('no editor password is set (CMS_EDIT_PASSWORD); password sign-in is disabled')
-  const cookieOf = (ctx: Context): string | undefined => ctx.cookies.get(SESSION_COOKIE_NAME, { signed: false })
+  // Password mode: one shared password checked in constant time (check, compare and count run without an
+  // await, so parallel guesses are counted exactly); a session is a signed cookie bound to the password.
+  const { password, sessionSecret: secret } = runtime
+  const now = opts.now ?? Date.now
+  const revocations = await RevokedSessions.load(opts.stateDir, now())
+  const limiter = new LoginRateLimiter()
+  if (password === null) log.warn('no editor password is set (CMS_EDIT_PASSWORD); password sign-in is disabled')
+  // Without a password no session is honoured; else signature, expiry, id grammar and revocation are checked.
+  const session = (ctx: Context): SessionClaims | null => {
+    const cookie = ctx.cookies.get(SESSION_COOKIE_NAME, { signed: false })
+    if (password === null || cookie === undefined || cookie === '') return null
+    const at = now()
+    const claims = verifySession(secret, cookie, at)
+    // A session made under another password (CMS_EDIT_PASSWORD changed) has ended.
+    if (claims === null || !isBoundTo(secret, password, claims.sid ?? claims.editorId)) return null
+    return revocations.has(claims.sid ?? claims.editorId, at) ? null : claims
+  }
   return {
     mode: 'password',
     authorizer,
-    identify: async (ctx) => password.identify(cookieOf(ctx)),
+    identify: async (ctx) => {
+      const claims = session(ctx)
+      return claims === null ? null : editorIdentity(claims)
+    },
     loginUrl: () => null,
-    login: async (ctx, submitted, name): Promise<Identity> => {
-      const result = password.login(submitted, rateLimitKey(clientAddress(ctx.req, runtime.trustProxy)), name)
-      ctx.append('Set-Cookie', sessionCookieHeader(result.cookie, secure(ctx)))
-      return result.identity
+    login: async (ctx, submitted, name = ''): Promise<Identity> => {
+      if (password === null) throw new PasswordNotConfiguredError('Password sign-in is not configured: set CMS_EDIT_PASSWORD on the server')
+      const client = rateLimitKey(clientAddress(ctx.req, runtime.trustProxy))
+      const at = now()
+      const retryAfter = limiter.retryAfter(client, at)
+      if (retryAfter !== null) throw new RateLimitedError(retryAfter)
+      if (!sameSecret(submitted, password)) {
+        limiter.recordFailure(client, at)
+        throw new UnauthorizedError('Wrong password')
+      }
+      limiter.reset(client)
+      // The session's own id (the editorId, or a named sign-in's sid) carries the password's tag, so
+      // a new CMS_EDIT_PASSWORD ends every older session (CONTRACT 17).
+      const shown = cleanEditorName(name)
+      const bound = boundEditorId(secret, password)
+      const claims: SessionClaims = shown === ''
+        ? { editorId: bound, exp: at + SESSION_TTL_MS }
+        : { editorId: editorIdForName(shown), exp: at + SESSION_TTL_MS, name: shown, sid: bound }
+      ctx.append('Set-Cookie', sessionCookieHeader(signSession(secret, claims), secure(ctx)))
+      return editorIdentity(claims)
     },
     logout: async (ctx) => {
-      await password.logout(cookieOf(ctx))
+      const claims = session(ctx)
+      if (claims !== null) await revocations.revoke(claims.sid ?? claims.editorId, claims.exp, now())
       clearCookie(ctx)
       return { redirect: null }
     },
     sharedRevocations: {
       name: 'revocations',
-      text: () => revocations.sharedText(runtime.sessionSecret),
-      merge: async (text) => await revocations.mergeShared(text, runtime.sessionSecret),
+      text: () => revocations.sharedText(secret),
+      merge: async (text) => await revocations.mergeShared(text, secret),
       empty: (text) => Object.keys((JSON.parse(text) as { revoked: object }).revoked).length === 0,
       onRevoke: (listener) => { revocations.listeners.add(listener) }
     },
     close: async () => { await revocations.flush() }
   }
+}
+
+/** The identity of a password-mode session. */
+function editorIdentity (claims: SessionClaims): Identity {
+  return { id: claims.editorId, name: claims.name ?? 'Editor', roles: ['editor'] }
 }
 
 function isTrustedHeader (auth: AuthAdapter | TrustedHeaderAuth): auth is TrustedHeaderAuth {

@@ -14,7 +14,7 @@ export function isSafeIdentityId (value: unknown): value is string {
 }
 
 /** Why an identity was refused, for the log (never the credentials themselves). */
-export type IdentityProblem = 'not_an_object' | 'unsafe_id' | 'bad_name' | 'bad_roles'
+type IdentityProblem = 'not_an_object' | 'unsafe_id' | 'bad_name' | 'bad_roles'
 
 /**
  * Checks a provider's identity and copies it, so the provider cannot change it afterwards; a

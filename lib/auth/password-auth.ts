@@ -1,78 +1,9 @@
-/**
- * Password mode: one shared password checked in constant time, at most 5 failed logins per client in
- * a sliding 15 minutes; a session is a signed cookie (editorId random, or from the name given).
- */
+/** The rate limit of password sign-in: at most 5 failed logins per client in a sliding 15 minutes. */
 import { isIPv6 } from 'node:net'
 import { LRUCache } from 'lru-cache'
-import { PasswordNotConfiguredError, RateLimitedError, UnauthorizedError } from '../errors.js'
-import type { Identity } from '../config.js'
-import { signSession, verifySession, boundEditorId, isBoundTo, sameSecret, SESSION_TTL_MS, type SessionClaims } from './session-cookie.js'
-import type { RevokedSessions } from './revocations.js'
-import { cleanEditorName, editorIdForName } from './identity.js'
 
 const MAX_FAILURES = 5
 const WINDOW_MS = 15 * 60 * 1000
-
-/** The identity of a password-mode session. */
-function editorIdentity (claims: SessionClaims): Identity {
-  return { id: claims.editorId, name: claims.name ?? 'Editor', roles: ['editor'] }
-}
-
-/** Password login, session verification and logout; one per service. */
-export type PasswordAuth = ReturnType<typeof passwordAuth>
-
-/**
- * Builds password mode for one service: `login` throws 503 without a configured password, 429 while
- * the client is limited (whatever the password), 401 for a wrong one (counted; check, compare and
- * count run without an await, so parallel guesses are counted exactly); `identify` checks signature,
- * expiry, id grammar and revocation; `logout` revokes the session's id (persisted).
- * @param opts the password (null: no sign-in, and no session honoured), session secret, revocations and clock (tests)
- * @returns the password mode of the service
- */
-export function passwordAuth (opts: { password: string | null, sessionSecret: string, revocations: RevokedSessions, now?: () => number }) {
-  const { password, sessionSecret: secret, revocations } = opts
-  const now = opts.now ?? Date.now
-  const limiter = new LoginRateLimiter()
-  const verify = (cookie: string | undefined): SessionClaims | null => {
-    if (password === null || cookie === undefined || cookie === '') return null
-    const at = now()
-    const claims = verifySession(secret, cookie, at)
-    // A session made under another password (CMS_EDIT_PASSWORD changed) has ended.
-    if (claims === null || !isBoundTo(secret, password, claims.sid ?? claims.editorId)) return null
-    if (revocations.has(claims.sid ?? claims.editorId, at)) return null
-    return claims
-  }
-  return {
-    enabled: password !== null,
-    login: (submitted: string, clientKey: string, name = ''): { identity: Identity, cookie: string } => {
-      if (password === null) throw new PasswordNotConfiguredError('Password sign-in is not configured: set CMS_EDIT_PASSWORD on the server')
-      const at = now()
-      const retryAfter = limiter.retryAfter(clientKey, at)
-      if (retryAfter !== null) throw new RateLimitedError(retryAfter)
-      if (!sameSecret(submitted, password)) {
-        limiter.recordFailure(clientKey, at)
-        throw new UnauthorizedError('Wrong password')
-      }
-      limiter.reset(clientKey)
-      // The session's own id (the editorId, or a named sign-in's sid) carries the password's tag, so
-      // a new CMS_EDIT_PASSWORD ends every older session (CONTRACT 17).
-      const shown = cleanEditorName(name)
-      const bound = boundEditorId(secret, password)
-      const claims: SessionClaims = shown === ''
-        ? { editorId: bound, exp: at + SESSION_TTL_MS }
-        : { editorId: editorIdForName(shown), exp: at + SESSION_TTL_MS, name: shown, sid: bound }
-      return { identity: editorIdentity(claims), cookie: signSession(secret, claims) }
-    },
-    identify: (cookie: string | undefined): Identity | null => {
-      const claims = verify(cookie)
-      return claims === null ? null : editorIdentity(claims)
-    },
-    logout: async (cookie: string | undefined): Promise<void> => {
-      const claims = verify(cookie)
-      if (claims !== null) await revocations.revoke(claims.sid ?? claims.editorId, claims.exp, now())
-    }
-  }
-}
 
 /**
  * The key a client's failed logins count under: an IPv4 address as it is, an IPv6 address by its

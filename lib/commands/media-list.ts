@@ -26,7 +26,6 @@ function parseMediaQuery (params: MediaListParams): MediaQuery {
   const pageSize = int(params.pageSize, 'pageSize', MEDIA_DEFAULT_PAGE_SIZE, 1)
   if (pageSize > MEDIA_MAX_PAGE_SIZE) throw new BadRequestError(`pageSize is at most ${MEDIA_MAX_PAGE_SIZE}`, { field: 'pageSize', max: MEDIA_MAX_PAGE_SIZE })
   const q = params.q === undefined || params.q === '' ? undefined : params.q
-  if (q !== undefined && q.length > 200) throw new BadRequestError('q is at most 200 characters', { field: 'q' })
   const folder = params.folder === undefined || params.folder === '' ? undefined : folderOf(params.folder)
   const query: MediaQuery = { sort, order, page: int(params.page, 'page', 1, 1), pageSize }
   if (folder !== undefined) query.folder = folder

@@ -11,13 +11,10 @@ import type { SearchGroup } from '../api-shapes.js'
 
 /** Hits shown per collection. */
 const SEARCH_HITS_PER_COLLECTION = 5
-/** The longest query accepted (characters). */
-const MAX_SEARCH_QUERY = 200
 
 /** Searches every collection (the editor's drafts too); groups in the collections' order. */
 export async function searchEverywhere (ctx: CommandContext, q: unknown): Promise<{ q: string, groups: SearchGroup[] }> {
   if (typeof q !== 'string' || q.trim() === '') throw new BadRequestError('q must be a non-empty string', { field: 'q' })
-  if (q.length > MAX_SEARCH_QUERY) throw new BadRequestError(`q is longer than ${MAX_SEARCH_QUERY} characters`, { field: 'q' })
   const { services, identity } = ctx
   const groups: SearchGroup[] = []
   for (const def of await services.content.registry.list()) {

@@ -15,7 +15,7 @@ import { cleanEditorName, MAX_EDITOR_NAME } from '../auth/identity.js'
 import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { listEntries, DEFAULT_PAGE_SIZE } from '../commands/list-entries.js'
 import { readSchema, listDynamicCollections } from '../commands/read-schema.js'
-import { renderField, createRenderCache, listBlocks } from '../commands/markdown-body.js'
+import { renderField, createRenderCache, listBlocks, previewMarkdown } from '../commands/markdown-body.js'
 import { SortedRowsCache } from '../commands/list-order.js'
 import { identityOf, loadOnFirstUse, queryEntry, queryEnum, queryFieldName, queryPositiveInt, queryString, readJsonBody } from './request.js'
 import { safeRedirectTarget } from '../auth/redirect-target.js'
@@ -138,15 +138,20 @@ function readRoutes (router: Router, services: Services): void {
   })
 }
 
+/** The commands of media, writes, drafts, publish and search, loaded on the first request that needs one (not at start). */
+const commands = loadOnFirstUse(async () => {
+  const [schemas, { mutate }, history, drafts, { publish }, { searchEverywhere }, list, deletion] = await Promise.all([
+    import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'),
+    import('../commands/drafts.js'), import('../commands/publish.js'), import('../commands/search-everywhere.js'),
+    import('../commands/media-list.js'), import('../commands/media-delete.js')
+  ])
+  return { validators: schemas.commandValidators, mutate, ...history, ...drafts, publish, searchEverywhere, ...list, ...deletion }
+})
+
 const LIST_PARAMS = ['folder', 'q', 'type', 'sort', 'order', 'page', 'pageSize', 'minSize', 'maxSize', 'after', 'before'] as const
 
 /** The media library: list, references, delete, and the bytes of a file (thumbnails outside an uploads URL). */
 function mediaRoutes (router: Router, services: Services): void {
-  const commands = loadOnFirstUse(async () => {
-    const [list, deletion] = await Promise.all([import('../commands/media-list.js'), import('../commands/media-delete.js')])
-    return { ...list, ...deletion }
-  })
-
   router.get('/media', async (ctx) => {
     const { listMedia } = await commands()
     const params: MediaListParams = {}
@@ -187,57 +192,42 @@ function mediaRoutes (router: Router, services: Services): void {
 /** Writes, drafts, publish, deployment and search. */
 function writeRoutes (router: Router, services: Services): void {
   const as = (ctx: Context): CommandContext => ({ services, identity: identityOf(ctx) })
-  const writes = loadOnFirstUse(async () => {
-    const [schemas, { mutate }, { readHistory, restoreHistory }, { previewMarkdown }] = await Promise.all([
-      import('../commands/command-schemas.js'), import('../commands/mutate.js'), import('../commands/history.js'), import('../commands/markdown-body.js')
-    ])
-    return { validators: schemas.commandValidators, mutate, readHistory, restoreHistory, previewMarkdown }
-  })
-  const publishing = loadOnFirstUse(async () => {
-    const [schemas, { draftStatus, discardDrafts }, { publish }] = await Promise.all([
-      import('../commands/command-schemas.js'), import('../commands/drafts.js'), import('../commands/publish.js')
-    ])
-    return { validators: schemas.commandValidators, draftStatus, discardDrafts, publish }
-  })
-  const search = loadOnFirstUse(async () => await import('../commands/search-everywhere.js'))
 
   router.post('/mutate', async (ctx) => {
     const body = await readJsonBody(ctx)
-    const { validators, mutate } = await writes()
+    const { validators, mutate } = await commands()
     ctx.body = await mutate(as(ctx), validators.mutate(body))
   })
 
   // The Studio's live preview of unsaved Markdown (sanitized, size-limited; writes nothing).
   router.post('/preview', async (ctx) => {
-    const body = await readJsonBody(ctx)
-    const { previewMarkdown } = await writes()
-    ctx.body = await previewMarkdown(body, services.markdown)
+    ctx.body = await previewMarkdown(await readJsonBody(ctx), services.markdown)
   })
 
   router.get('/history', async (ctx) => {
-    const { readHistory } = await writes()
+    const { readHistory } = await commands()
     ctx.body = await readHistory(as(ctx), queryEntry(ctx))
   })
 
   router.post('/history', async (ctx) => {
     const body = await readJsonBody(ctx)
-    const { validators, restoreHistory } = await writes()
+    const { validators, restoreHistory } = await commands()
     ctx.body = await restoreHistory(as(ctx), validators.restore(body))
   })
 
   router.get('/draft', async (ctx) => {
-    const { draftStatus } = await publishing()
+    const { draftStatus } = await commands()
     ctx.body = await draftStatus(as(ctx))
   })
 
   router.delete('/draft', async (ctx) => {
-    const { discardDrafts } = await publishing()
+    const { discardDrafts } = await commands()
     ctx.body = await discardDrafts(as(ctx), queryEntry(ctx))
   })
 
   router.post('/publish', async (ctx) => {
     const raw = await readJsonBody(ctx, { optional: true })
-    const { validators, publish } = await publishing()
+    const { validators, publish } = await commands()
     ctx.body = await publish(as(ctx), validators.publish(raw))
   })
 
@@ -248,7 +238,7 @@ function writeRoutes (router: Router, services: Services): void {
   })
 
   router.get('/search', async (ctx) => {
-    const { searchEverywhere } = await search()
+    const { searchEverywhere } = await commands()
     ctx.body = await searchEverywhere(as(ctx), queryString(ctx, 'q'))
   })
 }

@@ -2,6 +2,7 @@
  * The one place where an error becomes a response `{ error, code, ...details }`; anything unknown is a
  * logged 500 that leaks nothing. JSON is serialized here, so a body that cannot be is a JSON 500 too.
  */
+import { STATUS_CODES } from 'node:http'
 import type { Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { CmsError } from '../errors.js'
@@ -30,7 +31,8 @@ export function errorHandler (log: Logger): Middleware {
       } else if (status >= 400 && status < 500) {
         ctx.status = status
         const message = e.expose === true && typeof e.message === 'string' ? e.message : 'Bad request'
-        ctx.body = { error: message, code: CLIENT_CODES[status] ?? 'bad_request' }
+        // A 4xx Koa or its middleware threw: the status's name in snake case, as our classes name theirs.
+        ctx.body = { error: message, code: (STATUS_CODES[status] ?? 'Bad Request').toLowerCase().replace(/ /g, '_') }
       } else {
         log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error')
         ctx.status = 500
@@ -39,14 +41,6 @@ export function errorHandler (log: Logger): Middleware {
       serializeJsonBody(ctx)
     }
   }
-}
-
-/** Codes of 4xx errors Koa and its middleware throw (not our classes; the body parsers' are mapped where they run). */
-const CLIENT_CODES: Record<number, string> = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found'
 }
 
 /** Turns an object or array body into its JSON text now, so that a failure is caught above. */

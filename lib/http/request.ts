@@ -10,12 +10,15 @@ import { dataTooDeep, parseWholeNumber } from '../content/data-depth.js'
 
 /** Maximum JSON body size. */
 const JSON_LIMIT_BYTES = 1024 * 1024
+/** The longest `q` of every route (the entries list, the dashboard search, the media library). */
+const MAX_QUERY_LENGTH = 200
 
-/** A single string query parameter. */
+/** A single string query parameter; a `q` at most MAX_QUERY_LENGTH characters. */
 export function queryString (ctx: Context, name: string): string | undefined {
   const value = ctx.query[name]
   if (value === undefined) return undefined
   if (Array.isArray(value)) throw new BadRequestError(`Query parameter ${name} must be given once`, { field: name })
+  if (name === 'q' && value.length > MAX_QUERY_LENGTH) throw new BadRequestError(`Query parameter q must be at most ${MAX_QUERY_LENGTH} characters`, { field: 'q' })
   return value
 }
 

@@ -2,22 +2,26 @@
  * `serve --proxy <url>` and `serve --site <dir>`: the site beside the API on one origin, git-cms's own
  * routes first. HTML pages get the bootstrap script and, for a signed-in editor, an unmarked page's
  * body element gets `data-cms-md` (page-match.ts), inserted in the bytes: every other byte stays.
+ * A dev server is forwarded to with Node's http client: method, headers and streamed body go on with
+ * the upstream's Host, the session cookie never leaves, a redirect to the upstream comes back as a
+ * path on ours; WebSocket upgrades (live reload) are piped both ways.
  */
 import { createReadStream } from 'node:fs'
 import { readFile, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { OutgoingHttpHeaders } from 'node:http'
-import { Readable } from 'node:stream'
+import http, { type IncomingMessage, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http'
+import https from 'node:https'
+import { Readable, type Duplex } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import type { Context, Middleware } from 'koa'
 import type { Config } from '../config.js'
 import type { Services } from '../services.js'
-import { ForbiddenError } from '../errors.js'
+import { BadGatewayError, ForbiddenError } from '../errors.js'
+import { SESSION_COOKIE_NAME } from '../auth/session-cookie.js'
 import { isInside } from '../storage/safe-path.js'
 import { EDITOR_ASSET_PREFIX } from './admin-routes.js'
-import { forwardRequest, responseHeaders } from './site-proxy-upstream.js'
 import { fromHtml } from 'hast-util-from-html'
 import { matchPage } from './page-match.js'
 
@@ -28,7 +32,7 @@ type SiteSource = { proxy: URL } | { folder: string }
 const STALE_WHEN_CHANGED = ['content-length', 'content-encoding', 'etag', 'last-modified', 'content-md5', 'accept-ranges']
 
 /** Whether a path is one of git-cms's own routes (never passed to the site). */
-export function isOwnPath (config: Config, urlPath: string): boolean {
+function isOwnPath (config: Config, urlPath: string): boolean {
   const under = (prefix: string): boolean => urlPath === prefix || urlPath.startsWith(prefix === '/' ? '/' : prefix + '/')
   return under(config.apiBasePath) || (config.enableAdmin && under(config.mountPath)) || urlPath.startsWith(EDITOR_ASSET_PREFIX) || urlPath === EDITOR_ASSET_PREFIX.slice(0, -1)
 }
@@ -255,4 +259,102 @@ async function fileAt (root: string, target: string): Promise<Found> {
   const st = await stat(real)
   if (st.isDirectory()) return 'folder'
   return st.isFile() ? { file: real, size: st.size } : null
+}
+
+/** Headers of one connection only (RFC 9110 section 7.6.1), never forwarded. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
+
+/** How long an upstream may take to start answering. */
+const UPSTREAM_TIMEOUT_MS = 30_000
+
+/** Parses and checks the `--proxy` address; gives its origin (path, query and fragment dropped). */
+export function upstreamOrigin (value: string): URL {
+  const url = URL.canParse(value) ? new URL(value) : null
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new Error(`--proxy needs an http:// or https:// address, got '${value}'`)
+  if (url.username !== '' || url.password !== '') throw new Error('--proxy takes no user name or password')
+  return new URL(url.origin)
+}
+
+/** Sends a request on to the upstream and resolves with its response (body not yet read); BadGatewayError when unreachable. */
+async function forwardRequest (req: IncomingMessage, upstream: URL): Promise<IncomingMessage> {
+  const client = upstream.protocol === 'https:' ? https : http
+  return await new Promise<IncomingMessage>((resolve, reject) => {
+    const out = client.request(upstream, {
+      method: req.method,
+      path: req.url ?? '/',
+      headers: forwardedHeaders(req.headers, upstream),
+      timeout: UPSTREAM_TIMEOUT_MS
+    }, resolve)
+    out.on('timeout', () => { out.destroy(new Error('no answer in time')) })
+    out.on('error', (err) => { reject(new BadGatewayError(`The site at ${upstream.origin} did not answer: ${err.message}`)) })
+    req.on('aborted', () => { out.destroy() })
+    if (req.method === 'GET' || req.method === 'HEAD') out.end()
+    else req.pipe(out)
+  })
+}
+
+/**
+ * The response headers to send on: hop-by-hop ones dropped, a `Location` on the upstream's origin
+ * made a path on ours.
+ */
+function responseHeaders (headers: IncomingHttpHeaders, upstream: URL): OutgoingHttpHeaders {
+  const out = endToEnd(headers)
+  if (typeof headers.location === 'string') {
+    try {
+      const target = new URL(headers.location, upstream)
+      if (target.origin === upstream.origin) out.location = target.pathname + target.search + target.hash
+    } catch {}
+  }
+  return out
+}
+
+/**
+ * Handles an HTTP upgrade (a WebSocket of the dev server's live reload): the same request goes to
+ * the upstream, and once it switches protocols the two sockets are piped together.
+ */
+export function upgradeForwarder (upstream: URL, config: Config): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const client = upstream.protocol === 'https:' ? https : http
+  return (req, socket, head) => {
+    socket.on('error', () => { socket.destroy() })
+    if (isOwnPath(config, new URL(req.url ?? '/', 'http://x').pathname)) { socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n'); return }
+    const headers = forwardedHeaders(req.headers, upstream)
+    headers.connection = 'Upgrade'
+    headers.upgrade = req.headers.upgrade ?? 'websocket'
+    const out = client.request(upstream, { method: req.method, path: req.url ?? '/', headers })
+    out.on('upgrade', (res, upstreamSocket, upstreamHead) => {
+      const lines = [`HTTP/1.1 ${res.statusCode ?? 101} ${res.statusMessage ?? 'Switching Protocols'}`]
+      for (let i = 0; i < res.rawHeaders.length; i += 2) lines.push(`${res.rawHeaders[i] ?? ''}: ${res.rawHeaders[i + 1] ?? ''}`)
+      socket.write(lines.join('\r\n') + '\r\n\r\n')
+      if (upstreamHead.length > 0) socket.write(upstreamHead)
+      if (head.length > 0) upstreamSocket.write(head)
+      upstreamSocket.on('error', () => { socket.destroy() })
+      socket.on('close', () => { upstreamSocket.destroy() })
+      upstreamSocket.on('close', () => { socket.destroy() })
+      upstreamSocket.pipe(socket).pipe(upstreamSocket)
+    })
+    out.on('response', (res) => {
+      // The upstream refused the upgrade: its answer goes back as is, then the connection closes.
+      socket.end(`HTTP/1.1 ${res.statusCode ?? 502} ${res.statusMessage ?? ''}\r\nConnection: close\r\n\r\n`)
+      res.resume()
+    })
+    out.on('error', () => { socket.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n') })
+    out.end()
+  }
+}
+
+/** The request headers to send on: hop-by-hop ones and git-cms's session cookie dropped, Host the upstream's. */
+function forwardedHeaders (headers: IncomingHttpHeaders, upstream: URL): OutgoingHttpHeaders {
+  const out = endToEnd(headers)
+  out.host = upstream.host
+  if (typeof headers.cookie === 'string') {
+    const kept = headers.cookie.split(/;\s*/).filter(pair => pair.split('=')[0]?.trim() !== SESSION_COOKIE_NAME)
+    if (kept.length > 0) out.cookie = kept.join('; ')
+    else delete out.cookie
+  }
+  return out
+}
+
+/** The headers without the hop-by-hop ones. */
+function endToEnd (headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name, value]) => value !== undefined && !HOP_BY_HOP.has(name)))
 }

@@ -110,8 +110,8 @@ export function serveUploads (services: Services): Middleware {
         ctx.set('X-Content-Type-Options', 'nosniff')
         ctx.set('Cache-Control', 'public, max-age=31536000, immutable')
         ctx.length = st.size
-        ctx.body = ctx.method === 'HEAD' ? null : createReadStream(real)
-        if (ctx.method === 'HEAD') ctx.status = 200
+        // For HEAD Koa sends the headers only (the length included) and closes the stream.
+        ctx.body = createReadStream(real)
         return
       } catch {}
     }

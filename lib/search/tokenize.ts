@@ -3,7 +3,6 @@
  * (NFKD without combining marks), split into runs of letters and digits. The last word of `q` also
  * matches as a prefix (what the Studio user is typing).
  */
-import { BadRequestError } from '../errors.js'
 
 /** Longer words (hashes, base64, URLs run together) are cut to this many characters. */
 export const MAX_TERM_LENGTH = 32
@@ -32,8 +31,6 @@ export function * wordsOf (text: string, from = 0): Generator<{ start: number, e
   }
 }
 
-/** The longest `q` accepted, in characters (a longer one is a 400). */
-const MAX_QUERY_LENGTH = 256
 /** Words of `q` beyond this many are ignored. */
 const MAX_QUERY_WORDS = 8
 /** A last word shorter than this matches whole words only. */
@@ -53,7 +50,6 @@ export interface SearchQuery {
  */
 export function parseQuery (q: string | undefined): SearchQuery | null {
   if (q === undefined) return null
-  if (q.length > MAX_QUERY_LENGTH) throw new BadRequestError(`Query parameter q must be at most ${MAX_QUERY_LENGTH} characters`, { field: 'q' })
   if (q.trim() === '') return null
   const words = [...new Set(termsOf(q))].slice(0, MAX_QUERY_WORDS)
   const last = words[words.length - 1]

@@ -74,11 +74,11 @@ t.test('hostile q: too long is a 400 that changes nothing; metacharacters, __pro
   const s = await startServer(t, { files: posts })
   const cookie = await s.login()
   const before = await repoFingerprint(s.repoDir)
-  const long = await s.request(`${API}/entries?collection=articles&q=${'a'.repeat(257)}`, { headers: { cookie } })
+  const long = await s.request(`${API}/entries?collection=articles&q=${'a'.repeat(201)}`, { headers: { cookie } })
   t.equal(long.status, 400)
-  t.match(await long.json(), { error: /at most 256/ })
+  t.match(await long.json(), { error: /at most 200/ })
   t.equal((await s.request(`${API}/entries?collection=articles&q=a&q=b`, { headers: { cookie } })).status, 400, 'q twice')
-  t.equal((await search(s, cookie, 'a'.repeat(256))).pagination.total, 0, '256 characters are accepted')
+  t.equal((await search(s, cookie, 'a'.repeat(200))).pagination.total, 0, '200 characters are accepted')
   for (const q of ['.*', '(', '[a-z]+', '\\', '$^|?', '*', '%', '"\'', '__proto__', 'constructor', 'prototype', 'hasOwnProperty', '\u0000']) {
     t.same(ids(await search(s, cookie, q)), [], `q=${JSON.stringify(q)}`)
   }
