@@ -4,6 +4,7 @@
  * The watcher marks changed entries; a read stats the entry's file anyway, and a list the folder.
  */
 import { statSync } from 'node:fs'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import path from 'node:path'
 import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
 import { isMarkdownFormat, type EntryData, type EntryFormat } from '../content/formats.js'
@@ -58,8 +59,6 @@ export interface IndexOptions {
 const CHUNK = 1000
 /** Files read at once during a build. */
 const READ_CONCURRENCY = 32
-
-const yieldNow = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
 
 /** The index of one collection. */
 export class CollectionIndex {
@@ -181,7 +180,7 @@ export class CollectionIndex {
       const ids = [...this.#dirty]
       this.#dirty.clear()
       for (let i = 0; i < ids.length; i += CHUNK) {
-        if (i > 0) await yieldNow()
+        if (i > 0) await nextTurn()
         await Promise.all(ids.slice(i, i + CHUNK).map(async id => await this.#refresh(id)))
       }
     }
@@ -346,7 +345,7 @@ export class CollectionIndex {
     for (const id of fresh) toRead.push([id, found.get(id)!])
     this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
-      if (i > 0) await yieldNow()
+      if (i > 0) await nextTurn()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
       if (!this.#listening) for (const [id] of batch) unwatched.push(id)
       await Promise.all(batch.map(async ([id, file]) => {
@@ -380,7 +379,7 @@ export class CollectionIndex {
     if (rescan && (nested || indexFile !== null || files !== null || roots != null)) this.#rescan = true
     let n = 0
     for (const id of ids) {
-      if (++n % CHUNK === 0) await yieldNow()
+      if (++n % CHUNK === 0) await nextTurn()
       const row = this.#rows.get(id)
       if (row !== undefined && statEntryFileNow(this.#opts.repoRealDir, row.file) !== row.sig) this.#dirty.add(id)
     }
