@@ -6,7 +6,7 @@ import path from 'node:path'
 import { lstat } from 'node:fs/promises'
 import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { listFolder, listingPace } from './list-folder.js'
-import { lstatSync } from 'node:fs'
+import { lstatSync, type Dirent } from 'node:fs'
 import type { Config } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
 import type { ContentStore } from './content-store.js'
@@ -180,28 +180,18 @@ export class MediaIndex {
     }).catch(e => this.#opts.onWatchError?.(e as Error))
   }
 
-  /** Walks a folder through `listFolder` (not holding the event loop); `seen` collects every file met. */
-  async #walk (top: string, seen?: Set<string>): Promise<void> {
-    const pending = [top]
-    const pace = listingPace()
-    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-      const dir = next
-      const files: string[] = []
-      try {
-        await listFolder(dir, pace, e => {
-          // Closing stops a build half-way (the instance is going away).
-          if (this.#closed) return false
-          if (e.name.startsWith('.') || SKIPPED.has(e.name)) return
-          // Links are neither followed nor listed (a link may point anywhere).
-          if (e.isDirectory()) pending.push(path.join(dir, e.name))
-          else if (e.isFile()) files.push(path.join(dir, e.name))
-        })
-      } catch {}
-      for (const file of files) {
-        if (this.#closed) return
-        seen?.add(file)
-        await this.#add(file)
-      }
+  /** @param seen collects the absolute path of every file met */
+  async #walk (dir: string, seen?: Set<string>, pace = listingPace()): Promise<void> {
+    const entries: Dirent[] = []
+    await listFolder(dir, pace, e => { entries.push(e) }).catch(() => {})
+    for (const e of entries) {
+      // Closing stops a build half-way (the instance is going away).
+      if (this.#closed) return
+      if (e.name.startsWith('.') || SKIPPED.has(e.name)) continue
+      const full = path.join(dir, e.name)
+      // Links are neither followed nor listed (a link may point anywhere).
+      if (e.isDirectory()) await this.#walk(full, seen, pace)
+      else if (e.isFile()) { seen?.add(full); await this.#add(full) }
     }
   }
 
