@@ -83,8 +83,10 @@ export class CollectionIndex {
   /** Entries whose file the service is replacing or removing right now: settled when recorded. */
   readonly #writing = new Map<string, Promise<void>>()
   #loading: Promise<void> | null = null
-  #caughtUp: Promise<void> = Promise.resolve()
-  #loadStats = { fromStore: 0, read: 0 }
+  /** Resolves once a build made before the watcher listened has re-checked every file. */
+  caughtUp: Promise<void> = Promise.resolve()
+  /** How the last build went: rows taken from the store and files read. */
+  loadStats: Readonly<{ fromStore: number, read: number }> = { fromStore: 0, read: 0 }
   #listening: boolean
 
   constructor (opts: IndexOptions) {
@@ -156,16 +158,6 @@ export class CollectionIndex {
   async ready (): Promise<void> {
     this.#loading ??= this.#load().catch((err: unknown) => { this.#loading = null; throw err })
     await this.#loading
-  }
-
-  /** Resolves once a build made before the watcher listened has re-checked every file. */
-  get caughtUp (): Promise<void> {
-    return this.#caughtUp
-  }
-
-  /** How the last build went: rows taken from the store and files read. */
-  get loadStats (): { fromStore: number, read: number } {
-    return { ...this.#loadStats }
   }
 
   /**
@@ -343,7 +335,7 @@ export class CollectionIndex {
     // New entries in id order, so rows enter the store's B-tree in key order (100,000 puts: 1.2 s, not 8.5 s).
     const fresh = [...found.keys()].filter(id => !this.#revs.has(id)).sort()
     for (const id of fresh) toRead.push([id, found.get(id)!])
-    this.#loadStats = { fromStore: this.#rows.size, read: toRead.length }
+    this.loadStats = { fromStore: this.#rows.size, read: toRead.length }
     for (let i = 0; i < toRead.length; i += READ_CONCURRENCY) {
       if (i > 0) await nextTurn()
       const batch = toRead.slice(i, i + READ_CONCURRENCY)
@@ -359,7 +351,7 @@ export class CollectionIndex {
     this.#opts.store.put(name, changes)
     const watching = this.#opts.watching
     if (watching !== undefined && (!scannedListening || unwatched.length > 0)) {
-      this.#caughtUp = watching.then(async () => { await this.#recheck(unwatched, !scannedListening) })
+      this.caughtUp = watching.then(async () => { await this.#recheck(unwatched, !scannedListening) })
     }
   }
 

@@ -89,7 +89,8 @@ function refusalError (name: string, { reason, invalid }: Omit<Refusal, 'format'
 export class CollectionRegistry {
   readonly #repoDir: string
   readonly #config: Config
-  readonly #contentRoot: string
+  /** Absolute path of the content directory. */
+  readonly contentRoot: string
   #dynamic = new Map<string, Collection>()
   /** Inferred collections seen so far (their format guessed once). */
   #inferred = new Map<string, Collection>()
@@ -107,13 +108,10 @@ export class CollectionRegistry {
   constructor (repoDir: string, config: Config, onRefused: OnCollectionRefused = () => {}) {
     this.#repoDir = repoDir
     this.#config = config
-    this.#contentRoot = path.join(repoDir, config.contentDir)
+    this.contentRoot = path.join(repoDir, config.contentDir)
     this.#onRefused = onRefused
     for (const [name, def] of Object.entries(config.collections)) this.#explicit.set(name, this.#resolve(name, 'explicit', def, def.schema ?? null))
   }
-
-  /** Absolute path of the content directory. */
-  get contentRoot (): string { return this.#contentRoot }
 
   /**
    * Reads the dynamic collection definitions (at the first call, then those changed since); one
@@ -176,7 +174,7 @@ export class CollectionRegistry {
     const refusal = this.#refused.get(name)
     if (refusal === undefined) return null
     const formats = refusal.format === null ? Object.values(FORMAT_EXTENSIONS) : [FORMAT_EXTENSIONS[refusal.format]]
-    return { dir: path.join(this.#contentRoot, name), extensions: formats.flat() }
+    return { dir: path.join(this.contentRoot, name), extensions: formats.flat() }
   }
 
   /**
@@ -192,7 +190,7 @@ export class CollectionRegistry {
     if (dynamic !== undefined) return dynamic
     const refused = this.#refused.get(name)
     if (refused !== undefined) throw refusalError(name, refused)
-    const dir = path.join(this.#contentRoot, name)
+    const dir = path.join(this.contentRoot, name)
     let st = await lstat(dir).catch(() => null)
     if (st?.isSymbolicLink() === true) {
       if (!resolvesIntoRepo(realpathSync.native(this.#repoDir), dir)) throw new BadRequestError('The collection folder is a link that leaves the repository', { collection: name })
@@ -218,7 +216,7 @@ export class CollectionRegistry {
    * @returns absolute directories
    */
   watchRoots (): string[] {
-    const dirs = new Set<string>([this.#contentRoot])
+    const dirs = new Set<string>([this.contentRoot])
     for (const c of this.#explicit.values()) {
       if (c.files !== null) for (const file of c.files.values()) dirs.add(path.dirname(file))
       else dirs.add(c.dir)
@@ -245,7 +243,7 @@ export class CollectionRegistry {
     await this.load()
     const names = new Set<string>([...this.#explicit.keys(), ...this.#dynamic.keys()])
     try {
-      for (const dirent of await readdir(this.#contentRoot, { withFileTypes: true })) {
+      for (const dirent of await readdir(this.contentRoot, { withFileTypes: true })) {
         // A linked folder is never listed as an inferred collection.
         if (dirent.isDirectory() && COLLECTION_NAME.test(dirent.name)) names.add(dirent.name)
       }
@@ -271,7 +269,7 @@ export class CollectionRegistry {
 
   #resolve (name: string, source: SchemaSource, def: CollectionDefinition, schema: JsonSchema | null): Collection {
     const files = def.files === undefined ? null : new Map(def.files.map(f => [idOfFile(f), path.join(this.#repoDir, f)]))
-    const folderDir = def.folder === undefined ? path.join(this.#contentRoot, name) : path.join(this.#repoDir, def.folder)
+    const folderDir = def.folder === undefined ? path.join(this.contentRoot, name) : path.join(this.#repoDir, def.folder)
     const dir = files === null ? folderDir : this.#repoDir
     const folder = relativeSlashPath(this.#repoDir, dir) || '.'
     const format = def.format ?? (def.files?.[0] !== undefined ? formatOfFile(def.files[0], 'json') : 'json')
