@@ -7,7 +7,7 @@ import path from 'node:path'
 import { inferSchema, type JsonSchema } from '../content/schema-tools.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
-import { COLLECTION_NAME, entryIdProblem } from '../storage/names.js'
+import { COLLECTION_NAME, collectionLabel, entryIdProblem } from '../storage/names.js'
 import { resolvesIntoRepo } from '../storage/safe-path.js'
 import { formatOfFile, idOfPath, type EntryLayout } from '../storage/entry-paths.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -108,7 +108,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       const fields = await readFields(repoDir, group.format, entries, result.unreadable)
       result.collections.push({
         name,
-        label: labelOf(name),
+        label: collectionLabel(name),
         folder: asFiles ? null : source.folder,
         files: asFiles ? entries : null,
         format: group.format,
@@ -276,9 +276,4 @@ function uniqueName (suggested: string, taken: Set<string>): string {
   for (let n = 2; taken.has(name) || !COLLECTION_NAME.test(name); n++) name = `${base}-${n}`
   taken.add(name)
   return name
-}
-
-function labelOf (name: string): string {
-  const words = name.replace(/[-_]+/g, ' ').trim()
-  return words.charAt(0).toUpperCase() + words.slice(1)
 }
