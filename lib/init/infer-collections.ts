@@ -239,7 +239,7 @@ async function readFields (repoDir: string, format: EntryFormat, entries: string
 
 /** The inferred schema, with `required` listing the fields every readable entry has. */
 function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>): JsonSchema {
-  const schema = inferSchema(samples)
+  const schema = inferSchema(samples, isMarkdownFormat(format))
   const properties = schema.properties as Record<string, JsonSchema>
   const required = samples.length === 0 ? [] : Object.keys(properties).filter(key => !PER_PAGE_SWITCHES.has(key) && samples.every(s => Object.hasOwn(s, key)))
   for (const [key, property] of Object.entries(properties)) {
@@ -250,7 +250,6 @@ function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>)
       if (items.length > 0 && items.every(item => typeof item === 'string')) properties[key] = { type: 'array', items: { type: 'string' } }
     }
   }
-  if (isMarkdownFormat(format)) properties.body = { type: 'string' }
   return required.length > 0 ? { ...schema, required } : schema
 }
 
