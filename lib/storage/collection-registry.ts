@@ -167,16 +167,15 @@ export class CollectionRegistry {
   }
 
   /**
-   * A refused dynamic collection's folder and entry file extensions (for delete_collection).
+   * A refused dynamic collection's entry file extensions (for delete_collection; its folder is `contentRoot/name`).
    * @param name a valid collection name
    * @returns null when the collection is not refused
    */
-  async refused (name: string): Promise<{ dir: string, extensions: string[] } | null> {
+  async refused (name: string): Promise<string[] | null> {
     await this.load()
     const refusal = this.#refused.get(name)
     if (refusal === undefined) return null
-    const formats = refusal.format === null ? Object.values(FORMAT_EXTENSIONS) : [FORMAT_EXTENSIONS[refusal.format]]
-    return { dir: path.join(this.#contentRoot, name), extensions: formats.flat() }
+    return refusal.format === null ? Object.values(FORMAT_EXTENSIONS).flat() : FORMAT_EXTENSIONS[refusal.format]
   }
 
   /**
