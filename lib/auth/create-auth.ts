@@ -8,7 +8,7 @@ import type { Context } from 'koa'
 import type { Logger } from 'pino'
 import type { AuthAction, AuthAdapter, Config, Identity, TrustedHeaderAuth } from '../config.js'
 import type { RuntimeSettings } from '../runtime.js'
-import { ConflictError, PasswordNotConfiguredError, RateLimitedError, UnauthorizedError } from '../errors.js'
+import { PasswordNotConfiguredError, RateLimitedError, UnauthorizedError } from '../errors.js'
 import type { SharedDocument } from '../remote/cms-refs-sync.js'
 import { cleanEditorName, editorIdForName, toIdentity } from './identity.js'
 import { LoginRateLimiter, rateLimitKey } from './password-auth.js'
@@ -36,10 +36,10 @@ export interface AuthService {
   /** URL of the provider's login page for a return target (provider mode), else null. */
   loginUrl: (redirectTo: string) => string | null
   /**
-   * Password login: sets a fresh session cookie on success. Throws 409 in provider mode, 503
+   * Password login (null in provider mode): sets a fresh session cookie on success. Throws 503
    * without a configured password, 429 while the client is rate-limited, 401 for a wrong password.
    */
-  login: (ctx: Context, password: string, name?: string) => Promise<Identity>
+  login: ((ctx: Context, password: string, name?: string) => Promise<Identity>) | null
   /**
    * Clears the cookie and, in password mode, revokes its editorId; returns the provider's logout
    * URL (else null). Never throws for a missing or invalid cookie.
@@ -71,7 +71,7 @@ export async function createAuth (opts: { config: Config, runtime: RuntimeSettin
       authorizer,
       identify: async (ctx) => await provider.authenticate(ctx.req),
       loginUrl: (redirectTo) => provider.loginUrl(redirectTo),
-      login: async () => { throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled') },
+      login: null,
       logout: async (ctx, redirectTo) => {
         clearCookie(ctx)
         return { redirect: provider.logoutUrl(redirectTo) }

@@ -200,10 +200,10 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
       const revision = index?.revision ?? 0
       const expected = cmd.expectedRevision ?? undefined
       if (index !== null && expected !== undefined && expected !== revision) throw new RevisionConflictError(revision)
-      const dir = def?.dir ?? refused?.dir ?? path.join(services.content.registry.contentRoot, name)
+      const dir = def?.dir ?? path.join(services.content.registry.contentRoot, name)
       await assertRealInside(services.content.repoRealDir, dir)
       await services.history.removeCollection(name)
-      const entryFiles = index !== null ? (await index.all()).map(e => e.file) : await filesWithExtensions(dir, refused?.extensions ?? Object.values(FORMAT_EXTENSIONS).flat())
+      const entryFiles = index !== null ? (await index.all()).map(e => e.file) : await filesWithExtensions(dir, refused ?? Object.values(FORMAT_EXTENSIONS).flat())
       await removeEntryFiles(dir, entryFiles)
       const files = entryFiles.map(f => services.relativePath(f))
       const definition = path.join(services.repoDir, DYNAMIC_DIR, `${name}.json`)

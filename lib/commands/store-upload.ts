@@ -9,17 +9,8 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import type { UploadType } from '../config.js'
 import { assertRealInside } from '../storage/safe-path.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
+import { UPLOAD_TYPES } from '../storage/media-index.js'
 import { requireCollection, requirePermission, type CommandContext } from './command-context.js'
-
-/** The file extension and MIME type of each allowed upload type. */
-export const UPLOAD_TYPES: Record<UploadType, { ext: string, mime: string }> = {
-  png: { ext: 'png', mime: 'image/png' },
-  jpeg: { ext: 'jpg', mime: 'image/jpeg' },
-  gif: { ext: 'gif', mime: 'image/gif' },
-  webp: { ext: 'webp', mime: 'image/webp' },
-  avif: { ext: 'avif', mime: 'image/avif' },
-  pdf: { ext: 'pdf', mime: 'application/pdf' }
-}
 
 /** Where an upload is stored and how its URL is made. */
 export interface UploadTarget {

@@ -157,9 +157,10 @@ export function templateOf (schema: JsonSchema): unknown {
 }
 
 /**
- * Infers a permissive schema from sample entries: the union of their top-level fields and types.
+ * Infers a permissive schema from sample entries: the union of their top-level fields and types,
+ * plus `body` (a string) for Markdown entries.
  */
-export function inferSchema (samples: Array<Record<string, unknown>>): JsonSchema {
+export function inferSchema (samples: Array<Record<string, unknown>>, markdown: boolean): JsonSchema {
   const types = new Map<string, Set<string>>()
   for (const sample of samples) {
     for (const [key, value] of Object.entries(sample)) {
@@ -173,6 +174,7 @@ export function inferSchema (samples: Array<Record<string, unknown>>): JsonSchem
     const list = [...set]
     properties[key] = list.length === 1 ? { type: list[0] } : { type: list }
   }
+  if (markdown) properties.body = { type: 'string' }
   return { type: 'object', properties }
 }
 

@@ -64,7 +64,7 @@ function authRoutes (router: Router, services: Services): void {
 
   router.post('/auth/login', async (ctx) => {
     // The provider is authoritative: say so before looking at the body.
-    if (auth.mode === 'provider') throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled')
+    if (auth.login === null) throw new ConflictError('An external identity provider is authoritative; password sign-in is disabled')
     const { password, name } = await readJsonBody(ctx, { maxBytes: LOGIN_BODY_BYTES })
     if (typeof password !== 'string' || password === '') throw new BadRequestError('password must be a non-empty string')
     if (name !== undefined && typeof name !== 'string') throw new BadRequestError('name must be a string', { field: 'name' })

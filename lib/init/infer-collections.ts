@@ -7,7 +7,7 @@ import path from 'node:path'
 import { inferSchema, type JsonSchema } from '../content/schema-tools.js'
 import { REPO_DOCUMENTS, type ContentSource } from './detect-generator.js'
 import { isMarkdownFormat, parseEntry, parseMarkdown, type EntryFormat, type FrontmatterKind } from '../content/formats.js'
-import { COLLECTION_NAME, entryIdProblem } from '../storage/names.js'
+import { COLLECTION_NAME, collectionLabel, entryIdProblem } from '../storage/names.js'
 import { resolvesIntoRepo } from '../storage/safe-path.js'
 import { formatOfFile, idOfPath, type EntryLayout } from '../storage/entry-paths.js'
 import { isReservedKey } from '../content/reserved-keys.js'
@@ -108,7 +108,7 @@ export async function inferCollections (repoDir: string, sources: ContentSource[
       const fields = await readFields(repoDir, group.format, entries, result.unreadable)
       result.collections.push({
         name,
-        label: labelOf(name),
+        label: collectionLabel(name),
         folder: asFiles ? null : source.folder,
         files: asFiles ? entries : null,
         format: group.format,
@@ -239,7 +239,7 @@ async function readFields (repoDir: string, format: EntryFormat, entries: string
 
 /** The inferred schema, with `required` listing the fields every readable entry has. */
 function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>): JsonSchema {
-  const schema = inferSchema(samples)
+  const schema = inferSchema(samples, isMarkdownFormat(format))
   const properties = schema.properties as Record<string, JsonSchema>
   const required = samples.length === 0 ? [] : Object.keys(properties).filter(key => !PER_PAGE_SWITCHES.has(key) && samples.every(s => Object.hasOwn(s, key)))
   for (const [key, property] of Object.entries(properties)) {
@@ -250,7 +250,6 @@ function schemaOf (format: EntryFormat, samples: Array<Record<string, unknown>>)
       if (items.length > 0 && items.every(item => typeof item === 'string')) properties[key] = { type: 'array', items: { type: 'string' } }
     }
   }
-  if (isMarkdownFormat(format)) properties.body = { type: 'string' }
   return required.length > 0 ? { ...schema, required } : schema
 }
 
@@ -276,9 +275,4 @@ function uniqueName (suggested: string, taken: Set<string>): string {
   for (let n = 2; taken.has(name) || !COLLECTION_NAME.test(name); n++) name = `${base}-${n}`
   taken.add(name)
   return name
-}
-
-function labelOf (name: string): string {
-  const words = name.replace(/[-_]+/g, ' ').trim()
-  return words.charAt(0).toUpperCase() + words.slice(1)
 }

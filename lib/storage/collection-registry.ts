@@ -10,7 +10,7 @@ import type { EntryFormat } from '../content/formats.js'
 import { FORMAT_EXTENSIONS } from '../content/formats.js'
 import type { JsonSchema } from '../content/schema-tools.js'
 import type { CollectionMetadata } from '../content/command-schema-table.js'
-import { COLLECTION_NAME } from './names.js'
+import { COLLECTION_NAME, collectionLabel } from './names.js'
 import { BadRequestError, CollectionRefusedError, LimitExceededError } from '../errors.js'
 import { collectionCountOverLimit, MAX_SCHEMA_CHARS, schemaOverLimit } from '../content/data-depth.js'
 import { SchemaCompileError } from '../content/thread-schema-compiler.js'
@@ -165,16 +165,15 @@ export class CollectionRegistry {
   }
 
   /**
-   * A refused dynamic collection's folder and entry file extensions (for delete_collection).
+   * A refused dynamic collection's entry file extensions (for delete_collection; its folder is `contentRoot/name`).
    * @param name a valid collection name
    * @returns null when the collection is not refused
    */
-  async refused (name: string): Promise<{ dir: string, extensions: string[] } | null> {
+  async refused (name: string): Promise<string[] | null> {
     await this.load()
     const refusal = this.#refused.get(name)
     if (refusal === undefined) return null
-    const formats = refusal.format === null ? Object.values(FORMAT_EXTENSIONS) : [FORMAT_EXTENSIONS[refusal.format]]
-    return { dir: path.join(this.contentRoot, name), extensions: formats.flat() }
+    return refusal.format === null ? Object.values(FORMAT_EXTENSIONS).flat() : FORMAT_EXTENSIONS[refusal.format]
   }
 
   /**
@@ -279,7 +278,7 @@ export class CollectionRegistry {
       format,
       schema,
       metadata: {
-        label: def.label ?? titleCase(name),
+        label: def.label ?? collectionLabel(name),
         description: def.description ?? '',
         icon: def.icon ?? '',
         // A files collection has a fixed set of entries.
@@ -340,10 +339,6 @@ async function guessFormat (dir: string): Promise<EntryFormat | null> {
 function idOfFile (file: string): string {
   const base = path.posix.basename(file)
   return base.slice(0, base.length - path.posix.extname(base).length).normalize('NFC')
-}
-
-function titleCase (name: string): string {
-  return name.split(/[-_]/).filter(Boolean).map(w => w[0]!.toUpperCase() + w.slice(1)).join(' ')
 }
 
 /** Largest definition file read (the largest schema allowed, as create_collection writes it, stays well under it). */

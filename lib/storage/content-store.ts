@@ -204,9 +204,7 @@ export class ContentStore {
     const rows = (await index.all()).filter(e => e.fields !== undefined).slice(0, INFER_SAMPLE)
     const samples: EntryData[] = []
     for (const entry of await index.freshen(rows)) if (entry.data !== undefined) samples.push(entry.data)
-    const schema = inferSchema(samples)
-    if (isMarkdownFormat(collection.format)) (schema.properties as Record<string, JsonSchema>).body = { type: 'string' }
-    return schema
+    return inferSchema(samples, isMarkdownFormat(collection.format))
   }
 
   #validatorFor (collection: Collection): (data: EntryData) => ValidationIssue[] | Promise<ValidationIssue[]> {

@@ -7,7 +7,7 @@ import { lstat } from 'node:fs/promises'
 import { isInside, relativeSlashPath, resolvesIntoRepo } from './safe-path.js'
 import { listFolder, listingPace } from './list-folder.js'
 import { lstatSync, type Dirent } from 'node:fs'
-import type { Config } from '../config.js'
+import type { Config, UploadType } from '../config.js'
 import type { CollectionRegistry } from './collection-registry.js'
 import type { ContentStore } from './content-store.js'
 import { EXTENSIONS_READ } from './entry-paths.js'
@@ -330,16 +330,21 @@ export interface MediaRoot {
   entryExtensions?: readonly string[]
 }
 
-/** The MIME type of each file extension the library lists (images, and PDF like uploads). */
+/** The file extension and MIME type of each allowed upload type. */
+export const UPLOAD_TYPES: Record<UploadType, { ext: string, mime: string }> = {
+  png: { ext: 'png', mime: 'image/png' },
+  jpeg: { ext: 'jpg', mime: 'image/jpeg' },
+  gif: { ext: 'gif', mime: 'image/gif' },
+  webp: { ext: 'webp', mime: 'image/webp' },
+  avif: { ext: 'avif', mime: 'image/avif' },
+  pdf: { ext: 'pdf', mime: 'application/pdf' }
+}
+
+/** The MIME type of each file extension the library lists: the upload types, `.jpeg` and SVG. */
 const MEDIA_TYPES: ReadonlyMap<string, string> = new Map([
-  ['.png', 'image/png'],
-  ['.jpg', 'image/jpeg'],
+  ...Object.values(UPLOAD_TYPES).map(t => [`.${t.ext}`, t.mime] as const),
   ['.jpeg', 'image/jpeg'],
-  ['.gif', 'image/gif'],
-  ['.webp', 'image/webp'],
-  ['.avif', 'image/avif'],
-  ['.svg', 'image/svg+xml'],
-  ['.pdf', 'application/pdf']
+  ['.svg', 'image/svg+xml']
 ])
 
 /** The MIME type of a media file by its extension (undefined: the library does not list such files). */

@@ -15,6 +15,15 @@ const MAX_ID_BYTES = 1024
 const MAX_SEGMENT_BYTES = 255
 
 /**
+ * The label of a collection whose definition names none: its name's words, each capitalized.
+ * @param name a collection name
+ * @returns e.g. `Blog Posts` for `blog-posts`
+ */
+export function collectionLabel (name: string): string {
+  return name.split(/[-_]/).filter(Boolean).map(w => w[0]!.toUpperCase() + w.slice(1)).join(' ')
+}
+
+/**
  * Asserts that a value is a valid collection name.
  * @param value anything from a request
  * @returns the name, typed

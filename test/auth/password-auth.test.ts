@@ -35,7 +35,7 @@ function passwordMode (a: AuthService) {
   return {
     login: async (password: string): Promise<{ cookie: string, identity: Identity }> => {
       const { ctx, set } = request()
-      const identity = await a.login(ctx, password)
+      const identity = await a.login!(ctx, password)
       return { identity, cookie: /^cms_session=([^;]*)/.exec(set[0] ?? '')?.[1] ?? '' }
     },
     identify: async (cookie: string) => await a.identify(request(cookie).ctx),

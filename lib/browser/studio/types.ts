@@ -1,16 +1,10 @@
 import { useEffect } from 'preact/hooks'
+import type { CollectionMetadata } from '../../content/command-schema-table.js'
 /** Settings and shared shapes of the Studio. */
 
 /** One collection as the shell lists it. */
-export interface StudioCollection {
+export interface StudioCollection extends Required<Omit<CollectionMetadata, 'order'>> {
   name: string
-  label: string
-  icon: string
-  description: string
-  creatable: boolean
-  orderable: boolean
-  deletable: boolean
-  singletonId: string | null
   /** The entry format (`md`, `mdx`, `json`, ...): md and mdx bodies get the Markdown editor. */
   format?: string
   /** Columns of the list (config `listFields`); null: title and date when present. */
