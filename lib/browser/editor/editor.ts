@@ -6,7 +6,7 @@ import { parseBinding, type Binding } from './bindings.js'
 import { parseSourceHint, type SourceBlock, type SourceHint } from '../../api-shapes.js'
 import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
-import { EditorUi, type FormatCommand } from './editor-ui.js'
+import { EditorUi, FORMATS } from './editor-ui.js'
 import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
 import { Api, ApiError, type PublishReport } from '../studio/api.js'
@@ -55,7 +55,7 @@ class InlineEditor {
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
     this.api = new Api(apiBase)
-    this.ui = new EditorUi({ format: (cmd) => { this.format(cmd) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
+    this.ui = new EditorUi({ format: (f) => { this.format(f) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
     document.addEventListener('focusout', (e) => { this.onFocusOut(e) })
@@ -335,10 +335,10 @@ class InlineEditor {
       return
     }
     if (!mod || e.altKey) return
-    const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
-    if (cmd === undefined) return
+    const f = FORMATS.find(x => x.key === e.key.toUpperCase())
+    if (f === undefined) return
     e.preventDefault()
-    this.format(cmd)
+    this.format(f)
   }
 
   private onPaste (e: ClipboardEvent): void {
@@ -350,7 +350,7 @@ class InlineEditor {
   }
 
   /** Applies a formatting to the selection of the block being edited. */
-  private format (cmd: FormatCommand): void {
+  private format (f: typeof FORMATS[number]): void {
     const s = this.session
     if (s === null || s.kind === 'field') return
     if (document.activeElement !== s.el) {
@@ -358,7 +358,7 @@ class InlineEditor {
       if (s.range !== null) select(s.range)
     }
     let href: string | undefined
-    if (cmd === 'link') {
+    if (f.tag === 'a') {
       const range = rangeInside(s.el)?.cloneRange() ?? null
       this.prompting = true
       href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
@@ -371,7 +371,7 @@ class InlineEditor {
       s.el.focus()
       if (range !== null) select(range)
     }
-    if (formatInline(s.el, ({ bold: 'strong', italic: 'em', code: 'code', link: 'a' } as const)[cmd], href)) markAdded(s)
+    if (formatInline(s.el, f.tag, href)) markAdded(s)
     keepBlockText(s)
   }
 
@@ -446,7 +446,7 @@ function servedWrapper (html: string): HTMLElement | null {
 /** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
 function markAdded (s: EditSession): void {
   const added = rangeInside(s.el)?.startContainer
-  if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && /^(?:STRONG|EM|CODE|A)$/.test(added.tagName)) added.setAttribute(MARK_ATTRIBUTE, '')
+  if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && FORMATS.some(f => f.tag === added.localName)) added.setAttribute(MARK_ATTRIBUTE, '')
 }
 
 // bootstrap.js sets the API base path before it loads this module.
