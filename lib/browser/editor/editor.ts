@@ -371,7 +371,11 @@ class InlineEditor {
       s.el.focus()
       if (range !== null) select(range)
     }
-    if (formatInline(s.el, f.tag, href)) markAdded(s)
+    if (formatInline(s.el, f.tag, href) && s.kind === 'aligned') {
+      // In an aligned block the element just added (selected) is tagged, so md_edit sends it.
+      const added = rangeInside(s.el)?.startContainer
+      if (added instanceof HTMLElement && added !== s.el && FORMATS.some(x => x.tag === added.localName)) added.setAttribute(MARK_ATTRIBUTE, '')
+    }
     keepBlockText(s)
   }
 
@@ -441,12 +445,6 @@ function servedWrapper (html: string): HTMLElement | null {
   template.innerHTML = html
   const wrapper = template.content.firstElementChild
   return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
-}
-
-/** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
-function markAdded (s: EditSession): void {
-  const added = rangeInside(s.el)?.startContainer
-  if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && FORMATS.some(f => f.tag === added.localName)) added.setAttribute(MARK_ATTRIBUTE, '')
 }
 
 // bootstrap.js sets the API base path before it loads this module.
