@@ -159,11 +159,6 @@ export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[
   return { blocks: blocks.length, editable, ms }
 }
 
-/** Forgets which elements the toolbar added (after they were saved). */
-export function clearMarks (block: Element): void {
-  for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) el.removeAttribute(MARK_ATTRIBUTE)
-}
-
 /** A DOM position at a text offset of the block (start side: after a piece that ends there). */
 function position (all: Piece[], offset: number, preferEnd: boolean): [Node, number] | null {
   for (const p of all) {

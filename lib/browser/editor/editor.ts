@@ -7,7 +7,7 @@ import { parseSourceHint, type SourceBlock, type SourceHint } from '../../api-sh
 import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, FORMATS } from './editor-ui.js'
-import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
+import { markAligned, textAndMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
 import { Api, ApiError, type PublishReport } from '../studio/api.js'
 
@@ -80,8 +80,12 @@ class InlineEditor {
       if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
       const { collection, id, path: field } = binding
-      const served = await this.api.get<{ html: string }>('/render', { collection, id, field }).then(r => servedWrapper(r.html), () => null)
-      if (served === null) { this.showPublished.add(wrapper); return true }
+      const html = await this.api.get<{ html: string }>('/render', { collection, id, field }).then(r => r.html, () => null)
+      // The answer's `[data-cms-md]` wrapper, parsed in a template (detached: nothing in it runs or loads).
+      const template = document.createElement('template')
+      template.innerHTML = html ?? ''
+      const served = template.content.firstElementChild
+      if (!(served instanceof HTMLElement) || !served.hasAttribute('data-cms-md')) { this.showPublished.add(wrapper); return true }
       wrapper.replaceChildren(...Array.from(served.childNodes))
       return false
     }))
@@ -277,7 +281,8 @@ class InlineEditor {
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) unsavedBlocks.forget(s.unsavedKey)
     s.textBefore = after
-    clearMarks(s.el)
+    // The elements the toolbar added are saved: the next save does not send them again.
+    for (const el of Array.from(s.el.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) el.removeAttribute(MARK_ATTRIBUTE)
     this.markDraft(s.el)
     // The page's hints were in the old body's terms: the save's answer moves them onto the draft.
     const block = res.block as { src?: unknown } | undefined
@@ -437,14 +442,6 @@ function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, 
   }
   saved.dataset.cmsSrc = answered
   return true
-}
-
-/** The `[data-cms-md]` wrapper of a `GET /render` answer (detached: a template runs and loads nothing), or null. */
-function servedWrapper (html: string): HTMLElement | null {
-  const template = document.createElement('template')
-  template.innerHTML = html
-  const wrapper = template.content.firstElementChild
-  return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
 }
 
 // bootstrap.js sets the API base path before it loads this module.
