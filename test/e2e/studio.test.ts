@@ -197,7 +197,9 @@ if (!hasChromium()) {
   t.test('collection page: create, reorder, delete', async t => {
     const config = { collections: { ...CONFIG.collections, notes: { format: 'json' as const, label: 'Notes', orderable: true, schema: { type: 'object', properties: { title: { type: 'string' }, order: { type: 'number' } } } } } }
     const s = await startServer(t, {
-      files: { ...FILES, 'content/notes/a.json': '{\n  "title": "Note A",\n  "order": 0\n}\n', 'content/notes/b.json': '{\n  "title": "Note B",\n  "order": 1\n}\n' },
+      files: { ...FILES, 'content/notes/a.json': '{\n  "title": "Note A",\n  "order": 0\n}\n', 'content/notes/b.json': '{\n  "title": "Note B",\n  "order": 1\n}\n',
+        // 26 notes: two pages of 24, so the first row of page 2 has its neighbour on page 1.
+        ...Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`content/notes/n${i + 10}.json`, JSON.stringify({ title: `Note ${i + 10}`, order: i + 2 })])) },
       config
     })
     const browser = await launchBrowser(t)
@@ -209,6 +211,9 @@ if (!hasChromium()) {
     const order = async (id: string): Promise<unknown> => (JSON.parse(await readFile(path.join(s.repoDir, `content/notes/${id}.json`), 'utf8')) as { order: unknown }).order
     t.equal(await order('b'), 0)
     t.equal(await order('a'), 1)
+    await page.getByRole('button', { name: 'Next page' }).click()
+    t.ok(await page.getByRole('button', { name: 'Move n32 up' }).isDisabled(), 'Move up on the first row of page 2 is off')
+    await page.getByRole('button', { name: 'Previous page' }).click()
 
     page.once('dialog', d => { void d.dismiss() })
     await page.getByRole('button', { name: 'Delete a' }).click()

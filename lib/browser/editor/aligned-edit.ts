@@ -7,12 +7,11 @@
  */
 import { alignBlocks, alignmentKey } from './align.js'
 import { select } from './inline-format.js'
+import { FORMATS } from './editor-ui.js'
 import type { SourceBlock, TextMark } from '../../api-shapes.js'
 
 /** The attribute the toolbar puts on the elements it adds (bold, italic, code, link). */
 export const MARK_ATTRIBUTE = 'data-cms-mark'
-
-const MARK_TYPES: Record<string, TextMark['type']> = { STRONG: 'strong', EM: 'em', CODE: 'code', A: 'link' }
 
 /** One piece of a block's own text with its offset. */
 interface Piece { node: Text | HTMLBRElement, start: number, length: number }
@@ -107,7 +106,7 @@ export function textAndMarks (block: Element): { text: string, marks: TextMark[]
   const text = textOf(all)
   const marks: TextMark[] = []
   for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) {
-    const type = MARK_TYPES[el.tagName]
+    const type = FORMATS.find(f => f.tag === el.localName)?.mark
     const inside = all.filter(p => el.contains(p.node))
     const first = inside[0]
     const last = inside[inside.length - 1]
@@ -158,11 +157,6 @@ export function markAligned (wrapper: HTMLElement, source: readonly SourceBlock[
     if (!el.hasAttribute('title')) el.title = el.dataset.cmsLocked
   })
   return { blocks: blocks.length, editable, ms }
-}
-
-/** Forgets which elements the toolbar added (after they were saved). */
-export function clearMarks (block: Element): void {
-  for (const el of Array.from(block.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) el.removeAttribute(MARK_ATTRIBUTE)
 }
 
 /** A DOM position at a text offset of the block (start side: after a piece that ends there). */

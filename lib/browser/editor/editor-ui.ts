@@ -15,15 +15,13 @@ export interface RestoreItem {
   now: string | null
 }
 
-/** The formatting the toolbar's first buttons apply. */
-export type FormatCommand = 'bold' | 'italic' | 'code' | 'link'
-
-const FORMAT_BUTTONS: Array<{ cmd: FormatCommand, label: string, text: string, keys: string }> = [
-  { cmd: 'bold', label: 'Bold', text: 'B', keys: 'Control+B' },
-  { cmd: 'italic', label: 'Italic', text: 'I', keys: 'Control+I' },
-  { cmd: 'code', label: 'Code', text: '</>', keys: 'Control+E' },
-  { cmd: 'link', label: 'Link', text: 'Link', keys: 'Control+K' }
-]
+/** The toolbar's formatting: its button, its key with Ctrl, the element it adds and the mark md_edit sends for it. */
+export const FORMATS = [
+  { cmd: 'bold', label: 'Bold', text: 'B', key: 'B', tag: 'strong', mark: 'strong' },
+  { cmd: 'italic', label: 'Italic', text: 'I', key: 'I', tag: 'em', mark: 'em' },
+  { cmd: 'code', label: 'Code', text: '</>', key: 'E', tag: 'code', mark: 'code' },
+  { cmd: 'link', label: 'Link', text: 'Link', key: 'K', tag: 'a', mark: 'link' }
+] as const
 
 /** An element with its attributes (set as attributes, not properties) and children. */
 function h<K extends keyof HTMLElementTagNameMap> (tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
@@ -57,11 +55,11 @@ export class EditorUi {
   private readonly offer = h('section', { class: 'cms-panel cms-offer', 'aria-labelledby': 'cms-offer-title', hidden: '' })
 
   /** Builds the interface and adds it to the page. */
-  constructor (handlers: { format: (cmd: FormatCommand) => void, publish: () => void, discard: () => void }) {
-    this.formatButtons = FORMAT_BUTTONS.map(f => {
-      const b = button(f.text, `cms-btn cms-${f.cmd}`, () => { handlers.format(f.cmd) }, f.label)
-      b.setAttribute('aria-keyshortcuts', f.keys)
-      b.title = `${f.label} (${f.keys.replace('Control', 'Ctrl')})`
+  constructor (handlers: { format: (f: typeof FORMATS[number]) => void, publish: () => void, discard: () => void }) {
+    this.formatButtons = FORMATS.map(f => {
+      const b = button(f.text, `cms-btn cms-${f.cmd}`, () => { handlers.format(f) }, f.label)
+      b.setAttribute('aria-keyshortcuts', `Control+${f.key}`)
+      b.title = `${f.label} (Ctrl+${f.key})`
       b.disabled = true
       // Keep the focus (and the selection) in the text being edited when clicked with a mouse.
       b.addEventListener('mousedown', (e) => { e.preventDefault() })

@@ -6,8 +6,8 @@ import { parseBinding, type Binding } from './bindings.js'
 import { parseSourceHint, type SourceBlock, type SourceHint } from '../../api-shapes.js'
 import { formatInline, insertPlainText, rangeInside, select } from './inline-format.js'
 import { isAllowedHref } from '../../url-scheme.js'
-import { EditorUi, type FormatCommand } from './editor-ui.js'
-import { markAligned, textAndMarks, clearMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
+import { EditorUi, FORMATS } from './editor-ui.js'
+import { markAligned, textAndMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
 import { Api, ApiError, type PublishReport } from '../studio/api.js'
 
@@ -55,7 +55,7 @@ class InlineEditor {
   /** Sets up the page: makes bound elements focusable and adds the toolbar. */
   constructor (apiBase: string) {
     this.api = new Api(apiBase)
-    this.ui = new EditorUi({ format: (cmd) => { this.format(cmd) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
+    this.ui = new EditorUi({ format: (f) => { this.format(f) }, publish: () => { void this.publish() }, discard: () => { void this.discard() } })
     document.addEventListener('click', (e) => { this.onClick(e) }, true)
     document.addEventListener('focusin', (e) => { this.onFocusIn(e) })
     document.addEventListener('focusout', (e) => { this.onFocusOut(e) })
@@ -80,8 +80,12 @@ class InlineEditor {
       if (hintedBlocks(wrapper).length === 0) return !await this.align(wrapper, binding, drafted)
       if (!drafted) return false
       const { collection, id, path: field } = binding
-      const served = await this.api.get<{ html: string }>('/render', { collection, id, field }).then(r => servedWrapper(r.html), () => null)
-      if (served === null) { this.showPublished.add(wrapper); return true }
+      const html = await this.api.get<{ html: string }>('/render', { collection, id, field }).then(r => r.html, () => null)
+      // The answer's `[data-cms-md]` wrapper, parsed in a template (detached: nothing in it runs or loads).
+      const template = document.createElement('template')
+      template.innerHTML = html ?? ''
+      const served = template.content.firstElementChild
+      if (!(served instanceof HTMLElement) || !served.hasAttribute('data-cms-md')) { this.showPublished.add(wrapper); return true }
       wrapper.replaceChildren(...Array.from(served.childNodes))
       return false
     }))
@@ -277,7 +281,8 @@ class InlineEditor {
     // Text typed while the save was on its way stays kept.
     if (s.unsavedKey !== null && s.el.innerHTML === html) unsavedBlocks.forget(s.unsavedKey)
     s.textBefore = after
-    clearMarks(s.el)
+    // The elements the toolbar added are saved: the next save does not send them again.
+    for (const el of Array.from(s.el.querySelectorAll(`[${MARK_ATTRIBUTE}]`))) el.removeAttribute(MARK_ATTRIBUTE)
     this.markDraft(s.el)
     // The page's hints were in the old body's terms: the save's answer moves them onto the draft.
     const block = res.block as { src?: unknown } | undefined
@@ -335,10 +340,10 @@ class InlineEditor {
       return
     }
     if (!mod || e.altKey) return
-    const cmd = ({ b: 'bold', i: 'italic', e: 'code', k: 'link' } as const)[e.key.toLowerCase() as 'b' | 'i' | 'e' | 'k']
-    if (cmd === undefined) return
+    const f = FORMATS.find(x => x.key === e.key.toUpperCase())
+    if (f === undefined) return
     e.preventDefault()
-    this.format(cmd)
+    this.format(f)
   }
 
   private onPaste (e: ClipboardEvent): void {
@@ -350,7 +355,7 @@ class InlineEditor {
   }
 
   /** Applies a formatting to the selection of the block being edited. */
-  private format (cmd: FormatCommand): void {
+  private format (f: typeof FORMATS[number]): void {
     const s = this.session
     if (s === null || s.kind === 'field') return
     if (document.activeElement !== s.el) {
@@ -358,7 +363,7 @@ class InlineEditor {
       if (s.range !== null) select(s.range)
     }
     let href: string | undefined
-    if (cmd === 'link') {
+    if (f.tag === 'a') {
       const range = rangeInside(s.el)?.cloneRange() ?? null
       this.prompting = true
       href = window.prompt('Link address (https://…, mailto:… or a path on this site)', 'https://')?.trim()
@@ -371,7 +376,11 @@ class InlineEditor {
       s.el.focus()
       if (range !== null) select(range)
     }
-    if (formatInline(s.el, ({ bold: 'strong', italic: 'em', code: 'code', link: 'a' } as const)[cmd], href)) markAdded(s)
+    if (formatInline(s.el, f.tag, href) && s.kind === 'aligned') {
+      // In an aligned block the element just added (selected) is tagged, so md_edit sends it.
+      const added = rangeInside(s.el)?.startContainer
+      if (added instanceof HTMLElement && added !== s.el && FORMATS.some(x => x.tag === added.localName)) added.setAttribute(MARK_ATTRIBUTE, '')
+    }
     keepBlockText(s)
   }
 
@@ -433,20 +442,6 @@ function moveHints (wrapper: HTMLElement, saved: HTMLElement, sent: SourceHint, 
   }
   saved.dataset.cmsSrc = answered
   return true
-}
-
-/** The `[data-cms-md]` wrapper of a `GET /render` answer (detached: a template runs and loads nothing), or null. */
-function servedWrapper (html: string): HTMLElement | null {
-  const template = document.createElement('template')
-  template.innerHTML = html
-  const wrapper = template.content.firstElementChild
-  return wrapper instanceof HTMLElement && wrapper.hasAttribute('data-cms-md') ? wrapper : null
-}
-
-/** In an aligned block, tags the element the toolbar just added (selected), so md_edit sends it. */
-function markAdded (s: EditSession): void {
-  const added = rangeInside(s.el)?.startContainer
-  if (s.kind === 'aligned' && added instanceof HTMLElement && added !== s.el && /^(?:STRONG|EM|CODE|A)$/.test(added.tagName)) added.setAttribute(MARK_ATTRIBUTE, '')
 }
 
 // bootstrap.js sets the API base path before it loads this module.

@@ -160,7 +160,7 @@ export function CollectionPage ({ api, config, collection, navigate }: { api: Ap
                   ))}
                   {entry.snippet !== undefined && entry.snippet.text !== entryTitle(entry.id, entry.data) && <SearchSnippet snippet={entry.snippet} />}
                   <span class="actions">
-                    {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0 && pg?.hasPrev !== true} onClick={() => { void move(i, -1) }}>↑</button>}
+                    {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} up`} disabled={i === 0} onClick={() => { void move(i, -1) }}>↑</button>}
                     {canReorder && <button type="button" class="icon-btn" aria-label={`Move ${entry.id} down`} disabled={i === entries.length - 1} onClick={() => { void move(i, 1) }}>↓</button>}
                     {collection.deletable && <button type="button" class="danger" aria-label={`Delete ${entry.id}`} onClick={() => { void remove(entry) }}>Delete</button>}
                   </span>

@@ -15,13 +15,6 @@ import { entryUrl } from '../../http/page-match-url.js'
 
 interface Props { api: Api, config: StudioConfig, collection: StudioCollection, id: string, navigate: Navigate }
 
-/** The collection schema, plus a Markdown body when the data has one the schema does not list. */
-function formSchema (schema: JsonSchema, data: Record<string, unknown>): JsonSchema {
-  const properties: Record<string, JsonSchema> = { ...(schema.properties ?? {}) }
-  if (typeof data.body === 'string' && properties.body === undefined) properties.body = { type: 'string', title: 'Body' }
-  return { ...schema, type: 'object', properties }
-}
-
 /** The page editing one entry. */
 export function EntryPage ({ api, config, collection, id, navigate }: Props): JSX.Element {
   // Uploads from this entry's fields go where its collection keeps files (beside a page bundle).
@@ -196,8 +189,11 @@ export function EntryPage ({ api, config, collection, id, navigate }: Props): JS
   if (entry === null || form === null) return <section>{crumbs}{message !== null ? <p class="error" role="alert">{message.text}</p> : <p>Loading…</p>}</section>
   if (entry.readError !== undefined) return <section>{crumbs}<p role="alert">This entry cannot be read: {entry.readError.message}</p></section>
 
-  const fs = formSchema(form.schema, entry.data ?? {})
   const current = entry.data ?? {}
+  // The collection schema, plus a Markdown body when the data has one the schema does not list.
+  const properties: Record<string, JsonSchema> = { ...(form.schema.properties ?? {}) }
+  if (typeof current.body === 'string' && properties.body === undefined) properties.body = { type: 'string', title: 'Body' }
+  const fs: JsonSchema = { ...form.schema, type: 'object', properties }
   const drafting = config.drafts === true || entry.draft === true
   // The page the site builds for this entry (the collection's `url` pattern), as published.
   const onSite = collection.url != null ? entryUrl(collection.url, id, current) : null

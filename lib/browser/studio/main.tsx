@@ -73,8 +73,16 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
   let page: JSX.Element
   const collection = parts[1] !== undefined ? config.collections.find(c => c.name === parts[1]) : undefined
   if (parts[1] === undefined) page = <Dashboard api={api} config={config} />
-  else if (parts[1] === MEDIA_SEGMENT) page = <MediaPage api={api} config={config} />
-  else if (collection === undefined) page = <p role="alert">There is no collection named “{parts[1]}”.</p>
+  else if (parts[1] === MEDIA_SEGMENT) {
+    page = (
+      <section class="media-page">
+        <nav class="crumbs" aria-label="Breadcrumb"><a href={`${config.mountPath}/cms`}>Collections</a> / <span>Media</span></nav>
+        <h1>Media library</h1>
+        <p class="muted">Uploads and the site's image folders. Copy a file's URL, or delete a file no page needs any more.</p>
+        <LazyMediaLibrary api={api} config={config} idPrefix="media" />
+      </section>
+    )
+  } else if (collection === undefined) page = <p role="alert">There is no collection named “{parts[1]}”.</p>
   else if (parts[2] === undefined) page = <CollectionPage key={collection.name} api={api} config={config} collection={collection} navigate={navigate} />
   else page = <EntryPage key={`${collection.name}/${parts[2]}`} api={api} config={config} collection={collection} id={parts[2]} navigate={navigate} />
   return (
@@ -88,18 +96,6 @@ function App ({ config }: { config: StudioConfig }): JSX.Element {
       </header>
       <main>{page}</main>
     </div>
-  )
-}
-
-/** The media library page (`/admin/cms/_media`): the library with Delete. */
-function MediaPage ({ api, config }: { api: Api, config: StudioConfig }): JSX.Element {
-  return (
-    <section class="media-page">
-      <nav class="crumbs" aria-label="Breadcrumb"><a href={`${config.mountPath}/cms`}>Collections</a> / <span>Media</span></nav>
-      <h1>Media library</h1>
-      <p class="muted">Uploads and the site's image folders. Copy a file's URL, or delete a file no page needs any more.</p>
-      <LazyMediaLibrary api={api} config={config} idPrefix="media" />
-    </section>
   )
 }
 

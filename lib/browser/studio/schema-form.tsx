@@ -80,17 +80,8 @@ export function Field (props: FieldProps): JSX.Element {
   }
   if (type === 'array') {
     const itemSchema = schema.items ?? { type: 'string' }
-    const itemType = typeOf(itemSchema)
-    if (itemType === 'string' && itemSchema.enum === undefined && relationOf(itemSchema) === null) return <ChipsField {...props} label={label} />
-    const list = Array.isArray(value) ? value : []
-    const blank = itemType === 'object' ? {} : itemType === 'number' || itemType === 'integer' ? 0 : itemType === 'boolean' ? false : itemType === 'array' ? [] : ''
-    return (
-      <ArrayItems label={label} list={list} itemSchema={itemSchema} issues={issues} path={path} onChange={onChange} blank={blank}
-        renderItem={(item, i, summary) => (
-          <Field api={props.api} name={`${name} ${i + 1}`} label={summary} path={`${path}.${i}`} schema={itemSchema} value={item} issues={issues}
-            onChange={v => onChange(list.map((x, j) => j === i ? v : x))} />
-        )} />
-    )
+    if (typeOf(itemSchema) === 'string' && itemSchema.enum === undefined && relationOf(itemSchema) === null) return <ChipsField {...props} label={label} />
+    return <ArrayItems {...props} label={label} />
   }
   const relation = relationOf(schema)
   if (relation !== null && type === 'string') return <RelationField {...props} label={label} collection={relation} />
@@ -271,20 +262,13 @@ function itemSummary (item: unknown, schema: JsonSchema, fallback: string): stri
   return fallback
 }
 
-interface ItemsProps {
-  label: string
-  list: unknown[]
-  itemSchema: JsonSchema
-  issues: Issue[]
-  path: string
-  onChange: (v: unknown) => void
-  /** The value of an added item. */
-  blank: unknown
-  renderItem: (item: unknown, i: number, summary: string) => JSX.Element
-}
-
 /** An array's items, each collapsible, movable by buttons and by drag. */
-function ArrayItems ({ label, list, itemSchema, issues, path, onChange, blank, renderItem }: ItemsProps): JSX.Element {
+function ArrayItems ({ api, name, label, schema, value, issues, path, onChange }: FieldProps & { label: string }): JSX.Element {
+  const itemSchema = schema.items ?? { type: 'string' }
+  const itemType = typeOf(itemSchema)
+  const list = Array.isArray(value) ? value : []
+  // The value of an added item.
+  const blank = itemType === 'object' ? {} : itemType === 'number' || itemType === 'integer' ? 0 : itemType === 'boolean' ? false : itemType === 'array' ? [] : ''
   const [closed, setClosed] = useState<Set<number>>(new Set())
   const [dragging, setDragging] = useState<number | null>(null)
   const move = (from: number, to: number): void => {
@@ -320,7 +304,10 @@ function ArrayItems ({ label, list, itemSchema, issues, path, onChange, blank, r
               <button type="button" class="icon-btn item-move-down" aria-label={`Move down: ${summary}`} disabled={i === list.length - 1} onClick={() => move(i, i + 1)}>↓</button>
               <button type="button" class="secondary" aria-label={`Remove ${summary}`} onClick={() => onChange(list.filter((_, j) => j !== i))}>Remove</button>
             </div>
-            <div id={`${idFor(path)}-body-${i}`} hidden={!open}>{renderItem(item, i, summary)}</div>
+            <div id={`${idFor(path)}-body-${i}`} hidden={!open}>
+              <Field api={api} name={`${name} ${i + 1}`} label={summary} path={`${path}.${i}`} schema={itemSchema} value={item} issues={issues}
+                onChange={v => onChange(list.map((x, j) => j === i ? v : x))} />
+            </div>
           </div>
         )
       })}
