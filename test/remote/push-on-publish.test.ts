@@ -133,3 +133,24 @@ t.test('an empty repository on the host: the first publish creates the branch', 
   t.equal(body.push.ok, true)
   t.equal(hostRef(host, 'refs/heads/main'), body.push.commit, 'the branch exists on the host now')
 })
+
+t.test('a publish finished from a retained recovery plan is committed, pushed and announced like any publish', async t => {
+  const seen: Array<{ commit?: string, published: Array<{ collection: string, id: string }> }> = []
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => { body += c.toString() })
+    req.on('end', () => { seen.push(JSON.parse(body) as typeof seen[number]); res.end('ok') })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close() })
+  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+  const { s, host, as } = await startRemoteSite(t, { config: { delivery: { publish: { webhookUrl: hook } } } })
+  // What a publish killed between its plan and its writes leaves behind.
+  const plan = { version: 1, startedAt: Date.now(), editor: { id: 'ann', name: 'Ann Editor' }, items: [{ collection: 'notes', id: 'b', file: 'content/notes/b.json', text: '{"n":7}\n' }] }
+  await import('node:fs/promises').then(async fs => await fs.writeFile(`${s.repoDir}/.git/cms/publish-plan.json`, JSON.stringify(plan)))
+  t.equal((await as('ann').post('/publish')).status, 200)
+  const head = git(s.repoDir, 'rev-parse', 'HEAD')
+  t.equal(git(s.repoDir, 'show', '--name-only', '--format=%an', head).split('\n').filter(Boolean).join('|'), 'Ann Editor|content/notes/b.json')
+  t.equal(hostRef(host, 'refs/heads/main'), head, 'the finished publish was pushed')
+  t.match(seen, [{ commit: head, published: [{ collection: 'notes', id: 'b' }] }], 'the webhook announced it')
+})
