@@ -153,7 +153,6 @@ export async function deliverPublish (services: Services, identity: { id: string
 
 /** Calls the rebuild webhook for a pushed (or local) commit and the entries it delivers. */
 export async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
-  if (!services.webhook.configured) return { rebuild: { triggered: false, ok: false } }
   return await services.webhook.send({ event: 'publish', ...(commit !== undefined ? { commit } : {}), published })
 }
 

@@ -38,7 +38,6 @@ export interface RebuildWebhookOptions {
 
 /** Sends the rebuild request and keeps a receipt when it fails. */
 export class RebuildWebhook {
-  readonly configured: boolean
   readonly #hook: NonNullable<Config['delivery']['publish']> | null
   readonly #receiptFile: string
   readonly #log: Logger
@@ -46,7 +45,6 @@ export class RebuildWebhook {
 
   constructor (opts: RebuildWebhookOptions) {
     this.#hook = opts.config.delivery.publish ?? null
-    this.configured = this.#hook !== null
     this.#receiptFile = path.join(opts.stateDir, 'rebuild-receipt.json')
     this.#log = opts.log
     this.#timeoutMs = opts.timeoutMs ?? 10_000
