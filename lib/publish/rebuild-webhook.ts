@@ -17,12 +17,11 @@ export interface RebuildOutcome {
   receiptError?: string
 }
 
-/** The webhook body. */
-export interface RebuildPayload {
+/** The webhook body (the config's deploymentId is added to it). */
+interface RebuildPayload {
   event: 'publish'
   commit?: string
   published: Array<{ collection: string, id: string, revision: number, deleted: boolean }>
-  deploymentId?: string
 }
 
 interface Receipt { version: 1, url: string, method: 'POST' | 'PUT', body: string, failedAt: number, error: string }
@@ -51,7 +50,7 @@ export class RebuildWebhook {
   }
 
   /** Sends the publish event. */
-  async send (payload: Omit<RebuildPayload, 'deploymentId'>): Promise<RebuildOutcome> {
+  async send (payload: RebuildPayload): Promise<RebuildOutcome> {
     const hook = this.#hook
     if (hook === null) return { rebuild: { triggered: false, ok: false } }
     const body = JSON.stringify({ ...payload, ...(hook.deploymentId !== undefined ? { deploymentId: hook.deploymentId } : {}) })
