@@ -154,3 +154,32 @@ t.test('a publish finished from a retained recovery plan is committed, pushed an
   t.equal(hostRef(host, 'refs/heads/main'), head, 'the finished publish was pushed')
   t.match(seen, [{ commit: head, published: [{ collection: 'notes', id: 'b' }] }], 'the webhook announced it')
 })
+
+t.test('a recovery plan finished at start: the start sync pushes its commit and announces it', async t => {
+  const { makeSite, startServer } = await import('../helpers/site.js')
+  const { startGitHost } = await import('../helpers/git-http-server.js')
+  const { remoteConfig, remoteFiles, gitAsync } = await import('../helpers/remote-site.js')
+  const fs = await import('node:fs/promises')
+  const seen: Array<{ commit?: string, published: Array<{ collection: string, id: string }> }> = []
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => { body += c.toString() })
+    req.on('end', () => { seen.push(JSON.parse(body) as typeof seen[number]); res.end('ok') })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close() })
+  const repoDir = await makeSite(t, remoteFiles, { fixtures: false })
+  const host = await startGitHost(t, repoDir)
+  git(repoDir, 'remote', 'add', 'origin', host.url)
+  await gitAsync(repoDir, 'fetch', '--quiet', 'origin')
+  const plan = { version: 1, startedAt: Date.now(), editor: { id: 'ann', name: 'Ann Editor' }, items: [{ collection: 'notes', id: 'b', file: 'content/notes/b.json', text: '{"n":8}\n' }] }
+  await fs.mkdir(`${repoDir}/.git/cms`, { recursive: true })
+  await fs.writeFile(`${repoDir}/.git/cms/publish-plan.json`, JSON.stringify(plan))
+  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+  await startServer(t, { repoDir, config: { ...remoteConfig, delivery: { publish: { webhookUrl: hook } } }, env: { CMS_GIT_ON_PUBLISH: 'true' } })
+  const head = git(repoDir, 'rev-parse', 'HEAD')
+  t.equal(git(repoDir, 'show', '--name-only', '--format=%an', head).split('\n').filter(Boolean).join('|'), 'Ann Editor|content/notes/b.json')
+  for (let i = 0; i < 600 && seen.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(hostRef(host, 'refs/heads/main'), head, 'the finished publish was pushed')
+  t.match(seen, [{ commit: head, published: [{ collection: 'notes', id: 'b' }] }], 'the webhook announced it')
+})
