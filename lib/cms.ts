@@ -135,7 +135,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
       ...(metrics !== null ? { onPush: (kind: 'publish' | 'cms_refs', ok: boolean) => { (ok ? metrics.pushes : metrics.pushFailures).inc({ kind }) } } : {}),
       announce: async (commit, published) => {
         await deployment.recordPublished(commit)
-        if (webhook.configured) await webhook.send({ event: 'publish', commit, published })
+        await webhook.send({ event: 'publish', commit, published })
       }
     })
     started.unshift(remote)

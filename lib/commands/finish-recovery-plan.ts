@@ -1,8 +1,9 @@
 /**
  * Writing the entry files of a publish (atomic replace or removal, a bounded number at a time, one
- * failure not stopping the others), and finishing a publish that was interrupted: every file of
- * the retained plan is put in place (idempotent), the drafts it consumed are removed, the plan is
- * cleared and its files committed. The latter runs at start-up and before each publish.
+ * failure not stopping the others); committing, pushing and announcing a publish; and finishing a
+ * publish that was interrupted: every file of the retained plan is put in place (idempotent), the
+ * drafts it consumed are removed, the plan is cleared and the publish delivered. The latter runs at
+ * start-up and before each publish.
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -14,6 +15,9 @@ import { assertRealInside } from '../storage/safe-path.js'
 import { removeEntryFile } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
 import type { CommitResult } from '../publish/git-committer.js'
+import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
+import type { PushOutcome } from '../remote/push-publish.js'
+import type { PublishedRef } from '../remote/sync-state.js'
 
 /** Finishes the retained recovery plan, if any; gives the `collection/id` keys it could not finish (`*`: an unreadable plan). */
 export async function finishRecoveryPlan (services: Services): Promise<Set<string>> {
@@ -24,30 +28,32 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
     return new Set(['*'])
   }
   const writes: BaseFileWrite[] = []
+  const published: PublishedRef[] = []
   for (const item of plan.items) {
     const index = await services.content.index(item.collection)
     const file = path.join(services.repoDir, item.file)
     const data = item.text === null ? null : parseEntry(index.collection.format, item.text)
     // A file that already holds the planned content needs no write (and no new revision).
     const current = await readFile(file, 'utf8').catch(() => null)
-    if (current === item.text) continue
-    writes.push({ index, id: item.id, file, text: item.text, data })
+    if (current === item.text) published.push({ collection: item.collection, id: item.id, revision: index.lastRevision(item.id), deleted: item.text === null })
+    else writes.push({ index, id: item.id, file, text: item.text, data })
   }
   const results = await writeBaseFiles(services, writes)
   const failed = new Set<string>()
-  for (const [i, r] of results.entries()) if ('error' in r) failed.add(`${writes[i]!.index.collection.name}/${writes[i]!.id}`)
+  for (const [i, r] of results.entries()) {
+    const w = writes[i]!
+    if ('error' in r) failed.add(`${w.index.collection.name}/${w.id}`)
+    else published.push({ collection: w.index.collection.name, id: w.id, revision: r.revision, deleted: w.text === null })
+  }
   if (failed.size > 0) return failed
   await services.drafts.remove(plan.editor.id, plan.items.map(i => ({ collection: i.collection, id: i.id })))
   await services.committer.track(plan.items.map(i => i.file))
   await services.plans.clear()
-  // Finishing the publish includes its commit, with the author of the interrupted publish.
-  if (services.runtime.gitOnPublish) {
-    const entries = plan.items.map(i => ({ collection: i.collection, id: i.id, deleted: i.text === null }))
-    const result = await commitPublish(services, plan.editor, entries, plan.items.map(i => i.file))
-    if ('commitError' in result) services.log.warn({ commitError: result.commitError }, 'could not commit a finished publish; the next publish commits it')
-    else if (result.commit !== null) await services.deployment.recordPublished(result.commit)
-  }
-  services.log.info({ entries: plan.items.length }, 'finished an interrupted publish')
+  // Finishing the publish is committing, pushing and announcing it as publish does, with the author of the interrupted one.
+  const delivery: DeliveryFields = {}
+  const { lost } = await deliverPublish(services, plan.editor, published, plan.items.map(i => i.file), delivery)
+  if (lost) services.log.warn({ entries: plan.items.length }, 'an interrupted publish, finished, lost to another instance\'s push of the same files')
+  else services.log.info({ entries: plan.items.length, ...delivery }, 'finished an interrupted publish')
   return new Set()
 }
 
@@ -91,15 +97,8 @@ export async function writeBaseFiles (services: Services, writes: BaseFileWrite[
   return results
 }
 
-/**
- * Commits the files of a publish (also of an interrupted one, finished) as its editor.
- * @param services the instance (its committer)
- * @param editor who published
- * @param published the entries the publish wrote (none: earlier writes whose commit did not happen)
- * @param paths the repository paths to commit
- * @returns the commit, or why it failed
- */
-export async function commitPublish (services: Services, editor: { id: string, name: string }, published: Array<{ collection: string, id: string, deleted: boolean }>, paths: string[]): Promise<CommitResult> {
+/** Commits the files of a publish (also of an interrupted one, finished) as its editor. */
+async function commitPublish (services: Services, editor: { id: string, name: string }, published: Array<{ collection: string, id: string, deleted: boolean }>, paths: string[]): Promise<CommitResult> {
   return await services.committer.commit({ paths, author: { name: editor.name, email: `${editor.id}@users.git-cms.invalid` }, message: commitMessage(published) })
 }
 
@@ -110,4 +109,54 @@ function commitMessage (published: Array<{ collection: string, id: string, delet
   const listed = names.slice(0, 50).map(n => `- ${n}`).join('\n')
   const more = names.length > 50 ? `\n- and ${names.length - 50} more` : ''
   return `${head}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}\n\n${listed}${more}\n`
+}
+
+/** What this step adds to a publish response. */
+export interface DeliveryFields extends Partial<RebuildOutcome> {
+  commit?: string
+  commitError?: string
+  deploymentTracked?: boolean
+  push?: PushOutcome
+}
+
+/** Commits, pushes and announces a publish into `response`; `lost`: another instance's push of the same files won. */
+export async function deliverPublish (services: Services, identity: { id: string, name: string }, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
+  let announce: PublishedRef[] = published
+  if (services.runtime.gitOnPublish) {
+    const { result, push, delivered, lost } = await services.remote.commitAndPush(published, writtenFiles, async () => await commitPublish(services, identity, published, writtenFiles))
+    if (lost) return { lost }
+    if ('commit' in result && result.commit !== null) {
+      response.commit = result.commit
+    } else if ('commitError' in result) {
+      response.commitError = result.commitError
+    }
+    if (push !== null) {
+      response.push = push
+      // A replay onto a moved remote branch gives the publish a new commit: the pushed one.
+      if (push.ok) response.commit = push.commit
+      if (push.ok) announce = mergePublished(delivered, published)
+    }
+    if (response.commit !== undefined && (push === null || push.ok)) {
+      await services.deployment.recordPublished(response.commit)
+      response.deploymentTracked = true
+    }
+    if (push !== null && !push.ok) {
+      // The host has not got the commit: a rebuild now would build the old content. The webhook
+      // is called once the push succeeds (retryPush, the next publish, or the next start).
+      response.rebuild = { triggered: false, ok: false }
+      return { lost: false }
+    }
+  }
+  Object.assign(response, await announceRebuild(services, response.commit, announce))
+  return { lost: false }
+}
+
+/** Calls the rebuild webhook for a pushed (or local) commit and the entries it delivers. */
+export async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
+  return await services.webhook.send({ event: 'publish', ...(commit !== undefined ? { commit } : {}), published })
+}
+
+function mergePublished (earlier: PublishedRef[], now: PublishedRef[]): PublishedRef[] {
+  const seen = new Set(now.map(p => `${p.collection}/${p.id}/${p.revision}`))
+  return [...earlier.filter(p => !seen.has(`${p.collection}/${p.id}/${p.revision}`)), ...now]
 }

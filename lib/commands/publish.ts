@@ -18,12 +18,10 @@ import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
-import { commitPublish, finishRecoveryPlan, writeBaseFiles, type BaseFileWrite } from './finish-recovery-plan.js'
+import { announceRebuild, deliverPublish, finishRecoveryPlan, writeBaseFiles, type BaseFileWrite, type DeliveryFields } from './finish-recovery-plan.js'
 import { checkIssues, replacedSnapshot } from './change-entry.js'
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
-import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
-import type { PushOutcome } from '../remote/push-publish.js'
 
 /** Why a draft was not published (its draft is kept). */
 type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
@@ -186,46 +184,6 @@ function conflict (response: PublishResponse, entry: { collection: string, id: s
   })
 }
 
-/** What this step adds to a publish response. */
-interface DeliveryFields extends Partial<RebuildOutcome> {
-  commit?: string
-  commitError?: string
-  deploymentTracked?: boolean
-  push?: PushOutcome
-}
-
-/** Commits, pushes and announces a publish into `response`; `lost`: another instance's push of the same files won. */
-async function deliverPublish (services: Services, identity: Identity, published: PublishedRef[], writtenFiles: string[], response: DeliveryFields): Promise<{ lost: boolean }> {
-  let announce: PublishedRef[] = published
-  if (services.runtime.gitOnPublish) {
-    const { result, push, delivered, lost } = await services.remote.commitAndPush(published, writtenFiles, async () => await commitPublish(services, identity, published, writtenFiles))
-    if (lost) return { lost }
-    if ('commit' in result && result.commit !== null) {
-      response.commit = result.commit
-    } else if ('commitError' in result) {
-      response.commitError = result.commitError
-    }
-    if (push !== null) {
-      response.push = push
-      // A replay onto a moved remote branch gives the publish a new commit: the pushed one.
-      if (push.ok) response.commit = push.commit
-      if (push.ok) announce = mergePublished(delivered, published)
-    }
-    if (response.commit !== undefined && (push === null || push.ok)) {
-      await services.deployment.recordPublished(response.commit)
-      response.deploymentTracked = true
-    }
-    if (push !== null && !push.ok) {
-      // The host has not got the commit: a rebuild now would build the old content. The webhook
-      // is called once the push succeeds (retryPush, the next publish, or the next start).
-      response.rebuild = { triggered: false, ok: false }
-      return { lost: false }
-    }
-  }
-  Object.assign(response, await announceRebuild(services, response.commit, announce))
-  return { lost: false }
-}
-
 /** `{ retryPush: true }`: pushes the commits a failed push left here, then calls the webhook (`push` absent when nothing waited). */
 async function retryPush (services: Services, identity: Identity): Promise<DeliveryFields & { retryPush: { available: boolean } }> {
   // Pushing published content to the site's host is part of publishing.
@@ -235,15 +193,4 @@ async function retryPush (services: Services, identity: Identity): Promise<Deliv
   if (!push.ok) return { push, retryPush: { available: true }, rebuild: { triggered: false, ok: false } }
   await services.deployment.recordPublished(push.commit)
   return { push, commit: push.commit, deploymentTracked: true, retryPush: { available: false }, ...await announceRebuild(services, push.commit, delivered) }
-}
-
-/** Calls the rebuild webhook for a pushed (or local) commit and the entries it delivers. */
-async function announceRebuild (services: Services, commit: string | undefined, published: PublishedRef[]): Promise<RebuildOutcome> {
-  if (!services.webhook.configured) return { rebuild: { triggered: false, ok: false } }
-  return await services.webhook.send({ event: 'publish', ...(commit !== undefined ? { commit } : {}), published })
-}
-
-function mergePublished (earlier: PublishedRef[], now: PublishedRef[]): PublishedRef[] {
-  const seen = new Set(now.map(p => `${p.collection}/${p.id}/${p.revision}`))
-  return [...earlier.filter(p => !seen.has(`${p.collection}/${p.id}/${p.revision}`)), ...now]
 }

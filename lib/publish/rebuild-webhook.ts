@@ -17,12 +17,11 @@ export interface RebuildOutcome {
   receiptError?: string
 }
 
-/** The webhook body. */
-export interface RebuildPayload {
+/** The webhook body (the config's deploymentId is added to it). */
+interface RebuildPayload {
   event: 'publish'
   commit?: string
   published: Array<{ collection: string, id: string, revision: number, deleted: boolean }>
-  deploymentId?: string
 }
 
 interface Receipt { version: 1, url: string, method: 'POST' | 'PUT', body: string, failedAt: number, error: string }
@@ -38,7 +37,6 @@ export interface RebuildWebhookOptions {
 
 /** Sends the rebuild request and keeps a receipt when it fails. */
 export class RebuildWebhook {
-  readonly configured: boolean
   readonly #hook: NonNullable<Config['delivery']['publish']> | null
   readonly #receiptFile: string
   readonly #log: Logger
@@ -46,14 +44,13 @@ export class RebuildWebhook {
 
   constructor (opts: RebuildWebhookOptions) {
     this.#hook = opts.config.delivery.publish ?? null
-    this.configured = this.#hook !== null
     this.#receiptFile = path.join(opts.stateDir, 'rebuild-receipt.json')
     this.#log = opts.log
     this.#timeoutMs = opts.timeoutMs ?? 10_000
   }
 
   /** Sends the publish event. */
-  async send (payload: Omit<RebuildPayload, 'deploymentId'>): Promise<RebuildOutcome> {
+  async send (payload: RebuildPayload): Promise<RebuildOutcome> {
     const hook = this.#hook
     if (hook === null) return { rebuild: { triggered: false, ok: false } }
     const body = JSON.stringify({ ...payload, ...(hook.deploymentId !== undefined ? { deploymentId: hook.deploymentId } : {}) })

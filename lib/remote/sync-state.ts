@@ -14,13 +14,10 @@ export interface PublishedRef { collection: string, id: string, revision: number
 /** A publish commit waiting for its push (and its rebuild webhook). */
 export interface PendingPush {
   version: 1
-  /** When the first unpushed publish was committed. */
-  since: number
   /** Entries published since the last successful push (the webhook announces them after it). */
   published: PublishedRef[]
   /** Why the last attempt failed (redacted); absent before the first attempt. */
   error?: string
-  failedAt?: number
 }
 
 /** The remote branch was rewritten (a force push): recorded until the histories are linear again. */
@@ -74,13 +71,13 @@ export class SyncState {
 
   /** Notes why the pending push failed. */
   async failPending (error: string): Promise<void> {
-    await this.#updatePending(() => ({ error, failedAt: Date.now() }))
+    await this.#updatePending(() => ({ error }))
     this.report.pushError = error
   }
 
   async #updatePending (change: (current: PendingPush | null) => Partial<PendingPush>): Promise<void> {
     const current = await this.pending()
-    const record: PendingPush = { published: [], ...current, version: 1, since: current?.since ?? Date.now(), ...change(current) }
+    const record: PendingPush = { published: [], ...current, version: 1, ...change(current) }
     await writeFileAtomic(this.#pendingFile, JSON.stringify(record) + '\n')
     this.report.pushPending = true
   }

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { git } from '../helpers/site.js'
@@ -132,4 +132,51 @@ t.test('an empty repository on the host: the first publish creates the branch', 
   const body = await (await s.request(`${API}/publish`, { method: 'POST', headers, body: '{}' })).json() as { push: { ok: boolean, commit: string } }
   t.equal(body.push.ok, true)
   t.equal(hostRef(host, 'refs/heads/main'), body.push.commit, 'the branch exists on the host now')
+})
+
+/** A webhook receiver noting each call's body. */
+async function webhookReceiver (t: Test): Promise<{ hook: string, seen: Array<{ commit?: string, published: Array<{ collection: string, id: string }> }> }> {
+  const seen: Array<{ commit?: string, published: Array<{ collection: string, id: string }> }> = []
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => { body += c.toString() })
+    req.on('end', () => { seen.push(JSON.parse(body) as typeof seen[number]); res.end('ok') })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close() })
+  return { hook: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, seen }
+}
+
+t.test('a publish finished from a retained recovery plan is committed, pushed and announced like any publish', async t => {
+  const { hook, seen } = await webhookReceiver(t)
+  const { s, host, as } = await startRemoteSite(t, { config: { delivery: { publish: { webhookUrl: hook } } } })
+  // What a publish killed between its plan and its writes leaves behind.
+  const plan = { version: 1, startedAt: Date.now(), editor: { id: 'ann', name: 'Ann Editor' }, items: [{ collection: 'notes', id: 'b', file: 'content/notes/b.json', text: '{"n":7}\n' }] }
+  await import('node:fs/promises').then(async fs => await fs.writeFile(`${s.repoDir}/.git/cms/publish-plan.json`, JSON.stringify(plan)))
+  t.equal((await as('ann').post('/publish')).status, 200)
+  const head = git(s.repoDir, 'rev-parse', 'HEAD')
+  t.equal(git(s.repoDir, 'show', '--name-only', '--format=%an', head).split('\n').filter(Boolean).join('|'), 'Ann Editor|content/notes/b.json')
+  t.equal(hostRef(host, 'refs/heads/main'), head, 'the finished publish was pushed')
+  t.match(seen, [{ commit: head, published: [{ collection: 'notes', id: 'b' }] }], 'the webhook announced it')
+})
+
+t.test('a recovery plan finished at start: the start sync pushes its commit and announces it', async t => {
+  const { makeSite, startServer } = await import('../helpers/site.js')
+  const { startGitHost } = await import('../helpers/git-http-server.js')
+  const { remoteConfig, remoteFiles, gitAsync } = await import('../helpers/remote-site.js')
+  const fs = await import('node:fs/promises')
+  const { hook, seen } = await webhookReceiver(t)
+  const repoDir = await makeSite(t, remoteFiles, { fixtures: false })
+  const host = await startGitHost(t, repoDir)
+  git(repoDir, 'remote', 'add', 'origin', host.url)
+  await gitAsync(repoDir, 'fetch', '--quiet', 'origin')
+  const plan = { version: 1, startedAt: Date.now(), editor: { id: 'ann', name: 'Ann Editor' }, items: [{ collection: 'notes', id: 'b', file: 'content/notes/b.json', text: '{"n":8}\n' }] }
+  await fs.mkdir(`${repoDir}/.git/cms`, { recursive: true })
+  await fs.writeFile(`${repoDir}/.git/cms/publish-plan.json`, JSON.stringify(plan))
+  await startServer(t, { repoDir, config: { ...remoteConfig, delivery: { publish: { webhookUrl: hook } } }, env: { CMS_GIT_ON_PUBLISH: 'true' } })
+  const head = git(repoDir, 'rev-parse', 'HEAD')
+  t.equal(git(repoDir, 'show', '--name-only', '--format=%an', head).split('\n').filter(Boolean).join('|'), 'Ann Editor|content/notes/b.json')
+  for (let i = 0; i < 600 && seen.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(hostRef(host, 'refs/heads/main'), head, 'the finished publish was pushed')
+  t.match(seen, [{ commit: head, published: [{ collection: 'notes', id: 'b' }] }], 'the webhook announced it')
 })
