@@ -42,10 +42,7 @@ export interface BlockEditResult {
 
 /** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */
 export class UnmappableEditError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'UnmappableEditError'
-  }
+  override name = 'UnmappableEditError'
 }
 
 /** What applyTextEdit returns. */
