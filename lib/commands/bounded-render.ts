@@ -8,8 +8,7 @@ import { RenderRefusedError } from '../errors.js'
 import { WorkerPool } from '../content/worker-pool.js'
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-import type { BlockEditResult } from '../content/markdown/block-edit.js'
-import type { TextEditInput, TextEditResult } from '../content/markdown/text-edit.js'
+import type { BlockEditResult, TextEditInput, TextEditResult } from '../content/markdown/text-edit.js'
 
 /** An edit of a body in the thread: md_block's (applyBlockEdit) or md_edit's (applyTextEdit). */
 export type EditJob = { blockEdit: { body: string, src: string, html: string, mdx: boolean } } | { textEdit: TextEditInput }

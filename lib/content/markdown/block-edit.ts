@@ -22,8 +22,6 @@ import { sanitizeRendered } from './render.js'
 import { applyTextEdit, checkedHint, contentRange, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
 import type { TextMark } from '../../api-shapes.js'
 
-export { SourceMismatchError, UneditableBlockError, type BlockEditResult } from './text-edit.js'
-
 /**
  * Verifies the hint, sanitizes the HTML and writes its Markdown into the block's range.
  * @param opts.body the current body (the editor's draft body when there is one)
