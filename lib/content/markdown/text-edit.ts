@@ -16,10 +16,7 @@ import type { SourceHint, TextMark } from '../../api-shapes.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
-  constructor (message = 'The source hint does not match the body') {
-    super(message)
-    this.name = 'SourceMismatchError'
-  }
+  override name = 'SourceMismatchError'
 }
 
 /** The block has no inline content to edit (code, table, thematic break) and the edit changes it. */
@@ -408,7 +405,7 @@ export function checkedHint (body: string, src: string): SourceHint {
   const hint = parseSourceHint(src)
   if (hint === null) throw new SourceMismatchError('Malformed source hint')
   if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {
-    throw new SourceMismatchError()
+    throw new SourceMismatchError('The source hint does not match the body')
   }
   return hint
 }
