@@ -8,14 +8,13 @@ import { RenderRefusedError } from '../errors.js'
 import { WorkerPool } from '../content/worker-pool.js'
 import type { RenderMarkdownOptions } from '../content/markdown/render.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
-import type { BlockEditResult } from '../content/markdown/block-edit.js'
-import type { TextEditInput, TextEditResult } from '../content/markdown/text-edit.js'
+import type { BlockEditResult, TextEditInput, TextEditResult } from '../content/markdown/text-edit.js'
 
 /** An edit of a body in the thread: md_block's (applyBlockEdit) or md_edit's (applyTextEdit). */
 export type EditJob = { blockEdit: { body: string, src: string, html: string, mdx: boolean } } | { textEdit: TextEditInput }
 
-/** An edit's outcome: the new body, or why it was refused (the hint no longer fits, the block cannot be edited, or the edit cannot be placed). */
-export type BlockEditReply<R = BlockEditResult> = { result: R } | { refused: 'mismatch' | 'uneditable' | 'unmappable', message: string }
+/** An edit's outcome: the new body, or why it was refused (`mismatch`: the hint no longer fits; `edit`: the block cannot be edited or the edit placed). */
+export type BlockEditReply<R = BlockEditResult> = { result: R } | { refused: 'mismatch' | 'edit', message: string }
 
 /** What the render thread is asked: a render (answered with its HTML), a body's block outline (its BodyOutline), or an edit (a BlockEditReply). */
 export type MarkdownJob = { body: string, opts: RenderMarkdownOptions } | { outline: { body: string, mdx: boolean } } | EditJob

@@ -12,7 +12,7 @@ import { isMarkdownFormat } from '../content/formats.js'
 import type { MdBlockCommand, MdEditCommand, MutateResult } from './command-schemas.js'
 import { changeEntry } from './change-entry.js'
 import type { BlockEditReply } from './bounded-render.js'
-import type { BlockEditResult } from '../content/markdown/block-edit.js'
+import type { BlockEditResult } from '../content/markdown/text-edit.js'
 import { requireEntry, requirePermission, type CommandContext } from './command-context.js'
 import { assertBlockEditableLength, outlineKey } from './markdown-body.js'
 

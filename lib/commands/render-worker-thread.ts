@@ -35,8 +35,7 @@ async function refusalsAsReplies<R> (edit: () => R): Promise<BlockEditReply<R>> 
     return { result: edit() }
   } catch (err) {
     if (err instanceof SourceMismatchError) return { refused: 'mismatch', message: err.message }
-    if (err instanceof UneditableBlockError) return { refused: 'uneditable', message: err.message }
-    if (err instanceof UnmappableEditError) return { refused: 'unmappable', message: err.message }
+    if (err instanceof UneditableBlockError || err instanceof UnmappableEditError) return { refused: 'edit', message: err.message }
     throw err
   }
 }

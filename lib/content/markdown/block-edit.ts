@@ -22,8 +22,6 @@ import { sanitizeRendered } from './render.js'
 import { applyTextEdit, checkedHint, contentRange, SourceMismatchError, UneditableBlockError, UnmappableEditError, type BlockEditResult } from './text-edit.js'
 import type { TextMark } from '../../api-shapes.js'
 
-export { SourceMismatchError, UneditableBlockError, type BlockEditResult } from './text-edit.js'
-
 /**
  * Verifies the hint, sanitizes the HTML and writes its Markdown into the block's range.
  * @param opts.body the current body (the editor's draft body when there is one)
@@ -289,10 +287,7 @@ function textOf (node: Nodes): string {
 type Handlers = NonNullable<RehypeRemarkOptions['handlers']>
 type Handle = NonNullable<Handlers[string]>
 
-/**
- * Handlers writing an element as inline HTML around its converted children (attributes escaped), each tag
- * a placeholder text `\uE001<index in rawTags>\uE002` through the conversion (hast-util-to-mdast cuts a paragraph at `html`).
- */
+/** Handlers writing an element as inline HTML around its children, each tag a placeholder `\uE001<index in rawTags>\uE002` (hast-util-to-mdast cuts a paragraph at `html`). */
 function htmlHandlers (rawTags: string[]): Handlers {
   const placeholder = (html: string): PhrasingContent => ({ type: 'text', value: `\uE001${rawTags.push(html) - 1}\uE002` })
   const asHtml: Handle = (state, node) => {
@@ -324,25 +319,21 @@ function footnoteRef (node: ElementContent): Element | undefined {
 const TAG = '\u0001'
 const TAG_END = '\u0002'
 
-/**
- * What a reader sees of a sanitized fragment as one string, each element a key (tag and attributes), whitespace
- * collapsed as a browser shows it: two fragments that show the same are equal.
- */
+/** What a reader sees of a sanitized fragment, each element a key (tag and attributes), whitespace collapsed: equal when two show the same. */
 function shownText (root: HastRoot): string {
   let out = ''
   const walk = (nodes: ElementContent[]): void => {
     for (const node of nodes) {
       if (node.type === 'text') out += node.value
       if (node.type !== 'element') continue
-      if (node.tagName === 'br' || node.tagName === 'img') {
-        out += TAG + tagKey(node) + TAG_END
-      } else if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) {
+      if (node.tagName === 'a' && node.properties.dataFootnoteRef === true) {
         out += TAG + 'fn:' + footnoteLabel(node) + TAG_END
-      } else {
-        out += TAG + tagKey(node) + TAG_END
-        walk(node.children)
-        out += TAG + '/' + node.tagName + TAG_END
+        continue
       }
+      out += TAG + tagKey(node) + TAG_END
+      if (node.tagName === 'br' || node.tagName === 'img') continue
+      walk(node.children)
+      out += TAG + '/' + node.tagName + TAG_END
     }
   }
   walk(root.children as ElementContent[])

@@ -4,7 +4,7 @@
  */
 import type { Root, Nodes } from 'mdast'
 import { visit } from 'unist-util-visit'
-import { shiftPositions, definitionsNamedIn, type BodyParser } from './parse-body.js'
+import { shiftPositions, definitionsNamedIn, writtenDefinition, type BodyParser } from './parse-body.js'
 import { sourceBlocks } from './block-list.js'
 import { parseSourceHint } from './source-hint.js'
 import type { SourceBlock } from '../../api-shapes.js'
@@ -41,8 +41,7 @@ export function outlineOf (tree: Root, body: string): BodyOutline {
   const labels: DefinitionLabel[] = []
   visit(tree, (node) => {
     if (node.type !== 'definition' && node.type !== 'footnoteDefinition') return
-    const label = node.label ?? node.identifier
-    labels.push({ identifier: node.identifier, line: node.type === 'definition' ? `[${label}]: #` : `[^${label}]: x`, start: node.position?.start.offset ?? 0 })
+    labels.push({ identifier: node.identifier, line: writtenDefinition(node, body), start: node.position?.start.offset ?? 0 })
   })
   return {
     tops: tree.children.map(c => ({ type: c.type, start: c.position?.start.offset ?? 0, end: c.position?.end.offset ?? 0 })),

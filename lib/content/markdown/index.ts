@@ -3,7 +3,8 @@ export { renderMarkdown, type RenderMarkdownOptions } from './render.js'
 export { remarkCmsSource, rehypeCmsSource, type CmsSourceOptions } from './editable-blocks.js'
 export { sourceHash, parseSourceHint, formatSourceHint } from './source-hint.js'
 export { sanitizeInlineHtml } from './inline-sanitize.js'
-export { applyBlockEdit, SourceMismatchError, UneditableBlockError, type BlockEditResult } from './block-edit.js'
+export { applyBlockEdit } from './block-edit.js'
+export { SourceMismatchError, UneditableBlockError } from './text-edit.js'
 export {
   isMarkdownDraft, mergeMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange,
   type MarkdownDraft, type MarkdownEdit

@@ -35,7 +35,7 @@ interface ItNode {
   last: number
   children: ItNode[]
   inline?: Token
-  /** A definition's label (escapes and references decoded) and identifier (normalized source). */
+  /** A definition's label as the source writes it, and its identifier (normalized source). */
   label?: string
   identifier?: string
   depth?: number
@@ -59,7 +59,7 @@ export function parseOutline (body: string, opts: { mdx?: boolean } = {}): BodyO
   const env: OutlineEnv = { marks: new Map() }
   const md = offsetParser()
   const tokens = md.parse(body, env as unknown as Record<string, unknown>)
-  const tops = buildNodes(tokens, env, body, lines, md.utils.unescapeAll)
+  const tops = buildNodes(tokens, env, body, lines)
   // A definition markdown-it reads of a label starting with `^` makes its calls links.
   const footnoteLinks = Object.keys(env.references ?? {}).some(key => key.startsWith('^'))
   const chunks = chunksOf(tops, body, lines, footnoteLinks)
@@ -143,7 +143,7 @@ const CONTAINERS: Record<string, string> = { bullet_list_open: 'list', ordered_l
 const LEAVES: Record<string, string> = { code_block: 'code', fence: 'code', hr: 'thematicBreak', html_block: 'html', paragraph_open: 'paragraph', heading_open: 'heading', table_open: 'table', reference_definition: 'definition' }
 
 /** The token stream as a tree of mdast-typed nodes with source offsets. */
-function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: number[], unescapeAll: (text: string) => string): ItNode[] {
+function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: number[]): ItNode[] {
   const root: ItNode = { type: 'root', start: 0, end: 0, first: 0, last: 0, children: [] }
   const stack: ItNode[] = [root]
   for (let i = 0; i < tokens.length; i++) {
@@ -180,7 +180,7 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
       node.start = mark.mark
     } else if (token.type === 'reference_definition') {
       const raw = LABEL.exec(body.slice(start, start + 2000))?.[1]
-      if (raw !== undefined) { node.identifier = normalizeLabel(raw); node.label = unescapeAll(raw) }
+      if (raw !== undefined) { node.identifier = normalizeLabel(raw); node.label = raw }
     }
     // micromark ends a leaf with its last line, trailing whitespace included.
     node.end = lineEnd(body, lines, node.last)

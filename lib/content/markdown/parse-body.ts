@@ -6,7 +6,7 @@ import { unified } from 'unified'
 import remarkParse from 'remark-parse'
 import remarkGfm from 'remark-gfm'
 import remarkMdx from 'remark-mdx'
-import type { Root, RootContent, FootnoteDefinition } from 'mdast'
+import type { Root, RootContent, Definition, FootnoteDefinition } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { visit } from 'unist-util-visit'
 
@@ -60,7 +60,7 @@ export function parseRuns (runs: Run[], body: string, definitions: Array<{ ident
   const parseGroup = (text: string, trailer: string[]): Root => parse(trailer.length === 0 ? text : text + SEPARATOR + trailer.join('\n\n'))
   for (const group of groups) {
     group.tree = parseGroup(group.text, named(group.text))
-    visit(group.tree, 'footnoteDefinition', (node) => { group.footnotes.set(node.identifier, writtenFootnote(node, group.text)) })
+    visit(group.tree, 'footnoteDefinition', (node) => { group.footnotes.set(node.identifier, writtenDefinition(node, group.text)) })
   }
   for (const group of groups) {
     const wanted = footnotesFromOtherGroups(group, groups)
@@ -136,9 +136,10 @@ export function definitionsNamedIn<T extends { identifier: string }> (text: stri
   return definitions.filter(d => normalized.includes(d.identifier))
 }
 
-/** A one-line definition of a footnote's label as the source writes it: `[^label]: x`. */
-function writtenFootnote (node: FootnoteDefinition, text: string): string {
-  const open = (node.position?.start.offset ?? 0) + 2
+/** A one-line definition of a link's or footnote's label as the source writes it: `[label]: #` or `[^label]: x`. */
+export function writtenDefinition (node: Definition | FootnoteDefinition, text: string): string {
+  const footnote = node.type === 'footnoteDefinition'
+  const open = (node.position?.start.offset ?? 0) + (footnote ? 2 : 1)
   const label = /^(?:[^\\[\]]|\\[^])*/.exec(text.slice(open, open + 1000))?.[0] ?? ''
-  return `[^${label}]: x`
+  return footnote ? `[^${label}]: x` : `[${label}]: #`
 }

@@ -16,10 +16,7 @@ import type { SourceHint, TextMark } from '../../api-shapes.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
-  constructor (message = 'The source hint does not match the body') {
-    super(message)
-    this.name = 'SourceMismatchError'
-  }
+  override name = 'SourceMismatchError'
 }
 
 /** The block has no inline content to edit (code, table, thematic break) and the edit changes it. */
@@ -42,10 +39,7 @@ export interface BlockEditResult {
 
 /** The edit cannot be placed exactly in the source (it touches text the generator added, ...). */
 export class UnmappableEditError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'UnmappableEditError'
-  }
+  override name = 'UnmappableEditError'
 }
 
 /** What applyTextEdit returns. */
@@ -90,10 +84,10 @@ export function applyTextEdit (input: TextEditInput): TextEditResult {
   const outline = input.outline ?? parseOutline(body, { mdx: input.mdx })
   // Only the block's top-level node is parsed, before the edit and in the checks after it.
   const region = regionParser(outline, body, hint.start, parse)
-  const block = listBlocks(region.parse(body), body, hint.start).find(b => b.end === hint.end)
-  if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
+  const found = blockAt(body, hint.start, hint.end, region.parse)
+  if (found === null) throw new SourceMismatchError('The source hint does not name a block')
+  const { block, chars } = found
   if (!block.editable) throw new UneditableBlockError(block.kind)
-  const chars = blockChars(block, body)
   const source = collapse(chars.text)
   const before = collapse(input.before)
   const after = collapse(input.after)
@@ -287,7 +281,7 @@ function applyTextMarks (input: { body: string, start: number, end: number, afte
       throw new UnmappableEditError('A link needs an http, https, mailto or relative href without spaces or angle brackets')
     }
     const current = blockAt(body, input.start, end, input.parse)
-    if (current === null) throw new UnmappableEditError('The block has no text to format')
+    if (current === null || current.chars.text === '') throw new UnmappableEditError('The block has no text to format')
     const { block, chars } = current
     const range = markedChars(mark, input.after, chars)
     text = block.text
@@ -387,23 +381,18 @@ function reading (items: Array<{ c: string, key: string }>): string {
 
 /** The block at the same start in a new body, its reading and text; null when the block changed kind or extent. */
 function readBack (next: string, block: ListedBlock, end: number, parse: BodyParser): { reads: string, text: string } | null {
-  const tree = parse(next)
-  const again = listBlocks(tree, next, block.start)[0]
-  if (again === undefined || again.end !== end || again.kind !== block.kind || again.depth !== block.depth || !again.editable) return null
-  const chars = blockChars(again, next)
-  return { reads: reading(chars.chars.map((ch, i) => ({ c: chars.text[i]!, key: keyOf(ch.anc) }))), text: again.text }
+  const again = blockAt(next, block.start, end, parse)
+  if (again === null || again.block.kind !== block.kind || again.block.depth !== block.depth || !again.block.editable) return null
+  const { chars } = again
+  return { reads: reading(chars.chars.map((ch, i) => ({ c: chars.text[i]!, key: keyOf(ch.anc) }))), text: again.block.text }
 }
 
-/** The characters of an editable block's own text and their map to the source. */
-function blockChars (block: ListedBlock, body: string): BlockChars {
-  const host = inlineHost(block.node)
-  return host === null ? { text: '', chars: [] } : phrasingChars(host.children, body)
-}
-
-/** The block from `start` to `end` of a body and its characters; null when no block with text is there. */
+/** The block from `start` to `end` of a body and the characters of its own text (none without inline content); null when no block is there. */
 function blockAt (body: string, start: number, end: number, parse: BodyParser): { block: ListedBlock, chars: BlockChars } | null {
   const block = listBlocks(parse(body), body, start).find(b => b.end === end)
-  return block === undefined || inlineHost(block.node) === null ? null : { block, chars: blockChars(block, body) }
+  if (block === undefined) return null
+  const host = inlineHost(block.node)
+  return { block, chars: host === null ? { text: '', chars: [] } : phrasingChars(host.children, body) }
 }
 
 /**
@@ -416,7 +405,7 @@ export function checkedHint (body: string, src: string): SourceHint {
   const hint = parseSourceHint(src)
   if (hint === null) throw new SourceMismatchError('Malformed source hint')
   if (hint.end > body.length || sourceHash(body.slice(hint.start, hint.end)) !== hint.hash) {
-    throw new SourceMismatchError()
+    throw new SourceMismatchError('The source hint does not match the body')
   }
   return hint
 }

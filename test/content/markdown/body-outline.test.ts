@@ -39,3 +39,13 @@ t.test('a stale or forged hint names no block of the outline', async t => {
   const { sourceHash } = await import('../../../lib/content/markdown/source-hint.js')
   t.throws(() => applyTextEdit({ body, src: `15:19:${sourceHash(body.slice(15, 19))}`, before: 'code', after: 'code x', outline }), { name: 'SourceMismatchError' })
 })
+
+t.test('a label with an escaped bracket is defined again as the source writes it', async t => {
+  const parse = bodyParser()
+  const body = 'See [^a\\]b] and [x\\]y][].\n\nOther para.\n\n[^a\\]b]: The note.\n\n[x\\]y]: /url\n'
+  const outline = outlineOf(parse(body), body)
+  t.same(outline.labels.map(l => l.line), ['[^a\\]b]: x', '[x\\]y]: #'], 'each label as written in the source')
+  const block = outline.blocks[0]!
+  const result = applyTextEdit({ body, src: block.src, before: block.text, after: block.text + ' zyxword', outline })
+  t.same(result.outline, outlineOf(parse(result.body), result.body), 'the edited paragraph still calls the note and the link')
+})
