@@ -89,7 +89,6 @@ export class RemoteSync {
       return
     }
     this.state.report.branch = branch
-    // repoDir, stateDir, log, locks, content and signer as createCms gave them (RemoteSyncOptions).
     this.#ctx = {
       ...this.#opts,
       git: this.#git,
@@ -121,11 +120,7 @@ export class RemoteSync {
     await Promise.all([this.#queue.run('refs', async () => {}), this.#queue.run('remote', async () => {})])
   }
 
-  /**
-   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote: one push
-   * CMS_REFS_PUSH_DELAY_MS after the first write that asked; a refused push syncs and retries,
-   * backing off 1 s, 2 s, 4 s ... up to a minute.
-   */
+  /** Pushes `refs/cms/*` CMS_REFS_PUSH_DELAY_MS after the first write that asked; a refusal syncs and retries (backing off to a minute). */
   schedulePush (): void {
     const ctx = this.#refsCtx
     if (this.#closed || ctx === null || this.#pushTimer !== null) return
@@ -141,16 +136,10 @@ export class RemoteSync {
     this.#pushTimer.unref()
   }
 
-  /**
-   * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed) and,
-   * on its own queue at the same time (except before a publish), syncs `refs/cms/*`. Calls while
-   * one is waiting share it.
-   */
+  /** Fetches and takes in upstream changes (at start, pushes what a crash left) and, on its own queue, `refs/cms/*`. */
   async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
-    // Before a publish only the branch matters (refs/cms/* follow the publish's push). Otherwise
-    // refs/cms/* are fetched on their own queue every time, never waiting for the branch's work: a
-    // revocation or a draft from another instance is taken in at the next fetch.
+    // Before a publish only the branch matters (refs/cms/* follow the publish's push).
     const ctx = this.#refsCtx
     const refs = reason === 'publish' || ctx === null ? undefined : this.#once('refs', async () => { await this.#syncRefs(ctx).catch(this.#refsFailed) })
     await Promise.all([this.#once('remote', async () => { await this.#syncNow(reason) }), refs])
@@ -170,19 +159,15 @@ export class RemoteSync {
     await waiting
   }
 
-  /**
-   * The sync before a publish, waited for at most `waitMs` so an unreachable host does not hold up
-   * a publish (the sync goes on in the background).
-   */
-  async beforePublish (waitMs = 10_000): Promise<void> {
+  /** The sync before a publish, waited for at most 10 s so an unreachable host does not hold up a publish. */
+  async beforePublish (): Promise<void> {
     if (this.#ctx === null) return
-    await Promise.race([this.sync('publish').then(() => {}, () => {}), delay(waitMs, undefined, { ref: false })])
+    await Promise.race([this.sync('publish').then(() => {}, () => {}), delay(10_000, undefined, { ref: false })])
   }
 
   /**
-   * Makes a publish commit and pushes it in one queue step, recording the pending push before the
-   * commit so a kill in between is finished at the next start. A commit that lost a race to
-   * another instance is dropped (`lost: true`: the caller gives the drafts back).
+   * Commits and pushes a publish in one queue step, recording the pending push first (a kill in between is finished
+   * at the next start); a commit that lost a race to another instance is dropped (`lost`: the drafts go back).
    */
   async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
     // The commit touches HEAD, the index and the working tree: between remote steps, never during one.
@@ -332,8 +317,7 @@ export class RemoteSync {
       return
     }
     const sides = await bothSides(ctx)
-    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
-    // processes of adopt/merge/push (a write schedules its own push).
+    // Nothing moved on either side since a sync that left nothing to do: skip adopt/merge/push.
     if (sides.text === this.#settled) return
     this.#settled = null
     await this.#flushHistory()
