@@ -6,13 +6,13 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Config } from '../config.js'
-import type { SyncReport } from '../api-shapes.js'
+import type { PublishedRef, PushOutcome, SyncReport } from '../api-shapes.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
-import { SyncState, type PublishedRef } from './sync-state.js'
+import { SyncState } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
 import { changedPaths, fetchRefspec, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
-import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
+import { dropLostPublish, pushHead } from './push-publish.js'
 import { adoptCmsRefs, bothSides, pushCmsRefs, syncSharedDocument, type SharedDocument } from './cms-refs-sync.js'
 
 /** What asked for a sync (logged). */
