@@ -26,11 +26,11 @@ interface RemoteSyncOptions extends Pick<RemoteContext, 'repoDir' | 'stateDir' |
   config: Config
   /** Whether publishes make commits (`CMS_GIT_ON_PUBLISH=true`); pushes need them. */
   gitOnPublish: boolean
-  env?: NodeJS.ProcessEnv
+  env: NodeJS.ProcessEnv
   /** Announces a push that completes later (a retry, or at start after a crash) to the rebuild webhook. */
-  announce?: (commit: string, published: PublishedRef[]) => Promise<void>
+  announce: (commit: string, published: PublishedRef[]) => Promise<void>
   /** Waits for history appends in flight, so the refs/cms that travel hold every acknowledged save. */
-  beforeCmsRefs?: () => Promise<void>
+  beforeCmsRefs: () => Promise<void>
   /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
   shared?: SharedDocument[]
   /** Told of every push and whether it succeeded (metrics). */
@@ -65,7 +65,7 @@ export class RemoteSync {
     this.enabled = git.remote !== null
     this.pushOnPublish = this.enabled && git.pushOnPublish && opts.gitOnPublish
     this.state = new SyncState(opts.stateDir, git.remote, git.branch)
-    this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, ...(opts.env !== undefined ? { env: opts.env } : {}) })
+    this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, env: opts.env })
   }
 
   /** Resolves the remote, finishes an interrupted push in the background, starts the fetch interval. */
@@ -242,7 +242,7 @@ export class RemoteSync {
   /** A push from the sync itself (at start, after a crash): it announces what it delivered. */
   async #pushAndAnnounce (): Promise<void> {
     const { outcome, delivered } = await this.#push()
-    if (outcome.ok && delivered.length > 0) await this.#opts.announce?.(outcome.commit, delivered).catch(() => {})
+    if (outcome.ok && delivered.length > 0) await this.#opts.announce(outcome.commit, delivered).catch(() => {})
   }
 
   async #syncNow (reason: SyncReason): Promise<void> {
@@ -354,6 +354,6 @@ export class RemoteSync {
 
   /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
   async #flushHistory (): Promise<void> {
-    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
+    await this.#opts.beforeCmsRefs().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
   }
 }
