@@ -5,6 +5,39 @@
  */
 import type { ValidationIssue } from './errors.js'
 
+/** A published entry (`published` of POST /publish; the rebuild webhook announces it). */
+export interface PublishedRef { collection: string, id: string, revision: number, deleted: boolean }
+
+/** The `push` part of a publish response. */
+export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }
+
+/** The rebuild part of a publish response. */
+export interface RebuildOutcome {
+  rebuild: { triggered: boolean, ok: boolean }
+  retryAvailable?: boolean
+  receiptError?: string
+}
+
+/** What a publish's commit, push and rebuild webhook add to its response. */
+export interface DeliveryFields extends Partial<RebuildOutcome> {
+  commit?: string
+  commitError?: string
+  deploymentTracked?: boolean
+  push?: PushOutcome
+}
+
+/** Why a draft was not published (its draft is kept). */
+export type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
+
+/** What POST publish answers: every entry in exactly one of the lists (`failed`: refused by its schema or a policy, or a write error). */
+export interface PublishReport extends DeliveryFields {
+  ok: true
+  published: PublishedRef[]
+  conflicts: Array<{ collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }>
+  failed: Array<{ collection: string, id: string, error: string, issues?: ValidationIssue[] }>
+  retryPush?: { available: boolean }
+}
+
 /** One file of the library. */
 export interface MediaFile {
   /** Repository-relative path, `/`-separated: the file's identity in the API. */

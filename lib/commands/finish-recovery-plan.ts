@@ -15,9 +15,7 @@ import { assertRealInside } from '../storage/safe-path.js'
 import { removeEntryFile } from '../storage/entry-paths.js'
 import type { Services } from '../services.js'
 import type { CommitResult } from '../publish/git-committer.js'
-import type { RebuildOutcome } from '../publish/rebuild-webhook.js'
-import type { PushOutcome } from '../remote/push-publish.js'
-import type { PublishedRef } from '../remote/sync-state.js'
+import type { DeliveryFields, PublishedRef, RebuildOutcome } from '../api-shapes.js'
 
 /** Finishes the retained recovery plan, if any; gives the `collection/id` keys it could not finish (`*`: an unreadable plan). */
 export async function finishRecoveryPlan (services: Services): Promise<Set<string>> {
@@ -109,14 +107,6 @@ function commitMessage (published: Array<{ collection: string, id: string, delet
   const listed = names.slice(0, 50).map(n => `- ${n}`).join('\n')
   const more = names.length > 50 ? `\n- and ${names.length - 50} more` : ''
   return `${head}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}\n\n${listed}${more}\n`
-}
-
-/** What this step adds to a publish response. */
-export interface DeliveryFields extends Partial<RebuildOutcome> {
-  commit?: string
-  commitError?: string
-  deploymentTracked?: boolean
-  push?: PushOutcome
 }
 
 /** Commits, pushes and announces a publish into `response`; `lost`: another instance's push of the same files won. */

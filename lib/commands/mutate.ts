@@ -174,9 +174,8 @@ const HANDLERS: { [T in CommandType]: Handler<T> } = {
     }))
   },
 
-  // Only a dynamic collection (others are 409): its entry files and history go (its revision log stays,
-  // so revisions are never reused); a refused one loses the files of its format at the top of its folder.
-  // Answers the revision the collection had, plus one.
+  // Only a dynamic collection (others are 409): its entry files and history go, its revision log stays (revisions are
+  // never reused); a refused one loses the files of its format at the top of its folder. Answers its revision plus one.
   delete_collection: async (ctx, cmd) => {
     const name = assertCollectionName(cmd.collection)
     const { services } = ctx

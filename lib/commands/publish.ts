@@ -13,27 +13,15 @@ import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { formatOfFile } from '../storage/entry-paths.js'
 import type { PlanItem } from '../publish/recovery-plan.js'
-import type { PublishedRef } from '../remote/sync-state.js'
-import { BadRequestError, ForbiddenError, type ValidationIssue } from '../errors.js'
+import type { ConflictCode, DeliveryFields, PublishReport } from '../api-shapes.js'
+import { BadRequestError, ForbiddenError } from '../errors.js'
 import type { PublishBody } from './command-schemas.js'
 import { draftScope, type CommandContext } from './command-context.js'
 import { withLocks } from '../storage/keyed-lock.js'
-import { announceRebuild, deliverPublish, finishRecoveryPlan, writeBaseFiles, type BaseFileWrite, type DeliveryFields } from './finish-recovery-plan.js'
+import { announceRebuild, deliverPublish, finishRecoveryPlan, writeBaseFiles, type BaseFileWrite } from './finish-recovery-plan.js'
 import { checkIssues, replacedSnapshot } from './change-entry.js'
 import type { Services } from '../services.js'
 import type { Identity } from '../config.js'
-
-/** Why a draft was not published (its draft is kept). */
-type ConflictCode = 'stale_entry' | 'legacy_draft' | 'recovery_conflict' | 'stale_body' | 'invalid_body'
-
-/** The publish response: every entry in exactly one of the lists (`failed`: refused by its schema or a policy, or a write error). */
-export interface PublishResponse extends DeliveryFields {
-  ok: true
-  published: PublishedRef[]
-  conflicts: Array<{ collection: string, id: string, code: ConflictCode, message: string, currentRevision?: number }>
-  failed: Array<{ collection: string, id: string, error: string, issues?: ValidationIssue[] }>
-  retryPush?: { available: boolean }
-}
 
 /** An entry that passed every check and will be written. */
 interface Ready extends BaseFileWrite {
@@ -50,7 +38,7 @@ const CONFLICT_MESSAGES: Record<ConflictCode, string> = {
 }
 
 /** Publishes the editor's drafts in scope: per-entry outcomes plus commit and rebuild results. */
-export async function publish (ctx: CommandContext, body: PublishBody): Promise<PublishResponse> {
+export async function publish (ctx: CommandContext, body: PublishBody): Promise<PublishReport> {
   const { services, identity } = ctx
   if (body.retryRebuild === true) {
     return { ok: true, published: [], conflicts: [], failed: [], ...await services.webhook.retry() }
@@ -72,12 +60,12 @@ export async function publish (ctx: CommandContext, body: PublishBody): Promise<
 const MAX_ATTEMPTS = 3
 
 /** One run of a publish: the response, and the drafts it consumed when its commit lost to another instance's push. */
-async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{ response: PublishResponse, lost: DraftRecord[] }> {
+async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{ response: PublishReport, lost: DraftRecord[] }> {
   const { services, identity } = ctx
   // Upstream changes first, so drafts made on an older base are caught as stale_entry.
   await services.remote.beforePublish()
   const scope = await draftScope(ctx, body)
-  const response: PublishResponse = { ok: true, published: [], conflicts: [], failed: [] }
+  const response: PublishReport = { ok: true, published: [], conflicts: [], failed: [] }
   const entries = await services.drafts.list(identity.id, scope)
   const denied = new Set<string>()
   for (const entry of entries) {
@@ -130,7 +118,7 @@ async function publishDrafts (ctx: CommandContext, body: PublishBody): Promise<{
   return { response, lost: lost ? consumedRecords : [] }
 }
 
-async function prepare (ctx: CommandContext, record: DraftRecord, response: PublishResponse): Promise<Ready | null> {
+async function prepare (ctx: CommandContext, record: DraftRecord, response: PublishReport): Promise<Ready | null> {
   const { services } = ctx
   let index: CollectionIndex | undefined
   let base: Awaited<ReturnType<CollectionIndex['get']>>
@@ -174,7 +162,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
   return { record, id: record.id, index, data, text, file, preimage }
 }
 
-function conflict (response: PublishResponse, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {
+function conflict (response: PublishReport, entry: { collection: string, id: string }, code: ConflictCode, currentRevision?: number): void {
   response.conflicts.push({
     collection: entry.collection,
     id: entry.id,

@@ -123,9 +123,8 @@ export class GitCommitter {
         list = changed.map(p => `:(literal)${p}\0`).join('')
         staged = true
         await this.#git.run(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: list })
-        // `--only` (the default with paths) commits these paths' working-tree state and nothing
-        // else; whatever the user staged stays staged for their own next commit. Without a
-        // configured committer (a fresh machine), the author commits.
+        // `--only` commits these paths' working-tree state and nothing else (what the user staged stays staged);
+        // without a configured committer (a fresh machine), the author commits.
         const env = { ...author, ...await this.#git.committerEnv(author.GIT_AUTHOR_NAME, author.GIT_AUTHOR_EMAIL) }
         await this.#git.run(['commit', '--quiet', '--only', '--no-edit', '-m', request.message, '--pathspec-from-file=-', '--pathspec-file-nul'], { input: list, env })
         staged = false

@@ -9,13 +9,7 @@ import path from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { writeFileAtomic } from '../storage/atomic-write.js'
-
-/** The rebuild part of a publish response. */
-export interface RebuildOutcome {
-  rebuild: { triggered: boolean, ok: boolean }
-  retryAvailable?: boolean
-  receiptError?: string
-}
+import type { RebuildOutcome } from '../api-shapes.js'
 
 /** The webhook body (the config's deploymentId is added to it). */
 interface RebuildPayload {

@@ -5,9 +5,7 @@
  */
 import { isAncestor } from '../storage/git-search.js'
 import { changedPaths, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
-
-/** The `push` part of a publish response. */
-export type PushOutcome = { ok: true, commit: string } | { ok: false, error: string }
+import type { PushOutcome } from '../api-shapes.js'
 
 /** A push refused because the remote branch changed the same files (`upstream` is its tip). */
 export interface PushOverlap { ok: false, error: string, overlap: string[], upstream: string }

@@ -6,13 +6,13 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Config } from '../config.js'
-import type { SyncReport } from '../api-shapes.js'
+import type { PublishedRef, PushOutcome, SyncReport } from '../api-shapes.js'
 import { KeyedLock } from '../storage/keyed-lock.js'
 import { GitRunner } from '../git-runner.js'
-import { SyncState, type PublishedRef } from './sync-state.js'
+import { SyncState } from './sync-state.js'
 import { isAncestor } from '../storage/git-search.js'
 import { changedPaths, fetchRefspec, fetchUpstream, moveHead, resolveCommit, type RemoteContext } from './remote-context.js'
-import { dropLostPublish, pushHead, type PushOutcome } from './push-publish.js'
+import { dropLostPublish, pushHead } from './push-publish.js'
 import { adoptCmsRefs, bothSides, pushCmsRefs, syncSharedDocument, type SharedDocument } from './cms-refs-sync.js'
 
 /** What asked for a sync (logged). */
@@ -26,11 +26,11 @@ interface RemoteSyncOptions extends Pick<RemoteContext, 'repoDir' | 'stateDir' |
   config: Config
   /** Whether publishes make commits (`CMS_GIT_ON_PUBLISH=true`); pushes need them. */
   gitOnPublish: boolean
-  env?: NodeJS.ProcessEnv
+  env: NodeJS.ProcessEnv
   /** Announces a push that completes later (a retry, or at start after a crash) to the rebuild webhook. */
-  announce?: (commit: string, published: PublishedRef[]) => Promise<void>
+  announce: (commit: string, published: PublishedRef[]) => Promise<void>
   /** Waits for history appends in flight, so the refs/cms that travel hold every acknowledged save. */
-  beforeCmsRefs?: () => Promise<void>
+  beforeCmsRefs: () => Promise<void>
   /** Documents merged between the instances of the site on their own refs (the revoked sessions). */
   shared?: SharedDocument[]
   /** Told of every push and whether it succeeded (metrics). */
@@ -65,7 +65,7 @@ export class RemoteSync {
     this.enabled = git.remote !== null
     this.pushOnPublish = this.enabled && git.pushOnPublish && opts.gitOnPublish
     this.state = new SyncState(opts.stateDir, git.remote, git.branch)
-    this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, ...(opts.env !== undefined ? { env: opts.env } : {}) })
+    this.#git = new GitRunner({ baseDir: opts.repoDir, log: opts.log, env: opts.env })
   }
 
   /** Resolves the remote, finishes an interrupted push in the background, starts the fetch interval. */
@@ -89,7 +89,6 @@ export class RemoteSync {
       return
     }
     this.state.report.branch = branch
-    // repoDir, stateDir, log, locks, content and signer as createCms gave them (RemoteSyncOptions).
     this.#ctx = {
       ...this.#opts,
       git: this.#git,
@@ -121,11 +120,7 @@ export class RemoteSync {
     await Promise.all([this.#queue.run('refs', async () => {}), this.#queue.run('remote', async () => {})])
   }
 
-  /**
-   * Asks for `refs/cms/*` (drafts, history, revocations) to reach the remote: one push
-   * CMS_REFS_PUSH_DELAY_MS after the first write that asked; a refused push syncs and retries,
-   * backing off 1 s, 2 s, 4 s ... up to a minute.
-   */
+  /** Pushes `refs/cms/*` CMS_REFS_PUSH_DELAY_MS after the first write that asked; a refusal syncs and retries (backing off to a minute). */
   schedulePush (): void {
     const ctx = this.#refsCtx
     if (this.#closed || ctx === null || this.#pushTimer !== null) return
@@ -141,16 +136,10 @@ export class RemoteSync {
     this.#pushTimer.unref()
   }
 
-  /**
-   * Fetches and brings upstream changes in (and, at start, pushes what a crash left unpushed) and,
-   * on its own queue at the same time (except before a publish), syncs `refs/cms/*`. Calls while
-   * one is waiting share it.
-   */
+  /** Fetches and takes in upstream changes (at start, pushes what a crash left) and, on its own queue, `refs/cms/*`. */
   async sync (reason: SyncReason): Promise<SyncReport> {
     if (this.#ctx === null || this.#closed) return this.state.report
-    // Before a publish only the branch matters (refs/cms/* follow the publish's push). Otherwise
-    // refs/cms/* are fetched on their own queue every time, never waiting for the branch's work: a
-    // revocation or a draft from another instance is taken in at the next fetch.
+    // Before a publish only the branch matters (refs/cms/* follow the publish's push).
     const ctx = this.#refsCtx
     const refs = reason === 'publish' || ctx === null ? undefined : this.#once('refs', async () => { await this.#syncRefs(ctx).catch(this.#refsFailed) })
     await Promise.all([this.#once('remote', async () => { await this.#syncNow(reason) }), refs])
@@ -170,19 +159,15 @@ export class RemoteSync {
     await waiting
   }
 
-  /**
-   * The sync before a publish, waited for at most `waitMs` so an unreachable host does not hold up
-   * a publish (the sync goes on in the background).
-   */
-  async beforePublish (waitMs = 10_000): Promise<void> {
+  /** The sync before a publish, waited for at most 10 s so an unreachable host does not hold up a publish. */
+  async beforePublish (): Promise<void> {
     if (this.#ctx === null) return
-    await Promise.race([this.sync('publish').then(() => {}, () => {}), delay(waitMs, undefined, { ref: false })])
+    await Promise.race([this.sync('publish').then(() => {}, () => {}), delay(10_000, undefined, { ref: false })])
   }
 
   /**
-   * Makes a publish commit and pushes it in one queue step, recording the pending push before the
-   * commit so a kill in between is finished at the next start. A commit that lost a race to
-   * another instance is dropped (`lost: true`: the caller gives the drafts back).
+   * Commits and pushes a publish in one queue step, recording the pending push first (a kill in between is finished
+   * at the next start); a commit that lost a race to another instance is dropped (`lost`: the drafts go back).
    */
   async commitAndPush<T extends { commit: string | null } | { commitError: string }> (published: PublishedRef[], written: readonly string[], commit: () => Promise<T>): Promise<{ result: T, push: PushOutcome | null, delivered: PublishedRef[], lost: boolean }> {
     // The commit touches HEAD, the index and the working tree: between remote steps, never during one.
@@ -257,7 +242,7 @@ export class RemoteSync {
   /** A push from the sync itself (at start, after a crash): it announces what it delivered. */
   async #pushAndAnnounce (): Promise<void> {
     const { outcome, delivered } = await this.#push()
-    if (outcome.ok && delivered.length > 0) await this.#opts.announce?.(outcome.commit, delivered).catch(() => {})
+    if (outcome.ok && delivered.length > 0) await this.#opts.announce(outcome.commit, delivered).catch(() => {})
   }
 
   async #syncNow (reason: SyncReason): Promise<void> {
@@ -332,8 +317,7 @@ export class RemoteSync {
       return
     }
     const sides = await bothSides(ctx)
-    // Nothing moved on either side since a sync that left nothing to do: skip the dozen git
-    // processes of adopt/merge/push (a write schedules its own push).
+    // Nothing moved on either side since a sync that left nothing to do: skip adopt/merge/push.
     if (sides.text === this.#settled) return
     this.#settled = null
     await this.#flushHistory()
@@ -370,6 +354,6 @@ export class RemoteSync {
 
   /** Waits for history appends in flight before refs/cms/* are compared, adopted or pushed. */
   async #flushHistory (): Promise<void> {
-    await this.#opts.beforeCmsRefs?.().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
+    await this.#opts.beforeCmsRefs().catch((err: Error) => { this.#opts.log.warn({ error: err.message }, 'could not finish history writes before syncing refs/cms') })
   }
 }

@@ -6,10 +6,7 @@
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { writeFileAtomic } from '../storage/atomic-write.js'
-import type { SyncReport, SyncStateName } from '../api-shapes.js'
-
-/** A published entry, as the rebuild webhook announces it. */
-export interface PublishedRef { collection: string, id: string, revision: number, deleted: boolean }
+import type { PublishedRef, SyncReport, SyncStateName } from '../api-shapes.js'
 
 /** A publish commit waiting for its push (and its rebuild webhook). */
 export interface PendingPush {

@@ -1,7 +1,9 @@
 /** Start-up clean-up of what a killed process left: atomic writes' temporary files and ref locks under `refs/cms/`. */
-import { lstat, readdir, rm } from 'node:fs/promises'
+import type { Dirent } from 'node:fs'
+import { lstat, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { TEMP_PREFIX } from './atomic-write.js'
+import { listFolder, listingPace } from './list-folder.js'
 
 /**
  * Removes every `.cms-tmp-*` file under the given directories (recursively; symlinks not followed).
@@ -26,12 +28,13 @@ export async function removeStaleLocks (gitDir: string): Promise<void> {
   await removeFilesUnder(path.join(gitDir, 'refs', 'cms'), async (_file, name) => name.endsWith('.lock'))
 }
 
-/** Removes the files below `dir` (links not followed) that `isLeftover` picks. */
-async function removeFilesUnder (dir: string, isLeftover: (file: string, name: string) => Promise<boolean>): Promise<void> {
-  const items = await readdir(dir, { withFileTypes: true }).catch(() => [])
+/** Removes the files below `dir` (links not followed) that `isLeftover` picks, listing at `pace` (list-folder.ts). */
+async function removeFilesUnder (dir: string, isLeftover: (file: string, name: string) => Promise<boolean>, pace = listingPace()): Promise<void> {
+  const items: Dirent[] = []
+  await listFolder(dir, pace, item => { items.push(item) }).catch(() => {})
   for (const item of items) {
     const file = path.join(dir, item.name)
-    if (item.isDirectory()) await removeFilesUnder(file, isLeftover)
+    if (item.isDirectory()) await removeFilesUnder(file, isLeftover, pace)
     else if (item.isFile() && await isLeftover(file, item.name)) await rm(file, { force: true })
   }
 }

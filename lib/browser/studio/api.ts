@@ -1,6 +1,6 @@
 /** The Studio's typed calls to the JSON API; a non-2xx answer throws ApiError. */
 import type { LocaleLayout } from '../../content/i18n-layout.js'
-import type { EntryView as Entry, Pagination } from '../../api-shapes.js'
+import type { EntryView as Entry, Pagination, PublishReport } from '../../api-shapes.js'
 import type { ValidationIssue as Issue } from '../../errors.js'
 
 /** A non-2xx answer of the API. */
@@ -11,7 +11,7 @@ export class ApiError extends Error {
 }
 
 /** A validation issue, and an entry of a list, as the API reports them. */
-export type { Entry, Issue }
+export type { Entry, Issue, PublishReport }
 /** A JSON Schema, as far as the form needs it. */
 export interface JsonSchema {
   type?: string | string[]
@@ -99,16 +99,4 @@ export class Api {
     form.append('file', file)
     return await this.call('POST', `/upload?${query({ ...this.uploadScope })}`, form)
   }
-}
-
-/** What POST publish answers. */
-export interface PublishReport {
-  ok: boolean
-  published: Array<{ collection: string, id: string, revision: number, deleted: boolean }>
-  conflicts: Array<{ collection: string, id: string, code: string, message: string }>
-  failed: Array<{ collection: string, id: string, error: string }>
-  commit?: string
-  commitError?: string
-  rebuild?: { triggered: boolean, ok: boolean }
-  push?: { ok: true, commit: string } | { ok: false, error: string }
 }
