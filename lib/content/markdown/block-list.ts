@@ -8,7 +8,6 @@ import { plainText } from './block-chars.js'
 import { formatSourceHint } from './source-hint.js'
 import type { BlockKind, SourceBlock } from '../../api-shapes.js'
 
-
 /** A block with its node (for the edit). */
 export interface ListedBlock extends SourceBlock {
   node: RootContent
