@@ -11,6 +11,7 @@ import { assertCollectionName, assertEntryId } from '../storage/names.js'
 import { isMarkdownFormat } from '../content/formats.js'
 import type { SourceBlock } from '../api-shapes.js'
 import type { BodyOutline } from '../content/markdown/body-outline.js'
+import { markdownTooDeep } from '../content/markdown/nesting-limit.js'
 import { requireEntry, type CommandContext } from './command-context.js'
 import { RENDER_MAX_CHARS, type BoundedRenderer } from './bounded-render.js'
 
@@ -89,7 +90,6 @@ export function assertBlockEditableLength (body: string): void {
 export async function listBlocks (ctx: CommandContext, input: RenderFieldInput): Promise<{ revision: number, blocks: SourceBlock[] }> {
   const { mdx, body, revision } = await editorBody(ctx, input, 'Only the body of a Markdown entry has blocks')
   assertBlockEditableLength(body)
-  const { markdownTooDeep } = await import('../content/markdown/nesting-limit.js')
   // A body too deep to parse renders as plain text: nothing in it is a block.
   if (markdownTooDeep(body)) return { revision, blocks: [] }
   const { blockOutlines, markdown } = ctx.services

@@ -11,7 +11,6 @@ export interface Binding {
   path: string
 }
 
-
 /**
  * Parses `<collection>/<id>#<path>` (null when malformed): the collection ends at the first `/`,
  * the path starts after the last `#`; the server checks each part.

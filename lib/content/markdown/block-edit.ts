@@ -14,7 +14,8 @@ import type { Root as HastRoot, Element, ElementContent } from 'hast'
 import type { Root, RootContent, Heading, Paragraph, PhrasingContent, Parent, Nodes, LinkReference, Definition } from 'mdast'
 import type {} from 'mdast-util-mdx'
 import { formatSourceHint } from './source-hint.js'
-import { editableBlocks, inlineHost, type EditableBlock } from './editable-blocks.js'
+import { inlineHost } from './editable-blocks.js'
+import { listBlocks, type ListedBlock } from './block-list.js'
 import { sanitizeInlineHtml } from './inline-sanitize.js'
 import { firstMarkers, outlineOf, regionParser, type BodyOutline, type DocumentMarkers } from './body-outline.js'
 import { bodyParser, definitionsNamedIn } from './parse-body.js'
@@ -35,7 +36,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   const parse = bodyParser({ mdx: opts.mdx === true })
   const tree = parse(body)
   const hint = checkedHint(body, opts.src)
-  const block = editableBlocks(tree).find(b => b.start === hint.start && b.end === hint.end)
+  const block = writableBlock(tree, body, hint.start, hint.end)
   if (block === undefined) throw new SourceMismatchError('The source hint does not name a block')
   const documentDefinitions = tree.children.filter(c => c.type === 'definition' || c.type === 'footnoteDefinition')
   const urls = new Map<string, Definition>()
@@ -56,7 +57,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
   // The edited body is parsed only in the block's top-level node.
   const region = regionParser(outline, body, block.start, parse)
   const rendersAs = (edit: BlockEditResult): boolean => {
-    const again = editableBlocks(region.parse(edit.body)).find(b => b.start === block.start && b.end === edit.end)
+    const again = writableBlock(region.parse(edit.body), edit.body, block.start, edit.end)
     const named = definitionsNamedIn(edit.body.slice(block.start, edit.end), documentDefinitions)
     return again !== undefined && shownText(renderedContent(again, named)) === shown
   }
@@ -83,7 +84,7 @@ export function applyBlockEdit (opts: { body: string, src: string, html: string,
 }
 
 /** The edit as md_edit's text edit then marks; null when it would not render as the HTML or the conversion writes it better (no word kept, a new link to a defined URL). */
-function editAsText (input: { body: string, block: EditableBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot, mdx: boolean, outline: BodyOutline, urls: Map<string, Definition>, rendersAs: (edit: BlockEditResult) => boolean }): BlockEditResult | null {
+function editAsText (input: { body: string, block: ListedBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot, mdx: boolean, outline: BodyOutline, urls: Map<string, Definition>, rendersAs: (edit: BlockEditResult) => boolean }): BlockEditResult | null {
   const { body, block, mdx, rendersAs } = input
   const before = textAndMarks(input.current)
   const after = textAndMarks(input.incoming)
@@ -112,7 +113,7 @@ function editAsText (input: { body: string, block: EditableBlock, host: Paragrap
 const ATOMS = new Set(['image', 'imageReference', 'footnoteReference'])
 
 /** The body without the source of the block's images and footnote references the edit removed (and a space beside each); null when they do not pair. */
-function withoutRemovedAtoms (body: string, block: EditableBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot): { body: string, end: number } | null {
+function withoutRemovedAtoms (body: string, block: ListedBlock, host: Paragraph | Heading, current: HastRoot, incoming: HastRoot): { body: string, end: number } | null {
   const nodes = host.children.filter(node => ATOMS.has(node.type))
   const had = shownAtoms(shownText(current))
   const has = shownAtoms(shownText(incoming))
@@ -159,10 +160,15 @@ function blockStyle (block: Nodes, body: string, doc: DocumentMarkers, definitio
   return { emphasis: own.emphasis ?? doc.emphasis ?? '*', strong: own.strong ?? doc.strong ?? '*', definitions }
 }
 
+/** The block md_block may write from `start` to `end` (never raw HTML, a definition or MDX), if there is one. */
+function writableBlock (tree: Root, body: string, start: number, end: number): ListedBlock | undefined {
+  return listBlocks(tree, body, start).find(b => b.end === end && b.kind !== 'html' && b.kind !== 'definition' && b.kind !== 'mdx')
+}
+
 const toHast = unified().use(remarkRehype, { allowDangerousHtml: true, clobberPrefix: '' }).freeze()
 
 /** The block's content as the browser has it: the block alone rendered as renderMarkdown does, reduced to the inline allowlist. */
-function renderedContent (block: EditableBlock, definitions: RootContent[]): HastRoot {
+function renderedContent (block: ListedBlock, definitions: RootContent[]): HastRoot {
   const node: RootContent = block.node.type === 'listItem' ? { type: 'list', ordered: false, spread: block.looseList === true, children: [block.node] } : block.node
   const hast = toHast.runSync({ type: 'root', children: [node, ...definitions] }) as HastRoot
   let element = hast.children.find((c): c is Element => c.type === 'element')

@@ -8,12 +8,13 @@ import { plainText } from './block-chars.js'
 import { formatSourceHint } from './source-hint.js'
 import type { BlockKind, SourceBlock } from '../../api-shapes.js'
 
-
 /** A block with its node (for the edit). */
 export interface ListedBlock extends SourceBlock {
   node: RootContent
   start: number
   end: number
+  /** For a list item, whether its list renders loose (its paragraphs in `<p>`). */
+  looseList?: boolean
 }
 
 /** The block kind of each node type that has one (anything else lists as `html`). */
@@ -35,7 +36,7 @@ export function listBlocks (tree: Root, body: string, at?: number): ListedBlock[
     const start = child.position?.start.offset ?? 0
     const end = child.position?.end.offset ?? 0
     if (at !== undefined && (start > at || at >= end)) continue
-    for (const unit of blockUnits(child)) push(unit.node, body, out, at)
+    for (const unit of blockUnits(child)) push(unit, body, out, at)
   }
   return out
 }
@@ -50,13 +51,13 @@ export function sourceBlocks (tree: Root, body: string): SourceBlock[] {
   return listBlocks(tree, body).map(({ src, kind, depth, text, editable }) => ({ src, kind, ...(depth !== undefined ? { depth } : {}), text, editable }))
 }
 
-function push (node: RootContent, body: string, out: ListedBlock[], at: number | undefined): void {
+function push ({ node, looseList }: { node: RootContent, looseList?: boolean }, body: string, out: ListedBlock[], at: number | undefined): void {
   const start = node.position?.start.offset
   const end = node.position?.end.offset
   if (start === undefined || end === undefined || start >= end || (at !== undefined && start !== at)) return
   // A paragraph MDX or a template language reads as code (an import, a JSX tag, `{{< x >}}`).
   const kind = inlineHost(node) !== null && isCode(node) ? 'mdx' : KINDS[node.type] ?? 'html'
-  out.push({ node, start, end, ...sourceBlock(body, start, end, kind, node.type === 'heading' ? node.depth : undefined, textOf(node, body)) })
+  out.push({ node, start, end, looseList, ...sourceBlock(body, start, end, kind, node.type === 'heading' ? node.depth : undefined, textOf(node, body)) })
 }
 
 /**

@@ -3,39 +3,13 @@
  * top-level block, list item, and an item's or quote's children when it holds more than a paragraph;
  * and the unified plugin pair that marks them, for sites that render with remark and rehype.
  */
-import type { Nodes, Root, RootContent, Paragraph, Heading } from 'mdast'
+import type { Nodes, Root, Paragraph, Heading } from 'mdast'
 import type { Root as HastRoot, Element } from 'hast'
 import type { VFile } from 'vfile'
 import { formatSourceHint } from './source-hint.js'
 
-/** One editable block: the node and its source range. */
-export interface EditableBlock {
-  node: RootContent
-  start: number
-  end: number
-  /** Set on a tight item's first paragraph, which must render as an element of its own. */
-  asSpan: boolean
-  /** For a list item, whether its list renders loose (its paragraphs in `<p>`). */
-  looseList?: boolean
-}
-
 // MDX's ESM, expressions and JSX elements are code, never edited in place.
 const NOT_BLOCKS = new Set(['html', 'definition', 'footnoteDefinition', 'yaml', 'toml', 'mdxjsEsm', 'mdxFlowExpression', 'mdxJsxFlowElement'])
-
-/**
- * Lists the editable blocks of a tree in document order.
- * @param tree the parsed Markdown (positions required)
- */
-export function editableBlocks (tree: Root): EditableBlock[] {
-  const out: EditableBlock[] = []
-  for (const unit of tree.children.flatMap(child => blockUnits(child))) {
-    const start = unit.node.position?.start.offset
-    const end = unit.node.position?.end.offset
-    if (NOT_BLOCKS.has(unit.node.type) || isCode(unit.node) || start === undefined || end === undefined || start >= end) continue
-    out.push({ ...unit, start, end })
-  }
-  return out
-}
 
 /** A block node as blockUnits reads it: mdast's, or markdown-it-outline.ts's. */
 interface UnitNode { type: string, children?: UnitNode[], spread?: boolean | null }
@@ -104,11 +78,14 @@ interface HastData { hName?: string, hProperties?: Record<string, unknown> }
 export function remarkCmsSource () {
   return (tree: Root, file: VFile): void => {
     const body = String(file.value)
-    for (const block of editableBlocks(tree)) {
-      const node = block.node as { data?: HastData }
+    for (const unit of tree.children.flatMap(child => blockUnits(child))) {
+      const start = unit.node.position?.start.offset
+      const end = unit.node.position?.end.offset
+      if (NOT_BLOCKS.has(unit.node.type) || isCode(unit.node) || start === undefined || end === undefined || start >= end) continue
+      const node = unit.node as { data?: HastData }
       const data: HastData = node.data ?? {}
-      data.hProperties = { ...data.hProperties, dataCmsSrc: formatSourceHint(body, block.start, block.end) }
-      if (block.asSpan) data.hName = 'span'
+      data.hProperties = { ...data.hProperties, dataCmsSrc: formatSourceHint(body, start, end) }
+      if (unit.asSpan) data.hName = 'span'
       node.data = data
     }
   }

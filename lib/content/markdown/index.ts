@@ -7,5 +7,5 @@ export { applyBlockEdit } from './block-edit.js'
 export { SourceMismatchError, UneditableBlockError } from './text-edit.js'
 export {
   isMarkdownDraft, mergeMarkdownDraft, emptyMarkdownDraft, recordMarkdownEdit, mapBaseRange,
-  type MarkdownDraft, type MarkdownEdit
+  type MarkdownDraft
 } from './markdown-draft.js'

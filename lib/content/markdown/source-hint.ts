@@ -2,7 +2,6 @@
 import { hash } from 'node:crypto'
 export { parseSourceHint } from '../../api-shapes.js'
 
-
 /**
  * The hash a hint carries for a slice of the body.
  * @param slice `body.slice(start, end)`

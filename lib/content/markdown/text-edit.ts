@@ -13,6 +13,7 @@ import { parseOutline } from './markdown-it-outline.js'
 import { isAllowedHref } from '../../url-scheme.js'
 import type { RootContent } from 'mdast'
 import type { SourceHint, TextMark } from '../../api-shapes.js'
+import type { MdEditCommand } from '../command-schema-table.js'
 
 /** The hint does not name a block of this body (stale, forged or malformed). */
 export class SourceMismatchError extends Error {
@@ -50,17 +51,10 @@ export interface TextEditResult extends BlockEditResult {
   outline: BodyOutline | null
 }
 
-/** What an edit is. */
-export interface TextEditInput {
+/** What an edit is: md_edit's block text (DOM) before and after and marks; the body and its outline when known. */
+export interface TextEditInput extends Pick<MdEditCommand, 'src' | 'before' | 'after' | 'marks'> {
   body: string
-  src: string
-  /** The block's DOM text before the edit. */
-  before: string
-  /** Its DOM text after the edit. */
-  after: string
-  marks?: TextMark[]
   mdx?: boolean
-  /** The body's outline when it is known (else the body is parsed whole once). */
   outline?: BodyOutline
 }
 
