@@ -13,12 +13,12 @@ import { blockUnits } from './editable-blocks.js'
 import type { SourceBlock, BlockKind } from '../../api-shapes.js'
 
 /** Constructs markdown-it and remark-gfm may read differently (footnotes, tables, tasks, `~`, some URL literals). */
-const RISKY = /\[\^[^\]\n]*\]:|~|\||\[[ xX]\]|<[^>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|[\w.+-]*_[\w.+-]*@/i
+const RISKY = /(?<!\\)\[\^(?:[^\][\n\\]|\\.)*\]:|~|\||\[[ xX]\]|<[^<>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|@(?<=_[\w.+-]*@)/i
 /** A footnote call markdown-it leaves as text (removed when the footnote is defined, as GFM reads it). */
 const FOOTNOTE_CALL = /(?<![\\[])\[\^([\w.-]+)\](?![(\[:])/g
 
 /** A footnote definition, whose indented continuation blocks markdown-it reads as code. */
-const FOOTNOTE_DEFINITION = /\[\^[^\]\n]*\]:/
+const FOOTNOTE_DEFINITION = /(?<!\\)\[\^(?:[^\][\n\\]|\\.)*\]:/
 
 /** Where a block token's first line starts in the source (container prefixes left out). */
 interface LineMark { mark: number, shift: number, indent: number }
