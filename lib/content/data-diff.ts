@@ -4,10 +4,7 @@ import { isDeepStrictEqual } from 'node:util'
 /** A path into data: object keys and array indexes. */
 export type DataPath = Array<string | number>
 
-/**
- * One change: `set` replaces an existing value, `add` adds a key (last in its object) or an item
- * (at the end of its list), `delete` removes a key or an item (items highest index first).
- */
+/** One change: `set` replaces a value, `add` appends a key or an item, `delete` removes one (items last first). */
 export type DataChange =
   | { op: 'set', path: DataPath, value: unknown }
   | { op: 'add', path: DataPath, value: unknown }
@@ -23,7 +20,16 @@ export function diffData (before: unknown, after: unknown): DataChange[] {
   return out
 }
 
+/** Each change placed reparses the whole text (a list of 1,000 changed items took 17 s): more under one value replace it whole. */
+const MAX_PLACED_CHANGES = 16
+
 function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
+  const start = out.length
+  walkValue(before, after, path, out)
+  if (out.length - start > MAX_PLACED_CHANGES) out.splice(start, out.length - start, { op: 'set', path, value: after })
+}
+
+function walkValue (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
   if (Object.is(before, after)) return
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) {
     out.push({ op: 'set', path, value: after })
@@ -103,19 +109,14 @@ export function splice (text: string, start: number, end: number, replacement: s
   return text.slice(0, start) + replacement + text.slice(end)
 }
 
-/**
- * The line ending a text uses (its first one), `\n` when it has none.
- * @returns `\r\n` or `\n`
- */
+/** The line ending a text uses (its first one): `\r\n`, or `\n` (also when it has none). */
 export function eolOf (text: string): string {
   const i = text.indexOf('\n')
   return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
 }
 
-/**
- * Removes item `index` of a one-line list given by its items' ranges, with the separator after it
- * (before it, for the last); null when it is the only item.
- */
+/** Removes item `index` of a one-line list (its items' ranges) and the separator after it (the last: before it);
+ * null when it is the only item. */
 export function deleteInlineItem (text: string, ranges: ReadonlyArray<readonly [number, number, ...number[]]>, index: number): string | null {
   const item = ranges[index]
   if (item === undefined || ranges.length < 2) return null

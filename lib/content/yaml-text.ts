@@ -272,16 +272,16 @@ function repairFlowEnds (text: string, onlyIfBroken = false, padded: PaddedLine[
     try { parse(text, PARSE_OPTIONS); return text } catch {}
   }
   const lines = text.split('\n')
-  for (let i = 1; i < lines.length; i++) {
-    if (!/^[\]}][ \t]*(#.*)?\r?$/.test(lines[i]!)) continue
-    let open = i - 1
-    while (open >= 0 && !/:[ \t]*[[{]/.test(lines[open]!)) open--
-    if (open < 0) continue
-    const pad = ' '.repeat((/^ */.exec(lines[open]!)?.[0].length ?? 0) + 1)
-    for (let j = open + 1; j <= i; j++) {
+  // The nearest opening line closes once: a scan back from every closing line was quadratic (16 KB of `]` lines: 1 s).
+  for (let i = 1, open = /:[ \t]*[[{]/.test(lines[0]!) ? 0 : -1; i < lines.length; i++) {
+    const closing = open >= 0 && /^[\]}][ \t]*(#.*)?\r?$/.test(lines[i]!)
+    const pad = closing ? ' '.repeat((/^ */.exec(lines[open]!)?.[0].length ?? 0) + 1) : ''
+    for (let j = open + 1; closing && j <= i; j++) {
       padded.push({ pad, line: lines[j]! })
       lines[j] = pad + lines[j]!
     }
+    if (/:[ \t]*[[{]/.test(lines[i]!)) open = i
+    else if (closing) open = -1
   }
   return lines.join('\n')
 }

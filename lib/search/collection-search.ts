@@ -9,7 +9,7 @@ import path from 'node:path'
 import type { CollectionIndex, IndexRow } from '../storage/collection-index.js'
 import type { IndexCompanion } from '../storage/content-store.js'
 import type { DraftRecord } from '../storage/draft-store.js'
-import { RACY_MS, signatureCtime } from '../storage/file-signature.js'
+import { RACY_MS, signatureCtime, signatureSize } from '../storage/file-signature.js'
 import { entryText, tierOf } from './entry-text.js'
 import { isDamaged, SearchDb } from './search-db.js'
 import type { SearchQuery } from './tokenize.js'
@@ -22,8 +22,9 @@ export interface FoundEntry {
 
 /** Where the databases are, under the state folder (`.git/cms`). */
 const SEARCH_DIR = 'fts'
-/** Entries read and indexed per transaction, so the event loop turns between chunks. */
+/** Entries read and indexed per transaction, so the event loop turns between chunks: at most 64, of 128 KiB (but one). */
 const CHUNK = 64
+const CHUNK_BYTES = 128 * 1024
 
 /** Full-text search over one collection. */
 export class CollectionSearch {
@@ -124,10 +125,7 @@ export class CollectionSearch {
     }
   }
 
-  /**
-   * Indexes again the entries whose signature differs from the indexed one and removes those gone,
-   * unless the entry index's revision is the one last caught up with; a failure drops the database.
-   */
+  /** Indexes again the entries whose signature changed, removes those gone (unless at the revision caught up with). */
   async #catchUp (db: SearchDb): Promise<{ rows: number, read: number }> {
     const index = this.#index
     const rows = await index.all()
@@ -149,11 +147,12 @@ export class CollectionSearch {
         for (const id of gone) indexed.delete(id)
       }
       const titleField = index.collection.titleField
-      for (let i = 0; i < toRead.length; i += CHUNK) {
-        // A turn between chunks: a build of 100,000 entries otherwise held every request for 30 s or more.
+      for (let i = 0, end = 0; i < toRead.length; i = end) {
+        // A turn between chunks: a build of 100,000 entries held every request 30 s, 64 entries of 16,000 strings 1.9 s.
         if (i > 0) await nextTurn()
         if (this.#closed) throw new Error('The full-text index closed while it opened')
-        const chunk = toRead.slice(i, i + CHUNK)
+        for (let bytes = 0; end < toRead.length && end - i < CHUNK && (end === i || bytes < CHUNK_BYTES); end++) bytes += signatureSize(toRead[end]!.sig) || 0
+        const chunk = toRead.slice(i, end)
         // As the index holds them: a re-check here could read an outside writer's file half-way.
         const entries = await index.freshen(chunk, false)
         const now = Date.now()

@@ -23,38 +23,38 @@ export interface EntryText {
   body: string
 }
 
-/** An entry's string fields in rank order with path and column: titles (0), other fields (1), the indexed body (2). */
-function * fieldsOf (data: EntryData, titleField: string | null): Generator<{ path: string, value: string, column: 0 | 1 | 2 }> {
+/** An entry's string fields in rank order with path, column and indexed length: titles (0), other fields (1) within
+ * MAX_FIELDS_CHARS, each value counting at least 1 (walking all of 150,000 strings took 0.4 s, 60 deep 1.4 s), the body (2). */
+function * fieldsOf (data: EntryData, titleField: string | null): Generator<{ path: string, value: string, column: 0 | 1 | 2, indexed: number }> {
   const titles = new Set(titlesOf(data, titleField))
   for (const key of [titleField, 'title', 'name', 'label']) {
     if (key === null || !Object.hasOwn(data, key)) continue
     const value = data[key]
-    if (typeof value === 'string' && titles.delete(value)) yield { path: key, value, column: 0 }
+    if (typeof value === 'string' && titles.delete(value)) yield { path: key, value, column: 0, indexed: value.length }
   }
-  for (const key of Object.keys(data)) {
-    const value = data[key]
-    if (key === 'body' || (typeof value === 'string' && isTitleKey(key, titleField))) continue
-    yield * stringsOf(key, value)
+  // Depth first, each open object or list a frame: its path, its keys (a list's: null) and the next one.
+  const frames: Array<{ path: string | null, value: object, keys: string[] | null, at: number }> = [{ path: null, value: data, keys: Object.keys(data), at: 0 }]
+  for (let budget = MAX_FIELDS_CHARS, frame = frames[0]; frame !== undefined && budget > 0; frame = frames[frames.length - 1]) {
+    if (frame.at === (frame.keys ?? (frame.value as unknown[])).length) { frames.pop(); continue }
+    const key = frame.keys === null ? frame.at++ : frame.keys[frame.at++]!
+    const value = (frame.value as Record<string | number, unknown>)[key]
+    if (frame.path === null && (key === 'body' || (typeof value === 'string' && isTitleKey(String(key), titleField)))) continue
+    const path = frame.path === null ? String(key) : `${frame.path}.${key}`
+    const indexed = typeof value === 'string' ? Math.min(value.length, budget) : 0
+    budget -= Math.max(indexed, 1)
+    if (typeof value === 'string') yield { path, value, column: 1, indexed }
+    else if (value !== null && typeof value === 'object') frames.push({ path, value, keys: Array.isArray(value) ? null : Object.keys(value), at: 0 })
   }
-  if (typeof data.body === 'string') yield { path: 'body', value: data.body.slice(0, MAX_BODY_CHARS), column: 2 }
-}
-
-function * stringsOf (path: string, value: unknown): Generator<{ path: string, value: string, column: 1 }> {
-  if (typeof value === 'string') yield { path, value, column: 1 }
-  else if (Array.isArray(value)) for (let i = 0; i < value.length; i++) yield * stringsOf(`${path}.${i}`, value[i])
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) yield * stringsOf(`${path}.${k}`, v)
+  if (typeof data.body === 'string') yield { path: 'body', value: data.body.slice(0, MAX_BODY_CHARS), column: 2, indexed: MAX_BODY_CHARS }
 }
 
 /** The indexed text of an entry. */
 export function entryText (id: string, data: EntryData | undefined, titleField: string | null): EntryText {
-  const columns: string[][] = [termsOf(id), [], []]
-  let budget = MAX_FIELDS_CHARS
-  for (const { value, column } of data === undefined ? [] : fieldsOf(data, titleField)) {
-    const text = column === 1 ? value.slice(0, Math.max(budget, 0)) : value
-    if (column === 1) budget -= text.length
-    columns[column]?.push(...termsOf(text))
+  const columns: string[][] = [[termsOf(id).join(' ')], [], []]
+  for (const { value, column, indexed } of data === undefined ? [] : fieldsOf(data, titleField)) {
+    columns[column]?.push(termsOf(value.slice(0, indexed)).join(' '))
   }
-  const [title = '', fields = '', body = ''] = columns.map(terms => terms.join(' '))
+  const [title = '', fields = '', body = ''] = columns.map(parts => parts.filter(part => part !== '').join(' '))
   return { title, fields, body }
 }
 

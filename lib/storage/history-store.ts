@@ -35,14 +35,23 @@ export interface FileWrite {
 export const HISTORY_REF = 'refs/cms/history'
 /** How many snapshots an entry keeps; older ones are dropped. */
 export const MAX_SNAPSHOTS = 50
+/** The most JSON an entry's snapshots take together (the newest is kept whatever its size): each save reads and
+ * writes the whole document on the event loop (50 snapshots of 1 MiB: a second a save). */
+export const MAX_HISTORY_CHARS = 4 * 1024 * 1024
+
+/** The newest snapshots within MAX_SNAPSHOTS and MAX_HISTORY_CHARS. */
+function newest (snapshots: Snapshot[]): Snapshot[] {
+  let from = snapshots.length
+  for (let chars = 0; from > 0 && snapshots.length - from < MAX_SNAPSHOTS; from--) {
+    chars += JSON.stringify(snapshots[from - 1]).length
+    if (chars > MAX_HISTORY_CHARS && from < snapshots.length) break
+  }
+  return snapshots.slice(from)
+}
 
 interface HistoryDoc { snapshots: Snapshot[] }
 
-/**
- * The snapshots of a history document; one that is not valid JSON, or not shaped like ours, has none.
- * @param text the document's text
- * @returns its well-formed snapshots
- */
+/** The well-formed snapshots of a history document's text (none when it is not valid JSON or not shaped like ours). */
 export function parseHistory (text: string): Snapshot[] {
   try {
     const snapshots = (JSON.parse(text) as { snapshots?: unknown } | null)?.snapshots
@@ -136,7 +145,7 @@ export class HistoryStore {
         // Last, so that a stray `ts` from the caller never overrides the one assigned here.
         const snapshot: Snapshot = { ...item.snapshot, ts: Math.max(Date.now(), (snapshots.at(-1)?.ts ?? 0) + 1) }
         stored[i] = snapshot
-        return { snapshots: [...snapshots, snapshot].slice(-MAX_SNAPSHOTS) }
+        return { snapshots: newest([...snapshots, snapshot]) }
       }
     }))
     const prepared = files.map(async f => await prepareFileAtomic(f.path, f.data))
@@ -149,19 +158,12 @@ export class HistoryStore {
     return stored
   }
 
-  /**
-   * Drops the history of a whole collection (delete_collection).
-   * @param collection collection name
-   * @returns resolves once the change is on the ref
-   */
+  /** Drops the history of a whole collection (delete_collection); resolves once the change is on the ref. */
   async removeCollection (collection: string): Promise<void> {
     await this.#store.update([{ type: 'removeCollection', collection: assertCollectionName(collection) }])
   }
 
-  /**
-   * Waits until every append begun before the call is on the ref (each is when it resolves).
-   * @returns resolves when idle
-   */
+  /** Waits until every append begun before the call is on the ref (each is when it resolves). */
   async flush (): Promise<void> {
     await this.#store.idle()
   }
@@ -189,13 +191,11 @@ function parseJournalRecord (payload: Buffer): { collection: string, id: string,
 
 /**
  * Snapshots of one entry from two sources (two instances, the ref and the old journal): identical ones
- * once, in ts order, a repeated ts moved up by 1 ms (a restore names a snapshot by its ts), the newest 50.
- * @param a one side's snapshots
- * @param b the other side's
- * @returns the merged snapshots
+ * once, in ts order, a repeated ts moved up by 1 ms (a restore names a snapshot by its ts), the newest kept.
+ * @returns the merged snapshots of `a` and `b`
  */
 export function unionSnapshots (a: readonly Snapshot[], b: readonly Snapshot[]): Snapshot[] {
   const all = [...new Map([...a, ...b].map(s => [JSON.stringify(s), s])).values()].sort((x, y) => x.ts - y.ts)
   for (let i = 1; i < all.length; i++) if (all[i]!.ts <= all[i - 1]!.ts) all[i] = { ...all[i]!, ts: all[i - 1]!.ts + 1 }
-  return all.slice(-MAX_SNAPSHOTS)
+  return newest(all)
 }

@@ -5,7 +5,13 @@ import { diffData, isPlainObject, type DataChange, type DataPath } from '../../l
 /** The walk as it was before issue 18's fast paths (isDeepStrictEqual first at every level). */
 function reference (before: unknown, after: unknown): DataChange[] {
   const out: DataChange[] = []
+  // More than 16 changes under one value replace it whole.
   const walk = (b: unknown, a: unknown, path: DataPath): void => {
+    const start = out.length
+    walkValue(b, a, path)
+    if (out.length - start > 16) out.splice(start, out.length - start, { op: 'set', path, value: a })
+  }
+  const walkValue = (b: unknown, a: unknown, path: DataPath): void => {
     if (isDeepStrictEqual(b, a)) return
     if (isPlainObject(b) && isPlainObject(a) && (Object.keys(a).length > 0 || Object.keys(b).length === 0)) {
       for (const key of Object.keys(b)) {
