@@ -13,23 +13,24 @@ export type DataChange =
 /**
  * The changes that turn `before` into `after`, in document order: objects and same-length arrays
  * member by member, appended or removed list items one by one, anything else replaced whole.
+ * Each change placed reparses the text (1,000 changed list items in a post took 17 s), so a value
+ * holding more changes than 64 KiB of reparsing allows (at least 16) is replaced whole.
+ * @param textLength the length of the text the changes go into
+ * @returns the changes
  */
-export function diffData (before: unknown, after: unknown): DataChange[] {
+export function diffData (before: unknown, after: unknown, textLength: number): DataChange[] {
   const out: DataChange[] = []
-  walk(before, after, [], out)
+  walk(before, after, [], out, Math.max(16, Math.floor(64 * 1024 / Math.max(textLength, 1))))
   return out
 }
 
-/** Each change placed reparses the whole text (a list of 1,000 changed items took 17 s): more under one value replace it whole. */
-const MAX_PLACED_CHANGES = 16
-
-function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
+function walk (before: unknown, after: unknown, path: DataPath, out: DataChange[], max: number): void {
   const start = out.length
-  walkValue(before, after, path, out)
-  if (out.length - start > MAX_PLACED_CHANGES) out.splice(start, out.length - start, { op: 'set', path, value: after })
+  walkValue(before, after, path, out, max)
+  if (out.length - start > max) out.splice(start, out.length - start, { op: 'set', path, value: after })
 }
 
-function walkValue (before: unknown, after: unknown, path: DataPath, out: DataChange[]): void {
+function walkValue (before: unknown, after: unknown, path: DataPath, out: DataChange[], max: number): void {
   if (Object.is(before, after)) return
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) {
     out.push({ op: 'set', path, value: after })
@@ -41,7 +42,7 @@ function walkValue (before: unknown, after: unknown, path: DataPath, out: DataCh
   if (plain && (Object.keys(after).length > 0 || Object.keys(before).length === 0)) {
     for (const key of Object.keys(before)) {
       if (!Object.hasOwn(after, key)) out.push({ op: 'delete', path: [...path, key] })
-      else walk(before[key], after[key], [...path, key], out)
+      else walk(before[key], after[key], [...path, key], out, max)
     }
     for (const key of Object.keys(after)) {
       if (!Object.hasOwn(before, key)) out.push({ op: 'add', path: [...path, key], value: after[key] })
@@ -50,7 +51,7 @@ function walkValue (before: unknown, after: unknown, path: DataPath, out: DataCh
   }
   if (Array.isArray(before) && Array.isArray(after) && before.length > 0 && after.length > 0) {
     if (before.length === after.length) {
-      for (let i = 0; i < after.length; i++) walk(before[i], after[i], [...path, i], out)
+      for (let i = 0; i < after.length; i++) walk(before[i], after[i], [...path, i], out, max)
       return
     }
     if (after.length > before.length && before.every((v, i) => isDeepStrictEqual(v, after[i]))) {
@@ -90,7 +91,7 @@ export function isPlainObject (v: unknown): v is Record<string, unknown> {
  */
 export function placeChanges (text: string, before: unknown, after: unknown, minDepth: number, place: (text: string, change: DataChange) => string | null, read: (text: string) => unknown): string | null {
   let current = text
-  for (let change of diffData(before, after)) {
+  for (let change of diffData(before, after, text.length)) {
     let edited = place(current, change)
     while (edited === null) {
       if (change.path.length <= minDepth) return null

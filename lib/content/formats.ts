@@ -220,7 +220,7 @@ function editJsonText (text: string, before: unknown, after: unknown): string {
   const formattingOptions: FormattingOptions = { insertSpaces: unit !== '\t', tabSize: unit === '\t' ? 1 : unit.length, eol: eolOf(text) }
   let current = text
   try {
-    for (const change of diffData(before, after)) {
+    for (const change of diffData(before, after, text.length)) {
       const value = change.op === 'delete' ? undefined : change.value
       const isArrayInsertion = change.op === 'add' && typeof change.path[change.path.length - 1] === 'number'
       const parent = findNodeAtLocation(parseTree(current)!, change.path.slice(0, -1))

@@ -39,8 +39,9 @@ export const MAX_SNAPSHOTS = 50
  * writes the whole document on the event loop (50 snapshots of 1 MiB: a second a save). */
 export const MAX_HISTORY_CHARS = 4 * 1024 * 1024
 
-/** The newest snapshots within MAX_SNAPSHOTS and MAX_HISTORY_CHARS. */
-function newest (snapshots: Snapshot[]): Snapshot[] {
+/** The newest snapshots within MAX_SNAPSHOTS and MAX_HISTORY_CHARS (`bound`: one on their JSON, when known). */
+function newest (snapshots: Snapshot[], bound = Infinity): Snapshot[] {
+  if (bound <= MAX_HISTORY_CHARS) return snapshots.slice(-MAX_SNAPSHOTS)
   let from = snapshots.length
   for (let chars = 0; from > 0 && snapshots.length - from < MAX_SNAPSHOTS; from--) {
     chars += JSON.stringify(snapshots[from - 1]).length
@@ -49,7 +50,8 @@ function newest (snapshots: Snapshot[]): Snapshot[] {
   return snapshots.slice(from)
 }
 
-interface HistoryDoc { snapshots: Snapshot[] }
+/** `chars`: the length of the document's text as read (not written back). */
+interface HistoryDoc { snapshots: Snapshot[], chars?: number }
 
 /** The well-formed snapshots of a history document's text (none when it is not valid JSON or not shaped like ours). */
 export function parseHistory (text: string): Snapshot[] {
@@ -75,7 +77,7 @@ export class HistoryStore {
 
   /** @param opts the git store, the signer, and where an earlier version kept its journal (`.git/cms/history-journal`) */
   constructor (opts: { git: GitStore, journalDir?: string, signer?: RecordSigner }) {
-    this.#store = new RefTreeStore({ git: opts.git, ref: HISTORY_REF, decode: text => ({ snapshots: parseHistory(text) }), message: 'cms: history', signer: opts.signer })
+    this.#store = new RefTreeStore<HistoryDoc>({ git: opts.git, ref: HISTORY_REF, decode: text => ({ snapshots: parseHistory(text), chars: text.length }), message: 'cms: history', signer: opts.signer })
     this.#journalDir = opts.journalDir
   }
 
@@ -145,7 +147,7 @@ export class HistoryStore {
         // Last, so that a stray `ts` from the caller never overrides the one assigned here.
         const snapshot: Snapshot = { ...item.snapshot, ts: Math.max(Date.now(), (snapshots.at(-1)?.ts ?? 0) + 1) }
         stored[i] = snapshot
-        return { snapshots: newest([...snapshots, snapshot]) }
+        return { snapshots: newest([...snapshots, snapshot], (current?.chars ?? 0) + JSON.stringify(snapshot).length) }
       }
     }))
     const prepared = files.map(async f => await prepareFileAtomic(f.path, f.data))

@@ -3,13 +3,13 @@ import { isDeepStrictEqual } from 'node:util'
 import { diffData, isPlainObject, type DataChange, type DataPath } from '../../lib/content/data-diff.js'
 
 /** The walk as it was before issue 18's fast paths (isDeepStrictEqual first at every level). */
-function reference (before: unknown, after: unknown): DataChange[] {
+function reference (before: unknown, after: unknown, max = 16): DataChange[] {
   const out: DataChange[] = []
-  // More than 16 changes under one value replace it whole.
+  // More than `max` changes under one value replace it whole.
   const walk = (b: unknown, a: unknown, path: DataPath): void => {
     const start = out.length
     walkValue(b, a, path)
-    if (out.length - start > 16) out.splice(start, out.length - start, { op: 'set', path, value: a })
+    if (out.length - start > max) out.splice(start, out.length - start, { op: 'set', path, value: a })
   }
   const walkValue = (b: unknown, a: unknown, path: DataPath): void => {
     if (isDeepStrictEqual(b, a)) return
@@ -80,7 +80,7 @@ t.test('diffData gives the changes the walk without its fast paths gave', async 
   for (let i = 0; i < 3000; i++) {
     const before = value(0)
     const after = rand(3) === 0 ? before : mutate(before, 0)
-    const got = diffData(before, after)
+    const got = diffData(before, after, 4096)
     if (got.length > 0) changed++
     if (!isDeepStrictEqual(got, reference(before, after))) {
       t.fail(`pair ${i}: ${JSON.stringify([before, after])}`)
@@ -88,8 +88,16 @@ t.test('diffData gives the changes the walk without its fast paths gave', async 
     }
   }
   t.ok(changed > 300, `many pairs differ (${changed})`)
-  t.same(diffData({ a: 0 }, { a: -0 }), [{ op: 'set', path: ['a'], value: -0 }], '0 and -0 differ')
-  t.same(diffData({ a: NaN }, { a: NaN }), [], 'NaN equals NaN')
-  t.same(diffData({ a: [] }, { a: [] }), [], 'two empty lists')
-  t.same(diffData({ a: {} }, { a: {} }), [], 'two empty objects')
+  t.same(diffData({ a: 0 }, { a: -0 }, 10), [{ op: 'set', path: ['a'], value: -0 }], '0 and -0 differ')
+  t.same(diffData({ a: NaN }, { a: NaN }, 10), [], 'NaN equals NaN')
+  t.same(diffData({ a: [] }, { a: [] }, 10), [], 'two empty lists')
+  t.same(diffData({ a: {} }, { a: {} }, 10), [], 'two empty objects')
+})
+
+t.test('a value holding more changes than 64 KiB of reparsing allows is replaced whole', async t => {
+  const before = { tags: Array.from({ length: 40 }, (_, i) => `t${i}`), title: 'x' }
+  const after = { tags: before.tags.map(tag => `${tag}!`), title: 'x' }
+  t.equal(diffData(before, after, 1_000).length, 40, 'a 1 KB text: each item placed (65 changes allowed)')
+  t.same(diffData(before, after, 64 * 1024), [{ op: 'set', path: ['tags'], value: after.tags }], 'a 64 KB text: the list whole (16 allowed)')
+  t.same(diffData(before, after, 1_000), reference(before, after, 65))
 })
