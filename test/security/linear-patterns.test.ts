@@ -3,6 +3,8 @@ import { mayMatchUrl, normalizeUrlPath } from '../../lib/http/page-match-url.js'
 import { htmlTooDeep } from '../../lib/content/markdown/nesting-limit.js'
 import { EntryParseError, parseEntry, serializeEntry } from '../../lib/content/formats.js'
 import { editJsFrontmatter, parseJsFrontmatter } from '../../lib/content/js-frontmatter.js'
+import { parseOutline } from '../../lib/content/markdown/markdown-it-outline.js'
+import { applyBlockEdit, renderMarkdown } from '../../lib/content/markdown/index.js'
 
 // Each input below took minutes on the event loop with the old pattern (figures in the commit
 // messages); the rewritten patterns answer them in milliseconds. The assertions are on outcomes.
@@ -49,4 +51,20 @@ t.test('JavaScript front matter with unclosed comments or long spaces is read an
   const inner = `const a = "x${' '.repeat(1 << 20)}y"\n`
   const a = 'x' + ' '.repeat(1 << 20) + 'y'
   t.same(parseJsFrontmatter(editJsFrontmatter(inner, { a }, { a, b: 1 })), { a, b: 1 })
+})
+
+t.test('a fence left open over many blank lines is outlined, not refused by the render limit', async t => {
+  // `\n+$` tried every newline of an inner run: 64 KB of blank lines took 10 s (the render limit).
+  const outline = parseOutline('```\n' + '\n'.repeat(1 << 20) + 'x\n')
+  t.equal(outline.blocks.length, 1)
+  t.equal(outline.blocks[0]?.kind, 'code')
+})
+
+t.test('block HTML whose text holds many U+0001 is edited, not refused by the render limit', async t => {
+  // Each `\u0001img` with no `\u0002` after it scanned to the end: 200 KB (md_block's cap) took 19 s, 1 MB minutes.
+  const body = 'A ![i](x.png) b\n'
+  const src = /data-cms-src="([^"]+)"/.exec(renderMarkdown(body, { collection: 'c', id: 'i' }))?.[1] ?? ''
+  const r = applyBlockEdit({ body, src, html: 'A <img src="x.png" alt="i"> b' + '\u0001img'.repeat(250_000) })
+  t.equal(r.changed, true)
+  t.match(r.body, /^A !\[i\]\(x\.png\) b/)
 })
