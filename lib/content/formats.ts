@@ -212,7 +212,7 @@ function parseJsonText (text: string): unknown {
 function editJsonText (text: string, before: unknown, after: unknown): string {
   const { applyEdits, findNodeAtLocation, format, modify, parseTree } = requireHere('jsonc-parser') as typeof import('jsonc-parser')
   // A file written as JSON.stringify writes it (no space anywhere) stays in that style.
-  const trailing = /\s*$/.exec(text)?.[0] ?? '\n'
+  const trailing = /(?<!\s)\s*$/.exec(text)?.[0] ?? '\n'
   if (JSON.stringify(before) === text.slice(0, text.length - trailing.length)) return JSON.stringify(after) + trailing
   // The file's indentation unit (its first indented line's), two spaces when it has none.
   const indented = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  '

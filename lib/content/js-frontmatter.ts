@@ -65,7 +65,7 @@ function readSource (inner: string): JsSource {
   try {
     if (inner[start] === '{') {
       const root = parseExpressionAt(inner, start, { ecmaVersion: 'latest', locations: true }) as AnyNode
-      const rest = inner.slice(root.end).replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, '')
+      const rest = inner.slice(root.end).replace(/\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|($))/g, (m, open?: string) => open === undefined ? '' : m)
       if (!/^[\s;]*$/.test(rest)) throw new EntryParseError(`JavaScript front matter: only one object literal is read (${describe(root)} is followed by more code)`)
       const data = valueOf(root)
       if (!isPlainObject(data)) throw new EntryParseError('JavaScript front matter must be an object')
@@ -175,7 +175,7 @@ function addValue (text: string, source: JsSource, path: DataPath, value: unknow
   const eol = eolOf(text)
   if (parent === null && path.length === 1) {
     if (!IDENTIFIER.test(key)) throw new EntryParseError(`JavaScript front matter: "${key}" cannot be declared as a variable`)
-    const end = text.replace(/\s+$/, '').length
+    const end = text.replace(/(?<!\s)\s+$/, '').length
     return splice(text, end, end, `${eol}const ${key} = ${render(value, '')};`)
   }
   if (parent?.type === 'ArrayExpression') {

@@ -128,7 +128,7 @@ function isInline (node: Node | null): boolean {
  * Plain scalars that YAML 1.1 readers (Jekyll's Psych) take for booleans or numbers although the
  * 1.2 core schema reads them as strings: new strings like these are written quoted.
  */
-const YAML11_NOT_STRING = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*_[0-9_]*(\.[0-9_]*)?))$/
+const YAML11_NOT_STRING = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|[0-9](?=[0-9]*_)[0-9_]*(\.[0-9_]*)?))$/
 
 function quoteForYaml11 (node: Node, value: unknown): void {
   if (!isScalar(node)) {

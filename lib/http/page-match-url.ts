@@ -31,12 +31,12 @@ export function entryUrl (pattern: string, id: string, fields: Readonly<Record<s
 }
 
 /**
- * Whether a request path can be an address of the pattern at all (a quick test before entries
- * are looked at): the pattern's fixed parts in order, anything between them.
+ * Whether a request path can be an address of the pattern at all (a quick test before entries are looked at): the
+ * pattern's fixed parts in order, each at its first place after the one before (a lookahead, never retried: linear).
  */
 export function mayMatchUrl (pattern: string, requestPath: string): boolean {
   const parts = pattern.split(PLACEHOLDER).filter((_p, i) => i % 2 === 0).map(p => p.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-  return new RegExp(`^${parts.join('.*')}`, 'i').test(normalizeUrlPath(requestPath) + '/')
+  return new RegExp(`^${parts[0]!}${parts.slice(1).map((p, i) => `(?=(.*?${p}))\\${i + 1}`).join('')}`, 'i').test(normalizeUrlPath(requestPath) + '/')
 }
 
 /**
@@ -46,7 +46,7 @@ export function mayMatchUrl (pattern: string, requestPath: string): boolean {
 export function normalizeUrlPath (urlPath: string): string {
   let p = urlPath
   try { p = decodeURIComponent(p) } catch {}
-  p = p.replace(/\/index\.html?$/i, '/').replace(/\/+$/, '')
+  p = p.replace(/\/index\.html?$/i, '/').replace(/(?<!\/)\/+$/, '')
   return (p === '' ? '/' : p).toLowerCase()
 }
 

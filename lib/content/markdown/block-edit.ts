@@ -348,7 +348,7 @@ function shownText (root: HastRoot): string {
 
 /** The images and footnote references of a shown text, in order. */
 function shownAtoms (shown: string): string[] {
-  return shown.match(/\u0001(?:img|fn:)[^\u0002]*\u0002/g) ?? []
+  return shown.slice(0, shown.lastIndexOf('\u0002') + 1).match(/\u0001(?:img|fn:)[^\u0002]*\u0002/g) ?? []
 }
 
 function tagKey (node: Element): string {

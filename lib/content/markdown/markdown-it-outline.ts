@@ -174,7 +174,7 @@ function buildNodes (tokens: Token[], env: OutlineEnv, body: string, lines: numb
     } else if (token.type === 'fence') {
       // A fence left open ends before the blank lines its container ends with.
       const closed = new RegExp(`^[ \\t]*${token.markup[0] === '`' ? '`' : '~'}{${token.markup.length},}[ \\t]*$`).test(body.slice(lines[node.last], lineEnd(body, lines, node.last)))
-      node.value = closed && node.last > node.first ? token.content.replace(/\n$/, '') : token.content.replace(/\n+$/, '')
+      node.value = closed && node.last > node.first ? token.content.replace(/\n$/, '') : token.content.replace(/(?<!\n)\n+$/, '')
     } else if (token.type === 'html_block') {
       node.value = token.content
       node.start = mark.mark

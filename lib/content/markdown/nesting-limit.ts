@@ -97,13 +97,13 @@ function tooManyLinkOpeners (body: string): boolean {
 }
 
 /**
- * Whether an HTML fragment nests elements deeper than MAX_HTML_NESTING (open minus close tags).
+ * Whether an HTML fragment nests elements deeper than MAX_HTML_NESTING (open minus close tags, up to the last `>`).
  * @param html the HTML of a block edit
  * @returns true when it must not be parsed
  */
 export function htmlTooDeep (html: string): boolean {
   let depth = 0
-  for (const m of html.matchAll(/<(\/?)([A-Za-z][A-Za-z0-9-]*)[^>]*?(\/?)>/g)) {
+  for (const m of html.slice(0, html.lastIndexOf('>') + 1).matchAll(/<(\/?)([A-Za-z][A-Za-z0-9-]*)[^>]*?(\/?)>/g)) {
     if (m[1] === '/') { depth = Math.max(0, depth - 1); continue }
     if (m[3] === '/' || VOID_ELEMENTS.has(m[2]!.toLowerCase())) continue
     if (++depth > MAX_HTML_NESTING) return true
