@@ -86,10 +86,10 @@ const TOKEN_PATTERNS: readonly RegExp[] = [
   /\b(?:Bearer|Basic|token)\s+[A-Za-z0-9._~+/=-]{12,}/gi
 ]
 
-/** `scheme://userinfo@` in a URL; the userinfo may hold a token. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"]+@/gi
+/** The userinfo of `scheme://userinfo@` (it may hold a token); the scheme is looked at from `://` back, once. */
+const URL_USERINFO = /(?<=\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@'"]+@/gi
 /** The query of a URL (`?private_token=...`); a git remote's query is only ever a credential. */
-const URL_QUERY = /\b([a-z][a-z0-9+.-]*:\/\/[^\s?#'"]+)\?[^\s#'"]*/gi
+const URL_QUERY = /(?<=\b[a-z][a-z0-9+.-]*:\/\/[^\s?#'"]+\?)[^\s#'"]*/gi
 
 /**
  * Removes credentials from text git wrote before it is logged or returned: URL userinfo and query,
@@ -100,8 +100,8 @@ export function redactSecrets (text: string, secrets: readonly string[] = []): s
   for (const secret of secrets) {
     if (secret.length >= 4) out = out.split(secret).join('***')
   }
-  out = out.replace(URL_USERINFO, '$1***@')
-  out = out.replace(URL_QUERY, '$1?***')
+  out = out.replace(URL_USERINFO, '***@')
+  out = out.replace(URL_QUERY, '***')
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, '***')
   return out
 }

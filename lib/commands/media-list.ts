@@ -44,7 +44,7 @@ function parseMediaQuery (params: MediaListParams): MediaQuery {
 
 function folderOf (value: string): string {
   // `.` is the repository root (a collection folder may be the root of a `files` collection).
-  return value === '.' ? '.' : assertMediaPath(value.replace(/\/+$/, ''))
+  return value === '.' ? '.' : assertMediaPath(value.replace(/(?<!\/)\/+$/, ''))
 }
 
 function oneOf<T extends string> (value: string | undefined, field: string, allowed: readonly T[], fallback: T): T {

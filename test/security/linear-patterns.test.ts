@@ -5,6 +5,9 @@ import { EntryParseError, parseEntry, serializeEntry } from '../../lib/content/f
 import { editJsFrontmatter, parseJsFrontmatter } from '../../lib/content/js-frontmatter.js'
 import { parseOutline } from '../../lib/content/markdown/markdown-it-outline.js'
 import { applyBlockEdit, renderMarkdown } from '../../lib/content/markdown/index.js'
+import { redactSecrets } from '../../lib/git-runner.js'
+import { startServer } from '../helpers/site.js'
+import { holdsDuring } from '../helpers/main-thread-cpu.js'
 
 // Each input below took minutes on the event loop with the old pattern (figures in the commit
 // messages); the rewritten patterns answer them in milliseconds. The assertions are on outcomes.
@@ -67,4 +70,24 @@ t.test('block HTML whose text holds many U+0001 is edited, not refused by the re
   const r = applyBlockEdit({ body, src, html: 'A <img src="x.png" alt="i"> b' + '\u0001img'.repeat(250_000) })
   t.equal(r.changed, true)
   t.match(r.body, /^A !\[i\]\(x\.png\) b/)
+})
+
+t.test("git's text is redacted in one pass whatever its length", async t => {
+  // `\b[a-z][a-z0-9+.-]*://` was tried from every word boundary of a run: 64 KB of `a://` took 1.6 s, of `a.` 3.3 s.
+  const long = 'a://'.repeat(1 << 18) + ' https://user:tok3n@host/x?private_token=s3cret ' + 'a.'.repeat(1 << 19)
+  const clean = redactSecrets(long)
+  t.ok(clean.includes(' https://***@host/x?*** '), 'the credentials in it are still hidden')
+  t.equal(clean.length, long.length - 'user:tok3n'.length - 'private_token=s3cret'.length + 6)
+})
+
+t.test('a media folder given as a long run of slashes is answered without holding the event loop', async t => {
+  // `\/+$` tried every `/` of the run: 15,000 slashes then a name (the header limit allows 16 KB) held the event loop 356 ms.
+  const s = await startServer(t, {})
+  const cookie = await s.login()
+  let status = 0
+  const holds = await holdsDuring(async () => {
+    status = (await s.request(`/api/cms/media?folder=${'/'.repeat(15_000)}x`, { headers: { cookie } })).status
+  })
+  t.equal(status, 400, 'refused: no such folder')
+  if (holds.cpuMs !== null) t.ok(holds.cpuMs < 150, `${holds.cpuMs} ms of CPU in one turn at most`)
 })
