@@ -11,10 +11,9 @@ export type DataChange =
   | { op: 'delete', path: DataPath }
 
 /**
- * The changes that turn `before` into `after`, in document order: objects and same-length arrays
- * member by member, appended or removed list items one by one, anything else replaced whole.
- * Each change placed reparses the text (1,000 changed list items in a post took 17 s), so a value
- * holding more changes than 64 KiB of reparsing allows (at least 16) is replaced whole.
+ * The changes that turn `before` into `after`, in document order: objects and same-length arrays member by member,
+ * appended or removed list items one by one, anything else whole, and whole too a value holding more changes than
+ * 64 KiB of reparsing allows (at least 16): each change placed reparses the text (1,000 list items took 17 s).
  * @param textLength the length of the text the changes go into
  * @returns the changes
  */

@@ -35,8 +35,7 @@ export interface FileWrite {
 export const HISTORY_REF = 'refs/cms/history'
 /** How many snapshots an entry keeps; older ones are dropped. */
 export const MAX_SNAPSHOTS = 50
-/** The most JSON an entry's snapshots take together (the newest is kept whatever its size): each save reads and
- * writes the whole document on the event loop (50 snapshots of 1 MiB: a second a save). */
+/** At most this much JSON in an entry's snapshots (the newest kept whatever its size): a save rewrites them all. */
 export const MAX_HISTORY_CHARS = 4 * 1024 * 1024
 
 /** The newest snapshots within MAX_SNAPSHOTS and MAX_HISTORY_CHARS (`bound`: one on their JSON, when known). */
@@ -50,8 +49,7 @@ function newest (snapshots: Snapshot[], bound = Infinity): Snapshot[] {
   return snapshots.slice(from)
 }
 
-/** `chars`: the length of the document's text as read (not written back). */
-interface HistoryDoc { snapshots: Snapshot[], chars?: number }
+interface HistoryDoc { snapshots: Snapshot[], /** The length of the text it was read from (never written). */ chars?: number }
 
 /** The well-formed snapshots of a history document's text (none when it is not valid JSON or not shaped like ours). */
 export function parseHistory (text: string): Snapshot[] {
