@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { startServer, repoFingerprint, writeHeaders, git, type TestServer } from '../helpers/site.js'
 
@@ -227,7 +227,10 @@ t.test('bad commands are 400 and write nothing', async t => {
 
 t.test('unreadable entries: 422 for field saves, put_entry only with matching expectedRevision', async t => {
   const { s, mutate } = await setup(t)
-  await writeFile(path.join(s.repoDir, 'content/pages/broken.json'), '{"title": ')
+  // Written whole under another name, then renamed: the watcher must not see it empty first (a
+  // second outside change, revision 2, which made the last put_entry a 409 on a loaded machine).
+  await writeFile(path.join(s.repoDir, 'broken.tmp'), '{"title": ')
+  await rename(path.join(s.repoDir, 'broken.tmp'), path.join(s.repoDir, 'content/pages/broken.json'))
   const before = await repoFingerprint(s.repoDir)
   t.equal((await mutate({ type: 'save_field', collection: 'pages', id: 'broken', field: 'title', value: 'x' })).status, 422)
   t.equal((await mutate({ type: 'update_page_layout', collection: 'pages', id: 'broken', layout: [] })).status, 422)
