@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises'
 import { isDeepStrictEqual } from 'node:util'
 import { BadRequestError, LimitExceededError, RevisionConflictError, SchemaValidationError, UnreadableEntryError, type ValidationIssue } from '../errors.js'
-import { serializeEntry, type EntryData } from '../content/formats.js'
+import type { EntryData } from '../content/formats.js'
+import { serializeEntryText } from '../content/large-entry-text.js'
 import { assertDataDepth } from '../content/data-depth.js'
 import { formatOfFile, removeEntryFile } from '../storage/entry-paths.js'
 import type { CollectionIndex, IndexedEntry } from '../storage/collection-index.js'
@@ -121,7 +122,7 @@ async function replaceBase (
   if (known === null && base !== null && base.readError === undefined) {
     try { previousText = await readFile(file, 'utf8') } catch {}
   }
-  const text = serializeEntry(formatOfFile(file, index.collection.format), outcome.data, previousText, { frontmatter: index.collection.frontmatter, previousData: known?.data })
+  const text = await serializeEntryText(formatOfFile(file, index.collection.format), outcome.data, previousText, { frontmatter: index.collection.frontmatter, previousData: known?.data })
   if (text === previousText) return { revision: current.revision }
   // The new file replaces the entry only once the snapshot of the state it replaces is durable.
   await recordReplaced(ctx, input, base, [{ path: file, data: text }])

@@ -8,7 +8,8 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import pLimit from 'p-limit'
-import { parseEntry, type EntryData } from '../content/formats.js'
+import type { EntryData } from '../content/formats.js'
+import { parseEntryText } from '../content/large-entry-text.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
 import { writeFileAtomic, syncDirectory } from '../storage/atomic-write.js'
 import { assertRealInside } from '../storage/safe-path.js'
@@ -30,7 +31,7 @@ export async function finishRecoveryPlan (services: Services): Promise<Set<strin
   for (const item of plan.items) {
     const index = await services.content.index(item.collection)
     const file = path.join(services.repoDir, item.file)
-    const data = item.text === null ? null : parseEntry(index.collection.format, item.text)
+    const data = item.text === null ? null : await parseEntryText(index.collection.format, item.text)
     // A file that already holds the planned content needs no write (and no new revision).
     const current = await readFile(file, 'utf8').catch(() => null)
     if (current === item.text) published.push({ collection: item.collection, id: item.id, revision: index.lastRevision(item.id), deleted: item.text === null })

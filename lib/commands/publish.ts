@@ -7,7 +7,8 @@
  * earlier push left here.
  */
 import { readFile } from 'node:fs/promises'
-import { serializeEntry, type EntryData } from '../content/formats.js'
+import type { EntryData } from '../content/formats.js'
+import { serializeEntryText } from '../content/large-entry-text.js'
 import { mergeMarkdownDraft, isMarkdownDraft } from '../content/markdown/markdown-draft.js'
 import type { DraftRecord } from '../storage/draft-store.js'
 import type { CollectionIndex } from '../storage/collection-index.js'
@@ -157,7 +158,7 @@ async function prepare (ctx: CommandContext, record: DraftRecord, response: Publ
     // The index's signature was checked against the file just now.
     try { previousText = await readFile(file, 'utf8') } catch {}
   }
-  const text = data === null ? null : serializeEntry(formatOfFile(file, index.collection.format), data, previousText, { frontmatter: index.collection.frontmatter })
+  const text = data === null ? null : await serializeEntryText(formatOfFile(file, index.collection.format), data, previousText, { frontmatter: index.collection.frontmatter })
   const preimage = base?.data !== undefined ? { data: base.data, revision: base.revision } : null
   return { record, id: record.id, index, data, text, file, preimage }
 }

@@ -5,7 +5,8 @@
 import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
-import { parseEntry, EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
+import { EntryParseError, type EntryFormat, type EntryData } from '../content/formats.js'
+import { parseEntryText } from '../content/large-entry-text.js'
 import { resolvesIntoRepo } from './safe-path.js'
 import { signatureOf } from './file-signature.js'
 
@@ -65,7 +66,7 @@ export async function readEntryFile (repoRealDir: string, file: string, format: 
     return { kind: 'unreadable', sig, message: 'The entry file cannot be read' }
   }
   try {
-    return { kind: 'ok', sig, data: parseEntry(format, text), text }
+    return { kind: 'ok', sig, data: await parseEntryText(format, text), text }
   } catch (err) {
     if (err instanceof EntryParseError) return { kind: 'unreadable', sig, message: err.message }
     throw err
