@@ -4,6 +4,7 @@
  * keeps an edit within 64 KiB of parsing (~64 ms), the event loop does it: a thread's round trip costs more.
  */
 import { WorkerPool } from './worker-pool.js'
+import { LimitExceededError } from '../errors.js'
 import { parseEntry, serializeEntry, isMarkdownFormat, EntryParseError, type EntryData, type EntryFormat } from './formats.js'
 
 const INLINE_CHARS = 4096
@@ -47,9 +48,13 @@ export async function parseEntryText (format: EntryFormat, text: string): Promis
 
 /**
  * serializeEntry, in the thread when the previous text or the data is large.
- * @returns the file's new text
+ * @returns the file's new text; rejects with LimitExceededError (422) when the thread could not write it
  */
 export async function serializeEntryText (format: EntryFormat, data: EntryData, previousText?: string, opts?: SerializeOptions): Promise<string> {
   if (isSmall(format, previousText, data)) return serializeEntry(format, data, previousText, opts)
-  return (await inThread({ format, data, previousText, opts }) as { text: string }).text
+  try {
+    return (await inThread({ format, data, previousText, opts }) as { text: string }).text
+  } catch (err) {
+    throw err instanceof EntryParseError ? new LimitExceededError(`The entry's new text could not be written: ${err.message}`) : err
+  }
 }
