@@ -34,12 +34,8 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
     }
     if (!isNonFastForward(rejection) || attempt >= MAX_ATTEMPTS) return { ok: false, error: rejection }
     // The remote branch moved: bring it in and replay our commits onto it.
-    let fetched: { upstream: string | null, rewritten: boolean }
-    try {
-      fetched = await fetchUpstream(ctx, head)
-    } catch (err) {
-      return { ok: false, error: (err as Error).message }
-    }
+    const fetched = await fetchUpstream(ctx, head).catch((err: Error) => ({ error: err.message }))
+    if ('error' in fetched) return { ok: false, error: fetched.error }
     const { upstream } = fetched
     if (fetched.rewritten) return { ok: false, error: rewritten }
     if (upstream === null) continue
