@@ -99,10 +99,5 @@ async function replayCommits (ctx: RemoteContext, local: string, upstream: strin
     const env = { ...committer, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, ...(date !== '' ? { GIT_AUTHOR_DATE: date.trim() } : {}) }
     parent = (await ctx.git.run(['commit-tree', tree, '-p', parent, '-F', '-'], { input: message, env })).trim()
   }
-  try {
-    await moveHead(ctx, ['reset', '--quiet', '--keep', parent], theirs)
-  } catch (err) {
-    return { error: (err as Error).message }
-  }
-  return { commit: parent }
+  return await moveHead(ctx, ['reset', '--quiet', '--keep', parent], theirs).then(() => ({ commit: parent }), (err: Error) => ({ error: err.message }))
 }
