@@ -239,11 +239,8 @@ export function checkGitVersion (output: string): void {
 
 /** Runs `git --version` and checks it; throws StartupError when git is missing or too old. */
 export async function requireGitVersion (): Promise<void> {
-  let output: string
-  try {
-    output = (await promisify(execFile)('git', ['--version'])).stdout
-  } catch (err) {
-    throw new StartupError(`cannot run git (${(err as Error).message.split('\n')[0] ?? ''}); git-cms needs git ${MIN_GIT_VERSION.join('.')} or later`)
-  }
-  checkGitVersion(output)
+  const { stdout } = await promisify(execFile)('git', ['--version']).catch((err: Error) => {
+    throw new StartupError(`cannot run git (${err.message.split('\n')[0] ?? ''}); git-cms needs git ${MIN_GIT_VERSION.join('.')} or later`)
+  })
+  checkGitVersion(stdout)
 }

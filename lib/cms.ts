@@ -121,12 +121,7 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     const signer = new RecordSigner(runtime.sessionSecret)
     const history = new HistoryStore({ git, journalDir: path.join(stateDir, 'history-journal'), signer })
     const remote = new RemoteSync({
-      repoDir,
-      stateDir,
-      config,
-      log,
-      locks,
-      content,
+      repoDir, stateDir, config, log, locks, content,
       gitOnPublish: runtime.gitOnPublish,
       signer,
       beforeCmsRefs: async () => { await history.flush() },
@@ -143,33 +138,18 @@ export async function openCms (opts: CreateCmsOptions): Promise<OpenCms> {
     git.refs.listeners.add(() => { remote.schedulePush() })
     auth.sharedRevocations?.onRevoke(() => { remote.schedulePush() })
     const media = new MediaIndex({
-      repoDir,
-      config,
-      content,
+      repoDir, config, content,
       onWatchError: (err) => log.warn({ err }, 'media watcher error')
     })
     const markdown = new BoundedRenderer({ timeLimitMs: runtime.renderTimeLimitMs })
     const services: Services = {
-      repoDir,
-      gitDir,
-      stateDir,
-      config,
-      runtime,
-      log,
-      content,
-      search,
-      auth,
-      locks,
-      history,
+      repoDir, gitDir, stateDir, config, runtime, log, content, search, auth, locks, history,
       drafts: new DraftStore({ git, signer, keepEmptyRefs: config.git.pushRefs }),
       committer: new GitCommitter({ repoDir, stateDir, config, log, trackWrites: runtime.gitOnPublish }),
       webhook,
       deployment,
       plans: new RecoveryPlanStore(stateDir),
-      remote,
-      media,
-      markdown,
-      readiness,
+      remote, media, markdown, readiness,
       blockOutlines: createBlockOutlineCache(),
       metrics,
       relativePath: (absolute) => relativeSlashPath(repoDir, absolute)

@@ -85,10 +85,8 @@ export class BoundedRenderer extends WorkerPool<MarkdownJob, string | BodyOutlin
     if (body.length > RENDER_MAX_CHARS) {
       throw new RenderRefusedError(`The body is longer than ${RENDER_MAX_CHARS} characters and is not ${done}`, { limit: RENDER_MAX_CHARS, length: body.length })
     }
-    try {
-      return await this.run(job)
-    } catch (err) {
-      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be ${done}: ${(err as Error).message}`)
-    }
+    return await this.run(job).catch((err: Error) => {
+      throw err instanceof RenderRefusedError ? err : new RenderRefusedError(`The body cannot be ${done}: ${err.message}`)
+    })
   }
 }

@@ -90,12 +90,9 @@ export class ThreadSchemaCompiler extends WorkerPool<JsonSchema, CompiledValidat
 
   async #compiled (text: string, schema: JsonSchema): Promise<CompiledValidator> {
     return await once(this.#code, text, async () => {
-      let compiled: CompiledValidator
-      try {
-        compiled = await this.run(schema)
-      } catch (err) {
-        throw err instanceof SchemaCompileError ? err : new SchemaCompileError((err as Error).message, false)
-      }
+      const compiled = await this.run(schema).catch((err: Error) => {
+        throw err instanceof SchemaCompileError ? err : new SchemaCompileError(err.message, false)
+      })
       if (compiled.script.length > MAX_VALIDATOR_SOURCE_CHARS) {
         throw new SchemaCompileError(`the schema compiles to more than ${MAX_VALIDATOR_SOURCE_CHARS} characters of code`, true)
       }

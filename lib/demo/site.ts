@@ -90,9 +90,7 @@ async function chromeOf (services: Services): Promise<SiteChrome> {
 async function entriesOf (services: Services, collection: string): Promise<SiteEntry[]> {
   const index = await indexOf(services, collection)
   if (index === null) return []
-  const list: SiteEntry[] = []
-  for (const e of await index.freshen(await index.all())) if (e.data !== undefined) list.push({ collection, id: e.id, data: e.data })
-  return list
+  return (await index.freshen(await index.all())).flatMap(e => e.data === undefined ? [] : [{ collection, id: e.id, data: e.data }])
 }
 
 /** One readable entry, or null. */

@@ -100,16 +100,10 @@ function readRoutes (router: Router, services: Services): void {
     // The reader's own drafts are laid over base (the draft store caches by ref value: no git process).
     const drafts = await services.drafts.list(identityOf(ctx).id, { collection, ...(id !== undefined ? { id } : {}) })
     ctx.body = await listEntries(services.content, services.search, {
-      drafts,
-      collection,
-      id,
-      q,
+      drafts, collection, id, q,
       page: queryPositiveInt(ctx, 'page', 1),
       pageSize: queryPositiveInt(ctx, 'pageSize', DEFAULT_PAGE_SIZE),
-      sort,
-      order,
-      draft,
-      sortCache,
+      sort, order, draft, sortCache,
       locale: queryString(ctx, 'locale'),
       repoDir: services.repoDir
     })

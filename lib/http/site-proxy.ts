@@ -167,11 +167,7 @@ async function decodeBody (bytes: Buffer, encoding: string | undefined): Promise
   if (name === 'identity' || name === '') return bytes
   const decode = DECODERS[name]
   if (decode === undefined) return null
-  try {
-    return await decode(bytes, { maxOutputLength: MAX_PAGE_BYTES })
-  } catch {
-    return null
-  }
+  return await decode(bytes, { maxOutputLength: MAX_PAGE_BYTES }).catch(() => null)
 }
 
 /** The page with the bootstrap tag (unless it already includes bootstrap.js) and an optional attribute inserted. */
@@ -207,12 +203,7 @@ type SiteLookup = { file: string, size: number, status: 200 | 404 } | { redirect
 
 /** Checks the `--site` folder and gives its real path; rejects when it is not a readable folder. */
 export async function siteFolder (dir: string): Promise<string> {
-  let real: string
-  try {
-    real = await realpath(path.resolve(dir))
-  } catch {
-    throw new Error(`--site: no such folder '${dir}'`)
-  }
+  const real = await realpath(path.resolve(dir)).catch(() => { throw new Error(`--site: no such folder '${dir}'`) })
   if (!(await stat(real)).isDirectory()) throw new Error(`--site: '${dir}' is not a folder`)
   return real
 }

@@ -48,11 +48,7 @@ export function uploadRoutes (router: Router, services: Services): void {
           keepExtensions: false
         }
       })
-      let files: Record<string, unknown>
-      try {
-        await parse(ctx, async () => {})
-        files = (ctx.request.files ?? {}) as Record<string, unknown>
-      } catch (err) {
+      await parse(ctx, async () => {}).catch(async (err: unknown) => {
         await requestEnded(ctx.req)
         const e = err as { httpCode?: number, code?: number, message?: string }
         if (/maxFiles|maxFields/i.test(String(e.message))) throw new BadRequestError('Send exactly one file part named file', { field: 'file' })
@@ -60,7 +56,8 @@ export function uploadRoutes (router: Router, services: Services): void {
           throw new PayloadTooLargeError(`Upload larger than ${maxBytes} bytes`, { maxBytes })
         }
         throw new BadRequestError('Malformed multipart body')
-      }
+      })
+      const files = (ctx.request.files ?? {}) as Record<string, unknown>
       const names = Object.keys(files)
       const file = files.file as UploadedFile | UploadedFile[] | undefined
       if (file === undefined || Array.isArray(file) || names.length !== 1) {

@@ -126,18 +126,13 @@ async function detectAstro (repoDir: string): Promise<DetectedSite | null> {
   if (configFile === null && !(await packageUses(repoDir, 'astro'))) return null
   const contentConfig = await firstFile(repoDir, ['src/content.config.ts', 'src/content.config.mjs', 'src/content.config.js', 'src/content/config.ts', 'src/content/config.mjs', 'src/content/config.js', 'src/content/config.mts'])
   const declared = contentConfig === null ? [] : astroCollections(await readSmall(repoDir, contentConfig))
-  const sources: ContentSource[] = []
+  const sources = (await subfolders(repoDir, 'src/content'))
+    .map((sub): ContentSource => ({ folder: `src/content/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false }))
   const notes: string[] = []
-  for (const sub of await subfolders(repoDir, 'src/content')) {
-    sources.push({ folder: `src/content/${sub}`, name: sub, kind: 'folder', recursive: true, pagesOnly: false })
-  }
   for (const { name, base } of declared) {
     if (sources.some(source => source.folder === (base ?? `src/content/${name}`))) continue
-    if (base !== null && await isDir(repoDir, base)) {
-      sources.push({ folder: base, name, kind: 'folder', recursive: true, pagesOnly: false })
-    } else {
-      notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)
-    }
+    if (base !== null && await isDir(repoDir, base)) sources.push({ folder: base, name, kind: 'folder', recursive: true, pagesOnly: false })
+    else notes.push(`${contentConfig ?? 'the content config'} declares the collection '${name}' but no folder of its files was found`)
   }
   // Markdown files under src/pages are pages Astro renders as they are (the .astro files beside them are code).
   if (await isDir(repoDir, 'src/pages')) sources.push({ folder: 'src/pages', name: 'pages', kind: 'folder', recursive: true, pagesOnly: true })
@@ -236,11 +231,7 @@ function stringOption (text: string, key: string): string | undefined {
 }
 
 async function readConfigData (repoDir: string, rel: string): Promise<Record<string, unknown>> {
-  try {
-    return parseEntry(formatOfFile(rel, 'yaml'), await readSmall(repoDir, rel))
-  } catch {
-    return {}
-  }
+  return await readSmall(repoDir, rel).then(text => parseEntry(formatOfFile(rel, 'yaml'), text)).catch(() => ({}))
 }
 
 async function readSmall (repoDir: string, rel: string): Promise<string> {
@@ -272,12 +263,8 @@ async function isDir (repoDir: string, rel: string): Promise<boolean> {
 
 /** Real (not linked), visible subfolders of a folder, sorted. */
 async function subfolders (repoDir: string, rel: string): Promise<string[]> {
-  try {
-    const dirents = await readdir(path.join(repoDir, rel), { withFileTypes: true })
-    return dirents.filter(d => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules').map(d => d.name).sort()
-  } catch {
-    return []
-  }
+  const dirents = await readdir(path.join(repoDir, rel), { withFileTypes: true }).catch(() => [])
+  return dirents.filter(d => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules').map(d => d.name).sort()
 }
 
 /** A folder a site's config names, when it is a plain relative path (no `..`, not absolute, not under .git). */

@@ -43,17 +43,10 @@ function withArticle (name: string): string {
 }
 
 async function assertRepository (repoDir: string): Promise<void> {
-  try {
-    if (!(await stat(repoDir)).isDirectory()) throw new Error('not a directory')
-  } catch {
-    throw new StartupError(`${repoDir} is not a directory`)
-  }
-  try {
-    // A directory, or a file pointing elsewhere (worktrees, submodules).
-    await lstat(path.join(repoDir, '.git'))
-  } catch {
-    throw new StartupError(`${repoDir} is not a git repository (no .git); run git init there first`)
-  }
+  if (!await stat(repoDir).then(st => st.isDirectory(), () => false)) throw new StartupError(`${repoDir} is not a directory`)
+  // A directory, or a file pointing elsewhere (worktrees, submodules).
+  const noGit = `${repoDir} is not a git repository (no .git); run git init there first`
+  await lstat(path.join(repoDir, '.git')).catch(() => { throw new StartupError(noGit) })
 }
 
 /** The summary init prints: generator, collections with their entry counts, what it could not read. */

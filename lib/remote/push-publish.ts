@@ -34,12 +34,8 @@ export async function pushHead (ctx: RemoteContext): Promise<PushOutcome | PushO
     }
     if (!isNonFastForward(rejection) || attempt >= MAX_ATTEMPTS) return { ok: false, error: rejection }
     // The remote branch moved: bring it in and replay our commits onto it.
-    let fetched: { upstream: string | null, rewritten: boolean }
-    try {
-      fetched = await fetchUpstream(ctx, head)
-    } catch (err) {
-      return { ok: false, error: (err as Error).message }
-    }
+    const fetched = await fetchUpstream(ctx, head).catch((err: Error) => ({ error: err.message }))
+    if ('error' in fetched) return { ok: false, error: fetched.error }
     const { upstream } = fetched
     if (fetched.rewritten) return { ok: false, error: rewritten }
     if (upstream === null) continue
@@ -103,10 +99,5 @@ async function replayCommits (ctx: RemoteContext, local: string, upstream: strin
     const env = { ...committer, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, ...(date !== '' ? { GIT_AUTHOR_DATE: date.trim() } : {}) }
     parent = (await ctx.git.run(['commit-tree', tree, '-p', parent, '-F', '-'], { input: message, env })).trim()
   }
-  try {
-    await moveHead(ctx, ['reset', '--quiet', '--keep', parent], theirs)
-  } catch (err) {
-    return { error: (err as Error).message }
-  }
-  return { commit: parent }
+  return await moveHead(ctx, ['reset', '--quiet', '--keep', parent], theirs).then(() => ({ commit: parent }), (err: Error) => ({ error: err.message }))
 }

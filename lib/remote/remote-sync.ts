@@ -73,10 +73,8 @@ export class RemoteSync {
     if (!this.enabled) return
     const { git } = this.#opts.config
     const remote = git.remote!
-    let url: string
-    try {
-      url = (await this.#git.run(['remote', 'get-url', remote])).trim()
-    } catch {
+    const url = await this.#git.run(['remote', 'get-url', remote]).then(out => out.trim(), () => null)
+    if (url === null) {
       this.state.set('error', `The git remote '${remote}' does not exist in this repository (git remote add ${remote} <url>).`)
       this.#opts.log.error({ remote }, 'git.remote names no remote of this repository; not syncing')
       return

@@ -9,7 +9,7 @@ import { isAllowedHref } from '../../url-scheme.js'
 import { EditorUi, FORMATS } from './editor-ui.js'
 import { markAligned, textAndMarks, placeCaret, freezeGeneratorMarkup, hintedBlocks, ownText, MARK_ATTRIBUTE } from './aligned-edit.js'
 import { keepBlockText, offerUnsaved, unsavedBlocks } from './unsaved-blocks.js'
-import { Api, ApiError, type PublishReport } from '../studio/api.js'
+import { Api, ApiError } from '../studio/api.js'
 
 const TARGETS = '[data-cms], [data-cms-md] [data-cms-src]'
 
@@ -179,11 +179,7 @@ class InlineEditor {
     el.classList.add('cms-active')
     el.spellcheck = true
     const session: EditSession = {
-      el,
-      kind,
-      binding,
-      wrapper,
-      original,
+      el, kind, binding, wrapper, original,
       baseline: kind === 'field' ? el.textContent ?? '' : original,
       revision: this.api.entry(binding.collection, binding.id).then(r => r?.revision, () => undefined),
       range: null,
@@ -389,13 +385,11 @@ class InlineEditor {
     this.end(true)
     await this.queue
     this.ui.say('Publishing…')
-    let report: PublishReport
-    try {
-      report = await this.api.publish({})
-    } catch (err) {
-      this.ui.say(`Not published: ${(err as Error).message}`, 'error')
-      return
-    }
+    const report = await this.api.publish({}).catch((err: Error) => {
+      this.ui.say(`Not published: ${err.message}`, 'error')
+      return null
+    })
+    if (report === null) return
     const { published, conflicts, failed } = report
     const name = (x: { collection: string, id: string }): string => `${x.collection}/${x.id}`
     const parts: string[] = []
