@@ -1,7 +1,6 @@
 /**
- * Large entry texts parsed and written in a worker thread: `yaml` reads about 1 KB a millisecond and edits
- * slower (a 1 MB front matter held the event loop 1.5-2 s). Up to INLINE_CHARS, where data-diff's budget
- * keeps an edit within 64 KiB of parsing (~64 ms), the event loop does it: a thread's round trip costs more.
+ * Large entry texts parsed and written in a worker thread: `yaml` reads ~1 KB a millisecond (a 1 MB front matter held the
+ * event loop 1.5-2 s). Up to INLINE_CHARS, where data-diff's budget keeps an edit within 64 KiB of parsing, the event loop does it.
  */
 import { WorkerPool } from './worker-pool.js'
 import { LimitExceededError } from '../errors.js'
@@ -9,17 +8,13 @@ import { parseEntry, serializeEntry, isMarkdownFormat, EntryParseError, type Ent
 
 const INLINE_CHARS = 4096
 
-type SerializeOptions = Parameters<typeof serializeEntry>[3]
 /** What the thread is asked, and what it answers (`unreadable`: an EntryParseError's message; its class does not cross threads). */
-export type EntryTextJob = { format: EntryFormat, parse: string } | { format: EntryFormat, data: EntryData, previousText?: string, opts?: SerializeOptions }
+export type EntryTextJob = { format: EntryFormat, parse: string } | { format: EntryFormat, data: EntryData, previousText?: string, opts?: Parameters<typeof serializeEntry>[3] }
 export type EntryTextReply = { data: EntryData } | { text: string } | { unreadable: string }
 
 /** One thread, started on the first large text, gone after 30 s idle; a job over a minute ends it (unreadable, or the save refused). */
 const pool = new WorkerPool<EntryTextJob, EntryTextReply>({
-  file: new URL('./entry-text-thread', import.meta.url),
-  size: 1,
-  timeLimitMs: 60_000,
-  idleMs: 30_000,
+  file: new URL('./entry-text-thread', import.meta.url), size: 1, timeLimitMs: 60_000, idleMs: 30_000,
   failure: (_why, detail) => new EntryParseError(`The entry text could not be handled: ${detail}`)
 })
 
@@ -50,11 +45,9 @@ export async function parseEntryText (format: EntryFormat, text: string): Promis
  * serializeEntry, in the thread when the previous text or the data is large.
  * @returns the file's new text; rejects with LimitExceededError (422) when the thread could not write it
  */
-export async function serializeEntryText (format: EntryFormat, data: EntryData, previousText?: string, opts?: SerializeOptions): Promise<string> {
+export async function serializeEntryText (format: EntryFormat, data: EntryData, previousText?: string, opts?: Parameters<typeof serializeEntry>[3]): Promise<string> {
   if (isSmall(format, previousText, data)) return serializeEntry(format, data, previousText, opts)
-  try {
-    return (await inThread({ format, data, previousText, opts }) as { text: string }).text
-  } catch (err) {
+  return (await inThread({ format, data, previousText, opts }).catch((err: Error) => {
     throw err instanceof EntryParseError ? new LimitExceededError(`The entry's new text could not be written: ${err.message}`) : err
-  }
+  }) as { text: string }).text
 }

@@ -150,14 +150,17 @@ t.test('a render thread idle past its limit leaves, and the next render starts a
 })
 
 t.test('runs that the outline scans for GFM constructs cost linear time: ordinary bodies are outlined, not refused', async t => {
-  // Before, the email-literal pattern was cubic (`a_` x 2,048: 14 s) and the `<...%` one quadratic:
+  // Before, the email-literal pattern was cubic (`a_` x 2,048: 14 s), the `<...%` and URL-literal ones quadratic:
   // these bodies ran into the time limit and block editing refused them.
   const renderer = new BoundedRenderer({ timeLimitMs: 10_000 })
   t.teardown(async () => { await renderer.close() })
   for (const [name, body] of [
     ['snake_case without spaces, 64 KB', 'a_'.repeat(32_768) + '\n'],
     ['words with underscores, then an email', ('a_b.c' + 'x'.repeat(40) + ' ').repeat(1_400) + 'end_x@y.z\n'],
-    ['a line of 200,000 `<`', '<'.repeat(200_000) + '\n']
+    ['a line of 200,000 `<`', '<'.repeat(200_000) + '\n'],
+    // The URL-literal pattern scanned a run from every scheme-like start: 64 KB took 3.7-7 s, these minutes.
+    ['URL-like runs, 160 KB', '_W://&X'.repeat(23_000) + '\n'],
+    ['`a://` repeated, 160 KB', 'a://'.repeat(40_000) + '\n']
   ] as const) {
     const outline = await renderer.outline(body, false)
     t.equal(outline.blocks.length, 1, `${name}: one paragraph`)

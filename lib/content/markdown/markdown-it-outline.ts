@@ -13,7 +13,22 @@ import { blockUnits } from './editable-blocks.js'
 import type { SourceBlock, BlockKind } from '../../api-shapes.js'
 
 /** Constructs markdown-it and remark-gfm may read differently (footnotes, tables, tasks, `~`, some URL literals). */
-const RISKY = /(?<!\\)\[\^(?:[^\][\n\\]|\\.)*\]:|~|\||\[[ xX]\]|<[^<>\n]*(?:%|xn--)|(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)[^\s<]*(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))|@(?<=_[\w.+-]*@)/i
+const RISKY = /(?<!\\)\[\^(?:[^\][\n\\]|\\.)*\]:|~|\||\[[ xX]\]|<[^<>\n]*(?:%|xn--)|@(?<=_[\w.+-]*@)/i
+const URL_START = /(?<![\w+.-]|\]\(|<|\]:[ \t]*)(?:[a-z][\w+.-]*:\/\/|www\.)/gi
+const URL_RISK = /^[^\s<]*?(?:[*~\\`[\]]|&#?\w+;|(?<![a-z\d])_|_(?![a-z\d]))/i
+
+/** Whether a URL literal (URL_START) holds, up to a space or `<`, what the two read differently (URL_RISK). A run is
+ * read from its first start only, as later starts end later (one pattern for both took 7 s at 64 KB). */
+function riskyUrl (text: string): boolean {
+  URL_START.lastIndex = 0
+  for (let start = URL_START.exec(text); start !== null; start = URL_START.exec(text)) {
+    const from = start.index + (/^www\./i.test(start[0]) ? 4 : start[0].length)
+    URL_START.lastIndex = from + text.slice(from).search(/[\s<]|$/)
+    if (URL_RISK.test(text.slice(from, URL_START.lastIndex))) return true
+  }
+  return false
+}
+
 /** A footnote call markdown-it leaves as text (removed when the footnote is defined, as GFM reads it). */
 const FOOTNOTE_CALL = /(?<![\\[])\[\^([\w.-]+)\](?![(\[:])/g
 
@@ -224,7 +239,7 @@ function chunksOf (tops: ItNode[], body: string, lines: number[], footnoteLinks:
   const chunks: Chunk[] = []
   for (const item of items) {
     const text = body.slice(lines[item.first], lineEnd(body, lines, item.last))
-    const micromark = item.node === undefined || RISKY.test(text) || hasLabelOverLines(item.node) || (text.includes('[^') && (footnoteLinks || !onlyFootnoteCalls(text)))
+    const micromark = item.node === undefined || RISKY.test(text) || riskyUrl(text) || hasLabelOverLines(item.node) || (text.includes('[^') && (footnoteLinks || !onlyFootnoteCalls(text)))
     const last = chunks[chunks.length - 1]
     const touching = last !== undefined && !blankBetween(body, lines, last.last, item.first)
     const continuesFootnote = last?.micromark === true && indented(body, lines, item.first) && FOOTNOTE_DEFINITION.test(body.slice(lines[last.first], lineEnd(body, lines, last.last)))
