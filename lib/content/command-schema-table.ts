@@ -97,7 +97,7 @@ export const commandSchemas: Readonly<Record<CommandSchemaName, object>> = {
   save_field: command('save_field', ['collection', 'id', 'field', 'value'], { collection: name, id: entryId, field: { type: 'string', minLength: 1, maxLength: 1000 }, value: anyValue }),
   put_entry: command('put_entry', ['collection', 'id', 'data'], { collection: name, id: entryId, data: { type: 'object', required: [] } }),
   delete_entry: command('delete_entry', ['collection', 'id'], { collection: name, id: entryId }),
-  reorder_entries: command('reorder_entries', ['collection', 'order'], { collection: name, order: { type: 'array', items: entryId, maxItems: 100000 } }),
+  reorder_entries: command('reorder_entries', ['collection', 'order'], { collection: name, order: { type: 'array', items: entryId, maxItems: 10000 } }),
   update_page_layout: command('update_page_layout', ['collection', 'id', 'layout'], { collection: name, id: entryId, layout: { type: 'array', items: anyValue } }),
   md_block: command('md_block', ['collection', 'id', 'blockPath', 'src', 'html'], {
     collection: name,

@@ -66,6 +66,14 @@ function boundedDepth (data: EntryData): EntryData {
 }
 
 /**
+ * The length of a Markdown file's frontmatter text: 0 when it has none, or when it cannot be cut out (its parse then fails at once).
+ * @returns characters
+ */
+export function frontmatterLength (text: string): number {
+  return readable(splitMarkdown, text)?.inner.length ?? 0
+}
+
+/**
  * Splits a Markdown file into frontmatter data, its raw head (delimiters included) and the body.
  * @returns `data` is the frontmatter plus `body`; `kind` is the frontmatter's kind (null: none)
  */

@@ -4,7 +4,7 @@
  */
 import { WorkerPool } from './worker-pool.js'
 import { LimitExceededError } from '../errors.js'
-import { parseEntry, serializeEntry, isMarkdownFormat, EntryParseError, type EntryData, type EntryFormat } from './formats.js'
+import { parseEntry, serializeEntry, isMarkdownFormat, frontmatterLength, EntryParseError, type EntryData, type EntryFormat } from './formats.js'
 
 const INLINE_CHARS = 4096
 
@@ -21,10 +21,8 @@ const pool = new WorkerPool<EntryTextJob, EntryTextReply>({
 /** Whether a text (a Markdown file's up to its body) and data (as JSON, a Markdown entry's without `body`) are small. */
 function isSmall (format: EntryFormat, text = '', data?: EntryData): boolean {
   const md = isMarkdownFormat(format)
-  const front = md && !/^\uFEFF?(---|\+\+\+|\{)/.test(text) ? 0 : !md ? text.length
-    : /\n(---|\+\+\+|\})[^\S\n]*(\r?\n|$)/.exec(text.slice(0, INLINE_CHARS + 8))?.index ?? text.length
   const { body: _body, ...rest } = data ?? {}
-  try { return front <= INLINE_CHARS && (data === undefined || JSON.stringify(md ? rest : data).length <= INLINE_CHARS) } catch { return false }
+  try { return (md ? frontmatterLength(text) : text.length) <= INLINE_CHARS && (data === undefined || JSON.stringify(md ? rest : data).length <= INLINE_CHARS) } catch { return false }
 }
 
 async function inThread (job: EntryTextJob): Promise<EntryTextReply> {

@@ -65,3 +65,20 @@ t.test('an unreadable large text is unreadable, not an error of the service', as
   t.equal(saved.status, 422, 'a field save of an unreadable entry is refused')
   t.match(await readFile(path.join(s.repoDir, 'content/data/bad.yaml'), 'utf8'), /^title: Bad\n/, 'and the file is unchanged')
 })
+
+t.test('a frontmatter is measured to its real end, not to the first line that looks like one', async t => {
+  const s = await startServer(t, { config, files: {} })
+  const cookie = await s.login()
+  // A flow mapping's closing brace at a line start: a shortcut check took it for the end of the frontmatter.
+  const text = `---\ntitle: Brace\nmap: {\n  a: 1\n}\ntags:\n${tags('a')}---\nBody\n`
+  let tagCount = 0
+  const holds = await holdsDuring(async () => {
+    await writeFile(path.join(s.repoDir, 'content/posts/brace.md'), text)
+    for (const started = Date.now(); tagCount === 0 && Date.now() - started < 60_000; await new Promise(resolve => setTimeout(resolve, 20))) {
+      const res = await s.request(`${API}/entries?collection=posts&id=brace`, { headers: { cookie } })
+      if (res.status === 200) tagCount = ((await res.json()) as { entries: Array<{ data: { tags?: string[] } }> }).entries[0]?.data.tags?.length ?? 0
+    }
+  })
+  t.equal(tagCount, ITEMS, 'read whole')
+  if (holds.cpuMs !== null) t.ok(holds.cpuMs < BOUND_MS, `${holds.cpuMs} ms of CPU in one turn at most`)
+})
