@@ -24,12 +24,31 @@ const PARSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions & { maxAlias
 
 const RENDER_OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0 }
 
+/** Nesting read at most: the parser recurses once a level, and near the stack's end V8 may abort the process rather than throw. */
+const MAX_YAML_NESTING = 512
+
+/** Never less than a YAML text's nesting: open flow brackets plus a line's lead of spaces and `-`/`?` (quotes are not told apart). */
+function nestingBound (text: string): number {
+  let most = 0
+  for (let i = 0, flow = 0, lead = 0, atStart = true; i < text.length; i++) {
+    const c = text[i]!
+    if (c === '\n') { atStart = true; lead = 0; continue }
+    if (atStart && (c === ' ' || c === '\t' || c === '-' || c === '?')) lead++
+    else atStart = false
+    if (c === '[' || c === '{') flow++
+    else if ((c === ']' || c === '}') && flow > 0) flow--
+    most = Math.max(most, flow + lead)
+  }
+  return most
+}
+
 /**
- * Parses YAML text into plain data, bounded in size and alias expansion.
+ * Parses YAML text into plain data, bounded in size, nesting and alias expansion.
  * @returns the value (null for an empty text); throws EntryParseError when it cannot be read
  */
 export function parseYamlText (text: string): unknown {
   if (text.length > MAX_YAML_LENGTH) throw new EntryParseError(`YAML text longer than ${MAX_YAML_LENGTH} characters`)
+  if (nestingBound(text) > MAX_YAML_NESTING) throw new EntryParseError(`The YAML is nested deeper than ${MAX_YAML_NESTING} levels`)
   try {
     return parse(text, PARSE_OPTIONS)
   } catch (err) {
@@ -37,8 +56,6 @@ export function parseYamlText (text: string): unknown {
     if (repaired !== text) {
       try { return parse(repaired, PARSE_OPTIONS) } catch {}
     }
-    // The parser recurses once per level of nested flow collections.
-    if (err instanceof RangeError || /call stack/i.test(String(err))) throw new EntryParseError('The YAML is nested too deep to read')
     throw entryParseError(err)
   }
 }
