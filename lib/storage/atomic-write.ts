@@ -115,31 +115,3 @@ export async function syncDirectory (dir: string): Promise<void> {
   try { fd = fs.openSync(dir, 'r') } catch { return }
   try { await fsync(fd) } catch {} finally { fs.closeSync(fd) }
 }
-
-/** Renames begun into one directory in one turn of the event loop share one fsync (8 editors: 88 for 300 saves). */
-export class SharedDirectorySync {
-  readonly #open = new Map<string, { renames: Array<Promise<unknown>>, synced: Promise<void> }>()
-
-  /**
-   * Makes a rename into `dir` durable with the others of its turn.
-   * @param dir the directory the rename puts a name into
-   * @param rename the rename, begun
-   * @returns resolves once it ended and an fsync of `dir` after it ended; rejects when it failed
-   */
-  async place (dir: string, rename: Promise<void>): Promise<void> {
-    let group = this.#open.get(dir)
-    if (group === undefined) {
-      const renames: Array<Promise<unknown>> = []
-      const synced = new Promise<void>(resolve => { setImmediate(resolve) }).then(async () => {
-        this.#open.delete(dir)
-        await Promise.allSettled(renames)
-        await syncDirectory(dir)
-      })
-      group = { renames, synced }
-      this.#open.set(dir, group)
-    }
-    group.renames.push(rename)
-    await rename
-    await group.synced
-  }
-}

@@ -10,7 +10,7 @@ import type { EntryData } from '../content/formats.js'
 import { assertCollectionName, assertEntryId, isCollectionName, isEntryId } from './names.js'
 import { RefTreeStore, type TreeUpdate } from './ref-tree-store.js'
 import type { RecordSigner } from './record-signature.js'
-import { prepareFileAtomic, SharedDirectorySync } from './atomic-write.js'
+import { prepareFileAtomic } from './atomic-write.js'
 import type { GitStore } from './git-store.js'
 
 export type SnapshotAction = 'save' | 'put' | 'delete' | 'reorder' | 'publish' | 'restore'
@@ -71,7 +71,6 @@ function isSnapshot (value: unknown): value is Snapshot {
 export class HistoryStore {
   readonly #store: RefTreeStore<HistoryDoc>
   readonly #journalDir: string | undefined
-  readonly #folders = new SharedDirectorySync()
 
   /** @param opts the git store, the signer, and where an earlier version kept its journal (`.git/cms/history-journal`) */
   constructor (opts: { git: GitStore, journalDir?: string, signer?: RecordSigner }) {
@@ -154,7 +153,7 @@ export class HistoryStore {
       await Promise.all(prepared.map(async p => { await (await p.catch(() => null))?.abort() }))
       throw writes.status === 'rejected' ? writes.reason : (landed as PromiseRejectedResult).reason
     }
-    await Promise.all(writes.value.map(async (write, i) => { await this.#folders.place(path.dirname(files[i]!.path), write.commit({ syncDirectory: false })) }))
+    await Promise.all(writes.value.map(async write => { await write.commit() }))
     return stored
   }
 

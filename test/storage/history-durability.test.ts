@@ -71,7 +71,7 @@ t.test('a save replaces its entry file only after its fsync and after the histor
   t.ok(folderSynced > entryRenamed, 'the entry folder fsynced after the rename')
 })
 
-t.test('the saves of one commit are put in place together and share their folder\'s fsync, after every rename', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
+t.test('the saves of one commit are each put in place, their folder fsynced after every rename', { skip: hasStrace ? false : 'strace is not installed' }, async t => {
   const { dir, gitDir } = makeRepo(t)
   const trace = path.join(dir, 'trace.txt')
   const content = path.join(dir, 'content', 'notes')
@@ -95,10 +95,8 @@ t.test('the saves of one commit are put in place together and share their folder
   const renames = calls.flatMap((c, i) => /rename.*\.cms-tmp-[^"]*", ".*\/content\/notes\/\w\.json"/.test(c) ? [i] : [])
   const folderSyncs = calls.flatMap((c, i) => /fsync\(\d+<[^>]*\/content\/notes>\s*\)/.test(c) ? [i] : [])
   t.equal(renames.length, ids.length, 'every file renamed once')
-  // Six appends in one turn make two commits (the first starts at once): one fsync of the folder
-  // each (a third only if a file's own fsync ended after its commit landed).
-  t.ok(folderSyncs.length >= 2 && folderSyncs.length <= 3, `the folder fsynced ${folderSyncs.length} times for ${ids.length} files`)
-  t.ok(Math.max(...folderSyncs) > Math.max(...renames), 'the last fsync after the last rename')
+  // Each rename is made durable by a fsync of its folder that ends after it.
+  for (const r of renames) t.ok(folderSyncs.some(f => f > r), `a folder fsync after rename ${r}`)
 })
 
 /** Completed calls of an strace log, in completion order (a call split over unfinished/resumed lines counts when it returns). */
