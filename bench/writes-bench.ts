@@ -13,7 +13,7 @@ import { spawnCms, type CmsProcess } from './cms-process.js'
 import type { SectionReport } from './report.js'
 import type { GeneratedSite } from './site-generator.js'
 import { summarize } from './stats.js'
-import { processTreeCpuMs } from './process-cpu.js'
+import { processTreeCpuMs, settled } from './process-cpu.js'
 import { targetsFor } from './targets.js'
 import { INTEGRITY_IDS } from './integrity-bench.js'
 
@@ -113,33 +113,6 @@ function looseObjects (repo: string): number {
 /** Writes back every file system's dirty pages (`sync`; nothing where there is no such command). */
 function flushFileSystems (): void {
   try { execFileSync('sync', { stdio: 'ignore', timeout: 120_000 }) } catch {}
-}
-
-/** How long to wait at most for a server's start-up work to end. */
-const SETTLE_MAX_MS = 60_000
-const SETTLE_STEP_MS = 500
-/** A server using less CPU than this share of one core over a step has settled. */
-const SETTLED_CPU_SHARE = 0.05
-
-/**
- * Waits until a server process and its child processes are (nearly) idle, from their CPU time in
- * /proc (Linux only).
- * @param pid the server process
- * @returns how long it took (ms), or null where /proc is not available
- */
-async function settled (pid: number): Promise<number | null> {
-  const started = Date.now()
-  let before = await processTreeCpuMs(pid)
-  if (before === null) return null
-  while (Date.now() - started < SETTLE_MAX_MS) {
-    await new Promise(resolve => setTimeout(resolve, SETTLE_STEP_MS))
-    const now = await processTreeCpuMs(pid)
-    if (now === null) return null
-    // A child that exited between two steps takes its CPU with it (the sum falls): not settled yet.
-    if (now >= before && now - before < SETTLE_STEP_MS * SETTLED_CPU_SHARE) break
-    before = now
-  }
-  return Date.now() - started
 }
 
 async function signIn (server: CmsProcess, n: number): Promise<ApiClient[]> {
