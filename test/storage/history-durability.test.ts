@@ -95,7 +95,7 @@ t.test('the saves of one commit are each put in place, their folder fsynced afte
   const renames = calls.flatMap((c, i) => /rename.*\.cms-tmp-[^"]*", ".*\/content\/notes\/\w\.json"/.test(c) ? [i] : [])
   const folderSyncs = calls.flatMap((c, i) => /fsync\(\d+<[^>]*\/content\/notes>\s*\)/.test(c) ? [i] : [])
   t.equal(renames.length, ids.length, 'every file renamed once')
-  // Each rename is made durable by a fsync of its folder that ends after it.
+  // Each rename is made durable by an fsync of its folder that ends after it.
   for (const r of renames) t.ok(folderSyncs.some(f => f > r), `a folder fsync after rename ${r}`)
 })
 
