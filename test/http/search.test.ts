@@ -132,6 +132,8 @@ t.test('the index follows outside edits (watcher) and service writes and deletio
 t.test('an empty collection finds nothing; an unknown collection is a 404', async t => {
   const s = await startServer(t, { files: { 'content/articles/only.md': '---\ntitle: Only\n---\nOne.\n' } })
   const cookie = await s.login()
+  // Known before it is emptied: a folder first seen empty is not a collection (it would be a 404).
+  t.equal((await search(s, cookie, 'only')).pagination.total, 1)
   await rm(path.join(s.repoDir, 'content/articles/only.md'))
   let total = 1
   for (let i = 0; i < 100 && total > 0; i++) { total = (await search(s, cookie, 'only')).pagination.total; if (total > 0) await sleep(50) }
