@@ -49,12 +49,9 @@ export async function writeFileAtomic (file: string, data: string | Uint8Array, 
 export async function prepareFileAtomic (file: string, data: string | Uint8Array): Promise<PreparedWrite> {
   const dir = path.dirname(file)
   const tmp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(file)}`.slice(0, 255))
-  let mode = 0o644
-  try {
-    const st = fs.lstatSync(file)
-    if (st.isFile()) mode = st.mode & 0o7777
-  } catch {}
-  const fd = await openNew(tmp, mode)
+  let st: fs.Stats | undefined
+  try { st = fs.lstatSync(file) } catch {}
+  const fd = await openNew(tmp, st?.isFile() === true ? st.mode & 0o7777 : 0o644)
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
     if (bytes.byteLength <= SYNC_WRITE_BYTES) fs.writeFileSync(fd, bytes)

@@ -31,13 +31,8 @@ export function statEntryFileNow (repoRealDir: string, file: string): string | n
 }
 
 function statEntry (repoRealDir: string, file: string): Stats | null | 'link-outside' {
-  let st: Stats
-  try {
-    st = lstatSync(file)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
-    throw err
-  }
+  let st = lstatSync(file, { throwIfNoEntry: false })
+  if (st === undefined) return null
   if (st.isSymbolicLink()) {
     if (!resolvesIntoRepo(repoRealDir, file)) return 'link-outside'
     try { st = statSync(file) } catch { return null }

@@ -61,7 +61,8 @@ export class CatFile {
   #child: ChildProcessWithoutNullStreams | null = null
   /** The reads asked of the running process, in the order it answers them. */
   readonly #waiting: Array<{ resolve: (object: GitObject | null) => void, reject: (err: Error) => void }> = []
-  #buffer: Buffer = Buffer.alloc(0)
+  /** Output not parsed yet, parsed once it holds `need` bytes (copying each chunk onto the ones before took 20 ms for a 4 MiB object). */
+  #pending = { chunks: [] as Buffer[], bytes: 0, need: 1 }
   #stderr = ''
   #closed = false
 
@@ -100,7 +101,7 @@ export class CatFile {
     child.on('close', () => {
       const err = new StorageUnavailableError(`git cat-file exited${this.#stderr === '' ? '' : `: ${this.#stderr.trim()}`}`)
       this.#child = null
-      this.#buffer = Buffer.alloc(0)
+      this.#pending = { chunks: [], bytes: 0, need: 1 }
       this.#stderr = ''
       for (const request of this.#waiting.splice(0)) request.reject(err)
     })
@@ -109,22 +110,29 @@ export class CatFile {
 
   /** Parses every complete answer in the output so far. */
   #take (chunk: Buffer): void {
-    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk])
+    const pending = this.#pending
+    pending.chunks.push(chunk)
+    pending.bytes += chunk.length
+    if (pending.bytes < pending.need) return
+    let buffer = pending.chunks.length === 1 ? chunk : Buffer.concat(pending.chunks, pending.bytes)
+    let need = 1
     for (;;) {
-      const eol = this.#buffer.indexOf(10)
-      if (eol < 0) return
-      const header = this.#buffer.toString('utf8', 0, eol).split(' ')
+      const eol = buffer.indexOf(10)
+      if (eol < 0) { need = buffer.length + 1; break }
+      const header = buffer.toString('utf8', 0, eol).split(' ')
       if (header.length !== 3) { // `<name> missing` or ambiguous
-        this.#buffer = this.#buffer.subarray(eol + 1)
+        buffer = buffer.subarray(eol + 1)
         this.#waiting.shift()?.resolve(null)
         continue
       }
       const size = Number(header[2])
-      if (this.#buffer.length < eol + 1 + size + 1) return
-      const content = Buffer.from(this.#buffer.subarray(eol + 1, eol + 1 + size))
-      this.#buffer = this.#buffer.subarray(eol + 1 + size + 1)
+      need = eol + 1 + size + 1
+      if (buffer.length < need) break
+      const content = Buffer.from(buffer.subarray(eol + 1, eol + 1 + size))
+      buffer = buffer.subarray(need)
       this.#waiting.shift()?.resolve({ oid: header[0]!, type: header[1] as GitObject['type'], content })
     }
+    this.#pending = { chunks: [buffer], bytes: buffer.length, need }
   }
 
   /**
