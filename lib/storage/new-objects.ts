@@ -86,7 +86,9 @@ export class NewObjects {
     const oid = hash('sha1', wrapped)
     const file = path.join(this.gitDir, 'objects', oid.slice(0, 2), oid.slice(2))
     const tmp = path.join(path.dirname(file), `${this.#tmpPrefix}${this.#count++}`)
-    const data = wrapped.length <= DEFLATE_INLINE_BYTES ? zlib.deflateSync(wrapped, { level: LOOSE_LEVEL }) : deflate(wrapped, { level: LOOSE_LEVEL, chunkSize: Math.min(wrapped.length, 1 << 20) })
+    const data = wrapped.length <= DEFLATE_INLINE_BYTES
+      ? zlib.deflateSync(wrapped, { level: LOOSE_LEVEL })
+      : deflate(wrapped, { level: LOOSE_LEVEL, chunkSize: Math.min(wrapped.length, 1 << 20) })
     this.#written.push(this.#writeTemporary(tmp, data).then(() => ({ tmp, file }), (err: unknown) => ({ tmp, file, err })))
     return oid
   }
