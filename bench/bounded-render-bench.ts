@@ -1,8 +1,8 @@
 /**
  * What bounded rendering costs an ordinary body: `GET /render` renders, and `GET /blocks` parses a
  * body's outline, in a worker thread (lib/commands/bounded-render.ts) where they ran in the
- * request's own thread. Each pair is timed on the same 20 KB body, interleaved so that the
- * machine's load weighs on both alike; the issue's target is the bounded p50 within 10% of the
+ * request's own thread. Each pair is timed on the same 20 KB body, in alternating blocks of calls
+ * so that the machine's load weighs on both alike; the issue's target is the bounded p50 within 10% of the
  * plain one. Each path is warmed by the same number of calls first (the pool's calls are sequential,
  * so one thread takes them all). The CPU of each call (the whole process's: the thread, the event
  * loop and V8's collector threads) is printed too, since wall-clock figures on a busy machine mislead.
@@ -23,6 +23,18 @@ const MAX_RATIO = 1.1
  * (docs/performance.md), so the ratio moves with which isolate collects during the timed calls.
  */
 const WARM_UP = 20
+/**
+ * Calls of one path in a row. Alternating call by call made each bounded call pay for the plain
+ * call's garbage: V8 collects the bench thread's heap while it awaits the worker (20 KB outline,
+ * CPU per bounded call 23 against 16 ms, p50 ratio 1.32-1.40 x); in blocks of 10, 0.95-1.07 x.
+ */
+const BLOCK = 10
+/**
+ * Runs of the outline per path. A 20 KB outline takes about 10 ms, and its times are widely spread
+ * (p10 8 ms, p90 18 ms, shaped by both isolates' collections): with 60 runs the ratio of the same
+ * code swung 0.99-1.34 x between runs, with 300 1.04-1.16 x. The 300 cost about 6 s.
+ */
+const OUTLINE_RUNS = 300
 
 function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
@@ -47,15 +59,18 @@ async function comparePaths<T> (report: SectionReport, what: string, runs: numbe
   plain: () => T, bounded: () => Promise<T>): Promise<void> {
   const inProcess: Samples = { ms: [], cpuMs: [] }
   const inThread: Samples = { ms: [], cpuMs: [] }
-  for (let i = 0; i < WARM_UP + runs; i++) {
-    const timed = i >= WARM_UP
-    // Each path goes first every other time: the call before leaves its garbage (the collector's
-    // work) to the one after.
-    const boundedFirst = i % 2 === 1
-    const early = boundedFirst ? await sample(timed ? inThread : null, bounded) : undefined
-    const expected = await sample(timed ? inProcess : null, plain)
-    const answer = boundedFirst ? early : await sample(timed ? inThread : null, bounded)
-    if (!isDeepStrictEqual(answer, expected)) throw new Error(`${what}: the worker thread's answer differs from the plain one`)
+  let expected: T | undefined
+  for (let done = 0; done < WARM_UP + runs; done += BLOCK) {
+    const timed = done >= WARM_UP
+    // Each path's block goes first every other time: a block's first call meets the garbage of the one before.
+    const order = (done / BLOCK) % 2 === 0 ? ['plain', 'bounded'] : ['bounded', 'plain']
+    for (const path of order) {
+      for (let i = 0; i < BLOCK; i++) {
+        const answer = path === 'plain' ? await sample(timed ? inProcess : null, plain) : await sample(timed ? inThread : null, bounded)
+        expected ??= answer
+        if (!isDeepStrictEqual(answer, expected)) throw new Error(`${what}: the worker thread's answer differs from the plain one`)
+      }
+    }
   }
   report.info(`${what} in the request's thread (plain), p50 ${load()}`, median(inProcess.ms), 'ms')
   report.info(`${what} in a worker thread (bounded), p50 ${load()}`, median(inThread.ms), 'ms')
@@ -68,7 +83,7 @@ async function comparePaths<T> (report: SectionReport, what: string, runs: numbe
  * Times the render and the block outline of one body, plain and bounded, and reports the p50s.
  * @param report where the figures go
  * @param body an ordinary Markdown body (about 20 KB)
- * @param runs runs per path
+ * @param runs runs per path of the render
  * @param load the machine's load, for the row names
  */
 export async function boundedRenderFigures (report: SectionReport, body: string, runs: number, load: () => string): Promise<void> {
@@ -78,7 +93,7 @@ export async function boundedRenderFigures (report: SectionReport, body: string,
   try {
     await comparePaths(report, `${kb} KB body: render`, runs, load,
       () => renderMarkdown(body, opts), async () => await renderer.render(body, opts))
-    await comparePaths(report, `${kb} KB body: block list parse (GET /blocks)`, runs, load,
+    await comparePaths(report, `${kb} KB body: block list parse (GET /blocks)`, OUTLINE_RUNS, load,
       () => parseOutline(body), async () => await renderer.outline(body, false))
   } finally {
     await renderer.close()

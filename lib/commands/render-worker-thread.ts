@@ -2,14 +2,13 @@
 import { toHtml } from 'hast-util-to-html'
 import { renderMarkdown } from '../content/markdown/render.js'
 import { plainTextTree } from '../content/markdown/nesting-limit.js'
-import type { BodyOutline } from '../content/markdown/body-outline.js'
 import { parseOutline } from '../content/markdown/markdown-it-outline.js'
 import type { BlockEditReply, MarkdownJob } from './bounded-render.js'
 import { serveJobs } from '../content/worker-pool.js'
 
 // The toolchain is loaded: the time limit of a job starts now, not while the thread starts.
-serveJobs<MarkdownJob, string | BodyOutline | BlockEditReply>(async job => {
-  if ('outline' in job) return parseOutline(job.outline.body, { mdx: job.outline.mdx })
+serveJobs<MarkdownJob, string | BlockEditReply>(async job => {
+  if ('outline' in job) return JSON.stringify(parseOutline(job.outline.body, { mdx: job.outline.mdx }))
   if ('blockEdit' in job) {
     // Loaded on the first md_block (rehype and the HTML-to-Markdown path), not by every render thread.
     const { applyBlockEdit } = await import('../content/markdown/block-edit.js')
