@@ -98,35 +98,51 @@ async function readsAt (ctx: BenchContext, report: SectionReport, site: Generate
   }
 }
 
-/** Renders of a 20 KB body timed. */
+/** Renders of a 20 KB body timed per path, after one untimed call of each (31 previews: the RSS row after them counts on that many). */
 const RENDER_SAMPLES = 30
+/**
+ * Calls of one path in a row, the paths alternating (as in bounded-render-bench.ts): timed one path
+ * after the other, the two p50s met different moments of a machine whose speed drifts by 10-60%.
+ */
+const RENDER_BLOCK = 10
 
 /**
  * A 20 KB body rendered in this process (renderMarkdown, as before the render worker) and through
- * `POST /preview` (the server's worker thread, with its time limit): the bound must cost nothing
- * measurable, so the second p50 stays within 10% of the first.
+ * `POST /preview` (the server's worker thread, with its time limit, and HTTP). Printed, not judged:
+ * the two run in different processes, and the same render thread behind a bare HTTP server in
+ * another process read 2-26% slower than in this one (7 runs, 2026-12-04). The bound's own cost
+ * (issue 31: within 10%) is judged in the blocks section, where both paths run in one process.
  */
 async function renderFigures (report: SectionReport, url: string, at: string): Promise<void> {
   const paragraph = 'A paragraph with *emphasis*, a [link](https://example.com) and `code`, as posts have.\n\n'
   const body = '# Title\n\n' + paragraph.repeat(Math.ceil(20_000 / paragraph.length))
   const { renderMarkdown } = await import('../lib/content/markdown/index.js')
-  const direct: number[] = []
-  for (let i = 0; i < RENDER_SAMPLES; i++) {
-    const started = performance.now()
-    renderMarkdown(body, { collection: 'posts', id: 'bench' })
-    direct.push(performance.now() - started)
-  }
-  // A new connection: the list client's kept-alive one may have timed out during the loop above.
+  // A new connection: the list client's kept-alive one may have timed out during the runs before.
   const client = new ApiClient(url)
   await client.login()
-  await client.post('/preview', { body, collection: 'posts', id: 'bench' })
-  const run = await runLoad(1, RENDER_SAMPLES, async () => (await client.post('/preview', { body, collection: 'posts', id: 'bench' })).ms, FIGURE_MAX_MS)
-  if (run.errors > 0) throw new Error(`preview: ${run.errors} errors, first: ${run.firstError ?? ''}`)
+  const inProcess = async (): Promise<number> => {
+    const started = performance.now()
+    renderMarkdown(body, { collection: 'posts', id: 'bench' })
+    return performance.now() - started
+  }
+  const preview = async (): Promise<number> => (await client.post('/preview', { body, collection: 'posts', id: 'bench' })).ms
+  await inProcess()
+  await preview()
+  const direct: number[] = []
+  const previews: number[] = []
+  for (let done = 0; done < RENDER_SAMPLES; done += RENDER_BLOCK) {
+    const paths = [[inProcess, direct], [preview, previews]] as const
+    for (const [path, into] of done % (2 * RENDER_BLOCK) === 0 ? paths : [...paths].reverse()) {
+      for (let i = 0; i < RENDER_BLOCK; i++) {
+        into.push(await path())
+      }
+    }
+  }
   client.close()
-  const inProcess = median(direct)
-  const preview = summarize(run.latencies).p50
-  report.info(`render of a 20 KB body in process p50 ${at}`, inProcess, 'ms', `renderMarkdown, n=${RENDER_SAMPLES}`)
-  report.atMost(`render of a 20 KB body through POST /preview p50 ${at}`, preview, 'ms', inProcess * 1.1, 'worker thread with time limit, HTTP included; target: in-process p50 + 10%')
+  const inProcessP50 = median(direct)
+  report.info(`render of a 20 KB body in process p50 ${at}`, inProcessP50, 'ms', `renderMarkdown, n=${direct.length}`)
+  const previewP50 = median(previews)
+  report.info(`render of a 20 KB body through POST /preview p50 ${at}`, previewP50, 'ms', `worker thread with time limit, HTTP included: ${(previewP50 / inProcessP50).toFixed(2)} x in process`)
 }
 
 /**
