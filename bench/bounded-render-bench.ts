@@ -32,7 +32,7 @@ const BLOCK = 10
 /**
  * Runs of the outline per path. A 20 KB outline takes about 10 ms, and its times are widely spread
  * (p10 8 ms, p90 18 ms, shaped by both isolates' collections): with 60 runs the ratio of the same
- * code swung 0.99-1.34 x between runs, with 300 1.04-1.16 x. The 300 cost about 6 s.
+ * code swung 0.99-1.34 x between runs, with 300 1.01-1.16 x. The 300 cost about 6 s.
  */
 const OUTLINE_RUNS = 300
 
