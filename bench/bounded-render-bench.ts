@@ -2,8 +2,7 @@
  * What bounded rendering costs an ordinary body: `GET /render` renders, and `GET /blocks` parses a
  * body's outline, in a worker thread (lib/commands/bounded-render.ts) where they ran in the
  * request's own thread. Each pair is timed on the same 20 KB body, in alternating blocks of calls
- * so that the machine's load weighs on both alike; the issue's target is the bounded p50 within 10% of the
- * plain one. Each path is warmed by the same number of calls first (the pool's calls are sequential,
+ * (alternating-blocks.ts); the issue's target is the bounded p50 within 10% of the plain one. Each path is warmed by the same number of calls first (the pool's calls are sequential,
  * so one thread takes them all). The CPU of each call (the whole process's: the thread, the event
  * loop and V8's collector threads) is printed too, since wall-clock figures on a busy machine mislead.
  */
@@ -12,6 +11,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { BoundedRenderer } from '../lib/commands/bounded-render.js'
 import { renderMarkdown } from '../lib/content/markdown/render.js'
 import { parseOutline } from '../lib/content/markdown/markdown-it-outline.js'
+import { inAlternatingBlocks } from './alternating-blocks.js'
 import type { SectionReport } from './report.js'
 
 /** The bounded path's p50 over the plain one's, at most (the issue: unchanged within 10%). */
@@ -24,9 +24,9 @@ const MAX_RATIO = 1.1
  */
 const WARM_UP = 20
 /**
- * Calls of one path in a row. Alternating call by call made each bounded call pay for the plain
- * call's garbage: V8 collects the bench thread's heap while it awaits the worker (20 KB outline,
- * CPU per bounded call 23 against 16 ms, p50 ratio 1.32-1.40 x); in blocks of 10, 0.95-1.07 x.
+ * Calls of one path in a row. Call by call, each bounded call paid for the plain call's garbage
+ * (20 KB outline: CPU per bounded call 23 against 16 ms, ratio 1.32-1.40 x); in blocks of 10,
+ * 1.01-1.14 x with the blocks section alone, 0.88-1.09 x in whole runs.
  */
 const BLOCK = 10
 /**
@@ -60,18 +60,14 @@ async function comparePaths<T> (report: SectionReport, what: string, runs: numbe
   const inProcess: Samples = { ms: [], cpuMs: [] }
   const inThread: Samples = { ms: [], cpuMs: [] }
   let expected: T | undefined
-  for (let done = 0; done < WARM_UP + runs; done += BLOCK) {
-    const timed = done >= WARM_UP
-    // Each path's block goes first every other time: a block's first call meets the garbage of the one before.
-    const order = (done / BLOCK) % 2 === 0 ? ['plain', 'bounded'] : ['bounded', 'plain']
-    for (const path of order) {
-      for (let i = 0; i < BLOCK; i++) {
-        const answer = path === 'plain' ? await sample(timed ? inProcess : null, plain) : await sample(timed ? inThread : null, bounded)
-        expected ??= answer
-        if (!isDeepStrictEqual(answer, expected)) throw new Error(`${what}: the worker thread's answer differs from the plain one`)
-      }
-    }
+  const check = (answer: T): void => {
+    expected ??= answer
+    if (!isDeepStrictEqual(answer, expected)) throw new Error(`${what}: the worker thread's answer differs from the plain one`)
   }
+  await inAlternatingBlocks([
+    async timed => { check(await sample(timed ? inProcess : null, plain)) },
+    async timed => { check(await sample(timed ? inThread : null, bounded)) }
+  ], WARM_UP, runs, BLOCK)
   report.info(`${what} in the request's thread (plain), p50 ${load()}`, median(inProcess.ms), 'ms')
   report.info(`${what} in a worker thread (bounded), p50 ${load()}`, median(inThread.ms), 'ms')
   report.info(`${what}: CPU of the process per call, plain, p50`, median(inProcess.cpuMs), 'ms')

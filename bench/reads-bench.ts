@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
+import { inAlternatingBlocks } from './alternating-blocks.js'
 import { ApiClient, runLoad } from './api-client.js'
 import { type BenchContext, megabytes } from './bench-context.js'
 import { spawnCms, type CmsProcess } from './cms-process.js'
@@ -100,10 +101,7 @@ async function readsAt (ctx: BenchContext, report: SectionReport, site: Generate
 
 /** Renders of a 20 KB body timed per path, after one untimed call of each (31 previews: the RSS row after them counts on that many). */
 const RENDER_SAMPLES = 30
-/**
- * Calls of one path in a row, the paths alternating (as in bounded-render-bench.ts): timed one path
- * after the other, the two p50s met different moments of a machine whose speed drifts by 10-60%.
- */
+/** Calls of one path in a row (alternating-blocks.ts). */
 const RENDER_BLOCK = 10
 
 /**
@@ -120,24 +118,20 @@ async function renderFigures (report: SectionReport, url: string, at: string): P
   // A new connection: the list client's kept-alive one may have timed out during the runs before.
   const client = new ApiClient(url)
   await client.login()
-  const inProcess = async (): Promise<number> => {
-    const started = performance.now()
-    renderMarkdown(body, { collection: 'posts', id: 'bench' })
-    return performance.now() - started
-  }
-  const preview = async (): Promise<number> => (await client.post('/preview', { body, collection: 'posts', id: 'bench' })).ms
-  await inProcess()
-  await preview()
   const direct: number[] = []
   const previews: number[] = []
-  for (let done = 0; done < RENDER_SAMPLES; done += RENDER_BLOCK) {
-    const paths = [[inProcess, direct], [preview, previews]] as const
-    for (const [path, into] of done % (2 * RENDER_BLOCK) === 0 ? paths : [...paths].reverse()) {
-      for (let i = 0; i < RENDER_BLOCK; i++) {
-        into.push(await path())
-      }
-    }
+  const inProcess = async (timed: boolean): Promise<void> => {
+    const started = performance.now()
+    renderMarkdown(body, { collection: 'posts', id: 'bench' })
+    if (timed) direct.push(performance.now() - started)
   }
+  const preview = async (timed: boolean): Promise<void> => {
+    const { ms } = await client.post('/preview', { body, collection: 'posts', id: 'bench' })
+    if (timed) previews.push(ms)
+  }
+  await inProcess(false)
+  await preview(false)
+  await inAlternatingBlocks([inProcess, preview], 0, RENDER_SAMPLES, RENDER_BLOCK)
   client.close()
   const inProcessP50 = median(direct)
   report.info(`render of a 20 KB body in process p50 ${at}`, inProcessP50, 'ms', `renderMarkdown, n=${direct.length}`)
